@@ -1,0 +1,78 @@
+/** The one pagination helper: page/per_page parsing, X-* headers and the Link header on every list. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import qs from 'qs';
+
+export interface Page {
+  page: number;
+  perPage: number;
+  limit: number;
+  offset: number;
+}
+
+const positive = (v: unknown): number | null => {
+  const n = Number.parseInt(String(v ?? ''), 10);
+  return Number.isFinite(n) && n > 0 ? n : null;
+};
+
+/** Parse page and per_page from the request (missing, zero, negative or junk page means 1; per_page 20, max 100). */
+export function pageOf(request: FastifyRequest): Page {
+  const all = allParams(request);
+  const page = positive(all.page) ?? 1;
+  const perPage = Math.min(positive(all.per_page) ?? 20, 100);
+  return { page, perPage, limit: perPage, offset: (page - 1) * perPage };
+}
+
+/** Every request param (query, body, path), as Kaminari's Link URLs carry them. */
+function allParams(request: FastifyRequest): Record<string, unknown> {
+  const body = request.body && typeof request.body === 'object' && !Buffer.isBuffer(request.body) ? (request.body as object) : {};
+  return { ...(request.params as object), ...body, ...(request.query as object) };
+}
+
+/** Set the pagination headers for a page of a list of `total` items. */
+export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, total: number): void {
+  const totalPages = Math.ceil(total / page.perPage);
+  const next = page.page < totalPages ? page.page + 1 : null;
+  const prev = page.page > 1 ? page.page - 1 : null;
+  reply.header('X-Total', String(total));
+  reply.header('X-Total-Pages', String(totalPages));
+  reply.header('X-Per-Page', String(page.perPage));
+  reply.header('X-Page', String(page.page));
+  reply.header('X-Next-Page', next ? String(next) : '');
+  reply.header('X-Prev-Page', prev ? String(prev) : '');
+
+  const base = `${requestBaseUrl(request)}${request.url.split('?')[0]}`;
+  const params = Object.fromEntries(Object.entries(allParams(request)).filter(([, v]) => v !== undefined && typeof v !== 'object' || Array.isArray(v)));
+  const link = (p: number, rel: string) =>
+    `<${base}?${qs.stringify({ ...params, page: p, per_page: page.perPage }, { arrayFormat: 'brackets', sort: (a, b) => a.localeCompare(b) })}>; rel="${rel}"`;
+  const links: string[] = [];
+  if (prev) links.push(link(prev, 'prev'));
+  if (next) links.push(link(next, 'next'));
+  links.push(link(1, 'first'));
+  links.push(link(totalPages, 'last'));
+  reply.header('Link', links.join(', '));
+}
+
+/** Paginate an already materialised array (for lists computed in memory, e.g. from git). */
+export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, items: T[]): T[] {
+  const page = pageOf(request);
+  setPageHeaders(request, reply, page, items.length);
+  return items.slice(page.offset, page.offset + page.limit);
+}
+
+/** Paginate a query: `count()` gives the total, `fetch(limit, offset)` one page of rows. */
+export function paginate<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  count: () => number,
+  fetch: (limit: number, offset: number) => T[],
+): T[] {
+  const page = pageOf(request);
+  const total = count();
+  setPageHeaders(request, reply, page, total);
+  return total === 0 ? [] : fetch(page.limit, page.offset);
+}
+
+/** Scheme and host of the request, as the client addressed us. */
+export function requestBaseUrl(request: FastifyRequest): string {
+  return `${request.protocol}://${request.headers.host ?? request.hostname}`;
+}

@@ -1,0 +1,45 @@
+/** Shared parameter schemas and coercions for API routes (TypeBox, so validation and OpenAPI share one source). */
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** A required non-blank string: blank counts as not given, as GitLab's required_attributes! does. */
+export const RequiredString = (opts: object = {}) => Type.String({ minLength: 1, ...opts });
+
+/** A boolean param; app.ts turns 1/0, t/f, yes/no, on/off (any case) into true/false before validation. */
+export const Bool = (opts: object = {}) => Type.Boolean(opts);
+
+/** An integer param (query and form strings are coerced). */
+export const Int = (opts: object = {}) => Type.Integer(opts);
+
+/** A nullable variant of a schema, for responses (`type: [T, 'null']`). */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** `:id` of a project: a numeric id or a URL-encoded `namespace/path`. */
+export const ProjectIdParams = Type.Object({ id: Type.String({ description: 'project ID or URL-encoded NAMESPACE/PATH' }) });
+
+/** page and per_page, on every list. */
+export const PageParams = {
+  page: Type.Optional(Type.String({ description: 'page number, from 1' })),
+  per_page: Type.Optional(Type.String({ description: 'items per page, default 20, at most 100' })),
+};
+
+/** Visibility values of project filters. */
+export const VISIBILITY_BY_NAME: Record<string, number> = { private: 0, internal: 10, public: 20 };
+
+const TRUE_WORDS = new Set(['true', 't', '1', 'yes', 'y', 'on']);
+const FALSE_WORDS = new Set(['false', 'f', '0', 'no', 'n', 'off']);
+
+/** Map a loosely written boolean to true/false; anything else is returned unchanged (and then fails validation). */
+export function normalizeBoolean(value: unknown): unknown {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'number') return value === 1 ? true : value === 0 ? false : value;
+  if (typeof value !== 'string') return value;
+  const v = value.trim().toLowerCase();
+  if (TRUE_WORDS.has(v)) return true;
+  if (FALSE_WORDS.has(v)) return false;
+  return value;
+}
+
+/** Pick the keys of `params` that were given (not undefined), for partial updates. */
+export function given<T extends object>(params: T): Partial<T> {
+  return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

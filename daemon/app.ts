@@ -1,0 +1,162 @@
+/** The Fastify app: parsers, auth hook, error handler, OpenAPI, and route registration. */
+import Fastify, { type FastifyInstance, type FastifyError, type FastifyRequest } from 'fastify';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import qs from 'qs';
+import type { AppContext } from './context.js';
+import { ApiError, unauthorized } from './errors.js';
+import { normalizeBoolean } from './api/params.js';
+import { authenticate } from './policy/authentication.js';
+import { apiRoutes } from './api/index.js';
+
+const REDACT = /([?&](?:private_token|access_token|token|sudo|password)=)[^&]*/gi;
+/** A URL with secrets in its query string masked, for logs. */
+export const redactUrl = (url: string) => url.replace(REDACT, '$1[REDACTED]');
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+}
+
+const QS_OPTIONS = { arrayLimit: 1000, parameterLimit: 5000, depth: 5 };
+
+/** Build the HTTP application around a context (tests call this directly and use app.inject). */
+export async function buildApp(ctx: AppContext, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: 64 * 1024 * 1024,
+    routerOptions: {
+      querystringParser: (s: string) => qs.parse(s, QS_OPTIONS) as Record<string, unknown>,
+      ignoreTrailingSlash: true,
+    },
+    // Every /api/v3 route also answers with a `.json` suffix (GitLab 8.x did).
+    rewriteUrl: (req) => {
+      const url = req.url ?? '/';
+      if (!url.startsWith('/api/v3/')) return url;
+      const q = url.indexOf('?');
+      const path = q < 0 ? url : url.slice(0, q);
+      return path.endsWith('.json') ? path.slice(0, -5) + (q < 0 ? '' : url.slice(q)) : url;
+    },
+    disableRequestLogging: true,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
+  });
+  app.decorate('ctx', ctx);
+  app.decorateRequest('user', null);
+  // One log line per request, with secrets masked out of the URL; never a token, password or body.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime), user: request.user?.id },
+      'request',
+    );
+  });
+
+  // JSON bodies: an empty body (GET/DELETE clients sending `Content-Type: application/json`) is ignored, never a 400.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ApiError(400, { message: '400 (Bad request) body is not valid JSON' }) as unknown as Error, undefined);
+    }
+  });
+  await app.register(formbody, { parser: (s: string) => qs.parse(s, QS_OPTIONS) as Record<string, unknown> });
+  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 1024 * 1024 * 1024, files: 4 } });
+
+  // Booleans in query and body accept true/false/1/0/yes/no/on/off, normalised before schema validation.
+  app.addHook('preValidation', async (request) => {
+    const schema = request.routeOptions.schema as { body?: SchemaLike; querystring?: SchemaLike } | undefined;
+    if (!schema) return;
+    normalizeBooleans(schema.querystring, request.query);
+    normalizeBooleans(schema.body, request.body);
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    if (error instanceof ApiError) {
+      for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
+      if (error.statusCode === 304) return reply.code(304).send();
+      return reply.code(error.statusCode).send(error.body);
+    }
+    const fe = error as FastifyError;
+    if (fe.validation) {
+      const first = fe.validation[0];
+      const field = validationField(first, fe.validationContext);
+      if (first && (first.keyword === 'required' || first.keyword === 'minLength')) {
+        return reply.code(400).send({ message: `400 (Bad request) "${field}" not given` });
+      }
+      return reply.code(400).send({ message: `400 (Bad request) "${field}" is invalid` });
+    }
+    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+      if (fe.statusCode === 413 || fe.code === 'FST_REQ_FILE_TOO_LARGE') return reply.code(413).send({ message: '413 Request Entity Too Large' });
+      if (fe.statusCode === 415) return reply.code(415).send({ message: '415 Unsupported Media Type' });
+      return reply.code(fe.statusCode).send({ message: `${fe.statusCode} ${fe.message}` });
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ message: '500 Internal Server Error' });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ message: '404 Not Found' }));
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Gantry API (GitLab API v3 compatible)', version: '0.1.0' },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          privateToken: { type: 'apiKey', in: 'header', name: 'PRIVATE-TOKEN' },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+      security: [{ privateToken: [] }, { bearer: [] }],
+    },
+  });
+
+  app.get('/-/health', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
+    ctx.db.$client.prepare('SELECT 1').get();
+    return reply.send({ status: 'ok' });
+  });
+
+  await app.register(
+    async (api) => {
+      // Authentication runs before validation, as GitLab's `authenticate!` runs before required_attributes!.
+      api.addHook('preValidation', async (request: FastifyRequest) => {
+        request.user = authenticate(ctx, request);
+        if (!request.user && !request.routeOptions.config.public) throw unauthorized();
+      });
+      // Served at /api/v3/openapi.json (the .json suffix is stripped by rewriteUrl, as on every route).
+      api.get('/openapi', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+      await api.register(apiRoutes);
+    },
+    { prefix: '/api/v3' },
+  );
+  return app;
+}
+
+interface SchemaLike {
+  properties?: Record<string, { type?: string | string[]; anyOf?: { type?: string }[] }>;
+}
+
+function isBooleanSchema(s: { type?: string | string[]; anyOf?: { type?: string }[] }): boolean {
+  if (s.type === 'boolean') return true;
+  return Array.isArray(s.anyOf) && s.anyOf.some((a) => a.type === 'boolean');
+}
+
+function normalizeBooleans(schema: SchemaLike | undefined, values: unknown): void {
+  if (!schema?.properties || !values || typeof values !== 'object' || Buffer.isBuffer(values)) return;
+  const v = values as Record<string, unknown>;
+  for (const [key, prop] of Object.entries(schema.properties)) {
+    if (key in v && isBooleanSchema(prop)) v[key] = normalizeBoolean(v[key]);
+  }
+}
+
+function validationField(
+  error: { keyword: string; instancePath: string; params: Record<string, unknown> } | undefined,
+  context: string | undefined,
+): string {
+  if (!error) return context ?? 'param';
+  if (error.keyword === 'required') return String(error.params.missingProperty);
+  const path = error.instancePath.replace(/^\//, '').split('/')[0];
+  return path || context || 'param';
+}

@@ -1,0 +1,29 @@
+/** What every route and service receives: the database, configuration, secrets and storage paths. */
+import { join } from 'node:path';
+import type { Db } from './db/connection.js';
+import type { DaemonConfig } from './config.js';
+import type { Secrets } from './secrets.js';
+
+export interface AppContext {
+  db: Db;
+  config: DaemonConfig;
+  secrets: Secrets;
+  /** Absolute storage directories under the data dir. */
+  paths: { data: string; repositories: string; uploads: string; artifacts: string; traces: string };
+  /** The external base URL (no trailing slash); fixed once the daemon listens. */
+  externalUrl(): string;
+}
+
+/** Storage directories under a data dir. */
+export function dataPaths(dataDir: string): AppContext['paths'] {
+  return {
+    data: dataDir,
+    repositories: join(dataDir, 'repositories'),
+    uploads: join(dataDir, 'uploads'),
+    artifacts: join(dataDir, 'artifacts'),
+    traces: join(dataDir, 'traces'),
+  };
+}
+
+/** Current time as ISO 8601 UTC with milliseconds (the API's timestamp form). */
+export const now = () => new Date().toISOString();

@@ -1,0 +1,59 @@
+/** Opens the SQLite database (WAL, foreign keys, full sync) and applies the migrations in migrations/. */
+import Database from 'better-sqlite3';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as schema from './schema.js';
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+/** A database that cannot be used by this version of the code (for example a newer schema). */
+export class SchemaError extends Error {}
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Migrations shipped with this code, ordered by their numeric prefix. */
+export function knownMigrations(): Migration[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d{4}_.+\.sql$/.test(f))
+    .sort()
+    .map((f) => ({ version: Number(f.slice(0, 4)), name: f, sql: readFileSync(join(MIGRATIONS_DIR, f), 'utf8') }));
+}
+
+/** Open (creating if needed) the database file and bring its schema up to date. */
+export function openDatabase(file: string): Db {
+  const sqlite = new Database(file);
+  sqlite.pragma('journal_mode = WAL');
+  // FULL: every commit is fsynced before the 2xx goes out, so acknowledged writes survive a crash.
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  migrate(sqlite);
+  return drizzle(sqlite, { schema }) as Db;
+}
+
+function migrate(sqlite: Database.Database): void {
+  const migrations = knownMigrations();
+  const latest = migrations.at(-1)?.version ?? 0;
+  const current = sqlite.pragma('user_version', { simple: true }) as number;
+  if (current > latest) {
+    throw new SchemaError(
+      `the database schema (version ${current}) is newer than this gantryd knows (version ${latest}); ` +
+        'upgrade gantry, or point --data-dir at a data directory made by this version',
+    );
+  }
+  for (const m of migrations) {
+    if (m.version <= current) continue;
+    sqlite.transaction(() => {
+      sqlite.exec(m.sql);
+      sqlite.pragma(`user_version = ${m.version}`);
+    })();
+  }
+}

@@ -1,0 +1,100 @@
+/** gantryd: flags/env -> config -> storage -> app -> listen; graceful SIGTERM. */
+import { Command } from 'commander';
+import pino from 'pino';
+import { join } from 'node:path';
+import { resolveConfig, ConfigError, type DaemonConfig, type DaemonFlags } from './config.js';
+import { dataPaths, type AppContext } from './context.js';
+import { openDatabase, SchemaError } from './db/connection.js';
+import { bootstrap, loadSecrets, prepareDataDir } from './bootstrap.js';
+import { buildApp } from './app.js';
+import { startBackground, stopBackground } from './background.js';
+
+/** Start a daemon for a configuration; resolves once listening. Used by main() and by tests. */
+export async function startDaemon(config: DaemonConfig, opts: { logger?: pino.Logger | false; onListening?: (url: string) => void } = {}) {
+  const paths = dataPaths(config.dataDir);
+  prepareDataDir(paths);
+  const secrets = loadSecrets(paths.data);
+  const db = openDatabase(join(paths.data, 'gantry.db'));
+  let externalUrl = config.externalUrl ?? `http://${config.host}:${config.port}`;
+  const ctx: AppContext = { db, config, secrets, paths, externalUrl: () => externalUrl };
+  const { generatedPassword } = await bootstrap(ctx);
+
+  const logger = opts.logger === false ? false : opts.logger ?? pino({ level: config.logLevel }, pino.destination(2));
+  const app = await buildApp(ctx, { logger: logger ? { loggerInstance: logger } : false });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (e) {
+    db.$client.close();
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new ConfigError(`port ${config.port} on ${config.host} is already in use; stop the other process or choose another port with --port (0 picks a free one)`);
+    }
+    if (code === 'EACCES') throw new ConfigError(`not allowed to listen on ${config.host}:${config.port}; choose a port above 1024 with --port`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ConfigError(`cannot listen on host ${config.host}; use an address of this machine with --host`);
+    throw e;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${hostForUrl}:${port}`;
+  if (!config.externalUrl) externalUrl = url;
+  startBackground(ctx);
+  opts.onListening?.(url);
+
+  const close = async () => {
+    stopBackground();
+    await app.close();
+    db.$client.close();
+  };
+  return { app, ctx, url, generatedPassword, close };
+}
+
+/** The gantryd command line. */
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command('gantryd')
+    .description('Gantry daemon: GitLab API v3, runner API v1, OAuth 2 and git over HTTP on one port')
+    .option('--host <host>', 'address to listen on (GANTRY_HOST, default 127.0.0.1)')
+    .option('--port <port>', 'port to listen on, 0 picks a free one (GANTRY_PORT, default 3080)')
+    .option('--data-dir <dir>', 'database, repositories, artifacts, traces, uploads (GANTRY_DATA_DIR, default ~/.local/share/gantry)')
+    .option('--external-url <url>', 'base URL clients use (GANTRY_EXTERNAL_URL, default http://<host>:<port>)')
+    .option('--root-password <password>', 'root password on first start (GANTRY_ROOT_PASSWORD; generated when unset)')
+    .option('--runners-token <token>', 'instance runner registration token (GANTRY_RUNNERS_TOKEN; generated when unset)')
+    .option('--log-level <level>', 'log level: fatal, error, warn, info, debug, silent (GANTRY_LOG_LEVEL, default info)')
+    .parse(argv);
+  let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  try {
+    const config = resolveConfig(program.opts<DaemonFlags>());
+    daemon = await startDaemon(config);
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof SchemaError) {
+      process.stderr.write(`gantryd: ${e.message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`gantryd: could not start: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+  if (daemon.generatedPassword) {
+    process.stdout.write(
+      `gantryd: created user root with password ${daemon.generatedPassword}\n` +
+        `gantryd: it is also in ${join(daemon.ctx.paths.data, 'initial_root_password')}; change it and delete that file\n`,
+    );
+  }
+  process.stdout.write(`gantryd listening on ${daemon.url}\n`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      process.stderr.write(`gantryd: ${signal} again, exiting now\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    daemon.close().then(
+      () => process.exit(0),
+      (e) => {
+        process.stderr.write(`gantryd: error while stopping: ${(e as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

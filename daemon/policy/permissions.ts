@@ -1,0 +1,181 @@
+/**
+ * The one permission module: access levels, visibility and abilities for projects and groups (GitLab 8.12
+ * ProjectPolicy/GroupPolicy). Routes ask `canProject`/`canGroup`; list queries use the SQL fragments below.
+ */
+import type { AppContext } from '../context.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
+
+export const GUEST = 10;
+export const REPORTER = 20;
+export const DEVELOPER = 30;
+export const MASTER = 40;
+export const OWNER = 50;
+export const ACCESS_LEVELS = [GUEST, REPORTER, DEVELOPER, MASTER, OWNER] as const;
+
+export const PRIVATE = 0;
+export const INTERNAL = 10;
+export const PUBLIC = 20;
+
+/** Project abilities and the member level each needs. */
+const PROJECT_LEVELS = {
+  read_project: GUEST,
+  read_issue: GUEST,
+  read_label: GUEST,
+  read_milestone: GUEST,
+  read_project_member: GUEST,
+  read_merge_request: GUEST,
+  read_note: GUEST,
+  create_issue: GUEST,
+  create_note: GUEST,
+  upload_file: GUEST,
+  download_code: REPORTER,
+  fork_project: REPORTER,
+  update_issue: REPORTER,
+  admin_issue: REPORTER,
+  admin_label: REPORTER,
+  read_commit_status: REPORTER,
+  read_build: REPORTER,
+  read_pipeline: REPORTER,
+  create_merge_request: DEVELOPER,
+  update_merge_request: DEVELOPER,
+  admin_merge_request: DEVELOPER,
+  push_code: DEVELOPER,
+  create_commit_status: DEVELOPER,
+  update_build: DEVELOPER,
+  update_pipeline: DEVELOPER,
+  push_code_to_protected_branches: MASTER,
+  admin_project: MASTER,
+  admin_project_member: MASTER,
+  admin_milestone: MASTER,
+  admin_note: MASTER,
+  admin_build: MASTER,
+  admin_pipeline: MASTER,
+  admin_commit_status: MASTER,
+  change_visibility_level: OWNER,
+  rename_project: OWNER,
+  remove_project: OWNER,
+  archive_project: OWNER,
+  change_namespace: OWNER,
+  remove_fork_project: OWNER,
+  destroy_issue: OWNER,
+  destroy_merge_request: OWNER,
+} as const;
+export type ProjectAbility = keyof typeof PROJECT_LEVELS;
+
+/** What a logged-in non-member gets on a public project, or an internal one when not external. */
+const VISIBLE_NON_MEMBER = new Set<ProjectAbility>([
+  'read_project', 'read_issue', 'read_label', 'read_milestone', 'read_project_member', 'read_merge_request',
+  'read_note', 'create_issue', 'create_note', 'upload_file', 'download_code', 'fork_project', 'read_commit_status',
+  'read_pipeline',
+]);
+/** Removed from everyone while a project is archived. */
+const ARCHIVED_DENIES = new Set<ProjectAbility>(['push_code', 'push_code_to_protected_branches', 'create_merge_request', 'update_merge_request', 'admin_merge_request']);
+
+const MEMBER_ACTIVE = `(m.expires_at IS NULL OR m.expires_at >= date('now'))`;
+
+/**
+ * The caller's effective access level on a project: max(direct membership, group membership through the
+ * namespace, group share capped by its group_access); 50 for the personal namespace owner. 0 when none.
+ */
+export function projectAccessLevel(ctx: AppContext, user: UserRow | null, project: ProjectRow): number {
+  if (!user) return 0;
+  const row = ctx.db.$client
+    .prepare(
+      `SELECT MAX(level) AS level FROM (
+         SELECT CASE WHEN n.kind = 'user' AND n.owner_id = @user THEN ${OWNER} ELSE 0 END AS level
+           FROM namespaces n WHERE n.id = @ns
+         UNION ALL SELECT m.access_level FROM members m
+           WHERE m.source_type = 'Project' AND m.source_id = @project AND m.user_id = @user AND ${MEMBER_ACTIVE}
+         UNION ALL SELECT m.access_level FROM members m
+           WHERE m.source_type = 'Namespace' AND m.source_id = @ns AND m.user_id = @user AND ${MEMBER_ACTIVE}
+         UNION ALL SELECT MIN(m.access_level, l.group_access) FROM project_group_links l
+           JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = @user
+           WHERE l.project_id = @project AND (l.expires_at IS NULL OR l.expires_at >= date('now'))
+       )`,
+    )
+    .get({ user: user.id, ns: project.namespaceId, project: project.id }) as { level: number | null };
+  return row.level ?? 0;
+}
+
+/** Whether the project is visible to a logged-in user who is not a member. */
+function visibleToNonMember(user: UserRow, project: ProjectRow): boolean {
+  return project.visibilityLevel === PUBLIC || (project.visibilityLevel === INTERNAL && !user.external);
+}
+
+/** Whether `user` may do `ability` on `project`. Admins may do everything; blocked or absent users nothing. */
+export function canProject(ctx: AppContext, user: UserRow | null, ability: ProjectAbility, project: ProjectRow, level?: number): boolean {
+  if (!user || user.state !== 'active') return false;
+  if (project.archived && ARCHIVED_DENIES.has(ability)) return false;
+  if (user.isAdmin) return true;
+  const access = level ?? projectAccessLevel(ctx, user, project);
+  if (access >= PROJECT_LEVELS[ability]) return true;
+  if (visibleToNonMember(user, project)) {
+    if (VISIBLE_NON_MEMBER.has(ability)) return true;
+    if (ability === 'read_build' && project.publicBuilds) return true;
+  }
+  return false;
+}
+
+/** Whether an anonymous caller may read a project's code (git over HTTP only; the API always needs a user). */
+export function anonymousCanDownload(project: ProjectRow): boolean {
+  return project.visibilityLevel === PUBLIC;
+}
+
+/**
+ * SQL condition (text) over a `projects` alias `p`: projects the user is authorized on (member, group member,
+ * group share, or personal namespace owner), as GET /projects lists them. userId is an integer, never user input.
+ */
+export function authorizedProjectsSql(userId: number): string {
+  const id = Math.trunc(userId);
+  return `(
+    p.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ${id} AND ${MEMBER_ACTIVE})
+    OR p.namespace_id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${id} AND ${MEMBER_ACTIVE})
+    OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ${id})
+    OR p.id IN (SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = ${id})
+  )`;
+}
+
+/** SQL condition (text) over `projects p`: every project the user can see (authorized, public, or internal if not external). */
+export function visibleProjectsSql(user: UserRow): string {
+  if (user.isAdmin) return '1';
+  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
+  return `(p.visibility_level IN (${levels}) OR ${authorizedProjectsSql(user.id)})`;
+}
+
+/** Group abilities and the member level each needs. */
+const GROUP_LEVELS = {
+  read_group: GUEST,
+  create_projects: MASTER,
+  admin_milestones: MASTER,
+  admin_group: OWNER,
+  admin_namespace: OWNER,
+  admin_group_member: OWNER,
+  change_visibility_level: OWNER,
+} as const;
+export type GroupAbility = keyof typeof GROUP_LEVELS;
+
+/** The caller's access level in a group (0 when not a member). */
+export function groupAccessLevel(ctx: AppContext, user: UserRow | null, group: NamespaceRow): number {
+  if (!user) return 0;
+  const row = ctx.db.$client
+    .prepare(
+      `SELECT m.access_level AS level FROM members m WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.user_id = ?
+       AND (m.expires_at IS NULL OR m.expires_at >= date('now'))`,
+    )
+    .get(group.id, user.id) as { level: number } | undefined;
+  return row?.level ?? 0;
+}
+
+/** Whether `user` may do `ability` on `group`. read_group also covers anyone who can see a project in it. */
+export function canGroup(ctx: AppContext, user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean {
+  if (!user || user.state !== 'active') return false;
+  if (user.isAdmin) return true;
+  if (groupAccessLevel(ctx, user, group) >= GROUP_LEVELS[ability]) return true;
+  if (ability !== 'read_group') return false;
+  if (group.visibilityLevel === PUBLIC || (group.visibilityLevel === INTERNAL && !user.external)) return true;
+  const visible = ctx.db.$client
+    .prepare(`SELECT 1 FROM projects p WHERE p.namespace_id = ? AND ${visibleProjectsSql(user)} LIMIT 1`)
+    .get(group.id);
+  return Boolean(visible);
+}
+

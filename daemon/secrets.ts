@@ -1,0 +1,63 @@
+/**
+ * Secrets at rest. Tokens are stored only as SHA-256 hashes; passwords with scrypt. Tokens that must be shown
+ * again (a user's private token on POST /session, a project's runners token) are derived from the server secret
+ * (a file in the data dir, mode 0600) and a per-row salt, so the database alone never reveals them.
+ */
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
+const SCRYPT = { N: 16384, r: 8, p: 1 };
+
+/** A new random token of 20 URL-safe characters (about 120 bits). */
+export function randomToken(length = 20): string {
+  return randomBytes(Math.ceil((length * 3) / 4) + 2).toString('base64url').slice(0, length);
+}
+
+/** SHA-256 hex of a token: the only form in which tokens are stored. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** scrypt hash of a password, as `scrypt$<salt>$<hash>`. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scryptAsync(password, salt, 32, SCRYPT);
+  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+/** Constant-time check of a password against its stored scrypt hash. */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [kind, saltText, hashText] = stored.split('$');
+  if (kind !== 'scrypt' || !saltText || !hashText) return false;
+  const expected = Buffer.from(hashText, 'base64');
+  const actual = await scryptAsync(password, Buffer.from(saltText, 'base64'), expected.length, SCRYPT);
+  return timingSafeEqual(actual, expected);
+}
+
+/** The server secret and what is derived from it. */
+export class Secrets {
+  constructor(private readonly key: Buffer) {}
+
+  /** Derive a stable token for a purpose and salt (e.g. `private`, user salt). */
+  derive(purpose: string, salt: string, length = 20): string {
+    return createHmac('sha256', this.key).update(`${purpose}:${salt}`).digest('base64url').slice(0, length);
+  }
+
+  /** Encrypt a short text with AES-256-GCM (for values an admin must be able to read back). */
+  seal(text: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key.subarray(0, 32), iv);
+    const data = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+    return `v1.${iv.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}.${data.toString('base64url')}`;
+  }
+
+  /** Decrypt a value made by seal(). */
+  open(sealed: string): string {
+    const [v, iv, tag, data] = sealed.split('.');
+    if (v !== 'v1' || !iv || !tag || data === undefined) throw new Error('not a sealed value');
+    const decipher = createDecipheriv('aes-256-gcm', this.key.subarray(0, 32), Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
