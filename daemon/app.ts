@@ -9,6 +9,7 @@ import { ApiError, unauthorized } from './errors.js';
 import { normalizeBoolean } from './api/params.js';
 import { authenticate } from './policy/authentication.js';
 import { apiRoutes } from './api/index.js';
+import gitHttpRoutes from './git-http/index.js';
 
 const REDACT = /([?&](?:private_token|access_token|token|sudo|password)=)[^&]*/gi;
 /** A URL with secrets in its query string masked, for logs. */
@@ -131,6 +132,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     },
     { prefix: '/api/v3' },
   );
+  await app.register(gitHttpRoutes);
   return app;
 }
 

@@ -1,0 +1,198 @@
+/** Project presenters (GitLab v3 Project / ProjectWithAccess / BasicProjectDetails), batched for lists. */
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
+import { canProject } from '../../policy/permissions.js';
+import { Nullable } from '../params.js';
+import { userBasic, UserBasicSchema } from './users.js';
+
+export interface PresentOptions {
+  /** Add `permissions` (ProjectWithAccess). */
+  withAccess?: boolean;
+  /** Add `runners_token` when the viewer may admin the project (single-project responses). */
+  withRunnersToken?: boolean;
+}
+
+type Rec = Record<string, unknown>;
+const inList = (ids: number[]) => (ids.length ? ids.map(() => '?').join(',') : 'NULL');
+
+/** The raw namespace record, as GitLab 8.x sent it inside a project. */
+export function namespaceRecord(ns: NamespaceRow) {
+  return {
+    id: ns.id, name: ns.name, path: ns.path, owner_id: ns.kind === 'user' ? ns.ownerId : null, created_at: ns.createdAt,
+    updated_at: ns.updatedAt, description: ns.description, avatar: { url: null as string | null },
+    share_with_group_lock: ns.shareWithGroupLock, visibility_level: ns.visibilityLevel,
+    request_access_enabled: ns.requestAccessEnabled, deleted_at: null as string | null, lfs_enabled: ns.lfsEnabled,
+    kind: ns.kind,
+  };
+}
+
+/** web_url, http and ssh clone URLs of a project. */
+export function projectUrls(ctx: AppContext, ns: Pick<NamespaceRow, 'path'>, p: Pick<ProjectRow, 'path'>) {
+  const base = ctx.externalUrl();
+  const web = `${base}/${ns.path}/${p.path}`;
+  return { web_url: web, http_url_to_repo: `${web}.git`, ssh_url_to_repo: `git@${new URL(base).hostname}:${ns.path}/${p.path}.git` };
+}
+
+/** Present many projects for a viewer with a fixed number of queries. */
+export function presentProjects(ctx: AppContext, viewer: UserRow | null, rows: ProjectRow[], opts: PresentOptions = {}): Rec[] {
+  if (rows.length === 0) return [];
+  const db = ctx.db.$client;
+  const ids = rows.map((r) => r.id);
+  const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
+  const nsById = new Map(
+    (db.prepare(`SELECT * FROM namespaces WHERE id IN (${inList(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
+  );
+  const ownerIds = [...nsById.values()].filter((n) => n.kind === 'user' && n.ownerId).map((n) => n.ownerId as number);
+  const owners = new Map(
+    (ctx.db.$client.prepare(`SELECT * FROM users WHERE id IN (${inList(ownerIds)})`).all(...ownerIds) as Rec[]).map((u) => [u.id as number, toUser(u)]),
+  );
+  const count = (sql: string) => new Map((db.prepare(sql).all(...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
+  const stars = count(`SELECT project_id AS id, COUNT(*) AS n FROM stars WHERE project_id IN (${inList(ids)}) GROUP BY project_id`);
+  const forks = count(`SELECT forked_from_id AS id, COUNT(*) AS n FROM projects WHERE forked_from_id IN (${inList(ids)}) GROUP BY forked_from_id`);
+  const openIssues = openIssuesCounter(ctx, ids);
+  const links = db
+    .prepare(
+      `SELECT l.project_id, l.group_id, n.name AS group_name, l.group_access FROM project_group_links l
+       JOIN namespaces n ON n.id = l.group_id WHERE l.project_id IN (${inList(ids)}) ORDER BY l.id`,
+    )
+    .all(...ids) as { project_id: number; group_id: number; group_name: string; group_access: number }[];
+  const forkedFromIds = [...new Set(rows.map((r) => r.forkedFromId).filter((x): x is number => x !== null))];
+  const forkedFrom = new Map(
+    (db.prepare(`SELECT p.*, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN (${inList(forkedFromIds)})`)
+      .all(...forkedFromIds) as Rec[]).map((p) => [p.id as number, p]),
+  );
+  let projectAccess = new Map<number, number>();
+  let groupAccess = new Map<number, number>();
+  if (opts.withAccess && viewer) {
+    projectAccess = new Map(
+      (db.prepare(`SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN (${inList(ids)})`)
+        .all(viewer.id, ...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]),
+    );
+    groupAccess = new Map(
+      (db.prepare(`SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN (${inList(nsIds)})`)
+        .all(viewer.id, ...nsIds) as { id: number; n: number }[]).map((r) => [r.id, r.n]),
+    );
+  }
+
+  return rows.map((p) => {
+    const ns = nsById.get(p.namespaceId)!;
+    const owner = ns.kind === 'user' && ns.ownerId ? owners.get(ns.ownerId) : undefined;
+    const ff = p.forkedFromId !== null ? forkedFrom.get(p.forkedFromId) : undefined;
+    const out: Rec = {
+      id: p.id,
+      description: p.description,
+      default_branch: p.defaultBranch,
+      tag_list: JSON.parse(p.tagList) as string[],
+      public: p.visibilityLevel === 20,
+      archived: p.archived,
+      visibility_level: p.visibilityLevel,
+      ...projectUrls(ctx, ns, p),
+      ...(owner ? { owner: { ...userBasic(ctx, owner), created_at: owner.createdAt } } : {}),
+      name: p.name,
+      name_with_namespace: `${ns.name} / ${p.name}`,
+      path: p.path,
+      path_with_namespace: `${ns.path}/${p.path}`,
+      container_registry_enabled: p.containerRegistryEnabled,
+      issues_enabled: p.issuesEnabled,
+      merge_requests_enabled: p.mergeRequestsEnabled,
+      wiki_enabled: p.wikiEnabled,
+      builds_enabled: p.buildsEnabled,
+      snippets_enabled: p.snippetsEnabled,
+      created_at: p.createdAt,
+      last_activity_at: p.lastActivityAt,
+      shared_runners_enabled: p.sharedRunnersEnabled,
+      lfs_enabled: p.lfsEnabled,
+      creator_id: p.creatorId,
+      namespace: namespaceRecord(ns),
+      ...(ff ? { forked_from_project: basicFromRaw(ctx, ff) } : {}),
+      avatar_url: null,
+      star_count: stars.get(p.id) ?? 0,
+      forks_count: forks.get(p.id) ?? 0,
+      ...(p.issuesEnabled ? { open_issues_count: openIssues.get(p.id) ?? 0 } : {}),
+      public_builds: p.publicBuilds,
+      shared_with_groups: links.filter((l) => l.project_id === p.id).map((l) => ({ group_id: l.group_id, group_name: l.group_name, group_access_level: l.group_access })),
+      only_allow_merge_if_build_succeeds: p.onlyAllowMergeIfBuildSucceeds,
+      request_access_enabled: p.requestAccessEnabled,
+    };
+    if (opts.withRunnersToken && canProject(ctx, viewer, 'admin_project', p)) out.runners_token = ctx.secrets.derive('runners', p.runnersTokenSalt);
+    if (opts.withAccess) {
+      const pa = projectAccess.get(p.id);
+      const ga = groupAccess.get(p.namespaceId);
+      out.permissions = {
+        project_access: pa !== undefined ? { access_level: pa, notification_level: 3 } : null,
+        group_access: ga !== undefined ? { access_level: ga, notification_level: 3 } : null,
+      };
+    }
+    return out;
+  });
+}
+
+/** Present one project. */
+export function presentProject(ctx: AppContext, viewer: UserRow | null, row: ProjectRow, opts: PresentOptions = {}): Rec {
+  return presentProjects(ctx, viewer, [row], opts)[0]!;
+}
+
+/** BasicProjectDetails: id, http_url_to_repo, web_url, name, name_with_namespace, path, path_with_namespace. */
+export function basicProject(ctx: AppContext, p: ProjectRow, ns: NamespaceRow) {
+  return { id: p.id, ...pick(projectUrls(ctx, ns, p)), name: p.name, name_with_namespace: `${ns.name} / ${p.name}`, path: p.path, path_with_namespace: `${ns.path}/${p.path}` };
+}
+const pick = (u: ReturnType<typeof projectUrls>) => ({ http_url_to_repo: u.http_url_to_repo, web_url: u.web_url });
+function basicFromRaw(ctx: AppContext, raw: Rec) {
+  const ns = { path: raw.ns_path as string, name: raw.ns_name as string };
+  const p = { path: raw.path as string };
+  return { id: raw.id, ...pick(projectUrls(ctx, ns, p)), name: raw.name, name_with_namespace: `${ns.name} / ${raw.name}`, path: p.path, path_with_namespace: `${ns.path}/${p.path}` };
+}
+
+/** Counts open issues per project; replaced by the issues module once issues exist (no issues table yet: 0). */
+let openIssuesCounter: (ctx: AppContext, projectIds: number[]) => Map<number, number> = () => new Map();
+/** Install the open-issues counter (collaboration issue). */
+export function setOpenIssuesCounter(fn: typeof openIssuesCounter): void {
+  openIssuesCounter = fn;
+}
+
+/** Map a raw `namespaces` row (snake_case) to the drizzle shape. */
+export function toNamespace(n: Rec): NamespaceRow {
+  return {
+    id: n.id as number, name: n.name as string, path: n.path as string, kind: n.kind as 'user' | 'group', ownerId: n.owner_id as number | null,
+    description: n.description as string, visibilityLevel: n.visibility_level as number, shareWithGroupLock: !!n.share_with_group_lock,
+    requestAccessEnabled: !!n.request_access_enabled, lfsEnabled: !!n.lfs_enabled, createdAt: n.created_at as string, updatedAt: n.updated_at as string,
+  };
+}
+/** Map a raw `users` row (snake_case) to the drizzle shape. */
+export function toUser(u: Rec): UserRow {
+  return {
+    id: u.id as number, username: u.username as string, email: u.email as string, name: u.name as string, passwordHash: u.password_hash as string,
+    privateTokenSalt: u.private_token_salt as string, privateTokenHash: u.private_token_hash as string, state: u.state as string,
+    isAdmin: !!u.is_admin, bio: u.bio as string | null, location: u.location as string | null, skype: u.skype as string, linkedin: u.linkedin as string,
+    twitter: u.twitter as string, websiteUrl: u.website_url as string, organization: u.organization as string | null, projectsLimit: u.projects_limit as number,
+    canCreateGroup: !!u.can_create_group, external: !!u.external, confirmedAt: u.confirmed_at as string | null, lastSignInAt: u.last_sign_in_at as string | null,
+    currentSignInAt: u.current_sign_in_at as string | null, createdAt: u.created_at as string, updatedAt: u.updated_at as string,
+  };
+}
+
+const S = Type.String();
+const B = Type.Boolean();
+const I = Type.Integer();
+const Access = Nullable(Type.Object({ access_level: I, notification_level: I }));
+/** Response schema of BasicProjectDetails. */
+export const BasicProjectSchema = Type.Object({ id: I, http_url_to_repo: S, web_url: S, name: S, name_with_namespace: S, path: S, path_with_namespace: S });
+/** Response schema of a raw namespace record inside a project. */
+export const NamespaceRecordSchema = Type.Object({
+  id: I, name: S, path: S, owner_id: Nullable(I), created_at: S, updated_at: S, description: S, avatar: Type.Object({ url: Nullable(S) }),
+  share_with_group_lock: B, visibility_level: I, request_access_enabled: B, deleted_at: Nullable(S), lfs_enabled: B, kind: S,
+});
+/** Response schema of Project (with the optional parts of ProjectWithAccess). */
+export const ProjectSchema = Type.Object({
+  id: I, description: Nullable(S), default_branch: S, tag_list: Type.Array(S), public: B, archived: B, visibility_level: I,
+  ssh_url_to_repo: S, http_url_to_repo: S, web_url: S,
+  owner: Type.Optional(Type.Object({ ...UserBasicSchema.properties, created_at: S })),
+  name: S, name_with_namespace: S, path: S, path_with_namespace: S, container_registry_enabled: B, issues_enabled: B,
+  merge_requests_enabled: B, wiki_enabled: B, builds_enabled: B, snippets_enabled: B, created_at: S, last_activity_at: S,
+  shared_runners_enabled: B, lfs_enabled: B, creator_id: Nullable(I), namespace: NamespaceRecordSchema,
+  forked_from_project: Type.Optional(BasicProjectSchema), avatar_url: Nullable(S), star_count: I, forks_count: I,
+  open_issues_count: Type.Optional(I), runners_token: Type.Optional(S), public_builds: B,
+  shared_with_groups: Type.Array(Type.Object({ group_id: I, group_name: S, group_access_level: I })),
+  only_allow_merge_if_build_succeeds: B, request_access_enabled: B,
+  permissions: Type.Optional(Type.Object({ project_access: Access, group_access: Access })),
+});

@@ -1,0 +1,177 @@
+/** Projects: lookup by id or path with the 404-for-hidden rule, create, delete, and lifecycle hooks for storage. */
+import { and, eq } from 'drizzle-orm';
+import type { AppContext } from '../context.js';
+import { now } from '../context.js';
+import { events, members, namespaces, projects, users, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import { ApiError, forbidden, notFound, validationError } from '../errors.js';
+import { canGroup, canProject, MASTER, PUBLIC, type ProjectAbility } from '../policy/permissions.js';
+import { hashToken, randomToken } from '../secrets.js';
+import { getSettings } from './settings.js';
+import { validPath } from './users.js';
+
+/** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. */
+export function lookupProject(ctx: AppContext, idOrPath: string | number): ProjectRow | null {
+  const text = String(idOrPath);
+  const slash = text.indexOf('/');
+  if (slash > 0) {
+    const nsPath = text.slice(0, slash);
+    const path = text.slice(slash + 1);
+    const candidates = ctx.db.$client
+      .prepare(`SELECT p.id, n.path AS ns, p.path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.path = ? AND p.path = ?`)
+      .all(nsPath, path) as { id: number; ns: string; path: string }[];
+    const exact = candidates.find((c) => c.ns === nsPath && c.path === path) ?? candidates[0];
+    if (exact) return ctx.db.select().from(projects).where(eq(projects.id, exact.id)).get() ?? null;
+  }
+  if (!/^\d+$/.test(text)) return null;
+  return ctx.db.select().from(projects).where(eq(projects.id, Number(text))).get() ?? null;
+}
+
+/**
+ * Resolve `:id` for a caller: 404 `Project Not Found` when absent or hidden; 403 when visible but `ability`
+ * (beyond reading) is not allowed.
+ */
+export function findProject(ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project'): ProjectRow {
+  const project = lookupProject(ctx, idOrPath);
+  if (!project || !canProject(ctx, user, 'read_project', project)) throw notFound('Project');
+  if (ability !== 'read_project' && !canProject(ctx, user, ability, project)) throw forbidden();
+  return project;
+}
+
+/** The namespace of a project. */
+export function projectNamespace(ctx: AppContext, project: ProjectRow): NamespaceRow {
+  return ctx.db.select().from(namespaces).where(eq(namespaces.id, project.namespaceId)).get()!;
+}
+
+/** Parameters of POST /projects and PUT /projects/:id. */
+export interface ProjectParams {
+  name?: string;
+  path?: string;
+  namespace_id?: number;
+  description?: string;
+  default_branch?: string;
+  issues_enabled?: boolean;
+  merge_requests_enabled?: boolean;
+  builds_enabled?: boolean;
+  wiki_enabled?: boolean;
+  snippets_enabled?: boolean;
+  container_registry_enabled?: boolean;
+  shared_runners_enabled?: boolean;
+  lfs_enabled?: boolean;
+  request_access_enabled?: boolean;
+  only_allow_merge_if_build_succeeds?: boolean;
+  public?: boolean;
+  visibility_level?: number;
+  import_url?: string;
+  public_builds?: boolean;
+  tag_list?: string[];
+}
+
+const NAME_PATTERN = /^[\p{L}\p{N}_\u{00A9}-\u{1f9c0}][\p{L}\p{N}\p{Pd}_. \u{00A9}-\u{1f9c0}]*$/u;
+/** GitLab's `parameterize`: lowercase, non-alphanumerics to `-`, trimmed. */
+export const parameterize = (name: string) => name.normalize('NFKD').replace(/[^\x00-\x7f]/g, '').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/-{2,}/g, '-').replace(/^-|-$/g, '');
+
+const VISIBILITY_NAMES: Record<number, string> = { 0: 'Private', 10: 'Internal', 20: 'Public' };
+
+/** Field checks shared by create and update; returns the validation hash (empty when fine). */
+export function validateProjectFields(ctx: AppContext, actor: UserRow, p: ProjectParams, namespaceId: number, selfId: number | null): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  const err = (k: string, m: string) => (errors[k] ??= []).push(m);
+  if (p.name !== undefined) {
+    if (!NAME_PATTERN.test(p.name)) err('name', "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.");
+    if (p.name.length > 255) err('name', 'is too long (maximum is 255 characters)');
+  }
+  if (p.path !== undefined) {
+    if (!p.path) err('path', "can't be blank");
+    else if (!validPath(p.path)) err('path', "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'");
+  }
+  if (p.visibility_level !== undefined) {
+    if (![0, 10, 20].includes(p.visibility_level)) err('visibility_level', 'is not included in the list');
+    else if (!actor.isAdmin) {
+      const restricted = JSON.parse(getSettings(ctx).restrictedVisibilityLevels ?? '[]') as number[];
+      if (restricted.includes(p.visibility_level)) err('visibility_level', `${VISIBILITY_NAMES[p.visibility_level]} has been restricted by your GitLab administrator`);
+    }
+  }
+  if (p.description !== undefined && p.description.length > 2000) err('description', 'is too long (maximum is 2000 characters)');
+  if (p.import_url !== undefined && p.import_url !== '' && !/^(https?|git):\/\/\S+$/.test(p.import_url)) err('import_url', 'is not a valid URL');
+  const taken = (col: 'name' | 'path', v: string) =>
+    ctx.db.$client.prepare(`SELECT 1 FROM projects WHERE namespace_id = ? AND ${col} = ? COLLATE NOCASE ${selfId ? `AND id <> ${selfId}` : ''}`).get(namespaceId, v);
+  if (p.name !== undefined && !errors.name && taken('name', p.name)) err('name', 'has already been taken');
+  if (p.path !== undefined && !errors.path && taken('path', p.path)) err('path', 'has already been taken');
+  return errors;
+}
+
+/** Resolve the target namespace of a create: the owner's personal namespace by default, or a group the actor may create in. */
+export function targetNamespace(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): NamespaceRow {
+  if (namespaceId === undefined) {
+    return ctx.db.select().from(namespaces).where(and(eq(namespaces.kind, 'user'), eq(namespaces.ownerId, owner.id))).get()!;
+  }
+  const ns = ctx.db.select().from(namespaces).where(eq(namespaces.id, namespaceId)).get();
+  const allowed = ns && (ns.kind === 'user' ? ns.ownerId === owner.id || actor.isAdmin : canGroup(ctx, actor, 'create_projects', ns));
+  if (!ns || !allowed) throw validationError({ namespace: ['is not valid'] });
+  return ns;
+}
+
+/** Personal projects a user owns (counted against projects_limit). */
+export function personalProjectCount(ctx: AppContext, user: UserRow): number {
+  return (
+    ctx.db.$client
+      .prepare(`SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`)
+      .get(user.id) as { n: number }
+  ).n;
+}
+
+/** Create a project owned by `owner` (the actor, or another user when an admin creates for them). */
+export function createProject(ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }, extra: { forkedFromId?: number } = {}): ProjectRow {
+  const ns = targetNamespace(ctx, actor, owner, p.namespace_id);
+  if (ns.kind === 'user' && personalProjectCount(ctx, owner) >= owner.projectsLimit) {
+    throw new ApiError(403, { message: `403 Forbidden - Your project limit is ${owner.projectsLimit} projects! Please contact your administrator to increase it` });
+  }
+  const path = p.path || parameterize(p.name);
+  const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : getSettings(ctx).defaultProjectVisibility);
+  const fields = { ...p, path, visibility_level: visibility };
+  const errors = validateProjectFields(ctx, actor, fields, ns.id, null);
+  if (Object.keys(errors).length) throw validationError(errors);
+  const salt = randomToken(24);
+  const t = now();
+  const project = ctx.db.transaction((tx) => {
+    const row = tx
+      .insert(projects)
+      .values({
+        name: p.name, path, namespaceId: ns.id, description: p.description ?? null, visibilityLevel: visibility,
+        issuesEnabled: p.issues_enabled ?? true, mergeRequestsEnabled: p.merge_requests_enabled ?? true, buildsEnabled: p.builds_enabled ?? true,
+        wikiEnabled: p.wiki_enabled ?? true, snippetsEnabled: p.snippets_enabled ?? false, containerRegistryEnabled: p.container_registry_enabled ?? false,
+        sharedRunnersEnabled: p.shared_runners_enabled ?? true, publicBuilds: p.public_builds ?? true, lfsEnabled: p.lfs_enabled ?? true,
+        requestAccessEnabled: p.request_access_enabled ?? false, onlyAllowMergeIfBuildSucceeds: p.only_allow_merge_if_build_succeeds ?? false,
+        importUrl: p.import_url || null, tagList: JSON.stringify(p.tag_list ?? []), creatorId: actor.id, forkedFromId: extra.forkedFromId ?? null,
+        runnersTokenSalt: salt, runnersTokenHash: hashToken(ctx.secrets.derive('runners', salt)), lastActivityAt: t, createdAt: t, updatedAt: t,
+      })
+      .returning()
+      .get();
+    if (ns.kind === 'user') {
+      tx.insert(members).values({ sourceType: 'Project', sourceId: row.id, userId: owner.id, accessLevel: MASTER, createdById: actor.id, createdAt: t, updatedAt: t }).run();
+    }
+    tx.insert(events).values({ projectId: row.id, authorId: actor.id, action: 'created', createdAt: t }).run();
+    return row;
+  });
+  return project;
+}
+
+/** Delete a project and everything that belongs to it (rows cascade; storage is removed by the lifecycle hooks). */
+export function deleteProjectRows(ctx: AppContext, project: ProjectRow): void {
+  ctx.db.transaction((tx) => {
+    tx.delete(members).where(and(eq(members.sourceType, 'Project'), eq(members.sourceId, project.id))).run();
+    tx.update(projects).set({ forkedFromId: null }).where(eq(projects.forkedFromId, project.id)).run();
+    tx.delete(projects).where(eq(projects.id, project.id)).run();
+  });
+}
+
+/** Touch last_activity_at (pushes, issues, ...). */
+export function touchProject(ctx: AppContext, projectId: number): void {
+  ctx.db.update(projects).set({ lastActivityAt: now() }).where(eq(projects.id, projectId)).run();
+}
+
+/** The user owning a personal namespace, or null for groups. */
+export function namespaceOwner(ctx: AppContext, ns: NamespaceRow): UserRow | null {
+  return ns.kind === 'user' && ns.ownerId ? (ctx.db.select().from(users).where(eq(users.id, ns.ownerId)).get() ?? null) : null;
+}
+
