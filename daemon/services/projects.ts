@@ -2,11 +2,12 @@
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { events, members, namespaces, projects, users, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import { members, namespaces, projects, users, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
 import { canGroup, canProject, MASTER, PUBLIC, type ProjectAbility } from '../policy/permissions.js';
 import { hashToken, randomToken } from '../secrets.js';
 import { getSettings } from './settings.js';
+import { recordEvent } from './events.js';
 import { validPath } from './users.js';
 
 /** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. */
@@ -150,7 +151,7 @@ export function createProject(ctx: AppContext, actor: UserRow, owner: UserRow, p
     if (ns.kind === 'user') {
       tx.insert(members).values({ sourceType: 'Project', sourceId: row.id, userId: owner.id, accessLevel: MASTER, createdById: actor.id, createdAt: t, updatedAt: t }).run();
     }
-    tx.insert(events).values({ projectId: row.id, authorId: actor.id, action: 'created', createdAt: t }).run();
+    recordEvent(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
     return row;
   });
   return project;

@@ -1,0 +1,29 @@
+/** Project events (GET /projects/:id/events): recorded by services inside their own transactions. */
+import type { AppContext } from '../context.js';
+import { now } from '../context.js';
+import { events } from '../db/schema.js';
+
+/** What an event records; `action` is one of GitLab's action names (created, joined, left, pushed to, ...). */
+export interface EventInput {
+  projectId: number;
+  authorId: number | null;
+  action: 'created' | 'updated' | 'closed' | 'reopened' | 'pushed' | 'commented' | 'merged' | 'joined' | 'left' | 'destroyed' | 'expired';
+  targetId?: number | null;
+  targetType?: string | null;
+  targetTitle?: string | null;
+  title?: string | null;
+  /** Push data and similar, stored as JSON. */
+  data?: unknown;
+  noteId?: number | null;
+}
+
+/** Record one event; pass the transaction's db (`tx`) when called inside a transaction. */
+export function recordEvent(db: Pick<AppContext['db'], 'insert'>, e: EventInput): void {
+  db.insert(events)
+    .values({
+      projectId: e.projectId, authorId: e.authorId, action: e.action, targetId: e.targetId ?? null, targetType: e.targetType ?? null,
+      targetTitle: e.targetTitle ?? null, title: e.title ?? null, data: e.data === undefined ? null : JSON.stringify(e.data),
+      noteId: e.noteId ?? null, createdAt: now(),
+    })
+    .run();
+}
