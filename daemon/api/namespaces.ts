@@ -1,7 +1,24 @@
-/** /api/v3 routes of the namespaces resource. */
+/** /api/v3 routes of the namespaces resource: GET /namespaces. */
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { requireUser } from '../policy/authentication.js';
+import { listNamespaces } from '../services/groups.js';
+import { namespaceEntity, NamespaceSchema } from './entities/groups.js';
+import { paginate } from './pagination.js';
+import { PageParams } from './params.js';
 
 /** Registers the namespaces routes. */
 export default async function namespacesRoutes(api: FastifyInstance): Promise<void> {
-  void api;
+  const { ctx } = api;
+  api.get('/namespaces', {
+    schema: {
+      tags: ['namespaces'],
+      querystring: Type.Object({ search: Type.Optional(Type.String({ description: 'matches path or name' })), ...PageParams }),
+      response: { 200: Type.Array(NamespaceSchema) },
+    },
+  }, async (request, reply) => {
+    const user = requireUser(request);
+    const listing = listNamespaces(ctx, user, (request.query as { search?: string }).search || undefined);
+    return paginate(request, reply, listing.count, listing.fetch).map(namespaceEntity);
+  });
 }

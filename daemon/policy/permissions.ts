@@ -179,3 +179,14 @@ export function canGroup(ctx: AppContext, user: UserRow | null, ability: GroupAb
   return Boolean(visible);
 }
 
+/**
+ * SQL condition (text) over a `namespaces` alias `n`: the groups the user can read (read_group): public groups,
+ * internal ones unless external, groups they are a member of, and groups holding a project they can see.
+ */
+export function visibleGroupsSql(user: UserRow): string {
+  if (user.isAdmin) return `n.kind = 'group'`;
+  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
+  return `(n.kind = 'group' AND (n.visibility_level IN (${levels})
+    OR n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${Math.trunc(user.id)} AND ${MEMBER_ACTIVE})
+    OR n.id IN (SELECT p.namespace_id FROM projects p WHERE ${visibleProjectsSql(user)})))`;
+}
