@@ -1,0 +1,148 @@
+/** gantry login / logout / profile: saved logins (server URL + token) in the config dir. */
+import type { Command } from 'commander';
+import { HttpClient } from '../../shared/http.js';
+import { ApiError, toCliError, type Factory } from '../client.js';
+import { CliError, UsageError } from '../errors.js';
+import { printJson, renderTable } from '../output.js';
+import { configFile, loadConfig, normaliseUrl, saveConfig } from '../profiles.js';
+import { promptSecret, readStdinLine } from '../prompt.js';
+
+const DEFAULT_URL = 'http://127.0.0.1:3080';
+
+interface LoginOptions {
+  url?: string;
+  token?: string;
+  profile?: string;
+  username?: string;
+  password?: string;
+  passwordStdin?: boolean;
+  tokenStdin?: boolean;
+}
+
+interface UserAnswer {
+  username: string;
+  private_token?: string;
+}
+
+/** Registers `login`, `logout` and `profile list|use`. */
+export function registerLogin(program: Command, factory: Factory): void {
+  const { io } = factory;
+
+  program
+    .command('login')
+    .description('log in to a Gantry server and save the token in a profile')
+    .option('--username <name>', 'user name or email; the token comes from POST /session')
+    .option('--password <password>', 'password (prompted without echo when omitted on a terminal)')
+    .option('--password-stdin', 'read the password from stdin')
+    .option('--token-stdin', 'read a private or personal access token from stdin')
+    .addHelpText('after', `
+Give --token (or --token-stdin) to save an existing token, or --username to log in with a password.
+The URL defaults to GANTRY_URL, then the profile's URL, then ${DEFAULT_URL}. The profile defaults to
+the active one ("default" at first) and becomes the active profile.
+
+Examples:
+  gantry login --url http://127.0.0.1:3080 --username root
+  gantry login --url https://gantry.example.com --token-stdin < token.txt --profile work`)
+    .action(async (_opts: unknown, cmd: Command) => {
+      const o = cmd.optsWithGlobals<LoginOptions>();
+      const config = loadConfig(io.env);
+      const profileName = o.profile ?? io.env.GANTRY_PROFILE ?? config.active ?? 'default';
+      const url = normaliseUrl(o.url ?? io.env.GANTRY_URL ?? config.profiles[profileName]?.url ?? DEFAULT_URL);
+      if (!/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`invalid URL "${url}"`, 'give the server address, e.g. --url http://127.0.0.1:3080');
+      let token = o.token ?? (o.tokenStdin ? (await readStdinLine(io)).trim() : undefined);
+      const http = new HttpClient({ baseUrl: `${url}/api/v3` });
+      try {
+        let username: string;
+        if (token) {
+          if (o.username) throw new UsageError('give either a token or --username, not both');
+          try {
+            username = (await callApi(http, url, 'GET', '/user', undefined, token)).username;
+          } catch (e) {
+            if (e instanceof ApiError && e.status === 401) throw new CliError(`${url} refused this token`, 'check it, or log in with --username');
+            throw e;
+          }
+        } else {
+          if (!o.username) {
+            throw new UsageError('nothing to log in with', 'give --username <name> (and --password or a terminal to type it), or --token <token>');
+          }
+          let password = o.password ?? (o.passwordStdin ? await readStdinLine(io) : undefined);
+          if (password === undefined) {
+            if (!io.stdinIsTTY) throw new UsageError('no password given', 'pass --password, or pipe it with --password-stdin');
+            password = await promptSecret(io, `Password for ${o.username} at ${url}: `);
+          }
+          let user: UserAnswer;
+          try {
+            user = await callApi(http, url, 'POST', '/session', { login: o.username, password });
+          } catch (e) {
+            if (e instanceof ApiError && e.status === 401) {
+              throw new CliError('wrong user name or password', 'on first start the root password is printed once and kept in <data-dir>/initial_root_password');
+            }
+            throw e;
+          }
+          if (!user.private_token) throw new CliError('the server did not return a private token');
+          token = user.private_token;
+          username = user.username;
+        }
+        config.profiles[profileName] = { url, token, username };
+        config.active = profileName;
+        saveConfig(io.env, config);
+        io.err(`Logged in to ${url} as ${username} (profile "${profileName}", saved in ${configFile(io.env)}).\n`);
+      } finally {
+        await http.close();
+      }
+    });
+
+  program
+    .command('logout')
+    .description('forget the token of a profile (the active one unless --profile is given)')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const o = cmd.optsWithGlobals<{ profile?: string }>();
+      const config = loadConfig(io.env);
+      const name = o.profile ?? io.env.GANTRY_PROFILE ?? config.active;
+      if (!name || !config.profiles[name]) throw new CliError(name ? `no profile named "${name}"` : 'not logged in', 'see `gantry profile list`');
+      const { url } = config.profiles[name];
+      delete config.profiles[name];
+      if (config.active === name) config.active = Object.keys(config.profiles)[0] ?? null;
+      saveConfig(io.env, config);
+      io.err(`Logged out of ${url} (removed profile "${name}").\n`);
+    });
+
+  const profile = program.command('profile').description('list saved logins or choose the active one');
+  profile
+    .command('list')
+    .description('list profiles (tokens are never shown)')
+    .option('--json', 'print JSON')
+    .action((o: { json?: boolean }) => {
+      const config = loadConfig(io.env);
+      const rows = Object.entries(config.profiles).map(([name, p]) => ({ name, url: p.url, username: p.username ?? null, active: name === config.active }));
+      if (o.json) return printJson(io, rows);
+      if (rows.length === 0) return void io.err('No profiles; log in with `gantry login`.\n');
+      io.out(renderTable(rows, [
+        { header: '', value: (r) => (r.active ? '*' : '') },
+        { header: 'name', value: (r) => r.name },
+        { header: 'url', value: (r) => r.url },
+        { header: 'user', value: (r) => r.username },
+      ]));
+    });
+  profile
+    .command('use')
+    .description('make a profile the active one')
+    .argument('<name>', 'profile name')
+    .action((name: string) => {
+      const config = loadConfig(io.env);
+      if (!config.profiles[name]) throw new CliError(`no profile named "${name}"`, 'see `gantry profile list`');
+      config.active = name;
+      saveConfig(io.env, config);
+      io.err(`Now using profile "${name}" (${config.profiles[name].url}).\n`);
+    });
+}
+
+/** One API call outside a saved connection (login checks a token or asks for one). */
+async function callApi(http: HttpClient, url: string, method: string, path: string, body?: unknown, token?: string): Promise<UserAnswer> {
+  try {
+    const res = await http.request<UserAnswer>(method, path, { body, headers: token ? { 'private-token': token } : {} });
+    return res.data;
+  } catch (e) {
+    throw toCliError(e, url);
+  }
+}

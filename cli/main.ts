@@ -1,0 +1,69 @@
+/** gantry: the command-line client. One file per noun under commands/; a factory hands them IO and API clients. */
+import { Command, CommanderError } from 'commander';
+import { Factory } from './client.js';
+import { CliError, EXIT } from './errors.js';
+import { processIO, type IO } from './io.js';
+import { packageVersion } from './paths.js';
+import { registerLogin } from './commands/login.js';
+import { registerDaemon } from './commands/daemon.js';
+import { registerProjects } from './commands/projects.js';
+import { registerGroups } from './commands/groups.js';
+import { registerUsers } from './commands/users.js';
+import { registerSettings } from './commands/settings.js';
+
+/** Build the command tree for one run. */
+export function buildProgram(factory: Factory): Command {
+  const { io } = factory;
+  const program = new Command('gantry')
+    .description('Command-line client for Gantry (GitLab API v3 compatible code hosting and CI)')
+    .version(packageVersion(), '-V, --version')
+    .option('--url <url>', 'server URL (GANTRY_URL; default: the active profile)')
+    .option('--token <token>', 'private or personal access token (GANTRY_TOKEN; default: the active profile)')
+    .option('--profile <name>', 'saved login to use (GANTRY_PROFILE; default: the active one)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .configureHelp({ showGlobalOptions: true })
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', '\nExit codes: 0 success, 1 error, 2 wrong usage, 3 `daemon status` found the daemon stopped.\n');
+  registerLogin(program, factory);
+  registerDaemon(program, factory);
+  registerProjects(program, factory);
+  registerGroups(program, factory);
+  registerUsers(program, factory);
+  registerSettings(program, factory);
+  return program;
+}
+
+/** Report an error on stderr (one line, a hint, no stack trace unless GANTRY_DEBUG is set); return the exit code. */
+function report(io: IO, e: unknown): number {
+  if (e instanceof CommanderError) {
+    // commander has already written its message (or the help text).
+    return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  }
+  if (e instanceof CliError) {
+    if (e.message) io.err(`gantry: ${e.message}\n`);
+    if (e.hint) io.err(`hint: ${e.hint}\n`);
+    return e.exitCode;
+  }
+  io.err(`gantry: ${(e as Error)?.message ?? String(e)}\n`);
+  if (io.env.GANTRY_DEBUG) io.err(`${(e as Error)?.stack ?? ''}\n`);
+  return EXIT.error;
+}
+
+/** Run the CLI with argv (node-style: [node, script, ...args]) and return its exit code. Never throws. */
+export async function run(argv: string[], io: IO = processIO()): Promise<number> {
+  const factory = new Factory(io);
+  try {
+    await buildProgram(factory).parseAsync(argv);
+    return EXIT.ok;
+  } catch (e) {
+    return report(io, e);
+  } finally {
+    await factory.close().catch(() => undefined);
+  }
+}
+
+/** Entry point used by bin/gantry.js: run and set the process exit code. */
+export async function main(argv: string[]): Promise<void> {
+  process.exitCode = await run(argv);
+}

@@ -1,0 +1,49 @@
+/** Saved logins ("profiles"): server URL + token, in <config dir>/config.json (mode 0600, dir 0700). */
+import { join } from 'node:path';
+import { configDir, readJsonFile, writePrivateJsonFile } from '../shared/config-dir.js';
+import { CliError } from './errors.js';
+
+/** One saved login. */
+export interface Profile {
+  url: string;
+  token: string;
+  username?: string | null;
+}
+
+/** The CLI config file: the active profile's name and every profile. */
+export interface CliConfig {
+  active: string | null;
+  profiles: Record<string, Profile>;
+}
+
+/** Path of the CLI config file for an environment. */
+export function configFile(env: NodeJS.ProcessEnv): string {
+  return join(configDir(env), 'config.json');
+}
+
+/** Load the config (an empty one when the file does not exist). */
+export function loadConfig(env: NodeJS.ProcessEnv): CliConfig {
+  let raw: Partial<CliConfig> | null;
+  try {
+    raw = readJsonFile<Partial<CliConfig>>(configFile(env));
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const profiles = raw?.profiles && typeof raw.profiles === 'object' ? raw.profiles : {};
+  return { active: typeof raw?.active === 'string' ? raw.active : null, profiles };
+}
+
+/** Save the config privately (0600 file in a 0700 dir). */
+export function saveConfig(env: NodeJS.ProcessEnv, config: CliConfig): void {
+  try {
+    writePrivateJsonFile(configFile(env), config);
+  } catch (e) {
+    throw new CliError(`cannot write ${configFile(env)}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      'set GANTRY_CONFIG_DIR to a writable directory');
+  }
+}
+
+/** Normalise a server URL for storage and comparison: no trailing slash, no /api/v3 suffix. */
+export function normaliseUrl(url: string): string {
+  return url.trim().replace(/\/+$/, '').replace(/\/api\/v3$/, '');
+}

@@ -1,0 +1,158 @@
+/** A small JSON HTTP client on undici, shared by the CLI and the runner agent. */
+import { Agent, request } from 'undici';
+
+/** Query string values; undefined and null values are left out, arrays repeat the key with `[]`. */
+export type Query = Record<string, string | number | boolean | undefined | null | Array<string | number>>;
+
+/** One HTTP response: status, lower-cased headers and the parsed body (JSON when it is JSON, else text, null when empty). */
+export interface HttpResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string>;
+  data: T;
+}
+
+/** The server answered with a status of 400 or more. `body` is the parsed body (the API sends `{"message": ...}`). */
+export class HttpError extends Error {
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(`${method} ${url}: HTTP ${status}${errorText(body) ? `: ${errorText(body)}` : ''}`);
+  }
+
+  /** The API's error message as one line (`{"message": "..."}`, a validation hash, or `{"error": ...}`). */
+  get apiMessage(): string | null {
+    return errorText(this.body);
+  }
+}
+
+/** The server could not be reached (refused, unknown host, timeout, reset). */
+export class ConnectionError extends Error {
+  constructor(
+    readonly url: string,
+    readonly code: string,
+    detail: string,
+  ) {
+    super(`cannot reach ${url}: ${detail}`);
+  }
+}
+
+/** Render an API error body as one line: strings as is, validation hashes as `field: error, error; field2: ...`. */
+export function errorText(body: unknown): string | null {
+  if (body === null || body === undefined || body === '') return null;
+  if (typeof body === 'string') return body.trim() || null;
+  if (typeof body !== 'object') return String(body);
+  const o = body as Record<string, unknown>;
+  const value = 'message' in o ? o.message : 'error' in o ? o.error : body;
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(String).join('; ');
+  if (value && typeof value === 'object') {
+    return Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`)
+      .join('; ');
+  }
+  return String(value);
+}
+
+/** Options of a client: the base URL every path is appended to, headers sent on every request, a timeout. */
+export interface HttpClientOptions {
+  baseUrl: string;
+  headers?: Record<string, string>;
+  /** Milliseconds to wait for response headers and between body chunks (default 30 s). */
+  timeoutMs?: number;
+}
+
+/** Per-request options: query string, JSON body, extra headers, and whether an error status should throw. */
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Return responses with status >= 400 instead of throwing HttpError. */
+  allowErrors?: boolean;
+}
+
+/** Build `?a=1&b[]=x&b[]=y` from a Query (empty string when nothing is set). */
+export function queryString(query: Query | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) for (const v of value) params.append(`${key}[]`, String(v));
+    else params.append(key, String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+/** A JSON client bound to one base URL with its own connection pool (close it when done). */
+export class HttpClient {
+  readonly baseUrl: string;
+  private readonly agent: Agent;
+  private readonly headers: Record<string, string>;
+
+  constructor(options: HttpClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.headers = { 'user-agent': 'gantry', accept: 'application/json', ...options.headers };
+    const timeout = options.timeoutMs ?? 30_000;
+    this.agent = new Agent({ headersTimeout: timeout, bodyTimeout: timeout, connectTimeout: Math.min(timeout, 10_000) });
+  }
+
+  /** Send one request; the body, when given, is sent as JSON. Throws HttpError for status >= 400 (unless allowErrors). */
+  async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+    const url = `${this.baseUrl}${path}${queryString(options.query)}`;
+    const headers: Record<string, string> = { ...this.headers, ...options.headers };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(url, { method: method as 'GET', headers, body, dispatcher: this.agent });
+    } catch (e) {
+      throw connectionError(this.baseUrl, e);
+    }
+    const text = await res.body.text();
+    const responseHeaders: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (v !== undefined) responseHeaders[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    let data: unknown = text === '' ? null : text;
+    if (text !== '' && /\bjson\b/.test(responseHeaders['content-type'] ?? '')) {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = text;
+      }
+    }
+    if (res.statusCode >= 400 && !options.allowErrors) throw new HttpError(method, url, res.statusCode, data);
+    return { status: res.statusCode, headers: responseHeaders, data: data as T };
+  }
+
+  /** Release the connection pool (lets the process exit right away). */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+/** Map a low-level network failure to a ConnectionError with a readable reason. */
+function connectionError(baseUrl: string, e: unknown): ConnectionError {
+  const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  const code = err.code ?? err.cause?.code ?? 'UNKNOWN';
+  const reasons: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ENOTFOUND: 'unknown host',
+    EAI_AGAIN: 'host name lookup failed',
+    ECONNRESET: 'connection reset',
+    ETIMEDOUT: 'connection timed out',
+    UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+    UND_ERR_HEADERS_TIMEOUT: 'no answer in time',
+    UND_ERR_BODY_TIMEOUT: 'the answer stalled',
+    UND_ERR_SOCKET: 'the connection was closed',
+    UND_ERR_INVALID_ARG: 'invalid URL',
+    ERR_INVALID_URL: 'invalid URL',
+  };
+  return new ConnectionError(baseUrl, code, reasons[code] ?? err.message);
+}
