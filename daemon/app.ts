@@ -1,5 +1,5 @@
 /** The Fastify app: parsers, auth hook, error handler, OpenAPI, and route registration. */
-import Fastify, { type FastifyInstance, type FastifyError, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyError, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -11,9 +11,17 @@ import { authenticate } from './policy/authentication.js';
 import { apiRoutes } from './api/index.js';
 import gitHttpRoutes from './git-http/index.js';
 
-const REDACT = /([?&](?:private_token|access_token|token|sudo|password)=)[^&]*/gi;
-/** A URL with secrets in its query string masked, for logs. */
-export const redactUrl = (url: string) => url.replace(REDACT, '$1[REDACTED]');
+const SECRET_PARAM = /^(?:private_token|access_token|bearer_token|token|sudo|password|refresh_token|client_secret|code)(?:\[.*)?$/i;
+const decodeKey = (k: string) => {
+  try {
+    return decodeURIComponent(k.replace(/\+/g, ' '));
+  } catch {
+    return k;
+  }
+};
+/** A URL with secrets in its query string masked, for logs (keys are compared decoded, as qs parses them). */
+export const redactUrl = (url: string) =>
+  url.replace(/([?&])([^=&]*)=([^&]*)/g, (all, sep: string, key: string) => (SECRET_PARAM.test(decodeKey(key)) ? `${sep}${key}=[REDACTED]` : all));
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -25,8 +33,12 @@ const QS_OPTIONS = { arrayLimit: 1000, parameterLimit: 5000, depth: 5 };
 
 /** Build the HTTP application around a context (tests call this directly and use app.inject). */
 export async function buildApp(ctx: AppContext, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
+  // `{ loggerInstance }` is a ready pino logger (Fastify 5 takes it as a top-level option, not inside `logger`).
+  const instance = opts.logger && typeof opts.logger === 'object' && 'loggerInstance' in opts.logger
+    ? (opts.logger as { loggerInstance: FastifyBaseLogger }).loggerInstance
+    : undefined;
   const app = Fastify({
-    logger: opts.logger ?? false,
+    ...(instance ? { loggerInstance: instance } : { logger: opts.logger ?? false }),
     bodyLimit: 64 * 1024 * 1024,
     routerOptions: {
       querystringParser: (s: string) => qs.parse(s, QS_OPTIONS) as Record<string, unknown>,
@@ -133,6 +145,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     { prefix: '/api/v3' },
   );
   await app.register(gitHttpRoutes);
+  await app.register((await import('./web/uploads.js')).default);
   return app;
 }
 

@@ -25,23 +25,49 @@ export interface DaemonFlags {
   logLevel?: string;
 }
 
-/** Resolve the effective configuration from flags and an environment. */
+/** pino's levels, accepted by --log-level. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Resolve the effective configuration from flags and an environment (an empty value counts as unset). */
 export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
-  const portText = flags.port ?? env.GANTRY_PORT ?? '3080';
-  const port = Number(portText);
+  const pick = (flag: string | undefined, name: string): string | undefined => {
+    for (const v of [flag, env[name]]) if (v !== undefined && v.trim() !== '') return v.trim();
+    return undefined;
+  };
+  const portText = pick(flags.port, 'GANTRY_PORT') ?? '3080';
+  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`invalid port "${portText}": use a number from 0 to 65535 (0 picks a free port)`);
   }
-  const externalUrl = flags.externalUrl ?? env.GANTRY_EXTERNAL_URL ?? null;
+  const externalUrl = pick(flags.externalUrl, 'GANTRY_EXTERNAL_URL') ?? null;
+  if (externalUrl !== null && !validHttpUrl(externalUrl)) {
+    throw new ConfigError(`invalid external URL "${externalUrl}": use an http:// or https:// URL such as https://gantry.example.com`);
+  }
+  const logLevel = (pick(flags.logLevel, 'GANTRY_LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`invalid log level "${logLevel}": use one of ${LOG_LEVELS.join(', ')}`);
+  }
   return {
-    host: flags.host ?? env.GANTRY_HOST ?? '127.0.0.1',
+    host: pick(flags.host, 'GANTRY_HOST') ?? '127.0.0.1',
     port,
-    dataDir: resolve(flags.dataDir ?? env.GANTRY_DATA_DIR ?? join(homedir(), '.local/share/gantry')),
+    dataDir: resolve(pick(flags.dataDir, 'GANTRY_DATA_DIR') ?? join(homedir(), '.local/share/gantry')),
     externalUrl: externalUrl ? externalUrl.replace(/\/+$/, '') : null,
-    rootPassword: flags.rootPassword ?? env.GANTRY_ROOT_PASSWORD ?? null,
-    runnersToken: flags.runnersToken ?? env.GANTRY_RUNNERS_TOKEN ?? null,
-    logLevel: flags.logLevel ?? env.GANTRY_LOG_LEVEL ?? 'info',
+    // Secrets are taken as given (no trimming: a password may end in a space).
+    rootPassword: nonEmpty(flags.rootPassword) ?? nonEmpty(env.GANTRY_ROOT_PASSWORD) ?? null,
+    runnersToken: pick(flags.runnersToken, 'GANTRY_RUNNERS_TOKEN') ?? null,
+    logLevel,
   };
+}
+
+const nonEmpty = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+
+function validHttpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '' && !u.search && !u.hash;
+  } catch {
+    return false;
+  }
 }
 
 /** A configuration problem reported to the person starting the daemon (one line, no stack). */

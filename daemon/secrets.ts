@@ -28,9 +28,10 @@ export async function hashPassword(password: string): Promise<string> {
 
 /** Constant-time check of a password against its stored scrypt hash. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [kind, saltText, hashText] = stored.split('$');
-  if (kind !== 'scrypt' || !saltText || !hashText) return false;
+  const [kind, saltText, hashText, extra] = stored.split('$');
+  if (kind !== 'scrypt' || !saltText || !hashText || extra !== undefined) return false;
   const expected = Buffer.from(hashText, 'base64');
+  if (expected.length < 16) return false; // a damaged record never matches
   const actual = await scryptAsync(password, Buffer.from(saltText, 'base64'), expected.length, SCRYPT);
   return timingSafeEqual(actual, expected);
 }

@@ -43,7 +43,7 @@ export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, pag
   const base = `${requestBaseUrl(request)}${request.url.split('?')[0]}`;
   const params = Object.fromEntries(Object.entries(allParams(request)).filter(([, v]) => v !== undefined && typeof v !== 'object' || Array.isArray(v)));
   const link = (p: number, rel: string) =>
-    `<${base}?${qs.stringify({ ...params, page: p, per_page: page.perPage }, { arrayFormat: 'brackets', sort: (a, b) => a.localeCompare(b) })}>; rel="${rel}"`;
+    `<${base}?${qs.stringify({ ...params, page: p, per_page: page.perPage }, { arrayFormat: 'brackets', sort: (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0) })}>; rel="${rel}"`;
   const links: string[] = [];
   if (prev) links.push(link(prev, 'prev'));
   if (next) links.push(link(next, 'next'));

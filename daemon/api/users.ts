@@ -1,53 +1,72 @@
 /** /session, /user, /users and personal access tokens. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
-import { personalAccessTokens, users, type PersonalAccessTokenRow, type UserRow } from '../db/schema.js';
-import { badRequest, forbidden, invalidParam, notFound, unauthorized } from '../errors.js';
-import { requireUser } from '../policy/authentication.js';
+import type { UserRow } from '../db/schema.js';
+import { badRequest, forbidden, invalidParam, notFound, unauthorized, validationError } from '../errors.js';
+import { adminOnly, requireAdmin, requireUser } from '../policy/authentication.js';
 import {
-  createPersonalAccessToken, createUser, deleteUser, findUser, setUserState, signIn, updateUser, type UserParams,
+  createPersonalAccessToken, createUser, deleteUser, findPersonalAccessToken, findUser, listPersonalAccessTokens, listUsers,
+  revokePersonalAccessToken, setUserState, signIn, updateUser, usersByUsername, type UserParams,
 } from '../services/users.js';
 import { removeProjectStorage } from '../services/storage.js';
-import { userBasic, userEntity, userFull, userLogin, UserBasicSchema, UserFullSchema, UserLoginSchema, UserSchema } from './entities/users.js';
-import { Bool, Int, Nullable, PageParams, RequiredString } from './params.js';
+import {
+  personalAccessTokenEntity, PersonalAccessTokenSchema, PersonalAccessTokenWithTokenSchema, userBasic, userEntity, userFull, userLogin,
+  UserBasicSchema, UserFullSchema, UserLoginSchema, UserSchema,
+} from './entities/users.js';
+import { Bool, Int, PageParams, RequiredString } from './params.js';
 import { paginate } from './pagination.js';
 
 const UserFields = {
   email: Type.Optional(Type.String()),
   password: Type.Optional(Type.String()),
-  username: Type.Optional(Type.String()),
   name: Type.Optional(Type.String()),
+  username: Type.Optional(Type.String()),
   skype: Type.Optional(Type.String()),
   linkedin: Type.Optional(Type.String()),
   twitter: Type.Optional(Type.String()),
   website_url: Type.Optional(Type.String()),
   organization: Type.Optional(Type.String()),
-  projects_limit: Type.Optional(Int()),
-  bio: Type.Optional(Type.String()),
+  projects_limit: Type.Optional(Int({ description: 'at least 0; defaults to the default_projects_limit setting' })),
+  bio: Type.Optional(Type.String({ description: 'at most 255 characters' })),
   location: Type.Optional(Type.String()),
   admin: Type.Optional(Bool()),
   can_create_group: Type.Optional(Bool()),
   external: Type.Optional(Bool()),
-  confirm: Type.Optional(Bool()),
+  confirm: Type.Optional(Bool({ description: 'false creates the user unconfirmed' })),
 };
-const UserIdParams = Type.Object({ id: Type.Integer() });
-const PatSchema = Type.Object({
-  id: Type.Integer(), name: Type.String(), revoked: Type.Boolean(), expires_at: Nullable(Type.String()),
-  created_at: Type.String(), active: Type.Boolean(), user_id: Type.Integer(),
+/** Required fields of POST /users, in GitLab's `required_attributes!` order (the first missing one is reported). */
+const CreateUserBody = Type.Object({
+  email: RequiredString(), password: RequiredString({ description: 'at least 8 characters' }), name: RequiredString(), username: RequiredString(),
+  ...Object.fromEntries(Object.entries(UserFields).filter(([k]) => !['email', 'password', 'name', 'username'].includes(k))),
 });
-const PatWithToken = Type.Object({ ...PatSchema.properties, token: Type.String() });
+const UserIdParams = Type.Object({ id: Type.String({ description: 'user ID' }) });
+const TokenParams = Type.Object({ token_id: Type.String({ description: 'personal access token ID' }) });
+const UserTokenParams = Type.Object({ ...UserIdParams.properties, ...TokenParams.properties });
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-function requireAdmin(request: FastifyRequest): UserRow {
-  const user = requireUser(request);
-  if (!user.isAdmin) throw forbidden();
-  return user;
+/** `:id` as a number; an id that is not all digits names no user (8.x: the route did not match). */
+function numericParam(request: FastifyRequest, name: 'id' | 'token_id', resource: string): number {
+  const raw = (request.params as Record<string, string>)[name] ?? '';
+  if (!/^\d+$/.test(raw)) throw notFound(resource);
+  return Number(raw);
 }
 
-/** Present a personal access token (without its secret). */
-function patEntity(t: PersonalAccessTokenRow) {
-  const active = !t.revoked && (t.expiresAt === null || t.expiresAt >= new Date().toISOString().slice(0, 10));
-  return { id: t.id, name: t.name, revoked: t.revoked, expires_at: t.expiresAt, created_at: t.createdAt, active, user_id: t.userId };
+/**
+ * Blank values (empty strings, null) are dropped before validation, as GitLab's attributes_for_keys: a blank
+ * optional field is "not given" (never a zero or false), and a blank required field is reported as not given.
+ */
+async function dropBlank(request: FastifyRequest): Promise<void> {
+  const body = request.body;
+  if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return;
+  for (const [k, v] of Object.entries(body)) if (v === '' || v === null) delete (body as Record<string, unknown>)[k];
+}
+
+/** A valid calendar date in YYYY-MM-DD form. */
+function validDate(text: string): boolean {
+  const m = DATE.exec(text);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.toISOString().slice(0, 10) === text;
 }
 
 /** Registers the session, user and users routes. */
@@ -58,6 +77,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     config: { public: true },
     schema: {
       tags: ['session'],
+      summary: 'Sign in with login (username or email) or email, and password; returns the private token',
       body: Type.Object({ login: Type.Optional(Type.String()), email: Type.Optional(Type.String()), password: Type.Optional(Type.String()) }),
       response: { 201: UserLoginSchema },
     },
@@ -71,70 +91,63 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     return reply.code(201).send(userLogin(ctx, user));
   });
 
-  api.get('/user', { schema: { tags: ['users'], response: { 200: UserFullSchema } } }, async (request) => userFull(ctx, requireUser(request)));
+  api.get('/user', { schema: { tags: ['users'], summary: 'The signed-in user', response: { 200: UserFullSchema } } }, async (request) =>
+    userFull(ctx, requireUser(request)));
 
   api.get('/users', {
     schema: {
       tags: ['users'],
-      querystring: Type.Object({ search: Type.Optional(Type.String()), username: Type.Optional(Type.String()), active: Type.Optional(Type.String()), blocked: Type.Optional(Type.String()), ...PageParams }),
+      summary: 'List users (admins get UserFull, others UserBasic); ?username= is exact and not paginated',
+      querystring: Type.Object({
+        search: Type.Optional(Type.String()), username: Type.Optional(Type.String()),
+        active: Type.Optional(Type.String()), blocked: Type.Optional(Type.String()), ...PageParams,
+      }),
       response: { 200: Type.Array(Type.Union([UserFullSchema, UserBasicSchema])) },
     },
   }, async (request, reply) => {
     const viewer = requireUser(request);
     const q = request.query as { search?: string; username?: string; active?: string; blocked?: string };
     const present = (u: UserRow) => (viewer.isAdmin ? userFull(ctx, u) : userBasic(ctx, u));
-    if (q.username !== undefined) {
-      return ctx.db.select().from(users).where(eq(users.username, q.username)).all().map(present);
-    }
-    const conds: SQL[] = [];
-    if (q.search) {
-      const pattern = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      conds.push(sql`(${users.name} LIKE ${pattern} ESCAPE '\\' OR ${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.username} LIKE ${pattern} ESCAPE '\\')`);
-    }
-    if (q.active !== undefined) conds.push(eq(users.state, 'active'));
-    if (q.blocked !== undefined) conds.push(eq(users.state, 'blocked'));
-    const where = conds.length ? and(...conds) : undefined;
-    const rows = paginate(
-      request, reply,
-      () => ctx.db.select({ n: sql<number>`count(*)` }).from(users).where(where).get()!.n,
-      (limit, offset) => ctx.db.select().from(users).where(where).orderBy(asc(users.id)).limit(limit).offset(offset).all(),
-    );
-    return rows.map(present);
+    if (q.username !== undefined) return usersByUsername(ctx, q.username).map(present);
+    const listing = listUsers(ctx, { search: q.search, active: !!q.active, blocked: !!q.blocked });
+    return paginate(request, reply, listing.count, listing.fetch).map(present);
   });
 
   api.get('/users/:id', {
-    schema: { tags: ['users'], params: UserIdParams, response: { 200: Type.Union([UserFullSchema, UserSchema]) } },
+    schema: { tags: ['users'], summary: 'One user (UserFull for admins and the user themself)', params: UserIdParams, response: { 200: Type.Union([UserFullSchema, UserSchema]) } },
   }, async (request) => {
     const viewer = requireUser(request);
-    const user = findUser(ctx, (request.params as { id: number }).id, 'User');
+    const user = findUser(ctx, numericParam(request, 'id', 'User'));
     return viewer.isAdmin || viewer.id === user.id ? userFull(ctx, user) : userEntity(ctx, user);
   });
 
   api.post('/users', {
-    schema: {
-      tags: ['users'],
-      body: Type.Object({ ...UserFields, email: RequiredString(), password: RequiredString(), username: RequiredString(), name: RequiredString() }),
-      response: { 201: UserFullSchema },
-    },
+    preValidation: [adminOnly, dropBlank],
+    schema: { tags: ['users'], summary: 'Create a user (admin)', body: CreateUserBody, response: { 201: UserFullSchema } },
   }, async (request, reply) => {
-    requireAdmin(request);
     const user = await createUser(ctx, request.body as UserParams & { email: string; password: string; username: string; name: string });
     return reply.code(201).send(userFull(ctx, user));
   });
 
   api.put('/users/:id', {
-    schema: { tags: ['users'], params: UserIdParams, body: Type.Object(UserFields), response: { 200: UserFullSchema } },
+    preValidation: [adminOnly, dropBlank],
+    schema: { tags: ['users'], summary: 'Update a user (admin)', params: UserIdParams, body: Type.Object(UserFields), response: { 200: UserFullSchema } },
   }, async (request) => {
-    requireAdmin(request);
-    const user = findUser(ctx, (request.params as { id: number }).id, 'User');
+    const user = findUser(ctx, numericParam(request, 'id', 'User'));
     return userFull(ctx, await updateUser(ctx, user, (request.body ?? {}) as UserParams));
   });
 
   api.delete('/users/:id', {
-    schema: { tags: ['users'], params: UserIdParams, response: { 200: UserFullSchema } },
+    preValidation: adminOnly,
+    schema: {
+      tags: ['users'],
+      summary: 'Delete a user with their personal projects (admin); a sole group owner is kept',
+      params: UserIdParams,
+      response: { 200: UserFullSchema },
+    },
   }, async (request) => {
     const admin = requireAdmin(request);
-    const user = findUser(ctx, (request.params as { id: number }).id);
+    const user = findUser(ctx, numericParam(request, 'id', 'User'));
     if (user.id === admin.id) throw forbidden('You cannot delete yourself');
     const body = userFull(ctx, user);
     const { projectIds } = deleteUser(ctx, user);
@@ -143,70 +156,68 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
   });
 
   for (const [action, state] of [['block', 'blocked'], ['unblock', 'active']] as const) {
-    api.put(`/users/:id/${action}`, { schema: { tags: ['users'], params: UserIdParams, response: { 200: Type.Boolean() } } }, async (request) => {
-      requireAdmin(request);
-      const user = findUser(ctx, (request.params as { id: number }).id);
+    api.put(`/users/:id/${action}`, {
+      preValidation: adminOnly,
+      schema: { tags: ['users'], summary: `${action[0]!.toUpperCase()}${action.slice(1)} a user (admin)`, params: UserIdParams, response: { 200: Type.Boolean() } },
+    }, async (request) => {
+      const admin = requireAdmin(request);
+      const user = findUser(ctx, numericParam(request, 'id', 'User'));
+      if (user.id === admin.id && state === 'blocked') throw forbidden('You cannot block yourself');
       setUserState(ctx, user, state);
       return true;
     });
   }
 
-  // Personal access tokens: admins for anyone at /users/:id/..., every user for themself at /user/...
+  // Personal access tokens: admins for anyone at /users/:id/..., every user for themself at /user/... (or their own id).
   const tokenOwner = (request: FastifyRequest): UserRow => {
-    const params = request.params as { id?: number };
-    if (params.id === undefined) return requireUser(request);
-    requireAdmin(request);
-    return findUser(ctx, params.id);
+    const caller = requireUser(request);
+    if ((request.params as { id?: string }).id === undefined) return caller;
+    const id = numericParam(request, 'id', 'User');
+    if (!caller.isAdmin && caller.id !== id) throw forbidden();
+    return findUser(ctx, id);
   };
   for (const base of ['/user/personal_access_tokens', '/users/:id/personal_access_tokens']) {
-    const params = base.startsWith('/users') ? UserIdParams : Type.Object({});
+    const forUser = base.startsWith('/users');
+    const params = forUser ? UserIdParams : Type.Object({});
+    const itemParams = forUser ? UserTokenParams : TokenParams;
+    const who = forUser ? "a user's (admin, or the user themself)" : "the signed-in user's";
     api.get(base, {
-      schema: { tags: ['users'], params, querystring: Type.Object({ state: Type.Optional(Type.String()), ...PageParams }), response: { 200: Type.Array(PatSchema) } },
+      schema: {
+        tags: ['personal access tokens'], summary: `List ${who} personal access tokens (never the secret)`, params,
+        querystring: Type.Object({ state: Type.Optional(Type.String({ description: 'active or inactive; all when omitted' })), ...PageParams }),
+        response: { 200: Type.Array(PersonalAccessTokenSchema) },
+      },
     }, async (request, reply) => {
       const owner = tokenOwner(request);
-      const where = eq(personalAccessTokens.userId, owner.id);
       const state = (request.query as { state?: string }).state;
-      const rows = paginate(
-        request, reply,
-        () => ctx.db.select({ n: sql<number>`count(*)` }).from(personalAccessTokens).where(where).get()!.n,
-        (limit, offset) => ctx.db.select().from(personalAccessTokens).where(where).orderBy(asc(personalAccessTokens.id)).limit(limit).offset(offset).all(),
-      ).map(patEntity);
-      return state === 'active' ? rows.filter((t) => t.active) : state === 'inactive' ? rows.filter((t) => !t.active) : rows;
+      const listing = listPersonalAccessTokens(ctx, owner, state === 'active' || state === 'inactive' ? state : undefined);
+      return paginate(request, reply, listing.count, listing.fetch).map(personalAccessTokenEntity);
+    });
+    api.get(`${base}/:token_id`, {
+      schema: { tags: ['personal access tokens'], summary: `One of ${who} personal access tokens`, params: itemParams, response: { 200: PersonalAccessTokenSchema } },
+    }, async (request) => {
+      const owner = tokenOwner(request);
+      return personalAccessTokenEntity(findPersonalAccessToken(ctx, owner, numericParam(request, 'token_id', 'Personal Access Token')));
     });
     api.post(base, {
       schema: {
-        tags: ['users'], params,
-        body: Type.Object({ name: RequiredString(), expires_at: Type.Optional(Type.String()) }),
-        response: { 201: PatWithToken },
+        tags: ['personal access tokens'], summary: `Create a personal access token for ${who.replace("'s", '')}; the token is shown only here`, params,
+        body: Type.Object({ name: RequiredString(), expires_at: Type.Optional(Type.String({ description: 'YYYY-MM-DD; the token stops working on that day' })) }),
+        response: { 201: PersonalAccessTokenWithTokenSchema },
       },
     }, async (request, reply) => {
       const owner = tokenOwner(request);
       const body = request.body as { name: string; expires_at?: string };
-      let expiresAt: string | null = null;
-      if (body.expires_at) {
-        if (!/^\d{4}-\d{2}-\d{2}$/.test(body.expires_at) || Number.isNaN(Date.parse(body.expires_at))) {
-          throw invalidParam('expires_at', 'must be a date in YYYY-MM-DD format');
-        }
-        expiresAt = body.expires_at;
-      }
-      const { row, token } = createPersonalAccessToken(ctx, owner, body.name, expiresAt);
-      return reply.code(201).send({ ...patEntity(row), token });
+      if (body.name.length > 255) throw validationError({ name: ['is too long (maximum is 255 characters)'] });
+      if (body.expires_at && !validDate(body.expires_at)) throw invalidParam('expires_at', 'is invalid (use YYYY-MM-DD)');
+      const { row, token } = createPersonalAccessToken(ctx, owner, body.name, body.expires_at || null);
+      return reply.code(201).send({ ...personalAccessTokenEntity(row), token });
     });
     api.delete(`${base}/:token_id`, {
-      schema: {
-        tags: ['users'],
-        params: Type.Object({ ...params.properties, token_id: Type.Integer() }),
-        response: { 200: PatSchema },
-      },
+      schema: { tags: ['personal access tokens'], summary: 'Revoke a personal access token', params: itemParams, response: { 200: PersonalAccessTokenSchema } },
     }, async (request) => {
       const owner = tokenOwner(request);
-      const tokenId = (request.params as { token_id: number }).token_id;
-      const where = and(eq(personalAccessTokens.id, tokenId), eq(personalAccessTokens.userId, owner.id));
-      const row = ctx.db.select().from(personalAccessTokens).where(where).get();
-      if (!row) throw notFound('Personal Access Token');
-      const revoked = ctx.db.update(personalAccessTokens).set({ revoked: true }).where(where).returning().get();
-      return patEntity(revoked);
+      return personalAccessTokenEntity(revokePersonalAccessToken(ctx, owner, numericParam(request, 'token_id', 'Personal Access Token')));
     });
   }
 }
-

@@ -2,13 +2,13 @@
  * Who is calling: private token, personal access token, OAuth bearer token (seam), then sudo.
  * Tokens arrive as a query param, form or JSON body param, or header; a param wins over the header.
  */
-import { and, eq, or, sql } from 'drizzle-orm';
+import { and, eq, or } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { now } from '../context.js';
 import { personalAccessTokens, users, type UserRow } from '../db/schema.js';
-import { ApiError, forbidden, unauthorized } from '../errors.js';
+import { forbidden, notFoundMessage, unauthorized } from '../errors.js';
 import { hashToken } from '../secrets.js';
+import { tokenActiveSql } from '../services/users.js';
 
 /** Resolves an OAuth access token to a user id, or null. Installed by the OAuth module (later issue). */
 export type BearerResolver = (ctx: AppContext, token: string) => number | null;
@@ -38,36 +38,33 @@ export function userForToken(ctx: AppContext, token: string): UserRow | null {
   let user = ctx.db.select().from(users).where(eq(users.privateTokenHash, hash)).get() ?? null;
   if (!user) {
     const pat = ctx.db
-      .select()
+      .select({ userId: personalAccessTokens.userId })
       .from(personalAccessTokens)
-      .where(
-        and(
-          eq(personalAccessTokens.tokenHash, hash),
-          eq(personalAccessTokens.revoked, false),
-          or(sql`${personalAccessTokens.expiresAt} IS NULL`, sql`${personalAccessTokens.expiresAt} > ${now().slice(0, 10)}`),
-        ),
-      )
+      .where(and(eq(personalAccessTokens.tokenHash, hash), tokenActiveSql()))
       .get();
     if (pat) user = ctx.db.select().from(users).where(eq(users.id, pat.userId)).get() ?? null;
   }
   return user && user.state === 'active' ? user : null;
 }
 
-/** Authenticate a request: the acting user (after sudo), or null when no valid credential was sent. */
+/** The user of an OAuth bearer token (access_token param, bearer_token param or Authorization header), or null. */
+function userForBearer(ctx: AppContext, request: FastifyRequest): UserRow | null {
+  const auth = header(request, 'authorization');
+  const bearer = param(request, 'access_token') ?? auth?.match(/^Bearer\s+(.+)$/i)?.[1] ?? param(request, 'bearer_token');
+  if (!bearer || !bearerResolver) return null;
+  const id = bearerResolver(ctx, bearer);
+  const found = id ? ctx.db.select().from(users).where(eq(users.id, id)).get() : undefined;
+  return found && found.state === 'active' ? found : null;
+}
+
+/**
+ * Authenticate a request (GitLab 8.12 order): a private or personal access token (param, else PRIVATE-TOKEN
+ * header), then an OAuth bearer token; then sudo. Returns the acting user, or null when no valid credential was
+ * sent (sudo is then ignored and the caller gets 401).
+ */
 export function authenticate(ctx: AppContext, request: FastifyRequest): UserRow | null {
-  let user: UserRow | null = null;
   const token = param(request, 'private_token') ?? header(request, 'private-token');
-  if (token) {
-    user = userForToken(ctx, token);
-  } else {
-    const auth = header(request, 'authorization');
-    const bearer = param(request, 'access_token') ?? (auth?.match(/^Bearer\s+(.+)$/i)?.[1] ?? undefined);
-    if (bearer && bearerResolver) {
-      const id = bearerResolver(ctx, bearer);
-      const found = id ? ctx.db.select().from(users).where(eq(users.id, id)).get() : undefined;
-      user = found && found.state === 'active' ? found : null;
-    }
-  }
+  const user = (token ? userForToken(ctx, token) : null) ?? userForBearer(ctx, request);
   if (!user) return null;
   const sudo = param(request, 'sudo') ?? header(request, 'sudo');
   return sudo ? applySudo(ctx, user, sudo) : user;
@@ -82,7 +79,7 @@ function applySudo(ctx: AppContext, caller: UserRow, sudo: string): UserRow {
     .from(users)
     .where(byId ? or(eq(users.id, Number(sudo)), eq(users.username, sudo)) : eq(users.username, sudo))
     .get();
-  if (!target) throw new ApiError(404, { message: `404 Not Found: No user id or username for: ${sudo}` });
+  if (!target) throw notFoundMessage(`404 Not Found: No user id or username for: ${sudo}`);
   return target;
 }
 
@@ -90,6 +87,21 @@ function applySudo(ctx: AppContext, caller: UserRow, sudo: string): UserRow {
 export function requireUser(request: FastifyRequest): UserRow {
   if (!request.user) throw unauthorized();
   return request.user;
+}
+
+/** The signed-in administrator of a request: 401 when anonymous, 403 `403 Forbidden` for other users. */
+export function requireAdmin(request: FastifyRequest): UserRow {
+  const user = requireUser(request);
+  if (!user.isAdmin) throw forbidden();
+  return user;
+}
+
+/**
+ * Route hook for admin-only routes (`preValidation: adminOnly`): refuses non-admins before the body is validated,
+ * as GitLab's `authenticated_as_admin!` runs before `required_attributes!`.
+ */
+export async function adminOnly(request: FastifyRequest): Promise<void> {
+  requireAdmin(request);
 }
 
 declare module 'fastify' {

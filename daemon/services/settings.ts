@@ -5,6 +5,7 @@ import { now } from '../context.js';
 import { applicationSettings, type ApplicationSettingsRow } from '../db/schema.js';
 import { validationError } from '../errors.js';
 import { randomToken } from '../secrets.js';
+import { normalizeBoolean } from '../api/params.js';
 
 const cache = new WeakMap<AppContext, ApplicationSettingsRow>();
 
@@ -46,7 +47,13 @@ export function runnersRegistrationToken(ctx: AppContext): string {
   return ctx.secrets.open(getSettings(ctx).runnersRegistrationToken);
 }
 
-/** Parameters of PUT /application/settings (all optional). */
+/** The visibility levels non-admins may not use (empty when nothing is restricted). */
+export function restrictedVisibilityLevels(ctx: AppContext): number[] {
+  const text = getSettings(ctx).restrictedVisibilityLevels;
+  return text ? (JSON.parse(text) as number[]) : [];
+}
+
+/** Parameters of PUT /application/settings (all optional), as they are stored. */
 export interface UpdateSettingsParams {
   default_projects_limit?: number;
   signup_enabled?: boolean;
@@ -72,80 +79,136 @@ export interface UpdateSettingsParams {
   enabled_git_access_protocol?: string | null;
 }
 
-const LEVELS = [0, 10, 20];
-/** GitLab 8.x accepted 0/1/2 in docs and 0/10/20 in practice for visibility settings; accept both and store 0/10/20. */
-const visibilityOf = (v: number) => (v === 1 ? 10 : v === 2 ? 20 : v);
+/**
+ * What PUT /application/settings may send: any value for each field, as clients send them (numbers as strings,
+ * booleans as 1/0/yes/no, lists as arrays or comma-separated strings). updateSettings() checks every one.
+ */
+export type SettingsInput = { [K in keyof UpdateSettingsParams]?: unknown };
 
-/** Validate and apply a settings update; 400 with the validation hash on any invalid field, changing nothing. */
-export function updateSettings(ctx: AppContext, p: UpdateSettingsParams): ApplicationSettingsRow {
+const MAX_INT = 2147483647;
+const VISIBILITY_BY_WORD: Record<string, number> = { private: 0, internal: 10, public: 20 };
+const NOT_IN_LIST = 'is not included in the list';
+
+/** An integer from a number or a string of digits; undefined when it is not one. */
+function toInteger(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isInteger(v) ? v : undefined;
+  if (typeof v === 'string' && /^\s*[-+]?\d+\s*$/.test(v)) return Number(v);
+  return undefined;
+}
+
+/** A visibility level: 0/10/20, the documented 0/1/2, or private/internal/public; undefined otherwise. */
+function toVisibility(v: unknown): number | undefined {
+  if (typeof v === 'string' && v.trim().toLowerCase() in VISIBILITY_BY_WORD) return VISIBILITY_BY_WORD[v.trim().toLowerCase()];
+  const n = toInteger(v);
+  if (n === undefined) return undefined;
+  const level = n === 1 ? 10 : n === 2 ? 20 : n;
+  return [0, 10, 20].includes(level) ? level : undefined;
+}
+
+/** A list from an array or a string separated by commas, semicolons, spaces or newlines; null when blank. */
+function toList(v: unknown): unknown[] | null {
+  if (v === null || v === '') return null;
+  if (Array.isArray(v)) return v.flatMap((x) => (typeof x === 'string' ? x.split(/[\s,;]+/) : [x])).filter((x) => x !== '');
+  return String(v).split(/[\s,;]+/).filter(Boolean);
+}
+
+const URL_PATTERN = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
+const DOMAIN_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
+
+/**
+ * Validate and apply a settings update. Every field is checked first; when any is invalid the reply is 400 with
+ * the validation hash (`{message: {field: [errors]}}`) and nothing is changed.
+ */
+export function updateSettings(ctx: AppContext, p: SettingsInput): ApplicationSettingsRow {
   const errors: Record<string, string[]> = {};
   const err = (k: string, m: string) => (errors[k] ??= []).push(m);
   const set: Partial<ApplicationSettingsRow> = {};
-  const intField = (k: keyof UpdateSettingsParams, col: keyof ApplicationSettingsRow, min: number) => {
-    const v = p[k];
-    if (v === undefined) return;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) err(k, `must be greater than or equal to ${min}`);
-    else (set as Record<string, unknown>)[col] = v;
-  };
-  intField('default_projects_limit', 'defaultProjectsLimit', 0);
-  intField('max_attachment_size', 'maxAttachmentSize', 1);
-  intField('session_expire_delay', 'sessionExpireDelay', 0);
-  intField('container_registry_token_expire_delay', 'containerRegistryTokenExpireDelay', 1);
+  const assign = (col: keyof ApplicationSettingsRow, v: unknown) => ((set as Record<string, unknown>)[col] = v);
+
+  const ints = [
+    ['default_projects_limit', 'defaultProjectsLimit', 0],
+    ['max_attachment_size', 'maxAttachmentSize', 1],
+    ['session_expire_delay', 'sessionExpireDelay', 0],
+    ['container_registry_token_expire_delay', 'containerRegistryTokenExpireDelay', 1],
+  ] as const;
+  for (const [k, col, min] of ints) {
+    const raw = p[k];
+    if (raw === undefined) continue;
+    const v = toInteger(raw);
+    if (v === undefined) err(k, typeof raw === 'number' ? 'must be an integer' : 'is not a number');
+    else if (v < min) err(k, min === 0 ? 'must be greater than or equal to 0' : `must be greater than ${min - 1}`);
+    else if (v > MAX_INT) err(k, `must be less than or equal to ${MAX_INT}`);
+    else assign(col, v);
+  }
   if (p.default_branch_protection !== undefined) {
-    if (![0, 1, 2].includes(p.default_branch_protection)) err('default_branch_protection', 'is not included in the list');
-    else set.defaultBranchProtection = p.default_branch_protection;
+    const v = toInteger(p.default_branch_protection);
+    if (v === undefined || ![0, 1, 2].includes(v)) err('default_branch_protection', NOT_IN_LIST);
+    else set.defaultBranchProtection = v;
   }
   for (const [k, col] of [
     ['default_project_visibility', 'defaultProjectVisibility'],
     ['default_snippet_visibility', 'defaultSnippetVisibility'],
     ['default_group_visibility', 'defaultGroupVisibility'],
   ] as const) {
-    const v = p[k];
-    if (v === undefined) continue;
-    const level = visibilityOf(v);
-    if (!LEVELS.includes(level)) err(k, 'is not included in the list');
+    if (p[k] === undefined) continue;
+    const level = toVisibility(p[k]);
+    if (level === undefined) err(k, NOT_IN_LIST);
     else set[col] = level;
   }
   if (p.restricted_visibility_levels !== undefined) {
-    const levels = p.restricted_visibility_levels?.map(visibilityOf) ?? null;
-    if (levels && levels.some((l) => !LEVELS.includes(l))) err('restricted_visibility_levels', 'is not included in the list');
-    else set.restrictedVisibilityLevels = levels ? JSON.stringify([...new Set(levels)]) : null;
+    const items = toList(p.restricted_visibility_levels);
+    const levels = items?.map(toVisibility) ?? null;
+    if (levels && levels.some((l) => l === undefined)) err('restricted_visibility_levels', NOT_IN_LIST);
+    else set.restrictedVisibilityLevels = levels ? JSON.stringify([...new Set(levels)].sort((a, b) => a! - b!)) : null;
   }
   for (const [k, col] of [['domain_whitelist', 'domainWhitelist'], ['domain_blacklist', 'domainBlacklist']] as const) {
-    const v = p[k];
-    if (v === undefined) continue;
-    const list = v?.flatMap((d) => d.split(/[\s,;]+/)).map((d) => d.trim()).filter(Boolean) ?? null;
-    if (list && list.some((d) => !/^[*a-z0-9.-]+$/i.test(d))) err(k, 'contains an invalid domain');
-    else set[col] = list ? JSON.stringify(list) : null;
+    if (p[k] === undefined) continue;
+    const list = toList(p[k]);
+    if (list && list.some((d) => typeof d !== 'string' || d.length > 255 || !DOMAIN_PATTERN.test(d))) err(k, 'contains an invalid domain');
+    else set[col] = list ? JSON.stringify([...new Set(list as string[])]) : null;
   }
   for (const [k, col] of [
     ['signup_enabled', 'signupEnabled'], ['signin_enabled', 'signinEnabled'], ['gravatar_enabled', 'gravatarEnabled'],
     ['domain_blacklist_enabled', 'domainBlacklistEnabled'], ['user_oauth_applications', 'userOauthApplications'],
   ] as const) {
-    if (p[k] !== undefined) set[col] = p[k];
+    if (p[k] === undefined) continue;
+    const v = normalizeBoolean(p[k]);
+    if (typeof v !== 'boolean') err(k, NOT_IN_LIST);
+    else set[col] = v;
   }
-  for (const [k, col] of [
-    ['sign_in_text', 'signInText'], ['after_sign_up_text', 'afterSignUpText'], ['after_sign_out_path', 'afterSignOutPath'],
-  ] as const) {
-    if (p[k] !== undefined) set[col] = p[k] || null;
+  const text = (k: keyof SettingsInput, max: number): string | null | undefined => {
+    const v = p[k];
+    if (v === undefined) return undefined;
+    if (v === null || v === '') return null;
+    if (typeof v !== 'string' && typeof v !== 'number') return err(k, 'is invalid'), undefined;
+    const s = String(v);
+    return s.length > max ? (err(k, `is too long (maximum is ${max} characters)`), undefined) : s;
+  };
+  for (const [k, col] of [['sign_in_text', 'signInText'], ['after_sign_up_text', 'afterSignUpText']] as const) {
+    const v = text(k, 65535);
+    if (v !== undefined) set[col] = v;
   }
-  if (p.home_page_url !== undefined) {
-    if (p.home_page_url && !/^https?:\/\/\S+$/.test(p.home_page_url)) err('home_page_url', 'is not a valid URL');
-    else set.homePageUrl = p.home_page_url || null;
+  for (const [k, col] of [['home_page_url', 'homePageUrl'], ['after_sign_out_path', 'afterSignOutPath']] as const) {
+    const v = text(k, 2048);
+    if (v === undefined) continue;
+    if (v !== null && !URL_PATTERN.test(v)) err(k, 'is not a valid URL');
+    else set[col] = v;
   }
   if (p.repository_storage !== undefined) {
-    if (p.repository_storage !== 'default') err('repository_storage', 'is not included in the list of configured storages (default)');
-    else set.repositoryStorage = p.repository_storage;
+    if (p.repository_storage !== 'default') err('repository_storage', `${NOT_IN_LIST} of configured storages (default)`);
+    else set.repositoryStorage = 'default';
   }
   if (p.enabled_git_access_protocol !== undefined) {
-    const v = p.enabled_git_access_protocol || null;
-    if (v !== null && !['ssh', 'http'].includes(v)) err('enabled_git_access_protocol', 'is not included in the list');
+    const v = p.enabled_git_access_protocol === '' || p.enabled_git_access_protocol === null ? null : p.enabled_git_access_protocol;
+    if (v !== null && v !== 'ssh' && v !== 'http') err('enabled_git_access_protocol', NOT_IN_LIST);
     else set.enabledGitAccessProtocol = v;
   }
   const current = getSettings(ctx);
   const blacklistOn = set.domainBlacklistEnabled ?? current.domainBlacklistEnabled;
   const blacklist = set.domainBlacklist !== undefined ? set.domainBlacklist : current.domainBlacklist;
-  if (blacklistOn && (!blacklist || JSON.parse(blacklist).length === 0)) err('domain_blacklist', "can't be blank when the blacklist is enabled");
+  if (blacklistOn && !errors.domain_blacklist && (!blacklist || (JSON.parse(blacklist) as string[]).length === 0)) {
+    err('domain_blacklist', "can't be blank when the domain blacklist is enabled");
+  }
   if (Object.keys(errors).length > 0) throw validationError(errors);
 
   set.updatedAt = now();

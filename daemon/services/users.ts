@@ -1,10 +1,13 @@
 /** Users: create, update, delete, block, sign in, personal access tokens. */
-import { and, eq, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, ne, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { members, namespaces, personalAccessTokens, projects, users, type UserRow } from '../db/schema.js';
+import {
+  namespaces, personalAccessTokens, projects, users, type PersonalAccessTokenRow, type ProjectRow, type UserRow,
+} from '../db/schema.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets.js';
+import { deleteProjectRows } from './projects.js';
 import { getSettings } from './settings.js';
 
 /** Parameters of POST /users and PUT /users/:id. */
@@ -27,43 +30,80 @@ export interface UserParams {
   confirm?: boolean;
 }
 
-/** Usernames and group paths: letters, digits, _, -, . ; not starting with - or ., not ending in .git or .atom. */
+/** Project paths: letters, digits, _, -, . ; not starting with - or ., not ending in .git or .atom. */
 export const PATH_PATTERN = /^[a-zA-Z0-9_][a-zA-Z0-9_.-]*$/;
-/** Whether a string is usable as a namespace or project path. */
+/** Whether a string is usable as a project path (GitLab's project_path_regex, minus a leading '.'). */
 export function validPath(path: string): boolean {
   return PATH_PATTERN.test(path) && !/\.(git|atom)$/i.test(path) && path.length <= 255;
 }
 
-function validate(ctx: AppContext, p: UserParams, existingId: number | null): void {
+/**
+ * Top-level paths a user or group may not take: GitLab 8.12's NamespaceValidator list, plus the prefixes Gantry
+ * serves itself (/api, /ci, /oauth), which would otherwise shadow `<namespace>/<project>.git` URLs.
+ */
+export const RESERVED_NAMESPACE_PATHS = new Set([
+  '.well-known', 'admin', 'all', 'assets', 'ci', 'dashboard', 'files', 'groups', 'help', 'hooks', 'issues', 'merge_requests',
+  'new', 'notes', 'profile', 'projects', 'public', 'repository', 'robots.txt', 's', 'search', 'services', 'snippets', 'teams',
+  'u', 'unicorn_test', 'unsubscribes', 'uploads', 'users', 'api', 'oauth',
+]);
+
+/** Whether a string is usable as a username or group path: a valid path that does not end in '.' (GitLab's namespace_regex). */
+export function validNamespacePath(path: string): boolean {
+  return validPath(path) && !path.endsWith('.');
+}
+
+/** Whether a namespace path is reserved (case-insensitive). */
+export function reservedNamespacePath(path: string): boolean {
+  return RESERVED_NAMESPACE_PATHS.has(path.toLowerCase());
+}
+
+const EMAIL_PATTERN = /^[^@\s]+@[^@\s]+$/;
+
+/** Field checks of a create or update: the ActiveRecord-style error hash (empty when fine). */
+function fieldErrors(p: UserParams): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
   const err = (k: string, m: string) => (errors[k] ??= []).push(m);
-  if (p.email !== undefined && !/^[^@\s]+@[^@\s]+$/.test(p.email)) err('email', 'is invalid');
-  if (p.password !== undefined && p.password.length < 8) err('password', 'is too short (minimum is 8 characters)');
-  if (p.username !== undefined && !validPath(p.username)) {
-    err('username', 'can contain only letters, digits, \'_\', \'-\' and \'.\'. Cannot start with \'-\' or end in \'.\', \'.git\' or \'.atom\'.');
+  if (p.email !== undefined && (!EMAIL_PATTERN.test(p.email) || p.email.length > 255)) err('email', 'is invalid');
+  if (p.password !== undefined) {
+    if (p.password.length < 8) err('password', 'is too short (minimum is 8 characters)');
+    if (p.password.length > 128) err('password', 'is too long (maximum is 128 characters)');
+  }
+  if (p.username !== undefined) {
+    if (!validNamespacePath(p.username)) {
+      err('username', "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.");
+    } else if (reservedNamespacePath(p.username)) err('username', `${p.username} is a reserved name`);
   }
   if (p.name !== undefined && p.name.length > 255) err('name', 'is too long (maximum is 255 characters)');
   if (p.bio !== undefined && p.bio.length > 255) err('bio', 'is too long (maximum is 255 characters)');
   if (p.projects_limit !== undefined && p.projects_limit < 0) err('projects_limit', 'must be greater than or equal to 0');
-  if (Object.keys(errors).length) throw validationError(errors);
+  for (const k of ['skype', 'linkedin', 'twitter', 'website_url', 'organization', 'location'] as const) {
+    const v = p[k];
+    if (v !== undefined && v.length > 255) err(k, 'is too long (maximum is 255 characters)');
+  }
+  return errors;
+}
 
+/**
+ * Validate a create (existingId null) or an update. As GitLab 8.x, a taken email or username answers 409 before
+ * any other validation error; a username may not be the path of any namespace (user or group) but the user's own.
+ */
+function validate(ctx: AppContext, p: UserParams, existingId: number | null): void {
   const idCond = existingId === null ? sql`1` : ne(users.id, existingId);
   if (p.email !== undefined && ctx.db.select({ id: users.id }).from(users).where(and(eq(users.email, p.email), idCond)).get()) {
     throw conflict('Email has already been taken');
   }
   if (p.username !== undefined) {
+    const ownNamespace = existingId === null ? sql`1` : sql`NOT (${namespaces.kind} = 'user' AND ${namespaces.ownerId} = ${existingId})`;
     const taken =
       ctx.db.select({ id: users.id }).from(users).where(and(eq(users.username, p.username), idCond)).get() ||
-      ctx.db
-        .select({ id: namespaces.id })
-        .from(namespaces)
-        .where(and(eq(namespaces.path, p.username), existingId === null ? sql`1` : sql`NOT (${namespaces.kind} = 'user' AND ${namespaces.ownerId} = ${existingId})`))
-        .get();
+      ctx.db.select({ id: namespaces.id }).from(namespaces).where(and(eq(namespaces.path, p.username), ownNamespace)).get();
     if (taken) throw conflict('Username has already been taken');
   }
+  const errors = fieldErrors(p);
+  if (Object.keys(errors).length) throw validationError(errors);
 }
 
-/** Create a user and their personal namespace in one transaction. */
+/** Create a user and their personal namespace in one transaction; projects_limit defaults to the settings' default. */
 export async function createUser(ctx: AppContext, p: UserParams & { email: string; password: string; username: string; name: string }): Promise<UserRow> {
   validate(ctx, p, null);
   const passwordHash = await hashPassword(p.password);
@@ -111,6 +151,7 @@ export async function updateUser(ctx: AppContext, user: UserRow, p: UserParams):
     if (p.admin !== undefined) set.isAdmin = p.admin;
     if (p.can_create_group !== undefined) set.canCreateGroup = p.can_create_group;
     if (p.external !== undefined) set.external = p.external;
+    if (p.confirm === true && !user.confirmedAt) set.confirmedAt = t;
     const updated = tx.update(users).set(set).where(eq(users.id, user.id)).returning().get();
     if (p.username !== undefined && p.username !== user.username) {
       tx.update(namespaces)
@@ -122,41 +163,74 @@ export async function updateUser(ctx: AppContext, user: UserRow, p: UserParams):
   });
 }
 
-/** Find a user by id or 404 `404 User Not Found`. */
+/**
+ * Find a user by id or 404 `404 User Not Found`. Gantry answers this one message for every unknown user id
+ * (GitLab 8.12 said `404 Not found` on GET/PUT and `404 User Not Found` on DELETE/block: one form is clearer).
+ */
 export function findUser(ctx: AppContext, id: number, message = 'User'): UserRow {
-  const user = ctx.db.select().from(users).where(eq(users.id, id)).get();
+  const user = Number.isSafeInteger(id) ? ctx.db.select().from(users).where(eq(users.id, id)).get() : undefined;
   if (!user) throw notFound(message);
   return user;
 }
 
-/**
- * Delete a user, their personal projects and memberships. A user who is the sole owner of a group is not
- * deleted (GitLab 8.x); the caller still gets the record.
- * @returns the ids of deleted projects, so storage (repositories) can be removed by the caller.
- */
-export function deleteUser(ctx: AppContext, user: UserRow): { deleted: boolean; projectIds: number[] } {
-  const soleOwner = ctx.db.$client
+/** Filters of GET /users. */
+export interface UserFilters {
+  search?: string;
+  active?: boolean;
+  blocked?: boolean;
+}
+
+/** A count and a page fetcher over users, for paginate(); ordered by id. */
+export function listUsers(ctx: AppContext, f: UserFilters): { count(): number; fetch(limit: number, offset: number): UserRow[] } {
+  const conds: SQL[] = [];
+  if (f.search) {
+    const pattern = `%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conds.push(sql`(${users.name} LIKE ${pattern} ESCAPE '\\' OR ${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.username} LIKE ${pattern} ESCAPE '\\')`);
+  }
+  if (f.active) conds.push(eq(users.state, 'active'));
+  if (f.blocked) conds.push(eq(users.state, 'blocked'));
+  const where = conds.length ? and(...conds) : undefined;
+  return {
+    count: () => ctx.db.select({ n: sql<number>`count(*)` }).from(users).where(where).get()!.n,
+    fetch: (limit, offset) => ctx.db.select().from(users).where(where).orderBy(asc(users.id)).limit(limit).offset(offset).all(),
+  };
+}
+
+/** Users with exactly this username (case-insensitive): GET /users?username=. */
+export function usersByUsername(ctx: AppContext, username: string): UserRow[] {
+  return ctx.db.select().from(users).where(eq(users.username, username)).all();
+}
+
+/** Whether the user is the only owner of some group (such a user is not deleted, as in GitLab 8.x). */
+export function soleGroupOwner(ctx: AppContext, user: UserRow): boolean {
+  return !!ctx.db.$client
     .prepare(
       `SELECT 1 FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND m.access_level = 50
        AND (SELECT COUNT(*) FROM members o WHERE o.source_type = 'Namespace' AND o.source_id = m.source_id AND o.access_level = 50) = 1 LIMIT 1`,
     )
     .get(user.id);
-  if (soleOwner) return { deleted: false, projectIds: [] };
+}
+
+/**
+ * Delete a user, their personal namespace and projects, memberships and tokens. A user who is the sole owner of a
+ * group is not deleted (GitLab 8.x); the caller still gets the record.
+ * @returns the ids of deleted projects, so storage (repositories) can be removed by the caller.
+ */
+export function deleteUser(ctx: AppContext, user: UserRow): { deleted: boolean; projectIds: number[] } {
+  if (soleGroupOwner(ctx, user)) return { deleted: false, projectIds: [] };
   return ctx.db.transaction((tx) => {
     const ns = tx.select().from(namespaces).where(and(eq(namespaces.kind, 'user'), eq(namespaces.ownerId, user.id))).get();
-    const owned = ns ? tx.select({ id: projects.id }).from(projects).where(eq(projects.namespaceId, ns.id)).all().map((r) => r.id) : [];
-    for (const id of owned) {
-      tx.delete(members).where(and(eq(members.sourceType, 'Project'), eq(members.sourceId, id))).run();
-      tx.update(projects).set({ forkedFromId: null }).where(eq(projects.forkedFromId, id)).run();
-      tx.delete(projects).where(eq(projects.id, id)).run();
-    }
+    const owned: ProjectRow[] = ns ? tx.select().from(projects).where(eq(projects.namespaceId, ns.id)).all() : [];
+    for (const project of owned) deleteProjectRows(ctx, project);
     if (ns) tx.delete(namespaces).where(eq(namespaces.id, ns.id)).run();
+    // A group never disappears with a user (owner_id cascades), whatever wrote that column.
+    tx.update(namespaces).set({ ownerId: null }).where(and(eq(namespaces.kind, 'group'), eq(namespaces.ownerId, user.id))).run();
     tx.delete(users).where(eq(users.id, user.id)).run();
-    return { deleted: true, projectIds: owned };
+    return { deleted: true, projectIds: owned.map((p) => p.id) };
   });
 }
 
-/** Block or unblock a user. */
+/** Block or unblock a user. A blocked user cannot sign in and none of their tokens authenticate. */
 export function setUserState(ctx: AppContext, user: UserRow, state: 'active' | 'blocked'): void {
   ctx.db.update(users).set({ state, updatedAt: now() }).where(eq(users.id, user.id)).run();
 }
@@ -177,6 +251,22 @@ export async function signIn(ctx: AppContext, login: string, password: string): 
 }
 const DUMMY_HASH = 'scrypt$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
+/** Today's date (UTC) as YYYY-MM-DD. */
+const today = () => now().slice(0, 10);
+
+/**
+ * Whether a personal access token authenticates: not revoked and not expired. A token expires at the start
+ * (00:00 UTC) of its expires_at day, as GitLab's `expires_at > now` on a date column.
+ */
+export function tokenActive(t: Pick<PersonalAccessTokenRow, 'revoked' | 'expiresAt'>): boolean {
+  return !t.revoked && (t.expiresAt === null || t.expiresAt > today());
+}
+
+/** SQL condition of tokenActive() (the same rule, for lookups and lists). */
+export function tokenActiveSql(): SQL {
+  return sql`(${personalAccessTokens.revoked} = 0 AND (${personalAccessTokens.expiresAt} IS NULL OR ${personalAccessTokens.expiresAt} > ${today()}))`;
+}
+
 /** Create a personal access token; the secret is returned once and stored only as its hash. */
 export function createPersonalAccessToken(ctx: AppContext, user: UserRow, name: string, expiresAt: string | null) {
   const token = randomToken(24);
@@ -186,4 +276,30 @@ export function createPersonalAccessToken(ctx: AppContext, user: UserRow, name: 
     .returning()
     .get();
   return { row, token };
+}
+
+/** A count and a page fetcher over a user's personal access tokens, optionally only `active` or `inactive` ones. */
+export function listPersonalAccessTokens(ctx: AppContext, user: UserRow, state?: 'active' | 'inactive') {
+  const own = eq(personalAccessTokens.userId, user.id);
+  const where = state === 'active' ? and(own, tokenActiveSql()) : state === 'inactive' ? and(own, sql`NOT ${tokenActiveSql()}`) : own;
+  return {
+    count: () => ctx.db.select({ n: sql<number>`count(*)` }).from(personalAccessTokens).where(where).get()!.n,
+    fetch: (limit: number, offset: number) =>
+      ctx.db.select().from(personalAccessTokens).where(where).orderBy(asc(personalAccessTokens.id)).limit(limit).offset(offset).all(),
+  };
+}
+
+/** One of a user's personal access tokens, or 404 `404 Personal Access Token Not Found`. */
+export function findPersonalAccessToken(ctx: AppContext, user: UserRow, tokenId: number): PersonalAccessTokenRow {
+  const row = Number.isSafeInteger(tokenId)
+    ? ctx.db.select().from(personalAccessTokens).where(and(eq(personalAccessTokens.id, tokenId), eq(personalAccessTokens.userId, user.id))).get()
+    : undefined;
+  if (!row) throw notFound('Personal Access Token');
+  return row;
+}
+
+/** Revoke one of a user's personal access tokens (idempotent); it stops authenticating at once. */
+export function revokePersonalAccessToken(ctx: AppContext, user: UserRow, tokenId: number): PersonalAccessTokenRow {
+  const row = findPersonalAccessToken(ctx, user, tokenId);
+  return ctx.db.update(personalAccessTokens).set({ revoked: true }).where(eq(personalAccessTokens.id, row.id)).returning().get();
 }

@@ -2,8 +2,9 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import type { UserRow } from '../../db/schema.js';
+import type { PersonalAccessTokenRow, UserRow } from '../../db/schema.js';
 import { getSettings } from '../../services/settings.js';
+import { tokenActive } from '../../services/users.js';
 import { Nullable } from '../params.js';
 
 /** The avatar URL of a user: Gravatar when enabled, otherwise null. */
@@ -89,3 +90,19 @@ export const UserFullSchema = Type.Object({
 });
 /** Response schema of UserLogin. */
 export const UserLoginSchema = Type.Object({ ...UserFullSchema.properties, private_token: S });
+
+/** PersonalAccessToken (GitLab 9.x shape): never carries the secret; `active` is false once revoked or expired. */
+export function personalAccessTokenEntity(t: PersonalAccessTokenRow) {
+  return {
+    id: t.id, name: t.name, revoked: t.revoked, created_at: t.createdAt, scopes: ['api'], user_id: t.userId,
+    active: tokenActive(t), expires_at: t.expiresAt,
+  };
+}
+
+/** Response schema of a personal access token (without the secret). */
+export const PersonalAccessTokenSchema = Type.Object({
+  id: Type.Integer(), name: S, revoked: Type.Boolean(), created_at: S, scopes: Type.Array(S), user_id: Type.Integer(),
+  active: Type.Boolean(), expires_at: NS,
+});
+/** Response schema of a just-created personal access token: the only response that carries `token`. */
+export const PersonalAccessTokenWithTokenSchema = Type.Object({ ...PersonalAccessTokenSchema.properties, token: S });
