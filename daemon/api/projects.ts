@@ -1,7 +1,163 @@
-/** /api/v3 routes of the projects resource. */
-import type { FastifyInstance } from 'fastify';
+/** /api/v3 routes of the projects resource: lists, get, create (also for a user), update and delete. */
+import { Type, type Static } from '@sinclair/typebox';
+import { eq } from 'drizzle-orm';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { users, type ProjectRow } from '../db/schema.js';
+import { notFound } from '../errors.js';
+import { normalizeBoolean } from './params.js';
+import { countProjects, fetchProjects, projectListQuery, type ProjectListFilters, type ProjectListScope } from '../services/project-lists.js';
+import {
+  createProject, deleteProjectRows, restoreProjectRow, updateProject, type ProjectParams,
+} from '../services/projects.js';
+import { removeProjectStorage, storageCreated, storageMoved } from '../services/storage.js';
+import { presentBasicProjects, presentProject, presentProjects, ProjectListSchema, ProjectSchema } from './entities/projects.js';
+import { paginate } from './pagination.js';
+import { Bool, Int, PageParams, ProjectIdParams, RequiredString } from './params.js';
+import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import projectActionRoutes from './project-actions.js';
+import projectHookRoutes from './project-hooks.js';
+import projectEventRoutes from './project-events.js';
+import projectUploadRoutes from './project-uploads.js';
 
-/** Registers the projects routes. */
+const O = Type.Optional;
+const ListQuery = Type.Object({
+  archived: O(Type.String({ description: 'true or false: limit by archived status' })),
+  visibility: O(Type.String({ description: 'public, internal or private' })),
+  order_by: O(Type.String({ description: 'id, name, path, created_at, updated_at or last_activity_at (default created_at)' })),
+  sort: O(Type.String({ description: 'asc or desc (default desc)' })),
+  search: O(Type.String({ description: 'substring of the path, name or description' })),
+  simple: O(Type.String({ description: 'true: BasicProjectDetails only' })),
+  ...PageParams,
+});
+type ListQueryT = Static<typeof ListQuery>;
+
+/** Flags shared by create, create-for-user and update. */
+const ProjectFlags = {
+  description: O(Type.String()),
+  issues_enabled: O(Bool()),
+  merge_requests_enabled: O(Bool()),
+  builds_enabled: O(Bool()),
+  wiki_enabled: O(Bool()),
+  snippets_enabled: O(Bool()),
+  container_registry_enabled: O(Bool()),
+  shared_runners_enabled: O(Bool()),
+  lfs_enabled: O(Bool()),
+  request_access_enabled: O(Bool()),
+  only_allow_merge_if_build_succeeds: O(Bool()),
+  public: O(Bool({ description: 'true equals visibility_level 20' })),
+  visibility_level: O(Int({ description: '0 private, 10 internal, 20 public' })),
+  public_builds: O(Bool()),
+};
+const CreateBody = Type.Object({ name: RequiredString(), path: O(Type.String()), namespace_id: O(Int()), import_url: O(Type.String()), ...ProjectFlags });
+const CreateForUserBody = Type.Object({ name: RequiredString(), import_url: O(Type.String()), ...ProjectFlags });
+const UpdateBody = Type.Object({ name: O(Type.String()), path: O(Type.String()), default_branch: O(Type.String()), ...ProjectFlags });
+const FLAG_KEYS = Object.keys(ProjectFlags) as (keyof typeof ProjectFlags)[];
+
+/** Only the declared keys reach the service (GitLab's attributes_for_keys). */
+function projectParams(body: Record<string, unknown>, extra: string[]): ProjectParams {
+  const out: Record<string, unknown> = {};
+  for (const k of [...FLAG_KEYS, ...extra]) if (body[k] !== undefined) out[k] = body[k];
+  return out as ProjectParams;
+}
+
+/** Create the storage of a new project; if that fails, no half-created project remains. */
+export async function finishProjectCreate(ctx: AppContext, project: ProjectRow): Promise<void> {
+  try {
+    await storageCreated(ctx, project);
+  } catch (e) {
+    deleteProjectRows(ctx, project);
+    await removeProjectStorage(ctx, [project.id]).catch(() => undefined);
+    throw e;
+  }
+}
+
+/** Registers the projects routes (and the project sub-resources). */
 export default async function projectsRoutes(api: FastifyInstance): Promise<void> {
-  void api;
+  const { ctx } = api;
+
+  const list = (request: FastifyRequest, reply: FastifyReply, scope: ProjectListScope, withAccess: boolean, extraSearch?: string) => {
+    const q = request.query as ListQueryT;
+    const filters: ProjectListFilters = { archived: q.archived, visibility: q.visibility, order_by: q.order_by, sort: q.sort, search: q.search };
+    const query = projectListQuery(scope, filters, extraSearch);
+    const rows = paginate(request, reply, () => countProjects(ctx, query), (limit, offset) => fetchProjects(ctx, query, limit, offset));
+    if (normalizeBoolean(q.simple) === true) return presentBasicProjects(ctx, rows);
+    return presentProjects(ctx, callerOf(request), rows, { withAccess });
+  };
+  const listSchema = (summary: string) => ({ tags: ['projects'], summary, querystring: ListQuery, response: { 200: ProjectListSchema } });
+
+  api.get('/projects', { schema: listSchema('Projects the caller is a member of (ProjectWithAccess)') }, async (request, reply) =>
+    list(request, reply, { kind: 'authorized', user: callerOf(request) }, true));
+  api.get('/projects/owned', { schema: listSchema('Projects in the caller\'s personal namespace') }, async (request, reply) =>
+    list(request, reply, { kind: 'owned', user: callerOf(request) }, true));
+  api.get('/projects/starred', { schema: listSchema('Visible projects the caller starred') }, async (request, reply) =>
+    list(request, reply, { kind: 'starred', user: callerOf(request) }, false));
+  api.get('/projects/visible', { schema: listSchema('Every project the caller can see') }, async (request, reply) =>
+    list(request, reply, { kind: 'visible', user: callerOf(request) }, true));
+  api.get('/projects/all', { preValidation: adminOnly, schema: listSchema('All projects (administrators only)') }, async (request, reply) =>
+    list(request, reply, { kind: 'all' }, true));
+  api.get('/projects/search/:query', {
+    schema: { ...listSchema('Visible projects whose path, name or description contains :query'), params: Type.Object({ query: Type.String() }) },
+  }, async (request, reply) =>
+    list(request, reply, { kind: 'visible', user: callerOf(request) }, false, (request.params as { query: string }).query));
+
+  api.get('/projects/:id', {
+    preValidation: loadProject('read_project'),
+    schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: ProjectSchema } },
+  }, async (request) => presentProject(ctx, callerOf(request), projectOf(request), { withAccess: true, withRunnersToken: true }));
+
+  api.post('/projects', {
+    preValidation: dropBlankParams,
+    schema: { tags: ['projects'], body: CreateBody, response: { 201: ProjectSchema } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const body = request.body as Static<typeof CreateBody>;
+    const project = createProject(ctx, user, user, { ...projectParams(body, ['path', 'namespace_id', 'import_url']), name: body.name });
+    await finishProjectCreate(ctx, project);
+    return reply.code(201).send(presentProject(ctx, user, project, { withRunnersToken: true }));
+  });
+
+  api.post('/projects/user/:user_id', {
+    preValidation: [adminOnly, dropBlankParams],
+    schema: { tags: ['projects'], params: Type.Object({ user_id: Type.Integer() }), body: CreateForUserBody, response: { 201: ProjectSchema } },
+  }, async (request, reply) => {
+    const admin = callerOf(request);
+    const owner = ctx.db.select().from(users).where(eq(users.id, (request.params as { user_id: number }).user_id)).get();
+    if (!owner) throw notFound('User');
+    const body = request.body as Static<typeof CreateForUserBody>;
+    const project = createProject(ctx, admin, owner, { ...projectParams(body, ['import_url']), name: body.name });
+    await finishProjectCreate(ctx, project);
+    return reply.code(201).send(presentProject(ctx, admin, project, { withRunnersToken: true }));
+  });
+
+  api.put('/projects/:id', {
+    preValidation: [loadProject('admin_project'), dropBlankParams],
+    schema: { tags: ['projects'], params: ProjectIdParams, body: UpdateBody, response: { 200: ProjectSchema } },
+  }, async (request) => {
+    const user = callerOf(request);
+    const before = projectOf(request);
+    const result = updateProject(ctx, user, before, projectParams((request.body ?? {}) as Record<string, unknown>, ['name', 'path', 'default_branch']));
+    try {
+      await storageMoved(ctx, result.project, result.fromFullPath, result.toFullPath);
+    } catch (e) {
+      restoreProjectRow(ctx, before);
+      throw e;
+    }
+    return presentProject(ctx, user, result.project, { withAccess: true, withRunnersToken: true });
+  });
+
+  api.delete('/projects/:id', {
+    preValidation: loadProject('remove_project'),
+    schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: Type.Boolean() } },
+  }, async (request) => {
+    const project = projectOf(request);
+    deleteProjectRows(ctx, project);
+    await removeProjectStorage(ctx, [project.id]);
+    return true;
+  });
+
+  await api.register(projectActionRoutes);
+  await api.register(projectHookRoutes);
+  await api.register(projectEventRoutes);
+  await api.register(projectUploadRoutes);
 }

@@ -138,7 +138,7 @@ export function createProject(ctx: AppContext, actor: UserRow, owner: UserRow, p
     const row = tx
       .insert(projects)
       .values({
-        name: p.name, path, namespaceId: ns.id, description: p.description ?? null, visibilityLevel: visibility,
+        name: p.name, path, namespaceId: ns.id, description: p.description ?? null, visibilityLevel: visibility, defaultBranch: p.default_branch ?? 'master',
         issuesEnabled: p.issues_enabled ?? true, mergeRequestsEnabled: p.merge_requests_enabled ?? true, buildsEnabled: p.builds_enabled ?? true,
         wikiEnabled: p.wiki_enabled ?? true, snippetsEnabled: p.snippets_enabled ?? false, containerRegistryEnabled: p.container_registry_enabled ?? false,
         sharedRunnersEnabled: p.shared_runners_enabled ?? true, publicBuilds: p.public_builds ?? true, lfsEnabled: p.lfs_enabled ?? true,
@@ -176,3 +176,119 @@ export function namespaceOwner(ctx: AppContext, ns: NamespaceRow): UserRow | nul
   return ns.kind === 'user' && ns.ownerId ? (ctx.db.select().from(users).where(eq(users.id, ns.ownerId)).get() ?? null) : null;
 }
 
+
+/** `namespace/path` of a project. */
+export function projectFullPath(ctx: AppContext, project: ProjectRow): string {
+  return `${projectNamespace(ctx, project).path}/${project.path}`;
+}
+
+/** Whether `ref` is a valid git branch name (git check-ref-format rules, as a branch). */
+export function validRefName(ref: string): boolean {
+  if (!ref || ref.length > 255 || ref === '@' || ref.startsWith('-') || ref.startsWith('/') || ref.endsWith('/') || ref.endsWith('.')) return false;
+  if (/[\x00-\x20\x7f~^:?*[\\]|\.\.|@\{|\/\/|\/\.|\.lock(\/|$)/.test(ref)) return false;
+  return !ref.startsWith('.');
+}
+
+/** The result of an update: the new row and the full path before and after (equal unless the path changed). */
+export interface ProjectUpdate {
+  project: ProjectRow;
+  fromFullPath: string;
+  toFullPath: string;
+}
+
+/**
+ * Update a project's settings (PUT /projects/:id). The caller already holds admin_project; renaming needs
+ * rename_project and a visibility change needs change_visibility_level (403 otherwise). 400 with the validation hash.
+ */
+export function updateProject(ctx: AppContext, actor: UserRow, project: ProjectRow, p: ProjectParams): ProjectUpdate {
+  const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : undefined);
+  const renamed = p.name !== undefined && p.name !== project.name;
+  const revisibled = visibility !== undefined && visibility !== project.visibilityLevel;
+  if (renamed && !canProject(ctx, actor, 'rename_project', project)) throw forbidden();
+  if (revisibled && !canProject(ctx, actor, 'change_visibility_level', project)) throw forbidden();
+  const pathChanged = p.path !== undefined && p.path !== project.path;
+  const checked: ProjectParams = {
+    ...(renamed ? { name: p.name } : {}),
+    ...(pathChanged ? { path: p.path } : {}),
+    ...(revisibled ? { visibility_level: visibility } : {}),
+    ...(p.description !== undefined ? { description: p.description } : {}),
+  };
+  const errors = validateProjectFields(ctx, actor, checked, project.namespaceId, project.id);
+  if (p.default_branch !== undefined && !validRefName(p.default_branch)) (errors.default_branch ??= []).push('is invalid');
+  if (Object.keys(errors).length) throw validationError(errors);
+
+  const set: Partial<ProjectRow> = { updatedAt: now() };
+  if (renamed) set.name = p.name;
+  if (pathChanged) set.path = p.path;
+  if (revisibled) set.visibilityLevel = visibility;
+  if (p.description !== undefined) set.description = p.description;
+  if (p.default_branch !== undefined) set.defaultBranch = p.default_branch;
+  const flags = {
+    issues_enabled: 'issuesEnabled', merge_requests_enabled: 'mergeRequestsEnabled', builds_enabled: 'buildsEnabled',
+    wiki_enabled: 'wikiEnabled', snippets_enabled: 'snippetsEnabled', container_registry_enabled: 'containerRegistryEnabled',
+    shared_runners_enabled: 'sharedRunnersEnabled', public_builds: 'publicBuilds', lfs_enabled: 'lfsEnabled',
+    request_access_enabled: 'requestAccessEnabled', only_allow_merge_if_build_succeeds: 'onlyAllowMergeIfBuildSucceeds',
+  } as const;
+  for (const [param, column] of Object.entries(flags) as [keyof typeof flags, (typeof flags)[keyof typeof flags]][]) {
+    const v = p[param];
+    if (v !== undefined) set[column] = v;
+  }
+  if (p.tag_list !== undefined) set.tagList = JSON.stringify(p.tag_list);
+  const fromFullPath = projectFullPath(ctx, project);
+  const updated = ctx.db.update(projects).set(set).where(eq(projects.id, project.id)).returning().get()!;
+  return { project: updated, fromFullPath, toFullPath: projectFullPath(ctx, updated) };
+}
+
+/** Put back a project row as it was (undo an update whose storage move failed). */
+export function restoreProjectRow(ctx: AppContext, before: ProjectRow): void {
+  const { id, ...rest } = before;
+  ctx.db.update(projects).set(rest).where(eq(projects.id, id)).run();
+}
+
+/**
+ * The namespace a fork goes to: `namespace` (id, path or name) when given, else the actor's own; 404 `Target Namespace`
+ * when it does not exist or the actor cannot create projects in it.
+ */
+export function forkTargetNamespace(ctx: AppContext, actor: UserRow, namespace: string | undefined): NamespaceRow {
+  if (namespace === undefined || namespace === '') {
+    return ctx.db.select().from(namespaces).where(and(eq(namespaces.kind, 'user'), eq(namespaces.ownerId, actor.id))).get()!;
+  }
+  const raw = /^\d+$/.test(namespace)
+    ? ctx.db.$client.prepare(`SELECT id FROM namespaces WHERE id = ?`).get(Number(namespace))
+    : ctx.db.$client.prepare(`SELECT id FROM namespaces WHERE path = ? COLLATE NOCASE OR name = ? COLLATE NOCASE ORDER BY path = ? DESC LIMIT 1`).get(namespace, namespace, namespace);
+  const ns = raw ? ctx.db.select().from(namespaces).where(eq(namespaces.id, (raw as { id: number }).id)).get() : undefined;
+  const allowed = ns && (ns.kind === 'user' ? ns.ownerId === actor.id || actor.isAdmin : canGroup(ctx, actor, 'create_projects', ns));
+  if (!ns || !allowed) throw notFound('Target Namespace');
+  return ns;
+}
+
+/** The highest visibility a fork may get: the source's, capped by a group's visibility and (for non-admins) restricted levels. */
+function forkVisibility(ctx: AppContext, actor: UserRow, source: ProjectRow, ns: NamespaceRow): number {
+  let level = source.visibilityLevel;
+  if (ns.kind === 'group') level = Math.min(level, ns.visibilityLevel);
+  if (actor.isAdmin) return level;
+  const restricted = JSON.parse(getSettings(ctx).restrictedVisibilityLevels ?? '[]') as number[];
+  return [20, 10, 0].find((l) => l <= level && !restricted.includes(l)) ?? 0;
+}
+
+/**
+ * Create the fork record of `source` in `ns` (POST /projects/fork/:id); the caller holds fork_project and runs
+ * storageForked afterwards. Validation failures (for example the path already taken) are 409 with the hash, as 8.x.
+ */
+export function forkProjectRow(ctx: AppContext, actor: UserRow, source: ProjectRow, ns: NamespaceRow): ProjectRow {
+  const owner = ns.kind === 'user' ? (namespaceOwner(ctx, ns) ?? actor) : actor;
+  const params: ProjectParams & { name: string } = {
+    name: source.name, path: source.path, namespace_id: ns.id, description: source.description ?? undefined,
+    visibility_level: forkVisibility(ctx, actor, source, ns), default_branch: source.defaultBranch,
+    issues_enabled: source.issuesEnabled, merge_requests_enabled: source.mergeRequestsEnabled, builds_enabled: source.buildsEnabled,
+    wiki_enabled: source.wikiEnabled, snippets_enabled: source.snippetsEnabled, container_registry_enabled: source.containerRegistryEnabled,
+    shared_runners_enabled: source.sharedRunnersEnabled, public_builds: source.publicBuilds, lfs_enabled: source.lfsEnabled,
+    request_access_enabled: source.requestAccessEnabled, only_allow_merge_if_build_succeeds: source.onlyAllowMergeIfBuildSucceeds,
+  };
+  try {
+    return createProject(ctx, actor, owner, params, { forkedFromId: source.id });
+  } catch (e) {
+    if (e instanceof ApiError && e.statusCode === 400) throw new ApiError(409, e.body);
+    throw e;
+  }
+}

@@ -196,3 +196,23 @@ export const ProjectSchema = Type.Object({
   only_allow_merge_if_build_succeeds: B, request_access_enabled: B,
   permissions: Type.Optional(Type.Object({ project_access: Access, group_access: Access })),
 });
+
+/** BasicProjectDetails for many projects (`?simple=true` lists), with one namespace query. */
+export function presentBasicProjects(ctx: AppContext, rows: ProjectRow[]): Rec[] {
+  if (rows.length === 0) return [];
+  const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
+  const nsById = new Map(
+    (ctx.db.$client.prepare(`SELECT * FROM namespaces WHERE id IN (${inList(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
+  );
+  return rows.map((p) => basicProject(ctx, p, nsById.get(p.namespaceId)!));
+}
+
+/** Response schema of a project list: Project (with access where the route adds it) or, with `simple=true`, BasicProjectDetails. */
+export const ProjectListSchema = Type.Array(Type.Union([ProjectSchema, BasicProjectSchema]));
+
+/** ProjectGroupLink: the answer of POST /projects/:id/share. */
+export function projectGroupLink(l: { id: number; projectId: number; groupId: number; groupAccess: number; expiresAt: string | null }) {
+  return { id: l.id, project_id: l.projectId, group_id: l.groupId, group_access: l.groupAccess, expires_at: l.expiresAt };
+}
+/** Response schema of ProjectGroupLink. */
+export const ProjectGroupLinkSchema = Type.Object({ id: I, project_id: I, group_id: I, group_access: I, expires_at: Nullable(S) });

@@ -1,0 +1,49 @@
+/**
+ * Route hooks shared by the project routes: resolve `:id` (404 hidden, 403 ability missing) BEFORE body validation,
+ * as GitLab's `authorize!` ran before `required_attributes!`, so a caller without rights never learns about params.
+ */
+import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import { forbidden } from '../errors.js';
+import { requireUser } from '../policy/authentication.js';
+import type { ProjectAbility } from '../policy/permissions.js';
+import { findProject } from '../services/projects.js';
+
+const resolved = new WeakMap<FastifyRequest, ProjectRow>();
+
+/** preValidation hook: resolve the project of `:id` for the caller, needing `ability`. */
+export function loadProject(ability: ProjectAbility = 'read_project'): preValidationAsyncHookHandler {
+  return async function (request) {
+    const { id } = request.params as { id: string };
+    resolved.set(request, findProject(request.server.ctx, request.user, id, ability));
+  };
+}
+
+/** The project resolved by loadProject for this request. */
+export function projectOf(request: FastifyRequest): ProjectRow {
+  const project = resolved.get(request);
+  if (!project) throw new Error('projectOf() without the loadProject() hook on the route');
+  return project;
+}
+
+/** preValidation hook: administrators only (403 otherwise), checked before the params. */
+export const adminOnly: preValidationAsyncHookHandler = async function (request) {
+  if (!requireUser(request).isAdmin) throw forbidden();
+};
+
+/** The signed-in caller (routes under /api/v3 always have one). */
+export const callerOf = (request: FastifyRequest): UserRow => requireUser(request);
+
+/**
+ * preValidation hook: drop body keys whose value is null or blank, as GitLab's attributes_for_keys did, so that
+ * `null` never turns into false/0 through type coercion and a blank optional text field counts as not given.
+ * A request without a body gets an empty one.
+ */
+export const dropBlankParams: preValidationAsyncHookHandler = async function (request) {
+  // No body at all counts as an empty form, so a missing required param reads `"<attr>" not given`.
+  if (request.body === undefined || request.body === null) request.body = {};
+  const body = request.body;
+  if (!body || typeof body !== 'object' || Buffer.isBuffer(body) || Array.isArray(body)) return;
+  const b = body as Record<string, unknown>;
+  for (const [k, v] of Object.entries(b)) if (v === null || v === '') delete b[k];
+};

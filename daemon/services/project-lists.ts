@@ -1,0 +1,125 @@
+/**
+ * Project lists (GET /projects, /owned, /starred, /all, /visible, /search/:query): one raw-SQL query builder over
+ * `projects p`, with prepared statements cached per SQL text, so a page of 20 out of 10,000 stays well under 10 ms.
+ */
+import type { Statement } from 'better-sqlite3';
+import type { AppContext } from '../context.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import { invalidParam } from '../errors.js';
+import { normalizeBoolean, VISIBILITY_BY_NAME } from '../api/params.js';
+import { authorizedProjectsSql, visibleProjectsSql } from '../policy/permissions.js';
+
+/** Which projects a list starts from. */
+export type ProjectListScope =
+  | { kind: 'authorized' | 'owned' | 'starred' | 'visible'; user: UserRow }
+  | { kind: 'all' };
+
+/** The list filters every project list accepts (raw query values). */
+export interface ProjectListFilters {
+  archived?: string;
+  visibility?: string;
+  order_by?: string;
+  sort?: string;
+  search?: string;
+}
+
+/** A compiled list query: WHERE text with its positional arguments, and ORDER BY text. */
+export interface ProjectListQuery {
+  where: string;
+  args: unknown[];
+  order: string;
+}
+
+const ORDER_COLUMNS: Record<string, string> = {
+  id: 'p.id', name: 'p.name', path: 'p.path', created_at: 'p.created_at', updated_at: 'p.updated_at', last_activity_at: 'p.last_activity_at',
+};
+
+/** Escape LIKE wildcards in user input (used with ESCAPE '\'). */
+export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** Build the WHERE/ORDER BY of a project list; 400 when `visibility` is not public, internal or private. */
+export function projectListQuery(scope: ProjectListScope, filters: ProjectListFilters, extraSearch?: string): ProjectListQuery {
+  const conds: string[] = [];
+  const args: unknown[] = [];
+  switch (scope.kind) {
+    case 'authorized':
+      conds.push(authorizedProjectsSql(scope.user.id));
+      break;
+    case 'owned':
+      conds.push(`p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)`);
+      args.push(scope.user.id);
+      break;
+    case 'starred':
+      conds.push(`p.id IN (SELECT s.project_id FROM stars s WHERE s.user_id = ?)`, visibleProjectsSql(scope.user));
+      args.push(scope.user.id);
+      break;
+    case 'visible':
+      conds.push(visibleProjectsSql(scope.user));
+      break;
+    case 'all':
+      break;
+  }
+  const archived = filters.archived === undefined ? undefined : normalizeBoolean(filters.archived);
+  if (archived === true || archived === false) {
+    conds.push('p.archived = ?');
+    args.push(archived ? 1 : 0);
+  }
+  if (filters.visibility !== undefined) {
+    const level = Object.hasOwn(VISIBILITY_BY_NAME, filters.visibility) ? VISIBILITY_BY_NAME[filters.visibility] : undefined;
+    if (level === undefined) throw invalidParam('visibility', 'does not have a valid value');
+    conds.push('p.visibility_level = ?');
+    args.push(level);
+  }
+  for (const term of [filters.search, extraSearch]) {
+    if (term === undefined || term === '') continue;
+    const pattern = likePattern(term);
+    conds.push(`(p.path LIKE ? ESCAPE '\\' OR p.name LIKE ? ESCAPE '\\' OR p.description LIKE ? ESCAPE '\\')`);
+    args.push(pattern, pattern, pattern);
+  }
+  const column = (filters.order_by && Object.hasOwn(ORDER_COLUMNS, filters.order_by) ? ORDER_COLUMNS[filters.order_by] : undefined) ?? 'p.created_at';
+  const dir = filters.sort === 'asc' ? 'ASC' : 'DESC';
+  // The id tie-break keeps pages stable when many rows share a timestamp or name.
+  const order = column === 'p.id' ? `p.id ${dir}` : `${column} ${dir}, p.id ${dir}`;
+  return { where: conds.length ? conds.join(' AND ') : '1', args, order };
+}
+
+const cache = new WeakMap<object, Map<string, Statement>>();
+/** A prepared statement, cached per database connection and SQL text. */
+function statement(ctx: AppContext, sql: string): Statement {
+  const client = ctx.db.$client;
+  let byText = cache.get(client);
+  if (!byText) cache.set(client, (byText = new Map()));
+  let stmt = byText.get(sql);
+  if (!stmt) {
+    stmt = client.prepare(sql);
+    if (byText.size > 500) byText.clear();
+    byText.set(sql, stmt);
+  }
+  return stmt;
+}
+
+/** Number of projects a list query matches. */
+export function countProjects(ctx: AppContext, q: ProjectListQuery): number {
+  return (statement(ctx, `SELECT COUNT(*) AS n FROM projects p WHERE ${q.where}`).get(...q.args) as { n: number }).n;
+}
+
+/** One page of a list query. */
+export function fetchProjects(ctx: AppContext, q: ProjectListQuery, limit: number, offset: number): ProjectRow[] {
+  const rows = statement(ctx, `SELECT p.* FROM projects p WHERE ${q.where} ORDER BY ${q.order} LIMIT ? OFFSET ?`).all(...q.args, limit, offset);
+  return (rows as Record<string, unknown>[]).map(toProject);
+}
+
+/** Map a raw `projects` row (snake_case, from ctx.db.$client) to the drizzle shape. */
+export function toProject(p: Record<string, unknown>): ProjectRow {
+  return {
+    id: p.id as number, name: p.name as string, path: p.path as string, namespaceId: p.namespace_id as number,
+    description: p.description as string | null, defaultBranch: p.default_branch as string, visibilityLevel: p.visibility_level as number,
+    issuesEnabled: !!p.issues_enabled, mergeRequestsEnabled: !!p.merge_requests_enabled, buildsEnabled: !!p.builds_enabled,
+    wikiEnabled: !!p.wiki_enabled, snippetsEnabled: !!p.snippets_enabled, containerRegistryEnabled: !!p.container_registry_enabled,
+    sharedRunnersEnabled: !!p.shared_runners_enabled, publicBuilds: !!p.public_builds, lfsEnabled: !!p.lfs_enabled,
+    requestAccessEnabled: !!p.request_access_enabled, onlyAllowMergeIfBuildSucceeds: !!p.only_allow_merge_if_build_succeeds,
+    archived: !!p.archived, importUrl: p.import_url as string | null, tagList: p.tag_list as string, creatorId: p.creator_id as number | null,
+    forkedFromId: p.forked_from_id as number | null, runnersTokenSalt: p.runners_token_salt as string, runnersTokenHash: p.runners_token_hash as string,
+    lastActivityAt: p.last_activity_at as string, createdAt: p.created_at as string, updatedAt: p.updated_at as string,
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * Project uploads (POST /projects/:id/uploads, served at /<namespace>/<project>/uploads/<secret>/<filename>):
+ * stored at <uploads>/<project id>/<secret>/<filename>, written to a temp file, fsynced, then renamed into place.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import type { AppContext } from '../context.js';
+import { now } from '../context.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import { tooLarge } from '../errors.js';
+import { getSettings } from './settings.js';
+
+/** Extensions shown inline as images (and linked with `![...]` in Markdown). */
+export const IMAGE_EXTENSIONS = new Set(['png', 'jpg', 'jpeg', 'gif', 'bmp', 'tiff', 'ico', 'svg']);
+
+/** Whether a file name has an image extension. */
+export const isImageName = (name: string) => IMAGE_EXTENSIONS.has(extname(name).slice(1).toLowerCase());
+
+/** CarrierWave-style sanitising: keep letters, digits, `.`, `-`, `_` and `+`; never empty, `.` or `..`. */
+export function sanitizeFilename(name: string): string {
+  const base = basename(name.replace(/\\/g, '/'));
+  const clean = base.normalize('NFKC').replace(/[^\p{L}\p{N}._+-]/gu, '_').slice(-200);
+  return clean === '' || /^\.+$/.test(clean) ? 'file' : clean;
+}
+
+/** The upload size limit in bytes (max_attachment_size is in MB). */
+export const maxUploadBytes = (ctx: AppContext) => getSettings(ctx).maxAttachmentSize * 1024 * 1024;
+
+/** A stored upload. */
+export interface StoredUpload {
+  secret: string;
+  filename: string;
+}
+
+async function writeDurably(dir: string, filename: string, data: Buffer): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const temp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
+  const fh = await open(temp, 'wx', 0o640);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(temp, join(dir, filename));
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+}
+
+/** Store an uploaded file for a project; 413 when it is larger than max_attachment_size (nothing is stored). */
+export async function saveUpload(ctx: AppContext, project: ProjectRow, uploader: UserRow, originalName: string, data: Buffer): Promise<StoredUpload> {
+  if (data.length > maxUploadBytes(ctx)) throw tooLarge();
+  const secret = randomBytes(16).toString('hex');
+  const filename = sanitizeFilename(originalName);
+  const dir = join(ctx.paths.uploads, String(project.id), secret);
+  try {
+    await writeDurably(dir, filename, data);
+    ctx.db.$client
+      .prepare(`INSERT INTO uploads (project_id, uploader_id, secret, filename, size, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+      .run(project.id, uploader.id, secret, filename, data.length, now());
+  } catch (e) {
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
+  return { secret, filename };
+}
+
+/** The absolute path of a recorded upload of a project, or null. */
+export function uploadPath(ctx: AppContext, projectId: number, secret: string, filename: string): string | null {
+  if (!/^[0-9a-f]{32}$/.test(secret)) return null;
+  const row = ctx.db.$client.prepare(`SELECT filename FROM uploads WHERE project_id = ? AND secret = ? AND filename = ?`).get(projectId, secret, filename);
+  return row ? join(ctx.paths.uploads, String(projectId), secret, filename) : null;
+}

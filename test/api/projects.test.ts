@@ -1,0 +1,249 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerStorage } from '../../daemon/services/storage.js';
+import { updateSettings } from '../../daemon/services/settings.js';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { addMember, makeGroup, makeProject } from '../helpers/fixtures.js';
+
+let s: TestServer;
+let alice: TestUser;
+let bob: TestUser;
+let carol: TestUser;
+const moved: [string, string][] = [];
+const createdIds: number[] = [];
+
+beforeAll(async () => {
+  s = await startTestServer();
+  registerStorage({
+    created: async (_ctx, p) => {
+      createdIds.push(p.id);
+      if (p.name === 'explode') throw new Error('disk full');
+    },
+    moved: async (_ctx, _p, from, to) => {
+      if (to.endsWith('/cannot-move')) throw new Error('rename failed');
+      moved.push([from, to]);
+    },
+  });
+  [alice, bob, carol] = await Promise.all([s.user('alice', { projects_limit: 50 }), s.user('bob'), s.user('carol', { projects_limit: 1 })]);
+});
+afterAll(async () => { await s.close(); });
+
+const PROJECT_KEYS = [
+  'id', 'description', 'default_branch', 'tag_list', 'public', 'archived', 'visibility_level', 'ssh_url_to_repo', 'http_url_to_repo',
+  'web_url', 'name', 'name_with_namespace', 'path', 'path_with_namespace', 'issues_enabled', 'merge_requests_enabled', 'wiki_enabled',
+  'builds_enabled', 'snippets_enabled', 'container_registry_enabled', 'created_at', 'last_activity_at', 'shared_runners_enabled',
+  'creator_id', 'namespace', 'avatar_url', 'star_count', 'forks_count', 'open_issues_count', 'public_builds', 'shared_with_groups',
+];
+
+describe('POST /projects', () => {
+  it('creates a private project in the caller\'s namespace with a path generated from the name', async () => {
+    const r = await s.api('POST', '/projects', alice, { name: 'Hello World', description: 'first' });
+    expect(r.status).toBe(201);
+    for (const k of PROJECT_KEYS) expect(r.body).toHaveProperty(k);
+    expect(r.body).toMatchObject({
+      name: 'Hello World', path: 'hello-world', path_with_namespace: 'alice/hello-world', name_with_namespace: 'alice / Hello World',
+      description: 'first', visibility_level: 0, public: false, archived: false, default_branch: 'master', creator_id: alice.id,
+      web_url: 'http://gantry.test/alice/hello-world', http_url_to_repo: 'http://gantry.test/alice/hello-world.git',
+      ssh_url_to_repo: 'git@gantry.test:alice/hello-world.git', star_count: 0, forks_count: 0, open_issues_count: 0,
+    });
+    expect(r.body.owner).toMatchObject({ id: alice.id, username: 'alice' });
+    expect(r.body.namespace).toMatchObject({ path: 'alice', kind: 'user', owner_id: alice.id });
+    expect(typeof r.body.runners_token).toBe('string');
+    expect(typeof r.body.created_at).toBe('string');
+    expect(r.body.permissions).toBeUndefined();
+  });
+
+  it('honours the flags, public=true and visibility_level, and form bodies', async () => {
+    const r = await s.api('POST', '/projects', alice, {
+      name: 'flags', issues_enabled: false, merge_requests_enabled: false, builds_enabled: false, wiki_enabled: false,
+      snippets_enabled: true, container_registry_enabled: true, shared_runners_enabled: false, public_builds: false, public: true,
+    });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({
+      issues_enabled: false, merge_requests_enabled: false, builds_enabled: false, wiki_enabled: false, snippets_enabled: true,
+      container_registry_enabled: true, shared_runners_enabled: false, public_builds: false, visibility_level: 20, public: true,
+    });
+    expect(r.body.open_issues_count).toBeUndefined();
+    const form = await s.api('POST', '/projects', alice, 'name=form%20one&visibility_level=10&wiki_enabled=0&path=custom', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(form.status).toBe(201);
+    expect(form.body).toMatchObject({ path: 'custom', visibility_level: 10, wiki_enabled: false });
+  });
+
+  it('creates in a group namespace the caller may create in, and refuses others', async () => {
+    const g = makeGroup(s.ctx, 'acme', { owner: alice });
+    const r = await s.api('POST', '/projects', alice, { name: 'tool', namespace_id: g });
+    expect(r.status).toBe(201);
+    expect(r.body.path_with_namespace).toBe('acme/tool');
+    expect(r.body.owner).toBeUndefined();
+    const denied = await s.api('POST', '/projects', bob, { name: 'tool2', namespace_id: g });
+    expect(denied.status).toBe(400);
+    expect(denied.body).toEqual({ message: { namespace: ['is not valid'] } });
+    const other = await s.api('POST', '/projects', bob, { name: 'x', namespace_id: 2 });
+    expect(other.status).toBe(400);
+  });
+
+  it('400 for a missing name, an invalid name or path, and a taken path', async () => {
+    expect((await s.api('POST', '/projects', alice, {})).body).toEqual({ message: '400 (Bad request) "name" not given' });
+    expect((await s.api('POST', '/projects', alice)).body).toEqual({ message: '400 (Bad request) "name" not given' });
+    expect((await s.api('POST', '/projects', alice, { name: '' })).status).toBe(400);
+    const badName = await s.api('POST', '/projects', alice, { name: '-bad*name' });
+    expect(badName.status).toBe(400);
+    expect(badName.body.message.name).toBeDefined();
+    const badPath = await s.api('POST', '/projects', alice, { name: 'ok', path: 'bad path!' });
+    expect(badPath.status).toBe(400);
+    expect(badPath.body.message.path).toBeDefined();
+    const taken = await s.api('POST', '/projects', alice, { name: 'Hello World' });
+    expect(taken.status).toBe(400);
+    expect(taken.body.message.path).toEqual(['has already been taken']);
+    const badVis = await s.api('POST', '/projects', alice, { name: 'vis', visibility_level: 5 });
+    expect(badVis.body).toEqual({ message: { visibility_level: ['is not included in the list'] } });
+    const notInt = await s.api('POST', '/projects', alice, { name: 'vis', visibility_level: 'high' });
+    expect(notInt.status).toBe(400);
+    expect(notInt.body.message).toBe('400 (Bad request) "visibility_level" is invalid');
+  });
+
+  it('a null or blank optional field counts as not given', async () => {
+    const r = await s.api('POST', '/projects', alice, { name: 'nulls', issues_enabled: null, description: '', path: '' });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ issues_enabled: true, description: null, path: 'nulls' });
+  });
+
+  it('403 over the projects limit; 400 for a restricted visibility (non-admins only)', async () => {
+    expect((await s.api('POST', '/projects', carol, { name: 'one' })).status).toBe(201);
+    const over = await s.api('POST', '/projects', carol, { name: 'two' });
+    expect(over.status).toBe(403);
+    expect(over.body.message).toMatch(/^403 Forbidden - Your project limit is 1 projects/);
+    updateSettings(s.ctx, { restricted_visibility_levels: [20] });
+    try {
+      const r = await s.api('POST', '/projects', bob, { name: 'pub', visibility_level: 20 });
+      expect(r.status).toBe(400);
+      expect(r.body).toEqual({ message: { visibility_level: ['Public has been restricted by your GitLab administrator'] } });
+      expect((await s.api('POST', '/projects', s.root, { name: 'pub', visibility_level: 20 })).status).toBe(201);
+    } finally {
+      updateSettings(s.ctx, { restricted_visibility_levels: [] });
+    }
+  });
+
+  it('leaves no project behind when storage creation fails', async () => {
+    const before = createdIds.length;
+    const r = await s.api('POST', '/projects', alice, { name: 'explode' });
+    expect(r.status).toBe(500);
+    expect(createdIds.length).toBe(before + 1);
+    const id = createdIds.at(-1)!;
+    expect(s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM projects WHERE id = ?').get(id)).toEqual({ n: 0 });
+    expect(s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM members WHERE source_type = ? AND source_id = ?').get('Project', id)).toEqual({ n: 0 });
+    expect((await s.api('GET', '/projects/alice%2Fexplode', alice)).status).toBe(404);
+  });
+});
+
+describe('POST /projects/user/:user_id', () => {
+  it('lets an admin create a project owned by another user', async () => {
+    const r = await s.api('POST', `/projects/user/${bob.id}`, s.root, { name: 'Given', description: 'gift', visibility_level: 10 });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ path_with_namespace: 'bob/given', description: 'gift', visibility_level: 10, creator_id: s.root.id });
+    expect(r.body.owner.id).toBe(bob.id);
+    const owned = await s.api('GET', '/projects/owned', bob);
+    expect(owned.body.map((p: { path: string }) => p.path)).toContain('given');
+  });
+  it('403 for non-admins (before params), 404 for an unknown user, 400 without a name', async () => {
+    expect((await s.api('POST', `/projects/user/${bob.id}`, alice, {})).status).toBe(403);
+    expect((await s.api('POST', `/projects/user/${bob.id}`, alice, { name: 'x' })).body).toEqual({ message: '403 Forbidden' });
+    expect((await s.api('POST', '/projects/user/9999', s.root, { name: 'x' })).body).toEqual({ message: '404 User Not Found' });
+    expect((await s.api('POST', `/projects/user/${bob.id}`, s.root, {})).body).toEqual({ message: '400 (Bad request) "name" not given' });
+  });
+});
+
+describe('GET /projects/:id', () => {
+  it('finds by numeric id, by URL-encoded path (any case) and with a .json suffix', async () => {
+    const p = await makeProject(s, alice, 'lookup');
+    const byId = await s.api('GET', `/projects/${p.id}`, alice);
+    expect(byId.status).toBe(200);
+    expect(byId.body.id).toBe(p.id);
+    expect(byId.body.permissions).toEqual({ project_access: { access_level: 40, notification_level: 3 }, group_access: null });
+    expect(typeof byId.body.runners_token).toBe('string');
+    const byPath = await s.app.inject({ method: 'GET', url: '/api/v3/projects/alice%2Flookup', headers: { 'private-token': alice.token } });
+    expect(byPath.statusCode).toBe(200);
+    expect(byPath.json().id).toBe(p.id);
+    const upper = await s.app.inject({ method: 'GET', url: '/api/v3/projects/ALICE%2FLookup', headers: { 'private-token': alice.token } });
+    expect(upper.json().id).toBe(p.id);
+    expect((await s.api('GET', `/projects/alice%2Flookup.json`, alice)).body.id).toBe(p.id);
+  });
+  it('404 Project Not Found for absent or hidden projects', async () => {
+    const p = await makeProject(s, alice, 'secret');
+    for (const path of ['/projects/99999', '/projects/nobody%2Fnothing', `/projects/${p.id}`, '/projects/alice%2Fsecret']) {
+      const r = await s.api('GET', path, bob);
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual({ message: '404 Project Not Found' });
+    }
+    expect((await s.api('GET', `/projects/${p.id}`, null)).status).toBe(401);
+  });
+  it('shows runners_token only to those who can admin the project', async () => {
+    const p = await makeProject(s, alice, 'tokens', { visibility: 20 });
+    const r = await s.api('GET', `/projects/${p.id}`, bob);
+    expect(r.status).toBe(200);
+    expect(r.body.runners_token).toBeUndefined();
+    expect(r.body.permissions).toEqual({ project_access: null, group_access: null });
+  });
+});
+
+describe('PUT /projects/:id', () => {
+  it('updates settings and returns the project with access and runners token', async () => {
+    const p = await makeProject(s, alice, 'editable');
+    const r = await s.api('PUT', `/projects/${p.id}`, alice, {
+      description: 'new', default_branch: 'develop', issues_enabled: false, public_builds: false, visibility_level: 10,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ description: 'new', default_branch: 'develop', issues_enabled: false, public_builds: false, visibility_level: 10 });
+    expect(r.body.permissions.project_access.access_level).toBe(40);
+    expect(typeof r.body.runners_token).toBe('string');
+    expect((await s.api('PUT', `/projects/${p.id}`, alice, { public: true })).body.visibility_level).toBe(20);
+  });
+  it('renames and moves the path, telling storage; 400 on invalid or taken values', async () => {
+    const p = await makeProject(s, alice, 'old name');
+    await makeProject(s, alice, 'occupied');
+    const r = await s.api('PUT', `/projects/${p.id}`, alice, { name: 'New Name', path: 'new-path' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ name: 'New Name', path: 'new-path', path_with_namespace: 'alice/new-path' });
+    expect(moved).toContainEqual(['alice/old-name', 'alice/new-path']);
+    const taken = await s.api('PUT', `/projects/${p.id}`, alice, { path: 'occupied' });
+    expect(taken.status).toBe(400);
+    expect(taken.body.message.path).toEqual(['has already been taken']);
+    expect((await s.api('PUT', `/projects/${p.id}`, alice, { path: 'bad path' })).body.message.path).toBeDefined();
+    expect((await s.api('PUT', `/projects/${p.id}`, alice, { default_branch: 'bad..ref' })).body).toEqual({ message: { default_branch: ['is invalid'] } });
+    expect((await s.api('PUT', `/projects/${p.id}`, alice, { visibility_level: 7 })).status).toBe(400);
+    // A failed storage move leaves the row as it was.
+    const failed = await s.api('PUT', `/projects/${p.id}`, alice, { path: 'cannot-move' });
+    expect(failed.status).toBe(500);
+    expect((await s.api('GET', `/projects/${p.id}`, alice)).body.path).toBe('new-path');
+  });
+  it('masters may edit settings but not rename or change visibility', async () => {
+    const p = await makeProject(s, alice, 'team');
+    addMember(s.ctx, { type: 'Project', id: p.id }, bob.id, 40);
+    expect((await s.api('PUT', `/projects/${p.id}`, bob, { description: 'by master' })).status).toBe(200);
+    expect((await s.api('PUT', `/projects/${p.id}`, bob, { name: 'team' })).status).toBe(200);
+    expect((await s.api('PUT', `/projects/${p.id}`, bob, { name: 'renamed' })).body).toEqual({ message: '403 Forbidden' });
+    expect((await s.api('PUT', `/projects/${p.id}`, bob, { visibility_level: 20 })).status).toBe(403);
+    expect((await s.api('PUT', `/projects/${p.id}`, bob, { public: true })).status).toBe(403);
+    addMember(s.ctx, { type: 'Project', id: p.id }, bob.id, 30);
+    expect((await s.api('PUT', `/projects/${p.id}`, bob, { description: 'dev' })).status).toBe(403);
+  });
+});
+
+describe('DELETE /projects/:id', () => {
+  it('removes the project, its rows and its uploads directory; answers true', async () => {
+    const p = await makeProject(s, alice, 'doomed');
+    await s.api('POST', `/projects/${p.id}/star`, alice);
+    const dir = join(s.ctx.paths.uploads, String(p.id));
+    mkdirSync(dir, { recursive: true });
+    const r = await s.api('DELETE', `/projects/${p.id}`, alice);
+    expect(r.status).toBe(200);
+    expect(r.body).toBe(true);
+    expect(existsSync(dir)).toBe(false);
+    expect((await s.api('GET', `/projects/${p.id}`, alice)).status).toBe(404);
+    expect(s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM stars WHERE project_id = ?').get(p.id)).toEqual({ n: 0 });
+    expect((await s.api('DELETE', `/projects/${p.id}`, alice)).status).toBe(404);
+  });
+});
