@@ -419,3 +419,48 @@ describe('POST /groups/:id/projects/:project_id (transfer)', () => {
     expect((await s.api('POST', `/groups/${g.id}/projects/999999`, s.root)).body).toEqual({ message: '404 Project Not Found' });
   });
 });
+
+describe('group routes authorization matrix', () => {
+  const ROLES = [['guest', 10], ['reporter', 20], ['developer', 30], ['master', 40]] as const;
+  let members: Record<string, TestUser>;
+  let owner: TestUser;
+  let nonmember: TestUser;
+  beforeAll(async () => {
+    owner = await s.user('mx-owner');
+    nonmember = await s.user('mx-nonmember');
+    members = {};
+    for (const [role] of ROLES) members[role] = await s.user(`mx-${role}`);
+  });
+
+  for (const v of [0, 10, 20]) {
+    it(`visibility ${v}: read for members (and non-members unless private); update and delete for owner and admin only`, async () => {
+      const g = await makeGroup(s, `mx-${v}`, v, owner);
+      makeProject(s, s.root, { name: 'inside', namespace_id: g.id, visibility_level: v });
+      for (const [role, level] of ROLES) await addMember(s, 'groups', g.id, members[role]!, level);
+      const hidden = v === 0;
+
+      for (const path of [`/groups/${g.id}`, `/groups/${g.id}/projects`]) {
+        expect((await s.api('GET', path, null)).status).toBe(401);
+        expect((await s.api('GET', path, nonmember)).status, `${path} non-member`).toBe(hidden ? 404 : 200);
+        for (const [role] of ROLES) expect((await s.api('GET', path, members[role]!)).status, `${path} ${role}`).toBe(200);
+        expect((await s.api('GET', path, owner)).status).toBe(200);
+        expect((await s.api('GET', path, s.root)).status).toBe(200);
+      }
+      const seen = await s.api('GET', `/groups/${g.id}/projects`, members.guest!);
+      expect(seen.body.map((p: { name: string }) => p.name)).toEqual(['inside']);
+
+      expect((await s.api('PUT', `/groups/${g.id}`, null, { description: 'x' })).status).toBe(401);
+      expect((await s.api('PUT', `/groups/${g.id}`, nonmember, { description: 'x' })).status).toBe(hidden ? 404 : 403);
+      expect((await s.api('DELETE', `/groups/${g.id}`, nonmember)).status).toBe(hidden ? 404 : 403);
+      for (const [role] of ROLES) {
+        expect((await s.api('PUT', `/groups/${g.id}`, members[role]!, { description: 'x' })).status, role).toBe(403);
+        expect((await s.api('DELETE', `/groups/${g.id}`, members[role]!)).status, role).toBe(403);
+      }
+      expect((await s.api('PUT', `/groups/${g.id}`, owner, { description: 'owner' })).status).toBe(200);
+      expect((await s.api('PUT', `/groups/${g.id}`, s.root, { description: 'admin' })).status).toBe(200);
+      const del = await s.api('DELETE', `/groups/${g.id}`, v === 20 ? s.root : owner);
+      expect(del.status).toBe(200);
+      expect(del.body.id).toBe(g.id);
+    });
+  }
+});
