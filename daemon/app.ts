@@ -83,6 +83,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   app.addHook('preValidation', async (request) => {
     const schema = request.routeOptions.schema as { body?: SchemaLike; querystring?: SchemaLike } | undefined;
     if (!schema) return;
+    // A POST/PUT without any body validates as an empty one, so a missing field reads "not given", not "body is invalid".
+    if (schema.body && (request.body === undefined || request.body === null)) request.body = {};
     normalizeBooleans(schema.querystring, request.query);
     normalizeBooleans(schema.body, request.body);
   });

@@ -13,7 +13,7 @@ import {
   personalAccessTokenEntity, PersonalAccessTokenSchema, PersonalAccessTokenWithTokenSchema, userBasic, userEntity, userFull, userLogin,
   UserBasicSchema, UserFullSchema, UserLoginSchema, UserSchema,
 } from './entities/users.js';
-import { Bool, Int, PageParams, RequiredString } from './params.js';
+import { Bool, given, Int, PageParams, RequiredString } from './params.js';
 import { paginate } from './pagination.js';
 
 const UserFields = {
@@ -38,6 +38,11 @@ const UserFields = {
 const CreateUserBody = Type.Object({
   email: RequiredString(), password: RequiredString({ description: 'at least 8 characters' }), name: RequiredString(), username: RequiredString(),
   ...Object.fromEntries(Object.entries(UserFields).filter(([k]) => !['email', 'password', 'name', 'username'].includes(k))),
+});
+const SessionFields = Type.Object({
+  login: Type.Optional(Type.String({ description: 'username or email' })),
+  email: Type.Optional(Type.String({ description: 'email; wins over login' })),
+  password: Type.Optional(Type.String()),
 });
 const UserIdParams = Type.Object({ id: Type.String({ description: 'user ID' }) });
 const TokenParams = Type.Object({ token_id: Type.String({ description: 'personal access token ID' }) });
@@ -78,11 +83,14 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     schema: {
       tags: ['session'],
       summary: 'Sign in with login (username or email) or email, and password; returns the private token',
-      body: Type.Object({ login: Type.Optional(Type.String()), email: Type.Optional(Type.String()), password: Type.Optional(Type.String()) }),
+      body: SessionFields,
+      querystring: SessionFields,
       response: { 201: UserLoginSchema },
     },
   }, async (request, reply) => {
-    const body = (request.body ?? {}) as { login?: string; email?: string; password?: string };
+    // As GitLab's merged params, the fields may also come in the query string; the body wins.
+    type Fields = { login?: string; email?: string; password?: string };
+    const body: Fields = { ...(request.query as Fields), ...given((request.body ?? {}) as Fields) };
     const login = body.email || body.login;
     if (!login) throw badRequest('login');
     if (!body.password) throw badRequest('password');
