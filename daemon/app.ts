@@ -1,5 +1,5 @@
 /** The Fastify app: parsers, auth hook, error handler, OpenAPI, and route registration. */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyError, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyError, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -52,7 +52,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
       const path = q < 0 ? url : url.slice(0, q);
       return path.endsWith('.json') ? path.slice(0, -5) + (q < 0 ? '' : url.slice(q)) : url;
     },
-    disableRequestLogging: true,
+    // Fastify's own per-request lines are off (the onResponse hook logs one redacted line instead).
+    logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
   });
   app.decorate('ctx', ctx);

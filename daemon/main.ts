@@ -79,7 +79,6 @@ export async function main(argv: string[]): Promise<void> {
         `gantryd: it is also in ${join(daemon.ctx.paths.data, 'initial_root_password')}; change it and delete that file\n`,
     );
   }
-  process.stdout.write(`gantryd listening on ${daemon.url}\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -97,4 +96,6 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // The ready line comes last: whoever waits for it may send SIGTERM at once, and the handlers must be in place.
+  process.stdout.write(`gantryd listening on ${daemon.url}\n`);
 }

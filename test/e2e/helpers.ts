@@ -1,0 +1,163 @@
+/** End-to-end helpers: run the BUILT programs (bin/gantryd.js, bin/gantry.js) as real processes. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root. */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const GANTRYD = join(ROOT, 'bin', 'gantryd.js');
+const GANTRY = join(ROOT, 'bin', 'gantry.js');
+
+const tmpDirs: string[] = [];
+
+/** A new temporary directory, removed by cleanupTmp(). */
+export function tmp(prefix = 'gantry-e2e-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tmpDirs.push(dir);
+  return dir;
+}
+
+/** Remove every temporary directory made by tmp(). */
+export function cleanupTmp(): void {
+  for (const dir of tmpDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** An environment without the caller's GANTRY_* settings (so a developer's shell does not leak into tests). */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GANTRY_')) env[k] = v;
+  return { ...env, GANTRY_LOG_LEVEL: 'warn', ...extra };
+}
+
+/** How a process ended. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A running gantryd process. */
+export interface Daemon {
+  proc: ChildProcess;
+  url: string;
+  /** Everything written to stdout / stderr so far. */
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<Exit>;
+  /** Send a signal (SIGTERM by default) and wait for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+const running = new Set<ChildProcess>();
+
+/** Spawn gantryd with args; resolve once it printed `gantryd listening on <url>`, reject (with its output) if it exits first. */
+export function startGantryd(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), timeoutMs = 15_000): Promise<Daemon> {
+  const proc = spawn(process.execPath, [GANTRYD, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(proc);
+  let out = '';
+  let err = '';
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  const exited = new Promise<Exit>((resolveExit) => proc.on('exit', (code, signal) => {
+    running.delete(proc);
+    resolveExit({ code, signal });
+  }));
+  return new Promise((resolveStart, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`gantryd not ready within ${timeoutMs} ms\nstdout: ${out}\nstderr: ${err}`));
+    }, timeoutMs);
+    const onData = () => {
+      const m = /^gantryd listening on (\S+)$/m.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      proc.stdout!.off('data', onData);
+      resolveStart({
+        proc, url: m[1], exited, stdout: () => out, stderr: () => err,
+        stop: (signal: NodeJS.Signals = 'SIGTERM') => { proc.kill(signal); return exited; },
+      });
+    };
+    proc.stdout!.on('data', onData);
+    void exited.then((e) => {
+      clearTimeout(timer);
+      reject(new Error(`gantryd exited (${e.code ?? e.signal}) before it was ready\nstdout: ${out}\nstderr: ${err}`));
+    });
+  });
+}
+
+/** The result of a finished process. */
+export interface RunResult extends Exit {
+  stdout: string;
+  stderr: string;
+}
+
+/** Run a program to completion (killed after timeoutMs). */
+function runNode(script: string, args: string[], env: NodeJS.ProcessEnv, input?: string, timeoutMs = 20_000): Promise<RunResult> {
+  return new Promise((resolveRun, reject) => {
+    const proc = spawn(process.execPath, [script, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    running.add(proc);
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`${script} ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    proc.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      running.delete(proc);
+      // wait for the pipes to drain
+      setImmediate(() => resolveRun({ code, signal, stdout, stderr }));
+    });
+    proc.stdin.end(input ?? '');
+  });
+}
+
+/** Run gantryd to completion (for start failures). */
+export function runGantryd(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<RunResult> {
+  return runNode(GANTRYD, args, env);
+}
+
+/** Run the real CLI (bin/gantry.js) with a config dir of its own. */
+export function runCli(args: string[], opts: { configDir: string; env?: Record<string, string>; input?: string }): Promise<RunResult> {
+  return runNode(GANTRY, args, cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir, ...opts.env }), opts.input);
+}
+
+/** Kill every process these helpers started that is still running (afterAll safety net). */
+export function killAll(): void {
+  for (const proc of running) proc.kill('SIGKILL');
+  running.clear();
+}
+
+/** A JSON API response. */
+export interface ApiResult {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  headers: Headers;
+}
+
+/** Call `<url>/api/v3<path>` (or an absolute path starting with /-/) with an optional token and JSON body. */
+export async function api(url: string, method: string, path: string, token?: string | null, body?: unknown): Promise<ApiResult> {
+  const full = path.startsWith('/-/') ? `${url}${path}` : `${url}/api/v3${path}`;
+  const res = await fetch(full, {
+    method,
+    headers: { ...(token ? { 'private-token': token } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** Lines of a text that are not empty. */
+export function lines(text: string): string[] {
+  return text.split('\n').filter((l) => l.trim() !== '');
+}
