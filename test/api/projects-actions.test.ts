@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerStorage } from '../../daemon/services/storage.js';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { addMember, makeGroup, makeProject } from '../helpers/fixtures.js';
+
+let s: TestServer;
+let alice: TestUser;
+let bob: TestUser;
+let carol: TestUser;
+const forked: [number, number][] = [];
+
+beforeAll(async () => {
+  s = await startTestServer();
+  registerStorage({
+    forked: async (_ctx, source, fork) => {
+      if (fork.path === 'fork-fails') throw new Error('copy failed');
+      forked.push([source.id, fork.id]);
+    },
+  });
+  [alice, bob, carol] = await Promise.all([s.user('alice', { projects_limit: 50 }), s.user('bob', { projects_limit: 50 }), s.user('carol')]);
+});
+afterAll(async () => { await s.close(); });
+
+describe('POST /projects/fork/:id', () => {
+  it('forks into the caller\'s namespace, copying name, path, description and visibility', async () => {
+    const src = await makeProject(s, alice, 'upstream', { visibility: 10, extra: { description: 'the source', wiki_enabled: false } });
+    const r = await s.api('POST', `/projects/fork/${src.id}`, bob);
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({
+      name: 'upstream', path: 'upstream', path_with_namespace: 'bob/upstream', description: 'the source', visibility_level: 10,
+      wiki_enabled: false, creator_id: bob.id,
+    });
+    expect(r.body.forked_from_project).toEqual({
+      id: src.id, http_url_to_repo: 'http://gantry.test/alice/upstream.git', web_url: 'http://gantry.test/alice/upstream',
+      name: 'upstream', name_with_namespace: 'alice / upstream', path: 'upstream', path_with_namespace: 'alice/upstream',
+    });
+    expect(typeof r.body.runners_token).toBe('string');
+    expect(forked).toContainEqual([src.id, r.body.id]);
+    expect((await s.api('GET', `/projects/${src.id}`, alice)).body.forks_count).toBe(1);
+    // The forker owns the fork (member 40 + namespace owner).
+    expect((await s.api('GET', `/projects/${r.body.id}`, bob)).body.permissions.project_access.access_level).toBe(40);
+    // Same path again in the same namespace: 409 with the validation hash.
+    const again = await s.api('POST', `/projects/fork/${src.id}`, bob);
+    expect(again.status).toBe(409);
+    expect(again.body.message.path).toEqual(['has already been taken']);
+  });
+  it('forks into a namespace given by id or path, 404 when absent or not allowed', async () => {
+    const src = await makeProject(s, alice, 'lib', { visibility: 20 });
+    const g = makeGroup(s.ctx, 'forkers', { owner: bob, visibility: 10 });
+    const byPath = await s.api('POST', `/projects/fork/${src.id}`, bob, { namespace: 'forkers' });
+    expect(byPath.status).toBe(201);
+    expect(byPath.body.path_with_namespace).toBe('forkers/lib');
+    // A fork into a group is capped at the group's visibility.
+    expect(byPath.body.visibility_level).toBe(10);
+    expect((await s.api('DELETE', `/projects/${byPath.body.id}`, bob)).status).toBe(200);
+    expect((await s.api('POST', `/projects/fork/${src.id}`, bob, { namespace: String(g) })).status).toBe(201);
+    for (const ns of ['nowhere', '99999', 'alice']) {
+      const r = await s.api('POST', `/projects/fork/${src.id}`, bob, { namespace: ns });
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual({ message: '404 Target Namespace Not Found' });
+    }
+    expect((await s.api('POST', `/projects/fork/${src.id}`, carol, { namespace: 'forkers' })).status).toBe(404);
+  });
+  it('needs fork_project: 404 hidden, 403 for a guest of a private project', async () => {
+    const src = await makeProject(s, alice, 'closed');
+    expect((await s.api('POST', `/projects/fork/${src.id}`, bob)).body).toEqual({ message: '404 Project Not Found' });
+    addMember(s.ctx, { type: 'Project', id: src.id }, bob.id, 10);
+    expect((await s.api('POST', `/projects/fork/${src.id}`, bob)).status).toBe(403);
+    addMember(s.ctx, { type: 'Project', id: src.id }, bob.id, 20);
+    expect((await s.api('POST', `/projects/fork/${src.id}`, bob)).status).toBe(201);
+    expect((await s.api('POST', `/projects/fork/${src.id}`, null)).status).toBe(401);
+  });
+  it('removes the fork record again when storage fails', async () => {
+    const src = await makeProject(s, alice, 'fork-fails', { visibility: 20 });
+    const r = await s.api('POST', `/projects/fork/${src.id}`, bob);
+    expect(r.status).toBe(500);
+    expect((await s.api('GET', '/projects/bob%2Ffork-fails', bob)).status).toBe(404);
+    expect((await s.api('GET', `/projects/${src.id}`, alice)).body.forks_count).toBe(0);
+  });
+  it('DELETE /projects/:id/fork removes the link (owner only; 304 when not a fork)', async () => {
+    const src = await makeProject(s, alice, 'linked', { visibility: 20 });
+    const fork = (await s.api('POST', `/projects/fork/${src.id}`, bob)).body;
+    addMember(s.ctx, { type: 'Project', id: fork.id }, carol.id, 40);
+    expect((await s.api('DELETE', `/projects/${fork.id}/fork`, carol)).status).toBe(403);
+    const r = await s.api('DELETE', `/projects/${fork.id}/fork`, bob);
+    expect(r.status).toBe(200);
+    expect(r.body.forked_from_project).toBeUndefined();
+    expect((await s.api('DELETE', `/projects/${fork.id}/fork`, bob)).status).toBe(304);
+  });
+});
+
+describe('star', () => {
+  it('POST stars (201, 304 when already starred); DELETE unstars (200, 304 when not starred)', async () => {
+    const p = await makeProject(s, alice, 'starry', { visibility: 20 });
+    const r = await s.api('POST', `/projects/${p.id}/star`, bob);
+    expect(r.status).toBe(201);
+    expect(r.body.star_count).toBe(1);
+    const again = await s.api('POST', `/projects/${p.id}/star`, bob);
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
+    const un = await s.api('DELETE', `/projects/${p.id}/star`, bob);
+    expect(un.status).toBe(200);
+    expect(un.body.star_count).toBe(0);
+    expect((await s.api('DELETE', `/projects/${p.id}/star`, bob)).status).toBe(304);
+  });
+  it('404 for hidden projects', async () => {
+    const p = await makeProject(s, alice, 'hidden-star');
+    expect((await s.api('POST', `/projects/${p.id}/star`, bob)).status).toBe(404);
+  });
+});
+
+describe('archive / unarchive', () => {
+  it('owner archives and unarchives, idempotently, with 201', async () => {
+    const p = await makeProject(s, alice, 'dusty');
+    for (const [action, archived] of [['archive', true], ['archive', true], ['unarchive', false], ['unarchive', false]] as const) {
+      const r = await s.api('POST', `/projects/${p.id}/${action}`, alice);
+      expect(r.status).toBe(201);
+      expect(r.body.archived).toBe(archived);
+    }
+  });
+  it('403 for members below owner, 404 when hidden, admin allowed', async () => {
+    const p = await makeProject(s, alice, 'guarded');
+    expect((await s.api('POST', `/projects/${p.id}/archive`, bob)).body).toEqual({ message: '404 Project Not Found' });
+    addMember(s.ctx, { type: 'Project', id: p.id }, bob.id, 40);
+    expect((await s.api('POST', `/projects/${p.id}/archive`, bob)).body).toEqual({ message: '403 Forbidden' });
+    expect((await s.api('POST', `/projects/${p.id}/archive`, s.root)).status).toBe(201);
+  });
+});
+
+describe('share', () => {
+  it('shares with a group (201 ProjectGroupLink), refuses twice (409), and unshares (204)', async () => {
+    const p = await makeProject(s, alice, 'shareable');
+    const g = makeGroup(s.ctx, 'sharers', { visibility: 10 });
+    const r = await s.api('POST', `/projects/${p.id}/share`, alice, { group_id: g, group_access: 30, expires_at: '2099-01-31' });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ id: expect.any(Number), project_id: p.id, group_id: g, group_access: 30, expires_at: '2099-01-31' });
+    expect((await s.api('GET', `/projects/${p.id}`, alice)).body.shared_with_groups).toEqual([{ group_id: g, group_name: 'sharers', group_access_level: 30 }]);
+    const twice = await s.api('POST', `/projects/${p.id}/share`, alice, { group_id: g, group_access: 20 });
+    expect(twice.status).toBe(409);
+    expect(twice.body).toEqual({ message: 'Group already shared with this group' });
+    const del = await s.api('DELETE', `/projects/${p.id}/share/${g}`, alice);
+    expect(del.status).toBe(204);
+    expect(del.text).toBe('');
+    expect((await s.api('DELETE', `/projects/${p.id}/share/${g}`, alice)).body).toEqual({ message: '404 Group Link Not Found' });
+  });
+  it('validates: required params, group existence and visibility, access level, the share lock, own group', async () => {
+    const p = await makeProject(s, alice, 'picky');
+    const g = makeGroup(s.ctx, 'visible-g', { visibility: 10 });
+    const hidden = makeGroup(s.ctx, 'hidden-g');
+    expect((await s.api('POST', `/projects/${p.id}/share`, alice, { group_access: 30 })).body).toEqual({ message: '400 (Bad request) "group_id" not given' });
+    expect((await s.api('POST', `/projects/${p.id}/share`, alice, { group_id: g })).body).toEqual({ message: '400 (Bad request) "group_access" not given' });
+    expect((await s.api('POST', `/projects/${p.id}/share`, alice, { group_id: 9999, group_access: 30 })).body).toEqual({ message: '404 Group Not Found' });
+    expect((await s.api('POST', `/projects/${p.id}/share`, alice, { group_id: hidden, group_access: 30 })).body).toEqual({ message: '404 Group Not Found' });
+    for (const level of [0, 5, 50, 60]) {
+      const r = await s.api('POST', `/projects/${p.id}/share`, alice, { group_id: g, group_access: level });
+      expect(r.status).toBe(409);
+      expect(r.body).toEqual({ message: 'Group access is not included in the list' });
+    }
+    expect((await s.api('POST', `/projects/${p.id}/share`, alice, { group_id: g, group_access: 30, expires_at: 'soon' })).status).toBe(400);
+    const locked = makeGroup(s.ctx, 'locked', { owner: alice, shareWithGroupLock: true });
+    const inLocked = await makeProject(s, alice, 'in-locked', { namespaceId: locked });
+    const lockedShare = await s.api('POST', `/projects/${inLocked.id}/share`, alice, { group_id: g, group_access: 30 });
+    expect(lockedShare.status).toBe(400);
+    expect(lockedShare.body).toEqual({ message: 'The project sharing with group is disabled' });
+    const home = makeGroup(s.ctx, 'home', { owner: alice });
+    const inHome = await makeProject(s, alice, 'in-home', { namespaceId: home });
+    expect((await s.api('POST', `/projects/${inHome.id}/share`, alice, { group_id: home, group_access: 30 })).status).toBe(409);
+  });
+  it('needs admin_project: 403 for developers (before params), 404 when hidden', async () => {
+    const p = await makeProject(s, alice, 'share-perm');
+    const g = makeGroup(s.ctx, 'perm-g', { visibility: 20 });
+    expect((await s.api('POST', `/projects/${p.id}/share`, bob, {})).status).toBe(404);
+    addMember(s.ctx, { type: 'Project', id: p.id }, bob.id, 30);
+    expect((await s.api('POST', `/projects/${p.id}/share`, bob, {})).status).toBe(403);
+    expect((await s.api('DELETE', `/projects/${p.id}/share/${g}`, bob)).status).toBe(403);
+    addMember(s.ctx, { type: 'Project', id: p.id }, bob.id, 40);
+    expect((await s.api('POST', `/projects/${p.id}/share`, bob, { group_id: g, group_access: 40 })).status).toBe(201);
+  });
+});
