@@ -1,0 +1,17 @@
+// npm run bench [suite...]: runs the benchmark suites (default: all) against a freshly built gantryd and writes
+// the results into docs/benchmarks.md. Suites: api.
+import { execSync } from 'node:child_process';
+import { ROOT } from './bench/lib.mjs';
+
+const suites = { api: () => import('./bench/api.mjs') };
+const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const names = chosen.length ? chosen : Object.keys(suites);
+for (const n of names) if (!suites[n]) { console.error(`unknown suite "${n}"; choose from: ${Object.keys(suites).join(', ')}`); process.exit(2); }
+if (!process.argv.includes('--no-build')) {
+  process.stderr.write('bench: building (npm run build)...\n');
+  execSync('npm run build', { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+for (const n of names) {
+  process.stderr.write(`bench: suite ${n}\n`);
+  await (await suites[n]()).run();
+}

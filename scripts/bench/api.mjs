@@ -1,0 +1,44 @@
+// API suite: POST /projects (creating 10,000 projects), then GET /projects (20 per page) and GET /projects/:id
+// on that database, at full speed and at a fixed 500 requests/s; daemon RSS after the run.
+import { startDaemon, rootToken, cannon, rssMb, machine, table, writeSection } from './lib.mjs';
+
+export async function run({ projects = 10000 } = {}) {
+  const d = await startDaemon();
+  try {
+    const token = await rootToken(d.url);
+    const headers = { 'private-token': token, 'content-type': 'application/json' };
+    const rows = [];
+    process.stderr.write(`bench api: creating ${projects} projects with POST /projects...\n`);
+    rows.push(await cannon({
+      title: `POST /projects (${projects} creates)`, url: `${d.url}/api/v3/projects`, method: 'POST', headers,
+      amount: projects, idReplacement: true, body: JSON.stringify({ name: 'bench [<id>]', path: 'bench-[<id>]' }),
+    }));
+    const count = await fetch(`${d.url}/api/v3/projects?per_page=1`, { headers }).then((r) => r.headers.get('x-total'));
+    process.stderr.write(`bench api: ${count} projects; GET /projects...\n`);
+    const list = { url: `${d.url}/api/v3/projects?per_page=20`, headers };
+    await cannon({ ...list, title: 'warm-up', duration: 3 });
+    rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20, max throughput', duration: 10 }));
+    rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20 at 500 req/s', duration: 15, overallRate: 500 }));
+    const maxId = Number(count) + 0;
+    const one = {
+      url: `${d.url}/api/v3/projects/1`, headers,
+      requests: [{ setupRequest: (req) => ({ ...req, path: `/api/v3/projects/${1 + Math.floor(Math.random() * maxId)}` }) }],
+    };
+    rows.push(await cannon({ ...one, title: 'GET /projects/:id (random), max throughput', duration: 10 }));
+    rows.push(await cannon({ ...one, title: 'GET /projects/:id (random) at 500 req/s', duration: 15, overallRate: 500 }));
+    const rss = rssMb(d.pid);
+    const md = `## API: projects (${new Date().toISOString().slice(0, 10)})
+
+Machine: ${machine()}. Daemon: one gantryd process, SQLite (WAL, synchronous=FULL), 10 autocannon connections
+from the same machine. Database: ${count} projects owned by root, listed as root (ProjectWithAccess entities).
+
+${table(rows)}
+
+Daemon RSS after the run: **${rss} MB** (target < 120 MB).
+Targets: list and get p99 under 10 ms at 500 requests/s.`;
+    writeSection('api', md);
+    process.stdout.write(`${md}\n`);
+  } finally {
+    await d.stop();
+  }
+}

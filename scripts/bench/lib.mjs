@@ -1,0 +1,90 @@
+// Benchmark helpers: start a real gantryd, run autocannon, report percentiles, write docs/benchmarks.md sections.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { cpus, totalmem, tmpdir, release } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+export const ROOT_PASSWORD = 'benchpassword1';
+
+/** Start gantryd on a free port in a fresh data dir; resolves with { url, pid, stop, dataDir }. */
+export async function startDaemon(extraEnv = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gantry-bench-'));
+  const child = spawn(process.execPath, [join(ROOT, 'bin/gantryd.js'), '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'], {
+    env: { ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/gantryd listening on (\S+)/);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`gantryd exited with ${code}: ${out}`)));
+  });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { url, pid: child.pid, stop, dataDir };
+}
+
+/** POST /api/v3/session as root; returns the private token. */
+export async function rootToken(url) {
+  const res = await fetch(`${url}/api/v3/session`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'root', password: ROOT_PASSWORD }),
+  });
+  if (res.status !== 201) throw new Error(`login failed: ${res.status}`);
+  return (await res.json()).private_token;
+}
+
+/** Run autocannon and return a compact summary. */
+export async function cannon(opts) {
+  const result = await autocannon({ connections: 10, ...opts });
+  const non2xx = result.non2xx + result.errors;
+  return {
+    title: opts.title,
+    requests: result.requests.total,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p90: result.latency.p90,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    errors: non2xx,
+  };
+}
+
+/** RSS of a process in MB (Linux /proc). */
+export function rssMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(status.match(/VmRSS:\s+(\d+)/)[1]);
+  return Math.round(kb / 1024);
+}
+
+/** A short description of this machine. */
+export function machine() {
+  const c = cpus();
+  return `${c.length} × ${c[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Linux ${release()}, Node ${process.version}`;
+}
+
+/** Markdown table of autocannon summaries. */
+export function table(rows) {
+  const head = '| scenario | requests | req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx/errors |\n|---|---|---|---|---|---|---|---|';
+  return [head, ...rows.map((r) => `| ${r.title} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.max} | ${r.errors} |`)].join('\n');
+}
+
+/** Replace (or append) the section `name` of docs/benchmarks.md. */
+export function writeSection(name, markdown) {
+  const file = join(ROOT, 'docs/benchmarks.md');
+  let doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Gantry benchmarks\n\nProduced by `npm run bench` (scripts/bench.mjs). Each section is rewritten by its suite.\n';
+  const start = `<!-- bench:${name} -->`;
+  const end = `<!-- /bench:${name} -->`;
+  const block = `${start}\n${markdown.trim()}\n${end}`;
+  const re = new RegExp(`${start}[\\s\\S]*?${end}`);
+  doc = re.test(doc) ? doc.replace(re, block) : `${doc.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, doc);
+}
