@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import type { InjectOptions } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, redactUrl } from '../../daemon/app.js';
@@ -9,7 +10,7 @@ let alice: TestUser;
 let bob: TestUser;
 let alicePat: string;
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-const inject = (opts: Parameters<TestServer['app']['inject']>[0]) => s.app.inject(opts);
+const inject = (opts: InjectOptions) => s.app.inject(opts);
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -168,7 +169,7 @@ describe('logs', () => {
       ] as const;
       const created: string[] = [];
       for (const c of calls) {
-        const r = await app.inject(c as Parameters<typeof app.inject>[0]);
+        const r = await app.inject(c as InjectOptions);
         if (r.statusCode === 201 && r.json().token) created.push(r.json().token);
         if (r.statusCode === 201 && r.json().private_token) created.push(r.json().private_token);
       }

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { Secrets, hashPassword, hashToken, randomToken, verifyPassword } from '../../daemon/secrets.js';
+
+describe('passwords', () => {
+  it('hash with scrypt and a fresh salt, and verify', async () => {
+    const a = await hashPassword('correct horse');
+    const b = await hashPassword('correct horse');
+    expect(a).toMatch(/^scrypt\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/);
+    expect(a).not.toBe(b);
+    expect(a).not.toContain('correct horse');
+    expect(await verifyPassword('correct horse', a)).toBe(true);
+    expect(await verifyPassword('correct horse', b)).toBe(true);
+  });
+
+  it('reject a wrong password and damaged records', async () => {
+    const h = await hashPassword('secret-password');
+    expect(await verifyPassword('secret-passwore', h)).toBe(false);
+    expect(await verifyPassword('', h)).toBe(false);
+    expect(await verifyPassword('SECRET-PASSWORD', h)).toBe(false);
+    expect(await verifyPassword('secret-password', 'plain-text')).toBe(false);
+    expect(await verifyPassword('secret-password', 'scrypt$$')).toBe(false);
+    expect(await verifyPassword('secret-password', 'bcrypt$abc$def')).toBe(false);
+    expect(await verifyPassword('secret-password', 'scrypt$AAAA$AAAA')).toBe(false);
+    expect(await verifyPassword('secret-password', `${h}$extra`)).toBe(false);
+  });
+});
+
+describe('tokens', () => {
+  it('randomToken gives URL-safe tokens of the asked length, all different', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const t = randomToken();
+      expect(t).toMatch(/^[A-Za-z0-9_-]{20}$/);
+      seen.add(t);
+    }
+    expect(seen.size).toBe(200);
+    expect(randomToken(32)).toHaveLength(32);
+  });
+
+  it('hashToken is SHA-256 hex', () => {
+    expect(hashToken('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(hashToken('abc')).not.toBe(hashToken('abd'));
+  });
+});
+
+describe('Secrets', () => {
+  const key = randomBytes(64);
+  const secrets = new Secrets(key);
+
+  it('derive is stable for a key, purpose and salt, and differs otherwise', () => {
+    const t = secrets.derive('private', 'salt-1');
+    expect(t).toMatch(/^[A-Za-z0-9_-]{20}$/);
+    expect(secrets.derive('private', 'salt-1')).toBe(t);
+    expect(new Secrets(Buffer.from(key)).derive('private', 'salt-1')).toBe(t);
+    expect(secrets.derive('private', 'salt-2')).not.toBe(t);
+    expect(secrets.derive('runners', 'salt-1')).not.toBe(t);
+    expect(new Secrets(randomBytes(64)).derive('private', 'salt-1')).not.toBe(t);
+    expect(secrets.derive('private', 'salt-1', 30)).toHaveLength(30);
+  });
+
+  it('seal and open round-trip, with a fresh IV each time', () => {
+    for (const text of ['runners-token', '', 'ünïcödé ✓', 'x'.repeat(10000)]) {
+      const sealed = secrets.seal(text);
+      expect(sealed.startsWith('v1.')).toBe(true);
+      if (text) expect(sealed).not.toContain(text);
+      expect(secrets.open(sealed)).toBe(text);
+    }
+    expect(secrets.seal('same')).not.toBe(secrets.seal('same'));
+  });
+
+  it('open detects tampering, a wrong key and garbage', () => {
+    const sealed = secrets.seal('runners-token');
+    const [v, iv, tag, data] = sealed.split('.');
+    const flip = (s: string) => (s[0] === 'A' ? 'B' : 'A') + s.slice(1);
+    expect(() => secrets.open([v, iv, tag, flip(data!)].join('.'))).toThrow();
+    expect(() => secrets.open([v, iv, flip(tag!), data].join('.'))).toThrow();
+    expect(() => secrets.open([v, flip(iv!), tag, data].join('.'))).toThrow();
+    expect(() => new Secrets(randomBytes(64)).open(sealed)).toThrow();
+    expect(() => secrets.open('not sealed')).toThrow('not a sealed value');
+    expect(() => secrets.open(`v2.${iv}.${tag}.${data}`)).toThrow();
+  });
+});
