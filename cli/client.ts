@@ -52,7 +52,7 @@ export class ApiError extends CliError {
 /** Turn an HTTP or network failure into a CliError with a hint for the person at the keyboard. */
 export function toCliError(e: unknown, url: string): unknown {
   if (e instanceof ConnectionError) {
-    return new CliError(e.message, `is gantryd running there? start it with \`gantry daemon start\`, or check --url / the profile (${url})`);
+    return new CliError(`cannot reach ${url}: ${e.reason}`, `is gantryd running there? start it with \`gantry daemon start\`, or check --url / the profile`);
   }
   if (!(e instanceof HttpError)) return e;
   const message = e.apiMessage ?? `HTTP ${e.status}`;

@@ -33,9 +33,9 @@ export class ConnectionError extends Error {
   constructor(
     readonly url: string,
     readonly code: string,
-    detail: string,
+    readonly reason: string,
   ) {
-    super(`cannot reach ${url}: ${detail}`);
+    super(`cannot reach ${url}: ${reason}`);
   }
 }
 

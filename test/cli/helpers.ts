@@ -1,0 +1,67 @@
+/** CLI test helpers: a real daemon in this process (from source) and the CLI's run() with a captured IO. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { startDaemon } from '../../daemon/main.js';
+import { resolveConfig } from '../../daemon/config.js';
+import { run } from '../../cli/main.js';
+import type { IO } from '../../cli/io.js';
+
+export const ROOT_PASSWORD = 'cli-root-password';
+
+/** What one CLI run produced. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json(): any;
+}
+
+/** A captured IO; stdin gives `input` (not a TTY). */
+export function fakeIO(env: NodeJS.ProcessEnv, input = ''): IO & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    out(text: string) { io.stdout += text; },
+    err(text: string) { io.stderr += text; },
+    env,
+    stdin: Readable.from([input]) as unknown as NodeJS.ReadStream,
+    stdinIsTTY: false,
+    stdoutIsTTY: false,
+    stderrIsTTY: false,
+  };
+  return io;
+}
+
+/** A daemon on a temporary data dir and a CLI bound to its own config dir. */
+export interface CliFixture {
+  url: string;
+  dataDir: string;
+  configDir: string;
+  /** Run `gantry <args>` with GANTRY_CONFIG_DIR set (plus extra env). */
+  cli(args: string[], opts?: { env?: Record<string, string>; input?: string }): Promise<CliResult>;
+  close(): Promise<void>;
+}
+
+/** Start a daemon (real HTTP on a free port) and return a CLI runner; call login yourself. */
+export async function startCliFixture(): Promise<CliFixture> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gantry-cli-data-'));
+  const configDir = mkdtempSync(join(tmpdir(), 'gantry-cli-cfg-'));
+  const daemon = await startDaemon(resolveConfig({ dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent' }, {}), { logger: false });
+  const cli: CliFixture['cli'] = async (args, opts = {}) => {
+    const io = fakeIO({ GANTRY_CONFIG_DIR: configDir, ...opts.env }, opts.input);
+    const code = await run(['node', 'gantry', ...args], io);
+    return { code, stdout: io.stdout, stderr: io.stderr, json: () => JSON.parse(io.stdout) };
+  };
+  return {
+    url: daemon.url, dataDir, configDir, cli,
+    async close() {
+      await daemon.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(configDir, { recursive: true, force: true });
+    },
+  };
+}
