@@ -116,7 +116,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     const viewer = requireUser(request);
     const q = request.query as { search?: string; username?: string; active?: string; blocked?: string };
     const present = (u: UserRow) => (viewer.isAdmin ? userFull(ctx, u) : userBasic(ctx, u));
-    if (q.username !== undefined) return usersByUsername(ctx, q.username).map(present);
+    if (q.username) return usersByUsername(ctx, q.username).map(present);
     const listing = listUsers(ctx, { search: q.search, active: !!q.active, blocked: !!q.blocked });
     return paginate(request, reply, listing.count, listing.fetch).map(present);
   });
