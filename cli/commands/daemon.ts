@@ -73,8 +73,13 @@ function readState(dataDir: string): DaemonState {
 /** Remove the pid and URL files. */
 function clearState(dataDir: string): void {
   const files = daemonFiles(dataDir);
-  rmSync(files.pid, { force: true });
-  rmSync(files.url, { force: true });
+  for (const file of [files.pid, files.url]) {
+    try {
+      rmSync(file, { force: true });
+    } catch {
+      /* the data dir is not a directory: nothing to clear */
+    }
+  }
 }
 
 /** Read a file from a byte offset to its end. */
@@ -120,12 +125,12 @@ async function startDaemon(io: IO, o: StartOptions): Promise<void> {
   if (state.running) {
     throw new CliError(`gantryd is already running (pid ${state.pid}${state.url ? ` at ${state.url}` : ''})`, 'stop it with `gantry daemon stop`');
   }
-  clearState(dataDir);
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (e) {
     throw new CliError(`cannot use data dir ${dataDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 'choose a writable directory with --data-dir');
   }
+  clearState(dataDir);
   const files = daemonFiles(dataDir);
   let logFd: number;
   try {

@@ -1,5 +1,5 @@
 /** `gantry daemon start|status|logs|stop` against the real gantryd, in the background. */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -100,5 +100,13 @@ describe('gantry daemon', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('refuses a data dir it cannot create, before spawning anything', async () => {
+    const file = join(tmp(), 'a-file');
+    writeFileSync(file, 'x');
+    const r = await runCli(['daemon', 'start', '--port', '0', '--data-dir', join(file, 'sub')], { configDir: tmp() });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`gantry: cannot use data dir ${join(file, 'sub')}: ENOTDIR\nhint: choose a writable directory with --data-dir\n`);
   });
 });

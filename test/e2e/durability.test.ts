@@ -26,6 +26,7 @@ it('keeps every acknowledged write through a SIGKILL in the middle of a burst', 
   const token: string = (await api(daemon.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
 
   const acked: Ack[] = [];
+  const wrong: string[] = [];
   let failed = 0;
   let next = 0;
   let killed = false;
@@ -38,7 +39,7 @@ it('keeps every acknowledged write through a SIGKILL in the middle of a burst', 
       try {
         const res = await api(daemon.url, 'POST', `/${kind}`, token, kind === 'projects' ? { name } : { name, path: name });
         if (res.status >= 200 && res.status < 300) {
-          expect(res.body.name).toBe(name);
+          if (res.body?.name !== name) wrong.push(`${kind} ${name}: ${JSON.stringify(res.body)}`);
           acked.push({ kind, id: res.body.id, name });
         } else {
           failed++;
@@ -55,6 +56,7 @@ it('keeps every acknowledged write through a SIGKILL in the middle of a burst', 
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   const exit = await daemon.exited;
+  expect(wrong).toEqual([]);
   expect(exit.signal).toBe('SIGKILL');
   // the kill landed in the middle of the burst: writes were in flight and some never got an answer
   expect(killedAt).toBeLessThan(TOTAL);
