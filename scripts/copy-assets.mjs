@@ -6,3 +6,5 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 mkdirSync(join(root, 'dist/daemon/db'), { recursive: true });
 cpSync(join(root, 'daemon/db/migrations'), join(root, 'dist/daemon/db/migrations'), { recursive: true });
+// The git pre-receive hook is plain JavaScript run by node from dist/ (daemon/git/hooks.ts).
+cpSync(join(root, 'daemon/git/hooks'), join(root, 'dist/daemon/git/hooks'), { recursive: true });

@@ -1,7 +1,183 @@
-/** git over HTTP (smart protocol) at /<namespace>/<project>.git. */
-import type { FastifyInstance } from 'fastify';
+/**
+ * git over HTTP (smart protocol) at /<namespace>/<project>.git: info/refs advertisements, git-upload-pack (clone,
+ * fetch) and git-receive-pack (push). Bodies stream straight into git (never buffered whole; larger than the app's
+ * bodyLimit is fine), branch protection runs in a pre-receive hook, and accepted pushes go to processPush.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ChildProcess } from 'node:child_process';
+import { PassThrough, type Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { AppContext } from '../context.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import { closeAllProcesses } from '../git/batch.js';
+import { spawnGit } from '../git/command.js';
+import { receivePackSetup } from '../git/hooks.js';
+import { isZeroSha } from '../git/objects.js';
+import type { Repository } from '../git/repository.js';
+import { lookupProject } from '../services/projects.js';
+import { pushRefRules, type RefCommand } from '../services/protected-branches.js';
+import { processPush, type RefUpdate } from '../services/push.js';
+// Importing the repositories service registers the repository storage handler with every built app.
+import { ensureRepository, gitHooksDir } from '../services/repositories.js';
+import { gitAccess, type GitAccess } from './auth.js';
+import { PKT_FLUSH, pktLine, PushProtocolError, readPushCommands } from './pkt.js';
+
+export { registerGitCredentialResolver, type GitCredential, type GitCredentialResolver } from './auth.js';
+
+type Service = 'git-upload-pack' | 'git-receive-pack';
+const SERVICES: readonly Service[] = ['git-upload-pack', 'git-receive-pack'];
+
+interface RepoParams {
+  namespace: string;
+  project: string;
+}
+
+const NO_CACHE = { 'cache-control': 'no-cache, max-age=0, must-revalidate', pragma: 'no-cache', expires: 'Fri, 01 Jan 1980 00:00:00 GMT' };
+
+/** The project a git URL names (`<namespace>/<project>.git`, the `.git` optional), case-insensitively. */
+function projectFor(ctx: AppContext, params: RepoParams): ProjectRow | null {
+  const path = params.project.replace(/\.git$/i, '');
+  if (!path || !params.namespace) return null;
+  return lookupProject(ctx, `${params.namespace}/${path}`);
+}
+
+function refuse(reply: FastifyReply, access: Extract<GitAccess, { ok: false }>): FastifyReply {
+  if (access.status === 401) reply.header('www-authenticate', 'Basic realm="Gantry"');
+  return reply.code(access.status).type('text/plain; charset=utf-8').send(`${access.message}\n`);
+}
+
+/** The request body as a stream, gunzipped when the client compressed it. */
+function bodyStream(request: FastifyRequest): Readable {
+  const raw = request.body as Readable;
+  if (String(request.headers['content-encoding'] ?? '').toLowerCase() !== 'gzip') return raw;
+  const gunzip = createGunzip();
+  raw.on('error', (e) => gunzip.destroy(e));
+  return raw.pipe(gunzip);
+}
+
+/** Protocol v2 for upload-pack when the client asks for it (`Git-Protocol: version=2`). */
+function protocolEnv(request: FastifyRequest, service: Service): Record<string, string> {
+  const header = request.headers['git-protocol'];
+  return service === 'git-upload-pack' && typeof header === 'string' && /(^|:)version=2(:|$)/.test(header) ? { GIT_PROTOCOL: 'version=2' } : {};
+}
+
+/** Stop git when the client goes away before the response was completely sent. */
+function killOnAbort(reply: FastifyReply, child: ChildProcess): void {
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished && child.exitCode === null) child.kill();
+  });
+}
 
 /** Registers the git smart-HTTP routes. */
 export default async function gitHttpRoutes(app: FastifyInstance): Promise<void> {
-  void app;
+  const ctx = app.ctx;
+  // The bodies of git's POSTs are handed over as the raw stream (no size limit, no buffering).
+  for (const type of ['application/x-git-upload-pack-request', 'application/x-git-receive-pack-request']) {
+    app.addContentTypeParser(type, (_request, payload, done) => done(null, payload));
+  }
+  app.addHook('onClose', async () => closeAllProcesses(ctx.paths.repositories));
+
+  const prepare = async (request: FastifyRequest<{ Params: RepoParams }>, reply: FastifyReply, service: Service) => {
+    if (/^\/(ci\/)?api\//.test(request.url)) {
+      reply.callNotFound();
+      return null;
+    }
+    const project = projectFor(ctx, request.params);
+    const access = await gitAccess(ctx, request, project, service === 'git-receive-pack');
+    if (!access.ok) {
+      refuse(reply, access);
+      return null;
+    }
+    return { project: project!, user: access.user, repo: await ensureRepository(ctx, project!) };
+  };
+
+  app.get<{ Params: RepoParams; Querystring: { service?: string } }>(
+    '/:namespace/:project/info/refs',
+    { config: { public: true }, schema: { hide: true } },
+    async (request, reply) => {
+      const service = request.query.service as Service;
+      if (!SERVICES.includes(service)) {
+        return reply.code(403).type('text/plain; charset=utf-8').send('Only the smart HTTP protocol is supported; use git 1.6.6 or later.\n');
+      }
+      const target = await prepare(request, reply, service);
+      if (!target) return reply;
+      const env = protocolEnv(request, service);
+      const child = spawnGit([service.slice(4), '--stateless-rpc', '--advertise-refs', target.repo.path], { env, timeoutMs: 5 * 60 * 1000 });
+      const out = new PassThrough();
+      if (!env.GIT_PROTOCOL) out.write(Buffer.concat([pktLine(`# service=${service}\n`), PKT_FLUSH]));
+      child.stdout!.pipe(out);
+      child.stderr!.resume();
+      child.on('error', (e) => out.destroy(e));
+      killOnAbort(reply, child);
+      return reply.code(200).headers(NO_CACHE).type(`application/x-${service}-advertisement`).send(out);
+    },
+  );
+
+  app.post<{ Params: RepoParams }>('/:namespace/:project/git-upload-pack', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const target = await prepare(request, reply, 'git-upload-pack');
+    if (!target) return reply;
+    const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env: protocolEnv(request, 'git-upload-pack') });
+    const body = bodyStream(request);
+    body.on('error', () => child.kill());
+    child.stdin!.on('error', () => undefined);
+    body.pipe(child.stdin!);
+    child.stderr!.resume();
+    const out = new PassThrough();
+    child.stdout!.pipe(out);
+    child.on('error', (e) => out.destroy(e));
+    killOnAbort(reply, child);
+    return reply.code(200).headers(NO_CACHE).type('application/x-git-upload-pack-result').send(out);
+  });
+
+  app.post<{ Params: RepoParams }>('/:namespace/:project/git-receive-pack', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+    const target = await prepare(request, reply, 'git-receive-pack');
+    if (!target) return reply;
+    const user = target.user!;
+    const body = bodyStream(request);
+    let commands: RefCommand[];
+    let head: Buffer;
+    try {
+      ({ commands, head } = await readPushCommands(body));
+    } catch (e) {
+      if (!(e instanceof PushProtocolError)) throw e;
+      return reply.code(400).header('connection', 'close').type('text/plain; charset=utf-8').send(`${e.message}\n`);
+    }
+    const setup = await receivePackSetup(gitHooksDir(ctx), pushRefRules(ctx, target.project, user, commands));
+    const child = spawnGit(['receive-pack', '--stateless-rpc', target.repo.path], { config: setup.config, env: setup.env });
+    child.stdin!.on('error', () => undefined);
+    body.on('error', () => child.kill());
+    if (body.readableEnded) child.stdin!.end(head);
+    else {
+      child.stdin!.write(head);
+      body.pipe(child.stdin!);
+      body.resume();
+    }
+    child.stderr!.resume();
+    const out = new PassThrough();
+    child.stdout!.pipe(out, { end: false });
+    child.on('error', (e) => out.destroy(e));
+    killOnAbort(reply, child);
+    child.on('close', () => {
+      // The response ends only after the push is processed, so a client that sees its push done also sees its events.
+      void afterReceivePack(target.project, user, target.repo, commands, request)
+        .catch((e) => request.log.error({ err: e }, 'push processing failed'))
+        .finally(() => {
+          void setup.cleanup();
+          out.end();
+        });
+    });
+    return reply.code(200).headers(NO_CACHE).type('application/x-git-receive-pack-result').send(out);
+  });
+
+  /** Find which commanded ref updates took effect and process them. */
+  async function afterReceivePack(project: ProjectRow, user: UserRow, repo: Repository, commands: RefCommand[], request: FastifyRequest): Promise<void> {
+    const updates: RefUpdate[] = [];
+    for (const c of commands) {
+      if (c.oldSha === c.newSha) continue;
+      const now = await repo.refValue(c.ref);
+      const applied = isZeroSha(c.newSha) ? now === null : now === c.newSha;
+      if (applied) updates.push({ ref: c.ref, before: c.oldSha, after: c.newSha });
+    }
+    if (updates.length) await processPush(ctx, project, user, updates, { log: (err, message) => request.log.error({ err }, message) });
+  }
 }

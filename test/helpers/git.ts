@@ -30,6 +30,7 @@ export function git(cwd: string, args: string[], opts: { env?: Record<string, st
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', reject);
+    child.stdin.on('error', () => undefined); // git may exit without reading stdin
     child.on('close', (code) => resolve({ code: code ?? -1, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
     child.stdin.end(opts.input ?? '');
   });

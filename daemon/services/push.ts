@@ -1,0 +1,181 @@
+/**
+ * After a push: one entry point (processPush) for every accepted change of refs, whether it came from git over
+ * HTTP or from the API (files, commits, branches, tags). It records a push event per ref with GitLab's push data
+ * and touches the project in one transaction, then tells the listeners (hook deliveries, pipelines, merge requests).
+ */
+import { eq } from 'drizzle-orm';
+import type { AppContext } from '../context.js';
+import { now } from '../context.js';
+import { projects, type ProjectRow, type UserRow } from '../db/schema.js';
+import { projectUrls } from '../api/entities/projects.js';
+import { avatarUrl } from '../api/entities/users.js';
+import { isoDate, isZeroSha, type CommitInfo } from '../git/objects.js';
+import type { Repository } from '../git/repository.js';
+import { recordEvent } from './events.js';
+import { projectNamespace } from './projects.js';
+import { projectRepository } from './repositories.js';
+
+/** One ref change: `before`/`after` are full shas, the zero sha for a created/deleted ref. */
+export interface RefUpdate {
+  ref: string;
+  before: string;
+  after: string;
+}
+
+/** A commit as push data lists it (GitLab Commit#hook_attrs). */
+export interface PushCommit {
+  id: string;
+  message: string;
+  timestamp: string;
+  url: string;
+  author: { name: string; email: string };
+  added: string[];
+  modified: string[];
+  removed: string[];
+}
+
+/** GitLab's push data (Gitlab::DataBuilder::Push), stored on the push event and sent to hooks. */
+export interface PushData {
+  object_kind: 'push' | 'tag_push';
+  event_name: 'push' | 'tag_push';
+  before: string;
+  after: string;
+  ref: string;
+  checkout_sha: string | null;
+  message: string | null;
+  user_id: number;
+  user_name: string;
+  user_username: string;
+  user_email: string;
+  user_avatar: string | null;
+  project_id: number;
+  project: {
+    name: string; description: string | null; web_url: string; avatar_url: string | null; git_ssh_url: string; git_http_url: string;
+    namespace: string; visibility_level: number; path_with_namespace: string; default_branch: string; homepage: string; url: string;
+    ssh_url: string; http_url: string;
+  };
+  commits: PushCommit[];
+  total_commits_count: number;
+  repository: { name: string; url: string; description: string | null; homepage: string; git_http_url: string; git_ssh_url: string; visibility_level: number };
+}
+
+/** A processed push as listeners see it. */
+export interface ProcessedPush {
+  project: ProjectRow;
+  user: UserRow;
+  /** The ref updates, each with its push data. */
+  updates: (RefUpdate & { data: PushData })[];
+}
+
+/** The transaction handle of ctx.db.transaction. */
+export type Tx = Parameters<Parameters<AppContext['db']['transaction']>[0]>[0];
+
+/** Something that reacts to pushes (hook deliveries, pipelines, merge request refresh). */
+export interface PushListener {
+  /** Runs inside the push transaction (synchronous): write outbox rows here so they commit with the event. */
+  inTransaction?(tx: Tx, ctx: AppContext, push: ProcessedPush): void;
+  /** Runs after the commit (may read the repository); errors are logged and never undo the push. */
+  afterCommit?(ctx: AppContext, push: ProcessedPush): Promise<void> | void;
+}
+
+const listeners: PushListener[] = [];
+
+/** Register a push listener; returns a function that removes it. */
+export function onPush(listener: PushListener): () => void {
+  listeners.push(listener);
+  return () => {
+    const i = listeners.indexOf(listener);
+    if (i >= 0) listeners.splice(i, 1);
+  };
+}
+
+/** At most this many commits are listed in push data (newest last), as GitLab did. */
+export const PUSH_COMMITS_LIMIT = 20;
+
+/** Commit timestamps as Ruby's xmlschema: ISO 8601 without milliseconds, with the committer's offset. */
+const xmlschema = (c: CommitInfo) => isoDate(c.committer).replace(/\.\d{3}(?=[+-])/, '');
+
+async function commitsOf(repo: Repository, update: RefUpdate, tag: boolean): Promise<{ commits: CommitInfo[]; total: number; message: string | null; checkout: string | null }> {
+  if (isZeroSha(update.after)) return { commits: [], total: 0, message: null, checkout: null };
+  if (tag) {
+    const name = update.ref.slice('refs/tags/'.length);
+    const t = await repo.findTag(name);
+    const commit = t?.commit ?? (await repo.readCommit(update.after));
+    return { commits: commit ? [commit] : [], total: commit ? 1 : 0, message: t?.message ?? null, checkout: commit?.sha ?? null };
+  }
+  let exclude: string[];
+  if (!isZeroSha(update.before)) exclude = [update.before];
+  else {
+    // A new branch: the commits no other branch has.
+    const heads = await repo.refsUnder('refs/heads/');
+    exclude = [...heads].filter(([ref]) => ref !== update.ref).map(([, sha]) => sha);
+  }
+  const { commits, total } = await repo.commitsBetween(update.after, exclude, PUSH_COMMITS_LIMIT);
+  return { commits: commits.reverse(), total, message: null, checkout: update.after };
+}
+
+/** Build GitLab's push data for one ref update (reads the repository). */
+export async function buildPushData(ctx: AppContext, project: ProjectRow, user: UserRow, update: RefUpdate, repo = projectRepository(ctx, project)): Promise<PushData> {
+  const ns = projectNamespace(ctx, project);
+  const urls = projectUrls(ctx, ns, project);
+  const tag = update.ref.startsWith('refs/tags/');
+  const { commits, total, message, checkout } = await commitsOf(repo, update, tag);
+  const pushCommits = await Promise.all(
+    commits.map(async (c) => {
+      const paths = await repo.changedPaths(c.sha);
+      return {
+        id: c.sha, message: c.message, timestamp: xmlschema(c), url: `${urls.web_url}/commit/${c.sha}`,
+        author: { name: c.author.name, email: c.author.email }, ...paths,
+      };
+    }),
+  );
+  const kind = tag ? 'tag_push' : 'push';
+  return {
+    object_kind: kind, event_name: kind, before: update.before, after: update.after, ref: update.ref, checkout_sha: checkout, message,
+    user_id: user.id, user_name: user.name, user_username: user.username, user_email: user.email, user_avatar: avatarUrl(ctx, user),
+    project_id: project.id,
+    project: {
+      name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,
+      git_http_url: urls.http_url_to_repo, namespace: ns.name, visibility_level: project.visibilityLevel, path_with_namespace: `${ns.path}/${project.path}`,
+      default_branch: project.defaultBranch, homepage: urls.web_url, url: urls.ssh_url_to_repo, ssh_url: urls.ssh_url_to_repo, http_url: urls.http_url_to_repo,
+    },
+    commits: pushCommits,
+    total_commits_count: total,
+    repository: {
+      name: project.name, url: urls.ssh_url_to_repo, description: project.description, homepage: urls.web_url,
+      git_http_url: urls.http_url_to_repo, git_ssh_url: urls.ssh_url_to_repo, visibility_level: project.visibilityLevel,
+    },
+  };
+}
+
+/**
+ * Process accepted ref updates by `user`: one transaction records a `pushed` event per ref (with push data) and
+ * touches last_activity_at, and runs the listeners' in-transaction part; then the listeners' after-commit part.
+ */
+export async function processPush(
+  ctx: AppContext,
+  project: ProjectRow,
+  user: UserRow,
+  updates: RefUpdate[],
+  opts: { log?: (err: unknown, message: string) => void } = {},
+): Promise<ProcessedPush> {
+  const repo = projectRepository(ctx, project);
+  const withData: ProcessedPush['updates'] = [];
+  for (const u of updates) withData.push({ ...u, data: await buildPushData(ctx, project, user, u, repo) });
+  const push: ProcessedPush = { project, user, updates: withData };
+  if (!withData.length) return push;
+  ctx.db.transaction((tx) => {
+    for (const u of withData) recordEvent(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
+    tx.update(projects).set({ lastActivityAt: now() }).where(eq(projects.id, project.id)).run();
+    for (const l of listeners) l.inTransaction?.(tx, ctx, push);
+  });
+  const log = opts.log ?? ((err, message) => process.stderr.write(`gantry: ${message}: ${(err as Error)?.message ?? String(err)}\n`));
+  for (const l of listeners) {
+    try {
+      await l.afterCommit?.(ctx, push);
+    } catch (e) {
+      log(e, 'push listener failed');
+    }
+  }
+  return push;
+}
