@@ -13,6 +13,7 @@ import { closeAllProcesses } from '../git/batch.js';
 import { spawnGit } from '../git/command.js';
 import { receivePackSetup } from '../git/hooks.js';
 import { isZeroSha } from '../git/objects.js';
+import { validRefName } from '../git/refs.js';
 import type { Repository } from '../git/repository.js';
 import { lookupProject } from '../services/projects.js';
 import { pushRefRules, type RefCommand } from '../services/protected-branches.js';
@@ -173,7 +174,8 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
   async function afterReceivePack(project: ProjectRow, user: UserRow, repo: Repository, commands: RefCommand[], request: FastifyRequest): Promise<void> {
     const updates: RefUpdate[] = [];
     for (const c of commands) {
-      if (c.oldSha === c.newSha) continue;
+      // Only branches and tags are pushes in GitLab's sense (other refs, e.g. refs/notes, change silently).
+      if (c.oldSha === c.newSha || !validRefName(c.ref) || !/^refs\/(heads|tags)\//.test(c.ref)) continue;
       const now = await repo.refValue(c.ref);
       const applied = isZeroSha(c.newSha) ? now === null : now === c.newSha;
       if (applied) updates.push({ ref: c.ref, before: c.oldSha, after: c.newSha });

@@ -13,6 +13,7 @@ import { Repository } from '../../daemon/git/index.js';
 import { protectBranch } from '../../daemon/services/protected-branches.js';
 import { repositoryPath } from '../../daemon/services/repositories.js';
 import { onPush, type ProcessedPush } from '../../daemon/services/push.js';
+import { registerGitCredentialResolver } from '../../daemon/git-http/index.js';
 
 const PASSWORD = 'password123';
 let s: TestServer;
@@ -28,7 +29,9 @@ const dirs: string[] = [];
 const pushes: ProcessedPush[] = [];
 
 const cred = (u: TestUser, password = PASSWORD) => ({ username: u.username, password });
-const url = (u: TestUser | null, path = project.path_with_namespace) => repoUrl(base, path, u ? cred(u) : undefined);
+/** Clone URL with the user's private token as password (fast); urlWithPassword for password sign-in. */
+const url = (u: TestUser | null, path = project.path_with_namespace) => repoUrl(base, path, u ? cred(u, u.token) : undefined);
+const urlWithPassword = (u: TestUser, path = project.path_with_namespace) => repoUrl(base, path, cred(u));
 const dir = () => {
   const d = tempDir();
   dirs.push(d);
@@ -83,8 +86,8 @@ describe('clone and push', () => {
   let work: string;
   let firstSha: string;
 
-  it('clones the empty repository', async () => {
-    const c = await clone(url(alice));
+  it('clones the empty repository (username and password)', async () => {
+    const c = await clone(urlWithPassword(alice));
     expect(c.code, c.stderr).toBe(0);
     expect(c.stderr).toMatch(/empty repository/);
     work = c.dir;
@@ -217,7 +220,7 @@ describe('authentication and access', () => {
   });
 
   it('fails a wrong password', async () => {
-    const c = await clone(url(alice).replace(`:${PASSWORD}@`, ':wrong-password@'));
+    const c = await clone(urlWithPassword(alice).replace(`:${PASSWORD}@`, ':wrong-password@'));
     expect(c.code).not.toBe(0);
     expect(c.stderr).toMatch(/Authentication failed/);
   });
@@ -232,7 +235,7 @@ describe('authentication and access', () => {
   });
 
   it('lets a reporter clone but not push (403)', async () => {
-    const c = await clone(url(rita));
+    const c = await clone(urlWithPassword(rita));
     expect(c.code, c.stderr).toBe(0);
     await commitFiles(c.dir, { 'r.txt': 'r\n' }, 'reporter');
     const r = await git(c.dir, ['push', 'origin', 'HEAD:refs/heads/reporter']);
@@ -275,6 +278,34 @@ describe('authentication and access', () => {
     expect((await clone(url(alice, internal.path_with_namespace))).code).toBe(0);
     const anonInternal = await clone(url(null, internal.path_with_namespace));
     expect(anonInternal.code).not.toBe(0);
+  });
+});
+
+describe('credential resolvers and archived projects', () => {
+  const refs = (path: string, service: string, user: string, password: string) =>
+    s.app.inject({
+      method: 'GET', url: `/${path}.git/info/refs?service=${service}`,
+      headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+    });
+
+  it('lets a registered resolver grant read-only, project-scoped access (the CI build token seam)', async () => {
+    registerGitCredentialResolver((_ctx, username, password) =>
+      username === 'gitlab-ci-token' && password === 'build-secret' ? { user: null, readOnly: true, projectId: project.id } : null,
+    );
+    expect((await refs(project.path_with_namespace, 'git-upload-pack', 'gitlab-ci-token', 'build-secret')).statusCode).toBe(200);
+    const push = await refs(project.path_with_namespace, 'git-receive-pack', 'gitlab-ci-token', 'build-secret');
+    expect(push.statusCode).toBe(403);
+    const other = await createProject(alice, 'Other', 0);
+    expect((await refs(other.path_with_namespace, 'git-upload-pack', 'gitlab-ci-token', 'build-secret')).statusCode).toBe(404);
+    expect((await refs(project.path_with_namespace, 'git-upload-pack', 'gitlab-ci-token', 'wrong')).statusCode).toBe(401);
+  });
+
+  it('refuses pushes to an archived project but still serves clones', async () => {
+    const p = await createProject(alice, 'Archived', 0);
+    expect((await s.api('POST', `/projects/${p.id}/archive`, alice)).status).toBe(201);
+    const push = await refs(p.path_with_namespace, 'git-receive-pack', 'alice', alice.token);
+    expect(push.statusCode).toBe(403);
+    expect((await refs(p.path_with_namespace, 'git-upload-pack', 'alice', alice.token)).statusCode).toBe(200);
   });
 });
 
