@@ -94,7 +94,8 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
 
   app.get<{ Params: RepoParams; Querystring: { service?: string } }>(
     '/:namespace/:project/info/refs',
-    { config: { public: true }, schema: { hide: true } },
+    // No automatic HEAD route: it would start git and never read its output.
+    { config: { public: true }, schema: { hide: true }, exposeHeadRoute: false },
     async (request, reply) => {
       const service = request.query.service as Service;
       if (!SERVICES.includes(service)) {

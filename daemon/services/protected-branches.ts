@@ -21,9 +21,11 @@ export const PROTECTION_MESSAGES = {
   delete: 'You are not allowed to delete protected branches from this project.',
 } as const;
 
-/** default_branch_protection values. */
+/** default_branch_protection 0: the default branch is not protected. */
 export const PROTECTION_NONE = 0;
+/** default_branch_protection 1: developers push, nobody force pushes or deletes. */
 export const PROTECTION_DEV_CAN_PUSH = 1;
+/** default_branch_protection 2: only masters push, nobody force pushes or deletes. */
 export const PROTECTION_FULL = 2;
 
 /** The protection in force for one branch name. */

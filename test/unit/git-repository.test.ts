@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  Repository, RefConflictError, PathExistsError, PathNotFoundError, InvalidPathError, InvalidRefNameError, RevisionNotFoundError,
+  Repository, GitError, RefConflictError, PathExistsError, PathNotFoundError, InvalidPathError, InvalidRefNameError, RevisionNotFoundError,
   initBareRepository, copyBareRepository, removeBareRepository, closeAllProcesses, isoDate, ZERO_SHA, validBranchName, validTagName,
 } from '../../daemon/git/index.js';
 import { openProcessCount } from '../../daemon/git/batch.js';
@@ -276,6 +276,15 @@ describe('cat-file processes', () => {
     expect(openProcessCount()).toBeGreaterThanOrEqual(1);
     repo.close();
     expect(await repo.resolveRef(first)).toBe(first); // a closed pair restarts on demand
+  });
+});
+
+describe('missing repository', () => {
+  it('fails reads with GitError instead of hanging', async () => {
+    const missing = new Repository(join(root, 'missing.git'));
+    expect(missing.exists()).toBe(false);
+    await expect(missing.resolveRef('master')).rejects.toBeInstanceOf(GitError);
+    await expect(missing.listBranches()).rejects.toBeInstanceOf(GitError);
   });
 });
 
