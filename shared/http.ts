@@ -1,5 +1,6 @@
 /** A small JSON HTTP client on undici, shared by the CLI and the runner agent. */
-import { Agent, request } from 'undici';
+import type { Readable } from 'node:stream';
+import { Agent, request, type Dispatcher } from 'undici';
 
 /** Query string values; undefined and null values are left out, arrays repeat the key with `[]`. */
 export type Query = Record<string, string | number | boolean | undefined | null | Array<string | number>>;
@@ -86,6 +87,20 @@ export function queryString(query: Query | undefined): string {
   return text ? `?${text}` : '';
 }
 
+/** Options of HttpClient.send: query string, extra headers and a raw body. */
+export interface RawRequestOptions {
+  query?: Query;
+  headers?: Record<string, string>;
+  body?: string | Buffer | Readable;
+}
+
+/** A response of HttpClient.send: the body is a readable stream (with text()/arrayBuffer() helpers) still to be consumed. */
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Dispatcher.ResponseData['body'];
+}
+
 /** A JSON client bound to one base URL with its own connection pool (close it when done). */
 export class HttpClient {
   readonly baseUrl: string;
@@ -129,6 +144,25 @@ export class HttpClient {
     }
     if (res.statusCode >= 400 && !options.allowErrors) throw new HttpError(method, url, res.statusCode, data);
     return { status: res.statusCode, headers: responseHeaders, data: data as T };
+  }
+
+  /**
+   * Send one request with a raw body (string, Buffer or stream; set content-type in headers) and return the
+   * response with its body unread, whatever the status (for binary downloads, streamed uploads, text PATCHes).
+   */
+  async send(method: string, path: string, options: RawRequestOptions = {}): Promise<RawResponse> {
+    const url = `${this.baseUrl}${path}${queryString(options.query)}`;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, { method: method as 'GET', headers: { ...this.headers, ...options.headers }, body: options.body, dispatcher: this.agent });
+    } catch (e) {
+      throw connectionError(this.baseUrl, e);
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    return { status: res.statusCode, headers, body: res.body };
   }
 
   /** Release the connection pool (lets the process exit right away). */
