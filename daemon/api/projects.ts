@@ -79,7 +79,7 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   const list = (request: FastifyRequest, reply: FastifyReply, scope: ProjectListScope, withAccess: boolean, extraSearch?: string) => {
     const q = request.query as ListQueryT;
     const filters: ProjectListFilters = { archived: q.archived, visibility: q.visibility, order_by: q.order_by, sort: q.sort, search: q.search };
-    const query = projectListQuery(scope, filters, extraSearch);
+    const query = projectListQuery(ctx, scope, filters, extraSearch);
     const rows = paginate(request, reply, () => countProjects(ctx, query), (limit, offset) => fetchProjects(ctx, query, limit, offset));
     if (normalizeBoolean(q.simple) === true) return presentBasicProjects(ctx, rows);
     return presentProjects(ctx, callerOf(request), rows, { withAccess });

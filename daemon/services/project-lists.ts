@@ -37,24 +37,48 @@ const ORDER_COLUMNS: Record<string, string> = {
 /** Escape LIKE wildcards in user input (used with ESCAPE '\'). */
 export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/**
+ * Whether a user reaches so many projects (through their namespace, groups and direct memberships) that a list
+ * should walk projects in order ('scan') rather than gather and sort the user's projects ('index'): more than 500
+ * and more than a quarter of all projects. Each part reads at most that many index entries.
+ */
+function densePlan(ctx: AppContext, userId: number, ownedOnly: boolean): boolean {
+  const total = (statement(ctx, 'SELECT COUNT(*) AS n FROM projects').get() as { n: number }).n;
+  const threshold = Math.max(500, Math.ceil(total / 4));
+  const namespacesSql = ownedOnly
+    ? `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = @user`
+    : `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = @user
+       UNION ALL SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = @user`;
+  const direct = ownedOnly ? '0' : `(SELECT COUNT(*) FROM (SELECT 1 FROM members m WHERE m.user_id = @user AND m.source_type = 'Project' LIMIT @cap))`;
+  const sql = `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM projects p WHERE p.namespace_id IN (${namespacesSql}) LIMIT @cap)) + ${direct} AS n`;
+  const reach = memoised(ctx, `reach:${ownedOnly}:${userId}`, () => (statement(ctx, sql).get({ user: userId, cap: threshold + 1 }) as { n: number }).n);
+  return reach > threshold;
+}
+
 /** Build the WHERE/ORDER BY of a project list; 400 when `visibility` is not public, internal or private. */
-export function projectListQuery(scope: ProjectListScope, filters: ProjectListFilters, extraSearch?: string): ProjectListQuery {
+export function projectListQuery(ctx: AppContext, scope: ProjectListScope, filters: ProjectListFilters, extraSearch?: string): ProjectListQuery {
   const conds: string[] = [];
   const args: unknown[] = [];
   switch (scope.kind) {
-    case 'authorized':
-      conds.push(authorizedProjectsSql(scope.user.id));
+    case 'authorized': {
+      const plan = densePlan(ctx, scope.user.id, false) ? 'scan' : 'index';
+      conds.push(authorizedProjectsSql(scope.user.id, plan));
       break;
-    case 'owned':
-      conds.push(`p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)`);
+    }
+    case 'owned': {
+      const plus = densePlan(ctx, scope.user.id, true) ? '+' : '';
+      conds.push(`${plus}p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)`);
       args.push(scope.user.id);
       break;
+    }
     case 'starred':
-      conds.push(`p.id IN (SELECT s.project_id FROM stars s WHERE s.user_id = ?)`, visibleProjectsSql(scope.user));
+      // Stars drive the query (few per user); visibility is then checked row by row.
+      conds.push(`p.id IN (SELECT s.project_id FROM stars s WHERE s.user_id = ?)`, visibleProjectsSql(scope.user, 'scan'));
       args.push(scope.user.id);
       break;
     case 'visible':
-      conds.push(visibleProjectsSql(scope.user));
+      // Public and internal projects are usually many: walk in list order.
+      conds.push(visibleProjectsSql(scope.user, 'scan'));
       break;
     case 'all':
       break;
@@ -67,7 +91,7 @@ export function projectListQuery(scope: ProjectListScope, filters: ProjectListFi
   if (filters.visibility !== undefined) {
     const level = Object.hasOwn(VISIBILITY_BY_NAME, filters.visibility) ? VISIBILITY_BY_NAME[filters.visibility] : undefined;
     if (level === undefined) throw invalidParam('visibility', 'does not have a valid value');
-    conds.push('p.visibility_level = ?');
+    conds.push('+p.visibility_level = ?');
     args.push(level);
   }
   for (const term of [filters.search, extraSearch]) {
@@ -84,8 +108,8 @@ export function projectListQuery(scope: ProjectListScope, filters: ProjectListFi
 }
 
 const cache = new WeakMap<object, Map<string, Statement>>();
-/** A prepared statement, cached per database connection and SQL text. */
-function statement(ctx: AppContext, sql: string): Statement {
+/** A prepared statement, cached per database connection and SQL text (for hot read paths). */
+export function statement(ctx: AppContext, sql: string): Statement {
   const client = ctx.db.$client;
   let byText = cache.get(client);
   if (!byText) cache.set(client, (byText = new Map()));
@@ -98,9 +122,29 @@ function statement(ctx: AppContext, sql: string): Statement {
   return stmt;
 }
 
-/** Number of projects a list query matches. */
+/**
+ * Memoises small query results until the next write: SQLite's total_changes() moves with every row written on this
+ * connection, data_version with every commit of another connection, and the date is part of the key because
+ * membership expiry depends on it.
+ */
+const memo = new WeakMap<object, { version: string; values: Map<string, number> }>();
+function memoised(ctx: AppContext, key: string, compute: () => number): number {
+  const client = ctx.db.$client;
+  // Inside a transaction the counter could come back to a remembered value after a rollback: never memoise there.
+  if (client.inTransaction) return compute();
+  const v = statement(ctx, 'SELECT total_changes() AS n, (SELECT data_version FROM pragma_data_version) AS d').get() as { n: number; d: number };
+  const version = `${v.n}:${v.d}:${new Date().toISOString().slice(0, 10)}`;
+  let entry = memo.get(client);
+  if (!entry || entry.version !== version || entry.values.size > 1000) memo.set(client, (entry = { version, values: new Map() }));
+  let value = entry.values.get(key);
+  if (value === undefined) entry.values.set(key, (value = compute()));
+  return value;
+}
+
+/** Number of projects a list query matches (memoised until the next write). */
 export function countProjects(ctx: AppContext, q: ProjectListQuery): number {
-  return (statement(ctx, `SELECT COUNT(*) AS n FROM projects p WHERE ${q.where}`).get(...q.args) as { n: number }).n;
+  const sql = `SELECT COUNT(*) AS n FROM projects p WHERE ${q.where}`;
+  return memoised(ctx, `${sql}\u0000${JSON.stringify(q.args)}`, () => (statement(ctx, sql).get(...q.args) as { n: number }).n);
 }
 
 /** One page of a list query. */

@@ -81,8 +81,10 @@ describe('POST /projects', () => {
     const denied = await s.api('POST', '/projects', bob, { name: 'tool2', namespace_id: g });
     expect(denied.status).toBe(400);
     expect(denied.body).toEqual({ message: { namespace: ['is not valid'] } });
-    const other = await s.api('POST', '/projects', bob, { name: 'x', namespace_id: 2 });
+    const alicesNamespace = (await s.api('GET', '/projects/owned', alice)).body[0].namespace.id;
+    const other = await s.api('POST', '/projects', bob, { name: 'x', namespace_id: alicesNamespace });
     expect(other.status).toBe(400);
+    expect((await s.api('POST', '/projects', bob, { name: 'x', namespace_id: 99999 })).body).toEqual({ message: { namespace: ['is not valid'] } });
   });
 
   it('400 for a missing name, an invalid name or path, and a taken path', async () => {
