@@ -8,6 +8,7 @@ import { openDatabase, SchemaError } from './db/connection.js';
 import { bootstrap, loadSecrets, prepareDataDir } from './bootstrap.js';
 import { buildApp } from './app.js';
 import { startBackground, stopBackground } from './background.js';
+import './services/hook-deliveries.js'; // registers the hook delivery worker and its push listener
 
 /** Start a daemon for a configuration; resolves once listening. Used by main() and by tests. */
 export async function startDaemon(config: DaemonConfig, opts: { logger?: pino.Logger | false; onListening?: (url: string) => void } = {}) {
