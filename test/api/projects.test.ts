@@ -249,3 +249,14 @@ describe('DELETE /projects/:id', () => {
     expect((await s.api('DELETE', `/projects/${p.id}`, alice)).status).toBe(404);
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents the project routes', async () => {
+    const r = await s.api('GET', '/openapi.json', null);
+    expect(r.status).toBe(200);
+    for (const path of ['/api/v3/projects', '/api/v3/projects/{id}', '/api/v3/projects/fork/{id}', '/api/v3/projects/{id}/hooks/{hook_id}',
+      '/api/v3/projects/{id}/events', '/api/v3/projects/{id}/uploads', '/api/v3/projects/{id}/share']) {
+      expect(r.body.paths[path], path).toBeDefined();
+    }
+  });
+});
