@@ -3,7 +3,9 @@ import type { AppContext } from '../../daemon/context.js';
 import { now } from '../../daemon/context.js';
 import type { TestServer, TestUser } from './app.js';
 
+/** Project member levels by role name. */
 export const LEVELS = { guest: 10, reporter: 20, developer: 30, master: 40 } as const;
+/** A member role of the matrix. */
 export type Role = keyof typeof LEVELS;
 
 /** Add (or replace) a membership row of a project or group. */

@@ -7,6 +7,7 @@ import { statement } from '../../services/project-lists.js';
 import { Nullable } from '../params.js';
 import { userBasic, UserBasicSchema } from './users.js';
 
+/** What a project presentation adds beyond the Project entity. */
 export interface PresentOptions {
   /** Add `permissions` (ProjectWithAccess). */
   withAccess?: boolean;
