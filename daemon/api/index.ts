@@ -6,6 +6,14 @@ import projectsRoutes from './projects.js';
 import groupsRoutes from './groups.js';
 import namespacesRoutes from './namespaces.js';
 import membersRoutes from './members.js';
+import repositoryFileRoutes from './repository-files.js';
+import commitRoutes from './commits.js';
+import branchRoutes from './branches.js';
+import tagRoutes from './tags.js';
+import repositoryRoutes from './repository.js';
+import buildRoutes from './builds.js';
+import pipelineRoutes from './pipelines.js';
+import commitStatusRoutes from './commit-statuses.js';
 
 /** Registers all API v3 resource routes on the /api/v3 scope. */
 export async function apiRoutes(api: FastifyInstance): Promise<void> {
@@ -15,4 +23,12 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register(groupsRoutes);
   await api.register(namespacesRoutes);
   await api.register(membersRoutes);
+  await api.register(repositoryFileRoutes);
+  await api.register(commitRoutes);
+  await api.register(branchRoutes);
+  await api.register(tagRoutes);
+  await api.register(repositoryRoutes);
+  await api.register(buildRoutes);
+  await api.register(pipelineRoutes);
+  await api.register(commitStatusRoutes);
 }

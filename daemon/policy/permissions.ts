@@ -71,6 +71,9 @@ const VISIBLE_NON_MEMBER = new Set<ProjectAbility>([
 /** Removed from everyone while a project is archived. */
 const ARCHIVED_DENIES = new Set<ProjectAbility>(['push_code', 'push_code_to_protected_branches', 'create_merge_request', 'update_merge_request', 'admin_merge_request']);
 
+/** Removed from everyone while builds are disabled on a project (8.12 disabled_features!: builds and pipelines). */
+const BUILDS_FEATURE = new Set<ProjectAbility>(['read_build', 'update_build', 'admin_build', 'read_pipeline', 'update_pipeline', 'admin_pipeline']);
+
 const MEMBER_ACTIVE = `(m.expires_at IS NULL OR m.expires_at >= date('now'))`;
 
 /**
@@ -106,6 +109,7 @@ function visibleToNonMember(user: UserRow, project: ProjectRow): boolean {
 export function canProject(ctx: AppContext, user: UserRow | null, ability: ProjectAbility, project: ProjectRow, level?: number): boolean {
   if (!user || user.state !== 'active') return false;
   if (project.archived && ARCHIVED_DENIES.has(ability)) return false;
+  if (!project.buildsEnabled && BUILDS_FEATURE.has(ability)) return false;
   if (user.isAdmin) return true;
   const access = level ?? projectAccessLevel(ctx, user, project);
   if (access >= PROJECT_LEVELS[ability]) return true;

@@ -4,16 +4,18 @@
  * recomputing the pipeline (services/pipelines.ts), then, for finished builds, extracting coverage from the trace and
  * telling the onBuildFinished listeners.
  */
-import { and, desc, eq } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNotNull, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { commitStatuses, type CommitStatusRow } from '../db/schema-ci.js';
+import { commitStatuses, pipelines, type CommitStatusRow } from '../db/schema-ci.js';
 import type { UserRow } from '../db/schema.js';
-import { buildsToReprocess, canPlay, canRetry, isFinished, transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
+import { buildsToReprocess, canErase, canPlay, canRetry, isFinished, transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
 import { extractCoverage } from '../ci/coverage.js';
 import type { CiWhen } from '../ci/config-types.js';
 import { processPipeline, updatePipelineStatus, type Db } from './pipelines.js';
-import { readTrace } from './traces.js';
+import { readTrace, removeTrace, traceLength } from './traces.js';
+import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './artifacts.js';
+import { registerWorker } from '../background.js';
 
 /** The events changeBuildStatus accepts (the runner, the API and processing fire them). */
 export type BuildStatusEvent = 'enqueue' | 'run' | 'success' | 'drop' | 'cancel' | 'skip';
@@ -199,3 +201,88 @@ export function playBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow
   });
   return played ?? retryBuild(ctx, build, user);
 }
+
+/** Erase a finished build that has artifacts or a trace: both are removed, erased_at/erased_by set. Null when not erasable. */
+export async function eraseBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow | null): Promise<CommitStatusRow | null> {
+  const hasTrace = traceLength(ctx, build) > 0 || (await readTrace(ctx, build)) !== null;
+  const hasArtifacts = artifactsFilePath(ctx, build) !== null || !!build.artifactsFile;
+  if (!canErase({ status: build.status as BuildStatus, hasArtifacts, hasTrace })) return null;
+  await removeArtifacts(ctx, build);
+  removeTrace(ctx, build);
+  const at = now();
+  return ctx.db.update(commitStatuses).set({ erasedAt: at, erasedById: user?.id ?? null, traceSize: 0, updatedAt: at })
+    .where(eq(commitStatuses.id, build.id)).returning().get() ?? null;
+}
+
+/** Keep a build's artifacts (clear their expiry). Null when the build has no artifacts. */
+export function keepArtifacts(ctx: AppContext, build: CommitStatusRow): CommitStatusRow | null {
+  if (!build.artifactsFile) return null;
+  return ctx.db.update(commitStatuses).set({ artifactsExpireAt: null, updatedAt: now() }).where(eq(commitStatuses.id, build.id)).returning().get() ?? null;
+}
+
+/** Filters of a build list: statuses (empty = all) and optionally only the pipelines of one commit. */
+export interface BuildListFilter {
+  statuses: readonly BuildStatus[];
+  sha?: string;
+}
+
+function buildListWhere(projectId: number, f: BuildListFilter): SQL {
+  const conds: SQL[] = [eq(commitStatuses.projectId, projectId), eq(commitStatuses.type, 'build')];
+  if (f.statuses.length) conds.push(inArray(commitStatuses.status, [...f.statuses]));
+  if (f.sha !== undefined) {
+    conds.push(sql`${commitStatuses.pipelineId} IN (SELECT ${pipelines.id} FROM ${pipelines} WHERE ${pipelines.projectId} = ${projectId} AND ${pipelines.sha} = ${f.sha})`);
+  }
+  return and(...conds) as SQL;
+}
+
+/** How many builds of a project match the filter. */
+export function countBuilds(ctx: AppContext, projectId: number, f: BuildListFilter): number {
+  return ctx.db.select({ n: sql<number>`COUNT(*)` }).from(commitStatuses).where(buildListWhere(projectId, f)).get()?.n ?? 0;
+}
+
+/** One page of a project's builds, newest first. */
+export function listBuilds(ctx: AppContext, projectId: number, f: BuildListFilter, limit: number, offset: number): CommitStatusRow[] {
+  return ctx.db.select().from(commitStatuses).where(buildListWhere(projectId, f)).orderBy(desc(commitStatuses.id)).limit(limit).offset(offset).all();
+}
+
+/** The newest successful build named `job` on `ref` that has artifacts, or null. */
+export function latestArtifactsBuild(ctx: AppContext, projectId: number, ref: string, job: string): CommitStatusRow | null {
+  return ctx.db.select().from(commitStatuses)
+    .where(and(
+      eq(commitStatuses.projectId, projectId), eq(commitStatuses.type, 'build'), eq(commitStatuses.ref, ref), eq(commitStatuses.name, job),
+      eq(commitStatuses.status, 'success'), isNotNull(commitStatuses.artifactsFile),
+    ))
+    .orderBy(desc(commitStatuses.id)).get() ?? null;
+}
+
+/** How often expired artifacts are removed (and once at start). */
+export const ARTIFACTS_EXPIRY_INTERVAL_MS = 60 * 60 * 1000;
+
+/** Start the expired-artifacts sweeper for a context: once now, then every `intervalMs`. Returns its stopper. */
+export function startArtifactsExpiryWorker(ctx: AppContext, intervalMs = ARTIFACTS_EXPIRY_INTERVAL_MS): () => void {
+  let busy = false;
+  const sweep = () => {
+    if (busy) return;
+    busy = true;
+    removeExpiredArtifacts(ctx)
+      .catch((e: unknown) => process.stderr.write(`gantry: removing expired artifacts failed: ${(e as Error)?.message ?? String(e)}\n`))
+      .finally(() => {
+        busy = false;
+      });
+  };
+  sweep();
+  const timer = setInterval(sweep, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+const expiryWorkers = new Map<AppContext, () => void>();
+registerWorker({
+  start(ctx) {
+    if (!expiryWorkers.has(ctx)) expiryWorkers.set(ctx, startArtifactsExpiryWorker(ctx));
+  },
+  stop() {
+    for (const stop of expiryWorkers.values()) stop();
+    expiryWorkers.clear();
+  },
+});

@@ -3,19 +3,22 @@
  * stage by stage (ProcessPipelineService) and given their status, timestamps and duration from their latest statuses.
  * Importing this module registers the push listener.
  */
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { commitStatuses, pipelines, type CommitStatusRow, type PipelineRow } from '../db/schema-ci.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { parseCiConfig, jobMatchesRef, type CiJob } from '../ci/config.js';
-import { compositeStatus, isFinished, nextPipelineStatus, nextStageActions, pipelineStatus, type BuildStatus, type ProcessableBuild } from '../ci/status.js';
+import {
+  compositeStatus, isFinished, nextPipelineStatus, nextStageActions, pipelineCancelTargets, pipelineRetryTargets, pipelineStatus,
+  type BuildStatus, type ProcessableBuild,
+} from '../ci/status.js';
 import type { CiWhen } from '../ci/config-types.js';
 import { isZeroSha } from '../git/objects.js';
 import { onPush, type Tx } from './push.js';
 import { projectNamespace } from './projects.js';
 import { projectRepository } from './repositories.js';
-import { applyEvent, latestPipelineBuilds } from './builds.js';
+import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuild } from './builds.js';
 
 /** The database or a transaction handle: the services below run either way. */
 export type Db = AppContext['db'] | Tx;
@@ -186,6 +189,75 @@ export function commitStatusOf(ctx: AppContext, projectId: number, sha: string):
 export function pipelineFor(db: Db, projectId: number, ref: string | null, sha: string): PipelineRow | null {
   const refCond = ref === null ? sql`${pipelines.ref} IS NULL` : eq(pipelines.ref, ref);
   return db.select().from(pipelines).where(and(eq(pipelines.projectId, projectId), eq(pipelines.sha, sha), refCond)).orderBy(desc(pipelines.id)).get() ?? null;
+}
+
+/** Scopes of GET /projects/:id/pipelines. */
+export const PIPELINE_SCOPES = ['running', 'pending', 'finished', 'branches', 'tags'] as const;
+/** One of PIPELINE_SCOPES. */
+export type PipelineScope = (typeof PIPELINE_SCOPES)[number];
+
+/** A pipeline list filter: the scope, with the current branch or tag names for `branches`/`tags`. */
+export interface PipelineListFilter {
+  scope?: PipelineScope;
+  /** For branches/tags: the ref names that exist now. */
+  refs?: readonly string[];
+}
+
+function pipelineListWhere(projectId: number, f: PipelineListFilter): SQL {
+  const conds: SQL[] = [eq(pipelines.projectId, projectId)];
+  switch (f.scope) {
+    case 'running':
+    case 'pending':
+      conds.push(eq(pipelines.status, f.scope));
+      break;
+    case 'finished':
+      conds.push(inArray(pipelines.status, ['success', 'failed', 'canceled']));
+      break;
+    case 'branches':
+    case 'tags': {
+      const refs = [...(f.refs ?? [])];
+      if (!refs.length) return sql`0`;
+      // The newest pipeline of each existing ref.
+      conds.push(sql`${pipelines.id} IN (SELECT MAX(p2.id) FROM pipelines p2 WHERE p2.project_id = ${projectId} AND p2.tag = ${f.scope === 'tags' ? 1 : 0}
+        AND p2.ref IN (${sql.join(refs.map((r) => sql`${r}`), sql`, `)}) GROUP BY p2.ref)`);
+      break;
+    }
+    default:
+      break;
+  }
+  return and(...conds) as SQL;
+}
+
+/** How many pipelines of a project match the filter. */
+export function countPipelines(ctx: AppContext, projectId: number, f: PipelineListFilter): number {
+  return ctx.db.select({ n: sql<number>`COUNT(*)` }).from(pipelines).where(pipelineListWhere(projectId, f)).get()?.n ?? 0;
+}
+
+/** One page of a project's pipelines, newest first. */
+export function listPipelines(ctx: AppContext, projectId: number, f: PipelineListFilter, limit: number, offset: number): PipelineRow[] {
+  return ctx.db.select().from(pipelines).where(pipelineListWhere(projectId, f)).orderBy(desc(pipelines.id)).limit(limit).offset(offset).all();
+}
+
+/** A pipeline of a project by id, or null. */
+export function findProjectPipeline(ctx: AppContext, projectId: number, id: number): PipelineRow | null {
+  const p = findPipeline(ctx.db, id);
+  return p && p.projectId === projectId ? p : null;
+}
+
+/** Retry a pipeline: every latest failed build that can be retried gets a pending copy (8.13 retry_failed). */
+export function retryPipeline(ctx: AppContext, pipeline: PipelineRow, user: UserRow | null): PipelineRow {
+  const latest = latestPipelineBuilds(ctx.db, pipeline.id);
+  const targets = pipelineRetryTargets(latest.map((b) => ({ status: b.status as BuildStatus, commands: b.commands, row: b })));
+  for (const t of targets) retryBuild(ctx, t.row, user);
+  return findPipeline(ctx.db, pipeline.id) ?? pipeline;
+}
+
+/** Cancel a pipeline: its pending and running builds are canceled; created ones are then skipped by processing. */
+export function cancelPipeline(ctx: AppContext, pipeline: PipelineRow): PipelineRow {
+  const rows = ctx.db.select().from(commitStatuses).where(and(eq(commitStatuses.pipelineId, pipeline.id), eq(commitStatuses.type, 'build'))).all();
+  const targets = pipelineCancelTargets(rows.map((b) => ({ status: b.status as BuildStatus, row: b })));
+  for (const t of targets) changeBuildStatus(ctx, t.row.id, 'cancel');
+  return findPipeline(ctx.db, pipeline.id) ?? pipeline;
 }
 
 onPush({

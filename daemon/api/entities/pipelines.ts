@@ -1,0 +1,47 @@
+/** Pipeline presenters (GitLab v3 Pipeline, PipelineBasic) and their response schemas. */
+import { Type } from '@sinclair/typebox';
+import { inArray } from 'drizzle-orm';
+import type { AppContext } from '../../context.js';
+import { users, type UserRow } from '../../db/schema.js';
+import type { PipelineRow } from '../../db/schema-ci.js';
+import { Nullable } from '../params.js';
+import { userBasic, UserBasicSchema } from './users.js';
+
+const S = Type.String();
+const NS = Nullable(Type.String());
+
+/** Users by id, loaded in one query (for presenting lists). */
+export function usersById(ctx: AppContext, ids: readonly (number | null)[]): Map<number, UserRow> {
+  const wanted = [...new Set(ids.filter((i): i is number => i !== null))];
+  if (!wanted.length) return new Map();
+  return new Map(ctx.db.select().from(users).where(inArray(users.id, wanted)).all().map((u) => [u.id, u]));
+}
+
+/** Pipeline: id, status, ref, sha, before_sha, tag, yaml_errors, user (UserBasic), timestamps, duration. */
+export function pipelineEntity(ctx: AppContext, p: PipelineRow, user: UserRow | null | undefined) {
+  return {
+    id: p.id, status: p.status, ref: p.ref, sha: p.sha, before_sha: p.beforeSha, tag: p.tag, yaml_errors: p.yamlErrors,
+    user: user ? userBasic(ctx, user) : null, created_at: p.createdAt, updated_at: p.updatedAt, started_at: p.startedAt,
+    finished_at: p.finishedAt, committed_at: p.committedAt, duration: p.duration,
+  };
+}
+
+/** Present pipelines with their users loaded in one query. */
+export function presentPipelines(ctx: AppContext, rows: readonly PipelineRow[]) {
+  const byId = usersById(ctx, rows.map((p) => p.userId));
+  return rows.map((p) => pipelineEntity(ctx, p, p.userId === null ? null : byId.get(p.userId)));
+}
+
+/** Response schema of Pipeline. */
+export const PipelineSchema = Type.Object({
+  id: Type.Integer(), status: S, ref: NS, sha: S, before_sha: NS, tag: Type.Boolean(), yaml_errors: NS, user: Nullable(UserBasicSchema),
+  created_at: S, updated_at: S, started_at: NS, finished_at: NS, committed_at: NS, duration: Nullable(Type.Integer()),
+});
+
+/** PipelineBasic (8.13): id, sha, ref, status. */
+export function pipelineBasic(p: Pick<PipelineRow, 'id' | 'sha' | 'ref' | 'status'>) {
+  return { id: p.id, sha: p.sha, ref: p.ref, status: p.status };
+}
+
+/** Response schema of PipelineBasic. */
+export const PipelineBasicSchema = Type.Object({ id: Type.Integer(), sha: S, ref: NS, status: S });

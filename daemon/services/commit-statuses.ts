@@ -1,0 +1,159 @@
+/**
+ * Commit statuses posted by external CI (GenericCommitStatus, lib/api/commit_statuses.rb 8.12) and the statuses list
+ * of a commit. Statuses live in commit_statuses (type 'generic') and belong to a pipeline for (ref, sha).
+ */
+import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import type { AppContext } from '../context.js';
+import { now } from '../context.js';
+import { commitStatuses, pipelines, type CommitStatusRow } from '../db/schema-ci.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import { badRequestMessage, notFound } from '../errors.js';
+import { transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
+import type { CommitInfo } from '../git/objects.js';
+import { applyEvent } from './builds.js';
+import { insertPipeline, pipelineFor, updatePipelineStatus } from './pipelines.js';
+import { projectRepository } from './repositories.js';
+
+/** The states a status may be posted with. */
+export const COMMIT_STATUS_STATES = ['pending', 'running', 'success', 'failed', 'canceled'] as const;
+/** One of COMMIT_STATUS_STATES. */
+export type CommitStatusState = (typeof COMMIT_STATUS_STATES)[number];
+
+/** What POST /statuses/:sha carries. */
+export interface PostStatusInput {
+  state: string;
+  ref?: string;
+  name?: string;
+  targetUrl?: string;
+  description?: string;
+}
+
+/** The commit a sha (or any revision) names in the project's repository, or throws 404 `Commit Not Found`. */
+export async function commitOrNotFound(ctx: AppContext, project: ProjectRow, sha: string): Promise<CommitInfo> {
+  const commit = sha && !sha.startsWith('-') ? await projectRepository(ctx, project).readCommit(sha) : null;
+  if (!commit) throw notFound('Commit');
+  return commit;
+}
+
+/** The ref a status defaults to: the default branch when it contains the commit, else the first such branch (by name). */
+async function defaultRefFor(ctx: AppContext, project: ProjectRow, sha: string): Promise<string | null> {
+  const repo = projectRepository(ctx, project);
+  const heads = await repo.refsUnder('refs/heads/');
+  const names = [...heads.keys()].map((r) => r.slice('refs/heads/'.length)).sort();
+  const ordered = [project.defaultBranch, ...names.filter((n) => n !== project.defaultBranch)];
+  for (const name of ordered) {
+    const tip = heads.get(`refs/heads/${name}`);
+    if (!tip) continue;
+    if (tip === sha || (await repo.isAncestor(sha, tip))) return name;
+  }
+  return null;
+}
+
+/** The state-machine error text of GitLab (StateMachines::InvalidTransition). */
+const invalidTransition = (event: BuildEvent, from: string) =>
+  badRequestMessage(`Cannot transition status via :${event} from :${from} (Reason(s): Status cannot transition via "${event}")`);
+
+/** The events a posted state fires, in order; `soft` ones may fail silently (running = enqueue, then run!). */
+const EVENTS: Record<CommitStatusState, { event: BuildEvent; soft?: boolean }[]> = {
+  pending: [{ event: 'enqueue' }],
+  running: [{ event: 'enqueue', soft: true }, { event: 'run' }],
+  success: [{ event: 'success' }],
+  failed: [{ event: 'drop' }],
+  canceled: [{ event: 'cancel' }],
+};
+
+/**
+ * Post a status for a commit (8.12 rules): reuse the caller's running or pending status of the same name and ref in
+ * the (ref, sha) pipeline, else start a new one in `created`; then apply the state's events (an impossible move is a
+ * 400 with the state-machine text and changes nothing). The pipeline is created when missing and its status updated.
+ */
+export async function postCommitStatus(ctx: AppContext, project: ProjectRow, user: UserRow, sha: string, input: PostStatusInput): Promise<CommitStatusRow> {
+  const commit = await commitOrNotFound(ctx, project, sha);
+  const ref = input.ref || (await defaultRefFor(ctx, project, commit.sha));
+  if (!ref) throw notFound('References for commit');
+  if (!(COMMIT_STATUS_STATES as readonly string[]).includes(input.state)) throw badRequestMessage('invalid state');
+  const state = input.state as CommitStatusState;
+  const name = input.name || 'default';
+  return ctx.db.transaction((tx) => {
+    let pipeline = pipelineFor(tx, project.id, ref, commit.sha);
+    pipeline ??= insertPipeline(tx, {
+      projectId: project.id, ref, sha: commit.sha, userId: user.id, tag: false, committedAt: commit.committer.date.toISOString(),
+    });
+    const at = now();
+    let status = tx
+      .select()
+      .from(commitStatuses)
+      .where(and(
+        eq(commitStatuses.type, 'generic'), eq(commitStatuses.projectId, project.id), eq(commitStatuses.pipelineId, pipeline.id),
+        eq(commitStatuses.userId, user.id), eq(commitStatuses.name, name), eq(commitStatuses.ref, ref),
+        inArray(commitStatuses.status, ['running', 'pending']),
+      ))
+      .orderBy(sql`${commitStatuses.id} DESC`)
+      .get();
+    // Check the whole move before writing anything.
+    let from = (status?.status ?? 'created') as BuildStatus;
+    for (const step of EVENTS[state]) {
+      const to = transition(from, step.event);
+      if (to) from = to;
+      else if (!step.soft) throw invalidTransition(step.event, from);
+    }
+    const attrs: Partial<CommitStatusRow> = {};
+    if (input.targetUrl) attrs.targetUrl = input.targetUrl;
+    if (input.description) attrs.description = input.description;
+    if (!status) {
+      status = tx.insert(commitStatuses).values({
+        type: 'generic', projectId: project.id, pipelineId: pipeline.id, name, stage: 'external', ref, status: 'created',
+        userId: user.id, targetUrl: input.targetUrl || null, description: input.description || null, createdAt: at, updatedAt: at,
+      }).returning().get();
+    } else if (Object.keys(attrs).length) {
+      status = tx.update(commitStatuses).set({ ...attrs, updatedAt: at }).where(eq(commitStatuses.id, status.id)).returning().get() ?? status;
+    }
+    for (const step of EVENTS[state]) {
+      if (!status) break;
+      status = applyEvent(tx, status, step.event) ?? status;
+    }
+    updatePipelineStatus(tx, pipeline.id);
+    return status as CommitStatusRow;
+  });
+}
+
+/** Filters of a commit's statuses list. */
+export interface StatusListFilter {
+  ref?: string;
+  stage?: string;
+  name?: string;
+  /** Every status, not only the latest per (pipeline, name). */
+  all?: boolean;
+}
+
+function statusListWhere(projectId: number, sha: string, f: StatusListFilter): SQL {
+  const conds: SQL[] = [
+    sql`${commitStatuses.pipelineId} IN (SELECT ${pipelines.id} FROM ${pipelines} WHERE ${pipelines.projectId} = ${projectId} AND ${pipelines.sha} = ${sha})`,
+  ];
+  if (!f.all) {
+    conds.push(sql`${commitStatuses.id} IN (SELECT MAX(c2.id) FROM commit_statuses c2 WHERE c2.pipeline_id = ${commitStatuses.pipelineId} GROUP BY c2.name)`);
+  }
+  if (f.ref) conds.push(eq(commitStatuses.ref, f.ref));
+  if (f.stage) conds.push(eq(commitStatuses.stage, f.stage));
+  if (f.name) conds.push(eq(commitStatuses.name, f.name));
+  return and(...conds) as SQL;
+}
+
+/** How many statuses of a commit match the filter. */
+export function countCommitStatuses(ctx: AppContext, projectId: number, sha: string, f: StatusListFilter): number {
+  const row = ctx.db.select({ n: sql<number>`COUNT(*)` }).from(commitStatuses).where(statusListWhere(projectId, sha, f)).get();
+  return row?.n ?? 0;
+}
+
+/** One page of a commit's statuses (builds and generic ones), oldest first. */
+export function listCommitStatuses(ctx: AppContext, projectId: number, sha: string, f: StatusListFilter, limit: number, offset: number): CommitStatusRow[] {
+  return ctx.db.select().from(commitStatuses).where(statusListWhere(projectId, sha, f)).orderBy(asc(commitStatuses.id)).limit(limit).offset(offset).all();
+}
+
+/** The sha of each pipeline among the statuses (for presenting them). */
+export function pipelineShas(ctx: AppContext, rows: readonly CommitStatusRow[]): Map<number, string> {
+  const ids = [...new Set(rows.map((r) => r.pipelineId))];
+  if (!ids.length) return new Map();
+  const found = ctx.db.select({ id: pipelines.id, sha: pipelines.sha }).from(pipelines).where(inArray(pipelines.id, ids)).all();
+  return new Map(found.map((p) => [p.id, p.sha]));
+}

@@ -1,0 +1,71 @@
+/** CI test fixtures: commit files (a .gitlab-ci.yml) into a project's repository and process the push for real. */
+import { eq } from 'drizzle-orm';
+import type { AppContext } from '../../daemon/context.js';
+import { users, type ProjectRow, type UserRow } from '../../daemon/db/schema.js';
+import { commitStatuses, pipelines, type CommitStatusRow, type PipelineRow } from '../../daemon/db/schema-ci.js';
+import { ZERO_SHA } from '../../daemon/git/objects.js';
+import { lookupProject } from '../../daemon/services/projects.js';
+import { processPush } from '../../daemon/services/push.js';
+import { ensureRepository } from '../../daemon/services/repositories.js';
+import { changeBuildStatus, settleBuildWork, type BuildStatusEvent } from '../../daemon/services/builds.js';
+
+/** The project and user rows of ids. */
+export function rows(ctx: AppContext, projectId: number, userId: number): { project: ProjectRow; user: UserRow } {
+  const project = lookupProject(ctx, projectId)!;
+  const user = ctx.db.select().from(users).where(eq(users.id, userId)).get()!;
+  return { project, user };
+}
+
+/** Commit `files` on `branch` (created from nothing when missing) as `userId`, then processPush; returns the new sha. */
+export async function pushFiles(
+  ctx: AppContext, projectId: number, userId: number, files: Record<string, string>, opts: { branch?: string; message?: string; tag?: string; from?: string } = {},
+): Promise<string> {
+  const { project, user } = rows(ctx, projectId, userId);
+  const repo = await ensureRepository(ctx, project);
+  const branch = opts.branch ?? 'master';
+  const before = await repo.resolveBranch(branch);
+  const parent = before ?? (opts.from ? await repo.resolveBranch(opts.from) : null);
+  const changes = await Promise.all(Object.entries(files).map(async ([path, content]) => ({
+    action: parent && (await repo.readFileAt(parent, path)) ? ('update' as const) : ('create' as const), path, content: Buffer.from(content),
+  })));
+  const res = await repo.createCommit({
+    branch, parentSha: parent, expectedBranchSha: before, author: { name: 'Ci Tester', email: 'ci@example.com' }, message: opts.message ?? 'ci commit', changes,
+  });
+  const updates = [{ ref: `refs/heads/${branch}`, before: before ?? ZERO_SHA, after: res.sha }];
+  if (opts.tag) {
+    await repo.createTag(opts.tag, res.sha);
+    updates.push({ ref: `refs/tags/${opts.tag}`, before: ZERO_SHA, after: res.sha });
+  }
+  await processPush(ctx, project, user, updates, { log: (e) => { throw e; } });
+  return res.sha;
+}
+
+/** Pipelines of a project, oldest first. */
+export function pipelinesOf(ctx: AppContext, projectId: number): PipelineRow[] {
+  return ctx.db.select().from(pipelines).where(eq(pipelines.projectId, projectId)).orderBy(pipelines.id).all();
+}
+
+/** Builds of a pipeline, oldest first. */
+export function buildsOf(ctx: AppContext, pipelineId: number): CommitStatusRow[] {
+  return ctx.db.select().from(commitStatuses).where(eq(commitStatuses.pipelineId, pipelineId)).orderBy(commitStatuses.id).all();
+}
+
+/** Name -> status of the latest build of each name in a pipeline. */
+export function statusByName(ctx: AppContext, pipelineId: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const b of buildsOf(ctx, pipelineId)) if (b.type === 'build') out[b.name] = b.status;
+  return out;
+}
+
+/** The latest build of `name` in a pipeline. */
+export function buildNamed(ctx: AppContext, pipelineId: number, name: string): CommitStatusRow {
+  const all = buildsOf(ctx, pipelineId).filter((b) => b.name === name);
+  if (!all.length) throw new Error(`no build ${name}`);
+  return all[all.length - 1]!;
+}
+
+/** Apply events to the latest build of `name` (as a runner would), then wait for the after-finish work. */
+export async function drive(ctx: AppContext, pipelineId: number, name: string, ...events: BuildStatusEvent[]): Promise<void> {
+  for (const e of events) changeBuildStatus(ctx, buildNamed(ctx, pipelineId, name).id, e, e === 'run' ? { runnerId: undefined } : {});
+  await settleBuildWork();
+}
