@@ -44,10 +44,10 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
       querystringParser: (s: string) => qs.parse(s, QS_OPTIONS) as Record<string, unknown>,
       ignoreTrailingSlash: true,
     },
-    // Every /api/v3 route also answers with a `.json` suffix (GitLab 8.x did).
+    // Every /api/v3 and /ci/api/v1 route also answers with a `.json` suffix (GitLab 8.x did).
     rewriteUrl: (req) => {
       const url = req.url ?? '/';
-      if (!url.startsWith('/api/v3/')) return url;
+      if (!url.startsWith('/api/v3/') && !url.startsWith('/ci/api/v1/')) return url;
       const q = url.indexOf('?');
       const path = q < 0 ? url : url.slice(0, q);
       return path.endsWith('.json') ? path.slice(0, -5) + (q < 0 ? '' : url.slice(q)) : url;
@@ -148,6 +148,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     { prefix: '/api/v3' },
   );
   await app.register(gitHttpRoutes);
+  await app.register((await import('./ci-api/index.js')).default, { prefix: '/ci/api/v1' });
   await app.register((await import('./web/uploads.js')).default);
   return app;
 }

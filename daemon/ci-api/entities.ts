@@ -1,0 +1,176 @@
+/**
+ * Runner-facing JSON of /ci/api/v1 (GitLab 8.13 Ci::API::Entities): Build, BuildDetails (the build register payload:
+ * runner-protocol.md 1.1, runner-1x-wire.md 3) and the runner register answer, with their TypeBox schemas.
+ */
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../context.js';
+import { inArray } from 'drizzle-orm';
+import { commitStatuses, type CommitStatusRow, type RunnerRow } from '../db/schema-ci.js';
+import { buildVariables } from '../ci/variables.js';
+import type { CiVariable } from '../ci/config-types.js';
+import { runnerTags } from '../services/runners.js';
+
+const ZERO_SHA = '0'.repeat(40);
+/** What CI_SERVER_VERSION/REVISION report: the GitLab version whose runner API this is. */
+export const CI_SERVER = { name: 'GitLab', version: '8.13.0', revision: 'gantry' };
+/** Build timeout sent to runners (seconds; GitLab's project default). */
+export const BUILD_TIMEOUT = 3600;
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+const ArtifactsFileSchema = Type.Object({ filename: Type.String(), size: Type.Integer() });
+
+/** The Build entity (runner view; also the items of depends_on_builds). */
+export const RunnerBuildSchema = Type.Object({
+  id: Type.Integer(),
+  ref: Nullable(Type.String()),
+  tag: Type.Boolean(),
+  sha: Type.String(),
+  status: Type.String(),
+  name: Type.String(),
+  token: Type.Optional(Type.String()),
+  stage: Nullable(Type.String()),
+  project_id: Type.Integer(),
+  project_name: Type.String(),
+  artifacts_file: Type.Optional(ArtifactsFileSchema),
+  artifacts_expire_at: Type.Optional(Nullable(Type.String())),
+});
+
+/** The BuildDetails entity: the 201 body of builds/register. */
+export const BuildDetailsSchema = Type.Object({
+  ...RunnerBuildSchema.properties,
+  commands: Type.String(),
+  repo_url: Type.String(),
+  before_sha: Type.String(),
+  allow_git_fetch: Type.Boolean(),
+  options: Type.Unknown(),
+  timeout: Type.Integer(),
+  variables: Type.Array(Type.Object({ key: Type.String(), value: Type.String(), public: Type.Boolean() })),
+  depends_on_builds: Type.Array(RunnerBuildSchema),
+});
+
+interface ProjectFacts {
+  id: number;
+  name: string;
+  path: string;
+  namespacePath: string;
+}
+
+interface PipelineFacts {
+  id: number;
+  sha: string;
+  beforeSha: string | null;
+  userId: number | null;
+}
+
+function projectFacts(ctx: AppContext, projectId: number): ProjectFacts {
+  return ctx.db.$client
+    .prepare(`SELECT p.id, p.name, p.path, n.path AS namespacePath FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?`)
+    .get(projectId) as ProjectFacts;
+}
+
+function pipelineFacts(ctx: AppContext, pipelineId: number): PipelineFacts {
+  return ctx.db.$client
+    .prepare(`SELECT id, sha, before_sha AS beforeSha, user_id AS userId FROM pipelines WHERE id = ?`)
+    .get(pipelineId) as PipelineFacts;
+}
+
+function unexpired(b: CommitStatusRow, at = new Date().toISOString()): boolean {
+  return !!b.artifactsFile && (b.artifactsExpireAt === null || b.artifactsExpireAt > at);
+}
+
+type RunnerBuild = typeof RunnerBuildSchema.static;
+
+function presentBuild(b: CommitStatusRow, sha: string, project: ProjectFacts, token?: string): RunnerBuild {
+  const out: RunnerBuild = {
+    id: b.id, ref: b.ref, tag: !!b.tag, sha, status: b.status, name: b.name, stage: b.stage,
+    project_id: b.projectId, project_name: project.name,
+  };
+  if (token !== undefined) out.token = token;
+  if (unexpired(b)) {
+    out.artifacts_file = { filename: b.artifactsFile!, size: b.artifactsSize ?? 0 };
+    out.artifacts_expire_at = b.artifactsExpireAt;
+  }
+  return out;
+}
+
+/** The Build entity of one build (runner view, no token). */
+export function runnerBuild(ctx: AppContext, b: CommitStatusRow): RunnerBuild {
+  return presentBuild(b, pipelineFacts(ctx, b.pipelineId)?.sha ?? '', projectFacts(ctx, b.projectId));
+}
+
+function parseJson<T>(text: string | null, fallback: T): T {
+  if (!text) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+function yamlVariables(text: string | null): CiVariable[] {
+  const v = parseJson<unknown>(text, []);
+  if (Array.isArray(v)) {
+    return v
+      .filter((x): x is { key: unknown; value: unknown; public?: unknown } => !!x && typeof x === 'object' && 'key' in x)
+      .map((x) => ({ key: String(x.key), value: String(x.value ?? ''), public: x.public !== false }));
+  }
+  if (v && typeof v === 'object') return Object.entries(v).map(([key, value]) => ({ key, value: String(value ?? ''), public: true }));
+  return [];
+}
+
+/** `<scheme>://gitlab-ci-token:<token>@<host>[/prefix]/<ns>/<project>.git`. */
+export function repoUrl(ctx: AppContext, fullPath: string, token: string): string {
+  const base = new URL(ctx.externalUrl());
+  const prefix = base.pathname.replace(/\/+$/, '');
+  return `${base.protocol}//gitlab-ci-token:${encodeURIComponent(token)}@${base.host}${prefix}/${fullPath}.git`;
+}
+
+/** The latest builds of the same pipeline in earlier stages, whatever their status (depends_on_builds). */
+function earlierBuilds(ctx: AppContext, build: CommitStatusRow): CommitStatusRow[] {
+  const rows = ctx.db.$client
+    .prepare(
+      `SELECT id FROM commit_statuses WHERE id IN (
+         SELECT MAX(id) FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' GROUP BY name
+       ) AND stage_idx < ? ORDER BY stage_idx, id`,
+    )
+    .all(build.pipelineId, build.stageIdx) as { id: number }[];
+  if (rows.length === 0) return [];
+  const byId = new Map(ctx.db.select().from(commitStatuses).where(inArray(commitStatuses.id, rows.map((r) => r.id))).all().map((b) => [b.id, b]));
+  return rows.map((r) => byId.get(r.id)!).filter(Boolean);
+}
+
+/** The BuildDetails payload handed to the runner that just claimed `build` with token `token`. */
+export function buildDetails(ctx: AppContext, build: CommitStatusRow, token: string, runner: RunnerRow): typeof BuildDetailsSchema.static {
+  const project = projectFacts(ctx, build.projectId);
+  const pipeline = pipelineFacts(ctx, build.pipelineId);
+  const fullPath = `${project.namespacePath}/${project.path}`;
+  const userId = build.userId ?? pipeline.userId;
+  const user = userId
+    ? ((ctx.db.$client.prepare(`SELECT id, email FROM users WHERE id = ?`).get(userId) as { id: number; email: string } | undefined) ?? null)
+    : null;
+  const variables = buildVariables({
+    build: {
+      id: build.id, token, sha: pipeline.sha, beforeSha: pipeline.beforeSha, ref: build.ref ?? '', tag: !!build.tag,
+      name: build.name, stage: build.stage ?? '', when: build.when,
+    },
+    server: CI_SERVER,
+    project: { id: project.id, path: project.path, pathWithNamespace: fullPath, namespacePath: project.namespacePath, webUrl: `${ctx.externalUrl()}/${fullPath}` },
+    pipeline: { id: pipeline.id },
+    runner: { id: runner.id, description: runner.description, tags: runnerTags(runner) },
+    user,
+    yamlVariables: yamlVariables(build.yamlVariables),
+  });
+  // Dependencies are downloaded with this build's token: it is valid for artifacts of its own pipeline.
+  const depends = earlierBuilds(ctx, build).map((d) => presentBuild(d, pipeline.sha, project, token));
+  return {
+    ...presentBuild(build, pipeline.sha, project, token),
+    commands: build.commands ?? '',
+    repo_url: repoUrl(ctx, fullPath, token),
+    before_sha: pipeline.beforeSha || ZERO_SHA,
+    allow_git_fetch: true,
+    options: parseJson<Record<string, unknown>>(build.options, {}),
+    timeout: BUILD_TIMEOUT,
+    variables,
+    depends_on_builds: depends,
+  };
+}

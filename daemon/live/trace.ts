@@ -1,0 +1,172 @@
+/**
+ * Live build traces over WebSocket (the `ws` package in noServer mode on the daemon's HTTP server).
+ *
+ * Endpoint: GET /-/live/builds/:build_id/trace  (WebSocket upgrade; `.json`-free, outside /api/v3)
+ *   Auth: `?private_token=<private token or personal access token>` or the PRIVATE-TOKEN header. Refusals are plain
+ *   HTTP answers to the upgrade request with a JSON body: 401 no/invalid token, 404 no such build or the caller may
+ *   not see it, 403 the caller sees the project but lacks read_build (404 for an unknown path under /-/live).
+ *
+ * Protocol (server -> client; the client sends nothing, pings are answered by ws):
+ *   1. text  {"type":"status","build_id":N,"status":"running","trace_size":<bytes>}        first message
+ *   2. binary frames: the trace bytes in order, starting at offset 0 with the trace stored so far, then every
+ *      appended part as it arrives (concatenate binary frames to get the trace; split UTF-8 sequences are possible
+ *      at frame edges, so decode the concatenation, not single frames).
+ *   3. text  {"type":"reset"}  when the trace was rewritten with different content (a full-trace PUT that does not
+ *      extend what was sent): discard what you have; the whole new trace follows in binary frames.
+ *   4. text  {"type":"finished","build_id":N,"status":"success"|"failed"|"canceled"|"skipped"|...}  then the server
+ *      closes with code 1000. A build that is already finished gets 1, 2 and 4 at once.
+ *   Every 25 s the server pings; a dead peer is dropped.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { readFileSync } from 'node:fs';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AppContext } from '../context.js';
+import type { CommitStatusRow } from '../db/schema-ci.js';
+import { userForToken } from '../policy/authentication.js';
+import { canProject } from '../policy/permissions.js';
+import { findBuild, onBuildFinished } from '../services/builds.js';
+import { lookupProject } from '../services/projects.js';
+import { onTraceAppend, tracePath, type TraceEvent } from '../services/traces.js';
+
+/** The path of the live trace endpoint of a build. */
+export const liveTracePath = (buildId: number) => `/-/live/builds/${buildId}/trace`;
+
+const PATH = /^\/-\/live\/builds\/(\d{1,15})\/trace\/?$/;
+const ACTIVE = new Set(['created', 'pending', 'running']);
+const PING_MS = 25_000;
+const STATUS_CHECK_MS = 5_000;
+
+type Finisher = (build: CommitStatusRow) => void;
+const finishers = new Map<number, Set<Finisher>>();
+let finishedHooked = false;
+
+function onFinished(buildId: number, fn: Finisher): () => void {
+  if (!finishedHooked) {
+    finishedHooked = true;
+    onBuildFinished((_ctx, build) => {
+      for (const f of [...(finishers.get(build.id) ?? [])]) f(build);
+    });
+  }
+  let set = finishers.get(buildId);
+  if (!set) finishers.set(buildId, (set = new Set()));
+  set.add(fn);
+  return () => {
+    set!.delete(fn);
+    if (set!.size === 0) finishers.delete(buildId);
+  };
+}
+
+function refuse(socket: Duplex, status: number, text: string): void {
+  const body = JSON.stringify({ message: `${status} ${text}` });
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+function readWhole(ctx: AppContext, build: CommitStatusRow): Buffer {
+  try {
+    return readFileSync(tracePath(ctx, build));
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
+
+/** Serve one follower: existing trace, appended parts, then the final status. */
+function follow(ctx: AppContext, ws: WebSocket, build: CommitStatusRow): void {
+  let sent = 0;
+  let digest: Hash = createHash('sha256');
+  let closed = false;
+  const send = (data: Buffer) => {
+    if (data.length === 0 || closed) return;
+    ws.send(data, { binary: true });
+    digest.update(data);
+    sent += data.length;
+  };
+  const sentDigest = () => digest.copy().digest('hex');
+
+  const onTrace = (e: TraceEvent) => {
+    if (closed) return;
+    if (!e.replaced) {
+      if (e.offset === sent) return send(e.data);
+      if (e.offset < sent && e.offset + e.data.length > sent) return send(e.data.subarray(sent - e.offset));
+      if (e.offset > sent) return send(readWhole(ctx, build).subarray(sent));
+      return;
+    }
+    // A rewrite: if it starts with exactly what was sent, only the rest is new.
+    if (e.data.length >= sent && createHash('sha256').update(e.data.subarray(0, sent)).digest('hex') === sentDigest()) {
+      return send(e.data.subarray(sent));
+    }
+    ws.send(JSON.stringify({ type: 'reset' }));
+    sent = 0;
+    digest = createHash('sha256');
+    send(e.data);
+  };
+
+  const finish = (b: CommitStatusRow) => {
+    if (closed) return;
+    // Whatever reached the file but not us yet (a full-trace rewrite just before the end is sent as events).
+    const rest = readWhole(ctx, b).subarray(sent);
+    if (rest.length) send(rest);
+    ws.send(JSON.stringify({ type: 'finished', build_id: b.id, status: b.status }));
+    cleanup();
+    ws.close(1000, 'build finished');
+  };
+
+  // Subscribe and read in the same tick: appends are synchronous, so nothing can fall between the two.
+  const offTrace = onTraceAppend(build.id, onTrace);
+  const offFinished = onFinished(build.id, finish);
+  const initial = readWhole(ctx, build);
+  ws.send(JSON.stringify({ type: 'status', build_id: build.id, status: build.status, trace_size: initial.length }));
+  send(initial);
+
+  let alive = true;
+  ws.on('pong', () => (alive = true));
+  const ping = setInterval(() => {
+    if (!alive) return ws.terminate();
+    alive = false;
+    ws.ping();
+  }, PING_MS);
+  // A build can also stop without a finish event (skipped, erased, deleted): poll its status as a fallback.
+  const check = setInterval(() => {
+    const now = findBuild(ctx, build.id);
+    if (!now) return finish({ ...build, status: 'deleted' });
+    if (!ACTIVE.has(now.status)) finish(now);
+  }, STATUS_CHECK_MS);
+  const cleanup = () => {
+    closed = true;
+    offTrace();
+    offFinished();
+    clearInterval(ping);
+    clearInterval(check);
+  };
+  ws.on('close', cleanup);
+  ws.on('error', cleanup);
+  if (!ACTIVE.has(build.status)) finish(build);
+}
+
+/** Attach the live trace WebSocket endpoint to the daemon's HTTP server (once). */
+export function attachLiveTrace(ctx: AppContext, server: Server): void {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const m = PATH.exec(url.pathname);
+    if (!m) {
+      // Not ours: leave it to another upgrade listener, or refuse when there is none.
+      if (server.listenerCount('upgrade') <= 1) refuse(socket, 404, 'Not Found');
+      return;
+    }
+    socket.on('error', () => socket.destroy());
+    const header = req.headers['private-token'];
+    const token = url.searchParams.get('private_token') ?? (typeof header === 'string' ? header : null);
+    const user = token ? userForToken(ctx, token) : null;
+    if (!user) return refuse(socket, 401, 'Unauthorized');
+    const build = findBuild(ctx, Number(m[1]));
+    const project = build ? lookupProject(ctx, build.projectId) : null;
+    if (!build || !project || !canProject(ctx, user, 'read_project', project)) return refuse(socket, 404, 'Not Found');
+    if (!canProject(ctx, user, 'read_build', project)) return refuse(socket, 403, 'Forbidden');
+    wss.handleUpgrade(req, socket, head, (ws) => follow(ctx, ws, build));
+  });
+  server.on('close', () => wss.close());
+}
