@@ -31,4 +31,5 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register(buildRoutes);
   await api.register(pipelineRoutes);
   await api.register(commitStatusRoutes);
+  await api.register((await import('./runners.js')).default);
 }

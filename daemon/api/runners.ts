@@ -1,0 +1,157 @@
+/**
+ * Runners seen by users (GitLab 8.13 lib/api/runners.rb, read routes): GET /runners (specific runners of projects the
+ * caller masters), GET /runners/all (admin), GET /runners/:id (RunnerDetails), GET /projects/:id/runners (the
+ * project's specific runners plus the shared ones; needs admin_project).
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { inArray } from 'drizzle-orm';
+import { projects, type ProjectRow, type UserRow } from '../db/schema.js';
+import type { RunnerRow } from '../db/schema-ci.js';
+import { ApiError, forbidden, notFound } from '../errors.js';
+import { authorizedProjectsSql, canProject } from '../policy/permissions.js';
+import { findRunner, runnerProjectIds, runnerTags } from '../services/runners.js';
+import { BasicProjectSchema, presentBasicProjects } from './entities/projects.js';
+import { paginate } from './pagination.js';
+import { Nullable, PageParams, ProjectIdParams } from './params.js';
+import { adminOnly, callerOf, loadProject, projectOf } from './project-scope.js';
+
+/** A runner counts as online when it called in within the last hour. */
+const ONLINE_MS = 60 * 60 * 1000;
+
+const RunnerSchema = Type.Object({
+  id: Type.Integer(), description: Nullable(Type.String()), active: Type.Boolean(), is_shared: Type.Boolean(), name: Nullable(Type.String()),
+});
+const RunnerDetailsSchema = Type.Object({
+  ...RunnerSchema.properties,
+  tag_list: Type.Array(Type.String()), run_untagged: Type.Boolean(), locked: Type.Boolean(), version: Nullable(Type.String()),
+  revision: Nullable(Type.String()), platform: Nullable(Type.String()), architecture: Nullable(Type.String()),
+  contacted_at: Nullable(Type.String()), projects: Type.Array(BasicProjectSchema),
+});
+
+const Scope = (values: string[]) => Type.Optional(Type.String({ description: `one of ${values.join(', ')}` }));
+const OWN_SCOPES = ['active', 'paused', 'online'];
+const ALL_SCOPES = ['specific', 'shared', 'active', 'paused', 'online'];
+
+/** The Runner entity. */
+function runnerEntity(r: RunnerRow) {
+  return { id: r.id, description: r.description, active: r.active, is_shared: r.isShared, name: r.name };
+}
+
+/** SQL condition for a runner scope over `runners r` (400 for an unknown scope, as 8.13). */
+function scopeSql(scope: string | undefined, allowed: string[]): { sql: string; args: unknown[] } {
+  if (scope === undefined || scope === '') return { sql: '1', args: [] };
+  if (!allowed.includes(scope)) throw new ApiError(400, { message: 'Scope contains invalid value' });
+  switch (scope) {
+    case 'specific': return { sql: 'r.is_shared = 0', args: [] };
+    case 'shared': return { sql: 'r.is_shared = 1', args: [] };
+    case 'active': return { sql: 'r.active = 1', args: [] };
+    case 'paused': return { sql: 'r.active = 0', args: [] };
+    default: return { sql: 'r.contacted_at > ?', args: [new Date(Date.now() - ONLINE_MS).toISOString()] };
+  }
+}
+
+function toRunner(raw: Record<string, unknown>): RunnerRow {
+  return {
+    id: raw.id as number, tokenHash: raw.token_hash as string, description: raw.description as string | null, name: raw.name as string | null,
+    version: raw.version as string | null, revision: raw.revision as string | null, platform: raw.platform as string | null,
+    architecture: raw.architecture as string | null, active: !!raw.active, isShared: !!raw.is_shared, locked: !!raw.locked,
+    runUntagged: !!raw.run_untagged, tagList: raw.tag_list as string, contactedAt: raw.contacted_at as string | null,
+    createdAt: raw.created_at as string, updatedAt: raw.updated_at as string,
+  };
+}
+
+function projectsByIds(ctx: AppContext, ids: number[]): ProjectRow[] {
+  if (ids.length === 0) return [];
+  return ctx.db.select().from(projects).where(inArray(projects.id, ids)).all();
+}
+
+/** Ids of the specific runners of projects the user may administer (GitLab's ci_authorized_runners). */
+function ownedRunnerIds(ctx: AppContext, user: UserRow): number[] {
+  const rows = ctx.db.$client
+    .prepare(`SELECT DISTINCT rp.project_id AS id FROM runner_projects rp JOIN projects p ON p.id = rp.project_id WHERE ${authorizedProjectsSql(user.id)}`)
+    .all() as { id: number }[];
+  const mastered = projectsByIds(ctx, rows.map((r) => r.id)).filter((p) => canProject(ctx, user, 'admin_project', p)).map((p) => p.id);
+  if (mastered.length === 0) return [];
+  return (ctx.db.$client
+    .prepare(`SELECT DISTINCT rp.runner_id AS id FROM runner_projects rp JOIN runners r ON r.id = rp.runner_id
+              WHERE r.is_shared = 0 AND rp.project_id IN (${mastered.map(() => '?').join(',')})`)
+    .all(...mastered) as { id: number }[]).map((r) => r.id);
+}
+
+/** A page of runners matching `where` (ordered by id). */
+function listRunners(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof paginate>[1], where: string, args: unknown[]) {
+  return paginate(
+    request, reply,
+    () => (ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM runners r WHERE ${where}`).get(...args) as { n: number }).n,
+    (limit, offset) => (ctx.db.$client.prepare(`SELECT * FROM runners r WHERE ${where} ORDER BY r.id LIMIT ? OFFSET ?`).all(...args, limit, offset) as Record<string, unknown>[])
+      .map((raw) => runnerEntity(toRunner(raw))),
+  );
+}
+
+/** Registers the runner read routes. */
+export default async function runnerRoutes(api: FastifyInstance): Promise<void> {
+  const { ctx } = api;
+
+  api.get('/runners', {
+    schema: {
+      tags: ['runners'], summary: "Specific runners of the projects the caller masters (scope: active, paused, online)",
+      querystring: Type.Object({ scope: Scope(OWN_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
+    },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const scope = scopeSql((request.query as { scope?: string }).scope, OWN_SCOPES);
+    const ids = ownedRunnerIds(ctx, user);
+    const where = ids.length ? `r.id IN (${ids.map(() => '?').join(',')}) AND ${scope.sql}` : '0';
+    return listRunners(ctx, request, reply, where, ids.length ? [...ids, ...scope.args] : []);
+  });
+
+  api.get('/runners/all', {
+    preValidation: adminOnly,
+    schema: {
+      tags: ['runners'], summary: 'Every runner (admin; scope: specific, shared, active, paused, online)',
+      querystring: Type.Object({ scope: Scope(ALL_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
+    },
+  }, async (request, reply) => {
+    const scope = scopeSql((request.query as { scope?: string }).scope, ALL_SCOPES);
+    return listRunners(ctx, request, reply, scope.sql, scope.args);
+  });
+
+  api.get('/runners/:id', {
+    schema: {
+      tags: ['runners'], summary: "A runner's details: shared runners for everyone, specific ones for admins and masters of its projects",
+      params: Type.Object({ id: Type.Integer() }), response: { 200: RunnerDetailsSchema },
+    },
+  }, async (request) => {
+    const user = callerOf(request);
+    const runner = findRunner(ctx, (request.params as { id: number }).id);
+    if (!runner) throw notFound('Runner');
+    if (!runner.isShared && !user.isAdmin && !ownedRunnerIds(ctx, user).includes(runner.id)) throw forbidden('No access granted');
+    const all = projectsByIds(ctx, runnerProjectIds(ctx, runner.id));
+    const visible = user.isAdmin ? all : all.filter((p) => canProject(ctx, user, 'read_project', p) && isAuthorized(ctx, user, p));
+    return {
+      ...runnerEntity(runner), tag_list: runnerTags(runner), run_untagged: runner.runUntagged, locked: runner.locked, version: runner.version,
+      revision: runner.revision, platform: runner.platform, architecture: runner.architecture, contacted_at: runner.contactedAt,
+      projects: presentBasicProjects(ctx, visible),
+    };
+  });
+
+  api.get('/projects/:id/runners', {
+    preValidation: loadProject('admin_project'),
+    schema: {
+      tags: ['runners'], summary: "The project's specific runners and the shared runners (needs admin_project; scope as /runners/all)",
+      params: ProjectIdParams, querystring: Type.Object({ scope: Scope(ALL_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
+    },
+  }, async (request, reply) => {
+    const project = projectOf(request);
+    const scope = scopeSql((request.query as { scope?: string }).scope, ALL_SCOPES);
+    const where = `(r.is_shared = 1 OR r.id IN (SELECT runner_id FROM runner_projects WHERE project_id = ?)) AND ${scope.sql}`;
+    return listRunners(ctx, request, reply, where, [project.id, ...scope.args]);
+  });
+}
+
+/** Whether the user is authorized on the project (member, group member, share or owner), as GitLab's authorized_projects. */
+function isAuthorized(ctx: AppContext, user: UserRow, p: ProjectRow): boolean {
+  return !!ctx.db.$client.prepare(`SELECT 1 FROM projects p WHERE p.id = ? AND ${authorizedProjectsSql(user.id)}`).get(p.id);
+}
