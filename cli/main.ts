@@ -10,6 +10,7 @@ import { registerProjects } from './commands/projects.js';
 import { registerGroups } from './commands/groups.js';
 import { registerUsers } from './commands/users.js';
 import { registerSettings } from './commands/settings.js';
+import { registerHooks } from './commands/hooks.js';
 
 /** Build the command tree for one run. */
 export function buildProgram(factory: Factory): Command {
@@ -31,6 +32,7 @@ export function buildProgram(factory: Factory): Command {
   registerGroups(program, factory);
   registerUsers(program, factory);
   registerSettings(program, factory);
+  registerHooks(program, factory);
   return program;
 }
 

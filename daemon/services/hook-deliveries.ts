@@ -97,7 +97,7 @@ export interface HookWorkerOptions {
   concurrency?: number;
   /** Time allowed for one request, answer included (default 10000 ms). */
   timeoutMs?: number;
-  /** How long a claimed row is held before another sender may take it (default timeout + 30 s). */
+  /** How long a claimed row is held before another sender may take it (default timeout + 5 s). */
   leaseMs?: number;
   /** Longest sleep between looks at the table (default 30000 ms; the worker also wakes on new rows and due retries). */
   pollMs?: number;
@@ -160,7 +160,7 @@ class Worker implements HookDeliveryWorker {
       maxAttempts: Math.max(1, opts.maxAttempts ?? envInt('GANTRY_HOOK_MAX_ATTEMPTS') ?? 8),
       concurrency: Math.max(1, opts.concurrency ?? 4),
       timeoutMs,
-      leaseMs: opts.leaseMs ?? timeoutMs + 30_000,
+      leaseMs: opts.leaseMs ?? timeoutMs + 5_000,
       pollMs: opts.pollMs ?? 30_000,
       retentionMs: opts.retentionMs ?? 30 * 24 * 3600_000,
       log: opts.log,
