@@ -205,6 +205,8 @@ class Worker implements HookDeliveryWorker {
   /** Claim what is due (up to the free slots), start sending it, and sleep until the next row is due. */
   private pass(): void {
     if (this.stopped) return;
+    // A context whose database was closed without stopping the worker (tests) ends it quietly.
+    if (!this.ctx.db.$client.open) return this.stop();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     let delay = this.o.pollMs;
