@@ -46,6 +46,8 @@ export async function listTree(ctx: AppContext, project: ProjectRow, o: { ref?: 
     if (tab < 0) continue;
     const [mode, type, id] = rec.slice(0, tab).split(' ') as [string, TreeEntryType, string];
     const path = rec.slice(tab + 1);
+    // With -t, ls-tree also shows the directory asked for itself.
+    if (dir && !path.startsWith(`${dir}/`)) continue;
     entries.push({ name: path.slice(path.lastIndexOf('/') + 1), path, type, mode: mode.padStart(6, '0'), sha: id });
   }
   return sortTreeEntries(entries);
