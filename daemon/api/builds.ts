@@ -96,6 +96,7 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
   }, async (request, reply) => {
     const statuses = parseBuildScope((request.query as { scope?: unknown }).scope);
     const project = projectOf(request);
+    // 8.x answered a plain `404 Not Found` here (statuses say `404 Commit Not Found`).
     const commit = await commitOrNotFound(ctx, project, (request.params as { sha: string }).sha).catch(() => {
       throw notFound();
     });

@@ -30,7 +30,9 @@ export interface PostStatusInput {
 
 /** The commit a sha (or any revision) names in the project's repository, or throws 404 `Commit Not Found`. */
 export async function commitOrNotFound(ctx: AppContext, project: ProjectRow, sha: string): Promise<CommitInfo> {
-  const commit = sha && !sha.startsWith('-') ? await projectRepository(ctx, project).readCommit(sha) : null;
+  const repo = projectRepository(ctx, project);
+  // A missing repository or an unreadable revision reads as an unknown commit.
+  const commit = sha && repo.exists() ? await repo.readCommit(sha).catch(() => null) : null;
   if (!commit) throw notFound('Commit');
   return commit;
 }

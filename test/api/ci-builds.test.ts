@@ -158,6 +158,15 @@ describe('one build, artifacts and trace', () => {
     expect(r.text).toBe('zip-content-1');
     expect((await s.api('GET', `${path}?job=rspec`, cast.reporter)).status).toBe(404);
     expect((await s.api('GET', `/projects/${pid}/builds/artifacts/nobranch/download?job=compile`, cast.reporter)).status).toBe(404);
+    // a ref with a slash, URL-encoded
+    await pushFiles(s.ctx, pid, cast.owner.id, { 'slash.txt': 's' }, { branch: 'feature/x', from: 'master' });
+    const slashPipe = pipelinesOf(s.ctx, pid).at(-1)!;
+    expect(slashPipe.ref).toBe('feature/x');
+    await drive(s.ctx, slashPipe.id, 'compile', 'run', 'success');
+    await artifacts(buildNamed(s.ctx, slashPipe.id, 'compile').id, 'slash-zip');
+    const slash = await s.api('GET', `/projects/${pid}/builds/artifacts/feature%2Fx/download?job=compile`, cast.reporter);
+    expect(slash.status).toBe(200);
+    expect(slash.text).toBe('slash-zip');
     const missing = await s.api('GET', path, cast.reporter);
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ message: '400 (Bad request) "job" not given' });
