@@ -3,6 +3,7 @@
  * ProjectPolicy/GroupPolicy). Routes ask `canProject`/`canGroup`; list queries use the SQL fragments below.
  */
 import type { AppContext } from '../context.js';
+import { statement } from '../db/statements.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 
 export const GUEST = 10;
@@ -82,8 +83,7 @@ const MEMBER_ACTIVE = `(m.expires_at IS NULL OR m.expires_at >= date('now'))`;
  */
 export function projectAccessLevel(ctx: AppContext, user: UserRow | null, project: ProjectRow): number {
   if (!user) return 0;
-  const row = ctx.db.$client
-    .prepare(
+  const row = statement(ctx,
       `SELECT MAX(level) AS level FROM (
          SELECT CASE WHEN n.kind = 'user' AND n.owner_id = @user THEN ${OWNER} ELSE 0 END AS level
            FROM namespaces n WHERE n.id = @ns
@@ -176,8 +176,7 @@ export type GroupAbility = keyof typeof GROUP_LEVELS;
 /** The caller's access level in a group (0 when not a member). */
 export function groupAccessLevel(ctx: AppContext, user: UserRow | null, group: NamespaceRow): number {
   if (!user) return 0;
-  const row = ctx.db.$client
-    .prepare(
+  const row = statement(ctx,
       `SELECT m.access_level AS level FROM members m WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.user_id = ?
        AND (m.expires_at IS NULL OR m.expires_at >= date('now'))`,
     )
@@ -192,8 +191,7 @@ export function canGroup(ctx: AppContext, user: UserRow | null, ability: GroupAb
   if (groupAccessLevel(ctx, user, group) >= GROUP_LEVELS[ability]) return true;
   if (ability !== 'read_group') return false;
   if (group.visibilityLevel === PUBLIC || (group.visibilityLevel === INTERNAL && !user.external)) return true;
-  const visible = ctx.db.$client
-    .prepare(`SELECT 1 FROM projects p WHERE p.namespace_id = ? AND ${visibleProjectsSql(user)} LIMIT 1`)
+  const visible = statement(ctx,`SELECT 1 FROM projects p WHERE p.namespace_id = ? AND ${visibleProjectsSql(user)} LIMIT 1`)
     .get(group.id);
   return Boolean(visible);
 }

@@ -2,8 +2,9 @@
  * Project lists (GET /projects, /owned, /starred, /all, /visible, /search/:query): one raw-SQL query builder over
  * `projects p`, with prepared statements cached per SQL text, so a page of 20 out of 10,000 stays well under 10 ms.
  */
-import type { Statement } from 'better-sqlite3';
 import type { AppContext } from '../context.js';
+import { statement } from '../db/statements.js';
+import { toProject } from '../db/rows.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { invalidParam } from '../errors.js';
 import { normalizeBoolean, VISIBILITY_BY_NAME } from '../api/params.js';
@@ -107,20 +108,6 @@ export function projectListQuery(ctx: AppContext, scope: ProjectListScope, filte
   return { where: conds.length ? conds.join(' AND ') : '1', args, order };
 }
 
-const cache = new WeakMap<object, Map<string, Statement>>();
-/** A prepared statement, cached per database connection and SQL text (for hot read paths). */
-export function statement(ctx: AppContext, sql: string): Statement {
-  const client = ctx.db.$client;
-  let byText = cache.get(client);
-  if (!byText) cache.set(client, (byText = new Map()));
-  let stmt = byText.get(sql);
-  if (!stmt) {
-    stmt = client.prepare(sql);
-    if (byText.size > 500) byText.clear();
-    byText.set(sql, stmt);
-  }
-  return stmt;
-}
 
 /**
  * Memoises small query results until the next write: SQLite's total_changes() moves with every row written on this
@@ -153,17 +140,3 @@ export function fetchProjects(ctx: AppContext, q: ProjectListQuery, limit: numbe
   return (rows as Record<string, unknown>[]).map(toProject);
 }
 
-/** Map a raw `projects` row (snake_case, from ctx.db.$client) to the drizzle shape. */
-export function toProject(p: Record<string, unknown>): ProjectRow {
-  return {
-    id: p.id as number, name: p.name as string, path: p.path as string, namespaceId: p.namespace_id as number,
-    description: p.description as string | null, defaultBranch: p.default_branch as string, visibilityLevel: p.visibility_level as number,
-    issuesEnabled: !!p.issues_enabled, mergeRequestsEnabled: !!p.merge_requests_enabled, buildsEnabled: !!p.builds_enabled,
-    wikiEnabled: !!p.wiki_enabled, snippetsEnabled: !!p.snippets_enabled, containerRegistryEnabled: !!p.container_registry_enabled,
-    sharedRunnersEnabled: !!p.shared_runners_enabled, publicBuilds: !!p.public_builds, lfsEnabled: !!p.lfs_enabled,
-    requestAccessEnabled: !!p.request_access_enabled, onlyAllowMergeIfBuildSucceeds: !!p.only_allow_merge_if_build_succeeds,
-    archived: !!p.archived, importUrl: p.import_url as string | null, tagList: p.tag_list as string, creatorId: p.creator_id as number | null,
-    forkedFromId: p.forked_from_id as number | null, runnersTokenSalt: p.runners_token_salt as string, runnersTokenHash: p.runners_token_hash as string,
-    lastActivityAt: p.last_activity_at as string, createdAt: p.created_at as string, updatedAt: p.updated_at as string,
-  };
-}

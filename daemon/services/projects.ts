@@ -1,6 +1,8 @@
 /** Projects: lookup by id or path with the 404-for-hidden rule, create, delete, and lifecycle hooks for storage. */
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
+import { statement } from '../db/statements.js';
+import { toProject } from '../db/rows.js';
 import { now } from '../context.js';
 import { members, namespaces, projects, users, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
@@ -17,14 +19,14 @@ export function lookupProject(ctx: AppContext, idOrPath: string | number): Proje
   if (slash > 0) {
     const nsPath = text.slice(0, slash);
     const path = text.slice(slash + 1);
-    const candidates = ctx.db.$client
-      .prepare(`SELECT p.id, n.path AS ns, p.path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.path = ? AND p.path = ?`)
-      .all(nsPath, path) as { id: number; ns: string; path: string }[];
-    const exact = candidates.find((c) => c.ns === nsPath && c.path === path) ?? candidates[0];
-    if (exact) return ctx.db.select().from(projects).where(eq(projects.id, exact.id)).get() ?? null;
+    const candidates = statement(ctx, `SELECT p.*, n.path AS ns_path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.path = ? AND p.path = ?`)
+      .all(nsPath, path) as Record<string, unknown>[];
+    const exact = candidates.find((c) => c.ns_path === nsPath && c.path === path) ?? candidates[0];
+    if (exact) return toProject(exact);
   }
   if (!/^\d+$/.test(text)) return null;
-  return ctx.db.select().from(projects).where(eq(projects.id, Number(text))).get() ?? null;
+  const row = statement(ctx, 'SELECT * FROM projects WHERE id = ?').get(Number(text)) as Record<string, unknown> | undefined;
+  return row ? toProject(row) : null;
 }
 
 /**

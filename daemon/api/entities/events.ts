@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { EventRow, UserRow } from '../../db/schema.js';
 import { Nullable } from '../params.js';
-import { toUser } from './projects.js';
+import { toUser } from '../../db/rows.js';
 import { userBasic, UserBasicSchema } from './users.js';
 
 const ZEROS = /^0+$/;

@@ -1,9 +1,10 @@
 /** Project presenters (GitLab v3 Project / ProjectWithAccess / BasicProjectDetails), batched for lists. */
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import { statement } from '../../db/statements.js';
+import { toNamespace, toUser } from '../../db/rows.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
 import { canProject } from '../../policy/permissions.js';
-import { statement } from '../../services/project-lists.js';
 import { Nullable } from '../params.js';
 import { userBasic, UserBasicSchema } from './users.js';
 
@@ -39,41 +40,38 @@ export function projectUrls(ctx: AppContext, ns: Pick<NamespaceRow, 'path'>, p: 
 /** Present many projects for a viewer with a fixed number of queries. */
 export function presentProjects(ctx: AppContext, viewer: UserRow | null, rows: ProjectRow[], opts: PresentOptions = {}): Rec[] {
   if (rows.length === 0) return [];
-  // Statements are cached: a page of 20 projects must cost well under a millisecond here.
-  const db = { prepare: (sql: string) => statement(ctx, sql) };
   const ids = rows.map((r) => r.id);
   const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
   const nsById = new Map(
-    (db.prepare(`SELECT * FROM namespaces WHERE id IN (${inList(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
+    (statement(ctx, `SELECT * FROM namespaces WHERE id IN (${inList(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
   );
   const ownerIds = [...nsById.values()].filter((n) => n.kind === 'user' && n.ownerId).map((n) => n.ownerId as number);
   const owners = new Map(
-    (db.prepare(`SELECT * FROM users WHERE id IN (${inList(ownerIds)})`).all(...ownerIds) as Rec[]).map((u) => [u.id as number, toUser(u)]),
+    (statement(ctx, `SELECT * FROM users WHERE id IN (${inList(ownerIds)})`).all(...ownerIds) as Rec[]).map((u) => [u.id as number, toUser(u)]),
   );
-  const count = (sql: string) => new Map((db.prepare(sql).all(...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
+  const count = (sql: string) => new Map((statement(ctx, sql).all(...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
   const stars = count(`SELECT project_id AS id, COUNT(*) AS n FROM stars WHERE project_id IN (${inList(ids)}) GROUP BY project_id`);
   const forks = count(`SELECT forked_from_id AS id, COUNT(*) AS n FROM projects WHERE forked_from_id IN (${inList(ids)}) GROUP BY forked_from_id`);
   const openIssues = openIssuesCounter(ctx, ids);
-  const links = db
-    .prepare(
-      `SELECT l.project_id, l.group_id, n.name AS group_name, l.group_access FROM project_group_links l
+  const links = statement(
+    ctx,
+    `SELECT l.project_id, l.group_id, n.name AS group_name, l.group_access FROM project_group_links l
        JOIN namespaces n ON n.id = l.group_id WHERE l.project_id IN (${inList(ids)}) ORDER BY l.id`,
-    )
-    .all(...ids) as { project_id: number; group_id: number; group_name: string; group_access: number }[];
+  ).all(...ids) as { project_id: number; group_id: number; group_name: string; group_access: number }[];
   const forkedFromIds = [...new Set(rows.map((r) => r.forkedFromId).filter((x): x is number => x !== null))];
   const forkedFrom = new Map(
-    (db.prepare(`SELECT p.*, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN (${inList(forkedFromIds)})`)
+    (statement(ctx, `SELECT p.*, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN (${inList(forkedFromIds)})`)
       .all(...forkedFromIds) as Rec[]).map((p) => [p.id as number, p]),
   );
   let projectAccess = new Map<number, number>();
   let groupAccess = new Map<number, number>();
   if (opts.withAccess && viewer) {
     projectAccess = new Map(
-      (db.prepare(`SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN (${inList(ids)})`)
+      (statement(ctx, `SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN (${inList(ids)})`)
         .all(viewer.id, ...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]),
     );
     groupAccess = new Map(
-      (db.prepare(`SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN (${inList(nsIds)})`)
+      (statement(ctx, `SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN (${inList(nsIds)})`)
         .all(viewer.id, ...nsIds) as { id: number; n: number }[]).map((r) => [r.id, r.n]),
     );
   }
@@ -154,25 +152,6 @@ export function setOpenIssuesCounter(fn: typeof openIssuesCounter): void {
   openIssuesCounter = fn;
 }
 
-/** Map a raw `namespaces` row (snake_case) to the drizzle shape. */
-export function toNamespace(n: Rec): NamespaceRow {
-  return {
-    id: n.id as number, name: n.name as string, path: n.path as string, kind: n.kind as 'user' | 'group', ownerId: n.owner_id as number | null,
-    description: n.description as string, visibilityLevel: n.visibility_level as number, shareWithGroupLock: !!n.share_with_group_lock,
-    requestAccessEnabled: !!n.request_access_enabled, lfsEnabled: !!n.lfs_enabled, createdAt: n.created_at as string, updatedAt: n.updated_at as string,
-  };
-}
-/** Map a raw `users` row (snake_case) to the drizzle shape. */
-export function toUser(u: Rec): UserRow {
-  return {
-    id: u.id as number, username: u.username as string, email: u.email as string, name: u.name as string, passwordHash: u.password_hash as string,
-    privateTokenSalt: u.private_token_salt as string, privateTokenHash: u.private_token_hash as string, state: u.state as string,
-    isAdmin: !!u.is_admin, bio: u.bio as string | null, location: u.location as string | null, skype: u.skype as string, linkedin: u.linkedin as string,
-    twitter: u.twitter as string, websiteUrl: u.website_url as string, organization: u.organization as string | null, projectsLimit: u.projects_limit as number,
-    canCreateGroup: !!u.can_create_group, external: !!u.external, confirmedAt: u.confirmed_at as string | null, lastSignInAt: u.last_sign_in_at as string | null,
-    currentSignInAt: u.current_sign_in_at as string | null, createdAt: u.created_at as string, updatedAt: u.updated_at as string,
-  };
-}
 
 const S = Type.String();
 const B = Type.Boolean();
@@ -205,7 +184,7 @@ export function presentBasicProjects(ctx: AppContext, rows: ProjectRow[]): Rec[]
   if (rows.length === 0) return [];
   const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
   const nsById = new Map(
-    (ctx.db.$client.prepare(`SELECT * FROM namespaces WHERE id IN (${inList(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
+    (statement(ctx, `SELECT * FROM namespaces WHERE id IN (${inList(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
   );
   return rows.map((p) => basicProject(ctx, p, nsById.get(p.namespaceId)!));
 }

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import { statement } from '../../db/statements.js';
 import type { PersonalAccessTokenRow, UserRow } from '../../db/schema.js';
 import { getSettings } from '../../services/settings.js';
 import { tokenActive } from '../../services/users.js';
@@ -44,8 +45,7 @@ export function userEntity(ctx: AppContext, u: UserRow) {
 
 /** UserFull: User plus account fields (the user themself and admins). */
 export function userFull(ctx: AppContext, u: UserRow) {
-  const personal = ctx.db.$client
-    .prepare(`SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`)
+  const personal = statement(ctx,`SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`)
     .get(u.id) as { n: number };
   return {
     ...userEntity(ctx, u),

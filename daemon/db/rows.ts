@@ -1,0 +1,40 @@
+/** Raw snake_case rows (from cached prepared statements) mapped to the drizzle row shapes. */
+import type { NamespaceRow, ProjectRow, UserRow } from './schema.js';
+
+type Rec = Record<string, unknown>;
+
+/** Map a raw `namespaces` row (snake_case) to the drizzle shape. */
+export function toNamespace(n: Rec): NamespaceRow {
+  return {
+    id: n.id as number, name: n.name as string, path: n.path as string, kind: n.kind as 'user' | 'group', ownerId: n.owner_id as number | null,
+    description: n.description as string, visibilityLevel: n.visibility_level as number, shareWithGroupLock: !!n.share_with_group_lock,
+    requestAccessEnabled: !!n.request_access_enabled, lfsEnabled: !!n.lfs_enabled, createdAt: n.created_at as string, updatedAt: n.updated_at as string,
+  };
+}
+
+/** Map a raw `users` row (snake_case) to the drizzle shape. */
+export function toUser(u: Rec): UserRow {
+  return {
+    id: u.id as number, username: u.username as string, email: u.email as string, name: u.name as string, passwordHash: u.password_hash as string,
+    privateTokenSalt: u.private_token_salt as string, privateTokenHash: u.private_token_hash as string, state: u.state as string,
+    isAdmin: !!u.is_admin, bio: u.bio as string | null, location: u.location as string | null, skype: u.skype as string, linkedin: u.linkedin as string,
+    twitter: u.twitter as string, websiteUrl: u.website_url as string, organization: u.organization as string | null, projectsLimit: u.projects_limit as number,
+    canCreateGroup: !!u.can_create_group, external: !!u.external, confirmedAt: u.confirmed_at as string | null, lastSignInAt: u.last_sign_in_at as string | null,
+    currentSignInAt: u.current_sign_in_at as string | null, createdAt: u.created_at as string, updatedAt: u.updated_at as string,
+  };
+}
+
+/** Map a raw `projects` row (snake_case, from ctx.db.$client) to the drizzle shape. */
+export function toProject(p: Record<string, unknown>): ProjectRow {
+  return {
+    id: p.id as number, name: p.name as string, path: p.path as string, namespaceId: p.namespace_id as number,
+    description: p.description as string | null, defaultBranch: p.default_branch as string, visibilityLevel: p.visibility_level as number,
+    issuesEnabled: !!p.issues_enabled, mergeRequestsEnabled: !!p.merge_requests_enabled, buildsEnabled: !!p.builds_enabled,
+    wikiEnabled: !!p.wiki_enabled, snippetsEnabled: !!p.snippets_enabled, containerRegistryEnabled: !!p.container_registry_enabled,
+    sharedRunnersEnabled: !!p.shared_runners_enabled, publicBuilds: !!p.public_builds, lfsEnabled: !!p.lfs_enabled,
+    requestAccessEnabled: !!p.request_access_enabled, onlyAllowMergeIfBuildSucceeds: !!p.only_allow_merge_if_build_succeeds,
+    archived: !!p.archived, importUrl: p.import_url as string | null, tagList: p.tag_list as string, creatorId: p.creator_id as number | null,
+    forkedFromId: p.forked_from_id as number | null, runnersTokenSalt: p.runners_token_salt as string, runnersTokenHash: p.runners_token_hash as string,
+    lastActivityAt: p.last_activity_at as string, createdAt: p.created_at as string, updatedAt: p.updated_at as string,
+  };
+}
