@@ -10,6 +10,9 @@ import { registerProjects } from './commands/projects.js';
 import { registerGroups } from './commands/groups.js';
 import { registerUsers } from './commands/users.js';
 import { registerSettings } from './commands/settings.js';
+import { registerPipelines } from './commands/pipelines.js';
+import { registerBuilds } from './commands/builds.js';
+import { registerRunners } from './commands/runners.js';
 import { registerHooks } from './commands/hooks.js';
 
 /** Build the command tree for one run. */
@@ -32,6 +35,9 @@ export function buildProgram(factory: Factory): Command {
   registerGroups(program, factory);
   registerUsers(program, factory);
   registerSettings(program, factory);
+  registerPipelines(program, factory);
+  registerBuilds(program, factory);
+  registerRunners(program, factory);
   registerHooks(program, factory);
   return program;
 }
