@@ -311,3 +311,13 @@ describe('pipelines API', () => {
     expect((await s.api('GET', `/projects/${off}/pipelines`, cast.admin)).status).toBe(403);
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents the CI routes', async () => {
+    const r = await s.api('GET', '/openapi.json', owner);
+    expect(r.status).toBe(200);
+    for (const path of ['/api/v3/projects/{id}/builds', '/api/v3/projects/{id}/pipelines/{pipeline_id}/retry', '/api/v3/projects/{id}/statuses/{sha}']) {
+      expect(Object.keys(r.body.paths)).toContain(path);
+    }
+  });
+});
