@@ -8,9 +8,8 @@ import type { ProjectRow } from '../db/schema.js';
 import type { PipelineRow } from '../db/schema-ci.js';
 import { invalidParam, notFoundMessage } from '../errors.js';
 import {
-  cancelPipeline, countPipelines, findProjectPipeline, listPipelines, PIPELINE_SCOPES, retryPipeline, type PipelineListFilter, type PipelineScope,
+  cancelPipeline, countPipelines, findProjectPipeline, listPipelines, PIPELINE_SCOPES, pipelineListFilter, retryPipeline, type PipelineScope,
 } from '../services/pipelines.js';
-import { projectRepository } from '../services/repositories.js';
 import { PipelineSchema, presentPipelines } from './entities/pipelines.js';
 import { paginate } from './pagination.js';
 import { Int, PageParams, ProjectIdParams } from './params.js';
@@ -42,16 +41,8 @@ export default async function pipelineRoutes(api: FastifyInstance): Promise<void
   }, async (request, reply) => {
     const project = projectOf(request);
     const { scope } = request.query as { scope?: string };
-    const filter: PipelineListFilter = {};
-    if (scope) {
-      if (!(PIPELINE_SCOPES as readonly string[]).includes(scope)) throw invalidParam('scope', 'does not have a valid value');
-      filter.scope = scope as PipelineScope;
-      if (scope === 'branches' || scope === 'tags') {
-        const prefix = scope === 'branches' ? 'refs/heads/' : 'refs/tags/';
-        const repo = projectRepository(ctx, project);
-        filter.refs = repo.exists() ? [...(await repo.refsUnder(prefix)).keys()].map((r) => r.slice(prefix.length)) : [];
-      }
-    }
+    if (scope && !(PIPELINE_SCOPES as readonly string[]).includes(scope)) throw invalidParam('scope', 'does not have a valid value');
+    const filter = await pipelineListFilter(ctx, project, scope as PipelineScope | undefined);
     return presentPipelines(ctx, paginate(request, reply, () => countPipelines(ctx, project.id, filter), (limit, offset) => listPipelines(ctx, project.id, filter, limit, offset)));
   });
 

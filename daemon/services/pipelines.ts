@@ -203,6 +203,15 @@ export interface PipelineListFilter {
   refs?: readonly string[];
 }
 
+/** The list filter of a scope; `branches`/`tags` read the ref names that exist now from the repository. */
+export async function pipelineListFilter(ctx: AppContext, project: ProjectRow, scope?: PipelineScope): Promise<PipelineListFilter> {
+  if (scope !== 'branches' && scope !== 'tags') return { scope };
+  const prefix = scope === 'branches' ? 'refs/heads/' : 'refs/tags/';
+  const repo = projectRepository(ctx, project);
+  const refs = repo.exists() ? [...(await repo.refsUnder(prefix)).keys()].map((r) => r.slice(prefix.length)) : [];
+  return { scope, refs };
+}
+
 function pipelineListWhere(projectId: number, f: PipelineListFilter): SQL {
   const conds: SQL[] = [eq(pipelines.projectId, projectId)];
   switch (f.scope) {
