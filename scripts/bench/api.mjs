@@ -2,7 +2,8 @@
 // on that database, at full speed and at a fixed 500 requests/s; daemon RSS after the run.
 import { startDaemon, rootToken, cannon, rssMb, machine, table, writeSection } from './lib.mjs';
 
-export async function run({ projects = 10000 } = {}) {
+export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 10000), seconds = Number(process.env.BENCH_SECONDS ?? 15) } = {}) {
+  let n = 0;
   const d = await startDaemon();
   try {
     const token = await rootToken(d.url);
@@ -11,21 +12,22 @@ export async function run({ projects = 10000 } = {}) {
     process.stderr.write(`bench api: creating ${projects} projects with POST /projects...\n`);
     rows.push(await cannon({
       title: `POST /projects (${projects} creates)`, url: `${d.url}/api/v3/projects`, method: 'POST', headers,
-      amount: projects, idReplacement: true, body: JSON.stringify({ name: 'bench [<id>]', path: 'bench-[<id>]' }),
+      amount: projects, connections: 8,
+      requests: [{ setupRequest: (req) => { n += 1; return { ...req, body: JSON.stringify({ name: `bench ${n}`, path: `bench-${n}` }) }; } }],
     }));
     const count = await fetch(`${d.url}/api/v3/projects?per_page=1`, { headers }).then((r) => r.headers.get('x-total'));
     process.stderr.write(`bench api: ${count} projects; GET /projects...\n`);
     const list = { url: `${d.url}/api/v3/projects?per_page=20`, headers };
     await cannon({ ...list, title: 'warm-up', duration: 3 });
-    rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20, max throughput', duration: 10 }));
-    rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20 at 500 req/s', duration: 15, overallRate: 500 }));
+    rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20, max throughput', duration: Math.max(2, Math.round(seconds * 2 / 3)) }));
+    rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20 at 500 req/s', duration: seconds, overallRate: 500 }));
     const maxId = Number(count) + 0;
     const one = {
       url: `${d.url}/api/v3/projects/1`, headers,
       requests: [{ setupRequest: (req) => ({ ...req, path: `/api/v3/projects/${1 + Math.floor(Math.random() * maxId)}` }) }],
     };
-    rows.push(await cannon({ ...one, title: 'GET /projects/:id (random), max throughput', duration: 10 }));
-    rows.push(await cannon({ ...one, title: 'GET /projects/:id (random) at 500 req/s', duration: 15, overallRate: 500 }));
+    rows.push(await cannon({ ...one, title: 'GET /projects/:id (random), max throughput', duration: Math.max(2, Math.round(seconds * 2 / 3)) }));
+    rows.push(await cannon({ ...one, title: 'GET /projects/:id (random) at 500 req/s', duration: seconds, overallRate: 500 }));
     const rss = rssMb(d.pid);
     const md = `## API: projects (${new Date().toISOString().slice(0, 10)})
 
