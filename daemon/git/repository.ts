@@ -53,6 +53,10 @@ export interface LogOptions {
 
 const time = (v: string | Date) => (typeof v === 'string' ? v : v.toISOString());
 
+/** Last-commit answers keyed by repository, commit sha and path: immutable, so they never need invalidation. */
+const lastCommitCache = new Map<string, string | null>();
+const LAST_COMMIT_CACHE_SIZE = 10_000;
+
 /** One bare repository on disk; every method drives git through the git module (no shell, no work tree). */
 export class Repository {
   constructor(
@@ -200,6 +204,25 @@ export class Repository {
       gitText(['rev-list', '--count', to, ...not], { gitDir: this.path }),
     ]);
     return { commits: await this.readCommits(list ? list.split('\n') : []), total: Number(count) };
+  }
+
+  /**
+   * The sha of the newest commit at or before `commitSha` that touched `path` (null when none did). Cached: the
+   * answer for a full commit sha never changes, and without the cache every file read would spawn `git rev-list`.
+   */
+  async lastCommitFor(commitSha: string, path: string): Promise<string | null> {
+    const key = `${this.path}\u0000${commitSha}\u0000${path}`;
+    const hit = lastCommitCache.get(key);
+    if (hit !== undefined) {
+      lastCommitCache.delete(key);
+      lastCommitCache.set(key, hit); // most recently used last
+      return hit;
+    }
+    const out = await gitText(['rev-list', '--max-count=1', commitSha, '--', path], { gitDir: this.path });
+    const sha = out.trim() || null;
+    if (lastCommitCache.size >= LAST_COMMIT_CACHE_SIZE) lastCommitCache.delete(lastCommitCache.keys().next().value as string);
+    lastCommitCache.set(key, sha);
+    return sha;
   }
 
   /** Parse many commits by sha (pipelined through cat-file). */
