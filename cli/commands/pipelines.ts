@@ -57,7 +57,7 @@ function printPipeline(io: IO, p: Pipeline, builds: Build[] | null): void {
     io.out('\nNo builds.\n');
     return;
   }
-  const rows = stagesOf(latestBuilds(builds)).flatMap((s) => s.builds.map((b) => ({ ...b, stageName: s.name })));
+  const rows = stagesOf(latestBuilds(builds), builds).flatMap((s) => s.builds.map((b) => ({ ...b, stageName: s.name })));
   io.out(`\n${renderTable(rows, [
     { header: 'stage', value: (b) => b.stageName },
     { header: 'build', value: (b) => b.id },

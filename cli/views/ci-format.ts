@@ -118,11 +118,11 @@ export interface StageView<T> {
 
 /**
  * Group builds into stages in pipeline order (builds are created stage by stage, so the stage of the lowest
- * build id comes first), each with a composite status.
+ * build id comes first; pass every build, retried ones included, as `orderFrom`), each with a composite status.
  */
-export function stagesOf<T extends { id: number; stage: string; status: string }>(builds: readonly T[]): StageView<T>[] {
+export function stagesOf<T extends { id: number; stage: string; status: string }>(builds: readonly T[], orderFrom: readonly T[] = builds): StageView<T>[] {
   const order = new Map<string, number>();
-  for (const b of [...builds].sort((a, b) => a.id - b.id)) if (!order.has(b.stage)) order.set(b.stage, order.size);
+  for (const b of [...orderFrom, ...builds].sort((a, b) => a.id - b.id)) if (!order.has(b.stage)) order.set(b.stage, order.size);
   const stages: StageView<T>[] = [...order.keys()].map((name) => ({ name, status: '', builds: [] }));
   for (const b of [...builds].sort((a, b) => a.id - b.id)) stages[order.get(b.stage)!].builds.push(b);
   for (const s of stages) s.status = stageStatus(s.builds.map((b) => b.status));
@@ -158,7 +158,7 @@ export function pipelineHeader(p: Pipeline, now = Date.now()): string {
 export function pipelineLines(p: Pipeline, builds: readonly Build[], now = Date.now()): string[] {
   const lines = [pipelineHeader(p, now)];
   if (p.yaml_errors) lines.push(`  yaml errors: ${p.yaml_errors}`);
-  const stages = stagesOf(latestBuilds(builds));
+  const stages = stagesOf(latestBuilds(builds), builds);
   const nameWidth = Math.max(4, ...builds.map((b) => b.name.length));
   for (const stage of stages) {
     lines.push(`  ${stage.name} (${stage.status})`);

@@ -14,7 +14,7 @@ export interface PipelineViewProps {
 
 /** One pipeline with its stages and builds, states and durations. */
 export function PipelineView({ pipeline: p, builds, now, note }: PipelineViewProps) {
-  const stages = stagesOf(latestBuilds(builds));
+  const stages = stagesOf(latestBuilds(builds), builds);
   const time = p.duration !== null && isFinal(p.status) ? formatSeconds(p.duration) : elapsed(p.started_at, p.finished_at, now);
   return (
     <Box flexDirection="column">
