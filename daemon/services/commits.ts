@@ -14,6 +14,7 @@ import type { FileDiff } from '../git/diff.js';
 import { RevisionNotFoundError } from '../git/errors.js';
 import { EMPTY_TREE_SHA, isFullSha, type CommitInfo } from '../git/objects.js';
 import type { Repository } from '../git/repository.js';
+import { afterCommitNote } from './commit-note-hooks.js';
 import { commitStatusOf } from './pipelines.js';
 import { projectRepository } from './repositories.js';
 
@@ -155,7 +156,10 @@ export function diffHasLine(diffs: FileDiff[], path: string, line: number, lineT
   return false;
 }
 
-/** Add a comment to a commit (named by sha, branch or tag); a line comment only where the placement rule allows it. */
+/**
+ * Add a comment to a commit (named by sha, branch or tag); a line comment only where the placement rule allows it.
+ * The comment, its `commented on` event and its note hook deliveries are written in one transaction.
+ */
 export async function createCommitNote(ctx: AppContext, project: ProjectRow, user: UserRow, rev: string, p: CommitNoteParams): Promise<{ note: CommitNoteRow; author: UserRow }> {
   const { repo, commit } = await findCommit(ctx, project, rev);
   let placed = false;
@@ -163,10 +167,14 @@ export async function createCommitNote(ctx: AppContext, project: ProjectRow, use
     placed = diffHasLine(await repo.diff(commit.sha), p.path, p.line, p.lineType);
   }
   const t = now();
-  const note = ctx.db.insert(commitNotes).values({
-    projectId: project.id, commitSha: commit.sha, note: p.note,
-    path: placed ? p.path! : null, line: placed ? p.line! : null, lineType: placed ? 'new' : null,
-    authorId: user.id, createdAt: t, updatedAt: t,
-  }).returning().get();
+  const note = ctx.db.transaction((tx) => {
+    const row = tx.insert(commitNotes).values({
+      projectId: project.id, commitSha: commit.sha, note: p.note,
+      path: placed ? p.path! : null, line: placed ? p.line! : null, lineType: placed ? 'new' : null,
+      authorId: user.id, createdAt: t, updatedAt: t,
+    }).returning().get();
+    afterCommitNote(tx, ctx, project, user, commit, row);
+    return row;
+  });
   return { note, author: user };
 }

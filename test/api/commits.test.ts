@@ -190,6 +190,23 @@ describe('commit comments', () => {
     expect(viaTag.headers).toMatchObject({ 'x-total': '10', 'x-total-pages': '4', 'x-page': '2' });
     expect((await s.api('GET', comments(sha.c1!), cast.reporter)).body).toEqual([]);
   });
+  it('records a commented-on event and queues note hooks with GitLab\'s payload', async () => {
+    const hook = await s.api('POST', `/projects/${project.id}/hooks`, cast.master, { url: 'http://hooks.example/notes', note_events: true, push_events: false });
+    expect(hook.status).toBe(201);
+    const r = await s.api('POST', comments(sha.c2!), cast.developer, { note: 'hooked', path: 'README.md', line: 2, line_type: 'new' });
+    expect(r.status).toBe(201);
+    const event = s.ctx.db.$client.prepare(`SELECT action, target_type, target_title, author_id FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 1`).get(project.id);
+    expect(event).toEqual({ action: 'commented', target_type: 'Note', target_title: 'second', author_id: cast.developer.id });
+    const delivery = s.ctx.db.$client.prepare(`SELECT event, payload FROM hook_deliveries WHERE hook_id = ? ORDER BY id DESC LIMIT 1`).get(hook.body.id) as { event: string; payload: string };
+    expect(delivery.event).toBe('note');
+    const payload = JSON.parse(delivery.payload);
+    expect(payload).toMatchObject({
+      object_kind: 'note', project_id: project.id, user: { username: cast.developer.username },
+      object_attributes: { note: 'hooked', noteable_type: 'Commit', commit_id: sha.c2, path: 'README.md', line: 2, line_type: 'new', url: expect.stringContaining(`/commit/${sha.c2}#note_`) },
+      commit: { id: sha.c2, message: 'second\n\nwith a body\n', author: { name: 'Ann Author', email: 'ann@example.com' } },
+      project: { path_with_namespace: project.path_with_namespace },
+    });
+  });
   it('400 without a note, 404 for an unknown commit', async () => {
     expect((await s.api('POST', comments(sha.c2!), cast.reporter, {})).body).toEqual({ message: '400 (Bad request) "note" not given' });
     expect((await s.api('POST', comments(sha.c2!), cast.reporter, { note: '' })).body).toEqual({ message: '400 (Bad request) "note" not given' });
