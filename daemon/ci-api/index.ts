@@ -29,5 +29,6 @@ export default async function ciApi(api: FastifyInstance): Promise<void> {
   await api.register(runnerRegistrationRoutes);
   await api.register(buildRoutes);
   await api.register(artifactRoutes);
-  attachLiveTrace(api.ctx, api.server);
+  const live = attachLiveTrace(api.ctx, api.server);
+  api.addHook('preClose', async () => live.close());
 }

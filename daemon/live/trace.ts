@@ -146,8 +146,8 @@ function follow(ctx: AppContext, ws: WebSocket, build: CommitStatusRow): void {
   if (!ACTIVE.has(build.status)) finish(build);
 }
 
-/** Attach the live trace WebSocket endpoint to the daemon's HTTP server (once). */
-export function attachLiveTrace(ctx: AppContext, server: Server): void {
+/** Attach the live trace WebSocket endpoint to the daemon's HTTP server (once); returns a closer for shutdown. */
+export function attachLiveTrace(ctx: AppContext, server: Server): { close(): void } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -168,5 +168,14 @@ export function attachLiveTrace(ctx: AppContext, server: Server): void {
     if (!canProject(ctx, user, 'read_build', project)) return refuse(socket, 403, 'Forbidden');
     wss.handleUpgrade(req, socket, head, (ws) => follow(ctx, ws, build));
   });
+  // Followers are told the server is going away (1001) so that closing the HTTP server is not held up by them.
+  const close = () => {
+    for (const client of wss.clients) client.close(1001, 'server shutting down');
+    setTimeout(() => {
+      for (const client of wss.clients) client.terminate();
+    }, 1000).unref();
+    wss.close();
+  };
   server.on('close', () => wss.close());
+  return { close };
 }
