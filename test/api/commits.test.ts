@@ -67,6 +67,13 @@ describe('GET /projects/:id/repository/commits', () => {
     ]);
     expect(new Date(r.body[0].created_at).toISOString()).toBe('2016-02-01T10:00:00.000Z');
   });
+  it('titles longer than 100 characters are cut to 80 and an ellipsis, as GitLab does', async () => {
+    const long = 'x'.repeat(120);
+    await commitTo(s.ctx, project.id, 'long-title', { 'long.txt': 'l' }, { from: sha.c1, message: `${long}\n\nbody` });
+    const r = await s.api('GET', `${base}/long-title`, cast.reporter);
+    expect(r.body.title).toBe(`${'x'.repeat(80)}…`);
+    expect(r.body.message).toBe(`${long}\n\nbody\n`);
+  });
   it('filters by ref_name (branch with a slash, tag), since, until and path', async () => {
     const ids = async (q: string) => (await s.api('GET', `${base}?per_page=100&${q}`, cast.reporter)).body.map((c: { id: string }) => c.id);
     expect((await ids('ref_name=feature/x')).length).toBe(26);

@@ -19,12 +19,19 @@ const NS = Nullable(Type.String());
 const I = Type.Integer();
 const B = Type.Boolean();
 
+/** GitLab's Commit#title: the first line, cut to 80 characters and `…` when it is longer than 100; a placeholder when empty. */
+export function commitTitle(message: string): string {
+  const first = messageTitle(message.replace(/^\s+/, ''));
+  if (!first.trim()) return '--no commit message';
+  return first.length > 100 ? `${first.slice(0, 80)}…` : first;
+}
+
 /** RepoCommit: a commit in lists (id, short_id, title, author, created_at = commit date, message). */
 export function repoCommit(c: CommitInfo) {
   return {
     id: c.sha,
     short_id: c.sha.slice(0, 8),
-    title: messageTitle(c.message),
+    title: commitTitle(c.message),
     author_name: c.author.name,
     author_email: c.author.email,
     created_at: isoDate(c.committer),
