@@ -6,7 +6,12 @@ import { makeProject } from '../helpers/fixtures.js';
 import {
   SHA, buildRow, ci, claim, clearQueue, insertBuild, insertPipeline, projectRunnersToken, registerRunner,
 } from '../helpers/runner-fixtures.js';
+import { mkdtempSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { resolveGitCredentials } from '../../daemon/git-http/auth.js';
+import { git } from '../helpers/git.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 
 let s: TestServer;
@@ -257,5 +262,29 @@ describe('build tokens for git over HTTP', () => {
     expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', projectRunnersToken(s, project.id))).toEqual({ user: null, readOnly: true, projectId: project.id });
     await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'success' });
     expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', b.token)).toBeNull();
+  });
+
+  it('a real git client clones with repo_url while the build runs, may not push, and is refused once it finished', async () => {
+    await s.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (s.app.server.address() as AddressInfo).port;
+    const pipeline = insertPipeline(s, project.id);
+    const build = insertBuild(s, project.id, pipeline);
+    const b = await claim(s, shared.token);
+    const url = b.repo_url.replace('gantry.test', `127.0.0.1:${port}`);
+    const dir = mkdtempSync(join(tmpdir(), 'gantry-ci-clone-'));
+    const cloned = await git(dir, ['clone', url, 'w']);
+    expect(cloned.code, cloned.stderr).toBe(0);
+    const w = join(dir, 'w');
+    await git(w, ['commit', '--allow-empty', '-m', 'from ci']);
+    const pushed = await git(w, ['push', 'origin', 'HEAD:refs/heads/ci']);
+    expect(pushed.code).not.toBe(0);
+    expect(pushed.stderr).toMatch(/403|not allowed/i);
+    await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'success' });
+    const after = await git(dir, ['clone', url, 'again']);
+    expect(after.code).not.toBe(0);
+    const other = await makeProject(s, owner, 'not-this-one');
+    const b2 = (insertBuild(s, project.id, insertPipeline(s, project.id)), await claim(s, shared.token));
+    const otherUrl = b2.repo_url.replace('gantry.test', `127.0.0.1:${port}`).replace(project.path_with_namespace, other.path_with_namespace);
+    expect((await git(dir, ['clone', otherUrl, 'other'])).code).not.toBe(0);
   });
 });
