@@ -49,11 +49,16 @@ function migrate(sqlite: Database.Database): void {
         'upgrade gantry, or point --data-dir at a data directory made by this version',
     );
   }
+  // Applied migrations are recorded one by one, so a migration merged later with a lower number still runs;
+  // user_version keeps the highest applied number for the "newer schema" check above.
+  sqlite.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const applied = new Set((sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
   for (const m of migrations) {
-    if (m.version <= current) continue;
+    if (applied.has(m.version)) continue;
     sqlite.transaction(() => {
       sqlite.exec(m.sql);
-      sqlite.pragma(`user_version = ${m.version}`);
+      sqlite.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+      sqlite.pragma(`user_version = ${Math.max(m.version, sqlite.pragma('user_version', { simple: true }) as number)}`);
     })();
   }
 }
