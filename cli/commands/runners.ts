@@ -40,14 +40,18 @@ export function registerRunners(program: Command, factory: Factory): void {
   const runner = program.command('runner').alias('runners').description('list the CI runners registered with the server');
   const client = (cmd: Command) => factory.client(connectionFlags(cmd));
 
-  listFlags(runner.command('list').alias('ls').description('list the specific runners of projects you master (--instance: every runner, administrators)'))
+  listFlags(runner.command('list').alias('ls').description('list runners: every runner for administrators, else the specific runners of projects you master'))
     .option('--instance', 'every runner on the instance (administrators; GET /runners/all)')
-    .option('--scope <scope>', 'active, paused or online (with --instance also specific or shared)')
-    .addHelpText('after', '\nExamples:\n  gantry runner list\n  gantry runner list --instance --scope shared --json')
-    .action(async (o: { instance?: boolean; scope?: string; json?: boolean; all?: boolean; page?: number; perPage?: number }, cmd: Command) => {
-      const allowed = o.instance ? ['specific', 'shared', 'active', 'paused', 'online'] : ['active', 'paused', 'online'];
+    .option('--own', 'only the specific runners of projects you master (GET /runners), also for administrators')
+    .option('--scope <scope>', 'active, paused or online (for every runner also specific or shared)')
+    .addHelpText('after', '\nExamples:\n  gantry runner list\n  gantry runner list --scope shared --json')
+    .action(async (o: { instance?: boolean; own?: boolean; scope?: string; json?: boolean; all?: boolean; page?: number; perPage?: number }, cmd: Command) => {
+      if (o.instance && o.own) throw new UsageError('choose one of --instance and --own');
+      const api = client(cmd);
+      const everyRunner = o.instance || (!o.own && (await api.get<{ is_admin?: boolean }>('/user')).is_admin === true);
+      const allowed = everyRunner ? ['specific', 'shared', 'active', 'paused', 'online'] : ['active', 'paused', 'online'];
       if (o.scope !== undefined && !allowed.includes(o.scope)) throw new UsageError(`unknown scope "${o.scope}"`, `use ${allowed.join(', ')}`);
-      const page = await client(cmd).list<Runner>(o.instance ? '/runners/all' : '/runners', { scope: o.scope }, listOptions(o));
+      const page = await api.list<Runner>(everyRunner ? '/runners/all' : '/runners', { scope: o.scope }, listOptions(o));
       printList(io, page.items, COLUMNS, { json: o.json, noun: 'runners' });
       noteMorePages(io, page);
     });

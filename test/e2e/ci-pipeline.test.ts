@@ -125,8 +125,11 @@ describe('registration', () => {
     const listed = await cli('runner', 'list', '--instance', '--json');
     expect(listed.code, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: config.runners[0].id, description: 'e2e-runner', is_shared: true, active: true })]);
-    const table = await cli('runner', 'list', '--instance');
+    const table = await cli('runner', 'list'); // root is an administrator: every runner
+    expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/e2e-runner\s+yes\s+yes/);
+    const own = await cli('runner', 'list', '--own', '--json'); // a shared runner belongs to no project of root's
+    expect(JSON.parse(own.stdout)).toEqual([]);
   });
 });
 
