@@ -5,13 +5,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildPayload } from '../../runner-agent/types.js';
 import { commitFiles, gitOk, workTree } from '../helpers/git.js';
 import { startFakeServer, type FakeServer } from './fake-server.js';
 
-const BIN = resolve(import.meta.dirname, '../../bin/gantry-runner.js');
+const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../bin/gantry-runner.js');
 let fake: FakeServer;
 let repoUrl: string;
 let sha: string;
