@@ -109,6 +109,19 @@ describe('transport', () => {
     }
   });
 
+  it('documents every runner route in the OpenAPI document', async () => {
+    const r = await s.api('GET', '/openapi.json', null);
+    expect(r.status).toBe(200);
+    for (const [path, method] of [
+      ['/ci/api/v1/runners/register', 'post'], ['/ci/api/v1/runners/delete', 'delete'], ['/ci/api/v1/builds/register', 'post'],
+      ['/ci/api/v1/builds/{id}', 'put'], ['/ci/api/v1/builds/{id}/trace.txt', 'patch'], ['/ci/api/v1/builds/{id}/artifacts', 'post'],
+      ['/ci/api/v1/builds/{id}/artifacts', 'get'], ['/ci/api/v1/builds/{id}/artifacts', 'delete'], ['/api/v3/runners', 'get'],
+      ['/api/v3/runners/all', 'get'], ['/api/v3/runners/{id}', 'get'], ['/api/v3/projects/{id}/runners', 'get'],
+    ]) {
+      expect(r.body.paths[path!]?.[method!], `${method} ${path}`).toBeDefined();
+    }
+  });
+
   it('does not use the /api/v3 user authentication (a private token is not a runner token)', async () => {
     const r = await ci(s, 'POST', '/builds/register.json', { token: s.root.token });
     expect(r.status).toBe(403);
