@@ -43,7 +43,7 @@ export async function readRepositoryFile(ctx: AppContext, project: ProjectRow, f
   }
   const blob = await repo.readFileAt(commitId, path);
   if (!blob) throw notFound('File');
-  const last = await repo.log(commitId, { path, limit: 1 });
+  const lastCommitId = await repo.lastCommitFor(commitId, path);
   return {
     file_name: basename(path),
     file_path: path,
@@ -53,7 +53,7 @@ export async function readRepositoryFile(ctx: AppContext, project: ProjectRow, f
     ref,
     blob_id: blob.sha,
     commit_id: commitId,
-    last_commit_id: last[0]?.sha ?? commitId,
+    last_commit_id: lastCommitId ?? commitId,
   };
 }
 
