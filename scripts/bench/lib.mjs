@@ -5,6 +5,7 @@ import { cpus, totalmem, tmpdir, release } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { performance } from 'node:perf_hooks';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ROOT_PASSWORD = 'benchpassword1';
@@ -87,4 +88,50 @@ export function writeSection(name, markdown) {
   const re = new RegExp(`${start}[\\s\\S]*?${end}`);
   doc = re.test(doc) ? doc.replace(re, block) : `${doc.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, doc);
+}
+
+/**
+ * Open-loop load at a fixed rate (as wrk2 does): one request every 1000/rate ms, each timed from its *scheduled*
+ * start, so a slow response delays nothing else and queueing shows up in the percentiles (no coordinated omission).
+ * `pathFor(i)` gives the path of the i-th request. Uses undici's Pool with up to `connections` sockets.
+ */
+export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor }) {
+  const { Pool } = await import('undici');
+  const origin = new URL(url).origin;
+  const pool = new Pool(origin, { connections, pipelining: 1 });
+  const total = Math.round(rate * seconds);
+  const interval = 1000 / rate;
+  const latencies = [];
+  let errors = 0;
+  const t0 = performance.now() + 50;
+  const inflight = [];
+  // Each tick sends every request whose scheduled time has come (timers are ~1 ms coarse; no busy waiting, which
+  // would take a core from the daemon on a 2-core machine).
+  let i = 0;
+  while (i < total) {
+    const now = performance.now();
+    while (i < total && t0 + i * interval <= now) {
+      const scheduled = t0 + i * interval;
+      inflight.push(
+        pool.request({ method: 'GET', path: pathFor(i), headers }).then(
+          async (res) => {
+            await res.body.arrayBuffer();
+            if (res.statusCode >= 300) errors += 1;
+            latencies.push(performance.now() - scheduled);
+          },
+          () => { errors += 1; },
+        ),
+      );
+      i += 1;
+    }
+    if (i < total) await new Promise((r) => setTimeout(r, Math.max(0, t0 + i * interval - performance.now())));
+  }
+  await Promise.all(inflight);
+  await pool.close();
+  const sorted = latencies.sort((a, b) => a - b);
+  const at = (p) => Number(sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))].toFixed(1));
+  return {
+    title, requests: sorted.length, rps: Math.round(sorted.length / seconds), p50: at(50), p90: at(90), p99: at(99),
+    max: Number(sorted.at(-1).toFixed(1)), errors,
+  };
 }
