@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -15,6 +15,7 @@ import { invalidParam, tooLarge } from '../errors.js';
 import { parseDuration } from '../ci/duration.js';
 import { sanitizeFilename } from './uploads.js';
 import { registerStorage } from './storage.js';
+import { syncDir, syncFile } from '../durable-files.js';
 
 /** What the artifacts functions need of a build row. */
 export interface ArtifactsBuild {
@@ -62,14 +63,6 @@ export function artifactsExpiry(expireIn: string | null | undefined, from = Date
   return parsed.seconds === null ? null : new Date(from + parsed.seconds * 1000).toISOString();
 }
 
-async function syncDir(dir: string): Promise<void> {
-  const dh = await open(dir, 'r');
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
-}
 
 /**
  * Store a build's artifacts archive from a stream (or a file path), replacing any previous one. Throws 413 when
@@ -106,12 +99,7 @@ export async function storeArtifacts(
   try {
     const out = createWriteStream(temp, { flags: 'wx', mode: 0o640 });
     await pipeline(input, counter, out);
-    const fh = await open(temp, 'r+');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
+    await syncFile(temp);
   } catch (e) {
     await rm(temp, { force: true });
     // drain the rest of the request so the client reads our answer

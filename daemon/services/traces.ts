@@ -3,10 +3,10 @@
  * (so two requests in this process can never interleave), fsynced before they are acknowledged, and
  * mirrored in commit_statuses.trace_size. Live listeners (the WebSocket trace follower) hear every change.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
+import { appendFileDurablySync, replaceFileDurablySync } from '../durable-files.js';
 import { readFile, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { registerStorage } from './storage.js';
@@ -57,14 +57,6 @@ function setSize(ctx: AppContext, buildId: number, size: number): void {
   ctx.db.$client.prepare(`UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ?`).run(size, now(), buildId);
 }
 
-function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function notify(buildId: number, event: TraceEvent): void {
   const set = listeners.get(buildId);
@@ -86,18 +78,7 @@ export function appendTrace(ctx: AppContext, build: TraceBuild, offset: number, 
   const current = traceLength(ctx, build);
   if (offset !== current) return { ok: false, length: current };
   if (data.length === 0) return { ok: true, length: current };
-  const file = tracePath(ctx, build);
-  const created = current === 0;
-  if (created) mkdirSync(dirname(file), { recursive: true });
-  const fd = openSync(file, 'a', 0o640);
-  try {
-    let written = 0;
-    while (written < data.length) written += writeSync(fd, data, written, data.length - written);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  if (created) syncDir(dirname(file));
+  appendFileDurablySync(tracePath(ctx, build), data, current === 0);
   const length = current + data.length;
   setSize(ctx, build.id, length);
   notify(build.id, { offset, data, replaced: false });
@@ -107,19 +88,7 @@ export function appendTrace(ctx: AppContext, build: TraceBuild, offset: number, 
 /** Replace the whole trace with `text` (written to a temp file, fsynced, renamed into place). */
 export function replaceTrace(ctx: AppContext, build: TraceBuild, text: string | Buffer): void {
   const data = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
-  const file = tracePath(ctx, build);
-  mkdirSync(dirname(file), { recursive: true });
-  const temp = `${file}.tmp-${randomBytes(6).toString('hex')}`;
-  const fd = openSync(temp, 'w', 0o640);
-  try {
-    let written = 0;
-    while (written < data.length) written += writeSync(fd, data, written, data.length - written);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, file);
-  syncDir(dirname(file));
+  replaceFileDurablySync(tracePath(ctx, build), data);
   setSize(ctx, build.id, data.length);
   notify(build.id, { offset: 0, data, replaced: true });
 }

@@ -3,13 +3,14 @@
  * stored at <uploads>/<project id>/<secret>/<filename>, written to a temp file, fsynced, then renamed into place.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { tooLarge } from '../errors.js';
 import { getSettings } from './settings.js';
+import { writeFileDurably } from '../durable-files.js';
 
 /** Extensions shown inline as images (and linked with `![...]` in Markdown). */
 export const IMAGE_EXTENSIONS = new Set(['png', 'jpg', 'jpeg', 'gif', 'bmp', 'tiff', 'ico', 'svg']);
@@ -33,24 +34,6 @@ export interface StoredUpload {
   filename: string;
 }
 
-async function writeDurably(dir: string, filename: string, data: Buffer): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  const temp = join(dir, `.tmp-${randomBytes(8).toString('hex')}`);
-  const fh = await open(temp, 'wx', 0o640);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(temp, join(dir, filename));
-  const dh = await open(dir, 'r');
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
-}
 
 /** Store an uploaded file for a project; 413 when it is larger than max_attachment_size (nothing is stored). */
 export async function saveUpload(ctx: AppContext, project: ProjectRow, uploader: UserRow, originalName: string, data: Buffer): Promise<StoredUpload> {
@@ -59,7 +42,7 @@ export async function saveUpload(ctx: AppContext, project: ProjectRow, uploader:
   const filename = sanitizeFilename(originalName);
   const dir = join(ctx.paths.uploads, String(project.id), secret);
   try {
-    await writeDurably(dir, filename, data);
+    await writeFileDurably(dir, filename, data);
     ctx.db.$client
       .prepare(`INSERT INTO uploads (project_id, uploader_id, secret, filename, size, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
       .run(project.id, uploader.id, secret, filename, data.length, now());
