@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { badRequest, forbidden, invalidParam, notFound } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
+import { canGlobal } from '../policy/permissions.js';
 import {
   createGroup, deleteGroup, findGroup, listGroupProjects, listGroups, lookupGroup, transferProject, updateGroup,
   type GroupParams, type GroupProjectFilters,
@@ -92,7 +93,7 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     schema: { tags: ['groups'], body: Type.Object(GroupFields), response: { 201: GroupSchema } },
   }, async (request, reply) => {
     const user = requireUser(request);
-    if (!user.canCreateGroup && !user.isAdmin) throw forbidden();
+    if (!canGlobal(user, 'create_group')) throw forbidden();
     const body = (request.body ?? {}) as GroupParams;
     if (!body.name) throw badRequest('name');
     if (!body.path) throw badRequest('path');
@@ -127,7 +128,7 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     },
   }, async (request, reply) => {
     const user = requireUser(request);
-    if (!user.isAdmin) throw forbidden();
+    if (!canGlobal(user, 'admin_instance')) throw forbidden();
     const params = request.params as { id: string; project_id: string };
     const group = lookupGroup(ctx, params.id);
     if (!group) throw notFound('Group');

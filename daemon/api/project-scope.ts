@@ -4,7 +4,6 @@
  */
 import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { forbidden } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
 import type { ProjectAbility } from '../policy/permissions.js';
 import { findProject } from '../services/projects.js';
@@ -26,10 +25,8 @@ export function projectOf(request: FastifyRequest): ProjectRow {
   return project;
 }
 
-/** preValidation hook: administrators only (403 otherwise), checked before the params. */
-export const adminOnly: preValidationAsyncHookHandler = async function (request) {
-  if (!requireUser(request).isAdmin) throw forbidden();
-};
+/** preValidation hook: administrators only (403 otherwise), checked before the params (the policy's rule). */
+export { adminOnly } from '../policy/authentication.js';
 
 /** The signed-in caller (routes under /api/v3 always have one). */
 export const callerOf = (request: FastifyRequest): UserRow => requireUser(request);

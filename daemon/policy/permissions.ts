@@ -207,3 +207,13 @@ export function visibleGroupsSql(user: UserRow): string {
     OR n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${Math.trunc(user.id)} AND ${MEMBER_ACTIVE})
     OR n.id IN (SELECT p.namespace_id FROM projects p WHERE ${visibleProjectsSql(user)})))`;
 }
+
+/** Abilities that belong to no project or group. */
+export type GlobalAbility = 'admin_instance' | 'create_group';
+
+/** Whether `user` may do an instance-wide action: administer the instance, or create groups (can_create_group). */
+export function canGlobal(user: UserRow | null, ability: GlobalAbility): boolean {
+  if (!user || user.state !== 'active') return false;
+  if (user.isAdmin) return true;
+  return ability === 'create_group' ? user.canCreateGroup : false;
+}

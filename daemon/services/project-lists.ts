@@ -4,6 +4,7 @@
  */
 import type { AppContext } from '../context.js';
 import { statement } from '../db/statements.js';
+import { UntilNextWrite } from '../db/read-cache.js';
 import { toProject } from '../db/rows.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { invalidParam } from '../errors.js';
@@ -109,24 +110,9 @@ export function projectListQuery(ctx: AppContext, scope: ProjectListScope, filte
 }
 
 
-/**
- * Memoises small query results until the next write: SQLite's total_changes() moves with every row written on this
- * connection, data_version with every commit of another connection, and the date is part of the key because
- * membership expiry depends on it.
- */
-const memo = new WeakMap<object, { version: string; values: Map<string, number> }>();
-function memoised(ctx: AppContext, key: string, compute: () => number): number {
-  const client = ctx.db.$client;
-  // Inside a transaction the counter could come back to a remembered value after a rollback: never memoise there.
-  if (client.inTransaction) return compute();
-  const v = statement(ctx, 'SELECT total_changes() AS n, (SELECT data_version FROM pragma_data_version) AS d').get() as { n: number; d: number };
-  const version = `${v.n}:${v.d}:${new Date().toISOString().slice(0, 10)}`;
-  let entry = memo.get(client);
-  if (!entry || entry.version !== version || entry.values.size > 1000) memo.set(client, (entry = { version, values: new Map() }));
-  let value = entry.values.get(key);
-  if (value === undefined) entry.values.set(key, (value = compute()));
-  return value;
-}
+/** Small query results (counts, plan choices), exact until the next write. */
+const counts = new UntilNextWrite<number>(1000);
+const memoised = (ctx: AppContext, key: string, compute: () => number) => counts.get(ctx, key, compute);
 
 /** Number of projects a list query matches (memoised until the next write). */
 export function countProjects(ctx: AppContext, q: ProjectListQuery): number {

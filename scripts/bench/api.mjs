@@ -22,6 +22,11 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
     rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20, max throughput', duration: Math.max(2, Math.round(seconds * 2 / 3)) }));
     rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20 at 500 req/s (autocannon, 10 connections, bursty)', duration: seconds, overallRate: 500 }));
     rows.push(await paced({ ...list, title: '**GET /projects?per_page=20 at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => '/api/v3/projects?per_page=20' }));
+    const pages = Math.ceil(Number(count) / 20);
+    rows.push(await paced({
+      ...list, title: `**GET /projects?per_page=20&page=1..${pages} in turn at 500 req/s (paced; no cache hits)**`, rate: 500, seconds,
+      pathFor: (i) => `/api/v3/projects?per_page=20&page=${1 + (i % pages)}`,
+    }));
     const maxId = Number(count) + 0;
     const one = {
       url: `${d.url}/api/v3/projects/1`, headers,
@@ -43,7 +48,8 @@ Targets: list and get p99 under 10 ms at 500 requests/s, judged on the paced row
 request every 2 ms whatever came back (as wrk2 does) and times each from its scheduled start, so queueing behind a
 slow response counts. autocannon's rate limit instead lets each of its 10 connections send its share of a second
 back to back, so up to 10 requests queue at once and its p99 is roughly 10 service times; its rows are kept for
-comparison.`;
+comparison. Project list pages are cached until the next database write (exact: keyed by caller and URL); the
+"in turn" row walks every page, more than the cache holds, so each of its requests runs the query and the presenter.`;
     writeSection('api', md);
     process.stdout.write(`${md}\n`);
   } finally {
