@@ -53,7 +53,7 @@ export async function startDaemon(config: DaemonConfig, opts: { logger?: pino.Lo
 /** The gantryd command line. */
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('gantryd')
-    .description('Gantry daemon: GitLab API v3, runner API v1, OAuth 2 and git over HTTP on one port')
+    .description('Gantry daemon: GitLab API v3, runner API v1 and git over HTTP on one port')
     .option('--host <host>', 'address to listen on (GANTRY_HOST, default 127.0.0.1)')
     .option('--port <port>', 'port to listen on, 0 picks a free one (GANTRY_PORT, default 3080)')
     .option('--data-dir <dir>', 'database, repositories, artifacts, traces, uploads (GANTRY_DATA_DIR, default ~/.local/share/gantry)')

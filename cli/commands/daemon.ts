@@ -11,6 +11,7 @@ import type { IO } from '../io.js';
 import { printJson, renderRecord } from '../output.js';
 import { packageRoot } from '../paths.js';
 import { nonNegativeInt, positiveInt } from './common.js';
+import { daemonEnv } from '../../shared/daemon-env.js';
 
 const READY = /^gantryd listening on (\S+)\s*$/m;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -147,7 +148,7 @@ async function startDaemon(io: IO, o: StartOptions): Promise<void> {
   for (const [key, flag] of pass) if (o[key] !== undefined) args.push(flag, String(o[key]));
 
   io.err(`Starting gantryd (data dir ${dataDir}, log ${files.log})...`);
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', logFd, logFd], env: io.env, cwd: dataDir });
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', logFd, logFd], env: daemonEnv(io.env), cwd: dataDir });
   closeSync(logFd);
   let exited: { code: number | null; signal: string | null } | null = null;
   child.on('exit', (code, signal) => {

@@ -14,7 +14,8 @@ export const ROOT_PASSWORD = 'benchpassword1';
 export async function startDaemon(extraEnv = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'gantry-bench-'));
   const child = spawn(process.execPath, [join(ROOT, 'bin/gantryd.js'), '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'], {
-    env: { ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, ...extraEnv },
+    // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
+    env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, ...extraEnv },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise((resolve, reject) => {
