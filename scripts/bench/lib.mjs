@@ -116,7 +116,7 @@ export async function paced({ title, url, headers, rate, seconds, connections = 
       inflight.push(
         pool.request({ method: 'GET', path: pathFor(i), headers }).then(
           async (res) => {
-            await res.body.arrayBuffer();
+            await res.body.dump();
             if (res.statusCode >= 300) errors += 1;
             latencies.push(performance.now() - scheduled);
           },
