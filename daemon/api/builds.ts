@@ -20,7 +20,7 @@ import { commitOrNotFound } from '../services/commit-statuses.js';
 import { readTrace } from '../services/traces.js';
 import { BuildSchema, presentBuild, presentBuilds } from './entities/builds.js';
 import { paginate, pageOf, setPageHeaders } from './pagination.js';
-import { Int, PageParams, ProjectIdParams } from './params.js';
+import { FileResponse, Int, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, loadProject, projectOf } from './project-scope.js';
 
 const tags = ['builds'];
@@ -113,7 +113,7 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.get('/projects/:id/builds/:build_id/artifacts', {
     preValidation: read,
-    schema: { tags, summary: 'Download the artifacts archive of a build (404 when none)', params: BuildParams },
+    schema: { tags, summary: 'Download the artifacts archive of a build (404 when none)', params: BuildParams, response: { 200: FileResponse('application/octet-stream', 'the artifacts archive') } },
   }, async (request, reply) => {
     const build = buildOf(request, projectOf(request));
     const path = artifactsFilePath(ctx, build);
@@ -125,6 +125,7 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
     preValidation: read,
     schema: {
       tags, summary: 'Download the artifacts of the newest successful build of a job on a ref', params: DownloadParams, querystring: DownloadQuery,
+      response: { 200: FileResponse('application/octet-stream', 'the artifacts archive') },
     },
   }, async (request, reply) => {
     const { job } = request.query as { job?: string };
@@ -137,7 +138,7 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.get('/projects/:id/builds/:build_id/trace', {
     preValidation: read,
-    schema: { tags, summary: 'The trace (log) of a build as text/plain (404 when none)', params: BuildParams },
+    schema: { tags, summary: 'The trace (log) of a build as text/plain (404 when none)', params: BuildParams, response: { 200: FileResponse('text/plain', 'the trace') } },
   }, async (request, reply) => {
     const build = buildOf(request, projectOf(request));
     const trace = await readTrace(ctx, build);

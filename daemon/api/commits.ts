@@ -14,7 +14,7 @@ import {
   commitNoteEntity, CommitNoteSchema, repoCommitDetail, RepoCommitDetailSchema, repoCommitListItem, RepoCommitListItemSchema, repoDiff, RepoDiffSchema,
 } from './entities/repository.js';
 import { pageOf, paginateArray, setPageHeaders } from './pagination.js';
-import { Int, PageParams, RequiredString } from './params.js';
+import { FileResponse, Int, PageParams, RequiredString } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 import { mergeQueryParams } from './repository-scope.js';
 
@@ -71,7 +71,7 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
 
   api.get('/projects/:id/repository/commits/:sha/blob', {
     preValidation: read,
-    schema: { tags, params: ShaParams, querystring: BlobQuery },
+    schema: { tags, params: ShaParams, querystring: BlobQuery, response: { 200: FileResponse('text/plain', 'the raw file content') } },
   }, async (request, reply) => {
     const content = await blobAtRevision(ctx, projectOf(request), (request.params as Static<typeof ShaParams>).sha, (request.query as Static<typeof BlobQuery>).filepath);
     return reply.type(looksBinary(content) ? 'application/octet-stream' : 'text/plain; charset=utf-8').send(content);

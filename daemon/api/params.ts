@@ -50,3 +50,12 @@ export function normalizeBoolean(value: unknown): unknown {
 export function given<T extends object>(params: T): Partial<T> {
   return Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+/**
+ * Response schema of a route that streams a file or text (blobs, archives, artifacts, traces): documented in the
+ * OpenAPI document as binary content; Fastify sends streams and buffers as they are, without serialising.
+ */
+export const FileResponse = (contentType: string, description: string) => ({
+  description,
+  content: { [contentType]: { schema: { type: 'string', format: 'binary' } } },
+});

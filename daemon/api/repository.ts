@@ -9,7 +9,7 @@ import {
 } from '../services/repository-browse.js';
 import { compareEntity, CompareSchema, ContributorSchema, treeObject, TreeObjectSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
-import { Bool, PageParams, ProjectIdParams, RequiredString } from './params.js';
+import { Bool, FileResponse, PageParams, ProjectIdParams, RequiredString } from './params.js';
 import { loadProject, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
@@ -48,7 +48,7 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
 
   api.get('/projects/:id/repository/blobs/:sha', {
     preValidation: read,
-    schema: { tags, params: ShaParams, querystring: BlobQuery },
+    schema: { tags, params: ShaParams, querystring: BlobQuery, response: { 200: FileResponse('text/plain', 'the raw file content') } },
   }, async (request, reply) => {
     const { sha } = request.params as Static<typeof ShaParams>;
     return sendRaw(reply, await blobAtRevision(ctx, projectOf(request), sha, (request.query as Static<typeof BlobQuery>).filepath));
@@ -56,7 +56,7 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
 
   api.get('/projects/:id/repository/raw_blobs/:sha', {
     preValidation: read,
-    schema: { tags, params: ShaParams },
+    schema: { tags, params: ShaParams, response: { 200: FileResponse('text/plain', 'the raw blob content') } },
   }, async (request, reply) => sendRaw(reply, await rawBlob(ctx, projectOf(request), (request.params as Static<typeof ShaParams>).sha)));
 
   const archive = (format: string | undefined) => async (request: FastifyRequest, reply: FastifyReply) => {
@@ -69,7 +69,7 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
       .header('Content-Transfer-Encoding', 'binary')
       .send(a.child.stdout);
   };
-  const archiveSchema = { tags, params: ProjectIdParams, querystring: ArchiveQuery };
+  const archiveSchema = { tags, params: ProjectIdParams, querystring: ArchiveQuery, response: { 200: FileResponse('application/octet-stream', 'the archive (tar.gz by default)') } };
   api.get('/projects/:id/repository/archive', { preValidation: read, schema: archiveSchema }, archive(undefined));
   for (const suffix of ARCHIVE_SUFFIXES) {
     api.get(`/projects/:id/repository/archive.${suffix}`, { preValidation: read, schema: { ...archiveSchema, hide: true } }, archive(suffix));

@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { badRequest, notFound, tooLarge } from '../errors.js';
+import { FileResponse } from '../api/params.js';
 import { findBuild } from '../services/builds.js';
 import { artifactsExpiry, artifactsFilePath, maxArtifactsBytes, removeArtifacts, storeArtifacts } from '../services/artifacts.js';
 import { requireBuildAccess, requireNotErased, requireRunning } from './auth.js';
@@ -53,7 +54,7 @@ export default async function artifactRoutes(api: FastifyInstance): Promise<void
     schema: {
       tags: ['runner api'],
       summary: "Download a build's artifacts (its own token, or the token of a running build of the same pipeline): 200 file; 403; 404",
-      params: IdParams, querystring: TokenQuery,
+      params: IdParams, querystring: TokenQuery, response: { 200: FileResponse('application/octet-stream', 'the artifacts archive') },
     },
   }, async (request, reply) => {
     const { id } = request.params as { id: number };

@@ -101,6 +101,7 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
         summary: 'Append a trace part at Content-Range `<start>-<end>`: 202 with Build-Status and Range 0-<length>; 416 with Range when start is not the current length',
         params: IdParams,
         headers: Type.Object({ 'build-token': Type.Optional(Type.String()), 'content-range': Type.Optional(Type.String()) }),
+        response: { 202: { description: 'accepted; the Range header holds 0-<trace length>, Build-Status the build status', type: 'null' } },
       },
     }, async (request, reply) => {
       const { id } = request.params as { id: number };
