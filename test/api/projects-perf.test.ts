@@ -1,8 +1,7 @@
 /**
  * Project lists at scale: 10,000 projects (inserted in bulk), pages of 20. Checks the query plans (no sorting of the
- * whole set for a page), that the 'scan' and 'index' plans agree, and the response time of GET /projects.
- * The hard latency target (p99 < 10 ms at 500 req/s over HTTP) is measured by `npm run bench`; here, on a shared
- * test machine, the bound is looser so that the suite does not flake.
+ * whole set for a page), that the 'scan' and 'index' plans agree, and totals and order at that size. Latency is
+ * measured by `npm run bench` (docs/benchmarks.md), not here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizedProjectsSql, visibleProjectsSql } from '../../daemon/policy/permissions.js';
@@ -94,7 +93,7 @@ describe('project lists with 10,000 projects', () => {
     expect(Number((await s.api('GET', '/projects?per_page=1', s.root)).headers['x-total'])).toBe(before);
   });
 
-  it('GET /projects answers a page of 20 quickly, with correct totals', async () => {
+  it('GET /projects answers pages of 20 with correct totals and order', async () => {
     const first = await s.api('GET', '/projects?per_page=20', s.root);
     expect(first.status).toBe(200);
     expect(first.headers['x-total']).toBe('9400');
@@ -102,19 +101,11 @@ describe('project lists with 10,000 projects', () => {
     const bobs = await s.api('GET', '/projects?per_page=20&order_by=name&sort=asc', bob);
     expect(bobs.headers['x-total']).toBe('602');
     expect(bobs.body[0].name).toBe('bobs own');
-    const times: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const url = ['/api/v3/projects?per_page=20', '/api/v3/projects?per_page=20&page=50', '/api/v3/projects/visible?per_page=20'][i % 3]!;
-      const t = process.hrtime.bigint();
-      const r = await s.app.inject({ method: 'GET', url, headers: { 'private-token': (i % 2 ? bob : s.root).token } });
-      times.push(Number(process.hrtime.bigint() - t) / 1e6);
+    // Speed is measured by `npm run bench` (docs/benchmarks.md), never by wall-clock limits in tests.
+    for (const [url, who] of [['/api/v3/projects?per_page=20&page=50', s.root], ['/api/v3/projects/visible?per_page=20', bob]] as const) {
+      const r = await s.app.inject({ method: 'GET', url, headers: { 'private-token': who.token } });
       expect(r.statusCode).toBe(200);
+      expect(JSON.parse(r.body)).toHaveLength(20);
     }
-    times.sort((a, b) => a - b);
-    const p50 = times[100]!;
-    const p99 = times[198]!;
-    console.log(`GET /projects with 10,000 projects: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (in-process)`);
-    expect(p50).toBeLessThan(10);
-    expect(p99).toBeLessThan(50);
   });
 });
