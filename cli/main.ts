@@ -19,6 +19,7 @@ import { registerPipelines } from './commands/pipelines.js';
 import { registerBuilds } from './commands/builds.js';
 import { registerRunners } from './commands/runners.js';
 import { registerHooks } from './commands/hooks.js';
+import { registerVariables } from './commands/variables.js';
 
 /** Build the command tree for one run. */
 export function buildProgram(factory: Factory): Command {
@@ -49,6 +50,7 @@ export function buildProgram(factory: Factory): Command {
   registerBuilds(program, factory);
   registerRunners(program, factory);
   registerHooks(program, factory);
+  registerVariables(program, factory);
   return program;
 }
 

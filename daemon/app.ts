@@ -43,6 +43,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     routerOptions: {
       querystringParser: (s: string) => qs.parse(s, QS_OPTIONS) as Record<string, unknown>,
       ignoreTrailingSlash: true,
+      // Path params up to 1 KiB (the default 100 answered 414 for a 255-character variable key or a long project path).
+      maxParamLength: 1024,
     },
     // Every /api/v3 and /ci/api/v1 route also answers with a `.json` suffix (GitLab 8.x did).
     rewriteUrl: (req) => {

@@ -32,4 +32,5 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register(pipelineRoutes);
   await api.register(commitStatusRoutes);
   await api.register((await import('./runners.js')).default);
+  await api.register((await import('./variables.js')).default);
 }

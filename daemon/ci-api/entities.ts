@@ -9,6 +9,7 @@ import { commitStatuses, type CommitStatusRow, type RunnerRow } from '../db/sche
 import { buildVariables } from '../ci/variables.js';
 import type { CiVariable } from '../ci/config-types.js';
 import { runnerTags } from '../services/runners.js';
+import { secretVariables } from '../services/variables.js';
 
 const ZERO_SHA = '0'.repeat(40);
 /** What CI_SERVER_VERSION/REVISION report: the GitLab version whose runner API this is. */
@@ -159,6 +160,7 @@ export function buildDetails(ctx: AppContext, build: CommitStatusRow, token: str
     runner: { id: runner.id, description: runner.description, tags: runnerTags(runner) },
     user,
     yamlVariables: yamlVariables(build.yamlVariables),
+    secretVariables: secretVariables(ctx, build.projectId),
   });
   // Dependencies are downloaded with this build's token: it is valid for artifacts of its own pipeline.
   const depends = earlierBuilds(ctx, build).map((d) => presentBuild(d, pipeline.sha, project, token));
