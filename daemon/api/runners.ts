@@ -1,21 +1,23 @@
 /**
- * Runners seen by users (GitLab 8.13 lib/api/runners.rb, read routes): GET /runners (specific runners of projects the
- * caller masters), GET /runners/all (admin), GET /runners/:id (RunnerDetails), GET /projects/:id/runners (the
- * project's specific runners plus the shared ones; needs admin_project).
+ * Runners seen by users (GitLab 8.12/8.13 lib/api/runners.rb): GET /runners (specific runners of projects the
+ * caller masters), GET /runners/all (admin), GET /runners/:id (RunnerDetails), PUT and DELETE /runners/:id,
+ * GET /projects/:id/runners (the project's specific runners plus the shared ones; needs admin_project), and
+ * POST/DELETE /projects/:id/runners(/:runner_id) to enable or disable a specific runner for another project.
+ * Who may do what is daemon/policy/permissions.ts (runnerDenial).
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
 import { inArray } from 'drizzle-orm';
 import { projects, type ProjectRow, type UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { ApiError, forbidden, notFound } from '../errors.js';
-import { authorizedProjectsSql, canProject } from '../policy/permissions.js';
-import { findRunner, runnerProjectIds, runnerTags } from '../services/runners.js';
+import { authorizedProjectsSql, canProject, ownedRunnerIds, runnerDenial, type RunnerAbility } from '../policy/permissions.js';
+import { deleteRunner, disableRunner, enableRunner, findRunner, runnerProjectIds, runnerTags, updateRunner, type RunnerUpdate } from '../services/runners.js';
 import { BasicProjectSchema, presentBasicProjects } from './entities/projects.js';
 import { paginate } from './pagination.js';
-import { Nullable, PageParams, ProjectIdParams } from './params.js';
-import { adminOnly, callerOf, loadProject, projectOf } from './project-scope.js';
+import { Bool, Nullable, PageParams, ProjectIdParams } from './params.js';
+import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 
 /** A runner counts as online when it called in within the last hour. */
 const ONLINE_MS = 60 * 60 * 1000;
@@ -37,6 +39,36 @@ const ALL_SCOPES = ['specific', 'shared', 'active', 'paused', 'online'];
 /** The Runner entity. */
 function runnerEntity(r: RunnerRow) {
   return { id: r.id, description: r.description, active: r.active, is_shared: r.isShared, name: r.name };
+}
+
+const RunnerIdParams = Type.Object({ id: Type.Integer({ description: 'runner id' }) });
+const ProjectRunnerParams = Type.Object({ id: ProjectIdParams.properties.id, runner_id: Type.Integer({ description: 'runner id' }) });
+const UpdateRunnerBody = Type.Object({
+  description: Type.Optional(Type.String()), active: Type.Optional(Bool()),
+  tag_list: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'comma-separated string or array' })),
+  run_untagged: Type.Optional(Bool()), locked: Type.Optional(Bool()),
+});
+
+const loadedRunners = new WeakMap<FastifyRequest, RunnerRow>();
+
+/** preValidation hook: the runner of `:id` (404 "Runner Not Found") that the caller may `ability` (403 with the reason). */
+function loadRunner(ability: RunnerAbility): preValidationAsyncHookHandler {
+  return async function (request) {
+    const raw = String((request.params as { id: unknown }).id);
+    if (!/^\d+$/.test(raw)) return; // not an integer: the params schema answers 400
+    const runner = findRunner(request.server.ctx, Number(raw));
+    if (!runner) throw notFound('Runner');
+    const denial = runnerDenial(request.server.ctx, callerOf(request), ability, runner);
+    if (denial) throw forbidden(denial);
+    loadedRunners.set(request, runner);
+  };
+}
+
+/** The runner resolved by loadRunner for this request. */
+function runnerOf(request: FastifyRequest): RunnerRow {
+  const runner = loadedRunners.get(request);
+  if (!runner) throw new Error('runnerOf() without the loadRunner() hook on the route');
+  return runner;
 }
 
 /** SQL condition for a runner scope over `runners r` (400 for an unknown scope, as 8.13). */
@@ -65,19 +97,6 @@ function toRunner(raw: Record<string, unknown>): RunnerRow {
 function projectsByIds(ctx: AppContext, ids: number[]): ProjectRow[] {
   if (ids.length === 0) return [];
   return ctx.db.select().from(projects).where(inArray(projects.id, ids)).all();
-}
-
-/** Ids of the specific runners of projects the user may administer (GitLab's ci_authorized_runners). */
-function ownedRunnerIds(ctx: AppContext, user: UserRow): number[] {
-  const rows = ctx.db.$client
-    .prepare(`SELECT DISTINCT rp.project_id AS id FROM runner_projects rp JOIN projects p ON p.id = rp.project_id WHERE ${authorizedProjectsSql(user.id)}`)
-    .all() as { id: number }[];
-  const mastered = projectsByIds(ctx, rows.map((r) => r.id)).filter((p) => canProject(ctx, user, 'admin_project', p)).map((p) => p.id);
-  if (mastered.length === 0) return [];
-  return (ctx.db.$client
-    .prepare(`SELECT DISTINCT rp.runner_id AS id FROM runner_projects rp JOIN runners r ON r.id = rp.runner_id
-              WHERE r.is_shared = 0 AND rp.project_id IN (${mastered.map(() => '?').join(',')})`)
-    .all(...mastered) as { id: number }[]).map((r) => r.id);
 }
 
 /** A page of runners matching `where` (ordered by id). */
@@ -119,22 +138,34 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/runners/:id', {
+    preValidation: loadRunner('read_runner'),
     schema: {
       tags: ['runners'], summary: "A runner's details: shared runners for everyone, specific ones for admins and masters of its projects",
-      params: Type.Object({ id: Type.Integer() }), response: { 200: RunnerDetailsSchema },
+      params: RunnerIdParams, response: { 200: RunnerDetailsSchema },
+    },
+  }, async (request) => runnerDetails(ctx, callerOf(request), runnerOf(request)));
+
+  api.put('/runners/:id', {
+    preValidation: [loadRunner('update_runner'), dropBlankParams],
+    schema: {
+      tags: ['runners'], summary: "Update a runner (admins; for a specific runner also masters of one of its projects; shared runners: admins only)",
+      params: RunnerIdParams, body: UpdateRunnerBody, response: { 200: RunnerDetailsSchema },
     },
   }, async (request) => {
-    const user = callerOf(request);
-    const runner = findRunner(ctx, (request.params as { id: number }).id);
-    if (!runner) throw notFound('Runner');
-    if (!runner.isShared && !user.isAdmin && !ownedRunnerIds(ctx, user).includes(runner.id)) throw forbidden('No access granted');
-    const all = projectsByIds(ctx, runnerProjectIds(ctx, runner.id));
-    const visible = user.isAdmin ? all : all.filter((p) => canProject(ctx, user, 'read_project', p) && isAuthorized(ctx, user, p));
-    return {
-      ...runnerEntity(runner), tag_list: runnerTags(runner), run_untagged: runner.runUntagged, locked: runner.locked, version: runner.version,
-      revision: runner.revision, platform: runner.platform, architecture: runner.architecture, contacted_at: runner.contactedAt,
-      projects: presentBasicProjects(ctx, visible),
-    };
+    const updated = updateRunner(ctx, runnerOf(request), request.body as RunnerUpdate);
+    return runnerDetails(ctx, callerOf(request), updated);
+  });
+
+  api.delete('/runners/:id', {
+    preValidation: loadRunner('delete_runner'),
+    schema: {
+      tags: ['runners'], summary: 'Remove a runner; its token stops working (admins; masters of its only project for a specific runner)',
+      params: RunnerIdParams, response: { 200: RunnerSchema },
+    },
+  }, async (request) => {
+    const runner = runnerOf(request);
+    deleteRunner(ctx, runner);
+    return runnerEntity(runner);
   });
 
   api.get('/projects/:id/runners', {
@@ -149,6 +180,49 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
     const where = `(r.is_shared = 1 OR r.id IN (SELECT runner_id FROM runner_projects WHERE project_id = ?)) AND ${scope.sql}`;
     return listRunners(ctx, request, reply, where, [project.id, ...scope.args]);
   });
+
+  api.post('/projects/:id/runners', {
+    preValidation: loadProject('admin_project'),
+    schema: {
+      tags: ['runners'], summary: "Enable a specific runner of the caller's for this project too (not shared or locked runners; needs admin_project)",
+      params: ProjectIdParams, body: Type.Object({ runner_id: Type.Integer({ description: 'runner id' }) }, { required: ['runner_id'] }),
+      response: { 201: RunnerSchema },
+    },
+  }, async (request, reply) => {
+    const project = projectOf(request);
+    const runner = findRunner(ctx, (request.body as { runner_id: number }).runner_id);
+    if (!runner) throw notFound('Runner');
+    const denial = runnerDenial(ctx, callerOf(request), 'assign_runner', runner);
+    if (denial) throw forbidden(denial);
+    enableRunner(ctx, runner, project.id);
+    return reply.code(201).send(runnerEntity(runner));
+  });
+
+  api.delete('/projects/:id/runners/:runner_id', {
+    preValidation: loadProject('admin_project'),
+    schema: {
+      tags: ['runners'], summary: "Disable a runner for this project (not its last project: remove the runner instead; needs admin_project)",
+      params: ProjectRunnerParams, response: { 200: RunnerSchema },
+    },
+  }, async (request) => {
+    const project = projectOf(request);
+    const runnerId = (request.params as { runner_id: number }).runner_id;
+    disableRunner(ctx, runnerId, project.id);
+    const runner = findRunner(ctx, runnerId);
+    if (!runner) throw notFound('Runner');
+    return runnerEntity(runner);
+  });
+}
+
+/** The RunnerDetails entity; `projects` lists only those the caller is authorized on (all for admins). */
+function runnerDetails(ctx: AppContext, user: UserRow, runner: RunnerRow) {
+  const all = projectsByIds(ctx, runnerProjectIds(ctx, runner.id));
+  const visible = user.isAdmin ? all : all.filter((p) => canProject(ctx, user, 'read_project', p) && isAuthorized(ctx, user, p));
+  return {
+    ...runnerEntity(runner), tag_list: runnerTags(runner), run_untagged: runner.runUntagged, locked: runner.locked, version: runner.version,
+    revision: runner.revision, platform: runner.platform, architecture: runner.architecture, contacted_at: runner.contactedAt,
+    projects: presentBasicProjects(ctx, visible),
+  };
 }
 
 /** Whether the user is authorized on the project (member, group member, share or owner), as GitLab's authorized_projects. */

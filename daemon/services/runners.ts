@@ -9,7 +9,7 @@ import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { runners, type CommitStatusRow, type RunnerRow } from '../db/schema-ci.js';
-import { forbidden, notFound } from '../errors.js';
+import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hashToken } from '../secrets.js';
 import { runnersRegistrationToken } from './settings.js';
 import { changeBuildStatus, onBuildFinished } from './builds.js';
@@ -125,6 +125,56 @@ export function runnerProjectIds(ctx: AppContext, runnerId: number): number[] {
 /** Delete a runner and its project links (its builds keep running without it). */
 export function deleteRunner(ctx: AppContext, runner: RunnerRow): void {
   ctx.db.delete(runners).where(eq(runners.id, runner.id)).run();
+}
+
+/** What PUT /runners/:id may change (only the given keys are written). */
+export interface RunnerUpdate {
+  description?: string;
+  active?: boolean;
+  tag_list?: string | string[];
+  run_untagged?: boolean;
+  locked?: boolean;
+}
+
+/**
+ * Update a runner's settings. A runner left without tags that may not run untagged builds is invalid: 400
+ * `{message: {tags_list: [...]}}` and nothing changes (the 8.12 model's tag_constraints validation).
+ */
+export function updateRunner(ctx: AppContext, runner: RunnerRow, p: RunnerUpdate): RunnerRow {
+  const set: Partial<RunnerRow> = {};
+  if (p.description !== undefined) set.description = p.description.slice(0, 255);
+  if (p.active !== undefined) set.active = p.active;
+  if (p.run_untagged !== undefined) set.runUntagged = p.run_untagged;
+  if (p.locked !== undefined) set.locked = p.locked;
+  if (p.tag_list !== undefined) set.tagList = JSON.stringify(parseTagList(p.tag_list));
+  if (Object.keys(set).length === 0) return runner;
+  const tags = set.tagList !== undefined ? runnerTags({ tagList: set.tagList }) : runnerTags(runner);
+  if (tags.length === 0 && !(set.runUntagged ?? runner.runUntagged)) {
+    throw validationError({ tags_list: ['can not be empty when runner is not allowed to pick untagged jobs'] });
+  }
+  return ctx.db.update(runners).set({ ...set, updatedAt: now() }).where(eq(runners.id, runner.id)).returning().get() ?? runner;
+}
+
+/** Enable a runner for one more project; 409 when it already is. */
+export function enableRunner(ctx: AppContext, runner: RunnerRow, projectId: number): void {
+  const r = ctx.db.$client
+    .prepare(`INSERT OR IGNORE INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)`)
+    .run(runner.id, projectId, now());
+  if (r.changes === 0) throw conflict('Runner was already enabled for this project');
+}
+
+/**
+ * Disable a runner for a project: 404 when it is not enabled there, 403 when that is its only project (the runner
+ * would be left without any; remove it instead). Both checks and the delete run in one transaction.
+ */
+export function disableRunner(ctx: AppContext, runnerId: number, projectId: number): void {
+  ctx.db.$client.transaction(() => {
+    const linked = ctx.db.$client.prepare(`SELECT 1 FROM runner_projects WHERE runner_id = ? AND project_id = ?`).get(runnerId, projectId);
+    if (!linked) throw notFound('Runner');
+    const n = (ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?`).get(runnerId) as { n: number }).n;
+    if (n === 1) throw forbidden('Only one project associated with the runner. Please remove the runner instead');
+    ctx.db.$client.prepare(`DELETE FROM runner_projects WHERE runner_id = ? AND project_id = ?`).run(runnerId, projectId);
+  }).immediate();
 }
 
 /** How long a contact is remembered before contacted_at is written again (GitLab throttles this too). */
