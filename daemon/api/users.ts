@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserRow } from '../db/schema.js';
 import { badRequest, forbidden, invalidParam, notFound, unauthorized, validationError } from '../errors.js';
 import { adminOnly, requireAdmin, requireUser } from '../policy/authentication.js';
+import { canManageUser } from '../policy/permissions.js';
 import {
   createPersonalAccessToken, createUser, deleteUser, findPersonalAccessToken, findUser, listPersonalAccessTokens, listUsers,
   revokePersonalAccessToken, setUserState, signIn, updateUser, usersByUsername, type UserParams,
@@ -181,7 +182,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     const caller = requireUser(request);
     if ((request.params as { id?: string }).id === undefined) return caller;
     const id = numericParam(request, 'id', 'User');
-    if (!caller.isAdmin && caller.id !== id) throw forbidden();
+    if (!canManageUser(caller, id)) throw forbidden();
     return findUser(ctx, id);
   };
   for (const base of ['/user/personal_access_tokens', '/users/:id/personal_access_tokens']) {

@@ -210,6 +210,11 @@ export function visibleGroupsSql(user: UserRow): string {
     OR n.id IN (SELECT p.namespace_id FROM projects p WHERE ${visibleProjectsSql(user)})))`;
 }
 
+/** Whether `user` may manage the account `targetUserId` (its personal access tokens): admins, or the user themself. */
+export function canManageUser(user: UserRow | null, targetUserId: number): boolean {
+  return !!user && user.state === 'active' && (user.isAdmin || user.id === targetUserId);
+}
+
 /** Abilities that belong to no project or group. */
 export type GlobalAbility = 'admin_instance' | 'create_group';
 
