@@ -17,6 +17,10 @@ export const pipelines = sqliteTable('pipelines', {
   startedAt: text('started_at'),
   finishedAt: text('finished_at'),
   committedAt: text('committed_at'),
+  /** The commit's message and author (0011_pipeline_commit.sql), for the hook payloads. */
+  commitMessage: text('commit_message'),
+  commitAuthorName: text('commit_author_name'),
+  commitAuthorEmail: text('commit_author_email'),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull(),
 });

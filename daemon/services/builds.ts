@@ -16,6 +16,7 @@ import { processPipeline, updatePipelineStatus, type Db } from './pipelines.js';
 import { readTrace, removeTrace, traceLength } from './traces.js';
 import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './artifacts.js';
 import { registerWorker } from '../background.js';
+import { queueBuildHook } from './ci-hooks.js';
 
 /** The events changeBuildStatus accepts (the runner, the API and processing fire them). */
 export type BuildStatusEvent = 'enqueue' | 'run' | 'success' | 'drop' | 'cancel' | 'skip';
@@ -95,11 +96,16 @@ export function transitionColumns(row: Pick<CommitStatusRow, 'status' | 'queuedA
   return set;
 }
 
-/** Apply one event to a status row inside a transaction; the updated row, or null when the move is impossible. */
-export function applyEvent(tx: Db, row: CommitStatusRow, event: BuildEvent, extra: Partial<CommitStatusRow> = {}): CommitStatusRow | null {
+/**
+ * Apply one event to a status row inside a transaction; the updated row, or null when the move is impossible. A build
+ * (not a generic status) that moved gets its Build Hook queued in the same transaction (services/ci-hooks.ts).
+ */
+export function applyEvent(ctx: AppContext, tx: Db, row: CommitStatusRow, event: BuildEvent, extra: Partial<CommitStatusRow> = {}): CommitStatusRow | null {
   const set = transitionColumns(row, event);
   if (!set) return null;
-  return tx.update(commitStatuses).set({ ...set, ...extra }).where(eq(commitStatuses.id, row.id)).returning().get() ?? null;
+  const next = tx.update(commitStatuses).set({ ...set, ...extra }).where(eq(commitStatuses.id, row.id)).returning().get() ?? null;
+  if (next) queueBuildHook(ctx, tx, next);
+  return next;
 }
 
 /**
@@ -113,10 +119,10 @@ export function changeBuildStatus(ctx: AppContext, buildId: number, event: Build
     if (!row) return null;
     const extra: Partial<CommitStatusRow> = {};
     if (event === 'run' && opts.runnerId !== undefined) extra.runnerId = opts.runnerId;
-    const next = applyEvent(tx, row, event, extra);
+    const next = applyEvent(ctx, tx, row, event, extra);
     if (!next) return null;
     if (isFinished(next.status as BuildStatus)) processPipeline(ctx, next.pipelineId, tx);
-    else updatePipelineStatus(tx, next.pipelineId);
+    else updatePipelineStatus(ctx, tx, next.pipelineId);
     return next;
   });
   if (updated && isFinished(updated.status as BuildStatus)) afterFinished(ctx, updated);
@@ -164,7 +170,8 @@ export function retryBuild(ctx: AppContext, build: CommitStatusRow, user: UserRo
     const b = tx.select().from(commitStatuses).where(eq(commitStatuses.id, build.id)).get();
     if (!b || b.type !== 'build' || !canRetry({ status: b.status as BuildStatus, commands: b.commands })) return null;
     const retried = tx.insert(commitStatuses).values(retryValues(b, user, now())).returning().get();
-    reprocessLaterStages(tx, b.pipelineId, b.stageIdx);
+    queueBuildHook(ctx, tx, retried);
+    reprocessLaterStages(ctx, tx, b.pipelineId, b.stageIdx);
     processPipeline(ctx, b.pipelineId, tx);
     return { old: b, retried };
   });
@@ -181,9 +188,9 @@ export function latestPipelineBuilds(db: Db, pipelineId: number): CommitStatusRo
 }
 
 /** After a retry in stage `stageIdx`: later-stage skipped builds go back to created (`process` event). */
-function reprocessLaterStages(tx: Db, pipelineId: number, stageIdx: number): void {
+function reprocessLaterStages(ctx: AppContext, tx: Db, pipelineId: number, stageIdx: number): void {
   const latest = latestPipelineBuilds(tx, pipelineId).map((b) => ({ ...b, status: b.status as BuildStatus }));
-  for (const b of buildsToReprocess(latest, stageIdx)) applyEvent(tx, b, 'process');
+  for (const b of buildsToReprocess(latest, stageIdx)) applyEvent(ctx, tx, b, 'process');
 }
 
 /**
@@ -195,8 +202,8 @@ export function playBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow
   const played = ctx.db.transaction((tx) => {
     const b = tx.select().from(commitStatuses).where(eq(commitStatuses.id, build.id)).get();
     if (!b) return null;
-    const next = applyEvent(tx, b, 'enqueue', { userId: user?.id ?? b.userId });
-    if (next) updatePipelineStatus(tx, b.pipelineId);
+    const next = applyEvent(ctx, tx, b, 'enqueue', { userId: user?.id ?? b.userId });
+    if (next) updatePipelineStatus(ctx, tx, b.pipelineId);
     return next;
   });
   return played ?? retryBuild(ctx, build, user);

@@ -11,7 +11,7 @@ import { badRequestMessage, notFound } from '../errors.js';
 import { transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
 import type { CommitInfo } from '../git/objects.js';
 import { applyEvent } from './builds.js';
-import { insertPipeline, pipelineFor, updatePipelineStatus } from './pipelines.js';
+import { insertPipeline, pipelineCommitColumns, pipelineFor, updatePipelineStatus } from './pipelines.js';
 import { projectRepository } from './repositories.js';
 
 /** The states a status may be posted with. */
@@ -80,6 +80,7 @@ export async function postCommitStatus(ctx: AppContext, project: ProjectRow, use
     let pipeline = pipelineFor(tx, project.id, ref, commit.sha);
     pipeline ??= insertPipeline(tx, {
       projectId: project.id, ref, sha: commit.sha, userId: user.id, tag: false, committedAt: commit.committer.date.toISOString(),
+      ...pipelineCommitColumns(commit),
     });
     const at = now();
     let status = tx
@@ -112,9 +113,9 @@ export async function postCommitStatus(ctx: AppContext, project: ProjectRow, use
     }
     for (const step of EVENTS[state]) {
       if (!status) break;
-      status = applyEvent(tx, status, step.event) ?? status;
+      status = applyEvent(ctx, tx, status, step.event) ?? status;
     }
-    updatePipelineStatus(tx, pipeline.id);
+    updatePipelineStatus(ctx, tx, pipeline.id);
     return status as CommitStatusRow;
   });
 }

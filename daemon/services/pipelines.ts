@@ -14,11 +14,12 @@ import {
   type BuildStatus, type ProcessableBuild,
 } from '../ci/status.js';
 import type { CiWhen } from '../ci/config-types.js';
-import { isZeroSha } from '../git/objects.js';
+import { isZeroSha, type CommitInfo } from '../git/objects.js';
 import { onPush, type Tx } from './push.js';
 import { projectNamespace } from './projects.js';
 import { projectRepository } from './repositories.js';
 import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuild } from './builds.js';
+import { queuePipelineHook } from './ci-hooks.js';
 
 /** The database or a transaction handle: the services below run either way. */
 export type Db = AppContext['db'] | Tx;
@@ -40,6 +41,11 @@ const SKIP_CI = /\[(ci skip|skip ci)\]/i;
 export function findPipeline(db: Db, id: number): PipelineRow | null {
   if (!Number.isSafeInteger(id)) return null;
   return db.select().from(pipelines).where(eq(pipelines.id, id)).get() ?? null;
+}
+
+/** The commit columns of a pipeline row (message and author, for the hook payloads). */
+export function pipelineCommitColumns(commit: Pick<CommitInfo, 'message' | 'author'>): Pick<PipelineRow, 'commitMessage' | 'commitAuthorName' | 'commitAuthorEmail'> {
+  return { commitMessage: commit.message, commitAuthorName: commit.author.name, commitAuthorEmail: commit.author.email };
 }
 
 /** Insert a pipeline row (status `created` unless given). */
@@ -75,14 +81,20 @@ export async function createPipelineForPush(ctx: AppContext, project: ProjectRow
   if (!file) return null;
   const base = {
     projectId: project.id, ref, sha: commit.sha, beforeSha: push.before ?? null, tag: push.tag, userId: user?.id ?? null,
-    committedAt: commit.committer.date.toISOString(),
+    committedAt: commit.committer.date.toISOString(), ...pipelineCommitColumns(commit),
   };
+  // A pipeline born finished (invalid file, [ci skip]) gets its Pipeline Hook with the insert.
+  const insertFinished = (values: Omit<typeof pipelines.$inferInsert, 'createdAt' | 'updatedAt'>) => ctx.db.transaction((tx) => {
+    const p = insertPipeline(tx, values);
+    queuePipelineHook(ctx, tx, p);
+    return p;
+  });
   const parsed = parseCiConfig(file.content.toString('utf8'));
   if (!parsed.ok) {
     const at = now();
-    return insertPipeline(ctx.db, { ...base, status: 'failed', yamlErrors: parsed.error, finishedAt: at });
+    return insertFinished({ ...base, status: 'failed', yamlErrors: parsed.error, finishedAt: at });
   }
-  if (SKIP_CI.test(commit.message)) return insertPipeline(ctx.db, { ...base, status: 'skipped' });
+  if (SKIP_CI.test(commit.message)) return insertFinished({ ...base, status: 'skipped' });
   const ns = projectNamespace(ctx, project);
   const refCtx = { ref, tag: push.tag, source: 'push' as const, projectPath: `${ns.path}/${project.path}` };
   const jobs = parsed.config.jobs.filter((j) => jobMatchesRef(j, refCtx));
@@ -109,9 +121,9 @@ export function processPipeline(ctx: AppContext, pipelineId: number, tx?: Tx): P
   const run = (db: Tx) => {
     const latest = latestPipelineBuilds(db, pipelineId).map(asStatus);
     const actions = nextStageActions(latest);
-    for (const b of actions.enqueue) applyEvent(db, b.row, 'enqueue');
-    for (const b of actions.skip) applyEvent(db, b.row, 'skip');
-    return updatePipelineStatus(db, pipelineId);
+    for (const b of actions.enqueue) applyEvent(ctx, db, b.row, 'enqueue');
+    for (const b of actions.skip) applyEvent(ctx, db, b.row, 'skip');
+    return updatePipelineStatus(ctx, db, pipelineId);
   };
   return tx ? run(tx) : ctx.db.transaction(run);
 }
@@ -151,9 +163,10 @@ export function pipelineDuration(builds: readonly Pick<CommitStatusRow, 'started
 /**
  * Recompute a pipeline's status from its latest statuses (8.13 update_status): the pipeline event for the computed
  * status, started_at on leaving created/pending for running, finished_at and duration on reaching success, failed or
- * canceled (finished_at is cleared again when a retry makes it active). Returns the pipeline.
+ * canceled (finished_at is cleared again when a retry makes it active). A change queues the Pipeline Hook in the same
+ * transaction (services/ci-hooks.ts). Returns the pipeline.
  */
-export function updatePipelineStatus(db: Db, pipelineId: number): PipelineRow | null {
+export function updatePipelineStatus(ctx: AppContext, db: Db, pipelineId: number): PipelineRow | null {
   const p = findPipeline(db, pipelineId);
   if (!p) return null;
   const latest = latestPipelineStatuses(db, pipelineId);
@@ -168,7 +181,10 @@ export function updatePipelineStatus(db: Db, pipelineId: number): PipelineRow | 
     set.finishedAt = at;
     set.duration = pipelineDuration(latest.filter((r) => r.type === 'build'));
   } else if (next === 'pending' || next === 'running') set.finishedAt = null;
-  return db.update(pipelines).set(set).where(eq(pipelines.id, pipelineId)).returning().get() ?? p;
+  const updated = db.update(pipelines).set(set).where(eq(pipelines.id, pipelineId)).returning().get();
+  if (!updated) return p;
+  queuePipelineHook(ctx, db, updated);
+  return updated;
 }
 
 /**
