@@ -18,6 +18,7 @@ import { BasicProjectSchema, presentBasicProjects } from './entities/projects.js
 import { paginate } from './pagination.js';
 import { Bool, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { placeholders } from '../db/sql.js';
 
 /** A runner counts as online when it called in within the last hour. */
 const ONLINE_MS = 60 * 60 * 1000;
@@ -122,7 +123,7 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
     const user = callerOf(request);
     const scope = scopeSql((request.query as { scope?: string }).scope, OWN_SCOPES);
     const ids = ownedRunnerIds(ctx, user);
-    const where = ids.length ? `r.id IN (${ids.map(() => '?').join(',')}) AND ${scope.sql}` : '0';
+    const where = ids.length ? `r.id IN (${placeholders(ids)}) AND ${scope.sql}` : '0';
     return listRunners(ctx, request, reply, where, ids.length ? [...ids, ...scope.args] : []);
   });
 

@@ -7,6 +7,7 @@ import { statement } from '../db/statements.js';
 import { inArray } from 'drizzle-orm';
 import { projects, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
+import { placeholders } from '../db/sql.js';
 
 export const GUEST = 10;
 export const REPORTER = 20;
@@ -255,7 +256,7 @@ export function ownedRunnerIds(ctx: AppContext, user: UserRow): number[] {
   if (mastered.length === 0) return [];
   return (ctx.db.$client
     .prepare(`SELECT DISTINCT rp.runner_id AS id FROM runner_projects rp JOIN runners r ON r.id = rp.runner_id
-              WHERE r.is_shared = 0 AND rp.project_id IN (${mastered.map(() => '?').join(',')})`)
+              WHERE r.is_shared = 0 AND rp.project_id IN (${placeholders(mastered)})`)
     .all(...mastered) as { id: number }[]).map((r) => r.id);
 }
 

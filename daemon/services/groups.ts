@@ -9,6 +9,7 @@ import { getSettings } from './settings.js';
 import { deleteProjectRows, projectNamespace } from './projects.js';
 import { removeProjectStorage, storageMoved } from './storage.js';
 import { validPath } from './users.js';
+import { likePattern } from '../db/sql.js';
 
 /** Find a group by path (case-insensitive) first, then by numeric id; null if absent. */
 export function lookupGroup(ctx: AppContext, idOrPath: string | number): NamespaceRow | null {
@@ -37,7 +38,6 @@ export interface Listing<T> {
 }
 
 type Params = Record<string, string | number>;
-const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 const rowsToGroups = (rows: Record<string, unknown>[]) => rows.map(toGroupRow);
 
 /** Map a raw namespaces row (snake_case) to the drizzle shape. */

@@ -12,6 +12,7 @@ import { recordEvent } from './events.js';
 import type { Listing } from './groups.js';
 import { projectNamespace } from './projects.js';
 import { findUser } from './users.js';
+import { likePattern } from '../db/sql.js';
 
 /** What members belong to: a project or a group. */
 export type MemberSource = { kind: 'project'; project: ProjectRow } | { kind: 'group'; group: NamespaceRow };
@@ -41,7 +42,7 @@ const sourceCond = (s: MemberSource): SQL =>
 export function listMembers(ctx: AppContext, source: MemberSource, query?: string): Listing<MemberWithUser> {
   let where = sourceCond(source);
   if (query) {
-    const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const pattern = likePattern(query);
     where = and(where, sql`(${users.name} LIKE ${pattern} ESCAPE '\\' OR ${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.username} LIKE ${pattern} ESCAPE '\\')`)!;
   }
   return {

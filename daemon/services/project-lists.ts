@@ -10,6 +10,7 @@ import type { ProjectRow, UserRow } from '../db/schema.js';
 import { invalidParam } from '../errors.js';
 import { normalizeBoolean, VISIBILITY_BY_NAME } from '../api/params.js';
 import { authorizedProjectsSql, visibleProjectsSql } from '../policy/permissions.js';
+import { likePattern } from '../db/sql.js';
 
 /** Which projects a list starts from. */
 export type ProjectListScope =
@@ -36,8 +37,6 @@ const ORDER_COLUMNS: Record<string, string> = {
   id: 'p.id', name: 'p.name', path: 'p.path', created_at: 'p.created_at', updated_at: 'p.updated_at', last_activity_at: 'p.last_activity_at',
 };
 
-/** Escape LIKE wildcards in user input (used with ESCAPE '\'). */
-export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
  * Whether a user reaches so many projects (through their namespace, groups and direct memberships) that a list

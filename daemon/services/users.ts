@@ -9,6 +9,7 @@ import { conflict, notFound, validationError } from '../errors.js';
 import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets.js';
 import { deleteProjectRows } from './projects.js';
 import { getSettings } from './settings.js';
+import { likePattern } from '../db/sql.js';
 
 /** Parameters of POST /users and PUT /users/:id. */
 export interface UserParams {
@@ -184,7 +185,7 @@ export interface UserFilters {
 export function listUsers(ctx: AppContext, f: UserFilters): { count(): number; fetch(limit: number, offset: number): UserRow[] } {
   const conds: SQL[] = [];
   if (f.search) {
-    const pattern = `%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const pattern = likePattern(f.search);
     conds.push(sql`(${users.name} LIKE ${pattern} ESCAPE '\\' OR ${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.username} LIKE ${pattern} ESCAPE '\\')`);
   }
   if (f.active) conds.push(eq(users.state, 'active'));

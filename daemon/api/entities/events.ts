@@ -5,6 +5,7 @@ import type { EventRow, UserRow } from '../../db/schema.js';
 import { Nullable } from '../params.js';
 import { toUser } from '../../db/rows.js';
 import { userBasic, UserBasicSchema } from './users.js';
+import { placeholders } from '../../db/sql.js';
 
 const ZEROS = /^0+$/;
 
@@ -54,7 +55,7 @@ export function presentEvents(ctx: AppContext, viewer: UserRow | null, rows: Eve
   const authorIds = [...new Set(rows.map((r) => r.authorId).filter((x): x is number => x !== null))];
   const authors = new Map(
     authorIds.length
-      ? (ctx.db.$client.prepare(`SELECT * FROM users WHERE id IN (${authorIds.map(() => '?').join(',')})`).all(...authorIds) as Record<string, unknown>[])
+      ? (ctx.db.$client.prepare(`SELECT * FROM users WHERE id IN (${placeholders(authorIds)})`).all(...authorIds) as Record<string, unknown>[])
           .map((u) => [u.id as number, toUser(u)])
       : [],
   );

@@ -7,6 +7,7 @@ import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
 import { canProject } from '../../policy/permissions.js';
 import { Nullable } from '../params.js';
 import { userBasic, UserBasicSchema } from './users.js';
+import { placeholders } from '../../db/sql.js';
 
 /** What a project presentation adds beyond the Project entity. */
 export interface PresentOptions {
@@ -17,7 +18,6 @@ export interface PresentOptions {
 }
 
 type Rec = Record<string, unknown>;
-const inList = (ids: number[]) => (ids.length ? ids.map(() => '?').join(',') : 'NULL');
 
 /** The raw namespace record, as GitLab 8.x sent it inside a project. */
 export function namespaceRecord(ns: NamespaceRow) {
@@ -43,35 +43,35 @@ export function presentProjects(ctx: AppContext, viewer: UserRow | null, rows: P
   const ids = rows.map((r) => r.id);
   const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
   const nsById = new Map(
-    (statement(ctx, `SELECT * FROM namespaces WHERE id IN (${inList(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
+    (statement(ctx, `SELECT * FROM namespaces WHERE id IN (${placeholders(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
   );
   const ownerIds = [...nsById.values()].filter((n) => n.kind === 'user' && n.ownerId).map((n) => n.ownerId as number);
   const owners = new Map(
-    (statement(ctx, `SELECT * FROM users WHERE id IN (${inList(ownerIds)})`).all(...ownerIds) as Rec[]).map((u) => [u.id as number, toUser(u)]),
+    (statement(ctx, `SELECT * FROM users WHERE id IN (${placeholders(ownerIds)})`).all(...ownerIds) as Rec[]).map((u) => [u.id as number, toUser(u)]),
   );
   const count = (sql: string) => new Map((statement(ctx, sql).all(...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
-  const stars = count(`SELECT project_id AS id, COUNT(*) AS n FROM stars WHERE project_id IN (${inList(ids)}) GROUP BY project_id`);
-  const forks = count(`SELECT forked_from_id AS id, COUNT(*) AS n FROM projects WHERE forked_from_id IN (${inList(ids)}) GROUP BY forked_from_id`);
+  const stars = count(`SELECT project_id AS id, COUNT(*) AS n FROM stars WHERE project_id IN (${placeholders(ids)}) GROUP BY project_id`);
+  const forks = count(`SELECT forked_from_id AS id, COUNT(*) AS n FROM projects WHERE forked_from_id IN (${placeholders(ids)}) GROUP BY forked_from_id`);
   const openIssues = openIssuesCounter(ctx, ids);
   const links = statement(
     ctx,
     `SELECT l.project_id, l.group_id, n.name AS group_name, l.group_access FROM project_group_links l
-       JOIN namespaces n ON n.id = l.group_id WHERE l.project_id IN (${inList(ids)}) ORDER BY l.id`,
+       JOIN namespaces n ON n.id = l.group_id WHERE l.project_id IN (${placeholders(ids)}) ORDER BY l.id`,
   ).all(...ids) as { project_id: number; group_id: number; group_name: string; group_access: number }[];
   const forkedFromIds = [...new Set(rows.map((r) => r.forkedFromId).filter((x): x is number => x !== null))];
   const forkedFrom = new Map(
-    (statement(ctx, `SELECT p.*, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN (${inList(forkedFromIds)})`)
+    (statement(ctx, `SELECT p.*, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN (${placeholders(forkedFromIds)})`)
       .all(...forkedFromIds) as Rec[]).map((p) => [p.id as number, p]),
   );
   let projectAccess = new Map<number, number>();
   let groupAccess = new Map<number, number>();
   if (opts.withAccess && viewer) {
     projectAccess = new Map(
-      (statement(ctx, `SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN (${inList(ids)})`)
+      (statement(ctx, `SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN (${placeholders(ids)})`)
         .all(viewer.id, ...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]),
     );
     groupAccess = new Map(
-      (statement(ctx, `SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN (${inList(nsIds)})`)
+      (statement(ctx, `SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN (${placeholders(nsIds)})`)
         .all(viewer.id, ...nsIds) as { id: number; n: number }[]).map((r) => [r.id, r.n]),
     );
   }
@@ -184,7 +184,7 @@ export function presentBasicProjects(ctx: AppContext, rows: ProjectRow[]): Rec[]
   if (rows.length === 0) return [];
   const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
   const nsById = new Map(
-    (statement(ctx, `SELECT * FROM namespaces WHERE id IN (${inList(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
+    (statement(ctx, `SELECT * FROM namespaces WHERE id IN (${placeholders(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
   );
   return rows.map((p) => basicProject(ctx, p, nsById.get(p.namespaceId)!));
 }
