@@ -19,7 +19,7 @@ import {
 import { commitOrNotFound } from '../services/commit-statuses.js';
 import { readTrace } from '../services/traces.js';
 import { BuildSchema, presentBuild, presentBuilds } from './entities/builds.js';
-import { paginate, pageOf, setPageHeaders } from './pagination.js';
+import { pageOf, setPageHeaders } from './pagination.js';
 import { FileResponse, Int, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, loadProject, projectOf } from './project-scope.js';
 

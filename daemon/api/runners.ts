@@ -8,39 +8,25 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
-import { inArray } from 'drizzle-orm';
-import { projects, type ProjectRow, type UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { ApiError, forbidden, notFound } from '../errors.js';
-import { authorizedProjectsSql, canProject, ownedRunnerIds, runnerDenial, type RunnerAbility } from '../policy/permissions.js';
-import { deleteRunner, disableRunner, enableRunner, findRunner, runnerProjectIds, runnerTags, updateRunner, type RunnerUpdate } from '../services/runners.js';
-import { BasicProjectSchema, presentBasicProjects } from './entities/projects.js';
+import { ownedRunnerIds, runnerDenial, type RunnerAbility } from '../policy/permissions.js';
+import { deleteRunner, disableRunner, enableRunner, findRunner, updateRunner, type RunnerUpdate } from '../services/runners.js';
+import { runnerDetails, RunnerDetailsSchema, runnerEntity, RunnerSchema } from './entities/runners.js';
+import { toRunner } from '../db/rows.js';
 import { paginate } from './pagination.js';
-import { Bool, Nullable, PageParams, ProjectIdParams } from './params.js';
+import { Bool, PageParams, ProjectIdParams } from './params.js';
 import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 import { placeholders } from '../db/sql.js';
 
 /** A runner counts as online when it called in within the last hour. */
 const ONLINE_MS = 60 * 60 * 1000;
 
-const RunnerSchema = Type.Object({
-  id: Type.Integer(), description: Nullable(Type.String()), active: Type.Boolean(), is_shared: Type.Boolean(), name: Nullable(Type.String()),
-});
-const RunnerDetailsSchema = Type.Object({
-  ...RunnerSchema.properties,
-  tag_list: Type.Array(Type.String()), run_untagged: Type.Boolean(), locked: Type.Boolean(), version: Nullable(Type.String()),
-  revision: Nullable(Type.String()), platform: Nullable(Type.String()), architecture: Nullable(Type.String()),
-  contacted_at: Nullable(Type.String()), projects: Type.Array(BasicProjectSchema),
-});
 
 const Scope = (values: string[]) => Type.Optional(Type.String({ description: `one of ${values.join(', ')}` }));
 const OWN_SCOPES = ['active', 'paused', 'online'];
 const ALL_SCOPES = ['specific', 'shared', 'active', 'paused', 'online'];
 
-/** The Runner entity. */
-function runnerEntity(r: RunnerRow) {
-  return { id: r.id, description: r.description, active: r.active, is_shared: r.isShared, name: r.name };
-}
 
 const RunnerIdParams = Type.Object({ id: Type.Integer({ description: 'runner id' }) });
 const ProjectRunnerParams = Type.Object({ id: ProjectIdParams.properties.id, runner_id: Type.Integer({ description: 'runner id' }) });
@@ -85,20 +71,7 @@ function scopeSql(scope: string | undefined, allowed: string[]): { sql: string; 
   }
 }
 
-function toRunner(raw: Record<string, unknown>): RunnerRow {
-  return {
-    id: raw.id as number, tokenHash: raw.token_hash as string, description: raw.description as string | null, name: raw.name as string | null,
-    version: raw.version as string | null, revision: raw.revision as string | null, platform: raw.platform as string | null,
-    architecture: raw.architecture as string | null, active: !!raw.active, isShared: !!raw.is_shared, locked: !!raw.locked,
-    runUntagged: !!raw.run_untagged, tagList: raw.tag_list as string, contactedAt: raw.contacted_at as string | null,
-    createdAt: raw.created_at as string, updatedAt: raw.updated_at as string,
-  };
-}
 
-function projectsByIds(ctx: AppContext, ids: number[]): ProjectRow[] {
-  if (ids.length === 0) return [];
-  return ctx.db.select().from(projects).where(inArray(projects.id, ids)).all();
-}
 
 /** A page of runners matching `where` (ordered by id). */
 function listRunners(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof paginate>[1], where: string, args: unknown[]) {
@@ -215,18 +188,4 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   });
 }
 
-/** The RunnerDetails entity; `projects` lists only those the caller is authorized on (all for admins). */
-function runnerDetails(ctx: AppContext, user: UserRow, runner: RunnerRow) {
-  const all = projectsByIds(ctx, runnerProjectIds(ctx, runner.id));
-  const visible = user.isAdmin ? all : all.filter((p) => canProject(ctx, user, 'read_project', p) && isAuthorized(ctx, user, p));
-  return {
-    ...runnerEntity(runner), tag_list: runnerTags(runner), run_untagged: runner.runUntagged, locked: runner.locked, version: runner.version,
-    revision: runner.revision, platform: runner.platform, architecture: runner.architecture, contacted_at: runner.contactedAt,
-    projects: presentBasicProjects(ctx, visible),
-  };
-}
 
-/** Whether the user is authorized on the project (member, group member, share or owner), as GitLab's authorized_projects. */
-function isAuthorized(ctx: AppContext, user: UserRow, p: ProjectRow): boolean {
-  return !!ctx.db.$client.prepare(`SELECT 1 FROM projects p WHERE p.id = ? AND ${authorizedProjectsSql(user.id)}`).get(p.id);
-}

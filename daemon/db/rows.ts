@@ -1,5 +1,6 @@
 /** Raw snake_case rows (from cached prepared statements) mapped to the drizzle row shapes. */
 import type { NamespaceRow, ProjectRow, UserRow } from './schema.js';
+import type { RunnerRow } from './schema-ci.js';
 
 type Rec = Record<string, unknown>;
 
@@ -36,5 +37,16 @@ export function toProject(p: Record<string, unknown>): ProjectRow {
     archived: !!p.archived, importUrl: p.import_url as string | null, tagList: p.tag_list as string, creatorId: p.creator_id as number | null,
     forkedFromId: p.forked_from_id as number | null, runnersTokenSalt: p.runners_token_salt as string, runnersTokenHash: p.runners_token_hash as string,
     lastActivityAt: p.last_activity_at as string, createdAt: p.created_at as string, updatedAt: p.updated_at as string,
+  };
+}
+
+/** Map a raw `runners` row (snake_case) to the drizzle shape. */
+export function toRunner(raw: Record<string, unknown>): RunnerRow {
+  return {
+    id: raw.id as number, tokenHash: raw.token_hash as string, description: raw.description as string | null, name: raw.name as string | null,
+    version: raw.version as string | null, revision: raw.revision as string | null, platform: raw.platform as string | null,
+    architecture: raw.architecture as string | null, active: !!raw.active, isShared: !!raw.is_shared, locked: !!raw.locked,
+    runUntagged: !!raw.run_untagged, tagList: raw.tag_list as string, contactedAt: raw.contacted_at as string | null,
+    createdAt: raw.created_at as string, updatedAt: raw.updated_at as string,
   };
 }

@@ -3,13 +3,14 @@ import { Type } from '@sinclair/typebox';
 import { inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { pipelines, runners, type CommitStatusRow, type RunnerRow } from '../../db/schema-ci.js';
+import { pipelines, runners, type CommitStatusRow } from '../../db/schema-ci.js';
 import { isoDate, messageTitle, type CommitInfo } from '../../git/objects.js';
 import { projectNamespace } from '../../services/projects.js';
 import { projectRepository } from '../../services/repositories.js';
 import { Nullable } from '../params.js';
 import { userEntity, UserSchema } from './users.js';
 import { pipelineBasic, PipelineBasicSchema, usersById } from './pipelines.js';
+import { runnerEntity, RunnerSchema } from './runners.js';
 
 const S = Type.String();
 const NS = Nullable(Type.String());
@@ -22,10 +23,6 @@ export function buildCommit(c: CommitInfo) {
   };
 }
 
-/** Runner (as embedded in builds): id, description, active, is_shared, name. */
-export function runnerBasic(r: RunnerRow) {
-  return { id: r.id, description: r.description, active: r.active, is_shared: r.isShared, name: r.name };
-}
 
 /** How a build is presented: `download_url` replaces artifacts_file (erase and keep responses). */
 export interface BuildPresentOptions {
@@ -61,7 +58,7 @@ export async function presentBuilds(ctx: AppContext, project: ProjectRow, rows: 
         ? { download_url: hasArtifacts ? `${base}/${b.id}/artifacts/download` : null }
         : hasArtifacts ? { artifacts_file: { filename: b.artifactsFile as string, size: b.artifactsSize ?? 0 } } : {}),
       commit: commit ? buildCommit(commit) : null,
-      runner: runner ? runnerBasic(runner) : null,
+      runner: runner ? runnerEntity(runner) : null,
       pipeline: p ? pipelineBasic(p) : null,
     };
   });
@@ -75,7 +72,6 @@ export async function presentBuild(ctx: AppContext, project: ProjectRow, row: Co
 /** Response schema of RepoCommit (as embedded in builds). */
 export const BuildCommitSchema = Type.Object({ id: S, short_id: S, title: S, author_name: S, author_email: S, created_at: S, message: S });
 /** Response schema of Runner (as embedded in builds). */
-export const RunnerBasicSchema = Type.Object({ id: Type.Integer(), description: NS, active: Type.Boolean(), is_shared: Type.Boolean(), name: NS });
 
 /** Response schema of Build. */
 export const BuildSchema = Type.Object({
@@ -83,5 +79,5 @@ export const BuildSchema = Type.Object({
   created_at: S, started_at: NS, finished_at: NS, user: Nullable(UserSchema),
   artifacts_file: Type.Optional(Type.Object({ filename: S, size: Type.Integer() })),
   download_url: Type.Optional(NS),
-  commit: Nullable(BuildCommitSchema), runner: Nullable(RunnerBasicSchema), pipeline: Nullable(PipelineBasicSchema),
+  commit: Nullable(BuildCommitSchema), runner: Nullable(RunnerSchema), pipeline: Nullable(PipelineBasicSchema),
 });

@@ -1,0 +1,43 @@
+/** Runner presenters (GitLab v3 Runner and RunnerDetails) and their response schemas. */
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import type { ProjectRow, UserRow } from '../../db/schema.js';
+import type { RunnerRow } from '../../db/schema-ci.js';
+import { statement } from '../../db/statements.js';
+import { toProject } from '../../db/rows.js';
+import { placeholders } from '../../db/sql.js';
+import { authorizedProjectsSql, canProject } from '../../policy/permissions.js';
+import { runnerProjectIds, runnerTags } from '../../services/runners.js';
+import { Nullable } from '../params.js';
+import { BasicProjectSchema, presentBasicProjects } from './projects.js';
+
+/** The Runner entity (also the `runner` of a Build). */
+export function runnerEntity(r: RunnerRow) {
+  return { id: r.id, description: r.description, active: r.active, is_shared: r.isShared, name: r.name };
+}
+
+/** Response schema of Runner. */
+export const RunnerSchema = Type.Object({
+  id: Type.Integer(), description: Nullable(Type.String()), active: Type.Boolean(), is_shared: Type.Boolean(), name: Nullable(Type.String()),
+});
+
+/** The RunnerDetails entity; `projects` lists only those the viewer is authorized on (all for admins). */
+export function runnerDetails(ctx: AppContext, viewer: UserRow, runner: RunnerRow) {
+  const ids = runnerProjectIds(ctx, runner.id);
+  const rows = (statement(ctx, `SELECT * FROM projects WHERE id IN (${placeholders(ids)})`).all(...ids) as Record<string, unknown>[]).map(toProject);
+  const authorized = (p: ProjectRow) => !!statement(ctx, `SELECT 1 FROM projects p WHERE p.id = ? AND ${authorizedProjectsSql(viewer.id)}`).get(p.id);
+  const visible = viewer.isAdmin ? rows : rows.filter((p) => canProject(ctx, viewer, 'read_project', p) && authorized(p));
+  return {
+    ...runnerEntity(runner), tag_list: runnerTags(runner), run_untagged: runner.runUntagged, locked: runner.locked, version: runner.version,
+    revision: runner.revision, platform: runner.platform, architecture: runner.architecture, contacted_at: runner.contactedAt,
+    projects: presentBasicProjects(ctx, visible),
+  };
+}
+
+/** Response schema of RunnerDetails. */
+export const RunnerDetailsSchema = Type.Object({
+  ...RunnerSchema.properties,
+  tag_list: Type.Array(Type.String()), run_untagged: Type.Boolean(), locked: Type.Boolean(), version: Nullable(Type.String()),
+  revision: Nullable(Type.String()), platform: Nullable(Type.String()), architecture: Nullable(Type.String()),
+  contacted_at: Nullable(Type.String()), projects: Type.Array(BasicProjectSchema),
+});
