@@ -10,6 +10,7 @@ import { deleteProjectRows, projectNamespace } from './projects.js';
 import { removeProjectStorage, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 import { likePattern } from '../db/sql.js';
+import { toNamespace } from '../db/rows.js';
 
 /** Find a group by path (case-insensitive) first, then by numeric id; null if absent. */
 export function lookupGroup(ctx: AppContext, idOrPath: string | number): NamespaceRow | null {
@@ -38,16 +39,8 @@ export interface Listing<T> {
 }
 
 type Params = Record<string, string | number>;
-const rowsToGroups = (rows: Record<string, unknown>[]) => rows.map(toGroupRow);
+const rowsToGroups = (rows: Record<string, unknown>[]) => rows.map(toNamespace);
 
-/** Map a raw namespaces row (snake_case) to the drizzle shape. */
-function toGroupRow(n: Record<string, unknown>): NamespaceRow {
-  return {
-    id: n.id as number, name: n.name as string, path: n.path as string, kind: n.kind as 'user' | 'group', ownerId: n.owner_id as number | null,
-    description: n.description as string, visibilityLevel: n.visibility_level as number, shareWithGroupLock: !!n.share_with_group_lock,
-    requestAccessEnabled: !!n.request_access_enabled, lfsEnabled: !!n.lfs_enabled, createdAt: n.created_at as string, updatedAt: n.updated_at as string,
-  };
-}
 
 /** A listing over `namespaces n` with a WHERE text and named params, ordered by id. */
 function namespaceListing(ctx: AppContext, where: string, params: Params): Listing<NamespaceRow> {
