@@ -10,6 +10,7 @@ import { buildVariables } from '../ci/variables.js';
 import type { CiVariable } from '../ci/config-types.js';
 import { runnerTags } from '../services/runners.js';
 import { secretVariables } from '../services/variables.js';
+import { statement } from '../db/statements.js';
 
 const ZERO_SHA = '0'.repeat(40);
 /** What CI_SERVER_VERSION/REVISION report: the GitLab version whose runner API this is. */
@@ -64,14 +65,12 @@ interface PipelineFacts {
 }
 
 function projectFacts(ctx: AppContext, projectId: number): ProjectFacts {
-  return ctx.db.$client
-    .prepare(`SELECT p.id, p.name, p.path, n.path AS namespacePath FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?`)
+  return statement(ctx, `SELECT p.id, p.name, p.path, n.path AS namespacePath FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?`)
     .get(projectId) as ProjectFacts;
 }
 
 function pipelineFacts(ctx: AppContext, pipelineId: number): PipelineFacts {
-  return ctx.db.$client
-    .prepare(`SELECT id, sha, before_sha AS beforeSha, user_id AS userId FROM pipelines WHERE id = ?`)
+  return statement(ctx, `SELECT id, sha, before_sha AS beforeSha, user_id AS userId FROM pipelines WHERE id = ?`)
     .get(pipelineId) as PipelineFacts;
 }
 
@@ -128,8 +127,7 @@ export function repoUrl(ctx: AppContext, fullPath: string, token: string): strin
 
 /** The latest builds of the same pipeline in earlier stages, whatever their status (depends_on_builds). */
 function earlierBuilds(ctx: AppContext, build: CommitStatusRow): CommitStatusRow[] {
-  const rows = ctx.db.$client
-    .prepare(
+  const rows = statement(ctx, 
       `SELECT id FROM commit_statuses WHERE id IN (
          SELECT MAX(id) FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' GROUP BY name
        ) AND stage_idx < ? ORDER BY stage_idx, id`,
@@ -147,7 +145,7 @@ export function buildDetails(ctx: AppContext, build: CommitStatusRow, token: str
   const fullPath = `${project.namespacePath}/${project.path}`;
   const userId = build.userId ?? pipeline.userId;
   const user = userId
-    ? ((ctx.db.$client.prepare(`SELECT id, email FROM users WHERE id = ?`).get(userId) as { id: number; email: string } | undefined) ?? null)
+    ? ((statement(ctx, `SELECT id, email FROM users WHERE id = ?`).get(userId) as { id: number; email: string } | undefined) ?? null)
     : null;
   const variables = buildVariables({
     build: {

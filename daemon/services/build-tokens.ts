@@ -10,6 +10,7 @@ import type { AppContext } from '../context.js';
 import { commitStatuses, type CommitStatusRow, type RunnerRow } from '../db/schema-ci.js';
 import { hashToken, randomToken } from '../secrets.js';
 import { registerGitCredentialResolver } from '../git-http/auth.js';
+import { statement } from '../db/statements.js';
 
 /** The git username that carries a build token (GitLab's `gitlab-ci-token`). */
 export const CI_TOKEN_USERNAME = 'gitlab-ci-token';
@@ -47,8 +48,7 @@ export function safeEqual(a: string, b: string): boolean {
 /** The build (of any status) whose token this is, or null. */
 export function buildForToken(ctx: AppContext, token: string | undefined | null): CommitStatusRow | null {
   if (!token) return null;
-  const row = ctx.db.$client
-    .prepare(`SELECT id FROM commit_statuses WHERE token_hash = ? AND type = 'build'`)
+  const row = statement(ctx, `SELECT id FROM commit_statuses WHERE token_hash = ? AND type = 'build'`)
     .get(hashToken(token)) as { id: number } | undefined;
   if (!row) return null;
   return ctx.db.select().from(commitStatuses).where(eq(commitStatuses.id, row.id)).get() ?? null;
@@ -57,7 +57,7 @@ export function buildForToken(ctx: AppContext, token: string | undefined | null)
 /** The id of the project whose runners token this is, or null. */
 export function projectForRunnersToken(ctx: AppContext, token: string | undefined | null): number | null {
   if (!token) return null;
-  const row = ctx.db.$client.prepare(`SELECT id FROM projects WHERE runners_token_hash = ?`).get(hashToken(token)) as { id: number } | undefined;
+  const row = statement(ctx, `SELECT id FROM projects WHERE runners_token_hash = ?`).get(hashToken(token)) as { id: number } | undefined;
   return row?.id ?? null;
 }
 
@@ -106,7 +106,7 @@ export function maskSecrets(data: Buffer, secrets: (string | undefined)[]): Buff
 
 /** The project's runners token (derived from the server secret and the project's salt). */
 export function projectRunnersToken(ctx: AppContext, projectId: number): string | undefined {
-  const row = ctx.db.$client.prepare(`SELECT runners_token_salt AS salt FROM projects WHERE id = ?`).get(projectId) as { salt: string } | undefined;
+  const row = statement(ctx, `SELECT runners_token_salt AS salt FROM projects WHERE id = ?`).get(projectId) as { salt: string } | undefined;
   return row ? ctx.secrets.derive('runners', row.salt) : undefined;
 }
 
@@ -117,7 +117,7 @@ registerGitCredentialResolver((ctx, username, password) => {
   let projectId: number | null = build && build.status === 'running' ? build.projectId : null;
   if (projectId === null) projectId = projectForRunnersToken(ctx, password);
   if (projectId === null) return null;
-  const enabled = ctx.db.$client.prepare(`SELECT builds_enabled AS b FROM projects WHERE id = ?`).get(projectId) as { b: number } | undefined;
+  const enabled = statement(ctx, `SELECT builds_enabled AS b FROM projects WHERE id = ?`).get(projectId) as { b: number } | undefined;
   if (!enabled?.b) return null;
   return { user: null, readOnly: true, projectId };
 });

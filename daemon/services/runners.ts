@@ -14,6 +14,7 @@ import { hashToken } from '../secrets.js';
 import { runnersRegistrationToken } from './settings.js';
 import { changeBuildStatus, onBuildFinished } from './builds.js';
 import { forgetBuildToken, newBuildToken, projectForRunnersToken, rememberBuildToken, safeEqual } from './build-tokens.js';
+import { statement } from '../db/statements.js';
 
 /** The runner facts a runner reports (`info`). */
 export interface RunnerInfo {
@@ -98,7 +99,7 @@ export function registerRunner(ctx: AppContext, p: RegisterRunnerParams): { runn
       .returning()
       .get();
     if (projectId !== null) {
-      ctx.db.$client.prepare(`INSERT INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)`).run(row.id, projectId, at);
+      statement(ctx, `INSERT INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)`).run(row.id, projectId, at);
     }
     return row;
   });
@@ -119,7 +120,7 @@ export function findRunner(ctx: AppContext, id: number): RunnerRow | null {
 
 /** Ids of the projects a runner is assigned to. */
 export function runnerProjectIds(ctx: AppContext, runnerId: number): number[] {
-  return (ctx.db.$client.prepare(`SELECT project_id AS id FROM runner_projects WHERE runner_id = ? ORDER BY project_id`).all(runnerId) as { id: number }[]).map((r) => r.id);
+  return (statement(ctx, `SELECT project_id AS id FROM runner_projects WHERE runner_id = ? ORDER BY project_id`).all(runnerId) as { id: number }[]).map((r) => r.id);
 }
 
 /** Delete a runner and its project links (its builds keep running without it). */
@@ -157,8 +158,7 @@ export function updateRunner(ctx: AppContext, runner: RunnerRow, p: RunnerUpdate
 
 /** Enable a runner for one more project; 409 when it already is. */
 export function enableRunner(ctx: AppContext, runner: RunnerRow, projectId: number): void {
-  const r = ctx.db.$client
-    .prepare(`INSERT OR IGNORE INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)`)
+  const r = statement(ctx, `INSERT OR IGNORE INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)`)
     .run(runner.id, projectId, now());
   if (r.changes === 0) throw conflict('Runner was already enabled for this project');
 }
@@ -169,11 +169,11 @@ export function enableRunner(ctx: AppContext, runner: RunnerRow, projectId: numb
  */
 export function disableRunner(ctx: AppContext, runnerId: number, projectId: number): void {
   ctx.db.$client.transaction(() => {
-    const linked = ctx.db.$client.prepare(`SELECT 1 FROM runner_projects WHERE runner_id = ? AND project_id = ?`).get(runnerId, projectId);
+    const linked = statement(ctx, `SELECT 1 FROM runner_projects WHERE runner_id = ? AND project_id = ?`).get(runnerId, projectId);
     if (!linked) throw notFound('Runner');
-    const n = (ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?`).get(runnerId) as { n: number }).n;
+    const n = (statement(ctx, `SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?`).get(runnerId) as { n: number }).n;
     if (n === 1) throw forbidden('Only one project associated with the runner. Please remove the runner instead');
-    ctx.db.$client.prepare(`DELETE FROM runner_projects WHERE runner_id = ? AND project_id = ?`).run(runnerId, projectId);
+    statement(ctx, `DELETE FROM runner_projects WHERE runner_id = ? AND project_id = ?`).run(runnerId, projectId);
   }).immediate();
 }
 
@@ -216,8 +216,8 @@ export function claimBuild(ctx: AppContext, runner: RunnerRow): { build: CommitS
     runner: runner.id, shared: runner.isShared ? 1 : 0, locked: runner.locked ? 1 : 0,
     untagged: runner.runUntagged ? 1 : 0, tags: JSON.stringify(runnerTags(runner)), after: 0,
   };
-  const pick = ctx.db.$client.prepare(CANDIDATE_SQL);
-  const claim = ctx.db.$client.prepare(
+  const pick = statement(ctx, CANDIDATE_SQL);
+  const claim = statement(ctx, 
     `UPDATE commit_statuses SET runner_id = ?, token_hash = ?, updated_at = ? WHERE id = ? AND status = 'pending' AND runner_id IS NULL`,
   );
   // A candidate another runner took between the read and the claim is skipped (never possible within one

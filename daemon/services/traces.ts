@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { registerStorage } from './storage.js';
+import { statement } from '../db/statements.js';
 
 /** What the trace functions need of a build row. */
 export interface TraceBuild {
@@ -54,7 +55,7 @@ export async function readTrace(ctx: AppContext, build: TraceBuild): Promise<Buf
 }
 
 function setSize(ctx: AppContext, buildId: number, size: number): void {
-  ctx.db.$client.prepare(`UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ?`).run(size, now(), buildId);
+  statement(ctx, `UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ?`).run(size, now(), buildId);
 }
 
 
