@@ -5,8 +5,7 @@ import { notModified } from '../errors.js';
 import {
   removeForkLink, setProjectArchived, shareProject, starProject, unshareProject, unstarProject,
 } from '../services/project-actions.js';
-import { deleteProjectRows, forkProjectRow, forkTargetNamespace, lookupProject } from '../services/projects.js';
-import { removeProjectStorage, storageForked } from '../services/storage.js';
+import { forkProject, forkTargetNamespace, lookupProject } from '../services/projects.js';
 import { presentProject, projectGroupLink, ProjectGroupLinkSchema, ProjectSchema } from './entities/projects.js';
 import { Int, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
@@ -36,14 +35,7 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
     const query = request.query as { namespace?: unknown };
     const wanted = body.namespace ?? (typeof query.namespace === 'string' ? query.namespace : undefined);
     const ns = forkTargetNamespace(ctx, user, wanted === undefined ? undefined : String(wanted));
-    const fork = forkProjectRow(ctx, user, source, ns);
-    try {
-      await storageForked(ctx, source, fork);
-    } catch (e) {
-      deleteProjectRows(ctx, fork);
-      await removeProjectStorage(ctx, [fork.id]).catch(() => undefined);
-      throw e;
-    }
+    const fork = await forkProject(ctx, user, source, ns);
     return reply.code(201).send(presentProject(ctx, user, fork, { withRunnersToken: true }));
   });
 

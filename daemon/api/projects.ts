@@ -1,16 +1,10 @@
 /** /api/v3 routes of the projects resource: lists, get, create (also for a user), update and delete. */
 import { Type, type Static } from '@sinclair/typebox';
-import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
-import { users, type ProjectRow } from '../db/schema.js';
-import { notFound } from '../errors.js';
 import { normalizeBoolean } from './params.js';
 import { countProjects, fetchProjects, projectListQuery, type ProjectListFilters, type ProjectListScope } from '../services/project-lists.js';
-import {
-  createProject, deleteProjectRows, restoreProjectRow, updateProject, type ProjectParams,
-} from '../services/projects.js';
-import { removeProjectStorage, storageCreated, storageMoved } from '../services/storage.js';
+import { createProjectWithStorage, deleteProject, updateProjectWithStorage, type ProjectParams } from '../services/projects.js';
+import { findUser } from '../services/users.js';
 import { presentBasicProjects, presentProject, presentProjects, ProjectListSchema, ProjectSchema } from './entities/projects.js';
 import { pageOf, setPageHeaders } from './pagination.js';
 import { UntilNextWrite } from '../db/read-cache.js';
@@ -64,16 +58,6 @@ function projectParams(body: Record<string, unknown>, extra: string[]): ProjectP
   return out as ProjectParams;
 }
 
-/** Create the storage of a new project; if that fails, no half-created project remains. */
-export async function finishProjectCreate(ctx: AppContext, project: ProjectRow): Promise<void> {
-  try {
-    await storageCreated(ctx, project);
-  } catch (e) {
-    deleteProjectRows(ctx, project);
-    await removeProjectStorage(ctx, [project.id]).catch(() => undefined);
-    throw e;
-  }
-}
 
 /** Registers the projects routes (and the project sub-resources). */
 export default async function projectsRoutes(api: FastifyInstance): Promise<void> {
@@ -123,8 +107,7 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   }, async (request, reply) => {
     const user = callerOf(request);
     const body = request.body as Static<typeof CreateBody>;
-    const project = createProject(ctx, user, user, { ...projectParams(body, ['path', 'namespace_id', 'import_url']), name: body.name });
-    await finishProjectCreate(ctx, project);
+    const project = await createProjectWithStorage(ctx, user, user, { ...projectParams(body, ['path', 'namespace_id', 'import_url']), name: body.name });
     return reply.code(201).send(presentProject(ctx, user, project, { withRunnersToken: true }));
   });
 
@@ -133,11 +116,9 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
     schema: { tags: ['projects'], params: Type.Object({ user_id: Type.Integer() }), body: CreateForUserBody, response: { 201: ProjectSchema } },
   }, async (request, reply) => {
     const admin = callerOf(request);
-    const owner = ctx.db.select().from(users).where(eq(users.id, (request.params as { user_id: number }).user_id)).get();
-    if (!owner) throw notFound('User');
+    const owner = findUser(ctx, (request.params as { user_id: number }).user_id);
     const body = request.body as Static<typeof CreateForUserBody>;
-    const project = createProject(ctx, admin, owner, { ...projectParams(body, ['import_url']), name: body.name });
-    await finishProjectCreate(ctx, project);
+    const project = await createProjectWithStorage(ctx, admin, owner, { ...projectParams(body, ['import_url']), name: body.name });
     return reply.code(201).send(presentProject(ctx, admin, project, { withRunnersToken: true }));
   });
 
@@ -146,24 +127,16 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
     schema: { tags: ['projects'], params: ProjectIdParams, body: UpdateBody, response: { 200: ProjectSchema } },
   }, async (request) => {
     const user = callerOf(request);
-    const before = projectOf(request);
-    const result = updateProject(ctx, user, before, projectParams((request.body ?? {}) as Record<string, unknown>, ['name', 'path', 'default_branch']));
-    try {
-      await storageMoved(ctx, result.project, result.fromFullPath, result.toFullPath);
-    } catch (e) {
-      restoreProjectRow(ctx, before);
-      throw e;
-    }
-    return presentProject(ctx, user, result.project, { withAccess: true, withRunnersToken: true });
+    const params = projectParams((request.body ?? {}) as Record<string, unknown>, ['name', 'path', 'default_branch']);
+    const updated = await updateProjectWithStorage(ctx, user, projectOf(request), params);
+    return presentProject(ctx, user, updated, { withAccess: true, withRunnersToken: true });
   });
 
   api.delete('/projects/:id', {
     preValidation: loadProject('remove_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: Type.Boolean() } },
   }, async (request) => {
-    const project = projectOf(request);
-    deleteProjectRows(ctx, project);
-    await removeProjectStorage(ctx, [project.id]);
+    await deleteProject(ctx, projectOf(request));
     return true;
   });
 

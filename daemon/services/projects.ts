@@ -10,6 +10,7 @@ import { canGroup, canProject, MASTER, PUBLIC, type ProjectAbility } from '../po
 import { hashToken, randomToken } from '../secrets.js';
 import { getSettings } from './settings.js';
 import { recordEvent } from './events.js';
+import { removeProjectStorage, storageCreated, storageForked, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 
 /** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. */
@@ -293,4 +294,46 @@ export function forkProjectRow(ctx: AppContext, actor: UserRow, source: ProjectR
     if (e instanceof ApiError && e.statusCode === 400) throw new ApiError(409, e.body);
     throw e;
   }
+}
+
+/** Run a storage step for a project just written; if it fails, the project's rows and storage are removed again. */
+async function withStorage(ctx: AppContext, project: ProjectRow, step: () => Promise<void>): Promise<ProjectRow> {
+  try {
+    await step();
+  } catch (e) {
+    deleteProjectRows(ctx, project);
+    await removeProjectStorage(ctx, [project.id]).catch(() => undefined);
+    throw e;
+  }
+  return project;
+}
+
+/** Create a project and its storage (repository); no half-created project remains when the storage fails. */
+export async function createProjectWithStorage(ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }): Promise<ProjectRow> {
+  const project = createProject(ctx, actor, owner, p);
+  return withStorage(ctx, project, () => storageCreated(ctx, project));
+}
+
+/** Fork a project into a namespace, copying its storage; no half-made fork remains when the copy fails. */
+export async function forkProject(ctx: AppContext, actor: UserRow, source: ProjectRow, ns: NamespaceRow): Promise<ProjectRow> {
+  const fork = forkProjectRow(ctx, actor, source, ns);
+  return withStorage(ctx, fork, () => storageForked(ctx, source, fork));
+}
+
+/** Update a project and move its storage when its full path changed; the row is restored if the move fails. */
+export async function updateProjectWithStorage(ctx: AppContext, actor: UserRow, before: ProjectRow, p: ProjectParams): Promise<ProjectRow> {
+  const result = updateProject(ctx, actor, before, p);
+  try {
+    await storageMoved(ctx, result.project, result.fromFullPath, result.toFullPath);
+  } catch (e) {
+    restoreProjectRow(ctx, before);
+    throw e;
+  }
+  return result.project;
+}
+
+/** Delete a project: its rows in one transaction, then its storage. */
+export async function deleteProject(ctx: AppContext, project: ProjectRow): Promise<void> {
+  deleteProjectRows(ctx, project);
+  await removeProjectStorage(ctx, [project.id]);
 }
