@@ -52,8 +52,8 @@ export interface Daemon {
 const running = new Set<ChildProcess>();
 
 /** Spawn gantryd with args; resolve once it printed `gantryd listening on <url>`, reject (with its output) if it exits first. */
-export function startGantryd(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), timeoutMs = 15_000): Promise<Daemon> {
-  const proc = spawn(process.execPath, [GANTRYD, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startGantryd(args: string[], env: NodeJS.ProcessEnv = cleanEnv(), timeoutMs = 15_000, nodeArgs: string[] = []): Promise<Daemon> {
+  const proc = spawn(process.execPath, [...nodeArgs, GANTRYD, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(proc);
   let out = '';
   let err = '';
