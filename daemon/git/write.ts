@@ -93,7 +93,8 @@ class TreeLookup {
   }
 }
 
-function personEnv(prefix: 'AUTHOR' | 'COMMITTER', p: Person): Record<string, string> {
+/** GIT_<prefix>_NAME, _EMAIL and _DATE for a person (the identity commit-tree records). */
+export function personEnv(prefix: 'AUTHOR' | 'COMMITTER', p: Person): Record<string, string> {
   const date = p.date ?? new Date();
   return {
     [`GIT_${prefix}_NAME`]: p.name,

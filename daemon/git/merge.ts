@@ -1,0 +1,69 @@
+/**
+ * Merging without a work tree (merge requests): merge bases, ancestry, `git merge-tree --write-tree` (git 2.38+)
+ * to compute a merge and its conflicts, and a merge commit published with a compare-and-set ref update.
+ */
+import { gitText, runGit } from './command.js';
+import { GitError, InvalidRefNameError } from './errors.js';
+import { branchRef, validBranchName } from './refs.js';
+import { personEnv, updateRef, type Person } from './write.js';
+
+/** The best common ancestor of two commits, or null when they share no history. */
+export async function mergeBase(gitDir: string, a: string, b: string): Promise<string | null> {
+  const { stdout, exitCode } = await runGit(['merge-base', a, b, '--'], { gitDir, okCodes: [0, 1] });
+  return exitCode === 0 ? stdout.toString().trim() : null;
+}
+
+/** Whether `ancestor` is reachable from `descendant` (a commit is its own ancestor). */
+export async function isAncestor(gitDir: string, ancestor: string, descendant: string): Promise<boolean> {
+  const { exitCode } = await runGit(['merge-base', '--is-ancestor', ancestor, descendant], { gitDir, okCodes: [0, 1] });
+  return exitCode === 0;
+}
+
+/** What merging `theirs` into `ours` gives: the merged tree, or the paths in conflict. */
+export type MergeResult = { clean: true; tree: string } | { clean: false; conflicts: string[] };
+
+/** Compute the merge of two commits without touching any ref or work tree (objects are written to the repository). */
+export async function mergeTrees(gitDir: string, ours: string, theirs: string): Promise<MergeResult> {
+  const { stdout, exitCode } = await runGit(
+    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', '--allow-unrelated-histories', ours, theirs],
+    { gitDir, okCodes: [0, 1] },
+  );
+  const fields = stdout.toString('utf8').split('\0').filter((f) => f !== '');
+  const tree = fields[0];
+  if (!tree || !/^[0-9a-f]{40,64}$/.test(tree)) throw new GitError('git merge-tree gave no tree', ['merge-tree'], exitCode, '');
+  if (exitCode === 0) return { clean: true, tree };
+  return { clean: false, conflicts: [...new Set(fields.slice(1))] };
+}
+
+/** The merge of a source commit cannot be made without conflicts. */
+export class MergeConflictError extends Error {
+  constructor(readonly conflicts: string[]) {
+    super(`merge conflicts in ${conflicts.join(', ')}`);
+    this.name = 'MergeConflictError';
+  }
+}
+
+/** What a merge commit needs. */
+export interface MergeCommitOptions {
+  /** The branch that receives the merge. */
+  targetBranch: string;
+  /** The target branch's commit the merge is made on; the branch must still be there (compare-and-set). */
+  targetSha: string;
+  /** The commit merged in (the merge request's source head). */
+  sourceSha: string;
+  message: string;
+  author: Person;
+  committer?: Person;
+}
+
+/** Write a two-parent merge commit of `sourceSha` into `targetSha` and move the target branch to it. */
+export async function createMergeCommit(gitDir: string, o: MergeCommitOptions): Promise<{ sha: string; tree: string }> {
+  if (!validBranchName(o.targetBranch)) throw new InvalidRefNameError(o.targetBranch);
+  const merged = await mergeTrees(gitDir, o.targetSha, o.sourceSha);
+  if (!merged.clean) throw new MergeConflictError(merged.conflicts);
+  const message = o.message.endsWith('\n') ? o.message : `${o.message}\n`;
+  const env = { ...personEnv('AUTHOR', o.author), ...personEnv('COMMITTER', o.committer ?? o.author) };
+  const sha = (await gitText(['commit-tree', merged.tree, '-p', o.targetSha, '-p', o.sourceSha, '-F', '-'], { gitDir, env, input: message })).trim();
+  await updateRef(gitDir, branchRef(o.targetBranch), sha, o.targetSha, `merge: ${message.split('\n', 1)[0]}`);
+  return { sha, tree: merged.tree };
+}
