@@ -8,4 +8,4 @@ export { GitError, GitTimeoutError, RefConflictError, InvalidRefNameError, Revis
 export { runGit, spawnGit, gitText, type GitRunOptions, type GitResult } from './command.js';
 export { initBareRepository, copyBareRepository, removeBareRepository } from './lifecycle.js';
 export { closeAllProcesses, closeRepositoryProcesses } from './batch.js';
-export { mergeBase, isAncestor, mergeTrees, createMergeCommit, MergeConflictError, type MergeResult, type MergeCommitOptions } from './merge.js';
+export { mergeTrees, createMergeCommit, MergeConflictError, type MergeResult, type MergeCommitOptions } from './merge.js';

@@ -1,23 +1,12 @@
 /**
- * Merging without a work tree (merge requests): merge bases, ancestry, `git merge-tree --write-tree` (git 2.38+)
- * to compute a merge and its conflicts, and a merge commit published with a compare-and-set ref update.
+ * Merging without a work tree (merge requests): `git merge-tree --write-tree` (git 2.38+) computes a merge and its
+ * conflicts, and a merge commit is published with a compare-and-set ref update. Merge bases and ancestry are
+ * Repository#mergeBase and #isAncestor.
  */
 import { gitText, runGit } from './command.js';
 import { GitError, InvalidRefNameError } from './errors.js';
 import { branchRef, validBranchName } from './refs.js';
 import { personEnv, updateRef, type Person } from './write.js';
-
-/** The best common ancestor of two commits, or null when they share no history. */
-export async function mergeBase(gitDir: string, a: string, b: string): Promise<string | null> {
-  const { stdout, exitCode } = await runGit(['merge-base', a, b, '--'], { gitDir, okCodes: [0, 1] });
-  return exitCode === 0 ? stdout.toString().trim() : null;
-}
-
-/** Whether `ancestor` is reachable from `descendant` (a commit is its own ancestor). */
-export async function isAncestor(gitDir: string, ancestor: string, descendant: string): Promise<boolean> {
-  const { exitCode } = await runGit(['merge-base', '--is-ancestor', ancestor, descendant], { gitDir, okCodes: [0, 1] });
-  return exitCode === 0;
-}
 
 /** What merging `theirs` into `ours` gives: the merged tree, or the paths in conflict. */
 export type MergeResult = { clean: true; tree: string } | { clean: false; conflicts: string[] };

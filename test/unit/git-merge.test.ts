@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  Repository, RefConflictError, initBareRepository, closeAllProcesses, createMergeCommit, isAncestor, mergeBase, mergeTrees, MergeConflictError,
+  Repository, RefConflictError, initBareRepository, closeAllProcesses, createMergeCommit, mergeTrees, MergeConflictError,
 } from '../../daemon/git/index.js';
 import { createCommit } from '../../daemon/git/write.js';
 import { gitOk, tempDir } from '../helpers/git.js';
@@ -48,15 +48,21 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-describe('merge base and ancestry', () => {
+describe('merge base and ancestry (Repository)', () => {
   it('finds the fork point, and null for unrelated histories', async () => {
-    expect(await mergeBase(gitDir, feature, master)).toBe(base);
-    expect(await mergeBase(gitDir, feature, unrelated)).toBeNull();
+    expect(await repo.mergeBase(feature, master)).toBe(base);
+    expect(await repo.mergeBase(feature, unrelated)).toBeNull();
   });
   it('tells ancestors apart', async () => {
-    expect(await isAncestor(gitDir, base, feature)).toBe(true);
-    expect(await isAncestor(gitDir, feature, feature)).toBe(true);
-    expect(await isAncestor(gitDir, feature, master)).toBe(false);
+    expect(await repo.isAncestor(base, feature)).toBe(true);
+    expect(await repo.isAncestor(feature, feature)).toBe(true);
+    expect(await repo.isAncestor(feature, master)).toBe(false);
+  });
+});
+
+describe('mergeTrees of unrelated histories', () => {
+  it('merges them (merge requests between unrelated branches are refused by the service, not by git)', async () => {
+    expect((await mergeTrees(gitDir, master, unrelated)).clean).toBe(true);
   });
 });
 
