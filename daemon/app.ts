@@ -9,6 +9,7 @@ import { ApiError, unauthorized } from './errors.js';
 import { normalizeBoolean } from './api/params.js';
 import { authenticate } from './policy/authentication.js';
 import { apiRoutes } from './api/index.js';
+import { lazySerializerFactory, lazyValidatorFactory } from './schema-compilers.js';
 import gitHttpRoutes from './git-http/index.js';
 
 const SECRET_PARAM = /^(?:private_token|access_token|bearer_token|token|sudo|password|refresh_token|client_secret|code)(?:\[.*)?$/i;
@@ -57,6 +58,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     // Fastify's own per-request lines are off (the onResponse hook logs one redacted line instead).
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
+    // Fastify's own compilers, compiling each route's schemas on first use (daemon/schema-compilers.ts).
+    schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } },
   });
   app.decorate('ctx', ctx);
   app.decorateRequest('user', null);

@@ -8,6 +8,7 @@ import { openDatabase, SchemaError } from './db/connection.js';
 import { bootstrap, loadSecrets, prepareDataDir } from './bootstrap.js';
 import { buildApp } from './app.js';
 import { startBackground, stopBackground } from './background.js';
+import { compilePendingSchemas } from './schema-compilers.js';
 import './services/hook-deliveries.js'; // registers the hook delivery worker and its push listener
 
 /** Start a daemon for a configuration; resolves once listening. Used by main() and by tests. */
@@ -18,10 +19,13 @@ export async function startDaemon(config: DaemonConfig, opts: { logger?: pino.Lo
   const db = openDatabase(join(paths.data, 'gantry.db'));
   let externalUrl = config.externalUrl ?? `http://${config.host}:${config.port}`;
   const ctx: AppContext = { db, config, secrets, paths, externalUrl: () => externalUrl };
-  const { generatedPassword } = await bootstrap(ctx);
+  // The first start hashes the root password (scrypt, in libuv's thread pool): the routes are built meanwhile.
+  const booting = bootstrap(ctx);
+  booting.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled
 
   const logger = opts.logger === false ? false : opts.logger ?? pino({ level: config.logLevel }, pino.destination(2));
   const app = await buildApp(ctx, { logger: logger ? { loggerInstance: logger } : false });
+  const { generatedPassword } = await booting;
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (e) {
@@ -41,6 +45,8 @@ export async function startDaemon(config: DaemonConfig, opts: { logger?: pino.Lo
   if (!config.externalUrl) externalUrl = url;
   startBackground(ctx);
   opts.onListening?.(url);
+  // Route schemas compile on first use; the rest compile now in 5 ms slices, so requests never wait long behind them.
+  setImmediate(() => void compilePendingSchemas(5));
 
   const close = async () => {
     stopBackground();

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'n
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { daemonAsset } from '../assets.js';
 
 /** What the pre-receive hook does with one ref: refuse with a message, or refuse only a force push. {} allows. */
 export interface RefRule {
@@ -18,7 +18,7 @@ export interface RefRule {
 }
 
 /** The hook program (plain .mjs: runs from the sources and from dist/, where the build copies it). */
-export const PRE_RECEIVE_SCRIPT = fileURLToPath(new URL('./hooks/pre-receive.mjs', import.meta.url));
+export const PRE_RECEIVE_SCRIPT = daemonAsset('git/hooks/pre-receive.mjs');
 
 const SHIM = `#!/bin/sh
 # Written by gantryd: branch protection for pushes over HTTP. Rewritten on start; do not edit.

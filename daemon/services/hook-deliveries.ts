@@ -15,7 +15,7 @@
  * GANTRY_HOOK_MAX_ATTEMPTS (default 8), or the options of startHookDeliveryWorker.
  */
 import { and, asc, eq, inArray, lt, lte, min, ne, sql } from 'drizzle-orm';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { projectHooks } from '../db/schema.js';
@@ -150,8 +150,8 @@ class Worker implements HookDeliveryWorker {
   private woken = false;
   private stopped = false;
   private lastPrune = 0;
-  private readonly agent: Agent;
-  private readonly insecureAgent: Agent;
+  /** undici and its two agents, loaded on the first delivery (the daemon's start does not pay for undici). */
+  private http: Promise<{ request: typeof import('undici').request; agent: Agent; insecureAgent: Agent }> | null = null;
 
   constructor(private readonly ctx: AppContext, opts: HookWorkerOptions) {
     const timeoutMs = opts.timeoutMs ?? 10_000;
@@ -165,8 +165,15 @@ class Worker implements HookDeliveryWorker {
       retentionMs: opts.retentionMs ?? 30 * 24 * 3600_000,
       log: opts.log,
     };
-    this.agent = new Agent({ connect: { timeout: timeoutMs } });
-    this.insecureAgent = new Agent({ connect: { timeout: timeoutMs, rejectUnauthorized: false } });
+  }
+
+  private client() {
+    this.http ??= import('undici').then(({ Agent, request }) => ({
+      request,
+      agent: new Agent({ connect: { timeout: this.o.timeoutMs } }),
+      insecureAgent: new Agent({ connect: { timeout: this.o.timeoutMs, rejectUnauthorized: false } }),
+    }));
+    return this.http;
   }
 
   wake(): void {
@@ -193,8 +200,7 @@ class Worker implements HookDeliveryWorker {
     }
     for (const c of this.inflight.values()) c.abort();
     this.inflight.clear();
-    void this.agent.destroy().catch(() => undefined);
-    void this.insecureAgent.destroy().catch(() => undefined);
+    void this.http?.then((h) => Promise.all([h.agent.destroy(), h.insecureAgent.destroy()])).catch(() => undefined);
   }
 
   private log(message: string, err: unknown): void {
@@ -277,9 +283,10 @@ class Worker implements HookDeliveryWorker {
     if (d.token) headers['x-gitlab-token'] = d.token;
     const timeout = AbortSignal.timeout(this.o.timeoutMs);
     try {
-      const res = await request(d.url, {
+      const http = await this.client();
+      const res = await http.request(d.url, {
         method: 'POST', headers, body: d.payload, signal: AbortSignal.any([stop, timeout]),
-        dispatcher: (d.verifySsl ? this.agent : this.insecureAgent) as Dispatcher,
+        dispatcher: (d.verifySsl ? http.agent : http.insecureAgent) as Dispatcher,
         headersTimeout: this.o.timeoutMs, bodyTimeout: this.o.timeoutMs,
       });
       await res.body.dump({ limit: 64 * 1024 });
