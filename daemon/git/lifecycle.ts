@@ -1,8 +1,9 @@
 /** Creating, copying and removing bare repositories on disk (each built in a temporary directory, then renamed). */
 import { existsSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { syncDir } from '../durable-files.js';
 import { closeRepositoryProcesses } from './batch.js';
 import { runGit } from './command.js';
 import { branchRef, validBranchName } from './refs.js';
@@ -13,16 +14,26 @@ async function setHead(gitDir: string, branch: string): Promise<void> {
   await runGit(['symbolic-ref', 'HEAD', branchRef(validBranchName(branch) ? branch : 'master')], { gitDir });
 }
 
-/** Create an empty bare repository whose HEAD points at `defaultBranch`. An existing repository is left alone. */
+/** The config of a new bare repository, as `git init --bare` writes it. */
+const BARE_CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n';
+
+/**
+ * Create an empty bare repository whose HEAD points at `defaultBranch`. An existing repository is left alone.
+ * The files are written directly, exactly what `git init --bare --template=` and `git symbolic-ref HEAD` leave
+ * (HEAD, config, objects/{info,pack}, refs/{heads,tags}): two git processes per project creation cost more than
+ * the rest of the request (spawning from a daemon of 100 MB takes about 10 ms each).
+ */
 export async function initBareRepository(path: string, defaultBranch: string): Promise<void> {
   if (existsSync(join(path, 'HEAD'))) return;
   await mkdir(dirname(path), { recursive: true });
   const tmp = tempSibling(path);
   try {
-    // --template= : no sample hooks or description; hooks come from core.hooksPath at push time.
-    await runGit(['init', '--bare', '--quiet', '--template=', '--', tmp]);
-    await setHead(tmp, defaultBranch);
+    for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) await mkdir(join(tmp, dir), { recursive: true });
+    await writeFile(join(tmp, 'config'), BARE_CONFIG);
+    await writeFile(join(tmp, 'HEAD'), `ref: ${branchRef(validBranchName(defaultBranch) ? defaultBranch : 'master')}\n`);
     await rename(tmp, path);
+    // The new name survives a crash (the database row it belongs to is already committed).
+    await syncDir(dirname(path));
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
