@@ -10,9 +10,12 @@ import { performance } from 'node:perf_hooks';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ROOT_PASSWORD = 'benchpassword1';
 
-/** Start gantryd on a free port in a fresh data dir; resolves with { url, pid, stop, dataDir }. */
-export async function startDaemon(extraEnv = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gantry-bench-'));
+/**
+ * Start gantryd on a free port in a fresh data dir (or `opts.dataDir`, kept on stop); resolves with
+ * { url, pid, stop, dataDir }.
+ */
+export async function startDaemon(extraEnv = {}, opts = {}) {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'gantry-bench-'));
   const child = spawn(process.execPath, [join(ROOT, 'bin/gantryd.js'), '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'], {
     // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
     env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, ...extraEnv },
@@ -30,7 +33,7 @@ export async function startDaemon(extraEnv = {}) {
   const stop = async () => {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!opts.keep) rmSync(dataDir, { recursive: true, force: true });
   };
   return { url, pid: child.pid, stop, dataDir };
 }
