@@ -123,6 +123,25 @@ export function canProject(ctx: AppContext, user: UserRow | null, ability: Proje
   return false;
 }
 
+/** What the confidentiality rule needs to know about an issue or merge request. */
+export interface ReadableIssuable {
+  type: 'Issue' | 'MergeRequest';
+  confidential?: boolean;
+  authorId: number | null;
+  assigneeId: number | null;
+}
+
+/**
+ * Whether `user` may read one issue or merge request (8.x IssuePolicy): read_issue / read_merge_request on the
+ * project, and for a confidential issue also being its author, its assignee, a reporter or up, or an admin.
+ */
+export function canReadIssuable(ctx: AppContext, user: UserRow | null, project: ProjectRow, issuable: ReadableIssuable): boolean {
+  if (!canProject(ctx, user, issuable.type === 'Issue' ? 'read_issue' : 'read_merge_request', project)) return false;
+  if (!issuable.confidential || !user) return !!user;
+  if (user.isAdmin || user.id === issuable.authorId || user.id === issuable.assigneeId) return true;
+  return projectAccessLevel(ctx, user, project) >= REPORTER;
+}
+
 /** Whether an anonymous caller may read a project's code (git over HTTP only; the API always needs a user). */
 export function anonymousCanDownload(project: ProjectRow): boolean {
   return project.visibilityLevel === PUBLIC;

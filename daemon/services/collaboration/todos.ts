@@ -1,11 +1,16 @@
 /**
  * Todos: created for assignment, mentions and by hand; marked done on close and by the user.
  * OWNER: todos engineer. The exported signatures below are a contract called by issues, notes and merge requests
- * inside their transactions.
+ * inside their transactions. The rules are GitLab 8.x's TodoService: no todo for the actor themself, none for a
+ * mentioned user who cannot read the target, and none while the user already has a pending todo on the target.
  */
+import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import type { TodoRow } from '../../db/schema-collaboration.js';
+import { now } from '../../context.js';
+import { todos, type TodoAction, type TodoRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
+import { canReadIssuable } from '../../policy/permissions.js';
+import { mentionedUsers } from './mentions.js';
 import type { Target, Tx } from './tx.js';
 
 /** What todo hooks need to know about the issuable. */
@@ -18,29 +23,104 @@ export interface IssuableInfo {
   confidential?: boolean;
 }
 
+/**
+ * Create one todo per user unless the user already has a pending todo on the target (8.x create_todos: one pending
+ * todo per user and target, whatever its action). Returns the rows created.
+ */
+function createTodos(tx: Tx, userIds: number[], actor: UserRow, issuable: IssuableInfo, action: TodoAction, noteId: number | null = null): TodoRow[] {
+  if (userIds.length === 0) return [];
+  const { target } = issuable;
+  const pending = new Set(
+    tx.select({ userId: todos.userId }).from(todos)
+      .where(and(eq(todos.targetType, target.type), eq(todos.targetId, target.id), inArray(todos.userId, userIds), eq(todos.state, 'pending')))
+      .all().map((r) => r.userId),
+  );
+  const t = now();
+  const created: TodoRow[] = [];
+  for (const userId of new Set(userIds)) {
+    if (pending.has(userId)) continue;
+    created.push(tx.insert(todos).values({
+      userId, projectId: issuable.project.id, authorId: actor.id, targetType: target.type, targetId: target.id,
+      action, state: 'pending', noteId, createdAt: t, updatedAt: t,
+    }).returning().get());
+  }
+  return created;
+}
+
+/** Users mentioned in `text` who get a `mentioned` todo: not the actor, not `skip`, and able to read the target. */
+function mentionRecipients(ctx: AppContext, actor: UserRow, issuable: IssuableInfo, text: string | null, skip: Set<number> = new Set()): number[] {
+  const readable = { type: issuable.target.type, confidential: issuable.confidential, authorId: issuable.authorId, assigneeId: issuable.assigneeId };
+  return mentionedUsers(ctx, text)
+    .filter((u) => u.id !== actor.id && !skip.has(u.id) && canReadIssuable(ctx, u, issuable.project, readable))
+    .map((u) => u.id);
+}
+
+/** An `assigned` todo for the assignee unless the actor assigned themself. */
+function assignmentTodo(tx: Tx, actor: UserRow, issuable: IssuableInfo): void {
+  if (issuable.assigneeId !== null && issuable.assigneeId !== actor.id) createTodos(tx, [issuable.assigneeId], actor, issuable, 'assigned');
+}
+
 /** After create: `assigned` todo for the assignee (unless self-assigned), `mentioned` for users mentioned in `text`. */
 export function todosForNewIssuable(ctx: AppContext, tx: Tx, actor: UserRow, issuable: IssuableInfo, text: string | null): void {
-  throw new Error('not implemented');
+  assignmentTodo(tx, actor, issuable);
+  createTodos(tx, mentionRecipients(ctx, actor, issuable, text), actor, issuable, 'mentioned');
 }
 
 /** After update: `assigned` when the assignee changed, `mentioned` for users newly mentioned (not in `oldText`). */
 export function todosForUpdatedIssuable(
   ctx: AppContext, tx: Tx, actor: UserRow, issuable: IssuableInfo, change: { oldAssigneeId: number | null; oldText: string | null; newText: string | null },
 ): void {
-  throw new Error('not implemented');
+  if (issuable.assigneeId !== change.oldAssigneeId) assignmentTodo(tx, actor, issuable);
+  if (change.newText === change.oldText) return;
+  const already = new Set(mentionedUsers(ctx, change.oldText).map((u) => u.id));
+  createTodos(tx, mentionRecipients(ctx, actor, issuable, change.newText, already), actor, issuable, 'mentioned');
 }
 
 /** After a user note: `mentioned` todos for users mentioned in it (with its note id); marks the actor's todos on the target done (8.x). */
 export function todosForNote(ctx: AppContext, tx: Tx, actor: UserRow, issuable: IssuableInfo, noteId: number, text: string): void {
-  throw new Error('not implemented');
+  markPendingDone(tx, actor.id, issuable.target);
+  createTodos(tx, mentionRecipients(ctx, actor, issuable, text), actor, issuable, 'mentioned', noteId);
+}
+
+/** The user's pending todos on a target become done. */
+function markPendingDone(tx: Tx, userId: number, target: Target): void {
+  tx.update(todos).set({ state: 'done', updatedAt: now() })
+    .where(and(eq(todos.userId, userId), eq(todos.targetType, target.type), eq(todos.targetId, target.id), eq(todos.state, 'pending')))
+    .run();
 }
 
 /** When `actor` closes (or merges) the target: their pending todos on it become done (8.x). */
 export function markTodosDoneOnClose(tx: Tx, actor: UserRow, target: Target): void {
-  throw new Error('not implemented');
+  markPendingDone(tx, actor.id, target);
 }
 
 /** POST .../todo: a `marked` todo for the caller, or null when a pending one already exists (the route answers 304). */
 export function markTodo(ctx: AppContext, tx: Tx, actor: UserRow, issuable: IssuableInfo): TodoRow | null {
-  throw new Error('not implemented');
+  return createTodos(tx, [actor.id], actor, issuable, 'marked')[0] ?? null;
+}
+
+/** Filters of GET /todos (all optional; state defaults to pending). */
+export interface TodoFilters {
+  action?: TodoAction;
+  authorId?: number;
+  projectId?: number;
+  state?: 'pending' | 'done';
+  type?: 'Issue' | 'MergeRequest';
+}
+
+/** DELETE /todos/:id: the user's todo marked done, or null when it is absent or another user's (404). */
+export function markTodoDone(ctx: AppContext, user: UserRow, id: number): TodoRow | null {
+  return ctx.db.transaction((tx) => {
+    const row = tx.select().from(todos).where(and(eq(todos.id, id), eq(todos.userId, user.id))).get();
+    if (!row) return null;
+    if (row.state === 'done') return row;
+    return tx.update(todos).set({ state: 'done', updatedAt: now() }).where(eq(todos.id, id)).returning().get();
+  });
+}
+
+/** DELETE /todos: every pending todo of the user marked done; the number marked. */
+export function markAllTodosDone(ctx: AppContext, user: UserRow): number {
+  return ctx.db.transaction((tx) =>
+    tx.update(todos).set({ state: 'done', updatedAt: now() }).where(and(eq(todos.userId, user.id), eq(todos.state, 'pending'))).run().changes,
+  );
 }
