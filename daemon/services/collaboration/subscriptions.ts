@@ -2,18 +2,45 @@
  * Subscriptions of users to issues, merge requests and labels (POST/DELETE .../subscription, the `subscribed` field).
  * OWNER: labels/milestones engineer. Signatures are a contract used by issues and merge requests.
  */
+import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import type { SubscribableType } from '../../db/schema-collaboration.js';
+import { now } from '../../context.js';
+import { subscriptions, type SubscribableType } from '../../db/schema-collaboration.js';
 import type { Tx } from './tx.js';
 
-/** Subscribe a user; false when already subscribed (the route answers 304). */
-export function subscribe(tx: Tx, userId: number, type: SubscribableType, id: number): boolean {
-  throw new Error('not implemented');
+function rowOf(tx: Tx, userId: number, type: SubscribableType, id: number) {
+  return tx.select().from(subscriptions)
+    .where(and(eq(subscriptions.subscribableType, type), eq(subscriptions.subscribableId, id), eq(subscriptions.userId, userId))).get();
 }
 
-/** Unsubscribe a user; false when not subscribed (the route answers 304). */
-export function unsubscribe(tx: Tx, userId: number, type: SubscribableType, id: number): boolean {
-  throw new Error('not implemented');
+/** Write the explicit (un)subscription row of a user, inserting or updating it. */
+function setSubscribed(tx: Tx, userId: number, type: SubscribableType, id: number, subscribed: boolean): void {
+  const t = now();
+  tx.insert(subscriptions).values({ userId, subscribableType: type, subscribableId: id, subscribed, createdAt: t, updatedAt: t })
+    .onConflictDoUpdate({ target: [subscriptions.subscribableType, subscriptions.subscribableId, subscriptions.userId], set: { subscribed, updatedAt: t } })
+    .run();
+}
+
+/**
+ * Subscribe a user; false when already subscribed (the route answers 304). `implicitly` says the user is already
+ * subscribed without a row (the author, assignee or a participant of an issue or merge request, as 8.x).
+ */
+export function subscribe(tx: Tx, userId: number, type: SubscribableType, id: number, implicitly = false): boolean {
+  const row = rowOf(tx, userId, type, id);
+  if (row ? row.subscribed : implicitly) return false;
+  setSubscribed(tx, userId, type, id, true);
+  return true;
+}
+
+/**
+ * Unsubscribe a user; false when not subscribed (the route answers 304). `implicitly` as for subscribe: an implicit
+ * subscriber is unsubscribed by an explicit row with subscribed = 0.
+ */
+export function unsubscribe(tx: Tx, userId: number, type: SubscribableType, id: number, implicitly = false): boolean {
+  const row = rowOf(tx, userId, type, id);
+  if (!(row ? row.subscribed : implicitly)) return false;
+  setSubscribed(tx, userId, type, id, false);
+  return true;
 }
 
 /**
@@ -22,10 +49,31 @@ export function unsubscribe(tx: Tx, userId: number, type: SubscribableType, id: 
  * `implicit` gives the author/assignee ids per target for that rule.
  */
 export function subscribedSet(ctx: AppContext, userId: number, type: SubscribableType, ids: number[], implicit?: Map<number, number[]>): Set<number> {
-  throw new Error('not implemented');
+  const out = new Set<number>();
+  if (ids.length === 0) return out;
+  const explicit = new Map<number, boolean>();
+  for (const part of chunks([...new Set(ids)])) {
+    const rows = ctx.db.select({ id: subscriptions.subscribableId, subscribed: subscriptions.subscribed }).from(subscriptions)
+      .where(and(eq(subscriptions.userId, userId), eq(subscriptions.subscribableType, type), inArray(subscriptions.subscribableId, part))).all();
+    for (const r of rows) explicit.set(r.id, r.subscribed);
+  }
+  for (const id of ids) {
+    const e = explicit.get(id);
+    if (e === undefined ? (implicit?.get(id)?.includes(userId) ?? false) : e) out.add(id);
+  }
+  return out;
 }
 
 /** Users subscribed to a target (explicitly), for notifications. */
 export function subscriberIds(ctx: AppContext, type: SubscribableType, id: number): number[] {
-  throw new Error('not implemented');
+  return ctx.db.select({ userId: subscriptions.userId }).from(subscriptions)
+    .where(and(eq(subscriptions.subscribableType, type), eq(subscriptions.subscribableId, id), eq(subscriptions.subscribed, true)))
+    .orderBy(subscriptions.userId).all().map((r) => r.userId);
+}
+
+/** Split ids into parts below SQLite's bound-parameter limit. */
+export function chunks<T>(xs: T[], size = 500): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += size) out.push(xs.slice(i, i + size));
+  return out;
 }
