@@ -80,8 +80,8 @@ export function pipelineStatus(builds: readonly StatusBuild[], opts: { yamlError
 export function nextPipelineStatus(current: BuildStatus, computed: BuildStatus): BuildStatus {
   if (computed === 'created') return current;
   if (computed === 'pending') {
-    if (current === 'created') return 'pending';
-    if (isFinished(current) || current === 'skipped') return 'running';
+    // A retried or played finished pipeline reads pending at once (then running when a runner takes a build).
+    if (current === 'created' || isFinished(current) || current === 'skipped') return 'pending';
     return current;
   }
   return computed;
@@ -204,7 +204,7 @@ export function buildsToReprocess<B extends { status: BuildStatus; stageIdx: num
 
 /** Pipeline retry: the latest builds that failed and can be retried (canceled ones are not). */
 export function pipelineRetryTargets<B extends ActionableBuild>(latest: readonly B[]): B[] {
-  return latest.filter((b) => b.status === 'failed' && canRetry(b));
+  return latest.filter((b) => (b.status === 'failed' || b.status === 'canceled') && canRetry(b));
 }
 
 /** Pipeline cancel: only pending and running builds; created ones are skipped by the next pass. */

@@ -166,18 +166,29 @@ function retryValues(b: CommitStatusRow, user: UserRow | null, at: string): type
  * skipped builds of the pipeline back to created. Returns the new build, or null when the build cannot be retried.
  */
 export function retryBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow | null): CommitStatusRow | null {
-  const result = ctx.db.transaction((tx) => {
-    const b = tx.select().from(commitStatuses).where(eq(commitStatuses.id, build.id)).get();
-    if (!b || b.type !== 'build' || !canRetry({ status: b.status as BuildStatus, commands: b.commands })) return null;
-    const retried = tx.insert(commitStatuses).values(retryValues(b, user, now())).returning().get();
-    queueBuildHook(ctx, tx, retried);
-    reprocessLaterStages(ctx, tx, b.pipelineId, b.stageIdx);
-    processPipeline(ctx, b.pipelineId, tx);
-    return { old: b, retried };
+  return retryBuilds(ctx, [build], user)[0] ?? null;
+}
+
+/**
+ * Retry several builds of one pipeline in one transaction (a pipeline retry): each gets its copy, then the pipeline is
+ * processed and its status recomputed once, from all the copies together. Returns the new builds.
+ */
+export function retryBuilds(ctx: AppContext, builds: readonly CommitStatusRow[], user: UserRow | null): CommitStatusRow[] {
+  const done = ctx.db.transaction((tx) => {
+    const out: { old: CommitStatusRow; retried: CommitStatusRow }[] = [];
+    for (const build of builds) {
+      const b = tx.select().from(commitStatuses).where(eq(commitStatuses.id, build.id)).get();
+      if (!b || b.type !== 'build' || !canRetry({ status: b.status as BuildStatus, commands: b.commands })) continue;
+      const retried = tx.insert(commitStatuses).values(retryValues(b, user, now())).returning().get();
+      queueBuildHook(ctx, tx, retried);
+      reprocessLaterStages(ctx, tx, b.pipelineId, b.stageIdx);
+      out.push({ old: b, retried });
+    }
+    for (const pipelineId of new Set(out.map((r) => r.old.pipelineId))) processPipeline(ctx, pipelineId, tx);
+    return out;
   });
-  if (!result) return null;
-  for (const l of [...retriedListeners]) track(Promise.resolve().then(() => l(ctx, result.old, result.retried)));
-  return result.retried;
+  for (const result of done) for (const l of [...retriedListeners]) track(Promise.resolve().then(() => l(ctx, result.old, result.retried)));
+  return done.map((r) => r.retried);
 }
 
 /** The latest builds of a pipeline (highest id per name), as processing and statuses see them. */

@@ -18,7 +18,7 @@ import { isZeroSha, type CommitInfo } from '../git/objects.js';
 import { onPush, type Tx } from './push.js';
 import { projectNamespace } from './projects.js';
 import { projectRepository } from './repositories.js';
-import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuild } from './builds.js';
+import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuilds } from './builds.js';
 import { queuePipelineHook } from './ci-hooks.js';
 
 /** The database or a transaction handle: the services below run either way. */
@@ -269,11 +269,15 @@ export function findProjectPipeline(ctx: AppContext, projectId: number, id: numb
   return p && p.projectId === projectId ? p : null;
 }
 
-/** Retry a pipeline: every latest failed build that can be retried gets a pending copy (8.13 retry_failed). */
+/**
+ * Retry a pipeline: every latest build that failed or was canceled and can be retried gets a copy (8.x
+ * `builds.latest.failed_or_canceled`), and the pipeline's status is recomputed, all in one transaction: the answer
+ * reads `pending` at once.
+ */
 export function retryPipeline(ctx: AppContext, pipeline: PipelineRow, user: UserRow | null): PipelineRow {
   const latest = latestPipelineBuilds(ctx.db, pipeline.id);
   const targets = pipelineRetryTargets(latest.map((b) => ({ status: b.status as BuildStatus, commands: b.commands, row: b })));
-  for (const t of targets) retryBuild(ctx, t.row, user);
+  retryBuilds(ctx, targets.map((t) => t.row), user);
   return findPipeline(ctx.db, pipeline.id) ?? pipeline;
 }
 

@@ -266,21 +266,25 @@ describe('pipelines API', () => {
     expect((await s.api('GET', `/projects/${other}/pipelines/${first}`, owner)).status).toBe(404);
   });
 
-  it('cancel (200) cancels pending/running builds and skips created ones; retry (201) retries failed builds', async () => {
+  it('cancel (200) cancels pending/running builds and skips created ones; retry (201) retries failed and canceled builds, pending at once', async () => {
     const c = await s.api('POST', `/projects/${pid}/pipelines/${first}/cancel`, cast.developer);
     expect(c.status).toBe(200);
     expect(c.body.status).toBe('canceled');
     expect(statusByName(s.ctx, first)).toEqual({ a: 'canceled', b: 'canceled' });
-    // canceled builds are not retried by a pipeline retry
+    // canceled builds are retried too (8.x failed_or_canceled); the answer already reads pending
     const r0 = await s.api('POST', `/projects/${pid}/pipelines/${first}/retry`, cast.developer);
     expect(r0.status).toBe(201);
-    expect(r0.body.status).toBe('canceled');
+    expect(r0.body.status).toBe('pending');
+    expect(r0.body.finished_at).toBeNull();
+    expect(statusByName(s.ctx, first)).toEqual({ a: 'pending', b: 'pending' });
+    expect((await s.api('GET', `/projects/${pid}/pipelines/${first}`, cast.developer)).body.status).toBe('pending');
     const second = pipelinesOf(s.ctx, pid)[1]!.id;
     await drive(s.ctx, second, 'a', 'run', 'drop');
     await drive(s.ctx, second, 'b', 'run', 'success');
     expect(pipelinesOf(s.ctx, pid)[1]!.status).toBe('failed');
     const r = await s.api('POST', `/projects/${pid}/pipelines/${second}/retry`, cast.developer);
     expect(r.status).toBe(201);
+    // a pending retry beside a finished build composes to running (8.x composite status), never the old `failed`
     expect(r.body.status).toBe('running');
     expect(statusByName(s.ctx, second)).toEqual({ a: 'pending', b: 'success' });
     expect(pipelinesOf(s.ctx, pid)[1]!.finishedAt).toBeNull();

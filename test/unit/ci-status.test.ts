@@ -65,8 +65,9 @@ describe('compositeStatus / pipelineStatus', () => {
   it('maps computed statuses onto the pipeline like 8.x pipeline events', () => {
     expect(nextPipelineStatus('pending', 'created')).toBe('pending');
     expect(nextPipelineStatus('created', 'pending')).toBe('pending');
-    expect(nextPipelineStatus('failed', 'pending')).toBe('running'); // retry of a finished pipeline
-    expect(nextPipelineStatus('skipped', 'pending')).toBe('running');
+    expect(nextPipelineStatus('failed', 'pending')).toBe('pending'); // retry of a finished pipeline reads pending at once
+    expect(nextPipelineStatus('canceled', 'pending')).toBe('pending');
+    expect(nextPipelineStatus('skipped', 'pending')).toBe('pending');
     expect(nextPipelineStatus('running', 'pending')).toBe('running');
     expect(nextPipelineStatus('pending', 'running')).toBe('running');
     expect(nextPipelineStatus('running', 'success')).toBe('success');
@@ -120,7 +121,7 @@ describe('build transitions and actions', () => {
     expect(canErase({ status: 'running', hasTrace: true })).toBe(false);
   });
 
-  it('pipeline retry takes latest failed builds only; cancel takes pending and running', () => {
+  it('pipeline retry takes latest failed and canceled builds (8.x failed_or_canceled); cancel takes pending and running', () => {
     const builds = [
       { id: 1, status: 'failed' as BuildStatus, commands: 'x' },
       { id: 2, status: 'canceled' as BuildStatus, commands: 'x' },
@@ -129,7 +130,7 @@ describe('build transitions and actions', () => {
       { id: 5, status: 'running' as BuildStatus, commands: 'x' },
       { id: 6, status: 'created' as BuildStatus, commands: 'x' },
     ];
-    expect(pipelineRetryTargets(builds).map((x) => x.id)).toEqual([1]);
+    expect(pipelineRetryTargets(builds).map((x) => x.id)).toEqual([1, 2]);
     expect(pipelineCancelTargets(builds).map((x) => x.id)).toEqual([4, 5]);
   });
 
