@@ -6,8 +6,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { userForToken } from '../policy/authentication.js';
+import { gitProtocolDenial, userForToken } from '../policy/authentication.js';
 import { anonymousCanDownload, canProject } from '../policy/permissions.js';
+import { getSettings } from '../services/settings.js';
 import { signIn } from '../services/users.js';
 
 /** What a set of git credentials stands for. */
@@ -74,6 +75,9 @@ const deny = (status: 401 | 403 | 404, message: string): GitAccess => ({ ok: fal
  * A signed-in caller who may not see the project: 404. Visible but not allowed: 403.
  */
 export async function gitAccess(ctx: AppContext, request: FastifyRequest, project: ProjectRow | null, write: boolean): Promise<GitAccess> {
+  // The protocol first, as 8.x's GitAccess#check: no credential is asked for when HTTP is switched off.
+  const protocolDenial = gitProtocolDenial(getSettings(ctx).enabledGitAccessProtocol, 'http');
+  if (protocolDenial) return deny(403, protocolDenial);
   const basic = parseBasicAuth(request.headers.authorization);
   const cred = basic ? await resolveGitCredentials(ctx, basic.username, basic.password) : null;
   if (basic && !cred) return deny(401, MESSAGES.unauthorized);

@@ -118,3 +118,15 @@ declare module 'fastify' {
     public?: boolean;
   }
 }
+
+/** A git transport, for the `enabled_git_access_protocol` setting. */
+export type GitProtocol = 'http' | 'ssh';
+
+/**
+ * Whether git over `protocol` is allowed by the `enabled_git_access_protocol` application setting (null: both), or
+ * the refusal git shows the user (8.x Gitlab::GitAccess#protocol_allowed? and its message).
+ */
+export function gitProtocolDenial(setting: string | null, protocol: GitProtocol): string | null {
+  if (!setting || setting === protocol) return null;
+  return `Git access over ${protocol.toUpperCase()} is not allowed; use ${setting.toUpperCase()} (an administrator chose it in the application settings: enabled_git_access_protocol)`;
+}

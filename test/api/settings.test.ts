@@ -7,7 +7,7 @@ import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.j
 import { resolveConfig } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
 import { openDatabase } from '../../daemon/db/connection.js';
-import { runnersRegistrationToken } from '../../daemon/services/settings.js';
+import { getSettings, runnersRegistrationToken } from '../../daemon/services/settings.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 
 let s: TestServer;
@@ -20,7 +20,7 @@ const FIELDS: Record<string, 'integer' | 'boolean' | 'string' | 'string?' | 'int
   session_expire_delay: 'integer', default_project_visibility: 'integer', default_snippet_visibility: 'integer',
   default_group_visibility: 'integer', domain_whitelist: 'string[]?', domain_blacklist_enabled: 'boolean', domain_blacklist: 'string[]?',
   user_oauth_applications: 'boolean', after_sign_out_path: 'string?', container_registry_token_expire_delay: 'integer',
-  repository_storage: 'string', enabled_git_access_protocol: 'string?', runners_registration_token: 'string',
+  repository_storage: 'string', runners_registration_token: 'string',
 };
 
 const get = async () => (await s.api('GET', '/application/settings', s.root)).body;
@@ -62,8 +62,10 @@ describe('GET /application/settings', () => {
       home_page_url: null, default_branch_protection: 2, restricted_visibility_levels: null, max_attachment_size: 10,
       session_expire_delay: 10080, default_project_visibility: 0, default_snippet_visibility: 0, default_group_visibility: 0,
       domain_whitelist: null, domain_blacklist_enabled: false, domain_blacklist: null, user_oauth_applications: true,
-      after_sign_out_path: null, container_registry_token_expire_delay: 5, repository_storage: 'default', enabled_git_access_protocol: null,
+      after_sign_out_path: null, container_registry_token_expire_delay: 5, repository_storage: 'default',
     });
+    // write-only (the spec's Application settings resource): never shown
+    expect(r.body).not.toHaveProperty('enabled_git_access_protocol');
     expect(r.body.runners_registration_token.length).toBeGreaterThanOrEqual(20);
   });
 });
@@ -82,7 +84,11 @@ describe('PUT /application/settings', () => {
     };
     const r = await put(change);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ ...change, restricted_visibility_levels: [0, 20] });
+    const { enabled_git_access_protocol: protocol, ...shown } = change;
+    expect(r.body).toMatchObject({ ...shown, restricted_visibility_levels: [0, 20] });
+    // accepted and stored, but write-only: neither the PUT answer nor GET shows it
+    expect(r.body).not.toHaveProperty('enabled_git_access_protocol');
+    expect(getSettings(s.ctx).enabledGitAccessProtocol).toBe(protocol);
     expect(r.body.runners_registration_token).toBe(before.runners_registration_token);
     expect(r.body.created_at).toBe(before.created_at);
     expect(r.body.updated_at >= before.updated_at).toBe(true);
@@ -115,8 +121,11 @@ describe('PUT /application/settings', () => {
     const r = await put({ restricted_visibility_levels: null, domain_whitelist: '', sign_in_text: '', home_page_url: null });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ restricted_visibility_levels: null, domain_whitelist: null, sign_in_text: null, home_page_url: null });
+    await put({ enabled_git_access_protocol: 'ssh' });
+    expect(getSettings(s.ctx).enabledGitAccessProtocol).toBe('ssh');
     const form = await put('restricted_visibility_levels=&enabled_git_access_protocol=', FORM);
-    expect(form.body).toMatchObject({ restricted_visibility_levels: null, enabled_git_access_protocol: null });
+    expect(form.body).toMatchObject({ restricted_visibility_levels: null });
+    expect(getSettings(s.ctx).enabledGitAccessProtocol).toBeNull();
   });
 
   it('an empty body changes nothing', async () => {

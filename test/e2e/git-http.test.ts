@@ -213,6 +213,26 @@ describe('info/refs', () => {
 });
 
 describe('authentication and access', () => {
+  it('refuses git over HTTP with a message git prints while enabled_git_access_protocol is ssh, and serves it again when cleared', async () => {
+    const setProtocol = async (value: string | null) =>
+      expect((await s.api('PUT', '/application/settings', s.root, { enabled_git_access_protocol: value })).status).toBe(200);
+    await setProtocol('ssh');
+    try {
+      for (const u of [alice, null]) {
+        const c = await clone(url(u));
+        expect(c.code).not.toBe(0);
+        expect(c.stderr).toContain('remote: Git access over HTTP is not allowed; use SSH');
+      }
+      await setProtocol('http');
+      const allowed = await clone(url(alice));
+      expect(allowed.code, allowed.stderr).toBe(0);
+    } finally {
+      await setProtocol(null);
+    }
+    const c = await clone(url(alice));
+    expect(c.code, c.stderr).toBe(0);
+  });
+
   it('fails an anonymous clone of a private project with a credential prompt', async () => {
     const c = await clone(url(null));
     expect(c.code).not.toBe(0);

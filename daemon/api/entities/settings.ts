@@ -34,7 +34,6 @@ export function settingsEntity(ctx: AppContext, s: ApplicationSettingsRow) {
     after_sign_out_path: s.afterSignOutPath,
     container_registry_token_expire_delay: s.containerRegistryTokenExpireDelay,
     repository_storage: s.repositoryStorage,
-    enabled_git_access_protocol: s.enabledGitAccessProtocol,
     runners_registration_token: runnersRegistrationToken(ctx),
   };
 }
@@ -50,5 +49,5 @@ export const SettingsSchema = Type.Object({
   session_expire_delay: I, default_project_visibility: I, default_snippet_visibility: I, default_group_visibility: I,
   domain_whitelist: Nullable(Type.Array(Type.String())), domain_blacklist_enabled: B, domain_blacklist: Nullable(Type.Array(Type.String())),
   user_oauth_applications: B, after_sign_out_path: NS, container_registry_token_expire_delay: I, repository_storage: Type.String(),
-  enabled_git_access_protocol: NS, runners_registration_token: Type.String(),
+  runners_registration_token: Type.String(),
 });
