@@ -1,12 +1,106 @@
 /**
  * Issue webhook payloads (GitLab 8.x Gitlab::DataBuilder for issues: object_kind "issue", user, project,
  * repository, object_attributes with action open/close/reopen/update, assignee, labels).
- * OWNER: issues engineer. Below the API: services build payloads without importing api/entities.
+ * OWNER: issues engineer. Below the API: services build payloads without importing api/entities' presenters
+ * (only the URL and avatar helpers, as push and CI hooks do).
  */
 import type { AppContext } from '../context.js';
-import type { IssueRow } from '../db/schema-collaboration.js';
+import type { IssueRow, LabelRow } from '../db/schema-collaboration.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
+import { statement } from '../db/statements.js';
+import { toNamespace, toUser } from '../db/rows.js';
+import { projectUrls } from '../api/entities/projects.js';
+import { avatarUrl } from '../api/entities/users.js';
+
+/** The `action` of an issue hook's object_attributes (8.x IssuableBaseService#execute_hooks). */
+export type IssueHookAction = 'open' | 'close' | 'reopen' | 'update';
 
 /** The issue's `object_attributes` (hook_attrs in 8.x: the issue's columns), also embedded as `issue` in note payloads. */
-export function issueHookAttributes(ctx: AppContext, issue: IssueRow): Record<string, unknown> {
-  throw new Error('not implemented');
+export function issueHookAttributes(_ctx: AppContext, issue: IssueRow): Record<string, unknown> {
+  return {
+    id: issue.id,
+    title: issue.title,
+    assignee_id: issue.assigneeId,
+    author_id: issue.authorId,
+    project_id: issue.projectId,
+    created_at: issue.createdAt,
+    updated_at: issue.updatedAt,
+    position: 0,
+    branch_name: null,
+    description: issue.description,
+    milestone_id: issue.milestoneId,
+    state: issue.state,
+    iid: issue.iid,
+    updated_by_id: issue.updatedById,
+    moved_to_id: issue.movedToId,
+    confidential: issue.confidential,
+    deleted_at: issue.deletedAt,
+    due_date: issue.dueDate,
+    closed_at: issue.closedAt,
+  };
+}
+
+/** The namespace of a project (one indexed read; works inside the caller's transaction, same connection). */
+function namespaceOf(ctx: AppContext, project: ProjectRow): NamespaceRow {
+  return toNamespace(statement(ctx, `SELECT * FROM namespaces WHERE id = ?`).get(project.namespaceId) as Record<string, unknown>);
+}
+
+/** User#hook_attrs: name, username, avatar_url. */
+export function userHookAttributes(ctx: AppContext, user: UserRow): Record<string, unknown> {
+  return { name: user.name, username: user.username, avatar_url: avatarUrl(ctx, user) };
+}
+
+/** Project#hook_attrs and the `repository` block of 8.x issue, merge request and note payloads. */
+export function projectHookBlocks(ctx: AppContext, project: ProjectRow): { project: Record<string, unknown>; repository: Record<string, unknown> } {
+  const ns = namespaceOf(ctx, project);
+  const urls = projectUrls(ctx, ns, project);
+  return {
+    project: {
+      name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,
+      git_http_url: urls.http_url_to_repo, namespace: ns.name, visibility_level: project.visibilityLevel,
+      path_with_namespace: `${ns.path}/${project.path}`, default_branch: project.defaultBranch, homepage: urls.web_url,
+      url: urls.ssh_url_to_repo, ssh_url: urls.ssh_url_to_repo, http_url: urls.http_url_to_repo,
+    },
+    repository: { name: project.name, url: urls.ssh_url_to_repo, description: project.description, homepage: urls.web_url },
+  };
+}
+
+/** The web URL of an issue: `<project web_url>/issues/<iid>` (Gitlab::UrlBuilder). */
+export function issueWebUrl(ctx: AppContext, project: ProjectRow, issue: Pick<IssueRow, 'iid'>): string {
+  return `${projectUrls(ctx, namespaceOf(ctx, project), project).web_url}/issues/${issue.iid}`;
+}
+
+/** Label#hook_attrs: the label's columns. */
+function labelHookAttributes(l: LabelRow): Record<string, unknown> {
+  return {
+    id: l.id, title: l.title, color: l.color, project_id: l.projectId, created_at: l.createdAt, updated_at: l.updatedAt,
+    template: l.template, description: l.description, type: 'ProjectLabel', group_id: null,
+  };
+}
+
+/**
+ * The whole issue hook payload (8.x Issue#to_hook_data plus IssuesBaseService#hook_data): object_kind "issue",
+ * user (who acted), project, repository, object_attributes (columns + url + action), assignee when there is one,
+ * and labels. Reads the current state of the issue's labels and assignee, so call it after the write, inside its
+ * transaction.
+ */
+export function issueHookPayload(ctx: AppContext, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction): Record<string, unknown> {
+  const blocks = projectHookBlocks(ctx, project);
+  const labels = (statement(ctx,
+    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'Issue' AND ll.target_id = ? ORDER BY l.title`,
+  ).all(issue.id) as Record<string, unknown>[]).map((r): LabelRow => ({
+    id: r.id as number, projectId: r.project_id as number, title: r.title as string, color: r.color as string,
+    description: r.description as string | null, template: !!r.template, createdAt: r.created_at as string, updatedAt: r.updated_at as string,
+  }));
+  const assigneeRaw = issue.assigneeId !== null ? (statement(ctx, `SELECT * FROM users WHERE id = ?`).get(issue.assigneeId) as Record<string, unknown> | undefined) : undefined;
+  const payload: Record<string, unknown> = {
+    object_kind: 'issue',
+    user: userHookAttributes(ctx, actor),
+    project: blocks.project,
+    repository: blocks.repository,
+    object_attributes: { ...issueHookAttributes(ctx, issue), url: `${blocks.project.web_url as string}/issues/${issue.iid}`, action },
+    labels: labels.map(labelHookAttributes),
+  };
+  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw));
+  return payload;
 }

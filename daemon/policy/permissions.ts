@@ -75,6 +75,11 @@ const VISIBLE_NON_MEMBER = new Set<ProjectAbility>([
 /** Removed from everyone while a project is archived. */
 const ARCHIVED_DENIES = new Set<ProjectAbility>(['push_code', 'push_code_to_protected_branches', 'create_merge_request', 'update_merge_request', 'admin_merge_request']);
 
+/** Removed from everyone while issues are disabled on a project (8.12 disabled_features!: issues). */
+const ISSUES_FEATURE = new Set<ProjectAbility>(['read_issue', 'create_issue', 'update_issue', 'admin_issue', 'destroy_issue']);
+/** Removed while issues AND merge requests are both disabled (8.12: labels and milestones serve both). */
+const LABELS_MILESTONES_FEATURE = new Set<ProjectAbility>(['read_label', 'admin_label', 'read_milestone', 'admin_milestone']);
+
 /** Removed from everyone while builds are disabled on a project (8.12 disabled_features!: builds and pipelines). */
 const BUILDS_FEATURE = new Set<ProjectAbility>(['read_build', 'update_build', 'admin_build', 'read_pipeline', 'update_pipeline', 'admin_pipeline']);
 
@@ -113,6 +118,8 @@ export function canProject(ctx: AppContext, user: UserRow | null, ability: Proje
   if (!user || user.state !== 'active') return false;
   if (project.archived && ARCHIVED_DENIES.has(ability)) return false;
   if (!project.buildsEnabled && BUILDS_FEATURE.has(ability)) return false;
+  if (!project.issuesEnabled && ISSUES_FEATURE.has(ability)) return false;
+  if (!project.issuesEnabled && !project.mergeRequestsEnabled && LABELS_MILESTONES_FEATURE.has(ability)) return false;
   if (user.isAdmin) return true;
   const access = level ?? projectAccessLevel(ctx, user, project);
   if (access >= PROJECT_LEVELS[ability]) return true;
@@ -140,6 +147,44 @@ export function canReadIssuable(ctx: AppContext, user: UserRow | null, project: 
   if (!issuable.confidential || !user) return !!user;
   if (user.isAdmin || user.id === issuable.authorId || user.id === issuable.assigneeId) return true;
   return projectAccessLevel(ctx, user, project) >= REPORTER;
+}
+
+/**
+ * Whether `user` may update one issue (8.x IssuePolicy): update_issue on the project (reporter and up), or being its
+ * author or assignee while they can still read it.
+ */
+export function canUpdateIssue(ctx: AppContext, user: UserRow | null, project: ProjectRow, issue: Omit<ReadableIssuable, 'type'>): boolean {
+  if (!user || !canReadIssuable(ctx, user, project, { type: 'Issue', ...issue })) return false;
+  if (canProject(ctx, user, 'update_issue', project)) return true;
+  return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
+}
+
+/**
+ * SQL condition (text) over an `issues` alias `i` of ONE project: the confidential issues the user may not read are
+ * left out (admins, reporters and up see all; others their own and those assigned to them). Integers only.
+ */
+export function confidentialIssuesSql(ctx: AppContext, user: UserRow, project: ProjectRow): string {
+  if (user.isAdmin || projectAccessLevel(ctx, user, project) >= REPORTER) return '1';
+  const id = Math.trunc(user.id);
+  return `(i.confidential = 0 OR i.author_id = ${id} OR i.assignee_id = ${id})`;
+}
+
+/**
+ * SQL condition (text) over `issues i` across projects (GET /groups/:id/issues, GET /issues): the issue's project is
+ * visible to the user with issues enabled, and a confidential issue is the user's own, assigned to them, or in a
+ * project where they are reporter or up. Integers only.
+ */
+export function readableIssuesSql(user: UserRow): string {
+  if (user.isAdmin) return `i.project_id IN (SELECT p.id FROM projects p WHERE p.issues_enabled = 1)`;
+  const id = Math.trunc(user.id);
+  const reporterProjects = `SELECT p.id FROM projects p WHERE ${authorizedProjectsSql(id)} AND (
+      p.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ${id} AND m.access_level >= ${REPORTER} AND ${MEMBER_ACTIVE})
+      OR p.namespace_id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${id} AND m.access_level >= ${REPORTER} AND ${MEMBER_ACTIVE})
+      OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ${id})
+      OR p.id IN (SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id
+                  AND m.user_id = ${id} WHERE MIN(m.access_level, l.group_access) >= ${REPORTER}))`;
+  return `(i.project_id IN (SELECT p.id FROM projects p WHERE p.issues_enabled = 1 AND ${visibleProjectsSql(user)})
+    AND (i.confidential = 0 OR i.author_id = ${id} OR i.assignee_id = ${id} OR i.project_id IN (${reporterProjects})))`;
 }
 
 /** Whether an anonymous caller may read a project's code (git over HTTP only; the API always needs a user). */

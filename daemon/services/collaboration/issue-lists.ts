@@ -1,0 +1,135 @@
+/**
+ * Issue list queries: GET /issues (the caller's), /groups/:id/issues and /projects/:id/issues with their filters, and
+ * the open issue counts of projects. A page costs the page, not the offset: the ordered walk reads ids only from the
+ * partial covering indexes of migration 0018 (live issues), and a page past the middle is read from the other end.
+ */
+import { inArray } from 'drizzle-orm';
+import type { AppContext } from '../../context.js';
+import { issues, type IssueRow } from '../../db/schema-collaboration.js';
+import type { ProjectRow, UserRow } from '../../db/schema.js';
+import { statement } from '../../db/statements.js';
+import { placeholders } from '../../db/sql.js';
+import { confidentialIssuesSql, readableIssuesSql } from '../../policy/permissions.js';
+
+/** Which issues a list covers. */
+export type IssueListScope =
+  | { kind: 'project'; project: ProjectRow }
+  | { kind: 'group'; groupId: number }
+  | { kind: 'author'; userId: number };
+
+/** The filters of the three issue lists (already parsed: unknown order/sort values fall back to the defaults). */
+export interface IssueListFilter {
+  scope: IssueListScope;
+  viewer: UserRow;
+  /** opened or closed; anything else lists every state. */
+  state?: string;
+  labels?: string[];
+  /** `any` (GET /issues and project lists) or `all` (group lists). */
+  labelsMode?: 'any' | 'all';
+  milestone?: string;
+  iids?: number[];
+  orderBy?: 'created_at' | 'updated_at';
+  sort?: 'asc' | 'desc';
+}
+
+/** The WHERE text and its values for a filter. */
+function whereOf(ctx: AppContext, f: IssueListFilter): { where: string; values: unknown[] } {
+  const parts = ['i.deleted_at IS NULL'];
+  const values: unknown[] = [];
+  let labelProject: number | null = null;
+  switch (f.scope.kind) {
+    case 'project':
+      parts.push('i.project_id = ?');
+      values.push(f.scope.project.id);
+      parts.push(confidentialIssuesSql(ctx, f.viewer, f.scope.project));
+      labelProject = f.scope.project.id;
+      break;
+    case 'group':
+      parts.push('i.project_id IN (SELECT g.id FROM projects g WHERE g.namespace_id = ?)');
+      values.push(f.scope.groupId);
+      parts.push(readableIssuesSql(f.viewer));
+      break;
+    case 'author':
+      parts.push('i.author_id = ?');
+      values.push(f.scope.userId);
+      // The author always reads their own confidential issues; the project must still be readable with issues on.
+      parts.push(f.viewer.isAdmin && f.viewer.id === f.scope.userId ? '1' : readableIssuesSql(f.viewer));
+      break;
+  }
+  if (f.state === 'opened' || f.state === 'closed') {
+    parts.push('i.state = ?');
+    values.push(f.state);
+  }
+  if (f.iids && f.iids.length) {
+    parts.push(`i.iid IN (${placeholders(f.iids)})`);
+    values.push(...f.iids);
+  }
+  const labels = [...new Set((f.labels ?? []).map((l) => l.trim()).filter((l) => l !== ''))];
+  if (labels.length) {
+    const projectCond = labelProject !== null ? ` AND l.project_id = ${Math.trunc(labelProject)}` : '';
+    const sub = (cond: string) =>
+      `i.id IN (SELECT ll.target_id FROM label_links ll JOIN labels l ON l.id = ll.label_id WHERE ll.target_type = 'Issue' AND ${cond}${projectCond})`;
+    if (f.labelsMode === 'all') {
+      for (const l of labels) {
+        parts.push(sub('l.title = ?'));
+        values.push(l);
+      }
+    } else {
+      parts.push(sub(`l.title IN (${placeholders(labels)})`));
+      values.push(...labels);
+    }
+  }
+  if (f.milestone !== undefined && f.milestone !== '') {
+    const projectCond = labelProject !== null ? ` AND m.project_id = ${Math.trunc(labelProject)}` : '';
+    parts.push(`i.milestone_id IN (SELECT m.id FROM milestones m WHERE m.title = ?${projectCond})`);
+    values.push(f.milestone);
+  }
+  return { where: parts.join(' AND '), values };
+}
+
+/** Number of issues a filter matches (X-Total). */
+export function countIssues(ctx: AppContext, f: IssueListFilter): number {
+  const { where, values } = whereOf(ctx, f);
+  return (statement(ctx, `SELECT COUNT(*) AS n FROM issues i WHERE ${where}`).get(...values) as { n: number }).n;
+}
+
+/** Issue rows by id, in the order of `ids`. */
+export function issuesByIds(ctx: AppContext, ids: number[]): IssueRow[] {
+  if (ids.length === 0) return [];
+  const byId = new Map(ctx.db.select().from(issues).where(inArray(issues.id, ids)).all().map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
+ * One page of a list. With `total` (from countIssues), a page in the second half is read backwards from the end,
+ * so the last page costs what the first does.
+ */
+export function listIssues(ctx: AppContext, f: IssueListFilter, limit: number, offset: number, total?: number): IssueRow[] {
+  const { where, values } = whereOf(ctx, f);
+  const col = f.orderBy === 'updated_at' ? 'i.updated_at' : 'i.created_at';
+  const desc = f.sort !== 'asc';
+  let reverse = false;
+  let lim = limit;
+  let off = offset;
+  if (total !== undefined) {
+    if (offset >= total) return [];
+    if (offset > total / 2) {
+      reverse = true;
+      lim = Math.min(limit, total - offset);
+      off = total - offset - lim;
+    }
+  }
+  const dir = desc !== reverse ? 'DESC' : 'ASC';
+  const ids = (statement(ctx, `SELECT i.id AS id FROM issues i WHERE ${where} ORDER BY ${col} ${dir}, i.id ${dir} LIMIT ? OFFSET ?`)
+    .all(...values, lim, off) as { id: number }[]).map((r) => r.id);
+  if (reverse) ids.reverse();
+  return issuesByIds(ctx, ids);
+}
+
+/** Open (not deleted) issues per project, for `open_issues_count`: one query for a page of projects. */
+export function openIssuesCounts(ctx: AppContext, projectIds: number[]): Map<number, number> {
+  if (projectIds.length === 0) return new Map();
+  return new Map((statement(ctx,
+    `SELECT i.project_id AS id, COUNT(*) AS n FROM issues i WHERE i.project_id IN (${placeholders(projectIds)}) AND i.state = 'opened' AND i.deleted_at IS NULL GROUP BY i.project_id`,
+  ).all(...projectIds) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
+}
