@@ -33,4 +33,7 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register(commitStatusRoutes);
   await api.register((await import('./runners.js')).default);
   await api.register((await import('./variables.js')).default);
+  await api.register((await import('./labels.js')).default);
+  await api.register((await import('./milestones.js')).default);
+  await api.register((await import('./todos.js')).default);
 }

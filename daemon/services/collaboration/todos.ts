@@ -4,12 +4,13 @@
  * inside their transactions. The rules are GitLab 8.x's TodoService: no todo for the actor themself, none for a
  * mentioned user who cannot read the target, and none while the user already has a pending todo on the target.
  */
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { todos, type TodoAction, type TodoRow } from '../../db/schema-collaboration.js';
-import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { canReadIssuable } from '../../policy/permissions.js';
+import { projects, type ProjectRow, type UserRow } from '../../db/schema.js';
+import { statement } from '../../db/statements.js';
+import { canProject, canReadIssuable } from '../../policy/permissions.js';
 import { mentionedUsers } from './mentions.js';
 import type { Target, Tx } from './tx.js';
 
@@ -108,11 +109,51 @@ export interface TodoFilters {
   type?: 'Issue' | 'MergeRequest';
 }
 
+/** SQL over `todos t`: its target still exists (merge requests add their own condition when they exist). */
+const TARGET_PRESENT = `(t.target_type <> 'Issue' OR EXISTS (SELECT 1 FROM issues i WHERE i.id = t.target_id AND i.deleted_at IS NULL))`;
+
+/**
+ * The SQL condition of the user's todos under `filters` (8.x TodosFinder): pending unless state=done; a project the
+ * user cannot read matches nothing; todos of deleted issues are hidden (8.x destroyed them with the issue).
+ */
+function todoListWhere(ctx: AppContext, user: UserRow, f: TodoFilters): { where: string; params: unknown[] } | null {
+  const conds = ['t.user_id = ?', 't.state = ?'];
+  const params: unknown[] = [user.id, f.state ?? 'pending'];
+  if (f.action) conds.push('t.action = ?'), params.push(f.action);
+  if (f.authorId !== undefined) conds.push('t.author_id = ?'), params.push(f.authorId);
+  if (f.type) conds.push('t.target_type = ?'), params.push(f.type);
+  if (f.projectId !== undefined) {
+    const project = ctx.db.select().from(projects).where(eq(projects.id, f.projectId)).get();
+    if (!project || !canProject(ctx, user, 'read_project', project)) return null;
+    conds.push('t.project_id = ?'), params.push(f.projectId);
+  }
+  conds.push(TARGET_PRESENT);
+  return { where: conds.join(' AND '), params };
+}
+
+/** How many todos GET /todos lists for the user under `filters`. */
+export function countTodos(ctx: AppContext, user: UserRow, filters: TodoFilters): number {
+  const q = todoListWhere(ctx, user, filters);
+  if (!q) return 0;
+  return (statement(ctx, `SELECT COUNT(*) AS n FROM todos t WHERE ${q.where}`).get(...q.params) as { n: number }).n;
+}
+
+/** One page of GET /todos, newest first (8.x: id descending). */
+export function listTodos(ctx: AppContext, user: UserRow, filters: TodoFilters, limit: number, offset: number): TodoRow[] {
+  const q = todoListWhere(ctx, user, filters);
+  if (!q) return [];
+  const ids = (statement(ctx, `SELECT t.id FROM todos t WHERE ${q.where} ORDER BY t.id DESC LIMIT ? OFFSET ?`)
+    .all(...q.params, limit, offset) as { id: number }[]).map((r) => r.id);
+  if (ids.length === 0) return [];
+  return ctx.db.select().from(todos).where(inArray(todos.id, ids)).orderBy(desc(todos.id)).all();
+}
+
 /** DELETE /todos/:id: the user's todo marked done, or null when it is absent or another user's (404). */
 export function markTodoDone(ctx: AppContext, user: UserRow, id: number): TodoRow | null {
   return ctx.db.transaction((tx) => {
-    const row = tx.select().from(todos).where(and(eq(todos.id, id), eq(todos.userId, user.id))).get();
-    if (!row) return null;
+    const visible = statement(ctx, `SELECT 1 FROM todos t WHERE t.id = ? AND t.user_id = ? AND ${TARGET_PRESENT}`).get(id, user.id);
+    if (!visible) return null;
+    const row = tx.select().from(todos).where(eq(todos.id, id)).get()!;
     if (row.state === 'done') return row;
     return tx.update(todos).set({ state: 'done', updatedAt: now() }).where(eq(todos.id, id)).returning().get();
   });

@@ -1,0 +1,114 @@
+/**
+ * Todo presenter (GitLab v3 Todo, lib/api/entities.rb @ 8.13), batched: a fixed number of queries for a page
+ * (projects, authors, notes, and one presenter call per target type), never one per row.
+ */
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { inArray } from 'drizzle-orm';
+import { issues, type IssueRow, type TodoRow, type TodoTargetType } from '../../db/schema-collaboration.js';
+import type { ProjectRow, UserRow } from '../../db/schema.js';
+import { statement } from '../../db/statements.js';
+import { toProject, toUser } from '../../db/rows.js';
+import { placeholders } from '../../db/sql.js';
+import { Nullable } from '../params.js';
+import { IssueSchema, presentIssues } from './issues.js';
+import { BasicProjectSchema, presentBasicProjects } from './projects.js';
+import { userBasic, UserBasicSchema } from './users.js';
+
+type Rec = Record<string, unknown>;
+
+/**
+ * How one kind of target is loaded and presented: its rows by id, the presented entities (one batch per page), its
+ * title for `body` and its path segment in `target_url`. Merge requests register theirs with setTodoTargetKind.
+ */
+export interface TodoTargetKind<Row = unknown> {
+  load(ctx: AppContext, ids: number[]): Map<number, Row>;
+  present(ctx: AppContext, viewer: UserRow, rows: Row[]): Map<number, Rec>;
+  title(row: Row): string;
+  /** `issues/3`, `merge_requests/7`: appended to the project's web URL. */
+  webPath(row: Row): string;
+}
+
+const issueKind: TodoTargetKind<IssueRow> = {
+  // a deleted issue takes its todos out of sight (8.x destroyed them with it)
+  load: (ctx, ids) => new Map(ctx.db.select().from(issues).where(inArray(issues.id, ids)).all().filter((r) => r.deletedAt === null).map((r) => [r.id, r])),
+  present: (ctx, viewer, rows) => {
+    const presented = presentIssues(ctx, viewer, rows);
+    return new Map(rows.map((r, i) => [r.id, presented[i]!]));
+  },
+  title: (row) => row.title,
+  webPath: (row) => `issues/${row.iid}`,
+};
+
+const kinds: Partial<Record<TodoTargetType, TodoTargetKind<any>>> = { Issue: issueKind }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Install how todos present another target type (merge requests). */
+export function setTodoTargetKind<Row>(type: TodoTargetType, kind: TodoTargetKind<Row>): void {
+  kinds[type] = kind;
+}
+
+/** Rows by id of one table (one query). */
+function rowsById<T>(ctx: AppContext, table: string, ids: number[], to: (r: Rec) => T): Map<number, T> {
+  const uniq = [...new Set(ids)];
+  if (uniq.length === 0) return new Map();
+  return new Map((statement(ctx, `SELECT * FROM ${table} WHERE id IN (${placeholders(uniq)})`).all(...uniq) as Rec[]).map((r) => [r.id as number, to(r)]));
+}
+
+/**
+ * Present a page of the viewer's todos. body is the note's text when a note caused the todo, otherwise the target's
+ * title; target_url is the target's web page, with `#note_<id>` for a note.
+ */
+export function presentTodos(ctx: AppContext, viewer: UserRow, rows: TodoRow[]): Rec[] {
+  if (rows.length === 0) return [];
+  const projects = rowsById<ProjectRow>(ctx, 'projects', rows.map((r) => r.projectId), toProject);
+  const basic = new Map(presentBasicProjects(ctx, [...projects.values()]).map((p) => [p.id as number, p]));
+  const authors = rowsById<UserRow>(ctx, 'users', rows.flatMap((r) => (r.authorId !== null ? [r.authorId] : [])), toUser);
+  const noteIds = [...new Set(rows.flatMap((r) => (r.noteId !== null ? [r.noteId] : [])))];
+  const notes = new Map(noteIds.length
+    ? (statement(ctx, `SELECT id, note FROM notes WHERE id IN (${placeholders(noteIds)})`).all(...noteIds) as { id: number; note: string }[]).map((n) => [n.id, n.note])
+    : []);
+  const targets = new Map<TodoTargetType, { rows: Map<number, unknown>; presented: Map<number, Rec> }>();
+  for (const type of new Set(rows.map((r) => r.targetType))) {
+    const kind = kinds[type];
+    if (!kind) continue;
+    const loaded = kind.load(ctx, [...new Set(rows.filter((r) => r.targetType === type).map((r) => r.targetId))]);
+    targets.set(type, { rows: loaded, presented: kind.present(ctx, viewer, [...loaded.values()]) });
+  }
+  return rows.flatMap((t) => {
+    const kind = kinds[t.targetType];
+    const target = targets.get(t.targetType);
+    const row = target?.rows.get(t.targetId);
+    const project = basic.get(t.projectId);
+    if (!kind || !target || row === undefined || !project) return []; // its target is gone: nothing to show
+    const author = t.authorId !== null ? authors.get(t.authorId) : undefined;
+    const note = t.noteId !== null ? notes.get(t.noteId) : undefined;
+    return [{
+      id: t.id,
+      project,
+      author: author ? userBasic(ctx, author) : null,
+      action_name: t.action,
+      target_type: t.targetType,
+      target: target.presented.get(t.targetId)!,
+      target_url: `${project.web_url as string}/${kind.webPath(row)}${t.noteId !== null ? `#note_${t.noteId}` : ''}`,
+      body: note ?? kind.title(row),
+      state: t.state,
+      created_at: t.createdAt,
+    }];
+  });
+}
+
+/** Present one todo (DELETE /todos/:id, POST .../todo). */
+export function presentTodo(ctx: AppContext, viewer: UserRow, row: TodoRow): Rec | undefined {
+  return presentTodos(ctx, viewer, [row])[0];
+}
+
+const S = Type.String();
+const I = Type.Integer();
+/**
+ * Response schema of Todo. `target` is the Issue entity; merge requests widen it to a union of Issue and MergeRequest
+ * when they register their kind. `author` is null only when the author's account was deleted.
+ */
+export const TodoSchema = Type.Object({
+  id: I, project: BasicProjectSchema, author: Nullable(UserBasicSchema), action_name: S, target_type: S,
+  target: IssueSchema, target_url: S, body: S, state: S, created_at: S,
+});

@@ -1,0 +1,251 @@
+/** Todos: the 8.x TodoService rules (services), GET /todos with its filters and pagination, DELETE /todos/:id and DELETE /todos. */
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projects, users, type ProjectRow, type UserRow } from '../../daemon/db/schema.js';
+import {
+  markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForNote, todosForUpdatedIssuable, type IssuableInfo,
+} from '../../daemon/services/collaboration/todos.js';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { insertIssue, insertTodo } from '../helpers/collaboration.js';
+import { addCastMembers, addMember, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+
+let s: TestServer;
+let cast: Cast;
+let priv: { id: number; path_with_namespace: string };
+let pub: { id: number; path_with_namespace: string };
+
+const userRow = (u: TestUser): UserRow => s.ctx.db.select().from(users).where(eq(users.id, u.id)).get()!;
+const projectRow = (id: number): ProjectRow => s.ctx.db.select().from(projects).where(eq(projects.id, id)).get()!;
+const todosOf = (u: TestUser) =>
+  s.ctx.db.$client.prepare(`SELECT * FROM todos WHERE user_id = ? ORDER BY id`).all(u.id) as { action: string; state: string; target_id: number; note_id: number | null; author_id: number }[];
+const clearTodos = () => s.ctx.db.$client.prepare(`DELETE FROM todos`).run();
+
+/** An issue row and its IssuableInfo. */
+function issue(projectId: number, opts: Parameters<typeof insertIssue>[2] = {}): IssuableInfo & { iid: number } {
+  const { id, iid } = insertIssue(s.ctx, projectId, opts);
+  return { project: projectRow(projectId), target: { type: 'Issue', id }, authorId: opts.authorId ?? null, assigneeId: opts.assigneeId ?? null, confidential: opts.confidential, iid };
+}
+const inTx = <T>(fn: (tx: Parameters<Parameters<TestServer['ctx']['db']['transaction']>[0]>[0]) => T): T => s.ctx.db.transaction(fn);
+
+beforeAll(async () => {
+  s = await startTestServer();
+  cast = await makeCast(s, 'td');
+  priv = await makeProject(s, cast.owner, 'todo-private', { visibility: 0 });
+  pub = await makeProject(s, cast.owner, 'todo-public', { visibility: 20 });
+  addCastMembers(s.ctx, cast, priv.id);
+});
+afterAll(async () => {
+  await s.close();
+});
+
+describe('TodoService rules', () => {
+  it('assigned: a todo for the assignee, none when self-assigned', () => {
+    clearTodos();
+    const actor = userRow(cast.developer);
+    const i = issue(priv.id, { authorId: actor.id, assigneeId: cast.reporter.id });
+    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, null));
+    expect(todosOf(cast.reporter)).toMatchObject([{ action: 'assigned', state: 'pending', target_id: i.target.id, author_id: actor.id }]);
+    const self = issue(priv.id, { authorId: actor.id, assigneeId: actor.id });
+    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, self, null));
+    expect(todosOf(cast.developer)).toEqual([]);
+  });
+
+  it('mentioned: members who can read; not the actor, not unknown names, not emails, not code', () => {
+    clearTodos();
+    const actor = userRow(cast.developer);
+    const i = issue(priv.id, { authorId: actor.id });
+    const text = `@${cast.guest.username} @${cast.developer.username} @nobody ${cast.master.username}@example.com \`@${cast.reporter.username}\` @${cast.nonMember.username} @${cast.guest.username}`;
+    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, text));
+    expect(todosOf(cast.guest)).toMatchObject([{ action: 'mentioned' }]);
+    for (const u of [cast.developer, cast.master, cast.reporter, cast.nonMember]) expect(todosOf(u)).toEqual([]);
+  });
+
+  it('mentioned on a public project: non-members can read, so they get one; external users cannot see an internal one', async () => {
+    clearTodos();
+    const actor = userRow(cast.owner);
+    const i = issue(pub.id, { authorId: actor.id });
+    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, `cc @${cast.nonMember.username}`));
+    expect(todosOf(cast.nonMember)).toHaveLength(1);
+    const internal = await makeProject(s, cast.owner, 'todo-internal', { visibility: 10 });
+    const j = issue(internal.id, { authorId: actor.id });
+    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, j, `@${cast.external.username} @${cast.nonMember.username}`));
+    expect(todosOf(cast.external)).toEqual([]);
+    expect(todosOf(cast.nonMember)).toHaveLength(2);
+  });
+
+  it('confidential: a mentioned guest gets no todo, a reporter and the assignee do', () => {
+    clearTodos();
+    const actor = userRow(cast.master);
+    const i = issue(priv.id, { authorId: actor.id, assigneeId: cast.guest.id, confidential: true });
+    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, `@${cast.guest.username} @${cast.reporter.username}`));
+    expect(todosOf(cast.reporter)).toMatchObject([{ action: 'mentioned' }]);
+    expect(todosOf(cast.guest)).toMatchObject([{ action: 'assigned' }]); // one pending todo per user and target (8.x)
+    const other = userRow(cast.owner);
+    const j = issue(priv.id, { authorId: other.id, confidential: true });
+    inTx((tx) => todosForNewIssuable(s.ctx, tx, other, j, `@${cast.guest.username}`));
+    expect(todosOf(cast.guest)).toHaveLength(1);
+  });
+
+  it('update: assigned on a new assignee only, mentioned only for names new to the text', () => {
+    clearTodos();
+    const actor = userRow(cast.developer);
+    const i = issue(priv.id, { authorId: actor.id, assigneeId: cast.master.id });
+    inTx((tx) => todosForUpdatedIssuable(s.ctx, tx, actor, i, { oldAssigneeId: cast.master.id, oldText: `@${cast.guest.username}`, newText: `@${cast.guest.username} @${cast.reporter.username}` }));
+    expect(todosOf(cast.master)).toEqual([]);
+    expect(todosOf(cast.guest)).toEqual([]);
+    expect(todosOf(cast.reporter)).toMatchObject([{ action: 'mentioned' }]);
+    const reassigned = { ...i, assigneeId: cast.guest.id };
+    inTx((tx) => todosForUpdatedIssuable(s.ctx, tx, actor, reassigned, { oldAssigneeId: cast.master.id, oldText: 'x', newText: 'x' }));
+    expect(todosOf(cast.guest)).toMatchObject([{ action: 'assigned' }]);
+  });
+
+  it('note: mentioned with the note id, and the note author\'s own pending todos on the target become done', () => {
+    clearTodos();
+    const dev = userRow(cast.developer);
+    const i = issue(priv.id, { authorId: cast.owner.id, assigneeId: dev.id });
+    inTx((tx) => todosForNewIssuable(s.ctx, tx, userRow(cast.owner), i, null));
+    expect(todosOf(cast.developer)).toMatchObject([{ state: 'pending' }]);
+    const noteId = Number(s.ctx.db.$client.prepare(`INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, created_at, updated_at)
+      VALUES (?, 'Issue', ?, 'hi', ?, 'now', 'now')`).run(priv.id, i.target.id, dev.id).lastInsertRowid);
+    inTx((tx) => todosForNote(s.ctx, tx, dev, i, noteId, `thanks @${cast.guest.username}`));
+    expect(todosOf(cast.developer)).toMatchObject([{ state: 'done' }]);
+    expect(todosOf(cast.guest)).toMatchObject([{ action: 'mentioned', note_id: noteId }]);
+  });
+
+  it('close: only the closer\'s todos on the target become done', () => {
+    clearTodos();
+    const i = issue(priv.id, { authorId: cast.owner.id });
+    insertTodo(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: i.target.id });
+    insertTodo(s.ctx, { userId: cast.reporter.id, projectId: priv.id, targetId: i.target.id });
+    inTx((tx) => markTodosDoneOnClose(tx, userRow(cast.guest), i.target));
+    expect(todosOf(cast.guest)).toMatchObject([{ state: 'done' }]);
+    expect(todosOf(cast.reporter)).toMatchObject([{ state: 'pending' }]);
+  });
+
+  it('marked: created once; null while one is pending', () => {
+    clearTodos();
+    const i = issue(priv.id, { authorId: cast.owner.id });
+    const first = inTx((tx) => markTodo(s.ctx, tx, userRow(cast.guest), i));
+    expect(first).toMatchObject({ action: 'marked', state: 'pending', userId: cast.guest.id, authorId: cast.guest.id });
+    expect(inTx((tx) => markTodo(s.ctx, tx, userRow(cast.guest), i))).toBeNull();
+  });
+});
+
+describe('GET /todos', () => {
+  let a: IssuableInfo & { iid: number };
+  let b: IssuableInfo & { iid: number };
+  let reader: TestUser;
+  beforeAll(async () => {
+    clearTodos();
+    reader = await s.user('tdreader');
+    addMember(s.ctx, { type: 'Project', id: priv.id }, reader.id, 20);
+    a = issue(priv.id, { title: 'First issue', authorId: cast.owner.id });
+    b = issue(pub.id, { title: 'Second issue', authorId: cast.owner.id });
+    insertTodo(s.ctx, { userId: reader.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id, action: 'assigned' });
+    insertTodo(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: cast.master.id, action: 'mentioned' });
+    insertTodo(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: reader.id, action: 'marked', state: 'done' });
+    insertTodo(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id });
+  });
+
+  it('401 for anonymous callers', async () => {
+    expect((await s.api('GET', '/todos', null)).status).toBe(401);
+    expect((await s.api('DELETE', '/todos', null)).status).toBe(401);
+    expect((await s.api('DELETE', '/todos/1', null)).status).toBe(401);
+  });
+
+  it('the caller\'s pending todos, newest first, in the Todo shape', async () => {
+    const r = await s.api('GET', '/todos', reader);
+    expect(r.status).toBe(200);
+    expect(r.body.map((t: { action_name: string }) => t.action_name)).toEqual(['mentioned', 'assigned']);
+    const t = r.body[1];
+    expect(Object.keys(t).sort()).toEqual(['action_name', 'author', 'body', 'created_at', 'id', 'project', 'state', 'target', 'target_type', 'target_url'].sort());
+    expect(t).toMatchObject({
+      action_name: 'assigned', target_type: 'Issue', state: 'pending', body: 'First issue',
+      target_url: `http://gantry.test/${priv.path_with_namespace}/issues/${a.iid}`,
+      author: { id: cast.owner.id, username: cast.owner.username },
+      project: { id: priv.id, path_with_namespace: priv.path_with_namespace, name: 'todo-private' },
+      target: { id: a.target.id, iid: a.iid, title: 'First issue', state: 'opened', upvotes: 0, downvotes: 0, labels: [] },
+    });
+    expect(typeof t.id).toBe('number');
+    expect(typeof t.created_at).toBe('string');
+    expect(r.headers['x-total']).toBe('2');
+  });
+
+  it('filters: action, author_id, project_id, state, type; unknown values are 400', async () => {
+    const get = async (q: string) => (await s.api('GET', `/todos?${q}`, reader)).body.map((t: { action_name: string }) => t.action_name);
+    expect(await get('action=assigned')).toEqual(['assigned']);
+    expect(await get(`author_id=${cast.master.id}`)).toEqual(['mentioned']);
+    expect(await get('author_id=999999')).toEqual([]);
+    expect(await get(`project_id=${pub.id}`)).toEqual(['mentioned']);
+    expect(await get(`project_id=${pub.id}&state=done`)).toEqual(['marked']);
+    expect(await get('type=Issue')).toEqual(['mentioned', 'assigned']);
+    expect(await get('type=MergeRequest')).toEqual([]);
+    for (const q of ['action=nope', 'state=open', 'type=Commit']) {
+      const r = await s.api('GET', `/todos?${q}`, reader);
+      expect(r.status).toBe(400);
+      expect(r.body.message).toMatch(/does not have a valid value/);
+    }
+    expect((await s.api('GET', '/todos?author_id=x', reader)).status).toBe(400);
+  });
+
+  it('project_id of a project the caller cannot read lists nothing', async () => {
+    const hidden = await makeProject(s, cast.owner, 'todo-hidden', { visibility: 0 });
+    const h = issue(hidden.id, { authorId: cast.owner.id });
+    insertTodo(s.ctx, { userId: reader.id, projectId: hidden.id, targetId: h.target.id });
+    expect((await s.api('GET', `/todos?project_id=${hidden.id}`, reader)).body).toEqual([]);
+    s.ctx.db.$client.prepare(`DELETE FROM todos WHERE project_id = ?`).run(hidden.id);
+  });
+
+  it('paginates with the headers', async () => {
+    const pager = await s.user('tdpager');
+    for (let n = 0; n < 5; n++) insertTodo(s.ctx, { userId: pager.id, projectId: pub.id, targetId: b.target.id, authorId: cast.owner.id });
+    const r = await s.api('GET', '/todos?per_page=2&page=2', pager);
+    expect(r.body).toHaveLength(2);
+    expect(r.headers).toMatchObject({ 'x-total': '5', 'x-total-pages': '3', 'x-page': '2', 'x-per-page': '2', 'x-next-page': '3', 'x-prev-page': '1' });
+    expect(String(r.headers.link)).toContain('rel="next"');
+  });
+
+  it('todos of a deleted issue are out of sight', async () => {
+    const gone = issue(pub.id, { authorId: cast.owner.id });
+    const u = await s.user('tdgone');
+    const id = insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: gone.target.id });
+    s.ctx.db.$client.prepare(`UPDATE issues SET deleted_at = 'now' WHERE id = ?`).run(gone.target.id);
+    expect((await s.api('GET', '/todos', u)).body).toEqual([]);
+    expect((await s.api('DELETE', `/todos/${id}`, u)).status).toBe(404);
+    expect(todosOf(u)).toMatchObject([{ state: 'pending' }]);
+  });
+});
+
+describe('DELETE /todos/:id and DELETE /todos', () => {
+  it('marks one done and answers the Todo; 404 for another user\'s or an absent one; 400 for a non-integer id', async () => {
+    const u = await s.user('tddone');
+    const other = await s.user('tdother');
+    const i = issue(pub.id, { title: 'Done one', authorId: cast.owner.id });
+    const id = insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, authorId: cast.owner.id });
+    const theirs = await s.api('DELETE', `/todos/${id}`, other);
+    expect(theirs.status).toBe(404);
+    expect(theirs.body).toEqual({ message: '404 Todo Not Found' });
+    expect(todosOf(u)).toMatchObject([{ state: 'pending' }]);
+    const r = await s.api('DELETE', `/todos/${id}`, u);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id, state: 'done', body: 'Done one', target: { id: i.target.id } });
+    expect((await s.api('DELETE', '/todos/999999', u)).status).toBe(404);
+    expect((await s.api('DELETE', '/todos/abc', u)).status).toBe(400);
+    expect((await s.api('GET', '/todos', u)).body).toEqual([]);
+  });
+
+  it('marks every pending todo done and answers the count; only the caller\'s', async () => {
+    const u = await s.user('tdall');
+    const other = await s.user('tdall2');
+    const i = issue(pub.id, { authorId: cast.owner.id });
+    for (let n = 0; n < 3; n++) insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id });
+    insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, state: 'done' });
+    insertTodo(s.ctx, { userId: other.id, projectId: pub.id, targetId: i.target.id });
+    const r = await s.api('DELETE', '/todos', u);
+    expect(r.status).toBe(200);
+    expect(r.body).toBe(3);
+    expect(r.text).toBe('3');
+    expect((await s.api('DELETE', '/todos', u)).body).toBe(0);
+    expect(todosOf(other)).toMatchObject([{ state: 'pending' }]);
+  });
+});
