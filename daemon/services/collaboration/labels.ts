@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { labelLinks, labels, subscriptions, type LabelRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, conflict, notFound, validationError } from '../../errors.js';
-import { chunks } from './subscriptions.js';
+import { chunks, subscribe, unsubscribe } from './subscriptions.js';
 import type { Target, Tx } from './tx.js';
 
 /** Colour of labels created on the fly (8.x Label::DEFAULT_COLOR). */
@@ -239,8 +239,22 @@ export function deleteLabel(ctx: AppContext, projectId: number, name: string | u
   });
 }
 
-/** Issue and merge request counts per label by state, for the Label entity: one query for a list. */
-export function labelCounts(ctx: AppContext, labelIds: number[]): Map<number, { openIssues: number; closedIssues: number; openMergeRequests: number }> {
+/** Subscribe a user to a label (POST .../labels/:label_id/subscription); false when already subscribed (304). */
+export function subscribeToLabel(ctx: AppContext, userId: number, label: LabelRow): boolean {
+  return ctx.db.transaction((tx) => subscribe(tx, userId, 'Label', label.id));
+}
+
+/** Unsubscribe a user from a label; false when not subscribed (304). */
+export function unsubscribeFromLabel(ctx: AppContext, userId: number, label: LabelRow): boolean {
+  return ctx.db.transaction((tx) => unsubscribe(tx, userId, 'Label', label.id));
+}
+
+/**
+ * Issue and merge request counts per label by state, for the Label entity: two queries for a list. `issueFilter` is
+ * a policy SQL condition over `issues i` (the confidential issues the viewer may not read are not counted, as 8.x's
+ * IssuesFinder for the viewer).
+ */
+export function labelCounts(ctx: AppContext, labelIds: number[], issueFilter = '1'): Map<number, { openIssues: number; closedIssues: number; openMergeRequests: number }> {
   const out = new Map<number, { openIssues: number; closedIssues: number; openMergeRequests: number }>();
   for (const id of labelIds) out.set(id, { openIssues: 0, closedIssues: 0, openMergeRequests: 0 });
   if (labelIds.length === 0) return out;
@@ -248,7 +262,7 @@ export function labelCounts(ctx: AppContext, labelIds: number[]): Map<number, { 
     const list = sql.join(part.map((id) => sql`${id}`), sql`, `);
     const issueRows = ctx.db.all<{ label_id: number; state: string; n: number }>(sql`
       SELECT ll.label_id, i.state, count(*) AS n FROM label_links ll JOIN issues i ON i.id = ll.target_id
-      WHERE ll.target_type = 'Issue' AND ll.label_id IN (${list}) AND i.deleted_at IS NULL
+      WHERE ll.target_type = 'Issue' AND ll.label_id IN (${list}) AND i.deleted_at IS NULL AND ${sql.raw(issueFilter)}
       GROUP BY ll.label_id, i.state`);
     for (const r of issueRows) {
       const c = out.get(r.label_id)!;

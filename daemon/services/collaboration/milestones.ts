@@ -2,10 +2,11 @@
  * Project milestones.
  * OWNER: labels/milestones engineer. The exported signatures below are a contract used by issues and merge requests.
  */
-import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/sqlite-core';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { milestones, type MilestoneRow } from '../../db/schema-collaboration.js';
+import { issues, milestones, type IssueRow, type MilestoneRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage } from '../../errors.js';
 import { recordEvent } from '../events.js';
 import { chunks } from './subscriptions.js';
@@ -151,4 +152,18 @@ export function updateMilestone(ctx: AppContext, actorId: number, milestone: Mil
     }
     return row;
   });
+}
+
+/** Number of the live issues of a milestone that pass `issueFilter` (a policy SQL condition over `issues i`). */
+export function countMilestoneIssues(ctx: AppContext, milestone: MilestoneRow, issueFilter: string): number {
+  return ctx.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM issues i
+    WHERE i.milestone_id = ${milestone.id} AND i.project_id = ${milestone.projectId} AND i.deleted_at IS NULL AND ${sql.raw(issueFilter)}`).n;
+}
+
+/** One page of the live issues of a milestone in every state, newest first, that pass `issueFilter`. */
+export function listMilestoneIssues(ctx: AppContext, milestone: MilestoneRow, issueFilter: string, limit = -1, offset = 0): IssueRow[] {
+  const i = alias(issues, 'i');
+  return ctx.db.select().from(i)
+    .where(and(eq(i.milestoneId, milestone.id), eq(i.projectId, milestone.projectId), isNull(i.deletedAt), sql.raw(issueFilter)))
+    .orderBy(desc(i.createdAt), desc(i.id)).limit(limit).offset(offset).all();
 }
