@@ -91,6 +91,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     if (!schema) return;
     // A POST/PUT without any body validates as an empty one, so a missing field reads "not given", not "body is invalid".
     if (schema.body && (request.body === undefined || request.body === null)) request.body = {};
+    // Parameters may come in the query string as well as in the body (the spec's opening section); the body wins.
+    mergeQueryIntoBody(schema.body, request.query, request.body);
     normalizeBooleans(schema.querystring, request.query);
     normalizeBooleans(schema.body, request.body);
   });
@@ -172,6 +174,16 @@ function normalizeBooleans(schema: SchemaLike | undefined, values: unknown): voi
   const v = values as Record<string, unknown>;
   for (const [key, prop] of Object.entries(schema.properties)) {
     if (key in v && isBooleanSchema(prop)) v[key] = normalizeBoolean(v[key]);
+  }
+}
+
+/** Copy the query parameters a body schema names into the body, where the body does not already give them. */
+function mergeQueryIntoBody(schema: SchemaLike | undefined, query: unknown, body: unknown): void {
+  if (!schema?.properties || !query || typeof query !== 'object' || !body || typeof body !== 'object' || Buffer.isBuffer(body)) return;
+  const q = query as Record<string, unknown>;
+  const b = body as Record<string, unknown>;
+  for (const key of Object.keys(q)) {
+    if (Object.hasOwn(schema.properties, key) && !Object.hasOwn(b, key)) b[key] = q[key];
   }
 }
 
