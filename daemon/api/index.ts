@@ -33,7 +33,10 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register(commitStatusRoutes);
   await api.register((await import('./runners.js')).default);
   await api.register((await import('./variables.js')).default);
+  await api.register((await import('./issues.js')).default);
   await api.register((await import('./labels.js')).default);
   await api.register((await import('./milestones.js')).default);
   await api.register((await import('./todos.js')).default);
+  await api.register((await import('./notes.js')).default);
+  await api.register((await import('./award-emoji.js')).default);
 }

@@ -62,6 +62,8 @@ const PROJECT_LEVELS = {
   change_namespace: OWNER,
   remove_fork_project: OWNER,
   destroy_issue: OWNER,
+  /** created_at / updated_at given on issue (and merge request) create and update are applied (8.x: admins and owners). */
+  set_issuable_timestamps: OWNER,
   destroy_merge_request: OWNER,
 } as const;
 export type ProjectAbility = keyof typeof PROJECT_LEVELS;

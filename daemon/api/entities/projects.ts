@@ -8,6 +8,7 @@ import { canProject } from '../../policy/permissions.js';
 import { Nullable } from '../params.js';
 import { userBasic, UserBasicSchema } from './users.js';
 import { placeholders } from '../../db/sql.js';
+import { openIssuesCounts } from '../../services/collaboration/issue-lists.js';
 
 /** What a project presentation adds beyond the Project entity. */
 export interface PresentOptions {
@@ -52,7 +53,7 @@ export function presentProjects(ctx: AppContext, viewer: UserRow | null, rows: P
   const count = (sql: string) => new Map((statement(ctx, sql).all(...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
   const stars = count(`SELECT project_id AS id, COUNT(*) AS n FROM stars WHERE project_id IN (${placeholders(ids)}) GROUP BY project_id`);
   const forks = count(`SELECT forked_from_id AS id, COUNT(*) AS n FROM projects WHERE forked_from_id IN (${placeholders(ids)}) GROUP BY forked_from_id`);
-  const openIssues = openIssuesCounter(ctx, ids);
+  const openIssues = openIssuesCounts(ctx, ids);
   const links = statement(
     ctx,
     `SELECT l.project_id, l.group_id, n.name AS group_name, l.group_access FROM project_group_links l
@@ -145,12 +146,6 @@ function basicFromRaw(ctx: AppContext, raw: Rec) {
   return { id: raw.id, ...pick(projectUrls(ctx, ns, p)), name: raw.name, name_with_namespace: `${ns.name} / ${raw.name}`, path: p.path, path_with_namespace: `${ns.path}/${p.path}` };
 }
 
-/** Counts open issues per project; replaced by the issues module once issues exist (no issues table yet: 0). */
-let openIssuesCounter: (ctx: AppContext, projectIds: number[]) => Map<number, number> = () => new Map();
-/** Install the open-issues counter (collaboration issue). */
-export function setOpenIssuesCounter(fn: typeof openIssuesCounter): void {
-  openIssuesCounter = fn;
-}
 
 
 const S = Type.String();

@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { issues, type IssueRow, type TodoRow } from '../../db/schema-collaboration.js';
 import { users, type ProjectRow, type UserRow } from '../../db/schema.js';
-import { notFoundMessage, validationError } from '../../errors.js';
+import { badRequest, notFoundMessage, validationError } from '../../errors.js';
 import { issueHookPayload, type IssueHookAction } from '../../hooks/issues.js';
 import { canReadIssuable } from '../../policy/permissions.js';
 import { recordEvent } from '../events.js';
@@ -170,8 +170,9 @@ export function createIssueIn(
 
 /** POST /projects/:id/issues: create an issue (labels created on the fly), in one transaction. */
 export function createIssue(ctx: AppContext, actor: UserRow, project: ProjectRow, p: CreateIssueParams, rights: IssueWriteRights): IssueRow {
+  if (p.title === undefined || p.title.trim() === '') throw badRequest('title');
   validate(p, true);
-  const title = p.title ?? '';
+  const title = p.title;
   return ctx.db.transaction((tx) => {
     const labelIds = rights.admin && p.labels !== undefined ? findOrCreateLabels(tx, project.id, labelTitles(p.labels), true).map((l) => l.id) : [];
     const milestone = rights.admin && p.milestone_id ? findProjectMilestone(ctx, project.id, p.milestone_id) : null;

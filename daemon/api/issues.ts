@@ -1,0 +1,218 @@
+/**
+ * /api/v3 issues: the caller's (GET /issues), a group's and a project's lists with their filters; get, create,
+ * update (state_event close/reopen), delete (soft), move, subscription and todo.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
+import { canProject, canUpdateIssue } from '../policy/permissions.js';
+import {
+  countIssues, createIssue, deleteIssue, findReadableIssue, listIssues, markIssueTodo, moveIssue, subscribeToIssue,
+  unsubscribeFromIssue, updateIssue, type IssueListFilter, type IssueListScope, type UpdateIssueParams,
+} from '../services/collaboration/index.js';
+import { findGroup } from '../services/groups.js';
+import { findProject } from '../services/projects.js';
+import type { UserRow } from '../db/schema.js';
+import { issueHookAttributes } from '../hooks/issues.js';
+import { IssueSchema, presentIssue, presentIssues } from './entities/issues.js';
+import { presentTodo, TodoSchema } from './entities/todos.js';
+import { paginate } from './pagination.js';
+import { Bool, Int, Nullable, PageParams, ProjectIdParams } from './params.js';
+import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+
+const O = Type.Optional;
+const S = (description: string) => Type.String({ description });
+const Labels = Type.Union([Type.String(), Type.Array(Type.String())], { description: 'comma-separated label titles (or an array)' });
+const ListQuery = Type.Object({
+  state: O(S('opened or closed; anything else lists every state')),
+  labels: O(Labels),
+  order_by: O(S('created_at (default) or updated_at')),
+  sort: O(S('desc (default) or asc')),
+  ...PageParams,
+});
+const ProjectListQuery = Type.Object({
+  ...ListQuery.properties,
+  milestone: O(S('milestone title')),
+  iid: O(Type.Array(Type.Integer(), { description: 'issue iid (or several: iid[]=1&iid[]=2)' })),
+});
+const GroupListQuery = Type.Object({ ...ListQuery.properties, milestone: O(S('milestone title')) });
+const IssueBody = Type.Object({
+  title: O(S('title (required on create)')),
+  description: O(S('description')),
+  assignee_id: O(Int({ description: 'assignee user ID (0 removes it; reporters and up)' })),
+  milestone_id: O(Int({ description: 'milestone ID of the project (0 removes it; reporters and up)' })),
+  labels: O(Labels),
+  created_at: O(S('ISO 8601 time (admins and project owners)')),
+  due_date: O(S('YYYY-MM-DD')),
+  confidential: O(Bool()),
+});
+const UpdateBody = Type.Object({
+  ...IssueBody.properties,
+  state_event: O(S('close or reopen')),
+  updated_at: O(S('ISO 8601 time (admins and project owners)')),
+});
+const MoveBody = Type.Object({ to_project_id: O(Int({ description: 'target project ID' })) });
+const IssueParams = Type.Object({ id: Type.String(), issue_id: S('issue ID (global)') });
+const I = Type.Integer();
+/** DELETE answers the issue with its raw columns too (8.x sent the destroyed record). */
+const DeletedIssueSchema = Type.Object({
+  ...IssueSchema.properties, assignee_id: Nullable(I), author_id: Nullable(I), milestone_id: Nullable(I), updated_by_id: Nullable(I),
+  moved_to_id: Nullable(I), deleted_at: Nullable(Type.String()),
+});
+const tags = ['issues'];
+
+/** Labels as one comma-separated string, whichever form they came in. */
+const labelsParam = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
+
+/** dropBlankParams, but `labels=` stays: an empty labels param removes every label (8.x). */
+const dropBlankKeepLabels: preValidationAsyncHookHandler = async function (request, reply) {
+  const b = request.body;
+  const clear = !!b && typeof b === 'object' && !Buffer.isBuffer(b) && (b as Record<string, unknown>).labels === '';
+  await dropBlankParams.call(this, request, reply);
+  if (clear) (request.body as Record<string, unknown>).labels = '';
+};
+
+/** The list filter of a request. */
+function filterOf(viewer: UserRow, scope: IssueListScope, q: Static<typeof ProjectListQuery>, labelsMode: 'any' | 'all'): IssueListFilter {
+  const labels = labelsParam(q.labels);
+  return {
+    scope, viewer, state: q.state, labelsMode, milestone: q.milestone, iids: q.iid,
+    labels: labels !== undefined ? labels.split(',') : undefined,
+    orderBy: q.order_by === 'updated_at' ? 'updated_at' : 'created_at',
+    sort: q.sort === 'asc' ? 'asc' : 'desc',
+  };
+}
+
+/** Registers the issue routes. */
+export default async function issueRoutes(api: FastifyInstance): Promise<void> {
+  const { ctx } = api;
+  const read = loadProject('read_issue');
+
+  /** The issue of `:issue_id` the caller may read (404 `Not found` otherwise). */
+  function issueOf(request: FastifyRequest) {
+    const raw = (request.params as { issue_id: string }).issue_id;
+    if (!/^\d+$/.test(raw)) throw notFoundMessage('404 Not found');
+    return findReadableIssue(ctx, callerOf(request), projectOf(request), Number(raw));
+  }
+
+  /** One page of a list, presented for the caller. */
+  function page(request: FastifyRequest, reply: Parameters<typeof paginate>[1], f: IssueListFilter) {
+    let total = 0;
+    const rows = paginate(request, reply, () => (total = countIssues(ctx, f)), (limit, offset) => listIssues(ctx, f, limit, offset, total));
+    return presentIssues(ctx, f.viewer, rows);
+  }
+
+  api.get('/issues', {
+    schema: { tags, querystring: ListQuery, response: { 200: Type.Array(IssueSchema) } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    return page(request, reply, filterOf(user, { kind: 'author', userId: user.id }, request.query as Static<typeof ProjectListQuery>, 'any'));
+  });
+
+  api.get('/groups/:id/issues', {
+    schema: { tags, params: Type.Object({ id: S('group ID or path') }), querystring: GroupListQuery, response: { 200: Type.Array(IssueSchema) } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const group = findGroup(ctx, user, (request.params as { id: string }).id);
+    return page(request, reply, filterOf(user, { kind: 'group', groupId: group.id }, request.query as Static<typeof ProjectListQuery>, 'all'));
+  });
+
+  api.get('/projects/:id/issues', {
+    preValidation: read,
+    schema: { tags, params: ProjectIdParams, querystring: ProjectListQuery, response: { 200: Type.Array(IssueSchema) } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    return page(request, reply, filterOf(user, { kind: 'project', project: projectOf(request) }, request.query as Static<typeof ProjectListQuery>, 'any'));
+  });
+
+  api.get('/projects/:id/issues/:issue_id', {
+    preValidation: read,
+    schema: { tags, params: IssueParams, response: { 200: IssueSchema } },
+  }, async (request) => presentIssue(ctx, callerOf(request), issueOf(request)));
+
+  api.post('/projects/:id/issues', {
+    preValidation: [loadProject('create_issue'), dropBlankKeepLabels],
+    schema: { tags, params: ProjectIdParams, body: IssueBody, response: { 201: IssueSchema } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const project = projectOf(request);
+    const body = request.body as Static<typeof IssueBody>;
+    const issue = createIssue(ctx, user, project, { ...body, labels: labelsParam(body.labels) }, {
+      admin: canProject(ctx, user, 'admin_issue', project), timestamps: canProject(ctx, user, 'set_issuable_timestamps', project),
+    });
+    return reply.code(201).send(presentIssue(ctx, user, issue));
+  });
+
+  api.put('/projects/:id/issues/:issue_id', {
+    preValidation: [read, dropBlankKeepLabels],
+    schema: { tags, params: IssueParams, body: UpdateBody, response: { 200: IssueSchema } },
+  }, async (request) => {
+    const user = callerOf(request);
+    const project = projectOf(request);
+    const issue = issueOf(request);
+    if (!canUpdateIssue(ctx, user, project, issue)) throw forbidden();
+    const body = request.body as Static<typeof UpdateBody>;
+    const params: UpdateIssueParams = { ...body, labels: labelsParam(body.labels) };
+    const row = updateIssue(ctx, user, project, issue, params, {
+      admin: canProject(ctx, user, 'admin_issue', project), timestamps: canProject(ctx, user, 'set_issuable_timestamps', project),
+    });
+    return presentIssue(ctx, user, row);
+  });
+
+  // The spec: 404 when the issue is absent or cannot be destroyed by the caller (owners and admins only).
+  api.delete('/projects/:id/issues/:issue_id', {
+    preValidation: read,
+    schema: { tags, params: IssueParams, response: { 200: DeletedIssueSchema } },
+  }, async (request) => {
+    const user = callerOf(request);
+    const project = projectOf(request);
+    const issue = issueOf(request);
+    if (!canProject(ctx, user, 'destroy_issue', project)) throw notFoundMessage('404 Not found');
+    const row = deleteIssue(ctx, user, issue);
+    return { ...issueHookAttributes(ctx, row), ...presentIssue(ctx, user, row) };
+  });
+
+  api.post('/projects/:id/issues/:issue_id/move', {
+    preValidation: [read, dropBlankParams],
+    schema: { tags, params: IssueParams, body: MoveBody, response: { 201: IssueSchema } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const issue = issueOf(request);
+    const to = (request.body as Static<typeof MoveBody>).to_project_id;
+    if (to === undefined) throw badRequest('to_project_id');
+    const target = findProject(ctx, user, to);
+    const moved = moveIssue(ctx, user, projectOf(request), issue, target);
+    return reply.code(201).send(presentIssue(ctx, user, moved));
+  });
+
+  api.post('/projects/:id/issues/:issue_id/subscription', {
+    preValidation: read,
+    schema: { tags, params: IssueParams, response: { 201: IssueSchema } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const issue = issueOf(request);
+    if (!subscribeToIssue(ctx, user, issue)) throw notModified();
+    return reply.code(201).send(presentIssue(ctx, user, issue));
+  });
+
+  api.delete('/projects/:id/issues/:issue_id/subscription', {
+    preValidation: read,
+    schema: { tags, params: IssueParams, response: { 200: IssueSchema } },
+  }, async (request) => {
+    const user = callerOf(request);
+    const issue = issueOf(request);
+    if (!unsubscribeFromIssue(ctx, user, issue)) throw notModified();
+    return presentIssue(ctx, user, issue);
+  });
+
+  api.post('/projects/:id/issues/:issue_id/todo', {
+    preValidation: read,
+    schema: { tags, params: IssueParams, response: { 201: TodoSchema } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const issue = issueOf(request);
+    const todo = markIssueTodo(ctx, user, projectOf(request), issue);
+    if (!todo) throw notModified();
+    return reply.code(201).send(presentTodo(ctx, user, todo));
+  });
+}

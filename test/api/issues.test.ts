@@ -1,0 +1,311 @@
+/** Issues API: shapes, filters, pagination, writes with their notes/events/todos/hooks, and bad input. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { addMember, makeGroup, makeProject } from '../helpers/fixtures.js';
+import { insertIssue, insertMilestone } from '../helpers/collaboration.js';
+
+let s: TestServer;
+let alice: TestUser;
+let bob: TestUser;
+let project: { id: number; path_with_namespace: string };
+
+const rows = (sql: string, ...args: unknown[]) => s.ctx.db.$client.prepare(sql).all(...args) as Record<string, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+const count = (sql: string, ...args: unknown[]) => (s.ctx.db.$client.prepare(sql).get(...args) as { n: number }).n;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  alice = await s.user('alice', { projects_limit: 100 });
+  bob = await s.user('bob');
+  project = await makeProject(s, alice, 'tracker');
+  addMember(s.ctx, { type: 'Project', id: project.id }, bob.id, 30);
+});
+afterAll(async () => s.close());
+
+function expectIssueShape(i: Record<string, unknown>): void {
+  expect(i).toMatchObject({
+    id: expect.any(Number), iid: expect.any(Number), project_id: project.id, title: expect.any(String), state: expect.stringMatching(/^(opened|closed)$/),
+    created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), updated_at: expect.any(String), labels: expect.any(Array),
+    subscribed: expect.any(Boolean), user_notes_count: expect.any(Number), upvotes: expect.any(Number), downvotes: expect.any(Number),
+    confidential: expect.any(Boolean), web_url: expect.stringContaining('/issues/'),
+  });
+  expect(i.author).toMatchObject({ id: expect.any(Number), username: expect.any(String), name: expect.any(String), state: 'active', web_url: expect.any(String) });
+}
+
+describe('POST /projects/:id/issues', () => {
+  it('creates an issue with labels on the fly, a milestone, an assignee and a due date (201)', async () => {
+    const m = insertMilestone(s.ctx, project.id, { title: 'v1.0' });
+    const r = await s.api('POST', `/projects/${project.id}/issues`, alice, {
+      title: 'First', description: 'Hello @bob', labels: 'bug, ui', milestone_id: m.id, assignee_id: bob.id, due_date: '2030-01-31',
+    });
+    expect(r.status).toBe(201);
+    expectIssueShape(r.body);
+    expect(r.body).toMatchObject({
+      iid: 1, title: 'First', description: 'Hello @bob', state: 'opened', labels: ['bug', 'ui'], due_date: '2030-01-31', confidential: false,
+      assignee: { id: bob.id, username: 'bob' }, author: { id: alice.id }, subscribed: true, user_notes_count: 0,
+      web_url: `http://gantry.test/${project.path_with_namespace}/issues/1`,
+    });
+    expect(r.body.milestone).toMatchObject({ id: m.id, title: 'v1.0', state: 'active' });
+    expect(count(`SELECT COUNT(*) AS n FROM labels WHERE project_id = ? AND title IN ('bug','ui') AND color = '#428BCA'`, project.id)).toBe(2);
+    // assigned todo for bob (the mention of the assignee gives no second pending todo)
+    expect(rows(`SELECT action FROM todos WHERE user_id = ? AND target_id = ?`, bob.id, r.body.id).map((t) => t.action)).toContain('assigned');
+    const events = await s.api('GET', `/projects/${project.id}/events`, alice);
+    expect(events.body[0]).toMatchObject({ action_name: 'opened', target_type: 'Issue', target_id: r.body.id, target_title: 'First' });
+  });
+
+  it('counts iid per project and ignores created_at for non-owners, applies it for owners', async () => {
+    const a = await s.api('POST', `/projects/${project.id}/issues`, bob, { title: 'Second', created_at: '2001-02-03T04:05:06Z' });
+    expect(a.status).toBe(201);
+    expect(a.body.iid).toBe(2);
+    expect(a.body.created_at).not.toBe('2001-02-03T04:05:06.000Z');
+    const b = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Third', created_at: '2001-02-03T04:05:06Z' });
+    expect(b.body.created_at).toBe('2001-02-03T04:05:06.000Z');
+    const other = await makeProject(s, alice, 'other-tracker');
+    const c = await s.api('POST', `/projects/${other.id}/issues`, alice, { title: 'Elsewhere' });
+    expect(c.body.iid).toBe(1);
+  });
+
+  it('answers 400 "title" not given, and the validation body for bad values, writing nothing', async () => {
+    const before = count(`SELECT COUNT(*) AS n FROM issues`);
+    const labelsBefore = count(`SELECT COUNT(*) AS n FROM labels`);
+    let r = await s.api('POST', `/projects/${project.id}/issues`, alice, {});
+    expect(r).toMatchObject({ status: 400, body: { message: '400 (Bad request) "title" not given' } });
+    r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: '  ' });
+    expect(r.status).toBe(400);
+    r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'x', due_date: '2030-02-31', labels: 'new-one' });
+    expect(r).toMatchObject({ status: 400, body: { message: { due_date: ['is invalid'] } } });
+    r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'x'.repeat(256) });
+    expect(r.body.message.title[0]).toMatch(/too long/);
+    r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'x', labels: 'fine,bad?label' });
+    expect(r.status).toBe(400);
+    expect(r.body.message.labels).toHaveProperty('bad?label');
+    r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'x', assignee_id: 999999, labels: 'another' });
+    expect(r).toMatchObject({ status: 400, body: { message: { assignee_id: ['is invalid'] } } });
+    r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'x', assignee_id: 'abc' });
+    expect(r.status).toBe(400);
+    expect(count(`SELECT COUNT(*) AS n FROM issues`)).toBe(before);
+    expect(count(`SELECT COUNT(*) AS n FROM labels`)).toBe(labelsBefore);
+  });
+
+  it('refuses a 1 MB description with 400 and stores nothing', async () => {
+    const before = count(`SELECT COUNT(*) AS n FROM issues`);
+    const r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Big', description: 'a'.repeat(1024 * 1024) });
+    expect(r.status).toBe(400);
+    expect(r.body.message.description[0]).toMatch(/too long/);
+    expect(count(`SELECT COUNT(*) AS n FROM issues`)).toBe(before);
+  });
+
+  it('silently sets an unknown milestone to none (8.x)', async () => {
+    const r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'No such milestone', milestone_id: 424242 });
+    expect(r.status).toBe(201);
+    expect(r.body.milestone).toBeNull();
+  });
+});
+
+describe('GET /projects/:id/issues/:issue_id', () => {
+  it('answers the issue, 404 `Not found` for an unknown or foreign id', async () => {
+    const { id } = insertIssue(s.ctx, project.id, { title: 'Direct', authorId: alice.id });
+    const r = await s.api('GET', `/projects/${project.id}/issues/${id}`, bob);
+    expect(r.status).toBe(200);
+    expectIssueShape(r.body);
+    expect(r.body.subscribed).toBe(false);
+    expect((await s.api('GET', `/projects/${project.id}/issues/999999`, bob))).toMatchObject({ status: 404, body: { message: '404 Not found' } });
+    expect((await s.api('GET', `/projects/${project.id}/issues/abc`, bob)).status).toBe(404);
+    expect((await s.api('GET', `/projects/999999/issues/${id}`, bob))).toMatchObject({ status: 404, body: { message: '404 Project Not Found' } });
+    const other = await makeProject(s, alice, 'other2');
+    expect((await s.api('GET', `/projects/${other.id}/issues/${id}`, alice)).status).toBe(404);
+    expect((await s.api('GET', `/projects/${project.id}/issues/${id}`, null)).status).toBe(401);
+  });
+});
+
+describe('GET lists', () => {
+  let p: { id: number; path_with_namespace: string };
+  beforeAll(async () => {
+    p = await makeProject(s, alice, 'listing');
+    const m = insertMilestone(s.ctx, p.id, { title: 'M1' });
+    for (let n = 1; n <= 5; n++) {
+      const r = await s.api('POST', `/projects/${p.id}/issues`, alice, {
+        title: `L${n}`, labels: n % 2 ? 'odd' : 'even', ...(n <= 2 ? { milestone_id: m.id } : {}), created_at: `2020-01-0${n}T00:00:00Z`,
+      });
+      expect(r.status).toBe(201);
+    }
+    const third = (await s.api('GET', `/projects/${p.id}/issues?iid=3`, alice)).body[0];
+    await s.api('PUT', `/projects/${p.id}/issues/${third.id}`, alice, { state_event: 'close' });
+  });
+
+  it('lists newest first with pagination headers', async () => {
+    const r = await s.api('GET', `/projects/${p.id}/issues?per_page=2`, alice);
+    expect(r.status).toBe(200);
+    expect(r.body.map((i: { title: string }) => i.title)).toEqual(['L5', 'L4']);
+    expect(r.headers).toMatchObject({ 'x-total': '5', 'x-total-pages': '3', 'x-per-page': '2', 'x-page': '1', 'x-next-page': '2', 'x-prev-page': '' });
+    expect(String(r.headers.link)).toContain('rel="next"');
+    const last = await s.api('GET', `/projects/${p.id}/issues?per_page=2&page=3`, alice);
+    expect(last.body.map((i: { title: string }) => i.title)).toEqual(['L1']);
+    const beyond = await s.api('GET', `/projects/${p.id}/issues?per_page=2&page=9`, alice);
+    expect(beyond.body).toEqual([]);
+    const asc = await s.api('GET', `/projects/${p.id}/issues?sort=asc&per_page=4&page=1`, alice);
+    expect(asc.body.map((i: { title: string }) => i.title)).toEqual(['L1', 'L2', 'L3', 'L4']);
+    const ascLast = await s.api('GET', `/projects/${p.id}/issues?sort=asc&per_page=2&page=2`, alice);
+    expect(ascLast.body.map((i: { title: string }) => i.title)).toEqual(['L3', 'L4']);
+  });
+
+  it('filters by state, labels (any), milestone, iid and orders by updated_at', async () => {
+    const titles = async (q: string) => (await s.api('GET', `/projects/${p.id}/issues?${q}`, alice)).body.map((i: { title: string }) => i.title);
+    expect(await titles('state=closed')).toEqual(['L3']);
+    expect(await titles('state=opened')).toEqual(['L5', 'L4', 'L2', 'L1']);
+    expect(await titles('state=bogus')).toHaveLength(5);
+    expect(await titles('labels=even')).toEqual(['L4', 'L2']);
+    expect(await titles('labels=even,odd')).toHaveLength(5);
+    expect(await titles('labels=nosuchlabel')).toEqual([]);
+    expect(await titles('milestone=M1')).toEqual(['L2', 'L1']);
+    expect(await titles('milestone=none-such')).toEqual([]);
+    expect(await titles('iid=4')).toEqual(['L4']);
+    expect(await titles('iid[]=4&iid[]=5')).toEqual(['L5', 'L4']);
+    expect((await titles('order_by=updated_at'))[0]).toBe('L3');
+    expect(await titles('order_by=bogus&sort=bogus')).toEqual(['L5', 'L4', 'L3', 'L2', 'L1']);
+  });
+
+  it('GET /issues lists the caller\'s authored issues with any-label filter', async () => {
+    const r = await s.api('GET', '/issues?labels=even&per_page=100', alice);
+    expect(r.status).toBe(200);
+    expect(r.body.map((i: { title: string }) => i.title)).toEqual(['L4', 'L2']);
+    const mine = await s.api('GET', '/issues', bob);
+    expect(mine.body.every((i: { author: { id: number } }) => i.author.id === bob.id)).toBe(true);
+    expect(mine.headers['x-total']).toBe(String(mine.body.length));
+    expect((await s.api('GET', '/issues', null)).status).toBe(401);
+  });
+
+  it('GET /groups/:id/issues needs ALL labels, and hides what the caller cannot read', async () => {
+    const owner = await s.user('grpowner', { projects_limit: 10 });
+    const gid = makeGroup(s.ctx, 'grp', { owner });
+    const gp = await makeProject(s, owner, 'gproj', { namespaceId: gid });
+    await s.api('POST', `/projects/${gp.id}/issues`, owner, { title: 'both', labels: 'a,b' });
+    await s.api('POST', `/projects/${gp.id}/issues`, owner, { title: 'only a', labels: 'a' });
+    const titles = async (q: string, as: TestUser = owner) => (await s.api('GET', `/groups/${gid}/issues?${q}`, as)).body.map((i: { title: string }) => i.title);
+    expect(await titles('labels=a,b')).toEqual(['both']);
+    expect(await titles('labels=a')).toEqual(['only a', 'both']);
+    expect(await titles('')).toEqual(['only a', 'both']);
+    expect((await s.api('GET', `/groups/${gid}/issues`, bob)).status).toBe(404);
+    expect((await s.api('GET', `/groups/999999/issues`, owner))).toMatchObject({ status: 404, body: { message: '404 Group Not Found' } });
+  });
+});
+
+describe('PUT /projects/:id/issues/:issue_id', () => {
+  it('updates fields with system notes, closes and reopens with events, todos done and hooks', async () => {
+    const hook = await s.api('POST', `/projects/${project.id}/hooks`, alice, { url: 'http://127.0.0.1:9/hook', issues_events: true, push_events: false });
+    expect(hook.status).toBe(201);
+    const created = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Edit me', labels: 'old' });
+    const id = created.body.id;
+    const m = insertMilestone(s.ctx, project.id, { title: 'v2' });
+    let r = await s.api('PUT', `/projects/${project.id}/issues/${id}`, alice, {
+      title: 'Edited', assignee_id: bob.id, milestone_id: m.id, labels: 'new', due_date: '2031-05-06', description: 'cc @bob',
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ title: 'Edited', assignee: { id: bob.id }, milestone: { id: m.id }, labels: ['new'], due_date: '2031-05-06' });
+    const notes = rows(`SELECT note FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ? AND system = 1 ORDER BY id`, id).map((n) => n.note);
+    expect(notes).toEqual(expect.arrayContaining(['Changed title: **Edit me** → **Edited**', 'Reassigned to @bob', `Milestone changed to %${m.iid}`]));
+    expect(notes.some((n) => /^Added ~\d+ and removed ~\d+ labels$/.test(n))).toBe(true);
+    expect(rows(`SELECT action, state FROM todos WHERE user_id = ? AND target_id = ?`, bob.id, id)).toEqual([{ action: 'assigned', state: 'pending' }]);
+
+    // bob closes: his todo is done, a closed event and a close hook
+    r = await s.api('PUT', `/projects/${project.id}/issues/${id}`, bob, { state_event: 'close' });
+    expect(r.body.state).toBe('closed');
+    expect(rows(`SELECT state FROM todos WHERE user_id = ? AND target_id = ?`, bob.id, id)).toEqual([{ state: 'done' }]);
+    r = await s.api('PUT', `/projects/${project.id}/issues/${id}`, bob, { state_event: 'reopen' });
+    expect(r.body.state).toBe('opened');
+    const events = (await s.api('GET', `/projects/${project.id}/events`, alice)).body;
+    expect(events.slice(0, 2).map((e: { action_name: string }) => e.action_name)).toEqual(['opened', 'closed']);
+    const states = rows(`SELECT note FROM notes WHERE noteable_id = ? AND system = 1 AND note LIKE 'Status%' ORDER BY id`, id).map((n) => n.note);
+    expect(states).toEqual(['Status changed to closed', 'Status changed to reopened']);
+
+    const deliveries = rows(`SELECT payload FROM hook_deliveries WHERE hook_id = ? ORDER BY id`, hook.body.id).map((d) => JSON.parse(d.payload));
+    expect(deliveries.map((d) => d.object_attributes.action)).toEqual(['open', 'update', 'close', 'reopen']);
+    const upd = deliveries[1];
+    expect(upd).toMatchObject({
+      object_kind: 'issue', user: { username: 'alice', name: 'alice' },
+      project: { path_with_namespace: project.path_with_namespace, web_url: expect.any(String) },
+      repository: { name: 'tracker', url: expect.any(String), homepage: expect.any(String) },
+      object_attributes: { id, iid: created.body.iid, title: 'Edited', assignee_id: bob.id, state: 'opened', url: `http://gantry.test/${project.path_with_namespace}/issues/${created.body.iid}` },
+      assignee: { username: 'bob' },
+    });
+    expect(upd.labels.map((l: { title: string }) => l.title)).toEqual(['new']);
+    expect(deliveries[2].user.username).toBe('bob');
+  });
+
+  it('clears labels with labels= and writes nothing on bad input', async () => {
+    const c = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Labelled', labels: 'x1' });
+    let r = await s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, alice, { labels: '' });
+    expect(r.body.labels).toEqual([]);
+    const before = rows(`SELECT * FROM issues WHERE id = ?`, c.body.id);
+    const notesBefore = count(`SELECT COUNT(*) AS n FROM notes`);
+    r = await s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, alice, { title: 'New title', state_event: 'explode' });
+    expect(r).toMatchObject({ status: 400, body: { message: { state_event: ['is invalid'] } } });
+    r = await s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, alice, { title: 'New', description: 'd'.repeat(1024 * 1024) });
+    expect(r.status).toBe(400);
+    expect(rows(`SELECT * FROM issues WHERE id = ?`, c.body.id)).toEqual(before);
+    expect(count(`SELECT COUNT(*) AS n FROM notes`)).toBe(notesBefore);
+  });
+
+  it('applies updated_at for owners only', async () => {
+    const c = await s.api('POST', `/projects/${project.id}/issues`, bob, { title: 'Timed' });
+    let r = await s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, bob, { title: 'Timed 2', updated_at: '2002-01-01T00:00:00Z' });
+    expect(r.body.updated_at).not.toBe('2002-01-01T00:00:00.000Z');
+    r = await s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, alice, { title: 'Timed 3', updated_at: '2002-01-01T00:00:00Z' });
+    expect(r.body.updated_at).toBe('2002-01-01T00:00:00.000Z');
+  });
+});
+
+describe('DELETE, subscription and todo', () => {
+  it('soft deletes for owners (200), 404 for others and for absent issues', async () => {
+    const c = await s.api('POST', `/projects/${project.id}/issues`, bob, { title: 'Doomed' });
+    expect((await s.api('DELETE', `/projects/${project.id}/issues/${c.body.id}`, bob))).toMatchObject({ status: 404 });
+    const r = await s.api('DELETE', `/projects/${project.id}/issues/${c.body.id}`, alice);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: c.body.id, title: 'Doomed', deleted_at: expect.any(String) });
+    expect((await s.api('GET', `/projects/${project.id}/issues/${c.body.id}`, alice)).status).toBe(404);
+    expect((await s.api('DELETE', `/projects/${project.id}/issues/${c.body.id}`, alice)).status).toBe(404);
+    expect((await s.api('DELETE', `/projects/${project.id}/issues/999999`, alice)).status).toBe(404);
+    const list = await s.api('GET', `/projects/${project.id}/issues?per_page=100`, alice);
+    expect(list.body.some((i: { id: number }) => i.id === c.body.id)).toBe(false);
+    // the iid stays taken
+    const next = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'After' });
+    expect(next.body.iid).toBe(c.body.iid + 1);
+  });
+
+  it('subscribes (201/304) and unsubscribes (200/304)', async () => {
+    const c = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Watch' });
+    const path = `/projects/${project.id}/issues/${c.body.id}/subscription`;
+    let r = await s.api('POST', path, bob);
+    expect(r.status).toBe(201);
+    expect(r.body.subscribed).toBe(true);
+    r = await s.api('POST', path, bob);
+    expect(r.status).toBe(304);
+    expect(r.text).toBe('');
+    r = await s.api('DELETE', path, bob);
+    expect(r.status).toBe(200);
+    expect(r.body.subscribed).toBe(false);
+    expect((await s.api('DELETE', path, bob)).status).toBe(304);
+    // the author is subscribed implicitly
+    expect((await s.api('POST', path, alice)).status).toBe(304);
+    expect((await s.api('POST', `/projects/${project.id}/issues/999999/subscription`, bob)).status).toBe(404);
+  });
+
+  it('marks a todo (201), 304 when one is pending', async () => {
+    const c = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Todo me' });
+    const path = `/projects/${project.id}/issues/${c.body.id}/todo`;
+    const r = await s.api('POST', path, bob);
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ action_name: 'marked', target_type: 'Issue', state: 'pending', target: { id: c.body.id } });
+    expect((await s.api('POST', path, bob)).status).toBe(304);
+    expect((await s.api('POST', `/projects/${project.id}/issues/999999/todo`, bob)).status).toBe(404);
+  });
+
+  it('open_issues_count on projects counts open, live issues', async () => {
+    const p = await makeProject(s, alice, 'counted');
+    const a = await s.api('POST', `/projects/${p.id}/issues`, alice, { title: 'one' });
+    await s.api('POST', `/projects/${p.id}/issues`, alice, { title: 'two' });
+    const c = await s.api('POST', `/projects/${p.id}/issues`, alice, { title: 'three' });
+    await s.api('PUT', `/projects/${p.id}/issues/${a.body.id}`, alice, { state_event: 'close' });
+    await s.api('DELETE', `/projects/${p.id}/issues/${c.body.id}`, alice);
+    expect((await s.api('GET', `/projects/${p.id}`, alice)).body.open_issues_count).toBe(1);
+  });
+});
