@@ -191,17 +191,18 @@ export function createLabel(ctx: AppContext, projectId: number, p: CreateLabelPa
 }
 
 /**
- * Update a label found by name: 400 `"name"` not given, 400 when neither new_name nor color is given, 404 when absent,
+ * Update a label found by name: 400 `"name"` not given, 404 when absent, 400 when neither new_name nor color is given,
  * 409 when new_name belongs to another label, 400 with the validation hash for bad values (nothing written).
  */
 export function updateLabel(ctx: AppContext, projectId: number, p: UpdateLabelParams): LabelRow {
   if (p.name === undefined || p.name === '') throw badRequest('name');
   const newName = p.new_name === '' ? undefined : p.new_name?.trim();
   const color = p.color === '' ? undefined : p.color;
-  if (newName === undefined && color === undefined) throw badRequestMessage('Required parameters "new_name" or "color" missing');
   return ctx.db.transaction((tx) => {
+    // 8.x looked the label up first (404), then asked for new_name or color (400).
     const label = tx.select().from(labels).where(and(eq(labels.projectId, projectId), eq(labels.title, p.name!))).get();
     if (!label) throw notFound('Label not found');
+    if (newName === undefined && color === undefined) throw badRequestMessage('Required parameters "new_name" or "color" missing');
     if (newName !== undefined && newName !== label.title) {
       if (tx.select({ id: labels.id }).from(labels).where(and(eq(labels.projectId, projectId), eq(labels.title, newName))).get()) {
         throw conflict('Label already exists');
