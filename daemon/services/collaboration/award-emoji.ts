@@ -2,9 +2,12 @@
  * Award emoji on issues, merge requests and notes; upvotes and downvotes.
  * OWNER: notes/award-emoji engineer. The exported signatures below are a contract used by presenters.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import { awardEmoji, type AwardableType } from '../../db/schema-collaboration.js';
+import { now } from '../../context.js';
+import { awardEmoji, type AwardEmojiRow, type AwardableType } from '../../db/schema-collaboration.js';
+import type { UserRow } from '../../db/schema.js';
+import { isEmojiName, normalizeEmojiName } from './emoji-names.js';
 
 /** Upvotes (thumbsup) and downvotes (thumbsdown) per awardable: one query for a page. */
 export function voteCounts(ctx: AppContext, type: AwardableType, ids: number[]): Map<number, { upvotes: number; downvotes: number }> {
@@ -23,4 +26,90 @@ export function voteCounts(ctx: AppContext, type: AwardableType, ids: number[]):
     }
   }
   return out;
+}
+
+/** What awarding needs to know about the issue, merge request, snippet or note. */
+export interface Awardable {
+  type: AwardableType;
+  id: number;
+  authorId: number | null;
+}
+
+/** Awards of an awardable, oldest first. */
+export function listAwards(ctx: AppContext, awardable: Pick<Awardable, 'type' | 'id'>, limit: number, offset: number): AwardEmojiRow[] {
+  return ctx.db.select().from(awardEmoji).where(and(eq(awardEmoji.awardableType, awardable.type), eq(awardEmoji.awardableId, awardable.id)))
+    .orderBy(asc(awardEmoji.id)).limit(limit).offset(offset).all();
+}
+
+/** How many awards an awardable has. */
+export function countAwards(ctx: AppContext, awardable: Pick<Awardable, 'type' | 'id'>): number {
+  return ctx.db.select({ n: sql<number>`count(*)` }).from(awardEmoji)
+    .where(and(eq(awardEmoji.awardableType, awardable.type), eq(awardEmoji.awardableId, awardable.id))).get()!.n;
+}
+
+/** One award of an awardable, or null. */
+export function findAward(ctx: AppContext, awardable: Pick<Awardable, 'type' | 'id'>, awardId: number): AwardEmojiRow | null {
+  return ctx.db.select().from(awardEmoji)
+    .where(and(eq(awardEmoji.id, awardId), eq(awardEmoji.awardableType, awardable.type), eq(awardEmoji.awardableId, awardable.id))).get() ?? null;
+}
+
+/** 8.x Awardable#user_can_award?: the author of a thing may not vote (thumbsup/thumbsdown) on it. */
+export function canAward(actor: UserRow, awardable: Awardable, name: string): boolean {
+  const n = normalizeEmojiName(name);
+  return !(awardable.authorId === actor.id && (n === 'thumbsup' || n === 'thumbsdown'));
+}
+
+/** Ruby's Hash#inspect of ActiveRecord errors, as 8.x put them into messages: `{:name=>["has already been taken"]}`. */
+export function rubyErrors(errors: Record<string, string[]>): string {
+  return `{${Object.entries(errors).map(([k, v]) => `:${k}=>[${v.map((m) => JSON.stringify(m)).join(', ')}]`).join(', ')}}`;
+}
+
+/** The award, or the validation errors (unknown emoji, or the same award twice) that stopped it. */
+export type AwardResult = { award: AwardEmojiRow } | { errors: Record<string, string[]> };
+
+/** Award `name` (`+1` is thumbsup) to `awardable` as `actor`. Does not check canAward: the caller decides the error. */
+export function createAward(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): AwardResult {
+  const n = normalizeEmojiName(name);
+  if (!isEmojiName(n)) return { errors: { name: ['is not included in the list'] } };
+  const t = now();
+  const award = ctx.db.insert(awardEmoji).values({ name: n, userId: actor.id, awardableType: awardable.type, awardableId: awardable.id, createdAt: t, updatedAt: t })
+    .onConflictDoNothing().returning().get();
+  return award ? { award } : { errors: { name: ['has already been taken'] } };
+}
+
+/** Remove an award (the route checks it is the caller's, or the caller is an admin). */
+export function removeAward(ctx: AppContext, award: AwardEmojiRow): AwardEmojiRow {
+  ctx.db.delete(awardEmoji).where(eq(awardEmoji.id, award.id)).run();
+  return award;
+}
+
+/** Delete every award of awardables (for a deleted note, issue or merge request), in the caller's transaction. */
+export function deleteAwardsOf(tx: Pick<AppContext['db'], 'delete'>, type: AwardableType, ids: number[]): void {
+  if (ids.length) tx.delete(awardEmoji).where(and(eq(awardEmoji.awardableType, type), inArray(awardEmoji.awardableId, ids))).run();
+}
+
+const EMOJI_ONLY = /^:([a-z0-9_+-]+):\s?$/;
+
+/** The emoji name when a note body is only a known emoji (`:+1:`, 8.x Note#award_emoji?), otherwise null. */
+export function awardableBodyName(body: string): string | null {
+  const m = EMOJI_ONLY.exec(body);
+  return m && isEmojiName(m[1]) ? normalizeEmojiName(m[1]) : null;
+}
+
+/**
+ * POST .../notes with an emoji-only body (8.x Notes::CreateService): the award when the actor may award it; null
+ * when not (an author's own vote), so a plain note is written instead. A second identical award is an error.
+ */
+export function awardOnCreate(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): AwardEmojiRow | null {
+  if (awardable.type === 'Snippet' || !canAward(actor, awardable, name)) return null;
+  const r = createAward(ctx, actor, awardable, name);
+  if ('errors' in r) throw new AwardError(r.errors);
+  return r.award;
+}
+
+/** A failed award (validation errors), turned into the route's 404 message. */
+export class AwardError extends Error {
+  constructor(public readonly errors: Record<string, string[]>) {
+    super(rubyErrors(errors));
+  }
 }

@@ -1,0 +1,34 @@
+/** AwardEmoji presenter (GitLab v3 AwardEmoji, 8.9+), batched: one query for the users of a page. */
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import type { AwardEmojiRow } from '../../db/schema-collaboration.js';
+import { usersByIds } from './notes.js';
+import { userBasic, UserBasicSchema } from './users.js';
+
+/** Present a page of awards: id, name, user, created_at, updated_at, awardable_id, awardable_type. */
+export function presentAwards(ctx: AppContext, rows: AwardEmojiRow[]) {
+  const users = usersByIds(ctx, rows.map((r) => r.userId));
+  return rows.map((a) => {
+    const u = users.get(a.userId);
+    return {
+      id: a.id,
+      name: a.name,
+      user: u ? userBasic(ctx, u) : { name: 'Ghost User', username: 'ghost', id: 0, state: 'active', avatar_url: null, web_url: `${ctx.externalUrl()}/ghost` },
+      created_at: a.createdAt,
+      updated_at: a.updatedAt,
+      awardable_id: a.awardableId,
+      awardable_type: a.awardableType,
+    };
+  });
+}
+
+/** Present one award. */
+export function presentAward(ctx: AppContext, row: AwardEmojiRow) {
+  return presentAwards(ctx, [row])[0]!;
+}
+
+const S = Type.String();
+/** Response schema of AwardEmoji. */
+export const AwardEmojiSchema = Type.Object({
+  id: Type.Integer(), name: S, user: UserBasicSchema, created_at: S, updated_at: S, awardable_id: Type.Integer(), awardable_type: S,
+});

@@ -1,0 +1,67 @@
+/**
+ * The kinds of things notes and award emoji hang on (issues now; merge requests and snippets mount the same routes
+ * later): the path segment, the id param, how to load one in a project and who may read it. Shared by the route
+ * factories of notes (api/notes.ts) and award emoji (api/award-emoji.ts).
+ */
+import type { preValidationAsyncHookHandler, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import { notFoundMessage } from '../errors.js';
+import { canReadIssuable } from '../policy/permissions.js';
+import { findProjectIssue } from '../services/collaboration/issues.js';
+import { issueNoteable, type Noteable } from '../services/collaboration/notes.js';
+import { projectOf } from './project-scope.js';
+
+/** A kind of noteable, as routes address it: `/projects/:id/<segment>/:<idParam>/...`. */
+export interface NoteableKind {
+  /** URL segment: `issues`, `merge_requests`, `snippets`. */
+  segment: string;
+  /** Name of the id path param: `issue_id`, `merge_request_id`, `snippet_id` (global ids, as 8.x). */
+  idParam: string;
+  /** OpenAPI tag of the routes. */
+  tag: string;
+  /** The noteable of the project with this global id, or null when absent (or deleted). */
+  load(ctx: AppContext, project: ProjectRow, id: number): Noteable | null;
+  /** Whether `user` may read it (and so its notes and awards): project feature, visibility, confidentiality. */
+  canRead(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable): boolean;
+}
+
+/** Issues: `/projects/:id/issues/:issue_id`; confidential issues only for those who may read them. */
+export const ISSUE_NOTEABLES: NoteableKind = {
+  segment: 'issues',
+  idParam: 'issue_id',
+  tag: 'issues',
+  load: (ctx, project, id) => {
+    const row = findProjectIssue(ctx, project.id, id);
+    return row ? issueNoteable(row) : null;
+  },
+  canRead: (ctx, user, project, n) =>
+    canReadIssuable(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }),
+};
+
+const resolved = new WeakMap<FastifyRequest, Noteable>();
+
+/**
+ * preValidation hook (after loadProject): resolve the noteable of the kind's id param. Absent: 404 `404 Not found`
+ * (8.x's `find`); present but not readable: 404 with `hiddenMessage` (the route's 8.x message), so a confidential
+ * issue never shows.
+ */
+export function loadNoteable(kind: NoteableKind, hiddenMessage = '404 Not found'): preValidationAsyncHookHandler {
+  return async function (request) {
+    const ctx = request.server.ctx;
+    const project = projectOf(request);
+    const raw = (request.params as Record<string, unknown>)[kind.idParam];
+    const id = Number(raw);
+    const noteable = /^\d+$/.test(String(raw)) && Number.isSafeInteger(id) ? kind.load(ctx, project, id) : null;
+    if (!noteable) throw notFoundMessage('404 Not found');
+    if (!kind.canRead(ctx, request.user ?? null, project, noteable)) throw notFoundMessage(hiddenMessage);
+    resolved.set(request, noteable);
+  };
+}
+
+/** The noteable resolved by loadNoteable for this request. */
+export function noteableOf(request: FastifyRequest): Noteable {
+  const n = resolved.get(request);
+  if (!n) throw new Error('noteableOf() without the loadNoteable() hook on the route');
+  return n;
+}
