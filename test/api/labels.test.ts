@@ -8,6 +8,8 @@ import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fix
 import {
   ACTORS, expectedStatus, insertIssue, insertLabel, insertMergeRequest, linkLabel, type Actor,
 } from '../helpers/collaboration.js';
+import { findOrCreateLabels, labelsByTitle, labelTitlesOf, setTargetLabels } from '../../daemon/services/collaboration/labels.js';
+import { subscribe, subscribedSet, subscriberIds, unsubscribe } from '../../daemon/services/collaboration/subscriptions.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -417,5 +419,61 @@ describe.each([0, 10, 20])('authorization on a project of visibility %i', (vis) 
       const hidden = await s.api('GET', `/projects/${p.id}/labels`, cast.nonMember);
       expect(hidden.body).toEqual({ message: '404 Project Not Found' });
     }
+  });
+});
+
+describe('label and subscription services (the contract issues and merge requests call)', () => {
+  let p: { id: number };
+  beforeAll(async () => { p = await makeProject(s, cast.owner, 'labels-contract'); });
+
+  it('findOrCreateLabels trims, drops blanks and duplicates, keeps order and creates missing labels with #428BCA', () => {
+    insertLabel(s.ctx, p.id, 'existing', { color: '#000000' });
+    const rows = s.ctx.db.transaction((tx) => findOrCreateLabels(tx, p.id, [' new one ', '', 'existing', 'new one', '  '], true));
+    expect(rows.map((l) => [l.title, l.color])).toEqual([['new one', '#428BCA'], ['existing', '#000000']]);
+    expect(s.ctx.db.transaction((tx) => findOrCreateLabels(tx, p.id, ['missing', 'existing'], false)).map((l) => l.title)).toEqual(['existing']);
+    expect(labelRow(p.id, 'missing')).toBeUndefined();
+  });
+
+  it('findOrCreateLabels refuses a title that cannot be a label with the 8.x body, creating none', () => {
+    let err: unknown;
+    try {
+      s.ctx.db.transaction((tx) => findOrCreateLabels(tx, p.id, ['fine', 'a&b'], true));
+    } catch (e) { err = e; }
+    expect(err).toMatchObject({ statusCode: 400, body: { message: { labels: { 'a&b': { title: ['is invalid'] } } } } });
+    expect(labelRow(p.id, 'fine')).toBeUndefined();
+  });
+
+  it('setTargetLabels answers the labels added and removed; labelTitlesOf sorts titles per target', () => {
+    const [a, b, c] = ['b-label', 'a-label', 'c-label'].map((t) => insertLabel(s.ctx, p.id, t));
+    const target = { type: 'Issue' as const, id: insertIssue(s.ctx, p.id, { authorId: cast.owner.id }).id };
+    const first = s.ctx.db.transaction((tx) => setTargetLabels(tx, target, [a!, b!]));
+    expect(first.added.map((l) => l.title)).toEqual(['a-label', 'b-label']);
+    expect(first.removed).toEqual([]);
+    const second = s.ctx.db.transaction((tx) => setTargetLabels(tx, target, [c!, a!]));
+    expect(second.added.map((l) => l.title)).toEqual(['c-label']);
+    expect(second.removed.map((l) => l.title)).toEqual(['a-label']);
+    const titles = labelTitlesOf(s.ctx, 'Issue', [target.id, 999999]);
+    expect(titles.get(target.id)).toEqual(['b-label', 'c-label']);
+    expect(titles.get(999999)).toEqual([]);
+    expect(labelsByTitle(s.ctx, p.id, ['c-label', 'nope']).map((l) => l.id)).toEqual([c]);
+  });
+
+  it('subscribe/unsubscribe with explicit rows and the implicit (author/assignee) rule; subscribedSet and subscriberIds', () => {
+    const u = cast.developer.id;
+    const v = cast.reporter.id;
+    const tx = s.ctx.db;
+    expect(subscribe(tx, u, 'Issue', 777)).toBe(true);
+    expect(subscribe(tx, u, 'Issue', 777)).toBe(false);
+    // An implicit subscriber (author) is already subscribed: 304; an explicit unsubscription overrides the rule.
+    expect(subscribe(tx, v, 'Issue', 778, true)).toBe(false);
+    expect(unsubscribe(tx, v, 'Issue', 778, true)).toBe(true);
+    expect(unsubscribe(tx, v, 'Issue', 778, true)).toBe(false);
+    expect(unsubscribe(tx, u, 'Issue', 779)).toBe(false);
+    const implicit = new Map([[778, [v]], [779, [v]]]);
+    expect([...subscribedSet(s.ctx, v, 'Issue', [777, 778, 779], implicit)]).toEqual([779]);
+    expect([...subscribedSet(s.ctx, u, 'Issue', [777, 778, 779], implicit)]).toEqual([777]);
+    expect(subscribedSet(s.ctx, u, 'Label', [777]).size).toBe(0);
+    expect(subscriberIds(s.ctx, 'Issue', 777)).toEqual([u]);
+    expect(subscriberIds(s.ctx, 'Issue', 778)).toEqual([]);
   });
 });
