@@ -349,6 +349,13 @@ describe('label subscriptions', () => {
     expect(again.status).toBe(304);
   });
 
+  it('finds a title with a slash, spaces and unicode when URL-encoded', async () => {
+    insertLabel(s.ctx, p.id, 'area/ui ✓');
+    const r = await s.api('POST', `/projects/${p.id}/labels/${encodeURIComponent('area/ui ✓')}/subscription`, cast.guest);
+    expect(r.status).toBe(201);
+    expect(r.body.name).toBe('area/ui ✓');
+  });
+
   it('a non-member of a public project may subscribe; a digit-only title is found when no id matches', async () => {
     const r = await s.api('POST', `/projects/${p.id}/labels/12345/subscription`, cast.nonMember);
     expect(r.status).toBe(201);
