@@ -166,9 +166,19 @@ export function canUpdateIssue(ctx: AppContext, user: UserRow | null, project: P
  * left out (admins, reporters and up see all; others their own and those assigned to them). Integers only.
  */
 export function confidentialIssuesSql(ctx: AppContext, user: UserRow, project: ProjectRow): string {
-  if (user.isAdmin || projectAccessLevel(ctx, user, project) >= REPORTER) return '1';
+  if (seesConfidentialIssues(ctx, user, project)) return '1';
   const id = Math.trunc(user.id);
   return `(i.confidential = 0 OR i.author_id = ${id} OR i.assignee_id = ${id})`;
+}
+
+/** Whether the user reads every confidential issue of the project (admins, reporters and up). */
+export function seesConfidentialIssues(ctx: AppContext, user: UserRow, project: ProjectRow): boolean {
+  return user.isAdmin || projectAccessLevel(ctx, user, project) >= REPORTER;
+}
+
+/** SQL subquery (text) of the ids of the projects whose issues the user may list: visible, with issues enabled. */
+export function issueProjectsSql(user: UserRow): string {
+  return `SELECT p.id FROM projects p WHERE p.issues_enabled = 1 AND ${visibleProjectsSql(user)}`;
 }
 
 /**
@@ -185,7 +195,7 @@ export function readableIssuesSql(user: UserRow): string {
       OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ${id})
       OR p.id IN (SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id
                   AND m.user_id = ${id} WHERE MIN(m.access_level, l.group_access) >= ${REPORTER}))`;
-  return `(i.project_id IN (SELECT p.id FROM projects p WHERE p.issues_enabled = 1 AND ${visibleProjectsSql(user)})
+  return `(i.project_id IN (${issueProjectsSql(user)})
     AND (i.confidential = 0 OR i.author_id = ${id} OR i.assignee_id = ${id} OR i.project_id IN (${reporterProjects})))`;
 }
 

@@ -9,7 +9,7 @@ import { issues, type IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { statement } from '../../db/statements.js';
 import { placeholders } from '../../db/sql.js';
-import { confidentialIssuesSql, readableIssuesSql } from '../../policy/permissions.js';
+import { confidentialIssuesSql, issueProjectsSql, readableIssuesSql, seesConfidentialIssues } from '../../policy/permissions.js';
 
 /** Which issues a list covers. */
 export type IssueListScope =
@@ -87,8 +87,38 @@ function whereOf(ctx: AppContext, f: IssueListFilter): { where: string; values: 
   return { where: parts.join(' AND '), values };
 }
 
+/** Whether a filter narrows more than scope and state (then the counters cannot answer). */
+const narrowed = (f: IssueListFilter) =>
+  (f.labels ?? []).some((l) => l.trim() !== '') || (f.milestone !== undefined && f.milestone !== '') || (f.iids?.length ?? 0) > 0;
+
+/** The count from the issue_counts table (migration 0018), or null when the filter needs a real count. */
+function countFromCounters(ctx: AppContext, f: IssueListFilter): number | null {
+  if (narrowed(f) || f.scope.kind === 'group') return null;
+  const state = f.state === 'opened' || f.state === 'closed' ? f.state : null;
+  const stateSql = state ? ' AND c.state = ?' : '';
+  const stateArgs = state ? [state] : [];
+  const sum = (sql: string, ...args: unknown[]) => ((statement(ctx, sql).get(...args) as { n: number | null }).n ?? 0);
+  if (f.scope.kind === 'author') {
+    const projects = f.viewer.isAdmin ? '' : ` AND c.project_id IN (${issueProjectsSql(f.viewer)})`;
+    return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.author_id = ?${stateSql}${projects}`, f.scope.userId, ...stateArgs);
+  }
+  const project = f.scope.project;
+  if (seesConfidentialIssues(ctx, f.viewer, project)) {
+    return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ?${stateSql}`, project.id, ...stateArgs);
+  }
+  const open = sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ? AND c.confidential = 0${stateSql}`, project.id, ...stateArgs);
+  const own = sum(
+    `SELECT COUNT(*) AS n FROM issues i WHERE i.deleted_at IS NULL AND i.confidential = 1 AND i.project_id = ?${state ? ' AND i.state = ?' : ''}
+       AND (i.author_id = ? OR i.assignee_id = ?)`,
+    project.id, ...stateArgs, f.viewer.id, f.viewer.id,
+  );
+  return open + own;
+}
+
 /** Number of issues a filter matches (X-Total). */
 export function countIssues(ctx: AppContext, f: IssueListFilter): number {
+  const counted = countFromCounters(ctx, f);
+  if (counted !== null) return counted;
   const { where, values } = whereOf(ctx, f);
   return (statement(ctx, `SELECT COUNT(*) AS n FROM issues i WHERE ${where}`).get(...values) as { n: number }).n;
 }
@@ -126,10 +156,10 @@ export function listIssues(ctx: AppContext, f: IssueListFilter, limit: number, o
   return issuesByIds(ctx, ids);
 }
 
-/** Open (not deleted) issues per project, for `open_issues_count`: one query for a page of projects. */
+/** Open (not deleted) issues per project, for `open_issues_count`: one query on the counters for a page of projects. */
 export function openIssuesCounts(ctx: AppContext, projectIds: number[]): Map<number, number> {
   if (projectIds.length === 0) return new Map();
   return new Map((statement(ctx,
-    `SELECT i.project_id AS id, COUNT(*) AS n FROM issues i WHERE i.project_id IN (${placeholders(projectIds)}) AND i.state = 'opened' AND i.deleted_at IS NULL GROUP BY i.project_id`,
+    `SELECT c.project_id AS id, SUM(c.n) AS n FROM issue_counts c WHERE c.project_id IN (${placeholders(projectIds)}) AND c.state = 'opened' GROUP BY c.project_id`,
   ).all(...projectIds) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
 }
