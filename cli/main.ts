@@ -20,6 +20,10 @@ import { registerBuilds } from './commands/builds.js';
 import { registerRunners } from './commands/runners.js';
 import { registerHooks } from './commands/hooks.js';
 import { registerVariables } from './commands/variables.js';
+import { registerIssues } from './commands/issues.js';
+import { registerLabels } from './commands/labels.js';
+import { registerMilestones } from './commands/milestones.js';
+import { registerTodos } from './commands/todos.js';
 
 /** Build the command tree for one run. */
 export function buildProgram(factory: Factory): Command {
@@ -51,6 +55,10 @@ export function buildProgram(factory: Factory): Command {
   registerRunners(program, factory);
   registerHooks(program, factory);
   registerVariables(program, factory);
+  registerIssues(program, factory);
+  registerLabels(program, factory);
+  registerMilestones(program, factory);
+  registerTodos(program, factory);
   return program;
 }
 
