@@ -5,8 +5,8 @@ import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import qs from 'qs';
 import type { AppContext } from './context.js';
-import { ApiError, unauthorized } from './errors.js';
-import { normalizeBoolean } from './api/params.js';
+import { ApiError, notFound, unauthorized } from './errors.js';
+import { normalizeBoolean, oddIdParam } from './api/params.js';
 import { authenticate } from './policy/authentication.js';
 import { apiRoutes } from './api/index.js';
 import { lazySerializerFactory, lazyValidatorFactory } from './schema-compilers.js';
@@ -147,6 +147,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
       api.addHook('preValidation', async (request: FastifyRequest) => {
         request.user = authenticate(ctx, request);
         if (!request.user && !request.routeOptions.config.public) throw unauthorized();
+        // An id that can name no row (0, negative, huge) is not found, before any loader looks it up.
+        if (oddIdParam(request)) throw notFound();
       });
       // Served at /api/v3/openapi.json (the .json suffix is stripped by rewriteUrl, as on every route).
       api.get('/openapi', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());

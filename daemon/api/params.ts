@@ -1,5 +1,6 @@
 /** Shared parameter schemas and coercions for API routes (TypeBox, so validation and OpenAPI share one source). */
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 
 /** A required non-blank string: blank counts as not given, as GitLab's required_attributes! does. */
 export const RequiredString = (opts: object = {}) => Type.String({ minLength: 1, ...opts });
@@ -59,3 +60,25 @@ export const FileResponse = (contentType: string, description: string) => ({
   description,
   content: { [contentType]: { schema: { type: 'string', format: 'binary' } } },
 });
+
+/** The largest id a row can have and a JavaScript number can carry exactly. */
+const MAX_ID = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * 404 for an integer path parameter (`:id`, `:issue_id`, `:runner_id` ...) that is written as an integer but can name
+ * no row: zero, negative, or past the largest id. Text that is not an integer is left to the params schema (400, as
+ * 8.x's Grape `type: Integer`). Runs before a route's loaders, so none of them sees such an id.
+ */
+export function oddIdParam(request: FastifyRequest): string | null {
+  const schema = (request.routeOptions.schema as { params?: { properties?: Record<string, { type?: unknown }> } } | undefined)?.params;
+  const params = request.params as Record<string, unknown> | undefined;
+  if (!schema?.properties || !params) return null;
+  for (const [key, prop] of Object.entries(schema.properties)) {
+    if (prop.type !== 'integer') continue;
+    const raw = String(params[key] ?? '').trim();
+    if (!/^[-+]?\d+$/.test(raw)) continue;
+    const n = BigInt(raw);
+    if (n <= 0n || n > MAX_ID) return key;
+  }
+  return null;
+}
