@@ -9,7 +9,7 @@ import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFoundMessage } from '../errors.js';
 import { canReadIssuable } from '../policy/permissions.js';
 import { findProjectIssue } from '../services/collaboration/issues.js';
-import { issueNoteable, type Noteable } from '../services/collaboration/notes.js';
+import { issueNoteable, issueNoteablesByIds, type Noteable } from '../services/collaboration/notes.js';
 import { projectOf } from './project-scope.js';
 
 /** A kind of noteable, as routes address it: `/projects/:id/<segment>/:<idParam>/...`. */
@@ -22,6 +22,8 @@ export interface NoteableKind {
   tag: string;
   /** The noteable of the project with this global id, or null when absent (or deleted). */
   load(ctx: AppContext, project: ProjectRow, id: number): Noteable | null;
+  /** Several by global id, any project, in one query (comment events of a page). */
+  loadMany(ctx: AppContext, ids: number[]): Map<number, Noteable>;
   /** Whether `user` may read it (and so its notes and awards): project feature, visibility, confidentiality. */
   canRead(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable): boolean;
 }
@@ -35,6 +37,7 @@ export const ISSUE_NOTEABLES: NoteableKind = {
     const row = findProjectIssue(ctx, project.id, id);
     return row ? issueNoteable(row) : null;
   },
+  loadMany: (ctx, ids) => issueNoteablesByIds(ctx, ids),
   canRead: (ctx, user, project, n) =>
     canReadIssuable(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }),
 };

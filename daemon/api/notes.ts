@@ -139,24 +139,30 @@ export function addEventNoteable(type: string, kind: NoteableKind): void {
 
 /**
  * The `note` of comment events: the notes by id, left out when the viewer may not read their noteable (a
- * confidential issue) or it is gone. A fixed number of queries per kind present on the page, plus one per
- * noteable checked (a page holds at most 100 events).
+ * confidential issue) or it is gone. A fixed number of queries for a page: the notes, their noteables per kind,
+ * their projects, their authors, and the viewer's access once per project and kind of check.
  */
 function eventNotes(ctx: AppContext, noteIds: number[], viewer: UserRow | null): Map<number, Record<string, unknown>> {
   const rows = notesByIds(ctx, noteIds);
-  const readable = new Map<string, boolean>();
+  const noteables = new Map<string, Map<number, Noteable>>();
+  for (const [type, kind] of EVENT_NOTEABLES) {
+    const ids = rows.filter((n) => n.noteableType === type).map((n) => n.noteableId);
+    if (ids.length) noteables.set(type, kind.loadMany(ctx, ids));
+  }
   const projects = new Map<number, ReturnType<typeof lookupProject>>();
+  const decided = new Map<string, boolean>();
   const visible = rows.filter((n) => {
-    const key = `${n.noteableType}:${n.noteableId}`;
-    let ok = readable.get(key);
-    if (ok === undefined) {
-      const kind = EVENT_NOTEABLES.get(n.noteableType);
-      if (!projects.has(n.projectId)) projects.set(n.projectId, lookupProject(ctx, n.projectId));
-      const project = projects.get(n.projectId);
-      const noteable: Noteable | null = kind && project ? kind.load(ctx, project, n.noteableId) : null;
-      ok = !!(kind && project && noteable && kind.canRead(ctx, viewer, project, noteable));
-      readable.set(key, ok);
-    }
+    const kind = EVENT_NOTEABLES.get(n.noteableType);
+    const noteable = noteables.get(n.noteableType)?.get(n.noteableId);
+    if (!kind || !noteable || noteable.projectId !== n.projectId) return false;
+    if (!projects.has(n.projectId)) projects.set(n.projectId, lookupProject(ctx, n.projectId));
+    const project = projects.get(n.projectId);
+    if (!project) return false;
+    // the answer depends only on the project, the kind, confidentiality and whether the viewer wrote or is assigned it
+    const mine = viewer ? `${noteable.authorId === viewer.id}:${noteable.assigneeId === viewer.id}` : '-';
+    const key = `${n.noteableType}:${n.projectId}:${noteable.confidential}:${mine}`;
+    let ok = decided.get(key);
+    if (ok === undefined) decided.set(key, (ok = kind.canRead(ctx, viewer, project, noteable)));
     return ok;
   });
   const shown = presentNotes(ctx, visible);

@@ -166,6 +166,34 @@ describe('GET /projects/:id/issues/:issue_id/notes', () => {
   });
 });
 
+describe('with the issues API', () => {
+  it('closing, reassigning and relabelling an issue write system notes; user_notes_count counts user notes only', async () => {
+    const created = await s.api('POST', `/projects/${pid}/issues`, cast.reporter, { title: 'Via the API' });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    await s.api('POST', notesUrl(pid, id), cast.guest, { body: 'first' });
+    expect((await s.api('PUT', `/projects/${pid}/issues/${id}`, cast.reporter, { state_event: 'close', assignee_id: cast.developer.id })).status).toBe(200);
+    const notes = (await s.api('GET', notesUrl(pid, id), cast.reporter)).body as { body: string; system: boolean }[];
+    expect(notes[0]).toMatchObject({ body: 'first', system: false });
+    const system = notes.filter((n) => n.system).map((n) => n.body);
+    expect(system).toEqual(expect.arrayContaining(['Status changed to closed', `Reassigned to @${cast.developer.username}`]));
+    expect((await s.api('GET', `/projects/${pid}/issues/${id}`, cast.reporter)).body.user_notes_count).toBe(1);
+  });
+  it('comment events of a page show the notes of every issue, and none for a deleted note or issue', async () => {
+    const p = projects[20]!.id;
+    const made: { id: number; issue: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const issue = insertIssue(s.ctx, p, { title: `E${i}` }).id;
+      made.push({ id: (await s.api('POST', notesUrl(p, issue), cast.developer, { body: `c${i}` })).body.id, issue });
+    }
+    await s.api('DELETE', `${notesUrl(p, made[1]!.issue)}/${made[1]!.id}`, cast.developer);
+    s.ctx.db.$client.prepare(`UPDATE issues SET deleted_at = '2016-01-01T00:00:00.000Z' WHERE id = ?`).run(made[2]!.issue);
+    const ev = (await s.api('GET', `/projects/${p}/events?per_page=100`, cast.nonMember)).body as { target_id: number; note?: { body: string } }[];
+    const noteOf = (id: number) => ev.find((e) => e.target_id === id)?.note?.body;
+    expect([noteOf(made[0]!.id), noteOf(made[1]!.id), noteOf(made[2]!.id)]).toEqual(['c0', undefined, undefined]);
+  });
+});
+
 describe('PUT and DELETE /projects/:id/issues/:issue_id/notes/:note_id', () => {
   let issue: number;
   const note = async (as: TestUser, body = 'original') => (await s.api('POST', notesUrl(pid, issue), as, { body })).body.id as number;

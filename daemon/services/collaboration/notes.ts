@@ -6,10 +6,10 @@
  * the `commented` project event, `mentioned` todos, the note webhook, and the noteable's updated_at (8.x notes
  * `touch` their noteable). System notes set off nothing.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { notes, type AwardEmojiRow, type IssueRow, type NoteRow, type NoteableType } from '../../db/schema-collaboration.js';
+import { issues, notes, type AwardEmojiRow, type IssueRow, type NoteRow, type NoteableType } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { validationError } from '../../errors.js';
 import { noteHookPayload } from '../../hooks/notes.js';
@@ -78,6 +78,13 @@ export function issueNoteable(row: IssueRow): Noteable {
     type: 'Issue', id: row.id, projectId: row.projectId, iid: row.iid, title: row.title, authorId: row.authorId, assigneeId: row.assigneeId,
     confidential: row.confidential, row,
   };
+}
+
+/** Live (not deleted) issues by global id as Noteables, in one query (comment events of a page). */
+export function issueNoteablesByIds(ctx: AppContext, ids: number[]): Map<number, Noteable> {
+  const unique = [...new Set(ids)];
+  if (!unique.length) return new Map();
+  return new Map(ctx.db.select().from(issues).where(and(inArray(issues.id, unique), isNull(issues.deletedAt))).all().map((r) => [r.id, issueNoteable(r)]));
 }
 
 /** Notes of a noteable in database order (system notes included). */
