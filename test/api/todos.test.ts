@@ -249,3 +249,59 @@ describe('DELETE /todos/:id and DELETE /todos', () => {
     expect(todosOf(other)).toMatchObject([{ state: 'pending' }]);
   });
 });
+
+describe('todos through the issue and note routes', () => {
+  const issues = (p: { id: number }) => `/projects/${p.id}/issues`;
+  const pending = async (u: TestUser) => (await s.api('GET', '/todos', u)).body as { action_name: string; target: { id: number }; body: string; target_url: string; author: { id: number } }[];
+
+  it('assigned on create and on reassignment; mentioned in the description; none for the actor', async () => {
+    clearTodos();
+    const r = await s.api('POST', issues(priv), cast.master, {
+      title: 'Route todo', description: `@${cast.guest.username} and @${cast.master.username}, see \`@${cast.reporter.username}\``, assignee_id: cast.developer.id,
+    });
+    expect(r.status).toBe(201);
+    expect((await pending(cast.developer)).map((t) => t.action_name)).toEqual(['assigned']);
+    expect(await pending(cast.guest)).toMatchObject([{ action_name: 'mentioned', target: { id: r.body.id }, body: 'Route todo', author: { id: cast.master.id } }]);
+    expect(await pending(cast.master)).toEqual([]);
+    expect(await pending(cast.reporter)).toEqual([]);
+    await s.api('PUT', `${issues(priv)}/${r.body.id}`, cast.master, { assignee_id: cast.reporter.id });
+    expect((await pending(cast.reporter)).map((t) => t.action_name)).toEqual(['assigned']);
+  });
+
+  it('mentioned in a note, with the note text as body and #note_<id> in the URL', async () => {
+    clearTodos();
+    const i = (await s.api('POST', issues(priv), cast.owner, { title: 'Noted' })).body;
+    const n = await s.api('POST', `${issues(priv)}/${i.id}/notes`, cast.developer, { body: `ping @${cast.guest.username}` });
+    expect(n.status).toBe(201);
+    const [todo] = await pending(cast.guest);
+    expect(todo).toMatchObject({ action_name: 'mentioned', body: `ping @${cast.guest.username}` });
+    expect(todo!.target_url).toBe(`http://gantry.test/${priv.path_with_namespace}/issues/${i.iid}#note_${n.body.id}`);
+  });
+
+  it('marked by POST .../todo (201, then 304) and done when that user closes the issue', async () => {
+    clearTodos();
+    const i = (await s.api('POST', issues(priv), cast.owner, { title: 'Mark me' })).body;
+    const marked = await s.api('POST', `${issues(priv)}/${i.id}/todo`, cast.reporter);
+    expect(marked.status).toBe(201);
+    expect(marked.body).toMatchObject({ action_name: 'marked', state: 'pending', target: { id: i.id } });
+    expect((await s.api('POST', `${issues(priv)}/${i.id}/todo`, cast.reporter)).status).toBe(304);
+    await s.api('POST', `${issues(priv)}/${i.id}/todo`, cast.developer);
+    expect((await s.api('PUT', `${issues(priv)}/${i.id}`, cast.reporter, { state_event: 'close' })).status).toBe(200);
+    expect(await pending(cast.reporter)).toEqual([]);
+    expect(await pending(cast.developer)).toHaveLength(1); // only the closer's todos are done
+  });
+
+  it('no todo for a mention in a confidential issue the user cannot read, nor on a private project for a non-member', async () => {
+    clearTodos();
+    const r = await s.api('POST', issues(priv), cast.reporter, {
+      title: 'Secret', confidential: true, description: `@${cast.guest.username} @${cast.developer.username} @${cast.nonMember.username}`,
+    });
+    expect(r.status).toBe(201);
+    expect(await pending(cast.guest)).toEqual([]);
+    expect(await pending(cast.nonMember)).toEqual([]);
+    expect((await pending(cast.developer)).map((t) => t.action_name)).toEqual(['mentioned']);
+    const n = await s.api('POST', `${issues(priv)}/${r.body.id}/notes`, cast.reporter, { body: `@${cast.guest.username} again` });
+    expect(n.status).toBe(201);
+    expect(await pending(cast.guest)).toEqual([]);
+  });
+});
