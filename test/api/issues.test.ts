@@ -94,6 +94,18 @@ describe('POST /projects/:id/issues', () => {
     expect(count(`SELECT COUNT(*) AS n FROM issues`)).toBe(before);
   });
 
+  it('creates a confidential issue; a later change writes the confidentiality note; mentions give todos', async () => {
+    const carol = await s.user('carol');
+    addMember(s.ctx, { type: 'Project', id: project.id }, carol.id, 20);
+    const r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Hush', confidential: true, description: 'ping @carol and @nobody' });
+    expect(r.status).toBe(201);
+    expect(r.body.confidential).toBe(true);
+    expect(rows(`SELECT action FROM todos WHERE user_id = ? AND target_id = ?`, carol.id, r.body.id)).toEqual([{ action: 'mentioned' }]);
+    const u = await s.api('PUT', `/projects/${project.id}/issues/${r.body.id}`, alice, { confidential: false });
+    expect(u.body.confidential).toBe(false);
+    expect(rows(`SELECT note FROM notes WHERE noteable_id = ? AND system = 1`, r.body.id)).toEqual([{ note: 'Made the issue visible' }]);
+  });
+
   it('silently sets an unknown milestone to none (8.x)', async () => {
     const r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'No such milestone', milestone_id: 424242 });
     expect(r.status).toBe(201);
@@ -172,6 +184,14 @@ describe('GET lists', () => {
     expect(mine.body.every((i: { author: { id: number } }) => i.author.id === bob.id)).toBe(true);
     expect(mine.headers['x-total']).toBe(String(mine.body.length));
     expect((await s.api('GET', '/issues', null)).status).toBe(401);
+    // an admin's own issues in a project with issues switched off are left out, X-Total included
+    const off = await makeProject(s, s.root, 'root-off');
+    await s.api('POST', `/projects/${off.id}/issues`, s.root, { title: 'root issue' });
+    expect((await s.api('GET', '/issues', s.root)).headers['x-total']).toBe('1');
+    await s.api('PUT', `/projects/${off.id}`, s.root, { issues_enabled: false });
+    const rootList = await s.api('GET', '/issues', s.root);
+    expect(rootList.body).toEqual([]);
+    expect(rootList.headers['x-total']).toBe('0');
   });
 
   it('GET /groups/:id/issues needs ALL labels, and hides what the caller cannot read', async () => {
