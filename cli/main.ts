@@ -20,13 +20,55 @@ import { registerBuilds } from './commands/builds.js';
 import { registerRunners } from './commands/runners.js';
 import { registerHooks } from './commands/hooks.js';
 import { registerVariables } from './commands/variables.js';
-import { registerIssues } from './commands/issues.js';
-import { registerLabels } from './commands/labels.js';
-import { registerMilestones } from './commands/milestones.js';
-import { registerTodos } from './commands/todos.js';
 
-/** Build the command tree for one run. */
-export function buildProgram(factory: Factory): Command {
+/** A noun whose module is imported only when the command line names it: start-up pays only for what it runs. */
+interface LazyNoun {
+  name: string;
+  alias: string;
+  description: string;
+  /** The module's function that adds the noun's verbs. */
+  load(): Promise<(noun: Command, factory: Factory) => void>;
+}
+
+const LAZY_NOUNS: LazyNoun[] = [
+  { name: 'issue', alias: 'issues', description: 'list, show, file, change, close, move and comment on issues', load: async () => (await import('./commands/issues.js')).registerIssues },
+  { name: 'label', alias: 'labels', description: 'list, create, change and delete a project\'s labels', load: async () => (await import('./commands/labels.js')).registerLabels },
+  { name: 'milestone', alias: 'milestones', description: 'list, show, create, close and activate a project\'s milestones', load: async () => (await import('./commands/milestones.js')).registerMilestones },
+  { name: 'todo', alias: 'todos', description: 'list your todos and mark them done', load: async () => (await import('./commands/todos.js')).registerTodos },
+];
+
+/** Global options that take a value (their value is not the noun). */
+const VALUE_OPTIONS = new Set(['--url', '--token', '--profile']);
+
+/** The words naming the command: the first two words of argv (node-style) that are not options or their values. */
+export function commandWords(argv: string[]): string[] {
+  const words: string[] = [];
+  const args = argv.slice(2);
+  for (let i = 0; i < args.length && words.length < 2; i++) {
+    const a = args[i]!;
+    if (VALUE_OPTIONS.has(a)) i++;
+    else if (!a.startsWith('-')) words.push(a);
+  }
+  return words;
+}
+
+/**
+ * Build the command tree for one run. Lazy nouns get their verbs (and their module is imported) only when argv names
+ * them, directly or after `help`; otherwise they are listed by name and description only.
+ */
+export async function buildProgram(factory: Factory, argv: string[] = []): Promise<Command> {
+  const program = buildEagerProgram(factory);
+  const words = commandWords(argv);
+  const named = words[0] === 'help' ? words[1] : words[0];
+  for (const lazy of LAZY_NOUNS) {
+    const noun = program.command(lazy.name).alias(lazy.alias).description(lazy.description);
+    if (named === lazy.name || named === lazy.alias) (await lazy.load())(noun, factory);
+  }
+  return program;
+}
+
+/** The nouns loaded with the program. */
+function buildEagerProgram(factory: Factory): Command {
   const { io } = factory;
   const program = new Command('gantry')
     .description('Command-line client for Gantry (GitLab API v3 compatible code hosting and CI)')
@@ -55,10 +97,6 @@ export function buildProgram(factory: Factory): Command {
   registerRunners(program, factory);
   registerHooks(program, factory);
   registerVariables(program, factory);
-  registerIssues(program, factory);
-  registerLabels(program, factory);
-  registerMilestones(program, factory);
-  registerTodos(program, factory);
   return program;
 }
 
@@ -82,7 +120,7 @@ function report(io: IO, e: unknown): number {
 export async function run(argv: string[], io: IO = processIO()): Promise<number> {
   const factory = new Factory(io);
   try {
-    await buildProgram(factory).parseAsync(argv);
+    await (await buildProgram(factory, argv)).parseAsync(argv);
     return EXIT.ok;
   } catch (e) {
     return report(io, e);

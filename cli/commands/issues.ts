@@ -111,10 +111,9 @@ function attributeFlags(cmd: Command, update: boolean): Command {
     .option('--json', 'print the raw API JSON');
 }
 
-/** Registers the `issue` noun. */
-export function registerIssues(program: Command, factory: Factory): void {
+/** Adds the verbs of the `issue` noun (main.ts creates the noun and imports this module only when it is used). */
+export function registerIssues(issue: Command, factory: Factory): void {
   const { io } = factory;
-  const issue = program.command('issue').alias('issues').description('list, show, file, change, close, move and comment on issues');
   const client = (cmd: Command) => factory.client(connectionFlags(cmd));
 
   listFlags(issue.command('list').alias('ls').description('list the issues of a project, of a group, or (with neither) the ones you created'))

@@ -35,10 +35,9 @@ function color(value: string): string {
 
 const labelsPath = (project: string) => `/projects/${idOrPath(project)}/labels`;
 
-/** Registers the `label` noun. */
-export function registerLabels(program: Command, factory: Factory): void {
+/** Adds the verbs of the `label` noun (main.ts creates the noun and imports this module only when it is used). */
+export function registerLabels(label: Command, factory: Factory): void {
   const { io } = factory;
-  const label = program.command('label').alias('labels').description('list, create, change and delete a project\'s labels');
   const client = (cmd: Command) => factory.client(connectionFlags(cmd));
 
   listFlags(label.command('list').alias('ls').description('list the labels of a project with their issue counts'))

@@ -31,10 +31,9 @@ function milestoneRecord(m: Milestone): string {
 const milestonesPath = (project: string) => `/projects/${idOrPath(project)}/milestones`;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-/** Registers the `milestone` noun. */
-export function registerMilestones(program: Command, factory: Factory): void {
+/** Adds the verbs of the `milestone` noun (main.ts creates the noun and imports this module only when it is used). */
+export function registerMilestones(milestone: Command, factory: Factory): void {
   const { io } = factory;
-  const milestone = program.command('milestone').alias('milestones').description('list, show, create, close and activate a project\'s milestones');
   const client = (cmd: Command) => factory.client(connectionFlags(cmd));
   const print = (m: Milestone, json?: boolean) => (json ? printJson(io, m) : io.out(milestoneRecord(m)));
 

@@ -23,10 +23,9 @@ const COLUMNS: Column<Todo>[] = [
   { header: 'created', value: (t) => shortTime(t.created_at) },
 ];
 
-/** Registers the `todo` noun. */
-export function registerTodos(program: Command, factory: Factory): void {
+/** Adds the verbs of the `todo` noun (main.ts creates the noun and imports this module only when it is used). */
+export function registerTodos(todo: Command, factory: Factory): void {
   const { io } = factory;
-  const todo = program.command('todo').alias('todos').description('list your todos and mark them done');
   const client = (cmd: Command) => factory.client(connectionFlags(cmd));
 
   listFlags(todo.command('list').alias('ls').description('list your pending todos (or --state done)'))

@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../cli/main.js';
+import { commandWords, run } from '../../cli/main.js';
 import { cleanEditorText } from '../../cli/editor.js';
 import { fakeIO, ROOT_PASSWORD, startCliFixture, type CliFixture } from './helpers.js';
 
@@ -288,5 +288,22 @@ describe('the editor', () => {
 
   it('drops instruction lines', () => {
     expect(cleanEditorText('\nbody\n#~ hint\n\n')).toBe('body');
+  });
+});
+
+describe('lazy nouns', () => {
+  it('finds the command words past global options and their values', () => {
+    expect(commandWords(['node', 'gantry', '--url', 'http://x', '--token', 't', 'issue', 'list', 'root/a'])).toEqual(['issue', 'list']);
+    expect(commandWords(['node', 'gantry', '--json', 'help', 'todo'])).toEqual(['help', 'todo']);
+    expect(commandWords(['node', 'gantry'])).toEqual([]);
+  });
+
+  it('lists the nouns in the help; loads their verbs when named, also after help', async () => {
+    const help = await f.cli(['--help']);
+    for (const noun of ['issue', 'label', 'milestone', 'todo']) expect(help.stdout).toMatch(new RegExp(`^  ${noun}\\|${noun}s\\b`, 'm'));
+    const verbs = await f.cli(['help', 'issue']);
+    expect(verbs.stdout).toMatch(/^ {2}comment\|note \[options\] <project> <issue>/m);
+    expect((await f.cli(['issues', '--help'])).stdout).toContain('subscribe');
+    expect((await f.cli(['--url', f.url, 'todo', 'frobnicate'])).code).toBe(2);
   });
 });
