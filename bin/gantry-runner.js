@@ -1,3 +1,6 @@
 #!/usr/bin/env node
-// Launcher: the compiled runner agent entry point (npm install builds dist/).
-import('../dist/runner-agent/main.js').then((m) => m.main(process.argv));
+// Launcher: the bundled runner agent, dist/bundle/gantry-runner.mjs (npm install builds it: tsc, then
+// scripts/bundle-clients.mjs). V8's code cache for the bundle (in the OS temp dir) lets later starts skip compiling it.
+import { enableCompileCache } from 'node:module';
+enableCompileCache?.();
+import('../dist/bundle/gantry-runner.mjs').then((m) => m.main(process.argv));

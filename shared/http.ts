@@ -1,6 +1,13 @@
 /** A small JSON HTTP client on undici, shared by the CLI and the runner agent. */
 import type { Readable } from 'node:stream';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+
+type Undici = typeof import('undici');
+let undici: Promise<Undici> | null = null;
+/** undici is loaded on the first request: commands that make none (help, usage errors, local ones) never pay for it. */
+const loadUndici = (): Promise<Undici> =>
+  // In the bundle a CommonJS module imported dynamically arrives as its `default` export.
+  (undici ??= import('undici').then((m) => ((m as { Agent?: unknown }).Agent ? m : (m as unknown as { default: Undici }).default)));
 
 /** Query string values; undefined and null values are left out, arrays repeat the key with `[]`. */
 export type Query = Record<string, string | number | boolean | undefined | null | Array<string | number>>;
@@ -104,14 +111,22 @@ export interface RawResponse {
 /** A JSON client bound to one base URL with its own connection pool (close it when done). */
 export class HttpClient {
   readonly baseUrl: string;
-  private readonly agent: Agent;
+  private agent: Agent | null = null;
+  private readonly timeout: number;
   private readonly headers: Record<string, string>;
 
   constructor(options: HttpClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.headers = { 'user-agent': 'gantry', accept: 'application/json', ...options.headers };
-    const timeout = options.timeoutMs ?? 30_000;
-    this.agent = new Agent({ headersTimeout: timeout, bodyTimeout: timeout, connectTimeout: Math.min(timeout, 10_000) });
+    this.timeout = options.timeoutMs ?? 30_000;
+  }
+
+  /** undici's request function and this client's connection pool, made on first use. */
+  private async transport(): Promise<{ request: Undici['request']; agent: Agent }> {
+    const u = await loadUndici();
+    const timeout = this.timeout;
+    this.agent ??= new u.Agent({ headersTimeout: timeout, bodyTimeout: timeout, connectTimeout: Math.min(timeout, 10_000) });
+    return { request: u.request, agent: this.agent };
   }
 
   /** Send one request; the body, when given, is sent as JSON. Throws HttpError for status >= 400 (unless allowErrors). */
@@ -123,9 +138,10 @@ export class HttpClient {
       body = JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
-    let res: Awaited<ReturnType<typeof request>>;
+    const { request, agent } = await this.transport();
+    let res: Dispatcher.ResponseData;
     try {
-      res = await request(url, { method: method as 'GET', headers, body, dispatcher: this.agent });
+      res = await request(url, { method: method as 'GET', headers, body, dispatcher: agent });
     } catch (e) {
       throw connectionError(this.baseUrl, e);
     }
@@ -152,9 +168,10 @@ export class HttpClient {
    */
   async send(method: string, path: string, options: RawRequestOptions = {}): Promise<RawResponse> {
     const url = `${this.baseUrl}${path}${queryString(options.query)}`;
+    const { request, agent } = await this.transport();
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(url, { method: method as 'GET', headers: { ...this.headers, ...options.headers }, body: options.body, dispatcher: this.agent });
+      res = await request(url, { method: method as 'GET', headers: { ...this.headers, ...options.headers }, body: options.body, dispatcher: agent });
     } catch (e) {
       throw connectionError(this.baseUrl, e);
     }
@@ -167,7 +184,7 @@ export class HttpClient {
 
   /** Release the connection pool (lets the process exit right away). */
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
 }
 

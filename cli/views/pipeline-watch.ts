@@ -4,8 +4,7 @@
  */
 import type { IO } from '../io.js';
 import { changedBuildLines, isFinal, latestBuilds, pipelineHeader, type Build, type Pipeline } from './ci-format.js';
-import { PipelineView, type PipelineViewProps } from './pipeline-view.js';
-import { startLiveView } from './render.js';
+import type { PipelineViewProps } from './pipeline-view.js';
 
 /** One refresh: the pipeline and its builds. */
 export interface PipelineSnapshot {
@@ -30,6 +29,8 @@ export async function watchPipeline(io: IO, fetch: () => Promise<PipelineSnapsho
   const started = Date.now();
   const timedOut = () => options.timeoutMs !== undefined && Date.now() - started > options.timeoutMs;
   if (options.live) {
+    // ink and react are loaded only for the live view (a chunk of their own in the bundle).
+    const [{ PipelineView }, { startLiveView }] = await Promise.all([import('./pipeline-view.js'), import('./render.js')]);
     const view = startLiveView<PipelineViewProps>(PipelineView, { ...snap, now: Date.now(), note: null });
     try {
       while (!isFinal(snap.pipeline.status) && !timedOut()) {

@@ -4,7 +4,7 @@
  * live endpoint or the connection drops. Resolves with the build's final status.
  */
 import { StringDecoder } from 'node:string_decoder';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 
 /** What followTrace needs: where to connect and how to poll as a fallback. */
 export interface FollowOptions {
@@ -35,9 +35,11 @@ export function liveTraceUrl(base: string, buildId: number): string {
 type LiveEnd = { kind: 'finished'; status: string } | { kind: 'unavailable' } | { kind: 'refused'; status: number; message: string } | { kind: 'dropped' };
 
 /** One WebSocket session: writes the trace and ends with the final status, or says why it could not. */
-function live(o: FollowOptions, written: { chars: number }): Promise<LiveEnd> {
+async function live(o: FollowOptions, written: { chars: number }): Promise<LiveEnd> {
+  // ws is loaded only by `build trace --follow` (a chunk of its own in the bundle).
+  const { default: WebSocketClass } = await import('ws');
   return new Promise((resolve) => {
-    const ws = new WebSocket(liveTraceUrl(o.url, o.buildId), { headers: { 'private-token': o.token } });
+    const ws: WebSocket = new WebSocketClass(liveTraceUrl(o.url, o.buildId), { headers: { 'private-token': o.token } });
     const decoder = new StringDecoder('utf8');
     let end: LiveEnd | null = null;
     const finish = (e: LiveEnd) => {
