@@ -15,6 +15,13 @@ export interface IO {
 
 /** The real process streams and environment. */
 export function processIO(): IO {
+  // A reader that stops early (`gantry issue list | head`) closes the pipe: end quietly, as other CLIs do.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw e;
+    });
+  }
   return {
     out: (text) => void process.stdout.write(text),
     err: (text) => void process.stderr.write(text),

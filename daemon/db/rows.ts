@@ -1,6 +1,7 @@
 /** Raw snake_case rows (from cached prepared statements) mapped to the drizzle row shapes. */
 import type { NamespaceRow, ProjectRow, UserRow } from './schema.js';
 import type { RunnerRow } from './schema-ci.js';
+import type { IssueRow, MilestoneRow } from './schema-collaboration.js';
 
 type Rec = Record<string, unknown>;
 
@@ -48,5 +49,25 @@ export function toRunner(raw: Record<string, unknown>): RunnerRow {
     architecture: raw.architecture as string | null, active: !!raw.active, isShared: !!raw.is_shared, locked: !!raw.locked,
     runUntagged: !!raw.run_untagged, tagList: raw.tag_list as string, contactedAt: raw.contacted_at as string | null,
     createdAt: raw.created_at as string, updatedAt: raw.updated_at as string,
+  };
+}
+
+/** Map a raw `issues` row (snake_case) to the drizzle shape. */
+export function toIssue(i: Rec): IssueRow {
+  return {
+    id: i.id as number, projectId: i.project_id as number, iid: i.iid as number, title: i.title as string, description: i.description as string | null,
+    state: i.state as IssueRow['state'], confidential: !!i.confidential, authorId: i.author_id as number | null, assigneeId: i.assignee_id as number | null,
+    milestoneId: i.milestone_id as number | null, dueDate: i.due_date as string | null, movedToId: i.moved_to_id as number | null,
+    updatedById: i.updated_by_id as number | null, closedAt: i.closed_at as string | null, deletedAt: i.deleted_at as string | null,
+    createdAt: i.created_at as string, updatedAt: i.updated_at as string,
+  };
+}
+
+/** Map a raw `milestones` row (snake_case) to the drizzle shape. */
+export function toMilestone(m: Rec): MilestoneRow {
+  return {
+    id: m.id as number, projectId: m.project_id as number, iid: m.iid as number, title: m.title as string, description: m.description as string,
+    state: m.state as MilestoneRow['state'], dueDate: m.due_date as string | null, startDate: m.start_date as string | null,
+    createdAt: m.created_at as string, updatedAt: m.updated_at as string,
   };
 }

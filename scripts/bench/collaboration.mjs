@@ -9,7 +9,7 @@ import { startDaemon, rootToken, cannon, paced, rssMb, machine, table, writeSect
 const require = createRequire(import.meta.url);
 
 /** Insert `issues` issues (3 labels cycling, every 3rd closed) and `notes` notes into the project, in one transaction. */
-function seed(dataDir, projectId, rootId, issues, notes) {
+export function seed(dataDir, projectId, rootId, issues, notes) {
   const Database = require('better-sqlite3');
   const db = new Database(join(dataDir, 'gantry.db'));
   db.pragma('journal_mode = WAL');

@@ -77,7 +77,7 @@ export async function run({ runs = Number(process.env.BENCH_RUNS ?? 10), project
     const cli = join(ROOT, 'bin/gantry.js');
     rows.push(['`gantry --help`', timeCommand([cli, '--help'], env, runs)]);
     rows.push(['`gantry project list` (one request)', timeCommand([cli, 'project', 'list'], env, runs)]);
-    rows.push([`\`gantry issue list --project ${p.path_with_namespace}\` (one request)`, timeCommand([cli, 'issue', 'list', '--project', p.path_with_namespace], env, runs)]);
+    rows.push([`\`gantry issue list ${p.path_with_namespace}\` (one request)`, timeCommand([cli, 'issue', 'list', p.path_with_namespace], env, runs)]);
     rows.push(['`gantry-runner --help`', timeCommand([join(ROOT, 'bin/gantry-runner.js'), '--help'], env, runs)]);
     process.stderr.write(`bench startup: creating ${projects} projects...\n`);
     const existing = 1;

@@ -9,7 +9,7 @@ import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { statement } from '../../db/statements.js';
 import { toUser } from '../../db/rows.js';
-import { placeholders } from '../../db/sql.js';
+import { IN_IDS, idList } from '../../db/sql.js';
 import { labelTitlesOf } from '../../services/collaboration/labels.js';
 import { milestonesById } from '../../services/collaboration/milestones.js';
 import { voteCounts } from '../../services/collaboration/award-emoji.js';
@@ -25,7 +25,7 @@ type Rec = Record<string, unknown>;
 function usersById(ctx: AppContext, ids: number[]): Map<number, UserRow> {
   const uniq = [...new Set(ids)];
   if (uniq.length === 0) return new Map();
-  return new Map((statement(ctx, `SELECT * FROM users WHERE id IN (${placeholders(uniq)})`).all(...uniq) as Rec[]).map((u) => [u.id as number, toUser(u)]));
+  return new Map((statement(ctx, `SELECT * FROM users WHERE id IN ${IN_IDS}`).all(idList(uniq)) as Rec[]).map((u) => [u.id as number, toUser(u)]));
 }
 
 /** `<base>/<namespace path>/<project path>` per project id (one query). */
@@ -33,8 +33,8 @@ function projectWebUrls(ctx: AppContext, projectIds: number[]): Map<number, stri
   const uniq = [...new Set(projectIds)];
   const base = ctx.externalUrl();
   return new Map((statement(ctx,
-    `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN (${placeholders(uniq)})`,
-  ).all(...uniq) as { id: number; ns: string; path: string }[]).map((r) => [r.id, `${base}/${r.ns}/${r.path}`]));
+    `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${IN_IDS}`,
+  ).all(idList(uniq)) as { id: number; ns: string; path: string }[]).map((r) => [r.id, `${base}/${r.ns}/${r.path}`]));
 }
 
 /** Present a page of issues for `viewer` (subscribed is the viewer's) with a fixed number of queries. */

@@ -8,6 +8,8 @@ import { now } from '../../context.js';
 import { awardEmoji, type AwardEmojiRow, type AwardableType } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { isEmojiName, normalizeEmojiName } from './emoji-names.js';
+import { statement } from '../../db/statements.js';
+import { IN_IDS, idList } from '../../db/sql.js';
 
 /** Upvotes (thumbsup) and downvotes (thumbsdown) per awardable: one query for a page. */
 export function voteCounts(ctx: AppContext, type: AwardableType, ids: number[]): Map<number, { upvotes: number; downvotes: number }> {
@@ -15,15 +17,13 @@ export function voteCounts(ctx: AppContext, type: AwardableType, ids: number[]):
   if (!ids.length) return out;
   const unique = [...new Set(ids)];
   for (const id of unique) out.set(id, { upvotes: 0, downvotes: 0 });
-  for (let i = 0; i < unique.length; i += 500) {
-    const rows = ctx.db.select({ id: awardEmoji.awardableId, name: awardEmoji.name, n: sql<number>`count(*)` }).from(awardEmoji)
-      .where(and(eq(awardEmoji.awardableType, type), inArray(awardEmoji.awardableId, unique.slice(i, i + 500)),
-        inArray(awardEmoji.name, ['thumbsup', 'thumbsdown'])))
-      .groupBy(awardEmoji.awardableId, awardEmoji.name).all();
-    for (const r of rows) {
-      const c = out.get(r.id)!;
-      if (r.name === 'thumbsup') c.upvotes = Number(r.n); else c.downvotes = Number(r.n);
-    }
+  // one cached statement whatever the number of ids (a hot path of every issue list)
+  const rows = statement(ctx, `SELECT awardable_id AS id, name, COUNT(*) AS n FROM award_emoji
+    WHERE awardable_type = ? AND awardable_id IN ${IN_IDS} AND name IN ('thumbsup', 'thumbsdown') GROUP BY awardable_id, name`)
+    .all(type, idList(unique)) as { id: number; name: string; n: number }[];
+  for (const r of rows) {
+    const c = out.get(r.id)!;
+    if (r.name === 'thumbsup') c.upvotes = Number(r.n); else c.downvotes = Number(r.n);
   }
   return out;
 }

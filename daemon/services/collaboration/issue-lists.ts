@@ -3,13 +3,15 @@
  * the open issue counts of projects. A page costs the page, not the offset: the ordered walk reads ids only from the
  * partial covering indexes of migration 0018 (live issues), and a page past the middle is read from the other end.
  */
-import { inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import { issues, type IssueRow } from '../../db/schema-collaboration.js';
+import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
+import { UntilNextWrite } from '../../db/read-cache.js';
 import { statement } from '../../db/statements.js';
 import { placeholders } from '../../db/sql.js';
 import { confidentialIssuesSql, issueProjectsSql, readableIssuesSql, seesConfidentialIssues } from '../../policy/permissions.js';
+import { toIssue } from '../../db/rows.js';
+import { IN_IDS, idList } from '../../db/sql.js';
 
 /** Which issues a list covers. */
 export type IssueListScope =
@@ -115,18 +117,29 @@ function countFromCounters(ctx: AppContext, f: IssueListFilter): number | null {
   return open + own;
 }
 
+/**
+ * Counts and page ids of the lists the counters cannot answer (labels, milestone, iids, groups), exact until the next
+ * write (as project list pages are): a filter that matches few of many issues otherwise costs a walk of all of them
+ * on every request.
+ */
+const filteredCounts = new UntilNextWrite<number>(1000);
+const filteredPages = new UntilNextWrite<number[]>(1000);
+const cacheKey = (where: string, values: unknown[]) => `${where}\u0000${JSON.stringify(values)}`;
+
 /** Number of issues a filter matches (X-Total). */
 export function countIssues(ctx: AppContext, f: IssueListFilter): number {
   const counted = countFromCounters(ctx, f);
   if (counted !== null) return counted;
   const { where, values } = whereOf(ctx, f);
-  return (statement(ctx, `SELECT COUNT(*) AS n FROM issues i WHERE ${where}`).get(...values) as { n: number }).n;
+  return filteredCounts.get(ctx, cacheKey(where, values), () =>
+    (statement(ctx, `SELECT COUNT(*) AS n FROM issues i WHERE ${where}`).get(...values) as { n: number }).n);
 }
 
 /** Issue rows by id, in the order of `ids`. */
 export function issuesByIds(ctx: AppContext, ids: number[]): IssueRow[] {
   if (ids.length === 0) return [];
-  const byId = new Map(ctx.db.select().from(issues).where(inArray(issues.id, ids)).all().map((r) => [r.id, r]));
+  const rows = statement(ctx, `SELECT * FROM issues WHERE id IN ${IN_IDS}`).all(idList(ids)) as Record<string, unknown>[];
+  const byId = new Map(rows.map((r) => [r.id as number, toIssue(r)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
@@ -150,8 +163,9 @@ export function listIssues(ctx: AppContext, f: IssueListFilter, limit: number, o
     }
   }
   const dir = desc !== reverse ? 'DESC' : 'ASC';
-  const ids = (statement(ctx, `SELECT i.id AS id FROM issues i WHERE ${where} ORDER BY ${col} ${dir}, i.id ${dir} LIMIT ? OFFSET ?`)
-    .all(...values, lim, off) as { id: number }[]).map((r) => r.id);
+  const text = `SELECT i.id AS id FROM issues i WHERE ${where} ORDER BY ${col} ${dir}, i.id ${dir} LIMIT ? OFFSET ?`;
+  const read = () => (statement(ctx, text).all(...values, lim, off) as { id: number }[]).map((r) => r.id);
+  const ids = narrowed(f) || f.scope.kind === 'group' ? [...filteredPages.get(ctx, cacheKey(text, [...values, lim, off]), read)] : read();
   if (reverse) ids.reverse();
   return issuesByIds(ctx, ids);
 }

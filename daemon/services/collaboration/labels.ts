@@ -9,6 +9,8 @@ import { labelLinks, labels, subscriptions, type LabelRow } from '../../db/schem
 import { badRequest, badRequestMessage, conflict, notFound, validationError } from '../../errors.js';
 import { chunks, subscribe, unsubscribe } from './subscriptions.js';
 import type { Target, Tx } from './tx.js';
+import { statement } from '../../db/statements.js';
+import { IN_IDS, idList } from '../../db/sql.js';
 
 /** Colour of labels created on the fly (8.x Label::DEFAULT_COLOR). */
 export const DEFAULT_LABEL_COLOR = '#428BCA';
@@ -97,13 +99,10 @@ export function labelTitlesOf(ctx: AppContext, type: Target['type'], ids: number
   const out = new Map<number, string[]>();
   for (const id of ids) out.set(id, []);
   if (ids.length === 0) return out;
-  for (const part of chunks([...new Set(ids)])) {
-    const rows = ctx.db.select({ targetId: labelLinks.targetId, title: labels.title }).from(labelLinks)
-      .innerJoin(labels, eq(labels.id, labelLinks.labelId))
-      .where(and(eq(labelLinks.targetType, type), inArray(labelLinks.targetId, part)))
-      .orderBy(asc(labels.title)).all();
-    for (const r of rows) out.get(r.targetId)!.push(r.title);
-  }
+  // one cached statement whatever the number of ids (a hot path of every issue list)
+  const rows = statement(ctx, `SELECT ll.target_id AS targetId, l.title AS title FROM label_links ll JOIN labels l ON l.id = ll.label_id
+    WHERE ll.target_type = ? AND ll.target_id IN ${IN_IDS} ORDER BY l.title`).all(type, idList([...new Set(ids)])) as { targetId: number; title: string }[];
+  for (const r of rows) out.get(r.targetId)!.push(r.title);
   return out;
 }
 

@@ -9,8 +9,10 @@ import { now } from '../../context.js';
 import { issues, milestones, type IssueRow, type MilestoneRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage } from '../../errors.js';
 import { recordEvent } from '../events.js';
-import { chunks } from './subscriptions.js';
 import type { Tx } from './tx.js';
+import { statement } from '../../db/statements.js';
+import { IN_IDS, idList } from '../../db/sql.js';
+import { toMilestone } from '../../db/rows.js';
 
 /** Longest milestone title and description. */
 export const MILESTONE_TITLE_MAX = 255;
@@ -30,8 +32,10 @@ export function findMilestoneByTitle(ctx: AppContext, projectId: number, title: 
 /** Milestones by id, for presenters (one query for a page). */
 export function milestonesById(ctx: AppContext, ids: number[]): Map<number, MilestoneRow> {
   const out = new Map<number, MilestoneRow>();
-  for (const part of chunks([...new Set(ids)])) {
-    for (const m of ctx.db.select().from(milestones).where(inArray(milestones.id, part)).all()) out.set(m.id, m);
+  if (ids.length === 0) return out;
+  // one cached statement whatever the number of ids (a hot path of every issue list)
+  for (const m of statement(ctx, `SELECT * FROM milestones WHERE id IN ${IN_IDS}`).all(idList([...new Set(ids)])) as Record<string, unknown>[]) {
+    out.set(m.id as number, toMilestone(m));
   }
   return out;
 }

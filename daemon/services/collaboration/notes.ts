@@ -19,6 +19,8 @@ import { awardOnCreate, awardableBodyName, deleteAwardsOf } from './award-emoji.
 import { mentionedUsernames } from './mentions.js';
 import { todosForNote } from './todos.js';
 import type { Tx } from './tx.js';
+import { statement } from '../../db/statements.js';
+import { IN_IDS, idList } from '../../db/sql.js';
 
 /** Where a system note goes and who caused it. */
 export interface SystemNoteInput {
@@ -47,13 +49,10 @@ export function userNotesCounts(ctx: AppContext, type: NoteableType, ids: number
   if (!ids.length) return out;
   const unique = [...new Set(ids)];
   for (const id of unique) out.set(id, 0);
-  // chunked below SQLite's variable limit; notes_noteable (noteable_type, noteable_id, id) serves it
-  for (let i = 0; i < unique.length; i += 500) {
-    const rows = ctx.db.select({ id: notes.noteableId, n: sql<number>`count(*)` }).from(notes)
-      .where(and(eq(notes.noteableType, type), inArray(notes.noteableId, unique.slice(i, i + 500)), eq(notes.system, false)))
-      .groupBy(notes.noteableId).all();
-    for (const r of rows) out.set(r.id, Number(r.n));
-  }
+  // one cached statement whatever the number of ids (a hot path of every issue list); notes_noteable serves it
+  const rows = statement(ctx, `SELECT noteable_id AS id, COUNT(*) AS n FROM notes
+    WHERE noteable_type = ? AND noteable_id IN ${IN_IDS} AND system = 0 GROUP BY noteable_id`).all(type, idList(unique)) as { id: number; n: number }[];
+  for (const r of rows) out.set(r.id, Number(r.n));
   return out;
 }
 

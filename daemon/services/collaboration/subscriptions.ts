@@ -2,11 +2,13 @@
  * Subscriptions of users to issues, merge requests and labels (POST/DELETE .../subscription, the `subscribed` field).
  * OWNER: labels/milestones engineer. Signatures are a contract used by issues and merge requests.
  */
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { subscriptions, type SubscribableType } from '../../db/schema-collaboration.js';
 import type { Tx } from './tx.js';
+import { statement } from '../../db/statements.js';
+import { IN_IDS, idList } from '../../db/sql.js';
 
 function rowOf(tx: Tx, userId: number, type: SubscribableType, id: number) {
   return tx.select().from(subscriptions)
@@ -52,11 +54,10 @@ export function subscribedSet(ctx: AppContext, userId: number, type: Subscribabl
   const out = new Set<number>();
   if (ids.length === 0) return out;
   const explicit = new Map<number, boolean>();
-  for (const part of chunks([...new Set(ids)])) {
-    const rows = ctx.db.select({ id: subscriptions.subscribableId, subscribed: subscriptions.subscribed }).from(subscriptions)
-      .where(and(eq(subscriptions.userId, userId), eq(subscriptions.subscribableType, type), inArray(subscriptions.subscribableId, part))).all();
-    for (const r of rows) explicit.set(r.id, r.subscribed);
-  }
+  // one cached statement whatever the number of ids (a hot path of every issue list)
+  const rows = statement(ctx, `SELECT subscribable_id AS id, subscribed FROM subscriptions
+    WHERE user_id = ? AND subscribable_type = ? AND subscribable_id IN ${IN_IDS}`).all(userId, type, idList([...new Set(ids)])) as { id: number; subscribed: number }[];
+  for (const r of rows) explicit.set(r.id, !!r.subscribed);
   for (const id of ids) {
     const e = explicit.get(id);
     if (e === undefined ? (implicit?.get(id)?.includes(userId) ?? false) : e) out.add(id);
