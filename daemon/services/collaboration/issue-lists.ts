@@ -143,9 +143,32 @@ export function issuesByIds(ctx: AppContext, ids: number[]): IssueRow[] {
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
+/** Rows between two keyset bookmarks of a long list. */
+const BOOKMARK_STEP = 500;
+/**
+ * Keyset bookmarks of long lists: the sort key and id of every BOOKMARK_STEP-th row, in list order, read in one pass
+ * over the list's index and exact until the next write. A deep page starts from the bookmark at or before its offset
+ * (a range condition the index answers directly), so it walks fewer than BOOKMARK_STEP rows, not the offset.
+ */
+const bookmarks = new UntilNextWrite<[string, number][]>(200);
+
+/** The bookmarks of one ordered list (computed on first use after a write). */
+function listBookmarks(ctx: AppContext, where: string, values: unknown[], col: string, dir: 'ASC' | 'DESC'): [string, number][] {
+  return bookmarks.get(ctx, cacheKey(`${where} ORDER BY ${col} ${dir}`, values), () => {
+    const marks: [string, number][] = [];
+    let i = 0;
+    const rows = statement(ctx, `SELECT ${col} AS k, i.id AS id FROM issues i WHERE ${where} ORDER BY ${col} ${dir}, i.id ${dir}`).raw();
+    for (const row of rows.iterate(...values) as Iterable<[string, number]>) {
+      if (i++ % BOOKMARK_STEP === 0) marks.push(row);
+    }
+    return marks;
+  });
+}
+
 /**
  * One page of a list. With `total` (from countIssues), a page in the second half is read backwards from the end,
- * so the last page costs what the first does.
+ * so the last page costs what the first does; a page deeper than two bookmark steps from its end starts from a
+ * keyset bookmark, so a middle page costs what the first does too.
  */
 export function listIssues(ctx: AppContext, f: IssueListFilter, limit: number, offset: number, total?: number): IssueRow[] {
   const { where, values } = whereOf(ctx, f);
@@ -163,9 +186,22 @@ export function listIssues(ctx: AppContext, f: IssueListFilter, limit: number, o
     }
   }
   const dir = desc !== reverse ? 'DESC' : 'ASC';
-  const text = `SELECT i.id AS id FROM issues i WHERE ${where} ORDER BY ${col} ${dir}, i.id ${dir} LIMIT ? OFFSET ?`;
-  const read = () => (statement(ctx, text).all(...values, lim, off) as { id: number }[]).map((r) => r.id);
-  const ids = narrowed(f) || f.scope.kind === 'group' ? [...filteredPages.get(ctx, cacheKey(text, [...values, lim, off]), read)] : read();
+  let keyset = '';
+  const keysetArgs: unknown[] = [];
+  if (off >= 2 * BOOKMARK_STEP && !ctx.db.$client.inTransaction) {
+    const marks = listBookmarks(ctx, where, values, col, dir);
+    const step = Math.min(Math.floor(off / BOOKMARK_STEP), marks.length - 1);
+    if (step > 0) {
+      // rows at or after the bookmark, in list order: (key, id) <= bookmark for DESC, >= for ASC
+      keyset = ` AND (${col}, i.id) ${dir === 'DESC' ? '<=' : '>='} (?, ?)`;
+      keysetArgs.push(...marks[step]!);
+      off -= step * BOOKMARK_STEP;
+    }
+  }
+  const text = `SELECT i.id AS id FROM issues i WHERE ${where}${keyset} ORDER BY ${col} ${dir}, i.id ${dir} LIMIT ? OFFSET ?`;
+  const args = [...values, ...keysetArgs, lim, off];
+  const read = () => (statement(ctx, text).all(...args) as { id: number }[]).map((r) => r.id);
+  const ids = narrowed(f) || f.scope.kind === 'group' ? [...filteredPages.get(ctx, cacheKey(text, args), read)] : read();
   if (reverse) ids.reverse();
   return issuesByIds(ctx, ids);
 }
