@@ -1,0 +1,130 @@
+/**
+ * Merge request presenters (GitLab v3 MergeRequest and MergeRequestChanges, lib/api/entities.rb @ 8.12), batched: a
+ * fixed number of queries for a page (labels, milestones, votes, user notes counts, subscriptions, users, project
+ * paths, latest diff heads), never one per row.
+ */
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
+import type { UserRow } from '../../db/schema.js';
+import { statement } from '../../db/statements.js';
+import { toUser } from '../../db/rows.js';
+import { IN_IDS, idList } from '../../db/sql.js';
+import { labelTitlesOf } from '../../services/collaboration/labels.js';
+import { milestonesById } from '../../services/collaboration/milestones.js';
+import { voteCounts } from '../../services/collaboration/award-emoji.js';
+import { userNotesCounts } from '../../services/collaboration/notes.js';
+import { subscribedSet } from '../../services/collaboration/subscriptions.js';
+import { latestDiffs, workInProgress } from '../../services/merge-requests/find.js';
+import { Nullable } from '../params.js';
+import { milestoneEntity, MilestoneSchema } from './milestones.js';
+import { userBasic, UserBasicSchema } from './users.js';
+
+type Rec = Record<string, unknown>;
+
+/** Users by id (one query). */
+function usersById(ctx: AppContext, ids: number[]): Map<number, UserRow> {
+  const uniq = [...new Set(ids)];
+  if (uniq.length === 0) return new Map();
+  return new Map((statement(ctx, `SELECT * FROM users WHERE id IN ${IN_IDS}`).all(idList(uniq)) as Rec[]).map((u) => [u.id as number, toUser(u)]));
+}
+
+/** `<base>/<namespace path>/<project path>` per project id (one query). */
+function projectWebUrls(ctx: AppContext, projectIds: number[]): Map<number, string> {
+  const uniq = [...new Set(projectIds)];
+  const base = ctx.externalUrl();
+  return new Map((statement(ctx,
+    `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${IN_IDS}`,
+  ).all(idList(uniq)) as { id: number; ns: string; path: string }[]).map((r) => [r.id, `${base}/${r.ns}/${r.path}`]));
+}
+
+/** Present a page of merge requests for `viewer` (subscribed is the viewer's) with a fixed number of queries. */
+export function presentMergeRequests(ctx: AppContext, viewer: UserRow | null, rows: MergeRequestRow[]): Rec[] {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const labels = labelTitlesOf(ctx, 'MergeRequest', ids);
+  const milestoneIds = [...new Set(rows.map((r) => r.milestoneId).filter((x): x is number => x !== null))];
+  const milestones = milestoneIds.length ? milestonesById(ctx, milestoneIds) : new Map();
+  const votes = voteCounts(ctx, 'MergeRequest', ids);
+  const notes = userNotesCounts(ctx, 'MergeRequest', ids);
+  const implicit = new Map(rows.map((r) => [r.id, [r.authorId, r.assigneeId].filter((x): x is number => x !== null)]));
+  const subscribed = viewer ? subscribedSet(ctx, viewer.id, 'MergeRequest', ids, implicit) : new Set<number>();
+  const users = usersById(ctx, rows.flatMap((r) => [r.authorId, r.assigneeId].filter((x): x is number => x !== null)));
+  const webUrls = projectWebUrls(ctx, rows.map((r) => r.targetProjectId));
+  const diffs = latestDiffs(ctx, ids);
+  return rows.map((m) => {
+    const author = m.authorId !== null ? users.get(m.authorId) : undefined;
+    const assignee = m.assigneeId !== null ? users.get(m.assigneeId) : undefined;
+    const milestone = m.milestoneId !== null ? milestones.get(m.milestoneId) : undefined;
+    const v = votes.get(m.id);
+    return {
+      id: m.id,
+      iid: m.iid,
+      project_id: m.targetProjectId,
+      title: m.title,
+      description: m.description,
+      state: m.state,
+      created_at: m.createdAt,
+      updated_at: m.updatedAt,
+      target_branch: m.targetBranch,
+      source_branch: m.sourceBranch,
+      upvotes: v?.upvotes ?? 0,
+      downvotes: v?.downvotes ?? 0,
+      author: author ? userBasic(ctx, author) : null,
+      assignee: assignee ? userBasic(ctx, assignee) : null,
+      source_project_id: m.sourceProjectId,
+      target_project_id: m.targetProjectId,
+      labels: labels.get(m.id) ?? [],
+      work_in_progress: workInProgress(m.title),
+      milestone: milestone ? milestoneEntity(milestone) : null,
+      merge_when_build_succeeds: m.mergeWhenBuildSucceeds,
+      merge_status: m.mergeStatus,
+      sha: diffs.get(m.id)?.headCommitSha ?? null,
+      merge_commit_sha: m.mergeCommitSha,
+      subscribed: subscribed.has(m.id),
+      user_notes_count: notes.get(m.id) ?? 0,
+      should_remove_source_branch: m.shouldRemoveSourceBranch,
+      force_remove_source_branch: m.forceRemoveSourceBranch,
+      web_url: `${webUrls.get(m.targetProjectId) ?? ctx.externalUrl()}/merge_requests/${m.iid}`,
+    };
+  });
+}
+
+/** Present one merge request. */
+export function presentMergeRequest(ctx: AppContext, viewer: UserRow | null, row: MergeRequestRow): Rec {
+  return presentMergeRequests(ctx, viewer, [row])[0]!;
+}
+
+const S = Type.String();
+const I = Type.Integer();
+const B = Type.Boolean();
+const NS = Nullable(S);
+/** Response schema of MergeRequest. `author` is null only when the author's account was deleted. */
+export const MergeRequestSchema = Type.Object({
+  id: I, iid: I, project_id: I, title: S, description: NS, state: S, created_at: S, updated_at: S, target_branch: S, source_branch: S,
+  upvotes: I, downvotes: I, author: Nullable(UserBasicSchema), assignee: Nullable(UserBasicSchema), source_project_id: Nullable(I),
+  target_project_id: I, labels: Type.Array(S), work_in_progress: B, milestone: Nullable(MilestoneSchema), merge_when_build_succeeds: B,
+  merge_status: S, sha: NS, merge_commit_sha: NS, subscribed: B, user_notes_count: I, should_remove_source_branch: B,
+  force_remove_source_branch: B, web_url: S,
+});
+
+/** One entry of `changes` (RepoDiff), with 8.x's too_large flag: true when the patch was cut (its diff is then empty). */
+export interface ChangeEntry {
+  old_path: string;
+  new_path: string;
+  a_mode: string;
+  b_mode: string;
+  diff: string;
+  new_file: boolean;
+  renamed_file: boolean;
+  deleted_file: boolean;
+  too_large: boolean;
+}
+
+/** Response schema of one change. */
+export const ChangeSchema = Type.Object({
+  old_path: S, new_path: S, a_mode: S, b_mode: S, diff: S, new_file: B, renamed_file: B, deleted_file: B, too_large: B,
+});
+
+/** Response schema of MergeRequestChanges: the merge request plus its changes (and `overflow` when files were left out). */
+export const MergeRequestChangesSchema = Type.Object({ ...MergeRequestSchema.properties, changes: Type.Array(ChangeSchema), overflow: B });

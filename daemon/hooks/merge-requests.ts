@@ -1,0 +1,150 @@
+/**
+ * Merge request webhook payloads (GitLab 8.x MergeRequest#to_hook_data plus MergeRequests::BaseService#hook_data):
+ * object_kind "merge_request", user, project, repository, object_attributes (the columns, source and target project
+ * blocks, last_commit, work_in_progress, url, action and, after a push, oldrev), assignee and labels.
+ * Below the API: services build payloads without importing presenters.
+ */
+import type { AppContext } from '../context.js';
+import type { LabelRow } from '../db/schema-collaboration.js';
+import type { MergeRequestRow } from '../db/schema-merge-requests.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import { statement } from '../db/statements.js';
+import { toProject, toUser } from '../db/rows.js';
+import { projectHookBlocks, userHookAttributes } from './issues.js';
+
+/** The `action` of a merge request hook (8.x: open, close, reopen, update, merge). */
+export type MergeRequestHookAction = 'open' | 'close' | 'reopen' | 'update' | 'merge';
+
+/** 8.12 MergeRequest::WIP_REGEX. */
+const WIP = /^\s*(\[WIP\]\s*|WIP:\s*|WIP\s+)+\s*/i;
+
+/** merge_params as an object (8.x serialized a Hash). */
+function mergeParamsOf(mr: MergeRequestRow): Record<string, unknown> {
+  if (!mr.mergeParams) return {};
+  try {
+    const v = JSON.parse(mr.mergeParams) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The merge request's columns as 8.x's `attributes` (hook_attrs without the added blocks), also embedded in note payloads. */
+export function mergeRequestHookColumns(mr: MergeRequestRow): Record<string, unknown> {
+  return {
+    id: mr.id,
+    target_branch: mr.targetBranch,
+    source_branch: mr.sourceBranch,
+    source_project_id: mr.sourceProjectId,
+    author_id: mr.authorId,
+    assignee_id: mr.assigneeId,
+    title: mr.title,
+    created_at: mr.createdAt,
+    updated_at: mr.updatedAt,
+    milestone_id: mr.milestoneId,
+    state: mr.state,
+    merge_status: mr.mergeStatus,
+    target_project_id: mr.targetProjectId,
+    iid: mr.iid,
+    description: mr.description,
+    position: 0,
+    locked_at: null,
+    updated_by_id: mr.updatedById,
+    merge_error: mr.mergeError,
+    merge_params: mergeParamsOf(mr),
+    merge_when_build_succeeds: mr.mergeWhenBuildSucceeds,
+    merge_user_id: mr.mergeUserId,
+    merge_commit_sha: mr.mergeCommitSha,
+    deleted_at: mr.deletedAt,
+    in_progress_merge_commit_sha: null,
+  };
+}
+
+/** Commit#hook_attrs of the newest commit of the merge request's latest diff, or null. */
+function lastCommit(ctx: AppContext, mr: MergeRequestRow, projectWebUrl: string): Record<string, unknown> | null {
+  const row = statement(ctx, `SELECT commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`).get(mr.id) as
+    { commits: string } | undefined;
+  if (!row) return null;
+  let first: Record<string, string> | undefined;
+  try {
+    first = (JSON.parse(row.commits) as Record<string, string>[])[0];
+  } catch {
+    first = undefined;
+  }
+  if (!first) return null;
+  return {
+    id: first.id,
+    message: first.message,
+    timestamp: String(first.committed_date ?? '').replace(/\.\d{3}(?=[+-Z])/, ''),
+    url: `${projectWebUrl}/commit/${first.id}`,
+    author: { name: first.author_name, email: first.author_email },
+  };
+}
+
+/** A project row by id (the source project of a merge request may be gone). */
+function projectById(ctx: AppContext, id: number | null): ProjectRow | null {
+  if (id === null) return null;
+  const r = statement(ctx, `SELECT * FROM projects WHERE id = ?`).get(id) as Record<string, unknown> | undefined;
+  return r ? toProject(r) : null;
+}
+
+/**
+ * MergeRequest#hook_attrs plus url and action: the columns, `source` and `target` (Project#hook_attrs), last_commit,
+ * work_in_progress. Used as object_attributes of merge request hooks and as `merge_request` of note payloads.
+ */
+export function mergeRequestHookAttributes(ctx: AppContext, mr: MergeRequestRow, target?: ProjectRow): Record<string, unknown> {
+  const targetProject = target ?? projectById(ctx, mr.targetProjectId)!;
+  const targetBlock = projectHookBlocks(ctx, targetProject).project;
+  const source = mr.sourceProjectId === targetProject.id ? targetProject : projectById(ctx, mr.sourceProjectId);
+  return {
+    ...mergeRequestHookColumns(mr),
+    source: source ? projectHookBlocks(ctx, source).project : null,
+    target: targetBlock,
+    last_commit: lastCommit(ctx, mr, targetBlock.web_url as string),
+    work_in_progress: WIP.test(mr.title),
+  };
+}
+
+/** The web URL of a merge request: `<project web_url>/merge_requests/<iid>`. */
+export function mergeRequestWebUrl(ctx: AppContext, project: ProjectRow, mr: Pick<MergeRequestRow, 'iid'>): string {
+  return `${projectHookBlocks(ctx, project).project.web_url as string}/merge_requests/${mr.iid}`;
+}
+
+/** Label#hook_attrs. */
+function labelHookAttributes(l: Record<string, unknown>): Record<string, unknown> {
+  return {
+    id: l.id, title: l.title, color: l.color, project_id: l.project_id, created_at: l.created_at, updated_at: l.updated_at,
+    template: !!l.template, description: l.description, type: 'ProjectLabel', group_id: null,
+  };
+}
+
+/**
+ * The whole merge request hook payload of a change by `actor` (call it after the write, inside its transaction: it
+ * reads the current labels, assignee and latest diff). `oldrev` is the source head before a push (action update).
+ * Engineer F builds the `merge` action with it.
+ */
+export function mergeRequestHookPayload(
+  ctx: AppContext, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, action: MergeRequestHookAction, oldrev?: string | null,
+): Record<string, unknown> {
+  const blocks = projectHookBlocks(ctx, project);
+  const labels = (statement(ctx,
+    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'MergeRequest' AND ll.target_id = ? ORDER BY l.title`,
+  ).all(mr.id) as Record<string, unknown>[]).map(labelHookAttributes);
+  const attrs: Record<string, unknown> = {
+    ...mergeRequestHookAttributes(ctx, mr, project),
+    url: `${blocks.project.web_url as string}/merge_requests/${mr.iid}`,
+    action,
+  };
+  if (oldrev && !/^0+$/.test(oldrev)) attrs.oldrev = oldrev;
+  const payload: Record<string, unknown> = {
+    object_kind: 'merge_request',
+    user: userHookAttributes(ctx, actor),
+    project: blocks.project,
+    repository: blocks.repository,
+    object_attributes: attrs,
+    labels,
+  };
+  const assigneeRaw = mr.assigneeId !== null ? (statement(ctx, `SELECT * FROM users WHERE id = ?`).get(mr.assigneeId) as Record<string, unknown> | undefined) : undefined;
+  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw));
+  return payload;
+}
