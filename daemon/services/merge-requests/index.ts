@@ -4,3 +4,5 @@
  * merge.ts, the merge itself). Each write is one transaction with its events, todos, system notes and hook deliveries.
  */
 export * from './find.js';
+export * from './diffs.js';
+export * from './closes-issues.js';
