@@ -38,11 +38,21 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 /** The server secret and what is derived from it. */
 export class Secrets {
+  /** Derived tokens by purpose, salt and length: presenters derive on every request (runners_token, private_token). */
+  private readonly derived = new Map<string, string>();
+
   constructor(private readonly key: Buffer) {}
 
   /** Derive a stable token for a purpose and salt (e.g. `private`, user salt). */
   derive(purpose: string, salt: string, length = 20): string {
-    return createHmac('sha256', this.key).update(`${purpose}:${salt}`).digest('base64url').slice(0, length);
+    const memo = `${purpose}:${salt}:${length}`;
+    let token = this.derived.get(memo);
+    if (token === undefined) {
+      token = createHmac('sha256', this.key).update(`${purpose}:${salt}`).digest('base64url').slice(0, length);
+      if (this.derived.size >= 10_000) this.derived.clear();
+      this.derived.set(memo, token);
+    }
+    return token;
   }
 
   /** Encrypt a short text with AES-256-GCM (for values an admin must be able to read back). */

@@ -7,7 +7,7 @@ import { createProjectWithStorage, deleteProject, updateProjectWithStorage, type
 import { findUser } from '../services/users.js';
 import { presentBasicProjects, presentProject, presentProjects, ProjectListSchema, ProjectSchema } from './entities/projects.js';
 import { pageOf, setPageHeaders } from './pagination.js';
-import { UntilNextWrite } from '../db/read-cache.js';
+import { ResponseCache } from './response-cache.js';
 import { Bool, Int, PageParams, ProjectIdParams, RequiredString } from './params.js';
 import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 import projectActionRoutes from './project-actions.js';
@@ -47,8 +47,8 @@ const ProjectFlags = {
 const CreateBody = Type.Object({ name: RequiredString(), path: O(Type.String()), namespace_id: O(Int()), import_url: O(Type.String()), ...ProjectFlags });
 const CreateForUserBody = Type.Object({ name: RequiredString(), import_url: O(Type.String()), ...ProjectFlags });
 const UpdateBody = Type.Object({ name: O(Type.String()), path: O(Type.String()), default_branch: O(Type.String()), ...ProjectFlags });
-/** Presented list pages, exact until the next database write (bounded: about 30 KB a page). */
-const listPages = new UntilNextWrite<{ total: number; body: unknown[] }>(100);
+/** Serialized list pages and single projects, exact until the next database write (bounded: about 30 KB a page). */
+const answers = new ResponseCache(200);
 const FLAG_KEYS = Object.keys(ProjectFlags) as (keyof typeof ProjectFlags)[];
 
 /** Only the declared keys reach the service (GitLab's attributes_for_keys). */
@@ -66,18 +66,16 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   // A page depends only on the caller, the URL and the database: clients that poll a list (CLI views, dashboards,
   // CI tools) get the same page again without a query until something is written.
   const list = (request: FastifyRequest, reply: FastifyReply, scope: ProjectListScope, withAccess: boolean, extraSearch?: string) => {
-    const page = pageOf(request);
-    const { total, body } = listPages.get(ctx, `${callerOf(request).id}\u0000${request.url}`, () => {
+    return answers.send(ctx, request, reply, `${callerOf(request).id}\u0000${request.url}`, () => {
+      const page = pageOf(request);
       const q = request.query as ListQueryT;
       const filters: ProjectListFilters = { archived: q.archived, visibility: q.visibility, order_by: q.order_by, sort: q.sort, search: q.search };
       const query = projectListQuery(ctx, scope, filters, extraSearch);
       const n = countProjects(ctx, query);
       const rows = n === 0 ? [] : fetchProjects(ctx, query, page.limit, page.offset);
-      const presented = normalizeBoolean(q.simple) === true ? presentBasicProjects(ctx, rows) : presentProjects(ctx, callerOf(request), rows, { withAccess });
-      return { total: n, body: presented };
+      setPageHeaders(request, reply, page, n);
+      return normalizeBoolean(q.simple) === true ? presentBasicProjects(ctx, rows) : presentProjects(ctx, callerOf(request), rows, { withAccess });
     });
-    setPageHeaders(request, reply, page, total);
-    return body;
   };
   const listSchema = (summary: string) => ({ tags: ['projects'], summary, querystring: ListQuery, response: { 200: ProjectListSchema } });
 
@@ -99,7 +97,8 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   api.get('/projects/:id', {
     preValidation: loadProject('read_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: ProjectSchema } },
-  }, async (request) => presentProject(ctx, callerOf(request), projectOf(request), { withAccess: true, withRunnersToken: true }));
+  }, async (request, reply) => answers.send(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, () =>
+    presentProject(ctx, callerOf(request), projectOf(request), { withAccess: true, withRunnersToken: true })));
 
   api.post('/projects', {
     preValidation: dropBlankParams,

@@ -8,10 +8,25 @@ import type Database from 'better-sqlite3';
 import type { AppContext } from '../context.js';
 import { statement } from './statements.js';
 
-/** The current write version of the context's database (changes on every committed write). */
+/** How often data_version (another connection's commits) is read again; this connection's writes show at once. */
+const OTHER_CONNECTIONS_MS = 100;
+const external = new WeakMap<Database.Database, { at: number; d: number; day: string }>();
+
+/**
+ * The current write version of the context's database: changes with every write of this connection (total_changes(),
+ * read on every call), with another connection's commits (data_version: read at most every 100 ms, so a process that
+ * writes behind the daemon's back is seen within 0.1 s) and with the UTC date.
+ */
 export function writeVersion(ctx: Pick<AppContext, 'db'>): string {
-  const v = statement(ctx, 'SELECT total_changes() AS n, (SELECT data_version FROM pragma_data_version) AS d').get() as { n: number; d: number };
-  return `${v.n}:${v.d}:${new Date().toISOString().slice(0, 10)}`;
+  const client = ctx.db.$client;
+  const n = statement(ctx, 'SELECT total_changes()').pluck().get() as number;
+  const now = Date.now();
+  let e = external.get(client);
+  if (!e || now - e.at >= OTHER_CONNECTIONS_MS) {
+    e = { at: now, d: statement(ctx, 'PRAGMA data_version').pluck().get() as number, day: new Date(now).toISOString().slice(0, 10) };
+    external.set(client, e);
+  }
+  return `${n}:${e.d}:${e.day}`;
 }
 
 /** A cache of values that are exact until the next write; at most `maxEntries` per connection. */

@@ -5,6 +5,7 @@
 import { and, eq, or } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import { UntilNextWrite } from '../db/read-cache.js';
 import { statement } from '../db/statements.js';
 import { toUser } from '../db/rows.js';
 import { personalAccessTokens, users, type UserRow } from '../db/schema.js';
@@ -34,9 +35,16 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
+/** Token hash -> its active user (or none), exact until the next write (a block, a revoke) or the next UTC day (expiry). */
+const tokenUsers = new UntilNextWrite<{ user: UserRow | null }>(10_000);
+
 /** The user owning a private or personal access token, or null. Blocked users count as nobody. */
 export function userForToken(ctx: AppContext, token: string): UserRow | null {
   const hash = hashToken(token);
+  return tokenUsers.get(ctx, hash, () => ({ user: lookupTokenUser(ctx, hash) })).user;
+}
+
+function lookupTokenUser(ctx: AppContext, hash: string): UserRow | null {
   // Hot path (every request): cached statements over raw rows instead of the query builder.
   let row = statement(ctx, 'SELECT * FROM users WHERE private_token_hash = ?').get(hash) as Record<string, unknown> | undefined;
   if (!row) {

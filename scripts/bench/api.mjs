@@ -1,6 +1,6 @@
 // API suite: POST /projects (creating 10,000 projects), then GET /projects (20 per page) and GET /projects/:id
 // on that database, at full speed and at a fixed 500 requests/s; daemon RSS after the run.
-import { startDaemon, rootToken, cannon, paced, rssMb, machine, table, writeSection } from './lib.mjs';
+import { startDaemon, rootToken, cannon, paced, rssMb, machine, table, writeSection, startReference, againstReference } from './lib.mjs';
 
 export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 10000), seconds = Number(process.env.BENCH_SECONDS ?? 15) } = {}) {
   let n = 0;
@@ -36,12 +36,31 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
     rows.push(await cannon({ ...one, title: 'GET /projects/:id (random) at 500 req/s (autocannon, 10 connections, bursty)', duration: seconds, overallRate: 500 }));
     rows.push(await paced({ ...one, title: '**GET /projects/:id (random) at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => `/api/v3/projects/${1 + Math.floor(Math.random() * maxId)}` }));
     const rss = rssMb(d.pid);
+    // The floor: a bare Fastify process answering the same bytes, alternated with Gantry in this run (4 connections).
+    process.stderr.write('bench api: against the bare-Fastify reference...\n');
+    const refPaths = ['/api/v3/projects/1', '/api/v3/projects?per_page=20'];
+    const ref = await startReference(d.url, headers, refPaths);
+    const versus = [];
+    try {
+      versus.push(await againstReference({ title: 'GET /projects/:id', gantryUrl: d.url, refUrl: ref.url, path: refPaths[0], headers }));
+      versus.push(await againstReference({ title: 'GET /projects?per_page=20', gantryUrl: d.url, refUrl: ref.url, path: refPaths[1], headers }));
+    } finally {
+      await ref.stop();
+    }
     const md = `## API: projects (${new Date().toISOString().slice(0, 10)})
 
 Machine: ${machine()}. Daemon: one gantryd process, SQLite (WAL, synchronous=FULL), 10 autocannon connections
 from the same machine. Database: ${count} projects owned by root, listed as root (ProjectWithAccess entities).
 
 ${table(rows)}
+
+Against the floor, alternated in the same run (max throughput, 4 connections, median of 3 rounds of 5 s each): a bare
+Fastify process (scripts/bench/reference-server.mjs) answering exactly the bytes Gantry answered, with no database,
+authentication or presenter.
+
+| request | Gantry req/s | bare Fastify req/s | ratio |
+|---|---|---|---|
+${versus.map((v) => `| ${v.title} | ${v.gantry} | ${v.reference} | **${v.ratio}** |`).join('\n')}
 
 Daemon RSS after the run: **${rss} MB** (target < 120 MB).
 Targets: list and get p99 under 10 ms at 500 requests/s, judged on the paced rows. The paced generator sends one

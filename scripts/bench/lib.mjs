@@ -139,3 +139,50 @@ export async function paced({ title, url, headers, rate, seconds, connections = 
     max: Number(sorted.at(-1).toFixed(1)), errors,
   };
 }
+
+/**
+ * Start the bare-Fastify reference (scripts/bench/reference-server.mjs) answering each of `paths` with the bytes
+ * Gantry answered for it (fetched now from `gantryUrl` with `headers`). Resolves with { url, stop }.
+ */
+export async function startReference(gantryUrl, headers, paths) {
+  const responses = {};
+  for (const path of paths) {
+    const res = await fetch(`${gantryUrl}${path}`, { headers });
+    responses[path] = { status: res.status, type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()).toString('base64') };
+  }
+  const file = join(mkdtempSync(join(tmpdir(), 'gantry-ref-')), 'responses.json');
+  writeFileSync(file, JSON.stringify(responses));
+  const child = spawn(process.execPath, [join(ROOT, 'scripts/bench/reference-server.mjs'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (\S+)/);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`reference server exited with ${code}`)));
+  });
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      rmSync(dirname(file), { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Gantry against the reference, alternated in the same run (`rounds` times each, `seconds` per round, max
+ * throughput with `connections` connections): the median req/s of each and their ratio.
+ */
+export async function againstReference({ title, gantryUrl, refUrl, path, headers, rounds = 3, seconds = 5, connections = 4 }) {
+  const g = [];
+  const r = [];
+  for (let i = 0; i < rounds; i++) {
+    g.push((await cannon({ title, url: `${gantryUrl}${path}`, headers, duration: seconds, connections })).rps);
+    r.push((await cannon({ title, url: `${refUrl}${path}`, headers, duration: seconds, connections })).rps);
+  }
+  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return { title, gantry: med(g), reference: med(r), ratio: Number((med(g) / med(r)).toFixed(2)) };
+}

@@ -1,0 +1,43 @@
+/**
+ * GET answers kept as their serialized bytes until the next database write (db/read-cache.ts): a page or a project
+ * that is read again before anything is written is sent without a query, a presenter or a serializer run. The key
+ * names everything the answer depends on besides the database (the caller, the URL, the host of the Link headers);
+ * the headers the route set while computing (pagination) are kept with the bytes.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { UntilNextWrite } from '../db/read-cache.js';
+
+interface CachedAnswer {
+  body: Buffer;
+  type: string;
+  headers: [string, string][];
+}
+
+/** A bounded cache of serialized GET answers. */
+export class ResponseCache {
+  private readonly answers: UntilNextWrite<CachedAnswer>;
+
+  constructor(maxEntries: number) {
+    this.answers = new UntilNextWrite<CachedAnswer>(maxEntries);
+  }
+
+  /**
+   * Send the cached answer for `key`, or run `compute` (which may set headers on the reply), serialize its result
+   * with the route's response schema and keep the bytes. Returns the reply (already sent).
+   */
+  send(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, key: string, compute: () => unknown): FastifyReply {
+    let computed = false;
+    const answer = this.answers.get(ctx, `${request.protocol}://${request.headers.host ?? ''}\u0000${key}`, () => {
+      computed = true;
+      const before = new Set(Object.keys(reply.getHeaders()));
+      const payload = compute();
+      const headers = Object.entries(reply.getHeaders())
+        .filter(([k, v]) => !before.has(k) && v !== undefined)
+        .map(([k, v]) => [k, String(v)] as [string, string]);
+      return { body: Buffer.from(reply.serialize(payload) as string), type: 'application/json; charset=utf-8', headers };
+    });
+    if (!computed) for (const [k, v] of answer.headers) reply.header(k, v);
+    return reply.type(answer.type).send(answer.body);
+  }
+}
