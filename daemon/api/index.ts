@@ -39,4 +39,6 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./todos.js')).default);
   await api.register((await import('./notes.js')).default);
   await api.register((await import('./award-emoji.js')).default);
+  await api.register((await import('./merge-requests.js')).default);
+  await api.register((await import('./merge-request-merge.js')).default);
 }

@@ -43,6 +43,8 @@ export interface MergeCommitOptions {
   message: string;
   author: Person;
   committer?: Person;
+  /** Called with the merge commit once it is written and before the branch moves (to record it for crash repair). */
+  beforePublish?: (sha: string) => void | Promise<void>;
 }
 
 /** Write a two-parent merge commit of `sourceSha` into `targetSha` and move the target branch to it. */
@@ -53,6 +55,7 @@ export async function createMergeCommit(gitDir: string, o: MergeCommitOptions): 
   const message = o.message.endsWith('\n') ? o.message : `${o.message}\n`;
   const env = { ...personEnv('AUTHOR', o.author), ...personEnv('COMMITTER', o.committer ?? o.author) };
   const sha = (await gitText(['commit-tree', merged.tree, '-p', o.targetSha, '-p', o.sourceSha, '-F', '-'], { gitDir, env, input: message })).trim();
+  await o.beforePublish?.(sha);
   await updateRef(gitDir, branchRef(o.targetBranch), sha, o.targetSha, `merge: ${message.split('\n', 1)[0]}`);
   return { sha, tree: merged.tree };
 }

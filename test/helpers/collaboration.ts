@@ -90,3 +90,18 @@ export function expectedStatus(actor: Actor, vis: number, min: number, ok: numbe
   if (level === 0 && nonMembers) return ok;
   return 403;
 }
+
+/** A merge request row between branches (same project unless `sourceProjectId`), with no diff version; returns its id. */
+export function insertMergeRequestBetween(ctx: AppContext, o: {
+  targetProjectId: number; sourceBranch: string; targetBranch?: string; sourceProjectId?: number; title?: string; description?: string | null;
+  authorId?: number | null; state?: 'opened' | 'reopened' | 'closed' | 'merged'; forceRemoveSourceBranch?: boolean;
+}): number {
+  const t = now();
+  const { iid } = ctx.db.$client.prepare(`SELECT COALESCE(MAX(iid), 0) + 1 AS iid FROM merge_requests WHERE target_project_id = ?`).get(o.targetProjectId) as { iid: number };
+  const r = ctx.db.$client
+    .prepare(`INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, description, state, author_id,
+              force_remove_source_branch, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .run(o.targetProjectId, iid, o.sourceProjectId ?? o.targetProjectId, o.sourceBranch, o.targetBranch ?? 'master', o.title ?? `MR ${iid}`,
+      o.description ?? null, o.state ?? 'opened', o.authorId ?? null, o.forceRemoveSourceBranch ? 1 : 0, t, t);
+  return Number(r.lastInsertRowid);
+}

@@ -189,12 +189,17 @@ function noteOn(tx: Tx, project: ProjectRow, issue: IssueRow, actor: UserRow, bo
   if (body) createSystemNote(tx, { projectId: project.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body });
 }
 
-/** Close or reopen inside a transaction: state, closed_at, system note, event, todos done, hook. */
-export function changeIssueStateIn(ctx: AppContext, tx: Tx, actor: UserRow, project: ProjectRow, issue: IssueRow, to: 'closed' | 'opened', opts: { hook?: boolean; at?: string } = {}): IssueRow {
+/**
+ * Close or reopen inside a transaction: state, closed_at, system note, event, todos done, hook. `source` names what
+ * closed it (a merge request reference such as `!3`): the note reads "Status changed to closed by !3".
+ */
+export function changeIssueStateIn(
+  ctx: AppContext, tx: Tx, actor: UserRow, project: ProjectRow, issue: IssueRow, to: 'closed' | 'opened', opts: { hook?: boolean; at?: string; source?: string } = {},
+): IssueRow {
   const t = opts.at ?? now();
   const row = tx.update(issues).set({ state: to, closedAt: to === 'closed' ? t : null, updatedAt: t, updatedById: actor.id })
     .where(eq(issues.id, issue.id)).returning().get()!;
-  noteOn(tx, project, row, actor, stateChangeNote(to === 'closed' ? 'closed' : 'reopened'));
+  noteOn(tx, project, row, actor, stateChangeNote(to === 'closed' ? 'closed' : 'reopened', to === 'closed' ? opts.source : null));
   recordEvent(tx, { projectId: project.id, authorId: actor.id, action: to === 'closed' ? 'closed' : 'reopened', targetId: row.id, targetType: 'Issue', targetTitle: row.title });
   if (to === 'closed') markTodosDoneOnClose(tx, actor, { type: 'Issue', id: row.id });
   if (opts.hook !== false) queueIssueHook(ctx, tx, project, row, actor, to === 'closed' ? 'close' : 'reopen');

@@ -95,6 +95,21 @@ export function markTodosDoneOnClose(tx: Tx, actor: UserRow, target: Target): vo
   markPendingDone(tx, actor.id, target);
 }
 
+/**
+ * A build of the merge request's head pipeline failed: a `build_failed` todo for the MR's author, written by the author
+ * (8.x TodoService#merge_request_build_failed), unless they already have a pending todo on it.
+ */
+export function todoForBuildFailed(tx: Tx, author: UserRow, issuable: IssuableInfo): TodoRow | null {
+  return createTodos(tx, [author.id], author, issuable, 'build_failed')[0] ?? null;
+}
+
+/** A failed build was retried: the MR author's pending `build_failed` todos on it become done (8.x merge_request_build_retried). */
+export function markBuildFailedTodosDone(tx: Tx, target: Target): void {
+  tx.update(todos).set({ state: 'done', updatedAt: now() })
+    .where(and(eq(todos.targetType, target.type), eq(todos.targetId, target.id), eq(todos.action, 'build_failed'), eq(todos.state, 'pending')))
+    .run();
+}
+
 /** POST .../todo: a `marked` todo for the caller, or null when a pending one already exists (the route answers 304). */
 export function markTodo(ctx: AppContext, tx: Tx, actor: UserRow, issuable: IssuableInfo): TodoRow | null {
   return createTodos(tx, [actor.id], actor, issuable, 'marked')[0] ?? null;
