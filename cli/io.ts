@@ -11,6 +11,8 @@ export interface IO {
   stdinIsTTY: boolean;
   stdoutIsTTY: boolean;
   stderrIsTTY: boolean;
+  /** The directory local git commands run in (`gantry mr create` inside a clone); default: process.cwd(). */
+  cwd?: string;
 }
 
 /** The real process streams and environment. */

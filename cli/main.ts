@@ -35,6 +35,7 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'label', alias: 'labels', description: 'list, create, change and delete a project\'s labels', load: async () => (await import('./commands/labels.js')).registerLabels },
   { name: 'milestone', alias: 'milestones', description: 'list, show, create, close and activate a project\'s milestones', load: async () => (await import('./commands/milestones.js')).registerMilestones },
   { name: 'todo', alias: 'todos', description: 'list your todos and mark them done', load: async () => (await import('./commands/todos.js')).registerTodos },
+  { name: 'mr', alias: 'merge-request', description: 'list, show, create, merge, diff, check out and comment on merge requests', load: async () => (await import('./commands/merge-requests.js')).registerMergeRequests },
 ];
 
 /** Global options that take a value (their value is not the noun). */

@@ -42,7 +42,7 @@ export interface CliFixture {
   dataDir: string;
   configDir: string;
   /** Run `gantry <args>` with GANTRY_CONFIG_DIR set (plus extra env). */
-  cli(args: string[], opts?: { env?: Record<string, string>; input?: string }): Promise<CliResult>;
+  cli(args: string[], opts?: { env?: Record<string, string>; input?: string; cwd?: string }): Promise<CliResult>;
   close(): Promise<void>;
 }
 
@@ -53,6 +53,7 @@ export async function startCliFixture(): Promise<CliFixture> {
   const daemon = await startDaemon(resolveConfig({ dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent' }, {}), { logger: false });
   const cli: CliFixture['cli'] = async (args, opts = {}) => {
     const io = fakeIO({ GANTRY_CONFIG_DIR: configDir, ...opts.env }, opts.input);
+    if (opts.cwd) io.cwd = opts.cwd;
     const code = await run(['node', 'gantry', ...args], io);
     return { code, stdout: io.stdout, stderr: io.stderr, json: () => JSON.parse(io.stdout) };
   };
