@@ -9,7 +9,8 @@ import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fix
 import { insertIssue, insertMergeRequestBetween } from '../helpers/collaboration.js';
 import { ACTORS, actorUser, commitTo, repositoryOf, type Actor } from '../helpers/repository.js';
 import { protectBranch } from '../../daemon/services/protected-branches.js';
-import { mergeTestHooks } from '../../daemon/services/merge-requests/merge.js';
+import { mergeTestHooks, repairLockedMergeRequests } from '../../daemon/services/merge-requests/merge.js';
+import { createMergeCommit } from '../../daemon/git/merge.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -371,5 +372,24 @@ describe('fork merge requests', () => {
     expect((await merge({ id: forced }, cast.master)).status).toBe(200);
     expect(await repo.isAncestor(forcedHead, (await repo.resolveBranch('master'))!)).toBe(true);
     expect(await (await repositoryOf(s.ctx, fork.id)).resolveBranch('forced')).toBeNull();
+  });
+});
+
+describe('restart repair', () => {
+  it('finishes a merge whose commit reached the target branch and undoes one that did not', async () => {
+    const repo = await repositoryOf(s.ctx, project.id);
+    const done = await newMr();
+    const before = (await repo.resolveBranch('master'))!;
+    const { sha } = await createMergeCommit(repo.path, { targetBranch: 'master', targetSha: before, sourceSha: done.head, message: 'interrupted merge', author: { name: 'x', email: 'x@example.com' } });
+    const lockRow = s.ctx.db.$client.prepare(`UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = datetime('now'), merge_user_id = ?, merge_commit_sha = ? WHERE id = ?`);
+    lockRow.run(cast.master.id, sha, done.id);
+    const undone = await newMr();
+    lockRow.run(cast.master.id, null, undone.id);
+    s.ctx.db.$client.prepare(`UPDATE merge_requests SET lock_state = 'reopened' WHERE id = ?`).run(undone.id);
+
+    expect(await repairLockedMergeRequests(s.ctx)).toEqual({ finished: 1, undone: 1 });
+    expect(row('SELECT state, merge_commit_sha, lock_state FROM merge_requests WHERE id = ?', done.id)).toEqual({ state: 'merged', merge_commit_sha: sha, lock_state: null });
+    expect(rows(`SELECT action FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, done.id).map((r) => r.action)).toEqual(['merged']);
+    expect(row('SELECT state, merge_error FROM merge_requests WHERE id = ?', undone.id)).toMatchObject({ state: 'reopened', merge_error: expect.stringMatching(/interrupted/) });
   });
 });

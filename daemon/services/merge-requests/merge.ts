@@ -24,7 +24,8 @@ import { deleteBranch } from '../branches.js';
 import { changeIssueStateIn, createSystemNote, markTodosDoneOnClose, stateChangeNote } from '../collaboration/index.js';
 import { recordEvent } from '../events.js';
 import { queueHookDeliveries } from '../hook-deliveries.js';
-import { projectNamespace } from '../projects.js';
+import { lookupProject, projectNamespace } from '../projects.js';
+import { registerWorker } from '../../background.js';
 import { branchRules } from '../protected-branches.js';
 import { processPush } from '../push.js';
 import { projectRepository } from '../repositories.js';
@@ -235,3 +236,37 @@ async function removeSourceBranch(ctx: AppContext, actor: UserRow, target: Proje
     process.stderr.write(`gantry: removing source branch ${mr.sourceBranch} of !${mr.iid} failed: ${(e as Error)?.message ?? String(e)}\n`);
   }
 }
+
+/**
+ * After a restart: finish or undo merges left locked. A merge whose recorded commit is on the target branch is
+ * finished (merged state, event, note, hook, closed issues, push processing) as its merging user; any other goes
+ * back to the state it had, with merge_error set. Returns how many were finished and undone.
+ */
+export async function repairLockedMergeRequests(ctx: AppContext): Promise<{ finished: number; undone: number }> {
+  const locked = (statement(ctx, `SELECT id FROM merge_requests WHERE state = 'locked'`).all() as { id: number }[]).map((r) => r.id);
+  let finished = 0;
+  let undone = 0;
+  for (const id of locked) {
+    const mr = findMergeRequest(ctx, id);
+    const target = mr ? lookupProject(ctx, mr.targetProjectId) : null;
+    const user = mr?.mergeUserId != null ? ctx.db.select().from(users).where(eq(users.id, mr.mergeUserId)).get() ?? null : null;
+    const repo = target ? projectRepository(ctx, target) : null;
+    const head = repo && mr ? await repo.resolveBranch(mr.targetBranch) : null;
+    const commit = repo && mr?.mergeCommitSha ? await repo.readCommit(mr.mergeCommitSha) : null;
+    if (mr && target && user && head && commit && commit.parents.length === 2 && (await repo!.isAncestor(commit.sha, head))) {
+      await finishMerge(ctx, user, target, mr, { sha: commit.sha, before: commit.parents[0]!, source: commit.parents[1]! }, {});
+      finished++;
+    } else {
+      unlock(ctx, id, 'The merge was interrupted; merge again');
+      undone++;
+    }
+  }
+  return { finished, undone };
+}
+
+registerWorker({
+  start(ctx) {
+    repairLockedMergeRequests(ctx).catch((e: unknown) => process.stderr.write(`gantry: repairing locked merge requests failed: ${(e as Error)?.message ?? String(e)}\n`));
+  },
+  stop() {},
+});
