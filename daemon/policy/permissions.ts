@@ -79,6 +79,10 @@ const ARCHIVED_DENIES = new Set<ProjectAbility>(['push_code', 'push_code_to_prot
 
 /** Removed from everyone while issues are disabled on a project (8.12 disabled_features!: issues). */
 const ISSUES_FEATURE = new Set<ProjectAbility>(['read_issue', 'create_issue', 'update_issue', 'admin_issue', 'destroy_issue']);
+/** Removed from everyone while merge requests are disabled on a project (8.12 disabled_features!: merge_requests). */
+const MERGE_REQUESTS_FEATURE = new Set<ProjectAbility>([
+  'read_merge_request', 'create_merge_request', 'update_merge_request', 'admin_merge_request', 'destroy_merge_request',
+]);
 /** Removed while issues AND merge requests are both disabled (8.12: labels and milestones serve both). */
 const LABELS_MILESTONES_FEATURE = new Set<ProjectAbility>(['read_label', 'admin_label', 'read_milestone', 'admin_milestone']);
 
@@ -121,6 +125,7 @@ export function canProject(ctx: AppContext, user: UserRow | null, ability: Proje
   if (project.archived && ARCHIVED_DENIES.has(ability)) return false;
   if (!project.buildsEnabled && BUILDS_FEATURE.has(ability)) return false;
   if (!project.issuesEnabled && ISSUES_FEATURE.has(ability)) return false;
+  if (!project.mergeRequestsEnabled && MERGE_REQUESTS_FEATURE.has(ability)) return false;
   if (!project.issuesEnabled && !project.mergeRequestsEnabled && LABELS_MILESTONES_FEATURE.has(ability)) return false;
   if (user.isAdmin) return true;
   const access = level ?? projectAccessLevel(ctx, user, project);
@@ -159,6 +164,16 @@ export function canUpdateIssue(ctx: AppContext, user: UserRow | null, project: P
   if (!user || !canReadIssuable(ctx, user, project, { type: 'Issue', ...issue })) return false;
   if (canProject(ctx, user, 'update_issue', project)) return true;
   return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
+}
+
+/**
+ * Whether `user` may update one merge request (8.x MergeRequestPolicy): update_merge_request on its target project
+ * (developer and up), or being its author or assignee while they can still read it (merge requests on).
+ */
+export function canUpdateMergeRequest(ctx: AppContext, user: UserRow | null, project: ProjectRow, mr: Omit<ReadableIssuable, 'type'>): boolean {
+  if (!user || !canReadIssuable(ctx, user, project, { type: 'MergeRequest', ...mr })) return false;
+  if (canProject(ctx, user, 'update_merge_request', project)) return true;
+  return project.mergeRequestsEnabled && !project.archived && user.state === 'active' && (user.id === mr.authorId || user.id === mr.assigneeId);
 }
 
 /**

@@ -12,6 +12,7 @@ import { toProject, toUser } from '../../db/rows.js';
 import { placeholders } from '../../db/sql.js';
 import { Nullable } from '../params.js';
 import { IssueSchema, presentIssues } from './issues.js';
+import { MergeRequestSchema } from './merge-requests.js';
 import { BasicProjectSchema, presentBasicProjects } from './projects.js';
 import { userBasic, UserBasicSchema } from './users.js';
 
@@ -105,10 +106,9 @@ export function presentTodo(ctx: AppContext, viewer: UserRow, row: TodoRow): Rec
 const S = Type.String();
 const I = Type.Integer();
 /**
- * Response schema of Todo. `target` is the Issue entity; merge requests widen it to a union of Issue and MergeRequest
- * when they register their kind. `author` is null only when the author's account was deleted.
+ * Response schema of Todo. `target` is the Issue or the MergeRequest entity (by target_type). `author` is null only when the author's account was deleted.
  */
 export const TodoSchema = Type.Object({
   id: I, project: BasicProjectSchema, author: Nullable(UserBasicSchema), action_name: S, target_type: S,
-  target: IssueSchema, target_url: S, body: S, state: S, created_at: S,
+  target: Type.Union([IssueSchema, MergeRequestSchema]), target_url: S, body: S, state: S, created_at: S,
 });

@@ -6,3 +6,6 @@
 export * from './find.js';
 export * from './diffs.js';
 export * from './closes-issues.js';
+export * from './write.js';
+export * from './refresh.js';
+export * from './lists.js';

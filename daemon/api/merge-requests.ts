@@ -1,0 +1,309 @@
+/**
+ * /api/v3/projects/:id/merge_requests: list (iid, state, order_by, sort), get, commits, changes, closes_issues,
+ * create (within the project or from a fork into its upstream), update (state_event close/reopen), delete (soft),
+ * subscription, todo, the older comments API, notes and award emoji (the collaboration factories), and 8.x's
+ * deprecated singular `/merge_request/:merge_request_id` routes as aliases. The merge routes live in
+ * merge-request-merge.ts.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
+import { mergeRequestHookAttributes, mergeRequestHookColumns } from '../hooks/merge-requests.js';
+import { setNoteableHookAttributes } from '../hooks/notes.js';
+import { canProject, canUpdateMergeRequest } from '../policy/permissions.js';
+import { countNotes, createNote, listNotes } from '../services/collaboration/notes.js';
+import {
+  canReadMergeRequest, checkMergeStatus, closesIssues, countMergeRequests, createMergeRequest, deleteMergeRequest, diffCommits,
+  findProjectMergeRequest, findReadableMergeRequest, latestDiff, listMergeRequests, markMergeRequestTodo, mergeRequestChanges,
+  mergeRequestNoteable, mergeRequestNoteablesByIds, mergeRequestsByIds, subscribeToMergeRequest, unsubscribeFromMergeRequest,
+  updateMergeRequest, type MergeRequestListFilter,
+} from '../services/merge-requests/index.js';
+import type { MergeRequestRow } from '../db/schema-merge-requests.js';
+import type { UserRow } from '../db/schema.js';
+import { awardEmojiRoutes } from './award-emoji.js';
+import { IssueSchema, presentIssues } from './entities/issues.js';
+import {
+  MergeRequestChangesSchema, MergeRequestSchema, presentMergeRequest, presentMergeRequests, type ChangeEntry,
+} from './entities/merge-requests.js';
+import { presentTodo, setTodoTargetKind, TodoSchema } from './entities/todos.js';
+import { RepoCommitSchema } from './entities/repository.js';
+import { userBasic, UserBasicSchema } from './entities/users.js';
+import { addEventNoteable, noteRoutes } from './notes.js';
+import type { NoteableKind } from './noteables.js';
+import { paginate, paginateArray } from './pagination.js';
+import { Int, Nullable, PageParams, ProjectIdParams } from './params.js';
+import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { commitTitle } from './entities/repository.js';
+import { toUser } from '../db/rows.js';
+import { statement } from '../db/statements.js';
+import { IN_IDS, idList } from '../db/sql.js';
+
+const O = Type.Optional;
+const S = (description: string) => Type.String({ description });
+const Labels = Type.Union([Type.String(), Type.Array(Type.String())], { description: 'comma-separated label titles (or an array)' });
+const ListQuery = Type.Object({
+  iid: O(Type.Array(Type.Integer(), { description: 'merge request iid (or several: iid[]=1&iid[]=2)' })),
+  state: O(S('all (default), merged, opened or closed')),
+  order_by: O(S('created_at (default) or updated_at')),
+  sort: O(S('desc (default) or asc')),
+  ...PageParams,
+});
+const CreateBody = Type.Object({
+  source_branch: O(S('the source branch (required)')),
+  target_branch: O(S('the target branch (required)')),
+  title: O(S('title (required)')),
+  description: O(S('description')),
+  assignee_id: O(Int({ description: 'assignee user ID (developers and up)' })),
+  milestone_id: O(Int({ description: 'milestone ID of the target project (developers and up)' })),
+  target_project_id: O(Int({ description: 'the upstream project when the URL names a fork' })),
+  labels: O(Labels),
+});
+const UpdateBody = Type.Object({
+  title: O(S('title')),
+  description: O(S('description')),
+  target_branch: O(S('a new target branch')),
+  source_branch: O(S('cannot be changed (400)')),
+  assignee_id: O(Int({ description: 'assignee user ID (0 removes it)' })),
+  milestone_id: O(Int({ description: 'milestone ID (0 removes it)' })),
+  labels: O(Labels),
+  state_event: O(S('close or reopen')),
+});
+const CommentBody = Type.Object({ note: O(S('the comment text (required)')) });
+const MrParams = Type.Object({ id: Type.String(), merge_request_id: S('merge request ID (global)') });
+const I = Type.Integer();
+const NSx = Nullable(Type.String());
+/** DELETE answers the merge request with its raw columns too (8.x sent the destroyed record). */
+const DeletedSchema = Type.Object({
+  ...MergeRequestSchema.properties, author_id: Nullable(I), assignee_id: Nullable(I), milestone_id: Nullable(I), updated_by_id: Nullable(I),
+  deleted_at: NSx, merge_error: NSx, merge_user_id: Nullable(I),
+});
+/** The older MR comment (MRNote): the note text and its author. */
+const MRNoteSchema = Type.Object({ note: Type.String(), author: Nullable(UserBasicSchema) });
+const tags = ['merge requests'];
+
+/** Merge requests as notes and award emoji address them: `/projects/:id/merge_requests/:merge_request_id`. */
+export const MERGE_REQUEST_NOTEABLES: NoteableKind = {
+  segment: 'merge_requests',
+  idParam: 'merge_request_id',
+  tag: 'merge requests',
+  load: (ctx, project, id) => {
+    const row = findProjectMergeRequest(ctx, project.id, id);
+    return row ? mergeRequestNoteable(row) : null;
+  },
+  loadMany: (ctx, ids) => mergeRequestNoteablesByIds(ctx, ids),
+  canRead: (ctx, user, project, n) => canReadMergeRequest(ctx, user, project, n.row as MergeRequestRow),
+};
+
+// Comment events show merge request notes; note hooks embed the merge request; todos present merge request targets.
+addEventNoteable('MergeRequest', MERGE_REQUEST_NOTEABLES);
+setNoteableHookAttributes('MergeRequest', 'merge_request', (n) => `merge_requests/${n.iid}`, (ctx, row) => mergeRequestHookAttributes(ctx, row as MergeRequestRow));
+setTodoTargetKind<MergeRequestRow>('MergeRequest', {
+  load: (ctx, ids) => new Map(mergeRequestsByIds(ctx, ids).map((r) => [r.id, r])),
+  present: (ctx, viewer, rows) => {
+    const presented = presentMergeRequests(ctx, viewer, rows);
+    return new Map(rows.map((r, i) => [r.id, presented[i]!]));
+  },
+  title: (row) => row.title,
+  webPath: (row) => `merge_requests/${row.iid}`,
+});
+
+/** Labels as one comma-separated string, whichever form they came in. */
+const labelsParam = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
+
+/** dropBlankParams, but `labels=` stays: an empty labels param removes every label (8.x). */
+const dropBlankKeepLabels: preValidationAsyncHookHandler = async function (request, reply) {
+  const b = request.body;
+  const clear = !!b && typeof b === 'object' && !Buffer.isBuffer(b) && (b as Record<string, unknown>).labels === '';
+  await dropBlankParams.call(this, request, reply);
+  if (clear) (request.body as Record<string, unknown>).labels = '';
+};
+
+/** A page of changes as the API shows them (RepoDiff plus too_large). */
+function changeEntries(files: Awaited<ReturnType<typeof mergeRequestChanges>>['files']): ChangeEntry[] {
+  return files.map((f) => ({
+    old_path: f.oldPath, new_path: f.newPath, a_mode: f.aMode, b_mode: f.bMode, diff: f.diff, new_file: f.newFile,
+    renamed_file: f.renamedFile, deleted_file: f.deletedFile, too_large: f.tooLarge,
+  }));
+}
+
+/** The MRNote entity of notes, authors loaded in one query. */
+function presentMRNotes(ctx: FastifyInstance['ctx'], rows: { note: string; authorId: number | null }[]) {
+  const ids = [...new Set(rows.flatMap((r) => (r.authorId !== null ? [r.authorId] : [])))];
+  const users = new Map(ids.length
+    ? (statement(ctx, `SELECT * FROM users WHERE id IN ${IN_IDS}`).all(idList(ids)) as Record<string, unknown>[]).map((u) => [u.id as number, toUser(u)])
+    : []);
+  return rows.map((r) => {
+    const a = r.authorId !== null ? users.get(r.authorId) : undefined;
+    return { note: r.note, author: a ? userBasic(ctx, a) : null };
+  });
+}
+
+/** Registers the merge request routes. */
+export default async function mergeRequestRoutes(api: FastifyInstance): Promise<void> {
+  const { ctx } = api;
+  const read = loadProject('read_merge_request');
+
+  /** The merge request of `:merge_request_id` the caller may read (404 `Not found` otherwise). */
+  function mrOf(request: FastifyRequest): MergeRequestRow {
+    const raw = (request.params as { merge_request_id: string }).merge_request_id;
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw notFoundMessage('404 Not found');
+    return findReadableMergeRequest(ctx, callerOf(request), projectOf(request), Number(raw));
+  }
+
+  const rightsOn = (user: UserRow) => (project: Parameters<typeof canProject>[3]) => ({ admin: canProject(ctx, user, 'admin_merge_request', project) });
+
+  api.get('/projects/:id/merge_requests', {
+    preValidation: read,
+    schema: { tags, params: ProjectIdParams, querystring: ListQuery, response: { 200: Type.Array(MergeRequestSchema) } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const q = request.query as Static<typeof ListQuery>;
+    const f: MergeRequestListFilter = {
+      projectId: projectOf(request).id, state: q.state, iids: q.iid,
+      orderBy: q.order_by === 'updated_at' ? 'updated_at' : 'created_at', sort: q.sort === 'asc' ? 'asc' : 'desc',
+    };
+    const rows = paginate(request, reply, () => countMergeRequests(ctx, f), (limit, offset) => listMergeRequests(ctx, f, limit, offset));
+    return presentMergeRequests(ctx, user, rows);
+  });
+
+  api.post('/projects/:id/merge_requests', {
+    preValidation: [loadProject('create_merge_request'), dropBlankKeepLabels],
+    schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: MergeRequestSchema } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const body = request.body as Static<typeof CreateBody>;
+    const mr = await createMergeRequest(ctx, user, projectOf(request), { ...body, labels: labelsParam(body.labels) }, rightsOn(user));
+    return reply.code(201).send(presentMergeRequest(ctx, user, mr));
+  });
+
+  // Per merge request: the plural routes and 8.x's deprecated singular aliases (`/merge_request/:merge_request_id`).
+  for (const segment of ['merge_requests', 'merge_request']) {
+    const base = `/projects/:id/${segment}/:merge_request_id`;
+    const alias = segment === 'merge_request';
+    const t = alias ? ['merge requests (deprecated singular)'] : tags;
+
+    api.get(base, {
+      preValidation: read,
+      schema: { tags: t, params: MrParams, response: { 200: MergeRequestSchema } },
+    }, async (request) => {
+      const user = callerOf(request);
+      const mr = await checkMergeStatus(ctx, mrOf(request), projectOf(request));
+      return presentMergeRequest(ctx, user, mr);
+    });
+
+    api.get(`${base}/commits`, {
+      preValidation: read,
+      schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoCommitSchema) } },
+    }, async (request, reply) => {
+      const mr = mrOf(request);
+      const commits = diffCommits(latestDiff(ctx, mr.id)).map((c) => ({
+        id: c.id, short_id: c.id.slice(0, 8), title: commitTitle(c.message), author_name: c.author_name, author_email: c.author_email,
+        created_at: c.committed_date, message: c.message,
+      }));
+      return paginateArray(request, reply, commits);
+    });
+
+    api.get(`${base}/changes`, {
+      preValidation: read,
+      schema: { tags: t, params: MrParams, response: { 200: MergeRequestChangesSchema } },
+    }, async (request) => {
+      const user = callerOf(request);
+      const project = projectOf(request);
+      const mr = await checkMergeStatus(ctx, mrOf(request), project);
+      const changes = await mergeRequestChanges(ctx, mr, project);
+      return { ...presentMergeRequest(ctx, user, mr), changes: changeEntries(changes.files), overflow: changes.overflow };
+    });
+
+    api.put(base, {
+      preValidation: [read, dropBlankKeepLabels],
+      schema: { tags: t, params: MrParams, body: UpdateBody, response: { 200: MergeRequestSchema } },
+    }, async (request) => {
+      const user = callerOf(request);
+      const project = projectOf(request);
+      const mr = mrOf(request);
+      if (!canUpdateMergeRequest(ctx, user, project, mr)) throw forbidden();
+      const body = request.body as Static<typeof UpdateBody>;
+      const row = await updateMergeRequest(ctx, user, project, mr, { ...body, labels: labelsParam(body.labels) }, rightsOn(user)(project));
+      return presentMergeRequest(ctx, user, row);
+    });
+
+    api.get(`${base}/closes_issues`, {
+      preValidation: read,
+      schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(IssueSchema) } },
+    }, async (request, reply) => {
+      const user = callerOf(request);
+      const issues = closesIssues(ctx, user, mrOf(request), projectOf(request));
+      return presentIssues(ctx, user, paginateArray(request, reply, issues));
+    });
+
+    api.get(`${base}/comments`, {
+      preValidation: read,
+      schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(MRNoteSchema) } },
+    }, async (request, reply) => {
+      const noteable = mergeRequestNoteable(mrOf(request));
+      const rows = paginate(request, reply, () => countNotes(ctx, noteable), (limit, offset) => listNotes(ctx, noteable, limit, offset));
+      return presentMRNotes(ctx, rows);
+    });
+
+    api.post(`${base}/comments`, {
+      preValidation: [loadProject('create_note'), dropBlankParams],
+      schema: { tags: t, params: MrParams, body: CommentBody, response: { 201: MRNoteSchema } },
+    }, async (request, reply) => {
+      const user = callerOf(request);
+      const project = projectOf(request);
+      const mr = mrOf(request);
+      const note = (request.body as Static<typeof CommentBody>).note;
+      if (note === undefined || note.trim() === '') throw badRequest('note');
+      const created = createNote(ctx, user, project, mergeRequestNoteable(mr), { body: note });
+      const shown = created.kind === 'note' ? created.note : { note, authorId: user.id };
+      return reply.code(201).send(presentMRNotes(ctx, [shown])[0]);
+    });
+  }
+
+  // The spec: 404 when the merge request is absent or cannot be destroyed by the caller (owners and admins only).
+  api.delete('/projects/:id/merge_requests/:merge_request_id', {
+    preValidation: read,
+    schema: { tags, params: MrParams, response: { 200: DeletedSchema } },
+  }, async (request) => {
+    const user = callerOf(request);
+    const project = projectOf(request);
+    const mr = mrOf(request);
+    if (!canProject(ctx, user, 'destroy_merge_request', project)) throw notFoundMessage('404 Not found');
+    const row = deleteMergeRequest(ctx, user, mr);
+    return { ...mergeRequestHookColumns(row), ...presentMergeRequest(ctx, user, row) };
+  });
+
+  api.post('/projects/:id/merge_requests/:merge_request_id/subscription', {
+    preValidation: read,
+    schema: { tags, params: MrParams, response: { 201: MergeRequestSchema } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const mr = mrOf(request);
+    if (!subscribeToMergeRequest(ctx, user, mr)) throw notModified();
+    return reply.code(201).send(presentMergeRequest(ctx, user, mr));
+  });
+
+  api.delete('/projects/:id/merge_requests/:merge_request_id/subscription', {
+    preValidation: read,
+    schema: { tags, params: MrParams, response: { 200: MergeRequestSchema } },
+  }, async (request) => {
+    const user = callerOf(request);
+    const mr = mrOf(request);
+    if (!unsubscribeFromMergeRequest(ctx, user, mr)) throw notModified();
+    return presentMergeRequest(ctx, user, mr);
+  });
+
+  api.post('/projects/:id/merge_requests/:merge_request_id/todo', {
+    preValidation: read,
+    schema: { tags, params: MrParams, response: { 201: TodoSchema } },
+  }, async (request, reply) => {
+    const user = callerOf(request);
+    const mr = mrOf(request);
+    const todo = markMergeRequestTodo(ctx, user, projectOf(request), mr);
+    if (!todo) throw notModified();
+    return reply.code(201).send(presentTodo(ctx, user, todo));
+  });
+
+  await api.register(noteRoutes(MERGE_REQUEST_NOTEABLES));
+  await api.register(awardEmojiRoutes(MERGE_REQUEST_NOTEABLES));
+}
