@@ -93,9 +93,9 @@ export interface RunResult extends Exit {
 }
 
 /** Run a program to completion (killed after timeoutMs). */
-function runNode(script: string, args: string[], env: NodeJS.ProcessEnv, input?: string, timeoutMs = 20_000): Promise<RunResult> {
+function runNode(script: string, args: string[], env: NodeJS.ProcessEnv, input?: string, timeoutMs = 20_000, cwd?: string): Promise<RunResult> {
   return new Promise((resolveRun, reject) => {
-    const proc = spawn(process.execPath, [script, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [script, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'], cwd });
     running.add(proc);
     let stdout = '';
     let stderr = '';
@@ -120,9 +120,9 @@ export function runGantryd(args: string[], env: NodeJS.ProcessEnv = cleanEnv()):
   return runNode(GANTRYD, args, env);
 }
 
-/** Run the real CLI (bin/gantry.js) with a config dir of its own. */
-export function runCli(args: string[], opts: { configDir: string; env?: Record<string, string>; input?: string }): Promise<RunResult> {
-  return runNode(GANTRY, args, cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir, ...opts.env }), opts.input);
+/** Run the real CLI (bin/gantry.js) with a config dir of its own (in `cwd`, a clone say; killed after timeoutMs). */
+export function runCli(args: string[], opts: { configDir: string; env?: Record<string, string>; input?: string; cwd?: string; timeoutMs?: number }): Promise<RunResult> {
+  return runNode(GANTRY, args, cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir, ...opts.env }), opts.input, opts.timeoutMs, opts.cwd);
 }
 
 /** Kill every process these helpers started that is still running (afterAll safety net). */
