@@ -443,3 +443,36 @@ describe('notes, award emoji and the older comments API', () => {
     expect(events.find((e: { action_name: string }) => e.action_name === 'commented on')).toMatchObject({ note: { noteable_type: 'MergeRequest' } });
   });
 });
+
+describe('merge request hooks delivered', () => {
+  it('posts the 8.x payload with the Merge Request Hook header to a real receiver', async () => {
+    const { startReceiver, waitUntil } = await import('../helpers/hook-receiver.js');
+    const { startHookDeliveryWorker } = await import('../../daemon/services/hook-deliveries.js');
+    const recv = await startReceiver();
+    const worker = startHookDeliveryWorker(s.ctx, { retryBaseMs: 40, maxAttempts: 3, concurrency: 1, pollMs: 100, log: () => undefined });
+    try {
+      const p = await makeProject(s, alice, 'hooked');
+      await commitTo(s.ctx, p.id, 'master', { a: 'a' });
+      const head = await commitTo(s.ctx, p.id, 'topic', { b: 'b' }, { from: 'master', message: 'Topic' });
+      await s.api('POST', `/projects/${p.id}/hooks`, alice, { url: `${recv.url}/mr`, merge_requests_events: true, push_events: false });
+      const mr = (await s.api('POST', `/projects/${p.id}/merge_requests`, alice, { source_branch: 'topic', target_branch: 'master', title: 'Hooked' })).body;
+      await s.api('PUT', `/projects/${p.id}/merge_requests/${mr.id}`, alice, { state_event: 'close' });
+      await waitUntil(() => recv.to(`/mr`).length >= 2, 'two merge request hooks');
+      const got = recv.to('/mr');
+      expect(got.map((r) => r.headers['x-gitlab-event'])).toEqual(['Merge Request Hook', 'Merge Request Hook']);
+      const [open, close] = got.map((r) => r.json());
+      expect(open).toMatchObject({
+        object_kind: 'merge_request', user: { name: 'alice', username: 'alice' },
+        object_attributes: { iid: 1, action: 'open', state: 'opened', last_commit: { id: head, author: { name: 'Fixture Author' } }, work_in_progress: false },
+      });
+      expect(Object.keys(open.object_attributes)).toEqual(expect.arrayContaining([
+        'id', 'target_branch', 'source_branch', 'source_project_id', 'author_id', 'assignee_id', 'title', 'created_at', 'updated_at', 'milestone_id',
+        'state', 'merge_status', 'target_project_id', 'iid', 'description', 'source', 'target', 'last_commit', 'work_in_progress', 'url', 'action',
+      ]));
+      expect(close.object_attributes).toMatchObject({ action: 'close', state: 'closed' });
+    } finally {
+      worker.stop();
+      await recv.stop();
+    }
+  });
+});
