@@ -15,7 +15,7 @@ import {
   UserBasicSchema, UserFullSchema, UserLoginSchema, UserSchema,
 } from './entities/users.js';
 import { Bool, given, Int, PageParams, RequiredString } from './params.js';
-import { paginate } from './pagination.js';
+import { paginate, paginateArray } from './pagination.js';
 
 const UserFields = {
   email: Type.Optional(Type.String()),
@@ -106,7 +106,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
   api.get('/users', {
     schema: {
       tags: ['users'],
-      summary: 'List users (admins get UserFull, others UserBasic); ?username= is exact and not paginated',
+      summary: 'List users (admins get UserFull, others UserBasic); ?username= is exact (a paginated list of at most one)',
       querystring: Type.Object({
         search: Type.Optional(Type.String()), username: Type.Optional(Type.String()),
         active: Type.Optional(Type.String()), blocked: Type.Optional(Type.String()), ...PageParams,
@@ -117,7 +117,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     const viewer = requireUser(request);
     const q = request.query as { search?: string; username?: string; active?: string; blocked?: string };
     const present = (u: UserRow) => (viewer.isAdmin ? userFull(ctx, u) : userBasic(ctx, u));
-    if (q.username) return usersByUsername(ctx, q.username).map(present);
+    if (q.username) return paginateArray(request, reply, usersByUsername(ctx, q.username)).map(present);
     const listing = listUsers(ctx, { search: q.search, active: !!q.active, blocked: !!q.blocked });
     return paginate(request, reply, listing.count, listing.fetch).map(present);
   });
