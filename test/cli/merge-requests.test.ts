@@ -7,7 +7,8 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commandWords, run } from '../../cli/main.js';
+import { Factory } from '../../cli/client.js';
+import { buildProgram, commandWords, run } from '../../cli/main.js';
 import { remoteProjectPath } from '../../cli/local-git.js';
 import { colourDiff, pagerCommand, unifiedDiff, type Change } from '../../cli/views/diff.js';
 import { parseMrIid, projectAndMr, titleFromBranch } from '../../cli/commands/merge-request-shared.js';
@@ -120,7 +121,15 @@ describe('pure helpers', () => {
     expect(pagerCommand({ PAGER: 'more', GANTRY_PAGER: 'cat' })).toBeNull();
   });
 
-  it('parses merge request numbers, [project] <mr> pairs and default titles; the noun loads lazily by name', () => {
+  it('the mr noun is listed always but its verbs load only when the command line names it', async () => {
+    const factory = new Factory(fakeIO({}));
+    const verbs = async (argv: string[]) => (await buildProgram(factory, ['node', 'gantry', ...argv])).commands.find((c) => c.name() === 'mr')!.commands.map((c) => c.name());
+    expect(await verbs(['issue', 'list'])).toEqual([]);
+    expect(await verbs(['mr', 'list'])).toEqual(expect.arrayContaining(['list', 'show', 'create', 'update', 'close', 'reopen', 'merge', 'diff', 'commits', 'checkout', 'comment', 'todo']));
+    expect(await verbs(['help', 'merge-request'])).toContain('merge');
+  });
+
+  it('parses merge request numbers, [project] <mr> pairs and default titles', () => {
     expect([parseMrIid('3'), parseMrIid('!3'), parseMrIid('#3')]).toEqual([3, 3, 3]);
     expect(() => parseMrIid('three')).toThrow(/by its number/);
     expect(projectAndMr('root/app', '3')).toEqual({ project: 'root/app', mr: '3' });
