@@ -1,9 +1,9 @@
 // npm run bench [suite...]: runs the benchmark suites (default: all) against a freshly built gantryd and writes
-// the results into docs/benchmarks.md. Suites: api, git, ci, collaboration, startup; driver (better-sqlite3 against node:sqlite, no daemon).
+// the results into docs/benchmarks.md. Suites: api, git, ci, collaboration, merge-requests, startup; driver (better-sqlite3 against node:sqlite, no daemon).
 import { execSync } from 'node:child_process';
 import { ROOT } from './bench/lib.mjs';
 
-const suites = { api: () => import('./bench/api.mjs'), git: () => import('./bench/git.mjs'), ci: () => import('./bench/ci.mjs'), driver: () => import('./bench/driver.mjs'), collaboration: () => import('./bench/collaboration.mjs'), startup: () => import('./bench/startup.mjs') };
+const suites = { api: () => import('./bench/api.mjs'), git: () => import('./bench/git.mjs'), ci: () => import('./bench/ci.mjs'), driver: () => import('./bench/driver.mjs'), collaboration: () => import('./bench/collaboration.mjs'), 'merge-requests': () => import('./bench/merge-requests.mjs'), startup: () => import('./bench/startup.mjs') };
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = chosen.length ? chosen : Object.keys(suites);
 for (const n of names) if (!suites[n]) { console.error(`unknown suite "${n}"; choose from: ${Object.keys(suites).join(', ')}`); process.exit(2); }

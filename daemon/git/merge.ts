@@ -43,6 +43,8 @@ export interface MergeCommitOptions {
   message: string;
   author: Person;
   committer?: Person;
+  /** The merged tree when already computed for exactly these two commits (mergeTrees): not computed again. */
+  tree?: string;
   /** Called with the merge commit once it is written and before the branch moves (to record it for crash repair). */
   beforePublish?: (sha: string) => void | Promise<void>;
 }
@@ -50,7 +52,7 @@ export interface MergeCommitOptions {
 /** Write a two-parent merge commit of `sourceSha` into `targetSha` and move the target branch to it. */
 export async function createMergeCommit(gitDir: string, o: MergeCommitOptions): Promise<{ sha: string; tree: string }> {
   if (!validBranchName(o.targetBranch)) throw new InvalidRefNameError(o.targetBranch);
-  const merged = await mergeTrees(gitDir, o.targetSha, o.sourceSha);
+  const merged = o.tree ? { clean: true as const, tree: o.tree } : await mergeTrees(gitDir, o.targetSha, o.sourceSha);
   if (!merged.clean) throw new MergeConflictError(merged.conflicts);
   const message = o.message.endsWith('\n') ? o.message : `${o.message}\n`;
   const env = { ...personEnv('AUTHOR', o.author), ...personEnv('COMMITTER', o.committer ?? o.author) };

@@ -48,13 +48,14 @@ export async function mergeHeads(ctx: AppContext, target: ProjectRow, mr: MergeR
 }
 
 /**
- * Whether the source merges into the target without conflicts (computed with `git merge-tree`, no work tree). Unrelated
- * histories (no merge base) cannot be merged.
+ * The merged tree of the source into the target (computed with `git merge-tree`, no work tree), or null when they
+ * conflict or share no history (unrelated histories cannot be merged).
  */
-export async function mergesCleanly(ctx: AppContext, target: ProjectRow, targetSha: string, sourceSha: string): Promise<boolean> {
+export async function cleanMergeTree(ctx: AppContext, target: ProjectRow, targetSha: string, sourceSha: string): Promise<string | null> {
   const repo = projectRepository(ctx, target);
-  if (!(await repo.mergeBase(targetSha, sourceSha))) return false;
-  return (await mergeTrees(repo.path, targetSha, sourceSha)).clean;
+  if (!(await repo.mergeBase(targetSha, sourceSha))) return null;
+  const merged = await mergeTrees(repo.path, targetSha, sourceSha);
+  return merged.clean ? merged.tree : null;
 }
 
 /** The head pipeline (8.x MergeRequest#pipeline): the source project's newest pipeline for the source branch at its head. */

@@ -31,7 +31,7 @@ import { processPush } from '../push.js';
 import { projectRepository } from '../repositories.js';
 import { findMergeRequest, isOpen, workInProgress } from './find.js';
 import {
-  canMergeMergeRequest, defaultMergeCommitMessage, headPipeline, isActivePipeline, mergeableCiState, mergeHeads, mergesCleanly,
+  canMergeMergeRequest, defaultMergeCommitMessage, headPipeline, isActivePipeline, mergeableCiState, mergeHeads, cleanMergeTree,
 } from './merge-state.js';
 import { endsOf, sourceHeadInTarget } from './diffs.js';
 import { enableAutoMerge } from './auto-merge.js';
@@ -78,13 +78,14 @@ export async function acceptMergeRequest(ctx: AppContext, actor: UserRow, projec
   if (workInProgress(mr.title)) throw notAllowed();
   const heads = await mergeHeads(ctx, project, mr);
   if (!heads.sourceSha || !heads.targetSha) throw notAllowed();
-  if (!(await mergesCleanly(ctx, project, heads.targetSha, heads.sourceSha))) throw cannotBeMerged();
+  const tree = await cleanMergeTree(ctx, project, heads.targetSha, heads.sourceSha);
+  if (!tree) throw cannotBeMerged();
   if (p.sha !== undefined && p.sha !== heads.sourceSha) throw conflict(`SHA does not match HEAD of source branch: ${heads.sourceSha}`);
   const options: MergeOptions = { commitMessage: p.merge_commit_message ?? null, removeSourceBranch: p.should_remove_source_branch ?? false };
   const pipeline = headPipeline(ctx, mr, heads.source, heads.sourceSha);
   if (p.merge_when_build_succeeds && pipeline && isActivePipeline(pipeline)) return enableAutoMerge(ctx, actor, project, mr, heads.sourceSha, options);
   if (!mergeableCiState(project, pipeline)) throw notAllowed();
-  return mergeMergeRequest(ctx, actor, project, mr, options, heads.sourceSha);
+  return mergeMergeRequest(ctx, actor, project, mr, options, heads.sourceSha, { targetSha: heads.targetSha, tree });
 }
 
 // ---- the lock (8.x in_locked_state) -----------------------------------------------------------------------------
@@ -119,6 +120,12 @@ export interface WrittenMerge {
   source: string;
 }
 
+/** The merged tree the checks computed for (target head, the source head they saw). */
+export interface CheckedMerge {
+  targetSha: string;
+  tree: string;
+}
+
 /** The merging user as git records them. */
 const person = (u: UserRow) => ({ name: u.name, email: u.email });
 
@@ -126,15 +133,19 @@ const person = (u: UserRow) => ({ name: u.name, email: u.email });
  * Write the merge commit of `sourceSha` onto the target branch: recomputed on the branch's current head whenever the
  * compare-and-set update loses, at most MERGE_ATTEMPTS times. Returns the merge commit and the head it was made on.
  */
-async function writeMerge(ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, sourceSha: string, message: string): Promise<WrittenMerge> {
+async function writeMerge(
+  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, sourceSha: string, message: string, checked?: CheckedMerge,
+): Promise<WrittenMerge> {
   const repo = projectRepository(ctx, project);
   for (let attempt = 0; attempt < MERGE_ATTEMPTS; attempt++) {
     const targetSha = await repo.resolveBranch(mr.targetBranch);
     if (!targetSha) throw notAllowed();
-    if (!(await repo.mergeBase(targetSha, sourceSha))) throw cannotBeMerged();
+    // The tree the checks computed serves while the target has not moved; else merge again on the new head.
+    const tree = checked && checked.targetSha === targetSha ? checked.tree : undefined;
+    if (!tree && !(await repo.mergeBase(targetSha, sourceSha))) throw cannotBeMerged();
     try {
       const { sha } = await createMergeCommit(repo.path, {
-        targetBranch: mr.targetBranch, targetSha, sourceSha, message, author: person(actor),
+        targetBranch: mr.targetBranch, targetSha, sourceSha, message, author: person(actor), tree,
         beforePublish: async (candidate) => {
           recordCandidate(ctx, mr.id, candidate);
           await mergeTestHooks.beforePublish?.(attempt);
@@ -159,7 +170,7 @@ async function writeMerge(ctx: AppContext, actor: UserRow, project: ProjectRow, 
  * uses the source head read under the lock and refuses with 409 when it moved.
  */
 export async function mergeMergeRequest(
-  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, options: MergeOptions, sourceSha?: string,
+  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, options: MergeOptions, sourceSha?: string, checked?: CheckedMerge,
 ): Promise<MergeRequestRow> {
   if (!lock(ctx, mr.id, actor.id)) throw notAcceptable();
   let written: WrittenMerge;
@@ -167,7 +178,7 @@ export async function mergeMergeRequest(
     const head = await sourceHeadInTarget(ctx, endsOf(ctx, mr, project));
     if (!head) throw notAllowed();
     if (sourceSha !== undefined && head !== sourceSha) throw conflict(`SHA does not match HEAD of source branch: ${head}`);
-    written = await writeMerge(ctx, actor, project, mr, head, options.commitMessage || defaultMergeCommitMessage(mr));
+    written = await writeMerge(ctx, actor, project, mr, head, options.commitMessage || defaultMergeCommitMessage(mr), head === sourceSha ? checked : undefined);
   } catch (e) {
     unlock(ctx, mr.id, e instanceof ApiError ? String((e.body as { message?: unknown })?.message ?? '') : 'Something went wrong during merge');
     throw e;
