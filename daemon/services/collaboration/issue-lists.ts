@@ -1,12 +1,13 @@
 /**
  * Issue list queries: GET /issues (the caller's), /groups/:id/issues and /projects/:id/issues with their filters, and
  * the open issue counts of projects. A page costs the page, not the offset: the ordered walk reads ids only from the
- * partial covering indexes of migration 0018 (live issues), and a page past the middle is read from the other end.
+ * partial covering indexes of migration 0018 (live issues), from the nearer end or a keyset bookmark (db/keyset.ts).
  */
 import type { AppContext } from '../../context.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
+import { keysetPage, type KeysetList } from '../../db/keyset.js';
 import { statement } from '../../db/statements.js';
 import { placeholders } from '../../db/sql.js';
 import { confidentialIssuesSql, issueProjectsSql, readableIssuesSql, seesConfidentialIssues } from '../../policy/permissions.js';
@@ -123,7 +124,7 @@ function countFromCounters(ctx: AppContext, f: IssueListFilter): number | null {
  * on every request.
  */
 const filteredCounts = new UntilNextWrite<number>(1000);
-const filteredPages = new UntilNextWrite<number[]>(1000);
+const filteredPages = new UntilNextWrite<{ id: number }[]>(1000);
 const cacheKey = (where: string, values: unknown[]) => `${where}\u0000${JSON.stringify(values)}`;
 
 /** Number of issues a filter matches (X-Total). */
@@ -143,67 +144,19 @@ export function issuesByIds(ctx: AppContext, ids: number[]): IssueRow[] {
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
-/** Rows between two keyset bookmarks of a long list. */
-const BOOKMARK_STEP = 500;
-/**
- * Keyset bookmarks of long lists: the sort key and id of every BOOKMARK_STEP-th row, in list order, read in one pass
- * over the list's index and exact until the next write. A deep page starts from the bookmark at or before its offset
- * (a range condition the index answers directly), so it walks fewer than BOOKMARK_STEP rows, not the offset.
- */
-const bookmarks = new UntilNextWrite<[string, number][]>(200);
-
-/** The bookmarks of one ordered list (computed on first use after a write). */
-function listBookmarks(ctx: AppContext, where: string, values: unknown[], col: string, dir: 'ASC' | 'DESC'): [string, number][] {
-  return bookmarks.get(ctx, cacheKey(`${where} ORDER BY ${col} ${dir}`, values), () => {
-    const marks: [string, number][] = [];
-    let i = 0;
-    const rows = statement(ctx, `SELECT ${col} AS k, i.id AS id FROM issues i WHERE ${where} ORDER BY ${col} ${dir}, i.id ${dir}`).raw();
-    for (const row of rows.iterate(...values) as Iterable<[string, number]>) {
-      if (i++ % BOOKMARK_STEP === 0) marks.push(row);
-    }
-    return marks;
-  });
-}
-
 /**
  * One page of a list. With `total` (from countIssues), a page in the second half is read backwards from the end,
- * so the last page costs what the first does; a page deeper than two bookmark steps from its end starts from a
- * keyset bookmark, so a middle page costs what the first does too.
+ * and a deep page starts from a keyset bookmark (db/keyset.ts), so any page costs what the first does.
  */
 export function listIssues(ctx: AppContext, f: IssueListFilter, limit: number, offset: number, total?: number): IssueRow[] {
   const { where, values } = whereOf(ctx, f);
-  const col = f.orderBy === 'updated_at' ? 'i.updated_at' : 'i.created_at';
-  const desc = f.sort !== 'asc';
-  let reverse = false;
-  let lim = limit;
-  let off = offset;
-  if (total !== undefined) {
-    if (offset >= total) return [];
-    if (offset > total / 2) {
-      reverse = true;
-      lim = Math.min(limit, total - offset);
-      off = total - offset - lim;
-    }
-  }
-  const dir = desc !== reverse ? 'DESC' : 'ASC';
-  let keyset = '';
-  const keysetArgs: unknown[] = [];
-  if (off >= 2 * BOOKMARK_STEP && !ctx.db.$client.inTransaction) {
-    const marks = listBookmarks(ctx, where, values, col, dir);
-    const step = Math.min(Math.floor(off / BOOKMARK_STEP), marks.length - 1);
-    if (step > 0) {
-      // rows at or after the bookmark, in list order: (key, id) <= bookmark for DESC, >= for ASC
-      keyset = ` AND (${col}, i.id) ${dir === 'DESC' ? '<=' : '>='} (?, ?)`;
-      keysetArgs.push(...marks[step]!);
-      off -= step * BOOKMARK_STEP;
-    }
-  }
-  const text = `SELECT i.id AS id FROM issues i WHERE ${where}${keyset} ORDER BY ${col} ${dir}, i.id ${dir} LIMIT ? OFFSET ?`;
-  const args = [...values, ...keysetArgs, lim, off];
-  const read = () => (statement(ctx, text).all(...args) as { id: number }[]).map((r) => r.id);
-  const ids = narrowed(f) || f.scope.kind === 'group' ? [...filteredPages.get(ctx, cacheKey(text, args), read)] : read();
-  if (reverse) ids.reverse();
-  return issuesByIds(ctx, ids);
+  const list: KeysetList = {
+    from: 'issues i', where, values, key: f.orderBy === 'updated_at' ? 'i.updated_at' : 'i.created_at', id: 'i.id', desc: f.sort !== 'asc',
+  };
+  const cached = narrowed(f) || f.scope.kind === 'group';
+  const rows = keysetPage<{ id: number }>(ctx, list, limit, offset, total, (text, args, run) =>
+    (cached ? filteredPages.get(ctx, cacheKey(text, args), run) : run()));
+  return issuesByIds(ctx, rows.map((r) => r.id));
 }
 
 /** Open (not deleted) issues per project, for `open_issues_count`: one query on the counters for a page of projects. */

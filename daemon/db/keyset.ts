@@ -1,0 +1,114 @@
+/**
+ * Pages whose cost does not grow with their offset, for every long ordered list (issues, projects, events, builds,
+ * pipelines, commit statuses, todos, notes, users). Two tricks, both exact:
+ * - a page past the middle of the list (its total known) is read backwards from the other end, so the last page costs
+ *   what the first does;
+ * - a page deeper than two bookmark steps starts from a keyset bookmark: the sort key and id of every 500th row, read
+ *   in one pass over the list's index and cached until the next write (db/read-cache.ts). The page is then a range
+ *   condition the index answers directly, plus an OFFSET of fewer than 500 rows.
+ */
+import type { AppContext } from '../context.js';
+import { UntilNextWrite } from './read-cache.js';
+import { statement } from './statements.js';
+
+/** Rows between two keyset bookmarks of a long list. */
+export const BOOKMARK_STEP = 500;
+
+/** An ordered list: `SELECT <select> FROM <from> WHERE <where> ORDER BY <key> <dir>, <id> <dir>`. */
+export interface KeysetList {
+  /** FROM text, with the alias the other parts use (`issues i`). */
+  from: string;
+  /** WHERE text (`1` for every row) and its positional values. */
+  where: string;
+  values: unknown[];
+  /** The sort column (`i.created_at`); the id column itself when the list is ordered by id only. */
+  key: string;
+  /** The unique tie-break column (`i.id`). */
+  id: string;
+  desc: boolean;
+  /** The columns to read (default `<id> AS id`). */
+  select?: string;
+  /**
+   * Whether the sort column may hold NULL. Row-value comparisons with NULL are never true, so such a list is read
+   * from the nearer end but never from a bookmark.
+   */
+  nullable?: boolean;
+}
+
+/** Bookmarks of long lists: [key, id] of every BOOKMARK_STEP-th row in list order, exact until the next write. */
+const bookmarks = new UntilNextWrite<[unknown, number][]>(200);
+
+const orderOf = (l: KeysetList, dir: 'ASC' | 'DESC') => (l.key === l.id ? `${l.id} ${dir}` : `${l.key} ${dir}, ${l.id} ${dir}`);
+
+/** The bookmarks of one ordered list (one pass over its index on first use after a write). */
+function listBookmarks(ctx: AppContext, l: KeysetList, dir: 'ASC' | 'DESC'): [unknown, number][] {
+  const key = `${l.from}\u0000${l.where}\u0000${orderOf(l, dir)}\u0000${JSON.stringify(l.values)}`;
+  return bookmarks.get(ctx, key, () => {
+    const marks: [unknown, number][] = [];
+    let i = 0;
+    const rows = statement(ctx, `SELECT ${l.key} AS k, ${l.id} AS id FROM ${l.from} WHERE ${l.where} ORDER BY ${orderOf(l, dir)}`).raw();
+    for (const row of rows.iterate(...l.values) as Iterable<[unknown, number]>) {
+      if (i++ % BOOKMARK_STEP === 0) marks.push(row);
+    }
+    return marks;
+  });
+}
+
+/** The SELECT text and its values for one page (exported for EXPLAIN QUERY PLAN checks in tests). */
+export function keysetPageQuery(ctx: AppContext, l: KeysetList, limit: number, offset: number, total?: number): { sql: string; args: unknown[]; reverse: boolean } | null {
+  let reverse = false;
+  let lim = limit;
+  let off = offset;
+  if (total !== undefined) {
+    if (offset >= total) return null;
+    if (offset > total / 2) {
+      reverse = true;
+      lim = Math.min(limit, total - offset);
+      off = total - offset - lim;
+    }
+  }
+  const dir = l.desc !== reverse ? 'DESC' : 'ASC';
+  let keyset = '';
+  const keysetArgs: unknown[] = [];
+  // Inside a transaction nothing is cached, so a bookmark pass would cost more than the offset it saves.
+  if (off >= 2 * BOOKMARK_STEP && !l.nullable && !ctx.db.$client.inTransaction) {
+    const marks = listBookmarks(ctx, l, dir);
+    const step = Math.min(Math.floor(off / BOOKMARK_STEP), marks.length - 1);
+    if (step > 0) {
+      const [k, id] = marks[step]!;
+      const op = dir === 'DESC' ? '<=' : '>=';
+      // rows at or after the bookmark, in list order
+      if (l.key === l.id) {
+        keyset = ` AND ${l.id} ${op} ?`;
+        keysetArgs.push(id);
+      } else {
+        keyset = ` AND (${l.key}, ${l.id}) ${op} (?, ?)`;
+        keysetArgs.push(k, id);
+      }
+      off -= step * BOOKMARK_STEP;
+    }
+  }
+  const sql = `SELECT ${l.select ?? `${l.id} AS id`} FROM ${l.from} WHERE ${l.where}${keyset} ORDER BY ${orderOf(l, dir)} LIMIT ? OFFSET ?`;
+  return { sql, args: [...l.values, ...keysetArgs, lim, off], reverse };
+}
+
+/**
+ * One page of an ordered list, in list order: `limit` rows from `offset`. With `total` (the list's count), a page in
+ * the second half is read from the end; a page deeper than two bookmark steps from its end starts from a bookmark.
+ * `read` may wrap the query (a cache of page ids); it gets the SQL text and values and must run them.
+ */
+export function keysetPage<T = Record<string, unknown>>(
+  ctx: AppContext, l: KeysetList, limit: number, offset: number, total?: number,
+  read: (sql: string, args: unknown[], run: () => T[]) => T[] = (_s, _a, run) => run(),
+): T[] {
+  const q = keysetPageQuery(ctx, l, limit, offset, total);
+  if (!q) return [];
+  const rows = [...read(q.sql, q.args, () => statement(ctx, q.sql).all(...q.args) as T[])];
+  if (q.reverse) rows.reverse();
+  return rows;
+}
+
+/** The ids of one page (see keysetPage). */
+export function keysetPageIds(ctx: AppContext, l: KeysetList, limit: number, offset: number, total?: number): number[] {
+  return keysetPage<{ id: number }>(ctx, { ...l, select: `${l.id} AS id` }, limit, offset, total).map((r) => r.id);
+}
