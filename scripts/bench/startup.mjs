@@ -36,15 +36,15 @@ function timeToReady(args, env, ready) {
     const t0 = performance.now();
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
+    let readyAt = null;
     child.stdout.on('data', (d) => {
       out += d;
-      if (ready.test(out)) {
-        const t = performance.now() - t0;
+      if (readyAt === null && ready.test(out)) {
+        readyAt = performance.now() - t0;
         child.kill('SIGTERM');
-        child.once('exit', () => resolve(t));
       }
     });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code} before ready: ${out}`)));
+    child.once('exit', (code) => (readyAt !== null ? resolve(readyAt) : reject(new Error(`${args.join(' ')} exited with ${code} before ready: ${out}`))));
   });
 }
 
