@@ -72,7 +72,7 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
       const filters: ProjectListFilters = { archived: q.archived, visibility: q.visibility, order_by: q.order_by, sort: q.sort, search: q.search };
       const query = projectListQuery(ctx, scope, filters, extraSearch);
       const n = countProjects(ctx, query);
-      const rows = n === 0 ? [] : fetchProjects(ctx, query, page.limit, page.offset);
+      const rows = n === 0 ? [] : fetchProjects(ctx, query, page.limit, page.offset, n);
       setPageHeaders(request, reply, page, n);
       return normalizeBoolean(q.simple) === true ? presentBasicProjects(ctx, rows) : presentProjects(ctx, callerOf(request), rows, { withAccess });
     });

@@ -1,10 +1,12 @@
 /**
  * Project lists (GET /projects, /owned, /starred, /all, /visible, /search/:query): one raw-SQL query builder over
- * `projects p`, with prepared statements cached per SQL text, so a page of 20 out of 10,000 stays well under 10 ms.
+ * `projects p`, with prepared statements cached per SQL text, so a page of 20 out of 10,000 stays well under 10 ms,
+ * deep pages included (db/keyset.ts).
  */
 import type { AppContext } from '../context.js';
 import { statement } from '../db/statements.js';
 import { UntilNextWrite } from '../db/read-cache.js';
+import { keysetPage } from '../db/keyset.js';
 import { toProject } from '../db/rows.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { invalidParam } from '../errors.js';
@@ -26,11 +28,12 @@ export interface ProjectListFilters {
   search?: string;
 }
 
-/** A compiled list query: WHERE text with its positional arguments, and ORDER BY text. */
+/** A compiled list query: WHERE text with its positional arguments, the sort column (ties broken by p.id) and direction. */
 export interface ProjectListQuery {
   where: string;
   args: unknown[];
-  order: string;
+  key: string;
+  desc: boolean;
 }
 
 const ORDER_COLUMNS: Record<string, string> = {
@@ -102,10 +105,8 @@ export function projectListQuery(ctx: AppContext, scope: ProjectListScope, filte
     args.push(pattern, pattern, pattern);
   }
   const column = (filters.order_by && Object.hasOwn(ORDER_COLUMNS, filters.order_by) ? ORDER_COLUMNS[filters.order_by] : undefined) ?? 'p.created_at';
-  const dir = filters.sort === 'asc' ? 'ASC' : 'DESC';
-  // The id tie-break keeps pages stable when many rows share a timestamp or name.
-  const order = column === 'p.id' ? `p.id ${dir}` : `${column} ${dir}, p.id ${dir}`;
-  return { where: conds.length ? conds.join(' AND ') : '1', args, order };
+  // The id tie-break (added by db/keyset.ts) keeps pages stable when many rows share a timestamp or name.
+  return { where: conds.length ? conds.join(' AND ') : '1', args, key: column, desc: filters.sort !== 'asc' };
 }
 
 
@@ -119,9 +120,12 @@ export function countProjects(ctx: AppContext, q: ProjectListQuery): number {
   return memoised(ctx, `${sql}\u0000${JSON.stringify(q.args)}`, () => (statement(ctx, sql).get(...q.args) as { n: number }).n);
 }
 
-/** One page of a list query. */
-export function fetchProjects(ctx: AppContext, q: ProjectListQuery, limit: number, offset: number): ProjectRow[] {
-  const rows = statement(ctx, `SELECT p.* FROM projects p WHERE ${q.where} ORDER BY ${q.order} LIMIT ? OFFSET ?`).all(...q.args, limit, offset);
-  return (rows as Record<string, unknown>[]).map(toProject);
+/**
+ * One page of a list query. With `total` (countProjects), a deep page costs what the first does: read from the nearer
+ * end, or from a keyset bookmark (db/keyset.ts) instead of an OFFSET walk past the authorization check.
+ */
+export function fetchProjects(ctx: AppContext, q: ProjectListQuery, limit: number, offset: number, total?: number): ProjectRow[] {
+  const list = { from: 'projects p', where: q.where, values: q.args, key: q.key, id: 'p.id', desc: q.desc, select: 'p.*' };
+  return keysetPage(ctx, list, limit, offset, total).map(toProject);
 }
 

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizedProjectsSql, visibleProjectsSql } from '../../daemon/policy/permissions.js';
-import { projectListQuery, type ProjectListScope } from '../../daemon/services/project-lists.js';
+import { projectListQuery, type ProjectListQuery, type ProjectListScope } from '../../daemon/services/project-lists.js';
+import { keysetPageQuery } from '../../daemon/db/keyset.js';
 import type { UserRow } from '../../daemon/db/schema.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMember, makeGroup, makeProject } from '../helpers/fixtures.js';
@@ -38,6 +39,8 @@ beforeAll(async () => {
   [bob, carol] = await Promise.all([s.user('bob'), s.user('carol')]);
   const rootNs = (s.ctx.db.$client.prepare(`SELECT id FROM namespaces WHERE owner_id = ?`).get(s.root.id) as { id: number }).id;
   bulkProjects(rootNs, 'bench', 9400, s.root.id);
+  // five projects share each updated_at, so deep pages by updated_at meet ties (ordered by id)
+  s.ctx.db.$client.exec(`UPDATE projects SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2021-01-01', '+' || (id / 5) || ' seconds')`);
   groupId = makeGroup(s.ctx, 'big');
   bulkProjects(groupId, 'grp', 600);
   addMember(s.ctx, { type: 'Namespace', id: groupId }, bob.id, 30);
@@ -47,6 +50,10 @@ beforeAll(async () => {
 }, 60000);
 afterAll(async () => { await s.close(); });
 
+/** The SELECT of one page of a list query, as fetchProjects runs it (a deep page starts from a keyset bookmark). */
+function pageSql(q: ProjectListQuery, offset = 0, total?: number): { sql: string; args: unknown[] } {
+  return keysetPageQuery(s.ctx, { from: 'projects p', where: q.where, values: q.args, key: q.key, id: 'p.id', desc: q.desc, select: 'p.*' }, 20, offset, total)!;
+}
 const plan = (sql: string, args: unknown[] = []) => (s.ctx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n');
 const count = (where: string) => (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM projects p WHERE ${where}`).get() as { n: number }).n;
 
@@ -70,14 +77,22 @@ describe('project lists with 10,000 projects', () => {
     for (const [label, scope] of scopes) {
       for (const order_by of ['created_at', 'id', 'name', 'path', 'updated_at', 'last_activity_at']) {
         const q = projectListQuery(s.ctx, scope, { order_by });
-        const p = plan(`SELECT p.* FROM projects p WHERE ${q.where} ORDER BY ${q.order} LIMIT 20`, q.args);
+        const first = pageSql(q);
+        const p = plan(first.sql, first.args);
         expect(p, `${label} order_by=${order_by}\n${p}`).not.toMatch(/TEMP B-TREE/);
+        // a middle page starts from a bookmark: a range on the sort index, not an OFFSET walk
+        const total = (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM projects p WHERE ${q.where}`).get(...q.args) as { n: number }).n;
+        const deep = pageSql(q, Math.floor(total / 2) - 20, total);
+        expect(deep.args.at(-1), `${label} order_by=${order_by}: offset after the bookmark`).toBeLessThan(500);
+        const d = plan(deep.sql, deep.args);
+        expect(d, `${label} order_by=${order_by}\n${d}`).not.toMatch(/TEMP B-TREE/);
+        expect(d, `${label} order_by=${order_by}\n${d}`).toMatch(/SEARCH p USING (INTEGER PRIMARY KEY|INDEX)/);
       }
     }
     // A user who reaches a small share of the projects gets them through the member indexes (then sorts those few).
     for (const u of [carol, bob]) {
-      const few = projectListQuery(s.ctx, { kind: 'authorized', user: userRow(u.id) }, {});
-      expect(plan(`SELECT p.* FROM projects p WHERE ${few.where} ORDER BY ${few.order} LIMIT 20`, few.args)).toMatch(/MULTI-INDEX OR/);
+      const few = pageSql(projectListQuery(s.ctx, { kind: 'authorized', user: userRow(u.id) }, {}));
+      expect(plan(few.sql, few.args)).toMatch(/MULTI-INDEX OR/);
     }
   });
 
@@ -106,6 +121,25 @@ describe('project lists with 10,000 projects', () => {
       const r = await s.app.inject({ method: 'GET', url, headers: { 'private-token': who.token } });
       expect(r.statusCode).toBe(200);
       expect(JSON.parse(r.body)).toHaveLength(20);
+    }
+  });
+
+  it('every page equals the same slice of the sorted list, deep pages and ties included', async () => {
+    for (const [order_by, sort] of [['updated_at', 'desc'], ['updated_at', 'asc'], ['created_at', 'desc'], ['name', 'asc']] as const) {
+      const q = projectListQuery(s.ctx, { kind: 'authorized', user: userRow(s.root.id) }, { order_by, sort });
+      const dir = q.desc ? 'DESC' : 'ASC';
+      const want = (s.ctx.db.$client.prepare(`SELECT p.id FROM projects p WHERE ${q.where} ORDER BY ${q.key} ${dir}, p.id ${dir}`).all(...q.args) as { id: number }[])
+        .map((r) => r.id);
+      const got: number[] = [];
+      for (let n = 1; n <= Math.ceil(want.length / 100); n++) {
+        const r = await s.api('GET', `/projects?order_by=${order_by}&sort=${sort}&per_page=100&page=${n}&simple=true`, s.root);
+        got.push(...r.body.map((p: { id: number }) => p.id));
+      }
+      expect(got, `${order_by} ${sort}`).toEqual(want);
+      for (const n of [25, 26, 50, 51, 200, 235, 236, 469, 470]) {
+        const r = await s.api('GET', `/projects?order_by=${order_by}&sort=${sort}&per_page=20&page=${n}&simple=true`, s.root);
+        expect(r.body.map((p: { id: number }) => p.id), `${order_by} ${sort} page ${n}`).toEqual(want.slice((n - 1) * 20, n * 20));
+      }
     }
   });
 });
