@@ -19,6 +19,7 @@ import {
   updateMergeRequest, type MergeRequestListFilter,
 } from '../services/merge-requests/index.js';
 import type { MergeRequestRow } from '../db/schema-merge-requests.js';
+import { updateAndMerge } from '../services/merge-requests/merge.js';
 import type { UserRow } from '../db/schema.js';
 import { awardEmojiRoutes } from './award-emoji.js';
 import { IssueSchema, presentIssues } from './entities/issues.js';
@@ -66,7 +67,7 @@ const UpdateBody = Type.Object({
   assignee_id: O(Int({ description: 'assignee user ID (0 removes it)' })),
   milestone_id: O(Int({ description: 'milestone ID (0 removes it)' })),
   labels: O(Labels),
-  state_event: O(S('close or reopen')),
+  state_event: O(S('close, reopen or merge (merges as PUT .../merge with its defaults)')),
 });
 const CommentBody = Type.Object({ note: O(S('the comment text (required)')) });
 const MrParams = Type.Object({ id: Type.String(), merge_request_id: S('merge request ID (global)') });
@@ -223,7 +224,11 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
       const mr = mrOf(request);
       if (!canUpdateMergeRequest(ctx, user, project, mr)) throw forbidden();
       const body = request.body as Static<typeof UpdateBody>;
-      const row = await updateMergeRequest(ctx, user, project, mr, { ...body, labels: labelsParam(body.labels) }, rightsOn(user)(project));
+      const params = { ...body, labels: labelsParam(body.labels) };
+      // state_event=merge merges, as PUT .../merge with its defaults (the spec's Merge request state table)
+      const row = body.state_event === 'merge'
+        ? await updateAndMerge(ctx, user, project, mr, params, rightsOn(user)(project))
+        : await updateMergeRequest(ctx, user, project, mr, params, rightsOn(user)(project));
       return presentMergeRequest(ctx, user, row);
     });
 

@@ -393,3 +393,43 @@ describe('restart repair', () => {
     expect(row('SELECT state, merge_error FROM merge_requests WHERE id = ?', undone.id)).toMatchObject({ state: 'reopened', merge_error: expect.stringMatching(/interrupted/) });
   });
 });
+
+describe('PUT /projects/:id/merge_requests/:merge_request_id with state_event=merge', () => {
+  const update = (mr: Pick<Mr, 'id'>, as: TestUser | null, body: Record<string, unknown>) =>
+    s.api('PUT', `/projects/${project.id}/merge_requests/${mr.id}`, as, body);
+
+  it('merges as PUT .../merge does, with the other fields applied first (the commit message names the new title)', async () => {
+    const mr = await newMr();
+    const before = await advanceMaster();
+    const res = await update(mr, cast.master, { state_event: 'merge', title: 'Renamed while merging' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ state: 'merged', title: 'Renamed while merging' });
+    const repo = await repositoryOf(s.ctx, project.id);
+    const commit = (await repo.readCommit(res.body.merge_commit_sha))!;
+    expect(commit.parents).toEqual([before, mr.head]);
+    expect(commit.message).toContain('\n\nRenamed while merging\n\n');
+  });
+
+  it('a refused merge changes nothing: 403/401 without rights, 405 on conflicts, 406 when closed, 400 for a bad field', async () => {
+    const mr = await newMr();
+    const title = row('SELECT title FROM merge_requests WHERE id = ?', mr.id).title;
+    // a reporter may not update; a developer may update but not merge into the protected default branch
+    expect((await update(mr, cast.reporter, { state_event: 'merge', title: 'x' })).status).toBe(403);
+    expect((await update(mr, cast.developer, { state_event: 'merge', title: 'x' })).status).toBe(401);
+    const tooLong = await update(mr, cast.master, { state_event: 'merge', title: 'y'.repeat(300) });
+    expect(tooLong.status).toBe(400);
+    const retarget = await update(mr, cast.master, { state_event: 'merge', target_branch: mr.branch });
+    expect(retarget.status).toBe(400);
+    expect(row('SELECT state, title FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'opened', title });
+
+    const left = await newMr(project.id, { files: { 'shared.txt': 'left\n' } });
+    await commitTo(s.ctx, project.id, 'master', { 'shared.txt': `right ${++n}\n` });
+    const conflicting = await update(left, cast.master, { state_event: 'merge', title: 'Should not stick' });
+    expect(conflicting.status).toBe(405);
+    expect(conflicting.body).toEqual({ message: 'Branch cannot be merged' });
+    expect(row('SELECT state, title FROM merge_requests WHERE id = ?', left.id).title).not.toBe('Should not stick');
+
+    s.ctx.db.$client.prepare(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`).run(mr.id);
+    expect((await update(mr, cast.master, { state_event: 'merge' })).status).toBe(406);
+  });
+});

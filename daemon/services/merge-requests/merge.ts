@@ -13,7 +13,7 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { users } from '../../db/schema.js';
 import { mergeRequests, type MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { statement } from '../../db/statements.js';
-import { ApiError, conflict, notAllowed, unauthorized } from '../../errors.js';
+import { ApiError, conflict, notAllowed, unauthorized, validationError } from '../../errors.js';
 import { createMergeCommit, MergeConflictError } from '../../git/merge.js';
 import { RefConflictError } from '../../git/errors.js';
 import { branchRef } from '../../git/refs.js';
@@ -30,6 +30,7 @@ import { branchRules } from '../protected-branches.js';
 import { processPush } from '../push.js';
 import { projectRepository } from '../repositories.js';
 import { findMergeRequest, isOpen, workInProgress } from './find.js';
+import { updateMergeRequest, type MergeRequestWriteRights, type UpdateMergeRequestParams } from './write.js';
 import {
   canMergeMergeRequest, defaultMergeCommitMessage, headPipeline, isActivePipeline, mergeableCiState, mergeHeads, cleanMergeTree,
 } from './merge-state.js';
@@ -73,6 +74,32 @@ export const mergeTestHooks: { beforePublish: ((attempt: number) => Promise<void
  * the merge happens. Returns the merge request as it is now.
  */
 export async function acceptMergeRequest(ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, p: AcceptMergeRequestParams): Promise<MergeRequestRow> {
+  return (await planAccept(ctx, actor, project, mr, p))(mr);
+}
+
+/**
+ * PUT /projects/:id/merge_requests/:merge_request_id with `state_event=merge` (the spec's Merge request state table):
+ * the merge of PUT .../merge with its defaults, together with the other fields given. Every check of the merge runs
+ * first, then the fields are written (their own checks refuse before any write), then the merge is made with the
+ * updated merge request (its default commit message names the new title): a refused request changes nothing.
+ */
+export async function updateAndMerge(
+  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, p: UpdateMergeRequestParams, rights: MergeRequestWriteRights,
+): Promise<MergeRequestRow> {
+  const { state_event: _merge, ...fields } = p;
+  if (fields.target_branch !== undefined && fields.target_branch !== mr.targetBranch) {
+    throw validationError({ target_branch: ['cannot be changed by the request that merges'] });
+  }
+  const merge = await planAccept(ctx, actor, project, mr, {});
+  const changes = Object.values(fields).some((v) => v !== undefined);
+  const updated = changes ? await updateMergeRequest(ctx, actor, project, mr, fields, rights) : mr;
+  return merge(updated);
+}
+
+/** The checks of PUT .../merge, in 8.x's order; resolves with what then merges (or sets the automatic merge). */
+async function planAccept(
+  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, p: AcceptMergeRequestParams,
+): Promise<(current: MergeRequestRow) => Promise<MergeRequestRow>> {
   if (!canMergeMergeRequest(ctx, actor, project, mr)) throw unauthorized();
   if (!isOpen(mr)) throw notAcceptable();
   if (workInProgress(mr.title)) throw notAllowed();
@@ -83,9 +110,11 @@ export async function acceptMergeRequest(ctx: AppContext, actor: UserRow, projec
   if (p.sha !== undefined && p.sha !== heads.sourceSha) throw conflict(`SHA does not match HEAD of source branch: ${heads.sourceSha}`);
   const options: MergeOptions = { commitMessage: p.merge_commit_message ?? null, removeSourceBranch: p.should_remove_source_branch ?? false };
   const pipeline = headPipeline(ctx, mr, heads.source, heads.sourceSha);
-  if (p.merge_when_build_succeeds && pipeline && isActivePipeline(pipeline)) return enableAutoMerge(ctx, actor, project, mr, heads.sourceSha, options);
+  if (p.merge_when_build_succeeds && pipeline && isActivePipeline(pipeline)) {
+    return async (current) => enableAutoMerge(ctx, actor, project, current, heads.sourceSha!, options);
+  }
   if (!mergeableCiState(project, pipeline)) throw notAllowed();
-  return mergeMergeRequest(ctx, actor, project, mr, options, heads.sourceSha, { targetSha: heads.targetSha, tree });
+  return async (current) => mergeMergeRequest(ctx, actor, project, current, options, heads.sourceSha!, { targetSha: heads.targetSha!, tree });
 }
 
 // ---- the lock (8.x in_locked_state) -----------------------------------------------------------------------------
