@@ -15,7 +15,7 @@ import { callerOf, dropBlankParams, loadProject, projectOf } from './project-sco
 const O = Type.Optional;
 const MergeParams = Type.Object({ id: Type.String(), merge_request_id: Type.String({ description: 'merge request ID (global)' }) });
 const MergeBody = Type.Object({
-  merge_commit_message: O(Type.String({ description: "commit message (default: Merge branch '<source>' into '<target>' ...)" })),
+  merge_commit_message: O(Type.String({ maxLength: 1_000_000, description: "commit message, at most 1,000,000 characters (default: Merge branch '<source>' into '<target>' ...)" })),
   should_remove_source_branch: O(Bool({ description: 'remove the source branch after the merge' })),
   merge_when_build_succeeds: O(Bool({ description: 'merge when the head pipeline succeeds (while it is unfinished)' })),
   sha: O(Type.String({ description: 'must be the HEAD of the source branch (409 otherwise)' })),

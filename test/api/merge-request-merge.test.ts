@@ -433,3 +433,15 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id with state_event=me
     expect((await update(mr, cast.master, { state_event: 'merge' })).status).toBe(406);
   });
 });
+
+describe('merge_commit_message limits', () => {
+  it('a 1 MB merge commit message is refused with 400 and nothing is merged', async () => {
+    const mr = await newMr();
+    const master = await (await repositoryOf(s.ctx, project.id)).resolveBranch('master');
+    const res = await merge(mr, cast.master, { merge_commit_message: 'm'.repeat(1_000_001) });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ message: '400 (Bad request) "merge_commit_message" is invalid' });
+    expect(await (await repositoryOf(s.ctx, project.id)).resolveBranch('master')).toBe(master);
+    expect(row('SELECT state FROM merge_requests WHERE id = ?', mr.id).state).toBe('opened');
+  });
+});
