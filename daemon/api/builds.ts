@@ -81,7 +81,7 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
     const page = pageOf(request);
     const total = countBuilds(ctx, project.id, filter);
     setPageHeaders(request, reply, page, total);
-    const rows = total === 0 ? [] : listBuilds(ctx, project.id, filter, page.limit, page.offset);
+    const rows = total === 0 ? [] : listBuilds(ctx, project.id, filter, page.limit, page.offset, total);
     return presentBuilds(ctx, project, rows);
   };
 

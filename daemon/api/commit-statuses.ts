@@ -54,7 +54,7 @@ export default async function commitStatusRoutes(api: FastifyInstance): Promise<
     const commit = await commitOrNotFound(ctx, project, (request.params as { sha: string }).sha);
     const filter: StatusListFilter = { ref: q.ref || q.ref_name || undefined, stage: q.stage || undefined, name: q.name || undefined, all: q.all === true };
     const rows = paginate(request, reply, () => countCommitStatuses(ctx, project.id, commit.sha, filter),
-      (limit, offset) => listCommitStatuses(ctx, project.id, commit.sha, filter, limit, offset));
+      (limit, offset, total) => listCommitStatuses(ctx, project.id, commit.sha, filter, limit, offset, total));
     return presentCommitStatuses(ctx, rows);
   });
 }

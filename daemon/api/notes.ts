@@ -63,7 +63,7 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
       schema: { tags, params: Params, querystring: Type.Object(PageParams), response: { 200: Type.Array(NoteSchema) } },
     }, async (request, reply) => {
       const noteable = noteableOf(request);
-      const rows = paginate(request, reply, () => countNotes(ctx, noteable), (limit, offset) => listNotes(ctx, noteable, limit, offset));
+      const rows = paginate(request, reply, () => countNotes(ctx, noteable), (limit, offset, total) => listNotes(ctx, noteable, limit, offset, total));
       return presentNotes(ctx, rows);
     });
 

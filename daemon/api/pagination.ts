@@ -59,17 +59,20 @@ export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, i
   return items.slice(page.offset, page.offset + page.limit);
 }
 
-/** Paginate a query: `count()` gives the total, `fetch(limit, offset)` one page of rows. */
+/**
+ * Paginate a query: `count()` gives the total, `fetch(limit, offset, total)` one page of rows (the total lets a
+ * keyset-paged list read a deep page from its nearer end: db/keyset.ts).
+ */
 export function paginate<T>(
   request: FastifyRequest,
   reply: FastifyReply,
   count: () => number,
-  fetch: (limit: number, offset: number) => T[],
+  fetch: (limit: number, offset: number, total: number) => T[],
 ): T[] {
   const page = pageOf(request);
   const total = count();
   setPageHeaders(request, reply, page, total);
-  return total === 0 ? [] : fetch(page.limit, page.offset);
+  return total === 0 ? [] : fetch(page.limit, page.offset, total);
 }
 
 /** Scheme and host of the request, as the client addressed us. */

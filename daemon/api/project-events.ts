@@ -1,8 +1,7 @@
 /** /api/v3/projects/:id/events: the project's events, newest first. */
 import { Type } from '@sinclair/typebox';
-import { desc, eq, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { events } from '../db/schema.js';
+import { countProjectEvents, listProjectEvents } from '../services/events.js';
 import { EventSchema, presentEvents } from './entities/events.js';
 import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams } from './params.js';
@@ -16,11 +15,10 @@ export default async function projectEventRoutes(api: FastifyInstance): Promise<
     schema: { tags: ['projects'], params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(EventSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const where = eq(events.projectId, project.id);
     const rows = paginate(
       request, reply,
-      () => ctx.db.select({ n: sql<number>`count(*)` }).from(events).where(where).get()!.n,
-      (limit, offset) => ctx.db.select().from(events).where(where).orderBy(desc(events.id)).limit(limit).offset(offset).all(),
+      () => countProjectEvents(ctx, project.id),
+      (limit, offset, total) => listProjectEvents(ctx, project.id, limit, offset, total),
     );
     return presentEvents(ctx, callerOf(request), rows);
   });

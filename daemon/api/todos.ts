@@ -44,7 +44,7 @@ export default async function todoRoutes(api: FastifyInstance): Promise<void> {
       action: oneOf('action', q.action, ACTIONS), authorId: q.author_id, projectId: q.project_id,
       state: oneOf('state', q.state, STATES), type: oneOf('type', q.type, TYPES),
     };
-    const rows = paginate(request, reply, () => countTodos(ctx, user, filters), (limit, offset) => listTodos(ctx, user, filters, limit, offset));
+    const rows = paginate(request, reply, () => countTodos(ctx, user, filters), (limit, offset, total) => listTodos(ctx, user, filters, limit, offset, total));
     return presentTodos(ctx, user, rows);
   });
 

@@ -7,6 +7,8 @@
  *   in one pass over the list's index and cached until the next write (db/read-cache.ts). The page is then a range
  *   condition the index answers directly, plus an OFFSET of fewer than 500 rows.
  */
+import type { SQL } from 'drizzle-orm';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { AppContext } from '../context.js';
 import { UntilNextWrite } from './read-cache.js';
 import { statement } from './statements.js';
@@ -111,4 +113,36 @@ export function keysetPage<T = Record<string, unknown>>(
 /** The ids of one page (see keysetPage). */
 export function keysetPageIds(ctx: AppContext, l: KeysetList, limit: number, offset: number, total?: number): number[] {
   return keysetPage<{ id: number }>(ctx, { ...l, select: `${l.id} AS id` }, limit, offset, total).map((r) => r.id);
+}
+
+const dialect = new SQLiteSyncDialect();
+
+/**
+ * The WHERE text and values of a drizzle condition, for a KeysetList over the table itself (drizzle writes columns
+ * table-qualified: `"commit_statuses"."id"`, so `from` is the quoted table name without an alias).
+ */
+export function drizzleWhere(where: SQL | undefined): { where: string; values: unknown[] } {
+  if (!where) return { where: '1', values: [] };
+  const q = dialect.sqlToQuery(where);
+  return { where: q.sql, values: q.params };
+}
+
+/** `rows` (loaded by id in any order) in the order of `ids`. */
+export function inIdOrder<T extends { id: number }>(ids: readonly number[], rows: readonly T[]): T[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
+ * One page of a table ordered by id under a drizzle condition: the page's ids through keysetPageIds, then its rows
+ * through `load` (one query by id), in list order.
+ */
+export function idOrderedPage<T extends { id: number }>(
+  ctx: AppContext, table: string, where: SQL | undefined, desc: boolean, limit: number, offset: number, total: number | undefined,
+  load: (ids: number[]) => T[],
+): T[] {
+  const w = drizzleWhere(where);
+  const id = `"${table}"."id"`;
+  const ids = keysetPageIds(ctx, { from: `"${table}"`, where: w.where, values: w.values, key: id, id, desc }, limit, offset, total);
+  return ids.length ? inIdOrder(ids, load(ids)) : [];
 }

@@ -17,6 +17,7 @@ import { readTrace, removeTrace, traceLength } from './traces.js';
 import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './artifacts.js';
 import { registerWorker } from '../background.js';
 import { queueBuildHook } from './ci-hooks.js';
+import { idOrderedPage } from '../db/keyset.js';
 
 /** The events changeBuildStatus accepts (the runner, the API and processing fire them). */
 export type BuildStatusEvent = 'enqueue' | 'run' | 'success' | 'drop' | 'cancel' | 'skip';
@@ -258,9 +259,10 @@ export function countBuilds(ctx: AppContext, projectId: number, f: BuildListFilt
   return ctx.db.select({ n: sql<number>`COUNT(*)` }).from(commitStatuses).where(buildListWhere(projectId, f)).get()?.n ?? 0;
 }
 
-/** One page of a project's builds, newest first. */
-export function listBuilds(ctx: AppContext, projectId: number, f: BuildListFilter, limit: number, offset: number): CommitStatusRow[] {
-  return ctx.db.select().from(commitStatuses).where(buildListWhere(projectId, f)).orderBy(desc(commitStatuses.id)).limit(limit).offset(offset).all();
+/** One page of a project's builds, newest first; with `total` (countBuilds) a deep page costs what the first does (db/keyset.ts). */
+export function listBuilds(ctx: AppContext, projectId: number, f: BuildListFilter, limit: number, offset: number, total?: number): CommitStatusRow[] {
+  return idOrderedPage(ctx, 'commit_statuses', buildListWhere(projectId, f), true, limit, offset, total,
+    (ids) => ctx.db.select().from(commitStatuses).where(inArray(commitStatuses.id, ids)).all());
 }
 
 /** The newest successful build named `job` on `ref` that has artifacts, or null. */

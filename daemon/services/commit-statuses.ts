@@ -2,7 +2,7 @@
  * Commit statuses posted by external CI (GenericCommitStatus, lib/api/commit_statuses.rb 8.12) and the statuses list
  * of a commit. Statuses live in commit_statuses (type 'generic') and belong to a pipeline for (ref, sha).
  */
-import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { commitStatuses, pipelines, type CommitStatusRow } from '../db/schema-ci.js';
@@ -13,6 +13,7 @@ import type { CommitInfo } from '../git/objects.js';
 import { applyEvent } from './builds.js';
 import { insertPipeline, pipelineCommitColumns, pipelineFor, updatePipelineStatus } from './pipelines.js';
 import { projectRepository } from './repositories.js';
+import { idOrderedPage } from '../db/keyset.js';
 
 /** The states a status may be posted with. */
 export const COMMIT_STATUS_STATES = ['pending', 'running', 'success', 'failed', 'canceled'] as const;
@@ -148,9 +149,12 @@ export function countCommitStatuses(ctx: AppContext, projectId: number, sha: str
   return row?.n ?? 0;
 }
 
-/** One page of a commit's statuses (builds and generic ones), oldest first. */
-export function listCommitStatuses(ctx: AppContext, projectId: number, sha: string, f: StatusListFilter, limit: number, offset: number): CommitStatusRow[] {
-  return ctx.db.select().from(commitStatuses).where(statusListWhere(projectId, sha, f)).orderBy(asc(commitStatuses.id)).limit(limit).offset(offset).all();
+/** One page of a commit's statuses (builds and generic ones), oldest first; with `total` a deep page costs what the first does. */
+export function listCommitStatuses(
+  ctx: AppContext, projectId: number, sha: string, f: StatusListFilter, limit: number, offset: number, total?: number,
+): CommitStatusRow[] {
+  return idOrderedPage(ctx, 'commit_statuses', statusListWhere(projectId, sha, f), false, limit, offset, total,
+    (ids) => ctx.db.select().from(commitStatuses).where(inArray(commitStatuses.id, ids)).all());
 }
 
 /** The sha of each pipeline among the statuses (for presenting them). */

@@ -1,7 +1,9 @@
 /** Project events (GET /projects/:id/events): recorded by services inside their own transactions. */
+import { eq, inArray, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { events } from '../db/schema.js';
+import { idOrderedPage } from '../db/keyset.js';
+import { events, type EventRow } from '../db/schema.js';
 
 /** What an event records; `action` is one of GitLab's action names (created, joined, left, pushed to, ...). */
 export interface EventInput {
@@ -26,4 +28,18 @@ export function recordEvent(db: Pick<AppContext['db'], 'insert'>, e: EventInput)
       noteId: e.noteId ?? null, createdAt: now(),
     })
     .run();
+}
+
+/** How many events a project has. */
+export function countProjectEvents(ctx: AppContext, projectId: number): number {
+  return ctx.db.select({ n: sql<number>`count(*)` }).from(events).where(eq(events.projectId, projectId)).get()!.n;
+}
+
+/**
+ * One page of a project's events, newest first. Events are the largest table in practice: with `total`
+ * (countProjectEvents) a deep page costs what the first does (db/keyset.ts), not an OFFSET walk.
+ */
+export function listProjectEvents(ctx: AppContext, projectId: number, limit: number, offset: number, total?: number): EventRow[] {
+  return idOrderedPage(ctx, 'events', eq(events.projectId, projectId), true, limit, offset, total,
+    (ids) => ctx.db.select().from(events).where(inArray(events.id, ids)).all());
 }

@@ -20,6 +20,7 @@ import { projectNamespace } from './projects.js';
 import { projectRepository } from './repositories.js';
 import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuilds } from './builds.js';
 import { queuePipelineHook } from './ci-hooks.js';
+import { idOrderedPage } from '../db/keyset.js';
 
 /** The database or a transaction handle: the services below run either way. */
 export type Db = AppContext['db'] | Tx;
@@ -258,9 +259,10 @@ export function countPipelines(ctx: AppContext, projectId: number, f: PipelineLi
   return ctx.db.select({ n: sql<number>`COUNT(*)` }).from(pipelines).where(pipelineListWhere(projectId, f)).get()?.n ?? 0;
 }
 
-/** One page of a project's pipelines, newest first. */
-export function listPipelines(ctx: AppContext, projectId: number, f: PipelineListFilter, limit: number, offset: number): PipelineRow[] {
-  return ctx.db.select().from(pipelines).where(pipelineListWhere(projectId, f)).orderBy(desc(pipelines.id)).limit(limit).offset(offset).all();
+/** One page of a project's pipelines, newest first; with `total` (countPipelines) a deep page costs what the first does (db/keyset.ts). */
+export function listPipelines(ctx: AppContext, projectId: number, f: PipelineListFilter, limit: number, offset: number, total?: number): PipelineRow[] {
+  return idOrderedPage(ctx, 'pipelines', pipelineListWhere(projectId, f), true, limit, offset, total,
+    (ids) => ctx.db.select().from(pipelines).where(inArray(pipelines.id, ids)).all());
 }
 
 /** A pipeline of a project by id, or null. */

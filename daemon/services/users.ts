@@ -1,5 +1,5 @@
 /** Users: create, update, delete, block, sign in, personal access tokens. */
-import { and, asc, eq, ne, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import {
@@ -10,6 +10,7 @@ import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets
 import { deleteProjectRows } from './projects.js';
 import { getSettings } from './settings.js';
 import { likePattern } from '../db/sql.js';
+import { idOrderedPage } from '../db/keyset.js';
 
 /** Parameters of POST /users and PUT /users/:id. */
 export interface UserParams {
@@ -182,7 +183,7 @@ export interface UserFilters {
 }
 
 /** A count and a page fetcher over users, for paginate(); ordered by id. */
-export function listUsers(ctx: AppContext, f: UserFilters): { count(): number; fetch(limit: number, offset: number): UserRow[] } {
+export function listUsers(ctx: AppContext, f: UserFilters): { count(): number; fetch(limit: number, offset: number, total?: number): UserRow[] } {
   const conds: SQL[] = [];
   if (f.search) {
     const pattern = likePattern(f.search);
@@ -193,7 +194,8 @@ export function listUsers(ctx: AppContext, f: UserFilters): { count(): number; f
   const where = conds.length ? and(...conds) : undefined;
   return {
     count: () => ctx.db.select({ n: sql<number>`count(*)` }).from(users).where(where).get()!.n,
-    fetch: (limit, offset) => ctx.db.select().from(users).where(where).orderBy(asc(users.id)).limit(limit).offset(offset).all(),
+    fetch: (limit, offset, total) => idOrderedPage(ctx, 'users', where, false, limit, offset, total,
+      (ids) => ctx.db.select().from(users).where(inArray(users.id, ids)).all()),
   };
 }
 

@@ -6,7 +6,7 @@
  * the `commented` project event, `mentioned` todos, the note webhook, and the noteable's updated_at (8.x notes
  * `touch` their noteable). System notes set off nothing.
  */
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { issues, notes, type AwardEmojiRow, type IssueRow, type NoteRow, type NoteableType } from '../../db/schema-collaboration.js';
@@ -21,6 +21,7 @@ import { todosForNote } from './todos.js';
 import type { Tx } from './tx.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
+import { idOrderedPage } from '../../db/keyset.js';
 
 /** Where a system note goes and who caused it. */
 export interface SystemNoteInput {
@@ -87,9 +88,9 @@ export function issueNoteablesByIds(ctx: AppContext, ids: number[]): Map<number,
 }
 
 /** Notes of a noteable in database order (system notes included). */
-export function listNotes(ctx: AppContext, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number): NoteRow[] {
-  return ctx.db.select().from(notes).where(and(eq(notes.noteableType, noteable.type), eq(notes.noteableId, noteable.id)))
-    .orderBy(asc(notes.id)).limit(limit).offset(offset).all();
+export function listNotes(ctx: AppContext, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number, total?: number): NoteRow[] {
+  return idOrderedPage(ctx, 'notes', and(eq(notes.noteableType, noteable.type), eq(notes.noteableId, noteable.id)), false, limit, offset, total,
+    (ids) => ctx.db.select().from(notes).where(inArray(notes.id, ids)).all());
 }
 
 /** How many notes a noteable has (system notes included). */

@@ -13,6 +13,7 @@ import { statement } from '../../db/statements.js';
 import { canProject, canReadIssuable } from '../../policy/permissions.js';
 import { mentionedUsers } from './mentions.js';
 import type { Target, Tx } from './tx.js';
+import { keysetPageIds } from '../../db/keyset.js';
 
 /** What todo hooks need to know about the issuable. */
 export interface IssuableInfo {
@@ -153,12 +154,11 @@ export function countTodos(ctx: AppContext, user: UserRow, filters: TodoFilters)
   return (statement(ctx, `SELECT COUNT(*) AS n FROM todos t WHERE ${q.where}`).get(...q.params) as { n: number }).n;
 }
 
-/** One page of GET /todos, newest first (8.x: id descending). */
-export function listTodos(ctx: AppContext, user: UserRow, filters: TodoFilters, limit: number, offset: number): TodoRow[] {
+/** One page of GET /todos, newest first (8.x: id descending); with `total` a deep page costs what the first does (db/keyset.ts). */
+export function listTodos(ctx: AppContext, user: UserRow, filters: TodoFilters, limit: number, offset: number, total?: number): TodoRow[] {
   const q = todoListWhere(ctx, user, filters);
   if (!q) return [];
-  const ids = (statement(ctx, `SELECT t.id FROM todos t WHERE ${q.where} ORDER BY t.id DESC LIMIT ? OFFSET ?`)
-    .all(...q.params, limit, offset) as { id: number }[]).map((r) => r.id);
+  const ids = keysetPageIds(ctx, { from: 'todos t', where: q.where, values: q.params, key: 't.id', id: 't.id', desc: true }, limit, offset, total);
   if (ids.length === 0) return [];
   return ctx.db.select().from(todos).where(inArray(todos.id, ids)).orderBy(desc(todos.id)).all();
 }
