@@ -163,7 +163,7 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
       projectId: projectOf(request).id, state: q.state, iids: q.iid,
       orderBy: q.order_by === 'updated_at' ? 'updated_at' : 'created_at', sort: q.sort === 'asc' ? 'asc' : 'desc',
     };
-    const rows = paginate(request, reply, () => countMergeRequests(ctx, f), (limit, offset) => listMergeRequests(ctx, f, limit, offset));
+    const rows = paginate(request, reply, () => countMergeRequests(ctx, f), (limit, offset, total) => listMergeRequests(ctx, f, limit, offset, total));
     return presentMergeRequests(ctx, user, rows);
   });
 

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { statement } from '../../db/statements.js';
 import { placeholders } from '../../db/sql.js';
+import { keysetPageIds, type KeysetList } from '../../db/keyset.js';
 import { mergeRequestsByIds } from './find.js';
 
 /** The filters of a project's merge request list (unknown order/sort values already fell back to the defaults). */
@@ -31,27 +32,35 @@ function whereOf(f: MergeRequestListFilter): { where: string; values: unknown[] 
   return { where: parts.join(' AND '), values };
 }
 
-/** How many merge requests a filter matches (X-Total). */
+/** The states a state filter counts (opened lists reopened ones too; no filter: every state, `locked` included). */
+function statesOf(state: string | undefined): string[] | null {
+  if (state === 'opened') return ['opened', 'reopened'];
+  if (state === 'closed' || state === 'merged') return [state];
+  return null;
+}
+
+/**
+ * How many merge requests a filter matches (X-Total): from the live counts of migration 0023 (a few rows), or a count
+ * when iids narrow the list.
+ */
 export function countMergeRequests(ctx: AppContext, f: MergeRequestListFilter): number {
+  if (!f.iids || f.iids.length === 0) {
+    const states = statesOf(f.state);
+    const sql = `SELECT COALESCE(SUM(n), 0) AS n FROM merge_request_counts WHERE project_id = ?${states ? ` AND state IN (${placeholders(states)})` : ''}`;
+    return (statement(ctx, sql).get(f.projectId, ...(states ?? [])) as { n: number }).n;
+  }
   const { where, values } = whereOf(f);
   return (statement(ctx, `SELECT COUNT(*) AS n FROM merge_requests m WHERE ${where}`).get(...values) as { n: number }).n;
 }
 
-/** One page of a list, newest first unless told (ties by id). */
-export function listMergeRequests(ctx: AppContext, f: MergeRequestListFilter, limit: number, offset: number): MergeRequestRow[] {
+/**
+ * One page of a list, newest first unless told (ties by id). With `total` a deep page costs what the first does
+ * (db/keyset.ts: read from the nearer end, or from a keyset bookmark).
+ */
+export function listMergeRequests(ctx: AppContext, f: MergeRequestListFilter, limit: number, offset: number, total?: number): MergeRequestRow[] {
   const { where, values } = whereOf(f);
-  const col = f.orderBy === 'updated_at' ? 'm.updated_at' : 'm.created_at';
-  const dir = f.sort === 'asc' ? 'ASC' : 'DESC';
-  const ids = (statement(ctx, `SELECT m.id AS id FROM merge_requests m WHERE ${where} ORDER BY ${col} ${dir}, m.id ${dir} LIMIT ? OFFSET ?`)
-    .all(...values, limit, offset) as { id: number }[]).map((r) => r.id);
-  return mergeRequestsByIds(ctx, ids);
-}
-
-/** Open merge requests per project (for `open_merge_requests_count`-style counters), one query. */
-export function openMergeRequestsCounts(ctx: AppContext, projectIds: number[]): Map<number, number> {
-  if (projectIds.length === 0) return new Map();
-  return new Map((statement(ctx,
-    `SELECT target_project_id AS id, COUNT(*) AS n FROM merge_requests WHERE target_project_id IN (${placeholders(projectIds)})
-     AND state IN ('opened', 'reopened') AND deleted_at IS NULL GROUP BY target_project_id`,
-  ).all(...projectIds) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
+  const list: KeysetList = {
+    from: 'merge_requests m', where, values, key: f.orderBy === 'updated_at' ? 'm.updated_at' : 'm.created_at', id: 'm.id', desc: f.sort !== 'asc',
+  };
+  return mergeRequestsByIds(ctx, keysetPageIds(ctx, list, limit, offset, total));
 }

@@ -1,0 +1,73 @@
+/**
+ * Long merge request lists: every page of 1,234 merge requests with tied timestamps equals the slice of the list
+ * sorted in JavaScript (both orders, both sort keys, the state filter), read from the nearer end or a keyset bookmark;
+ * X-Total comes from live counts kept by triggers, exact through creates, state changes and soft deletes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/app.js';
+
+let s: TestServer;
+let pid: number;
+type Row = { id: number; created_at: string; updated_at: string; state: string };
+const N = 1234;
+const rows = () => s.ctx.db.$client.prepare('SELECT id, created_at, updated_at, state FROM merge_requests WHERE target_project_id = ? AND deleted_at IS NULL').all(pid) as Row[];
+
+beforeAll(async () => {
+  s = await startTestServer();
+  pid = (await s.api('POST', '/projects', s.root, { name: 'mr-pages' })).body.id;
+  const db = s.ctx.db.$client;
+  const insert = db.prepare(`INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, state, author_id, created_at, updated_at)
+    VALUES (?, ?, ?, ?, 'master', ?, ?, ?, ?, ?)`);
+  db.transaction(() => {
+    for (let i = 1; i <= N; i++) {
+      const created = new Date(Date.UTC(2024, 0, 1) + Math.floor(i / 3) * 60_000).toISOString();
+      const updated = new Date(Date.UTC(2025, 0, 1) - i * 1000).toISOString();
+      insert.run(pid, i, pid, `b${i}`, `MR ${i}`, ['opened', 'merged', 'closed', 'reopened'][i % 4], s.root.id, created, updated);
+    }
+  })();
+});
+afterAll(async () => s?.close());
+
+function sorted(list: Row[], key: 'created_at' | 'updated_at', sort: 'asc' | 'desc'): number[] {
+  const sign = sort === 'asc' ? 1 : -1;
+  return [...list].sort((a, b) => (a[key] < b[key] ? -sign : a[key] > b[key] ? sign : sign * (a.id - b.id))).map((r) => r.id);
+}
+
+async function page(query: string, n: number, perPage: number) {
+  const r = await s.api('GET', `/projects/${pid}/merge_requests?${query}&per_page=${perPage}&page=${n}`, s.root);
+  expect(r.status).toBe(200);
+  return { ids: r.body.map((m: { id: number }) => m.id) as number[], total: Number(r.headers['x-total']) };
+}
+
+describe('long merge request lists', () => {
+  for (const [key, sort] of [['created_at', 'desc'], ['created_at', 'asc'], ['updated_at', 'desc'], ['updated_at', 'asc']] as const) {
+    it(`every page equals the sorted slice, order_by=${key} sort=${sort}`, async () => {
+      const want = sorted(rows(), key, sort);
+      const got: number[] = [];
+      for (let n = 1; n <= Math.ceil(N / 100); n++) got.push(...(await page(`order_by=${key}&sort=${sort}`, n, 100)).ids);
+      expect(got).toEqual(want);
+      for (const n of [26, 30, 31, 32, 40, 55]) expect((await page(`order_by=${key}&sort=${sort}`, n, 20)).ids, `page ${n}`).toEqual(want.slice((n - 1) * 20, n * 20));
+    });
+  }
+
+  it('state=opened lists opened and reopened ones, deep pages included', async () => {
+    const want = sorted(rows().filter((r) => r.state === 'opened' || r.state === 'reopened'), 'created_at', 'desc');
+    const first = await page('state=opened', 1, 20);
+    expect(first.total).toBe(want.length);
+    for (const n of [1, 13, 26, 31]) expect((await page('state=opened', n, 20)).ids).toEqual(want.slice((n - 1) * 20, n * 20));
+  });
+
+  it('X-Total follows creates, state changes and soft deletes exactly', async () => {
+    const total = async (q = '') => (await page(q, 1, 1)).total;
+    const count = (states: string[]) => rows().filter((r) => states.includes(r.state)).length;
+    expect(await total()).toBe(N);
+    const [a, b] = rows().filter((r) => r.state === 'opened').map((r) => r.id);
+    s.ctx.db.$client.prepare(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`).run(a);
+    s.ctx.db.$client.prepare(`UPDATE merge_requests SET deleted_at = '2025-01-01T00:00:00.000Z' WHERE id = ?`).run(b);
+    expect(await total()).toBe(N - 1);
+    expect(await total('state=opened')).toBe(count(['opened', 'reopened']));
+    expect(await total('state=closed')).toBe(count(['closed']));
+    expect(await total('state=merged')).toBe(count(['merged']));
+    expect(await total('state=all')).toBe(N - 1);
+  });
+});
