@@ -150,9 +150,14 @@ export class Factory {
 
   constructor(readonly io: IO) {}
 
+  /** The server and token these flags resolve to (no client made). */
+  connection(flags: ConnectionFlags): Connection {
+    return resolveConnection(flags, this.io.env, loadConfig(this.io.env));
+  }
+
   /** An API client for the resolved connection of these flags. */
   client(flags: ConnectionFlags): ApiClient {
-    const client = new ApiClient(resolveConnection(flags, this.io.env, loadConfig(this.io.env)));
+    const client = new ApiClient(this.connection(flags));
     this.clients.push(client);
     return client;
   }

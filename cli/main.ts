@@ -1,7 +1,9 @@
 /** gantry: the command-line client. One file per noun under commands/; a factory hands them IO and API clients. */
 import { Command, CommanderError } from 'commander';
 import { Factory } from './client.js';
+import { inferProjectArguments, subcommandTerm } from './current-project.js';
 import { CliError, EXIT } from './errors.js';
+import { connectionFlags } from './commands/common.js';
 import { processIO, type IO } from './io.js';
 import { packageVersion } from './paths.js';
 import { registerLogin } from './commands/login.js';
@@ -65,6 +67,7 @@ export async function buildProgram(factory: Factory, argv: string[] = []): Promi
     const noun = program.command(lazy.name).alias(lazy.alias).description(lazy.description);
     if (named === lazy.name || named === lazy.alias) (await lazy.load())(noun, factory);
   }
+  inferProjectArguments(program, factory.io, (cmd) => factory.connection(connectionFlags(cmd)).url);
   return program;
 }
 
@@ -79,7 +82,7 @@ function buildEagerProgram(factory: Factory): Command {
     .option('--profile <name>', 'saved login to use (GANTRY_PROFILE; default: the active one)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
-    .configureHelp({ showGlobalOptions: true })
+    .configureHelp({ showGlobalOptions: true, subcommandTerm })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', '\nExit codes: 0 success, 1 error, 2 wrong usage, 3 `daemon status` found the daemon stopped.\n');
   registerLogin(program, factory);

@@ -6,6 +6,7 @@
 import type { ApiClient } from '../client.js';
 import { ApiError } from '../client.js';
 import { CliError, UsageError } from '../errors.js';
+import { resolveProject } from '../current-project.js';
 import type { IO } from '../io.js';
 import {
   currentBranch, gitConfig, gitOrFail, insideClone, localBranchHead, runGit, serverRemotes, tokenAuthEnv, type ServerRemote,
@@ -108,15 +109,7 @@ export async function createMergeRequest(io: IO, api: ApiClient, given: string |
   const inClone = await insideClone(io);
   let projectRef = given;
   let remote: ServerRemote | null = null;
-  if (projectRef === undefined) {
-    const found = inClone ? await serverRemotes(io, api.connection.url) : [];
-    if (found.length === 0) {
-      throw new UsageError('no project given, and this directory is not a clone of a project on this server',
-        `name the project: \`gantry mr create <namespace/project> --source-branch <branch>\`, or run it inside a clone whose remote points at ${api.connection.url}`);
-    }
-    remote = found[0]!;
-    projectRef = remote.project;
-  }
+  if (projectRef === undefined) ({ project: projectRef, remote } = await resolveProject(io, api.connection.url, undefined));
   let source = o.sourceBranch;
   if (source === undefined) {
     if (!inClone) throw new UsageError('which branch? give --source-branch (outside a clone there is no current branch)');

@@ -1,13 +1,11 @@
 /**
- * What the `mr` verbs share: the merge request shape, finding one by its !iid, the project a command acts on (named,
- * or the project of the clone it runs in), the head pipeline, and the record `mr show` prints.
+ * What the `mr` verbs share: the merge request shape, finding one by its !iid, the head pipeline, and the record
+ * `mr show` prints. (The project a verb acts on, named or the clone's, comes from ../current-project.ts.)
  */
 import type { ApiClient } from '../client.js';
 import { ApiError } from '../client.js';
 import { CliError, UsageError } from '../errors.js';
-import type { IO } from '../io.js';
 import { renderRecord, shortTime } from '../output.js';
-import { serverRemotes, type ServerRemote } from '../local-git.js';
 import type { Build, Pipeline } from '../views/ci-format.js';
 import { at, type Milestone, type UserRef } from './collaboration.js';
 import { idOrPath } from './common.js';
@@ -76,26 +74,6 @@ export async function findMergeRequest(api: ApiClient, project: string, iidText:
   const mr = Array.isArray(found) ? found.find((m) => m.iid === iid) : undefined;
   if (!mr) throw new CliError(`no merge request !${iid} in ${project}`, `list them with \`gantry mr list ${project}\``);
   return mr;
-}
-
-/** `[project] <mr>` arguments: with one word it is the merge request and the project is the clone's. */
-export function projectAndMr(first: string | undefined, second: string | undefined): { project?: string; mr: string } {
-  if (second !== undefined) return { project: first, mr: second };
-  if (first === undefined) throw new UsageError('which merge request? give its number', 'like `gantry mr show root/my-app 3`, or `gantry mr show 3` inside a clone');
-  return { mr: first };
-}
-
-/** The project a command acts on: the one named, else the project the clone's remote points at on this server. */
-export async function resolveProject(io: IO, api: ApiClient, given: string | undefined): Promise<{ project: string; remote: ServerRemote | null }> {
-  if (given !== undefined && given.trim() !== '') return { project: given, remote: null };
-  const found = await serverRemotes(io, api.connection.url);
-  if (found.length === 0) {
-    throw new UsageError(
-      'no project given, and this directory is not a clone of a project on this server',
-      `name the project (namespace/path), or run it inside a clone whose remote points at ${api.connection.url}`,
-    );
-  }
-  return { project: found[0]!.project, remote: found[0]! };
 }
 
 /** The commit a branch of a project points at, or null when the project has no such branch. */

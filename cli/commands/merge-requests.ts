@@ -14,7 +14,7 @@ import { at, milestoneId, userId, type Note, type Todo } from './collaboration.j
 import { connectionFlags, listFlags, listOptions, positiveInt } from './common.js';
 import { pipelineBuilds } from './pipelines.js';
 import {
-  findMergeRequest, headPipeline, mergeRequestRecord, mrsPath, projectAndMr, renderMergeRequestShow, resolveProject, type MergeRequest,
+  findMergeRequest, headPipeline, mergeRequestRecord, mrsPath, renderMergeRequestShow, type MergeRequest,
 } from './merge-request-shared.js';
 
 const STATES = ['opened', 'closed', 'merged', 'all'];
@@ -53,16 +53,14 @@ function printMr(io: IO, mr: MergeRequest, json?: boolean): void {
   io.out(mergeRequestRecord(mr));
 }
 
-/** The `[project] <mr>` pair of a verb: the arguments, the project (or the clone's) and the merge request. */
-async function target(io: IO, api: ApiClient, first: string | undefined, second: string | undefined): Promise<{ project: string; mr: MergeRequest }> {
-  const args = projectAndMr(first, second);
-  const { project } = await resolveProject(io, api, args.project);
-  return { project, mr: await findMergeRequest(api, project, args.mr) };
+/** The `[project] <mr>` pair of a verb (main.ts fills the project from -R or the clone): the project and the merge request. */
+async function target(_io: IO, api: ApiClient, project: string, mr: string): Promise<{ project: string; mr: MergeRequest }> {
+  return { project, mr: await findMergeRequest(api, project, mr) };
 }
 
-/** A verb that addresses one merge request: `[project] <mr>` arguments and the usage line that says so. */
+/** A verb that addresses one merge request: `[project] <mr>` arguments (the project is optional inside a clone). */
 function mrVerb(noun: Command, name: string, description: string): Command {
-  return noun.command(name).description(description).argument('[project]', PROJECT_ARG).argument('[mr]', MR_ARG).usage('[options] [project] <mr>');
+  return noun.command(name).description(description).argument('<project>', PROJECT_ARG).argument('<mr>', MR_ARG);
 }
 
 /** Turn the merge endpoint's refusals into what happened and what to do next. */
@@ -94,16 +92,15 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
   const client = (cmd: Command) => factory.client(connectionFlags(cmd));
 
   listFlags(noun.command('list').alias('ls').description('list the merge requests of a project'))
-    .argument('[project]', PROJECT_ARG)
+    .argument('<project>', PROJECT_ARG)
     .option('-s, --state <state>', 'opened, closed, merged or all (default: all)')
     .option('--iid <number>', 'only the merge request with this number')
     .option('--order-by <field>', 'created_at or updated_at')
     .option('--sort <dir>', 'asc or desc')
     .addHelpText('after', '\nExamples:\n  gantry mr list root/my-app --state merged --all\n  gantry mr list --state opened   # inside a clone')
-    .action(async (given: string | undefined, o: Record<string, unknown>, cmd: Command) => {
+    .action(async (project: string, o: Record<string, unknown>, cmd: Command) => {
       if (o.state !== undefined && !STATES.includes(String(o.state))) throw new UsageError(`--state must be opened, closed, merged or all, not "${o.state}"`);
       const api = client(cmd);
-      const { project } = await resolveProject(io, api, given);
       const page = await api.list<MergeRequest>(mrsPath(project), {
         state: o.state === 'all' ? undefined : (o.state as string | undefined),
         iid: o.iid as string | undefined,
@@ -119,7 +116,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
     .option('--interval <seconds>', 'refresh interval of --watch', positiveInt, 2)
     .option('--json', 'print the merge request JSON with `head_pipeline` added')
     .addHelpText('after', '\nExamples:\n  gantry mr show root/my-app 3\n  gantry mr show 3 --watch   # inside a clone')
-    .action(async (first: string | undefined, second: string | undefined, o: { watch?: boolean; interval: number; json?: boolean }, cmd: Command) => {
+    .action(async (first: string, second: string, o: { watch?: boolean; interval: number; json?: boolean }, cmd: Command) => {
       if (o.watch && o.json) throw new UsageError('give --watch or --json, not both');
       const api = client(cmd);
       const { project, mr } = await target(io, api, first, second);
@@ -191,7 +188,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
     .option('-l, --label <labels>', 'label names, comma-separated or repeated (replaces the labels)', collect)
     .option('--json', 'print the raw API JSON')
     .addHelpText('after', '\nExample:\n  gantry mr update root/my-app 3 --assignee bob --label review')
-    .action(async (first: string | undefined, second: string | undefined, o: Record<string, unknown>, cmd: Command) => {
+    .action(async (first: string, second: string, o: Record<string, unknown>, cmd: Command) => {
       const body: Record<string, unknown> = {};
       if (o.descriptionFile !== undefined) {
         if (o.description !== undefined) throw new UsageError('give --description or --description-file, not both');
@@ -217,7 +214,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
   const stateChange = (verb: 'close' | 'reopen', done: string, already: (m: MergeRequest) => boolean) =>
     mrVerb(noun, verb, `${verb} a merge request`)
       .option('--json', 'print the raw API JSON')
-      .action(async (first: string | undefined, second: string | undefined, o: { json?: boolean }, cmd: Command) => {
+      .action(async (first: string, second: string, o: { json?: boolean }, cmd: Command) => {
         const api = client(cmd);
         const { project, mr } = await target(io, api, first, second);
         if (mr.state === 'merged') throw new CliError(`merge request !${mr.iid} of ${project} is merged; it cannot be ${verb === 'close' ? 'closed' : 'reopened'}`);
@@ -240,7 +237,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
     .option('--sha <sha>', 'merge only if the source branch\'s head is this commit')
     .option('--json', 'print the raw API JSON')
     .addHelpText('after', '\nExamples:\n  gantry mr merge root/my-app 3 --remove-source-branch\n  gantry mr merge 3 --when-pipeline-succeeds   # inside a clone')
-    .action(async (first: string | undefined, second: string | undefined, o: Record<string, unknown>, cmd: Command) => {
+    .action(async (first: string, second: string, o: Record<string, unknown>, cmd: Command) => {
       if (o.sha !== undefined && !/^[0-9a-f]{7,40}$/i.test(String(o.sha))) throw new UsageError(`--sha must be a commit id, not "${o.sha}"`);
       const api = client(cmd);
       const { project, mr } = await target(io, api, first, second);
@@ -267,7 +264,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
     .option('--no-pager', 'print straight to stdout, even on a terminal')
     .option('--json', 'print the merge request with its `changes` as JSON')
     .addHelpText('after', '\nExamples:\n  gantry mr diff root/my-app 3\n  gantry mr diff 3 | git apply   # inside a clone')
-    .action(async (first: string | undefined, second: string | undefined, o: { color: string; pager: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (first: string, second: string, o: { color: string; pager: boolean; json?: boolean }, cmd: Command) => {
       if (!['always', 'never', 'auto'].includes(o.color)) throw new UsageError(`--color must be always, never or auto, not "${o.color}"`);
       const api = client(cmd);
       const { project, mr } = await target(io, api, first, second);
@@ -289,7 +286,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
 
   mrVerb(noun, 'commits', 'list the commits of a merge request, newest first')
     .option('--json', 'print the raw API JSON')
-    .action(async (first: string | undefined, second: string | undefined, o: { json?: boolean }, cmd: Command) => {
+    .action(async (first: string, second: string, o: { json?: boolean }, cmd: Command) => {
       const api = client(cmd);
       const { project, mr } = await target(io, api, first, second);
       const commits = await api.get<Commit[]>(`${mrsPath(project)}/${mr.id}/commits`);
@@ -306,7 +303,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
     .option('-b, --branch <name>', 'the local branch (default: the source branch\'s name)')
     .option('-f, --force', 'reset the local branch to the merge request\'s head when it has other commits')
     .addHelpText('after', '\nExample:\n  gantry mr checkout 3   # inside a clone of the target project')
-    .action(async (first: string | undefined, second: string | undefined, o: { branch?: string; force?: boolean }, cmd: Command) => {
+    .action(async (first: string, second: string, o: { branch?: string; force?: boolean }, cmd: Command) => {
       const api = client(cmd);
       const { project, mr } = await target(io, api, first, second);
       const { checkoutMergeRequest } = await import('./merge-request-local.js');
@@ -319,7 +316,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
     .option('--body-file <file>', 'read the comment from a file (- for stdin)')
     .option('--json', 'print the raw API JSON')
     .addHelpText('after', '\nExample:\n  gantry mr comment root/my-app 3 --body "LGTM, @alice please merge"')
-    .action(async (first: string | undefined, second: string | undefined, o: Record<string, unknown>, cmd: Command) => {
+    .action(async (first: string, second: string, o: Record<string, unknown>, cmd: Command) => {
       if (o.bodyFile !== undefined) {
         if (o.body !== undefined) throw new UsageError('give --body or --body-file, not both');
         const { readTextFile } = await import('../editor.js');
@@ -339,7 +336,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
   const toggle = (verb: string, method: 'POST' | 'DELETE', suffix: string, done: string, already: string, description: string) =>
     mrVerb(noun, verb, description)
       .option('--json', 'print the raw API JSON')
-      .action(async (first: string | undefined, second: string | undefined, o: { json?: boolean }, cmd: Command) => {
+      .action(async (first: string, second: string, o: { json?: boolean }, cmd: Command) => {
         const api = client(cmd);
         const { mr, project } = await target(io, api, first, second);
         const res = await api.request<MergeRequest | Todo | null>(method, `${mrsPath(project)}/${mr.id}/${suffix}`);

@@ -302,7 +302,7 @@ describe('lazy nouns', () => {
     const help = await f.cli(['--help']);
     for (const noun of ['issue', 'label', 'milestone', 'todo']) expect(help.stdout).toMatch(new RegExp(`^  ${noun}\\|${noun}s\\b`, 'm'));
     const verbs = await f.cli(['help', 'issue']);
-    expect(verbs.stdout).toMatch(/^ {2}comment\|note \[options\] <project> <issue>/m);
+    expect(verbs.stdout).toMatch(/^ {2}comment\|note \[options\] \[project\] <issue>/m);
     expect((await f.cli(['issues', '--help'])).stdout).toContain('subscribe');
     expect((await f.cli(['--url', f.url, 'todo', 'frobnicate'])).code).toBe(2);
   });

@@ -11,7 +11,8 @@ import { Factory } from '../../cli/client.js';
 import { buildProgram, commandWords, run } from '../../cli/main.js';
 import { remoteProjectPath } from '../../cli/local-git.js';
 import { colourDiff, pagerCommand, unifiedDiff, type Change } from '../../cli/views/diff.js';
-import { parseMrIid, projectAndMr, titleFromBranch } from '../../cli/commands/merge-request-shared.js';
+import { parseMrIid, titleFromBranch } from '../../cli/commands/merge-request-shared.js';
+import { placeProjectArguments } from '../../cli/current-project.js';
 import { clientEnv, commitFiles, gitOk, repoUrl, tempDir, workTree } from '../helpers/git.js';
 import { fakeIO, ROOT_PASSWORD, startCliFixture, type CliFixture } from './helpers.js';
 
@@ -132,9 +133,11 @@ describe('pure helpers', () => {
   it('parses merge request numbers, [project] <mr> pairs and default titles', () => {
     expect([parseMrIid('3'), parseMrIid('!3'), parseMrIid('#3')]).toEqual([3, 3, 3]);
     expect(() => parseMrIid('three')).toThrow(/by its number/);
-    expect(projectAndMr('root/app', '3')).toEqual({ project: 'root/app', mr: '3' });
-    expect(projectAndMr('3', undefined)).toEqual({ mr: '3' });
-    expect(() => projectAndMr(undefined, undefined)).toThrow(/which merge request/);
+    const count = { declared: 2, requiredAfter: 1 };
+    expect(placeProjectArguments(['root/app', '3'], count, undefined)).toEqual({ values: ['root/app', '3'], projectGiven: true });
+    expect(placeProjectArguments(['3'], count, undefined)).toEqual({ values: [undefined, '3'], projectGiven: false });
+    expect(placeProjectArguments(['3'], count, 'root/app')).toEqual({ values: ['root/app', '3'], projectGiven: false });
+    expect(() => placeProjectArguments(['root/app', '3'], count, 'root/app')).toThrow(/given twice/);
     expect(titleFromBranch('fix-login_page')).toBe('Fix login page');
     expect(commandWords(['node', 'gantry', '--url', 'x', 'mr', 'list'])).toEqual(['mr', 'list']);
   });
@@ -292,7 +295,7 @@ describe('reading and changing merge requests', () => {
     expect((await mr(['show', P, 'abc'])).code).toBe(2);
     const noArgs = await mr(['show']);
     expect(noArgs.code).toBe(2);
-    expect(noArgs.stderr).toContain('which merge request?');
+    expect(noArgs.stderr).toContain('missing <mr> (merge request number (3 or !3))');
     const noClone = await mr(['show', '1']);
     expect(noClone.code).toBe(2);
     expect(noClone.stderr).toContain('not a clone of a project on this server');
