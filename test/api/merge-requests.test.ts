@@ -284,11 +284,13 @@ describe('refresh after a push', () => {
     expect(payloads.map((x) => x.object_attributes.action)).toEqual(['open', 'update']);
     expect(payloads[1].object_attributes).toMatchObject({ oldrev: first, last_commit: { id: second } });
     expect(payloads[1].user.username).toBe('bob');
-    // a conflicting push to the target: no new commits note, but a new version and cannot_be_merged
+    // a conflicting push to the target: unchecked, then cannot_be_merged when read; no commits note and (8.x
+    // reload_merge_requests) no new diff version, since the push brought none of the merge request's commits
     await pushFiles(s.ctx, p.id, alice.id, { 'h.txt': 'other\n' }, { branch: 'master' });
+    expect(rows(`SELECT merge_status FROM merge_requests WHERE id = ?`, mr.id)).toEqual([{ merge_status: 'unchecked' }]);
     r = await s.api('GET', `/projects/${p.id}/merge_requests/${mr.id}`, alice);
     expect(r.body.merge_status).toBe('cannot_be_merged');
-    expect(count(`SELECT COUNT(*) AS n FROM merge_request_diffs WHERE merge_request_id = ?`, mr.id)).toBe(3);
+    expect(count(`SELECT COUNT(*) AS n FROM merge_request_diffs WHERE merge_request_id = ?`, mr.id)).toBe(2);
     expect(count(`SELECT COUNT(*) AS n FROM notes WHERE noteable_type = 'MergeRequest' AND noteable_id = ?`, mr.id)).toBe(1);
     // the source head ref 8.x kept in the target repository
     const { repositoryOf } = await import('../helpers/repository.js');

@@ -1,7 +1,8 @@
 /**
  * After a push (8.x MergeRequests::RefreshService): the open merge requests whose source or target branch moved get
- * merge_status `unchecked` inside the push transaction, then a new diff version computed from git, a system note
- * listing the commits added to the source, the `update` hook (with `oldrev`) and a fresh merge status check.
+ * merge_status `unchecked` inside the push transaction; then those whose source moved (or whose commits the push
+ * brought to the target) get a new diff version computed from git, a system note listing the commits added to the
+ * source, the `update` hook (with `oldrev`) and a fresh merge status check.
  */
 import type { AppContext } from '../../context.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
@@ -89,7 +90,12 @@ onPush({
   },
   async afterCommit(ctx, push) {
     for (const { branch, before } of branchesOf(push)) {
+      const pushed = new Set(push.updates.filter((u) => branchName(u.ref) === branch).flatMap((u) => u.data.commits.map((c) => c.id)));
       for (const { mr, side } of affected(ctx, push.project.id, branch)) {
+        // 8.x reload_merge_requests: a push to the source reloads the diff; a push to the target only when it brought
+        // commits of the merge request (it was merged by hand); otherwise the merge request just stays unchecked and
+        // is checked again when read. A target branch with thousands of open merge requests costs nothing here.
+        if (side === 'target' && !diffCommits(latestDiff(ctx, mr.id)).some((c) => pushed.has(c.id))) continue;
         await refreshMergeRequest(ctx, mr, { push, sourceMoved: side === 'source' ? { before } : undefined });
       }
     }
