@@ -22,6 +22,7 @@ import { registerBuilds } from './commands/builds.js';
 import { registerRunners } from './commands/runners.js';
 import { registerHooks } from './commands/hooks.js';
 import { registerVariables } from './commands/variables.js';
+import { registerApi } from './commands/api.js';
 
 /** A noun whose module is imported only when the command line names it: start-up pays only for what it runs. */
 interface LazyNoun {
@@ -101,6 +102,7 @@ function buildEagerProgram(factory: Factory): Command {
   registerRunners(program, factory);
   registerHooks(program, factory);
   registerVariables(program, factory);
+  registerApi(program, factory);
   return program;
 }
 
