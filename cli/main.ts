@@ -23,6 +23,7 @@ import { registerRunners } from './commands/runners.js';
 import { registerHooks } from './commands/hooks.js';
 import { registerVariables } from './commands/variables.js';
 import { registerApi } from './commands/api.js';
+import { registerCompletion } from './commands/completion.js';
 
 /** A noun whose module is imported only when the command line names it: start-up pays only for what it runs. */
 interface LazyNoun {
@@ -63,7 +64,7 @@ export function commandWords(argv: string[]): string[] {
 export async function buildProgram(factory: Factory, argv: string[] = []): Promise<Command> {
   const program = buildEagerProgram(factory);
   const words = commandWords(argv);
-  const named = words[0] === 'help' ? words[1] : words[0];
+  const named = words[0] === 'help' || words[0] === '__complete' ? words[1] : words[0];
   for (const lazy of LAZY_NOUNS) {
     const noun = program.command(lazy.name).alias(lazy.alias).description(lazy.description);
     if (named === lazy.name || named === lazy.alias) (await lazy.load())(noun, factory);
@@ -103,6 +104,7 @@ function buildEagerProgram(factory: Factory): Command {
   registerHooks(program, factory);
   registerVariables(program, factory);
   registerApi(program, factory);
+  registerCompletion(program, factory);
   return program;
 }
 

@@ -8,12 +8,20 @@ export interface Profile {
   url: string;
   token: string;
   username?: string | null;
+  /** How the token was obtained: `private` (password login) or `personal` / `oauth`; unknown for older profiles. */
+  tokenKind?: string;
+  /** Settings of this profile (`gantry config set`), over the global ones. */
+  settings?: Record<string, string>;
 }
 
 /** The CLI config file: the active profile's name and every profile. */
 export interface CliConfig {
   active: string | null;
   profiles: Record<string, Profile>;
+  /** Settings for every profile (`gantry config set --global`). */
+  settings?: Record<string, string>;
+  /** Command aliases (`gantry alias set co 'mr checkout'`). */
+  aliases?: Record<string, string>;
 }
 
 /** Path of the CLI config file for an environment. */
@@ -30,7 +38,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): CliConfig {
     throw new CliError((e as Error).message);
   }
   const profiles = raw?.profiles && typeof raw.profiles === 'object' ? raw.profiles : {};
-  return { active: typeof raw?.active === 'string' ? raw.active : null, profiles };
+  const record = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, string>) : {});
+  return { active: typeof raw?.active === 'string' ? raw.active : null, profiles, settings: record(raw?.settings), aliases: record(raw?.aliases) };
 }
 
 /** Save the config privately (0600 file in a 0700 dir). */
