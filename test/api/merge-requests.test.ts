@@ -298,6 +298,32 @@ describe('refresh after a push', () => {
   });
 });
 
+describe('refresh after a push to the target branch', () => {
+  it('reloads only the merge requests whose source head the push brought (merged by hand); the others stay unchecked', async () => {
+    const { processPush } = await import('../../daemon/services/push.js');
+    const { repositoryOf } = await import('../helpers/repository.js');
+    const { lookupProject } = await import('../../daemon/services/projects.js');
+    const p = await makeProject(s, alice, 'by-hand');
+    const base = await commitTo(s.ctx, p.id, 'master', { 'f.txt': 'base\n' });
+    const topicHead = await commitTo(s.ctx, p.id, 'topic', { 't.txt': 't\n' }, { from: 'master' });
+    await commitTo(s.ctx, p.id, 'other', { 'o.txt': 'o\n' }, { from: 'master' });
+    const merged = (await s.api('POST', `/projects/${p.id}/merge_requests`, alice, { source_branch: 'topic', target_branch: 'master', title: 'T' })).body;
+    const untouched = (await s.api('POST', `/projects/${p.id}/merge_requests`, alice, { source_branch: 'other', target_branch: 'master', title: 'O' })).body;
+    const versions = (id: number) => count(`SELECT COUNT(*) AS n FROM merge_request_diffs WHERE merge_request_id = ?`, id);
+    expect([versions(merged.id), versions(untouched.id)]).toEqual([1, 1]);
+    // master fast-forwarded to topic by a push (the merge request merged by hand)
+    const repo = await repositoryOf(s.ctx, p.id);
+    await repo.updateRef('refs/heads/master', topicHead, base);
+    const { toUser } = await import('../../daemon/db/rows.js');
+    const user = toUser(s.ctx.db.$client.prepare('SELECT * FROM users WHERE id = ?').get(alice.id) as Record<string, unknown>);
+    await processPush(s.ctx, lookupProject(s.ctx, p.id)!, user, [{ ref: 'refs/heads/master', before: base, after: topicHead }]);
+    expect(versions(merged.id)).toBe(2);
+    expect(rows(`SELECT commits_count FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`, merged.id)).toEqual([{ commits_count: 0 }]);
+    expect(versions(untouched.id)).toBe(1);
+    expect(rows(`SELECT merge_status FROM merge_requests WHERE id = ?`, untouched.id)).toEqual([{ merge_status: 'unchecked' }]);
+  });
+});
+
 describe('PUT /projects/:id/merge_requests/:merge_request_id', () => {
   it('updates fields with system notes, retargets, closes and reopens (state reopened) with events, todos done and hooks', async () => {
     const p = await makeProject(s, alice, 'updates');

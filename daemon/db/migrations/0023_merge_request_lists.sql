@@ -28,3 +28,7 @@ END;
 CREATE TRIGGER merge_request_counts_delete AFTER DELETE ON merge_requests WHEN OLD.deleted_at IS NULL BEGIN
   UPDATE merge_request_counts SET n = n - 1 WHERE project_id = OLD.target_project_id AND state = OLD.state;
 END;
+
+-- After a push to a target branch: the merge requests whose source head the push brought (merged by hand) are found
+-- by that commit, not by reading every open merge request of the branch.
+CREATE INDEX merge_request_diffs_head ON merge_request_diffs(head_commit_sha);

@@ -7,6 +7,7 @@
 import type { AppContext } from '../../context.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { statement } from '../../db/statements.js';
+import { IN_IDS } from '../../db/sql.js';
 import { branchName } from '../../git/refs.js';
 import { messageTitle } from '../../git/objects.js';
 import { onPush, type ProcessedPush } from '../push.js';
@@ -17,13 +18,20 @@ import { mergeRequestNote, queueMergeRequestHook } from './write.js';
 
 const OPEN = `state IN ('opened', 'reopened') AND deleted_at IS NULL`;
 
-/** Open merge requests with `branch` of `projectId` as their source or target. */
-function affected(ctx: AppContext, projectId: number, branch: string): { mr: MergeRequestRow; side: 'source' | 'target' }[] {
-  const rows = statement(ctx,
-    `SELECT *, CASE WHEN source_project_id = @p AND source_branch = @b THEN 'source' ELSE 'target' END AS side FROM merge_requests
-     WHERE ${OPEN} AND ((source_project_id = @p AND source_branch = @b) OR (target_project_id = @p AND target_branch = @b)) ORDER BY id`,
-  ).all({ p: projectId, b: branch }) as Record<string, unknown>[];
-  return rows.map((r) => ({ mr: toMergeRequest(r), side: r.side as 'source' | 'target' }));
+/** Open merge requests with `branch` of `projectId` as their source. */
+function sourceSide(ctx: AppContext, projectId: number, branch: string): MergeRequestRow[] {
+  return (statement(ctx, `SELECT * FROM merge_requests WHERE ${OPEN} AND source_project_id = @p AND source_branch = @b ORDER BY id`)
+    .all({ p: projectId, b: branch }) as Record<string, unknown>[]).map(toMergeRequest);
+}
+
+/** Open merge requests into `branch` of `projectId` (from another branch) whose source head is among `pushed` commits. */
+function targetSideReached(ctx: AppContext, projectId: number, branch: string, pushed: string[]): MergeRequestRow[] {
+  if (pushed.length === 0) return [];
+  return (statement(ctx,
+    `SELECT * FROM merge_requests WHERE ${OPEN} AND target_project_id = @p AND target_branch = @b
+       AND NOT (source_project_id = @p AND source_branch = @b)
+       AND id IN (SELECT merge_request_id FROM merge_request_diffs WHERE head_commit_sha IN ${IN_IDS.replace('?', '@pushed')}) ORDER BY id`,
+  ).all({ p: projectId, b: branch, pushed: JSON.stringify(pushed) }) as Record<string, unknown>[]).map(toMergeRequest);
 }
 
 /** The branch names a push moved (tags do not concern merge requests). */
@@ -90,14 +98,12 @@ onPush({
   },
   async afterCommit(ctx, push) {
     for (const { branch, before } of branchesOf(push)) {
-      const pushed = new Set(push.updates.filter((u) => branchName(u.ref) === branch).flatMap((u) => u.data.commits.map((c) => c.id)));
-      for (const { mr, side } of affected(ctx, push.project.id, branch)) {
-        // 8.x reload_merge_requests: a push to the source reloads the diff; a push to the target only when it brought
-        // commits of the merge request (it was merged by hand); otherwise the merge request just stays unchecked and
-        // is checked again when read. A target branch with thousands of open merge requests costs nothing here.
-        if (side === 'target' && !diffCommits(latestDiff(ctx, mr.id)).some((c) => pushed.has(c.id))) continue;
-        await refreshMergeRequest(ctx, mr, { push, sourceMoved: side === 'source' ? { before } : undefined });
-      }
+      const pushed = push.updates.filter((u) => branchName(u.ref) === branch).flatMap((u) => u.data.commits.map((c) => c.id));
+      // 8.x reload_merge_requests: a push to the source reloads the diff; a push to the target only when it brought
+      // the merge request's commits (its source head: it was merged by hand); the others just stay unchecked and are
+      // checked when read, so a target branch with thousands of open merge requests costs one indexed query here.
+      for (const mr of sourceSide(ctx, push.project.id, branch)) await refreshMergeRequest(ctx, mr, { push, sourceMoved: { before } });
+      for (const mr of targetSideReached(ctx, push.project.id, branch, pushed)) await refreshMergeRequest(ctx, mr, { push });
     }
   },
 });
