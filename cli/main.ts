@@ -24,11 +24,14 @@ import { registerHooks } from './commands/hooks.js';
 import { registerVariables } from './commands/variables.js';
 import { registerApi } from './commands/api.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerBrowse } from './commands/browse.js';
+import { applySettings, expandAlias } from './settings-file.js';
+import { loadConfig } from './profiles.js';
 
 /** A noun whose module is imported only when the command line names it: start-up pays only for what it runs. */
 interface LazyNoun {
   name: string;
-  alias: string;
+  alias?: string;
   description: string;
   /** The module's function that adds the noun's verbs. */
   load(): Promise<(noun: Command, factory: Factory) => void>;
@@ -39,6 +42,9 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'label', alias: 'labels', description: 'list, create, change and delete a project\'s labels', load: async () => (await import('./commands/labels.js')).registerLabels },
   { name: 'milestone', alias: 'milestones', description: 'list, show, create, close and activate a project\'s milestones', load: async () => (await import('./commands/milestones.js')).registerMilestones },
   { name: 'todo', alias: 'todos', description: 'list your todos and mark them done', load: async () => (await import('./commands/todos.js')).registerTodos },
+  { name: 'auth', description: 'show which server, user and token the CLI uses (`auth status`)', load: async () => (await import('./commands/auth.js')).registerAuth },
+  { name: 'config', description: 'get and set per-profile settings: editor, pager, browser, color, output', load: async () => (await import('./commands/config.js')).registerConfig },
+  { name: 'alias', alias: 'aliases', description: 'make words stand for command lines (`gantry alias set co "mr checkout"`)', load: async () => (await import('./commands/config.js')).registerAlias },
   { name: 'mr', alias: 'merge-request', description: 'list, show, create, merge, diff, check out and comment on merge requests', load: async () => (await import('./commands/merge-requests.js')).registerMergeRequests },
 ];
 
@@ -66,7 +72,8 @@ export async function buildProgram(factory: Factory, argv: string[] = []): Promi
   const words = commandWords(argv);
   const named = words[0] === 'help' || words[0] === '__complete' ? words[1] : words[0];
   for (const lazy of LAZY_NOUNS) {
-    const noun = program.command(lazy.name).alias(lazy.alias).description(lazy.description);
+    const noun = program.command(lazy.name).description(lazy.description);
+    if (lazy.alias) noun.alias(lazy.alias);
     if (named === lazy.name || named === lazy.alias) (await lazy.load())(noun, factory);
   }
   inferProjectArguments(program, factory.io, (cmd) => factory.connection(connectionFlags(cmd)).url);
@@ -105,6 +112,7 @@ function buildEagerProgram(factory: Factory): Command {
   registerVariables(program, factory);
   registerApi(program, factory);
   registerCompletion(program, factory);
+  registerBrowse(program, factory);
   return program;
 }
 
@@ -124,11 +132,29 @@ function report(io: IO, e: unknown): number {
   return EXIT.error;
 }
 
+/** argv with a user alias expanded when its first command word is no command of the program (else argv itself). */
+function expandAliases(program: Command, io: IO, argv: string[]): string[] {
+  const [word] = commandWords(argv);
+  if (word === undefined || word === 'help' || program.commands.some((c) => c.name() === word || c.aliases().includes(word))) return argv;
+  let aliases: Record<string, string>;
+  try {
+    aliases = loadConfig(io.env).aliases ?? {};
+  } catch {
+    return argv;
+  }
+  const index = argv.indexOf(word, 2);
+  return aliases[word] === undefined ? argv : expandAlias(argv, index, aliases);
+}
+
 /** Run the CLI with argv (node-style: [node, script, ...args]) and return its exit code. Never throws. */
 export async function run(argv: string[], io: IO = processIO()): Promise<number> {
   const factory = new Factory(io);
   try {
-    await (await buildProgram(factory, argv)).parseAsync(argv);
+    let program = await buildProgram(factory, argv);
+    const expanded = expandAliases(program, io, argv);
+    if (expanded !== argv) program = await buildProgram(factory, (argv = expanded));
+    applySettings(io, program, argv);
+    await program.parseAsync(argv);
     return EXIT.ok;
   } catch (e) {
     return report(io, e);

@@ -56,3 +56,12 @@ export function saveConfig(env: NodeJS.ProcessEnv, config: CliConfig): void {
 export function normaliseUrl(url: string): string {
   return url.trim().replace(/\/+$/, '').replace(/\/api\/v3$/, '');
 }
+
+/**
+ * The kind of a token: what login recorded (`private` after a password login), else by the server's formats: private
+ * tokens are 20 characters, personal access tokens 24 (daemon/services/users.ts). OAuth tokens would be recorded at login.
+ */
+export function tokenKind(token: string, recorded: string | undefined): string {
+  if (recorded) return recorded;
+  return token.length === 24 ? 'personal' : token.length === 20 ? 'private' : 'unknown';
+}

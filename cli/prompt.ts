@@ -49,6 +49,17 @@ export async function confirm(io: IO, question: string): Promise<boolean> {
   }
 }
 
+/** Ask for a line on the terminal; an empty answer gives `fallback`. */
+export async function ask(io: IO, question: string, fallback = ''): Promise<string> {
+  const rl = createInterface({ input: io.stdin, output: process.stderr, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => rl.question(`${question}${fallback ? ` [${fallback}]` : ''}: `, resolve));
+    return answer.trim() || fallback;
+  } finally {
+    rl.close();
+  }
+}
+
 /** Read all of stdin and return its first line (for `--password-stdin` / `--token-stdin`). */
 export async function readStdinLine(io: IO): Promise<string> {
   let text = '';

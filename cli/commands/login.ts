@@ -4,8 +4,8 @@ import { HttpClient } from '../../shared/http.js';
 import { ApiError, toCliError, type Factory } from '../client.js';
 import { CliError, UsageError } from '../errors.js';
 import { printJson, renderTable } from '../output.js';
-import { configFile, loadConfig, normaliseUrl, saveConfig } from '../profiles.js';
-import { promptSecret, readStdinLine } from '../prompt.js';
+import { configFile, loadConfig, normaliseUrl, saveConfig, tokenKind } from '../profiles.js';
+import { ask, promptSecret, readStdinLine } from '../prompt.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3080';
 
@@ -36,7 +36,8 @@ export function registerLogin(program: Command, factory: Factory): void {
     .option('--password-stdin', 'read the password from stdin')
     .option('--token-stdin', 'read a private or personal access token from stdin')
     .addHelpText('after', `
-Give --token (or --token-stdin) to save an existing token, or --username to log in with a password.
+Give --token (or --token-stdin) to save an existing token, or --username to log in with a password; on a
+terminal, \`gantry login\` with neither asks for the server URL and the method.
 The URL defaults to GANTRY_URL, then the profile's URL, then ${DEFAULT_URL}. The profile defaults to
 the active one ("default" at first) and becomes the active profile.
 
@@ -47,7 +48,15 @@ Examples:
       const o = cmd.optsWithGlobals<LoginOptions>();
       const config = loadConfig(io.env);
       const profileName = o.profile ?? io.env.GANTRY_PROFILE ?? config.active ?? 'default';
-      const url = normaliseUrl(o.url ?? io.env.GANTRY_URL ?? config.profiles[profileName]?.url ?? DEFAULT_URL);
+      let url = normaliseUrl(o.url ?? io.env.GANTRY_URL ?? config.profiles[profileName]?.url ?? DEFAULT_URL);
+      const nothingGiven = !o.token && !o.tokenStdin && !o.username && !o.passwordStdin && o.password === undefined;
+      if (nothingGiven && io.stdinIsTTY && io.stderrIsTTY) {
+        // As `gh auth login`: ask for the server and the method. (A browser method comes with OAuth sign-in.)
+        url = normaliseUrl(await ask(io, 'Gantry server URL', url));
+        const method = (await ask(io, 'Log in with (1) user name and password, or (2) a token', '1')).toLowerCase();
+        if (method === '2' || method.startsWith('t')) o.token = (await promptSecret(io, 'Token (private or personal access token): ')).trim();
+        else o.username = await ask(io, 'User name or email');
+      }
       if (!/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`invalid URL "${url}"`, 'give the server address, e.g. --url http://127.0.0.1:3080');
       let token = o.token ?? (o.tokenStdin ? (await readStdinLine(io)).trim() : undefined);
       const http = new HttpClient({ baseUrl: `${url}/api/v3` });
@@ -63,7 +72,7 @@ Examples:
           }
         } else {
           if (!o.username) {
-            throw new UsageError('nothing to log in with', 'give --username <name> (and --password or a terminal to type it), or --token <token>');
+            throw new UsageError('nothing to log in with', 'give --username <name> (and --password or a terminal to type it), or --token <token>; on a terminal, `gantry login` alone asks');
           }
           let password = o.password ?? (o.passwordStdin ? await readStdinLine(io) : undefined);
           if (password === undefined) {
@@ -83,7 +92,7 @@ Examples:
           token = user.private_token;
           username = user.username;
         }
-        config.profiles[profileName] = { url, token, username };
+        config.profiles[profileName] = { ...config.profiles[profileName], url, token, username, tokenKind: o.username ? 'private' : tokenKind(token, undefined) };
         config.active = profileName;
         saveConfig(io.env, config);
         io.err(`Logged in to ${url} as ${username} (profile "${profileName}", saved in ${configFile(io.env)}).\n`);
