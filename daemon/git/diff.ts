@@ -102,6 +102,38 @@ export async function diffTrees(gitDir: string, from: string | null, to: string,
 }
 
 /** The paths changed between two commits (no patch text): cheap, for push data. */
+/**
+ * The paths each commit added, modified and removed against its first parent (or the empty tree), for many commits
+ * with one `git diff-tree --stdin` (push data lists up to 20: one process, not 20). Keyed by commit sha.
+ */
+export async function changedPathsOfCommits(gitDir: string, commits: readonly { sha: string; parents: readonly string[] }[]): Promise<Map<string, ChangedPaths>> {
+  const out = new Map<string, ChangedPaths>();
+  if (commits.length === 0) return out;
+  for (const c of commits) out.set(c.sha, { added: [], modified: [], removed: [] });
+  // "<commit> <first parent>" compares the commit with that parent alone; a root commit with --root
+  const input = commits.map((c) => (c.parents[0] ? `${c.sha} ${c.parents[0]}` : c.sha)).join('\n') + '\n';
+  const { stdout } = await runGit(['diff-tree', '--stdin', '--root', ...DIFF_FLAGS, '--raw', '-z'], { gitDir, input });
+  const tokens = stdout.toString('utf8').split('\0');
+  let current: ChangedPaths | undefined;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t === '') continue;
+    if (!t.startsWith(':')) {
+      current = out.get(t.trim());
+      continue;
+    }
+    const status = t.slice(1).split(' ')[4] ?? '';
+    const two = status.startsWith('R') || status.startsWith('C');
+    const oldPath = tokens[++i] ?? '';
+    const newPath = two ? (tokens[++i] ?? '') : oldPath;
+    if (!current) continue;
+    if (status === 'D') current.removed.push(oldPath);
+    else if (status === 'A' || two) current.added.push(newPath);
+    else current.modified.push(newPath);
+  }
+  return out;
+}
+
 export async function changedPaths(gitDir: string, from: string | null, to: string): Promise<ChangedPaths> {
   const [a, b] = endpoints(from, to) as [string, string];
   const { stdout } = await runGit(['diff-tree', ...DIFF_FLAGS, '--raw', '-z', a, b], { gitDir });

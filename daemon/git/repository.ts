@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { catFileHeader, catFileObject, closeRepositoryProcesses, type ObjectHeader, type RawObject } from './batch.js';
 import { gitText, runGit, type GitRunOptions, type GitResult } from './command.js';
-import { changedPaths, diffTrees, type ChangedPaths, type FileDiff } from './diff.js';
+import { changedPaths, changedPathsOfCommits, diffTrees, type ChangedPaths, type FileDiff } from './diff.js';
 import { RevisionNotFoundError } from './errors.js';
 import { parseCommit, parseTag, parseTree, type CommitInfo, type Signature, type TreeEntry } from './objects.js';
 import { branchRef, safeRevision, tagRef, validBranchName, validRefName } from './refs.js';
@@ -262,6 +262,11 @@ export class Repository {
     if (from !== null && !a) throw new RevisionNotFoundError(from);
     if (!b) throw new RevisionNotFoundError(to);
     return diffTrees(this.path, a, b, paths);
+  }
+
+  /** changedPaths of many commits (known CommitInfo) with one git process, keyed by sha. */
+  changedPathsOfCommits(commits: readonly CommitInfo[]): Promise<Map<string, ChangedPaths>> {
+    return changedPathsOfCommits(this.path, commits);
   }
 
   /** The paths a commit added, modified and removed against its first parent. */

@@ -120,15 +120,11 @@ export async function buildPushData(ctx: AppContext, project: ProjectRow, user: 
   const urls = projectUrls(ctx, ns, project);
   const tag = update.ref.startsWith('refs/tags/');
   const { commits, total, message, checkout } = await commitsOf(repo, update, tag);
-  const pushCommits = await Promise.all(
-    commits.map(async (c) => {
-      const paths = await repo.changedPaths(c.sha);
-      return {
-        id: c.sha, message: c.message, timestamp: xmlschema(c), url: `${urls.web_url}/commit/${c.sha}`,
-        author: { name: c.author.name, email: c.author.email }, ...paths,
-      };
-    }),
-  );
+  const paths = await repo.changedPathsOfCommits(commits);
+  const pushCommits = commits.map((c) => ({
+    id: c.sha, message: c.message, timestamp: xmlschema(c), url: `${urls.web_url}/commit/${c.sha}`,
+    author: { name: c.author.name, email: c.author.email }, ...(paths.get(c.sha) ?? { added: [], modified: [], removed: [] }),
+  }));
   const kind = tag ? 'tag_push' : 'push';
   return {
     object_kind: kind, event_name: kind, before: update.before, after: update.after, ref: update.ref, checkout_sha: checkout, message,

@@ -149,6 +149,12 @@ describe('createCommit', () => {
       expect.objectContaining({ oldPath: 'a/b/c.txt', newPath: 'moved/c.txt', renamedFile: true, newFile: false, deletedFile: false, diff: '', additions: 0, deletions: 0 }),
     ]);
     expect(await repo.changedPaths(r.sha)).toEqual({ added: ['moved/c.txt'], modified: [], removed: [] });
+    // many commits with one git process: the same answer per commit (a rename, deletions and the root commit)
+    const commits = (await Promise.all([r.sha, second, first].map((sha) => repo.readCommit(sha)))).map((c) => c!);
+    const many = await repo.changedPathsOfCommits(commits);
+    expect([...many.keys()]).toEqual(commits.map((c) => c.sha));
+    for (const c of commits) expect(many.get(c.sha), c.sha).toEqual(await repo.changedPaths(c.sha));
+    expect(many.get(first)!.added.length).toBeGreaterThan(0);
     await repo.updateRef('refs/heads/master', second, r.sha); // put master back for the next tests
   });
 });
