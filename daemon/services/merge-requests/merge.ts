@@ -34,7 +34,7 @@ import { updateMergeRequest, type MergeRequestWriteRights, type UpdateMergeReque
 import {
   canMergeMergeRequest, defaultMergeCommitMessage, headPipeline, isActivePipeline, mergeableCiState, mergeHeads, cleanMergeTree,
 } from './merge-state.js';
-import { endsOf, sourceHeadInTarget } from './diffs.js';
+import { checkMergeStatus, endsOf, sourceHeadInTarget } from './diffs.js';
 import { enableAutoMerge } from './auto-merge.js';
 import { closingIssuesOf } from './closing.js';
 
@@ -106,7 +106,11 @@ async function planAccept(
   const heads = await mergeHeads(ctx, project, mr);
   if (!heads.sourceSha || !heads.targetSha) throw notAllowed();
   const tree = await cleanMergeTree(ctx, project, heads.targetSha, heads.sourceSha);
-  if (!tree) throw cannotBeMerged();
+  if (!tree) {
+    // the merge was checked: an unchecked merge request now reads cannot_be_merged (8.x check_if_can_be_merged)
+    await checkMergeStatus(ctx, mr, project);
+    throw cannotBeMerged();
+  }
   if (p.sha !== undefined && p.sha !== heads.sourceSha) throw conflict(`SHA does not match HEAD of source branch: ${heads.sourceSha}`);
   const options: MergeOptions = { commitMessage: p.merge_commit_message ?? null, removeSourceBranch: p.should_remove_source_branch ?? false };
   const pipeline = headPipeline(ctx, mr, heads.source, heads.sourceSha);
