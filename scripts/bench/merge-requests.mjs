@@ -34,7 +34,7 @@ function timedGit(gitDir, args) {
  * (diverged), `feature` with `commits` commits off the base each changing one file (all `files` changed in the end),
  * and `bigdiff` off the base adding about `diffMb` MB of text in 40 files.
  */
-async function writeHistory(gitDir, { commits, files, diffMb }) {
+export async function writeHistory(gitDir, { commits, files, diffMb }) {
   const child = spawn('git', [`--git-dir=${gitDir}`, 'fast-import', '--quiet', '--force'], { env: GIT_ENV, stdio: ['pipe', 'inherit', 'inherit'] });
   const done = new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import exited ${code}`)))));
   const out = child.stdin;
@@ -76,7 +76,7 @@ async function writeHistory(gitDir, { commits, files, diffMb }) {
 }
 
 /** Insert `count` merge request rows (every 3rd merged, every 5th closed) into the project, in one transaction. */
-function seedMergeRequests(dataDir, projectId, rootId, count) {
+export function seedMergeRequests(dataDir, projectId, rootId, count) {
   const Database = require('better-sqlite3');
   const db = new Database(join(dataDir, 'gantry.db'));
   db.pragma('journal_mode = WAL');
