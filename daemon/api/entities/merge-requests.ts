@@ -15,7 +15,7 @@ import { milestonesById } from '../../services/collaboration/milestones.js';
 import { voteCounts } from '../../services/collaboration/award-emoji.js';
 import { userNotesCounts } from '../../services/collaboration/notes.js';
 import { subscribedSet } from '../../services/collaboration/subscriptions.js';
-import { latestDiffs, workInProgress } from '../../services/merge-requests/find.js';
+import { latestDiffHeads, workInProgress } from '../../services/merge-requests/find.js';
 import { Nullable } from '../params.js';
 import { milestoneEntity, MilestoneSchema } from './milestones.js';
 import { userBasic, UserBasicSchema } from './users.js';
@@ -51,7 +51,7 @@ export function presentMergeRequests(ctx: AppContext, viewer: UserRow | null, ro
   const subscribed = viewer ? subscribedSet(ctx, viewer.id, 'MergeRequest', ids, implicit) : new Set<number>();
   const users = usersById(ctx, rows.flatMap((r) => [r.authorId, r.assigneeId].filter((x): x is number => x !== null)));
   const webUrls = projectWebUrls(ctx, rows.map((r) => r.targetProjectId));
-  const diffs = latestDiffs(ctx, ids);
+  const heads = latestDiffHeads(ctx, ids);
   return rows.map((m) => {
     const author = m.authorId !== null ? users.get(m.authorId) : undefined;
     const assignee = m.assigneeId !== null ? users.get(m.assigneeId) : undefined;
@@ -79,7 +79,7 @@ export function presentMergeRequests(ctx: AppContext, viewer: UserRow | null, ro
       milestone: milestone ? milestoneEntity(milestone) : null,
       merge_when_build_succeeds: m.mergeWhenBuildSucceeds,
       merge_status: m.mergeStatus,
-      sha: diffs.get(m.id)?.headCommitSha ?? null,
+      sha: heads.get(m.id) ?? null,
       merge_commit_sha: m.mergeCommitSha,
       subscribed: subscribed.has(m.id),
       user_notes_count: notes.get(m.id) ?? 0,
