@@ -12,10 +12,19 @@ import { getSettings } from './settings.js';
 import { recordEvent } from './events.js';
 import { removeProjectStorage, storageCreated, storageForked, storageMoved } from './storage.js';
 import { validPath } from './users.js';
+import { UntilNextWrite } from '../db/read-cache.js';
 
 /** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. */
 export function lookupProject(ctx: AppContext, idOrPath: string | number): ProjectRow | null {
   const text = String(idOrPath);
+  // every project-scoped request starts here: the row is kept until the next write
+  return projectLookups.get(ctx, text, () => ({ row: readProject(ctx, text) })).row;
+}
+
+/** `:id` (id or namespace/path) -> project row, exact until the next write. */
+const projectLookups = new UntilNextWrite<{ row: ProjectRow | null }>(10_000);
+
+function readProject(ctx: AppContext, text: string): ProjectRow | null {
   const slash = text.indexOf('/');
   if (slash > 0) {
     const nsPath = text.slice(0, slash);

@@ -11,8 +11,14 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
     const rows = [];
     process.stderr.write(`bench api: creating ${projects} projects with POST /projects...\n`);
     rows.push(await cannon({
-      title: `POST /projects (${projects} creates)`, url: `${d.url}/api/v3/projects`, method: 'POST', headers,
-      amount: projects, connections: 8,
+      title: `POST /projects (${projects} creates, 4 in flight)`, url: `${d.url}/api/v3/projects`, method: 'POST', headers,
+      amount: projects, connections: 4,
+      requests: [{ setupRequest: (req) => { n += 1; return { ...req, body: JSON.stringify({ name: `bench ${n}`, path: `bench-${n}` }) }; } }],
+    }));
+    // creation on a database that already holds them all (the issue's figure: 4 in flight on 10,000 projects)
+    rows.push(await cannon({
+      title: `POST /projects on ${projects} projects (1000 creates, 4 in flight)`, url: `${d.url}/api/v3/projects`, method: 'POST', headers,
+      amount: 1000, connections: 4,
       requests: [{ setupRequest: (req) => { n += 1; return { ...req, body: JSON.stringify({ name: `bench ${n}`, path: `bench-${n}` }) }; } }],
     }));
     const count = await fetch(`${d.url}/api/v3/projects?per_page=1`, { headers }).then((r) => r.headers.get('x-total'));
