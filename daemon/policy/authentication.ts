@@ -36,7 +36,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 /** Token hash -> its active user (or none), exact until the next write (a block, a revoke) or the next UTC day (expiry). */
-const tokenUsers = new UntilNextWrite<{ user: UserRow | null }>(10_000);
+const tokenUsers = new UntilNextWrite<{ user: UserRow | null }>(1000);
 
 /** The user owning a private or personal access token, or null. Blocked users count as nobody. */
 export function userForToken(ctx: AppContext, token: string): UserRow | null {

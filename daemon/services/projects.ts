@@ -22,7 +22,7 @@ export function lookupProject(ctx: AppContext, idOrPath: string | number): Proje
 }
 
 /** `:id` (id or namespace/path) -> project row, exact until the next write. */
-const projectLookups = new UntilNextWrite<{ row: ProjectRow | null }>(10_000);
+const projectLookups = new UntilNextWrite<{ row: ProjectRow | null }>(1000);
 
 function readProject(ctx: AppContext, text: string): ProjectRow | null {
   const slash = text.indexOf('/');
