@@ -7,50 +7,19 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { UserRow } from '../../db/schema.js';
-import { statement } from '../../db/statements.js';
-import { toUser } from '../../db/rows.js';
-import { IN_IDS, idList } from '../../db/sql.js';
-import { labelTitlesOf } from '../../services/collaboration/labels.js';
-import { milestonesById } from '../../services/collaboration/milestones.js';
-import { voteCounts } from '../../services/collaboration/award-emoji.js';
-import { userNotesCounts } from '../../services/collaboration/notes.js';
-import { subscribedSet } from '../../services/collaboration/subscriptions.js';
 import { latestDiffHeads, workInProgress } from '../../services/merge-requests/find.js';
 import { Nullable } from '../params.js';
+import { loadIssuablePage } from './issuables.js';
 import { milestoneEntity, MilestoneSchema } from './milestones.js';
 import { userBasic, UserBasicSchema } from './users.js';
 
 type Rec = Record<string, unknown>;
 
-/** Users by id (one query). */
-function usersById(ctx: AppContext, ids: number[]): Map<number, UserRow> {
-  const uniq = [...new Set(ids)];
-  if (uniq.length === 0) return new Map();
-  return new Map((statement(ctx, `SELECT * FROM users WHERE id IN ${IN_IDS}`).all(idList(uniq)) as Rec[]).map((u) => [u.id as number, toUser(u)]));
-}
-
-/** `<base>/<namespace path>/<project path>` per project id (one query). */
-function projectWebUrls(ctx: AppContext, projectIds: number[]): Map<number, string> {
-  const uniq = [...new Set(projectIds)];
-  const base = ctx.externalUrl();
-  return new Map((statement(ctx,
-    `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${IN_IDS}`,
-  ).all(idList(uniq)) as { id: number; ns: string; path: string }[]).map((r) => [r.id, `${base}/${r.ns}/${r.path}`]));
-}
-
 /** Present a page of merge requests for `viewer` (subscribed is the viewer's) with a fixed number of queries. */
 export function presentMergeRequests(ctx: AppContext, viewer: UserRow | null, rows: MergeRequestRow[]): Rec[] {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const labels = labelTitlesOf(ctx, 'MergeRequest', ids);
-  const milestoneIds = [...new Set(rows.map((r) => r.milestoneId).filter((x): x is number => x !== null))];
-  const milestones = milestoneIds.length ? milestonesById(ctx, milestoneIds) : new Map();
-  const votes = voteCounts(ctx, 'MergeRequest', ids);
-  const notes = userNotesCounts(ctx, 'MergeRequest', ids);
-  const implicit = new Map(rows.map((r) => [r.id, [r.authorId, r.assigneeId].filter((x): x is number => x !== null)]));
-  const subscribed = viewer ? subscribedSet(ctx, viewer.id, 'MergeRequest', ids, implicit) : new Set<number>();
-  const users = usersById(ctx, rows.flatMap((r) => [r.authorId, r.assigneeId].filter((x): x is number => x !== null)));
-  const webUrls = projectWebUrls(ctx, rows.map((r) => r.targetProjectId));
+  const { labels, milestones, votes, notes, subscribed, users, webUrls } = loadIssuablePage(ctx, viewer, 'MergeRequest', rows.map((r) => ({ ...r, projectId: r.targetProjectId })));
   const heads = latestDiffHeads(ctx, ids);
   return rows.map((m) => {
     const author = m.authorId !== null ? users.get(m.authorId) : undefined;

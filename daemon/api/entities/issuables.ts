@@ -1,0 +1,69 @@
+/**
+ * What the Issue and MergeRequest presenters load for a page of issuables, with a fixed number of queries: labels,
+ * milestones, votes, user notes counts, the viewer's subscriptions (author and assignee count as subscribed, as
+ * 8.x's Subscribable), authors and assignees, and the projects' web URLs.
+ */
+import type { AppContext } from '../../context.js';
+import type { MilestoneRow } from '../../db/schema-collaboration.js';
+import type { UserRow } from '../../db/schema.js';
+import { statement } from '../../db/statements.js';
+import { toUser } from '../../db/rows.js';
+import { IN_IDS, idList } from '../../db/sql.js';
+import { labelTitlesOf } from '../../services/collaboration/labels.js';
+import { milestonesById } from '../../services/collaboration/milestones.js';
+import { voteCounts } from '../../services/collaboration/award-emoji.js';
+import { userNotesCounts } from '../../services/collaboration/notes.js';
+import { subscribedSet } from '../../services/collaboration/subscriptions.js';
+
+/** The columns of an issue or merge request the page loads need. */
+export interface IssuableRef {
+  id: number;
+  projectId: number;
+  authorId: number | null;
+  assigneeId: number | null;
+  milestoneId: number | null;
+}
+
+/** The batch-loaded parts of a page of issuables. */
+export interface IssuablePage {
+  labels: Map<number, string[]>;
+  milestones: Map<number, MilestoneRow>;
+  votes: Map<number, { upvotes: number; downvotes: number }>;
+  notes: Map<number, number>;
+  subscribed: Set<number>;
+  users: Map<number, UserRow>;
+  webUrls: Map<number, string>;
+}
+
+/** Users by id (one query). */
+function usersById(ctx: AppContext, ids: number[]): Map<number, UserRow> {
+  const uniq = [...new Set(ids)];
+  if (uniq.length === 0) return new Map();
+  return new Map((statement(ctx, `SELECT * FROM users WHERE id IN ${IN_IDS}`).all(idList(uniq)) as Record<string, unknown>[]).map((u) => [u.id as number, toUser(u)]));
+}
+
+/** `<base>/<namespace path>/<project path>` per project id (one query). */
+function projectWebUrls(ctx: AppContext, projectIds: number[]): Map<number, string> {
+  const uniq = [...new Set(projectIds)];
+  const base = ctx.externalUrl();
+  return new Map((statement(ctx,
+    `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${IN_IDS}`,
+  ).all(idList(uniq)) as { id: number; ns: string; path: string }[]).map((r) => [r.id, `${base}/${r.ns}/${r.path}`]));
+}
+
+/** Load a page of issues or merge requests for `viewer`. */
+export function loadIssuablePage(ctx: AppContext, viewer: UserRow | null, type: 'Issue' | 'MergeRequest', rows: readonly IssuableRef[]): IssuablePage {
+  const ids = rows.map((r) => r.id);
+  const milestoneIds = [...new Set(rows.map((r) => r.milestoneId).filter((x): x is number => x !== null))];
+  const people = (r: IssuableRef) => [r.authorId, r.assigneeId].filter((x): x is number => x !== null);
+  const implicit = new Map(rows.map((r) => [r.id, people(r)]));
+  return {
+    labels: labelTitlesOf(ctx, type, ids),
+    milestones: milestoneIds.length ? milestonesById(ctx, milestoneIds) : new Map(),
+    votes: voteCounts(ctx, type, ids),
+    notes: userNotesCounts(ctx, type, ids),
+    subscribed: viewer ? subscribedSet(ctx, viewer.id, type, ids, implicit) : new Set<number>(),
+    users: usersById(ctx, rows.flatMap(people)),
+    webUrls: projectWebUrls(ctx, rows.map((r) => r.projectId)),
+  };
+}
