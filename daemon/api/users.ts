@@ -16,6 +16,7 @@ import {
 } from './entities/users.js';
 import { Bool, given, Int, PageParams, RequiredString } from './params.js';
 import { paginate, paginateArray } from './pagination.js';
+import { validDate } from '../dates.js';
 
 const UserFields = {
   email: Type.Optional(Type.String()),
@@ -48,7 +49,6 @@ const SessionFields = Type.Object({
 const UserIdParams = Type.Object({ id: Type.String({ description: 'user ID' }) });
 const TokenParams = Type.Object({ token_id: Type.String({ description: 'personal access token ID' }) });
 const UserTokenParams = Type.Object({ ...UserIdParams.properties, ...TokenParams.properties });
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** `:id` as a number; an id that is not all digits names no user (8.x: the route did not match). */
 function numericParam(request: FastifyRequest, name: 'id' | 'token_id', resource: string): number {
@@ -65,14 +65,6 @@ async function dropBlank(request: FastifyRequest): Promise<void> {
   const body = request.body;
   if (!body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return;
   for (const [k, v] of Object.entries(body)) if (v === '' || v === null) delete (body as Record<string, unknown>)[k];
-}
-
-/** A valid calendar date in YYYY-MM-DD form. */
-function validDate(text: string): boolean {
-  const m = DATE.exec(text);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.toISOString().slice(0, 10) === text;
 }
 
 /** Registers the session, user and users routes. */

@@ -5,6 +5,7 @@ import { now } from '../context.js';
 import { namespaces, projectGroupLinks, projects, type ProjectGroupLinkRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { badRequestMessage, conflict, invalidParam, notFound } from '../errors.js';
 import { canGroup, GUEST, MASTER } from '../policy/permissions.js';
+import { validDate } from '../dates.js';
 
 /** Star a project for a user; false when it was already starred. */
 export function starProject(ctx: AppContext, user: UserRow, project: ProjectRow): boolean {
@@ -69,9 +70,3 @@ export function unshareProject(ctx: AppContext, project: ProjectRow, groupId: nu
   if (r.changes === 0) throw notFound('Group Link');
 }
 
-/** A real calendar date `YYYY-MM-DD`. */
-function validDate(text: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
-  const d = new Date(`${text}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === text;
-}

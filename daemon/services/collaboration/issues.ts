@@ -22,6 +22,10 @@ import {
 } from './system-notes.js';
 import { markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForUpdatedIssuable, type IssuableInfo } from './todos.js';
 import type { Tx } from './tx.js';
+import { validDate } from '../../dates.js';
+import { assigneeOf, labelTitles } from './issuable-params.js';
+
+export { labelTitles } from './issuable-params.js';
 
 /** Longest issue title (8.x: a string column). */
 export const ISSUE_TITLE_MAX = 255;
@@ -55,26 +59,11 @@ export interface IssueWriteRights {
   timestamps: boolean;
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-/** Whether a string is a real calendar date YYYY-MM-DD. */
-function validDate(s: string): boolean {
-  const m = DATE.exec(s);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
-}
-
 /** An ISO 8601 time as the API's UTC form with milliseconds, or null when it is not one. */
 function isoTime(s: string): string | null {
   if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s.trim())) return null;
   const ms = Date.parse(s.trim());
   return Number.isFinite(ms) ? new Date(ms).toISOString() : null;
-}
-
-/** Split a comma-separated labels param into trimmed titles (blank ones dropped). */
-export function labelTitles(labels: string | undefined): string[] {
-  if (labels === undefined) return [];
-  return labels.split(',').map((l) => l.trim()).filter((l) => l !== '');
 }
 
 /** Validate the params of a create or update before anything is written (the 8.x validation body on failure). */
@@ -92,15 +81,6 @@ function validate(p: UpdateIssueParams & { created_at?: string }, creating: bool
   if (p.updated_at !== undefined && isoTime(p.updated_at) === null) errors.updated_at = ['is invalid'];
   if (p.state_event !== undefined && p.state_event !== 'close' && p.state_event !== 'reopen') errors.state_event = ['is invalid'];
   if (Object.keys(errors).length) throw validationError(errors);
-}
-
-/** The assignee id to store: 0 means none; an unknown user is a validation error. */
-function assigneeOf(tx: Tx, id: number | undefined): number | null | undefined {
-  if (id === undefined) return undefined;
-  if (id === 0) return null;
-  const u = tx.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
-  if (!u) throw validationError({ assignee_id: ['is invalid'] });
-  return u.id;
 }
 
 /** What the todo service needs to know about an issue. */

@@ -13,6 +13,7 @@ import type { Tx } from './tx.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import { toMilestone } from '../../db/rows.js';
+import { validDate } from '../../dates.js';
 
 /** Longest milestone title and description. */
 export const MILESTONE_TITLE_MAX = 255;
@@ -74,15 +75,6 @@ export interface MilestoneParams {
 /** Ruby's inspect of an errors hash, as 8.x's `Failed to create milestone {:title=>["has already been taken"]}`. */
 function rubyErrors(errors: Record<string, string[]>): string {
   return `{${Object.entries(errors).map(([k, v]) => `:${k}=>[${v.map((m) => JSON.stringify(m)).join(', ')}]`).join(', ')}}`;
-}
-
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-/** Whether a string is a real calendar date YYYY-MM-DD. */
-export function validDate(s: string): boolean {
-  const m = DATE.exec(s);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
 }
 
 function validate(tx: Tx, projectId: number, p: MilestoneParams, selfId: number | null): Record<string, string[]> {

@@ -27,6 +27,7 @@ import {
   branchHead, checkMergeStatus, computeDiff, diffChanged, endsOf, insertDiff, resetMergeStatus, writeHeadRef, type ComputedDiff,
 } from './diffs.js';
 import { isOpen, latestDiff, mergeRequestInfo } from './find.js';
+import { assigneeOf, labelTitles } from '../collaboration/issuable-params.js';
 
 /** Longest merge request title (8.x: a string column). */
 export const MR_TITLE_MAX = 255;
@@ -66,11 +67,6 @@ export interface MergeRequestWriteRights {
 /** 422 with 8.x's Grape `error!` body: `{"error": [message]}`. */
 const unprocessableList = (message: string) => new ApiError(422, { error: [message] });
 
-/** Split a comma-separated labels param into trimmed titles (blank ones dropped). */
-function labelTitles(labels: string | undefined): string[] {
-  return labels === undefined ? [] : labels.split(',').map((l) => l.trim()).filter((l) => l !== '');
-}
-
 /** Validate title and description (the 8.x validation body on failure). */
 function validateText(p: { title?: string; description?: string }): void {
   const errors: Record<string, string[]> = {};
@@ -82,15 +78,6 @@ function validateText(p: { title?: string; description?: string }): void {
     errors.description = [`is too long (maximum is ${MR_DESCRIPTION_MAX} characters)`];
   }
   if (Object.keys(errors).length) throw validationError(errors);
-}
-
-/** The assignee id to store: 0 means none; an unknown user is a validation error. */
-function assigneeOf(tx: Tx, id: number | undefined): number | null | undefined {
-  if (id === undefined) return undefined;
-  if (id === 0) return null;
-  const u = tx.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
-  if (!u) throw validationError({ assignee_id: ['is invalid'] });
-  return u.id;
 }
 
 /** 409 when another open merge request has the same source project+branch and target project+branch (8.x validate_branches). */

@@ -1,0 +1,19 @@
+/** Parameters that issues and merge requests take alike (labels, assignee_id). */
+import { eq } from 'drizzle-orm';
+import { users } from '../../db/schema.js';
+import { validationError } from '../../errors.js';
+import type { Tx } from './tx.js';
+
+/** Split a comma-separated labels param into trimmed titles (blank ones dropped). */
+export function labelTitles(labels: string | undefined): string[] {
+  return labels === undefined ? [] : labels.split(',').map((l) => l.trim()).filter((l) => l !== '');
+}
+
+/** The assignee id to store: 0 means none; an unknown user is a validation error. */
+export function assigneeOf(tx: Tx, id: number | undefined): number | null | undefined {
+  if (id === undefined) return undefined;
+  if (id === 0) return null;
+  const u = tx.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
+  if (!u) throw validationError({ assignee_id: ['is invalid'] });
+  return u.id;
+}
