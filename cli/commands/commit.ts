@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { noteMorePages, type Factory } from '../client.js';
 import { printJson, printList, renderRecord, shortTime, type Column } from '../output.js';
 import { connectionFlags, idOrPath, listFlags, listOptions } from './common.js';
+import { fileDiff, type Change } from '../views/diff.js';
 
 /** A commit as the commit list sends it. */
 export interface Commit {
@@ -24,35 +25,12 @@ export interface CommitDetail extends Commit {
   status: string | null;
 }
 
-/** A diff item. */
-export interface Diff {
-  old_path: string;
-  new_path: string;
-  a_mode: string | null;
-  b_mode: string | null;
-  diff: string;
-  new_file: boolean;
-  renamed_file: boolean;
-  deleted_file: boolean;
-}
-
 const COLUMNS: Column<Commit>[] = [
   { header: 'sha', value: (c) => c.short_id },
   { header: 'date', value: (c) => shortTime(c.created_at) },
   { header: 'author', value: (c) => c.author_name, max: 24 },
   { header: 'title', value: (c) => c.title, max: 72 },
 ];
-
-/** A diff item as `git diff` prints it: a header line, then the patch. */
-export function renderDiff(d: Diff): string {
-  const head = [`diff --git a/${d.old_path} b/${d.new_path}`];
-  if (d.new_file) head.push(`new file mode ${d.b_mode}`);
-  else if (d.deleted_file) head.push(`deleted file mode ${d.a_mode}`);
-  else if (d.a_mode !== d.b_mode) head.push(`old mode ${d.a_mode}`, `new mode ${d.b_mode}`);
-  if (d.renamed_file) head.push(`rename from ${d.old_path}`, `rename to ${d.new_path}`);
-  const body = d.diff && !d.diff.endsWith('\n') ? `${d.diff}\n` : d.diff;
-  return `${head.join('\n')}\n${body}`;
-}
 
 /** Registers the `commit` noun. */
 export function registerCommit(program: Command, factory: Factory): void {
@@ -102,9 +80,9 @@ export function registerCommit(program: Command, factory: Factory): void {
     .argument('<sha>', 'commit sha, branch or tag')
     .option('--json', 'print the raw API JSON')
     .action(async (id: string, sha: string, o: { json?: boolean }, cmd: Command) => {
-      const page = await client(cmd).list<Diff>(`/projects/${idOrPath(id)}/repository/commits/${encodeURIComponent(sha)}/diff`, {}, { all: true });
+      const page = await client(cmd).list<Change>(`/projects/${idOrPath(id)}/repository/commits/${encodeURIComponent(sha)}/diff`, {}, { all: true });
       if (o.json) return printJson(io, page.items);
       if (!page.items.length) io.err('No changes.\n');
-      for (const d of page.items) io.out(renderDiff(d));
+      for (const d of page.items) io.out(fileDiff(d));
     });
 }

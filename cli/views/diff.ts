@@ -20,8 +20,8 @@ export interface Change {
 
 const isNoMode = (m: string | null) => !m || /^0+$/.test(m);
 
-/** The git header lines of one file (`diff --git`, modes, rename), then its patch. */
-function fileDiff(c: Change): string {
+/** The git header lines of one file (`diff --git`, modes, rename), then its patch (commit diffs and MR changes). */
+export function fileDiff(c: Change): string {
   const lines = [`diff --git a/${c.old_path} b/${c.new_path}`];
   if (c.new_file) lines.push(`new file mode ${c.b_mode ?? '100644'}`);
   else if (c.deleted_file) lines.push(`deleted file mode ${c.a_mode ?? '100644'}`);
