@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startDaemon, rootToken, cannon, paced, rssMb, machine, table, writeSection } from './lib.mjs';
+import { startDaemon, rootToken, cannon, paced, rssMb, machine, table, writeSection, sequential } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -37,20 +37,6 @@ export function seed(dataDir, projectId, rootId, issues, notes) {
     }
   })();
   db.close();
-}
-
-/** Median and p99 of `n` sequential GETs of one path (the cost of that page alone, nothing queued). */
-async function sequential(url, headers, path, n) {
-  const times = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    const res = await fetch(`${url}${path}`, { headers });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: Number(times[Math.floor(n / 2)].toFixed(2)), p99: Number(times[Math.min(n - 1, Math.floor(n * 0.99))].toFixed(2)) };
 }
 
 export async function run({ issues = Number(process.env.BENCH_ISSUES ?? 100_000), notes = Number(process.env.BENCH_NOTES ?? 200_000), seconds = Number(process.env.BENCH_SECONDS ?? 10) } = {}) {

@@ -186,3 +186,17 @@ export async function againstReference({ title, gantryUrl, refUrl, path, headers
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   return { title, gantry: med(g), reference: med(r), ratio: Number((med(g) / med(r)).toFixed(2)) };
 }
+
+/** Median and p99 of `n` sequential GETs of one path (the cost of that request alone, nothing queued). */
+export async function sequential(url, headers, path, n) {
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const res = await fetch(`${url}${path}`, { headers });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: Number(times[Math.floor(n / 2)].toFixed(2)), p99: Number(times[Math.min(n - 1, Math.floor(n * 0.99))].toFixed(2)) };
+}

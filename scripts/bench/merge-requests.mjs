@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startDaemon, rootToken, cannon, paced, rssMb, machine, table, writeSection } from './lib.mjs';
+import { startDaemon, rootToken, cannon, paced, rssMb, machine, table, writeSection, sequential } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const ms = (t) => Number((performance.now() - t).toFixed(1));
@@ -92,20 +92,6 @@ export function seedMergeRequests(dataDir, projectId, rootId, count) {
     }
   })();
   db.close();
-}
-
-/** Median and p99 of `n` sequential GETs of one path. */
-async function sequential(url, headers, path, n) {
-  const times = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    const res = await fetch(`${url}${path}`, { headers });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: Number(times[Math.floor(n / 2)].toFixed(2)), p99: Number(times[Math.min(n - 1, Math.floor(n * 0.99))].toFixed(2)) };
 }
 
 /** Call the API and fail loudly on an unexpected status. */
