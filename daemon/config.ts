@@ -12,7 +12,41 @@ export interface DaemonConfig {
   runnersToken: string | null;
   /** pino log level; 'silent' in tests. */
   logLevel: string;
+  /** Request size limits and the failed sign-in throttle. */
+  limits: Limits;
+  /** Bearer token a scraper sends for GET /-/metrics; null = only admins may read it. */
+  metricsToken: string | null;
 }
+
+/** Request size limits and the failed sign-in throttle (README "Configuration"). */
+export interface Limits {
+  /** Largest JSON, form, text or multipart body outside uploads, artifacts and git (bytes). */
+  maxBodyBytes: number;
+  /** Largest pack a git push may send (bytes); 0 = no limit. */
+  maxPushBytes: number;
+  signIn: SignInLimits;
+}
+
+/** Failed password sign-ins: per address (Rack::Attack's git_basic_auth Allow2Ban) and per user (Devise lockable). */
+export interface SignInLimits {
+  /** Failures that trigger a ban (per address) or a lock (per user); 0 switches the throttle off. */
+  maxFailures: number;
+  /** An address is banned after maxFailures failures within this many seconds. */
+  findTimeSeconds: number;
+  /** How long a banned address stays banned. */
+  banTimeSeconds: number;
+  /** How long a user stays locked after maxFailures failures in a row. */
+  lockTimeSeconds: number;
+  /** Addresses never banned (a reverse proxy on the same machine); per-user locks still apply to them. */
+  trustedAddresses: string[];
+}
+
+/** The defaults of Limits: 10 MiB bodies, pushes unbounded, GitLab 8.x's throttle numbers. */
+export const DEFAULT_LIMITS: Limits = {
+  maxBodyBytes: 10 * 1024 * 1024,
+  maxPushBytes: 0,
+  signIn: { maxFailures: 10, findTimeSeconds: 60, banTimeSeconds: 3600, lockTimeSeconds: 600, trustedAddresses: ['127.0.0.1', '::1'] },
+};
 
 /** Flag values as parsed by commander (all optional strings). */
 export interface DaemonFlags {
@@ -23,6 +57,14 @@ export interface DaemonFlags {
   rootPassword?: string;
   runnersToken?: string;
   logLevel?: string;
+  maxBodySize?: string;
+  maxPushSize?: string;
+  signinMaxFailures?: string;
+  signinFindTime?: string;
+  signinBanTime?: string;
+  signinLockTime?: string;
+  signinTrustedAddresses?: string;
+  metricsToken?: string;
 }
 
 /** pino's levels, accepted by --log-level. */
@@ -30,7 +72,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 /** Resolve the effective configuration from flags and an environment (an empty value counts as unset). */
 export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
-  const pick = (flag: string | undefined, name: string): string | undefined => {
+  const pick: PickValue = (flag, name) => {
     for (const v of [flag, env[name]]) if (v !== undefined && v.trim() !== '') return v.trim();
     return undefined;
   };
@@ -56,7 +98,53 @@ export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = proce
     rootPassword: nonEmpty(flags.rootPassword) ?? nonEmpty(env.GANTRY_ROOT_PASSWORD) ?? null,
     runnersToken: pick(flags.runnersToken, 'GANTRY_RUNNERS_TOKEN') ?? null,
     logLevel,
+    limits: resolveLimits(flags, pick),
+    metricsToken: nonEmpty(flags.metricsToken) ?? nonEmpty(env.GANTRY_METRICS_TOKEN) ?? null,
   };
+}
+
+type PickValue = (flag: string | undefined, name: string) => string | undefined;
+
+function resolveLimits(flags: DaemonFlags, pick: PickValue): Limits {
+  const d = DEFAULT_LIMITS;
+  const count = (flag: string | undefined, name: string, option: string, fallback: number): number => {
+    const text = pick(flag, name);
+    if (text === undefined) return fallback;
+    if (!/^\d{1,9}$/.test(text)) throw new ConfigError(`invalid ${option} "${text}": use a whole number such as ${fallback}`);
+    return Number(text);
+  };
+  const size = (flag: string | undefined, name: string, option: string, fallback: number): number => {
+    const text = pick(flag, name);
+    if (text === undefined) return fallback;
+    const bytes = parseSize(text);
+    if (bytes === null) throw new ConfigError(`invalid ${option} "${text}": use a size such as 10m, 512k or 1g (0 = no limit where allowed)`);
+    return bytes;
+  };
+  const maxBodyBytes = size(flags.maxBodySize, 'GANTRY_MAX_BODY_SIZE', '--max-body-size', d.maxBodyBytes);
+  if (maxBodyBytes < 1024) throw new ConfigError('--max-body-size must be at least 1k (API requests need room for their JSON)');
+  const addresses = pick(flags.signinTrustedAddresses, 'GANTRY_SIGNIN_TRUSTED_ADDRESSES');
+  return {
+    maxBodyBytes,
+    maxPushBytes: size(flags.maxPushSize, 'GANTRY_MAX_PUSH_SIZE', '--max-push-size', d.maxPushBytes),
+    signIn: {
+      maxFailures: count(flags.signinMaxFailures, 'GANTRY_SIGNIN_MAX_FAILURES', '--signin-max-failures', d.signIn.maxFailures),
+      findTimeSeconds: count(flags.signinFindTime, 'GANTRY_SIGNIN_FIND_TIME', '--signin-find-time', d.signIn.findTimeSeconds),
+      banTimeSeconds: count(flags.signinBanTime, 'GANTRY_SIGNIN_BAN_TIME', '--signin-ban-time', d.signIn.banTimeSeconds),
+      lockTimeSeconds: count(flags.signinLockTime, 'GANTRY_SIGNIN_LOCK_TIME', '--signin-lock-time', d.signIn.lockTimeSeconds),
+      trustedAddresses: addresses === undefined ? d.signIn.trustedAddresses : addresses === 'none' ? [] : addresses.split(/[\s,]+/).filter(Boolean),
+    },
+  };
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+/** A size such as `10485760`, `512k`, `10m`, `10MiB` or `1g` (binary units) in bytes; null when it is not one. */
+export function parseSize(text: string): number | null {
+  const m = text.trim().toLowerCase().match(/^(\d{1,12})\s*([a-z]*)$/);
+  const unit = m ? UNITS[m[2]!] : undefined;
+  if (!m || unit === undefined) return null;
+  const bytes = Number(m[1]) * unit;
+  return Number.isSafeInteger(bytes) ? bytes : null;
 }
 
 const nonEmpty = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);

@@ -67,6 +67,14 @@ export async function main(argv: string[]): Promise<void> {
     .option('--root-password <password>', 'root password on first start (GANTRY_ROOT_PASSWORD; generated when unset)')
     .option('--runners-token <token>', 'instance runner registration token (GANTRY_RUNNERS_TOKEN; generated when unset)')
     .option('--log-level <level>', 'log level: fatal, error, warn, info, debug, silent (GANTRY_LOG_LEVEL, default info)')
+    .option('--max-body-size <size>', 'largest JSON/form request body, e.g. 10m (GANTRY_MAX_BODY_SIZE, default 10m)')
+    .option('--max-push-size <size>', 'largest pack a git push may send, e.g. 2g; 0 = no limit (GANTRY_MAX_PUSH_SIZE, default 0)')
+    .option('--signin-max-failures <n>', 'failed sign-ins before an address is banned or a user locked; 0 = off (GANTRY_SIGNIN_MAX_FAILURES, default 10)')
+    .option('--signin-find-time <seconds>', 'window in which an address\'s failures count (GANTRY_SIGNIN_FIND_TIME, default 60)')
+    .option('--signin-ban-time <seconds>', 'how long an address stays banned (GANTRY_SIGNIN_BAN_TIME, default 3600)')
+    .option('--signin-lock-time <seconds>', 'how long a user stays locked (GANTRY_SIGNIN_LOCK_TIME, default 600)')
+    .option('--signin-trusted-addresses <list>', 'addresses never banned, comma-separated, or none (GANTRY_SIGNIN_TRUSTED_ADDRESSES, default 127.0.0.1,::1)')
+    .option('--metrics-token <token>', 'bearer token for GET /-/metrics scrapers (GANTRY_METRICS_TOKEN; admins can always read it)')
     .parse(argv);
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {

@@ -1,13 +1,15 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, resolveConfig } from '../../daemon/config.js';
+import { ConfigError, DEFAULT_LIMITS, parseSize, resolveConfig } from '../../daemon/config.js';
+
+const sshDefaults = (host: string) => ({ port: 2222, portGiven: false, host, hostGiven: false, externalHost: null, externalPort: null });
 
 describe('resolveConfig', () => {
   it('uses the documented defaults', () => {
     expect(resolveConfig({}, {})).toEqual({
       host: '127.0.0.1', port: 3080, dataDir: join(homedir(), '.local/share/gantry'), externalUrl: null,
-      rootPassword: null, runnersToken: null, logLevel: 'info',
+      rootPassword: null, runnersToken: null, logLevel: 'info', ssh: sshDefaults('127.0.0.1'), limits: DEFAULT_LIMITS, metricsToken: null,
     });
   });
 
@@ -18,7 +20,7 @@ describe('resolveConfig', () => {
     });
     expect(c).toEqual({
       host: '0.0.0.0', port: 8080, dataDir: '/tmp/g', externalUrl: 'https://git.example.com', rootPassword: 'pw-from-env',
-      runnersToken: 'rt-env', logLevel: 'debug',
+      runnersToken: 'rt-env', logLevel: 'debug', ssh: sshDefaults('0.0.0.0'), limits: DEFAULT_LIMITS, metricsToken: null,
     });
   });
 
@@ -29,11 +31,11 @@ describe('resolveConfig', () => {
     };
     const c = resolveConfig({
       host: '::1', port: '0', dataDir: 'rel/dir', externalUrl: 'http://flag.example:8080', rootPassword: 'flag-password',
-      runnersToken: 'flag-token', logLevel: 'silent',
+      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'),
     }, env);
     expect(c).toEqual({
       host: '::1', port: 0, dataDir: resolve('rel/dir'), externalUrl: 'http://flag.example:8080', rootPassword: 'flag-password',
-      runnersToken: 'flag-token', logLevel: 'silent',
+      runnersToken: 'flag-token', logLevel: 'silent', limits: DEFAULT_LIMITS, metricsToken: null,
     });
   });
 
@@ -57,5 +59,39 @@ describe('resolveConfig', () => {
     expect(resolveConfig({ externalUrl: 'https://x.example/gantry/' }, {}).externalUrl).toBe('https://x.example/gantry');
     expect(() => resolveConfig({ logLevel: 'loud' }, {})).toThrow(ConfigError);
     expect(resolveConfig({ logLevel: 'WARN' }, {}).logLevel).toBe('warn');
+  });
+
+  it('reads the limits and the metrics token from flags and the environment', () => {
+    const c = resolveConfig({ maxBodySize: '2m', signinMaxFailures: '5', metricsToken: 'scrape-secret' }, {
+      GANTRY_MAX_BODY_SIZE: '99m', GANTRY_MAX_PUSH_SIZE: '1g', GANTRY_SIGNIN_FIND_TIME: '30', GANTRY_SIGNIN_BAN_TIME: '120',
+      GANTRY_SIGNIN_LOCK_TIME: '90', GANTRY_SIGNIN_TRUSTED_ADDRESSES: '10.0.0.1, ::1', GANTRY_METRICS_TOKEN: 'env-secret',
+    });
+    expect(c.limits).toEqual({
+      maxBodyBytes: 2 * 1024 * 1024, maxPushBytes: 1024 ** 3,
+      signIn: { maxFailures: 5, findTimeSeconds: 30, banTimeSeconds: 120, lockTimeSeconds: 90, trustedAddresses: ['10.0.0.1', '::1'] },
+    });
+    expect(c.metricsToken).toBe('scrape-secret');
+    expect(resolveConfig({ signinTrustedAddresses: 'none' }, {}).limits.signIn.trustedAddresses).toEqual([]);
+  });
+
+  it('parses sizes with binary units and rejects bad limits with a ConfigError', () => {
+    expect([parseSize('512'), parseSize('1k'), parseSize('10MiB'), parseSize('2 g'), parseSize('0')]).toEqual([512, 1024, 10 * 1024 ** 2, 2 * 1024 ** 3, 0]);
+    for (const bad of ['ten', '1.5m', '-1', '10x']) expect(parseSize(bad), bad).toBeNull();
+    expect(() => resolveConfig({ maxBodySize: 'lots' }, {})).toThrow(/invalid --max-body-size "lots"/);
+    expect(() => resolveConfig({ maxBodySize: '100' }, {})).toThrow(/at least 1k/);
+    expect(() => resolveConfig({}, { GANTRY_SIGNIN_MAX_FAILURES: '-3' })).toThrow(/invalid --signin-max-failures/);
+  });
+
+  it('reads the SSH server settings: port (0, off), host, external host and port', () => {
+    expect(resolveConfig({ sshPort: 'off' }, { GANTRY_SSH_PORT: '2200' }).ssh.port).toBeNull();
+    expect(resolveConfig({}, { GANTRY_SSH_PORT: 'OFF' }).ssh).toMatchObject({ port: null, portGiven: true });
+    expect(resolveConfig({ sshPort: '0' }, {}).ssh).toMatchObject({ port: 0, portGiven: true });
+    const c = resolveConfig({ host: '0.0.0.0', sshHost: '10.1.2.3', sshExternalPort: '22' }, {
+      GANTRY_SSH_PORT: '2200', GANTRY_SSH_HOST: '10.9.9.9', GANTRY_SSH_EXTERNAL_HOST: 'git.example.com', GANTRY_SSH_EXTERNAL_PORT: '2022',
+    });
+    expect(c.ssh).toEqual({ port: 2200, portGiven: true, host: '10.1.2.3', hostGiven: true, externalHost: 'git.example.com', externalPort: 22 });
+    for (const sshPort of ['no', '-1', '65536', '22.5']) expect(() => resolveConfig({ sshPort }, {}), sshPort).toThrow(/invalid SSH port .* or off for no SSH server/);
+    expect(() => resolveConfig({ sshExternalPort: '0' }, {})).toThrow(/invalid SSH external port "0": use a number from 1 to 65535/);
+    expect(() => resolveConfig({ sshExternalHost: 'git@example.com' }, {})).toThrow(/invalid SSH external host/);
   });
 });
