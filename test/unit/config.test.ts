@@ -31,11 +31,11 @@ describe('resolveConfig', () => {
     };
     const c = resolveConfig({
       host: '::1', port: '0', dataDir: 'rel/dir', externalUrl: 'http://flag.example:8080', rootPassword: 'flag-password',
-      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'),
+      runnersToken: 'flag-token', logLevel: 'silent',
     }, env);
     expect(c).toEqual({
       host: '::1', port: 0, dataDir: resolve('rel/dir'), externalUrl: 'http://flag.example:8080', rootPassword: 'flag-password',
-      runnersToken: 'flag-token', logLevel: 'silent', limits: DEFAULT_LIMITS, metricsToken: null,
+      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'), limits: DEFAULT_LIMITS, metricsToken: null,
     });
   });
 
