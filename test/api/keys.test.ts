@@ -1,0 +1,244 @@
+/**
+ * User SSH keys: /user/keys (own keys), /users/:id/keys (admins), /keys/:id (admins): every route, its errors
+ * (validation hash, duplicates across users and deploy keys, 404s) and authorization (anonymous 401, non-admins 403
+ * on the admin routes, someone else's key 404); a deleted user's keys go with them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
+import { keyForSsh, touchKeyUsed } from '../../daemon/services/keys/index.js';
+
+let s: TestServer;
+let alice: TestUser;
+let bob: TestUser;
+let blocked: TestUser;
+const ed = () => generateKeyPair('ed25519', { comment: 'alice@laptop' });
+
+beforeAll(async () => {
+  s = await startTestServer();
+  [alice, bob, blocked] = await Promise.all([s.user('keyalice'), s.user('keybob'), s.user('keyblocked')]) as [TestUser, TestUser, TestUser];
+});
+afterAll(async () => s?.close());
+
+const keyCount = () => (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM keys`).get() as { n: number }).n;
+
+describe('POST /user/keys', () => {
+  it('adds a key: 201 SSHKey with the line as given (trimmed), fingerprints stored', async () => {
+    const pair = ed();
+    const r = await s.api('POST', '/user/keys', alice, { title: '  Laptop ', key: `  ${pair.publicKey}\n` });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual({ id: expect.any(Number), title: 'Laptop', key: pair.publicKey, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*\.\d{3}Z$/) });
+    const row = s.ctx.db.$client.prepare(`SELECT * FROM keys WHERE id = ?`).get(r.body.id) as Record<string, unknown>;
+    expect(row).toMatchObject({ type: 'Key', user_id: alice.id, key_type: 'ssh-ed25519', fingerprint: pair.md5, fingerprint_sha256: pair.sha256, can_push: 0 });
+  });
+
+  it('accepts ECDSA and RSA 2048 keys', async () => {
+    for (const pair of [generateKeyPair('ecdsa', { bits: 384 }), generateKeyPair('rsa', { bits: 2048 })]) {
+      const r = await s.api('POST', '/user/keys', alice, { title: 'k', key: pair.publicKey });
+      expect(r.status, pair.publicKey.slice(0, 20)).toBe(201);
+    }
+  });
+
+  it('answers 400 "<attr>" not given for a missing or blank title or key, title first', async () => {
+    const before = keyCount();
+    expect((await s.api('POST', '/user/keys', alice, {})).body).toEqual({ message: '400 (Bad request) "title" not given' });
+    expect((await s.api('POST', '/user/keys', alice, { title: '', key: ed().publicKey })).body).toEqual({ message: '400 (Bad request) "title" not given' });
+    const r = await s.api('POST', '/user/keys', alice, { title: 'x', key: '' });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ message: '400 (Bad request) "key" not given' });
+    expect(keyCount()).toBe(before);
+  });
+
+  it('answers 400 with 8.x validation hashes for refused keys, and stores nothing', async () => {
+    const before = keyCount();
+    const cases: [string, unknown][] = [
+      ['not a key', { key: ['is invalid'], fingerprint: ['cannot be generated'] }],
+      ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA', { fingerprint: ['cannot be generated'] }],
+      [`${ed().publicKey.slice(0, 30)}\n${ed().publicKey.slice(30)}`, { key: ['should be a single line'], fingerprint: ['cannot be generated'] }],
+      [generateKeyPair('dsa').publicKey, { key: ['type is forbidden. Must be RSA, ECDSA, or ED25519'] }],
+      [generateKeyPair('rsa', { bits: 1024 }).publicKey, { key: ['must be at least 2048 bits'] }],
+    ];
+    for (const [key, message] of cases) {
+      const r = await s.api('POST', '/user/keys', alice, { title: 'bad', key });
+      expect(r.status, key.slice(0, 30)).toBe(400);
+      expect(r.body).toEqual({ message });
+    }
+    const long = await s.api('POST', '/user/keys', alice, { title: 't'.repeat(256), key: ed().publicKey });
+    expect(long.body).toEqual({ message: { title: ['is too long (maximum is 255 characters)'] } });
+    expect(keyCount()).toBe(before);
+  });
+
+  it('refuses a private key with a message that says to send the .pub file, never echoing the key', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pair = ed();
+    const secret = readFileSync(pair.privatePath, 'utf8');
+    const r = await s.api('POST', '/user/keys', alice, { title: 'oops', key: secret });
+    expect(r.status).toBe(400);
+    expect(r.body.message.key[0]).toMatch(/private key.*\.pub/);
+    expect(r.text).not.toContain(secret.split('\n')[1]!);
+  });
+
+  it('refuses a key already used by the same user, another user or a deploy key: fingerprint has already been taken', async () => {
+    const pair = ed();
+    expect((await s.api('POST', '/user/keys', alice, { title: 'a', key: pair.publicKey })).status).toBe(201);
+    // the same key with another comment is the same key
+    const [type, data] = pair.publicKey.split(' ');
+    for (const [who, line] of [[alice, pair.publicKey], [bob, `${type} ${data} other comment`]] as const) {
+      const r = await s.api('POST', '/user/keys', who, { title: 'again', key: line });
+      expect(r.status).toBe(400);
+      expect(r.body).toEqual({ message: { fingerprint: ['has already been taken'] } });
+    }
+    const project = await s.api('POST', '/projects', bob, { name: 'keys-dup' });
+    const deploy = ed();
+    expect((await s.api('POST', `/projects/${project.body.id}/deploy_keys`, bob, { title: 'd', key: deploy.publicKey })).status).toBe(201);
+    const taken = await s.api('POST', '/user/keys', alice, { title: 'mine?', key: deploy.publicKey });
+    expect(taken.body).toEqual({ message: { fingerprint: ['has already been taken'] } });
+  });
+
+  it('anonymous: 401', async () => {
+    expect((await s.api('POST', '/user/keys', null, { title: 'a', key: ed().publicKey })).status).toBe(401);
+  });
+});
+
+describe('GET /user/keys and /user/keys/:key_id', () => {
+  it('lists only the caller’s keys, oldest first, with pagination headers', async () => {
+    const mine = await s.api('GET', '/user/keys', alice);
+    expect(mine.status).toBe(200);
+    const rows = s.ctx.db.$client.prepare(`SELECT id FROM keys WHERE user_id = ? ORDER BY id`).all(alice.id) as { id: number }[];
+    expect(mine.body.map((k: { id: number }) => k.id)).toEqual(rows.map((r) => r.id));
+    expect(Object.keys(mine.body[0]).sort()).toEqual(['created_at', 'id', 'key', 'title']);
+    expect(mine.headers['x-total']).toBe(String(rows.length));
+    const page = await s.api('GET', '/user/keys?per_page=1&page=2', alice);
+    expect(page.body).toEqual([mine.body[1]]);
+    expect((await s.api('GET', '/user/keys', bob)).body).toEqual([]);
+  });
+
+  it('shows one own key; someone else’s or a missing key is 404 `404 Not found`', async () => {
+    const [first] = (await s.api('GET', '/user/keys', alice)).body;
+    expect((await s.api('GET', `/user/keys/${first.id}`, alice)).body).toEqual(first);
+    for (const [who, id] of [[bob, first.id], [alice, 999999]] as const) {
+      const r = await s.api('GET', `/user/keys/${id}`, who);
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual({ message: '404 Not found' });
+    }
+  });
+
+  it('anonymous: 401; text id: 400', async () => {
+    expect((await s.api('GET', '/user/keys', null)).status).toBe(401);
+    expect((await s.api('GET', '/user/keys/1', null)).status).toBe(401);
+    expect((await s.api('GET', '/user/keys/abc', alice)).status).toBe(400);
+  });
+});
+
+describe('DELETE /user/keys/:key_id', () => {
+  it('deletes an own key and answers the raw record; someone else’s key is 404 and stays', async () => {
+    const pair = ed();
+    const created = (await s.api('POST', '/user/keys', alice, { title: 'gone', key: pair.publicKey })).body;
+    const other = await s.api('DELETE', `/user/keys/${created.id}`, bob);
+    expect(other.status).toBe(404);
+    expect(other.body).toEqual({ message: '404 Key Not Found' });
+    const r = await s.api('DELETE', `/user/keys/${created.id}`, alice);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: created.id, user_id: alice.id, title: 'gone', key: pair.publicKey, type: 'Key', fingerprint: pair.md5 });
+    expect((await s.api('GET', `/user/keys/${created.id}`, alice)).status).toBe(404);
+    expect(keyForSsh(s.ctx, pair.sha256)).toBeNull();
+    expect((await s.api('DELETE', `/user/keys/${created.id}`, alice)).status).toBe(404);
+    expect((await s.api('DELETE', `/user/keys/${created.id}`, null)).status).toBe(401);
+  });
+});
+
+describe('admin routes: /users/:id/keys, /users/:id/keys/:key_id, /keys/:id', () => {
+  let bobKey: { id: number; key: string };
+  let bobPair: TestKeyPair;
+
+  it('POST /users/:id/keys adds a key to the user (201); unknown user `404 Not found`; validation as for /user/keys', async () => {
+    bobPair = ed();
+    const r = await s.api('POST', `/users/${bob.id}/keys`, s.root, { title: 'by admin', key: bobPair.publicKey });
+    expect(r.status).toBe(201);
+    bobKey = r.body;
+    expect((await s.api('GET', '/user/keys', bob)).body.map((k: { id: number }) => k.id)).toContain(bobKey.id);
+    const unknown = await s.api('POST', '/users/999999/keys', s.root, { title: 'x', key: ed().publicKey });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ message: '404 Not found' });
+    expect((await s.api('POST', `/users/${bob.id}/keys`, s.root, { title: 'x', key: 'nope' })).status).toBe(400);
+    expect((await s.api('POST', `/users/${bob.id}/keys`, s.root, { key: ed().publicKey })).body).toEqual({ message: '400 (Bad request) "title" not given' });
+  });
+
+  it('GET /users/:id/keys lists the user’s keys; unknown user `404 User Not Found`', async () => {
+    const r = await s.api('GET', `/users/${bob.id}/keys`, s.root);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual((await s.api('GET', '/user/keys', bob)).body);
+    expect((await s.api('GET', '/users/999999/keys', s.root)).body).toEqual({ message: '404 User Not Found' });
+  });
+
+  it('GET /keys/:id shows any key with its user as UserFull; a deploy key has user null; missing `404 Not found`', async () => {
+    const r = await s.api('GET', `/keys/${bobKey.id}`, s.root);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: bobKey.id, title: 'by admin', key: bobPair.publicKey, user: { id: bob.id, username: 'keybob', email: 'keybob@example.com' } });
+    const project = await s.api('POST', '/projects', s.root, { name: 'keys-admin-deploy' });
+    const deploy = await s.api('POST', `/projects/${project.body.id}/deploy_keys`, s.root, { title: 'dk', key: ed().publicKey });
+    expect((await s.api('GET', `/keys/${deploy.body.id}`, s.root)).body).toMatchObject({ id: deploy.body.id, user: null });
+    expect((await s.api('GET', '/keys/999999', s.root)).body).toEqual({ message: '404 Not found' });
+  });
+
+  it('DELETE /users/:id/keys/:key_id: raw record; `404 User Not Found`, `404 Key Not Found` (also for another user’s key)', async () => {
+    const aliceKey = (await s.api('GET', '/user/keys', alice)).body[0];
+    expect((await s.api('DELETE', `/users/${bob.id}/keys/${aliceKey.id}`, s.root)).body).toEqual({ message: '404 Key Not Found' });
+    expect((await s.api('DELETE', `/users/999999/keys/${bobKey.id}`, s.root)).body).toEqual({ message: '404 User Not Found' });
+    const r = await s.api('DELETE', `/users/${bob.id}/keys/${bobKey.id}`, s.root);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: bobKey.id, user_id: bob.id, type: 'Key' });
+    expect((await s.api('DELETE', `/users/${bob.id}/keys/${bobKey.id}`, s.root)).body).toEqual({ message: '404 Key Not Found' });
+  });
+
+  it('non-admins get 403 on every admin route (even for themselves), anonymous 401, and nothing changes', async () => {
+    const before = keyCount();
+    const aliceKey = (await s.api('GET', '/user/keys', alice)).body[0];
+    const calls: [string, string, unknown?][] = [
+      ['GET', `/users/${alice.id}/keys`], ['POST', `/users/${alice.id}/keys`, { title: 'x', key: ed().publicKey }],
+      ['POST', `/users/${alice.id}/keys`, {}], ['DELETE', `/users/${alice.id}/keys/${aliceKey.id}`], ['GET', `/keys/${aliceKey.id}`],
+    ];
+    for (const [method, path, body] of calls) {
+      const r = await s.api(method as 'GET', path, bob, body);
+      expect(r.status, `${method} ${path}`).toBe(403);
+      expect(r.body).toEqual({ message: '403 Forbidden' });
+      expect((await s.api(method as 'GET', path, alice, body)).status, `${method} ${path} as self`).toBe(403);
+      expect((await s.api(method as 'GET', path, null, body)).status).toBe(401);
+    }
+    expect(keyCount()).toBe(before);
+  });
+});
+
+describe('the SSH server’s lookups', () => {
+  it('keyForSsh finds a user key with its user; blocked users are returned for the caller to refuse', async () => {
+    const pair = ed();
+    const key = (await s.api('POST', '/user/keys', blocked, { title: 'b', key: pair.publicKey })).body;
+    expect(keyForSsh(s.ctx, pair.sha256)).toMatchObject({ key: { id: key.id, type: 'Key' }, user: { id: blocked.id, state: 'active' }, deployProjectIds: [] });
+    await s.api('PUT', `/users/${blocked.id}/block`, s.root);
+    expect(keyForSsh(s.ctx, pair.sha256)!.user!.state).toBe('blocked');
+    expect(keyForSsh(s.ctx, 'SHA256:unknown')).toBeNull();
+  });
+
+  it('touchKeyUsed writes last_used_at at most once a minute per key', async () => {
+    const pair = ed();
+    const key = (await s.api('POST', '/user/keys', alice, { title: 'used', key: pair.publicKey })).body;
+    const lastUsed = () => (s.ctx.db.$client.prepare(`SELECT last_used_at AS t FROM keys WHERE id = ?`).get(key.id) as { t: string | null }).t;
+    expect(lastUsed()).toBeNull();
+    const t0 = Date.parse('2030-01-01T00:00:00.000Z');
+    touchKeyUsed(s.ctx, key.id, t0);
+    expect(lastUsed()).toBe('2030-01-01T00:00:00.000Z');
+    touchKeyUsed(s.ctx, key.id, t0 + 30_000);
+    expect(lastUsed()).toBe('2030-01-01T00:00:00.000Z');
+    touchKeyUsed(s.ctx, key.id, t0 + 61_000);
+    expect(lastUsed()).toBe('2030-01-01T00:01:01.000Z');
+  });
+
+  it('deleting a user deletes their keys', async () => {
+    const doomed = await s.user('keydoomed');
+    const pair = ed();
+    expect((await s.api('POST', '/user/keys', doomed, { title: 'x', key: pair.publicKey })).status).toBe(201);
+    expect((await s.api('DELETE', `/users/${doomed.id}`, s.root)).status).toBe(200);
+    expect(keyForSsh(s.ctx, pair.sha256)).toBeNull();
+    expect(s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM keys WHERE user_id = ?`).get(doomed.id)).toEqual({ n: 0 });
+  });
+});
