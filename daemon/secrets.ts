@@ -3,7 +3,7 @@
  * again (a user's private token on POST /session, a project's runners token) are derived from the server secret
  * (a file in the data dir, mode 0600) and a per-row salt, so the database alone never reveals them.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
@@ -16,7 +16,7 @@ export function randomToken(length = 20): string {
 
 /** SHA-256 hex of a token: the only form in which tokens are stored. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** scrypt hash of a password, as `scrypt$<salt>$<hash>`. */

@@ -38,9 +38,21 @@ function header(request: FastifyRequest, name: string): string | undefined {
 /** Token hash -> its active user (or none), exact until the next write (a block, a revoke) or the next UTC day (expiry). */
 const tokenUsers = new UntilNextWrite<{ user: UserRow | null }>(1000);
 
+/** Recent tokens' hashes: hashing is a measurable part of a cached request, and the same few tokens come back. */
+const recentHashes = new Map<string, string>();
+function tokenHash(token: string): string {
+  let hash = recentHashes.get(token);
+  if (hash === undefined) {
+    hash = hashToken(token);
+    if (recentHashes.size >= 1000) recentHashes.delete(recentHashes.keys().next().value as string);
+    recentHashes.set(token, hash);
+  }
+  return hash;
+}
+
 /** The user owning a private or personal access token, or null. Blocked users count as nobody. */
 export function userForToken(ctx: AppContext, token: string): UserRow | null {
-  const hash = hashToken(token);
+  const hash = tokenHash(token);
   return tokenUsers.get(ctx, hash, () => ({ user: lookupTokenUser(ctx, hash) })).user;
 }
 
