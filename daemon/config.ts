@@ -12,6 +12,8 @@ export interface DaemonConfig {
   runnersToken: string | null;
   /** pino log level; 'silent' in tests. */
   logLevel: string;
+  /** The built-in SSH server (git over SSH). */
+  ssh: SshConfig;
   /** Request size limits and the failed sign-in throttle. */
   limits: Limits;
   /** Bearer token a scraper sends for GET /-/metrics; null = only admins may read it. */
@@ -48,6 +50,22 @@ export const DEFAULT_LIMITS: Limits = {
   signIn: { maxFailures: 10, findTimeSeconds: 60, banTimeSeconds: 3600, lockTimeSeconds: 600, trustedAddresses: ['127.0.0.1', '::1'] },
 };
 
+/** Settings of the built-in SSH server. */
+export interface SshConfig {
+  /** Port to listen on (0 picks a free one); null: no SSH server (`--ssh-port off`). */
+  port: number | null;
+  /** Whether the port was given: a taken port that was given ends the start, the default one only warns. */
+  portGiven: boolean;
+  /** Address to listen on (the --host value unless --ssh-host is given). */
+  host: string;
+  /** Whether --ssh-host was given (then, unless it is a wildcard address, it is also the advertised host). */
+  hostGiven: boolean;
+  /** Host that ssh_url_to_repo advertises; null: --ssh-host when given, else the external URL's host. */
+  externalHost: string | null;
+  /** Port that ssh_url_to_repo advertises; null: the port the server listens on. */
+  externalPort: number | null;
+}
+
 /** Flag values as parsed by commander (all optional strings). */
 export interface DaemonFlags {
   host?: string;
@@ -57,6 +75,10 @@ export interface DaemonFlags {
   rootPassword?: string;
   runnersToken?: string;
   logLevel?: string;
+  sshPort?: string;
+  sshHost?: string;
+  sshExternalHost?: string;
+  sshExternalPort?: string;
   maxBodySize?: string;
   maxPushSize?: string;
   signinMaxFailures?: string;
@@ -67,6 +89,9 @@ export interface DaemonFlags {
   metricsToken?: string;
 }
 
+/** The default port of the built-in SSH server. */
+export const DEFAULT_SSH_PORT = 2222;
+
 /** pino's levels, accepted by --log-level. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -76,11 +101,7 @@ export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = proce
     for (const v of [flag, env[name]]) if (v !== undefined && v.trim() !== '') return v.trim();
     return undefined;
   };
-  const portText = pick(flags.port, 'GANTRY_PORT') ?? '3080';
-  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new ConfigError(`invalid port "${portText}": use a number from 0 to 65535 (0 picks a free port)`);
-  }
+  const port = portNumber(pick(flags.port, 'GANTRY_PORT') ?? '3080', 'port');
   const externalUrl = pick(flags.externalUrl, 'GANTRY_EXTERNAL_URL') ?? null;
   if (externalUrl !== null && !validHttpUrl(externalUrl)) {
     throw new ConfigError(`invalid external URL "${externalUrl}": use an http:// or https:// URL such as https://gantry.example.com`);
@@ -89,8 +110,23 @@ export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = proce
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`invalid log level "${logLevel}": use one of ${LOG_LEVELS.join(', ')}`);
   }
+  const host = pick(flags.host, 'GANTRY_HOST') ?? '127.0.0.1';
+  const sshPortText = pick(flags.sshPort, 'GANTRY_SSH_PORT');
+  const sshHost = pick(flags.sshHost, 'GANTRY_SSH_HOST');
+  const sshExternalPort = pick(flags.sshExternalPort, 'GANTRY_SSH_EXTERNAL_PORT');
+  const ssh: SshConfig = {
+    port: sshPortText?.toLowerCase() === 'off' ? null : portNumber(sshPortText ?? String(DEFAULT_SSH_PORT), 'SSH port', ' (0 picks a free port), or off for no SSH server'),
+    portGiven: sshPortText !== undefined,
+    host: sshHost ?? host,
+    hostGiven: sshHost !== undefined,
+    externalHost: pick(flags.sshExternalHost, 'GANTRY_SSH_EXTERNAL_HOST') ?? null,
+    externalPort: sshExternalPort === undefined ? null : portNumber(sshExternalPort, 'SSH external port', '', 1),
+  };
+  if (ssh.externalHost !== null && !/^[^\s/@]+$/.test(ssh.externalHost)) {
+    throw new ConfigError(`invalid SSH external host "${ssh.externalHost}": use a host name or address such as git.example.com`);
+  }
   return {
-    host: pick(flags.host, 'GANTRY_HOST') ?? '127.0.0.1',
+    host,
     port,
     dataDir: resolve(pick(flags.dataDir, 'GANTRY_DATA_DIR') ?? join(homedir(), '.local/share/gantry')),
     externalUrl: externalUrl ? externalUrl.replace(/\/+$/, '') : null,
@@ -98,6 +134,7 @@ export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = proce
     rootPassword: nonEmpty(flags.rootPassword) ?? nonEmpty(env.GANTRY_ROOT_PASSWORD) ?? null,
     runnersToken: pick(flags.runnersToken, 'GANTRY_RUNNERS_TOKEN') ?? null,
     logLevel,
+    ssh,
     limits: resolveLimits(flags, pick),
     metricsToken: nonEmpty(flags.metricsToken) ?? nonEmpty(env.GANTRY_METRICS_TOKEN) ?? null,
   };
@@ -145,6 +182,13 @@ export function parseSize(text: string): number | null {
   if (!m || unit === undefined) return null;
   const bytes = Number(m[1]) * unit;
   return Number.isSafeInteger(bytes) ? bytes : null;
+}
+
+/** A port number from text, or a ConfigError naming the setting. */
+function portNumber(text: string, what: string, extra = ' (0 picks a free port)', min = 0): number {
+  const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!Number.isInteger(n) || n < min || n > 65535) throw new ConfigError(`invalid ${what} "${text}": use a number from ${min} to 65535${extra}`);
+  return n;
 }
 
 const nonEmpty = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);

@@ -12,6 +12,8 @@ export interface AppContext {
   paths: { data: string; repositories: string; uploads: string; artifacts: string; traces: string };
   /** The external base URL (no trailing slash); fixed once the daemon listens. */
   externalUrl(): string;
+  /** Host and port ssh_url_to_repo advertises, once the SSH server listens; absent: port 22 of the external URL's host. */
+  sshAddress?(): { host: string; port: number };
 }
 
 /** Storage directories under a data dir. */

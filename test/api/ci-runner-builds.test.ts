@@ -257,9 +257,9 @@ describe('build tokens for git over HTTP', () => {
     const pipeline = insertPipeline(s, project.id);
     const build = insertBuild(s, project.id, pipeline);
     const b = await claim(s, shared.token);
-    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', b.token)).toEqual({ user: null, readOnly: true, projectId: project.id });
+    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', b.token)).toEqual({ user: null, readOnly: true, projectIds: [project.id] });
     expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', 'wrong')).toBeNull();
-    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', projectRunnersToken(s, project.id))).toEqual({ user: null, readOnly: true, projectId: project.id });
+    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', projectRunnersToken(s, project.id))).toEqual({ user: null, readOnly: true, projectIds: [project.id] });
     await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'success' });
     expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', b.token)).toBeNull();
   });

@@ -9,6 +9,7 @@ import { Nullable } from '../params.js';
 import { userBasic, UserBasicSchema } from './users.js';
 import { placeholders } from '../../db/sql.js';
 import { openIssuesCounts } from '../../services/collaboration/issue-lists.js';
+import { sshCloneUrl } from '../../ssh/address.js';
 
 /** What a project presentation adds beyond the Project entity. */
 export interface PresentOptions {
@@ -35,7 +36,8 @@ export function namespaceRecord(ns: NamespaceRow) {
 export function projectUrls(ctx: AppContext, ns: Pick<NamespaceRow, 'path'>, p: Pick<ProjectRow, 'path'>) {
   const base = ctx.externalUrl();
   const web = `${base}/${ns.path}/${p.path}`;
-  return { web_url: web, http_url_to_repo: `${web}.git`, ssh_url_to_repo: `git@${new URL(base).hostname}:${ns.path}/${p.path}.git` };
+  const ssh = ctx.sshAddress?.() ?? { host: new URL(base).hostname, port: 22 };
+  return { web_url: web, http_url_to_repo: `${web}.git`, ssh_url_to_repo: sshCloneUrl(ssh, `${ns.path}/${p.path}.git`) };
 }
 
 /** Present many projects for a viewer with a fixed number of queries. */

@@ -1,0 +1,70 @@
+/**
+ * Who may fetch from or push to a project's repository, whatever the transport: one decision for git over HTTP
+ * (daemon/git-http/) and git over SSH (daemon/ssh/). The transports only turn their own credentials (basic auth,
+ * an SSH key) into a GitCredential and present the outcome (an HTTP status, a line on stderr).
+ */
+import type { AppContext } from '../context.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import { gitProtocolDenial, type GitProtocol } from '../policy/authentication.js';
+import { anonymousCanDownload, canProject } from '../policy/permissions.js';
+import { getSettings } from './settings.js';
+
+/** What a set of git credentials stands for. */
+export interface GitCredential {
+  /** The user acting (null: a credential that is not a user, limited to `projectIds`). */
+  user: UserRow | null;
+  /** Only fetch and clone, never push (CI build tokens, deploy keys). */
+  readOnly?: boolean;
+  /** Only these projects (others answer as if the credential had no access). */
+  projectIds?: readonly number[];
+}
+
+/** The outcome of an access check: allowed (with the acting user, null for anonymous or a deploy key), or refused. */
+export type GitAccess =
+  | { ok: true; user: UserRow | null }
+  | { ok: false; status: 401 | 403 | 404; message: string };
+
+/** GitLab 8.x's GitAccess messages. */
+export const GIT_ACCESS_MESSAGES = {
+  unauthorized: 'HTTP Basic: Access denied',
+  notFound: 'The project you were looking for could not be found.',
+  download: 'You are not allowed to download code from this project.',
+  upload: 'You are not allowed to upload code for this project.',
+  push: 'You are not allowed to push code to this project.',
+} as const;
+
+const deny = (status: 401 | 403 | 404, message: string): GitAccess => ({ ok: false, status, message });
+
+/** The refusal when the enabled_git_access_protocol setting switches `protocol` off; null when it is allowed. */
+export function protocolRefusal(ctx: AppContext, protocol: GitProtocol): GitAccess | null {
+  const message = gitProtocolDenial(getSettings(ctx).enabledGitAccessProtocol, protocol);
+  return message ? deny(403, message) : null;
+}
+
+/**
+ * Decide access to `project` (null: no such project) over `protocol` for `cred` (null: anonymous), reading (`write`
+ * false: upload-pack) or pushing (receive-pack). Missing credentials where they are needed: 401. A caller who may
+ * not see the project: 404. Visible but not allowed: 403. The protocol is checked first, as 8.x's GitAccess#check.
+ */
+export function decideGitAccess(ctx: AppContext, protocol: GitProtocol, cred: GitCredential | null, project: ProjectRow | null, write: boolean): GitAccess {
+  const refused = protocolRefusal(ctx, protocol);
+  if (refused) return refused;
+  if (!cred) {
+    // Anonymous: public projects can be cloned; anything else asks for credentials (without saying whether it exists).
+    if (!write && project && anonymousCanDownload(project)) return { ok: true, user: null };
+    return deny(401, GIT_ACCESS_MESSAGES.unauthorized);
+  }
+  if (!project || (cred.projectIds !== undefined && !cred.projectIds.includes(project.id))) return deny(404, GIT_ACCESS_MESSAGES.notFound);
+  const user = cred.user;
+  if (!user) {
+    // A project-scoped credential without a user: read only.
+    return write ? deny(403, GIT_ACCESS_MESSAGES.upload) : { ok: true, user: null };
+  }
+  if (!canProject(ctx, user, 'read_project', project)) {
+    if (!write && anonymousCanDownload(project)) return { ok: true, user };
+    return deny(404, GIT_ACCESS_MESSAGES.notFound);
+  }
+  if (!write) return canProject(ctx, user, 'download_code', project) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.download);
+  if (cred.readOnly) return deny(403, GIT_ACCESS_MESSAGES.upload);
+  return canProject(ctx, user, 'push_code', project) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.push);
+}
