@@ -5,7 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import { HttpClient } from '../shared/http.js';
 import type { ApiCommandOptions } from './commands/api.js';
-import { toCliError, type Connection } from './client.js';
+import { authHeaders, toCliError, type Connection } from './client.js';
 import { CliError, UsageError } from './errors.js';
 import type { IO } from './io.js';
 
@@ -146,7 +146,7 @@ export async function runApi(io: IO, connection: Connection, endpoint: string, o
     headers['content-type'] ??= 'application/json';
   }
 
-  const http = new HttpClient({ baseUrl: connection.url, headers: { 'private-token': connection.token } });
+  const http = new HttpClient({ baseUrl: connection.url, headers: authHeaders(connection) });
   try {
     const send = async (q: URLSearchParams): Promise<Answer> => {
       try {

@@ -17,7 +17,19 @@ export interface Connection {
   token: string;
   /** The profile the URL or token came from, if any. */
   profile: string | null;
+  /** Set when the token is an OAuth access token of the profile (`gantry login --web`): sent as a Bearer token. */
+  oauth?: OAuthState;
 }
+
+/** What an OAuth connection needs to refresh its access token. */
+export interface OAuthState {
+  refreshToken: string | null;
+  /** Expiry of the access token (ms since the epoch); null when the server gave none. */
+  expiresAt: number | null;
+}
+
+/** An OAuth access token is refreshed this long before it expires (clocks differ, requests take time). */
+export const REFRESH_MARGIN_MS = 60_000;
 
 /**
  * Resolve the connection: flags win over GANTRY_URL / GANTRY_TOKEN, which win over the profile (--profile,
@@ -35,7 +47,34 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   const sameServer = profile && normaliseUrl(profile.url) === url;
   const token = flags.token ?? env.GANTRY_TOKEN ?? (sameServer ? profile.token : undefined);
   if (!token) throw new CliError(`no token for ${url}`, `run \`gantry login --url ${url}\` (or pass --token / set GANTRY_TOKEN)`);
-  return { url, token, profile: sameServer ? profileName ?? null : null };
+  const connection: Connection = { url, token, profile: sameServer ? profileName ?? null : null };
+  if (sameServer && token === profile.token && profile.tokenKind === 'oauth') {
+    connection.oauth = { refreshToken: profile.refreshToken ?? null, expiresAt: profile.tokenExpiresAt ? Date.parse(profile.tokenExpiresAt) : null };
+  }
+  return connection;
+}
+
+/** The header a connection authenticates with: `Authorization: Bearer` for OAuth tokens, else `Private-Token`. */
+export function authHeaders(connection: Connection): Record<string, string> {
+  return connection.oauth ? { authorization: `Bearer ${connection.token}` } : { 'private-token': connection.token };
+}
+
+/** Whether an OAuth connection's access token has expired or expires within REFRESH_MARGIN_MS. */
+export function needsRefresh(connection: Connection, now = Date.now()): boolean {
+  const expiresAt = connection.oauth?.expiresAt;
+  return expiresAt !== undefined && expiresAt !== null && expiresAt - REFRESH_MARGIN_MS <= now;
+}
+
+const refreshes = new WeakMap<Connection, Promise<void>>();
+
+/** Refresh an OAuth connection's access token (one refresh at a time per connection; oauth.ts is loaded only now). */
+export function refreshConnection(env: NodeJS.ProcessEnv, connection: Connection, force = false): Promise<void> {
+  let pending = refreshes.get(connection);
+  if (!pending) {
+    pending = import('./oauth.js').then((m) => m.refreshOAuthToken(env, connection, force)).finally(() => refreshes.delete(connection));
+    refreshes.set(connection, pending);
+  }
+  return pending;
 }
 
 /** An API error answer (status >= 400) as a CLI error: the API's message plus a hint on what to do next. */
@@ -86,15 +125,33 @@ export interface ListOptions {
 export class ApiClient {
   private readonly http: HttpClient;
 
-  constructor(readonly connection: Connection) {
-    this.http = new HttpClient({ baseUrl: `${connection.url}/api/v3`, headers: { 'private-token': connection.token } });
+  /** `env` locates the config file an OAuth profile's refreshed tokens are saved to. */
+  constructor(readonly connection: Connection, private readonly env: NodeJS.ProcessEnv = {}) {
+    this.http = new HttpClient({ baseUrl: `${connection.url}/api/v3` });
   }
 
-  /** Send a request and return status + data; errors become ApiError / CliError. 304 is returned, not thrown. */
+  /** The connection, its OAuth access token refreshed first when it has expired or is about to. */
+  async fresh(): Promise<Connection> {
+    if (needsRefresh(this.connection)) await refreshConnection(this.env, this.connection);
+    return this.connection;
+  }
+
+  /**
+   * Send a request and return status + data; errors become ApiError / CliError. 304 is returned, not thrown. With an
+   * OAuth token, a 401 refreshes the token once and sends the request again.
+   */
   async request<T>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<{ status: number; data: T; headers: Record<string, string> }> {
+    const send = async () => this.http.request<T>(method, path, { ...opts, headers: authHeaders(await this.fresh()) });
     try {
-      return await this.http.request<T>(method, path, opts);
+      return await send();
     } catch (e) {
+      if (!(e instanceof HttpError && e.status === 401 && this.connection.oauth)) throw toCliError(e, this.connection.url);
+    }
+    await refreshConnection(this.env, this.connection, true);
+    try {
+      return await send();
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 401) throw (await import('./oauth.js')).signInAgain(this.connection.url, 'was refused');
       throw toCliError(e, this.connection.url);
     }
   }
@@ -155,9 +212,16 @@ export class Factory {
     return resolveConnection(flags, this.io.env, loadConfig(this.io.env));
   }
 
+  /** The connection of these flags, an OAuth token refreshed first when it has expired or is about to. */
+  async freshConnection(flags: ConnectionFlags): Promise<Connection> {
+    const connection = this.connection(flags);
+    if (needsRefresh(connection)) await refreshConnection(this.io.env, connection);
+    return connection;
+  }
+
   /** An API client for the resolved connection of these flags. */
   client(flags: ConnectionFlags): ApiClient {
-    const client = new ApiClient(this.connection(flags));
+    const client = new ApiClient(this.connection(flags), this.io.env);
     this.clients.push(client);
     return client;
   }

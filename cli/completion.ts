@@ -101,8 +101,9 @@ export async function completions(program: Command, factory: Factory, words: str
 async function projects(factory: Factory, prefix: string): Promise<string[]> {
   try {
     const { HttpClient } = await import('../shared/http.js');
-    const connection = factory.connection({});
-    const http = new HttpClient({ baseUrl: `${connection.url}/api/v3`, headers: { 'private-token': connection.token }, timeoutMs: 2000 });
+    const { authHeaders } = await import('./client.js');
+    const connection = await factory.freshConnection({});
+    const http = new HttpClient({ baseUrl: `${connection.url}/api/v3`, headers: authHeaders(connection), timeoutMs: 2000 });
     try {
       const search = prefix.slice(prefix.lastIndexOf('/') + 1);
       const res = await http.request<Array<{ path_with_namespace: string }>>('GET', '/projects', { query: { search: search || undefined, per_page: 50, simple: true, order_by: 'last_activity_at' } });

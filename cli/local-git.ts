@@ -152,9 +152,10 @@ export async function serverRemotes(io: IO, serverUrl: string): Promise<ServerRe
 
 /**
  * Environment that makes git send the API token as HTTP basic credentials to `url` (the server accepts any user name
- * with a token), through GIT_CONFIG_* so the token never appears in a process's arguments.
+ * with a private or personal token, and `oauth2` with an OAuth token, as GitLab), through GIT_CONFIG_* so the token
+ * never appears in a process's arguments.
  */
-export function tokenAuthEnv(url: string, token: string): Record<string, string> {
-  const basic = Buffer.from(`gantry:${token}`).toString('base64');
+export function tokenAuthEnv(url: string, token: string, oauth = false): Record<string, string> {
+  const basic = Buffer.from(`${oauth ? 'oauth2' : 'gantry'}:${token}`).toString('base64');
   return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: `http.${url}.extraHeader`, GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` };
 }

@@ -45,6 +45,7 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'auth', description: 'show which server, user and token the CLI uses (`auth status`)', load: async () => (await import('./commands/auth.js')).registerAuth },
   { name: 'config', description: 'get and set per-profile settings: editor, pager, browser, color, output', load: async () => (await import('./commands/config.js')).registerConfig },
   { name: 'alias', alias: 'aliases', description: 'make words stand for command lines (`gantry alias set co "mr checkout"`)', load: async () => (await import('./commands/config.js')).registerAlias },
+  { name: 'oauth-app', alias: 'oauth-apps', description: 'register, list and delete OAuth applications', load: async () => (await import('./commands/oauth-apps.js')).registerOAuthApps },
   { name: 'mr', alias: 'merge-request', description: 'list, show, create, merge, diff, check out and comment on merge requests', load: async () => (await import('./commands/merge-requests.js')).registerMergeRequests },
 ];
 

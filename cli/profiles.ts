@@ -10,6 +10,9 @@ export interface Profile {
   username?: string | null;
   /** How the token was obtained: `private` (password login) or `personal` / `oauth`; unknown for older profiles. */
   tokenKind?: string;
+  /** OAuth profiles (`gantry login --web`): the refresh token, and when the access token expires (ISO 8601). */
+  refreshToken?: string;
+  tokenExpiresAt?: string;
   /** Settings of this profile (`gantry config set`), over the global ones. */
   settings?: Record<string, string>;
 }
@@ -52,6 +55,13 @@ export function saveConfig(env: NodeJS.ProcessEnv, config: CliConfig): void {
   }
 }
 
+/** The fields of a profile that outlive a new login (its settings, say): everything but the token and its OAuth data. */
+export function keptOnLogin(p: Profile | undefined): Partial<Profile> {
+  if (!p) return {};
+  const { refreshToken: _refresh, tokenExpiresAt: _expiry, ...kept } = p;
+  return kept;
+}
+
 /** Normalise a server URL for storage and comparison: no trailing slash, no /api/v3 suffix. */
 export function normaliseUrl(url: string): string {
   return url.trim().replace(/\/+$/, '').replace(/\/api\/v3$/, '');
@@ -59,7 +69,7 @@ export function normaliseUrl(url: string): string {
 
 /**
  * The kind of a token: what login recorded (`private` after a password login), else by the server's formats: private
- * tokens are 20 characters, personal access tokens 24 (daemon/services/users.ts). OAuth tokens would be recorded at login.
+ * tokens are 20 characters, personal access tokens 24 (daemon/services/users.ts). OAuth tokens are recorded at login.
  */
 export function tokenKind(token: string, recorded: string | undefined): string {
   if (recorded) return recorded;

@@ -34,7 +34,7 @@ Examples:
   gantry api /ci/api/v1/builds/register -X POST -f token=RUNNER_TOKEN`)
     .action(async (endpoint: string, o: ApiCommandOptions, cmd: Command) => {
       const { runApi } = await import('../api-request.js');
-      await runApi(factory.io, factory.connection(connectionFlags(cmd)), endpoint, o);
+      await runApi(factory.io, await factory.freshConnection(connectionFlags(cmd)), endpoint, o);
     });
 }
 

@@ -9,7 +9,7 @@ import { connectionFlags } from './common.js';
 const KIND_TEXT: Record<string, string> = {
   private: 'private token (the account\'s own; changes only when reset)',
   personal: 'personal access token',
-  oauth: 'OAuth access token',
+  oauth: 'OAuth access token (`gantry login --web`)',
   unknown: 'token of an unknown kind',
 };
 
@@ -34,7 +34,8 @@ export function registerAuth(noun: Command, factory: Factory): void {
       try {
         user = await api.get('/user');
       } catch (e) {
-        problem = e instanceof ApiError && e.status === 401
+        // An OAuth connection has tried a refresh already and says to sign in again with the browser.
+        problem = e instanceof ApiError && e.status === 401 && !connection.oauth
           ? new CliError(`${connection.url} refused the token`, `log in again: \`gantry login --url ${connection.url}\``)
           : e instanceof CliError ? e : new CliError(String(e));
       }
@@ -44,6 +45,11 @@ export function registerAuth(noun: Command, factory: Factory): void {
         // The API never shows a token's secret: when the user has one active personal token, it is this one.
         const tokens = await api.get<Array<{ expires_at: string | null }>>('/user/personal_access_tokens', { state: 'active', per_page: 2 }).catch(() => []);
         if (tokens.length === 1) expires = tokens[0]!.expires_at ?? 'never';
+      }
+      if (kind === 'oauth') {
+        // Read after the request: an expired access token has just been refreshed (and saved) by it.
+        const at = api.connection.oauth?.expiresAt;
+        expires = at ? new Date(at).toISOString() : 'never';
       }
       const status = {
         server: connection.url,
@@ -64,6 +70,7 @@ export function registerAuth(noun: Command, factory: Factory): void {
           ['user', user ? `${user.username}${user.is_admin ? ' (administrator)' : ''}` : 'none'],
           ['token', `${KIND_TEXT[kind]}, from ${source}`],
           ...(kind === 'personal' ? [['expires', expires ?? 'see `gantry api user/personal_access_tokens`'] as [string, unknown]] : []),
+          ...(kind === 'oauth' ? [['expires', `${expires} (refreshed by itself with the refresh token)`] as [string, unknown]] : []),
           ...(connection.profile ? [['profile', connection.profile] as [string, unknown]] : []),
         ]));
       }

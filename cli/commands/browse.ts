@@ -62,18 +62,9 @@ Examples:
       const p = await api.get<{ web_url: string; default_branch: string | null }>(`/projects/${idOrPath(project)}`);
       const url = browseUrl(p.web_url, p.default_branch, path, o);
       if (!o.browser || !io.stdoutIsTTY) return void io.out(`${url}\n`);
-      const browser = io.env.GANTRY_BROWSER || io.env.BROWSER || (process.platform === 'darwin' ? 'open' : 'xdg-open');
-      const { spawn } = await import('node:child_process');
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn('/bin/sh', ['-c', `${browser} "$1"`, 'sh', url], { stdio: 'ignore', detached: true, env: io.env });
-        child.on('error', reject);
-        child.on('spawn', () => {
-          child.unref();
-          resolve();
-        });
-      }).catch((e: Error) => {
-        throw new CliError(`cannot start the browser (${browser}): ${e.message}`, `open ${url} yourself, or set one: \`gantry config set browser <program>\``);
-      });
+      const { openBrowser } = await import('../open-browser.js');
+      const failed = await openBrowser(io, url);
+      if (failed) throw new CliError(`cannot open the browser: ${failed}`, `open ${url} yourself, or set one: \`gantry config set browser <program>\``);
       io.err(`Opening ${url} in your browser.\n`);
     });
 }

@@ -5,7 +5,7 @@ import { pipeline as pipe } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import type { Command } from 'commander';
 import { HttpClient, HttpError } from '../../shared/http.js';
-import { noteMorePages, toCliError, type ApiClient, type Factory } from '../client.js';
+import { authHeaders, noteMorePages, toCliError, type ApiClient, type Factory } from '../client.js';
 import { CliError, UsageError } from '../errors.js';
 import type { IO } from '../io.js';
 import { printJson, printList, renderRecord, shortTime, type Column } from '../output.js';
@@ -76,7 +76,7 @@ export function dispositionFilename(header: string | undefined): string | null {
 
 /** Download a URL path of the API to a file with progress on stderr; returns the file and its size. */
 async function download(io: IO, api: ApiClient, path: string, query: Record<string, string>, out: string | undefined, fallbackName: string, force: boolean): Promise<{ file: string; size: number }> {
-  const http = new HttpClient({ baseUrl: `${api.connection.url}/api/v3`, headers: { 'private-token': api.connection.token }, timeoutMs: 120_000 });
+  const http = new HttpClient({ baseUrl: `${api.connection.url}/api/v3`, headers: authHeaders(await api.fresh()), timeoutMs: 120_000 });
   try {
     let res;
     try {
@@ -245,7 +245,7 @@ export function registerBuilds(program: Command, factory: Factory): void {
       let status: string;
       try {
         status = await followTrace({
-          url: api.connection.url, token: api.connection.token, buildId: b.id,
+          url: api.connection.url, headers: authHeaders(await api.fresh()), buildId: b.id,
           write: (text) => io.out(text),
           note: (text) => io.err(text),
           poll: async () => {

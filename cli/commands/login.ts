@@ -4,7 +4,8 @@ import { HttpClient } from '../../shared/http.js';
 import { ApiError, toCliError, type Factory } from '../client.js';
 import { CliError, UsageError } from '../errors.js';
 import { printJson, renderTable } from '../output.js';
-import { configFile, loadConfig, normaliseUrl, saveConfig, tokenKind } from '../profiles.js';
+import { positiveInt } from './common.js';
+import { configFile, keptOnLogin, loadConfig, normaliseUrl, saveConfig, tokenKind } from '../profiles.js';
 import { ask, promptSecret, readStdinLine } from '../prompt.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:3080';
@@ -17,6 +18,10 @@ interface LoginOptions {
   password?: string;
   passwordStdin?: boolean;
   tokenStdin?: boolean;
+  web?: boolean;
+  host?: string;
+  browser: boolean;
+  timeout: number;
 }
 
 interface UserAnswer {
@@ -30,34 +35,51 @@ export function registerLogin(program: Command, factory: Factory): void {
 
   program
     .command('login')
-    .description('log in to a Gantry server and save the token in a profile')
+    .description('log in to a Gantry server and save the token in a profile (--web: sign in with the browser)')
+    .option('--web', 'sign in with the browser (OAuth with PKCE): no password passes through the CLI')
+    .option('--host <url>', 'server URL (the same as --url)')
+    .option('--no-browser', 'with --web: print the sign-in URL instead of opening a browser')
+    .option('--timeout <seconds>', 'with --web: how long to wait for the browser sign-in', positiveInt, 300)
     .option('--username <name>', 'user name or email; the token comes from POST /session')
     .option('--password <password>', 'password (prompted without echo when omitted on a terminal)')
     .option('--password-stdin', 'read the password from stdin')
     .option('--token-stdin', 'read a private or personal access token from stdin')
     .addHelpText('after', `
-Give --token (or --token-stdin) to save an existing token, or --username to log in with a password; on a
-terminal, \`gantry login\` with neither asks for the server URL and the method.
+Give --web to sign in with the browser, --token (or --token-stdin) to save an existing token, or --username to log
+in with a password; on a terminal, \`gantry login\` with none of them asks for the server URL and the method.
+With --web, gantry listens on 127.0.0.1 for the browser's redirect and opens the server's sign-in page (the browser
+setting, BROWSER, else xdg-open / open); with --no-browser, or when stdout is not a terminal, it prints the URL to
+open. The OAuth access token is refreshed by itself when it expires.
 The URL defaults to GANTRY_URL, then the profile's URL, then ${DEFAULT_URL}. The profile defaults to
 the active one ("default" at first) and becomes the active profile.
 
 Examples:
+  gantry login --web --url https://gantry.example.com
   gantry login --url http://127.0.0.1:3080 --username root
   gantry login --url https://gantry.example.com --token-stdin < token.txt --profile work`)
     .action(async (_opts: unknown, cmd: Command) => {
       const o = cmd.optsWithGlobals<LoginOptions>();
       const config = loadConfig(io.env);
       const profileName = o.profile ?? io.env.GANTRY_PROFILE ?? config.active ?? 'default';
-      let url = normaliseUrl(o.url ?? io.env.GANTRY_URL ?? config.profiles[profileName]?.url ?? DEFAULT_URL);
-      const nothingGiven = !o.token && !o.tokenStdin && !o.username && !o.passwordStdin && o.password === undefined;
+      if (o.host !== undefined && o.url !== undefined && normaliseUrl(o.host) !== normaliseUrl(o.url)) throw new UsageError('--host and --url name different servers', 'give one of them');
+      let url = normaliseUrl(o.host ?? o.url ?? io.env.GANTRY_URL ?? config.profiles[profileName]?.url ?? DEFAULT_URL);
+      const nothingGiven = !o.web && !o.token && !o.tokenStdin && !o.username && !o.passwordStdin && o.password === undefined;
       if (nothingGiven && io.stdinIsTTY && io.stderrIsTTY) {
-        // As `gh auth login`: ask for the server and the method. (A browser method comes with OAuth sign-in.)
+        // As `gh auth login`: ask for the server and the method.
         url = normaliseUrl(await ask(io, 'Gantry server URL', url));
-        const method = (await ask(io, 'Log in with (1) user name and password, or (2) a token', '1')).toLowerCase();
+        const method = (await ask(io, 'Log in with (1) user name and password, (2) a token, or (3) the browser', '1')).toLowerCase();
         if (method === '2' || method.startsWith('t')) o.token = (await promptSecret(io, 'Token (private or personal access token): ')).trim();
+        else if (method === '3' || method.startsWith('b') || method.startsWith('w')) o.web = true;
         else o.username = await ask(io, 'User name or email');
       }
       if (!/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`invalid URL "${url}"`, 'give the server address, e.g. --url http://127.0.0.1:3080');
+      if (o.web) {
+        if (o.token || o.tokenStdin || o.username || o.password !== undefined || o.passwordStdin) {
+          throw new UsageError('--web signs in with the browser: leave out --token, --username and --password');
+        }
+        const { webLogin } = await import('../login-web.js');
+        return webLogin(io, { url, profile: profileName, browser: o.browser, timeoutMs: o.timeout * 1000 });
+      }
       let token = o.token ?? (o.tokenStdin ? (await readStdinLine(io)).trim() : undefined);
       const http = new HttpClient({ baseUrl: `${url}/api/v3` });
       try {
@@ -92,7 +114,7 @@ Examples:
           token = user.private_token;
           username = user.username;
         }
-        config.profiles[profileName] = { ...config.profiles[profileName], url, token, username, tokenKind: o.username ? 'private' : tokenKind(token, undefined) };
+        config.profiles[profileName] = { ...keptOnLogin(config.profiles[profileName]), url, token, username, tokenKind: o.username ? 'private' : tokenKind(token, undefined) };
         config.active = profileName;
         saveConfig(io.env, config);
         io.err(`Logged in to ${url} as ${username} (profile "${profileName}", saved in ${configFile(io.env)}).\n`);

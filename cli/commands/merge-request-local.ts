@@ -163,7 +163,7 @@ export async function checkoutMergeRequest(io: IO, api: ApiClient, mr: MergeRequ
   const remote = await remoteFor(io, api, source);
   // A remote of the clone fetches with its own credentials; a project no remote names is fetched by URL with the token.
   const from = remote ? remote.name : source.http_url_to_repo;
-  const env = remote ? undefined : tokenAuthEnv(source.http_url_to_repo, api.connection.token);
+  const env = remote ? undefined : tokenAuthEnv(source.http_url_to_repo, (await api.fresh()).token, Boolean(api.connection.oauth));
   const refspec = remote ? `+refs/heads/${mr.source_branch}:refs/remotes/${remote.name}/${mr.source_branch}` : `refs/heads/${mr.source_branch}`;
   io.err(`Fetching ${mr.source_branch} from ${remote ? remote.name : source.path_with_namespace}...\n`);
   const fetchHint = mr.state === 'merged' ? 'the source branch may have been removed after the merge' : 'check that the source branch still exists and that you can read its project';

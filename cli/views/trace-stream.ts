@@ -10,7 +10,8 @@ import type WebSocket from 'ws';
 export interface FollowOptions {
   /** Server base URL (http or https). */
   url: string;
-  token: string;
+  /** The authentication header (client.ts authHeaders). */
+  headers: Record<string, string>;
   buildId: number;
   /** Trace text, in order (already decoded as UTF-8). */
   write(text: string): void;
@@ -39,7 +40,7 @@ async function live(o: FollowOptions, written: { chars: number }): Promise<LiveE
   // ws is loaded only by `build trace --follow` (a chunk of its own in the bundle).
   const { default: WebSocketClass } = await import('ws');
   return new Promise((resolve) => {
-    const ws: WebSocket = new WebSocketClass(liveTraceUrl(o.url, o.buildId), { headers: { 'private-token': o.token } });
+    const ws: WebSocket = new WebSocketClass(liveTraceUrl(o.url, o.buildId), { headers: o.headers });
     const decoder = new StringDecoder('utf8');
     let end: LiveEnd | null = null;
     const finish = (e: LiveEnd) => {
