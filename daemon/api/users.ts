@@ -87,7 +87,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     const login = body.email || body.login;
     if (!login) throw badRequest('login');
     if (!body.password) throw badRequest('password');
-    const user = await signIn(ctx, login, body.password);
+    const user = await signIn(ctx, login, body.password, { address: request.ip });
     if (!user) throw unauthorized();
     return reply.code(201).send(userLogin(ctx, user));
   });

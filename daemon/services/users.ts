@@ -9,6 +9,7 @@ import { conflict, notFound, validationError } from '../errors.js';
 import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets.js';
 import { deleteProjectRows } from './projects.js';
 import { getSettings } from './settings.js';
+import { signInThrottle, userKey } from '../policy/sign-in-throttle.js';
 import { likePattern } from '../db/sql.js';
 import { idOrderedPage } from '../db/keyset.js';
 
@@ -238,16 +239,34 @@ export function setUserState(ctx: AppContext, user: UserRow, state: 'active' | '
   ctx.db.update(users).set({ state, updatedAt: now() }).where(eq(users.id, user.id)).run();
 }
 
-/** Sign in by username or email (case-insensitive) and password; null when either is wrong or the user is blocked. */
-export async function signIn(ctx: AppContext, login: string, password: string): Promise<UserRow | null> {
+/** Options of a sign-in. */
+export interface SignInOptions {
+  /** The client's address, for the per-address throttle (without it only the per-user one applies). */
+  address?: string;
+}
+
+/**
+ * Sign in by username or email (case-insensitive) and password; null when either is wrong or the user is blocked.
+ * Throws SignInThrottled (429 with Retry-After) when the address or the user has failed too often
+ * (policy/sign-in-throttle.ts); a throttled attempt checks no password.
+ */
+export async function signIn(ctx: AppContext, login: string, password: string, opts: SignInOptions = {}): Promise<UserRow | null> {
+  const throttle = signInThrottle(ctx);
+  throttle.checkAddress(opts.address);
   const user = ctx.db
     .select()
     .from(users)
     .where(login.includes('@') ? eq(users.email, login) : eq(users.username, login))
     .get();
+  const key = userKey(login, user?.id);
+  throttle.checkUser(key);
   // Verify against a dummy hash when the user is unknown, so timing does not reveal which usernames exist.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
-  if (!user || !ok || user.state !== 'active') return null;
+  if (!user || !ok || user.state !== 'active') {
+    throttle.failed(opts.address, key);
+    return null;
+  }
+  throttle.succeeded(opts.address, key);
   const t = now();
   ctx.db.update(users).set({ lastSignInAt: user.currentSignInAt ?? t, currentSignInAt: t }).where(eq(users.id, user.id)).run();
   return { ...user, lastSignInAt: user.currentSignInAt ?? t, currentSignInAt: t };

@@ -1,0 +1,200 @@
+/**
+ * The failed sign-in throttle (policy/sign-in-throttle.ts) on every password check: POST /session and git over HTTP
+ * basic auth. Per address: 10 failures within 60 s ban the address for an hour; per user: 10 failures in a row lock
+ * the user for 10 minutes. Time moves with the throttle's injectable clock.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { InjectOptions } from 'fastify';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { makeProject } from '../helpers/fixtures.js';
+import { SignInThrottle, signInThrottle, SignInThrottled } from '../../daemon/policy/sign-in-throttle.js';
+import { DEFAULT_LIMITS } from '../../daemon/config.js';
+
+let s: TestServer;
+let alice: TestUser;
+let bob: TestUser;
+let projectPath: string;
+let now = Date.UTC(2026, 0, 1);
+let nextAddress = 1;
+/** A fresh client address for each test, so that tests do not share per-address counters. */
+const freshAddress = () => `203.0.113.${nextAddress++}`;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  alice = await s.user('alice');
+  bob = await s.user('bob');
+  projectPath = (await makeProject(s, alice, 'secret-code')).path_with_namespace;
+  signInThrottle(s.ctx).clock = () => now;
+});
+afterAll(async () => { await s.close(); });
+// Each test starts an hour and a half later: every earlier ban and lock is over.
+beforeEach(() => { now += 90 * 60 * 1000; });
+
+const session = async (login: string, password: string, address: string) => {
+  const r = await s.app.inject({ method: 'POST', url: '/api/v3/session', remoteAddress: address, payload: { login, password } });
+  return { status: r.statusCode, body: r.json(), retryAfter: r.headers['retry-after'] };
+};
+
+const gitInfoRefs = async (username: string, password: string, address: string) => {
+  const opts: InjectOptions = {
+    method: 'GET', url: `/${projectPath}.git/info/refs?service=git-upload-pack`, remoteAddress: address,
+    headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
+  };
+  const r = await s.app.inject(opts);
+  return { status: r.statusCode, text: r.body, retryAfter: r.headers['retry-after'] };
+};
+
+describe('per client address (Rack::Attack git_basic_auth: maxretry 10, findtime 60, bantime 3600)', () => {
+  it('bans an address after 10 failed sign-ins within a minute: 429 with Retry-After, even for a right password', async () => {
+    const ip = freshAddress();
+    for (let i = 0; i < 10; i++) expect((await session(`nobody${i}`, 'wrong', ip)).status).toBe(401);
+    const banned = await session('alice', 'password123', ip);
+    expect(banned.status).toBe(429);
+    expect(banned.retryAfter).toBe('3600');
+    expect(banned.body).toEqual({ message: '429 Too Many Requests: too many failed sign-ins from this address; retry later (in 3600 seconds)' });
+    // Another address is not affected.
+    expect((await session('alice', 'password123', freshAddress())).status).toBe(201);
+  });
+
+  it('counts down Retry-After and lifts the ban after an hour', async () => {
+    const ip = freshAddress();
+    for (let i = 0; i < 10; i++) await session(`ghost${i}`, 'wrong', ip);
+    now += 3599 * 1000 - 500;
+    const late = await session('alice', 'password123', ip);
+    expect(late.status).toBe(429);
+    expect(late.retryAfter).toBe('2');
+    now += 1500;
+    expect((await session('alice', 'password123', ip)).status).toBe(201);
+  });
+
+  it('forgets failures older than the 60 s window', async () => {
+    const ip = freshAddress();
+    for (let i = 0; i < 9; i++) await session(`early${i}`, 'wrong', ip);
+    now += 61 * 1000;
+    for (let i = 0; i < 9; i++) expect((await session(`late${i}`, 'wrong', ip)).status).toBe(401);
+    expect((await session('bob', 'password123', ip)).status).toBe(201);
+  });
+
+  it("a success forgets the address's failures for that user only, not those for other users", async () => {
+    const ip = freshAddress();
+    for (let i = 0; i < 5; i++) await session('bob', 'typo', ip);
+    for (let i = 0; i < 4; i++) await session(`other${i}`, 'wrong', ip);
+    expect((await session('bob', 'password123', ip)).status).toBe(201);
+    // Bob's 5 typos are forgotten; the 4 failures for other logins still count: 5 more reach 9, the 6th bans.
+    for (let i = 0; i < 5; i++) expect((await session(`more${i}`, 'wrong', ip)).status).toBe(401);
+    expect((await session('bob', 'password123', ip)).status).toBe(201);
+    expect((await session('more5', 'wrong', ip)).status).toBe(401);
+    expect((await session('bob', 'password123', ip)).status).toBe(429);
+  });
+
+  it('never bans a trusted address (127.0.0.1 and ::1 by default: a proxy on the same machine)', async () => {
+    for (let i = 0; i < 12; i++) expect((await session(`local${i}`, 'wrong', '127.0.0.1')).status).toBe(401);
+    expect((await session('bob', 'password123', '127.0.0.1')).status).toBe(201);
+    for (let i = 0; i < 12; i++) expect((await session(`mapped${i}`, 'wrong', '::ffff:127.0.0.1')).status).toBe(401);
+    expect((await session('bob', 'password123', '::ffff:127.0.0.1')).status).toBe(201);
+  });
+});
+
+describe('per user (Devise lockable: maximum_attempts 10, unlock_in 10 minutes)', () => {
+  it('locks a user after 10 failures in a row from any addresses: 429 for the right password, then unlocks', async () => {
+    const carol = await s.user('carol');
+    for (let i = 0; i < 10; i++) expect((await session('carol', 'wrong', freshAddress())).status).toBe(401);
+    const locked = await session('carol', 'password123', freshAddress());
+    expect(locked.status).toBe(429);
+    expect(locked.retryAfter).toBe('600');
+    expect(locked.body.message).toBe('429 Too Many Requests: too many failed sign-ins for this user; retry later (in 600 seconds)');
+    // The email names the same user: also locked.
+    expect((await session('carol@example.com', 'password123', freshAddress())).status).toBe(429);
+    // Tokens are not passwords: the user keeps working with them.
+    expect((await s.api('GET', '/user', carol)).status).toBe(200);
+    now += 600 * 1000;
+    expect((await session('carol', 'password123', freshAddress())).status).toBe(201);
+  });
+
+  it('a success starts the count again', async () => {
+    await s.user('dave');
+    for (let i = 0; i < 9; i++) await session('dave', 'wrong', freshAddress());
+    expect((await session('dave', 'password123', freshAddress())).status).toBe(201);
+    for (let i = 0; i < 9; i++) expect((await session('dave', 'wrong', freshAddress())).status).toBe(401);
+    expect((await session('dave', 'password123', freshAddress())).status).toBe(201);
+  });
+
+  it('locks unknown logins the same way (the answer never tells whether a user exists)', async () => {
+    for (let i = 0; i < 10; i++) expect((await session('no-such-user', 'wrong', freshAddress())).status).toBe(401);
+    expect((await session('no-such-user', 'wrong', freshAddress())).status).toBe(429);
+  });
+
+  it('applies to trusted addresses too', async () => {
+    await s.user('erin');
+    for (let i = 0; i < 10; i++) await session('erin', 'wrong', '127.0.0.1');
+    expect((await session('erin', 'password123', '127.0.0.1')).status).toBe(429);
+  });
+});
+
+describe('git over HTTP basic auth', () => {
+  it('throttles username + password the same way, sharing the count with POST /session', async () => {
+    const ip = freshAddress();
+    for (let i = 0; i < 5; i++) expect((await gitInfoRefs(`intruder${i}`, 'wrong', ip)).status).toBe(401);
+    for (let i = 0; i < 5; i++) expect((await session(`intruder${i}`, 'wrong', ip)).status).toBe(401);
+    const banned = await gitInfoRefs('alice', 'password123', ip);
+    expect(banned.status).toBe(429);
+    expect(banned.retryAfter).toBe('3600');
+    expect(JSON.parse(banned.text).message).toMatch(/^429 Too Many Requests: .*retry later \(in 3600 seconds\)$/);
+    expect((await gitInfoRefs('alice', 'password123', freshAddress())).status).toBe(200);
+  });
+
+  it('locks the user for git as for the API, and a token still works', async () => {
+    for (let i = 0; i < 10; i++) expect((await gitInfoRefs('alice', 'wrong', freshAddress())).status).toBe(401);
+    expect((await gitInfoRefs('alice', 'password123', freshAddress())).status).toBe(429);
+    expect((await session('alice', 'password123', freshAddress())).status).toBe(429);
+    expect((await gitInfoRefs('alice', alice.token, freshAddress())).status).toBe(200);
+  });
+
+  it('does not count requests without credentials (git asks for them after a 401)', async () => {
+    const ip = freshAddress();
+    for (let i = 0; i < 12; i++) {
+      const r = await s.app.inject({ method: 'GET', url: `/${projectPath}.git/info/refs?service=git-upload-pack`, remoteAddress: ip });
+      expect(r.statusCode).toBe(401);
+    }
+    expect((await gitInfoRefs('bob', 'password123', ip)).status).toBe(404);
+  });
+});
+
+describe('SignInThrottle', () => {
+  const limits = { ...DEFAULT_LIMITS.signIn, maxFailures: 3 };
+
+  it('does nothing with maxFailures 0', () => {
+    const t = new SignInThrottle({ ...limits, maxFailures: 0 });
+    for (let i = 0; i < 50; i++) t.failed('198.51.100.1', 'login:x');
+    expect(() => t.checkAddress('198.51.100.1')).not.toThrow();
+    expect(() => t.checkUser('login:x')).not.toThrow();
+  });
+
+  it('throws SignInThrottled (an ApiError 429) naming what is throttled', () => {
+    const t = new SignInThrottle(limits);
+    t.clock = () => 1_000_000;
+    for (let i = 0; i < 3; i++) t.failed('198.51.100.2', `login:u${i}`);
+    let error: unknown;
+    try {
+      t.checkAddress('198.51.100.2');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(SignInThrottled);
+    expect(error).toMatchObject({ statusCode: 429, scope: 'address', retryAfter: 3600, headers: { 'Retry-After': '3600' } });
+  });
+
+  it('forgets a user whose last failure is older than the lock time', () => {
+    const t = new SignInThrottle(limits);
+    let at = 0;
+    t.clock = () => at;
+    t.failed(undefined, 'login:slow');
+    t.failed(undefined, 'login:slow');
+    at += 601 * 1000;
+    t.failed(undefined, 'login:slow');
+    expect(() => t.checkUser('login:slow')).not.toThrow();
+    t.failed(undefined, 'login:slow');
+    t.failed(undefined, 'login:slow');
+    expect(() => t.checkUser('login:slow')).toThrow(SignInThrottled);
+  });
+});
