@@ -12,7 +12,7 @@ import { parseQuery } from './query-string.js';
 import { lazySerializerFactory, lazyValidatorFactory } from './schema-compilers.js';
 import gitHttpRoutes from './git-http/index.js';
 
-const SECRET_PARAM = /^(?:private_token|access_token|bearer_token|token|sudo|password|refresh_token|client_secret|code)(?:\[.*)?$/i;
+const SECRET_PARAM = /^(?:private_token|access_token|bearer_token|token|sudo|password|refresh_token|client_secret|code|code_verifier|authenticity_token)(?:\[.*)?$/i;
 const decodeKey = (k: string) => {
   try {
     return decodeURIComponent(k.replace(/\+/g, ' '));
@@ -168,6 +168,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   await app.register(gitHttpRoutes);
   await app.register((await import('./ci-api/index.js')).default, { prefix: '/ci/api/v1' });
   await app.register((await import('./web/uploads.js')).default);
+  await app.register((await import('./oauth/index.js')).default, { prefix: '/oauth' });
   return app;
 }
 

@@ -8,3 +8,6 @@ mkdirSync(join(root, 'dist/daemon/db'), { recursive: true });
 cpSync(join(root, 'daemon/db/migrations'), join(root, 'dist/daemon/db/migrations'), { recursive: true });
 // The git pre-receive hook is plain JavaScript run by node from dist/ (daemon/git/hooks.ts).
 cpSync(join(root, 'daemon/git/hooks'), join(root, 'dist/daemon/git/hooks'), { recursive: true });
+// The stylesheet of the OAuth sign-in and consent pages (daemon/oauth/index.ts serves it).
+mkdirSync(join(root, 'dist/daemon/oauth'), { recursive: true });
+cpSync(join(root, 'daemon/oauth/oauth.css'), join(root, 'dist/daemon/oauth/oauth.css'));

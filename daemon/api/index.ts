@@ -41,6 +41,7 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./award-emoji.js')).default);
   await api.register((await import('./merge-requests.js')).default);
   await api.register((await import('./merge-request-merge.js')).default);
+  await api.register((await import('./applications.js')).default);
   await api.register((await import('./keys.js')).default);
   await api.register((await import('./deploy-keys.js')).default);
 }

@@ -1,0 +1,110 @@
+/** POST /oauth/token (authorization_code, password, refresh_token grants), POST /oauth/revoke, GET /oauth/token/info. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors.js';
+import {
+  authenticateClient, checkAccessToken, exchangeCode, OAuthError, oauthError, passwordGrant, refreshGrant, revokeToken, tokenInfo,
+  type ClientCredentials, type OauthApplicationRow,
+} from '../services/oauth/index.js';
+
+/** The request's parameters: the body (form or JSON) over the query string; only strings count. */
+export function oauthParams(request: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const source of [request.query, request.body]) {
+    if (!source || typeof source !== 'object' || Buffer.isBuffer(source)) continue;
+    for (const [k, v] of Object.entries(source as Record<string, unknown>)) if (typeof v === 'string') out[k] = v;
+  }
+  return out;
+}
+
+/** Client credentials from HTTP Basic (RFC 6749 2.3.1: form-encoded id and secret) or the client_id/client_secret params. */
+function clientCredentials(request: FastifyRequest, p: Record<string, string>): ClientCredentials {
+  const m = request.headers.authorization?.match(/^Basic\s+([A-Za-z0-9+/=]+)\s*$/i);
+  if (m) {
+    const text = Buffer.from(m[1]!, 'base64').toString('utf8');
+    const colon = text.indexOf(':');
+    if (colon > 0) {
+      const decode = (s: string) => {
+        try {
+          return decodeURIComponent(s.replace(/\+/g, ' '));
+        } catch {
+          return s;
+        }
+      };
+      return { clientId: decode(text.slice(0, colon)), clientSecret: decode(text.slice(colon + 1)) };
+    }
+  }
+  return { clientId: p.client_id || undefined, clientSecret: p.client_secret || undefined };
+}
+
+/** Send an OAuth error body (RFC 6749 5.2); invalid_client and invalid_token carry WWW-Authenticate. */
+export function sendOAuthError(reply: FastifyReply, e: OAuthError): FastifyReply {
+  if (e.status === 401) {
+    reply.header('www-authenticate', `Bearer realm="Gantry", error="${e.error}", error_description="${e.description.replace(/["\\]/g, "'")}"`);
+  }
+  return reply.code(e.status).header('cache-control', 'no-store').header('pragma', 'no-cache').send({ error: e.error, error_description: e.description });
+}
+
+/** An error of the token endpoints in OAuth's form: a malformed body is invalid_request, nothing answers 500. */
+function asOAuthError(error: unknown): OAuthError | null {
+  if (error instanceof OAuthError) return error;
+  if (error instanceof ApiError || ((error as { statusCode?: number }).statusCode ?? 500) < 500) {
+    return oauthError('invalid_request', 'The request body could not be read: send form fields (application/x-www-form-urlencoded) or a JSON object');
+  }
+  return null;
+}
+
+/** Registers the token endpoints (under /oauth). */
+export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
+  const ctx = app.ctx;
+  app.setErrorHandler((error, request, reply) => {
+    const e = asOAuthError(error);
+    if (e) return sendOAuthError(reply, e);
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ error: 'server_error', error_description: 'The server failed; try again later' });
+  });
+
+  app.post('/token', { schema: { hide: true } }, async (request, reply) => {
+    const p = oauthParams(request);
+    const client = () => authenticateClient(ctx, clientCredentials(request, p));
+    let answer;
+    switch (p.grant_type) {
+      case 'authorization_code': {
+        const c = client();
+        if (!c) throw oauthError('invalid_client', 'client_id is missing: send the application id (and its secret) of the registered application');
+        answer = exchangeCode(ctx, c, { code: p.code, redirectUri: p.redirect_uri, codeVerifier: p.code_verifier });
+        break;
+      }
+      case 'password':
+        answer = await passwordGrant(ctx, client(), { username: p.username, password: p.password, scope: p.scope });
+        break;
+      case 'refresh_token':
+        answer = refreshGrant(ctx, client(), { refreshToken: p.refresh_token, scope: p.scope });
+        break;
+      case undefined:
+      case '':
+        throw oauthError('invalid_request', 'grant_type is missing: use authorization_code, password or refresh_token');
+      default:
+        throw oauthError('unsupported_grant_type', `grant_type "${p.grant_type}" is not supported: use authorization_code, password or refresh_token`);
+    }
+    return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(answer);
+  });
+
+  app.post('/revoke', { schema: { hide: true } }, async (request, reply) => {
+    const p = oauthParams(request);
+    const creds = clientCredentials(request, p);
+    let c: OauthApplicationRow | null = null;
+    if (creds.clientId || creds.clientSecret) c = authenticateClient(ctx, creds);
+    revokeToken(ctx, c, p.token, p.token_type_hint);
+    return reply.header('cache-control', 'no-store').send({});
+  });
+
+  app.get('/token/info', { schema: { hide: true } }, async (request, reply) => {
+    const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1] ?? oauthParams(request).access_token;
+    const found = token ? checkAccessToken(ctx, token) : { problem: 'unknown' as const };
+    if ('problem' in found) {
+      const why = { unknown: 'The access token is invalid', expired: 'The access token expired', revoked: 'The access token was revoked' }[found.problem];
+      throw oauthError('invalid_token', `${why}: get a new one (refresh it, or sign in again)`);
+    }
+    return reply.header('cache-control', 'no-store').send(tokenInfo(found));
+  });
+}

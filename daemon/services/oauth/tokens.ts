@@ -1,0 +1,252 @@
+/**
+ * Authorization codes and access tokens: issue a code after consent, trade it (once), the password and refresh-token
+ * grants, revocation, token info, and the bearer-token lookup behind every API request. Only hashes are stored.
+ */
+import { createHash } from 'node:crypto';
+import { and, eq, isNull, or } from 'drizzle-orm';
+import type { AppContext } from '../../context.js';
+import { UntilNextWrite } from '../../db/read-cache.js';
+import { statement } from '../../db/statements.js';
+import type { UserRow } from '../../db/schema.js';
+import { oauthAccessGrants, oauthAccessTokens, type OauthAccessTokenRow, type OauthApplicationRow } from '../../db/schema-oauth.js';
+import { hashToken } from '../../secrets.js';
+import { signIn } from '../users.js';
+import { isPublicClient, randomSecret } from './applications.js';
+import { oauthError, type OAuthError } from './errors.js';
+import { DEFAULT_SCOPES, parseScopes, unknownScopes } from './scopes.js';
+
+/** Access tokens live 7200 s (the spec; DECISIONS.md), refresh tokens until used or revoked. */
+export const ACCESS_TOKEN_SECONDS = 7200;
+/** Authorization codes live 10 minutes (RFC 6749 4.1.2 recommends at most 10). */
+export const CODE_SECONDS = 600;
+
+/** The clock of token and code expiry (ms since the epoch). */
+const clock = () => Date.now();
+const isoNow = () => new Date(clock()).toISOString();
+const expiresAtMs = (row: { createdAt: string; expiresIn: number }) => Date.parse(row.createdAt) + row.expiresIn * 1000;
+
+/** The token endpoint's answer (RFC 6749 5.1, with Doorkeeper's `created_at` in unix seconds). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+  created_at: number;
+}
+
+/**
+ * The scopes of a request checked against what the server and the application allow: none asked gives the default
+ * (`api`); an unknown one, or one the application was not registered with, is invalid_scope.
+ */
+export function requestedScopes(app: OauthApplicationRow | null, scope: string | undefined): string[] {
+  const asked = parseScopes(scope);
+  const scopes = asked.length ? asked : [DEFAULT_SCOPES];
+  const allowed = app ? parseScopes(app.scopes) : null;
+  const bad = [...unknownScopes(scopes), ...(allowed ? scopes.filter((s) => !allowed.includes(s)) : [])];
+  if (bad.length) throw oauthError('invalid_scope', `Unknown or not allowed scope: ${[...new Set(bad)].join(' ')}; ask for "api" (or leave scope out)`);
+  return scopes;
+}
+
+/** S256 of a PKCE verifier, base64url without padding (RFC 7636 4.2). */
+export const pkceChallenge = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+
+/** What a code was issued for. */
+export interface GrantParams {
+  redirectUri: string;
+  scopes: string[];
+  codeChallenge?: string;
+  codeChallengeMethod?: string;
+}
+
+/** Issue an authorization code for `user` and `app` (after consent); returns the code, shown only in the redirect. */
+export function createGrant(ctx: AppContext, user: UserRow, app: OauthApplicationRow, p: GrantParams): string {
+  const code = randomSecret();
+  ctx.db.insert(oauthAccessGrants).values({
+    resourceOwnerId: user.id, applicationId: app.id, tokenHash: hashToken(code), expiresIn: CODE_SECONDS, redirectUri: p.redirectUri,
+    scopes: p.scopes.join(' '), codeChallenge: p.codeChallenge ?? null, codeChallengeMethod: p.codeChallenge ? p.codeChallengeMethod ?? 'S256' : null,
+    createdAt: isoNow(),
+  }).run();
+  return code;
+}
+
+/** Insert a new access token row (in the caller's transaction) and return the answer with the plain secrets. */
+function insertToken(ctx: AppContext, userId: number, applicationId: number | null, grantId: number | null, scopes: string): TokenResponse {
+  const accessToken = randomSecret();
+  const refreshToken = randomSecret();
+  const createdAt = isoNow();
+  ctx.db.insert(oauthAccessTokens).values({
+    resourceOwnerId: userId, applicationId, grantId, tokenHash: hashToken(accessToken), refreshTokenHash: hashToken(refreshToken),
+    expiresIn: ACCESS_TOKEN_SECONDS, scopes, createdAt,
+  }).run();
+  return {
+    access_token: accessToken, token_type: 'bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refreshToken, scope: scopes,
+    created_at: Math.floor(Date.parse(createdAt) / 1000),
+  };
+}
+
+/** Parameters of the authorization_code grant. */
+export interface CodeGrantParams {
+  code?: string;
+  redirectUri?: string;
+  codeVerifier?: string;
+}
+
+/**
+ * Trade an authorization code for tokens (the client is already authenticated). A code works once, for 10 minutes,
+ * for the client and redirect URI it was issued to; a code presented again revokes every token issued from it
+ * (RFC 6749 4.1.2). With a PKCE challenge on the code, the verifier must match.
+ */
+export function exchangeCode(ctx: AppContext, app: OauthApplicationRow, p: CodeGrantParams): TokenResponse {
+  if (!p.code) throw oauthError('invalid_request', 'code is missing: send the code your redirect URI received');
+  if (!p.redirectUri) throw oauthError('invalid_request', 'redirect_uri is missing: send the redirect_uri of the authorization request');
+  const hash = hashToken(p.code);
+  // A refusal is returned, not thrown, from the transaction: the revocation of a replay must commit.
+  const outcome = ctx.db.transaction((): TokenResponse | OAuthError => {
+    const grant = ctx.db.select().from(oauthAccessGrants).where(eq(oauthAccessGrants.tokenHash, hash)).get();
+    if (!grant || grant.applicationId !== app.id) {
+      return oauthError('invalid_grant', 'The authorization code is not valid for this client: start the authorization again');
+    }
+    if (grant.revokedAt) {
+      // A replay: whoever holds the code may not be the client it was issued to; its tokens stop working.
+      ctx.db.update(oauthAccessTokens).set({ revokedAt: isoNow() })
+        .where(and(eq(oauthAccessTokens.grantId, grant.id), isNull(oauthAccessTokens.revokedAt))).run();
+      return oauthError('invalid_grant', 'The authorization code was already used; the tokens issued for it are revoked. Start the authorization again');
+    }
+    if (expiresAtMs(grant) <= clock()) return oauthError('invalid_grant', 'The authorization code has expired (codes are valid for 10 minutes): start the authorization again');
+    if (grant.redirectUri !== p.redirectUri) {
+      return oauthError('invalid_grant', 'redirect_uri does not match the one of the authorization request: send the same redirect_uri');
+    }
+    if (grant.codeChallenge) {
+      if (!p.codeVerifier) return oauthError('invalid_request', 'code_verifier is missing: send the PKCE verifier of the code_challenge (RFC 7636)');
+      if (pkceChallenge(p.codeVerifier) !== grant.codeChallenge) return oauthError('invalid_grant', 'code_verifier does not match the code_challenge of the authorization request');
+    }
+    ctx.db.update(oauthAccessGrants).set({ revokedAt: isoNow() }).where(eq(oauthAccessGrants.id, grant.id)).run();
+    return insertToken(ctx, grant.resourceOwnerId, app.id, grant.id, grant.scopes);
+  });
+  if (outcome instanceof Error) throw outcome;
+  return outcome;
+}
+
+/**
+ * The password grant: username (or email) and password, checked by the one sign-in of services/users.ts. Wrong
+ * credentials or a blocked user: invalid_grant, 401 (the issue asks for 401 on bad credentials).
+ */
+export async function passwordGrant(ctx: AppContext, app: OauthApplicationRow | null, p: { username?: string; password?: string; scope?: string }): Promise<TokenResponse> {
+  if (!p.username) throw oauthError('invalid_request', 'username is missing: send the username (or email) and password');
+  if (!p.password) throw oauthError('invalid_request', 'password is missing: send the username (or email) and password');
+  const scopes = requestedScopes(app, p.scope);
+  const user = await signIn(ctx, p.username, p.password);
+  if (!user) throw oauthError('invalid_grant', 'Invalid username or password (or the account is blocked): check them and try again', 401);
+  return ctx.db.transaction(() => insertToken(ctx, user.id, app?.id ?? null, null, scopes.join(' ')));
+}
+
+/**
+ * The refresh_token grant: a new access token and a new refresh token; the old pair is revoked (rotation). A
+ * token issued to a confidential application needs that application's credentials.
+ */
+export function refreshGrant(ctx: AppContext, app: OauthApplicationRow | null, p: { refreshToken?: string; scope?: string }): TokenResponse {
+  if (!p.refreshToken) throw oauthError('invalid_request', 'refresh_token is missing: send the refresh_token of your last token answer');
+  const hash = hashToken(p.refreshToken);
+  return ctx.db.transaction(() => {
+    const old = ctx.db.select().from(oauthAccessTokens).where(eq(oauthAccessTokens.refreshTokenHash, hash)).get();
+    const invalid = () => oauthError('invalid_grant', 'The refresh token is invalid, revoked or was already used: sign in again');
+    if (!old || old.revokedAt) throw invalid();
+    if (old.applicationId !== null && old.applicationId !== app?.id) {
+      const owner = statement(ctx, 'SELECT secret_hash FROM oauth_applications WHERE id = ?').get(old.applicationId) as { secret_hash: string | null } | undefined;
+      // A confidential application's token: only that application, authenticated, may refresh it.
+      if (!app && owner?.secret_hash) throw oauthError('invalid_client', 'This refresh token belongs to a confidential application: send its client_id and client_secret');
+      throw invalid();
+    }
+    const user = statement(ctx, 'SELECT state FROM users WHERE id = ?').get(old.resourceOwnerId) as { state: string } | undefined;
+    if (user?.state !== 'active') throw invalid();
+    let scopes = old.scopes;
+    if (p.scope !== undefined && p.scope.trim() !== '') {
+      const asked = parseScopes(p.scope);
+      const had = parseScopes(old.scopes);
+      if (asked.some((s) => !had.includes(s))) throw oauthError('invalid_scope', `A refresh may not widen the scopes: ask for at most "${old.scopes}"`);
+      scopes = asked.join(' ');
+    }
+    ctx.db.update(oauthAccessTokens).set({ revokedAt: isoNow() }).where(eq(oauthAccessTokens.id, old.id)).run();
+    return insertToken(ctx, old.resourceOwnerId, old.applicationId, old.grantId, scopes);
+  });
+}
+
+/** The token row of an access token or a refresh token, or null. */
+function findToken(ctx: AppContext, token: string, hint?: string): OauthAccessTokenRow | null {
+  const hash = hashToken(token);
+  const byAccess = eq(oauthAccessTokens.tokenHash, hash);
+  const byRefresh = eq(oauthAccessTokens.refreshTokenHash, hash);
+  const where = hint === 'refresh_token' ? or(byRefresh, byAccess) : or(byAccess, byRefresh);
+  return ctx.db.select().from(oauthAccessTokens).where(where).get() ?? null;
+}
+
+/**
+ * Revoke an access or refresh token (RFC 7009): unknown tokens, and tokens of another client, change nothing and
+ * still answer 200 (Doorkeeper 4). A token of an application needs that client authenticated (a public client by
+ * its client_id); a password-grant token without a client may be revoked by whoever holds it.
+ */
+export function revokeToken(ctx: AppContext, client: OauthApplicationRow | null, token: string | undefined, hint?: string): void {
+  if (!token) return;
+  const row = findToken(ctx, token, hint);
+  if (!row || row.revokedAt) return;
+  if (row.applicationId !== null && row.applicationId !== client?.id) return;
+  ctx.db.update(oauthAccessTokens).set({ revokedAt: isoNow() }).where(eq(oauthAccessTokens.id, row.id)).run();
+}
+
+/** Why an access token does not authenticate, for GET /oauth/token/info and its WWW-Authenticate header. */
+export type TokenProblem = 'unknown' | 'expired' | 'revoked';
+
+/** An access token's row if it authenticates, else why not. */
+export function checkAccessToken(ctx: AppContext, token: string): { row: OauthAccessTokenRow; applicationUid: string | null } | { problem: TokenProblem } {
+  const row = ctx.db.select().from(oauthAccessTokens).where(eq(oauthAccessTokens.tokenHash, hashToken(token))).get();
+  if (!row) return { problem: 'unknown' };
+  if (row.revokedAt) return { problem: 'revoked' };
+  if (expiresAtMs(row) <= clock()) return { problem: 'expired' };
+  const user = statement(ctx, 'SELECT state FROM users WHERE id = ?').get(row.resourceOwnerId) as { state: string } | undefined;
+  if (user?.state !== 'active') return { problem: 'revoked' };
+  const app = row.applicationId === null ? undefined : statement(ctx, 'SELECT uid FROM oauth_applications WHERE id = ?').get(row.applicationId) as { uid: string } | undefined;
+  return { row, applicationUid: app?.uid ?? null };
+}
+
+/** Doorkeeper 4's token info: owner, scopes, seconds left, application, creation (unix seconds). */
+export function tokenInfo(found: { row: OauthAccessTokenRow; applicationUid: string | null }) {
+  const { row } = found;
+  return {
+    resource_owner_id: row.resourceOwnerId,
+    scopes: parseScopes(row.scopes),
+    expires_in_seconds: Math.max(0, Math.floor((expiresAtMs(row) - clock()) / 1000)),
+    application: { uid: found.applicationUid },
+    created_at: Math.floor(Date.parse(row.createdAt) / 1000),
+  };
+}
+
+/**
+ * Access token hash -> owner id and expiry (ms), exact until the next write (a revoke, a refresh, a block). The expiry
+ * is compared with the clock on every use, so a cached token stops working the moment it expires.
+ */
+const bearerTokens = new UntilNextWrite<{ userId: number; expiresAt: number } | { userId: null }>(1000);
+
+/** The user id an access token authenticates (not revoked, not expired), or null: the API's bearer resolver. */
+export function resolveAccessToken(ctx: AppContext, token: string): number | null {
+  const hash = hashToken(token);
+  const hit = bearerTokens.get(ctx, hash, () => {
+    const row = statement(ctx, 'SELECT resource_owner_id, created_at, expires_in FROM oauth_access_tokens WHERE token_hash = ? AND revoked_at IS NULL')
+      .get(hash) as { resource_owner_id: number; created_at: string; expires_in: number } | undefined;
+    return row ? { userId: row.resource_owner_id, expiresAt: expiresAtMs({ createdAt: row.created_at, expiresIn: row.expires_in }) } : { userId: null };
+  });
+  if (hit.userId === null || hit.expiresAt <= clock()) return null;
+  return hit.userId;
+}
+
+/**
+ * Whether `user` already authorized `app` for exactly these scopes (a token not revoked): the consent page is then
+ * skipped, as Doorkeeper's matching_token?. Never for a public client (RFC 8252 8.6: anyone can claim its client_id).
+ */
+export function alreadyAuthorized(ctx: AppContext, user: UserRow, app: OauthApplicationRow, scopes: string[]): boolean {
+  if (isPublicClient(app)) return false;
+  const rows = ctx.db.select({ scopes: oauthAccessTokens.scopes }).from(oauthAccessTokens)
+    .where(and(eq(oauthAccessTokens.resourceOwnerId, user.id), eq(oauthAccessTokens.applicationId, app.id), isNull(oauthAccessTokens.revokedAt))).all();
+  const want = scopes.join(' ');
+  return rows.some((r) => parseScopes(r.scopes).join(' ') === want);
+}
