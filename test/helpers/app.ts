@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../daemon/app.js';
-import { resolveConfig } from '../../daemon/config.js';
+import { resolveConfig, type DaemonFlags } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
 import { openDatabase } from '../../daemon/db/connection.js';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
@@ -38,10 +38,10 @@ export interface ApiResponse {
   text: string;
 }
 
-/** Start a fresh app on a new temporary data dir. */
-export async function startTestServer(): Promise<TestServer> {
+/** Start a fresh app on a new temporary data dir; `flags` as gantryd's (e.g. `{ maxBodySize: '64k' }`). */
+export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gantry-test-'));
-  const config = resolveConfig({ dataDir, rootPassword: ROOT_PASSWORD, logLevel: 'silent', port: '0' }, {});
+  const config = resolveConfig({ ...flags, dataDir, rootPassword: ROOT_PASSWORD, logLevel: 'silent', port: '0' }, {});
   const paths = dataPaths(dataDir);
   prepareDataDir(paths);
   const ctx: AppContext = {
