@@ -30,6 +30,9 @@ declare module 'fastify' {
   }
 }
 
+/** The messages of busboy's errors for a malformed multipart body. */
+const MALFORMED_MULTIPART = /^(Multipart: Boundary not found|Boundary required|Unexpected end of multipart data|\w+ terminated early due to unexpected end of multipart data)$/;
+
 /** Build the HTTP application around a context (tests call this directly and use app.inject). */
 export async function buildApp(ctx: AppContext, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   // `{ loggerInstance }` is a ready pino logger (Fastify 5 takes it as a top-level option, not inside `logger`).
@@ -120,6 +123,10 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
       if (fe.statusCode === 413 || fe.code === 'FST_REQ_FILE_TOO_LARGE') return reply.code(413).send({ message: '413 Request Entity Too Large' });
       if (fe.statusCode === 415) return reply.code(415).send({ message: '415 Unsupported Media Type' });
       return reply.code(fe.statusCode).send({ message: `${fe.statusCode} ${fe.message}` });
+    }
+    // busboy's plain Errors for a multipart body with no boundary or cut short: the client's, not ours (were 500).
+    if (MALFORMED_MULTIPART.test(fe.message) || (fe.code === 'ERR_STREAM_PREMATURE_CLOSE' && request.isMultipart())) {
+      return reply.code(400).send({ message: '400 (Bad request) the multipart body is malformed: give a boundary and end the body with --<boundary>--' });
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ message: '500 Internal Server Error' });

@@ -186,6 +186,20 @@ describe('clone and push', () => {
     expect(res.headers['content-type']).toBe('application/x-git-upload-pack-result');
     expect(res.rawPayload.includes(Buffer.from('PACK'))).toBe(true);
   });
+
+  it('answers 400 to a receive-pack body that claims gzip and is not (it was 500; found by the fuzzer)', async () => {
+    const before = await new Repository(repositoryPath(s.ctx, project.id)).resolveBranch('master');
+    const res = await s.app.inject({
+      method: 'POST', url: '/alice/repo.git/git-receive-pack', payload: Buffer.from('0000 this is not gzip'),
+      headers: {
+        'content-type': 'application/x-git-receive-pack-request', 'content-encoding': 'gzip',
+        authorization: `Basic ${Buffer.from(`alice:${alice.token}`).toString('base64')}`,
+      },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toMatch(/not valid gzip/);
+    expect(await new Repository(repositoryPath(s.ctx, project.id)).resolveBranch('master')).toBe(before);
+  });
 });
 
 describe('info/refs', () => {
