@@ -32,10 +32,15 @@ export interface PkcePair {
   challenge: string;
 }
 
-/** A new PKCE pair: 32 random bytes as a 43-character base64url verifier, the challenge its SHA-256 in base64url. */
+/** The S256 code challenge of a verifier: its SHA-256, base64url without padding. */
+export function s256(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
+}
+
+/** A new PKCE pair: 32 random bytes as a 43-character base64url verifier, and its S256 challenge. */
 export function pkcePair(): PkcePair {
   const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+  return { verifier, challenge: s256(verifier) };
 }
 
 /** The /oauth/authorize URL for the CLI's application: code flow, loopback redirect, state, S256 challenge. */
@@ -115,8 +120,9 @@ function timeout(ms: number, url: string): { promise: Promise<never>; cancel(): 
   let timer: NodeJS.Timeout;
   const promise = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
-      const minutes = ms >= 60_000 ? `${Math.round(ms / 60_000)} minute${ms >= 90_000 ? 's' : ''}` : `${Math.round(ms / 1000)} seconds`;
-      reject(new CliError(`no sign-in arrived from the browser within ${minutes}`, `run \`gantry login --web --url ${url}\` again and finish the sign-in in the browser (--timeout <seconds> gives more time)`));
+      const s = Math.round(ms / 1000);
+      const span = s >= 60 && s % 60 === 0 ? `${s / 60} minute${s === 60 ? '' : 's'}` : `${s} second${s === 1 ? '' : 's'}`;
+      reject(new CliError(`no sign-in arrived from the browser within ${span}`, `run \`gantry login --web --url ${url}\` again and finish the sign-in in the browser (--timeout <seconds> gives more time)`));
     }, ms);
     timer.unref();
   });
