@@ -1,6 +1,8 @@
-/** gantry repo clone-url|tree: where to clone a project from, and what its repository holds. */
+/** gantry repo clone-url|clone|tree: where to clone a project from, cloning it, and what its repository holds. */
 import type { Command } from 'commander';
-import { noteMorePages, type Factory } from '../client.js';
+import { noteMorePages, type ApiClient, type Factory } from '../client.js';
+import { UsageError } from '../errors.js';
+import { gitOrFail, tokenAuthEnv } from '../local-git.js';
 import { printList, type Column } from '../output.js';
 import { connectionFlags, idOrPath, listFlags, listOptions } from './common.js';
 
@@ -20,6 +22,20 @@ const TREE_COLUMNS: Column<TreeEntry>[] = [
   { header: 'path', value: (e) => (e.type === 'tree' ? `${e.path}/` : e.path) },
 ];
 
+/** What clone-url and clone need of a project. */
+interface CloneUrls {
+  path_with_namespace: string;
+  http_url_to_repo: string;
+  ssh_url_to_repo: string;
+}
+
+/** Whether to clone over SSH: as forced by --ssh / --http, else when the account has at least one SSH key. */
+async function useSsh(api: ApiClient, o: { ssh?: boolean; http?: boolean }): Promise<boolean> {
+  if (o.ssh && o.http) throw new UsageError('--ssh and --http together', 'choose one of them');
+  if (o.ssh || o.http) return Boolean(o.ssh);
+  return (await api.list<unknown>('/user/keys', {}, { perPage: 1 })).items.length > 0;
+}
+
 /** Registers the `repo` noun. */
 export function registerRepo(program: Command, factory: Factory): void {
   const { io } = factory;
@@ -35,6 +51,27 @@ export function registerRepo(program: Command, factory: Factory): void {
     .action(async (id: string, o: { ssh?: boolean }, cmd: Command) => {
       const p = await client(cmd).get<{ http_url_to_repo: string; ssh_url_to_repo: string }>(`/projects/${idOrPath(id)}`);
       io.out(`${o.ssh ? p.ssh_url_to_repo : p.http_url_to_repo}\n`);
+    });
+
+  repo
+    .command('clone')
+    .description('clone a project with git: over SSH when your account has an SSH key (`gantry ssh-key add`), else over HTTP')
+    .argument('<project>', 'id or namespace/path')
+    .argument('[directory]', 'where to clone to (default: the project\'s path)')
+    .option('--ssh', 'clone over SSH')
+    .option('--http', 'clone over HTTP with your token (nothing is saved in the clone)')
+    .addHelpText('after', '\nExamples:\n  gantry repo clone root/my-app\n  gantry repo clone root/my-app work/app --http')
+    .action(async (id: string, directory: string | undefined, o: { ssh?: boolean; http?: boolean }, cmd: Command) => {
+      const api = client(cmd);
+      const p = await api.get<CloneUrls>(`/projects/${idOrPath(id)}`);
+      const ssh = await useSsh(api, o);
+      const url = ssh ? p.ssh_url_to_repo : p.http_url_to_repo;
+      io.err(`Cloning ${p.path_with_namespace} over ${ssh ? 'SSH' : 'HTTP'} (${url})...\n`);
+      const env = ssh ? undefined : tokenAuthEnv(p.http_url_to_repo, (await api.fresh()).token, Boolean(api.connection.oauth));
+      const hint = ssh
+        ? 'check that ssh offers the key you added (`ssh-add -l`, ~/.ssh/config or GIT_SSH_COMMAND), or clone over HTTP with --http'
+        : 'check that you can read the project (`gantry project show`) and that the server is reachable';
+      await gitOrFail(io, ['clone', '--', url, ...(directory ? [directory] : [])], hint, { env, showProgress: true });
     });
 
   listFlags(repo.command('tree').alias('ls').description('list the files and directories of a repository'))
