@@ -4,7 +4,7 @@
  * daemon: sent as Bearer, refreshed when the stored expiry has passed (aged in the profile file) or on a 401, and a
  * refused refresh saying to sign in again. The browser step itself is test/e2e/oauth-cli-login.test.ts.
  */
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../cli/main.js';
@@ -40,8 +40,9 @@ function saveOAuthProfile(access: string, refresh: string, expiresAt: string): v
 }
 
 /** `gantry login --web` running in the background: its IO, its exit code, and the authorize URL it printed. */
-function startWebLogin(args: string[] = []) {
-  const io = fakeIO({ GANTRY_CONFIG_DIR: f.configDir });
+function startWebLogin(args: string[] = [], terminal?: { env: Record<string, string> }) {
+  const io = fakeIO({ GANTRY_CONFIG_DIR: f.configDir, ...terminal?.env });
+  io.stdoutIsTTY = Boolean(terminal);
   const done = run(['node', 'gantry', 'login', '--web', '--url', f.url, ...args], io);
   let finished = false;
   void done.then(() => { finished = true; });
@@ -121,6 +122,36 @@ describe('gantry login --web: the loopback listener', () => {
     expect(config()).toEqual(before);
     // The listener is gone.
     await expect(fetch(`${redirect}?state=${state}&code=late`)).rejects.toThrow();
+  });
+
+  it('on a terminal it opens the browser setting\'s program with the URL (and still prints it)', async () => {
+    const opened = join(f.configDir, 'opened-url');
+    const login = startWebLogin([], { env: { GANTRY_BROWSER: `printf %s >${opened}` } });
+    const url = await login.url;
+    expect(login.io.stderr).toContain('in your browser; if no page appeared, open the URL below');
+    expect(login.io.stderr).not.toContain('Open this URL in a browser to sign in');
+    expect(readFileSync(opened, 'utf8')).toBe(url.toString());
+    await fetch(`${url.searchParams.get('redirect_uri')}?error=access_denied&state=${encodeURIComponent(url.searchParams.get('state')!)}`);
+    expect(await login.done).toBe(1);
+  });
+
+  it('on a terminal without a browser that starts: says so and prints the URL to open', async () => {
+    const login = startWebLogin([], { env: { GANTRY_BROWSER: '/nonexistent/browser' } });
+    const url = await login.url;
+    expect(login.io.stderr).toContain('Could not open a browser (/nonexistent/browser was not found)');
+    expect(login.io.stderr).toContain('Open this URL in a browser to sign in');
+    await fetch(`${url.searchParams.get('redirect_uri')}?error=access_denied&state=${encodeURIComponent(url.searchParams.get('state')!)}`);
+    expect(await login.done).toBe(1);
+  });
+
+  it('--no-browser on a terminal prints the URL without starting anything', async () => {
+    const opened = join(f.configDir, 'not-opened');
+    const login = startWebLogin(['--no-browser'], { env: { GANTRY_BROWSER: `printf %s >${opened}` } });
+    const url = await login.url;
+    expect(login.io.stderr).toContain('Open this URL in a browser to sign in');
+    await fetch(`${url.searchParams.get('redirect_uri')}?error=access_denied&state=${encodeURIComponent(url.searchParams.get('state')!)}`);
+    expect(await login.done).toBe(1);
+    expect(existsSync(opened)).toBe(false);
   });
 
   it('another error of the server is shown with its description', async () => {
