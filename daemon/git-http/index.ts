@@ -8,18 +8,13 @@ import type { ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { AppContext } from '../context.js';
-import type { ProjectRow, UserRow } from '../db/schema.js';
+import type { ProjectRow } from '../db/schema.js';
 import { closeAllProcesses } from '../git/batch.js';
 import { spawnGit } from '../git/command.js';
-import { receivePackSetup } from '../git/hooks.js';
-import { isZeroSha } from '../git/objects.js';
-import { validRefName } from '../git/refs.js';
-import type { Repository } from '../git/repository.js';
 import { lookupProject } from '../services/projects.js';
-import { pushRefRules, type RefCommand } from '../services/protected-branches.js';
-import { processPush, type RefUpdate } from '../services/push.js';
+import { finishReceivePack, pushHookSetup, type RefCommand } from '../services/receive-pack.js';
 // Importing the repositories service registers the repository storage handler with every built app.
-import { ensureRepository, gitHooksDir } from '../services/repositories.js';
+import { ensureRepository } from '../services/repositories.js';
 import { gitAccess, type GitAccess } from './auth.js';
 import { PKT_FLUSH, pktLine, PushProtocolError, readPushCommands } from './pkt.js';
 
@@ -147,7 +142,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
       const message = zlib ? 'The request body is not valid gzip (Content-Encoding: gzip); send it uncompressed or gzip it whole.' : (e as Error).message;
       return reply.code(400).header('connection', 'close').type('text/plain; charset=utf-8').send(`${message}\n`);
     }
-    const setup = await receivePackSetup(gitHooksDir(ctx), pushRefRules(ctx, target.project, user, commands));
+    const setup = await pushHookSetup(ctx, target.project, user, commands);
     const child = spawnGit(['receive-pack', '--stateless-rpc', target.repo.path], { config: setup.config, env: setup.env });
     child.stdin!.on('error', () => undefined);
     body.on('error', () => child.kill());
@@ -164,7 +159,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
     killOnAbort(reply, child);
     child.on('close', () => {
       // The response ends only after the push is processed, so a client that sees its push done also sees its events.
-      void afterReceivePack(target.project, user, target.repo, commands, request)
+      void finishReceivePack(ctx, target.project, user, target.repo, commands, (err, message) => request.log.error({ err }, message))
         .catch((e) => request.log.error({ err: e }, 'push processing failed'))
         .finally(() => {
           void setup.cleanup();
@@ -174,16 +169,4 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
     return reply.code(200).headers(NO_CACHE).type('application/x-git-receive-pack-result').send(out);
   });
 
-  /** Find which commanded ref updates took effect and process them. */
-  async function afterReceivePack(project: ProjectRow, user: UserRow, repo: Repository, commands: RefCommand[], request: FastifyRequest): Promise<void> {
-    const updates: RefUpdate[] = [];
-    for (const c of commands) {
-      // Only branches and tags are pushes in GitLab's sense (other refs, e.g. refs/notes, change silently).
-      if (c.oldSha === c.newSha || !validRefName(c.ref) || !/^refs\/(heads|tags)\//.test(c.ref)) continue;
-      const now = await repo.refValue(c.ref);
-      const applied = isZeroSha(c.newSha) ? now === null : now === c.newSha;
-      if (applied) updates.push({ ref: c.ref, before: c.oldSha, after: c.newSha });
-    }
-    if (updates.length) await processPush(ctx, project, user, updates, { log: (err, message) => request.log.error({ err }, message) });
-  }
 }

@@ -45,17 +45,42 @@ export function ensureHooksDir(dir: string): string {
   return dir;
 }
 
-/** The -c settings and environment receive-pack needs so that the hook enforces `rules`; call cleanup() afterwards. */
-export async function receivePackSetup(
-  hooksDir: string,
-  rules: Record<string, RefRule>,
-): Promise<{ config: Record<string, string>; env: Record<string, string>; cleanup(): Promise<void> }> {
-  const config = { 'core.hooksPath': ensureHooksDir(hooksDir), 'receive.denyNonFastForwards': 'false', 'receive.denyDeletes': 'false' };
-  const env: Record<string, string> = { GANTRY_NODE: process.execPath, GANTRY_PRE_RECEIVE: PRE_RECEIVE_SCRIPT };
+/** How receive-pack is started so that its pre-receive hook enforces a push's rules; call cleanup() afterwards. */
+export interface ReceivePackSetup {
+  config: Record<string, string>;
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+function hookConfig(hooksDir: string): Pick<ReceivePackSetup, 'config' | 'env'> {
+  return {
+    config: { 'core.hooksPath': ensureHooksDir(hooksDir), 'receive.denyNonFastForwards': 'false', 'receive.denyDeletes': 'false' },
+    env: { GANTRY_NODE: process.execPath, GANTRY_PRE_RECEIVE: PRE_RECEIVE_SCRIPT },
+  };
+}
+
+async function rulesFile(): Promise<{ file: string; cleanup(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'gantry-push-'));
+  return { file: join(dir, 'rules.json'), cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The -c settings and environment receive-pack needs so that the hook enforces `rules`. */
+export async function receivePackSetup(hooksDir: string, rules: Record<string, RefRule>): Promise<ReceivePackSetup> {
+  const { config, env } = hookConfig(hooksDir);
   const json = JSON.stringify(rules);
   if (json.length <= ENV_LIMIT) return { config, env: { ...env, GANTRY_REF_RULES: json }, cleanup: async () => undefined };
-  const dir = await mkdtemp(join(tmpdir(), 'gantry-push-'));
-  const file = join(dir, 'rules.json');
+  const { file, cleanup } = await rulesFile();
   await writeFile(file, json);
-  return { config, env: { ...env, GANTRY_REF_RULES_FILE: file }, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  return { config, env: { ...env, GANTRY_REF_RULES_FILE: file }, cleanup };
+}
+
+/**
+ * For a receive-pack started before its push's commands are known (git over SSH, where the ref advertisement comes
+ * first): the rules go to a file that decide() writes, which must happen before the commands reach receive-pack.
+ * Until then the file does not exist, and a hook that ran anyway would refuse every ref.
+ */
+export async function deferredReceivePackSetup(hooksDir: string): Promise<ReceivePackSetup & { decide(rules: Record<string, RefRule>): Promise<void> }> {
+  const { config, env } = hookConfig(hooksDir);
+  const { file, cleanup } = await rulesFile();
+  return { config, env: { ...env, GANTRY_REF_RULES_FILE: file }, cleanup, decide: (rules) => writeFile(file, JSON.stringify(rules)) };
 }

@@ -324,7 +324,7 @@ describe('credential resolvers and archived projects', () => {
 
   it('lets a registered resolver grant read-only, project-scoped access (the CI build token seam)', async () => {
     registerGitCredentialResolver((_ctx, username, password) =>
-      username === 'gitlab-ci-token' && password === 'build-secret' ? { user: null, readOnly: true, projectId: project.id } : null,
+      username === 'gitlab-ci-token' && password === 'build-secret' ? { user: null, readOnly: true, projectIds: [project.id] } : null,
     );
     expect((await refs(project.path_with_namespace, 'git-upload-pack', 'gitlab-ci-token', 'build-secret')).statusCode).toBe(200);
     const push = await refs(project.path_with_namespace, 'git-receive-pack', 'gitlab-ci-token', 'build-secret');
