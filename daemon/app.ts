@@ -1,13 +1,13 @@
 /** The Fastify app: parsers, auth hook, error handler, OpenAPI, and route registration. */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyError, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
-import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import type { AppContext } from './context.js';
 import { ApiError, notFound, unauthorized } from './errors.js';
 import { normalizeBoolean, oddIdParam } from './api/params.js';
 import { authenticate } from './policy/authentication.js';
 import { apiRoutes } from './api/index.js';
+import { multipartFormParser } from './api/multipart-form.js';
 import { parseQuery } from './query-string.js';
 import { lazySerializerFactory, lazyValidatorFactory } from './schema-compilers.js';
 import gitHttpRoutes from './git-http/index.js';
@@ -41,7 +41,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     : undefined;
   const app = Fastify({
     ...(instance ? { loggerInstance: instance } : { logger: opts.logger ?? false }),
-    bodyLimit: 64 * 1024 * 1024,
+    // JSON, form and text bodies (--max-body-size); uploads, artifacts and git pushes have their own limits.
+    bodyLimit: ctx.config.limits.maxBodyBytes,
     routerOptions: {
       querystringParser: parseQuery,
       ignoreTrailingSlash: true,
@@ -88,7 +89,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     }
   });
   await app.register(formbody, { parser: parseQuery });
-  await app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: 1024 * 1024 * 1024, files: 4 } });
+  // Multipart API forms, read whole within --max-body-size (413 past it); uploads and artifacts have their own parsers.
+  app.addContentTypeParser('multipart/form-data', multipartFormParser(() => ctx.config.limits.maxBodyBytes));
 
   // Booleans in query and body accept true/false/1/0/yes/no/on/off, normalised before schema validation.
   app.addHook('preValidation', (request, _reply, done) => {
@@ -125,7 +127,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
       return reply.code(fe.statusCode).send({ message: `${fe.statusCode} ${fe.message}` });
     }
     // busboy's plain Errors for a multipart body with no boundary or cut short: the client's, not ours (were 500).
-    if (MALFORMED_MULTIPART.test(fe.message) || (fe.code === 'ERR_STREAM_PREMATURE_CLOSE' && request.isMultipart())) {
+    if (MALFORMED_MULTIPART.test(fe.message) || (fe.code === 'ERR_STREAM_PREMATURE_CLOSE' && /^multipart\//i.test(String(request.headers['content-type'])))) {
       return reply.code(400).send({ message: '400 (Bad request) the multipart body is malformed: give a boundary and end the body with --<boundary>--' });
     }
     request.log.error({ err: error }, 'unhandled error');

@@ -1,39 +1,18 @@
 /**
- * POST /api/v3/projects/:id/uploads. This plugin parses multipart bodies itself (instead of the app-wide
- * keyValues parser, which drops file names) and stops reading at max_attachment_size plus form overhead.
+ * POST /api/v3/projects/:id/uploads. Multipart bodies here may be as large as max_attachment_size plus form
+ * overhead (instead of the app-wide --max-body-size); reading stops there with 413.
  */
 import { extname } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { badRequestMessage, invalidParam, tooLarge } from '../errors.js';
+import type { FastifyInstance } from 'fastify';
+import { invalidParam } from '../errors.js';
+import { multipartFormParser, type UploadedFile } from './multipart-form.js';
 import { isImageName, maxUploadBytes, saveUpload } from '../services/uploads.js';
 import { ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 
-/** A file part of a multipart body, with its client-side name. */
-export interface UploadedFile {
-  filename: string;
-  data: Buffer;
-}
-
 // Room for boundaries, part headers and small text fields (a private_token, for example) around the file itself.
 const FORM_OVERHEAD = 64 * 1024;
-
-async function parseForm(contentType: string, raw: Uint8Array<ArrayBuffer>): Promise<Record<string, unknown>> {
-  let form: FormData;
-  try {
-    form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
-  } catch {
-    throw badRequestMessage('400 (Bad request) the multipart body could not be parsed');
-  }
-  const body: Record<string, unknown> = {};
-  for (const [key, value] of form.entries()) {
-    if (typeof value === 'string') body[key] = value;
-    else body[key] = { filename: value.name, data: Buffer.from(await value.arrayBuffer()) } satisfies UploadedFile;
-  }
-  return body;
-}
 
 /** The Upload result of 8.x: alt, url (relative to the project) and a Markdown link (an image link for images). */
 export function uploadResult(secret: string, filename: string) {
@@ -50,23 +29,7 @@ const isUploadedFile = (v: unknown): v is UploadedFile =>
 export default async function projectUploadRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   api.removeContentTypeParser('multipart/form-data');
-  api.addContentTypeParser('multipart/form-data', async (request: FastifyRequest, payload: IncomingMessage) => {
-    const limit = maxUploadBytes(ctx) + FORM_OVERHEAD;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of payload) {
-      size += (chunk as Buffer).length;
-      if (size > limit) throw tooLarge();
-      chunks.push(chunk as Buffer);
-    }
-    const raw = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) {
-      raw.set(c, at);
-      at += c.length;
-    }
-    return parseForm(String(request.headers['content-type']), raw);
-  });
+  api.addContentTypeParser('multipart/form-data', multipartFormParser(() => maxUploadBytes(ctx) + FORM_OVERHEAD));
 
   api.post('/projects/:id/uploads', {
     preValidation: [loadProject('upload_file'), dropBlankParams],

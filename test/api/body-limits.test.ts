@@ -1,0 +1,170 @@
+/**
+ * Request bodies are bounded with 413 `{"message":"413 Request Entity Too Large"}` (8.x's wording), through a real
+ * socket so that the client is seen to get the answer (never a reset connection), with nothing written: JSON, form
+ * and multipart API bodies (--max-body-size, 64 KiB here), runner trace parts, uploads (max_attachment_size) and
+ * artifacts (max_artifacts_size).
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/app.js';
+import { makeProject } from '../helpers/fixtures.js';
+import { buildRow, claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
+import { settleBuildWork } from '../../daemon/services/builds.js';
+
+const TOO_LARGE = { message: '413 Request Entity Too Large' };
+const BOUNDARY = 'b0undary7';
+const LIMIT = 64 * 1024;
+
+let s: TestServer;
+let base: string;
+let projectId: number;
+let runner: { id: number; token: string };
+
+beforeAll(async () => {
+  s = await startTestServer({ maxBodySize: '64k' });
+  base = await s.app.listen({ host: '127.0.0.1', port: 0 });
+  projectId = (await makeProject(s, s.root, 'limits')).id;
+  runner = await registerRunner(s, {});
+});
+afterAll(async () => {
+  await settleBuildWork();
+  await s.close();
+});
+
+interface Sent {
+  status: number;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** Send a body through a real socket in 16 KiB writes: with Content-Length, or chunked (no length announced). */
+function send(method: string, path: string, headers: Record<string, string>, body: Buffer, chunked = false): Promise<Sent> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${base}${path}`, { method, headers: { ...headers, ...(chunked ? {} : { 'content-length': String(body.length) }) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          /* not JSON */
+        }
+        resolve({ status: res.statusCode!, body: parsed });
+      });
+    });
+    // The server may answer and close before the whole body is written: the answer is what counts.
+    req.on('error', (e) => (req.writableEnded ? undefined : reject(e)));
+    let at = 0;
+    const pump = () => {
+      while (at < body.length) {
+        const ok = req.write(body.subarray(at, at + 16 * 1024));
+        at += 16 * 1024;
+        if (!ok) return void req.once('drain', pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+/** A multipart body; parts with a filename are files. */
+function multipart(parts: { name: string; filename?: string; data: Buffer | string }[]): Buffer {
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    const disposition = `form-data; name="${p.name}"${p.filename !== undefined ? `; filename="${p.filename}"` : ''}`;
+    chunks.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: ${disposition}\r\n\r\n`), Buffer.from(p.data), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${BOUNDARY}--\r\n`));
+  return Buffer.concat(chunks);
+}
+
+const AUTH = () => ({ 'private-token': s.root.token });
+const issuesPath = () => `/api/v3/projects/${projectId}/issues`;
+const issueCount = () => (s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM issues').get() as { n: number }).n;
+const files = (dir: string): string[] =>
+  existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name)) : [];
+
+describe('API bodies (--max-body-size)', () => {
+  const huge = 'y'.repeat(LIMIT + 1);
+
+  it.each([false, true])('JSON over the limit: 413, nothing created (chunked: %s)', async (chunked) => {
+    const before = issueCount();
+    const r = await send('POST', issuesPath(), { ...AUTH(), 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ title: 't', description: huge })), chunked);
+    expect(r).toEqual({ status: 413, body: TOO_LARGE });
+    expect(issueCount()).toBe(before);
+  });
+
+  it.each([false, true])('a form over the limit: 413 (chunked: %s)', async (chunked) => {
+    const before = issueCount();
+    const r = await send('POST', issuesPath(), { ...AUTH(), 'content-type': 'application/x-www-form-urlencoded' }, Buffer.from(`title=t&description=${huge}`), chunked);
+    expect(r).toEqual({ status: 413, body: TOO_LARGE });
+    expect(issueCount()).toBe(before);
+  });
+
+  it.each([false, true])('a multipart form over the limit: 413, never a shortened field (chunked: %s)', async (chunked) => {
+    const before = issueCount();
+    const body = multipart([{ name: 'title', data: 't' }, { name: 'description', data: huge }]);
+    const r = await send('POST', issuesPath(), { ...AUTH(), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body, chunked);
+    expect(r).toEqual({ status: 413, body: TOO_LARGE });
+    expect(issueCount()).toBe(before);
+  });
+
+  it('takes bodies within the limit, multipart included', async () => {
+    const description = 'z'.repeat(LIMIT - 1024);
+    const json = await send('POST', issuesPath(), { ...AUTH(), 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ title: 'json', description })));
+    expect(json.status).toBe(201);
+    expect(json.body.description).toBe(description);
+    const form = multipart([{ name: 'title', data: 'multipart' }, { name: 'labels', data: 'a,b' }, { name: 'description', data: description }]);
+    const mp = await send('POST', issuesPath(), { ...AUTH(), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, form, true);
+    expect(mp.status).toBe(201);
+    expect(mp.body).toMatchObject({ title: 'multipart', labels: ['a', 'b'], description });
+  });
+
+  it('a multipart body that is not one: 400', async () => {
+    const r = await send('POST', issuesPath(), { ...AUTH(), 'content-type': 'multipart/form-data; boundary=nope' }, Buffer.from('garbage'));
+    expect(r.status).toBe(400);
+    expect(r.body.message).toMatch(/^400 \(Bad request\) the multipart body could not be parsed/);
+  });
+});
+
+describe('uploads (max_attachment_size) and artifacts (max_artifacts_size)', () => {
+  it.each([false, true])('an upload over max_attachment_size: 413, no file left (chunked: %s)', async (chunked) => {
+    expect((await s.api('PUT', '/application/settings', s.root, { max_attachment_size: 1 })).status).toBe(200);
+    const body = multipart([{ name: 'file', filename: 'big.bin', data: randomBytes(1024 * 1024 + 70 * 1024) }]);
+    const r = await send('POST', `/api/v3/projects/${projectId}/uploads`, { ...AUTH(), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body, chunked);
+    expect(r).toEqual({ status: 413, body: TOO_LARGE });
+    expect(files(s.ctx.paths.uploads).filter((f) => !f.endsWith('fine.bin'))).toEqual([]);
+    // Uploads have their own limit: far above --max-body-size is fine below max_attachment_size.
+    const ok = multipart([{ name: 'file', filename: 'fine.bin', data: randomBytes(512 * 1024) }]);
+    expect((await send('POST', `/api/v3/projects/${projectId}/uploads`, { ...AUTH(), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, ok, chunked)).status).toBe(201);
+    expect(files(s.ctx.paths.uploads).filter((f) => f.endsWith('fine.bin'))).toHaveLength(chunked ? 2 : 1);
+  });
+
+  it.each([false, true])('artifacts over max_artifacts_size: 413, no file or temporary file left (chunked: %s)', async (chunked) => {
+    s.ctx.db.$client.prepare('UPDATE application_settings SET max_artifacts_size = 1').run();
+    try {
+      insertBuild(s, projectId, insertPipeline(s, projectId));
+      const build = await claim(s, runner.token);
+      const body = multipart([{ name: 'file', filename: 'a.zip', data: randomBytes(1024 * 1024 + 1) }]);
+      const r = await send('POST', `/ci/api/v1/builds/${build.id}/artifacts`, { 'build-token': build.token, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body, chunked);
+      expect(r).toEqual({ status: 413, body: TOO_LARGE });
+      expect(buildRow(s, build.id).artifacts_file).toBeNull();
+      expect(files(join(s.ctx.paths.artifacts, String(projectId), String(build.id)))).toEqual([]);
+    } finally {
+      s.ctx.db.$client.prepare('UPDATE application_settings SET max_artifacts_size = 100').run();
+    }
+  });
+
+  it('a trace part over --max-body-size: 413, the trace unchanged', async () => {
+    insertBuild(s, projectId, insertPipeline(s, projectId));
+    const build = await claim(s, runner.token);
+    const part = Buffer.alloc(LIMIT + 1, 'x');
+    const r = await send('PATCH', `/ci/api/v1/builds/${build.id}/trace.txt`, { 'build-token': build.token, 'content-type': 'text/plain', 'content-range': `0-${part.length}` }, part, true);
+    expect(r).toEqual({ status: 413, body: TOO_LARGE });
+    expect(buildRow(s, build.id).trace_size).toBe(0);
+  });
+});
