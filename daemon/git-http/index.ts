@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ChildProcess } from 'node:child_process';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Stream, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { AppContext } from '../context.js';
 import type { ProjectRow } from '../db/schema.js';
@@ -82,6 +82,12 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
     const access = await gitAccess(ctx, request, project, service === 'git-receive-pack');
     if (!access.ok) {
       refuse(reply, access);
+      return null;
+    }
+    // git's POSTs come as application/x-git-*-request (handed over as the raw stream); any other type was parsed as
+    // JSON, a form or multipart and is not a git request (was 500).
+    if (request.method === 'POST' && !(request.body instanceof Stream)) {
+      reply.code(415).type('text/plain; charset=utf-8').send(`Send the body as application/x-${service}-request, as git does.\n`);
       return null;
     }
     return { project: project!, user: access.user, repo: await ensureRepository(ctx, project!) };

@@ -200,6 +200,17 @@ describe('clone and push', () => {
     expect(res.body).toMatch(/not valid gzip/);
     expect(await new Repository(repositoryPath(s.ctx, project.id)).resolveBranch('master')).toBe(before);
   });
+
+  it('answers 415 to upload-pack and receive-pack bodies of another content type (were 500; found by the fuzzer)', async () => {
+    const authorization = `Basic ${Buffer.from(`alice:${alice.token}`).toString('base64')}`;
+    for (const service of ['git-upload-pack', 'git-receive-pack']) {
+      for (const [type, payload] of [['application/json', '{"want":1}'], ['text/plain', '0000'], ['application/x-www-form-urlencoded', 'a=1']]) {
+        const res = await s.app.inject({ method: 'POST', url: `/alice/repo.git/${service}`, payload, headers: { 'content-type': type, authorization } });
+        expect(res.statusCode, `${service} ${type}`).toBe(415);
+        expect(res.body).toBe(`Send the body as application/x-${service}-request, as git does.\n`);
+      }
+    }
+  });
 });
 
 describe('info/refs', () => {
