@@ -8,6 +8,7 @@ import { hostname, homedir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ApiError, noteMorePages, type Factory } from '../client.js';
+import { readStdin } from '../editor.js';
 import { CliError, UsageError } from '../errors.js';
 import type { IO } from '../io.js';
 import { printJson, printList, renderRecord, shortTime, type Column } from '../output.js';
@@ -57,12 +58,6 @@ function keyFile(io: IO, file: string | undefined): string {
       'create one with `ssh-keygen -t ed25519`, or name the file: gantry ssh-key add PATH.pub');
   }
   return found;
-}
-
-async function readStdin(io: IO): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of io.stdin) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**

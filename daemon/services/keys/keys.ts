@@ -125,18 +125,23 @@ export function findProjectDeployKey(ctx: AppContext, projectId: number, keyId: 
   return keyRows(statement(ctx, `${DEPLOY_KEY_ON_PROJECT} AND k.id = ?`).all(projectId, keyId))[0] ?? null;
 }
 
-/** The deploy keys a user may enable on their projects: those of the projects they administer (master and up). */
-export function accessibleDeployKeys(ctx: AppContext, user: UserRow): KeyRow[] {
+/** The deploy keys a user may enable on their projects (those of the projects they master), or the one of `keyId`. */
+function accessibleDeployKeyRows(ctx: AppContext, user: UserRow, keyId?: number): KeyRow[] {
   return keyRows(ctx.db.$client.prepare(
-    `SELECT k.* FROM keys k WHERE k.type = 'DeployKey' AND k.id IN (
+    `SELECT k.* FROM keys k WHERE k.type = 'DeployKey' ${keyId === undefined ? '' : 'AND k.id = ?'} AND k.id IN (
        SELECT dkp.deploy_key_id FROM deploy_keys_projects dkp WHERE dkp.project_id IN (${administeredProjectsSql(user)}))
      ORDER BY k.id`,
-  ).all());
+  ).all(...(keyId === undefined ? [] : [keyId])));
+}
+
+/** The deploy keys a user may enable on their projects: those of the projects they administer (master and up). */
+export function accessibleDeployKeys(ctx: AppContext, user: UserRow): KeyRow[] {
+  return accessibleDeployKeyRows(ctx, user);
 }
 
 /** One of the user's accessible deploy keys by id, or null. */
 function accessibleDeployKey(ctx: AppContext, user: UserRow, keyId: number): KeyRow | null {
-  return accessibleDeployKeys(ctx, user).find((k) => k.id === keyId) ?? null;
+  return accessibleDeployKeyRows(ctx, user, keyId)[0] ?? null;
 }
 
 /** Link a deploy key to a project (nothing when it is already linked). */
