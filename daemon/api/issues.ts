@@ -72,7 +72,7 @@ const dropBlankKeepLabels: preValidationAsyncHookHandler = async function (reque
   if (clear) (request.body as Record<string, unknown>).labels = '';
 };
 
-/** The list filter of a request. */
+/** The list filter of a request (only the parameters its route declares: the schema does not drop the others). */
 function filterOf(viewer: UserRow, scope: IssueListScope, q: Static<typeof ProjectListQuery>, labelsMode: 'any' | 'all'): IssueListFilter {
   const labels = labelsParam(q.labels);
   return {
@@ -106,7 +106,7 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     schema: { tags, querystring: ListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    return page(request, reply, filterOf(user, { kind: 'author', userId: user.id }, request.query as Static<typeof ProjectListQuery>, 'any'));
+    return page(request, reply, filterOf(user, { kind: 'author', userId: user.id }, { ...(request.query as Static<typeof ListQuery>), milestone: undefined, iid: undefined }, 'any'));
   });
 
   api.get('/groups/:id/issues', {
@@ -114,7 +114,7 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   }, async (request, reply) => {
     const user = callerOf(request);
     const group = findGroup(ctx, user, (request.params as { id: string }).id);
-    return page(request, reply, filterOf(user, { kind: 'group', groupId: group.id }, request.query as Static<typeof ProjectListQuery>, 'all'));
+    return page(request, reply, filterOf(user, { kind: 'group', groupId: group.id }, { ...(request.query as Static<typeof GroupListQuery>), iid: undefined }, 'all'));
   });
 
   api.get('/projects/:id/issues', {

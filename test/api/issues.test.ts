@@ -207,6 +207,19 @@ describe('GET lists', () => {
     expect((await s.api('GET', `/groups/${gid}/issues`, bob)).status).toBe(404);
     expect((await s.api('GET', `/groups/999999/issues`, owner))).toMatchObject({ status: 404, body: { message: '404 Group Not Found' } });
   });
+
+  it('ignores the parameters a list does not declare (milestone[] on /issues, iid[] on a group were 500; found by the fuzzer)', async () => {
+    const all = await s.api('GET', '/issues?per_page=100', alice);
+    const odd = await s.api('GET', '/issues?per_page=100&milestone[]=a&milestone[]=b&iid[]=x', alice);
+    expect(odd.status).toBe(200);
+    expect(odd.body).toEqual(all.body);
+    const gid = makeGroup(s.ctx, 'grp-odd', { owner: alice });
+    const gp = await makeProject(s, alice, 'gproj-odd', { namespaceId: gid });
+    await s.api('POST', `/projects/${gp.id}/issues`, alice, { title: 'in the group' });
+    const group = await s.api('GET', `/groups/${gid}/issues?iid[]=a&iid[]=b`, alice);
+    expect(group.status).toBe(200);
+    expect(group.body.map((i: { title: string }) => i.title)).toEqual(['in the group']);
+  });
 });
 
 describe('PUT /projects/:id/issues/:issue_id', () => {
