@@ -11,16 +11,21 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ROOT_PASSWORD = 'benchpassword1';
 
 /**
- * Start gantryd on a free port in a fresh data dir (or `opts.dataDir`, kept on stop); resolves with
- * { url, pid, stop, dataDir }.
+ * Start gantryd on a free port in a fresh data dir (or `opts.dataDir`, kept on stop), in `opts.cwd` (default: this
+ * process's), with `opts.port` (default 0: a free one); stderr is inherited unless `opts.stderr` is 'pipe'. Resolves
+ * with { url, pid, child, exited (a promise of { code, signal }), stderr() (piped text), stop, dataDir }.
  */
 export async function startDaemon(extraEnv = {}, opts = {}) {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'gantry-bench-'));
-  const child = spawn(process.execPath, [join(ROOT, 'bin/gantryd.js'), '--port', '0', '--data-dir', dataDir, '--log-level', 'warn'], {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn'], {
     // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
     env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, ...extraEnv },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', opts.stderr ?? 'inherit'],
+    cwd: opts.cwd,
   });
+  let err = '';
+  child.stderr?.setEncoding('utf8').on('data', (d) => { err = (err + d).slice(-100_000); });
+  const exited = new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -28,14 +33,15 @@ export async function startDaemon(extraEnv = {}, opts = {}) {
       const m = out.match(/gantryd listening on (\S+)/);
       if (m) resolve(m[1]);
     });
-    child.on('exit', (code) => reject(new Error(`gantryd exited with ${code}: ${out}`)));
+    child.on('exit', (code) => reject(new Error(`gantryd exited with ${code}: ${out}${err}`)));
   });
   const stop = async () => {
     child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    const end = await exited;
     if (!opts.keep) rmSync(dataDir, { recursive: true, force: true });
+    return end;
   };
-  return { url, pid: child.pid, stop, dataDir };
+  return { url, pid: child.pid, child, exited, stderr: () => err, stop, dataDir };
 }
 
 /** POST /api/v3/session as root; returns the private token. */
