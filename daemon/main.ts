@@ -9,10 +9,15 @@ import { bootstrap, loadSecrets, prepareDataDir } from './bootstrap.js';
 import { buildApp } from './app.js';
 import { startBackground, stopBackground } from './background.js';
 import { compilePendingSchemas } from './schema-compilers.js';
+import { advertisedSshAddress } from './ssh/address.js';
+import { startSshServer, type SshLimits, type SshServer } from './ssh/server.js';
 import './services/hook-deliveries.js'; // registers the hook delivery worker and its push listener
 
 /** Start a daemon for a configuration; resolves once listening. Used by main() and by tests. */
-export async function startDaemon(config: DaemonConfig, opts: { logger?: pino.Logger | false; onListening?: (url: string) => void } = {}) {
+export async function startDaemon(
+  config: DaemonConfig,
+  opts: { logger?: pino.Logger | false; onListening?: (url: string) => void; sshLimits?: SshLimits } = {},
+) {
   const paths = dataPaths(config.dataDir);
   prepareDataDir(paths);
   const secrets = loadSecrets(paths.data);
@@ -43,6 +48,17 @@ export async function startDaemon(config: DaemonConfig, opts: { logger?: pino.Lo
   const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${hostForUrl}:${port}`;
   if (!config.externalUrl) externalUrl = url;
+  // SSH binds its port now (a taken port that was given ends the start as a taken HTTP port does); ssh2 loads after.
+  let ssh: SshServer | null = null;
+  try {
+    ssh = await startSshServer(ctx, sshLog(logger), opts.sshLimits);
+  } catch (e) {
+    await app.close();
+    db.$client.close();
+    throw e;
+  }
+  const sshAddress = advertisedSshAddress(config.ssh, externalUrl, ssh?.port ?? null);
+  ctx.sshAddress = () => sshAddress;
   startBackground(ctx);
   opts.onListening?.(url);
   // Route schemas compile on first use; the rest compile now in 5 ms slices, so requests never wait long behind them.
@@ -50,16 +66,25 @@ export async function startDaemon(config: DaemonConfig, opts: { logger?: pino.Lo
 
   const close = async () => {
     stopBackground();
+    await ssh?.close();
     await app.close();
     db.$client.close();
   };
-  return { app, ctx, url, generatedPassword, close };
+  return { app, ctx, url, ssh, generatedPassword, close };
+}
+
+/** The SSH server's log lines through the daemon's logger (warnings to stderr when there is none). */
+function sshLog(logger: pino.Logger | false) {
+  return (level: 'warn' | 'info' | 'debug', message: string, err?: unknown) => {
+    if (logger) logger[level](err ? { err } : {}, message);
+    else if (level === 'warn') process.stderr.write(`gantryd: ${message}${err ? `: ${(err as Error).message}` : ''}\n`);
+  };
 }
 
 /** The gantryd command line. */
 export async function main(argv: string[]): Promise<void> {
   const program = new Command('gantryd')
-    .description('Gantry daemon: GitLab API v3, runner API v1 and git over HTTP on one port')
+    .description('Gantry daemon: GitLab API v3, runner API v1 and git over HTTP on one port; git over SSH on another')
     .option('--host <host>', 'address to listen on (GANTRY_HOST, default 127.0.0.1)')
     .option('--port <port>', 'port to listen on, 0 picks a free one (GANTRY_PORT, default 3080)')
     .option('--data-dir <dir>', 'database, repositories, artifacts, traces, uploads (GANTRY_DATA_DIR, default ~/.local/share/gantry)')
@@ -67,6 +92,10 @@ export async function main(argv: string[]): Promise<void> {
     .option('--root-password <password>', 'root password on first start (GANTRY_ROOT_PASSWORD; generated when unset)')
     .option('--runners-token <token>', 'instance runner registration token (GANTRY_RUNNERS_TOKEN; generated when unset)')
     .option('--log-level <level>', 'log level: fatal, error, warn, info, debug, silent (GANTRY_LOG_LEVEL, default info)')
+    .option('--ssh-port <port>', 'built-in SSH server for git, 0 picks a free port, off disables it (GANTRY_SSH_PORT, default 2222)')
+    .option('--ssh-host <host>', 'address the SSH server listens on (GANTRY_SSH_HOST, default: the --host value)')
+    .option('--ssh-external-host <host>', 'host ssh_url_to_repo advertises, e.g. behind a port forward (GANTRY_SSH_EXTERNAL_HOST)')
+    .option('--ssh-external-port <port>', 'port ssh_url_to_repo advertises (GANTRY_SSH_EXTERNAL_PORT, default: the SSH port)')
     .option('--max-body-size <size>', 'largest JSON/form request body, e.g. 10m (GANTRY_MAX_BODY_SIZE, default 10m)')
     .option('--max-push-size <size>', 'largest pack a git push may send, e.g. 2g; 0 = no limit (GANTRY_MAX_PUSH_SIZE, default 0)')
     .option('--signin-max-failures <n>', 'failed sign-ins before an address is banned or a user locked; 0 = off (GANTRY_SIGNIN_MAX_FAILURES, default 10)')
@@ -111,6 +140,10 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  if (daemon.ssh) {
+    const host = daemon.ssh.host.includes(':') ? `[${daemon.ssh.host}]` : daemon.ssh.host;
+    process.stdout.write(`gantryd ssh listening on ${host}:${daemon.ssh.port}\n`);
+  }
   // The ready line comes last: whoever waits for it may send SIGTERM at once, and the handlers must be in place.
   process.stdout.write(`gantryd listening on ${daemon.url}\n`);
 }

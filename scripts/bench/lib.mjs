@@ -19,7 +19,8 @@ export async function startDaemon(extraEnv = {}, opts = {}) {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'gantry-bench-'));
   const child = spawn(process.execPath, [join(ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn'], {
     // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
-    env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, ...extraEnv },
+    // SSH off unless a suite asks for it (GANTRY_SSH_PORT in extraEnv): a bench daemon must not take port 2222.
+    env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },
     stdio: ['ignore', 'pipe', opts.stderr ?? 'inherit'],
     cwd: opts.cwd,
   });

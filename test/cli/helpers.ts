@@ -46,11 +46,11 @@ export interface CliFixture {
   close(): Promise<void>;
 }
 
-/** Start a daemon (real HTTP on a free port) and return a CLI runner; call login yourself. */
-export async function startCliFixture(): Promise<CliFixture> {
+/** Start a daemon (real HTTP on a free port; SSH on a free port with `ssh`, else off) and return a CLI runner; call login yourself. */
+export async function startCliFixture(opts: { ssh?: boolean } = {}): Promise<CliFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gantry-cli-data-'));
   const configDir = mkdtempSync(join(tmpdir(), 'gantry-cli-cfg-'));
-  const daemon = await startDaemon(resolveConfig({ dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent' }, {}), { logger: false });
+  const daemon = await startDaemon(resolveConfig({ dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent', sshPort: opts.ssh ? '0' : 'off' }, {}), { logger: false });
   const cli: CliFixture['cli'] = async (args, opts = {}) => {
     const io = fakeIO({ GANTRY_CONFIG_DIR: configDir, ...opts.env }, opts.input);
     if (opts.cwd) io.cwd = opts.cwd;

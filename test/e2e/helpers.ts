@@ -24,11 +24,14 @@ export function cleanupTmp(): void {
   for (const dir of tmpDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-/** An environment without the caller's GANTRY_* settings (so a developer's shell does not leak into tests). */
+/**
+ * An environment without the caller's GANTRY_* settings (so a developer's shell does not leak into tests), and with
+ * the SSH server off: daemons of parallel tests would all want port 2222. A test that wants SSH passes --ssh-port 0.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GANTRY_')) env[k] = v;
-  return { ...env, GANTRY_LOG_LEVEL: 'warn', ...extra };
+  return { ...env, GANTRY_LOG_LEVEL: 'warn', GANTRY_SSH_PORT: 'off', ...extra };
 }
 
 /** How a process ended. */

@@ -1,0 +1,59 @@
+/**
+ * SSH authentication: public keys only, for the user `git`. The presented key is looked up by its SHA256
+ * fingerprint (a user's key or a deploy key); unknown keys, keys of blocked users and bad signatures are refused
+ * here, before any session or git process exists.
+ */
+import type { AuthContext, utils } from 'ssh2';
+import type { AppContext } from '../context.js';
+import type { UserRow } from '../db/schema.js';
+import { keyForSsh, sha256Fingerprint, touchKeyUsed } from '../services/keys/index.js';
+import type { GitCredential } from '../services/git-access.js';
+
+/** The only username accepted (as GitLab's and Gitea's `git@host`). */
+export const SSH_USERNAME = 'git';
+
+/** Who a connection authenticated as. */
+export interface SshIdentity {
+  keyId: number;
+  fingerprint: string;
+  /** The key's user; null for a deploy key. */
+  user: UserRow | null;
+  /** A deploy key's title (for the welcome line). */
+  title: string;
+}
+
+/** The identity of a key fingerprint now, or null when it is unknown or its user is not active. */
+export function identityFor(ctx: AppContext, fingerprint: string): SshIdentity | null {
+  const found = keyForSsh(ctx, fingerprint);
+  if (!found) return null;
+  if (found.user && found.user.state !== 'active') return null;
+  return { keyId: found.key.id, fingerprint, user: found.user, title: found.key.title };
+}
+
+/**
+ * The git credential of an identity, read again when a command runs (a key removed, a user blocked or a deploy key
+ * disabled since the connection authenticated takes effect at once): a user's key acts as the user; a deploy key
+ * reads the projects it is enabled on, and never pushes (8.x CE deploy keys are read-only). Null: no longer valid.
+ */
+export function credentialFor(ctx: AppContext, identity: SshIdentity): GitCredential | null {
+  const found = keyForSsh(ctx, identity.fingerprint);
+  if (!found || found.key.id !== identity.keyId) return null;
+  if (found.user) return found.user.state === 'active' ? { user: found.user } : null;
+  return { user: null, readOnly: true, projectIds: found.deployProjectIds };
+}
+
+/**
+ * Answer one authentication request: a query for a key ("would you take this one?") is accepted when the key is
+ * known; a signed request is accepted when, besides, the signature verifies. `accepted` receives the identity.
+ */
+export function authenticateKey(ctx: AppContext, auth: AuthContext, parseKey: typeof utils.parseKey, accepted: (identity: SshIdentity) => void): void {
+  if (auth.method !== 'publickey' || auth.username !== SSH_USERNAME) return auth.reject(['publickey']);
+  const identity = identityFor(ctx, sha256Fingerprint(auth.key.data));
+  if (!identity) return auth.reject(['publickey']);
+  if (!auth.signature || !auth.blob) return auth.accept();
+  const key = parseKey(auth.key.data);
+  if (key instanceof Error || key.verify(auth.blob, auth.signature, auth.hashAlgo) !== true) return auth.reject(['publickey']);
+  touchKeyUsed(ctx, identity.keyId);
+  accepted(identity);
+  auth.accept();
+}
