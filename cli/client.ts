@@ -2,7 +2,7 @@
 import { ConnectionError, HttpClient, HttpError, type Query } from '../shared/http.js';
 import { CliError, UsageError } from './errors.js';
 import type { IO } from './io.js';
-import { loadConfig, normaliseUrl, type CliConfig } from './profiles.js';
+import { loadConfig, normaliseUrl, tokenKind, type CliConfig } from './profiles.js';
 
 /** The global connection flags (`--url`, `--token`, `--profile`). */
 export interface ConnectionFlags {
@@ -50,6 +50,9 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
   const connection: Connection = { url, token, profile: sameServer ? profileName ?? null : null };
   if (sameServer && token === profile.token && profile.tokenKind === 'oauth') {
     connection.oauth = { refreshToken: profile.refreshToken ?? null, expiresAt: profile.tokenExpiresAt ? Date.parse(profile.tokenExpiresAt) : null };
+  } else if (token !== profile?.token && tokenKind(token, undefined) === 'oauth') {
+    // An OAuth access token from --token / GANTRY_TOKEN: sent as a Bearer token, never refreshed.
+    connection.oauth = { refreshToken: null, expiresAt: null };
   }
   return connection;
 }

@@ -99,6 +99,9 @@ function adopt(connection: Connection, p: Profile): void {
  * Throws signInAgain() when the server refuses the refresh token.
  */
 export async function refreshOAuthToken(env: NodeJS.ProcessEnv, connection: Connection, force = false): Promise<void> {
+  if (!connection.oauth?.refreshToken) {
+    throw new ApiError(401, `${connection.url} refused the OAuth access token`, `get a new one, or sign in with \`gantry login --web --url ${connection.url}\` (the CLI then refreshes its token by itself)`);
+  }
   const name = connection.profile;
   const saved = name ? loadConfig(env).profiles[name] : undefined;
   if (saved?.tokenKind === 'oauth' && saved.token !== connection.token) {
@@ -106,7 +109,7 @@ export async function refreshOAuthToken(env: NodeJS.ProcessEnv, connection: Conn
     if (!needsRefresh(connection)) return;
   } else if (!force && !needsRefresh(connection)) return;
   const refreshToken = connection.oauth?.refreshToken;
-  if (!refreshToken) throw signInAgain(connection.url, 'has expired (no refresh token was issued)');
+  if (!refreshToken) throw signInAgain(connection.url, 'has expired');
   let answer: TokenAnswer;
   try {
     answer = await requestToken(connection.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLI_CLIENT_ID });

@@ -69,9 +69,10 @@ export function normaliseUrl(url: string): string {
 
 /**
  * The kind of a token: what login recorded (`private` after a password login), else by the server's formats: private
- * tokens are 20 characters, personal access tokens 24 (daemon/services/users.ts). OAuth tokens are recorded at login.
+ * tokens are 20 characters, personal access tokens 24 (daemon/services/users.ts), OAuth access tokens 64 hex digits
+ * (daemon/services/oauth, as Doorkeeper).
  */
 export function tokenKind(token: string, recorded: string | undefined): string {
   if (recorded) return recorded;
-  return token.length === 24 ? 'personal' : token.length === 20 ? 'private' : 'unknown';
+  return token.length === 24 ? 'personal' : token.length === 20 ? 'private' : /^[0-9a-f]{64}$/.test(token) ? 'oauth' : 'unknown';
 }

@@ -48,8 +48,8 @@ export function registerAuth(noun: Command, factory: Factory): void {
       }
       if (kind === 'oauth') {
         // Read after the request: an expired access token has just been refreshed (and saved) by it.
-        const at = api.connection.oauth?.expiresAt;
-        expires = at ? new Date(at).toISOString() : 'never';
+        const oauth = api.connection.oauth;
+        expires = oauth?.expiresAt ? new Date(oauth.expiresAt).toISOString() : oauth?.refreshToken ? 'never' : 'unknown (see `gantry api /oauth/token/info`)';
       }
       const status = {
         server: connection.url,

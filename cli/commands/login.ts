@@ -171,7 +171,8 @@ Examples:
 /** One API call outside a saved connection (login checks a token or asks for one). */
 async function callApi(http: HttpClient, url: string, method: string, path: string, body?: unknown, token?: string): Promise<UserAnswer> {
   try {
-    const res = await http.request<UserAnswer>(method, path, { body, headers: token ? { 'private-token': token } : {} });
+    const auth: Record<string, string> = !token ? {} : tokenKind(token, undefined) === 'oauth' ? { authorization: `Bearer ${token}` } : { 'private-token': token };
+    const res = await http.request<UserAnswer>(method, path, { body, headers: auth });
     return res.data;
   } catch (e) {
     throw toCliError(e, url);

@@ -268,6 +268,22 @@ describe('an OAuth profile: Bearer, refresh, sign in again', () => {
     expect(status.stderr).toContain('gantry login --web');
   });
 
+  it('an OAuth access token from GANTRY_TOKEN or login --token (64 hex digits) is sent as Bearer, never refreshed', async () => {
+    const t = await rootTokens();
+    const env = { GANTRY_URL: f.url, GANTRY_TOKEN: t.body.access_token! };
+    const status = await f.cli(['auth', 'status', '--json'], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.json()).toMatchObject({ user: 'root', token_kind: 'oauth', token_source: 'GANTRY_TOKEN' });
+    const saved = await f.cli(['login', '--url', f.url, '--token', t.body.access_token!, '--profile', 'bearer']);
+    expect(saved.code, saved.stderr).toBe(0);
+    expect(config().profiles.bearer).toMatchObject({ tokenKind: 'oauth', username: 'root' });
+    expect((await f.cli(['--profile', 'bearer', 'project', 'list'])).code).toBe(0);
+    const refused = await f.cli(['project', 'list'], { env: { GANTRY_URL: f.url, GANTRY_TOKEN: 'ab'.repeat(32) } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`gantry: ${f.url} refused the OAuth access token`);
+    expect(refused.stderr).toContain('hint: get a new one, or sign in with `gantry login --web');
+  });
+
   it('a password login over an OAuth profile drops the refresh token and the expiry', async () => {
     const r = await f.cli(['login', '--url', f.url, '--username', 'root', '--password-stdin', '--profile', 'web'], { input: `${ROOT_PASSWORD}\n` });
     expect(r.code, r.stderr).toBe(0);
