@@ -11,6 +11,7 @@ import { multipartFormParser } from './api/multipart-form.js';
 import { parseQuery } from './query-string.js';
 import { lazySerializerFactory, lazyValidatorFactory } from './schema-compilers.js';
 import gitHttpRoutes from './git-http/index.js';
+import metricsRoutes, { instrumentRoutes, observeUnmatched } from './web/metrics.js';
 
 const SECRET_PARAM = /^(?:private_token|access_token|bearer_token|token|sudo|password|refresh_token|client_secret|code|code_verifier|authenticity_token)(?:\[.*)?$/i;
 const decodeKey = (k: string) => {
@@ -65,6 +66,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   });
   app.decorate('ctx', ctx);
   app.decorateRequest('user', null);
+  // Request counts and latency per route pattern for GET /-/metrics: a hook on each route registered below.
+  instrumentRoutes(app);
   // One log line per request, with secrets masked out of the URL; never a token, password or body. Not even hooked
   // when the level is above info (the benchmarks' `--log-level warn`): masking the URL is a measurable part of a request.
   if (instance ? (instance as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }).isLevelEnabled('info') : opts.logger) {
@@ -133,7 +136,10 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ message: '500 Internal Server Error' });
   });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ message: '404 Not Found' }));
+  app.setNotFoundHandler((request, reply) => {
+    observeUnmatched(request, reply.code(404));
+    return reply.send({ message: '404 Not Found' });
+  });
 
   await app.register(swagger, {
     openapi: {
@@ -177,6 +183,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   await app.register(gitHttpRoutes);
   await app.register((await import('./ci-api/index.js')).default, { prefix: '/ci/api/v1' });
   await app.register((await import('./web/uploads.js')).default);
+  await app.register(metricsRoutes);
   await app.register((await import('./oauth/index.js')).default, { prefix: '/oauth' });
   return app;
 }

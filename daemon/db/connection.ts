@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { daemonAsset } from '../assets.js';
 import * as schema from './schema.js';
+import { sqliteTransactionSeconds } from '../metrics.js';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
@@ -36,6 +37,7 @@ export function openDatabase(file: string): Db {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   migrate(sqlite);
+  timeTransactions(sqlite);
   return drizzle(sqlite, { schema }) as Db;
 }
 
@@ -61,4 +63,27 @@ function migrate(sqlite: Database.Database): void {
       sqlite.pragma(`user_version = ${Math.max(m.version, sqlite.pragma('user_version', { simple: true }) as number)}`);
     })();
   }
+}
+
+type TransactionFn = ((...args: unknown[]) => unknown) & Record<'default' | 'deferred' | 'immediate' | 'exclusive', (...args: unknown[]) => unknown>;
+
+/** Time every outermost transaction (drizzle's and direct ones) into gantry_sqlite_transaction_duration_seconds. */
+function timeTransactions(sqlite: Database.Database): void {
+  const make = sqlite.transaction.bind(sqlite);
+  const timed = (run: (...args: unknown[]) => unknown) =>
+    function (this: unknown, ...args: unknown[]) {
+      if (sqlite.inTransaction) return run.apply(this, args);
+      const started = performance.now();
+      try {
+        return run.apply(this, args);
+      } finally {
+        sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
+      }
+    };
+  sqlite.transaction = ((fn: (...args: unknown[]) => unknown) => {
+    const tx = make(fn) as unknown as TransactionFn;
+    const wrapped = timed(tx) as TransactionFn;
+    for (const k of ['default', 'deferred', 'immediate', 'exclusive'] as const) wrapped[k] = timed(tx[k]);
+    return wrapped;
+  }) as unknown as typeof sqlite.transaction;
 }

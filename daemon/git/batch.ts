@@ -5,6 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { GIT_BINARY, gitArgs, gitEnv } from './command.js';
+import { gitProcessStarted } from '../metrics.js';
 import { GitError, GitTimeoutError } from './errors.js';
 
 /** An object's id, type and size. */
@@ -47,6 +48,9 @@ class CatFileProcess {
   ) {
     const args = ['cat-file', withContent ? '--batch' : '--batch-check'];
     this.child = spawn(GIT_BINARY, gitArgs(args, { gitDir }), { env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = gitProcessStarted(args[0]);
+    this.child.on('error', exited);
+    this.child.on('close', exited);
     this.child.stdout.on('data', (c: Buffer) => this.onData(c));
     this.child.stderr.resume();
     this.child.stdin.on('error', () => undefined);

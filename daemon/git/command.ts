@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { GitError, GitTimeoutError } from './errors.js';
+import { gitProcessStarted } from '../metrics.js';
 
 /** The git executable (GANTRY_GIT overrides, for tests or unusual installs). */
 export const GIT_BINARY = process.env.GANTRY_GIT || 'git';
@@ -76,6 +77,7 @@ export function runGit(args: readonly string[], opts: GitRunOptions = {}): Promi
       env: gitEnv(opts.env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    const exited = gitProcessStarted(args[0]);
     const chunks: Buffer[] = [];
     let size = 0;
     const errChunks: Buffer[] = [];
@@ -97,11 +99,13 @@ export function runGit(args: readonly string[], opts: GitRunOptions = {}): Promi
       if (errChunks.length < 256) errChunks.push(c);
     });
     child.on('error', (e) => {
+      exited();
       failure ??= new GitError(`could not run git: ${e.message}`, args, null, '');
     });
     // A command that exits before reading its input must not crash the daemon with EPIPE.
     child.stdin.on('error', () => undefined);
     child.on('close', (code) => {
+      exited();
       clearTimeout(timer);
       const stderr = Buffer.concat(errChunks).toString('utf8').trim();
       if (failure) return reject(failure);
@@ -136,8 +140,13 @@ export function spawnGit(args: readonly string[], opts: GitSpawnOptions = {}): C
     env: gitEnv(opts.env),
     stdio: opts.stdio ?? ['pipe', 'pipe', 'pipe'],
   });
+  const exited = gitProcessStarted(args[0]);
   const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60 * 60 * 1000);
   timer.unref();
-  child.on('close', () => clearTimeout(timer));
+  child.on('error', exited);
+  child.on('close', () => {
+    exited();
+    clearTimeout(timer);
+  });
   return child;
 }

@@ -15,6 +15,7 @@ import { runnersRegistrationToken } from './settings.js';
 import { changeBuildStatus, onBuildFinished } from './builds.js';
 import { forgetBuildToken, newBuildToken, projectForRunnersToken, rememberBuildToken, safeEqual } from './build-tokens.js';
 import { statement } from '../db/statements.js';
+import { counter } from '../metrics.js';
 
 /** The runner facts a runner reports (`info`). */
 export interface RunnerInfo {
@@ -212,6 +213,16 @@ class LostClaim extends Error {}
  * runners never get the same build. Returns the build and its plain token, or null when there is nothing to do.
  */
 export function claimBuild(ctx: AppContext, runner: RunnerRow): { build: CommitStatusRow; token: string } | null {
+  const claimed = claimOne(ctx, runner);
+  (claimed ? CLAIMED : NOTHING).inc();
+  return claimed;
+}
+
+const claims = counter('gantry_runner_build_requests_total', 'Runner requests for a build (POST /ci/api/v1/builds/register): claimed one, or none to run');
+const CLAIMED = claims({ result: 'claimed' });
+const NOTHING = claims({ result: 'none' });
+
+function claimOne(ctx: AppContext, runner: RunnerRow): { build: CommitStatusRow; token: string } | null {
   const params = {
     runner: runner.id, shared: runner.isShared ? 1 : 0, locked: runner.locked ? 1 : 0,
     untagged: runner.runUntagged ? 1 : 0, tags: JSON.stringify(runnerTags(runner)), after: 0,

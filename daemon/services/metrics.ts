@@ -1,0 +1,70 @@
+/**
+ * What GET /-/metrics adds to the counters and histograms of daemon/metrics.ts, read at scrape time: the build
+ * queue, the webhook outbox, git processes, process memory, CPU, open files and event loop lag. Nothing here runs
+ * per request.
+ */
+import { readdirSync } from 'node:fs';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { AppContext } from '../context.js';
+import { gitProcessesRunning, renderMetrics, type Gauge } from '../metrics.js';
+import { statement } from '../db/statements.js';
+
+let loopDelay: IntervalHistogram | null = null;
+
+/** Event loop delay since the previous scrape (the monitor starts on the first scrape, so an unscraped daemon pays nothing). */
+function eventLoopGauges(): Gauge[] {
+  if (!loopDelay) {
+    loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+  }
+  const h = loopDelay;
+  const seconds = (ns: number) => (Number.isFinite(ns) && h.count > 0 ? ns / 1e9 : 0);
+  const gauges: Gauge[] = [
+    { name: 'nodejs_eventloop_lag_mean_seconds', help: 'Mean event loop delay since the previous scrape', samples: [{ value: seconds(h.mean) }] },
+    { name: 'nodejs_eventloop_lag_p99_seconds', help: '99th percentile of the event loop delay since the previous scrape', samples: [{ value: seconds(h.percentile(99)) }] },
+    { name: 'nodejs_eventloop_lag_max_seconds', help: 'Largest event loop delay since the previous scrape', samples: [{ value: seconds(h.max) }] },
+  ];
+  h.reset();
+  return gauges;
+}
+
+function openFiles(): number | null {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return null; // not Linux
+  }
+}
+
+function processGauges(): Gauge[] {
+  const mem = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  const gauges: Gauge[] = [
+    { name: 'process_resident_memory_bytes', help: 'Resident set size', samples: [{ value: mem.rss }] },
+    { name: 'nodejs_heap_size_total_bytes', help: 'V8 heap allocated', samples: [{ value: mem.heapTotal }] },
+    { name: 'nodejs_heap_size_used_bytes', help: 'V8 heap in use', samples: [{ value: mem.heapUsed }] },
+    { name: 'nodejs_external_memory_bytes', help: 'Memory of C++ objects bound to JavaScript (buffers included)', samples: [{ value: mem.external }] },
+    { name: 'process_cpu_seconds_total', help: 'User and system CPU time', type: 'counter', samples: [{ value: (cpu.user + cpu.system) / 1e6 }] },
+    { name: 'process_start_time_seconds', help: 'Start time of the process since the Unix epoch', samples: [{ value: Math.round(Date.now() / 1000 - process.uptime()) }] },
+  ];
+  const fds = openFiles();
+  if (fds !== null) gauges.push({ name: 'process_open_fds', help: 'Open file descriptors', samples: [{ value: fds }] });
+  return gauges;
+}
+
+function queueGauges(ctx: AppContext): Gauge[] {
+  const builds = statement(ctx, `SELECT status, COUNT(*) AS n FROM commit_statuses WHERE status IN ('pending', 'running') AND type = 'build' GROUP BY status`)
+    .all() as { status: string; n: number }[];
+  const count = (status: string) => builds.find((b) => b.status === status)?.n ?? 0;
+  const outbox = statement(ctx, `SELECT COUNT(*) AS n FROM hook_deliveries WHERE status = 'pending'`).get() as { n: number };
+  return [
+    { name: 'gantry_builds', help: 'Builds waiting for a runner (pending) and being run (running)', samples: ['pending', 'running'].map((s) => ({ labels: { status: s }, value: count(s) })) },
+    { name: 'gantry_webhook_outbox_pending', help: 'Webhook deliveries not yet sent (the outbox depth)', samples: [{ value: outbox.n }] },
+    { name: 'gantry_git_processes', help: 'git child processes running now', samples: [{ value: gitProcessesRunning() }] },
+  ];
+}
+
+/** The whole metrics page of a daemon in the Prometheus text format. */
+export function metricsText(ctx: AppContext): string {
+  return renderMetrics([...queueGauges(ctx), ...processGauges(), ...eventLoopGauges()]);
+}
