@@ -39,6 +39,12 @@ function saveOAuthProfile(access: string, refresh: string, expiresAt: string): v
   writeConfig(c);
 }
 
+/** What the server's redirect would bring to the CLI's listener for this authorize URL (its state added): the status. */
+async function redirectBack(url: URL, params: Record<string, string>): Promise<number> {
+  const q = new URLSearchParams({ ...params, state: url.searchParams.get('state')! });
+  return (await fetch(`${url.searchParams.get('redirect_uri')}?${q}`)).status;
+}
+
 /** `gantry login --web` running in the background: its IO, its exit code, and the authorize URL it printed. */
 function startWebLogin(args: string[] = [], terminal?: { env: Record<string, string> }) {
   const io = fakeIO({ GANTRY_CONFIG_DIR: f.configDir, ...terminal?.env });
@@ -131,7 +137,7 @@ describe('gantry login --web: the loopback listener', () => {
     expect(login.io.stderr).toContain('in your browser; if no page appeared, open the URL below');
     expect(login.io.stderr).not.toContain('Open this URL in a browser to sign in');
     expect(readFileSync(opened, 'utf8')).toBe(url.toString());
-    await fetch(`${url.searchParams.get('redirect_uri')}?error=access_denied&state=${encodeURIComponent(url.searchParams.get('state')!)}`);
+    expect(await redirectBack(url, { error: 'access_denied' })).toBe(400);
     expect(await login.done).toBe(1);
   });
 
@@ -140,7 +146,7 @@ describe('gantry login --web: the loopback listener', () => {
     const url = await login.url;
     expect(login.io.stderr).toContain('Could not open a browser (/nonexistent/browser was not found)');
     expect(login.io.stderr).toContain('Open this URL in a browser to sign in');
-    await fetch(`${url.searchParams.get('redirect_uri')}?error=access_denied&state=${encodeURIComponent(url.searchParams.get('state')!)}`);
+    expect(await redirectBack(url, { error: 'access_denied' })).toBe(400);
     expect(await login.done).toBe(1);
   });
 
@@ -149,7 +155,7 @@ describe('gantry login --web: the loopback listener', () => {
     const login = startWebLogin(['--no-browser'], { env: { GANTRY_BROWSER: `printf %s >${opened}` } });
     const url = await login.url;
     expect(login.io.stderr).toContain('Open this URL in a browser to sign in');
-    await fetch(`${url.searchParams.get('redirect_uri')}?error=access_denied&state=${encodeURIComponent(url.searchParams.get('state')!)}`);
+    expect(await redirectBack(url, { error: 'access_denied' })).toBe(400);
     expect(await login.done).toBe(1);
     expect(existsSync(opened)).toBe(false);
   });
@@ -157,8 +163,7 @@ describe('gantry login --web: the loopback listener', () => {
   it('another error of the server is shown with its description', async () => {
     const login = startWebLogin();
     const url = await login.url;
-    const q = new URLSearchParams({ error: 'invalid_scope', error_description: 'The scope "admin" is unknown', state: url.searchParams.get('state')! });
-    expect((await fetch(`${url.searchParams.get('redirect_uri')}?${q}`)).status).toBe(400);
+    expect(await redirectBack(url, { error: 'invalid_scope', error_description: 'The scope "admin" is unknown' })).toBe(400);
     expect(await login.done).toBe(1);
     expect(login.io.stderr).toContain('gantry: the server refused the sign-in: invalid_scope (The scope "admin" is unknown)');
   });
