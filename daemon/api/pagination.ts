@@ -14,12 +14,16 @@ const positive = (v: unknown): number | null => {
   return Number.isFinite(n) && n > 0 ? n : null;
 };
 
-/** Parse page and per_page from the request (missing, zero, negative or junk page means 1; per_page 20, max 100). */
+/**
+ * Parse page and per_page from the request (missing, zero, negative or junk page means 1; per_page 20, max 100). A
+ * page past 2^53 is read as 2^53 - 1 and the offset kept an exact integer: SQLite refuses a fractional OFFSET (a
+ * `page=99999999999999999999` was 500; found by the fuzzer); such a page is empty either way.
+ */
 export function pageOf(request: FastifyRequest): Page {
   const all = allParams(request);
-  const page = positive(all.page) ?? 1;
+  const page = Math.min(positive(all.page) ?? 1, Number.MAX_SAFE_INTEGER);
   const perPage = Math.min(positive(all.per_page) ?? 20, 100);
-  return { page, perPage, limit: perPage, offset: (page - 1) * perPage };
+  return { page, perPage, limit: perPage, offset: Math.min((page - 1) * perPage, Number.MAX_SAFE_INTEGER) };
 }
 
 /** Every request param (query, body, path), as Kaminari's Link URLs carry them. */
