@@ -98,6 +98,19 @@ describe('POST /user/keys', () => {
   it('anonymous: 401', async () => {
     expect((await s.api('POST', '/user/keys', null, { title: 'a', key: ed().publicKey })).status).toBe(401);
   });
+
+  it('odd bodies (objects, numbers, a JSON array or string, a form body) answer 400 or work, never 500', async () => {
+    const pair = ed();
+    const before = keyCount();
+    for (const body of [{ title: 'a', key: { x: 1 } }, { title: 'a', key: 12345 }, [pair.publicKey], 'garbage']) {
+      const r = await s.api('POST', '/user/keys', alice, body, typeof body === 'string' ? { 'content-type': 'application/json' } : {});
+      expect(r.status, JSON.stringify(body)).toBe(400);
+    }
+    expect(keyCount()).toBe(before);
+    const form = await s.api('POST', '/user/keys', alice, `title=form&key=${encodeURIComponent(pair.publicKey)}`, { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(form.status).toBe(201);
+    expect(form.body.key).toBe(pair.publicKey);
+  });
 });
 
 describe('GET /user/keys and /user/keys/:key_id', () => {

@@ -90,6 +90,12 @@ describe('refused keys', () => {
     expect(parsePublicKey(`ecdsa-sha2-nistp256 ${blob.toString('base64')}`).errors).toEqual({ fingerprint: ['cannot be generated'] });
   });
 
+  it('control characters anywhere in the line', () => {
+    const pair = generateKeyPair('ed25519');
+    expect(parsePublicKey(`${pair.publicKey}\u001b[2J`).errors!.key).toEqual(['is invalid']);
+    expect(parsePublicKey(`${pair.publicKey}\u0000`).errors!.key).toEqual(['is invalid']);
+  });
+
   it('an authorized_keys line with options is not a key line', () => {
     const pair = generateKeyPair('ed25519');
     expect(parsePublicKey(`no-pty ${pair.publicKey}`).errors!.key).toEqual(['is invalid']);

@@ -126,7 +126,8 @@ export function parsePublicKey(input: string): { key: ParsedKey; errors: null } 
   if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----|^PuTTY-User-Key-File-/.test(value)) return { key: null, errors: { key: [PRIVATE_KEY] } };
   const keyErrors: string[] = [];
   if (value.length > MAX_KEY_LENGTH) keyErrors.push(`is too long (maximum is ${MAX_KEY_LENGTH} characters)`);
-  if (!/^(ssh|ecdsa)-/.test(value)) keyErrors.push('is invalid');
+  // Control characters (but tab) are no part of a key line; refused as the wrong format, not stored.
+  if (!/^(ssh|ecdsa)-/.test(value) || /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(value)) keyErrors.push('is invalid');
   if (/[\r\n]/.test(value)) keyErrors.push('should be a single line');
   if (keyErrors.length > 0) return { key: null, errors: { key: keyErrors, fingerprint: ['cannot be generated'] } };
 
