@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
+import { browse, CookieJar, csrfOf, makeApplication, tokenRequest } from '../helpers/oauth.js';
 import { SignInThrottle, signInThrottle, SignInThrottled } from '../../daemon/policy/sign-in-throttle.js';
 import { DEFAULT_LIMITS } from '../../daemon/config.js';
 
@@ -157,6 +158,31 @@ describe('git over HTTP basic auth', () => {
       expect(r.statusCode).toBe(401);
     }
     expect((await gitInfoRefs('bob', 'password123', ip)).status).toBe(404);
+  });
+});
+
+describe('OAuth: the password grant and the sign-in page', () => {
+  it('count failures toward the user lock, and a locked user gets no token and no session', async () => {
+    await s.user('frank');
+    const app = await makeApplication(s, s.root, 'https://client.test/cb');
+    for (let i = 0; i < 5; i++) expect((await tokenRequest(s, { grant_type: 'password', username: 'frank', password: 'wrong' })).status).toBe(401);
+    const query = { client_id: app.application_id, redirect_uri: 'https://client.test/cb', response_type: 'code', state: 's' };
+    const jar = new CookieJar();
+    const page = await browse(s, jar, 'GET', `/oauth/authorize?${new URLSearchParams(query)}`);
+    for (let i = 0; i < 5; i++) {
+      const r = await browse(s, jar, 'POST', '/oauth/sign_in', { ...query, login: 'frank', password: 'wrong', authenticity_token: csrfOf(page.body) });
+      expect(r.statusCode).toBe(401);
+    }
+    // Ten failures over both pages: locked everywhere, even with the right password.
+    expect((await session('frank', 'password123', freshAddress())).status).toBe(429);
+    const grant = await tokenRequest(s, { grant_type: 'password', username: 'frank', password: 'password123' });
+    expect(grant.status).not.toBe(200);
+    expect(grant.body.access_token).toBeUndefined();
+    const signIn = await browse(s, jar, 'POST', '/oauth/sign_in', { ...query, login: 'frank', password: 'password123', authenticity_token: csrfOf(page.body) });
+    expect(signIn.statusCode).not.toBe(303);
+    expect(jar.get('gantry_session')).toBeUndefined();
+    now += 600 * 1000;
+    expect((await tokenRequest(s, { grant_type: 'password', username: 'frank', password: 'password123' })).status).toBe(200);
   });
 });
 

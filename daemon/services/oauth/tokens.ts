@@ -132,11 +132,14 @@ export function exchangeCode(ctx: AppContext, app: OauthApplicationRow, p: CodeG
  * The password grant: username (or email) and password, checked by the one sign-in of services/users.ts. Wrong
  * credentials or a blocked user: invalid_grant, 401 (the issue asks for 401 on bad credentials).
  */
-export async function passwordGrant(ctx: AppContext, app: OauthApplicationRow | null, p: { username?: string; password?: string; scope?: string }): Promise<TokenResponse> {
+export async function passwordGrant(
+  ctx: AppContext, app: OauthApplicationRow | null, p: { username?: string; password?: string; scope?: string; address?: string },
+): Promise<TokenResponse> {
   if (!p.username) throw oauthError('invalid_request', 'username is missing: send the username (or email) and password');
   if (!p.password) throw oauthError('invalid_request', 'password is missing: send the username (or email) and password');
   const scopes = requestedScopes(app, p.scope);
-  const user = await signIn(ctx, p.username, p.password);
+  // The client's address (for the per-address sign-in throttle) comes from the route; throttled: SignInThrottled.
+  const user = await signIn(ctx, p.username, p.password, { address: p.address });
   if (!user) throw oauthError('invalid_grant', 'Invalid username or password (or the account is blocked): check them and try again', 401);
   return ctx.db.transaction(() => insertToken(ctx, user.id, app?.id ?? null, null, scopes.join(' ')));
 }
