@@ -74,6 +74,18 @@ function checkRequest(app: OauthApplicationRow, redirectUri: string, p: Authoriz
   return { app, params: p, redirectUri, scopes };
 }
 
+/** The checked request, or the reply that sent its error back to the client. */
+function checkOrRedirect(reply: FastifyReply, app: OauthApplicationRow, redirectUri: string, p: AuthorizeParams): Checked | FastifyReply {
+  try {
+    return checkRequest(app, redirectUri, p);
+  } catch (e) {
+    if (e instanceof OAuthError) return redirectError(reply, app, redirectUri, p.state, e);
+    throw e;
+  }
+}
+
+const isChecked = (c: Checked | FastifyReply): c is Checked => 'scopes' in c;
+
 /** redirect_uri with parameters added (its own query kept). */
 function withParams(uri: string, params: Record<string, string | undefined>): string {
   const url = new URL(uri);
@@ -137,13 +149,8 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
   app.get('/authorize', { schema: { hide: true } }, async (request, reply) => {
     const p = authorizeParams(request);
     const { app: client, redirectUri } = checkClient(ctx, p);
-    let checked: Checked;
-    try {
-      checked = checkRequest(client, redirectUri, p);
-    } catch (e) {
-      if (e instanceof OAuthError) return redirectError(reply, client, redirectUri, p.state, e);
-      throw e;
-    }
+    const checked = checkOrRedirect(reply, client, redirectUri, p);
+    if (!isChecked(checked)) return checked;
     const { user, token } = browserSession(ctx, request);
     if (!user) return showSignIn(ctx, request, reply, p, client);
     if (alreadyAuthorized(ctx, user, client, checked.scopes)) return grant(ctx, reply, user, checked);
@@ -157,13 +164,8 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
     const { user, token } = browserSession(ctx, request);
     if (!user) return showSignIn(ctx, request, reply, p, client);
     if (!csrfValid(ctx, request, oauthParams(request).authenticity_token, token)) return forgedPage(reply);
-    let checked: Checked;
-    try {
-      checked = checkRequest(client, redirectUri, p);
-    } catch (e) {
-      if (e instanceof OAuthError) return redirectError(reply, client, redirectUri, p.state, e);
-      throw e;
-    }
+    const checked = checkOrRedirect(reply, client, redirectUri, p);
+    if (!isChecked(checked)) return checked;
     const decision = oauthParams(request).decision;
     if (decision === 'authorize') return grant(ctx, reply, user, checked);
     return redirectError(reply, client, redirectUri, p.state, oauthError('access_denied', 'The user denied the authorization request'));

@@ -1,6 +1,7 @@
 /** POST /oauth/token (authorization_code, password, refresh_token grants), POST /oauth/revoke, GET /oauth/token/info. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
+import { parseBasicAuth } from '../git-http/auth.js';
 import {
   authenticateClient, checkAccessToken, exchangeCode, OAuthError, oauthError, passwordGrant, refreshGrant, revokeToken, tokenInfo,
   type ClientCredentials, type OauthApplicationRow,
@@ -18,20 +19,16 @@ export function oauthParams(request: FastifyRequest): Record<string, string> {
 
 /** Client credentials from HTTP Basic (RFC 6749 2.3.1: form-encoded id and secret) or the client_id/client_secret params. */
 function clientCredentials(request: FastifyRequest, p: Record<string, string>): ClientCredentials {
-  const m = request.headers.authorization?.match(/^Basic\s+([A-Za-z0-9+/=]+)\s*$/i);
-  if (m) {
-    const text = Buffer.from(m[1]!, 'base64').toString('utf8');
-    const colon = text.indexOf(':');
-    if (colon > 0) {
-      const decode = (s: string) => {
-        try {
-          return decodeURIComponent(s.replace(/\+/g, ' '));
-        } catch {
-          return s;
-        }
-      };
-      return { clientId: decode(text.slice(0, colon)), clientSecret: decode(text.slice(colon + 1)) };
-    }
+  const basic = parseBasicAuth(request.headers.authorization);
+  if (basic?.username) {
+    const decode = (s: string) => {
+      try {
+        return decodeURIComponent(s.replace(/\+/g, ' '));
+      } catch {
+        return s;
+      }
+    };
+    return { clientId: decode(basic.username), clientSecret: decode(basic.password) };
   }
   return { clientId: p.client_id || undefined, clientSecret: p.client_secret || undefined };
 }

@@ -122,3 +122,17 @@ describe('DELETE /applications/:id', () => {
     expect(r.body.message).toContain('cannot be deleted');
   });
 });
+
+describe('deleting a user', () => {
+  it('removes their applications, codes, tokens and sessions with them', async () => {
+    const hank = await s.user('hank');
+    const app = await makeApplication(s, hank);
+    const { code } = await authorizationCode(s, app, 'https://client.test/cb', 'hank');
+    const t = await tokenRequest(s, { grant_type: 'authorization_code', client_id: app.application_id, client_secret: app.secret, code, redirect_uri: 'https://client.test/cb' });
+    expect(t.status).toBe(200);
+    expect((await s.api('DELETE', `/users/${hank.id}`, s.root)).status).toBe(200);
+    const left = (table: string) => (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${table === 'oauth_applications' ? 'owner_id' : table === 'oauth_sessions' ? 'user_id' : 'resource_owner_id'} = ?`).get(hank.id) as { n: number }).n;
+    for (const table of ['oauth_applications', 'oauth_access_grants', 'oauth_access_tokens', 'oauth_sessions']) expect(left(table), table).toBe(0);
+    expect((await s.api('GET', '/user', null, undefined, { authorization: `Bearer ${t.body.access_token}` })).status).toBe(401);
+  });
+});
