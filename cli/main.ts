@@ -90,7 +90,7 @@ function buildEagerProgram(factory: Factory): Command {
     .description('Command-line client for Gantry (GitLab API v3 compatible code hosting and CI)')
     .version(packageVersion(), '-V, --version')
     .option('--url <url>', 'server URL (GANTRY_URL; default: the active profile)')
-    .option('--token <token>', 'private or personal access token (GANTRY_TOKEN; default: the active profile)')
+    .option('--token <token>', 'private, personal access or OAuth access token (GANTRY_TOKEN; default: the active profile)')
     .option('--profile <name>', 'saved login to use (GANTRY_PROFILE; default: the active one)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })

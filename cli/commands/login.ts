@@ -43,7 +43,7 @@ export function registerLogin(program: Command, factory: Factory): void {
     .option('--username <name>', 'user name or email; the token comes from POST /session')
     .option('--password <password>', 'password (prompted without echo when omitted on a terminal)')
     .option('--password-stdin', 'read the password from stdin')
-    .option('--token-stdin', 'read a private or personal access token from stdin')
+    .option('--token-stdin', 'read a private, personal access or OAuth access token from stdin')
     .addHelpText('after', `
 Give --web to sign in with the browser, --token (or --token-stdin) to save an existing token, or --username to log
 in with a password; on a terminal, \`gantry login\` with none of them asks for the server URL and the method.
