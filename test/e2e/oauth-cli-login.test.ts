@@ -5,7 +5,7 @@
  * with the stored token, again after the expiry is forced in the profile (a refresh), and a token revoked through
  * /oauth/revoke makes the CLI say to sign in again. Needs `npm run build`.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
@@ -102,6 +102,17 @@ describe('gantry login --web with a real browser', () => {
     const status = await cli(['auth', 'status', '--json']);
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ user: 'root', token_kind: 'oauth', profile: 'web' });
+  });
+
+  it('gantry repo clone over HTTP sends the OAuth token as oauth2:<token> (a private project)', async () => {
+    const dir = join(tmp('gantry-e2e-clone-'), 'site');
+    const clone = await cli(['repo', 'clone', 'root/oauth-site', dir, '--http']);
+    expect(clone.code, clone.stderr).toBe(0);
+    expect(statSync(join(dir, '.git')).isDirectory()).toBe(true);
+    expect(readFileSync(join(dir, '.git', 'config'), 'utf8')).not.toContain(config().profiles.web.token);
+    // Without the token git is refused: the clone above was authenticated by it.
+    const anonymous = spawnSync('git', ['clone', '--', `${daemon.url}/root/oauth-site.git`, join(tmp(), 'anon')], { env: cleanEnv({ GIT_TERMINAL_PROMPT: '0' }), encoding: 'utf8' });
+    expect(anonymous.status).not.toBe(0);
   });
 
   it('after the expiry is forced in the profile, the CLI refreshes and still works', async () => {
