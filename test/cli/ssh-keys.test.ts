@@ -2,7 +2,7 @@
  * `gantry ssh-key`, `gantry deploy-key` and `gantry repo clone|clone-url --ssh` against a real daemon (HTTP, in this
  * process), with real keys from ssh-keygen and the real git client: default key files, titles, fingerprints as
  * ssh-keygen prints them, private keys never sent, refused keys with hints, the project from -R or the clone, and
- * clone over HTTP without a key, over SSH with one.
+ * clone over HTTP without a key, over SSH with one (through the daemon's SSH server and OpenSSH).
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +38,7 @@ function home(files: Record<string, string>): string {
 }
 
 beforeAll(async () => {
-  f = await startCliFixture();
+  f = await startCliFixture({ ssh: true });
   const login = await f.cli(['login', '--url', f.url, '--username', 'root', '--password-stdin'], { input: `${ROOT_PASSWORD}\n` });
   expect(login.code, login.stderr).toBe(0);
   const session = await fetch(`${f.url}/api/v3/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'root', password: ROOT_PASSWORD }) });
@@ -218,7 +218,8 @@ describe('gantry repo clone and clone-url', () => {
     const dir = tempDir('gantry-clone-ssh-');
     const log = join(dir, 'ssh-args');
     const fake = join(dir, 'fake-ssh');
-    writeFileSync(fake, `#!/bin/sh\necho "$@" > '${log}'\necho "ssh: connect refused (test)" >&2\nexit 255\n`);
+    // (`-G` is git asking which ssh variant this is: answer as OpenSSH does, so git passes the port with -p)
+    writeFileSync(fake, `#!/bin/sh\n[ "$1" = "-G" ] && exit 0\necho "$@" > '${log}'\necho "ssh: connect refused (test)" >&2\nexit 255\n`);
     chmodSync(fake, 0o755);
     const project = (await api('GET', `/projects/${encodeURIComponent('root/cloneme')}`)).body;
     const r = await asBob(['repo', 'clone', 'root/cloneme', join(dir, 'c')], { env: { GIT_SSH_COMMAND: fake } });
@@ -229,7 +230,17 @@ describe('gantry repo clone and clone-url', () => {
     const args = readFileSync(log, 'utf8');
     const host = project.ssh_url_to_repo.replace(/^ssh:\/\//, '').split(/[:/]/)[0];
     expect(args).toContain(host);
+    const port = /^ssh:\/\/[^/]*:(\d+)\//.exec(project.ssh_url_to_repo)?.[1];
+    expect(port, project.ssh_url_to_repo).toBeDefined();
+    expect(args).toContain(`-p ${port}`);
     expect(args).toMatch(/git-upload-pack '\/?root\/cloneme\.git'/);
+
+    // the real thing: the daemon's SSH server and the stock OpenSSH client with the key
+    const sshCommand = `ssh -i ${pair.privatePath} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR`;
+    const real = await asBob(['repo', 'clone', 'root/cloneme', join(dir, 's')], { env: { GIT_SSH_COMMAND: sshCommand } });
+    expect(real.code, real.stderr).toBe(0);
+    expect(readFileSync(join(dir, 's', 'README.md'), 'utf8')).toBe('hello\n');
+    expect(await gitOk(join(dir, 's'), ['remote', 'get-url', 'origin'])).toBe(project.ssh_url_to_repo);
 
     const http = await asBob(['repo', 'clone', 'root/cloneme', join(dir, 'h'), '--http']);
     expect(http.code, http.stderr).toBe(0);
