@@ -183,6 +183,7 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
       return showSignIn(ctx, request, reply, p, client, 401,
         'Invalid username, email or password. Check them and try again; if your account is blocked, ask an administrator.', all.login);
     }
+    deleteSession(ctx, cookies(request)[SESSION_COOKIE]); // a new session id at every sign-in (no fixation)
     const session = createSession(ctx, user);
     setCookie(ctx, reply, SESSION_COOKIE, session.token, session.expiresAt);
     return reply.redirect(`authorize?${new URLSearchParams(p as Record<string, string>).toString()}`, 303);

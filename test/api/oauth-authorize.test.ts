@@ -102,6 +102,17 @@ describe('sign-in page', () => {
     }
   });
 
+  it('signing in again gives a new session id and ends the old one', async () => {
+    const jar = new CookieJar();
+    const page = await browse(s, jar, 'GET', authorizeUrl());
+    await browse(s, jar, 'POST', '/oauth/sign_in', { ...query(), login: 'alice', password: 'password123', authenticity_token: csrfOf(page.body) });
+    const first = jar.get('gantry_session')!;
+    await browse(s, jar, 'POST', '/oauth/sign_in', { ...query(), login: 'alice', password: 'password123', authenticity_token: csrfOf(page.body) });
+    expect(jar.get('gantry_session')).not.toBe(first);
+    const old = await s.app.inject({ method: 'GET', url: authorizeUrl(), headers: { cookie: `gantry_session=${first}` } });
+    expect(old.body).toContain('name="password"');
+  });
+
   it('the cookie is Secure when the external URL is https', async () => {
     const original = s.ctx.externalUrl;
     s.ctx.externalUrl = () => 'https://gantry.example.com';
