@@ -8,6 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { PassThrough, Stream, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { AppContext } from '../context.js';
+import { tooLarge } from '../errors.js';
 import type { ProjectRow } from '../db/schema.js';
 import { closeAllProcesses } from '../git/batch.js';
 import { spawnGit } from '../git/command.js';
@@ -21,6 +22,8 @@ import { PKT_FLUSH, pktLine, PushProtocolError, readPushCommands } from './pkt.j
 export { registerGitCredentialResolver, type GitCredential, type GitCredentialResolver } from './auth.js';
 
 type Service = 'git-upload-pack' | 'git-receive-pack';
+/** Room for the ref update commands around the pack in a push body. */
+const PUSH_COMMANDS_ROOM = 64 * 1024;
 const SERVICES: readonly Service[] = ['git-upload-pack', 'git-receive-pack'];
 
 interface RepoParams {
@@ -135,6 +138,9 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
   app.post<{ Params: RepoParams }>('/:namespace/:project/git-receive-pack', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const target = await prepare(request, reply, 'git-receive-pack');
     if (!target) return reply;
+    // A push that says it is larger than --max-push-size is refused unread; git itself enforces the cap on the rest.
+    const maxPush = ctx.config.limits.maxPushBytes;
+    if (maxPush > 0 && Number(request.headers['content-length']) > maxPush + PUSH_COMMANDS_ROOM) throw tooLarge();
     const user = target.user!;
     const body = bodyStream(request);
     let commands: RefCommand[];

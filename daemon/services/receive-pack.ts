@@ -16,8 +16,8 @@ import { gitHooksDir } from './repositories.js';
 export type { RefCommand } from './protected-branches.js';
 
 /** The -c settings and environment for receive-pack so that its pre-receive hook enforces branch protection. */
-export function pushHookSetup(ctx: AppContext, project: ProjectRow, user: UserRow, commands: RefCommand[]): Promise<ReceivePackSetup> {
-  return receivePackSetup(gitHooksDir(ctx), pushRefRules(ctx, project, user, commands));
+export async function pushHookSetup(ctx: AppContext, project: ProjectRow, user: UserRow, commands: RefCommand[]): Promise<ReceivePackSetup> {
+  return withPushLimit(ctx, await receivePackSetup(gitHooksDir(ctx), pushRefRules(ctx, project, user, commands)));
 }
 
 /**
@@ -26,7 +26,16 @@ export function pushHookSetup(ctx: AppContext, project: ProjectRow, user: UserRo
  */
 export async function deferredPushHookSetup(ctx: AppContext, project: ProjectRow, user: UserRow): Promise<ReceivePackSetup & { decide(commands: RefCommand[]): Promise<void> }> {
   const setup = await deferredReceivePackSetup(gitHooksDir(ctx));
-  return { ...setup, decide: (commands) => setup.decide(pushRefRules(ctx, project, user, commands)) };
+  return withPushLimit(ctx, { ...setup, decide: (commands: RefCommand[]) => setup.decide(pushRefRules(ctx, project, user, commands)) });
+}
+
+/**
+ * git's own cap on the pack a push sends (--max-push-size, 0 = none): receive-pack refuses a larger pack with
+ * "pack exceeds maximum allowed size", which the client prints, and updates no ref.
+ */
+function withPushLimit<T extends ReceivePackSetup>(ctx: AppContext, setup: T): T {
+  const max = ctx.config.limits.maxPushBytes;
+  return max > 0 ? { ...setup, config: { ...setup.config, 'receive.maxInputSize': String(max) } } : setup;
 }
 
 /** The commanded updates of branches and tags that took effect (other refs, e.g. refs/notes, change silently). */

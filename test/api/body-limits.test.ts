@@ -1,8 +1,8 @@
 /**
  * Request bodies are bounded with 413 `{"message":"413 Request Entity Too Large"}` (8.x's wording), through a real
  * socket so that the client is seen to get the answer (never a reset connection), with nothing written: JSON, form
- * and multipart API bodies (--max-body-size, 64 KiB here), runner trace parts, uploads (max_attachment_size) and
- * artifacts (max_artifacts_size).
+ * and multipart API bodies (--max-body-size, 64 KiB here), runner trace parts, uploads (max_attachment_size),
+ * artifacts (max_artifacts_size) and git pushes (--max-push-size).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { buildRow, claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
+import { commitFiles, git, gitOk, repoUrl, workTree } from '../helpers/git.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 
 const TOO_LARGE = { message: '413 Request Entity Too Large' };
@@ -166,5 +167,40 @@ describe('uploads (max_attachment_size) and artifacts (max_artifacts_size)', () 
     const r = await send('PATCH', `/ci/api/v1/builds/${build.id}/trace.txt`, { 'build-token': build.token, 'content-type': 'text/plain', 'content-range': `0-${part.length}` }, part, true);
     expect(r).toEqual({ status: 413, body: TOO_LARGE });
     expect(buildRow(s, build.id).trace_size).toBe(0);
+  });
+});
+
+describe('git pushes (--max-push-size)', () => {
+  let p: TestServer;
+  let url: string;
+  let pushBase: string;
+
+  beforeAll(async () => {
+    p = await startTestServer({ maxPushSize: '64k' });
+    pushBase = await p.app.listen({ host: '127.0.0.1', port: 0 });
+    const project = await makeProject(p, p.root, 'capped');
+    url = repoUrl(pushBase, project.path_with_namespace, { username: 'root', password: p.root.token });
+  });
+  afterAll(async () => { await p.close(); });
+
+  const branches = async () => (await p.api('GET', `/projects/${encodeURIComponent('root/capped')}/repository/branches`, p.root)).body as { name: string }[];
+
+  it('takes a push under the cap', async () => {
+    const dir = await workTree();
+    await commitFiles(dir, { 'small.txt': 'hello\n' });
+    await gitOk(dir, ['push', url, 'HEAD:refs/heads/small']);
+    expect((await branches()).map((b) => b.name)).toEqual(['small']);
+  });
+
+  it.each([
+    ['with a Content-Length: 413 before reading it', []],
+    ['chunked: git refuses the pack', ['-c', 'http.postBuffer=8192']],
+  ])('refuses a push over the cap, %s; no ref changes', async (_how, config) => {
+    const dir = await workTree();
+    await commitFiles(dir, { 'big.bin': randomBytes(256 * 1024) });
+    const r = await git(dir, [...config, 'push', url, 'HEAD:refs/heads/big']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(config.length ? /pack exceeds maximum allowed size/ : /413/);
+    expect((await branches()).map((b) => b.name)).toEqual(['small']);
   });
 });
