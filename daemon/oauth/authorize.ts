@@ -7,12 +7,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { UserRow } from '../db/schema.js';
 import {
-  alreadyAuthorized, applicationByUid, createGrant, createSession, deleteSession, isPublicClient, OAuthError, oauthError, OOB_URI,
+  alreadyAuthorized, applicationByUid, applicationOwnerName, createGrant, createSession, deleteSession, isPublicClient, OAuthError, oauthError, OOB_URI,
   redirectUriAllowed, requestedScopes, SCOPES, sessionUser, type OauthApplicationRow,
 } from '../services/oauth/index.js';
 import { getSettings } from '../services/settings.js';
 import { signIn } from '../services/users.js';
-import { statement } from '../db/statements.js';
 import { anonymousCsrf, clearCookie, cookies, csrfValid, sendPage, sessionCsrf, SESSION_COOKIE, setCookie } from './browser.js';
 import { AUTHORIZE_FIELDS, codePage, consentPage, errorPage, signedOutPage, signInPage, type AuthorizeParams } from './pages.js';
 import { oauthParams } from './token.js';
@@ -125,8 +124,7 @@ const forgedPage = (reply: FastifyReply) => sendPage(reply, 422, errorPage('The 
   'This form could not be checked (its security token is missing or wrong, or your session changed), so nothing was done. Go back to the application and start the sign-in again.'));
 
 function showConsent(ctx: AppContext, reply: FastifyReply, user: UserRow, sessionToken: string, c: Checked): FastifyReply {
-  const owner = c.app.ownerId === null ? null
-    : (statement(ctx, 'SELECT username FROM users WHERE id = ?').get(c.app.ownerId) as { username: string } | undefined)?.username ?? null;
+  const owner = applicationOwnerName(ctx, c.app);
   const redirectHost = c.redirectUri === OOB_URI ? 'a page showing a code to copy' : new URL(c.redirectUri).host;
   return sendPage(reply, 200, consentPage({
     params: c.params, csrf: sessionCsrf(ctx, sessionToken), appName: c.app.name, owner: owner ? `@${owner}` : null, redirectHost,

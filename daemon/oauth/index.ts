@@ -8,9 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { daemonAsset } from '../assets.js';
 import { registerGitCredentialResolver } from '../git-http/auth.js';
 import { setBearerResolver } from '../policy/authentication.js';
-import { resolveAccessToken } from '../services/oauth/index.js';
-import { statement } from '../db/statements.js';
-import { toUser } from '../db/rows.js';
+import { resolveAccessToken, userForAccessToken } from '../services/oauth/index.js';
 import authorizeRoutes from './authorize.js';
 import tokenRoutes from './token.js';
 
@@ -18,10 +16,8 @@ setBearerResolver(resolveAccessToken);
 // git over HTTP as GitLab: username `oauth2`, password an access token.
 registerGitCredentialResolver((ctx, username, password) => {
   if (username !== 'oauth2') return undefined;
-  const id = resolveAccessToken(ctx, password);
-  const row = id ? (statement(ctx, 'SELECT * FROM users WHERE id = ?').get(id) as Record<string, unknown> | undefined) : undefined;
-  const user = row ? toUser(row) : null;
-  return user && user.state === 'active' ? { user } : undefined;
+  const user = userForAccessToken(ctx, password);
+  return user ? { user } : undefined;
 });
 
 let css: string | undefined;

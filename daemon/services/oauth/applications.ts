@@ -3,7 +3,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import type { UserRow } from '../../db/schema.js';
+import { users, type UserRow } from '../../db/schema.js';
 import { oauthAccessGrants, oauthAccessTokens, oauthApplications, type OauthApplicationRow } from '../../db/schema-oauth.js';
 import { forbidden, notFound, validationError } from '../../errors.js';
 import { hashToken } from '../../secrets.js';
@@ -106,6 +106,12 @@ export function deleteApplication(ctx: AppContext, user: UserRow, id: number): v
 /** The application with this client_id, or null. */
 export function applicationByUid(ctx: AppContext, uid: string): OauthApplicationRow | null {
   return ctx.db.select().from(oauthApplications).where(eq(oauthApplications.uid, uid)).get() ?? null;
+}
+
+/** The username of the user who registered an application (null for the built-in one, or a deleted owner). */
+export function applicationOwnerName(ctx: AppContext, app: OauthApplicationRow): string | null {
+  if (app.ownerId === null) return null;
+  return ctx.db.select({ username: users.username }).from(users).where(eq(users.id, app.ownerId)).get()?.username ?? null;
 }
 
 /** A public client (no secret: the built-in CLI application) proves nothing by its client_id, so PKCE is required. */
