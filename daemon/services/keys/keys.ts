@@ -3,7 +3,7 @@
  * lookup the SSH server authenticates with. A fingerprint is unique over both kinds, so one key line names at most
  * one user or one deploy key.
  */
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { users, type ProjectRow, type UserRow } from '../../db/schema.js';
@@ -87,17 +87,11 @@ export function findKey(ctx: AppContext, keyId: number): { key: KeyRow; user: Us
 
 // ---- deploy keys
 
-const DEPLOY_KEY_ON_PROJECT = `SELECT k.* FROM keys k JOIN deploy_keys_projects dkp ON dkp.deploy_key_id = k.id
-  WHERE dkp.project_id = ? AND k.type = 'DeployKey'`;
-
-/** Raw rows (snake_case columns) as drizzle rows. */
-function keyRows(rows: unknown[]): KeyRow[] {
-  return (rows as Record<string, unknown>[]).map((r) => ({
-    id: r.id as number, type: r.type as KeyRow['type'], userId: r.user_id as number | null, title: r.title as string,
-    key: r.key as string, keyType: r.key_type as string, fingerprint: r.fingerprint as string,
-    fingerprintSha256: r.fingerprint_sha256 as string, canPush: Boolean(r.can_push), lastUsedAt: r.last_used_at as string | null,
-    createdAt: r.created_at as string, updatedAt: r.updated_at as string,
-  }));
+/** The deploy keys enabled on a project (a drizzle query to page or narrow). */
+function projectDeployKeys(ctx: AppContext, projectId: number, ...more: SQL[]) {
+  return ctx.db.select({ key: keys }).from(keys)
+    .innerJoin(deployKeysProjects, eq(deployKeysProjects.deployKeyId, keys.id))
+    .where(and(eq(deployKeysProjects.projectId, projectId), eq(keys.type, 'DeployKey'), ...more));
 }
 
 /** Number of deploy keys (GET /deploy_keys). */
@@ -117,21 +111,20 @@ export function countProjectDeployKeys(ctx: AppContext, projectId: number): numb
 
 /** One page of the deploy keys enabled on a project, oldest key first. */
 export function listProjectDeployKeys(ctx: AppContext, projectId: number, limit = -1, offset = 0): KeyRow[] {
-  return keyRows(statement(ctx, `${DEPLOY_KEY_ON_PROJECT} ORDER BY k.id LIMIT ? OFFSET ?`).all(projectId, limit, offset));
+  return projectDeployKeys(ctx, projectId).orderBy(asc(keys.id)).limit(limit).offset(offset).all().map((r) => r.key);
 }
 
 /** A deploy key enabled on the project, or null. */
 export function findProjectDeployKey(ctx: AppContext, projectId: number, keyId: number): KeyRow | null {
-  return keyRows(statement(ctx, `${DEPLOY_KEY_ON_PROJECT} AND k.id = ?`).all(projectId, keyId))[0] ?? null;
+  return projectDeployKeys(ctx, projectId, eq(keys.id, keyId)).get()?.key ?? null;
 }
 
 /** The deploy keys a user may enable on their projects (those of the projects they master), or the one of `keyId`. */
 function accessibleDeployKeyRows(ctx: AppContext, user: UserRow, keyId?: number): KeyRow[] {
-  return keyRows(ctx.db.$client.prepare(
-    `SELECT k.* FROM keys k WHERE k.type = 'DeployKey' ${keyId === undefined ? '' : 'AND k.id = ?'} AND k.id IN (
-       SELECT dkp.deploy_key_id FROM deploy_keys_projects dkp WHERE dkp.project_id IN (${administeredProjectsSql(user)}))
-     ORDER BY k.id`,
-  ).all(...(keyId === undefined ? [] : [keyId])));
+  const administered = sql.raw(`SELECT dkp.deploy_key_id FROM deploy_keys_projects dkp WHERE dkp.project_id IN (${administeredProjectsSql(user)})`);
+  return ctx.db.select().from(keys)
+    .where(and(eq(keys.type, 'DeployKey'), keyId === undefined ? undefined : eq(keys.id, keyId), sql`${keys.id} IN (${administered})`))
+    .orderBy(asc(keys.id)).all();
 }
 
 /** The deploy keys a user may enable on their projects: those of the projects they administer (master and up). */
@@ -221,8 +214,7 @@ export interface SshKeyIdentity {
 
 /** The key with this OpenSSH SHA256 fingerprint (`SHA256:...`, see sha256Fingerprint), or null when unknown. */
 export function keyForSsh(ctx: AppContext, fingerprintSha256: string): SshKeyIdentity | null {
-  const rows = keyRows(statement(ctx, `SELECT * FROM keys WHERE fingerprint_sha256 = ?`).all(fingerprintSha256));
-  const key = rows[0];
+  const key = ctx.db.select().from(keys).where(eq(keys.fingerprintSha256, fingerprintSha256)).get();
   if (!key) return null;
   if (key.type === 'Key') {
     const user = ctx.db.select().from(users).where(eq(users.id, key.userId!)).get() ?? null;
