@@ -24,6 +24,7 @@ const UpdateBody = Type.Object({
   default_branch_protection: Type.Optional(Int({ description: '0 not protected, 1 developers can push, 2 developers cannot push (default 2)' })),
   restricted_visibility_levels: ListOf(Type.Integer(), 'visibility levels (0, 10, 20) only admins may use; null means none'),
   max_attachment_size: Type.Optional(Int({ description: 'MB, at least 1' })),
+  max_artifacts_size: Type.Optional(Int({ description: 'MB, at least 1: runner artifacts must be smaller (not shown by GET, as in 8.x)' })),
   session_expire_delay: Type.Optional(Int({ description: 'minutes, at least 0' })),
   default_project_visibility: Visibility('projects'),
   default_snippet_visibility: Visibility('snippets'),

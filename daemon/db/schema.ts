@@ -181,6 +181,8 @@ export const applicationSettings = sqliteTable('application_settings', {
   /** JSON array text or null. */
   restrictedVisibilityLevels: text('restricted_visibility_levels'),
   maxAttachmentSize: integer('max_attachment_size').notNull(),
+  /** MB; runner artifacts must be smaller (8.x's max_artifacts_size: settable with PUT, not shown by GET). */
+  maxArtifactsSize: integer('max_artifacts_size').notNull().default(100),
   sessionExpireDelay: integer('session_expire_delay').notNull(),
   defaultProjectVisibility: integer('default_project_visibility').notNull(),
   defaultSnippetVisibility: integer('default_snippet_visibility').notNull(),

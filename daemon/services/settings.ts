@@ -65,6 +65,7 @@ export interface UpdateSettingsParams {
   default_branch_protection?: number;
   restricted_visibility_levels?: number[] | null;
   max_attachment_size?: number;
+  max_artifacts_size?: number;
   session_expire_delay?: number;
   default_project_visibility?: number;
   default_snippet_visibility?: number;
@@ -128,6 +129,7 @@ export function updateSettings(ctx: AppContext, p: SettingsInput): ApplicationSe
   const ints = [
     ['default_projects_limit', 'defaultProjectsLimit', 0],
     ['max_attachment_size', 'maxAttachmentSize', 1],
+    ['max_artifacts_size', 'maxArtifactsSize', 1],
     ['session_expire_delay', 'sessionExpireDelay', 0],
     ['container_registry_token_expire_delay', 'containerRegistryTokenExpireDelay', 1],
   ] as const;

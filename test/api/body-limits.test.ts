@@ -146,7 +146,7 @@ describe('uploads (max_attachment_size) and artifacts (max_artifacts_size)', () 
   });
 
   it.each([false, true])('artifacts over max_artifacts_size: 413, no file or temporary file left (chunked: %s)', async (chunked) => {
-    s.ctx.db.$client.prepare('UPDATE application_settings SET max_artifacts_size = 1').run();
+    expect((await s.api('PUT', '/application/settings', s.root, { max_artifacts_size: 1 })).status).toBe(200);
     try {
       insertBuild(s, projectId, insertPipeline(s, projectId));
       const build = await claim(s, runner.token);
@@ -156,8 +156,17 @@ describe('uploads (max_attachment_size) and artifacts (max_artifacts_size)', () 
       expect(buildRow(s, build.id).artifacts_file).toBeNull();
       expect(files(join(s.ctx.paths.artifacts, String(projectId), String(build.id)))).toEqual([]);
     } finally {
-      s.ctx.db.$client.prepare('UPDATE application_settings SET max_artifacts_size = 100').run();
+      expect((await s.api('PUT', '/application/settings', s.root, { max_artifacts_size: 100 })).status).toBe(200);
     }
+  });
+
+  it('max_artifacts_size is set with PUT /application/settings (at least 1), as in 8.x not shown by GET', async () => {
+    const bad = await s.api('PUT', '/application/settings', s.root, { max_artifacts_size: 0 });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({ message: { max_artifacts_size: ['must be greater than 0'] } });
+    expect((await s.api('PUT', '/application/settings', s.root, { max_artifacts_size: 250 })).body).not.toHaveProperty('max_artifacts_size');
+    expect(s.ctx.db.$client.prepare('SELECT max_artifacts_size AS mb FROM application_settings').get()).toEqual({ mb: 250 });
+    expect((await s.api('PUT', '/application/settings', s.root, { max_artifacts_size: 100 })).status).toBe(200);
   });
 
   it('a trace part over --max-body-size: 413, the trace unchanged', async () => {
