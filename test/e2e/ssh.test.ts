@@ -1,0 +1,375 @@
+/**
+ * git over SSH end to end: the built gantryd with its SSH server on a free port, keys added through the API, and the
+ * stock OpenSSH client and git (GIT_SSH_COMMAND="ssh -i KEY -p PORT ..."): clone, push, branch protection, deploy
+ * keys, refused keys and commands, the welcome line, enabled_git_access_protocol, garbage connections, and the host
+ * key across a restart. Needs `npm run build`.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_SSH_PORT, resolveConfig } from '../../daemon/config.js';
+import { startDaemon } from '../../daemon/main.js';
+import { DEFAULT_SSH_LIMITS } from '../../daemon/ssh/server.js';
+import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
+import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
+import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+
+const PASSWORD = 'ssh-e2e-root-password';
+
+let daemon: Daemon;
+let dataDir: string;
+let sshPort: number;
+let rootToken: string;
+const knownHosts = join(tempDir('gantry-ssh-kh-'), 'known_hosts');
+
+interface User { id: number; username: string; token: string; key: TestKeyPair }
+let alice: User;
+let bob: User;
+let project: { id: number; path_with_namespace: string; ssh_url_to_repo: string; http_url_to_repo: string };
+let other: { id: number; path_with_namespace: string; ssh_url_to_repo: string };
+let deployKey: TestKeyPair;
+let unknownKey: TestKeyPair;
+
+/** Start gantryd with SSH on a free port (on `dir`); returns the daemon and its SSH port. */
+async function start(dir: string): Promise<{ d: Daemon; port: number }> {
+  const d = await startGantryd(['--port', '0', '--ssh-port', '0', '--data-dir', dir], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }));
+  const m = /^gantryd ssh listening on 127\.0\.0\.1:(\d+)$/m.exec(d.stdout());
+  if (!m) throw new Error(`no ssh ready line in: ${d.stdout()}`);
+  return { d, port: Number(m[1]) };
+}
+
+/** The ssh command line for a key (as GIT_SSH_COMMAND or split for spawn). */
+const sshArgs = (key: TestKeyPair, port = sshPort) => [
+  '-i', key.privatePath, '-p', String(port), '-o', 'StrictHostKeyChecking=accept-new', '-o', `UserKnownHostsFile=${knownHosts}`,
+  '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR',
+];
+const sshEnv = (key: TestKeyPair) => ({ GIT_SSH_COMMAND: `ssh ${sshArgs(key).join(' ')}` });
+
+/** Run ssh itself; never throws. */
+function ssh(key: TestKeyPair, args: string[], opts: { tty?: boolean } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn('ssh', [...sshArgs(key), ...(opts.tty ? ['-tt'] : ['-T']), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+    p.stdin.end();
+  });
+}
+
+/** Clone a project over SSH with a key into a new directory. */
+async function clone(key: TestKeyPair, url: string) {
+  const dir = tempDir('gantry-ssh-clone-');
+  const r = await git(dir, ['clone', url, 'c'], { env: sshEnv(key) });
+  return { ...r, dir: join(dir, 'c') };
+}
+
+async function createUser(username: string): Promise<User> {
+  const created = await api(daemon.url, 'POST', '/users', rootToken, { username, email: `${username}@example.com`, name: username, password: 'password123' });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const session = await api(daemon.url, 'POST', '/session', null, { login: username, password: 'password123' });
+  const key = generateKeyPair('ed25519', { comment: `${username}@laptop` });
+  const added = await api(daemon.url, 'POST', '/user/keys', session.body.private_token, { title: `${username}'s laptop`, key: key.publicKey });
+  expect(added.status, JSON.stringify(added.body)).toBe(201);
+  return { id: created.body.id, username, token: session.body.private_token, key };
+}
+
+const setProtocol = async (value: string | null) =>
+  expect((await api(daemon.url, 'PUT', '/application/settings', rootToken, { enabled_git_access_protocol: value })).status).toBe(200);
+
+beforeAll(async () => {
+  dataDir = tmp('gantry-ssh-data-');
+  ({ d: daemon, port: sshPort } = await start(dataDir));
+  rootToken = (await api(daemon.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
+  alice = await createUser('alice');
+  bob = await createUser('bob');
+  project = (await api(daemon.url, 'POST', '/projects', alice.token, { name: 'app' })).body;
+  other = (await api(daemon.url, 'POST', '/projects', alice.token, { name: 'other' })).body;
+  expect((await api(daemon.url, 'POST', `/projects/${project.id}/members`, alice.token, { user_id: bob.id, access_level: 30 })).status).toBe(201);
+  deployKey = generateKeyPair('ed25519', { comment: 'ci@deploy' });
+  const dk = await api(daemon.url, 'POST', `/projects/${project.id}/deploy_keys`, alice.token, { title: 'CI', key: deployKey.publicKey });
+  expect(dk.status, JSON.stringify(dk.body)).toBe(201);
+  unknownKey = generateKeyPair('ed25519', { comment: 'stranger@nowhere' });
+}, 60_000);
+
+afterAll(async () => {
+  await daemon?.stop();
+  killAll();
+  cleanupTmp();
+});
+
+describe('git over SSH', () => {
+  it('prints its ready line, advertises ssh:// URLs on its port, and keeps the host key private', () => {
+    expect(daemon.stdout()).toMatch(new RegExp(`gantryd ssh listening on 127\\.0\\.0\\.1:${sshPort}\\ngantryd listening on `));
+    expect(project.ssh_url_to_repo).toBe(`ssh://git@127.0.0.1:${sshPort}/alice/app.git`);
+    expect(statSync(join(dataDir, 'ssh_host_ed25519_key')).mode & 0o777).toBe(0o600);
+  });
+
+  it('clones, pushes (events and a pipeline follow) and clones again with a user key', async () => {
+    const empty = await clone(alice.key, project.ssh_url_to_repo);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stderr).toContain('You appear to have cloned an empty repository');
+    const sha = await commitFiles(empty.dir, { 'README.md': '# app\n', '.gitlab-ci.yml': 'test:\n  script: echo ok\n' }, 'first over ssh');
+    const push = await git(empty.dir, ['push', 'origin', 'HEAD:master'], { env: sshEnv(alice.key) });
+    expect(push.code, push.stderr).toBe(0);
+    expect(push.stderr).toContain('* [new branch]      HEAD -> master');
+    // The push is processed before the channel closes: its event and pipeline are there when git returns.
+    const events = await api(daemon.url, 'GET', `/projects/${project.id}/events`, alice.token);
+    const pushed = events.body.find((e: { action_name: string; data?: { after?: string } }) => e.action_name === 'pushed new' && e.data?.after === sha);
+    expect(pushed, JSON.stringify(events.body)).toMatchObject({ author_username: 'alice', data: { ref: 'refs/heads/master', user_username: 'alice' } });
+    const pipelines = await api(daemon.url, 'GET', `/projects/${project.id}/pipelines`, alice.token);
+    expect(pipelines.body.map((p: { sha: string; ref: string }) => [p.sha, p.ref])).toContainEqual([sha, 'master']);
+
+    const again = await clone(alice.key, project.ssh_url_to_repo);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readFileSync(join(again.dir, 'README.md'), 'utf8')).toBe('# app\n');
+    expect(await gitOk(again.dir, ['rev-parse', 'HEAD'])).toBe(sha);
+    // the short scp form and a path without .git name the same project
+    const scp = await git(tempDir(), ['clone', `git@127.0.0.1:alice/app`, 'c'], { env: sshEnv(alice.key) });
+    expect(scp.code, scp.stderr).toBe(0);
+  });
+
+  it('refuses a push to a protected branch with git\'s usual text, and takes the developer\'s push to another branch', async () => {
+    const c = await clone(bob.key, project.ssh_url_to_repo);
+    expect(c.code, c.stderr).toBe(0);
+    await commitFiles(c.dir, { 'bob.txt': 'bob\n' }, 'bob was here');
+    const refused = await git(c.dir, ['push', 'origin', 'HEAD:master'], { env: sshEnv(bob.key) });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('remote: You are not allowed to push code to protected branches on this project.');
+    expect(refused.stderr).toContain('! [remote rejected] HEAD -> master (pre-receive hook declined)');
+    const feature = await git(c.dir, ['push', 'origin', 'HEAD:bob-feature'], { env: sshEnv(bob.key) });
+    expect(feature.code, feature.stderr).toBe(0);
+    const branch = await api(daemon.url, 'GET', `/projects/${project.id}/repository/branches/bob-feature`, alice.token);
+    expect(branch.status).toBe(200);
+    expect(branch.body.commit.message.trim()).toBe('bob was here');
+  });
+
+  it('lets a deploy key clone the projects it is enabled on, and nothing else', async () => {
+    const c = await clone(deployKey, project.ssh_url_to_repo);
+    expect(c.code, c.stderr).toBe(0);
+    await commitFiles(c.dir, { 'deploy.txt': 'no\n' }, 'from a deploy key');
+    const push = await git(c.dir, ['push', 'origin', 'HEAD:deploy'], { env: sshEnv(deployKey) });
+    expect(push.code).not.toBe(0);
+    expect(push.stderr).toContain('Gantry: You are not allowed to upload code for this project.');
+    const elsewhere = await clone(deployKey, other.ssh_url_to_repo);
+    expect(elsewhere.code).not.toBe(0);
+    expect(elsewhere.stderr).toContain('Gantry: The project you were looking for could not be found.');
+    expect((await ssh(deployKey, ['git@127.0.0.1'])).stdout).toBe('Welcome to Gantry, deploy key "CI"!\n');
+  });
+
+  it('gives a project the user may not see the not-found answer, as over HTTP', async () => {
+    const c = await clone(bob.key, other.ssh_url_to_repo);
+    expect(c.code).not.toBe(0);
+    expect(c.stderr).toContain('Gantry: The project you were looking for could not be found.');
+    expect(c.stderr).toContain('fatal: Could not read from remote repository.');
+  });
+
+  it('refuses unknown keys, other user names and blocked users at authentication', async () => {
+    const unknown = await clone(unknownKey, project.ssh_url_to_repo);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('git@127.0.0.1: Permission denied (publickey).');
+    const otherName = await ssh(alice.key, [`alice@127.0.0.1`]);
+    expect(otherName.code).toBe(255);
+    expect(otherName.stderr).toContain('Permission denied (publickey)');
+
+    expect((await api(daemon.url, 'PUT', `/users/${bob.id}/block`, rootToken)).status).toBe(200);
+    try {
+      const blocked = await clone(bob.key, project.ssh_url_to_repo);
+      expect(blocked.code).not.toBe(0);
+      expect(blocked.stderr).toContain('Permission denied (publickey)');
+    } finally {
+      expect((await api(daemon.url, 'PUT', `/users/${bob.id}/unblock`, rootToken)).status).toBe(200);
+    }
+    expect((await clone(bob.key, project.ssh_url_to_repo)).code).toBe(0);
+  });
+
+  it('greets a bare ssh and refuses commands, subsystems and forwarding with a clear message', async () => {
+    const bare = await ssh(alice.key, ['git@127.0.0.1']);
+    expect(bare).toMatchObject({ code: 0, stdout: 'Welcome to Gantry, @alice!\n' });
+    const tty = await ssh(alice.key, ['git@127.0.0.1'], { tty: true });
+    expect(tty.code).toBe(0);
+    expect(tty.stdout).toContain('Welcome to Gantry, @alice!\r\n');
+    expect(tty.stderr).not.toContain('PTY allocation request failed');
+
+    const cmd = await ssh(alice.key, ['git@127.0.0.1', 'cat /etc/passwd']);
+    expect(cmd.code).toBe(1);
+    expect(cmd.stdout).toBe('');
+    expect(cmd.stderr).toContain('Gantry: "cat" is not a command Gantry runs. Gantry only serves git over SSH');
+    const traversal = await ssh(alice.key, ['git@127.0.0.1', "git-upload-pack '../../repositories/1.git'"]);
+    expect(traversal.code).toBe(1);
+    expect(traversal.stderr).toContain('is not a repository path');
+    const sftp = await ssh(alice.key, ['-s', 'git@127.0.0.1', 'sftp']);
+    expect(sftp.code).not.toBe(0);
+    expect(sftp.stderr).toContain('Gantry: the sftp subsystem is not available.');
+    const forward = await ssh(alice.key, ['-o', 'ExitOnForwardFailure=yes', '-R', '0:127.0.0.1:9', 'git@127.0.0.1']);
+    expect(forward.code).toBe(255);
+    expect(forward.stderr).toMatch(/remote port forwarding failed/);
+  });
+
+  it('follows enabled_git_access_protocol: http refuses SSH, ssh refuses HTTP while SSH works', async () => {
+    try {
+      await setProtocol('http');
+      const refused = await clone(alice.key, project.ssh_url_to_repo);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('Gantry: Git access over SSH is not allowed; use HTTP');
+
+      await setProtocol('ssh');
+      const http = await git(tempDir(), ['clone', repoUrl(daemon.url, project.path_with_namespace, { username: 'alice', password: 'password123' }), 'c']);
+      expect(http.code).not.toBe(0);
+      expect(http.stderr).toContain('Git access over HTTP is not allowed; use SSH');
+      const viaSsh = await clone(alice.key, project.ssh_url_to_repo);
+      expect(viaSsh.code, viaSsh.stderr).toBe(0);
+    } finally {
+      await setProtocol(null);
+    }
+  });
+
+  it('survives garbage, abrupt disconnects and a crowd of idle connections: HTTP and SSH keep working', async () => {
+    const open = (): Promise<Socket> => new Promise((resolve, reject) => {
+      const s = connect(sshPort, '127.0.0.1', () => resolve(s));
+      s.on('error', reject);
+    });
+    const junk = await open();
+    junk.on('error', () => undefined);
+    junk.write(Buffer.from('GET / HTTP/1.1\r\n\r\n\0\xff\xfe garbage'.repeat(100), 'binary'));
+    const header = await open();
+    header.on('error', () => undefined);
+    header.write('SSH-2.0-Evil\r\n');
+    header.write(Buffer.alloc(70_000, 0xff));
+    const abrupt = await open();
+    abrupt.resetAndDestroy();
+    const crowd: Socket[] = [];
+    for (let i = 0; i < 100; i++) {
+      const s = await open().catch(() => null);
+      if (s) {
+        s.on('error', () => undefined);
+        crowd.push(s);
+      }
+    }
+    expect((await fetch(`${daemon.url}/-/health`)).status).toBe(200);
+    for (const s of [...crowd, junk, header]) s.destroy();
+    const c = await clone(alice.key, project.ssh_url_to_repo);
+    expect(c.code, c.stderr).toBe(0);
+    expect((await fetch(`${daemon.url}/-/health`)).status).toBe(200);
+    expect(daemon.proc.exitCode).toBeNull();
+  });
+
+  it('keeps its host key across a restart', async () => {
+    const scan = (port: number) => execFileSync('ssh-keyscan', ['-t', 'ed25519', '-p', String(port), '127.0.0.1'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\n').find((l) => l.includes('ssh-ed25519'))!.split(' ').slice(1).join(' ');
+    const before = scan(sshPort);
+    expect(before).toMatch(/^ssh-ed25519 AAAA/);
+    expect(readFileSync(join(dataDir, 'ssh_host_ed25519_key.pub'), 'utf8')).toContain(before);
+    await daemon.stop();
+    ({ d: daemon, port: sshPort } = await start(dataDir));
+    expect(scan(sshPort)).toBe(before);
+    // a client that trusted the key before connects without a question (the known_hosts entry is per port: copy it)
+    const entry = readFileSync(knownHosts, 'utf8').split('\n').find((l) => l.includes('ssh-ed25519'))!.replace(/^\S+/, `[127.0.0.1]:${sshPort}`);
+    writeFileSync(knownHosts, `${entry}\n`);
+    const strict = await git(tempDir(), ['clone', project.ssh_url_to_repo.replace(/:\d+\//, `:${sshPort}/`), 'c'], {
+      env: { GIT_SSH_COMMAND: `ssh ${sshArgs(alice.key).join(' ').replace('StrictHostKeyChecking=accept-new', 'StrictHostKeyChecking=yes')}` },
+    });
+    expect(strict.code, strict.stderr).toBe(0);
+    expect(existsSync(join(dataDir, 'ssh_host_ed25519_key'))).toBe(true);
+  });
+});
+
+describe('SSH port settings', () => {
+  it('ends the start when a given SSH port is taken, and only warns when the default 2222 is', async () => {
+    // the port is held by the running daemon
+    const given = await startGantryd(['--port', '0', '--ssh-port', String(sshPort), '--data-dir', tmp()], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD })).then(
+      (d) => d.stop().then(() => 'started'),
+      (e: Error) => e.message,
+    );
+    expect(given).toContain(`gantryd: SSH port ${sshPort} on 127.0.0.1 is already in use`);
+    expect(given).toContain('--ssh-port');
+
+    // The default port: held here (or by whoever holds it already), the daemon warns and serves HTTP without SSH.
+    const holder = createServer();
+    await new Promise<void>((resolve) => {
+      holder.once('error', () => resolve());
+      holder.listen(DEFAULT_SSH_PORT, '127.0.0.1', () => resolve());
+    });
+    try {
+      const d = await startGantryd(['--port', '0', '--data-dir', tmp()], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD, GANTRY_SSH_PORT: '' }));
+      try {
+        expect(d.stdout()).not.toContain('ssh listening');
+        expect(d.stderr()).toContain(`SSH port ${DEFAULT_SSH_PORT} on 127.0.0.1 is already in use (another gantryd?); running without SSH`);
+        expect((await fetch(`${d.url}/-/health`)).status).toBe(200);
+      } finally {
+        await d.stop();
+      }
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('runs without SSH when the port is off', async () => {
+    const d = await startGantryd(['--port', '0', '--ssh-port', 'off', '--data-dir', tmp()], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }));
+    try {
+      expect(d.stdout()).not.toContain('ssh listening');
+      const token = (await api(d.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
+      const p = await api(d.url, 'POST', '/projects', token, { name: 'nossh' });
+      expect(p.body.ssh_url_to_repo).toBe('git@127.0.0.1:root/nossh.git');
+    } finally {
+      await d.stop();
+    }
+  });
+
+  it('advertises --ssh-external-host/port in ssh_url_to_repo', async () => {
+    const d = await startGantryd(
+      ['--port', '0', '--ssh-port', '0', '--ssh-external-host', 'git.example.com', '--ssh-external-port', '22', '--data-dir', tmp()],
+      cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }),
+    );
+    try {
+      const token = (await api(d.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
+      const p = await api(d.url, 'POST', '/projects', token, { name: 'fwd' });
+      expect(p.body.ssh_url_to_repo).toBe('git@git.example.com:root/fwd.git');
+    } finally {
+      await d.stop();
+    }
+  });
+});
+
+describe('SSH connection limits (a daemon in this process with short timeouts)', () => {
+  it('closes a connection that does not authenticate in time, an idle authenticated one, and refuses connections over the cap', async () => {
+    const dir = tmp('gantry-ssh-limits-');
+    const config = resolveConfig({ dataDir: dir, port: '0', sshPort: '0', rootPassword: PASSWORD, logLevel: 'silent' }, {});
+    const d = await startDaemon(config, {
+      logger: false,
+      sshLimits: { ...DEFAULT_SSH_LIMITS, authTimeoutMs: 300, idleTimeoutMs: 600, maxUnauthenticated: 3 },
+    });
+    try {
+      const port = d.ssh!.port;
+      const closed = (s: Socket) => new Promise<void>((resolve) => s.once('close', () => resolve()));
+      const open = () => new Promise<Socket>((resolve) => {
+        const s = connect(port, '127.0.0.1', () => resolve(s));
+        s.on('error', () => undefined);
+        s.resume(); // read what the server sends, so its close is seen
+      });
+      // three silent connections fill the unauthenticated slots: a fourth is closed at once, and the three after 300 ms
+      const silent = [await open(), await open(), await open()];
+      const fourth = await open();
+      await closed(fourth);
+      await Promise.all(silent.map(closed));
+
+      const token = (await api(d.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
+      const key = generateKeyPair('ed25519');
+      expect((await api(d.url, 'POST', '/user/keys', token, { title: 'k', key: key.publicKey })).status).toBe(201);
+      // `ssh -N` authenticates and then sends nothing: the idle timeout ends it, and ssh exits
+      const idle = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const p = spawn('ssh', ['-v', ...sshArgs(key, port), '-N', 'git@127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        p.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+        p.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(idle.stderr).toContain('Authenticated to 127.0.0.1');
+      expect(idle.code).toBe(255);
+    } finally {
+      await d.close();
+    }
+  });
+});
