@@ -1,0 +1,181 @@
+/**
+ * The authorization matrix (issue 12, item 1): every route of the running app (its OpenAPI document, plus the routes
+ * the router holds outside it: git over HTTP, uploads, health, /oauth ...) called by every kind of caller on private,
+ * internal and public subjects with real ids, against the policy table (policy-table.ts, abilities.ts). A route with
+ * no row fails. Permitted calls must answer the row's success status; hidden subjects 404; visible but not allowed
+ * 403 (or the row's documented refusal); anonymous 401; and a refused write must change nothing (SQLite's
+ * total_changes(), and the repository's refs for git pushes).
+ */
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/app.js';
+import { ABILITIES, expectedFor, perVisibility } from './abilities.js';
+import { POLICY_TABLE, type Cell, type Row } from './policy-table.js';
+import { routeKeys, unmatchedRoutes } from './routes.js';
+import { buildWorld, callerUser, CALLERS, uniq, VISIBILITIES, type World } from './world.js';
+
+let s: TestServer;
+let w: World;
+let routes: string[] = [];
+
+beforeAll(async () => {
+  // the blocked user's refused git credentials count as failed sign-ins: no throttle in the matrix
+  s = await startTestServer({ signinMaxFailures: '1000000' });
+  w = await buildWorld(s);
+  routes = await routeKeys(s.app);
+}, 120_000);
+afterAll(async () => s?.close());
+
+const DEFAULT_OK: Record<Row['method'], number[]> = { GET: [200], POST: [201], PUT: [200], DELETE: [200], PATCH: [202] };
+
+/** A path parameter from the cell's world, by name and place. */
+function defaultParam(name: string, row: Row, c: Cell): string | number {
+  const path = row.path;
+  const issues = path.includes('/issues/{issue_id}');
+  const onNote = path.includes('/notes/{note_id}/award_emoji');
+  const [namespace, project] = c.p.path.split('/') as [string, string];
+  const upload = c.p.uploadUrl.split('/');
+  switch (name) {
+    case 'id':
+      if (path.startsWith('/api/v3/groups')) return c.groupId;
+      if (path.startsWith('/api/v3/users')) return c.w.cast.owner.id;
+      if (path.startsWith('/api/v3/runners')) return c.p.runnerId;
+      if (path.startsWith('/api/v3/keys')) return c.w.ownerKeyId;
+      return c.p.id;
+    case 'issue_id': return c.p.issueId;
+    case 'merge_request_id': return c.p.mergeRequestId;
+    case 'note_id': return issues ? c.p.issueNoteId : c.p.mrNoteId;
+    case 'award_id': return onNote ? (issues ? c.p.issueNoteAwardId : c.p.mrNoteAwardId) : (issues ? c.p.issueAwardId : c.p.mrAwardId);
+    case 'label_id': return 'bug';
+    case 'milestone_id': return c.p.milestoneId;
+    case 'hook_id': return c.p.hookId;
+    case 'key_id': return c.p.deployKeyId;
+    case 'key': return 'SECRET';
+    case 'build_id': return c.p.buildId;
+    case 'pipeline_id': return c.p.pipelineId;
+    case 'sha': return c.p.sha;
+    case 'token_id': return c.w.ownerTokenId;
+    case 'group_id': return c.w.shareGroupId;
+    case 'runner_id': return c.p.runnerId;
+    case 'user_id': return c.w.spareUserId;
+    case 'project_id': return c.w.moveTargetId;
+    case '*': return path.includes('/tags/') ? (row.method === 'POST' ? 'v1/release' : 'v1') : 'feature';
+    case 'namespace': return namespace;
+    case 'project': return path.includes('/uploads/') ? project : `${project}.git`;
+    case 'secret': return upload[upload.length - 2]!;
+    case 'filename': return upload[upload.length - 1]!;
+    default: throw new Error(`no value for {${name}} in ${row.method} ${row.path}: give the row params or fresh`);
+  }
+}
+
+/** The URL of a cell: path parameters filled in (`{x}` and `:x` forms), plus the query. */
+function cellUrl(row: Row, c: Cell): string {
+  const given = { ...row.params?.(c), ...c.f };
+  const path = row.path.replace(/\{([^}]+)\}|:(\w+)/g, (_m, a?: string, b?: string) => {
+    const name = (a ?? b)!;
+    const v = String(name in given ? given[name] : defaultParam(name, row, c));
+    return name === '*' ? v : encodeURIComponent(v);
+  });
+  const q = new URLSearchParams(row.query?.(c) ?? {}).toString();
+  return q ? `${path}?${q}` : path;
+}
+
+/** The refs of a project's repository (to prove a refused push changed none). */
+function refsOf(projectId: number): string {
+  return execFileSync('git', ['for-each-ref', '--format=%(refname) %(objectname)'], { cwd: `${s.ctx.paths.repositories}/${projectId}.git` }).toString();
+}
+
+const totalChanges = () => s.ctx.db.$client.prepare('SELECT total_changes()').pluck().get() as number;
+
+interface Outcome { line: string | null }
+
+/** Run one cell; a mismatch comes back as one summary line. */
+async function runCell(row: Row, c: Cell): Promise<Outcome> {
+  const rule = ABILITIES[row.ability];
+  const expected = expectedFor(rule, c.caller, c.vis, { confidential: row.confidential });
+  // only a permitted call consumes its subject: refused ones name the world's objects (they must change nothing)
+  c.f = expected === 'ok' ? (await row.fresh?.(c)) ?? {} : row.standIn?.(c) ?? {};
+  const user = callerUser(c.w, c.caller);
+  const headers: Record<string, string> = {};
+  let url = cellUrl(row, c);
+  if (rule.kind === 'git') {
+    if (user) headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.token}`).toString('base64')}`;
+  } else if (user) {
+    headers['private-token'] = user.token;
+    // the runner API takes its credential as `token`: a user's token must never pass for one
+    if (rule.kind === 'ci') url += `${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(user.token)}`;
+  }
+  let payload: string | Buffer | undefined;
+  const raw = row.raw?.(c);
+  if (raw) {
+    payload = raw.payload;
+    headers['content-type'] = raw.contentType;
+  } else if (row.body) {
+    payload = JSON.stringify(row.body(c));
+    headers['content-type'] = 'application/json';
+  }
+  const gitWrite = rule.kind === 'git' && row.method === 'POST';
+  const refsBefore = gitWrite ? refsOf(c.p.id) : '';
+  const before = totalChanges();
+  const res = await s.app.inject({ method: row.method, url, headers, ...(payload !== undefined ? { payload } : {}) });
+  const changed = totalChanges() !== before || (gitWrite && refsOf(c.p.id) !== refsBefore);
+  const okStatuses = row.ok ?? DEFAULT_OK[row.method];
+  const label = `${row.method} ${row.path}${row.variant ? ` [${row.variant}]` : ''} as ${c.caller} on ${['private', '', 'internal', '', 'public'][c.vis / 5]}`;
+  const got = `${res.statusCode} ${res.body.slice(0, 100).replace(/\s+/g, ' ')}`;
+  if (expected === 'ok') {
+    if (!okStatuses.includes(res.statusCode)) return { line: `${label}: expected ${okStatuses.join('|')}, got ${got}` };
+    return { line: null };
+  }
+  if (res.statusCode !== expected) return { line: `${label}: expected ${expected}, got ${got}` };
+  if (row.method !== 'GET' && changed) return { line: `${label}: refused with ${expected} but changed state` };
+  return { line: null };
+}
+
+/** Run `fn` over `items` one after another. */
+async function sequential<T, R>(items: T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (const item of items) out.push(await fn(item));
+  return out;
+}
+
+describe('authorization matrix', () => {
+  it('has a row for every route of the app', () => {
+    const missing = unmatchedRoutes(routes, POLICY_TABLE);
+    expect(missing, 'routes without a row in test/authz/policy-table.ts').toEqual([]);
+    expect(routes.length).toBeGreaterThan(200);
+  });
+
+  it('answers every cell as the policy table says', async () => {
+    const failures: string[] = [];
+    const timing = new Map<string, number>();
+    let cells = 0;
+    // MATRIX_ONLY=<text>[,<text>...]: only the rows whose method + path contain one of them (while working on a route)
+    const only = process.env.MATRIX_ONLY?.split(',');
+    for (const row of POLICY_TABLE) {
+      if (only && !only.some((o) => `${row.method} ${row.path}`.includes(o))) continue;
+      const rule = ABILITIES[row.ability];
+      const started = performance.now();
+      const cellsOfRow: Cell[] = [];
+      for (const vis of row.visibilities ?? (perVisibility(rule) ? VISIBILITIES : ([0] as const))) {
+        for (const caller of CALLERS) {
+          cellsOfRow.push({
+            w, vis, caller, p: w.projects[vis], groupId: w.groups[vis], userId: callerUser(w, caller)?.id ?? 0, u: uniq(w, `mx${caller.toLowerCase()}`), f: {},
+          });
+        }
+      }
+      cells += cellsOfRow.length;
+      // reads change nothing and are checked by status only: their cells run together (git reads overlap); writes
+      // run one at a time, so that total_changes() before and after belongs to one request
+      const outcomes = (row.method === 'GET' || row.readOnly) && !row.fresh
+        ? await Promise.all(cellsOfRow.map((c) => runCell(row, c)))
+        : await sequential(cellsOfRow, (c) => runCell(row, c));
+      for (const { line } of outcomes) if (line) failures.push(line);
+      timing.set(`${row.method} ${row.path} ${row.variant ?? ''}`, performance.now() - started);
+    }
+    if (process.env.MATRIX_PROFILE) {
+      console.error([...timing].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, ms]) => `${ms.toFixed(0).padStart(6)} ms ${k}`).join('\n'));
+    }
+    if (failures.length) console.error(`authorization matrix: ${failures.length} of ${cells} cells differ\n${failures.join('\n')}`);
+    expect(failures).toEqual([]);
+  }, 600_000);
+});

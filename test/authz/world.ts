@@ -1,0 +1,287 @@
+/**
+ * The world of the authorization matrix: one user per caller kind, a private, an internal and a public project (with
+ * a repository, branches, a protected branch, a tag with a release, a pipeline with builds, trace and artifacts,
+ * issues, a confidential issue, a merge request, notes, award emoji, labels, milestones, hooks, variables, an upload,
+ * a commit status and a runner) and a group of each visibility. Everything is created as root through the API or the
+ * services, so no caller of the matrix is the author of anything (item-level author rules stay out of the cells).
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { TestServer, TestUser } from '../helpers/app.js';
+import { addMember, makeCast, type Cast } from '../helpers/fixtures.js';
+import { drive, pipelinesOf, pushFiles, buildNamed } from '../helpers/ci.js';
+import { commitTo } from '../helpers/repository.js';
+import { insertBuild, registerRunner } from '../helpers/runner-fixtures.js';
+import { insertTodo } from '../helpers/collaboration.js';
+import { findBuild } from '../../daemon/services/builds.js';
+import { storeArtifacts } from '../../daemon/services/artifacts.js';
+import { replaceTrace } from '../../daemon/services/traces.js';
+
+/** Who calls: the matrix's rows of people. */
+export type Caller = 'anonymous' | 'blocked' | 'nonMember' | 'external' | 'guest' | 'reporter' | 'developer' | 'master' | 'owner' | 'admin';
+export const CALLERS: Caller[] = ['anonymous', 'blocked', 'nonMember', 'external', 'guest', 'reporter', 'developer', 'master', 'owner', 'admin'];
+/** Project (and group) access level of each caller; the admin's is above every level. */
+export const LEVEL: Record<Caller, number> = {
+  anonymous: 0, blocked: 0, nonMember: 0, external: 0, guest: 10, reporter: 20, developer: 30, master: 40, owner: 50, admin: 100,
+};
+export const VISIBILITIES = [0, 10, 20] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+
+export const CI_YML = `rspec:\n  script: rspec\ndeploy:\n  script: deploy\n  when: manual\n`;
+
+/** The objects of one project of the world. */
+export interface ProjectWorld {
+  id: number;
+  path: string;
+  pipelineId: number;
+  buildId: number;
+  sha: string;
+  issueId: number;
+  confidentialIssueId: number;
+  mergeRequestId: number;
+  issueNoteId: number;
+  mrNoteId: number;
+  issueAwardId: number;
+  issueNoteAwardId: number;
+  mrAwardId: number;
+  mrNoteAwardId: number;
+  labelId: number;
+  deployKeyId: number;
+  milestoneId: number;
+  hookId: number;
+  runnerId: number;
+  uploadUrl: string;
+}
+
+/** The whole world. */
+export interface World {
+  s: TestServer;
+  cast: Cast & { blocked: TestUser };
+  projects: Record<Visibility, ProjectWorld>;
+  groups: Record<Visibility, number>;
+  /** An empty group to share projects with. */
+  shareGroupId: number;
+  /** A public project with the cast as members (the target of issue moves). */
+  moveTargetId: number;
+  /** A project where owner and master are masters: its runners are theirs to enable elsewhere. */
+  sideProjectId: number;
+  /** A developer of every project and group of the world, who is no caller (the subject of refused member writes). */
+  spareUserId: number;
+  /** A specific runner of the side project only. */
+  sideRunnerId: number;
+  /** A personal access token of the owner. */
+  ownerTokenId: number;
+  /** An SSH key of the owner. */
+  ownerKeyId: number;
+  /** A deploy key of the side project (one the side project's masters may enable elsewhere). */
+  sideDeployKeyId: number;
+  /** An OAuth application of the owner. */
+  applicationId: number;
+  /** Unique suffixes for names made in cells. */
+  seq: number;
+}
+
+/** The user of a caller (null for anonymous). */
+export function callerUser(w: World, c: Caller): TestUser | null {
+  return c === 'anonymous' ? null : w.cast[c];
+}
+
+/** A call as root that must succeed; returns the body. */
+export async function asRoot(w: Pick<World, 's'>, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = await w.s.api(method, path, w.s.root, body);
+  if (r.status >= 300) throw new Error(`fixture ${method} ${path}: ${r.status} ${r.text}`);
+  return r.body;
+}
+
+/** A unique name part. */
+export const uniq = (w: World, prefix = 'x') => `${prefix}${++w.seq}`;
+
+/** Give the cast their levels on a project or group (owner: group owner 50, or the namespace owner for projects). */
+function addCast(w: World, source: { type: 'Project' | 'Namespace'; id: number }): void {
+  for (const role of ['guest', 'reporter', 'developer', 'master'] as const) addMember(w.s.ctx, source, w.cast[role].id, LEVEL[role]);
+  if (source.type === 'Namespace') addMember(w.s.ctx, source, w.cast.owner.id, 50);
+}
+
+/** A new project of the owner with the cast as members (no repository). */
+export async function freshProject(w: World, vis: number, name = uniq(w, 'p')): Promise<{ id: number; path: string }> {
+  const r = await w.s.api('POST', '/projects', w.cast.owner, { name, visibility_level: vis, public_builds: false });
+  if (r.status !== 201) throw new Error(`project create failed: ${r.status} ${r.text}`);
+  addCast(w, { type: 'Project', id: r.body.id });
+  return { id: r.body.id, path: r.body.path_with_namespace };
+}
+
+/** A new group with the cast as members. */
+export async function freshGroup(w: World, vis: number, path = uniq(w, 'g')): Promise<number> {
+  const g = await asRoot(w, 'POST', '/groups', { name: path, path, visibility_level: vis });
+  addCast(w, { type: 'Namespace', id: g.id });
+  // root created it and became its owner: the matrix's admin is admin, not a member
+  w.s.ctx.db.$client.prepare(`DELETE FROM members WHERE source_type = 'Namespace' AND source_id = ? AND user_id = ?`).run(g.id, w.s.root.id);
+  return g.id;
+}
+
+/** A finished build of the project's pipeline with a trace (and artifacts when asked); returns its id. */
+export async function freshBuild(w: World, p: ProjectWorld, opts: { artifacts?: boolean; status?: string; when?: string } = {}): Promise<number> {
+  const id = insertBuild(w.s, p.id, p.pipelineId, { name: uniq(w, 'job'), status: opts.status ?? 'success', when: opts.when });
+  const b = findBuild(w.s.ctx, id)!;
+  replaceTrace(w.s.ctx, b, 'trace text\n');
+  if (opts.artifacts) await storeArtifacts(w.s.ctx, b, Readable.from([Buffer.from('PK-zip')]), 'artifacts.zip');
+  return id;
+}
+
+async function buildProject(w: World, vis: Visibility): Promise<ProjectWorld> {
+  const { id, path } = await freshProject(w, vis, `mx-${vis}`);
+  const base = `/projects/${id}`;
+  const sha = await pushFiles(w.s.ctx, id, w.cast.owner.id, { 'README.md': 'readme\n', '.gitlab-ci.yml': CI_YML, 'docs/a.txt': 'a\n' });
+  const pipelineId = pipelinesOf(w.s.ctx, id)[0]!.id;
+  await drive(w.s.ctx, pipelineId, 'rspec', 'run', 'success');
+  const buildId = buildNamed(w.s.ctx, pipelineId, 'rspec').id;
+  const b = findBuild(w.s.ctx, buildId)!;
+  replaceTrace(w.s.ctx, b, 'rspec trace\n');
+  await storeArtifacts(w.s.ctx, b, Readable.from([Buffer.from('PK-zip')]), 'artifacts.zip');
+  for (const branch of ['dev', 'protected', 'prot-target']) await asRoot(w, 'POST', `${base}/repository/branches`, { branch_name: branch, ref: 'master' });
+  await commitTo(w.s.ctx, id, 'feature', { 'feature.txt': 'feature\n' }, { from: 'master' });
+  await asRoot(w, 'PUT', `${base}/repository/branches/protected/protect`);
+  await asRoot(w, 'POST', `${base}/repository/tags`, { tag_name: 'v1', ref: 'master', release_description: 'first' });
+  const issue = await asRoot(w, 'POST', `${base}/issues`, { title: 'An issue' });
+  const confidential = await asRoot(w, 'POST', `${base}/issues`, { title: 'A secret', confidential: true });
+  const mr = await asRoot(w, 'POST', `${base}/merge_requests`, { title: 'A change', source_branch: 'feature', target_branch: 'master' });
+  const issueNote = await asRoot(w, 'POST', `${base}/issues/${issue.id}/notes`, { body: 'a note' });
+  const mrNote = await asRoot(w, 'POST', `${base}/merge_requests/${mr.id}/notes`, { body: 'an mr note' });
+  const issueAward = await asRoot(w, 'POST', `${base}/issues/${issue.id}/award_emoji`, { name: 'tada' });
+  const issueNoteAward = await asRoot(w, 'POST', `${base}/issues/${issue.id}/notes/${issueNote.id}/award_emoji`, { name: 'tada' });
+  const mrAward = await asRoot(w, 'POST', `${base}/merge_requests/${mr.id}/award_emoji`, { name: 'tada' });
+  const mrNoteAward = await asRoot(w, 'POST', `${base}/merge_requests/${mr.id}/notes/${mrNote.id}/award_emoji`, { name: 'tada' });
+  const label = await asRoot(w, 'POST', `${base}/labels`, { name: 'bug', color: '#FF0000' });
+  const milestone = await asRoot(w, 'POST', `${base}/milestones`, { title: 'v1.0' });
+  const hook = await asRoot(w, 'POST', `${base}/hooks`, { url: 'http://hooks.invalid/h' });
+  await asRoot(w, 'POST', `${base}/variables`, { key: 'SECRET', value: 's3cret' });
+  await asRoot(w, 'POST', `${base}/statuses/${sha}`, { state: 'success', name: 'lint' });
+  const upload = await w.s.app.inject({
+    method: 'POST', url: `/api/v3${base}/uploads`, headers: { 'private-token': w.s.root.token, 'content-type': 'multipart/form-data; boundary=XB' },
+    payload: '--XB\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--XB--\r\n',
+  });
+  if (upload.statusCode !== 201) throw new Error(`upload failed: ${upload.statusCode} ${upload.body}`);
+  const runnerId = await fresh.runner(w, [id]);
+  const deployKeyId = await fresh.deployKey(w, id);
+  return {
+    id, path, pipelineId, buildId, sha,
+    issueId: issue.id, confidentialIssueId: confidential.id, mergeRequestId: mr.id, issueNoteId: issueNote.id, mrNoteId: mrNote.id,
+    issueAwardId: issueAward.id, issueNoteAwardId: issueNoteAward.id, mrAwardId: mrAward.id, mrNoteAwardId: mrNoteAward.id,
+    labelId: label.id ?? 0, milestoneId: milestone.id, hookId: hook.id, runnerId, deployKeyId, uploadUrl: JSON.parse(upload.body).url,
+  };
+}
+
+/** Build the world on a started test server. */
+export async function buildWorld(s: TestServer): Promise<World> {
+  const cast = await makeCast(s, 'mx');
+  const blocked = await s.user('mxblocked');
+  const w: World = {
+    s, cast: { ...cast, blocked }, projects: {} as World['projects'], groups: {} as World['groups'],
+    shareGroupId: 0, moveTargetId: 0, sideProjectId: 0, spareUserId: 0, sideRunnerId: 0, ownerTokenId: 0, ownerKeyId: 0, sideDeployKeyId: 0, applicationId: 0, seq: 0,
+  };
+  for (const vis of VISIBILITIES) w.projects[vis] = await buildProject(w, vis);
+  for (const vis of VISIBILITIES) w.groups[vis] = await freshGroup(w, vis, `mxgroup-${vis}`);
+  w.shareGroupId = (await asRoot(w, 'POST', '/groups', { name: 'mxshare', path: 'mxshare', visibility_level: 20 })).id;
+  w.moveTargetId = (await freshProject(w, 20, 'mx-move-target')).id;
+  const side = await w.s.api('POST', '/projects', w.cast.owner, { name: 'mx-side', visibility_level: 0 });
+  w.sideProjectId = side.body.id;
+  addMember(s.ctx, { type: 'Project', id: w.sideProjectId }, w.cast.master.id, 40);
+  w.sideRunnerId = await fresh.runner(w, [w.sideProjectId]);
+  w.spareUserId = await fresh.user(w);
+  for (const vis of VISIBILITIES) {
+    addMember(s.ctx, { type: 'Project', id: w.projects[vis].id }, w.spareUserId, 30);
+    addMember(s.ctx, { type: 'Namespace', id: w.groups[vis] }, w.spareUserId, 30);
+  }
+  w.ownerTokenId = await fresh.token(w);
+  w.ownerKeyId = await fresh.ownerKey(w);
+  w.sideDeployKeyId = await fresh.deployKey(w, w.sideProjectId);
+  w.applicationId = await fresh.application(w);
+  await asRoot(w, 'PUT', `/users/${blocked.id}/block`);
+  return w;
+}
+
+/** Fresh objects for the cells that destroy or consume their subject (one per cell, made as root). */
+export const fresh = {
+  issue: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/issues`, { title: uniq(w, 'issue') })).id as number,
+  /** A merge request from a new branch (one new commit on master) into `target`. */
+  mergeRequest: async (w: World, p: ProjectWorld, target = 'master') => {
+    const branch = uniq(w, 'br');
+    await commitTo(w.s.ctx, p.id, branch, { [`${branch}.txt`]: `${branch}\n` }, { from: 'master' });
+    return (await asRoot(w, 'POST', `/projects/${p.id}/merge_requests`, { title: branch, source_branch: branch, target_branch: target })).id as number;
+  },
+  /** A branch from master with one commit of its own; returns its name. */
+  branch: async (w: World, p: ProjectWorld) => {
+    const branch = uniq(w, 'br');
+    await commitTo(w.s.ctx, p.id, branch, { [`${branch}.txt`]: `${branch}\n` }, { from: 'master' });
+    return branch;
+  },
+  note: async (w: World, p: ProjectWorld, on: 'issues' | 'merge_requests') =>
+    (await asRoot(w, 'POST', `/projects/${p.id}/${on}/${on === 'issues' ? p.issueId : p.mergeRequestId}/notes`, { body: uniq(w, 'note') })).id as number,
+  /** An award of root on the issue, merge request or note at `path` (the first emoji root has not given there yet). */
+  award: async (w: World, path: string) => {
+    for (const name of AWARDS) {
+      const r = await w.s.api('POST', `${path}/award_emoji`, w.s.root, { name });
+      if (r.status === 201) return r.body.id as number;
+    }
+    throw new Error(`no award left on ${path}`);
+  },
+  label: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/labels`, { name: uniq(w, 'label'), color: '#00FF00' })).name as string,
+  hook: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/hooks`, { url: `http://hooks.invalid/${uniq(w)}` })).id as number,
+  variable: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/variables`, { key: uniq(w, 'VAR'), value: 'v' })).key as string,
+  tag: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/repository/tags`, { tag_name: uniq(w, 't'), ref: 'master' })).name as string,
+  file: async (w: World, p: ProjectWorld) => {
+    const path = `${uniq(w, 'f')}.txt`;
+    await commitTo(w.s.ctx, p.id, 'dev', { [path]: 'x\n' });
+    return path;
+  },
+  /** A user (and its namespace) written straight to the database: no password hash to compute, never signs in. */
+  user: async (w: World) => {
+    const db = w.s.ctx.db.$client;
+    const name = uniq(w, 'u');
+    const t = new Date().toISOString();
+    const id = Number(db.prepare(`INSERT INTO users (username, email, name, password_hash, private_token_salt, private_token_hash, created_at, updated_at)
+      VALUES (?, ?, ?, 'none', ?, ?, ?, ?)`).run(name, `${name}@example.com`, name, name, `hash-${name}`, t, t).lastInsertRowid);
+    db.prepare(`INSERT INTO namespaces (name, path, kind, owner_id, created_at, updated_at) VALUES (?, ?, 'user', ?, ?, ?)`).run(name, name, id, t, t);
+    return id;
+  },
+  /** A user who is a developer of the project or group. */
+  member: async (w: World, source: { type: 'Project' | 'Namespace'; id: number }) => {
+    const id = await fresh.user(w);
+    addMember(w.s.ctx, source, id, 30);
+    return id;
+  },
+  /** A specific runner of the project and of the side project (so it can be disabled here, and enabled by its masters). */
+  runner: async (w: World, projectIds: number[]) => {
+    const r = await registerRunner(w.s, { description: uniq(w, 'runner') });
+    w.s.ctx.db.$client.prepare(`UPDATE runners SET is_shared = 0 WHERE id = ?`).run(r.id);
+    for (const id of projectIds) {
+      w.s.ctx.db.$client.prepare(`INSERT INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, datetime('now'))`).run(r.id, id);
+    }
+    return r.id;
+  },
+  /** A pending todo of `userId` on the project's issue. */
+  todo: (w: World, p: ProjectWorld, userId: number) => insertTodo(w.s.ctx, { userId, projectId: p.id, targetId: p.issueId }),
+  token: async (w: World) => (await w.s.api('POST', '/user/personal_access_tokens', w.cast.owner, { name: uniq(w, 'tok') })).body.id as number,
+  /** An SSH key of the owner (as the owner through /user/keys). */
+  ownerKey: async (w: World) => (await w.s.api('POST', '/user/keys', w.cast.owner, { title: uniq(w, 'key'), key: sshPublicKey() })).body.id as number,
+  /** A deploy key of a project (added as root). */
+  deployKey: async (w: World, projectId: number) => (await asRoot(w, 'POST', `/projects/${projectId}/deploy_keys`, { title: uniq(w, 'dk'), key: sshPublicKey() })).id as number,
+  /** An OAuth application of the owner. */
+  application: async (w: World) =>
+    (await w.s.api('POST', '/applications', w.cast.owner, { name: uniq(w, 'app'), redirect_uri: 'https://client.test/cb' })).body.id as number,
+};
+
+/** A new ssh-ed25519 public key line (made in-process: no ssh-keygen per cell). */
+export function sshPublicKey(comment = 'matrix'): string {
+  const { publicKey } = generateKeyPairSync('ed25519');
+  const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
+  const field = (b: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(b.length);
+    return Buffer.concat([len, b]);
+  };
+  return `ssh-ed25519 ${Buffer.concat([field(Buffer.from('ssh-ed25519')), field(raw)]).toString('base64')} ${comment}`;
+}
+
+/** Emoji names the fresh awards cycle through (one user may give each only once per target). */
+const AWARDS = ['smile', 'heart', 'rocket', 'eyes', 'fire', 'star', 'sunglasses', 'sparkles', 'clap', 'wave', 'muscle', 'coffee', 'apple', 'banana', 'bee', 'bell', 'boom', 'bug', 'beer', 'bomb', 'book', 'bulb'];
