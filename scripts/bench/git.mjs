@@ -10,7 +10,7 @@ import { startDaemon, rootToken, cannon, machine, table, writeSection } from './
 const git = (args, opts = {}) => execFileSync('git', ['-c', 'user.name=Bench', '-c', 'user.email=bench@example.com', ...args], { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28, ...opts }).toString();
 
 /** A work tree with `n` commits, each touching a few small files (fast-import keeps this quick). */
-function makeHistory(dir, n) {
+export function makeHistory(dir, n) {
   git(['init', '-q', '-b', 'master', dir]);
   let stream = '';
   for (let i = 1; i <= n; i++) {
@@ -23,7 +23,8 @@ function makeHistory(dir, n) {
   git(['checkout', '-q', 'master'], { cwd: dir });
 }
 
-function median(xs) {
+/** The median of a list of numbers. */
+export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
 }
