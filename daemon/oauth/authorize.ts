@@ -12,6 +12,7 @@ import {
 } from '../services/oauth/index.js';
 import { getSettings } from '../services/settings.js';
 import { signIn } from '../services/users.js';
+import { SignInThrottled } from '../policy/sign-in-throttle.js';
 import { anonymousCsrf, clearCookie, cookies, csrfValid, sendPage, sessionCsrf, SESSION_COOKIE, setCookie } from './browser.js';
 import { AUTHORIZE_FIELDS, codePage, consentPage, errorPage, signedOutPage, signInPage, type AuthorizeParams } from './pages.js';
 import { oauthParams } from './token.js';
@@ -176,7 +177,16 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
     if (!csrfValid(ctx, request, all.authenticity_token)) return forgedPage(reply);
     if (!getSettings(ctx).signinEnabled) return showSignIn(ctx, request, reply, p, client);
     if (!all.login || !all.password) return showSignIn(ctx, request, reply, p, client, 400, 'Enter your username or email and your password.', all.login);
-    const user = await signIn(ctx, all.login, all.password);
+    let user: UserRow | null;
+    try {
+      user = await signIn(ctx, all.login, all.password, { address: request.ip });
+    } catch (e) {
+      if (!(e instanceof SignInThrottled)) throw e;
+      const minutes = Math.ceil(e.retryAfter / 60);
+      reply.header('retry-after', String(e.retryAfter));
+      return showSignIn(ctx, request, reply, p, client, 429,
+        `Too many failed sign-ins ${e.scope === 'address' ? 'from this address' : 'for this account'}. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, all.login);
+    }
     if (!user) {
       return showSignIn(ctx, request, reply, p, client, 401,
         'Invalid username, email or password. Check them and try again; if your account is blocked, ask an administrator.', all.login);

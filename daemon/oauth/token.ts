@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 import { parseBasicAuth } from '../git-http/auth.js';
+import { SignInThrottled } from '../policy/sign-in-throttle.js';
 import {
   authenticateClient, checkAccessToken, exchangeCode, OAuthError, oauthError, passwordGrant, refreshGrant, revokeToken, tokenInfo,
   type ClientCredentials, type OauthApplicationRow,
@@ -54,6 +55,11 @@ function asOAuthError(error: unknown): OAuthError | null {
 export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
   app.setErrorHandler((error, request, reply) => {
+    if (error instanceof SignInThrottled) {
+      // Too many failed sign-ins (services/users.ts signIn): 429 with Retry-After, in OAuth's body form.
+      return sendOAuthError(reply.header('retry-after', String(error.retryAfter)), oauthError('invalid_grant',
+        `Too many failed sign-ins ${error.scope === 'address' ? 'from this address' : 'for this user'}: try again in ${error.retryAfter} seconds`, 429));
+    }
     const e = asOAuthError(error);
     if (e) return sendOAuthError(reply, e);
     request.log.error({ err: error }, 'unhandled error');
@@ -72,7 +78,7 @@ export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
         break;
       }
       case 'password':
-        answer = await passwordGrant(ctx, client(), { username: p.username, password: p.password, scope: p.scope });
+        answer = await passwordGrant(ctx, client(), { username: p.username, password: p.password, scope: p.scope, address: request.ip });
         break;
       case 'refresh_token':
         answer = refreshGrant(ctx, client(), { refreshToken: p.refresh_token, scope: p.scope });

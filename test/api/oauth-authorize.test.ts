@@ -146,6 +146,20 @@ describe('sign-in page', () => {
     expect(empty.statusCode).toBe(400);
   });
 
+  it('after too many failed sign-ins: the page again with when to retry (429), not signed in even with the right password', async () => {
+    await s.user('hasty');
+    const jar = new CookieJar();
+    const page = await browse(s, jar, 'GET', authorizeUrl());
+    const attempt = (password: string) => browse(s, jar, 'POST', '/oauth/sign_in', { ...query(), login: 'hasty', password, authenticity_token: csrfOf(page.body) });
+    for (let i = 0; i < 10; i++) expect((await attempt('wrong-password')).statusCode).toBe(401);
+    const r = await attempt('password123');
+    expect(r.statusCode).toBe(429);
+    expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    expect(r.body).toMatch(/Too many failed sign-ins for this account. Try again in \d+ minutes?\./);
+    expect(r.body).toContain('name="password"');
+    expect(jar.get('gantry_session')).toBeUndefined();
+  });
+
   it('a forged or missing CSRF token, or no CSRF cookie: 422, not signed in', async () => {
     const jar = new CookieJar();
     const page = await browse(s, jar, 'GET', authorizeUrl());

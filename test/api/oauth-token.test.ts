@@ -195,6 +195,15 @@ describe('grant_type=password', () => {
     expectError(await tokenRequest(s, { grant_type: 'password', username: 'carol', password: 'password123' }), 401, 'invalid_grant');
   });
 
+  it('after too many failed sign-ins: 429 invalid_grant with Retry-After, even for the right password', async () => {
+    await s.user('locked');
+    for (let i = 0; i < 10; i++) expect((await tokenRequest(s, { grant_type: 'password', username: 'locked', password: 'wrong-password' })).status).toBe(401);
+    const r = await tokenRequest(s, { grant_type: 'password', username: 'locked', password: 'password123' });
+    expectError(r, 429, 'invalid_grant');
+    expect(r.body.error_description).toMatch(/Too many failed sign-ins for this user: try again in \d+ seconds/);
+    expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
   it('400 invalid_request without username or password; invalid_scope for an unknown scope; invalid_client for a wrong secret', async () => {
     expectError(await tokenRequest(s, { grant_type: 'password', password: 'password123' }), 400, 'invalid_request');
     expectError(await tokenRequest(s, { grant_type: 'password', username: 'alice' }), 400, 'invalid_request');
