@@ -8,7 +8,9 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../cli/main.js';
+import { authHeaders, needsRefresh, REFRESH_MARGIN_MS, resolveConnection } from '../../cli/client.js';
 import { authorizeUrl, pkcePair, s256 } from '../../cli/login-web.js';
+import { expiryOf } from '../../cli/oauth.js';
 import { fakeIO, ROOT_PASSWORD, startCliFixture, type CliFixture } from './helpers.js';
 
 let f: CliFixture;
@@ -92,6 +94,38 @@ describe('PKCE (RFC 7636) and the authorize URL', () => {
     expect(Object.fromEntries(u.searchParams)).toEqual({
       client_id: 'gantry-cli', redirect_uri: 'http://127.0.0.1:5000/callback', response_type: 'code', state: 'st', code_challenge: 'ch', code_challenge_method: 'S256',
     });
+  });
+});
+
+describe('an OAuth profile as a connection', () => {
+  const profile = { url: 'http://g', token: 'acc', tokenKind: 'oauth', refreshToken: 'ref', tokenExpiresAt: '2030-01-01T00:00:00.000Z' };
+  const cfg = { active: 'p', profiles: { p: profile } };
+
+  it('carries the refresh token and the expiry, and authenticates with Authorization: Bearer', () => {
+    const c = resolveConnection({}, {}, cfg);
+    expect(c.oauth).toEqual({ refreshToken: 'ref', expiresAt: Date.parse('2030-01-01T00:00:00.000Z') });
+    expect(authHeaders(c)).toEqual({ authorization: 'Bearer acc' });
+    // Another token for the same server (a flag) is not the profile's OAuth token.
+    const flagged = resolveConnection({ token: 'x'.repeat(20) }, {}, cfg);
+    expect(flagged.oauth).toBeUndefined();
+    expect(authHeaders(flagged)).toEqual({ 'private-token': 'x'.repeat(20) });
+  });
+
+  it('needs a refresh from 60 s before the expiry on; never without an expiry', () => {
+    const c = resolveConnection({}, {}, cfg);
+    const at = c.oauth!.expiresAt!;
+    expect(needsRefresh(c, at - REFRESH_MARGIN_MS - 1)).toBe(false);
+    expect(needsRefresh(c, at - REFRESH_MARGIN_MS)).toBe(true);
+    expect(needsRefresh(c, at + 1)).toBe(true);
+    expect(needsRefresh({ ...c, oauth: { refreshToken: 'ref', expiresAt: null } })).toBe(false);
+    expect(needsRefresh({ url: 'http://g', token: 't', profile: null })).toBe(false);
+  });
+
+  it('the stored expiry counts from the server\'s created_at', () => {
+    const now = Date.parse('2026-01-01T00:00:10Z');
+    expect(expiryOf({ access_token: 'a', token_type: 'bearer', expires_in: 7200, created_at: now / 1000 - 10 }, now)).toBe('2026-01-01T02:00:00.000Z');
+    expect(expiryOf({ access_token: 'a', token_type: 'bearer', expires_in: 7200 }, now)).toBe('2026-01-01T02:00:10.000Z');
+    expect(expiryOf({ access_token: 'a', token_type: 'bearer', expires_in: null }, now)).toBeUndefined();
   });
 });
 
