@@ -73,6 +73,27 @@ export async function requestToken(url: string, fields: Record<string, string>):
   }
 }
 
+/**
+ * Revoke a profile's OAuth tokens on its server (RFC 7009, POST /oauth/revoke as the CLI's application): the refresh
+ * token when there is one (its access token goes with it), else the access token. True when the server answered 200.
+ */
+export async function revokeProfileTokens(p: Profile): Promise<boolean> {
+  const http = new HttpClient({ baseUrl: p.url, timeoutMs: 10_000 });
+  try {
+    const fields = p.refreshToken ? { token: p.refreshToken, token_type_hint: 'refresh_token' } : { token: p.token, token_type_hint: 'access_token' };
+    const res = await http.send('POST', '/oauth/revoke', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...fields, client_id: CLI_CLIENT_ID }).toString(),
+    });
+    await res.body.dump();
+    return res.status === 200;
+  } catch {
+    return false;
+  } finally {
+    await http.close();
+  }
+}
+
 /** When an access token of this answer expires (ISO 8601), counted from the server's created_at when it sent one. */
 export function expiryOf(answer: TokenAnswer, now = Date.now()): string | undefined {
   if (typeof answer.expires_in !== 'number') return undefined;

@@ -125,13 +125,19 @@ Examples:
 
   program
     .command('logout')
-    .description('forget the token of a profile (the active one unless --profile is given)')
+    .description('forget the token of a profile (the active one unless --profile is given); a --web sign-in is revoked on the server')
     .action(async (_opts: unknown, cmd: Command) => {
       const o = cmd.optsWithGlobals<{ profile?: string }>();
       const config = loadConfig(io.env);
       const name = o.profile ?? io.env.GANTRY_PROFILE ?? config.active;
       if (!name || !config.profiles[name]) throw new CliError(name ? `no profile named "${name}"` : 'not logged in', 'see `gantry profile list`');
       const { url } = config.profiles[name];
+      if (config.profiles[name].tokenKind === 'oauth') {
+        // A browser sign-in's tokens are revoked on the server, so a copy of the config file stops working too.
+        const { revokeProfileTokens } = await import('../oauth.js');
+        if (await revokeProfileTokens(config.profiles[name])) io.err(`Revoked the OAuth token on ${url}.\n`);
+        else io.err(`Could not revoke the OAuth token on ${url} (no answer); the access token expires by itself and the refresh token is no longer kept here.\n`);
+      }
       delete config.profiles[name];
       if (config.active === name) config.active = Object.keys(config.profiles)[0] ?? null;
       saveConfig(io.env, config);

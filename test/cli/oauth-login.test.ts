@@ -323,6 +323,26 @@ describe('an OAuth profile: Bearer, refresh, sign in again', () => {
     expect(refused.stderr).toContain('hint: get a new one, or sign in with `gantry login --web');
   });
 
+  it('logout of an OAuth profile revokes its tokens on the server', async () => {
+    const t = await rootTokens();
+    saveOAuthProfile(t.body.access_token!, t.body.refresh_token!, new Date(Date.now() + 3_600_000).toISOString());
+    const r = await f.cli(['logout', '--profile', 'web']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`Revoked the OAuth token on ${f.url}.`);
+    expect(config().profiles.web).toBeUndefined();
+    expect(await bearerStatus(t.body.access_token!)).toBe(401);
+    expect((await token({ grant_type: 'refresh_token', refresh_token: t.body.refresh_token!, client_id: 'gantry-cli' })).body.error).toBe('invalid_grant');
+    // A server that does not answer: the profile is removed all the same, with a note.
+    saveOAuthProfile(t.body.access_token!, t.body.refresh_token!, new Date(Date.now() + 3_600_000).toISOString());
+    const c = config();
+    c.profiles.web.url = 'http://127.0.0.1:9';
+    writeConfig(c);
+    const offline = await f.cli(['logout', '--profile', 'web']);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(offline.stderr).toContain('Could not revoke the OAuth token on http://127.0.0.1:9');
+    expect(config().profiles.web).toBeUndefined();
+  });
+
   it('a password login over an OAuth profile drops the refresh token and the expiry', async () => {
     const r = await f.cli(['login', '--url', f.url, '--username', 'root', '--password-stdin', '--profile', 'web'], { input: `${ROOT_PASSWORD}\n` });
     expect(r.code, r.stderr).toBe(0);
