@@ -75,6 +75,7 @@ beforeAll(async () => {
   }
   for (const name of ['one', 'two']) await ok('POST', `/users/${s.root.id}/personal_access_tokens`, s.root, { name });
   for (const name of ['mine', 'also mine']) await ok('POST', '/user/personal_access_tokens', s.root, { name });
+  for (const name of ['walk app', 'another walk app']) await ok('POST', '/applications', s.root, { name, redirect_uri: 'https://client.test/cb' });
 
   Object.assign(ids, {
     project: String(pid), group: String(group.id), user: String(s.root.id), runner: String(runner), sha, issue_id: String(issue.id),
