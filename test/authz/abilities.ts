@@ -97,6 +97,12 @@ export const ABILITIES = {
   push_code_to_protected_branches: { kind: 'project', level: MASTER, partly: { level: DEVELOPER, status: 400 } },
   admin_project: { kind: 'project', level: MASTER },
   admin_project_member: { kind: 'project', level: MASTER },
+  /**
+   * Sharing with a group the caller cannot see: 8.12 saved the link without looking (so a private group's id could
+   * be probed); decisions.md "project share with a group the caller cannot see": 404 `Group Not Found` for masters
+   * and owners, who pass admin_project; admins see every group.
+   */
+  share_with_hidden_group: { kind: 'project', level: 1000, partly: { level: MASTER, status: 404 } },
   admin_milestone: { kind: 'project', level: MASTER },
   admin_note: { kind: 'project', level: MASTER },
   admin_build: { kind: 'project', level: MASTER },
@@ -147,6 +153,17 @@ export const ABILITIES = {
   web_read_project: { kind: 'web', level: GUEST, visible: true },
 } satisfies Record<string, Rule>;
 export type Ability = keyof typeof ABILITIES;
+
+/**
+ * Abilities a disabled feature removes from everyone, admins included (reference 4.1: issues, merge requests,
+ * builds with pipelines; labels and milestones when issues and merge requests are both off).
+ */
+export const FEATURE_ABILITIES = new Set<Ability>([
+  'read_issue', 'create_issue', 'update_issue', 'admin_issue', 'move_issue', 'destroy_issue',
+  'read_merge_request', 'create_merge_request', 'update_merge_request', 'destroy_merge_request',
+  'read_build', 'update_build', 'admin_build', 'read_pipeline', 'update_pipeline',
+  'read_label', 'admin_label', 'read_milestone', 'admin_milestone',
+]);
 
 /** Whether the rule is checked once per project/group visibility (else once). */
 export const perVisibility = (r: Rule) => r.kind === 'project' || r.kind === 'group' || r.kind === 'runner' || r.kind === 'git' || r.kind === 'web';

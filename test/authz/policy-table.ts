@@ -164,6 +164,10 @@ export const POLICY_TABLE: Row[] = [
   { method: 'POST', path: `${P}/unarchive`, ability: 'archive_project' },
   { method: 'POST', path: `${P}/share`, ability: 'admin_project', ok: [201, 409], body: (c) => ({ group_id: c.w.shareGroupId, group_access: 10 }), why: 'shared already: 409' },
   {
+    method: 'POST', path: `${P}/share`, variant: 'hidden group', ability: 'share_with_hidden_group', ok: [201, 409],
+    body: (c) => ({ group_id: c.w.hiddenGroupId, group_access: 10 }),
+  },
+  {
     method: 'DELETE', path: `${P}/share/{group_id}`, ability: 'admin_project', ok: [200, 204],
     fresh: async (c) => {
       c.w.s.ctx.db.$client.prepare(`INSERT INTO project_group_links (project_id, group_id, group_access, created_at, updated_at)
@@ -197,7 +201,7 @@ export const POLICY_TABLE: Row[] = [
   // members (reference 2.3)
   { method: 'GET', path: `${P}/members`, ability: 'read_project_member' },
   { method: 'POST', path: `${P}/members`, ability: 'admin_project_member', fresh: async (c) => ({ user: await fresh.user(c.w) }), standIn: (c) => ({ user: c.w.spareUserId }), body: (c) => ({ user_id: c.f.user, access_level: 20 }) },
-  { method: 'GET', path: `${P}/members/{user_id}`, ability: 'read_project_member', params: (c) => ({ user_id: c.w.cast.guest.id }) },
+  { method: 'GET', path: `${P}/members/{user_id}`, ability: 'read_project_member', why: 'the spare user: a direct member (8.x lists direct members only)' },
   { method: 'PUT', path: `${P}/members/{user_id}`, ability: 'admin_project_member', body: () => ({ access_level: 20 }), fresh: async (c) => ({ user_id: await fresh.member(c.w, { type: 'Project', id: c.p.id }) }) },
   { method: 'DELETE', path: `${P}/members/{user_id}`, ability: 'admin_project_member', fresh: async (c) => ({ user_id: await fresh.member(c.w, { type: 'Project', id: c.p.id }) }) },
   { method: 'GET', path: `${V3}/groups/{id}/members`, ability: 'read_group' },

@@ -58,9 +58,15 @@ export interface World {
   s: TestServer;
   cast: Cast & { blocked: TestUser };
   projects: Record<Visibility, ProjectWorld>;
+  /** A public project like the others whose issues, merge requests and builds were switched off afterwards. */
+  featuresOff: ProjectWorld;
   groups: Record<Visibility, number>;
-  /** An empty group to share projects with. */
+  /** The private group holding the private projects (the cast are its members). */
+  privateGroupId: number;
+  /** An empty public group to share projects with. */
   shareGroupId: number;
+  /** A private group without members: no caller but the admin sees it. */
+  hiddenGroupId: number;
   /** A public project with the cast as members (the target of issue moves). */
   moveTargetId: number;
   /** A project where owner and master are masters: its runners are theirs to enable elsewhere. */
@@ -102,8 +108,16 @@ function addCast(w: World, source: { type: 'Project' | 'Namespace'; id: number }
   if (source.type === 'Namespace') addMember(w.s.ctx, source, w.cast.owner.id, 50);
 }
 
-/** A new project of the owner with the cast as members (no repository). */
+/**
+ * A new project (no repository) with the cast on it. Private ones are group projects: the cast are members of the
+ * group (the owner is its owner, 50), so group membership is what the private cells check; the others belong to the
+ * owner's namespace, with the cast as project members.
+ */
 export async function freshProject(w: World, vis: number, name = uniq(w, 'p')): Promise<{ id: number; path: string }> {
+  if (vis === 0) {
+    const body = await asRoot(w, 'POST', '/projects', { name, visibility_level: 0, public_builds: false, namespace_id: w.privateGroupId });
+    return { id: body.id, path: body.path_with_namespace };
+  }
   const r = await w.s.api('POST', '/projects', w.cast.owner, { name, visibility_level: vis, public_builds: false });
   if (r.status !== 201) throw new Error(`project create failed: ${r.status} ${r.text}`);
   addCast(w, { type: 'Project', id: r.body.id });
@@ -128,8 +142,8 @@ export async function freshBuild(w: World, p: ProjectWorld, opts: { artifacts?: 
   return id;
 }
 
-async function buildProject(w: World, vis: Visibility): Promise<ProjectWorld> {
-  const { id, path } = await freshProject(w, vis, `mx-${vis}`);
+async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Promise<ProjectWorld> {
+  const { id, path } = await freshProject(w, vis, name);
   const base = `/projects/${id}`;
   const sha = await pushFiles(w.s.ctx, id, w.cast.owner.id, { 'README.md': 'readme\n', '.gitlab-ci.yml': CI_YML, 'docs/a.txt': 'a\n' });
   const pipelineId = pipelinesOf(w.s.ctx, id)[0]!.id;
@@ -176,12 +190,16 @@ export async function buildWorld(s: TestServer): Promise<World> {
   const cast = await makeCast(s, 'mx');
   const blocked = await s.user('mxblocked');
   const w: World = {
-    s, cast: { ...cast, blocked }, projects: {} as World['projects'], groups: {} as World['groups'],
-    shareGroupId: 0, moveTargetId: 0, sideProjectId: 0, spareUserId: 0, sideRunnerId: 0, ownerTokenId: 0, ownerKeyId: 0, sideDeployKeyId: 0, applicationId: 0, seq: 0,
+    s, cast: { ...cast, blocked }, projects: {} as World['projects'], featuresOff: {} as ProjectWorld, groups: {} as World['groups'],
+    privateGroupId: 0, shareGroupId: 0, hiddenGroupId: 0, moveTargetId: 0, sideProjectId: 0, spareUserId: 0, sideRunnerId: 0, ownerTokenId: 0, ownerKeyId: 0, sideDeployKeyId: 0, applicationId: 0, seq: 0,
   };
+  w.privateGroupId = await freshGroup(w, 0, 'mxprivate');
   for (const vis of VISIBILITIES) w.projects[vis] = await buildProject(w, vis);
+  w.featuresOff = await buildProject(w, 20, 'mx-features-off');
+  s.ctx.db.$client.prepare(`UPDATE projects SET issues_enabled = 0, merge_requests_enabled = 0, builds_enabled = 0 WHERE id = ?`).run(w.featuresOff.id);
   for (const vis of VISIBILITIES) w.groups[vis] = await freshGroup(w, vis, `mxgroup-${vis}`);
   w.shareGroupId = (await asRoot(w, 'POST', '/groups', { name: 'mxshare', path: 'mxshare', visibility_level: 20 })).id;
+  w.hiddenGroupId = (await asRoot(w, 'POST', '/groups', { name: 'mxhidden', path: 'mxhidden', visibility_level: 0 })).id;
   w.moveTargetId = (await freshProject(w, 20, 'mx-move-target')).id;
   const side = await w.s.api('POST', '/projects', w.cast.owner, { name: 'mx-side', visibility_level: 0 });
   w.sideProjectId = side.body.id;
