@@ -10,6 +10,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/app.
 import { pushFiles } from '../helpers/ci.js';
 import { insertTodo } from '../helpers/collaboration.js';
 import { ci, projectRunnersToken } from '../helpers/runner-fixtures.js';
+import { generateKeyPair } from '../helpers/ssh-keys.js';
 
 let s: TestServer;
 let other: TestUser;
@@ -75,6 +76,8 @@ beforeAll(async () => {
   }
   for (const name of ['one', 'two']) await ok('POST', `/users/${s.root.id}/personal_access_tokens`, s.root, { name });
   for (const name of ['mine', 'also mine']) await ok('POST', '/user/personal_access_tokens', s.root, { name });
+  for (const title of ['laptop', 'desktop']) await ok('POST', '/user/keys', s.root, { title, key: generateKeyPair('ed25519').publicKey });
+  for (const title of ['deploy one', 'deploy two']) await ok('POST', `/projects/${pid}/deploy_keys`, s.root, { title, key: generateKeyPair('ed25519').publicKey });
   for (const name of ['walk app', 'another walk app']) await ok('POST', '/applications', s.root, { name, redirect_uri: 'https://client.test/cb' });
 
   Object.assign(ids, {
