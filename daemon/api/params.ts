@@ -67,9 +67,9 @@ const MAX_ID = BigInt(Number.MAX_SAFE_INTEGER);
 /**
  * 404 for an integer path parameter (`:id`, `:issue_id`, `:runner_id` ...) that is written as an integer but can name
  * no row: zero, negative, or past the largest id; and for one written as a number in any other form (`+5`, `1e3`,
- * `0x10`, `1.5`, ` 7`, only blanks), which the params schema would coerce to a number that the route's loaders, reading the
- * plain digits of the path, do not see (those were 500). Text that is not a number is left to the params schema (400,
- * as 8.x's Grape `type: Integer`). Runs before a route's loaders, so none of them sees such an id.
+ * `0x10`, `1.5`, ` 7`, `Infinity`, only blanks), which the params schema would coerce to a number that the route's
+ * loaders, reading the plain digits of the path, do not see (those were 500). Text that is not a number is left to the
+ * params schema (400, as 8.x's Grape `type: Integer`). Runs before a route's loaders, so none of them sees such an id.
  */
 export function oddIdParam(request: FastifyRequest): string | null {
   const schema = (request.routeOptions.schema as { params?: { properties?: Record<string, { type?: unknown }> } } | undefined)?.params;
@@ -81,7 +81,7 @@ export function oddIdParam(request: FastifyRequest): string | null {
     if (/^\d+$/.test(raw)) {
       const n = BigInt(raw);
       if (n <= 0n || n > MAX_ID) return key;
-    } else if (raw !== '' && Number.isFinite(Number(raw))) {
+    } else if (raw !== '' && !Number.isNaN(Number(raw))) {
       return key;
     }
   }
