@@ -100,22 +100,22 @@ function hostileValue(r, escape) {
 }
 
 /** A plausible value of a schema type, or (sometimes) one of the wrong type. */
-function schemaValue(schema, name, r, w, p, escape) {
-  if (r.chance(0.25)) return anyValue(r, escape);
+function schemaValue(schema, name, r, w, p, escape, gentle = false) {
+  if (!gentle && r.chance(0.25)) return anyValue(r, escape);
   const type = schema?.type ?? schema?.anyOf?.[0]?.type ?? 'string';
   if (type === 'integer' || type === 'number') {
     const real = [p.id, p.issue, p.mr, p.milestone, p.label, w.group, w.users.developer.id, w.users.stranger.id, 0, 10, 20, 30, 40, 50];
-    return r.chance(0.7) ? r.pick(real) : r.pick([-1, 0, 2 ** 31, 2 ** 53, 1e308, 1.5]);
+    return gentle || r.chance(0.7) ? r.pick(real) : r.pick([-1, 0, 2 ** 31, 2 ** 53, 1e308, 1.5]);
   }
   if (type === 'boolean') return r.pick([true, false, 'true', '1', 0, 'yes']);
-  if (type === 'array') return Array.from({ length: r.int(4) }, () => schemaValue(schema.items, name, r, w, p, escape));
-  if (type === 'object') return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, s]) => [k, schemaValue(s, k, r, w, p, escape)]));
+  if (type === 'array') return Array.from({ length: r.int(4) }, () => schemaValue(schema.items, name, r, w, p, escape, gentle));
+  if (type === 'object') return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, s]) => [k, schemaValue(s, k, r, w, p, escape, gentle)]));
   const plausible = [
     'master', 'feature', 'v1.0', 'bug', 'src/main.js', 'README.md', 'new/file.txt', p.sha, '2030-01-01', 'text', 'base64',
     `${w.hookUrl}/hook/fuzz`, 'http://127.0.0.1:1/', `fuzz ${name} ${r.int(1e6)}`, `fz-${r.int(1e6)}`, 'thumbsup', 'developer', 'opened', 'closed', 'close', 'reopen',
     '1 week', 'success', 'failed', 'running', `fz-${r.int(1e6)}@fuzz.example.com`, 'PASSWORD-long-enough-1',
   ];
-  return r.chance(0.55) ? r.pick(plausible) : hostileValue(r, escape);
+  return gentle || r.chance(0.55) ? r.pick(plausible) : hostileValue(r, escape);
 }
 
 /** Headers that say who calls: admin, a developer, a stranger, a blocked user, anonymous, or a broken token. */
@@ -176,15 +176,19 @@ export function makeRequest(seed, i, ops, w, escape) {
   const who = identity(r, w);
   if (r.chance(0.06)) return { ...gitRequest(r, w, p, escape, who.headers), as: who.as, op: 'git-http' };
   const op = r.pick(ops);
+  // A gentle request is plausible everywhere but in one field (real ids, a JSON body, a caller with rights), so that it
+  // passes validation and authorization and the hostile value reaches the service behind them.
+  const gentle = r.chance(0.4);
+  if (gentle && who.as !== 'admin' && who.as !== 'developer') Object.assign(who, { as: 'admin', headers: { 'private-token': w.admin } });
   let path = op.path;
   const query = {};
   const headers = { ...who.headers };
   for (const param of op.params) {
     if (param.in === 'path') {
-      const v = r.chance(0.75) ? realValue(param.name, op, p, w, r) : hostileValue(r, escape);
+      const v = gentle || r.chance(0.75) ? realValue(param.name, op, p, w, r) : hostileValue(r, escape);
       path = path.replace(`{${param.name}}`, param.name === '*' && r.chance(0.5) ? v : enc(v));
     } else if (param.in === 'query' && r.chance(0.5)) {
-      query[param.name] = param.name === 'token' && p.build ? r.pick([p.build.token, w.runner.token, w.registration, 'wrong']) : schemaValue({ type: param.type }, param.name, r, w, p, escape);
+      query[param.name] = param.name === 'token' && p.build ? r.pick([p.build.token, w.runner.token, w.registration, 'wrong']) : schemaValue({ type: param.type }, param.name, r, w, p, escape, gentle);
     } else if (param.in === 'header' && r.chance(0.6)) {
       headers[param.name] = param.name === 'build-token' && p.build ? p.build.token : param.name === 'content-range' ? r.pick(['0-3', '12-20', '-1-5', '5-1', 'bytes=0-', '99999999999999999999-1', 'x']) : 'x';
     }
@@ -195,10 +199,14 @@ export function makeRequest(seed, i, ops, w, escape) {
   let body;
   if (op.body || ['POST', 'PUT', 'PATCH', 'DELETE'].includes(op.method)) {
     const fields = {};
-    for (const [k, s] of Object.entries(op.body?.properties ?? {})) if (r.chance((op.body.required ?? []).includes(k) ? 0.85 : 0.5)) fields[k] = schemaValue(s, k, r, w, p, escape);
+    for (const [k, s] of Object.entries(op.body?.properties ?? {})) if (r.chance((op.body.required ?? []).includes(k) ? (gentle ? 1 : 0.85) : 0.5)) fields[k] = schemaValue(s, k, r, w, p, escape, gentle);
+    if (gentle) {
+      const keys = Object.keys(fields);
+      if (keys.length) fields[r.pick(keys)] = r.chance(0.5) ? hostileValue(r, escape) : anyValue(r, escape);
+    }
     if (op.path.startsWith('/ci/api/') && r.chance(0.7)) fields.token = r.pick([w.runner.token, w.registration, p.build?.token ?? 'x', 'wrong']);
     if (r.chance(0.1)) fields[r.pick(['__proto__', 'constructor', 'admin', 'is_admin', 'id', 'created_at', 'x'.repeat(100)])] = anyValue(r, escape);
-    const form = r.int(100);
+    const form = gentle ? (op.bodyType === 'multipart/form-data' ? 0 : 50) : r.int(100);
     if (op.bodyType === 'multipart/form-data' || op.path.endsWith('/artifacts') && op.method === 'POST' ? form < 85 : form < 4) {
       const m = multipart(fields, r, escape);
       body = m.body;
@@ -224,8 +232,8 @@ export function makeRequest(seed, i, ops, w, escape) {
       headers['content-type'] = r.pick(CONTENT_TYPES);
     }
   }
-  if (r.chance(0.02)) return { method: op.method, path, headers, body, as: who.as, op: `${op.method} ${op.path}`, raw: r.pick(RAW_TRICKS) };
-  if (r.chance(0.02)) path = path.replace('/api/v3/', r.pick(['/api/v3//', '/api/v3/./', '/API/V3/', '/api/v3/%2e%2e/', '/api/v3/..%2f']));
+  if (!gentle && r.chance(0.02)) return { method: op.method, path, headers, body, as: who.as, op: `${op.method} ${op.path}`, raw: r.pick(RAW_TRICKS) };
+  if (!gentle && r.chance(0.02)) path = path.replace('/api/v3/', r.pick(['/api/v3//', '/api/v3/./', '/API/V3/', '/api/v3/%2e%2e/', '/api/v3/..%2f']));
   return { method: op.method, path, headers, body, as: who.as, op: `${op.method} ${op.path}` };
 }
 
