@@ -52,7 +52,13 @@ export function authenticateKey(ctx: AppContext, auth: AuthContext, parseKey: ty
   if (!identity) return auth.reject(['publickey']);
   if (!auth.signature || !auth.blob) return auth.accept();
   const key = parseKey(auth.key.data);
-  if (key instanceof Error || key.verify(auth.blob, auth.signature, auth.hashAlgo) !== true) return auth.reject(['publickey']);
+  let valid = false;
+  try {
+    valid = !(key instanceof Error) && key.verify(auth.blob, auth.signature, auth.hashAlgo) === true;
+  } catch {
+    valid = false; // a malformed signature is a refusal, not an error
+  }
+  if (!valid) return auth.reject(['publickey']);
   touchKeyUsed(ctx, identity.keyId);
   accepted(identity);
   auth.accept();

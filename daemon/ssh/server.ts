@@ -113,7 +113,9 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
     return undefined;
   };
 
+  // Loaded on the next turn of the event loop: after the daemon printed its ready line.
   const loading = (async () => {
+    await new Promise((resolve) => setImmediate(resolve));
     const { Server, utils } = (await import('ssh2')).default;
     const server = new Server({ hostKeys: [loadOrCreateHostKey(ctx.paths.data, () => utils.generateKeyPairSync('ed25519'))], ident: 'Gantry', keepaliveInterval: 30_000, keepaliveCountMax: 3 });
     server.on('connection', (client: Connection, info) => {
@@ -127,9 +129,15 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
           client.end();
           return;
         }
-        authenticateKey(ctx, auth, utils.parseKey, (identity) => {
-          state.identity = identity;
-        });
+        try {
+          authenticateKey(ctx, auth, utils.parseKey, (identity) => {
+            state.identity = identity;
+          });
+        } catch (e) {
+          // A failed lookup (a busy database) refuses this attempt; it must never escape into ssh2's packet parser.
+          log('warn', 'ssh: key lookup failed', e);
+          auth.reject(['publickey']);
+        }
       });
       client.on('ready', () => {
         const socket = authenticated(info.ip, info.port);
@@ -149,6 +157,7 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
           state.lastActivity = Date.now();
           const session = accept();
           session.once('close', () => state.sessions--);
+          session.on('error', () => undefined);
           handleSession(ctx, session, state, log);
         });
       });

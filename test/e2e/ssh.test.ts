@@ -297,6 +297,8 @@ describe('SSH port settings', () => {
       const d = await startGantryd(['--port', '0', '--data-dir', tmp()], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD, GANTRY_SSH_PORT: '' }));
       try {
         expect(d.stdout()).not.toContain('ssh listening');
+        // the warning is a log line on stderr, which may arrive just after the ready line on stdout
+        for (let i = 0; i < 100 && !d.stderr().includes('running without SSH'); i++) await new Promise((r) => setTimeout(r, 50));
         expect(d.stderr()).toContain(`SSH port ${DEFAULT_SSH_PORT} on 127.0.0.1 is already in use (another gantryd?); running without SSH`);
         expect((await fetch(`${d.url}/-/health`)).status).toBe(200);
       } finally {
