@@ -186,6 +186,19 @@ describe('git over SSH', () => {
     expect((await clone(bob.key, project.ssh_url_to_repo)).code).toBe(0);
   });
 
+  it('authenticates RSA (rsa-sha2-512 and rsa-sha2-256 signatures) and ECDSA keys as well as ed25519', async () => {
+    for (const [type, bits] of [['rsa', 2048], ['ecdsa', 256], ['ecdsa', 521]] as const) {
+      const key = generateKeyPair(type, { bits });
+      expect((await api(daemon.url, 'POST', '/user/keys', bob.token, { title: `${type}-${bits}`, key: key.publicKey })).status).toBe(201);
+      const r = await ssh(key, ['git@127.0.0.1']);
+      expect(r, `${type} ${bits}`).toMatchObject({ code: 0, stdout: 'Welcome to Gantry, @bob!\n' });
+      if (type === 'rsa') {
+        const sha256 = await ssh(key, ['-o', 'PubkeyAcceptedAlgorithms=rsa-sha2-256', 'git@127.0.0.1']);
+        expect(sha256).toMatchObject({ code: 0, stdout: 'Welcome to Gantry, @bob!\n' });
+      }
+    }
+  });
+
   it('greets a bare ssh and refuses commands, subsystems and forwarding with a clear message', async () => {
     const bare = await ssh(alice.key, ['git@127.0.0.1']);
     expect(bare).toMatchObject({ code: 0, stdout: 'Welcome to Gantry, @alice!\n' });
