@@ -10,21 +10,27 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
 import { ABILITIES, expectedFor, FEATURE_ABILITIES, perVisibility } from './abilities.js';
-import { POLICY_TABLE, type Cell, type Row } from './policy-table.js';
+import { POLICY_TABLE, SSH_ROWS, type Cell, type Row } from './policy-table.js';
+import { refExists, sshGit, sshInput, startSsh, type SshCaller, type SshSetup } from './ssh-cells.js';
 import { routeKeys, unmatchedRoutes } from './routes.js';
 import { buildWorld, callerUser, CALLERS, uniq, VISIBILITIES, type World } from './world.js';
 
 let s: TestServer;
 let w: World;
 let routes: string[] = [];
+let ssh: SshSetup;
 
 beforeAll(async () => {
   // the blocked user's refused git credentials count as failed sign-ins: no throttle in the matrix
-  s = await startTestServer({ signinMaxFailures: '1000000' });
+  s = await startTestServer({ signinMaxFailures: '1000000', sshPort: '0' });
   w = await buildWorld(s);
   routes = await routeKeys(s.app);
+  ssh = await startSsh(w);
 }, 120_000);
-afterAll(async () => s?.close());
+afterAll(async () => {
+  await ssh?.server.close();
+  await s?.close();
+});
 
 const DEFAULT_OK: Record<Row['method'], number[]> = { GET: [200], POST: [201], PUT: [200], DELETE: [200], PATCH: [202] };
 
@@ -146,6 +152,31 @@ describe('authorization matrix', () => {
     expect(missing, 'routes without a row in test/authz/policy-table.ts').toEqual([]);
     expect(routes.length).toBeGreaterThan(200);
   });
+
+  it('answers git over SSH as the policy table says, for every key on every project', async () => {
+    const failures: string[] = [];
+    const callers: SshCaller[] = [...CALLERS, 'deployKey'];
+    for (const { service, ability } of SSH_ROWS) {
+      const cells = VISIBILITIES.flatMap((vis) => callers.map((caller) => ({ vis, caller })));
+      // every key its own connection, all at once; each push names its own ref, so they cannot meet
+      await Promise.all(cells.map(async ({ vis, caller }) => {
+        const p = w.projects[vis];
+        const ref = `refs/heads/${uniq(w, 'ssh')}`;
+        const key = caller === 'deployKey' ? ssh.deployKey : ssh.keys[caller];
+        const answer = await sshGit(ssh, key, service, p.path, sshInput(service, p.sha, ref));
+        const write = service === 'git-receive-pack';
+        // no anonymous SSH (8.x gitlab-shell needs a key); a blocked user's key is refused; a deploy key reads only
+        const expected = caller === 'anonymous' || caller === 'blocked' ? 401
+          : caller === 'deployKey' ? (write ? 403 : 'ok') : expectedFor(ABILITIES[ability], caller, vis);
+        const label = `ssh ${service} as ${caller} on ${['private', '', 'internal', '', 'public'][vis / 5]}`;
+        const status = expected === 'ok' ? 200 : expected;
+        if (answer.status !== status) failures.push(`${label}: expected ${status}, got ${answer.status} (${answer.detail})`);
+        else if (write && refExists(w, p.id, ref) !== (expected === 'ok')) failures.push(`${label}: the ref was ${expected === 'ok' ? 'not ' : ''}created`);
+      }));
+    }
+    if (failures.length) console.error(`authorization matrix, SSH: ${failures.length} cells differ\n${failures.join('\n')}`);
+    expect(failures).toEqual([]);
+  }, 120_000);
 
   it('refuses what a disabled feature removes, admins included, and changes nothing', async () => {
     // anonymous and blocked callers 401; everyone else sees the public project and is refused: 403 where the route

@@ -414,6 +414,15 @@ export const POLICY_TABLE: Row[] = [
   { method: 'GET', path: '/:namespace/:project/uploads/:secret/:filename', ability: 'web_read_project' },
 ];
 
+/**
+ * Git over SSH (no route list: the server runs these two commands and refuses every other): each caller's key on
+ * each project; anonymous holds a key no account has (no anonymous SSH in 8.x), and a deploy key reads only.
+ */
+export const SSH_ROWS: { service: 'git-upload-pack' | 'git-receive-pack'; ability: Ability }[] = [
+  { service: 'git-upload-pack', ability: 'git_read' },
+  { service: 'git-receive-pack', ability: 'git_push' },
+];
+
 /** The blob sha of README.md at master. */
 async function blobSha(c: Cell): Promise<string> {
   const r = await c.w.s.api('GET', `/projects/${c.p.id}/repository/tree`, c.w.s.root);
@@ -428,7 +437,7 @@ function uploadPackRequest(sha: string): { payload: string; contentType: string 
 }
 
 /** A smart-HTTP receive-pack request creating `ref` at the existing commit `sha` (an empty pack: no new objects). */
-function receivePackRequest(sha: string, ref: string): { payload: Buffer; contentType: string } {
+export function receivePackRequest(sha: string, ref: string): { payload: Buffer; contentType: string } {
   const header = Buffer.from(`${pkt(`${'0'.repeat(40)} ${sha} ${ref}\0report-status\n`)}0000`);
   const body = Buffer.from([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, 0]);
   const sum = createHash('sha1').update(body).digest();
