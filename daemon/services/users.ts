@@ -262,10 +262,12 @@ export async function signIn(ctx: AppContext, login: string, password: string, o
   throttle.checkUser(key);
   // Verify against a dummy hash when the user is unknown, so timing does not reveal which usernames exist.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
-  if (!user || !ok || user.state !== 'active') {
+  // A wrong password counts toward the throttle; the right one of a blocked user is refused without counting.
+  if (!user || !ok) {
     throttle.failed(opts.address, key);
     return null;
   }
+  if (user.state !== 'active') return null;
   throttle.succeeded(opts.address, key);
   const t = now();
   ctx.db.update(users).set({ lastSignInAt: user.currentSignInAt ?? t, currentSignInAt: t }).where(eq(users.id, user.id)).run();

@@ -125,6 +125,15 @@ describe('per user (Devise lockable: maximum_attempts 10, unlock_in 10 minutes)'
     expect((await session('no-such-user', 'wrong', freshAddress())).status).toBe(429);
   });
 
+  it("does not count a blocked user's right password (401 every time, never 429)", async () => {
+    const gina = await s.user('gina');
+    expect((await s.api('PUT', `/users/${gina.id}/block`, s.root)).status).toBe(200);
+    const ip = freshAddress();
+    for (let i = 0; i < 12; i++) expect((await session('gina', 'password123', ip)).status).toBe(401);
+    expect((await s.api('PUT', `/users/${gina.id}/unblock`, s.root)).status).toBe(200);
+    expect((await session('gina', 'password123', ip)).status).toBe(201);
+  });
+
   it('applies to trusted addresses too', async () => {
     await s.user('erin');
     for (let i = 0; i < 10; i++) await session('erin', 'wrong', '127.0.0.1');
