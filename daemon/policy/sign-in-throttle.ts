@@ -26,8 +26,8 @@ export class SignInThrottled extends ApiError {
 }
 
 interface AddressEntry {
-  /** Recent failures (at most maxFailures), with the user each was for. */
-  failures: { at: number; user: string }[];
+  /** Recent failures (at most maxFailures), with a hash of the user key each was for. */
+  failures: { at: number; user: number }[];
   bannedUntil: number;
 }
 
@@ -38,8 +38,8 @@ interface UserEntry {
   lockedUntil: number;
 }
 
-/** Above this many remembered addresses or users, expired entries are swept and then the oldest dropped. */
-const MAX_ENTRIES = 100_000;
+/** At this many remembered addresses (or users), the map is swept (see remember()): memory stays bounded. */
+const MAX_ENTRIES = 50_000;
 
 /** The throttle of one daemon (one database). */
 export class SignInThrottle {
@@ -75,7 +75,7 @@ export class SignInThrottle {
     const { maxFailures, findTimeSeconds, banTimeSeconds, lockTimeSeconds } = this.limits;
     let u = this.users.get(user);
     if (u && u.lockedUntil <= now && now - u.lastAt > lockTimeSeconds * 1000) u = undefined;
-    if (!u) u = remember(this.users, user, { failures: 0, lastAt: now, lockedUntil: 0 }, (e) => this.userExpired(e, now));
+    if (!u) u = remember(this.users, user, { failures: 0, lastAt: now, lockedUntil: 0 }, (e) => this.userExpired(e, now), (e) => e.lockedUntil > now);
     u.failures += 1;
     u.lastAt = now;
     if (u.failures >= maxFailures) {
@@ -84,9 +84,10 @@ export class SignInThrottle {
     }
     const key = this.addressKey(address);
     if (key === null) return;
-    const a = this.addresses.get(key) ?? remember(this.addresses, key, { failures: [], bannedUntil: 0 }, (e) => this.addressExpired(e, now));
+    const a = this.addresses.get(key)
+      ?? remember(this.addresses, key, { failures: [], bannedUntil: 0 }, (e) => this.addressExpired(e, now), (e) => e.bannedUntil > now);
     a.failures = a.failures.filter((f) => now - f.at < findTimeSeconds * 1000);
-    a.failures.push({ at: now, user });
+    a.failures.push({ at: now, user: hash(user) });
     if (a.failures.length >= maxFailures) {
       a.bannedUntil = now + banTimeSeconds * 1000;
       a.failures = [];
@@ -101,7 +102,9 @@ export class SignInThrottle {
     this.users.delete(user);
     const key = this.addressKey(address);
     const a = key === null ? undefined : this.addresses.get(key);
-    if (a) a.failures = a.failures.filter((f) => f.user !== user);
+    if (!a) return;
+    const h = hash(user);
+    a.failures = a.failures.filter((f) => f.user !== h);
   }
 
   private get enabled(): boolean {
@@ -128,23 +131,61 @@ export class SignInThrottle {
   }
 }
 
-/** Add an entry to a bounded map: when full, sweep expired entries, then drop the oldest. */
-function remember<T>(map: Map<string, T>, key: string, entry: T, expired: (e: T) => boolean): T {
+/**
+ * Add an entry to a bounded map. When full, it is swept down to 90 % (so sweeps are rare): expired entries first,
+ * then the oldest that hold no ban or lock, and only then the oldest of all. A flood of new addresses or logins
+ * cannot push an active ban out while other entries remain.
+ */
+function remember<T>(map: Map<string, T>, key: string, entry: T, expired: (e: T) => boolean, active: (e: T) => boolean): T {
   if (map.size >= MAX_ENTRIES) {
+    const target = Math.floor(MAX_ENTRIES * 0.9);
     for (const [k, e] of map) if (expired(e)) map.delete(k);
-    while (map.size >= MAX_ENTRIES) map.delete(map.keys().next().value!);
+    for (const [k, e] of map) {
+      if (map.size <= target) break;
+      if (!active(e)) map.delete(k);
+    }
+    for (const k of map.keys()) {
+      if (map.size <= target) break;
+      map.delete(k);
+    }
   }
   map.set(key, entry);
   return entry;
 }
 
+/** 32-bit FNV-1a of a string (a short stand-in for a user key in an address's failure list). */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-/** An IPv4 address mapped into IPv6 (`::ffff:10.0.0.1`) counts as the IPv4 address. */
-const normalizeAddress = (address: string) => address.trim().toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+/**
+ * The counter key of an address: an IPv4 address as it is (also when mapped into IPv6, `::ffff:10.0.0.1`); an IPv6
+ * address by its /64 network, the block one host usually holds whole, so that stepping through it gains nothing.
+ */
+export function normalizeAddress(address: string): string {
+  const a = address.trim().toLowerCase().replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
+  if (mapped) return mapped[1]!;
+  if (!a.includes(':')) return a;
+  const [head = '', tail] = a.split('::', 2);
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  // Only the exact loopback is one host, not a network: it stays as it is (the trusted default is `::1`).
+  if (groups.every((g, i) => (i < 7 ? /^0*$/.test(g) : /^0*1$/.test(g)))) return '::1';
+  return `${groups.slice(0, 4).map((g) => (parseInt(g, 16) || 0).toString(16)).join(':')}::/64`;
+}
+
+/** Logins longer than any username or email are cut to this many characters in a counter key (memory stays bounded). */
+const MAX_LOGIN_KEY = 256;
 
 /** The counter key of a sign-in: the user's id when the login names one, else the login itself. */
-export const userKey = (login: string, userId: number | undefined) => (userId !== undefined ? `id:${userId}` : `login:${login.toLowerCase()}`);
+export const userKey = (login: string, userId: number | undefined) =>
+  userId !== undefined ? `id:${userId}` : `login:${login.slice(0, MAX_LOGIN_KEY).toLowerCase()}`;
 
 const throttles = new WeakMap<AppContext['db'], SignInThrottle>();
 

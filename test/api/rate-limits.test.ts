@@ -8,7 +8,7 @@ import type { InjectOptions } from 'fastify';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { browse, CookieJar, csrfOf, makeApplication, tokenRequest } from '../helpers/oauth.js';
-import { SignInThrottle, signInThrottle, SignInThrottled } from '../../daemon/policy/sign-in-throttle.js';
+import { normalizeAddress, SignInThrottle, signInThrottle, SignInThrottled, userKey } from '../../daemon/policy/sign-in-throttle.js';
 import { DEFAULT_LIMITS } from '../../daemon/config.js';
 
 let s: TestServer;
@@ -86,6 +86,12 @@ describe('per client address (Rack::Attack git_basic_auth: maxretry 10, findtime
     expect((await session('bob', 'password123', ip)).status).toBe(201);
     expect((await session('more5', 'wrong', ip)).status).toBe(401);
     expect((await session('bob', 'password123', ip)).status).toBe(429);
+  });
+
+  it('counts an IPv6 client by its /64 network (stepping through its addresses gains nothing)', async () => {
+    for (let i = 1; i <= 10; i++) expect((await session(`v6-${i}`, 'wrong', `2001:db8:5:7::${i.toString(16)}`)).status).toBe(401);
+    expect((await session('bob', 'password123', '2001:db8:5:7:ffff::1')).status).toBe(429);
+    expect((await session('bob', 'password123', '2001:db8:5:8::1')).status).toBe(201);
   });
 
   it('never bans a trusted address (127.0.0.1 and ::1 by default: a proxy on the same machine)', async () => {
@@ -217,6 +223,31 @@ describe('SignInThrottle', () => {
     }
     expect(error).toBeInstanceOf(SignInThrottled);
     expect(error).toMatchObject({ statusCode: 429, scope: 'address', retryAfter: 3600, headers: { 'Retry-After': '3600' } });
+  });
+
+  it('keys addresses: IPv4 (also mapped into IPv6) as is, IPv6 by /64, the loopback as ::1', () => {
+    expect(normalizeAddress('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(normalizeAddress('192.0.2.7')).toBe('192.0.2.7');
+    expect(normalizeAddress('2001:DB8::1')).toBe('2001:db8:0:0::/64');
+    expect(normalizeAddress('2001:db8:0:0:abcd::9%eth0')).toBe('2001:db8:0:0::/64');
+    expect(normalizeAddress('2001:db8:0:1:2:3:4:5')).toBe('2001:db8:0:1::/64');
+    expect(normalizeAddress('::1')).toBe('::1');
+    expect(normalizeAddress('0:0:0:0:0:0:0:1')).toBe('::1');
+    expect(normalizeAddress('::2')).toBe('0:0:0:0::/64');
+  });
+
+  it('keys a login that names no user by its first 256 characters', () => {
+    expect(userKey('x'.repeat(10_000), undefined)).toBe(`login:${'x'.repeat(256)}`);
+    expect(userKey('Alice', 7)).toBe('id:7');
+    expect(userKey('Alice', undefined)).toBe('login:alice');
+  });
+
+  it('keeps a ban through a flood of new addresses (the maps stay bounded, active bans go last)', () => {
+    const t = new SignInThrottle(limits);
+    t.clock = () => 5_000_000;
+    for (let i = 0; i < 3; i++) t.failed('198.51.100.9', 'login:x');
+    for (let i = 0; i < 60_000; i++) t.failed(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, `login:flood${i}`);
+    expect(() => t.checkAddress('198.51.100.9')).toThrow(SignInThrottled);
   });
 
   it('forgets a user whose last failure is older than the lock time', () => {
