@@ -75,7 +75,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     config: { public: true },
     schema: {
       tags: ['session'],
-      summary: 'Sign in with login (username or email) or email, and password; returns the private token',
+      summary: 'Sign in with login (username or email) or email, and password; returns the private token. 401 when wrong; 429 with Retry-After after too many failures (README "Limits")',
       body: SessionFields,
       querystring: SessionFields,
       response: { 201: UserLoginSchema },
