@@ -11,6 +11,12 @@
 import type { AppContext } from '../context.js';
 import type { SignInLimits } from '../config.js';
 import { ApiError } from '../errors.js';
+import { counter } from '../metrics.js';
+
+const failures = counter('gantry_signin_failures_total', 'Wrong passwords (every sign-in: API session, git over HTTP, OAuth)')();
+const throttled = counter('gantry_signin_throttled_total', 'Sign-ins refused by the throttle, by what was throttled');
+const throttledAddress = throttled({ scope: 'address' });
+const throttledUser = throttled({ scope: 'user' });
 
 /** 429 for a sign-in the throttle refused: `Retry-After` and the message say when to try again. */
 export class SignInThrottled extends ApiError {
@@ -57,7 +63,10 @@ export class SignInThrottle {
   checkAddress(address: string | undefined): void {
     const entry = this.addressEntry(address);
     const now = this.clock();
-    if (entry && entry.bannedUntil > now) throw new SignInThrottled(seconds(entry.bannedUntil - now), 'address');
+    if (entry && entry.bannedUntil > now) {
+      throttledAddress.inc();
+      throw new SignInThrottled(seconds(entry.bannedUntil - now), 'address');
+    }
   }
 
   /** Throws SignInThrottled when this user (the key from userKey) is locked: even the right password is refused. */
@@ -65,11 +74,15 @@ export class SignInThrottle {
     if (!this.enabled) return;
     const entry = this.users.get(user);
     const now = this.clock();
-    if (entry && entry.lockedUntil > now) throw new SignInThrottled(seconds(entry.lockedUntil - now), 'user');
+    if (entry && entry.lockedUntil > now) {
+      throttledUser.inc();
+      throw new SignInThrottled(seconds(entry.lockedUntil - now), 'user');
+    }
   }
 
   /** Record a failed password check; the failure that reaches the limit bans the address or locks the user. */
   failed(address: string | undefined, user: string): void {
+    failures.inc();
     if (!this.enabled) return;
     const now = this.clock();
     const { maxFailures, findTimeSeconds, banTimeSeconds, lockTimeSeconds } = this.limits;

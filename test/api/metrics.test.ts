@@ -1,10 +1,11 @@
 /**
  * GET /-/metrics: the Prometheus text format (every line a comment or a valid sample), counts that move with
  * requests (per route pattern and status class), builds, runner claims, the webhook outbox, SQLite and git timings,
- * process memory; readable with the --metrics-token or an administrator's token, 404 for everyone else.
+ * sign-in failures, process memory; readable with the --metrics-token or an administrator's token, 404 for everyone else.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { ROOT_PASSWORD, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { tokenRequest } from '../helpers/oauth.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
@@ -82,6 +83,10 @@ describe('access', () => {
     expect((await s.app.inject({ method: 'GET', url: '/-/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).statusCode).toBe(200);
     expect((await s.app.inject({ method: 'GET', url: '/-/metrics', headers: { 'private-token': s.root.token } })).statusCode).toBe(200);
     expect((await s.app.inject({ method: 'GET', url: `/-/metrics?private_token=${s.root.token}` })).statusCode).toBe(200);
+    const oauth = await tokenRequest(s, { grant_type: 'password', username: 'root', password: ROOT_PASSWORD });
+    expect((await s.app.inject({ method: 'GET', url: '/-/metrics', headers: { authorization: `Bearer ${oauth.body.access_token}` } })).statusCode).toBe(200);
+    const aliceOauth = await tokenRequest(s, { grant_type: 'password', username: 'alice', password: 'password123' });
+    expect((await s.app.inject({ method: 'GET', url: '/-/metrics', headers: { authorization: `Bearer ${aliceOauth.body.access_token}` } })).statusCode).toBe(404);
   });
 
   it('without --metrics-token only administrators read it', async () => {
@@ -164,6 +169,14 @@ describe('format and values', () => {
     }
     expect(value(after, key) - value(before, key)).toBe(1);
     expect(after.has('gantry_git_processes')).toBe(true);
+  });
+
+  it('counts wrong passwords and throttled sign-ins', async () => {
+    const before = await scrape();
+    for (let i = 0; i < 11; i++) await s.app.inject({ method: 'POST', url: '/api/v3/session', remoteAddress: '203.0.113.99', payload: { login: `m${i}`, password: 'x' } });
+    const after = await scrape();
+    expect(value(after, 'gantry_signin_failures_total') - value(before, 'gantry_signin_failures_total')).toBe(10);
+    expect(value(after, 'gantry_signin_throttled_total{scope="address"}') - value(before, 'gantry_signin_throttled_total{scope="address"}')).toBe(1);
   });
 
   it('shows process memory, CPU, open files and event loop lag', async () => {
