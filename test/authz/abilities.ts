@@ -180,9 +180,10 @@ const byVisibility = (c: Caller, vis: number) => c !== 'anonymous' && c !== 'blo
 
 /**
  * The expected answer of a cell: 'ok' (the row's success statuses) or a status. `confidential`: the subject is a
- * confidential issue, which only reporters and up (and its author or assignee, nobody here) read: others 404.
+ * confidential issue, which only reporters and up (and its author or assignee) read: others 404. `also`: callers the
+ * subject itself lets in (its author, assignee or awarder), when they see the project.
  */
-export function expectedFor(rule: Rule, c: Caller, vis: number, opts: { confidential?: boolean } = {}): 'ok' | number {
+export function expectedFor(rule: Rule, c: Caller, vis: number, opts: { confidential?: boolean; also?: Caller[] } = {}): 'ok' | number {
   const admin = c === 'admin';
   switch (rule.kind) {
     case 'public':
@@ -229,9 +230,12 @@ export function expectedFor(rule: Rule, c: Caller, vis: number, opts: { confiden
     }
     case 'project': {
       if (!sees(c, vis)) return 404;
+      // item-level rules (4.2): the author or assignee of an issue or merge request, a note's author, an awarder
+      if (opts.also?.includes(c)) return 'ok';
+      // what one may not read is not found, whatever one wanted to do with it
+      if (opts.confidential && !admin && LEVEL[c] < REPORTER) return 404;
       const allowed = admin || LEVEL[c] >= rule.level || (rule.visible === true && byVisibility(c, vis));
       if (!allowed) return rule.partly && LEVEL[c] >= rule.partly.level ? rule.partly.status : rule.denied ?? 403;
-      if (opts.confidential && !admin && LEVEL[c] < REPORTER) return 404;
       return 'ok';
     }
   }

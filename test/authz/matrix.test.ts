@@ -96,15 +96,17 @@ const totalChanges = () => s.ctx.db.$client.prepare('SELECT total_changes()').pl
 interface Outcome { line: string | null }
 
 /** Run one cell; a mismatch comes back as one summary line. */
-async function runCell(row: Row, c: Cell, override?: number[]): Promise<Outcome> {
+async function runCell(row: Row, c: Cell, override?: number[], auth?: Record<string, string>): Promise<Outcome> {
   const rule = ABILITIES[row.ability];
-  const expected = override ?? expectedFor(rule, c.caller, c.vis, { confidential: row.confidential });
+  const expected = override ?? expectedFor(rule, c.caller, c.vis, { confidential: row.confidential, also: row.also });
   // only a permitted call consumes its subject: refused ones name the world's objects (they must change nothing)
   c.f = expected === 'ok' ? (await row.fresh?.(c)) ?? {} : row.standIn?.(c) ?? {};
   const user = callerUser(c.w, c.caller);
   const headers: Record<string, string> = {};
   let url = cellUrl(row, c);
-  if (rule.kind === 'git') {
+  if (auth) {
+    Object.assign(headers, auth);
+  } else if (rule.kind === 'git') {
     if (user) headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.token}`).toString('base64')}`;
   } else if (user) {
     headers['private-token'] = user.token;
@@ -127,7 +129,7 @@ async function runCell(row: Row, c: Cell, override?: number[]): Promise<Outcome>
   const changed = totalChanges() !== before || (gitWrite && refsOf(c.p.id) !== refsBefore);
   const okStatuses = row.ok ?? DEFAULT_OK[row.method];
   const subject = c.p === c.w.featuresOff ? 'public, features off' : ['private', '', 'internal', '', 'public'][c.vis / 5];
-  const label = `${row.method} ${row.path}${row.variant ? ` [${row.variant}]` : ''} as ${c.caller} on ${subject}`;
+  const label = `${row.method} ${row.path}${row.variant ? ` [${row.variant}]` : ''} as ${auth ? `${c.caller} (${Object.keys(auth).join('+')})` : c.caller} on ${subject}`;
   const got = `${res.statusCode} ${res.body.slice(0, 100).replace(/\s+/g, ' ')}`;
   if (expected === 'ok') {
     if (!okStatuses.includes(res.statusCode)) return { line: `${label}: expected ${okStatuses.join('|')}, got ${got}` };
@@ -137,6 +139,11 @@ async function runCell(row: Row, c: Cell, override?: number[]): Promise<Outcome>
   if (!refusals.includes(res.statusCode)) return { line: `${label}: expected ${refusals.join('|')}, got ${got}` };
   if (row.method !== 'GET' && changed) return { line: `${label}: refused with ${res.statusCode} but changed state` };
   return { line: null };
+}
+
+/** Run `fn` over `items`, `size` at a time. */
+async function inBatches<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
 }
 
 /** Run `fn` over `items` one after another. */
@@ -158,8 +165,8 @@ describe('authorization matrix', () => {
     const callers: SshCaller[] = [...CALLERS, 'deployKey'];
     for (const { service, ability } of SSH_ROWS) {
       const cells = VISIBILITIES.flatMap((vis) => callers.map((caller) => ({ vis, caller })));
-      // every key its own connection, all at once; each push names its own ref, so they cannot meet
-      await Promise.all(cells.map(async ({ vis, caller }) => {
+      // every key its own connection, a few at once; each push names its own ref, so they cannot meet
+      await inBatches(cells, 6, async ({ vis, caller }) => {
         const p = w.projects[vis];
         const ref = `refs/heads/${uniq(w, 'ssh')}`;
         const key = caller === 'deployKey' ? ssh.deployKey : ssh.keys[caller];
@@ -172,11 +179,56 @@ describe('authorization matrix', () => {
         const status = expected === 'ok' ? 200 : expected;
         if (answer.status !== status) failures.push(`${label}: expected ${status}, got ${answer.status} (${answer.detail})`);
         else if (write && refExists(w, p.id, ref) !== (expected === 'ok')) failures.push(`${label}: the ref was ${expected === 'ok' ? 'not ' : ''}created`);
-      }));
+      });
     }
     if (failures.length) console.error(`authorization matrix, SSH: ${failures.length} cells differ\n${failures.join('\n')}`);
     expect(failures).toEqual([]);
   }, 120_000);
+
+  it('treats every credential of the guest as the guest, sudo as its user, and refuses bad credentials', async () => {
+    const guest = w.cast.guest;
+    const token = async (as: typeof guest, extra: Record<string, unknown> = {}) => (await s.api('POST', '/user/personal_access_tokens', as, { name: uniq(w, 'pat'), ...extra })).body;
+    const pat = (await token(guest)).token as string;
+    const revoked = await token(s.root);
+    await s.api('DELETE', `/user/personal_access_tokens/${revoked.id}`, s.root);
+    const expired = await token(s.root);
+    s.ctx.db.$client.prepare(`UPDATE personal_access_tokens SET expires_at = '2001-01-01' WHERE id = ?`).run(expired.id);
+    const oauth = await s.app.inject({
+      method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ grant_type: 'password', username: guest.username, password: 'password123' }).toString(),
+    });
+    const bearer = (oauth.json() as { access_token: string }).access_token;
+    // as the guest: reads only (a permitted write would consume its subject); refusals: every route and method
+    const asGuest: Record<string, string>[] = [{ 'private-token': pat }, { authorization: `Bearer ${bearer}` }, { 'private-token': s.root.token, sudo: guest.username }];
+    const refused: [Record<string, string>, number][] = [
+      [{ 'private-token': guest.token, sudo: w.cast.reporter.username }, 403], // 3.2 item 5: only admins may use sudo
+      [{ 'private-token': revoked.token }, 401],
+      [{ 'private-token': expired.token }, 401],
+      [{ authorization: 'Bearer not-a-token' }, 401],
+    ];
+    const failures: string[] = [];
+    let cells = 0;
+    for (const row of POLICY_TABLE) {
+      const rule = ABILITIES[row.ability];
+      if (!row.path.startsWith('/api/v3') || rule.kind === 'public') continue;
+      const c = (): Cell => ({ w, vis: 0, caller: 'guest', p: w.projects[0], groupId: w.groups[0], userId: guest.id, u: uniq(w, 'cred'), f: {} });
+      if (row.method === 'GET' && !row.fresh) {
+        for (const auth of asGuest) {
+          cells++;
+          const { line } = await runCell(row, c(), undefined, auth);
+          if (line) failures.push(line);
+        }
+      }
+      for (const [auth, status] of refused) {
+        cells++;
+        const { line } = await runCell(row, c(), [status], auth);
+        if (line) failures.push(line);
+      }
+    }
+    if (failures.length) console.error(`authorization matrix, credentials: ${failures.length} of ${cells} cells differ\n${failures.join('\n')}`);
+    expect(failures).toEqual([]);
+    expect(cells).toBeGreaterThan(1000);
+  }, 300_000);
 
   it('refuses what a disabled feature removes, admins included, and changes nothing', async () => {
     // anonymous and blocked callers 401; everyone else sees the public project and is refused: 403 where the route

@@ -42,6 +42,8 @@ export interface Row {
   fresh?: (c: Cell) => Promise<Record<string, string | number>>;
   /** What a refused call names instead of `fresh`'s objects, where the defaults do not fit. */
   standIn?: (c: Cell) => Record<string, string | number>;
+  /** Callers the subject itself lets in (its author, assignee or awarder: 4.2's item-level rules). */
+  also?: Caller[];
   /** The subject is the confidential issue (4.2: only reporters and up, its author and assignee read it). */
   confidential?: boolean;
   /** A POST that only reads (git-upload-pack): its cells may run together, as GETs do. */
@@ -319,6 +321,30 @@ export const POLICY_TABLE: Row[] = [
     params: (c) => ({ issue_id: c.p.confidentialIssueId }), body: (c) => ({ body: `note ${c.u}` }), why: 'decisions.md "notes and awards of an issue the caller may not read": 404',
   },
   ...noteableRows('issues', 'issue_id'),
+  // item-level rules (4.2): the guest wrote a confidential issue and a note on it, and awarded it; the reporter
+  // opened a merge request. The confidential issue's notes are out of reach (404) for whoever may not read it
+  { method: 'GET', path: `${P}/issues/{issue_id}`, variant: "guest's confidential issue", ability: 'read_issue', confidential: true, also: ['guest'], params: (c) => ({ issue_id: c.p.guestIssueId }) },
+  {
+    method: 'PUT', path: `${P}/issues/{issue_id}`, variant: "guest's confidential issue", ability: 'update_issue', also: ['guest'], confidential: true,
+    params: (c) => ({ issue_id: c.p.guestIssueId }), body: (c) => ({ description: `edited ${c.u}` }),
+  },
+  { method: 'GET', path: `${P}/issues/{issue_id}/notes`, variant: "guest's confidential issue", ability: 'read_note', confidential: true, also: ['guest'], params: (c) => ({ issue_id: c.p.guestIssueId }) },
+  {
+    method: 'PUT', path: `${P}/issues/{issue_id}/notes/{note_id}`, variant: "guest's note", ability: 'admin_note', also: ['guest'], confidential: true,
+    params: (c) => ({ issue_id: c.p.guestIssueId, note_id: c.p.guestNoteId }), body: (c) => ({ body: `edited ${c.u}` }),
+  },
+  {
+    method: 'DELETE', path: `${P}/issues/{issue_id}/notes/{note_id}`, variant: "guest's note", ability: 'admin_note', also: ['guest'], confidential: true,
+    params: (c) => ({ issue_id: c.p.guestIssueId }), fresh: async (c) => ({ note_id: await fresh.noteBy(c.w, c.p, c.w.cast.guest) }), standIn: (c) => ({ note_id: c.p.guestNoteId }),
+  },
+  {
+    method: 'DELETE', path: `${P}/issues/{issue_id}/award_emoji/{award_id}`, variant: "guest's award", ability: 'destroy_award', also: ['guest'],
+    fresh: async (c) => ({ award_id: await fresh.award(c.w, `/projects/${c.p.id}/issues/${c.p.issueId}`, c.w.cast.guest) }), standIn: (c) => ({ award_id: c.p.guestAwardId }),
+  },
+  {
+    method: 'PUT', path: `${P}/merge_requests/{merge_request_id}`, variant: "reporter's merge request", ability: 'update_merge_request', also: ['reporter'],
+    params: (c) => ({ merge_request_id: c.p.reporterMergeRequestId }), body: (c) => ({ description: `edited ${c.u}` }),
+  },
 
   // labels and milestones (reference 4.2, 2.6)
   { method: 'GET', path: `${P}/labels`, ability: 'read_label' },

@@ -12,7 +12,7 @@ import { addMember, makeCast, type Cast } from '../helpers/fixtures.js';
 import { drive, pipelinesOf, pushFiles, buildNamed } from '../helpers/ci.js';
 import { commitTo } from '../helpers/repository.js';
 import { insertBuild, registerRunner } from '../helpers/runner-fixtures.js';
-import { insertTodo } from '../helpers/collaboration.js';
+import { insertIssue, insertTodo } from '../helpers/collaboration.js';
 import { findBuild } from '../../daemon/services/builds.js';
 import { storeArtifacts } from '../../daemon/services/artifacts.js';
 import { replaceTrace } from '../../daemon/services/traces.js';
@@ -47,6 +47,12 @@ export interface ProjectWorld {
   mrNoteAwardId: number;
   labelId: number;
   deployKeyId: number;
+  /** A confidential issue the guest wrote, a note of the guest on it, an award of the guest on the main issue. */
+  guestIssueId: number;
+  guestNoteId: number;
+  guestAwardId: number;
+  /** A merge request the reporter opened (its author row set after root made it). */
+  reporterMergeRequestId: number;
   milestoneId: number;
   hookId: number;
   runnerId: number;
@@ -175,13 +181,19 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
     payload: '--XB\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--XB--\r\n',
   });
   if (upload.statusCode !== 201) throw new Error(`upload failed: ${upload.statusCode} ${upload.body}`);
+  const guestIssueId = insertIssue(w.s.ctx, id, { title: "the guest's secret", confidential: true, authorId: w.cast.guest.id }).id;
+  const project = { id, issueId: issue.id } as ProjectWorld;
+  const guestNoteId = await fresh.noteBy(w, { ...project, guestIssueId }, w.cast.guest);
+  const guestAwardId = await fresh.award(w, `${base}/issues/${issue.id}`, w.cast.guest);
+  const reporterMergeRequestId = await fresh.mergeRequest(w, project);
+  w.s.ctx.db.$client.prepare(`UPDATE merge_requests SET author_id = ? WHERE id = ?`).run(w.cast.reporter.id, reporterMergeRequestId);
   const runnerId = await fresh.runner(w, [id]);
   const deployKeyId = await fresh.deployKey(w, id);
   return {
     id, path, pipelineId, buildId, sha,
     issueId: issue.id, confidentialIssueId: confidential.id, mergeRequestId: mr.id, issueNoteId: issueNote.id, mrNoteId: mrNote.id,
     issueAwardId: issueAward.id, issueNoteAwardId: issueNoteAward.id, mrAwardId: mrAward.id, mrNoteAwardId: mrNoteAward.id,
-    labelId: label.id ?? 0, milestoneId: milestone.id, hookId: hook.id, runnerId, deployKeyId, uploadUrl: JSON.parse(upload.body).url,
+    labelId: label.id ?? 0, milestoneId: milestone.id, hookId: hook.id, runnerId, deployKeyId, guestIssueId, guestNoteId, guestAwardId, reporterMergeRequestId, uploadUrl: JSON.parse(upload.body).url,
   };
 }
 
@@ -235,10 +247,16 @@ export const fresh = {
   },
   note: async (w: World, p: ProjectWorld, on: 'issues' | 'merge_requests') =>
     (await asRoot(w, 'POST', `/projects/${p.id}/${on}/${on === 'issues' ? p.issueId : p.mergeRequestId}/notes`, { body: uniq(w, 'note') })).id as number,
-  /** An award of root on the issue, merge request or note at `path` (the first emoji root has not given there yet). */
-  award: async (w: World, path: string) => {
+  /** A note of `user` on the project's guest issue. */
+  noteBy: async (w: World, p: Pick<ProjectWorld, 'id' | 'guestIssueId'>, user: TestUser) => {
+    const r = await w.s.api('POST', `/projects/${p.id}/issues/${p.guestIssueId}/notes`, user, { body: uniq(w, 'note') });
+    if (r.status !== 201) throw new Error(`note failed: ${r.status} ${r.text}`);
+    return r.body.id as number;
+  },
+  /** An award of `by` (root) on the issue, merge request or note at `path` (the first emoji not given there yet). */
+  award: async (w: World, path: string, by: TestUser = w.s.root) => {
     for (const name of AWARDS) {
-      const r = await w.s.api('POST', `${path}/award_emoji`, w.s.root, { name });
+      const r = await w.s.api('POST', `${path}/award_emoji`, by, { name });
       if (r.status === 201) return r.body.id as number;
     }
     throw new Error(`no award left on ${path}`);
