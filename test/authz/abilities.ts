@@ -165,6 +165,9 @@ export const FEATURE_ABILITIES = new Set<Ability>([
   'read_label', 'admin_label', 'read_milestone', 'admin_milestone',
 ]);
 
+/** Abilities archiving removes from everyone, admins included (reference 4.1). */
+export const ARCHIVED_ABILITIES = new Set<Ability>(['push_code', 'push_code_to_protected_branches', 'create_merge_request', 'update_merge_request']);
+
 /** Whether the rule is checked once per project/group visibility (else once). */
 export const perVisibility = (r: Rule) => r.kind === 'project' || r.kind === 'group' || r.kind === 'runner' || r.kind === 'git' || r.kind === 'web';
 
@@ -204,7 +207,7 @@ export function expectedFor(rule: Rule, c: Caller, vis: number, opts: { confiden
     }
     case 'web':
       // a page: public projects to anyone; otherwise a caller who may read the project, and 404 for everyone else,
-      // anonymous included (decisions.md "uploads of a project the caller may not read")
+      // anonymous included (decisions.md "project uploads ... the caller may not read")
       if (vis === 20) return 'ok';
       return sees(c, vis) && (admin || LEVEL[c] >= rule.level || (rule.visible && byVisibility(c, vis))) ? 'ok' : 404;
     default:

@@ -9,11 +9,11 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { ABILITIES, expectedFor, FEATURE_ABILITIES, perVisibility } from './abilities.js';
+import { ABILITIES, ARCHIVED_ABILITIES, expectedFor, FEATURE_ABILITIES, perVisibility, type Ability } from './abilities.js';
 import { POLICY_TABLE, SSH_ROWS, type Cell, type Row } from './policy-table.js';
 import { refExists, sshGit, sshInput, startSsh, type SshCaller, type SshSetup } from './ssh-cells.js';
 import { routeKeys, unmatchedRoutes } from './routes.js';
-import { buildWorld, callerUser, CALLERS, uniq, VISIBILITIES, type World } from './world.js';
+import { buildWorld, callerUser, CALLERS, uniq, VISIBILITIES, type Caller, type ProjectWorld, type Visibility, type World } from './world.js';
 
 let s: TestServer;
 let w: World;
@@ -230,24 +230,67 @@ describe('authorization matrix', () => {
     expect(cells).toBeGreaterThan(1000);
   }, 300_000);
 
-  it('refuses what a disabled feature removes, admins included, and changes nothing', async () => {
-    // anonymous and blocked callers 401; everyone else sees the public project and is refused: 403 where the route
-    // authorizes the ability, 404 where 8.x's finders leave the object out (awards, items looked up in the feature)
+  /** Cells of `rows` on one subject with expectations of their own; a mismatch is one line. */
+  async function subjectPass(
+    name: string, p: ProjectWorld, vis: Visibility, rows: Row[], callers: readonly Caller[], expected: (caller: Caller, row: Row) => number[],
+    auth?: (caller: Caller) => Record<string, string>,
+  ) {
     const failures: string[] = [];
     let cells = 0;
-    for (const row of POLICY_TABLE) {
-      const rule = ABILITIES[row.ability];
-      if (rule.kind !== 'project' || !FEATURE_ABILITIES.has(row.ability) || row.visibilities) continue;
-      for (const caller of CALLERS) {
+    for (const row of rows) {
+      for (const caller of callers) {
         cells++;
-        const c: Cell = { w, vis: 20, caller, p: w.featuresOff, groupId: w.groups[20], userId: callerUser(w, caller)?.id ?? 0, u: uniq(w, 'off'), f: {} };
-        const { line } = await runCell(row, c, caller === 'anonymous' || caller === 'blocked' ? [401] : [403, 404]);
+        const c: Cell = { w, vis, caller, p, groupId: w.groups[vis], userId: callerUser(w, caller)?.id ?? 0, u: uniq(w, 'sub'), f: {} };
+        const { line } = await runCell(row, c, expected(caller, row), auth?.(caller));
         if (line) failures.push(line);
       }
     }
-    if (failures.length) console.error(`authorization matrix, features off: ${failures.length} of ${cells} cells differ\n${failures.join('\n')}`);
+    if (failures.length) console.error(`authorization matrix, ${name}: ${failures.length} of ${cells} cells differ\n${failures.join('\n')}`);
+    return { failures, cells };
+  }
+
+  const projectRows = (abilities: ReadonlySet<Ability>) =>
+    POLICY_TABLE.filter((row) => ABILITIES[row.ability].kind === 'project' && abilities.has(row.ability) && !row.visibilities);
+
+  it('refuses what a disabled feature removes, admins included, and changes nothing', async () => {
+    // anonymous and blocked callers 401; everyone else sees the public project and is refused: 403 where the route
+    // authorizes the ability, 404 where 8.x's finders leave the object out (awards, items looked up in the feature)
+    const { failures, cells } = await subjectPass('features off', w.featuresOff, 20, projectRows(FEATURE_ABILITIES), CALLERS,
+      (caller) => (caller === 'anonymous' || caller === 'blocked' ? [401] : [403, 404]));
     expect(failures).toEqual([]);
     expect(cells).toBeGreaterThan(500);
+  }, 300_000);
+
+  it('refuses pushes and merge request changes on an archived project, admins included, and changes nothing', async () => {
+    // reference 4.1: archiving removes push_code, create_merge_request, update_merge_request and admin_merge_request
+    const rows = [...projectRows(ARCHIVED_ABILITIES), ...POLICY_TABLE.filter((row) => row.ability === 'git_push')];
+    const { failures, cells } = await subjectPass('archived', w.archived, 20, rows, CALLERS, (caller) => (caller === 'anonymous' || caller === 'blocked' ? [401] : [403]));
+    expect(failures).toEqual([]);
+    expect(cells).toBeGreaterThan(150);
+  }, 300_000);
+
+  it('treats an expired membership as none', async () => {
+    // members.expires_at in the past (reference 2.3 expires_at): the private project is hidden again, 404 everywhere
+    const rows = POLICY_TABLE.filter((row) => row.method === 'GET' && ABILITIES[row.ability].kind === 'project' && !row.fresh);
+    const p = w.projects[0];
+    const { failures, cells } = await subjectPass('expired membership', p, 0, rows, ['guest'], () => [404], () => ({ 'private-token': w.expired.token }));
+    expect(failures).toEqual([]);
+    expect(cells).toBeGreaterThan(60);
+  }, 300_000);
+
+  it("never reaches another project's objects through a project's routes", async () => {
+    // the public project's routes with the ids of the private project's objects (issues, notes, builds, a commit,
+    // a hook, a runner, a deploy key...): not found, and nothing changed. The admin passes every permission check,
+    // so only the scoping of the lookup is left to refuse; the non-member must not learn anything either
+    const foreign = ['issue_id', 'merge_request_id', 'note_id', 'award_id', 'milestone_id', 'hook_id', 'build_id', 'pipeline_id', 'sha', 'runner_id', 'key_id', 'secret'];
+    // (enabling a deploy key takes one from another project: that id is meant to be foreign)
+    const rows = POLICY_TABLE.filter((row) => ['project', 'web'].includes(ABILITIES[row.ability].kind) && foreign.some((n) => row.path.includes(`{${n}}`) || row.path.includes(`:${n}`))
+      && !row.params && !row.visibilities && !row.path.endsWith('/enable'));
+    const hybrid: ProjectWorld = { ...w.projects[0], id: w.projects[20].id, path: w.projects[20].path };
+    const { failures, cells } = await subjectPass('foreign ids', hybrid, 20, rows.map((row) => ({ ...row, fresh: undefined })), ['admin', 'nonMember'],
+      (caller, row) => (caller === 'admin' ? [row.absent ?? 404] : [403, row.absent ?? 404]));
+    expect(failures).toEqual([]);
+    expect(cells).toBeGreaterThan(150);
   }, 300_000);
 
   it('answers every cell as the policy table says', async () => {

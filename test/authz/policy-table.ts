@@ -46,6 +46,8 @@ export interface Row {
   also?: Caller[];
   /** The subject is the confidential issue (4.2: only reporters and up, its author and assignee read it). */
   confidential?: boolean;
+  /** The answer for a subject that is not there (default 404), e.g. an idempotent DELETE. */
+  absent?: number;
   /** A POST that only reads (git-upload-pack): its cells may run together, as GETs do. */
   readOnly?: boolean;
   /** Only these visibilities (rows that repeat another route's handler, e.g. archive formats). */
@@ -182,7 +184,10 @@ export const POLICY_TABLE: Row[] = [
   { method: 'POST', path: `${P}/hooks`, ability: 'admin_project', body: (c) => ({ url: `http://hooks.invalid/${c.u}` }) },
   { method: 'GET', path: `${P}/hooks/{hook_id}`, ability: 'admin_project' },
   { method: 'PUT', path: `${P}/hooks/{hook_id}`, ability: 'admin_project', body: (c) => ({ url: `http://hooks.invalid/${c.u}` }) },
-  { method: 'DELETE', path: `${P}/hooks/{hook_id}`, ability: 'admin_project', fresh: async (c) => ({ hook_id: await fresh.hook(c.w, c.p) }) },
+  {
+    method: 'DELETE', path: `${P}/hooks/{hook_id}`, ability: 'admin_project', fresh: async (c) => ({ hook_id: await fresh.hook(c.w, c.p) }), absent: 200,
+    why: 'decisions.md "hook DELETE of an absent hook": 200 with an empty body (the spec)',
+  },
   { method: 'GET', path: `${P}/events`, ability: 'read_project' },
   { method: 'POST', path: `${P}/uploads`, ability: 'upload_file', raw: (c) => MULTIPART('file', `${c.u}.txt`, 'hello') },
 

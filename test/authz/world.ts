@@ -66,6 +66,10 @@ export interface World {
   projects: Record<Visibility, ProjectWorld>;
   /** A public project like the others whose issues, merge requests and builds were switched off afterwards. */
   featuresOff: ProjectWorld;
+  /** A public project like the others, archived afterwards. */
+  archived: ProjectWorld;
+  /** A user whose mastership of the private projects' group expired yesterday. */
+  expired: TestUser;
   groups: Record<Visibility, number>;
   /** The private group holding the private projects (the cast are its members). */
   privateGroupId: number;
@@ -202,13 +206,18 @@ export async function buildWorld(s: TestServer): Promise<World> {
   const cast = await makeCast(s, 'mx');
   const blocked = await s.user('mxblocked');
   const w: World = {
-    s, cast: { ...cast, blocked }, projects: {} as World['projects'], featuresOff: {} as ProjectWorld, groups: {} as World['groups'],
+    s, cast: { ...cast, blocked }, projects: {} as World['projects'], featuresOff: {} as ProjectWorld, archived: {} as ProjectWorld, expired: blocked, groups: {} as World['groups'],
     privateGroupId: 0, shareGroupId: 0, hiddenGroupId: 0, moveTargetId: 0, sideProjectId: 0, spareUserId: 0, sideRunnerId: 0, ownerTokenId: 0, ownerKeyId: 0, sideDeployKeyId: 0, applicationId: 0, seq: 0,
   };
   w.privateGroupId = await freshGroup(w, 0, 'mxprivate');
   for (const vis of VISIBILITIES) w.projects[vis] = await buildProject(w, vis);
   w.featuresOff = await buildProject(w, 20, 'mx-features-off');
   s.ctx.db.$client.prepare(`UPDATE projects SET issues_enabled = 0, merge_requests_enabled = 0, builds_enabled = 0 WHERE id = ?`).run(w.featuresOff.id);
+  w.archived = await buildProject(w, 20, 'mx-archived');
+  s.ctx.db.$client.prepare(`UPDATE projects SET archived = 1 WHERE id = ?`).run(w.archived.id);
+  w.expired = await s.user('mxexpired');
+  addMember(s.ctx, { type: 'Namespace', id: w.privateGroupId }, w.expired.id, 40);
+  s.ctx.db.$client.prepare(`UPDATE members SET expires_at = date('now', '-1 day') WHERE user_id = ?`).run(w.expired.id);
   for (const vis of VISIBILITIES) w.groups[vis] = await freshGroup(w, vis, `mxgroup-${vis}`);
   w.shareGroupId = (await asRoot(w, 'POST', '/groups', { name: 'mxshare', path: 'mxshare', visibility_level: 20 })).id;
   w.hiddenGroupId = (await asRoot(w, 'POST', '/groups', { name: 'mxhidden', path: 'mxhidden', visibility_level: 0 })).id;
