@@ -45,7 +45,7 @@ export async function run({ rounds = Number(process.env.BENCH_CRASH_ROUNDS ?? 20
   mkdirSync(dataDir);
   const receiver = await countingReceiver();
   let d = await startDaemon({ GANTRY_HOOK_RETRY_BASE_MS: '200' }, { dataDir, keep: true, stderr: 'pipe' });
-  const acked = { issues: [], notes: [], pushes: [], merges: [], traces: new Map(), artifacts: [] };
+  const acked = { issues: [], notes: [], pushes: [], merges: [], traces: new Map(), traceParts: 0, artifacts: [] };
   const problems = [];
   const stats = { requests: 0, acked: 0, failedWrites: 0, refused: {}, rounds: [] };
   try {
@@ -135,6 +135,7 @@ export async function run({ rounds = Number(process.env.BENCH_CRASH_ROUNDS ?? 20
           await res.arrayBuffer();
           if (res.status !== 202) return res.status;
           build.bytes = Buffer.concat([build.bytes, Buffer.from(chunk)]);
+          acked.traceParts += 1;
           acked.traces.set(build.id, { length: build.bytes.length, hash: sha256(build.bytes) });
         }
         const data = randomBytes(64 * 1024 + Math.floor(Math.random() * 256 * 1024));
@@ -203,7 +204,7 @@ export async function run({ rounds = Number(process.env.BENCH_CRASH_ROUNDS ?? 20
     const extraSends = expected.reduce((n, k) => n + Math.max(0, (counts.get(k) ?? 0) - 1), 0);
     for (const k of missing) problems.push(`hook never delivered: ${k}`);
     if (extraSends > 4 * rounds) problems.push(`${extraSends} repeated hook deliveries, more than the 4 sends that can be in flight at each of ${rounds} kills`);
-    const total = expected.length + acked.artifacts.length + acked.traces.size;
+    const total = expected.length + acked.artifacts.length + acked.traceParts;
     const md = `## Crash rounds (${new Date().toISOString().slice(0, 10)})
 
 Machine: ${machine()}. \`npm run bench -- crash\` (scripts/bench/crash.mjs): ${rounds} rounds of ${writers} concurrent writers (issues,
@@ -212,7 +213,8 @@ claiming builds, appending 8 trace parts and uploading an artifact), SIGKILL aft
 
 | measurement | result |
 |---|---|
-| writes attempted / acknowledged | ${stats.requests} / ${total} (issues ${acked.issues.length}, notes ${acked.notes.length}, pushes ${acked.pushes.length}, merges ${acked.merges.length}, builds with trace ${acked.traces.size}, artifacts ${acked.artifacts.length}) |
+| operations started (a merge is 4 requests; a build is a claim, 8 trace parts and an artifact upload) | ${stats.requests}, of which ${stats.failedWrites} were cut by a kill or refused |
+| acknowledged writes | ${total}: issues ${acked.issues.length}, notes ${acked.notes.length}, pushes ${acked.pushes.length}, merges ${acked.merges.length}, trace parts ${acked.traceParts} (${acked.traces.size} builds), artifacts ${acked.artifacts.length} |
 | acknowledged writes lost after a restart | **${problems.filter((p) => !p.startsWith('hook') && !p.includes('after the kill')).length}** |
 | database integrity_check / git fsck after each kill | ${problems.filter((p) => p.includes('after the kill')).length ? `**${problems.filter((p) => p.includes('after the kill')).length} problems**` : 'ok in every round'} |
 | hook events acknowledged / never delivered | ${expected.length} / **${missing.length}** |
