@@ -42,7 +42,7 @@ export type Rule =
   /** The runner API (/ci/api/v1): runner, registration or build tokens only; a user's token is never one (403). */
   | { kind: 'ci'; anonymous?: number }
   /** Git over HTTP (decisions.md "git over HTTP refusals"): anonymous may read public code; 401 asks for credentials. */
-  | { kind: 'git'; level: number; visible?: boolean }
+  | { kind: 'git'; level: number; visible?: boolean; partly?: { level: number; status: number } }
   /** A web page of a project (uploads): anyone on public projects, else who may read the project; others 404. */
   | { kind: 'web'; level: number; visible?: boolean };
 
@@ -150,6 +150,11 @@ export const ABILITIES = {
   ci_token_required: { kind: 'ci', anonymous: 400 },
   git_read: { kind: 'git', level: REPORTER, visible: true },
   git_push: { kind: 'git', level: DEVELOPER },
+  /**
+   * A push that creates a protected branch (8.12 GitAccess: push_code_to_protected_branches, masters): developers
+   * pass the push check and see their ref refused in git's report (the HTTP answer is 200, the ref is not made).
+   */
+  git_push_protected: { kind: 'git', level: MASTER, partly: { level: DEVELOPER, status: 200 } },
   web_read_project: { kind: 'web', level: GUEST, visible: true },
 } satisfies Record<string, Rule>;
 export type Ability = keyof typeof ABILITIES;
@@ -203,7 +208,7 @@ export function expectedFor(rule: Rule, c: Caller, vis: number, opts: { confiden
       if (c === 'blocked') return 401;
       if (!sees(c, vis)) return 404;
       if (admin || LEVEL[c] >= rule.level || (rule.visible && byVisibility(c, vis))) return 'ok';
-      return 403;
+      return rule.partly && LEVEL[c] >= rule.partly.level ? rule.partly.status : 403;
     }
     case 'web':
       // a page: public projects to anyone; otherwise a caller who may read the project, and 404 for everyone else,

@@ -442,6 +442,10 @@ export const POLICY_TABLE: Row[] = [
   { method: 'GET', path: '/:namespace/:project/info/refs', variant: 'receive-pack', ability: 'git_push', query: () => ({ service: 'git-receive-pack' }) },
   { method: 'POST', path: '/:namespace/:project/git-upload-pack', ability: 'git_read', ok: [200], readOnly: true, raw: (c) => uploadPackRequest(c.p.sha) },
   { method: 'POST', path: '/:namespace/:project/git-receive-pack', ability: 'git_push', ok: [200], raw: (c) => receivePackRequest(c.p.sha, `refs/heads/${c.u}`) },
+  {
+    method: 'POST', path: '/:namespace/:project/git-receive-pack', variant: 'protected branch', ability: 'git_push_protected', ok: [200],
+    raw: (c) => receivePackRequest(c.p.sha, `refs/heads/prot-${c.u}`),
+  },
   { method: 'GET', path: '/:namespace/:project/uploads/:secret/:filename', ability: 'web_read_project' },
 ];
 
@@ -449,9 +453,10 @@ export const POLICY_TABLE: Row[] = [
  * Git over SSH (no route list: the server runs these two commands and refuses every other): each caller's key on
  * each project; anonymous holds a key no account has (no anonymous SSH in 8.x), and a deploy key reads only.
  */
-export const SSH_ROWS: { service: 'git-upload-pack' | 'git-receive-pack'; ability: Ability }[] = [
+export const SSH_ROWS: { service: 'git-upload-pack' | 'git-receive-pack'; ability: Ability; refPrefix?: string }[] = [
   { service: 'git-upload-pack', ability: 'git_read' },
   { service: 'git-receive-pack', ability: 'git_push' },
+  { service: 'git-receive-pack', ability: 'git_push_protected', refPrefix: 'prot-' },
 ];
 
 /** The blob sha of README.md at master. */

@@ -165,6 +165,8 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
   for (const branch of ['dev', 'protected', 'prot-target']) await asRoot(w, 'POST', `${base}/repository/branches`, { branch_name: branch, ref: 'master' });
   await commitTo(w.s.ctx, id, 'feature', { 'feature.txt': 'feature\n' }, { from: 'master' });
   await asRoot(w, 'PUT', `${base}/repository/branches/protected/protect`);
+  // every new branch named prot-* is protected as it is created: pushes that create one need masters
+  w.s.ctx.db.$client.prepare(`INSERT INTO protected_branches (project_id, name, created_at, updated_at) VALUES (?, 'prot-*', datetime('now'), datetime('now'))`).run(id);
   await asRoot(w, 'POST', `${base}/repository/tags`, { tag_name: 'v1', ref: 'master', release_description: 'first' });
   const issue = await asRoot(w, 'POST', `${base}/issues`, { title: 'An issue' });
   const confidential = await asRoot(w, 'POST', `${base}/issues`, { title: 'A secret', confidential: true });
