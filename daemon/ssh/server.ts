@@ -30,6 +30,8 @@ export interface SshLimits {
   maxSessions: number;
   /** Authentication attempts on one connection, at most (OpenSSH's MaxAuthTries is 6; a client offers each key). */
   maxAuthAttempts: number;
+  /** On close, running git commands may finish for this long before their connections are cut. */
+  drainMs: number;
 }
 
 /** The default limits. */
@@ -40,13 +42,14 @@ export const DEFAULT_SSH_LIMITS: SshLimits = {
   maxConnections: 512,
   maxSessions: 10,
   maxAuthAttempts: 20,
+  drainMs: 25_000,
 };
 
 /** A running SSH server. */
 export interface SshServer {
   host: string;
   port: number;
-  /** Stop listening and close every connection (git processes are ended with their channels). */
+  /** Stop listening; connections running git get up to drainMs to finish (a push is processed), the rest close now. */
   close(): Promise<void>;
 }
 
@@ -65,8 +68,9 @@ export interface SshConnectionState {
 export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLimits = DEFAULT_SSH_LIMITS): Promise<SshServer | null> {
   const { host, port, portGiven } = ctx.config.ssh;
   if (port === null) return null;
-  const sockets = new Map<Socket, { authenticated: boolean; timer: NodeJS.Timeout }>();
+  const sockets = new Map<Socket, { authenticated: boolean; timer: NodeJS.Timeout; state?: SshConnectionState }>();
   let unauthenticated = 0;
+  let draining = false;
   let ssh2: Ssh2Server | null = null;
   const waiting: Socket[] = [];
 
@@ -102,10 +106,11 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
   const boundPort = typeof address === 'object' && address ? address.port : port;
 
   /** Mark the TCP socket of an authenticated client: no more auth deadline, and it no longer counts as pending. */
-  const authenticated = (ip: string | undefined, remotePort: number | undefined): Socket | undefined => {
+  const authenticated = (ip: string | undefined, remotePort: number | undefined, state: SshConnectionState): Socket | undefined => {
     for (const [socket, s] of sockets) {
       if (s.authenticated || socket.remoteAddress !== ip || socket.remotePort !== remotePort) continue;
       s.authenticated = true;
+      s.state = state;
       clearTimeout(s.timer);
       unauthenticated--;
       return socket;
@@ -140,7 +145,7 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
         }
       });
       client.on('ready', () => {
-        const socket = authenticated(info.ip, info.port);
+        const socket = authenticated(info.ip, info.port, state);
         // Idle: no channel data either way for idleTimeoutMs (keepalives do not count). The socket is destroyed, not
         // ended, so a peer that never closes its side cannot keep it.
         idle = setInterval(() => {
@@ -152,11 +157,14 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
         }, Math.min(30_000, limits.idleTimeoutMs / 2));
         idle.unref();
         client.on('session', (accept, reject) => {
-          if (state.sessions >= limits.maxSessions) return reject();
+          if (draining || state.sessions >= limits.maxSessions) return reject();
           state.sessions++;
           state.lastActivity = Date.now();
           const session = accept();
-          session.once('close', () => state.sessions--);
+          session.once('close', () => {
+            state.sessions--;
+            if (draining && state.sessions === 0) socket?.destroy();
+          });
           session.on('error', () => undefined);
           handleSession(ctx, session, state, log);
         });
@@ -188,9 +196,16 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
     host,
     port: boundPort,
     close: async () => {
+      draining = true;
       await new Promise<void>((resolve) => {
-        tcp.close(() => resolve());
-        for (const socket of sockets.keys()) socket.destroy();
+        const cut = setTimeout(() => {
+          for (const socket of sockets.keys()) socket.destroy();
+        }, limits.drainMs);
+        tcp.close(() => {
+          clearTimeout(cut);
+          resolve();
+        });
+        for (const [socket, s] of sockets) if (!s.state || s.state.sessions === 0) socket.destroy();
       });
     },
   };

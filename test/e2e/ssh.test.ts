@@ -387,4 +387,36 @@ describe('SSH connection limits (a daemon in this process with short timeouts)',
       await d.close();
     }
   });
+
+  it('lets running git commands finish when it closes, and cuts idle connections at once', async () => {
+    const dir = tmp('gantry-ssh-drain-');
+    const config = resolveConfig({ dataDir: dir, port: '0', sshPort: '0', rootPassword: PASSWORD, logLevel: 'silent' }, {});
+    const d = await startDaemon(config, { logger: false });
+    try {
+      const port = d.ssh!.port;
+      const token = (await api(d.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
+      const key = generateKeyPair('ed25519');
+      expect((await api(d.url, 'POST', '/user/keys', token, { title: 'k', key: key.publicKey })).status).toBe(201);
+      expect((await api(d.url, 'POST', '/projects', token, { name: 'drain' })).status).toBe(201);
+      const run = (args: string[]) => {
+        const p = spawn('ssh', [...sshArgs(key, port), '-T', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+        let stdout = '';
+        p.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+        const exited = new Promise<number | null>((resolve) => p.on('close', (code) => resolve(code)));
+        return { p, exited, stdout: () => stdout };
+      };
+      const idle = run(['-N', 'git@127.0.0.1']);
+      // upload-pack advertises and then waits for the client: a git command in the middle of its work
+      const git = run(['git@127.0.0.1', "git-upload-pack 'root/drain.git'"]);
+      for (let i = 0; i < 200 && !git.stdout().includes('0000'); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(git.stdout()).toMatch(/0000$/);
+      const closing = d.ssh!.close();
+      expect(await idle.exited).toBe(255);
+      git.p.stdin.end('0000'); // the client is done: upload-pack exits 0 and the connection closes after it
+      expect(await git.exited).toBe(0);
+      await closing;
+    } finally {
+      await d.close();
+    }
+  });
 });
