@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
 import { ABILITIES, ARCHIVED_ABILITIES, expectedFor, FEATURE_ABILITIES, perVisibility, type Ability } from './abilities.js';
-import { POLICY_TABLE, SSH_ROWS, type Cell, type Row } from './policy-table.js';
+import { CROSS_CASES, POLICY_TABLE, SSH_ROWS, type Cell, type Row } from './policy-table.js';
 import { refExists, sshGit, sshInput, startSsh, type SshCaller, type SshSetup } from './ssh-cells.js';
 import { routeKeys, unmatchedRoutes } from './routes.js';
 import { buildWorld, callerUser, CALLERS, uniq, VISIBILITIES, type Caller, type ProjectWorld, type Visibility, type World } from './world.js';
@@ -293,6 +293,19 @@ describe('authorization matrix', () => {
     expect(failures).toEqual([]);
     expect(cells).toBeGreaterThan(150);
   }, 300_000);
+
+  it('refuses objects named in a body that the caller may not use, changing nothing', async () => {
+    const failures: string[] = [];
+    for (const k of CROSS_CASES) {
+      const before = totalChanges();
+      const r = await s.api(k.method, k.path(w), callerUser(w, k.as), k.body?.(w));
+      const changed = totalChanges() !== before;
+      if (r.status !== k.status) failures.push(`${k.name} (as ${k.as}): expected ${k.status}, got ${r.status} ${r.text.slice(0, 100)}`);
+      else if (k.status >= 300 && changed) failures.push(`${k.name} (as ${k.as}): refused with ${r.status} but changed state`);
+      else if (k.check && !k.check(r.body)) failures.push(`${k.name} (as ${k.as}): ${r.text.slice(0, 160)}`);
+    }
+    expect(failures).toEqual([]);
+  });
 
   it('answers every cell as the policy table says', async () => {
     const failures: string[] = [];

@@ -77,6 +77,10 @@ export interface World {
   shareGroupId: number;
   /** A private group without members: no caller but the admin sees it. */
   hiddenGroupId: number;
+  /** A private project of root's with no members, its runner and its deploy key: out of every caller's reach. */
+  hiddenProjectId: number;
+  hiddenRunnerId: number;
+  hiddenDeployKeyId: number;
   /** A public project with the cast as members (the target of issue moves). */
   moveTargetId: number;
   /** A project where owner and master are masters: its runners are theirs to enable elsewhere. */
@@ -209,7 +213,7 @@ export async function buildWorld(s: TestServer): Promise<World> {
   const blocked = await s.user('mxblocked');
   const w: World = {
     s, cast: { ...cast, blocked }, projects: {} as World['projects'], featuresOff: {} as ProjectWorld, archived: {} as ProjectWorld, expired: blocked, groups: {} as World['groups'],
-    privateGroupId: 0, shareGroupId: 0, hiddenGroupId: 0, moveTargetId: 0, sideProjectId: 0, spareUserId: 0, sideRunnerId: 0, ownerTokenId: 0, ownerKeyId: 0, sideDeployKeyId: 0, applicationId: 0, seq: 0,
+    privateGroupId: 0, shareGroupId: 0, hiddenGroupId: 0, hiddenProjectId: 0, hiddenRunnerId: 0, hiddenDeployKeyId: 0, moveTargetId: 0, sideProjectId: 0, spareUserId: 0, sideRunnerId: 0, ownerTokenId: 0, ownerKeyId: 0, sideDeployKeyId: 0, applicationId: 0, seq: 0,
   };
   w.privateGroupId = await freshGroup(w, 0, 'mxprivate');
   for (const vis of VISIBILITIES) w.projects[vis] = await buildProject(w, vis);
@@ -224,6 +228,9 @@ export async function buildWorld(s: TestServer): Promise<World> {
   w.shareGroupId = (await asRoot(w, 'POST', '/groups', { name: 'mxshare', path: 'mxshare', visibility_level: 20 })).id;
   w.hiddenGroupId = (await asRoot(w, 'POST', '/groups', { name: 'mxhidden', path: 'mxhidden', visibility_level: 0 })).id;
   w.moveTargetId = (await freshProject(w, 20, 'mx-move-target')).id;
+  w.hiddenProjectId = (await asRoot(w, 'POST', '/projects', { name: 'mx-hidden', visibility_level: 0 })).id;
+  w.hiddenRunnerId = await fresh.runner(w, [w.hiddenProjectId]);
+  w.hiddenDeployKeyId = await fresh.deployKey(w, w.hiddenProjectId);
   const side = await w.s.api('POST', '/projects', w.cast.owner, { name: 'mx-side', visibility_level: 0 });
   w.sideProjectId = side.body.id;
   addMember(s.ctx, { type: 'Project', id: w.sideProjectId }, w.cast.master.id, 40);
