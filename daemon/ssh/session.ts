@@ -46,7 +46,6 @@ export function handleSession(ctx: AppContext, session: Session, state: SshConne
   session.on('shell', (accept) => {
     const channel = accept();
     if (!channel) return;
-    activity(channel, state);
     channel.write(`${welcomeLine(state.identity!)}${pty ? '\r\n' : '\n'}`);
     channel.exit(0);
     channel.end();
@@ -58,7 +57,7 @@ export function handleSession(ctx: AppContext, session: Session, state: SshConne
   session.on('exec', (accept, _reject, info) => {
     const channel = accept();
     if (!channel) return;
-    activity(channel, state);
+    // No reader on the channel until git runs: what the client sends early stays buffered for git.
     runCommand(ctx, channel, info.command, state.identity!, gitProtocol, state, log).catch((e) => {
       log('warn', 'ssh: a git command failed', e);
       refuse(channel, 'the server could not run this git command; try again, and tell an administrator if it keeps failing.');
@@ -74,7 +73,7 @@ function refuse(channel: ServerChannel, message: string): void {
   channel.end();
 }
 
-/** Count data from the client as activity (the idle timeout). */
+/** Count data from the client as activity (the idle timeout); attach it only together with git's reader. */
 function activity(channel: ServerChannel, state: SshConnectionState): void {
   channel.on('data', () => {
     state.lastActivity = Date.now();
@@ -138,6 +137,7 @@ function uploadPack(channel: ServerChannel, repo: Repository, gitProtocol: strin
   const child = spawnGit(['upload-pack', repo.path], { env: gitProtocol ? { GIT_PROTOCOL: gitProtocol } : {} });
   attach(channel, child, state);
   channel.pipe(child.stdin!);
+  activity(channel, state);
 }
 
 /**
@@ -161,7 +161,9 @@ async function receivePack(ctx: AppContext, channel: ServerChannel, project: Pro
   });
   let head: Buffer;
   try {
-    ({ commands, head } = await readPushCommands(channel));
+    const reading = readPushCommands(channel);
+    activity(channel, state);
+    ({ commands, head } = await reading);
   } catch (e) {
     child.kill();
     if (e instanceof PushProtocolError && !channel.destroyed) channel.stderr.write(`Gantry: ${e.message}\n`);

@@ -48,7 +48,7 @@ const sshArgs = (key: TestKeyPair, port = sshPort) => [
 const sshEnv = (key: TestKeyPair) => ({ GIT_SSH_COMMAND: `ssh ${sshArgs(key).join(' ')}` });
 
 /** Run ssh itself; never throws. */
-function ssh(key: TestKeyPair, args: string[], opts: { tty?: boolean } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function ssh(key: TestKeyPair, args: string[], opts: { tty?: boolean; input?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const p = spawn('ssh', [...sshArgs(key), ...(opts.tty ? ['-tt'] : ['-T']), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -56,7 +56,7 @@ function ssh(key: TestKeyPair, args: string[], opts: { tty?: boolean } = {}): Pr
     p.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
     p.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
     p.on('close', (code) => resolve({ code, stdout, stderr }));
-    p.stdin.end();
+    p.stdin.end(opts.input ?? '');
   });
 }
 
@@ -196,6 +196,28 @@ describe('git over SSH', () => {
         const sha256 = await ssh(key, ['-o', 'PubkeyAcceptedAlgorithms=rsa-sha2-256', 'git@127.0.0.1']);
         expect(sha256).toMatchObject({ code: 0, stdout: 'Welcome to Gantry, @bob!\n' });
       }
+    }
+  });
+
+  it('applies a key removed after login at the connection\'s next command', async () => {
+    // one connection kept open by an OpenSSH control master; each later ssh runs a new command over it
+    const carol = await createUser('carol');
+    const carolProject = (await api(daemon.url, 'POST', '/projects', carol.token, { name: 'mine' })).body;
+    const control = join(tempDir('gantry-ssh-ctl-'), 'ctl');
+    const master = spawn('ssh', [...sshArgs(carol.key), '-o', 'ControlMaster=yes', '-o', `ControlPath=${control}`, '-N', 'git@127.0.0.1'], { stdio: 'ignore' });
+    try {
+      for (let i = 0; i < 200 && !existsSync(control); i++) await new Promise((r) => setTimeout(r, 25));
+      // `0000`: the client wants nothing after the advertisement, so upload-pack ends cleanly
+      const viaMaster = (command: string) => ssh(carol.key, ['-o', `ControlPath=${control}`, 'git@127.0.0.1', command], { input: '0000' });
+      const before = await viaMaster(`git-upload-pack '${carolProject.path_with_namespace}.git'`);
+      expect(before.code, before.stderr).toBe(0);
+      const keys = await api(daemon.url, 'GET', '/user/keys', carol.token);
+      expect((await api(daemon.url, 'DELETE', `/user/keys/${keys.body[0].id}`, carol.token)).status).toBe(200);
+      const after = await viaMaster(`git-upload-pack '${carolProject.path_with_namespace}.git'`);
+      expect(after.code).toBe(1);
+      expect(after.stderr).toContain('Gantry: this key is no longer registered or its account is blocked');
+    } finally {
+      master.kill();
     }
   });
 
