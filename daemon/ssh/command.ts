@@ -111,8 +111,8 @@ export function parseSshCommand(command: string): SshCommand {
   return { ok: true, service, path };
 }
 
-/** A short, single-line form of client text for messages. */
-function printable(text: string): string {
+/** A short, single-line form of client text for messages (no control characters echoed to a terminal). */
+export function printable(text: string): string {
   const clean = text.replace(/[^\x20-\x7e]/g, '?');
   return clean.length > 80 ? `${clean.slice(0, 77)}...` : clean;
 }

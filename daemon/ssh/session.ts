@@ -15,7 +15,7 @@ import { lookupProject } from '../services/projects.js';
 import { deferredPushHookSetup, finishReceivePack } from '../services/receive-pack.js';
 import { ensureRepository } from '../services/repositories.js';
 import { credentialFor, type SshIdentity } from './auth.js';
-import { parseSshCommand, SSH_USAGE } from './command.js';
+import { parseSshCommand, printable, SSH_USAGE } from './command.js';
 import type { SshConnectionState, SshLog } from './server.js';
 
 /** The line a bare `ssh git@host` prints (GitLab Shell's "Welcome to GitLab, @user!", with Gantry's name). */
@@ -52,7 +52,7 @@ export function handleSession(ctx: AppContext, session: Session, state: SshConne
   });
   session.on('subsystem', (accept, _reject, info) => {
     const channel = accept();
-    if (channel) refuse(channel, `the ${info.name} subsystem is not available. ${SSH_USAGE}`);
+    if (channel) refuse(channel, `the ${printable(info.name)} subsystem is not available. ${SSH_USAGE}`);
   });
   session.on('exec', (accept, _reject, info) => {
     const channel = accept();
