@@ -20,7 +20,7 @@ import type { SshConnectionState, SshLog } from './server.js';
 
 /** The line a bare `ssh git@host` prints (GitLab Shell's "Welcome to GitLab, @user!", with Gantry's name). */
 export function welcomeLine(identity: SshIdentity): string {
-  return identity.user ? `Welcome to Gantry, @${identity.user.username}!` : `Welcome to Gantry, deploy key "${identity.title}"!`;
+  return identity.user ? `Welcome to Gantry, @${identity.user.username}!` : `Welcome to Gantry, deploy key "${printable(identity.title)}"!`;
 }
 
 /** Wire up the requests of one session. */
