@@ -1,0 +1,200 @@
+#!/usr/bin/env node
+/**
+ * Prototype benchmark for docs/design/postgres.md: the database work of GET /projects/:id, GET /projects?per_page=20
+ * and POST /projects, on SQLite today (synchronous), on SQLite through the proposed async layer and through Kysely,
+ * and on PostgreSQL 15 through the async layer and through Kysely. Variants alternate in one run (their order
+ * rotates each round); the figures are medians of the rounds. Not wired into the daemon.
+ *
+ *   node scripts/prototypes/postgres/bench.mjs --pg-host /tmp/pg --pg-port 55432 [--rounds 12] [--seconds 0.5]
+ *     [--concurrency 8] [--only POST] [--variants sqlite-sync,sqlite-async]
+ *
+ * Needs a PostgreSQL server reachable as user postgres (trust auth); it creates and drops the database gantry_proto.
+ * Needs `npm run build` (the baseline's create transaction uses drizzle with dist/daemon/db/schema.js).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, loadavg } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { and, eq } from 'drizzle-orm';
+import { applyDaemonMigrations, createSliceSchema, dataSet, TABLES, tokenOf } from './schema.mjs';
+import { openPostgresLayer, openSqliteLayer } from './layer.mjs';
+import { asyncRequests, kyselyRequests, syncRequests } from './requests.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+const { values: opt } = parseArgs({
+  options: {
+    'pg-host': { type: 'string', default: '/tmp/pgproto' }, 'pg-port': { type: 'string', default: '55432' },
+    rounds: { type: 'string', default: '12' }, only: { type: 'string' }, variants: { type: 'string' }, seconds: { type: 'string', default: '0.5' }, concurrency: { type: 'string', default: '8' },
+  },
+});
+const ROUNDS = Number(opt.rounds);
+const SECONDS = Number(opt.seconds);
+const CONC = Number(opt.concurrency);
+const pgBase = { host: opt['pg-host'], port: Number(opt['pg-port']), user: 'postgres' };
+const schema = await import(join(root, 'dist/daemon/db/schema.js'));
+
+const sqlitePragmas = (c) => {
+  c.pragma('journal_mode = WAL');
+  c.pragma('synchronous = FULL');
+  c.pragma('foreign_keys = ON');
+  c.pragma('busy_timeout = 5000');
+  return c;
+};
+
+// --- data: the same rows in both engines -------------------------------------------------------------------------
+const rows = dataSet();
+const USERS = 200;
+const PER_USER = 45;
+const dir = mkdtempSync(join(tmpdir(), 'gantry-pgproto-'));
+const file = join(dir, 'gantry.sqlite3');
+{
+  const c = sqlitePragmas(new Database(file));
+  applyDaemonMigrations(c, join(root, 'daemon/db/migrations'));
+  const b = (v) => (v === true ? 1 : v === false ? 0 : v);
+  c.transaction(() => {
+    for (const t of TABLES) {
+      const cols = Object.keys(rows[t][0]);
+      const ins = c.prepare(`INSERT INTO ${t} (${cols.join(',')}) VALUES (${cols.map(() => '?').join(',')})`);
+      for (const r of rows[t]) ins.run(...cols.map((k) => b(r[k])));
+    }
+  })();
+  c.exec('ANALYZE');
+  c.close();
+}
+{
+  const admin = new pg.Client({ ...pgBase, database: 'postgres' });
+  await admin.connect();
+  await admin.query('DROP DATABASE IF EXISTS gantry_proto');
+  await admin.query('CREATE DATABASE gantry_proto');
+  await admin.end();
+  const k = new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ ...pgBase, database: 'gantry_proto', max: 1 }) }) });
+  await createSliceSchema(k, 'postgres');
+  for (const t of TABLES) for (let i = 0; i < rows[t].length; i += 500) await k.insertInto(t).values(rows[t].slice(i, i + 500)).execute();
+  const c = new pg.Client({ ...pgBase, database: 'gantry_proto' });
+  await c.connect();
+  for (const t of ['users', 'namespaces', 'projects', 'members', 'project_group_links']) {
+    await c.query(`SELECT setval(pg_get_serial_sequence('${t}', 'id'), (SELECT max(id) FROM ${t}))`);
+  }
+  await c.query('ANALYZE');
+  await c.end();
+  await k.destroy();
+}
+
+// --- variants ------------------------------------------------------------------------------------------------------
+const pgConfig = { ...pgBase, database: 'gantry_proto', max: CONC };
+const syncConn = sqlitePragmas(new Database(file));
+const sqliteLayer = openSqliteLayer(file);
+const pgLayer = openPostgresLayer(pgConfig);
+const kSqlite = new Kysely({ dialect: new SqliteDialect({ database: sqlitePragmas(new Database(file)) }) });
+/** better-sqlite3 with prepare() cached per text, for Kysely (its SQLite driver prepares every statement it runs). */
+const statementCache = (conn) => {
+  const byText = new Map();
+  return { prepare: (text) => byText.get(text) ?? byText.set(text, conn.prepare(text)).get(text), close: () => conn.close() };
+};
+const kSqliteCached = new Kysely({ dialect: new SqliteDialect({ database: statementCache(sqlitePragmas(new Database(file))) }) });
+const kPg = new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool(pgConfig) }) });
+const variants = {
+  'sqlite-sync': { sync: true, r: syncRequests(syncConn) },
+  'sqlite-drizzle': { sync: true, only: 'POST', r: syncRequests(syncConn, { db: drizzle(syncConn, { schema }), schema, eq, and }) },
+  'sqlite-async': { r: asyncRequests(sqliteLayer) },
+  'sqlite-kysely': { r: kyselyRequests(kSqlite, 'sqlite') },
+  'sqlite-kysely-cached': { r: kyselyRequests(kSqliteCached, 'sqlite') },
+  'sqlite-async-batched': { r: asyncRequests(sqliteLayer, { batched: true }) },
+  'pg-async': { r: asyncRequests(pgLayer) },
+  'pg-async-batched': { r: asyncRequests(pgLayer, { batched: true }) },
+  'pg-kysely': { r: kyselyRequests(kPg, 'postgres') },
+};
+const names = opt.variants ? opt.variants.split(',') : Object.keys(variants);
+
+// Same answers from every variant before anything is timed.
+const canon = (x) => JSON.stringify(x, (k, v) => (k === 'runners_token' ? 'set' : v));
+for (const [user, project] of [[1, 1], [7, 7 * PER_USER - 3], [150, 150 * PER_USER], [33, 33 * PER_USER - 11]]) {
+  const answers = [];
+  for (const n of names.filter((x) => !variants[x].only)) {
+    answers.push(canon(await variants[n].r.getProject(tokenOf(user), project)));
+    answers.push(canon(await variants[n].r.listProjects(tokenOf(user))));
+  }
+  for (let i = 2; i < answers.length; i++) {
+    if (answers[i] !== answers[i % 2]) throw new Error(`variant ${names.filter((x) => !variants[x].only)[Math.floor(i / 2)]} answers differently for user ${user}`);
+  }
+}
+
+// --- timing ----------------------------------------------------------------------------------------------------------
+let seq = 0;
+const requests = {
+  'GET /projects/:id': (r, i) => {
+    const u = (i % 150) + 1;
+    return r.getProject(tokenOf(u), (u - 1) * PER_USER + ((i * 7) % PER_USER) + 1);
+  },
+  'GET /projects?per_page=20': (r, i) => r.listProjects(tokenOf((i % 150) + 1)),
+  'POST /projects': (r, i) => r.createProject(tokenOf(151 + (i % 50)), `Bench-${process.pid}-${++seq}`),
+};
+
+/** Operations per second of `fn` for SECONDS: serial when sync, else `conc` workers each awaiting its own operation. */
+async function rate(v, fn, conc) {
+  const end = performance.now() + SECONDS * 1000;
+  let n = 0;
+  if (v.sync) {
+    while (performance.now() < end) fn(v.r, n++);
+  } else {
+    await Promise.all(Array.from({ length: conc }, async () => {
+      while (performance.now() < end) await fn(v.r, n++);
+    }));
+  }
+  return n / SECONDS;
+}
+
+const load = [loadavg()[0]];
+const results = {}; // request -> conc -> variant -> [rates]
+const concs = [1, CONC];
+for (let round = 0; round < ROUNDS; round++) {
+  const order = names.map((_, i) => names[(i + round) % names.length]);
+  for (const [req, fn] of Object.entries(requests)) {
+    if (opt.only && !req.includes(opt.only)) continue;
+    for (const c of concs) {
+      for (const n of order) {
+        const v = variants[n];
+        if ((v.sync && c !== 1) || (v.only && !req.includes(v.only))) continue;
+        ((results[req] ??= {})[c] ??= {})[n] ??= [];
+        results[req][c][n].push(await rate(v, fn, c));
+      }
+    }
+  }
+  load.push(loadavg()[0]);
+  process.stderr.write(`round ${round + 1}/${ROUNDS} done (load ${loadavg()[0].toFixed(1)})\n`);
+}
+
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+const fmt = (x) => Math.round(x).toLocaleString('en-US');
+console.log(`\nrounds ${ROUNDS} x ${SECONDS} s per cell, medians; load average during the run ${Math.min(...load).toFixed(1)}-${Math.max(...load).toFixed(1)} on ${navigator.hardwareConcurrency} cores`);
+console.log(`data: ${rows.projects.length} projects, ${USERS} users; SQLite WAL synchronous=FULL; PostgreSQL fsync on, synchronous_commit on, pool ${CONC}\n`);
+console.log(`| request | in flight | ${names.join(' | ')} |`);
+console.log(`|---|---|${names.map(() => '---').join('|')}|`);
+const out = {};
+for (const [req, byConc] of Object.entries(results)) {
+  for (const c of concs) {
+    const floor = median(byConc[1]['sqlite-sync'] ?? [NaN]);
+    const cells = names.map((n) => {
+      const m = variants[n].sync ? (byConc[1][n] ? median(byConc[1][n]) : undefined) : byConc[c][n] ? median(byConc[c][n]) : undefined;
+      if (m === undefined) return '';
+      (out[req] ??= {})[`${n}@${c}`] = Math.round(m);
+      return n === 'sqlite-sync' ? `${fmt(m)} ops/s (${(1e6 / m).toFixed(0)} µs)` : `${fmt(m)} (${(m / floor).toFixed(2)}; ${(1e6 / m).toFixed(0)} µs)`;
+    });
+    console.log(`| ${req} | ${c} | ${cells.join(' | ')} |`);
+  }
+}
+console.log('\nratio = ops/s over the synchronous SQLite loop (the floor: today\'s code, one request at a time); µs = 1e6 / ops/s');
+console.log(JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, load, medians: out }));
+
+syncConn.close();
+await sqliteLayer.close();
+await pgLayer.close();
+await kSqlite.destroy();
+await kSqliteCached.destroy();
+await kPg.destroy();
+rmSync(dir, { recursive: true, force: true });
