@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { ROOT, startDaemon } from '../bench/lib.mjs';
 import { loadOperations, makeRequest } from './requests.mjs';
-import { seedWorld, startReceiver } from './world.mjs';
+import { repairWorld, seedWorld, startReceiver } from './world.mjs';
 
 const SLOW_MS = 2000;
 const HANG_MS = 30_000;
@@ -135,7 +135,7 @@ export async function runFuzz({ requests = 3000, seed = 1, concurrency = 6, only
   for (const d of ['data', 'home', 'cwd', 'tmp']) mkdirSync(join(parent, d));
   const receiver = await startReceiver();
   const daemon = await startDaemon({ HOME: join(parent, 'home'), TMPDIR: join(parent, 'tmp'), GANTRY_LOG_LEVEL: 'warn' }, { dataDir, cwd: join(parent, 'cwd'), keep: true, stderr: 'pipe' });
-  const report = { seed, requests, sent: 0, statuses: {}, failures: [], slow: [], crash: null, stray: [], database: [], repositories: [], stopCode: null, ms: 0, ok: false };
+  const report = { seed, requests, sent: 0, statuses: {}, adminNotFound: {}, failures: [], slow: [], crash: null, stray: [], database: [], repositories: [], stopCode: null, ms: 0, ok: false };
   try {
     log(`fuzz: daemon at ${daemon.url}, data ${dataDir}; seeding...`);
     const world = await seedWorld(daemon.url, work, receiver.url);
@@ -175,6 +175,7 @@ export async function runFuzz({ requests = 3000, seed = 1, concurrency = 6, only
       inflight.delete(i);
       report.sent += 1;
       report.statuses[status] = (report.statuses[status] ?? 0) + 1;
+      if (status === 404 && req.as === 'admin') report.adminNotFound[req.op] = (report.adminNotFound[req.op] ?? 0) + 1;
       if (status >= 500) {
         // the daemon's error line for it (the last one logged), which names the code that failed
         const logged = daemon.stderr().trim().split('\n').filter((l) => l.includes('"level":50')).at(-1)?.slice(0, 1500);
@@ -183,11 +184,19 @@ export async function runFuzz({ requests = 3000, seed = 1, concurrency = 6, only
       if (injected) report.failures.push({ kind: 'header injection reflected', request: describe(req, seed, i) });
       if (ms > SLOW_MS) report.slow.push({ ms: Math.round(ms), status, request: describe(req, seed, i) });
     };
+    let last404 = 0;
     await Promise.all(Array.from({ length: concurrency }, async () => {
       while (next < last && !crashed) {
         const i = next++;
+        // every 500 requests one worker puts the seeded objects back (the others go on meanwhile)
+        if (i % 500 === 499) await repairWorld(daemon.url, world);
         await one(i);
-        if (i % 1000 === 999) log(`fuzz: ${i + 1} sent, ${report.failures.length} failures`);
+        if (i % 1000 === 999) {
+          // the share of 404 tells whether the seeded objects still stand (a fuzzer that deleted them tests little)
+          const now404 = report.statuses[404] ?? 0;
+          log(`fuzz: ${i + 1} sent, ${report.failures.length} failures, 404 on ${Math.round(((now404 - last404) / 1000) * 100)} % of the last 1000`);
+          last404 = now404;
+        }
       }
     }));
     await agent.close();

@@ -82,7 +82,7 @@ export async function seedWorld(url, work, hookUrl) {
   const projects = [];
   for (const [name, visibility] of [['private', 0], ['internal', 10], ['public', 20]]) {
     const p = (await call(url, 'POST', '/api/v3/projects', users.owner.token, { name: `${name}-proj`, namespace_id: group.id, visibility_level: visibility }, 201)).body;
-    projects.push(await seedProject(url, work, p, { admin, users, hookUrl, runner, group }));
+    projects.push({ ...(await seedProject(url, work, p, { admin, users, hookUrl, runner, group })), visibility, name: p.name, pathName: p.path, hookUrl });
   }
   const spare = [];
   for (let i = 0; i < 3; i++) spare.push((await call(url, 'POST', '/api/v3/projects', admin, { name: `spare-${i}` }, 201)).body.id);
@@ -157,4 +157,43 @@ async function seedProject(url, work, p, { admin, users, hookUrl, runner }) {
     issue: issue.id, confidential: confidential.id, note: note.id, award: award.id, mr: mr.id, mrNote: mrNote.id,
     pipeline: pipeline.id, builds, build, variable: 'FUZZ_VAR',
   };
+}
+
+/**
+ * Put back what fuzzing took away, so that later requests still reach real objects: the projects' settings, names,
+ * visibility and archived state, the feature branch, and the issue, merge request, notes, label, milestone and hook
+ * when they were deleted (the world's ids are updated in place). Runs as admin; errors are ignored.
+ */
+export async function repairWorld(url, w) {
+  const admin = w.admin;
+  const quiet = async (method, path, body) => {
+    try { return await call(url, method, path, admin, body); } catch { return { status: 0, body: null }; }
+  };
+  for (const p of w.projects) {
+    const id = p.id;
+    await quiet('PUT', `/api/v3/projects/${id}`, {
+      name: p.name, path: p.pathName, visibility_level: p.visibility, issues_enabled: true, merge_requests_enabled: true, builds_enabled: true,
+      snippets_enabled: true, wiki_enabled: true, public_builds: true, default_branch: 'master', only_allow_merge_if_build_succeeds: false,
+    });
+    await quiet('POST', `/api/v3/projects/${id}/unarchive`);
+    if ((await quiet('GET', `/api/v3/projects/${id}/repository/branches/feature`)).status === 404) {
+      await quiet('POST', `/api/v3/projects/${id}/repository/branches`, { branch_name: 'feature', ref: p.featureSha });
+    }
+    const again = async (getPath, create) => {
+      if ((await quiet('GET', getPath)).status !== 404) return null;
+      const r = await create();
+      return r.status === 201 ? r.body.id : null;
+    };
+    p.issue = (await again(`/api/v3/projects/${id}/issues/${p.issue}`, () => quiet('POST', `/api/v3/projects/${id}/issues`, { title: 'A bug again' }))) ?? p.issue;
+    p.note = (await again(`/api/v3/projects/${id}/issues/${p.issue}/notes/${p.note}`, () => quiet('POST', `/api/v3/projects/${id}/issues/${p.issue}/notes`, { body: 'again' }))) ?? p.note;
+    p.mr = (await again(`/api/v3/projects/${id}/merge_requests/${p.mr}`, () => quiet('POST', `/api/v3/projects/${id}/merge_requests`, { source_branch: 'feature', target_branch: 'master', title: 'Again' }))) ?? p.mr;
+    p.mrNote = (await again(`/api/v3/projects/${id}/merge_requests/${p.mr}/notes/${p.mrNote}`, () => quiet('POST', `/api/v3/projects/${id}/merge_requests/${p.mr}/notes`, { body: 'again' }))) ?? p.mrNote;
+    p.milestone = (await again(`/api/v3/projects/${id}/milestones/${p.milestone}`, () => quiet('POST', `/api/v3/projects/${id}/milestones`, { title: `v-${Date.now()}` }))) ?? p.milestone;
+    p.hook = (await again(`/api/v3/projects/${id}/hooks/${p.hook}`, () => quiet('POST', `/api/v3/projects/${id}/hooks`, { url: `${p.hookUrl}/hook/${id}`, issues_events: true, note_events: true }))) ?? p.hook;
+    const labels = (await quiet('GET', `/api/v3/projects/${id}/labels`)).body;
+    if (Array.isArray(labels) && !labels.some((l) => l.id === p.label)) {
+      const l = await quiet('POST', `/api/v3/projects/${id}/labels`, { name: `bug-${Date.now()}`, color: '#ff0000' });
+      if (l.status === 201) p.label = l.body.id;
+    }
+  }
 }
