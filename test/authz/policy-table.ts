@@ -92,10 +92,15 @@ const AWARD_OF: Record<Caller, string> = {
   anonymous: 'a', blocked: 'b', nonMember: 'smile', external: 'heart', guest: 'rocket', reporter: 'eyes', developer: 'fire', master: 'star', owner: 'clap', admin: 'wave',
 };
 
-/** Rows of the merge request routes served under `merge_requests` and the deprecated singular `merge_request`. */
+/**
+ * Rows of the merge request routes served under `merge_requests` and the deprecated singular `merge_request`. The
+ * singular ones are aliases of the plural routes' handlers (decisions.md "deprecated singular merge request routes"):
+ * their private project's cells, where every kind of refusal happens, are enough.
+ */
 function mergeRequestRows(segment: 'merge_requests' | 'merge_request'): Row[] {
   const base = `${P}/${segment}/{merge_request_id}`;
-  return [
+  const alias = segment === 'merge_request' ? { visibilities: [0] as Visibility[] } : {};
+  return (<Row[]>[
     { method: 'GET', path: base, ability: 'read_merge_request' },
     { method: 'PUT', path: base, ability: 'update_merge_request', body: (c) => ({ description: `edited ${c.u}` }) },
     { method: 'GET', path: `${base}/commits`, ability: 'read_merge_request' },
@@ -111,7 +116,7 @@ function mergeRequestRows(segment: 'merge_requests' | 'merge_request'): Row[] {
       method, path: `${base}/cancel_merge_when_build_succeeds`, ability: 'cancel_merge', ok: [406],
       why: 'the merge request is not set to merge when the build succeeds: 406 once the caller passed the checks (decisions.md)',
     })),
-  ];
+  ]).map((row) => ({ ...row, ...alias }));
 }
 
 /** The table. */
