@@ -121,6 +121,9 @@ export async function readMultipart<T>(
     part = headers;
     if (headers.name === fileField && headers.filename !== null && !fileDone && !task) {
       file = new PassThrough({ highWaterMark: 256 * 1024 });
+      // A handler that gave up without reading (a bad expire_in) leaves no listener: the 'multipart body ended early'
+      // given to destroy() below would then be an unhandled 'error' event, which ends the process.
+      file.on('error', () => undefined);
       task = onFile({ field: headers.name, filename: headers.filename, fields: { ...fields }, stream: file });
       task.catch((e: unknown) => {
         failed = e;

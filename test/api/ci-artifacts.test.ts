@@ -254,4 +254,31 @@ describe('readMultipart', () => {
     const body = multipart([{ name: 'file', filename: 'x.zip', data: 'abc' }]);
     await expect(collect(body.subarray(0, body.length - 10), 5)).rejects.toMatchObject({ statusCode: 400 });
   });
+
+  it('survives a body cut short after the file handler gave up without reading (an unhandled stream error ended the daemon; found by the fuzzer)', async () => {
+    const body = multipart([{ name: 'file', filename: 'x.zip', data: 'a'.repeat(1000) }]);
+    const errors: unknown[] = [];
+    const onUncaught = (e: unknown) => errors.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const chunks = [body.subarray(0, 200), body.subarray(200, 400)];
+      const read = readMultipart(Readable.from(chunks), BOUNDARY, 'file', async () => {
+        throw Object.assign(new Error('bad expire_in'), { statusCode: 400 });
+      });
+      await expect(read).rejects.toMatchObject({ statusCode: 400 });
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('answers 400 to an upload cut short with a bad expire_in field, and the daemon goes on', async () => {
+    const b = await running();
+    const body = multipart([{ name: 'expire_in', data: 'soonish' }, { name: 'file', filename: 'a.zip', data: 'x'.repeat(5000) }]);
+    const cut = await upload(b.id, b.token, body.subarray(0, body.length - 200));
+    expect(cut.status).toBe(400);
+    const ok = await upload(b.id, b.token, multipart([{ name: 'file', filename: 'a.zip', data: 'x' }]));
+    expect(ok.status).toBe(201);
+  });
 });
