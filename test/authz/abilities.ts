@@ -117,6 +117,8 @@ export const ABILITIES = {
   destroy_award: { kind: 'project', level: 1000, denied: 401 },
   // 4.3 groups
   read_group: { kind: 'group', level: GUEST, visible: true },
+  /** 4.3: read_group also for anyone who can see a project in the group (a public one here): every signed-in user. */
+  read_group_via_project: { kind: 'user' },
   admin_group: { kind: 'group', level: OWNER },
   admin_group_member: { kind: 'group', level: OWNER },
   // global

@@ -203,6 +203,8 @@ export const POLICY_TABLE: Row[] = [
   { method: 'PUT', path: `${V3}/groups/{id}`, ability: 'admin_group', body: (c) => ({ description: `by ${c.u}` }) },
   { method: 'DELETE', path: `${V3}/groups/{id}`, ability: 'admin_group', fresh: async (c) => ({ id: await freshGroup(c.w, c.vis) }) },
   { method: 'GET', path: `${V3}/groups/{id}/projects`, ability: 'read_group' },
+  { method: 'GET', path: `${V3}/groups/{id}`, variant: 'private group with a public project', ability: 'read_group_via_project', params: (c) => ({ id: c.w.publicHostGroupId }) },
+  { method: 'GET', path: `${V3}/groups/{id}/projects`, variant: 'private group with a public project', ability: 'read_group_via_project', params: (c) => ({ id: c.w.publicHostGroupId }) },
   {
     method: 'POST', path: `${V3}/groups/{id}/projects/{project_id}`, ability: 'admin', fresh: async (c) => ({ project_id: (await freshProject(c.w, c.vis)).id }),
     why: 'spec "Groups": transfer is administrator only',

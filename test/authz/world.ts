@@ -81,6 +81,8 @@ export interface World {
   hiddenProjectId: number;
   hiddenRunnerId: number;
   hiddenDeployKeyId: number;
+  /** A private group without members that holds a public project: readable by whoever sees that project (4.3). */
+  publicHostGroupId: number;
   /** A public project with the cast as members (the target of issue moves). */
   moveTargetId: number;
   /** A project where owner and master are masters: its runners are theirs to enable elsewhere. */
@@ -213,7 +215,7 @@ export async function buildWorld(s: TestServer): Promise<World> {
   const blocked = await s.user('mxblocked');
   const w: World = {
     s, cast: { ...cast, blocked }, projects: {} as World['projects'], featuresOff: {} as ProjectWorld, archived: {} as ProjectWorld, expired: blocked, groups: {} as World['groups'],
-    privateGroupId: 0, shareGroupId: 0, hiddenGroupId: 0, hiddenProjectId: 0, hiddenRunnerId: 0, hiddenDeployKeyId: 0, moveTargetId: 0, sideProjectId: 0, spareUserId: 0, sideRunnerId: 0, ownerTokenId: 0, ownerKeyId: 0, sideDeployKeyId: 0, applicationId: 0, seq: 0,
+    privateGroupId: 0, shareGroupId: 0, hiddenGroupId: 0, hiddenProjectId: 0, hiddenRunnerId: 0, hiddenDeployKeyId: 0, publicHostGroupId: 0, moveTargetId: 0, sideProjectId: 0, spareUserId: 0, sideRunnerId: 0, ownerTokenId: 0, ownerKeyId: 0, sideDeployKeyId: 0, applicationId: 0, seq: 0,
   };
   w.privateGroupId = await freshGroup(w, 0, 'mxprivate');
   for (const vis of VISIBILITIES) w.projects[vis] = await buildProject(w, vis);
@@ -231,6 +233,9 @@ export async function buildWorld(s: TestServer): Promise<World> {
   w.hiddenProjectId = (await asRoot(w, 'POST', '/projects', { name: 'mx-hidden', visibility_level: 0 })).id;
   w.hiddenRunnerId = await fresh.runner(w, [w.hiddenProjectId]);
   w.hiddenDeployKeyId = await fresh.deployKey(w, w.hiddenProjectId);
+  w.publicHostGroupId = (await asRoot(w, 'POST', '/groups', { name: 'mxpubhost', path: 'mxpubhost', visibility_level: 0 })).id;
+  await asRoot(w, 'POST', '/projects', { name: 'mx-public-in-private-group', visibility_level: 20, namespace_id: w.publicHostGroupId });
+  s.ctx.db.$client.prepare(`DELETE FROM members WHERE source_type = 'Namespace' AND source_id = ?`).run(w.publicHostGroupId);
   const side = await w.s.api('POST', '/projects', w.cast.owner, { name: 'mx-side', visibility_level: 0 });
   w.sideProjectId = side.body.id;
   addMember(s.ctx, { type: 'Project', id: w.sideProjectId }, w.cast.master.id, 40);
