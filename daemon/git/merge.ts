@@ -6,7 +6,7 @@
 import { gitText, runGit } from './command.js';
 import { GitError, InvalidRefNameError } from './errors.js';
 import { branchRef, validBranchName } from './refs.js';
-import { personEnv, updateRef, type Person } from './write.js';
+import { gitMessage, personEnv, updateRef, type Person } from './write.js';
 
 /** What merging `theirs` into `ours` gives: the merged tree, or the paths in conflict. */
 export type MergeResult = { clean: true; tree: string } | { clean: false; conflicts: string[] };
@@ -54,7 +54,7 @@ export async function createMergeCommit(gitDir: string, o: MergeCommitOptions): 
   if (!validBranchName(o.targetBranch)) throw new InvalidRefNameError(o.targetBranch);
   const merged = o.tree ? { clean: true as const, tree: o.tree } : await mergeTrees(gitDir, o.targetSha, o.sourceSha);
   if (!merged.clean) throw new MergeConflictError(merged.conflicts);
-  const message = o.message.endsWith('\n') ? o.message : `${o.message}\n`;
+  const message = gitMessage(o.message);
   const env = { ...personEnv('AUTHOR', o.author), ...personEnv('COMMITTER', o.committer ?? o.author) };
   const sha = (await gitText(['commit-tree', merged.tree, '-p', o.targetSha, '-p', o.sourceSha, '-F', '-'], { gitDir, env, input: message })).trim();
   await o.beforePublish?.(sha);

@@ -10,6 +10,7 @@ import { gitText, runGit } from './command.js';
 import { GitError, InvalidPathError, InvalidRefNameError, PathExistsError, PathNotFoundError, RefConflictError } from './errors.js';
 import { formatSignature, localTimezone, parseCommit, parseTree, ZERO_SHA, type TreeEntry } from './objects.js';
 import { branchRef, validBranchName, validRefName, validTagName, tagRef } from './refs.js';
+import { badRequestMessage } from '../errors.js';
 
 /** Who wrote a commit or tag; `date` defaults to now. */
 export interface Person {
@@ -93,8 +94,19 @@ class TreeLookup {
   }
 }
 
+/**
+ * A commit or tag message as git stores it (ending in a newline). git refuses a NUL byte in one, and a NUL cannot be
+ * passed in a name or email (environment variables): both are the caller's 400, not a failed git (was 500; found by
+ * the fuzzer).
+ */
+export function gitMessage(text: string): string {
+  if (text.includes('\0')) throw badRequestMessage('400 (Bad request) a commit or tag message may not contain a NUL byte');
+  return text.endsWith('\n') ? text : `${text}\n`;
+}
+
 /** GIT_<prefix>_NAME, _EMAIL and _DATE for a person (the identity commit-tree records). */
 export function personEnv(prefix: 'AUTHOR' | 'COMMITTER', p: Person): Record<string, string> {
+  if (p.name.includes('\0') || p.email.includes('\0')) throw badRequestMessage('400 (Bad request) an author name or email may not contain a NUL byte');
   const date = p.date ?? new Date();
   return {
     [`GIT_${prefix}_NAME`]: p.name,
@@ -186,7 +198,7 @@ export async function createCommit(gitDir: string, o: CreateCommitOptions): Prom
     const author = personEnv('AUTHOR', o.author);
     const committer = personEnv('COMMITTER', o.committer ?? { ...o.author, date: o.author.date });
     const parentArgs = o.parentSha ? ['-p', o.parentSha] : [];
-    const message = o.message.endsWith('\n') ? o.message : `${o.message}\n`;
+    const message = gitMessage(o.message);
     const sha = (await gitText(['commit-tree', tree, ...parentArgs, '-F', '-'], { gitDir, env: { ...author, ...committer }, input: message })).trim();
     const expected = o.expectedBranchSha === undefined ? o.parentSha : o.expectedBranchSha;
     await updateRef(gitDir, branchRef(o.branch), sha, expected, `commit: ${message.split('\n', 1)[0]}`);
@@ -206,7 +218,7 @@ export async function createTag(gitDir: string, name: string, targetSha: string,
     const tagger = opts.tagger ?? { name: 'Gantry', email: 'gantry@localhost' };
     const date = tagger.date ?? new Date();
     const sig = formatSignature({ name: tagger.name.replace(/[<>\n]/g, ''), email: tagger.email.replace(/[<>\n]/g, ''), date, timezone: localTimezone(date) });
-    const message = opts.message.endsWith('\n') ? opts.message : `${opts.message}\n`;
+    const message = gitMessage(opts.message);
     const body = `object ${target.sha}\ntype ${target.type}\ntag ${name}\ntagger ${sig}\n\n${message}`;
     sha = (await gitText(['hash-object', '-t', 'tag', '-w', '--stdin'], { gitDir, input: body })).trim();
   }

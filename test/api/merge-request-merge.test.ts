@@ -96,6 +96,19 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
       'subscribed', 'user_notes_count', 'should_remove_source_branch', 'force_remove_source_branch']) expect(res.body).toHaveProperty(key);
   });
 
+  it('answers 400 to a merge_commit_message with a NUL byte, changes nothing, and merges afterwards (was 500; found by the fuzzer)', async () => {
+    const mr = await newMr();
+    const repo = await repositoryOf(s.ctx, project.id);
+    const before = await repo.resolveBranch('master');
+    const res = await merge(mr, cast.owner, { merge_commit_message: 'bad\u0000message' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ message: '400 (Bad request) a commit or tag message may not contain a NUL byte' });
+    expect(await repo.resolveBranch('master')).toBe(before);
+    const again = await merge(mr, cast.owner, { merge_commit_message: 'good message' });
+    expect(again.status).toBe(200);
+    expect(again.body.state).toBe('merged');
+  });
+
   it('accepts sha equal to the source head, and answers 409 with the head when it differs (nothing written)', async () => {
     const mr = await newMr();
     const master = await (await repositoryOf(s.ctx, project.id)).resolveBranch('master');

@@ -142,6 +142,11 @@ describe('POST, PUT, DELETE /projects/:id/repository/files', () => {
     expect(bad.body).toEqual({ message: '400 (Bad request) "encoding" does not have a valid value' });
     const notB64 = await write('POST', { file_path: 'e.txt', branch_name: 'dev', content: '@@@', encoding: 'base64', commit_message: 'm' });
     expect(notB64.body).toEqual({ message: '400 (Bad request) "content" is not valid base64' });
+    // NUL bytes git cannot store (were 500; found by the fuzzer)
+    const nulMessage = await write('POST', { file_path: 'n.txt', branch_name: 'dev', content: 'x', commit_message: 'a\u0000b' });
+    expect(nulMessage).toMatchObject({ status: 400, body: { message: '400 (Bad request) a commit or tag message may not contain a NUL byte' } });
+    const nulAuthor = await write('POST', { file_path: 'n.txt', branch_name: 'dev', content: 'x', commit_message: 'm', author_name: 'a\u0000b', author_email: 'a@example.com' });
+    expect(nulAuthor).toMatchObject({ status: 400, body: { message: '400 (Bad request) an author name or email may not contain a NUL byte' } });
     expect(await repo.resolveBranch('dev')).toBe(head);
     expect(pushEvents(s, project.id).length).toBe(events);
   });
