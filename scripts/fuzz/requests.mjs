@@ -194,6 +194,11 @@ export function makeRequest(seed, i, ops, w, escape) {
     }
   }
   if (r.chance(0.05)) query[r.pick(['per_page', 'page', 'sort', 'order_by', 'sudo', 'private_token', 'access_token'])] = hostileValue(r, escape);
+  // Headers the daemon reads besides the token: conditional requests, the Host its links are built from, ranges ...
+  if (r.chance(0.1)) {
+    const value = String(r.pick([...NASTY, ...ODD_IDS, ...traversals(escape)])).replace(/[^\x20-\x7e\t]/g, '?');
+    headers[r.pick(['if-none-match', 'if-modified-since', 'host', 'range', 'accept', 'accept-encoding', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'sudo', 'x-request-id', 'origin', 'cookie'])] = value;
+  }
   const qs = Object.entries(query).map(([k, v]) => (Array.isArray(v) ? v.map((x) => `${enc(k)}[]=${enc(String(x))}`).join('&') : `${enc(k)}=${enc(typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))}`)).join('&');
   if (qs) path += `?${qs}`;
   let body;
