@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
 import { ABILITIES, ARCHIVED_ABILITIES, expectedFor, FEATURE_ABILITIES, perVisibility, type Ability } from './abilities.js';
-import { CROSS_CASES, POLICY_TABLE, SSH_ROWS, type Cell, type Row } from './policy-table.js';
+import { CROSS_CASES, POLICY_TABLE, RUNNER_REQUESTS, SSH_ROWS, type Cell, type Row } from './policy-table.js';
 import { refExists, sshGit, sshInput, startSsh, type SshCaller, type SshSetup } from './ssh-cells.js';
 import { routeKeys, unmatchedRoutes } from './routes.js';
 import { buildWorld, callerUser, CALLERS, uniq, VISIBILITIES, type Caller, type ProjectWorld, type Visibility, type World } from './world.js';
@@ -303,6 +303,25 @@ describe('authorization matrix', () => {
       if (r.status !== k.status) failures.push(`${k.name} (as ${k.as}): expected ${k.status}, got ${r.status} ${r.text.slice(0, 100)}`);
       else if (k.status >= 300 && changed) failures.push(`${k.name} (as ${k.as}): refused with ${r.status} but changed state`);
       else if (k.check && !k.check(r.body)) failures.push(`${k.name} (as ${k.as}): ${r.text.slice(0, 160)}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('answers the runner API for the credentials it takes (a runner, registration or build token)', async () => {
+    const failures: string[] = [];
+    for (const row of POLICY_TABLE.filter((r) => ABILITIES[r.ability].kind === 'ci')) {
+      const key = `${row.method} ${row.path}`;
+      const make = RUNNER_REQUESTS[key];
+      if (!make) {
+        failures.push(`${key}: no request with a valid runner credential in RUNNER_REQUESTS`);
+        continue;
+      }
+      const q = await make(w);
+      const res = await s.app.inject({
+        method: row.method, url: q.url, headers: { ...q.headers, ...(q.contentType ? { 'content-type': q.contentType } : {}) }, ...(q.payload !== undefined ? { payload: q.payload } : {}),
+      });
+      const ok = row.ok ?? DEFAULT_OK[row.method];
+      if (!ok.includes(res.statusCode)) failures.push(`${key} as a runner: expected ${ok.join('|')}, got ${res.statusCode} ${res.body.slice(0, 120)}`);
     }
     expect(failures).toEqual([]);
   });

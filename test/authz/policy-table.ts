@@ -8,6 +8,8 @@
  * a new object before each cell for routes that destroy or consume their subject.
  */
 import { createHash } from 'node:crypto';
+import { runnersRegistrationToken } from '../../daemon/services/settings.js';
+import { insertBuild, registerRunner } from '../helpers/runner-fixtures.js';
 import type { Ability } from './abilities.js';
 import { fresh, freshBuild, freshGroup, freshProject, sshPublicKey, type Caller, type ProjectWorld, type Visibility, type World } from './world.js';
 
@@ -465,6 +467,45 @@ export const SSH_ROWS: { service: 'git-upload-pack' | 'git-receive-pack'; abilit
   { service: 'git-receive-pack', ability: 'git_push' },
   { service: 'git-receive-pack', ability: 'git_push_protected', refPrefix: 'prot-' },
 ];
+
+/** A runner API request with the credential it wants (what the user callers of the matrix never hold). */
+export interface RunnerRequest { url: string; headers?: Record<string, string>; payload?: string | Buffer; contentType?: string }
+
+const json = (body: unknown) => ({ payload: JSON.stringify(body), contentType: 'application/json' });
+
+/** For each runner API route, a request with a valid runner, registration or build token (runner-protocol.md). */
+export const RUNNER_REQUESTS: Record<string, (w: World) => Promise<RunnerRequest>> = {
+  'POST /ci/api/v1/runners/register': async (w) => ({ url: '/ci/api/v1/runners/register', ...json({ token: runnersRegistrationToken(w.s.ctx) }) }),
+  'DELETE /ci/api/v1/runners/delete': async (w) => ({ url: '/ci/api/v1/runners/delete', ...json({ token: (await registerRunner(w.s)).token }) }),
+  'POST /ci/api/v1/builds/register': async (w) => {
+    const b = await fresh.claimedBuild(w);
+    insertBuild(w.s, w.projects[20].id, w.projects[20].pipelineId, { name: 'queued' });
+    return { url: '/ci/api/v1/builds/register', ...json({ token: b.runnerToken }) };
+  },
+  'PUT /ci/api/v1/builds/{id}': async (w) => {
+    const b = await fresh.claimedBuild(w);
+    return { url: `/ci/api/v1/builds/${b.id}`, ...json({ token: b.token, state: 'running', trace: 'x' }) };
+  },
+  'PATCH /ci/api/v1/builds/{id}/trace.txt': async (w) => {
+    const b = await fresh.claimedBuild(w);
+    return { url: `/ci/api/v1/builds/${b.id}/trace.txt`, headers: { 'build-token': b.token, 'content-range': '0-0' }, payload: 'x', contentType: 'text/plain' };
+  },
+  'POST /ci/api/v1/builds/{id}/artifacts': async (w) => {
+    const b = await fresh.claimedBuild(w);
+    return { url: `/ci/api/v1/builds/${b.id}/artifacts`, headers: { 'build-token': b.token }, ...MULTIPART('file', 'a.zip', 'PK') };
+  },
+  'GET /ci/api/v1/builds/{id}/artifacts': async (w) => artifactsOfClaimed(w),
+  'DELETE /ci/api/v1/builds/{id}/artifacts': async (w) => artifactsOfClaimed(w),
+};
+
+/** A claimed build with artifacts uploaded: the artifacts URL and its build token. */
+async function artifactsOfClaimed(w: World): Promise<RunnerRequest> {
+  const b = await fresh.claimedBuild(w);
+  const upload = MULTIPART('file', 'a.zip', 'PK');
+  const r = await w.s.app.inject({ method: 'POST', url: `/ci/api/v1/builds/${b.id}/artifacts`, headers: { 'build-token': b.token, 'content-type': upload.contentType }, payload: upload.payload });
+  if (r.statusCode !== 201) throw new Error(`artifacts upload: ${r.statusCode} ${r.body}`);
+  return { url: `/ci/api/v1/builds/${b.id}/artifacts`, headers: { 'build-token': b.token } };
+}
 
 /** A request naming another object in its body (a target project, a namespace, a runner ...), as one caller. */
 export interface CrossCase {

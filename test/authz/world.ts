@@ -11,7 +11,7 @@ import type { TestServer, TestUser } from '../helpers/app.js';
 import { addMember, makeCast, type Cast } from '../helpers/fixtures.js';
 import { drive, pipelinesOf, pushFiles, buildNamed } from '../helpers/ci.js';
 import { commitTo } from '../helpers/repository.js';
-import { insertBuild, registerRunner } from '../helpers/runner-fixtures.js';
+import { claim, clearQueue, insertBuild, registerRunner } from '../helpers/runner-fixtures.js';
 import { insertIssue, insertTodo } from '../helpers/collaboration.js';
 import { findBuild } from '../../daemon/services/builds.js';
 import { storeArtifacts } from '../../daemon/services/artifacts.js';
@@ -321,6 +321,15 @@ export const fresh = {
   /** A pending todo of `userId` on the project's issue. */
   todo: (w: World, p: ProjectWorld, userId: number) => insertTodo(w.s.ctx, { userId, projectId: p.id, targetId: p.issueId }),
   token: async (w: World) => (await w.s.api('POST', '/user/personal_access_tokens', w.cast.owner, { name: uniq(w, 'tok') })).body.id as number,
+  /** A build of the public project claimed by a new shared runner: its id, its build token and the runner's token. */
+  claimedBuild: async (w: World) => {
+    const runner = await registerRunner(w.s, { description: uniq(w, 'shared') });
+    clearQueue(w.s);
+    const id = insertBuild(w.s, w.projects[20].id, w.projects[20].pipelineId, { name: uniq(w, 'job') });
+    const payload = await claim(w.s, runner.token);
+    if (payload.id !== id) throw new Error(`claimed build ${payload.id}, not ${id}`);
+    return { id, token: payload.token as string, runnerToken: runner.token };
+  },
   /** An SSH key of the owner (as the owner through /user/keys). */
   ownerKey: async (w: World) => (await w.s.api('POST', '/user/keys', w.cast.owner, { title: uniq(w, 'key'), key: sshPublicKey() })).body.id as number,
   /** A deploy key of a project (added as root). */
