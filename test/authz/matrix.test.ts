@@ -182,7 +182,7 @@ describe('authorization matrix', () => {
         else if (write && refExists(w, p.id, ref) !== (expected === 'ok')) failures.push(`${label}: the ref was ${expected === 'ok' ? 'not ' : ''}created`);
       });
     }
-    if (failures.length) console.error(`authorization matrix, SSH: ${failures.length} cells differ\n${failures.join('\n')}`);
+    if (failures.length) console.error(`authorization matrix, SSH: ${failures.length} cells differ\n${failures.join('\n')}\nserver warnings: ${ssh.warnings.join('\n') || 'none'}`);
     expect(failures).toEqual([]);
   }, 120_000);
 

@@ -21,11 +21,16 @@ export interface SshSetup {
   keys: Record<Caller, TestKeyPair>;
   /** The deploy key, enabled on every project of the world. */
   deployKey: TestKeyPair;
+  /** What the server logged at warn level (shown when a cell fails). */
+  warnings: string[];
 }
 
 /** Start the SSH server on the world's context (its config must name a port: `sshPort: '0'`) and give out keys. */
 export async function startSsh(w: World): Promise<SshSetup> {
-  const server = await startSshServer(w.s.ctx, () => undefined);
+  const warnings: string[] = [];
+  const server = await startSshServer(w.s.ctx, (level, message, err) => {
+    if (level === 'warn') warnings.push(`${message}${err ? `: ${String(err)}` : ''}`);
+  });
   if (!server) throw new Error('the SSH server did not start');
   const keys = {} as Record<Caller, TestKeyPair>;
   for (const caller of CALLERS) {
@@ -45,7 +50,7 @@ export async function startSsh(w: World): Promise<SshSetup> {
   const deployKey = generateKeyPair('ed25519', { comment: 'mx-deploy' });
   const dk = await asRoot(w, 'POST', `/projects/${w.projects[0].id}/deploy_keys`, { title: 'mx deploy', key: deployKey.publicKey });
   for (const vis of [10, 20] as const) await asRoot(w, 'POST', `/projects/${w.projects[vis].id}/deploy_keys/${dk.id}/enable`);
-  return { server, keys, deployKey };
+  return { server, keys, deployKey, warnings };
 }
 
 /** What the client got: a status in HTTP terms (200 for a served command). */
