@@ -59,6 +59,8 @@ export async function listCommits(ctx: AppContext, project: ProjectRow, f: Commi
   const ref = f.ref || project.defaultBranch;
   if (!repo || !(await repo.resolveRef(ref))) return { total: 0, commits: [] };
   const opts = { since: f.since, until: f.until, path: f.path?.replace(/^\/+/, '') || undefined };
+  // A path that climbs out of the repository names no file in it (git refuses it: was 500; found by the fuzzer).
+  if (opts.path && opts.path.split(/[/\\]/).includes('..')) return { total: 0, commits: [] };
   try {
     const total = await repo.countCommits(ref, opts);
     const commits = total > offset ? await repo.log(ref, { ...opts, limit, offset }) : [];

@@ -99,6 +99,13 @@ describe('GET /projects/:id/repository/commits', () => {
     const e = await s.api('GET', `/projects/${empty.id}/repository/commits`, cast.owner);
     expect([e.status, e.body, e.headers['x-total'], e.headers['x-total-pages']]).toEqual([200, [], '0', '0']);
   });
+
+  it('a path that climbs out of the repository lists nothing (was 500; found by the fuzzer)', async () => {
+    for (const path of ['../', '..', 'a/../../b', '/../x']) {
+      const r = await s.api('GET', `${base}?path=${encodeURIComponent(path)}`, cast.reporter);
+      expect([path, r.status, r.body, r.headers['x-total']]).toEqual([path, 200, [], '0']);
+    }
+  });
 });
 
 describe('GET /projects/:id/repository/commits/:sha', () => {
