@@ -191,6 +191,29 @@ export function seesConfidentialIssues(ctx: AppContext, user: UserRow, project: 
   return user.isAdmin || projectAccessLevel(ctx, user, project) >= REPORTER;
 }
 
+/**
+ * SQL condition (text) over the `events` table of ONE project the user may read: the events they may see (8.x
+ * Event#visible_to_user?): an issue's events and the comments on it only when they may read that issue (issues on;
+ * a confidential one as its author, assignee, a reporter and up or an admin), a merge request's and its comments'
+ * only while merge requests are on. Integers only.
+ */
+export function visibleEventsSql(ctx: AppContext, user: UserRow | null, project: ProjectRow): string {
+  const hidden: string[] = [];
+  const pid = Math.trunc(project.id);
+  const onIssues = (ids: string) => `("events"."target_type" = 'Issue' AND "events"."target_id" IN (${ids}))
+    OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'Issue' AND n.noteable_id IN (${ids})))`;
+  if (!canProject(ctx, user, 'read_issue', project)) hidden.push(onIssues(`SELECT i.id FROM issues i WHERE i.project_id = ${pid}`));
+  else if (user && !seesConfidentialIssues(ctx, user, project)) {
+    hidden.push(onIssues(`SELECT i.id FROM issues i WHERE i.project_id = ${pid} AND NOT COALESCE(${confidentialIssuesSql(ctx, user, project)}, 0)`));
+  }
+  if (!canProject(ctx, user, 'read_merge_request', project)) {
+    hidden.push(`"events"."target_type" = 'MergeRequest'
+      OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'MergeRequest'))`);
+  }
+  // events without a target (pushes) have NULL in these columns: a NULL test counts as "not hidden"
+  return hidden.length ? `NOT COALESCE((${hidden.join(') OR (')}), 0)` : '1';
+}
+
 /** SQL subquery (text) of the ids of the projects whose issues the user may list: visible, with issues enabled. */
 export function issueProjectsSql(user: UserRow): string {
   return `SELECT p.id FROM projects p WHERE p.issues_enabled = 1 AND ${visibleProjectsSql(user)}`;

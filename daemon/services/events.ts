@@ -1,5 +1,5 @@
 /** Project events (GET /projects/:id/events): recorded by services inside their own transactions. */
-import { eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { idOrderedPage } from '../db/keyset.js';
@@ -30,16 +30,16 @@ export function recordEvent(db: Pick<AppContext['db'], 'insert'>, e: EventInput)
     .run();
 }
 
-/** How many events a project has. */
-export function countProjectEvents(ctx: AppContext, projectId: number): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(events).where(eq(events.projectId, projectId)).get()!.n;
+/** How many events a project has (those meeting `visible`, an SQL condition over `events`, e.g. policy's visibleEventsSql). */
+export function countProjectEvents(ctx: AppContext, projectId: number, visible = '1'): number {
+  return ctx.db.select({ n: sql<number>`count(*)` }).from(events).where(and(eq(events.projectId, projectId), sql.raw(visible))).get()!.n;
 }
 
 /**
- * One page of a project's events, newest first. Events are the largest table in practice: with `total`
- * (countProjectEvents) a deep page costs what the first does (db/keyset.ts), not an OFFSET walk.
+ * One page of a project's events (those meeting `visible`), newest first. Events are the largest table in practice:
+ * with `total` (countProjectEvents) a deep page costs what the first does (db/keyset.ts), not an OFFSET walk.
  */
-export function listProjectEvents(ctx: AppContext, projectId: number, limit: number, offset: number, total?: number): EventRow[] {
-  return idOrderedPage(ctx, 'events', eq(events.projectId, projectId), true, limit, offset, total,
+export function listProjectEvents(ctx: AppContext, projectId: number, limit: number, offset: number, total?: number, visible = '1'): EventRow[] {
+  return idOrderedPage(ctx, 'events', and(eq(events.projectId, projectId), sql.raw(visible)), true, limit, offset, total,
     (ids) => ctx.db.select().from(events).where(inArray(events.id, ids)).all());
 }

@@ -78,3 +78,50 @@ describe('GET /projects/:id/events', () => {
     expect((await s.api('GET', '/projects/alice%2Feventful/events', alice)).status).toBe(200);
   });
 });
+
+describe('GET /projects/:id/events: what the caller may not read (found by the authorization matrix, test/authz)', () => {
+  let carol: TestUser;
+  let reporter: TestUser;
+  let pub: number;
+  const titles = async (as: TestUser) => {
+    const r = await s.api('GET', `/projects/${pub}/events?per_page=100`, as);
+    expect(r.status).toBe(200);
+    return { titles: r.body.map((e: { target_title: string | null }) => e.target_title), total: r.headers['x-total'] };
+  };
+
+  beforeAll(async () => {
+    [carol, reporter] = await Promise.all([s.user('carol'), s.user('evreporter')]);
+    pub = (await makeProject(s, alice, 'public-events', { visibility: 20 })).id;
+    addMember(s.ctx, { type: 'Project', id: pub }, reporter.id, 20);
+    const open = await s.api('POST', `/projects/${pub}/issues`, alice, { title: 'Open issue' });
+    const secret = await s.api('POST', `/projects/${pub}/issues`, alice, { title: 'Secret issue', confidential: true });
+    const own = await s.api('POST', `/projects/${pub}/issues`, carol, { title: "Carol's secret", confidential: true });
+    expect([open.status, secret.status, own.status]).toEqual([201, 201, 201]);
+    expect((await s.api('POST', `/projects/${pub}/issues/${secret.body.id}/notes`, alice, { body: 'a comment on the secret' })).status).toBe(201);
+  });
+
+  it("leaves out a confidential issue's events and its comments' for whoever may not read it; X-Total counts what is shown", async () => {
+    const outsider = await titles(bob);
+    expect(outsider.titles).toContain('Open issue');
+    expect(outsider.titles).not.toContain('Secret issue');
+    expect(outsider.titles).not.toContain("Carol's secret");
+    expect(outsider.total).toBe(String(outsider.titles.length));
+    // the author reads her own confidential issue; a reporter reads every one, the comment's event included
+    const author = await titles(carol);
+    expect(author.titles).toContain("Carol's secret");
+    expect(author.titles).not.toContain('Secret issue');
+    const member = await titles(reporter);
+    expect(member.titles.filter((t: string) => t === 'Secret issue').length).toBe(2);
+    expect(member.titles).toContain("Carol's secret");
+  });
+
+  it('leaves out issue and merge request events while those features are off, for everyone', async () => {
+    s.ctx.db.$client.prepare(`UPDATE projects SET issues_enabled = 0 WHERE id = ?`).run(pub);
+    try {
+      expect((await titles(alice)).titles).not.toContain('Open issue');
+    } finally {
+      s.ctx.db.$client.prepare(`UPDATE projects SET issues_enabled = 1 WHERE id = ?`).run(pub);
+    }
+    expect((await titles(alice)).titles).toContain('Open issue');
+  });
+});
