@@ -91,6 +91,12 @@ function refsOf(projectId: number): string {
   return execFileSync('git', ['for-each-ref', '--format=%(refname) %(objectname)'], { cwd: `${s.ctx.paths.repositories}/${projectId}.git` }).toString();
 }
 
+/** The confidential issues' titles, and who may read them (4.2: reporters and up, admins, the author). */
+const SECRETS: { title: string; readers: string[] }[] = [
+  { title: 'A secret', readers: ['reporter', 'developer', 'master', 'owner', 'admin'] },
+  { title: "the guest's secret", readers: ['guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
+];
+
 const totalChanges = () => s.ctx.db.$client.prepare('SELECT total_changes()').pluck().get() as number;
 
 interface Outcome { line: string | null }
@@ -133,6 +139,9 @@ async function runCell(row: Row, c: Cell, override?: number[], auth?: Record<str
   const got = `${res.statusCode} ${res.body.slice(0, 100).replace(/\s+/g, ' ')}`;
   if (expected === 'ok') {
     if (!okStatuses.includes(res.statusCode)) return { line: `${label}: expected ${okStatuses.join('|')}, got ${got}` };
+    // what a caller may read must not carry a confidential issue they may not (lists, events, counts' sources...)
+    const leaked = SECRETS.filter((x) => !x.readers.includes(c.caller) && res.body.includes(x.title));
+    if (row.method === 'GET' && !row.confidential && leaked.length) return { line: `${label}: the answer shows "${leaked[0]!.title}"` };
     return { line: null };
   }
   const refusals = Array.isArray(expected) ? expected : [expected];
