@@ -29,7 +29,8 @@ const ORDER_BY = new Set(['id', 'name', 'path', 'created_at', 'updated_at', 'las
 function projectFilters(q: Record<string, string | undefined>): GroupProjectFilters {
   let visibility: number | undefined;
   if (q.visibility) {
-    visibility = VISIBILITY_BY_NAME[q.visibility];
+    // Own keys only: `toString` or `__proto__` found Object.prototype's members (was 500; found by the fuzzer).
+    visibility = Object.hasOwn(VISIBILITY_BY_NAME, q.visibility) ? VISIBILITY_BY_NAME[q.visibility] : undefined;
     if (visibility === undefined) throw invalidParam('visibility', 'does not have a valid value');
   }
   const archived = q.archived ? normalizeBoolean(q.archived) : undefined;

@@ -241,6 +241,11 @@ describe('group projects', () => {
     const bad = await s.api('GET', `/groups/${g.id}/projects?visibility=secret`, dev);
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ message: '400 (Bad request) "visibility" does not have a valid value' });
+    // names of Object.prototype members are no visibility either (were 500; found by the fuzzer)
+    for (const name of ['toString', '__proto__', 'constructor', 'hasOwnProperty']) {
+      const proto = await s.api('GET', `/groups/${g.id}/projects?visibility=${name}`, dev);
+      expect([name, proto.status, proto.body]).toEqual([name, 400, { message: '400 (Bad request) "visibility" does not have a valid value' }]);
+    }
     expect((await s.api('GET', '/groups/nope/projects', dev)).status).toBe(404);
   });
 
