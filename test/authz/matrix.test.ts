@@ -91,10 +91,14 @@ function refsOf(projectId: number): string {
   return execFileSync('git', ['for-each-ref', '--format=%(refname) %(objectname)'], { cwd: `${s.ctx.paths.repositories}/${projectId}.git` }).toString();
 }
 
-/** The confidential issues' titles, and who may read them (4.2: reporters and up, admins, the author). */
-const SECRETS: { title: string; readers: string[] }[] = [
-  { title: 'A secret', readers: ['reporter', 'developer', 'master', 'owner', 'admin'] },
-  { title: "the guest's secret", readers: ['guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
+/** Text that only some callers may ever read, and who (4.2; the Project entity's runners_token; decisions.md). */
+const SECRETS: { text: string; readers: string[] }[] = [
+  { text: 'A secret', readers: ['reporter', 'developer', 'master', 'owner', 'admin'] }, // confidential issue title
+  { text: "the guest's secret", readers: ['guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
+  { text: 'mx-s3cret-value', readers: ['master', 'owner', 'admin'] }, // a secret variable's value (admin_build)
+  { text: '"runners_token"', readers: ['master', 'owner', 'admin'] }, // Project.runners_token (admin_project)
+  { text: 'hooks.invalid', readers: ['master', 'owner', 'admin'] }, // project hook URLs (admin_project)
+  { text: '"private_token"', readers: [] }, // shown by POST /session only (decisions.md GET /user private_token)
 ];
 
 const totalChanges = () => s.ctx.db.$client.prepare('SELECT total_changes()').pluck().get() as number;
@@ -139,9 +143,10 @@ async function runCell(row: Row, c: Cell, override?: number[], auth?: Record<str
   const got = `${res.statusCode} ${res.body.slice(0, 100).replace(/\s+/g, ' ')}`;
   if (expected === 'ok') {
     if (!okStatuses.includes(res.statusCode)) return { line: `${label}: expected ${okStatuses.join('|')}, got ${got}` };
-    // what a caller may read must not carry a confidential issue they may not (lists, events, counts' sources...)
-    const leaked = SECRETS.filter((x) => !x.readers.includes(c.caller) && res.body.includes(x.title));
-    if (row.method === 'GET' && !row.confidential && leaked.length) return { line: `${label}: the answer shows "${leaked[0]!.title}"` };
+    // what a caller may read must not carry what they may not (a confidential issue in a list or an event, a secret...)
+    const leaked = SECRETS.filter((x) => !x.readers.includes(c.caller) && res.body.includes(x.text));
+    // (public answers are documents about the API, e.g. the OpenAPI schema naming every field)
+    if (!row.confidential && !row.ownSubject && rule.kind !== 'public' && leaked.length) return { line: `${label}: the answer shows ${leaked[0]!.text}` };
     return { line: null };
   }
   const refusals = Array.isArray(expected) ? expected : [expected];

@@ -48,6 +48,8 @@ export interface Row {
   also?: Caller[];
   /** The subject is the confidential issue (4.2: only reporters and up, its author and assignee read it). */
   confidential?: boolean;
+  /** The answer is about a subject the caller just made their own (a new project, a fork): its secrets are theirs. */
+  ownSubject?: boolean;
   /** The answer for a subject that is not there (default 404), e.g. an idempotent DELETE. */
   absent?: number;
   /** A POST that only reads (git-upload-pack): its cells may run together, as GETs do. */
@@ -146,7 +148,7 @@ export const POLICY_TABLE: Row[] = [
 
   // projects (spec "Projects"; reference 2.15, 4.2)
   { method: 'GET', path: `${V3}/projects`, ability: 'user' },
-  { method: 'POST', path: `${V3}/projects`, ability: 'user', body: (c) => ({ name: c.u }) },
+  { method: 'POST', path: `${V3}/projects`, ability: 'user', body: (c) => ({ name: c.u }), ownSubject: true },
   { method: 'GET', path: `${V3}/projects/owned`, ability: 'user' },
   { method: 'GET', path: `${V3}/projects/starred`, ability: 'user' },
   { method: 'GET', path: `${V3}/projects/visible`, ability: 'user' },
@@ -157,7 +159,7 @@ export const POLICY_TABLE: Row[] = [
   { method: 'DELETE', path: P, ability: 'remove_project', fresh: async (c) => ({ id: (await freshProject(c.w, c.vis)).id }) },
   { method: 'POST', path: `${V3}/projects/user/{user_id}`, ability: 'admin', params: (c) => ({ user_id: c.w.cast.guest.id }), body: (c) => ({ name: c.u }) },
   {
-    method: 'POST', path: `${V3}/projects/fork/{id}`, ability: 'fork_project', ok: [201, 409],
+    method: 'POST', path: `${V3}/projects/fork/{id}`, ability: 'fork_project', ok: [201, 409], ownSubject: true,
     why: "the owner's namespace already holds the project's path: 409 (reference 2.15)",
   },
   { method: 'DELETE', path: `${P}/fork`, ability: 'remove_fork_project', ok: [304], why: 'not a fork: 304' },

@@ -186,7 +186,7 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
   const label = await asRoot(w, 'POST', `${base}/labels`, { name: 'bug', color: '#FF0000' });
   const milestone = await asRoot(w, 'POST', `${base}/milestones`, { title: 'v1.0' });
   const hook = await asRoot(w, 'POST', `${base}/hooks`, { url: 'http://hooks.invalid/h' });
-  await asRoot(w, 'POST', `${base}/variables`, { key: 'SECRET', value: 's3cret' });
+  await asRoot(w, 'POST', `${base}/variables`, { key: 'SECRET', value: 'mx-s3cret-value' });
   await asRoot(w, 'POST', `${base}/statuses/${sha}`, { state: 'success', name: 'lint' });
   const upload = await w.s.app.inject({
     method: 'POST', url: `/api/v3${base}/uploads`, headers: { 'private-token': w.s.root.token, 'content-type': 'multipart/form-data; boundary=XB' },
