@@ -143,7 +143,8 @@ async function startDaemon(io: IO, o: StartOptions): Promise<void> {
   const args = [join(packageRoot(), 'bin', 'gantryd.js'), '--data-dir', dataDir];
   const pass: Array<[keyof DaemonFlags, string]> = [
     ['host', '--host'], ['port', '--port'], ['externalUrl', '--external-url'], ['rootPassword', '--root-password'],
-    ['runnersToken', '--runners-token'], ['logLevel', '--log-level'],
+    ['runnersToken', '--runners-token'], ['logLevel', '--log-level'], ['sshPort', '--ssh-port'], ['sshHost', '--ssh-host'],
+    ['sshExternalHost', '--ssh-external-host'], ['sshExternalPort', '--ssh-external-port'],
   ];
   for (const [key, flag] of pass) if (o[key] !== undefined) args.push(flag, String(o[key]));
 
@@ -324,6 +325,10 @@ export function registerDaemon(program: Command, factory: Factory): void {
     .option('--root-password <password>', 'root password on first start (GANTRY_ROOT_PASSWORD; generated and printed when unset)')
     .option('--runners-token <token>', 'runner registration token (GANTRY_RUNNERS_TOKEN)')
     .option('--log-level <level>', 'log level (GANTRY_LOG_LEVEL, default info)')
+    .option('--ssh-port <port>', 'SSH port, 0 picks a free one, off for no SSH (GANTRY_SSH_PORT, default 2222)')
+    .option('--ssh-host <host>', 'address SSH listens on (GANTRY_SSH_HOST, default the --host value)')
+    .option('--ssh-external-host <host>', 'SSH host advertised in ssh_url_to_repo (GANTRY_SSH_EXTERNAL_HOST)')
+    .option('--ssh-external-port <port>', 'SSH port advertised in ssh_url_to_repo (GANTRY_SSH_EXTERNAL_PORT)')
     .option('--timeout <seconds>', 'how long to wait for the daemon to be ready', positiveInt, 30)
     .option('--json', 'print {url, pid, data_dir, log_file, root_password} as JSON')
     .action((o: StartOptions) => startDaemon(io, o));

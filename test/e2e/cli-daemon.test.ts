@@ -29,7 +29,8 @@ describe('gantry daemon', () => {
     const configDir = tmp('gantry-cfg-');
     const cli = (...args: string[]) => runCli(args, { configDir });
 
-    const start = await cli('daemon', 'start', '--port', '0', '--data-dir', dataDir, '--json');
+    // --ssh-port passes through to gantryd (0: a free port, announced in the log)
+    const start = await cli('daemon', 'start', '--port', '0', '--ssh-port', '0', '--data-dir', dataDir, '--json');
     expect(start.code, start.stderr).toBe(0);
     const started = JSON.parse(start.stdout);
     expect(started.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -56,6 +57,7 @@ describe('gantry daemon', () => {
     const logs = await cli('daemon', 'logs', '--data-dir', dataDir, '-n', '50');
     expect(logs.code).toBe(0);
     expect(logs.stdout).toContain(`gantryd listening on ${started.url}`);
+    expect(logs.stdout).toMatch(/gantryd ssh listening on 127\.0\.0\.1:\d+/);
 
     const twice = await cli('daemon', 'start', '--port', '0', '--data-dir', dataDir);
     expect(twice.code).toBe(1);
