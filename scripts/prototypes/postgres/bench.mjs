@@ -88,6 +88,7 @@ const file = join(dir, 'gantry.sqlite3');
 // --- variants ------------------------------------------------------------------------------------------------------
 const pgConfig = { ...pgBase, database: 'gantry_proto', max: CONC };
 const syncConn = sqlitePragmas(new Database(file));
+const drizzleConn = sqlitePragmas(new Database(file));
 const sqliteLayer = openSqliteLayer(file);
 const pgLayer = openPostgresLayer(pgConfig);
 const kSqlite = new Kysely({ dialect: new SqliteDialect({ database: sqlitePragmas(new Database(file)) }) });
@@ -100,7 +101,7 @@ const kSqliteCached = new Kysely({ dialect: new SqliteDialect({ database: statem
 const kPg = new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool(pgConfig) }) });
 const variants = {
   'sqlite-sync': { sync: true, r: syncRequests(syncConn) },
-  'sqlite-drizzle': { sync: true, only: 'POST', r: syncRequests(syncConn, { db: drizzle(syncConn, { schema }), schema, eq, and }) },
+  'sqlite-drizzle': { sync: true, only: 'POST', r: syncRequests(drizzleConn, { db: drizzle(drizzleConn, { schema }), schema, eq, and }) },
   'sqlite-async': { r: asyncRequests(sqliteLayer) },
   'sqlite-kysely': { r: kyselyRequests(kSqlite, 'sqlite') },
   'sqlite-kysely-cached': { r: kyselyRequests(kSqliteCached, 'sqlite') },
@@ -149,6 +150,25 @@ async function rate(v, fn, conc) {
   return n / SECONDS;
 }
 
+/** Remove the projects a POST cell created (untimed), so every cell runs on the same data set; checkpoint SQLite's WAL. */
+const cleanupSqlite = sqlitePragmas(new Database(file));
+const cleanupPg = new pg.Client(pgConfig);
+await cleanupPg.connect();
+const CLEANUP = [
+  `DELETE FROM events WHERE project_id IN (SELECT id FROM projects WHERE name LIKE 'Bench-%')`,
+  `DELETE FROM members WHERE source_type = 'Project' AND source_id IN (SELECT id FROM projects WHERE name LIKE 'Bench-%')`,
+  `DELETE FROM projects WHERE name LIKE 'Bench-%'`,
+];
+async function cleanup(variant) {
+  if (variant.startsWith('pg')) {
+    for (const q of CLEANUP) await cleanupPg.query(q);
+    await cleanupPg.query('VACUUM ANALYZE projects');
+  } else {
+    cleanupSqlite.transaction(() => CLEANUP.forEach((q) => cleanupSqlite.exec(q)))();
+    cleanupSqlite.pragma('wal_checkpoint(TRUNCATE)');
+  }
+}
+
 const load = [loadavg()[0]];
 const results = {}; // request -> conc -> variant -> [rates]
 const concs = [1, CONC];
@@ -162,6 +182,7 @@ for (let round = 0; round < ROUNDS; round++) {
         if ((v.sync && c !== 1) || (v.only && !req.includes(v.only))) continue;
         ((results[req] ??= {})[c] ??= {})[n] ??= [];
         results[req][c][n].push(await rate(v, fn, c));
+        if (req.startsWith('POST')) await cleanup(n);
       }
     }
   }
@@ -191,7 +212,63 @@ for (const [req, byConc] of Object.entries(results)) {
 console.log('\nratio = ops/s over the synchronous SQLite loop (the floor: today\'s code, one request at a time); µs = 1e6 / ops/s');
 console.log(JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, load, medians: out }));
 
+// --- paired: every iteration runs the floor and each variant on the same input, one request at a time ----------------
+// On a shared, loaded machine this is steadier than throughput cells: a burst of load hits all of one iteration. The
+// SQLite variants are paired apart from the PostgreSQL ones, whose background work (socket reads, the pool, their
+// garbage) otherwise lands on whichever variant runs next.
+const ITERATIONS = { 'GET /projects/:id': 1500, 'GET /projects?per_page=20': 300, 'POST /projects': 300 };
+for (const group of [['sqlite-sync', 'sqlite-async', 'sqlite-async-batched'], ['sqlite-sync', 'pg-async', 'pg-async-batched']]) {
+  const PAIRED = group.filter((n) => names.includes(n));
+  if (PAIRED.length < 2 || PAIRED[0] !== 'sqlite-sync') continue;
+  console.log(`\nPaired, one request at a time: ${PAIRED.join(', ')} in turn on the same input in every iteration (order rotating), 3 rounds; µs per request (median round) and the floor's time over the variant's (1.00 = as fast as today)\n`);
+  console.log(`| request | iterations | ${PAIRED.join(' | ')} |`);
+  console.log(`|---|---|${PAIRED.map(() => '---').join('|')}|`);
+  for (const [req, fn] of Object.entries(requests)) {
+    if (opt.only && !req.includes(opt.only)) continue;
+    const per = Object.fromEntries(PAIRED.map((n) => [n, []]));
+    for (let round = 0; round < 3; round++) {
+      const spent = Object.fromEntries(PAIRED.map((n) => [n, 0]));
+      for (let i = 0; i < ITERATIONS[req]; i++) {
+        for (let k = 0; k < PAIRED.length; k++) {
+          const n = PAIRED[(i + k) % PAIRED.length];
+          const t = performance.now();
+          if (variants[n].sync) fn(variants[n].r, i);
+          else await fn(variants[n].r, i);
+          spent[n] += performance.now() - t;
+        }
+      }
+      for (const n of PAIRED) per[n].push((spent[n] * 1000) / ITERATIONS[req]);
+      if (req.startsWith('POST')) for (const n of PAIRED) await cleanup(n);
+    }
+    const floor = median(per['sqlite-sync']);
+    console.log(`| ${req} | ${ITERATIONS[req]} x 3 | ${PAIRED.map((n) => `${median(per[n]).toFixed(0)} µs (${(floor / median(per[n])).toFixed(2)})`).join(' | ')} |`);
+  }
+}
+
+// --- per statement: what the async shape itself adds, on the cheapest statement of every request (token -> user) ---
+{
+  const text = 'SELECT * FROM users WHERE private_token_hash = ?';
+  const hash = rows.users[0].private_token_hash;
+  const direct = syncConn.prepare(text);
+  const N = 20000;
+  const sync = [];
+  const async = [];
+  for (let round = 0; round < 5; round++) {
+    let t = performance.now();
+    for (let i = 0; i < N; i++) direct.get(hash);
+    sync.push(((performance.now() - t) * 1000) / N);
+    t = performance.now();
+    for (let i = 0; i < N; i++) await sqliteLayer.get(text, [hash]);
+    async.push(((performance.now() - t) * 1000) / N);
+  }
+  console.log(`\nOne statement (token -> user), 5 rounds of ${N}: synchronous ${median(sync).toFixed(2)} µs, through the async layer ${median(async).toFixed(2)} µs: +${(median(async) - median(sync)).toFixed(2)} µs per statement`);
+}
+console.log(`load average at the end ${loadavg()[0].toFixed(1)}`);
+
 syncConn.close();
+drizzleConn.close();
+cleanupSqlite.close();
+await cleanupPg.end();
 await sqliteLayer.close();
 await pgLayer.close();
 await kSqlite.destroy();

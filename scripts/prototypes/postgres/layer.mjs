@@ -59,19 +59,48 @@ export function openSqliteLayer(file) {
     dialect: 'sqlite',
     // A lone write outside a transaction still takes the lock: a transaction in progress holds the writer.
     run: (text, args) => lock.run(() => write.run(text, args)),
-    /** BEGIN IMMEDIATE ... COMMIT on the writer; `fn(tx)` may await (the database only), never git or the network. */
+    /**
+     * BEGIN IMMEDIATE ... COMMIT on the writer; `fn(tx)` may await the database only, never git or the network.
+     * The transaction starts from a fresh turn of the event loop (setImmediate), when no other request's promise
+     * continuation is queued; since every `tx` call settles at once, the whole transaction then runs as one chain of
+     * microtasks that nothing else can enter, and a synchronous write of not yet ported code can never land inside
+     * it. A transaction still open when the next turn comes has awaited something else: that is refused (rolled back).
+     */
     transaction: (fn) =>
-      lock.run(async () => {
+      lock.run(() => new Promise((resolve, reject) => setImmediate(() => {
+        let done = false;
+        // calls after the end (a late continuation of a refused transaction) throw instead of autocommitting
+        const guard = (m) => (text, args) => {
+          if (done) return Promise.reject(new Error('this transaction has ended'));
+          return write[m](text, args);
+        };
+        const tx = { dialect: 'sqlite', all: guard('all'), get: guard('get'), run: guard('run') };
+        setImmediate(() => {
+          if (!done && writer.inTransaction) {
+            done = true;
+            prepared(writer, 'ROLLBACK').run();
+            reject(new Error('a SQLite transaction awaited something other than the database'));
+          }
+        });
         prepared(writer, 'BEGIN IMMEDIATE').run();
-        try {
-          const out = await fn(write);
-          prepared(writer, 'COMMIT').run();
-          return out;
-        } catch (e) {
-          if (writer.inTransaction) prepared(writer, 'ROLLBACK').run();
-          throw e;
-        }
-      }),
+        new Promise((r) => r(fn(tx))).then(
+          (out) => {
+            if (done) return; // refused above
+            done = true;
+            prepared(writer, 'COMMIT').run();
+            resolve(out);
+          },
+          (e) => {
+            if (done) return;
+            done = true;
+            if (writer.inTransaction) prepared(writer, 'ROLLBACK').run();
+            reject(e);
+          },
+        ).catch((e) => {
+          if (writer.inTransaction) prepared(writer, 'ROLLBACK').run(); // a failed COMMIT
+          reject(e);
+        });
+      }))),
     close: async () => {
       writer.close();
       reader.close();
