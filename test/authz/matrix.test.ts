@@ -99,6 +99,11 @@ const SECRETS: { text: string; readers: string[] }[] = [
   { text: '"runners_token"', readers: ['master', 'owner', 'admin'] }, // Project.runners_token (admin_project)
   { text: 'hooks.invalid', readers: ['master', 'owner', 'admin'] }, // project hook URLs (admin_project)
   { text: '"private_token"', readers: [] }, // shown by POST /session only (decisions.md GET /user private_token)
+  // projects and groups one cannot see do not show in lists (4.4): the private ones' group and path, the hidden ones
+  { text: 'mxprivate', readers: ['guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
+  { text: 'mx-hidden', readers: ['admin'] },
+  { text: 'mxhidden', readers: ['admin'] },
+  { text: 'mxowner/mx-10', readers: ['nonMember', 'guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
 ];
 
 const totalChanges = () => s.ctx.db.$client.prepare('SELECT total_changes()').pluck().get() as number;

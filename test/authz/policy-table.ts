@@ -214,6 +214,10 @@ export const POLICY_TABLE: Row[] = [
     why: 'spec "Groups": transfer is administrator only',
   },
   { method: 'GET', path: `${V3}/groups/{id}/issues`, ability: 'read_group' },
+  ...(['', '/issues', '/projects'] as const).map((tail): Row => ({
+    method: 'GET', path: `${V3}/groups/{id}${tail}`, variant: "the private projects' group", ability: 'read_group', visibilities: [0],
+    params: (c) => ({ id: c.w.privateGroupId }), why: 'the group holding the private projects and their confidential issues (a leak shows in the answer check)',
+  })),
   { method: 'GET', path: `${V3}/namespaces`, ability: 'user' },
 
   // members (reference 2.3)
