@@ -237,6 +237,17 @@ export function readableIssuesSql(user: UserRow): string {
     AND (i.confidential = 0 OR i.author_id = ${id} OR i.assignee_id = ${id} OR i.project_id IN (${reporterProjects})))`;
 }
 
+/**
+ * SQL condition (text) over `todos t` of one user: the todos whose target the user may still read (an issue as
+ * readableIssuesSql says, a merge request of a visible project with merge requests on). 8.x listed every todo, so a
+ * user removed from a project, or an issue made confidential, kept showing its title and text in GET /todos.
+ */
+export function readableTodosSql(user: UserRow): string {
+  return `((t.target_type = 'Issue' AND t.target_id IN (SELECT i.id FROM issues i WHERE ${readableIssuesSql(user)}))
+    OR (t.target_type = 'MergeRequest' AND t.project_id IN (SELECT p.id FROM projects p WHERE p.merge_requests_enabled = 1 AND ${visibleProjectsSql(user)}))
+    OR t.target_type NOT IN ('Issue', 'MergeRequest'))`;
+}
+
 /** Whether an anonymous caller may read a project's code (git over HTTP only; the API always needs a user). */
 export function anonymousCanDownload(project: ProjectRow): boolean {
   return project.visibilityLevel === PUBLIC;

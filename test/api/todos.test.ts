@@ -305,3 +305,24 @@ describe('todos through the issue and note routes', () => {
     expect(await pending(cast.guest)).toEqual([]);
   });
 });
+
+describe('todos about what the user may no longer read (found by the authorization matrix, test/authz)', () => {
+  it('are left out of GET /todos and X-Total, and DELETE /todos/:id answers 404, until the user may read them again', async () => {
+    clearTodos();
+    const secret = insertIssue(s.ctx, pub.id, { title: 'Made confidential later', confidential: true }).id;
+    const privateIssue = insertIssue(s.ctx, priv.id, { title: 'Of a project left since' }).id;
+    const open = insertIssue(s.ctx, pub.id, { title: 'Still readable' }).id;
+    const [a, b, c] = [secret, privateIssue, open].map((id, i) =>
+      insertTodo(s.ctx, { userId: cast.nonMember.id, projectId: i === 1 ? priv.id : pub.id, targetId: id }));
+    const r = await s.api('GET', '/todos', cast.nonMember);
+    expect(r.status).toBe(200);
+    expect(r.body.map((t: { id: number }) => t.id)).toEqual([c]);
+    expect(r.headers['x-total']).toBe('1');
+    expect(r.text).not.toContain('Made confidential later');
+    for (const id of [a, b]) expect((await s.api('DELETE', `/todos/${id}`, cast.nonMember)).status).toBe(404);
+    // back on the project: the todo is there again
+    addMember(s.ctx, { type: 'Project', id: priv.id }, cast.nonMember.id, 10);
+    expect((await s.api('GET', '/todos', cast.nonMember)).body.map((t: { id: number }) => t.id)).toEqual([c, b]);
+    s.ctx.db.$client.prepare(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ? AND user_id = ?`).run(priv.id, cast.nonMember.id);
+  });
+});

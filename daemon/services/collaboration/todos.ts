@@ -10,7 +10,7 @@ import { now } from '../../context.js';
 import { todos, type TodoAction, type TodoRow } from '../../db/schema-collaboration.js';
 import { projects, type ProjectRow, type UserRow } from '../../db/schema.js';
 import { statement } from '../../db/statements.js';
-import { canProject, canReadIssuable } from '../../policy/permissions.js';
+import { canProject, canReadIssuable, readableTodosSql } from '../../policy/permissions.js';
 import { mentionedUsers } from './mentions.js';
 import type { Target, Tx } from './tx.js';
 import { keysetPageIds } from '../../db/keyset.js';
@@ -130,7 +130,8 @@ const TARGET_PRESENT = `(t.target_type <> 'Issue' OR EXISTS (SELECT 1 FROM issue
 
 /**
  * The SQL condition of the user's todos under `filters` (8.x TodosFinder): pending unless state=done; a project the
- * user cannot read matches nothing; todos of deleted issues are hidden (8.x destroyed them with the issue).
+ * user cannot read matches nothing; todos of deleted issues are hidden (8.x destroyed them with the issue), and so
+ * are those whose target the user may no longer read (policy readableTodosSql).
  */
 function todoListWhere(ctx: AppContext, user: UserRow, f: TodoFilters): { where: string; params: unknown[] } | null {
   const conds = ['t.user_id = ?', 't.state = ?'];
@@ -143,7 +144,7 @@ function todoListWhere(ctx: AppContext, user: UserRow, f: TodoFilters): { where:
     if (!project || !canProject(ctx, user, 'read_project', project)) return null;
     conds.push('t.project_id = ?'), params.push(f.projectId);
   }
-  conds.push(TARGET_PRESENT);
+  conds.push(TARGET_PRESENT, readableTodosSql(user));
   return { where: conds.join(' AND '), params };
 }
 
@@ -163,10 +164,10 @@ export function listTodos(ctx: AppContext, user: UserRow, filters: TodoFilters, 
   return ctx.db.select().from(todos).where(inArray(todos.id, ids)).orderBy(desc(todos.id)).all();
 }
 
-/** DELETE /todos/:id: the user's todo marked done, or null when it is absent or another user's (404). */
+/** DELETE /todos/:id: the user's todo marked done, or null when it is absent, another user's or about what they may not read (404). */
 export function markTodoDone(ctx: AppContext, user: UserRow, id: number): TodoRow | null {
   return ctx.db.transaction((tx) => {
-    const visible = statement(ctx, `SELECT 1 FROM todos t WHERE t.id = ? AND t.user_id = ? AND ${TARGET_PRESENT}`).get(id, user.id);
+    const visible = statement(ctx, `SELECT 1 FROM todos t WHERE t.id = ? AND t.user_id = ? AND ${TARGET_PRESENT} AND ${readableTodosSql(user)}`).get(id, user.id);
     if (!visible) return null;
     const row = tx.select().from(todos).where(eq(todos.id, id)).get()!;
     if (row.state === 'done') return row;
