@@ -2,13 +2,17 @@
  * The authorization matrix (issue 12, item 1): every route of the running app (its OpenAPI document, plus the routes
  * the router holds outside it: git over HTTP, uploads, health, /oauth ...) called by every kind of caller on private,
  * internal and public subjects with real ids, against the policy table (policy-table.ts, abilities.ts). A route with
- * no row fails. Permitted calls must answer the row's success status; hidden subjects 404; visible but not allowed
- * 403 (or the row's documented refusal); anonymous 401; and a refused write must change nothing (SQLite's
- * total_changes(), and the repository's refs for git pushes).
+ * no row fails. Permitted calls must answer the row's success status and show nothing their caller may not read;
+ * hidden subjects 404; visible but not allowed 403 (or the row's documented refusal); anonymous 401; and a refused
+ * write must change nothing (SQLite's total_changes(), and the repository's refs for git pushes).
+ * Besides: git over SSH, the runner API's own credentials, other credentials of one user (personal access, OAuth,
+ * sudo; revoked and expired tokens), a project with its features off, an archived project, an expired membership,
+ * another project's ids through a project's routes, and objects named in bodies.
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
+import { settleBuildWork } from '../../daemon/services/builds.js';
 import { ABILITIES, ARCHIVED_ABILITIES, expectedFor, FEATURE_ABILITIES, perVisibility, type Ability } from './abilities.js';
 import { CROSS_CASES, POLICY_TABLE, RUNNER_REQUESTS, SSH_ROWS, type Cell, type Row } from './policy-table.js';
 import { refExists, sshGit, sshInput, startSsh, type SshCaller, type SshSetup } from './ssh-cells.js';
@@ -101,8 +105,8 @@ const SECRETS: { text: string; readers: string[] }[] = [
   { text: '"private_token"', readers: [] }, // shown by POST /session only (decisions.md GET /user private_token)
   // projects and groups one cannot see do not show in lists (4.4): the private ones' group and path, the hidden ones
   { text: 'mxprivate', readers: ['guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
+  // (the hidden group's name may show in a project's shared_with_groups once an admin shared it: 8.x lists every link)
   { text: 'mx-hidden', readers: ['admin'] },
-  { text: 'mxhidden', readers: ['admin'] },
   { text: 'mxowner/mx-10', readers: ['nonMember', 'guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
 ];
 
@@ -142,6 +146,8 @@ async function runCell(row: Row, c: Cell, override?: number[], auth?: Record<str
   const before = totalChanges();
   const res = await s.app.inject({ method: row.method, url, headers, ...(payload !== undefined ? { payload } : {}) });
   const changed = totalChanges() !== before || (gitWrite && refsOf(c.p.id) !== refsBefore);
+  // a permitted build or pipeline change finishes its work after the answer: let it end before the next cell counts
+  if (expected === 'ok' && row.method !== 'GET') await settleBuildWork();
   const okStatuses = row.ok ?? DEFAULT_OK[row.method];
   const subject = c.p === c.w.featuresOff ? 'public, features off' : ['private', '', 'internal', '', 'public'][c.vis / 5];
   const label = `${row.method} ${row.path}${row.variant ? ` [${row.variant}]` : ''} as ${auth ? `${c.caller} (${Object.keys(auth).join('+')})` : c.caller} on ${subject}`;

@@ -249,6 +249,12 @@ export async function buildWorld(s: TestServer): Promise<World> {
   w.ownerKeyId = await fresh.ownerKey(w);
   w.sideDeployKeyId = await fresh.deployKey(w, w.sideProjectId);
   w.applicationId = await fresh.application(w);
+  // every caller has a todo on the public confidential issue and on the private project's issue: GET /todos must not
+  // show what its caller may not read
+  for (const user of Object.values(w.cast)) {
+    fresh.todo(w, { ...w.projects[20], issueId: w.projects[20].confidentialIssueId }, user.id);
+    fresh.todo(w, w.projects[0], user.id);
+  }
   await asRoot(w, 'PUT', `/users/${blocked.id}/block`);
   return w;
 }
