@@ -176,7 +176,10 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
   await asRoot(w, 'POST', `${base}/repository/tags`, { tag_name: 'v1', ref: 'master', release_description: 'first' });
   const issue = await asRoot(w, 'POST', `${base}/issues`, { title: 'An issue' });
   const confidential = await asRoot(w, 'POST', `${base}/issues`, { title: 'A secret', confidential: true });
-  const mr = await asRoot(w, 'POST', `${base}/merge_requests`, { title: 'A change', source_branch: 'feature', target_branch: 'master' });
+  // it closes both issues: closes_issues must not show the confidential one to whoever may not read it
+  const mr = await asRoot(w, 'POST', `${base}/merge_requests`, {
+    title: 'A change', source_branch: 'feature', target_branch: 'master', description: `Closes #${issue.iid} and #${confidential.iid}`,
+  });
   const issueNote = await asRoot(w, 'POST', `${base}/issues/${issue.id}/notes`, { body: 'a note' });
   const mrNote = await asRoot(w, 'POST', `${base}/merge_requests/${mr.id}/notes`, { body: 'an mr note' });
   const issueAward = await asRoot(w, 'POST', `${base}/issues/${issue.id}/award_emoji`, { name: 'tada' });
