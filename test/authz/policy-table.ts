@@ -7,10 +7,8 @@
  * Path parameters are filled from the cell's world by name (`defaultParam`), a row's `params`, or `fresh`, which makes
  * a new object before each cell for routes that destroy or consume their subject.
  */
-import { createHash } from 'node:crypto';
-import { runnersRegistrationToken } from '../../daemon/services/settings.js';
-import { insertBuild, registerRunner } from '../helpers/runner-fixtures.js';
 import type { Ability } from './abilities.js';
+import { MULTIPART, receivePackRequest, uploadPackRequest } from './requests.js';
 import { fresh, freshBuild, freshGroup, freshProject, sshPublicKey, type Caller, type ProjectWorld, type Visibility, type World } from './world.js';
 
 /** One cell: a route called by one caller on the subjects of one visibility. */
@@ -64,10 +62,6 @@ export interface Row {
 
 const V3 = '/api/v3';
 const P = `${V3}/projects/{id}`;
-const MULTIPART = (name: string, filename: string, data: string) => ({
-  contentType: 'multipart/form-data; boundary=MXB',
-  payload: `--MXB\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\n${data}\r\n--MXB--\r\n`,
-});
 
 /** Rows of the issue and merge request notes and award emoji routes (the same rules under both). */
 function noteableRows(kind: 'issues' | 'merge_requests', idParam: string): Row[] {
@@ -464,154 +458,8 @@ export const POLICY_TABLE: Row[] = [
   { method: 'GET', path: '/:namespace/:project/uploads/:secret/:filename', ability: 'web_read_project' },
 ];
 
-/**
- * Git over SSH (no route list: the server runs these two commands and refuses every other): each caller's key on
- * each project; anonymous holds a key no account has (no anonymous SSH in 8.x), and a deploy key reads only.
- */
-export const SSH_ROWS: { service: 'git-upload-pack' | 'git-receive-pack'; ability: Ability; refPrefix?: string }[] = [
-  { service: 'git-upload-pack', ability: 'git_read' },
-  { service: 'git-receive-pack', ability: 'git_push' },
-  { service: 'git-receive-pack', ability: 'git_push_protected', refPrefix: 'prot-' },
-];
-
-/** A runner API request with the credential it wants (what the user callers of the matrix never hold). */
-export interface RunnerRequest { url: string; headers?: Record<string, string>; payload?: string | Buffer; contentType?: string }
-
-const json = (body: unknown) => ({ payload: JSON.stringify(body), contentType: 'application/json' });
-
-/** For each runner API route, a request with a valid runner, registration or build token (runner-protocol.md). */
-export const RUNNER_REQUESTS: Record<string, (w: World) => Promise<RunnerRequest>> = {
-  'POST /ci/api/v1/runners/register': async (w) => ({ url: '/ci/api/v1/runners/register', ...json({ token: runnersRegistrationToken(w.s.ctx) }) }),
-  'DELETE /ci/api/v1/runners/delete': async (w) => ({ url: '/ci/api/v1/runners/delete', ...json({ token: (await registerRunner(w.s)).token }) }),
-  'POST /ci/api/v1/builds/register': async (w) => {
-    const b = await fresh.claimedBuild(w);
-    insertBuild(w.s, w.projects[20].id, w.projects[20].pipelineId, { name: 'queued' });
-    return { url: '/ci/api/v1/builds/register', ...json({ token: b.runnerToken }) };
-  },
-  'PUT /ci/api/v1/builds/{id}': async (w) => {
-    const b = await fresh.claimedBuild(w);
-    return { url: `/ci/api/v1/builds/${b.id}`, ...json({ token: b.token, state: 'running', trace: 'x' }) };
-  },
-  'PATCH /ci/api/v1/builds/{id}/trace.txt': async (w) => {
-    const b = await fresh.claimedBuild(w);
-    return { url: `/ci/api/v1/builds/${b.id}/trace.txt`, headers: { 'build-token': b.token, 'content-range': '0-0' }, payload: 'x', contentType: 'text/plain' };
-  },
-  'POST /ci/api/v1/builds/{id}/artifacts': async (w) => {
-    const b = await fresh.claimedBuild(w);
-    return { url: `/ci/api/v1/builds/${b.id}/artifacts`, headers: { 'build-token': b.token }, ...MULTIPART('file', 'a.zip', 'PK') };
-  },
-  'GET /ci/api/v1/builds/{id}/artifacts': async (w) => artifactsOfClaimed(w),
-  'DELETE /ci/api/v1/builds/{id}/artifacts': async (w) => artifactsOfClaimed(w),
-};
-
-/** A claimed build with artifacts uploaded: the artifacts URL and its build token. */
-async function artifactsOfClaimed(w: World): Promise<RunnerRequest> {
-  const b = await fresh.claimedBuild(w);
-  const upload = MULTIPART('file', 'a.zip', 'PK');
-  const r = await w.s.app.inject({ method: 'POST', url: `/ci/api/v1/builds/${b.id}/artifacts`, headers: { 'build-token': b.token, 'content-type': upload.contentType }, payload: upload.payload });
-  if (r.statusCode !== 201) throw new Error(`artifacts upload: ${r.statusCode} ${r.body}`);
-  return { url: `/ci/api/v1/builds/${b.id}/artifacts`, headers: { 'build-token': b.token } };
-}
-
-/** A request naming another object in its body (a target project, a namespace, a runner ...), as one caller. */
-export interface CrossCase {
-  name: string;
-  as: Caller;
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  path: (w: World) => string;
-  body?: (w: World) => Record<string, unknown>;
-  /** The answer; a refusal (status >= 300) must change nothing. */
-  status: number;
-  /** What the answer must hold besides its status. */
-  check?: (body: Record<string, unknown>) => boolean;
-  why: string;
-}
-
-/** Requests that reach for an object the caller may not use through another one they may. */
-export const CROSS_CASES: CrossCase[] = [
-  {
-    name: 'move an issue into a project the caller cannot see', as: 'master', method: 'POST',
-    path: (w) => `/projects/${w.projects[20].id}/issues/${w.projects[20].issueId}/move`, body: (w) => ({ to_project_id: w.hiddenProjectId }),
-    status: 404, why: 'a project one cannot see is not found (3.1), as a missing one is',
-  },
-  {
-    name: 'open a merge request into a project the caller cannot see', as: 'master', method: 'POST',
-    path: (w) => `/projects/${w.projects[20].id}/merge_requests`, body: (w) => ({ title: 'x', source_branch: 'dev', target_branch: 'master', target_project_id: w.hiddenProjectId }),
-    status: 404, why: '3.1',
-  },
-  {
-    name: 'fork into a group the caller cannot see', as: 'master', method: 'POST',
-    path: (w) => `/projects/fork/${w.projects[20].id}`, body: (w) => ({ namespace: w.hiddenGroupId }), status: 404, why: '2.15: 404 Target Namespace Not Found',
-  },
-  {
-    name: 'fork into a group where the caller is a guest', as: 'guest', method: 'POST',
-    path: (w) => `/projects/fork/${w.projects[20].id}`, body: (w) => ({ namespace: w.groups[20] }), status: 404, why: '2.15: target namespace not allowed',
-  },
-  {
-    name: 'create a project in a group where the caller is a guest', as: 'guest', method: 'POST',
-    path: () => '/projects', body: (w) => ({ name: 'nope', namespace_id: w.groups[20] }), status: 400, why: '2.15: bad namespace_id 400 {"namespace":["is not valid"]}; 4.3 create_projects is master',
-  },
-  {
-    name: 'create a project in a group the caller cannot see', as: 'master', method: 'POST',
-    path: () => '/projects', body: (w) => ({ name: 'nope', namespace_id: w.hiddenGroupId }), status: 400, why: '2.15',
-  },
-  {
-    name: 'add a project member as owner (50)', as: 'master', method: 'POST',
-    path: (w) => `/projects/${w.projects[20].id}/members`, body: (w) => ({ user_id: w.cast.nonMember.id, access_level: 50 }), status: 422, why: '2.3: project members 10-40',
-  },
-  {
-    name: "raise a project member's level to owner (50)", as: 'master', method: 'PUT',
-    path: (w) => `/projects/${w.projects[20].id}/members/${w.spareUserId}`, body: () => ({ access_level: 50 }), status: 422, why: '2.3',
-  },
-  {
-    name: 'add a group owner as a group master', as: 'master', method: 'POST',
-    path: (w) => `/groups/${w.groups[20]}/members`, body: (w) => ({ user_id: w.cast.nonMember.id, access_level: 50 }), status: 403, why: '4.3: admin_group_member is owner only',
-  },
-  {
-    name: 'enable a runner of a project the caller does not master', as: 'master', method: 'POST',
-    path: (w) => `/projects/${w.projects[20].id}/runners`, body: (w) => ({ runner_id: w.hiddenRunnerId }), status: 403, why: '8.12 runners.rb: 403 No access granted',
-  },
-  {
-    name: 'enable a deploy key of a project the caller does not master', as: 'master', method: 'POST',
-    path: (w) => `/projects/${w.projects[20].id}/deploy_keys/${w.hiddenDeployKeyId}/enable`, status: 404, why: 'decisions.md accessible deploy keys: 404 Deploy Key Not Found',
-  },
-  {
-    name: 'transfer a project to a group as its owner (not an admin)', as: 'owner', method: 'POST',
-    path: (w) => `/groups/${w.groups[20]}/projects/${w.projects[20].id}`, status: 403, why: 'spec "Groups": transfer is administrator only',
-  },
-  {
-    name: 'share a project with owner access', as: 'master', method: 'POST',
-    path: (w) => `/projects/${w.projects[20].id}/share`, body: (w) => ({ group_id: w.shareGroupId, group_access: 50 }), status: 409, why: 'decisions.md project share group_access 10-40',
-  },
-  {
-    name: "an issue with another project's milestone", as: 'master', method: 'POST',
-    path: (w) => `/projects/${w.projects[20].id}/issues`, body: (w) => ({ title: 'x', milestone_id: w.projects[0].milestoneId }),
-    status: 201, check: (b) => b.milestone === null, why: '3.5: a milestone_id not in the project is silently set to none',
-  },
-  {
-    name: "a merge request given another project's milestone", as: 'master', method: 'PUT',
-    path: (w) => `/projects/${w.projects[20].id}/merge_requests/${w.projects[20].mergeRequestId}`, body: (w) => ({ milestone_id: w.projects[0].milestoneId }),
-    status: 200, check: (b) => b.milestone === null, why: '3.5',
-  },
-];
-
 /** The blob sha of README.md at master. */
 async function blobSha(c: Cell): Promise<string> {
   const r = await c.w.s.api('GET', `/projects/${c.p.id}/repository/tree`, c.w.s.root);
   return (r.body as { name: string; id: string }[]).find((e) => e.name === 'README.md')!.id;
-}
-
-const pkt = (line: string) => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
-
-/** A smart-HTTP upload-pack request wanting `sha`. */
-function uploadPackRequest(sha: string): { payload: string; contentType: string } {
-  return { payload: `${pkt(`want ${sha}\n`)}0000${pkt('done\n')}`, contentType: 'application/x-git-upload-pack-request' };
-}
-
-/** A smart-HTTP receive-pack request creating `ref` at the existing commit `sha` (an empty pack: no new objects). */
-export function receivePackRequest(sha: string, ref: string): { payload: Buffer; contentType: string } {
-  const header = Buffer.from(`${pkt(`${'0'.repeat(40)} ${sha} ${ref}\0report-status\n`)}0000`);
-  const body = Buffer.from([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, 0]);
-  const sum = createHash('sha1').update(body).digest();
-  return { payload: Buffer.concat([header, body, sum]), contentType: 'application/x-git-receive-pack-request' };
 }

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { startSshServer, type SshServer } from '../../daemon/ssh/server.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
-import { receivePackRequest } from './policy-table.js';
+import { receivePackRequest } from './requests.js';
 import { asRoot, callerUser, CALLERS, type Caller, type World } from './world.js';
 
 /** Who holds an SSH key in the SSH cells: the callers, plus a deploy key of the project (read only, 8.x CE). */
