@@ -9,7 +9,7 @@
  * sudo; revoked and expired tokens), a project with its features off, an archived project, an expired membership,
  * another project's ids through a project's routes, and objects named in bodies.
  */
-import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
@@ -91,9 +91,19 @@ function cellUrl(row: Row, c: Cell): string {
   return q ? `${path}?${q}` : path;
 }
 
-/** The refs of a project's repository (to prove a refused push changed none). */
+/** The refs of a project's repository (to prove a refused push changed none), read from its files: no git process. */
 function refsOf(projectId: number): string {
-  return execFileSync('git', ['for-each-ref', '--format=%(refname) %(objectname)'], { cwd: `${s.ctx.paths.repositories}/${projectId}.git` }).toString();
+  const dir = `${s.ctx.paths.repositories}/${projectId}.git`;
+  const loose: string[] = [];
+  const walk = (rel: string) => {
+    for (const e of readdirSync(`${dir}/${rel}`, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(`${rel}/${e.name}`);
+      else loose.push(`${rel}/${e.name} ${readFileSync(`${dir}/${rel}/${e.name}`, 'utf8').trim()}`);
+    }
+  };
+  walk('refs');
+  const packed = existsSync(`${dir}/packed-refs`) ? readFileSync(`${dir}/packed-refs`, 'utf8') : '';
+  return `${loose.sort().join('\n')}\n${packed}`;
 }
 
 /** Text that only some callers may ever read, and who (4.2; the Project entity's runners_token; decisions.md). */
