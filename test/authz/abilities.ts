@@ -33,7 +33,10 @@ export type Rule =
   | { kind: 'self' }
   /** Objects only their owner (and, with `admin`, admins) reach: others 404, as 8.x /user/keys/:id. */
   | { kind: 'own'; admin?: boolean }
-  /** Routes with credentials of their own (OAuth clients, bearer tokens, a browser session): an API token is none, so every caller gets `status`. */
+  /**
+   * Routes with credentials of their own (OAuth clients, bearer tokens, a browser session): an API token is none of
+   * them, so every caller gets `status` (and a refused write changes nothing).
+   */
   | { kind: 'foreign'; status: number }
   /** No credentials needed (POST /session, /-/health): every caller gets the row's answer. */
   | { kind: 'public' }
@@ -137,7 +140,10 @@ export const ABILITIES = {
    * token info is 401 `invalid_token`.
    */
   oauth_page: { kind: 'foreign', status: 400 },
-  /** A sign-in or consent form posted without a session or its fields: 400 with the page again. */
+  /**
+   * A sign-in or consent form posted without a session or its fields: 400 with the page again. (Rails answered 422
+   * for any form without its CSRF token, as sign_out still does here: an inconsistency left to the OAuth module.)
+   */
   oauth_form: { kind: 'foreign', status: 400 },
   oauth_token: { kind: 'foreign', status: 400 },
   /** RFC 7009 2.2: revoking an unknown token answers 200 (and revokes nothing). */
