@@ -16,13 +16,12 @@ import { tmpdir, loadavg } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { and, eq } from 'drizzle-orm';
 import { applyDaemonMigrations, createSliceSchema, dataSet, TABLES, tokenOf } from './schema.mjs';
-import { openPostgresLayer, openSqliteLayer } from './layer.mjs';
+import { openPostgresLayer, openSqliteConnection, openSqliteLayer } from './layer.mjs';
 import { asyncRequests, kyselyRequests, syncRequests } from './requests.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -38,13 +37,6 @@ const CONC = Number(opt.concurrency);
 const pgBase = { host: opt['pg-host'], port: Number(opt['pg-port']), user: 'postgres' };
 const schema = await import(join(root, 'dist/daemon/db/schema.js'));
 
-const sqlitePragmas = (c) => {
-  c.pragma('journal_mode = WAL');
-  c.pragma('synchronous = FULL');
-  c.pragma('foreign_keys = ON');
-  c.pragma('busy_timeout = 5000');
-  return c;
-};
 
 // --- data: the same rows in both engines -------------------------------------------------------------------------
 const rows = dataSet();
@@ -53,7 +45,7 @@ const PER_USER = 45;
 const dir = mkdtempSync(join(tmpdir(), 'gantry-pgproto-'));
 const file = join(dir, 'gantry.sqlite3');
 {
-  const c = sqlitePragmas(new Database(file));
+  const c = openSqliteConnection(file);
   applyDaemonMigrations(c, join(root, 'daemon/db/migrations'));
   const b = (v) => (v === true ? 1 : v === false ? 0 : v);
   c.transaction(() => {
@@ -80,6 +72,8 @@ const file = join(dir, 'gantry.sqlite3');
   for (const t of ['users', 'namespaces', 'projects', 'members', 'project_group_links']) {
     await c.query(`SELECT setval(pg_get_serial_sequence('${t}', 'id'), (SELECT max(id) FROM ${t}))`);
   }
+  await c.query('CREATE TABLE write_version (v bigint NOT NULL)');
+  await c.query('INSERT INTO write_version VALUES (0)');
   await c.query('ANALYZE');
   await c.end();
   await k.destroy();
@@ -87,17 +81,17 @@ const file = join(dir, 'gantry.sqlite3');
 
 // --- variants ------------------------------------------------------------------------------------------------------
 const pgConfig = { ...pgBase, database: 'gantry_proto', max: CONC };
-const syncConn = sqlitePragmas(new Database(file));
-const drizzleConn = sqlitePragmas(new Database(file));
+const syncConn = openSqliteConnection(file);
+const drizzleConn = openSqliteConnection(file);
 const sqliteLayer = openSqliteLayer(file);
 const pgLayer = openPostgresLayer(pgConfig);
-const kSqlite = new Kysely({ dialect: new SqliteDialect({ database: sqlitePragmas(new Database(file)) }) });
+const kSqlite = new Kysely({ dialect: new SqliteDialect({ database: openSqliteConnection(file) }) });
 /** better-sqlite3 with prepare() cached per text, for Kysely (its SQLite driver prepares every statement it runs). */
 const statementCache = (conn) => {
   const byText = new Map();
   return { prepare: (text) => byText.get(text) ?? byText.set(text, conn.prepare(text)).get(text), close: () => conn.close() };
 };
-const kSqliteCached = new Kysely({ dialect: new SqliteDialect({ database: statementCache(sqlitePragmas(new Database(file))) }) });
+const kSqliteCached = new Kysely({ dialect: new SqliteDialect({ database: statementCache(openSqliteConnection(file)) }) });
 const kPg = new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool(pgConfig) }) });
 const variants = {
   'sqlite-sync': { sync: true, r: syncRequests(syncConn) },
@@ -108,6 +102,8 @@ const variants = {
   'sqlite-async-batched': { r: asyncRequests(sqliteLayer, { batched: true }) },
   'pg-async': { r: asyncRequests(pgLayer) },
   'pg-async-batched': { r: asyncRequests(pgLayer, { batched: true }) },
+  'pg-version-row': { r: asyncRequests(pgLayer, { batched: true, versioned: 'row' }) },
+  'pg-version-snapshot': { r: asyncRequests(pgLayer, { batched: true, versioned: 'snapshot' }) },
   'pg-kysely': { r: kyselyRequests(kPg, 'postgres') },
 };
 const names = opt.variants ? opt.variants.split(',') : Object.keys(variants);
@@ -151,7 +147,7 @@ async function rate(v, fn, conc) {
 }
 
 /** Remove the projects a POST cell created (untimed), so every cell runs on the same data set; checkpoint SQLite's WAL. */
-const cleanupSqlite = sqlitePragmas(new Database(file));
+const cleanupSqlite = openSqliteConnection(file);
 const cleanupPg = new pg.Client(pgConfig);
 await cleanupPg.connect();
 const CLEANUP = [

@@ -22,18 +22,20 @@ export class AsyncLock {
 /** Booleans bound as 1/0 (better-sqlite3 refuses JS booleans); other values as they are. */
 const sqliteValue = (v) => (v === true ? 1 : v === false ? 0 : v);
 
+/** A better-sqlite3 connection set up as the daemon's (daemon/db/connection.ts): WAL, full sync, foreign keys, busy timeout. */
+export function openSqliteConnection(file) {
+  const c = new Database(file);
+  c.pragma('journal_mode = WAL');
+  c.pragma('synchronous = FULL');
+  c.pragma('foreign_keys = ON');
+  c.pragma('busy_timeout = 5000');
+  return c;
+}
+
 /** The SQLite side: reads on the reader connection, writes and transactions on the writer behind the lock. */
 export function openSqliteLayer(file) {
-  const open = () => {
-    const c = new Database(file);
-    c.pragma('journal_mode = WAL');
-    c.pragma('synchronous = FULL');
-    c.pragma('foreign_keys = ON');
-    c.pragma('busy_timeout = 5000');
-    return c;
-  };
-  const writer = open();
-  const reader = open();
+  const writer = openSqliteConnection(file);
+  const reader = openSqliteConnection(file);
   const lock = new AsyncLock();
   const caches = new WeakMap();
   const prepared = (conn, text) => {

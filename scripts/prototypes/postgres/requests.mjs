@@ -163,11 +163,17 @@ const insertEventSql = `INSERT INTO events (project_id, author_id, action, creat
  * The three requests written once against the async layer (`db`: all/get/run/transaction). The same functions run on
  * SQLite and PostgreSQL; only `fragments[db.dialect]` differs. `batched`: the same answers in fewer statements (the
  * project row carries the caller's access level, the presenter runs batchedStatements), for PostgreSQL's round trips.
+ * `versioned`: the cost of the design's shared write version for the caches, without any cache hit to pay for it:
+ * 'row': every request reads a one-row version first and every write transaction bumps it as its last statement;
+ * 'snapshot' (PostgreSQL): every request reads `pg_current_snapshot()` first, which changes with every transaction
+ * that writes, and writes pay nothing.
  */
-export function asyncRequests(db, { batched = false } = {}) {
+export function asyncRequests(db, { batched = false, versioned = false } = {}) {
   const F = fragments[db.dialect];
   const access = accessLevelSql(F);
   const userForToken = async (token) => {
+    if (versioned === 'row') await db.get('SELECT v FROM write_version');
+    if (versioned === 'snapshot') await db.get('SELECT pg_current_snapshot()::text AS v');
     const u = await db.get('SELECT * FROM users WHERE private_token_hash = ?', [sha256(token)]);
     return u && u.state === 'active' ? u : null;
   };
@@ -234,6 +240,7 @@ export function asyncRequests(db, { batched = false } = {}) {
         const row = await tx.get(insertProjectSql, [name, path, ns.id, user.id, salt, sha256(`runners${salt}`), t, t, t]);
         await tx.run(insertMemberSql, [row.id, user.id, user.id, t, t]);
         await tx.run(insertEventSql, [row.id, user.id, t]);
+        if (versioned === 'row') await tx.run('UPDATE write_version SET v = v + 1');
         return row.id;
       });
     },
