@@ -68,21 +68,31 @@ export async function run({
       counts.api += 1;
       try {
         let status;
+        let what;
         if (Math.random() < 0.8) {
-          const res = await fetch(`${d.url}${reads[Math.floor(Math.random() * reads.length)]()}`, { headers: { 'private-token': Math.random() < 0.5 ? admin : dev } });
+          what = reads[Math.floor(Math.random() * reads.length)]();
+          const res = await fetch(`${d.url}${what}`, { headers: { 'private-token': Math.random() < 0.5 ? admin : dev } });
           await res.arrayBuffer();
           status = res.status;
-        } else status = (await writes[Math.floor(Math.random() * writes.length)]()).status;
+        } else {
+          const k = Math.floor(Math.random() * writes.length);
+          what = `write ${k}`;
+          status = (await writes[k]()).status;
+        }
         if (status >= 400) {
           counts.apiErrors += 1;
-          if (errors.length < 20) errors.push(`API ${status}`);
+          if (errors.length < 20) errors.push(`API ${status} (${what})`);
         }
       } catch (e) {
         counts.apiErrors += 1;
         if (errors.length < 20) errors.push(`API: ${e.message}`);
       }
     };
+    const busy = new Set();
     const gitOnce = async (kind) => {
+      // one clone and one push at a time: a push started while the last one still runs would race it in the work tree
+      if (busy.has(kind)) return;
+      busy.add(kind);
       try {
         if (kind === 'clone') {
           const dest = mkdtempSync(join(work, 'clone-'));
@@ -97,7 +107,9 @@ export async function run({
         }
       } catch (e) {
         counts.gitErrors += 1;
-        if (errors.length < 20) errors.push(`git ${kind}: ${e.message.split('\n')[0]}`);
+        if (errors.length < 20) errors.push(`git ${kind}: ${e.message.split('\n').slice(0, 3).join(' ')}`);
+      } finally {
+        busy.delete(kind);
       }
     };
 
