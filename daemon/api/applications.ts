@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserRow } from '../db/schema.js';
 import { forbidden } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
-import { canManageApplications, createApplication, deleteApplication, listApplications } from '../services/oauth/applications.js';
+import { canManageOauthApplications } from '../policy/permissions.js';
+import { createApplication, deleteApplication, listApplications } from '../services/oauth/applications.js';
 import { getSettings } from '../services/settings.js';
 import { applicationEntity, ApplicationSchema, ApplicationWithSecretSchema } from './entities/applications.js';
 import { paginate } from './pagination.js';
@@ -23,7 +24,7 @@ const CreateBody = Type.Object({
 /** The caller, when allowed to use the applications API (else 403). */
 function manager(ctx: FastifyInstance['ctx'], request: FastifyRequest): UserRow {
   const user = requireUser(request);
-  if (!canManageApplications(user, getSettings(ctx).userOauthApplications)) {
+  if (!canManageOauthApplications(user, getSettings(ctx).userOauthApplications)) {
     throw forbidden('OAuth applications can be registered only by administrators on this server (the user_oauth_applications setting is off)');
   }
   return user;

@@ -369,6 +369,19 @@ export function canGlobal(user: UserRow | null, ability: GlobalAbility): boolean
   return ability === 'create_group' ? user.canCreateGroup : false;
 }
 
+/**
+ * Whether `user` may use the OAuth applications API: administrators always, other users when the
+ * `user_oauth_applications` setting allows it.
+ */
+export function canManageOauthApplications(user: UserRow, userOauthApplications: boolean): boolean {
+  return user.isAdmin || userOauthApplications;
+}
+
+/** Whether `user` may see and delete an OAuth application: its owner, or an administrator. */
+export function ownsOauthApplication(user: UserRow, app: { ownerId: number | null }): boolean {
+  return user.isAdmin || app.ownerId === user.id;
+}
+
 /** Runner abilities (GitLab 8.12 lib/api/runners.rb authenticate_*_runner! helpers). */
 export type RunnerAbility = 'read_runner' | 'update_runner' | 'delete_runner' | 'assign_runner';
 

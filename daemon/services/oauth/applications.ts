@@ -4,8 +4,9 @@ import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { users, type UserRow } from '../../db/schema.js';
-import { oauthAccessGrants, oauthAccessTokens, oauthApplications, type OauthApplicationRow } from '../../db/schema-oauth.js';
+import { oauthApplications, type OauthApplicationRow } from '../../db/schema-oauth.js';
 import { forbidden, notFound, validationError } from '../../errors.js';
+import { ownsOauthApplication } from '../../policy/permissions.js';
 import { hashToken } from '../../secrets.js';
 import { DEFAULT_SCOPES, parseScopes, unknownScopes } from './scopes.js';
 import { oauthError } from './errors.js';
@@ -73,11 +74,6 @@ export function createApplication(ctx: AppContext, owner: UserRow, p: CreateAppl
   return { app, secret };
 }
 
-/** Whether `user` may use the applications API: admins always, others when `user_oauth_applications` allows it. */
-export function canManageApplications(user: UserRow, userOauthApplications: boolean): boolean {
-  return user.isAdmin || userOauthApplications;
-}
-
 /** A count and a page fetcher over the applications `user` sees (an admin: all registered ones), newest first. */
 export function listApplications(ctx: AppContext, user: UserRow) {
   const where: SQL | undefined = user.isAdmin ? eq(oauthApplications.builtin, false) : and(eq(oauthApplications.ownerId, user.id), eq(oauthApplications.builtin, false));
@@ -94,13 +90,10 @@ export function listApplications(ctx: AppContext, user: UserRow) {
  */
 export function deleteApplication(ctx: AppContext, user: UserRow, id: number): void {
   const app = ctx.db.select().from(oauthApplications).where(eq(oauthApplications.id, id)).get();
-  if (!app || (!user.isAdmin && app.ownerId !== user.id)) throw notFound('Application');
+  if (!app || !ownsOauthApplication(user, app)) throw notFound('Application');
   if (app.builtin) throw forbidden(`the built-in application ${app.name} cannot be deleted`);
-  ctx.db.transaction((tx) => {
-    tx.delete(oauthAccessTokens).where(eq(oauthAccessTokens.applicationId, app.id)).run();
-    tx.delete(oauthAccessGrants).where(eq(oauthAccessGrants.applicationId, app.id)).run();
-    tx.delete(oauthApplications).where(eq(oauthApplications.id, app.id)).run();
-  });
+  // Its codes and tokens go with it: ON DELETE CASCADE (migration 0025).
+  ctx.db.delete(oauthApplications).where(eq(oauthApplications.id, app.id)).run();
 }
 
 /** The application with this client_id, or null. */
