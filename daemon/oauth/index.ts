@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { daemonAsset } from '../assets.js';
 import { registerGitCredentialResolver } from '../git-http/auth.js';
-import { setBearerResolver } from '../policy/authentication.js';
-import { resolveAccessToken, userForAccessToken } from '../services/oauth/index.js';
+import { setBearerResolver, userForOauthToken } from '../policy/authentication.js';
+import { resolveAccessToken } from '../services/oauth/index.js';
 import authorizeRoutes from './authorize.js';
 import tokenRoutes from './token.js';
 
@@ -16,7 +16,7 @@ setBearerResolver(resolveAccessToken);
 // git over HTTP as GitLab: username `oauth2`, password an access token.
 registerGitCredentialResolver((ctx, username, password) => {
   if (username !== 'oauth2') return undefined;
-  const user = userForAccessToken(ctx, password);
+  const user = userForOauthToken(ctx, password);
   return user ? { user } : undefined;
 });
 

@@ -71,14 +71,19 @@ function lookupTokenUser(ctx: AppContext, hash: string): UserRow | null {
   return user && user.state === 'active' ? user : null;
 }
 
+/** The active user an OAuth access token authenticates, or null (the API's bearer tokens, git's `oauth2:<token>`). */
+export function userForOauthToken(ctx: AppContext, token: string): UserRow | null {
+  const id = bearerResolver ? bearerResolver(ctx, token) : null;
+  const row = id ? (statement(ctx, 'SELECT * FROM users WHERE id = ?').get(id) as Record<string, unknown> | undefined) : undefined;
+  const user = row ? toUser(row) : null;
+  return user && user.state === 'active' ? user : null;
+}
+
 /** The user of an OAuth bearer token (access_token param, bearer_token param or Authorization header), or null. */
 function userForBearer(ctx: AppContext, request: FastifyRequest): UserRow | null {
   const auth = header(request, 'authorization');
   const bearer = param(request, 'access_token') ?? auth?.match(/^Bearer\s+(.+)$/i)?.[1] ?? param(request, 'bearer_token');
-  if (!bearer || !bearerResolver) return null;
-  const id = bearerResolver(ctx, bearer);
-  const found = id ? ctx.db.select().from(users).where(eq(users.id, id)).get() : undefined;
-  return found && found.state === 'active' ? found : null;
+  return bearer ? userForOauthToken(ctx, bearer) : null;
 }
 
 /**

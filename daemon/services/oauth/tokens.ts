@@ -7,7 +7,6 @@ import { and, eq, isNull, or } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
 import { statement } from '../../db/statements.js';
-import { toUser } from '../../db/rows.js';
 import type { UserRow } from '../../db/schema.js';
 import { oauthAccessGrants, oauthAccessTokens, type OauthAccessTokenRow, type OauthApplicationRow } from '../../db/schema-oauth.js';
 import { hashToken } from '../../secrets.js';
@@ -241,14 +240,6 @@ export function resolveAccessToken(ctx: AppContext, token: string): number | nul
   });
   if (hit.userId === null || hit.expiresAt <= clock()) return null;
   return hit.userId;
-}
-
-/** The active user an access token authenticates, or null (git over HTTP's `oauth2:<token>`). */
-export function userForAccessToken(ctx: AppContext, token: string): UserRow | null {
-  const id = resolveAccessToken(ctx, token);
-  const row = id ? (statement(ctx, 'SELECT * FROM users WHERE id = ?').get(id) as Record<string, unknown> | undefined) : undefined;
-  const user = row ? toUser(row) : null;
-  return user && user.state === 'active' ? user : null;
 }
 
 /**
