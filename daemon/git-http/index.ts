@@ -67,6 +67,17 @@ function killOnAbort(reply: FastifyReply, child: ChildProcess): void {
   });
 }
 
+/**
+ * A git process that stops reading early (receive-pack refusing a pack over --max-push-size, a bad pack) leaves the
+ * rest of the request body unread, and a socket that is not read never sees its client go away: close the
+ * connection once the response is out, so that neither the socket nor a server shutting down waits for it.
+ */
+function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
+  reply.raw.on('finish', () => {
+    if (!request.raw.complete) request.raw.socket?.destroySoon();
+  });
+}
+
 /** Registers the git smart-HTTP routes. */
 export default async function gitHttpRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
@@ -132,6 +143,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
     child.stdout!.pipe(out);
     child.on('error', (e) => out.destroy(e));
     killOnAbort(reply, child);
+    closeIfBodyUnread(request, reply);
     return reply.code(200).headers(NO_CACHE).type('application/x-git-upload-pack-result').send(out);
   });
 
@@ -169,6 +181,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
     child.stdout!.pipe(out, { end: false });
     child.on('error', (e) => out.destroy(e));
     killOnAbort(reply, child);
+    closeIfBodyUnread(request, reply);
     child.on('close', () => {
       // The response ends only after the push is processed, so a client that sees its push done also sees its events.
       void finishReceivePack(ctx, target.project, user, target.repo, commands, (err, message) => request.log.error({ err }, message))

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
@@ -210,6 +211,30 @@ describe('git pushes (--max-push-size)', () => {
     const r = await git(dir, [...config, 'push', url, 'HEAD:refs/heads/big']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(config.length ? /pack exceeds maximum allowed size/ : /413/);
+    expect((await branches()).map((b) => b.name)).toEqual(['small']);
+  });
+
+  it('closes the connection of a refused push whose body was left unread, once the answer is out', async () => {
+    const { port } = new URL(pushBase);
+    const auth = Buffer.from(`root:${p.root.token}`).toString('base64');
+    const pkt = (line: string) => `${(line.length + 4).toString(16).padStart(4, '0')}${line}`;
+    const command = pkt(`${'0'.repeat(40)} ${'1'.repeat(40)} refs/heads/never\0 report-status\n`);
+    const chunk = (b: Buffer | string) => Buffer.concat([Buffer.from(`${Buffer.byteLength(b).toString(16)}\r\n`), Buffer.from(b), Buffer.from('\r\n')]);
+    const socket = connect(Number(port), '127.0.0.1');
+    const received: Buffer[] = [];
+    socket.on('data', (c: Buffer) => received.push(c));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write([
+      `POST /root/capped.git/git-receive-pack HTTP/1.1`, `Host: 127.0.0.1:${port}`, `Authorization: Basic ${auth}`,
+      'Content-Type: application/x-git-receive-pack-request', 'Transfer-Encoding: chunked', '', '',
+    ].join('\r\n'));
+    // The commands, then a pack stream that is not one: receive-pack stops reading and answers; the body never ends.
+    socket.write(chunk(`${command}0000`));
+    socket.write(chunk(Buffer.concat([Buffer.from('PACK\0\0\0\x02\0\0\0\x01'), randomBytes(128 * 1024)])));
+    const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 10_000))]);
+    socket.destroy();
+    expect(outcome).toBe('closed');
+    expect(Buffer.concat(received).toString('latin1')).toMatch(/^HTTP\/1\.1 200[^]*unpack /);
     expect((await branches()).map((b) => b.name)).toEqual(['small']);
   });
 });
