@@ -1,0 +1,56 @@
+/**
+ * The asynchronous data layer (docs/design/postgres.md, "Data-layer shape"): one small interface over SQL text with
+ * `?` placeholders, implemented for SQLite (better-sqlite3, the daemon's own connection) and for PostgreSQL (pg).
+ * Services of the rooms ported so far reach the database only through `ctx.data`; the others still use `ctx.db`
+ * (SQLite only) until their room is ported.
+ */
+
+/** A row as the database returns it: plain object, column name to value. */
+export type Row = Record<string, unknown>;
+
+/** What a statement changed. `lastId`: the id of a row inserted with `RETURNING id` (both engines) or SQLite's rowid. */
+export interface RunResult {
+  changes: number;
+  lastId?: number;
+}
+
+/** Statements on one engine: the database itself, or a transaction. */
+export interface Queries {
+  readonly dialect: Dialect;
+  all<T = Row>(sql: string, args?: readonly unknown[]): Promise<T[]>;
+  get<T = Row>(sql: string, args?: readonly unknown[]): Promise<T | undefined>;
+  run(sql: string, args?: readonly unknown[]): Promise<RunResult>;
+}
+
+export interface Database extends Queries {
+  /**
+   * BEGIN ... COMMIT (rolled back when `fn` throws). `fn` may await `tx` only: never git, storage, timers or the
+   * network (on SQLite a transaction that is still open at the next turn of the event loop is rolled back and refused).
+   */
+  transaction<T>(fn: (tx: Queries) => Promise<T>): Promise<T>;
+  /** Several reads that must agree (a list's COUNT and its page): a read transaction on either engine. */
+  snapshot<T>(fn: (q: Queries) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * The SQL that differs between the engines, as fragments. Everything else is written once: booleans as `TRUE`/`FALSE`
+ * and bound as JS booleans, timestamps as ISO 8601 text (PostgreSQL's timestamptz reads back as the same string),
+ * `INSERT ... ON CONFLICT ... DO NOTHING/UPDATE`, `RETURNING`, `COALESCE`, `CASE`.
+ */
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** `IN ${inIds}` with the parameter `ids(list)`: one statement text for any number of ids. */
+  readonly inIds: string;
+  ids(list: readonly number[]): unknown;
+  /** Case-insensitive equality of a column to a parameter: `username = ? COLLATE NOCASE` / `lower(username) = lower(?)`. */
+  nocaseEq(column: string): string;
+  /** Case-insensitive LIKE (use with likePattern() and `ESCAPE '\'`): `LIKE` / `ILIKE`. */
+  readonly ilike: string;
+  /** Today's UTC date as `YYYY-MM-DD` text, for comparisons with date columns. */
+  readonly today: string;
+  /** The smaller of two numbers: `MIN(a, b)` / `LEAST(a, b)`. */
+  least(a: string, b: string): string;
+  /** The larger of two numbers: `MAX(a, b)` / `GREATEST(a, b)`. */
+  greatest(a: string, b: string): string;
+}
