@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { resolveConfig, ConfigError, type DaemonConfig, type DaemonFlags } from './config.js';
 import { dataPaths, type AppContext } from './context.js';
 import { openDatabase, SchemaError } from './db/connection.js';
+import { sqliteDatabase } from './db/layer/sqlite.js';
 import { bootstrap, loadSecrets, prepareDataDir } from './bootstrap.js';
 import { buildApp } from './app.js';
 import { startBackground, stopBackground } from './background.js';
@@ -23,7 +24,7 @@ export async function startDaemon(
   const secrets = loadSecrets(paths.data);
   const db = openDatabase(join(paths.data, 'gantry.db'));
   let externalUrl = config.externalUrl ?? `http://${config.host}:${config.port}`;
-  const ctx: AppContext = { db, config, secrets, paths, externalUrl: () => externalUrl };
+  const ctx: AppContext = { db, data: sqliteDatabase(db.$client), config, secrets, paths, externalUrl: () => externalUrl };
   // The first start hashes the root password (scrypt, in libuv's thread pool): the routes are built meanwhile.
   const booting = bootstrap(ctx);
   booting.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled

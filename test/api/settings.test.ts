@@ -7,6 +7,7 @@ import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.j
 import { resolveConfig } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
 import { openDatabase } from '../../daemon/db/connection.js';
+import { sqliteDatabase } from '../../daemon/db/layer/sqlite.js';
 import { getSettings, runnersRegistrationToken } from '../../daemon/services/settings.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 
@@ -221,7 +222,8 @@ describe('runners_registration_token', () => {
     const config = resolveConfig({ dataDir, port: '0', logLevel: 'silent' }, { GANTRY_ROOT_PASSWORD: 'rootpassword123', ...env });
     const paths = dataPaths(dataDir);
     prepareDataDir(paths);
-    const ctx: AppContext = { db: openDatabase(join(dataDir, 'gantry.db')), config, secrets: loadSecrets(dataDir), paths, externalUrl: () => 'http://x.test' };
+    const db = openDatabase(join(dataDir, 'gantry.db'));
+    const ctx: AppContext = { db, data: sqliteDatabase(db.$client), config, secrets: loadSecrets(dataDir), paths, externalUrl: () => 'http://x.test' };
     await bootstrap(ctx);
     return ctx;
   }

@@ -8,6 +8,7 @@ import { buildApp } from '../../daemon/app.js';
 import { resolveConfig, type DaemonFlags } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
 import { openDatabase } from '../../daemon/db/connection.js';
+import { sqliteDatabase } from '../../daemon/db/layer/sqlite.js';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
 
 export const ROOT_PASSWORD = 'rootpassword123';
@@ -44,8 +45,10 @@ export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServ
   const config = resolveConfig({ ...flags, dataDir, rootPassword: ROOT_PASSWORD, logLevel: 'silent', port: '0' }, {});
   const paths = dataPaths(dataDir);
   prepareDataDir(paths);
+  const db = openDatabase(join(dataDir, 'gantry.db'));
   const ctx: AppContext = {
-    db: openDatabase(join(dataDir, 'gantry.db')),
+    db,
+    data: sqliteDatabase(db.$client),
     config,
     secrets: loadSecrets(dataDir),
     paths,

@@ -1,0 +1,134 @@
+/**
+ * The data layer on SQLite: the daemon's own better-sqlite3 connection (the one `ctx.db` uses), statements prepared
+ * once per text, writes and transactions behind a FIFO lock. The work underneath is the same synchronous call as
+ * before; the asynchronous shape adds one resolved promise per statement.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
+
+/** A FIFO async lock: a transaction's awaits never interleave with another write. */
+export class AsyncLock {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T> | T): Promise<T> {
+    const result = this.tail.then(fn);
+    this.tail = result.then(() => undefined, () => undefined);
+    return result;
+  }
+}
+
+export const sqliteDialect: Dialect = {
+  name: 'sqlite',
+  inIds: '(SELECT value FROM json_each(?))',
+  ids: (list) => JSON.stringify(list),
+  nocaseEq: (column) => `${column} = ? COLLATE NOCASE`,
+  ilike: 'LIKE',
+  today: "date('now')",
+  least: (a, b) => `MIN(${a}, ${b})`,
+  greatest: (a, b) => `MAX(${a}, ${b})`,
+};
+
+/** Booleans bound as 1/0 (better-sqlite3 refuses JS booleans); other values as they are. */
+const bind = (args: readonly unknown[]) => args.map((v) => (v === true ? 1 : v === false ? 0 : v));
+
+/** Thrown when a transaction awaited something other than the database (it has been rolled back). */
+export class TransactionAwaitError extends Error {
+  constructor() {
+    super('a database transaction awaited something other than the database; it was rolled back');
+  }
+}
+
+export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  const prepared = (text: string) => {
+    let s = cache.get(text);
+    if (!s) {
+      s = conn.prepare(text);
+      if (cache.size > 2000) cache.clear();
+      cache.set(text, s);
+    }
+    return s;
+  };
+  const runNow = (text: string, args: readonly unknown[]): RunResult => {
+    const s = prepared(text);
+    if (s.reader) {
+      // INSERT ... RETURNING id
+      const row = s.get(...bind(args)) as Row | undefined;
+      return { changes: row ? 1 : 0, lastId: row && typeof row.id === 'number' ? row.id : undefined };
+    }
+    const r = s.run(...bind(args));
+    return { changes: r.changes, lastId: Number(r.lastInsertRowid) };
+  };
+  const direct: Queries = {
+    dialect: sqliteDialect,
+    all: async <T>(text: string, args: readonly unknown[] = []) => prepared(text).all(...bind(args)) as T[],
+    get: async <T>(text: string, args: readonly unknown[] = []) => prepared(text).get(...bind(args)) as T | undefined,
+    run: async (text: string, args: readonly unknown[] = []) => runNow(text, args),
+  };
+  const lock = new AsyncLock();
+
+  /**
+   * BEGIN IMMEDIATE ... COMMIT, started on a fresh turn of the event loop (setImmediate), when no other request's
+   * continuation is queued. Every `tx` call settles at once, so the transaction runs as one chain of microtasks that
+   * nothing else enters, and a synchronous write of code not yet ported (ctx.db, same connection) can never land
+   * inside it. A transaction still open at the next turn awaited something else: it is rolled back and refused.
+   */
+  const transaction = <T>(fn: (tx: Queries) => Promise<T>, begin = 'BEGIN IMMEDIATE'): Promise<T> =>
+    lock.run(
+      () =>
+        new Promise<T>((resolve, reject) =>
+          setImmediate(() => {
+            if (conn.inTransaction) {
+              // A synchronous transaction of unported code cannot be open across turns; this is a bug if it happens.
+              reject(new Error('the SQLite connection is already in a transaction'));
+              return;
+            }
+            let done = false;
+            const ended = () => Promise.reject(new Error('this transaction has ended'));
+            const tx: Queries = {
+              dialect: sqliteDialect,
+              all: (text, args) => (done ? ended() : direct.all(text, args)),
+              get: (text, args) => (done ? ended() : direct.get(text, args)),
+              run: (text, args) => (done ? ended() : direct.run(text, args)),
+            };
+            setImmediate(() => {
+              if (!done && conn.inTransaction) {
+                done = true;
+                prepared('ROLLBACK').run();
+                reject(new TransactionAwaitError());
+              }
+            });
+            prepared(begin).run();
+            new Promise<T>((r) => r(fn(tx)))
+              .then(
+                (out) => {
+                  if (done) return;
+                  done = true;
+                  prepared('COMMIT').run();
+                  resolve(out);
+                },
+                (e) => {
+                  if (done) return;
+                  done = true;
+                  if (conn.inTransaction) prepared('ROLLBACK').run();
+                  reject(e);
+                },
+              )
+              .catch((e) => {
+                if (conn.inTransaction) prepared('ROLLBACK').run(); // a failed COMMIT
+                reject(e);
+              });
+          }),
+        ),
+    );
+
+  return {
+    ...direct,
+    // A lone write outside a transaction still takes the lock: a transaction in progress holds the writer.
+    run: (text, args = []) => lock.run(() => runNow(text, args)),
+    transaction: (fn) => transaction(fn),
+    // One connection: statements outside a transaction already see one state per synchronous stretch; DEFERRED keeps
+    // the COUNT and the page of a list on one snapshot even when other writers commit in between.
+    snapshot: (fn) => transaction(fn, 'BEGIN DEFERRED'),
+    close: async () => undefined, // the connection belongs to ctx.db and is closed with it
+  };
+}
