@@ -50,4 +50,24 @@ export class UntilNextWrite<T> {
     }
     return value;
   }
+
+  /**
+   * The async twin of `get` for code on the data layer: on SQLite the same cache (the version is read in the same
+   * synchronous stretch as `compute`'s first statement, so a kept value is at least as new as its version); on
+   * PostgreSQL no cache (`compute()` every time: the version would be a query, see docs/design/postgres.md "Caches").
+   */
+  async getAsync(ctx: Pick<AppContext, 'db' | 'data'>, key: string, compute: () => Promise<T>): Promise<T> {
+    if (ctx.data.dialect.name !== 'sqlite') return compute();
+    const client = ctx.db.$client;
+    if (client.inTransaction) return compute();
+    const version = writeVersion(ctx);
+    let entry = this.byClient.get(client);
+    if (!entry || entry.version !== version) this.byClient.set(client, (entry = { version, values: new Map() }));
+    const cached = entry.values.get(key);
+    if (cached !== undefined) return cached;
+    const value = await compute();
+    if (entry.values.size >= this.maxEntries) entry.values.delete(entry.values.keys().next().value as string);
+    entry.values.set(key, value);
+    return value;
+  }
 }

@@ -39,6 +39,32 @@ function readProject(ctx: AppContext, text: string): ProjectRow | null {
   return row ? toProject(row) : null;
 }
 
+/** The async twin of lookupProject, on the data layer (both engines; the same cache on SQLite). */
+export async function lookupProjectAsync(ctx: AppContext, idOrPath: string | number): Promise<ProjectRow | null> {
+  const text = String(idOrPath);
+  return (await projectLookups.getAsync(ctx, text, async () => ({ row: await readProjectAsync(ctx, text) }))).row;
+}
+
+async function readProjectAsync(ctx: AppContext, text: string): Promise<ProjectRow | null> {
+  const slash = text.indexOf('/');
+  const d = ctx.data.dialect;
+  if (slash > 0) {
+    const nsPath = text.slice(0, slash);
+    const path = text.slice(slash + 1);
+    const candidates = await ctx.data.all<Record<string, unknown>>(
+      `SELECT p.*, n.path AS ns_path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE ${d.nocaseEq('n.path')} AND ${d.nocaseEq('p.path')}`,
+      [nsPath, path],
+    );
+    const exact = candidates.find((c) => c.ns_path === nsPath && c.path === path) ?? candidates[0];
+    if (exact) return toProject(exact);
+  }
+  if (!/^\d+$/.test(text)) return null;
+  const id = Number(text);
+  if (!Number.isSafeInteger(id) || id > 2147483647) return null;
+  const row = await ctx.data.get<Record<string, unknown>>('SELECT * FROM projects WHERE id = ?', [id]);
+  return row ? toProject(row) : null;
+}
+
 /**
  * Resolve `:id` for a caller: 404 `Project Not Found` when absent or hidden; 403 when visible but `ability`
  * (beyond reading) is not allowed.
