@@ -21,6 +21,18 @@ export function lookupGroup(ctx: AppContext, idOrPath: string | number): Namespa
   return ctx.db.select().from(namespaces).where(and(eq(namespaces.kind, 'group'), eq(namespaces.id, Number(text)))).get() ?? null;
 }
 
+/** The async twin of lookupGroup, on the data layer (both engines): path first (case-insensitive), then numeric id. */
+export async function lookupGroupAsync(ctx: AppContext, idOrPath: string | number): Promise<NamespaceRow | null> {
+  const text = String(idOrPath);
+  const byPath = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'group' AND ${ctx.data.dialect.nocaseEq('path')}`, [text]);
+  if (byPath) return toNamespace(byPath);
+  if (!/^\d+$/.test(text)) return null;
+  const id = Number(text);
+  if (!Number.isSafeInteger(id) || id > 2147483647) return null; // beyond PostgreSQL's integer ids: absent on both engines
+  const byId = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'group' AND id = ?`, [id]);
+  return byId ? toNamespace(byId) : null;
+}
+
 /**
  * Resolve a group `:id` for a caller: 404 `Group Not Found` when absent or hidden; 403 when visible but
  * `ability` (beyond reading) is not allowed.
