@@ -3,6 +3,7 @@
  * ProjectPolicy/GroupPolicy). Routes ask `canProject`/`canGroup`; list queries use the SQL fragments below.
  */
 import type { AppContext } from '../context.js';
+import type { Dialect, Queries } from '../db/layer/types.js';
 import { statement } from '../db/statements.js';
 import { inArray } from 'drizzle-orm';
 import { projects, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
@@ -114,13 +115,50 @@ export function projectAccessLevel(ctx: AppContext, user: UserRow | null, projec
   return row.level ?? 0;
 }
 
+/** A membership is active: no expiry, or an expiry today or later (over a `members` alias `m`), in a dialect. */
+export const memberActiveSql = (d: Dialect) => `(m.expires_at IS NULL OR m.expires_at >= ${d.today})`;
+
+/** projectAccessLevel's statement in one dialect: parameters user, ns, project, user, ns, user, user, project. */
+const accessLevelTexts = new Map<string, string>();
+function projectAccessLevelText(d: Dialect): string {
+  let text = accessLevelTexts.get(d.name);
+  if (!text) {
+    const active = memberActiveSql(d);
+    text = `SELECT MAX(t.level) AS level FROM (
+         SELECT CASE WHEN n.kind = 'user' AND n.owner_id = ? THEN ${OWNER} ELSE 0 END AS level
+           FROM namespaces n WHERE n.id = ?
+         UNION ALL SELECT m.access_level FROM members m
+           WHERE m.source_type = 'Project' AND m.source_id = ? AND m.user_id = ? AND ${active}
+         UNION ALL SELECT m.access_level FROM members m
+           WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.user_id = ? AND ${active}
+         UNION ALL SELECT ${d.least('m.access_level', 'l.group_access')} FROM project_group_links l
+           JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = ?
+           WHERE l.project_id = ? AND (l.expires_at IS NULL OR l.expires_at >= ${d.today})
+       ) t`;
+    accessLevelTexts.set(d.name, text);
+  }
+  return text;
+}
+
+/** The async twin of projectAccessLevel, through the data layer (`q`: ctx.data or a transaction). One statement. */
+export async function projectAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, q: Queries = ctx.data): Promise<number> {
+  if (!user) return 0;
+  const row = await q.get<{ level: number | null }>(projectAccessLevelText(q.dialect), [
+    user.id, project.namespaceId, project.id, user.id, project.namespaceId, user.id, user.id, project.id,
+  ]);
+  return row?.level ?? 0;
+}
+
 /** Whether the project is visible to a logged-in user who is not a member. */
 function visibleToNonMember(user: UserRow, project: ProjectRow): boolean {
   return project.visibilityLevel === PUBLIC || (project.visibilityLevel === INTERNAL && !user.external);
 }
 
-/** Whether `user` may do `ability` on `project`. Admins may do everything; blocked or absent users nothing. */
-export function canProject(ctx: AppContext, user: UserRow | null, ability: ProjectAbility, project: ProjectRow, level?: number): boolean {
+/**
+ * The part of canProject decided without the caller's access level: false or true when that settles it (no active
+ * user, an archived project or a disabled feature, an admin), undefined when the access level is needed.
+ */
+export function projectAbilityWithoutLevel(user: UserRow | null, ability: ProjectAbility, project: ProjectRow): boolean | undefined {
   if (!user || user.state !== 'active') return false;
   if (project.archived && ARCHIVED_DENIES.has(ability)) return false;
   if (!project.buildsEnabled && BUILDS_FEATURE.has(ability)) return false;
@@ -128,13 +166,36 @@ export function canProject(ctx: AppContext, user: UserRow | null, ability: Proje
   if (!project.mergeRequestsEnabled && MERGE_REQUESTS_FEATURE.has(ability)) return false;
   if (!project.issuesEnabled && !project.mergeRequestsEnabled && LABELS_MILESTONES_FEATURE.has(ability)) return false;
   if (user.isAdmin) return true;
-  const access = level ?? projectAccessLevel(ctx, user, project);
+  return undefined;
+}
+
+/** The rest of canProject, given the caller's access level (for an active non-admin user). */
+export function projectAbilityAtLevel(user: UserRow, ability: ProjectAbility, project: ProjectRow, access: number): boolean {
   if (access >= PROJECT_LEVELS[ability]) return true;
   if (visibleToNonMember(user, project)) {
     if (VISIBLE_NON_MEMBER.has(ability)) return true;
     if (ability === 'read_build' && project.publicBuilds) return true;
   }
   return false;
+}
+
+/** Whether `user` may do `ability` on `project`. Admins may do everything; blocked or absent users nothing. */
+export function canProject(ctx: AppContext, user: UserRow | null, ability: ProjectAbility, project: ProjectRow, level?: number): boolean {
+  const decided = projectAbilityWithoutLevel(user, ability, project);
+  if (decided !== undefined) return decided;
+  return projectAbilityAtLevel(user!, ability, project, level ?? projectAccessLevel(ctx, user, project));
+}
+
+/**
+ * The async twin of canProject, through the data layer: the same rules (shared above), the access level read with
+ * projectAccessLevelAsync (one statement) unless given or not needed.
+ */
+export async function canProjectAsync(
+  ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: ProjectAbility, project: ProjectRow, level?: number, q: Queries = ctx.data,
+): Promise<boolean> {
+  const decided = projectAbilityWithoutLevel(user, ability, project);
+  if (decided !== undefined) return decided;
+  return projectAbilityAtLevel(user!, ability, project, level ?? (await projectAccessLevelAsync(ctx, user, project, q)));
 }
 
 /** What the confidentiality rule needs to know about an issue or merge request. */
@@ -307,6 +368,49 @@ export function visibleProjectsSql(user: UserRow, plan: ProjectSqlPlan = 'index'
   return `(${plan === 'scan' ? '+' : ''}p.visibility_level IN (${levels}) OR ${authorizedProjectsSql(user.id, plan)})`;
 }
 
+/** An SQL condition with `?` placeholders and the values to bind, in the order they appear. */
+export interface SqlCondition {
+  sql: string;
+  args: unknown[];
+}
+
+/**
+ * The portable twin of authorizedProjectsSql (over a `projects` alias `p`): the user id bound, dates and MIN through
+ * the dialect. `plan` as there ('scan' switches SQLite's indexes on `p` off with `+`; PostgreSQL plans for itself).
+ */
+export function authorizedProjectsWhere(d: Dialect, userId: number, plan: ProjectSqlPlan = 'index'): SqlCondition {
+  const active = memberActiveSql(d);
+  const owned = `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?`;
+  const groups = `SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND ${active}`;
+  const direct = `SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ? AND ${active}`;
+  const shared = `SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = ?`;
+  if (plan === 'scan') {
+    const plus = d.name === 'sqlite' ? '+' : '';
+    return {
+      sql: `(${plus}p.namespace_id IN (${owned}) OR ${plus}p.namespace_id IN (${groups}) OR ${plus}p.id IN (${direct}) OR ${plus}p.id IN (${shared}))`,
+      args: [userId, userId, userId, userId],
+    };
+  }
+  return {
+    sql: `(
+    p.id IN (${direct})
+    OR p.namespace_id IN (${groups})
+    OR p.namespace_id IN (${owned})
+    OR p.id IN (${shared})
+  )`,
+    args: [userId, userId, userId, userId],
+  };
+}
+
+/** The portable twin of visibleProjectsSql (over `projects p`): every project the user can see. */
+export function visibleProjectsWhere(d: Dialect, user: UserRow, plan: ProjectSqlPlan = 'index'): SqlCondition {
+  if (user.isAdmin) return { sql: 'TRUE', args: [] };
+  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
+  const authorized = authorizedProjectsWhere(d, user.id, plan);
+  const plus = plan === 'scan' && d.name === 'sqlite' ? '+' : '';
+  return { sql: `(${plus}p.visibility_level IN (${levels}) OR ${authorized.sql})`, args: authorized.args };
+}
+
 /** Group abilities and the member level each needs. */
 const GROUP_LEVELS = {
   read_group: GUEST,
@@ -330,16 +434,58 @@ export function groupAccessLevel(ctx: AppContext, user: UserRow | null, group: N
   return row?.level ?? 0;
 }
 
-/** Whether `user` may do `ability` on `group`. read_group also covers anyone who can see a project in it. */
-export function canGroup(ctx: AppContext, user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean {
+const groupLevelTexts = new Map<string, string>();
+/** The async twin of groupAccessLevel, through the data layer. One statement. */
+export async function groupAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, group: NamespaceRow, q: Queries = ctx.data): Promise<number> {
+  if (!user) return 0;
+  const d = q.dialect;
+  let text = groupLevelTexts.get(d.name);
+  if (!text) {
+    text = `SELECT m.access_level AS level FROM members m WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.user_id = ?
+       AND ${memberActiveSql(d)}`;
+    groupLevelTexts.set(d.name, text);
+  }
+  const row = await q.get<{ level: number }>(text, [group.id, user.id]);
+  return row?.level ?? 0;
+}
+
+/** The part of canGroup decided without a lookup: false (no active user), true (an admin), else undefined. */
+export function groupAbilityWithoutProjects(user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean | undefined {
   if (!user || user.state !== 'active') return false;
   if (user.isAdmin) return true;
-  if (groupAccessLevel(ctx, user, group) >= GROUP_LEVELS[ability]) return true;
+  return undefined;
+}
+
+/** canGroup's rule for an active non-admin at `level`: true/false, or 'projects' (read_group via a visible project). */
+export function groupAbilityAtLevel(user: UserRow, ability: GroupAbility, group: NamespaceRow, level: number): boolean | 'projects' {
+  if (level >= GROUP_LEVELS[ability]) return true;
   if (ability !== 'read_group') return false;
   if (group.visibilityLevel === PUBLIC || (group.visibilityLevel === INTERNAL && !user.external)) return true;
-  const visible = statement(ctx,`SELECT 1 FROM projects p WHERE p.namespace_id = ? AND ${visibleProjectsSql(user)} LIMIT 1`)
+  return 'projects';
+}
+
+/** Whether `user` may do `ability` on `group`. read_group also covers anyone who can see a project in it. */
+export function canGroup(ctx: AppContext, user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean {
+  const decided = groupAbilityWithoutProjects(user, ability, group);
+  if (decided !== undefined) return decided;
+  const atLevel = groupAbilityAtLevel(user!, ability, group, groupAccessLevel(ctx, user, group));
+  if (atLevel !== 'projects') return atLevel;
+  const visible = statement(ctx,`SELECT 1 FROM projects p WHERE p.namespace_id = ? AND ${visibleProjectsSql(user!)} LIMIT 1`)
     .get(group.id);
   return Boolean(visible);
+}
+
+/** The async twin of canGroup, through the data layer: the same rules, the same statements (one, or two for read_group). */
+export async function canGroupAsync(
+  ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: GroupAbility, group: NamespaceRow, q: Queries = ctx.data,
+): Promise<boolean> {
+  const decided = groupAbilityWithoutProjects(user, ability, group);
+  if (decided !== undefined) return decided;
+  const atLevel = groupAbilityAtLevel(user!, ability, group, await groupAccessLevelAsync(ctx, user, group, q));
+  if (atLevel !== 'projects') return atLevel;
+  const visible = visibleProjectsWhere(q.dialect, user!);
+  const row = await q.get(`SELECT 1 AS one FROM projects p WHERE p.namespace_id = ? AND ${visible.sql} LIMIT 1`, [group.id, ...visible.args]);
+  return row !== undefined;
 }
 
 /**
@@ -352,6 +498,19 @@ export function visibleGroupsSql(user: UserRow): string {
   return `(n.kind = 'group' AND (n.visibility_level IN (${levels})
     OR n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${Math.trunc(user.id)} AND ${MEMBER_ACTIVE})
     OR n.id IN (SELECT p.namespace_id FROM projects p WHERE ${visibleProjectsSql(user)})))`;
+}
+
+/** The portable twin of visibleGroupsSql (over `namespaces n`): the groups the user can read, the user id bound. */
+export function visibleGroupsWhere(d: Dialect, user: UserRow): SqlCondition {
+  if (user.isAdmin) return { sql: `n.kind = 'group'`, args: [] };
+  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
+  const projects = visibleProjectsWhere(d, user);
+  return {
+    sql: `(n.kind = 'group' AND (n.visibility_level IN (${levels})
+    OR n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND ${memberActiveSql(d)})
+    OR n.id IN (SELECT p.namespace_id FROM projects p WHERE ${projects.sql})))`,
+    args: [user.id, ...projects.args],
+  };
 }
 
 /** Whether `user` may manage the account `targetUserId` (its personal access tokens): admins, or the user themself. */
