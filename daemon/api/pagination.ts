@@ -1,6 +1,7 @@
 /** The one pagination helper: page/per_page parsing, X-* headers and the Link header on every list. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import qs from 'qs';
+import type { Database, Queries } from '../db/layer/types.js';
 
 export interface Page {
   page: number;
@@ -82,4 +83,24 @@ export function paginate<T>(
 /** Scheme and host of the request, as the client addressed us. */
 export function requestBaseUrl(request: FastifyRequest): string {
   return `${request.protocol}://${request.headers.host ?? request.hostname}`;
+}
+
+/**
+ * The data-layer twin of paginate(): `count` and `fetch` run in one `ctx.data.snapshot` (the COUNT and the page agree
+ * on both engines, docs/design/postgres.md "Reads that must agree"); the headers are set as paginate() sets them.
+ */
+export async function paginateAsync<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  data: Database,
+  count: (q: Queries) => Promise<number>,
+  fetch: (q: Queries, limit: number, offset: number, total: number) => Promise<T[]>,
+): Promise<T[]> {
+  const page = pageOf(request);
+  const { total, rows } = await data.snapshot(async (q) => {
+    const n = await count(q);
+    return { total: n, rows: n === 0 ? [] : await fetch(q, page.limit, page.offset, n) };
+  });
+  setPageHeaders(request, reply, page, total);
+  return rows;
 }
