@@ -3,7 +3,7 @@
 // resolves and reads a package.json per module at start (drizzle-orm alone is 444 files), which was most of the
 // daemon's start time. better-sqlite3 stays outside (a native addon loaded from node_modules), and so does ssh2 (its
 // optional native parts, cpu-features and sshcrypto.node, load from node_modules; the daemon imports it only after
-// the HTTP port listens).
+// the HTTP port listens), and so does pg (loaded only by a daemon started with --database-url postgres://...).
 import { build } from 'esbuild';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node22',
-  external: ['better-sqlite3', 'ssh2'],
+  external: ['better-sqlite3', 'ssh2', 'pg'],
   sourcemap: 'linked',
   // Smaller text to read and parse at every start; identifiers are kept, so stack traces stay readable.
   minifyWhitespace: true,
