@@ -6,7 +6,9 @@ import { toProject } from '../db/rows.js';
 import { now } from '../context.js';
 import { members, namespaces, projects, users, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
-import { canGroup, canProject, MASTER, PUBLIC, type ProjectAbility } from '../policy/permissions.js';
+import {
+  canGroup, canProject, MASTER, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, PUBLIC, type ProjectAbility,
+} from '../policy/permissions.js';
 import { hashToken, randomToken } from '../secrets.js';
 import { getSettings } from './settings.js';
 import { recordEvent } from './events.js';
@@ -73,6 +75,27 @@ export function findProject(ctx: AppContext, user: UserRow | null, idOrPath: str
   const project = lookupProject(ctx, idOrPath);
   if (!project || !canProject(ctx, user, 'read_project', project)) throw notFound('Project');
   if (ability !== 'read_project' && !canProject(ctx, user, ability, project)) throw forbidden();
+  return project;
+}
+
+/**
+ * The async twin of findProject, on the data layer: the same 404 and 403. The caller's access level is read at most
+ * once (both checks share it).
+ */
+export async function findProjectAsync(
+  ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project',
+): Promise<ProjectRow> {
+  const project = await lookupProjectAsync(ctx, idOrPath);
+  if (!project) throw notFound('Project');
+  let level: number | undefined;
+  const can = async (a: ProjectAbility) => {
+    const decided = projectAbilityWithoutLevel(user, a, project);
+    if (decided !== undefined) return decided;
+    level ??= await projectAccessLevelAsync(ctx, user, project);
+    return projectAbilityAtLevel(user!, a, project, level);
+  };
+  if (!(await can('read_project'))) throw notFound('Project');
+  if (ability !== 'read_project' && !(await can(ability))) throw forbidden();
   return project;
 }
 
