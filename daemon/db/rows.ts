@@ -1,5 +1,5 @@
 /** Raw snake_case rows (from cached prepared statements) mapped to the drizzle row shapes. */
-import type { NamespaceRow, ProjectRow, UserRow } from './schema.js';
+import type { ApplicationSettingsRow, NamespaceRow, PersonalAccessTokenRow, ProjectRow, UserRow } from './schema.js';
 import type { RunnerRow } from './schema-ci.js';
 import type { IssueRow, MilestoneRow } from './schema-collaboration.js';
 
@@ -69,5 +69,31 @@ export function toMilestone(m: Rec): MilestoneRow {
     id: m.id as number, projectId: m.project_id as number, iid: m.iid as number, title: m.title as string, description: m.description as string,
     state: m.state as MilestoneRow['state'], dueDate: m.due_date as string | null, startDate: m.start_date as string | null,
     createdAt: m.created_at as string, updatedAt: m.updated_at as string,
+  };
+}
+
+/** Map a raw `application_settings` row (snake_case) to the drizzle shape. */
+export function toSettings(s: Rec): ApplicationSettingsRow {
+  return {
+    id: s.id as number, defaultProjectsLimit: s.default_projects_limit as number, signupEnabled: !!s.signup_enabled,
+    signinEnabled: !!s.signin_enabled, gravatarEnabled: !!s.gravatar_enabled, signInText: s.sign_in_text as string | null,
+    afterSignUpText: s.after_sign_up_text as string | null, homePageUrl: s.home_page_url as string | null,
+    defaultBranchProtection: s.default_branch_protection as number, restrictedVisibilityLevels: s.restricted_visibility_levels as string | null,
+    maxAttachmentSize: s.max_attachment_size as number, maxArtifactsSize: s.max_artifacts_size as number, sessionExpireDelay: s.session_expire_delay as number,
+    defaultProjectVisibility: s.default_project_visibility as number, defaultSnippetVisibility: s.default_snippet_visibility as number,
+    defaultGroupVisibility: s.default_group_visibility as number, domainWhitelist: s.domain_whitelist as string | null,
+    domainBlacklistEnabled: !!s.domain_blacklist_enabled, domainBlacklist: s.domain_blacklist as string | null,
+    userOauthApplications: !!s.user_oauth_applications, afterSignOutPath: s.after_sign_out_path as string | null,
+    containerRegistryTokenExpireDelay: s.container_registry_token_expire_delay as number, repositoryStorage: s.repository_storage as string,
+    enabledGitAccessProtocol: s.enabled_git_access_protocol as string | null, runnersRegistrationToken: s.runners_registration_token as string,
+    createdAt: s.created_at as string, updatedAt: s.updated_at as string,
+  };
+}
+
+/** Map a raw `personal_access_tokens` row (snake_case) to the drizzle shape. */
+export function toPersonalAccessToken(t: Rec): PersonalAccessTokenRow {
+  return {
+    id: t.id as number, userId: t.user_id as number, name: t.name as string, tokenHash: t.token_hash as string,
+    expiresAt: t.expires_at as string | null, revoked: !!t.revoked, createdAt: t.created_at as string,
   };
 }

@@ -1,8 +1,13 @@
-/** Application settings: one row, cached in memory, validated on update. */
+/**
+ * Application settings: one row, cached in memory, validated on update. The `...Async` functions run through the data
+ * layer (ctx.data) on either engine; on SQLite they share the synchronous functions' cache (one process writes the
+ * row), on PostgreSQL they read the row every time (another daemon may have changed it).
+ */
 import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { applicationSettings, type ApplicationSettingsRow } from '../db/schema.js';
+import { toSettings } from '../db/rows.js';
 import { validationError } from '../errors.js';
 import { randomToken } from '../secrets.js';
 import { normalizeBoolean } from '../api/params.js';
@@ -42,6 +47,66 @@ export function getSettings(ctx: AppContext): ApplicationSettingsRow {
   return row;
 }
 
+/** The settings row as first created (the runner registration token sealed by the caller). */
+function initialSettings(sealedToken: string): ApplicationSettingsRow {
+  const t = now();
+  return {
+    id: 1, defaultProjectsLimit: 10, signupEnabled: true, signinEnabled: true, gravatarEnabled: true, signInText: null,
+    afterSignUpText: null, homePageUrl: null, defaultBranchProtection: 2, restrictedVisibilityLevels: null, maxAttachmentSize: 10,
+    maxArtifactsSize: 100, sessionExpireDelay: 10080, defaultProjectVisibility: 0, defaultSnippetVisibility: 0, defaultGroupVisibility: 0,
+    domainWhitelist: null, domainBlacklistEnabled: false, domainBlacklist: null, userOauthApplications: true, afterSignOutPath: null,
+    containerRegistryTokenExpireDelay: 5, repositoryStorage: 'default', enabledGitAccessProtocol: null,
+    runnersRegistrationToken: sealedToken, createdAt: t, updatedAt: t,
+  };
+}
+
+/** A settings column's name in SQL (the row's camelCase key in snake_case). */
+const column = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+const SELECT_SETTINGS = 'SELECT * FROM application_settings WHERE id = 1';
+
+/** The async twin of ensureSettings, on either engine (bootstrap): creates the row, or re-seals a configured token. */
+export async function ensureSettingsAsync(ctx: AppContext): Promise<void> {
+  const raw = await ctx.data.get(SELECT_SETTINGS);
+  const existing = raw ? toSettings(raw) : undefined;
+  const token = ctx.config.runnersToken;
+  if (!existing) {
+    const row = initialSettings(ctx.secrets.seal(token ?? randomToken()));
+    const keys = Object.keys(row);
+    await ctx.data.run(
+      `INSERT INTO application_settings (${keys.map(column).join(', ')}) VALUES (${keys.map(() => '?').join(', ')}) ON CONFLICT (id) DO NOTHING`,
+      keys.map((k) => (row as Record<string, unknown>)[k]),
+    );
+  } else if (token && ctx.secrets.open(existing.runnersRegistrationToken) !== token) {
+    await ctx.data.run('UPDATE application_settings SET runners_registration_token = ? WHERE id = 1', [ctx.secrets.seal(token)]);
+  }
+  cache.delete(ctx);
+}
+
+/** The async twin of getSettings: cached on SQLite (the same cache), one statement per call on PostgreSQL. */
+export async function getSettingsAsync(ctx: AppContext): Promise<ApplicationSettingsRow> {
+  const sqlite = ctx.data.dialect.name === 'sqlite';
+  let row = sqlite ? cache.get(ctx) : undefined;
+  if (!row) {
+    const raw = await ctx.data.get(SELECT_SETTINGS);
+    if (!raw) throw new Error('application settings missing');
+    row = toSettings(raw);
+    if (sqlite) cache.set(ctx, row);
+  }
+  return row;
+}
+
+/** The visibility levels non-admins may not use, from a settings row (empty when nothing is restricted). */
+export function restrictedLevelsOf(settings: ApplicationSettingsRow): number[] {
+  const text = settings.restrictedVisibilityLevels;
+  return text ? (JSON.parse(text) as number[]) : [];
+}
+
+/** The async twin of restrictedVisibilityLevels. */
+export async function restrictedVisibilityLevelsAsync(ctx: AppContext): Promise<number[]> {
+  return restrictedLevelsOf(await getSettingsAsync(ctx));
+}
+
 /** The instance-wide runner registration token in plain text. */
 export function runnersRegistrationToken(ctx: AppContext): string {
   return ctx.secrets.open(getSettings(ctx).runnersRegistrationToken);
@@ -49,8 +114,7 @@ export function runnersRegistrationToken(ctx: AppContext): string {
 
 /** The visibility levels non-admins may not use (empty when nothing is restricted). */
 export function restrictedVisibilityLevels(ctx: AppContext): number[] {
-  const text = getSettings(ctx).restrictedVisibilityLevels;
-  return text ? (JSON.parse(text) as number[]) : [];
+  return restrictedLevelsOf(getSettings(ctx));
 }
 
 /** Parameters of PUT /application/settings (all optional), as they are stored. */
@@ -121,6 +185,35 @@ const DOMAIN_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9
  * the validation hash (`{message: {field: [errors]}}`) and nothing is changed.
  */
 export function updateSettings(ctx: AppContext, p: SettingsInput): ApplicationSettingsRow {
+  const set = settingsChanges(p, getSettings(ctx));
+  ctx.db.update(applicationSettings).set(set).where(eq(applicationSettings.id, 1)).run();
+  cache.delete(ctx);
+  return getSettings(ctx);
+}
+
+/**
+ * The async twin of updateSettings, on either engine: the same checks, then one `UPDATE ... RETURNING *` (the
+ * current row, needed by the blacklist check, comes from getSettingsAsync: cached on SQLite).
+ */
+export async function updateSettingsAsync(ctx: AppContext, p: SettingsInput): Promise<ApplicationSettingsRow> {
+  const set = settingsChanges(p, await getSettingsAsync(ctx));
+  const keys = Object.keys(set) as (keyof ApplicationSettingsRow)[];
+  cache.delete(ctx);
+  const raw = await ctx.data.get(
+    `UPDATE application_settings SET ${keys.map((k) => `${column(k)} = ?`).join(', ')} WHERE id = 1 RETURNING *`,
+    keys.map((k) => set[k]),
+  );
+  if (!raw) throw new Error('application settings missing');
+  const row = toSettings(raw);
+  if (ctx.data.dialect.name === 'sqlite') cache.set(ctx, row);
+  return row;
+}
+
+/**
+ * The changes a settings update makes to the `current` row (camelCase columns, `updatedAt` included), or a 400 with
+ * the validation hash naming every bad field.
+ */
+function settingsChanges(p: SettingsInput, current: ApplicationSettingsRow): Partial<ApplicationSettingsRow> {
   const errors: Record<string, string[]> = {};
   const err = (k: string, m: string) => (errors[k] ??= []).push(m);
   const set: Partial<ApplicationSettingsRow> = {};
@@ -205,7 +298,6 @@ export function updateSettings(ctx: AppContext, p: SettingsInput): ApplicationSe
     if (v !== null && v !== 'ssh' && v !== 'http') err('enabled_git_access_protocol', NOT_IN_LIST);
     else set.enabledGitAccessProtocol = v;
   }
-  const current = getSettings(ctx);
   const blacklistOn = set.domainBlacklistEnabled ?? current.domainBlacklistEnabled;
   const blacklist = set.domainBlacklist !== undefined ? set.domainBlacklist : current.domainBlacklist;
   if (blacklistOn && !errors.domain_blacklist && (!blacklist || (JSON.parse(blacklist) as string[]).length === 0)) {
@@ -214,7 +306,5 @@ export function updateSettings(ctx: AppContext, p: SettingsInput): ApplicationSe
   if (Object.keys(errors).length > 0) throw validationError(errors);
 
   set.updatedAt = now();
-  ctx.db.update(applicationSettings).set(set).where(eq(applicationSettings.id, 1)).run();
-  cache.delete(ctx);
-  return getSettings(ctx);
+  return set;
 }

@@ -2,7 +2,6 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { ApplicationSettingsRow } from '../../db/schema.js';
-import { runnersRegistrationToken } from '../../services/settings.js';
 import { Nullable } from '../params.js';
 
 const list = (text: string | null) => (text ? (JSON.parse(text) as unknown[]) : null);
@@ -34,7 +33,8 @@ export function settingsEntity(ctx: AppContext, s: ApplicationSettingsRow) {
     after_sign_out_path: s.afterSignOutPath,
     container_registry_token_expire_delay: s.containerRegistryTokenExpireDelay,
     repository_storage: s.repositoryStorage,
-    runners_registration_token: runnersRegistrationToken(ctx),
+    // Opened from the row shown (no second read of the settings: the same row, on either engine).
+    runners_registration_token: ctx.secrets.open(s.runnersRegistrationToken),
   };
 }
 
