@@ -1,5 +1,5 @@
 /** Raw snake_case rows (from cached prepared statements) mapped to the drizzle row shapes. */
-import type { ApplicationSettingsRow, NamespaceRow, PersonalAccessTokenRow, ProjectRow, UserRow } from './schema.js';
+import type { ApplicationSettingsRow, MemberRow, NamespaceRow, PersonalAccessTokenRow, ProjectRow, UserRow } from './schema.js';
 import type { RunnerRow } from './schema-ci.js';
 import type { IssueRow, MilestoneRow } from './schema-collaboration.js';
 
@@ -95,5 +95,18 @@ export function toPersonalAccessToken(t: Rec): PersonalAccessTokenRow {
   return {
     id: t.id as number, userId: t.user_id as number, name: t.name as string, tokenHash: t.token_hash as string,
     expiresAt: t.expires_at as string | null, revoked: !!t.revoked, createdAt: t.created_at as string,
+  };
+}
+
+/**
+ * Map a raw `members` row (snake_case) to the drizzle shape; `prefix` for a row joined with others whose member columns
+ * were selected as `m.id AS <prefix>id, ...` (see MEMBER_COLUMNS in services/members.ts).
+ */
+export function toMember(m: Rec, prefix = ''): MemberRow {
+  const v = (k: string) => m[prefix + k];
+  return {
+    id: v('id') as number, sourceType: v('source_type') as MemberRow['sourceType'], sourceId: v('source_id') as number, userId: v('user_id') as number,
+    accessLevel: v('access_level') as number, expiresAt: v('expires_at') as string | null, createdById: v('created_by_id') as number | null,
+    createdAt: v('created_at') as string, updatedAt: v('updated_at') as string,
   };
 }
