@@ -8,11 +8,11 @@ import type { FastifyInstance } from 'fastify';
 import { daemonAsset } from '../assets.js';
 import { registerGitCredentialResolver } from '../git-http/auth.js';
 import { setBearerResolver, userForOauthToken } from '../policy/authentication.js';
-import { resolveAccessToken } from '../services/oauth/index.js';
+import { resolveAccessToken, resolveAccessTokenAsync } from '../services/oauth/index.js';
 import authorizeRoutes from './authorize.js';
 import tokenRoutes from './token.js';
 
-setBearerResolver(resolveAccessToken);
+setBearerResolver(resolveAccessToken, resolveAccessTokenAsync);
 // git over HTTP as GitLab: username `oauth2`, password an access token.
 registerGitCredentialResolver((ctx, username, password) => {
   if (username !== 'oauth2') return undefined;

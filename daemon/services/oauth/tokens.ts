@@ -242,6 +242,18 @@ export function resolveAccessToken(ctx: AppContext, token: string): number | nul
   return hit.userId;
 }
 
+/** The async twin of resolveAccessToken, through the data layer (the same cache on SQLite, none on PostgreSQL). */
+export async function resolveAccessTokenAsync(ctx: AppContext, token: string): Promise<number | null> {
+  const hash = hashToken(token);
+  const hit = await bearerTokens.getAsync(ctx, hash, async () => {
+    const row = await ctx.data.get<{ resource_owner_id: number; created_at: string; expires_in: number }>(
+      'SELECT resource_owner_id, created_at, expires_in FROM oauth_access_tokens WHERE token_hash = ? AND revoked_at IS NULL', [hash]);
+    return row ? { userId: row.resource_owner_id, expiresAt: expiresAtMs({ createdAt: row.created_at, expiresIn: row.expires_in }) } : { userId: null };
+  });
+  if (hit.userId === null || hit.expiresAt <= clock()) return null;
+  return hit.userId;
+}
+
 /**
  * Whether `user` already authorized `app` for exactly these scopes (a token not revoked): the consent page is then
  * skipped, as Doorkeeper's matching_token?. Never for a public client (RFC 8252 8.6: anyone can claim its client_id).
