@@ -1,4 +1,4 @@
-// Copies non-TypeScript assets (SQL migrations) next to the compiled code in dist/.
+// Copies non-TypeScript assets (SQL migrations of both engines) next to the compiled code in dist/.
 import { cpSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 mkdirSync(join(root, 'dist/daemon/db'), { recursive: true });
 cpSync(join(root, 'daemon/db/migrations'), join(root, 'dist/daemon/db/migrations'), { recursive: true });
+// The PostgreSQL migrations (daemon/db/migrate-postgres.ts), numbered as the SQLite ones.
+cpSync(join(root, 'daemon/db/migrations-postgres'), join(root, 'dist/daemon/db/migrations-postgres'), { recursive: true });
 // The git pre-receive hook is plain JavaScript run by node from dist/ (daemon/git/hooks.ts).
 cpSync(join(root, 'daemon/git/hooks'), join(root, 'dist/daemon/git/hooks'), { recursive: true });
 // The stylesheet of the OAuth sign-in and consent pages (daemon/oauth/index.ts serves it).

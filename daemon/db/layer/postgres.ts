@@ -144,6 +144,11 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
         const id = r.rows[0]?.id;
         return { changes: r.rowCount ?? 0, lastId: typeof id === 'number' ? id : undefined };
       },
+      // Several statements without parameters (a migration file): pg's simple query protocol.
+      exec: async (text: string): Promise<void> => {
+        if (!open()) return ended();
+        await on.query(text);
+      },
     };
   };
 

@@ -20,6 +20,8 @@ export interface Queries {
   all<T = Row>(sql: string, args?: readonly unknown[]): Promise<T[]>;
   get<T = Row>(sql: string, args?: readonly unknown[]): Promise<T | undefined>;
   run(sql: string, args?: readonly unknown[]): Promise<RunResult>;
+  /** Several statements without parameters (a migration file); only the PostgreSQL executor has it so far. */
+  exec?(sql: string): Promise<void>;
 }
 
 export interface Database extends Queries {
