@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { adminOnly } from '../policy/authentication.js';
-import { getSettings, updateSettings, type SettingsInput } from '../services/settings.js';
+import { getSettingsAsync, updateSettingsAsync, type SettingsInput } from '../services/settings.js';
 import { settingsEntity, SettingsSchema } from './entities/settings.js';
 import { Bool, Int, Nullable } from './params.js';
 
@@ -44,11 +44,13 @@ export default async function settingsRoutes(api: FastifyInstance): Promise<void
   const { ctx } = api;
   api.get('/application/settings', {
     preValidation: adminOnly,
+    config: { postgres: true },
     schema: { tags: ['settings'], summary: 'Application settings (admin)', response: { 200: SettingsSchema } },
-  }, async () => settingsEntity(ctx, getSettings(ctx)));
+  }, async () => settingsEntity(ctx, await getSettingsAsync(ctx)));
 
   api.put('/application/settings', {
     preValidation: adminOnly,
+    config: { postgres: true },
     // The schema documents the body, but the body is not validated or coerced by it: a wrong value must answer
     // the validation hash `{message: {field: [...]}}` naming every bad field, which updateSettings() builds.
     validatorCompiler: () => () => true,
@@ -56,6 +58,6 @@ export default async function settingsRoutes(api: FastifyInstance): Promise<void
   }, async (request) => {
     const body = request.body && typeof request.body === 'object' && !Buffer.isBuffer(request.body) ? (request.body as Record<string, unknown>) : {};
     const input: SettingsInput = Object.fromEntries(Object.keys(UpdateBody.properties).filter((k) => k in body).map((k) => [k, body[k]]));
-    return settingsEntity(ctx, updateSettings(ctx, input));
+    return settingsEntity(ctx, await updateSettingsAsync(ctx, input));
   });
 }
