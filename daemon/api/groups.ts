@@ -5,13 +5,13 @@ import { badRequest, forbidden, invalidParam, notFound } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
 import { canGlobal } from '../policy/permissions.js';
 import {
-  createGroup, deleteGroup, findGroup, listGroupProjects, listGroups, lookupGroup, transferProject, updateGroup,
+  createGroup, deleteGroup, findGroupAsync, listGroupProjects, listGroups, lookupGroupAsync, transferProject, updateGroup,
   type GroupParams, type GroupProjectFilters,
 } from '../services/groups.js';
-import { lookupProject } from '../services/projects.js';
-import { groupDetail, GroupDetailSchema, groupEntity, GroupSchema } from './entities/groups.js';
-import { presentProjects, ProjectSchema } from './entities/projects.js';
-import { paginate } from './pagination.js';
+import { lookupProjectAsync } from '../services/projects.js';
+import { groupDetail, GroupDetailSchema, groupEntity, GroupSchema, presentGroupProjects } from './entities/groups.js';
+import { ProjectSchema } from './entities/projects.js';
+import { paginateAsync } from './pagination.js';
 import { Bool, Int, normalizeBoolean, PageParams, VISIBILITY_BY_NAME } from './params.js';
 
 const GroupIdParams = Type.Object({ id: Type.String({ description: 'group ID or path' }) });
@@ -44,11 +44,13 @@ function projectFilters(q: Record<string, string | undefined>): GroupProjectFilt
   };
 }
 
-/** Registers the groups routes. */
+/** Registers the groups routes (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function groupsRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
+  const config = { postgres: true };
 
   api.get('/groups', {
+    config,
     schema: {
       tags: ['groups'],
       querystring: Type.Object({ search: Type.Optional(Type.String()), all_available: Type.Optional(Bool()), ...PageParams }),
@@ -58,17 +60,19 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     const user = requireUser(request);
     const q = request.query as { search?: string; all_available?: boolean };
     const listing = listGroups(ctx, user, { search: q.search, allAvailable: q.all_available === true });
-    return paginate(request, reply, listing.count, listing.fetch).map((g) => groupEntity(ctx, g));
+    return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map((g) => groupEntity(ctx, g));
   });
 
   api.get('/groups/:id', {
+    config,
     schema: { tags: ['groups'], params: GroupIdParams, response: { 200: GroupDetailSchema } },
   }, async (request) => {
     const user = requireUser(request);
-    return groupDetail(ctx, user, findGroup(ctx, user, (request.params as { id: string }).id));
+    return groupDetail(ctx, user, await findGroupAsync(ctx, user, (request.params as { id: string }).id));
   });
 
   api.get('/groups/:id/projects', {
+    config,
     schema: {
       tags: ['groups'],
       params: GroupIdParams,
@@ -85,12 +89,13 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     },
   }, async (request, reply) => {
     const user = requireUser(request);
-    const group = findGroup(ctx, user, (request.params as { id: string }).id);
+    const group = await findGroupAsync(ctx, user, (request.params as { id: string }).id);
     const listing = listGroupProjects(ctx, user, group, projectFilters(request.query as Record<string, string | undefined>));
-    return presentProjects(ctx, user, paginate(request, reply, listing.count, listing.fetch));
+    return presentGroupProjects(ctx, user, await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch));
   });
 
   api.post('/groups', {
+    config,
     schema: { tags: ['groups'], body: Type.Object(GroupFields), response: { 201: GroupSchema } },
   }, async (request, reply) => {
     const user = requireUser(request);
@@ -98,30 +103,33 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     const body = (request.body ?? {}) as GroupParams;
     if (!body.name) throw badRequest('name');
     if (!body.path) throw badRequest('path');
-    const group = createGroup(ctx, user, body as GroupParams & { name: string; path: string });
+    const group = await createGroup(ctx, user, body as GroupParams & { name: string; path: string });
     return reply.code(201).send(groupEntity(ctx, group));
   });
 
   api.put('/groups/:id', {
+    config,
     schema: { tags: ['groups'], params: GroupIdParams, body: Type.Object(GroupFields), response: { 200: GroupDetailSchema } },
   }, async (request) => {
     const user = requireUser(request);
-    const group = findGroup(ctx, user, (request.params as { id: string }).id, 'admin_group');
+    const group = await findGroupAsync(ctx, user, (request.params as { id: string }).id, 'admin_group');
     const updated = await updateGroup(ctx, user, group, (request.body ?? {}) as GroupParams);
     return groupDetail(ctx, user, updated);
   });
 
   api.delete('/groups/:id', {
+    config,
     schema: { tags: ['groups'], params: GroupIdParams, response: { 200: GroupSchema } },
   }, async (request) => {
     const user = requireUser(request);
-    const group = findGroup(ctx, user, (request.params as { id: string }).id, 'admin_group');
+    const group = await findGroupAsync(ctx, user, (request.params as { id: string }).id, 'admin_group');
     const body = groupEntity(ctx, group);
     await deleteGroup(ctx, group);
     return body;
   });
 
   api.post('/groups/:id/projects/:project_id', {
+    config,
     schema: {
       tags: ['groups'],
       params: Type.Object({ id: Type.String({ description: 'group ID or path' }), project_id: Type.String({ description: 'project ID or URL-encoded NAMESPACE/PATH' }) }),
@@ -131,11 +139,11 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     const user = requireUser(request);
     if (!canGlobal(user, 'admin_instance')) throw forbidden();
     const params = request.params as { id: string; project_id: string };
-    const group = lookupGroup(ctx, params.id);
+    const group = await lookupGroupAsync(ctx, params.id);
     if (!group) throw notFound('Group');
-    const project = lookupProject(ctx, params.project_id);
+    const project = await lookupProjectAsync(ctx, params.project_id);
     if (!project) throw notFound('Project');
     await transferProject(ctx, group, project);
-    return reply.code(201).send(groupDetail(ctx, user, group));
+    return reply.code(201).send(await groupDetail(ctx, user, group));
   });
 }

@@ -4,24 +4,24 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserRow } from '../db/schema.js';
 import { badRequest } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
-import { findGroup } from '../services/groups.js';
+import { findGroupAsync } from '../services/groups.js';
 import { addMember, getMember, listMembers, removeMember, updateMember, type MemberSource } from '../services/members.js';
-import { findProject } from '../services/projects.js';
-import { memberEntity, MemberSchema } from './entities/members.js';
-import { paginate } from './pagination.js';
+import { findProjectAsync } from '../services/projects.js';
+import { memberEntities, memberEntity, MemberSchema } from './entities/members.js';
+import { paginateAsync } from './pagination.js';
 import { Int, Nullable, PageParams } from './params.js';
 
 type Access = 'read' | 'admin';
 
 /** How each source is resolved: 404 when hidden, 403 when the admin ability is missing. */
 const SOURCES = {
-  projects: (request: FastifyRequest, user: UserRow, access: Access): MemberSource => ({
+  projects: async (request: FastifyRequest, user: UserRow, access: Access): Promise<MemberSource> => ({
     kind: 'project',
-    project: findProject(request.server.ctx, user, (request.params as { id: string }).id, access === 'admin' ? 'admin_project_member' : 'read_project'),
+    project: await findProjectAsync(request.server.ctx, user, (request.params as { id: string }).id, access === 'admin' ? 'admin_project_member' : 'read_project'),
   }),
-  groups: (request: FastifyRequest, user: UserRow, access: Access): MemberSource => ({
+  groups: async (request: FastifyRequest, user: UserRow, access: Access): Promise<MemberSource> => ({
     kind: 'group',
-    group: findGroup(request.server.ctx, user, (request.params as { id: string }).id, access === 'admin' ? 'admin_group_member' : 'read_group'),
+    group: await findGroupAsync(request.server.ctx, user, (request.params as { id: string }).id, access === 'admin' ? 'admin_group_member' : 'read_group'),
   }),
 } as const;
 
@@ -34,13 +34,15 @@ const MemberBody = Type.Object({
 });
 type Body = { user_id?: number; access_level?: number; expires_at?: string | null };
 
-/** Registers the members routes for projects and groups. */
+/** Registers the members routes for projects and groups (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function membersRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
+  const config = { postgres: true };
   for (const [prefix, resolve] of Object.entries(SOURCES)) {
     const tags = [prefix === 'projects' ? 'project members' : 'group members'];
 
     api.get(`/${prefix}/:id/members`, {
+      config,
       schema: {
         tags,
         params: SourceParams,
@@ -48,42 +50,46 @@ export default async function membersRoutes(api: FastifyInstance): Promise<void>
         response: { 200: Type.Array(MemberSchema) },
       },
     }, async (request, reply) => {
-      const source = resolve(request, requireUser(request), 'read');
+      const source = await resolve(request, requireUser(request), 'read');
       const listing = listMembers(ctx, source, (request.query as { query?: string }).query || undefined);
-      return paginate(request, reply, listing.count, listing.fetch).map((m) => memberEntity(ctx, m.member, m.user));
+      return memberEntities(ctx, await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch));
     });
 
     api.get(`/${prefix}/:id/members/:user_id`, {
+      config,
       schema: { tags, params: MemberParams, response: { 200: MemberSchema } },
     }, async (request) => {
-      const source = resolve(request, requireUser(request), 'read');
-      const found = getMember(ctx, source, (request.params as { user_id: number }).user_id);
+      const source = await resolve(request, requireUser(request), 'read');
+      const found = await getMember(ctx, source, (request.params as { user_id: number }).user_id);
       return memberEntity(ctx, found.member, found.user);
     });
 
     api.post(`/${prefix}/:id/members`, {
+      config,
       schema: { tags, params: SourceParams, body: MemberBody, response: { 201: MemberSchema } },
     }, async (request, reply) => {
       const actor = requireUser(request);
-      const source = resolve(request, actor, 'admin');
+      const source = await resolve(request, actor, 'admin');
       const body = (request.body ?? {}) as Body;
       if (body.user_id === undefined) throw badRequest('user_id');
       if (body.access_level === undefined) throw badRequest('access_level');
-      const added = addMember(ctx, actor, source, body.user_id, { access_level: body.access_level, expires_at: body.expires_at });
-      return reply.code(201).send(memberEntity(ctx, added.member, added.user));
+      const added = await addMember(ctx, actor, source, body.user_id, { access_level: body.access_level, expires_at: body.expires_at });
+      return reply.code(201).send(await memberEntity(ctx, added.member, added.user));
     });
 
     api.put(`/${prefix}/:id/members/:user_id`, {
+      config,
       schema: { tags, params: MemberParams, body: MemberBody, response: { 200: MemberSchema } },
     }, async (request) => {
-      const source = resolve(request, requireUser(request), 'admin');
+      const source = await resolve(request, requireUser(request), 'admin');
       const body = (request.body ?? {}) as Body;
       if (body.access_level === undefined) throw badRequest('access_level');
-      const updated = updateMember(ctx, source, (request.params as { user_id: number }).user_id, { access_level: body.access_level, expires_at: body.expires_at });
+      const updated = await updateMember(ctx, source, (request.params as { user_id: number }).user_id, { access_level: body.access_level, expires_at: body.expires_at });
       return memberEntity(ctx, updated.member, updated.user);
     });
 
     api.delete(`/${prefix}/:id/members/:user_id`, {
+      config,
       schema: {
         tags,
         params: MemberParams,
@@ -91,10 +97,10 @@ export default async function membersRoutes(api: FastifyInstance): Promise<void>
       },
     }, async (request) => {
       const actor = requireUser(request);
-      const source = resolve(request, actor, 'read');
+      const source = await resolve(request, actor, 'read');
       const userId = (request.params as { user_id: number }).user_id;
-      const removed = removeMember(ctx, actor, source, userId);
-      return removed ? memberEntity(ctx, removed.member, removed.user) : { message: 'Access revoked', id: userId };
+      const removed = await removeMember(ctx, actor, source, userId);
+      return removed ? await memberEntity(ctx, removed.member, removed.user) : { message: 'Access revoked', id: userId };
     });
   }
 }

@@ -4,13 +4,14 @@ import type { FastifyInstance } from 'fastify';
 import { requireUser } from '../policy/authentication.js';
 import { listNamespaces } from '../services/groups.js';
 import { namespaceEntity, NamespaceSchema } from './entities/groups.js';
-import { paginate } from './pagination.js';
+import { paginateAsync } from './pagination.js';
 import { PageParams } from './params.js';
 
-/** Registers the namespaces routes. */
+/** Registers the namespaces routes (on the data layer: served on SQLite and PostgreSQL). */
 export default async function namespacesRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   api.get('/namespaces', {
+    config: { postgres: true },
     schema: {
       tags: ['namespaces'],
       querystring: Type.Object({ search: Type.Optional(Type.String({ description: 'matches path or name' })), ...PageParams }),
@@ -19,6 +20,6 @@ export default async function namespacesRoutes(api: FastifyInstance): Promise<vo
   }, async (request, reply) => {
     const user = requireUser(request);
     const listing = listNamespaces(ctx, user, (request.query as { search?: string }).search || undefined);
-    return paginate(request, reply, listing.count, listing.fetch).map(namespaceEntity);
+    return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(namespaceEntity);
   });
 }

@@ -1,16 +1,19 @@
 /** Groups: lookup by path or id with the 404-for-hidden rule, list, create, update (with storage moves), delete, transfer. */
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { members, namespaces, projects, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import type { Dialect, Queries } from '../db/layer/types.js';
+import { namespaces, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { forbidden, notFound, validationError } from '../errors.js';
-import { canGroup, OWNER, visibleGroupsSql, visibleProjectsSql, type GroupAbility } from '../policy/permissions.js';
-import { getSettings } from './settings.js';
-import { deleteProjectRows, projectNamespace } from './projects.js';
+import {
+  canGroup, groupAbilityAtLevel, groupAbilityWithoutProjects, groupAccessLevelAsync, memberActiveSql, OWNER, visibleGroupsWhere,
+  visibleProjectsWhere, type GroupAbility, type SqlCondition,
+} from '../policy/permissions.js';
+import { getSettingsAsync } from './settings.js';
 import { removeProjectStorage, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 import { likePattern } from '../db/sql.js';
-import { toNamespace } from '../db/rows.js';
+import { toNamespace, toProject } from '../db/rows.js';
 
 /** Find a group by path (case-insensitive) first, then by numeric id; null if absent. */
 export function lookupGroup(ctx: AppContext, idOrPath: string | number): NamespaceRow | null {
@@ -44,55 +47,79 @@ export function findGroup(ctx: AppContext, user: UserRow | null, idOrPath: strin
   return group;
 }
 
-/** A count and a page fetcher, for paginate(). */
-export interface Listing<T> {
-  count(): number;
-  fetch(limit: number, offset: number): T[];
+/**
+ * The async twin of findGroup, on the data layer: the same 404 `Group Not Found` and 403. The caller's access level in
+ * the group is read at most once (both checks share it).
+ */
+export async function findGroupAsync(ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: GroupAbility = 'read_group'): Promise<NamespaceRow> {
+  const group = await lookupGroupAsync(ctx, idOrPath);
+  if (!group) throw notFound('Group');
+  let level: number | undefined;
+  const can = async (a: GroupAbility) => {
+    const decided = groupAbilityWithoutProjects(user, a, group);
+    if (decided !== undefined) return decided;
+    level ??= await groupAccessLevelAsync(ctx, user, group);
+    const atLevel = groupAbilityAtLevel(user!, a, group, level);
+    if (atLevel !== 'projects') return atLevel;
+    const visible = visibleProjectsWhere(ctx.data.dialect, user!);
+    return (await ctx.data.get(`SELECT 1 AS one FROM projects p WHERE p.namespace_id = ? AND ${visible.sql} LIMIT 1`, [group.id, ...visible.args])) !== undefined;
+  };
+  if (!(await can('read_group'))) throw notFound('Group');
+  if (ability !== 'read_group' && !(await can(ability))) throw forbidden();
+  return group;
 }
 
-type Params = Record<string, string | number>;
-const rowsToGroups = (rows: Record<string, unknown>[]) => rows.map(toNamespace);
+/** A count and a page fetcher on the data layer, for paginateAsync() (both run in one snapshot). */
+export interface Listing<T> {
+  count(q: Queries): Promise<number>;
+  fetch(q: Queries, limit: number, offset: number): Promise<T[]>;
+}
 
+type Rec = Record<string, unknown>;
 
-/** A listing over `namespaces n` with a WHERE text and named params, ordered by id. */
-function namespaceListing(ctx: AppContext, where: string, params: Params): Listing<NamespaceRow> {
-  const db = ctx.db.$client;
+/** A listing over `namespaces n` with a WHERE text and its arguments, ordered by id. */
+function namespaceListing(where: string, args: unknown[]): Listing<NamespaceRow> {
   return {
-    count: () => (db.prepare(`SELECT COUNT(*) AS c FROM namespaces n WHERE ${where}`).get(params) as { c: number }).c,
-    fetch: (limit, offset) =>
-      rowsToGroups(db.prepare(`SELECT n.* FROM namespaces n WHERE ${where} ORDER BY n.id LIMIT @limit OFFSET @offset`).all({ ...params, limit, offset }) as Record<string, unknown>[]),
+    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM namespaces n WHERE ${where}`, args))!.n,
+    fetch: async (q, limit, offset) =>
+      (await q.all<Rec>(`SELECT n.* FROM namespaces n WHERE ${where} ORDER BY n.id LIMIT ? OFFSET ?`, [...args, limit, offset])).map(toNamespace),
   };
 }
 
-const MEMBER_ACTIVE = `(m.expires_at IS NULL OR m.expires_at >= date('now'))`;
-/** SQL (text) over `namespaces n`: the groups `userId` is a direct, unexpired member of. */
-const memberGroupsSql = (userId: number) =>
-  `n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${Math.trunc(userId)} AND ${MEMBER_ACTIVE})`;
+/** SQL (text, one `?`: the user id) over `namespaces n`: the groups the user is a direct, unexpired member of. */
+const memberGroupsSql = (d: Dialect) =>
+  `n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND ${memberActiveSql(d)})`;
+
+/** `(n.name LIKE ? OR n.path LIKE ?)`, case-insensitive on both engines, and its two arguments. */
+function nameOrPathLike(d: Dialect, search: string): SqlCondition {
+  const pattern = likePattern(search);
+  return { sql: `(n.name ${d.ilike} ? ESCAPE '\\' OR n.path ${d.ilike} ? ESCAPE '\\')`, args: [pattern, pattern] };
+}
 
 /**
  * GET /groups: admins see every group; others the groups they are a member of, or with `allAvailable` every
  * group they can read. `search` matches name or path.
  */
 export function listGroups(ctx: AppContext, user: UserRow, opts: { search?: string; allAvailable?: boolean }): Listing<NamespaceRow> {
-  const conds = [user.isAdmin ? `n.kind = 'group'` : opts.allAvailable ? visibleGroupsSql(user) : `n.kind = 'group' AND ${memberGroupsSql(user.id)}`];
-  const params: Params = {};
-  if (opts.search) {
-    conds.push(`(n.name LIKE @search ESCAPE '\\' OR n.path LIKE @search ESCAPE '\\')`);
-    params.search = likePattern(opts.search);
-  }
-  return namespaceListing(ctx, conds.join(' AND '), params);
+  const d = ctx.data.dialect;
+  const conds: SqlCondition[] = [
+    user.isAdmin ? { sql: `n.kind = 'group'`, args: [] }
+      : opts.allAvailable ? visibleGroupsWhere(d, user)
+        : { sql: `n.kind = 'group' AND ${memberGroupsSql(d)}`, args: [user.id] },
+  ];
+  if (opts.search) conds.push(nameOrPathLike(d, opts.search));
+  return namespaceListing(conds.map((c) => c.sql).join(' AND '), conds.flatMap((c) => c.args));
 }
 
 /** GET /namespaces: admins see all; others their personal namespace and the groups they are a member of. */
 export function listNamespaces(ctx: AppContext, user: UserRow, search?: string): Listing<NamespaceRow> {
-  const uid = Math.trunc(user.id);
-  const conds = [user.isAdmin ? '1' : `((n.kind = 'user' AND n.owner_id = ${uid}) OR (n.kind = 'group' AND ${memberGroupsSql(uid)}))`];
-  const params: Params = {};
-  if (search) {
-    conds.push(`(n.name LIKE @search ESCAPE '\\' OR n.path LIKE @search ESCAPE '\\')`);
-    params.search = likePattern(search);
-  }
-  return namespaceListing(ctx, conds.join(' AND '), params);
+  const d = ctx.data.dialect;
+  const conds: SqlCondition[] = [
+    user.isAdmin ? { sql: 'TRUE', args: [] }
+      : { sql: `((n.kind = 'user' AND n.owner_id = ?) OR (n.kind = 'group' AND ${memberGroupsSql(d)}))`, args: [user.id, user.id] },
+  ];
+  if (search) conds.push(nameOrPathLike(d, search));
+  return namespaceListing(conds.map((c) => c.sql).join(' AND '), conds.flatMap((c) => c.args));
 }
 
 /** Filters of GET /groups/:id/projects (already validated). */
@@ -105,50 +132,50 @@ export interface GroupProjectFilters {
   ciEnabledFirst?: boolean;
 }
 
-/** Project rows of a query over `projects p` that selects `p.id`, in the query's order. */
-function projectRows(ctx: AppContext, sqlText: string, params: Params): ProjectRow[] {
-  const ids = (ctx.db.$client.prepare(sqlText).all(params) as { id: number }[]).map((r) => r.id);
-  if (ids.length === 0) return [];
-  const byId = new Map(ctx.db.select().from(projects).where(inArray(projects.id, ids)).all().map((p) => [p.id, p]));
-  return ids.map((id) => byId.get(id)).filter((p): p is ProjectRow => p !== undefined);
-}
-
 /** GET /groups/:id/projects: the group's projects the caller can see, filtered and ordered. */
 export function listGroupProjects(ctx: AppContext, user: UserRow, group: NamespaceRow, f: GroupProjectFilters): Listing<ProjectRow> {
-  const conds = [`p.namespace_id = @ns`, visibleProjectsSql(user)];
-  const params: Params = { ns: group.id };
+  const d = ctx.data.dialect;
+  const visible = visibleProjectsWhere(d, user);
+  const conds = [`p.namespace_id = ?`, visible.sql];
+  const args: unknown[] = [group.id, ...visible.args];
   if (f.archived !== undefined) {
-    conds.push(`p.archived = @archived`);
-    params.archived = f.archived ? 1 : 0;
+    conds.push(`p.archived = ?`);
+    args.push(f.archived);
   }
   if (f.visibility !== undefined) {
-    conds.push(`p.visibility_level = @visibility`);
-    params.visibility = f.visibility;
+    conds.push(`p.visibility_level = ?`);
+    args.push(f.visibility);
   }
   if (f.search) {
-    conds.push(`(p.name LIKE @search ESCAPE '\\' OR p.path LIKE @search ESCAPE '\\' OR p.description LIKE @search ESCAPE '\\')`);
-    params.search = likePattern(f.search);
+    const pattern = likePattern(f.search);
+    conds.push(`(p.name ${d.ilike} ? ESCAPE '\\' OR p.path ${d.ilike} ? ESCAPE '\\' OR p.description ${d.ilike} ? ESCAPE '\\')`);
+    args.push(pattern, pattern, pattern);
   }
   const where = conds.join(' AND ');
-  const order = `${f.ciEnabledFirst ? 'p.builds_enabled DESC, ' : ''}p.${f.orderBy} ${f.sort === 'asc' ? 'ASC' : 'DESC'}, p.id ${f.sort === 'asc' ? 'ASC' : 'DESC'}`;
+  const dir = f.sort === 'asc' ? 'ASC' : 'DESC';
+  const order = `${f.ciEnabledFirst ? 'p.builds_enabled DESC, ' : ''}p.${f.orderBy} ${dir}, p.id ${dir}`;
   return {
-    count: () => (ctx.db.$client.prepare(`SELECT COUNT(*) AS c FROM projects p WHERE ${where}`).get(params) as { c: number }).c,
-    fetch: (limit, offset) => projectRows(ctx, `SELECT p.id FROM projects p WHERE ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset`, { ...params, limit, offset }),
+    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM projects p WHERE ${where}`, args))!.n,
+    fetch: async (q, limit, offset) =>
+      (await q.all<Rec>(`SELECT p.* FROM projects p WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...args, limit, offset])).map(toProject),
   };
 }
 
-/** The group's own projects the viewer can see (GroupDetail.projects), oldest first. */
-export function groupProjects(ctx: AppContext, viewer: UserRow, group: NamespaceRow): ProjectRow[] {
-  return projectRows(ctx, `SELECT p.id FROM projects p WHERE p.namespace_id = @ns AND ${visibleProjectsSql(viewer)} ORDER BY p.id`, { ns: group.id });
+/** The group's own projects the viewer can see (GroupDetail.projects), oldest first. One statement. */
+export async function groupProjects(ctx: AppContext, viewer: UserRow, group: NamespaceRow): Promise<ProjectRow[]> {
+  const visible = visibleProjectsWhere(ctx.data.dialect, viewer);
+  const rows = await ctx.data.all<Rec>(`SELECT p.* FROM projects p WHERE p.namespace_id = ? AND ${visible.sql} ORDER BY p.id`, [group.id, ...visible.args]);
+  return rows.map(toProject);
 }
 
-/** Projects shared with the group (project_group_links) that the viewer can see (GroupDetail.shared_projects). */
-export function sharedProjects(ctx: AppContext, viewer: UserRow, group: NamespaceRow): ProjectRow[] {
-  return projectRows(
-    ctx,
-    `SELECT p.id FROM projects p JOIN project_group_links l ON l.project_id = p.id WHERE l.group_id = @ns AND ${visibleProjectsSql(viewer)} ORDER BY p.id`,
-    { ns: group.id },
+/** Projects shared with the group (project_group_links) that the viewer can see (GroupDetail.shared_projects). One statement. */
+export async function sharedProjects(ctx: AppContext, viewer: UserRow, group: NamespaceRow): Promise<ProjectRow[]> {
+  const visible = visibleProjectsWhere(ctx.data.dialect, viewer);
+  const rows = await ctx.data.all<Rec>(
+    `SELECT p.* FROM projects p JOIN project_group_links l ON l.project_id = p.id WHERE l.group_id = ? AND ${visible.sql} ORDER BY p.id`,
+    [group.id, ...visible.args],
   );
+  return rows.map(toProject);
 }
 
 /** Parameters of POST /groups and PUT /groups/:id. */
@@ -170,30 +197,32 @@ const NAME_PATTERN = /^[\p{L}\p{N}\p{Pd}_. ]*$/u;
 const LEVEL_NAMES: Record<number, string> = { 0: 'Private', 10: 'Internal', 20: 'Public' };
 
 /** Field checks shared by create and update; returns the validation hash (empty when fine). */
-export function validateGroupFields(ctx: AppContext, actor: UserRow, p: GroupParams, self: NamespaceRow | null): Record<string, string[]> {
+export async function validateGroupFields(ctx: AppContext, actor: UserRow, p: GroupParams, self: NamespaceRow | null): Promise<Record<string, string[]>> {
   const errors: Record<string, string[]> = {};
   const err = (k: string, m: string) => (errors[k] ??= []).push(m);
-  const others = self ? `AND id <> ${Math.trunc(self.id)}` : '';
+  const d = ctx.data.dialect;
+  const others = self ? 'AND id <> ?' : '';
+  const otherArgs = self ? [self.id] : [];
   if (p.name !== undefined) {
     if (!p.name.trim()) err('name', "can't be blank");
     else if (!NAME_PATTERN.test(p.name)) err('name', "can contain only letters, digits, '_', '.', dash and space.");
     else if (p.name.length > 255) err('name', 'is too long (maximum is 255 characters)');
-    else if (ctx.db.$client.prepare(`SELECT 1 FROM namespaces WHERE name = ? ${others}`).get(p.name)) err('name', 'has already been taken');
+    else if (await ctx.data.get(`SELECT 1 AS taken FROM namespaces WHERE name = ? ${others}`, [p.name, ...otherArgs])) err('name', 'has already been taken');
   }
   if (p.path !== undefined) {
     if (!p.path) err('path', "can't be blank");
     else if (!validPath(p.path)) err('path', "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.");
     else if (RESERVED_PATHS.has(p.path.toLowerCase())) err('path', `${p.path} is a reserved name`);
-    else if (ctx.db.$client.prepare(`SELECT 1 FROM namespaces WHERE path = ? COLLATE NOCASE ${others}`).get(p.path)) err('path', 'has already been taken');
+    else if (await ctx.data.get(`SELECT 1 AS taken FROM namespaces WHERE ${d.nocaseEq('path')} ${others}`, [p.path, ...otherArgs])) err('path', 'has already been taken');
   }
   if (p.description !== undefined && p.description.length > 255) err('description', 'is too long (maximum is 255 characters)');
   if (p.visibility_level !== undefined) {
     const level = p.visibility_level;
     if (![0, 10, 20].includes(level)) err('visibility_level', 'is not included in the list');
     else {
-      const restricted = JSON.parse(getSettings(ctx).restrictedVisibilityLevels ?? '[]') as number[];
+      const restricted = JSON.parse((await getSettingsAsync(ctx)).restrictedVisibilityLevels ?? '[]') as number[];
       if (!actor.isAdmin && restricted.includes(level)) err('visibility_level', `${LEVEL_NAMES[level]} has been restricted by your GitLab administrator`);
-      else if (self && ctx.db.$client.prepare(`SELECT 1 FROM projects WHERE namespace_id = ? AND visibility_level > ?`).get(self.id, level)) {
+      else if (self && (await ctx.data.get(`SELECT 1 AS higher FROM projects WHERE namespace_id = ? AND visibility_level > ?`, [self.id, level]))) {
         err('visibility_level', `${LEVEL_NAMES[level]!.toLowerCase()} is not allowed since there are projects with higher visibility.`);
       }
     }
@@ -202,76 +231,102 @@ export function validateGroupFields(ctx: AppContext, actor: UserRow, p: GroupPar
 }
 
 /** Create a group; the creator becomes its owner (50). 403 unless the actor may create groups. */
-export function createGroup(ctx: AppContext, actor: UserRow, p: GroupParams & { name: string; path: string }): NamespaceRow {
+export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParams & { name: string; path: string }): Promise<NamespaceRow> {
   if (!actor.canCreateGroup && !actor.isAdmin) throw forbidden();
-  const visibility = p.visibility_level ?? getSettings(ctx).defaultGroupVisibility;
-  const errors = validateGroupFields(ctx, actor, { ...p, visibility_level: visibility }, null);
+  const visibility = p.visibility_level ?? (await getSettingsAsync(ctx)).defaultGroupVisibility;
+  const errors = await validateGroupFields(ctx, actor, { ...p, visibility_level: visibility }, null);
   if (Object.keys(errors).length) throw validationError(errors);
   const t = now();
   // owner_id stays null for groups: ownership lives in members, and the users foreign key would cascade.
-  return ctx.db.transaction((tx) => {
-    const group = tx
-      .insert(namespaces)
-      .values({
-        name: p.name, path: p.path, kind: 'group', ownerId: null, description: p.description ?? '', visibilityLevel: visibility,
-        lfsEnabled: p.lfs_enabled ?? true, requestAccessEnabled: p.request_access_enabled ?? false, createdAt: t, updatedAt: t,
-      })
-      .returning()
-      .get();
-    tx.insert(members).values({ sourceType: 'Namespace', sourceId: group.id, userId: actor.id, accessLevel: OWNER, createdById: actor.id, createdAt: t, updatedAt: t }).run();
+  return ctx.data.transaction(async (tx) => {
+    const group = toNamespace((await tx.get<Rec>(
+      `INSERT INTO namespaces (name, path, kind, owner_id, description, visibility_level, share_with_group_lock, request_access_enabled, lfs_enabled, created_at, updated_at)
+       VALUES (?, ?, 'group', NULL, ?, ?, FALSE, ?, ?, ?, ?) RETURNING *`,
+      [p.name, p.path, p.description ?? '', visibility, p.request_access_enabled ?? false, p.lfs_enabled ?? true, t, t],
+    ))!);
+    await tx.run(
+      `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
+       VALUES ('Namespace', ?, ?, ?, NULL, ?, ?, ?)`,
+      [group.id, actor.id, OWNER, actor.id, t, t],
+    );
     return group;
   });
 }
 
 /** Update a group; a path change moves the storage of every project of the group once the rename is committed. */
 export async function updateGroup(ctx: AppContext, actor: UserRow, group: NamespaceRow, p: GroupParams): Promise<NamespaceRow> {
-  const errors = validateGroupFields(ctx, actor, p, group);
+  const errors = await validateGroupFields(ctx, actor, p, group);
   if (Object.keys(errors).length) throw validationError(errors);
-  const set: Partial<NamespaceRow> = { updatedAt: now() };
-  if (p.name !== undefined) set.name = p.name;
-  if (p.path !== undefined) set.path = p.path;
-  if (p.description !== undefined) set.description = p.description;
-  if (p.visibility_level !== undefined) set.visibilityLevel = p.visibility_level;
-  if (p.lfs_enabled !== undefined) set.lfsEnabled = p.lfs_enabled;
-  if (p.request_access_enabled !== undefined) set.requestAccessEnabled = p.request_access_enabled;
-  const { updated, moved } = ctx.db.transaction((tx) => {
-    const updated = tx.update(namespaces).set(set).where(eq(namespaces.id, group.id)).returning().get();
-    const moved = updated.path !== group.path ? tx.select().from(projects).where(eq(projects.namespaceId, group.id)).all() : [];
+  const sets = ['updated_at = ?'];
+  const args: unknown[] = [now()];
+  const set = (column: string, value: unknown) => {
+    if (value === undefined) return;
+    sets.push(`${column} = ?`);
+    args.push(value);
+  };
+  set('name', p.name);
+  set('path', p.path);
+  set('description', p.description);
+  set('visibility_level', p.visibility_level);
+  set('lfs_enabled', p.lfs_enabled);
+  set('request_access_enabled', p.request_access_enabled);
+  const { updated, moved } = await ctx.data.transaction(async (tx) => {
+    const updated = toNamespace((await tx.get<Rec>(`UPDATE namespaces SET ${sets.join(', ')} WHERE id = ? RETURNING *`, [...args, group.id]))!);
+    const moved = updated.path !== group.path ? (await tx.all<Rec>(`SELECT * FROM projects WHERE namespace_id = ? ORDER BY id`, [group.id])).map(toProject) : [];
     return { updated, moved };
   });
   for (const project of moved) await storageMoved(ctx, project, `${group.path}/${project.path}`, `${updated.path}/${project.path}`);
   return updated;
 }
 
-/** Delete a group with its members and projects (rows first, then the projects' storage). */
+/** The rows of projects being deleted, as services/projects deleteProjectRows deletes one (the rest cascades). */
+async function deleteProjectRowsIn(tx: Queries, ids: number[]): Promise<void> {
+  const d = tx.dialect;
+  await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id IN ${d.inIds}`, [d.ids(ids)]);
+  await tx.run(`UPDATE projects SET forked_from_id = NULL WHERE forked_from_id IN ${d.inIds}`, [d.ids(ids)]);
+  await tx.run(`DELETE FROM projects WHERE id IN ${d.inIds}`, [d.ids(ids)]);
+}
+
+/** Delete a group with its members and projects (rows first in one transaction, then the projects' storage). */
 export async function deleteGroup(ctx: AppContext, group: NamespaceRow): Promise<void> {
-  const projectIds = ctx.db.transaction((tx) => {
-    const owned = tx.select().from(projects).where(eq(projects.namespaceId, group.id)).all();
-    for (const project of owned) deleteProjectRows(ctx, project);
-    tx.delete(members).where(and(eq(members.sourceType, 'Namespace'), eq(members.sourceId, group.id))).run();
-    tx.delete(namespaces).where(eq(namespaces.id, group.id)).run();
-    return owned.map((p) => p.id);
+  const projectIds = await ctx.data.transaction(async (tx) => {
+    const owned = (await tx.all<{ id: number }>(`SELECT id FROM projects WHERE namespace_id = ? ORDER BY id`, [group.id])).map((r) => r.id);
+    if (owned.length) await deleteProjectRowsIn(tx, owned);
+    await tx.run(`DELETE FROM members WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
+    await tx.run(`DELETE FROM namespaces WHERE id = ?`, [group.id]);
+    return owned;
   });
   await removeProjectStorage(ctx, projectIds);
 }
 
-/** Move a project into a group's namespace (admin action); 400 with the validation hash when it cannot go there. */
+/**
+ * Move a project into a group's namespace (admin action); 400 with the validation hash when it cannot go there.
+ * The storage moves after the commit; when that fails the row is put back in its old namespace.
+ */
 export async function transferProject(ctx: AppContext, group: NamespaceRow, project: ProjectRow): Promise<ProjectRow> {
-  const from = projectNamespace(ctx, project);
+  const d = ctx.data.dialect;
+  const from = toNamespace((await ctx.data.get<Rec>(`SELECT * FROM namespaces WHERE id = ?`, [project.namespaceId]))!);
   const errors: Record<string, string[]> = {};
   if (from.id === group.id) errors.namespace = ['Project is already in this namespace.'];
   else {
-    const clash = ctx.db.$client
-      .prepare(`SELECT path = ? COLLATE NOCASE AS same_path, name = ? COLLATE NOCASE AS same_name FROM projects WHERE namespace_id = ? AND (path = ? COLLATE NOCASE OR name = ? COLLATE NOCASE)`)
-      .all(project.path, project.name, group.id, project.path, project.name) as { same_path: number; same_name: number }[];
-    if (clash.some((c) => c.same_path)) errors.namespace = ['Project with same path in target namespace already exists'];
-    else if (clash.some((c) => c.same_name)) errors.name = ['has already been taken'];
+    const clash = await ctx.data.all<{ same_path: unknown; same_name: unknown }>(
+      `SELECT CASE WHEN ${d.nocaseEq('path')} THEN 1 ELSE 0 END AS same_path, CASE WHEN ${d.nocaseEq('name')} THEN 1 ELSE 0 END AS same_name
+       FROM projects WHERE namespace_id = ? AND (${d.nocaseEq('path')} OR ${d.nocaseEq('name')})`,
+      [project.path, project.name, group.id, project.path, project.name],
+    );
+    if (clash.some((c) => !!c.same_path)) errors.namespace = ['Project with same path in target namespace already exists'];
+    else if (clash.some((c) => !!c.same_name)) errors.name = ['has already been taken'];
     if (project.visibilityLevel > group.visibilityLevel) {
       errors.visibility_level = [`${LEVEL_NAMES[project.visibilityLevel]!.toLowerCase()} is not allowed in a ${LEVEL_NAMES[group.visibilityLevel]!.toLowerCase()} group.`];
     }
   }
   if (Object.keys(errors).length) throw validationError(errors);
-  const moved = ctx.db.update(projects).set({ namespaceId: group.id, updatedAt: now() }).where(eq(projects.id, project.id)).returning().get();
-  await storageMoved(ctx, moved, `${from.path}/${project.path}`, `${group.path}/${project.path}`);
+  const moved = toProject((await ctx.data.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]))!);
+  try {
+    await storageMoved(ctx, moved, `${from.path}/${project.path}`, `${group.path}/${project.path}`);
+  } catch (e) {
+    await ctx.data.run(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ?`, [project.namespaceId, project.updatedAt, project.id]);
+    throw e;
+  }
   return moved;
 }

@@ -1,17 +1,18 @@
 /**
  * Members of projects and groups (GitLab 8.12 lib/api/members.rb semantics): list, show, add, update, remove.
  * Callers resolve the source with the read or admin ability first; removal checks its own rules here.
+ * Everything runs on the data layer (ctx.data), on SQLite and PostgreSQL alike.
  */
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { members, users, type MemberRow, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import type { Queries } from '../db/layer/types.js';
+import type { MemberRow, NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
+import { toMember, toUser } from '../db/rows.js';
 import { conflict, forbidden, notFoundMessage, unprocessable, validationError } from '../errors.js';
-import { canGroup, canProject, DEVELOPER, GUEST, MASTER, OWNER, REPORTER } from '../policy/permissions.js';
-import { recordEvent } from './events.js';
+import { canGroupAsync, canProjectAsync, DEVELOPER, GUEST, MASTER, OWNER, REPORTER } from '../policy/permissions.js';
+import { recordEventAsync } from './events.js';
 import type { Listing } from './groups.js';
-import { projectNamespace } from './projects.js';
-import { findUser } from './users.js';
+import { findUserAsync } from './users.js';
 import { likePattern } from '../db/sql.js';
 
 /** What members belong to: a project or a group. */
@@ -33,35 +34,45 @@ export interface MemberParams {
 /** Levels a member may hold: projects 10-40 (owner comes from the namespace), groups 10-50. */
 const LEVELS = { project: [GUEST, REPORTER, DEVELOPER, MASTER], group: [GUEST, REPORTER, DEVELOPER, MASTER, OWNER] };
 
-const sourceCond = (s: MemberSource): SQL =>
-  s.kind === 'project'
-    ? and(eq(members.sourceType, 'Project'), eq(members.sourceId, s.project.id))!
-    : and(eq(members.sourceType, 'Namespace'), eq(members.sourceId, s.group.id))!;
+/** The member columns of a `members m JOIN users u` row, prefixed `m_` beside `u.*` (read back with toMember(row, 'm_')). */
+const MEMBER_COLUMNS = ['id', 'source_type', 'source_id', 'user_id', 'access_level', 'expires_at', 'created_by_id', 'created_at', 'updated_at']
+  .map((c) => `m.${c} AS m_${c}`).join(', ');
+const MEMBERS_WITH_USERS = `SELECT u.*, ${MEMBER_COLUMNS} FROM members m JOIN users u ON u.id = m.user_id`;
+
+type Rec = Record<string, unknown>;
+const toMemberWithUser = (r: Rec): MemberWithUser => ({ member: toMember(r, 'm_'), user: toUser(r) });
+
+/** `m.source_type = ? AND m.source_id = ?` and its arguments. */
+const sourceArgs = (s: MemberSource): [string, number] => (s.kind === 'project' ? ['Project', s.project.id] : ['Namespace', s.group.id]);
+const SOURCE = `m.source_type = ? AND m.source_id = ?`;
 
 /** Direct members of a source, optionally searched by name, email or username; ordered by membership id. */
 export function listMembers(ctx: AppContext, source: MemberSource, query?: string): Listing<MemberWithUser> {
-  let where = sourceCond(source);
+  let where = SOURCE;
+  const args: unknown[] = sourceArgs(source);
   if (query) {
+    const like = ctx.data.dialect.ilike;
     const pattern = likePattern(query);
-    where = and(where, sql`(${users.name} LIKE ${pattern} ESCAPE '\\' OR ${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.username} LIKE ${pattern} ESCAPE '\\')`)!;
+    where += ` AND (u.name ${like} ? ESCAPE '\\' OR u.email ${like} ? ESCAPE '\\' OR u.username ${like} ? ESCAPE '\\')`;
+    args.push(pattern, pattern, pattern);
   }
   return {
-    count: () => ctx.db.select({ n: sql<number>`count(*)` }).from(members).innerJoin(users, eq(users.id, members.userId)).where(where).get()!.n,
-    fetch: (limit, offset) =>
-      ctx.db.select({ member: members, user: users }).from(members).innerJoin(users, eq(users.id, members.userId)).where(where)
-        .orderBy(asc(members.id)).limit(limit).offset(offset).all(),
+    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM members m JOIN users u ON u.id = m.user_id WHERE ${where}`, args))!.n,
+    fetch: async (q, limit, offset) =>
+      (await q.all<Rec>(`${MEMBERS_WITH_USERS} WHERE ${where} ORDER BY m.id LIMIT ? OFFSET ?`, [...args, limit, offset])).map(toMemberWithUser),
   };
 }
 
 /** The membership of `userId` in a source, or null. */
-export function memberOf(ctx: AppContext, source: MemberSource, userId: number): MemberWithUser | null {
-  return ctx.db.select({ member: members, user: users }).from(members).innerJoin(users, eq(users.id, members.userId))
-    .where(and(sourceCond(source), eq(members.userId, userId))).get() ?? null;
+export async function memberOf(ctx: AppContext, source: MemberSource, userId: number, q: Queries = ctx.data): Promise<MemberWithUser | null> {
+  if (!Number.isSafeInteger(userId) || Math.abs(userId) > 2147483647) return null; // beyond PostgreSQL's integer ids
+  const row = await q.get<Rec>(`${MEMBERS_WITH_USERS} WHERE ${SOURCE} AND m.user_id = ?`, [...sourceArgs(source), userId]);
+  return row ? toMemberWithUser(row) : null;
 }
 
 /** The membership of `userId`, or 404 `404 Not found`. */
-export function getMember(ctx: AppContext, source: MemberSource, userId: number): MemberWithUser {
-  const found = memberOf(ctx, source, userId);
+export async function getMember(ctx: AppContext, source: MemberSource, userId: number): Promise<MemberWithUser> {
+  const found = await memberOf(ctx, source, userId);
   if (!found) throw notFoundMessage('404 Not found');
   return found;
 }
@@ -81,54 +92,59 @@ function expiresAt(value: string | null | undefined): string | null | undefined 
 }
 
 /** Whether the user owns the personal namespace of a project (that member cannot be removed). */
-function isProjectOwner(ctx: AppContext, project: ProjectRow, userId: number): boolean {
-  const ns = projectNamespace(ctx, project);
-  return ns.kind === 'user' && ns.ownerId === userId;
+async function isProjectOwner(ctx: AppContext, project: ProjectRow, userId: number): Promise<boolean> {
+  const ns = await ctx.data.get<{ kind: string; owner_id: number | null }>(`SELECT kind, owner_id FROM namespaces WHERE id = ?`, [project.namespaceId]);
+  return !!ns && ns.kind === 'user' && ns.owner_id === userId;
 }
 
 /** Whether `userId` is the only owner of a group. */
-function isLastOwner(ctx: AppContext, group: NamespaceRow, userId: number): boolean {
-  const owners = ctx.db.select({ userId: members.userId }).from(members)
-    .where(and(eq(members.sourceType, 'Namespace'), eq(members.sourceId, group.id), eq(members.accessLevel, OWNER))).all();
-  return owners.length === 1 && owners[0]!.userId === userId;
+async function isLastOwner(ctx: AppContext, group: NamespaceRow, userId: number): Promise<boolean> {
+  const owners = await ctx.data.all<{ user_id: number }>(
+    `SELECT m.user_id FROM members m WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.access_level = ?`, [group.id, OWNER],
+  );
+  return owners.length === 1 && owners[0]!.user_id === userId;
 }
 
 /**
  * Add a member. Project: an existing member is returned unchanged (GitLab 8.12); group: 409 `Member already
  * exists`. Unknown user: 404 `User Not Found`; bad level: 422. Records a `joined` event for projects.
  */
-export function addMember(ctx: AppContext, actor: UserRow, source: MemberSource, userId: number, p: MemberParams): MemberWithUser {
-  const existing = memberOf(ctx, source, userId);
+export async function addMember(ctx: AppContext, actor: UserRow, source: MemberSource, userId: number, p: MemberParams): Promise<MemberWithUser> {
+  const existing = await memberOf(ctx, source, userId);
   if (existing) {
     if (source.kind === 'group') throw conflict('Member already exists');
     return existing;
   }
-  const user = findUser(ctx, userId);
+  const user = await findUserAsync(ctx, userId);
   checkLevel(source, p.access_level);
   const expires = expiresAt(p.expires_at) ?? null;
   const t = now();
-  const member = ctx.db.transaction((tx) => {
-    const row = tx.insert(members).values({
-      sourceType: source.kind === 'project' ? 'Project' : 'Namespace', sourceId: source.kind === 'project' ? source.project.id : source.group.id,
-      userId: user.id, accessLevel: p.access_level, expiresAt: expires, createdById: actor.id, createdAt: t, updatedAt: t,
-    }).returning().get();
-    if (source.kind === 'project') recordEvent(tx, { projectId: source.project.id, authorId: user.id, action: 'joined' });
-    return row;
+  const [sourceType, sourceId] = sourceArgs(source);
+  const member = await ctx.data.transaction(async (tx) => {
+    const row = await tx.get<Rec>(
+      `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      [sourceType, sourceId, user.id, p.access_level, expires, actor.id, t, t],
+    );
+    if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: user.id, action: 'joined' });
+    return toMember(row!);
   });
   return { member, user };
 }
 
 /** Change a member's access level (and expiry). 404 `404 Not found` when not a member; 422 for a bad level. */
-export function updateMember(ctx: AppContext, source: MemberSource, userId: number, p: MemberParams): MemberWithUser {
-  const found = getMember(ctx, source, userId);
+export async function updateMember(ctx: AppContext, source: MemberSource, userId: number, p: MemberParams): Promise<MemberWithUser> {
+  const found = await getMember(ctx, source, userId);
   checkLevel(source, p.access_level);
   const expires = expiresAt(p.expires_at);
   // Demoting the last owner would leave a group nobody but an admin can manage.
-  if (source.kind === 'group' && p.access_level < OWNER && isLastOwner(ctx, source.group, userId)) throw forbidden();
-  const set: Partial<MemberRow> = { accessLevel: p.access_level, updatedAt: now() };
-  if (expires !== undefined) set.expiresAt = expires;
-  const member = ctx.db.update(members).set(set).where(eq(members.id, found.member.id)).returning().get();
-  return { member, user: found.user };
+  if (source.kind === 'group' && p.access_level < OWNER && (await isLastOwner(ctx, source.group, userId))) throw forbidden();
+  const row = expires !== undefined
+    ? await ctx.data.get<Rec>(`UPDATE members SET access_level = ?, updated_at = ?, expires_at = ? WHERE id = ? RETURNING *`, [p.access_level, now(), expires, found.member.id])
+    : await ctx.data.get<Rec>(`UPDATE members SET access_level = ?, updated_at = ? WHERE id = ? RETURNING *`, [p.access_level, now(), found.member.id]);
+  // A membership removed meanwhile: as if it had not been found.
+  if (!row) throw notFoundMessage('404 Not found');
+  return { member: toMember(row), user: found.user };
 }
 
 /**
@@ -136,24 +152,23 @@ export function updateMember(ctx: AppContext, source: MemberSource, userId: numb
  * the owner of a personal project's namespace nor a group's last owner (403). Returns null for a project user who
  * is not a member (GitLab answers `Access revoked`); a group non-member is 404 `404 Member: user_id:<id> Not Found`.
  */
-export function removeMember(ctx: AppContext, actor: UserRow, source: MemberSource, userId: number): MemberWithUser | null {
-  const found = memberOf(ctx, source, userId);
+export async function removeMember(ctx: AppContext, actor: UserRow, source: MemberSource, userId: number): Promise<MemberWithUser | null> {
+  const found = await memberOf(ctx, source, userId);
   if (!found) {
     if (source.kind === 'group') throw notFoundMessage(`404 Member: user_id:${userId} Not Found`);
     return null;
   }
   const self = actor.id === userId;
   if (source.kind === 'project') {
-    if (isProjectOwner(ctx, source.project, userId)) throw forbidden();
-    if (!self && !canProject(ctx, actor, 'admin_project_member', source.project)) throw forbidden();
+    if (await isProjectOwner(ctx, source.project, userId)) throw forbidden();
+    if (!self && !(await canProjectAsync(ctx, actor, 'admin_project_member', source.project))) throw forbidden();
   } else {
-    if (isLastOwner(ctx, source.group, userId)) throw forbidden();
-    if (!self && !canGroup(ctx, actor, 'admin_group_member', source.group)) throw forbidden();
+    if (await isLastOwner(ctx, source.group, userId)) throw forbidden();
+    if (!self && !(await canGroupAsync(ctx, actor, 'admin_group_member', source.group))) throw forbidden();
   }
-  ctx.db.transaction((tx) => {
-    tx.delete(members).where(eq(members.id, found.member.id)).run();
-    if (source.kind === 'project') recordEvent(tx, { projectId: source.project.id, authorId: userId, action: 'left' });
+  await ctx.data.transaction(async (tx) => {
+    await tx.run(`DELETE FROM members WHERE id = ?`, [found.member.id]);
+    if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: userId, action: 'left' });
   });
   return found;
 }
-

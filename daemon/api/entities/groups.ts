@@ -1,7 +1,7 @@
 /** Group presenters (GitLab v3 Group, GroupDetail, Namespace) and their response schemas. */
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import type { NamespaceRow, UserRow } from '../../db/schema.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
 import { groupProjects, sharedProjects } from '../../services/groups.js';
 import { Nullable } from '../params.js';
 import { presentProjects, ProjectSchema } from './projects.js';
@@ -21,12 +21,18 @@ export function groupEntity(ctx: AppContext, g: NamespaceRow) {
   };
 }
 
+/** Projects as a group's responses show them (GroupDetail, GET /groups/:id/projects): the project presenter. */
+export async function presentGroupProjects(ctx: AppContext, viewer: UserRow, rows: ProjectRow[]) {
+  return presentProjects(ctx, viewer, rows);
+}
+
 /** GroupDetail: Group plus the group's projects and the projects shared with it, limited to what the viewer can see. */
-export function groupDetail(ctx: AppContext, viewer: UserRow, g: NamespaceRow) {
+export async function groupDetail(ctx: AppContext, viewer: UserRow, g: NamespaceRow) {
+  const [own, shared] = [await groupProjects(ctx, viewer, g), await sharedProjects(ctx, viewer, g)];
   return {
     ...groupEntity(ctx, g),
-    projects: presentProjects(ctx, viewer, groupProjects(ctx, viewer, g)),
-    shared_projects: presentProjects(ctx, viewer, sharedProjects(ctx, viewer, g)),
+    projects: await presentGroupProjects(ctx, viewer, own),
+    shared_projects: await presentGroupProjects(ctx, viewer, shared),
   };
 }
 
