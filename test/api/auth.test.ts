@@ -123,23 +123,23 @@ describe('secrets at rest', () => {
   it('stores no token, password or derived secret in plain text', async () => {
     const pat = await s.api('POST', `/users/${bob.id}/personal_access_tokens`, s.root, { name: 'at rest' });
     const secrets = [s.root.token, alice.token, bob.token, alicePat, pat.body.token, ROOT_PASSWORD, 'password123'];
-    const db = s.ctx.db.$client;
+    const db = s.ctx.data;
     for (const table of ['users', 'personal_access_tokens', 'application_settings', 'namespaces']) {
-      const rows = db.prepare(`SELECT * FROM ${table}`).all() as Record<string, unknown>[];
+      const rows = await db.all(`SELECT * FROM ${table}`);
       expect(rows.length).toBeGreaterThan(0);
       const text = JSON.stringify(rows);
       for (const secret of secrets) expect(text.includes(secret), `${table} holds a secret`).toBe(false);
     }
-    const user = db.prepare('SELECT password_hash, private_token_hash FROM users WHERE id = ?').get(alice.id) as Record<string, string>;
+    const user = (await db.get<Record<string, string>>('SELECT password_hash, private_token_hash FROM users WHERE id = ?', [alice.id]))!;
     expect(user.password_hash).toMatch(/^scrypt\$/);
     expect(user.private_token_hash).toMatch(/^[0-9a-f]{64}$/);
-    const tokens = db.prepare('SELECT token_hash FROM personal_access_tokens').all() as { token_hash: string }[];
+    const tokens = await db.all<{ token_hash: string }>('SELECT token_hash FROM personal_access_tokens');
     for (const t of tokens) expect(t.token_hash).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('the settings table holds the runners registration token sealed, not in plain text', async () => {
     const token = (await s.api('GET', '/application/settings', s.root)).body.runners_registration_token as string;
-    const raw = s.ctx.db.$client.prepare('SELECT runners_registration_token AS t FROM application_settings').get() as { t: string };
+    const raw = (await s.ctx.data.get<{ t: string }>('SELECT runners_registration_token AS t FROM application_settings'))!;
     expect(raw.t).not.toContain(token);
     expect(s.ctx.secrets.open(raw.t)).toBe(token);
   });

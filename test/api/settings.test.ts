@@ -8,7 +8,7 @@ import { resolveConfig } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
 import { openDatabase } from '../../daemon/db/connection.js';
 import { sqliteDatabase } from '../../daemon/db/layer/sqlite.js';
-import { getSettings, runnersRegistrationToken } from '../../daemon/services/settings.js';
+import { getSettingsAsync } from '../../daemon/services/settings.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 
 let s: TestServer;
@@ -25,6 +25,9 @@ const FIELDS: Record<string, 'integer' | 'boolean' | 'string' | 'string?' | 'int
 };
 
 const get = async () => (await s.api('GET', '/application/settings', s.root)).body;
+/** The stored git protocol setting (write-only in the API), read from the database. */
+const storedProtocol = async () =>
+  (await s.ctx.data.get<{ p: string | null }>('SELECT enabled_git_access_protocol AS p FROM application_settings WHERE id = 1'))!.p;
 const put = (body: unknown, headers?: Record<string, string>) => s.api('PUT', '/application/settings', s.root, body, headers);
 
 beforeAll(async () => {
@@ -89,7 +92,7 @@ describe('PUT /application/settings', () => {
     expect(r.body).toMatchObject({ ...shown, restricted_visibility_levels: [0, 20] });
     // accepted and stored, but write-only: neither the PUT answer nor GET shows it
     expect(r.body).not.toHaveProperty('enabled_git_access_protocol');
-    expect(getSettings(s.ctx).enabledGitAccessProtocol).toBe(protocol);
+    expect(await storedProtocol()).toBe(protocol);
     expect(r.body.runners_registration_token).toBe(before.runners_registration_token);
     expect(r.body.created_at).toBe(before.created_at);
     expect(r.body.updated_at >= before.updated_at).toBe(true);
@@ -123,10 +126,10 @@ describe('PUT /application/settings', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ restricted_visibility_levels: null, domain_whitelist: null, sign_in_text: null, home_page_url: null });
     await put({ enabled_git_access_protocol: 'ssh' });
-    expect(getSettings(s.ctx).enabledGitAccessProtocol).toBe('ssh');
+    expect(await storedProtocol()).toBe('ssh');
     const form = await put('restricted_visibility_levels=&enabled_git_access_protocol=', FORM);
     expect(form.body).toMatchObject({ restricted_visibility_levels: null });
-    expect(getSettings(s.ctx).enabledGitAccessProtocol).toBeNull();
+    expect(await storedProtocol()).toBeNull();
   });
 
   it('an empty body changes nothing', async () => {
@@ -217,6 +220,9 @@ describe('effects', () => {
 });
 
 describe('runners_registration_token', () => {
+  /** The instance runner registration token in plain text, as the daemon reads it. */
+  const tokenOf = async (ctx: AppContext) => ctx.secrets.open((await getSettingsAsync(ctx)).runnersRegistrationToken);
+
   /** A context on a fresh data dir, bootstrapped from a resolved configuration. */
   async function contextWith(dataDir: string, env: NodeJS.ProcessEnv): Promise<AppContext> {
     const config = resolveConfig({ dataDir, port: '0', logLevel: 'silent' }, { GANTRY_ROOT_PASSWORD: 'rootpassword123', ...env });
@@ -232,7 +238,7 @@ describe('runners_registration_token', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gantry-settings-'));
     try {
       const ctx = await contextWith(dir, { GANTRY_RUNNERS_TOKEN: 'configured-runners-token-1' });
-      expect(runnersRegistrationToken(ctx)).toBe('configured-runners-token-1');
+      expect(await tokenOf(ctx)).toBe('configured-runners-token-1');
       const app = await buildApp(ctx);
       const login = await app.inject({ method: 'POST', url: '/api/v3/session', payload: { login: 'root', password: 'rootpassword123' } });
       const token = login.json().private_token as string;
@@ -242,11 +248,11 @@ describe('runners_registration_token', () => {
       ctx.db.$client.close();
 
       const again = await contextWith(dir, { GANTRY_RUNNERS_TOKEN: 'configured-runners-token-2' });
-      expect(runnersRegistrationToken(again)).toBe('configured-runners-token-2');
+      expect(await tokenOf(again)).toBe('configured-runners-token-2');
       again.db.$client.close();
 
       const unset = await contextWith(dir, {});
-      expect(runnersRegistrationToken(unset)).toBe('configured-runners-token-2');
+      expect(await tokenOf(unset)).toBe('configured-runners-token-2');
       unset.db.$client.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -257,11 +263,11 @@ describe('runners_registration_token', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gantry-settings-'));
     try {
       const ctx = await contextWith(dir, {});
-      const first = runnersRegistrationToken(ctx);
+      const first = await tokenOf(ctx);
       expect(first).toMatch(/^[A-Za-z0-9_-]{20,}$/);
       ctx.db.$client.close();
       const again = await contextWith(dir, {});
-      expect(runnersRegistrationToken(again)).toBe(first);
+      expect(await tokenOf(again)).toBe(first);
       again.db.$client.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
