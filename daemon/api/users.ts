@@ -6,16 +6,16 @@ import { badRequest, forbidden, invalidParam, notFound, unauthorized, validation
 import { adminOnly, requireAdmin, requireUser } from '../policy/authentication.js';
 import { canManageUser } from '../policy/permissions.js';
 import {
-  createPersonalAccessToken, createUser, deleteUser, findPersonalAccessToken, findUser, listPersonalAccessTokens, listUsers,
+  createPersonalAccessToken, createUser, deleteUser, findPersonalAccessToken, findUserAsync, listPersonalAccessTokens, listUsers,
   revokePersonalAccessToken, setUserState, signIn, updateUser, usersByUsername, type UserParams,
 } from '../services/users.js';
 import { removeProjectStorage } from '../services/storage.js';
 import {
-  personalAccessTokenEntity, PersonalAccessTokenSchema, PersonalAccessTokenWithTokenSchema, userBasic, userEntity, userFull, userLogin,
-  UserBasicSchema, UserFullSchema, UserLoginSchema, UserSchema,
+  gravatarEnabledAsync, personalAccessTokenEntity, PersonalAccessTokenSchema, PersonalAccessTokenWithTokenSchema, userBasic, userEntity,
+  userFullAsync, userFullsAsync, userLoginAsync, UserBasicSchema, UserFullSchema, UserLoginSchema, UserSchema,
 } from './entities/users.js';
 import { Bool, given, Int, PageParams, RequiredString } from './params.js';
-import { paginate, paginateArray } from './pagination.js';
+import { paginateArray, paginateAsync } from './pagination.js';
 import { validDate } from '../dates.js';
 
 const UserFields = {
@@ -67,12 +67,15 @@ async function dropBlank(request: FastifyRequest): Promise<void> {
   for (const [k, v] of Object.entries(body)) if (v === '' || v === null) delete (body as Record<string, unknown>)[k];
 }
 
-/** Registers the session, user and users routes. */
+/**
+ * Registers the session, user and users routes. All of them run on the data layer (ctx.data) and are served on both
+ * engines (`config.postgres`).
+ */
 export default async function userRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
 
   api.post('/session', {
-    config: { public: true },
+    config: { public: true, postgres: true },
     schema: {
       tags: ['session'],
       summary: 'Sign in with login (username or email) or email, and password; returns the private token. 401 when wrong; 429 with Retry-After after too many failures (README "Limits")',
@@ -89,13 +92,16 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     if (!body.password) throw badRequest('password');
     const user = await signIn(ctx, login, body.password, { address: request.ip });
     if (!user) throw unauthorized();
-    return reply.code(201).send(userLogin(ctx, user));
+    return reply.code(201).send(await userLoginAsync(ctx, user));
   });
 
-  api.get('/user', { schema: { tags: ['users'], summary: 'The signed-in user', response: { 200: UserFullSchema } } }, async (request) =>
-    userFull(ctx, requireUser(request)));
+  api.get('/user', {
+    config: { postgres: true },
+    schema: { tags: ['users'], summary: 'The signed-in user', response: { 200: UserFullSchema } },
+  }, async (request) => userFullAsync(ctx, requireUser(request)));
 
   api.get('/users', {
+    config: { postgres: true },
     schema: {
       tags: ['users'],
       summary: 'List users (admins get UserFull, others UserBasic); ?username= is exact (a paginated list of at most one)',
@@ -108,37 +114,42 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
   }, async (request, reply) => {
     const viewer = requireUser(request);
     const q = request.query as { search?: string; username?: string; active?: string; blocked?: string };
-    const present = (u: UserRow) => (viewer.isAdmin ? userFull(ctx, u) : userBasic(ctx, u));
-    if (q.username) return paginateArray(request, reply, usersByUsername(ctx, q.username)).map(present);
-    const listing = listUsers(ctx, { search: q.search, active: !!q.active, blocked: !!q.blocked });
-    return paginate(request, reply, listing.count, listing.fetch).map(present);
+    const gravatar = await gravatarEnabledAsync(ctx);
+    const present = async (list: UserRow[]) => (viewer.isAdmin ? userFullsAsync(ctx, list, gravatar) : list.map((u) => userBasic(ctx, u, gravatar)));
+    if (q.username) return present(paginateArray(request, reply, await usersByUsername(ctx, q.username)));
+    const listing = listUsers({ search: q.search, active: !!q.active, blocked: !!q.blocked });
+    return present(await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch));
   });
 
   api.get('/users/:id', {
+    config: { postgres: true },
     schema: { tags: ['users'], summary: 'One user (UserFull for admins and the user themself)', params: UserIdParams, response: { 200: Type.Union([UserFullSchema, UserSchema]) } },
   }, async (request) => {
     const viewer = requireUser(request);
-    const user = findUser(ctx, numericParam(request, 'id', 'User'));
-    return viewer.isAdmin || viewer.id === user.id ? userFull(ctx, user) : userEntity(ctx, user);
+    const user = await findUserAsync(ctx, numericParam(request, 'id', 'User'));
+    return viewer.isAdmin || viewer.id === user.id ? userFullAsync(ctx, user) : userEntity(ctx, user, await gravatarEnabledAsync(ctx));
   });
 
   api.post('/users', {
+    config: { postgres: true },
     preValidation: [adminOnly, dropBlank],
     schema: { tags: ['users'], summary: 'Create a user (admin)', body: CreateUserBody, response: { 201: UserFullSchema } },
   }, async (request, reply) => {
     const user = await createUser(ctx, request.body as UserParams & { email: string; password: string; username: string; name: string });
-    return reply.code(201).send(userFull(ctx, user));
+    return reply.code(201).send(await userFullAsync(ctx, user));
   });
 
   api.put('/users/:id', {
+    config: { postgres: true },
     preValidation: [adminOnly, dropBlank],
     schema: { tags: ['users'], summary: 'Update a user (admin)', params: UserIdParams, body: Type.Object(UserFields), response: { 200: UserFullSchema } },
   }, async (request) => {
-    const user = findUser(ctx, numericParam(request, 'id', 'User'));
-    return userFull(ctx, await updateUser(ctx, user, (request.body ?? {}) as UserParams));
+    const user = await findUserAsync(ctx, numericParam(request, 'id', 'User'));
+    return userFullAsync(ctx, await updateUser(ctx, user, (request.body ?? {}) as UserParams));
   });
 
   api.delete('/users/:id', {
+    config: { postgres: true },
     preValidation: adminOnly,
     schema: {
       tags: ['users'],
@@ -148,34 +159,35 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const admin = requireAdmin(request);
-    const user = findUser(ctx, numericParam(request, 'id', 'User'));
+    const user = await findUserAsync(ctx, numericParam(request, 'id', 'User'));
     if (user.id === admin.id) throw forbidden('You cannot delete yourself');
-    const body = userFull(ctx, user);
-    const { projectIds } = deleteUser(ctx, user);
-    await removeProjectStorage(ctx, projectIds);
+    const body = await userFullAsync(ctx, user);
+    const { projectIds } = await deleteUser(ctx, user);
+    await removeProjectStorage(ctx, projectIds); // after the commit
     return body;
   });
 
   for (const [action, state] of [['block', 'blocked'], ['unblock', 'active']] as const) {
     api.put(`/users/:id/${action}`, {
+      config: { postgres: true },
       preValidation: adminOnly,
       schema: { tags: ['users'], summary: `${action[0]!.toUpperCase()}${action.slice(1)} a user (admin)`, params: UserIdParams, response: { 200: Type.Boolean() } },
     }, async (request) => {
       const admin = requireAdmin(request);
-      const user = findUser(ctx, numericParam(request, 'id', 'User'));
+      const user = await findUserAsync(ctx, numericParam(request, 'id', 'User'));
       if (user.id === admin.id && state === 'blocked') throw forbidden('You cannot block yourself');
-      setUserState(ctx, user, state);
+      await setUserState(ctx, user, state);
       return true;
     });
   }
 
   // Personal access tokens: admins for anyone at /users/:id/..., every user for themself at /user/... (or their own id).
-  const tokenOwner = (request: FastifyRequest): UserRow => {
+  const tokenOwner = async (request: FastifyRequest): Promise<UserRow> => {
     const caller = requireUser(request);
     if ((request.params as { id?: string }).id === undefined) return caller;
     const id = numericParam(request, 'id', 'User');
     if (!canManageUser(caller, id)) throw forbidden();
-    return findUser(ctx, id);
+    return findUserAsync(ctx, id);
   };
   for (const base of ['/user/personal_access_tokens', '/users/:id/personal_access_tokens']) {
     const forUser = base.startsWith('/users');
@@ -183,42 +195,46 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     const itemParams = forUser ? UserTokenParams : TokenParams;
     const who = forUser ? "a user's (admin, or the user themself)" : "the signed-in user's";
     api.get(base, {
+      config: { postgres: true },
       schema: {
         tags: ['personal access tokens'], summary: `List ${who} personal access tokens (never the secret)`, params,
         querystring: Type.Object({ state: Type.Optional(Type.String({ description: 'active or inactive; all when omitted' })), ...PageParams }),
         response: { 200: Type.Array(PersonalAccessTokenSchema) },
       },
     }, async (request, reply) => {
-      const owner = tokenOwner(request);
+      const owner = await tokenOwner(request);
       const state = (request.query as { state?: string }).state;
-      const listing = listPersonalAccessTokens(ctx, owner, state === 'active' || state === 'inactive' ? state : undefined);
-      return paginate(request, reply, listing.count, listing.fetch).map(personalAccessTokenEntity);
+      const listing = listPersonalAccessTokens(owner, state === 'active' || state === 'inactive' ? state : undefined);
+      return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(personalAccessTokenEntity);
     });
     api.get(`${base}/:token_id`, {
+      config: { postgres: true },
       schema: { tags: ['personal access tokens'], summary: `One of ${who} personal access tokens`, params: itemParams, response: { 200: PersonalAccessTokenSchema } },
     }, async (request) => {
-      const owner = tokenOwner(request);
-      return personalAccessTokenEntity(findPersonalAccessToken(ctx, owner, numericParam(request, 'token_id', 'Personal Access Token')));
+      const owner = await tokenOwner(request);
+      return personalAccessTokenEntity(await findPersonalAccessToken(ctx, owner, numericParam(request, 'token_id', 'Personal Access Token')));
     });
     api.post(base, {
+      config: { postgres: true },
       schema: {
         tags: ['personal access tokens'], summary: `Create a personal access token for ${who.replace("'s", '')}; the token is shown only here`, params,
         body: Type.Object({ name: RequiredString(), expires_at: Type.Optional(Type.String({ description: 'YYYY-MM-DD; the token stops working on that day' })) }),
         response: { 201: PersonalAccessTokenWithTokenSchema },
       },
     }, async (request, reply) => {
-      const owner = tokenOwner(request);
+      const owner = await tokenOwner(request);
       const body = request.body as { name: string; expires_at?: string };
       if (body.name.length > 255) throw validationError({ name: ['is too long (maximum is 255 characters)'] });
       if (body.expires_at && !validDate(body.expires_at)) throw invalidParam('expires_at', 'is invalid (use YYYY-MM-DD)');
-      const { row, token } = createPersonalAccessToken(ctx, owner, body.name, body.expires_at || null);
+      const { row, token } = await createPersonalAccessToken(ctx, owner, body.name, body.expires_at || null);
       return reply.code(201).send({ ...personalAccessTokenEntity(row), token });
     });
     api.delete(`${base}/:token_id`, {
+      config: { postgres: true },
       schema: { tags: ['personal access tokens'], summary: 'Revoke a personal access token', params: itemParams, response: { 200: PersonalAccessTokenSchema } },
     }, async (request) => {
-      const owner = tokenOwner(request);
-      return personalAccessTokenEntity(revokePersonalAccessToken(ctx, owner, numericParam(request, 'token_id', 'Personal Access Token')));
+      const owner = await tokenOwner(request);
+      return personalAccessTokenEntity(await revokePersonalAccessToken(ctx, owner, numericParam(request, 'token_id', 'Personal Access Token')));
     });
   }
 }

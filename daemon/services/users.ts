@@ -1,17 +1,16 @@
 /** Users: create, update, delete, block, sign in, personal access tokens. */
-import { and, asc, eq, inArray, ne, sql, type SQL } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import {
-  namespaces, personalAccessTokens, projects, users, type PersonalAccessTokenRow, type ProjectRow, type UserRow,
-} from '../db/schema.js';
+import { personalAccessTokens, users, type PersonalAccessTokenRow, type UserRow } from '../db/schema.js';
+import type { Dialect, Queries } from '../db/layer/types.js';
+import { isUniqueViolation } from '../db/layer/errors.js';
+import { toPersonalAccessToken, toUser } from '../db/rows.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets.js';
-import { deleteProjectRows } from './projects.js';
-import { getSettings } from './settings.js';
+import { getSettingsAsync } from './settings.js';
 import { signInThrottle, userKey } from '../policy/sign-in-throttle.js';
 import { likePattern } from '../db/sql.js';
-import { idOrderedPage } from '../db/keyset.js';
 
 /** Parameters of POST /users and PUT /users/:id. */
 export interface UserParams {
@@ -86,94 +85,138 @@ function fieldErrors(p: UserParams): Record<string, string[]> {
   return errors;
 }
 
+/** The largest id a row can have (PostgreSQL `integer`); a larger `:id` names no row on either engine. */
+const MAX_ID = 2 ** 31 - 1;
+const validId = (id: number) => Number.isSafeInteger(id) && id > 0 && id <= MAX_ID;
+
 /**
  * Validate a create (existingId null) or an update. As GitLab 8.x, a taken email or username answers 409 before
  * any other validation error; a username may not be the path of any namespace (user or group) but the user's own.
+ * One statement for both uniqueness checks (the email first), case-insensitive on both engines.
  */
-function validate(ctx: AppContext, p: UserParams, existingId: number | null): void {
-  const idCond = existingId === null ? sql`1` : ne(users.id, existingId);
-  if (p.email !== undefined && ctx.db.select({ id: users.id }).from(users).where(and(eq(users.email, p.email), idCond)).get()) {
-    throw conflict('Email has already been taken');
+async function validate(q: Queries, p: UserParams, existingId: number | null): Promise<void> {
+  const d = q.dialect;
+  const other = existingId ?? 0; // ids start at 1: 0 excludes no user and owns no namespace
+  const parts: string[] = [];
+  const args: unknown[] = [];
+  if (p.email !== undefined) {
+    parts.push(`SELECT 1 AS k FROM users WHERE ${d.nocaseEq('email')} AND id <> ?`);
+    args.push(p.email, other);
   }
   if (p.username !== undefined) {
-    const ownNamespace = existingId === null ? sql`1` : sql`NOT (${namespaces.kind} = 'user' AND ${namespaces.ownerId} = ${existingId})`;
-    const taken =
-      ctx.db.select({ id: users.id }).from(users).where(and(eq(users.username, p.username), idCond)).get() ||
-      ctx.db.select({ id: namespaces.id }).from(namespaces).where(and(eq(namespaces.path, p.username), ownNamespace)).get();
-    if (taken) throw conflict('Username has already been taken');
+    parts.push(`SELECT 2 AS k FROM users WHERE ${d.nocaseEq('username')} AND id <> ?`);
+    parts.push(`SELECT 2 AS k FROM namespaces WHERE ${d.nocaseEq('path')} AND NOT (kind = 'user' AND owner_id = ?)`);
+    args.push(p.username, other, p.username, other);
+  }
+  if (parts.length) {
+    const taken = await q.get<{ k: number }>(`${parts.join(' UNION ALL ')} ORDER BY k LIMIT 1`, args);
+    if (taken) throw conflict(taken.k === 1 ? 'Email has already been taken' : 'Username has already been taken');
   }
   const errors = fieldErrors(p);
   if (Object.keys(errors).length) throw validationError(errors);
 }
 
+/**
+ * The unique indexes are the last guard (two daemons on PostgreSQL can pass validate() at once): a violation of the
+ * email or username/path index answers the same 409 as validate(); anything else is rethrown.
+ */
+function takenConflict(e: unknown): unknown {
+  if (!isUniqueViolation(e)) return e;
+  const err = e as { message?: string; detail?: string; constraint?: string };
+  const text = `${err.constraint ?? ''} ${err.detail ?? ''} ${err.message ?? ''}`;
+  if (/email/i.test(text)) return conflict('Email has already been taken');
+  if (/username|path/i.test(text)) return conflict('Username has already been taken');
+  return e;
+}
+
 /** Create a user and their personal namespace in one transaction; projects_limit defaults to the settings' default. */
 export async function createUser(ctx: AppContext, p: UserParams & { email: string; password: string; username: string; name: string }): Promise<UserRow> {
-  validate(ctx, p, null);
+  await validate(ctx.data, p, null);
+  // Everything that is not the database happens before the transaction: the password hash, the salt, the settings.
   const passwordHash = await hashPassword(p.password);
   const salt = randomToken(24);
+  const privateTokenHash = hashToken(ctx.secrets.derive('private', salt));
+  const projectsLimit = p.projects_limit ?? (await getSettingsAsync(ctx)).defaultProjectsLimit;
   const t = now();
-  return ctx.db.transaction((tx) => {
-    validate(ctx, p, null); // re-check inside the transaction: the password hash yielded the event loop
-    const user = tx
-      .insert(users)
-      .values({
-        email: p.email, username: p.username, name: p.name, passwordHash,
-        privateTokenSalt: salt, privateTokenHash: hashToken(ctx.secrets.derive('private', salt)),
-        isAdmin: p.admin ?? false, bio: p.bio ?? null, location: p.location ?? null, skype: p.skype ?? '',
-        linkedin: p.linkedin ?? '', twitter: p.twitter ?? '', websiteUrl: p.website_url ?? '', organization: p.organization ?? null,
-        projectsLimit: p.projects_limit ?? getSettings(ctx).defaultProjectsLimit, canCreateGroup: p.can_create_group ?? true,
-        external: p.external ?? false, confirmedAt: p.confirm === false ? null : t, createdAt: t, updatedAt: t,
-      })
-      .returning()
-      .get();
-    tx.insert(namespaces).values({ name: p.username, path: p.username, kind: 'user', ownerId: user.id, createdAt: t, updatedAt: t }).run();
-    return user;
-  });
+  try {
+    return await ctx.data.transaction(async (tx) => {
+      await validate(tx, p, null); // re-check inside the transaction: the password hash yielded the event loop
+      const row = await tx.get(
+        `INSERT INTO users (email, username, name, password_hash, private_token_salt, private_token_hash, is_admin, bio, location, skype,
+           linkedin, twitter, website_url, organization, projects_limit, can_create_group, external, confirmed_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [
+          p.email, p.username, p.name, passwordHash, salt, privateTokenHash, p.admin ?? false, p.bio ?? null, p.location ?? null, p.skype ?? '',
+          p.linkedin ?? '', p.twitter ?? '', p.website_url ?? '', p.organization ?? null, projectsLimit, p.can_create_group ?? true,
+          p.external ?? false, p.confirm === false ? null : t, t, t,
+        ],
+      );
+      const user = toUser(row!);
+      await tx.run(`INSERT INTO namespaces (name, path, kind, owner_id, created_at, updated_at) VALUES (?, ?, 'user', ?, ?, ?)`, [
+        p.username, p.username, user.id, t, t,
+      ]);
+      return user;
+    });
+  } catch (e) {
+    throw takenConflict(e);
+  }
 }
 
 /** Update a user (admin); renaming the username renames the personal namespace too. */
 export async function updateUser(ctx: AppContext, user: UserRow, p: UserParams): Promise<UserRow> {
-  validate(ctx, p, user.id);
+  await validate(ctx.data, p, user.id);
   const passwordHash = p.password !== undefined ? await hashPassword(p.password) : undefined;
   const t = now();
-  return ctx.db.transaction((tx) => {
-    validate(ctx, p, user.id);
-    const set: Partial<UserRow> = { updatedAt: t };
-    if (p.email !== undefined) set.email = p.email;
-    if (p.username !== undefined) set.username = p.username;
-    if (p.name !== undefined) set.name = p.name;
-    if (passwordHash) set.passwordHash = passwordHash;
-    if (p.skype !== undefined) set.skype = p.skype;
-    if (p.linkedin !== undefined) set.linkedin = p.linkedin;
-    if (p.twitter !== undefined) set.twitter = p.twitter;
-    if (p.website_url !== undefined) set.websiteUrl = p.website_url;
-    if (p.organization !== undefined) set.organization = p.organization;
-    if (p.projects_limit !== undefined) set.projectsLimit = p.projects_limit;
-    if (p.bio !== undefined) set.bio = p.bio;
-    if (p.location !== undefined) set.location = p.location;
-    if (p.admin !== undefined) set.isAdmin = p.admin;
-    if (p.can_create_group !== undefined) set.canCreateGroup = p.can_create_group;
-    if (p.external !== undefined) set.external = p.external;
-    if (p.confirm === true && !user.confirmedAt) set.confirmedAt = t;
-    const updated = tx.update(users).set(set).where(eq(users.id, user.id)).returning().get();
-    if (p.username !== undefined && p.username !== user.username) {
-      tx.update(namespaces)
-        .set({ name: p.username, path: p.username, updatedAt: t })
-        .where(and(eq(namespaces.kind, 'user'), eq(namespaces.ownerId, user.id)))
-        .run();
-    }
-    return updated;
-  });
+  const set: [string, unknown][] = [['updated_at', t]];
+  if (p.email !== undefined) set.push(['email', p.email]);
+  if (p.username !== undefined) set.push(['username', p.username]);
+  if (p.name !== undefined) set.push(['name', p.name]);
+  if (passwordHash) set.push(['password_hash', passwordHash]);
+  if (p.skype !== undefined) set.push(['skype', p.skype]);
+  if (p.linkedin !== undefined) set.push(['linkedin', p.linkedin]);
+  if (p.twitter !== undefined) set.push(['twitter', p.twitter]);
+  if (p.website_url !== undefined) set.push(['website_url', p.website_url]);
+  if (p.organization !== undefined) set.push(['organization', p.organization]);
+  if (p.projects_limit !== undefined) set.push(['projects_limit', p.projects_limit]);
+  if (p.bio !== undefined) set.push(['bio', p.bio]);
+  if (p.location !== undefined) set.push(['location', p.location]);
+  if (p.admin !== undefined) set.push(['is_admin', p.admin]);
+  if (p.can_create_group !== undefined) set.push(['can_create_group', p.can_create_group]);
+  if (p.external !== undefined) set.push(['external', p.external]);
+  if (p.confirm === true && !user.confirmedAt) set.push(['confirmed_at', t]);
+  try {
+    return await ctx.data.transaction(async (tx) => {
+      await validate(tx, p, user.id);
+      const row = await tx.get(`UPDATE users SET ${set.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ? RETURNING *`, [
+        ...set.map(([, v]) => v), user.id,
+      ]);
+      if (p.username !== undefined && p.username !== user.username) {
+        await tx.run(`UPDATE namespaces SET name = ?, path = ?, updated_at = ? WHERE kind = 'user' AND owner_id = ?`, [p.username, p.username, t, user.id]);
+      }
+      if (!row) throw notFound('User'); // deleted meanwhile
+      return toUser(row);
+    });
+  } catch (e) {
+    throw takenConflict(e);
+  }
 }
 
 /**
  * Find a user by id or 404 `404 User Not Found`. Gantry answers this one message for every unknown user id
  * (GitLab 8.12 said `404 Not found` on GET/PUT and `404 User Not Found` on DELETE/block: one form is clearer).
+ * Synchronous (SQLite only), for the rooms not yet on the data layer; the slice uses findUserAsync.
  */
 export function findUser(ctx: AppContext, id: number, message = 'User'): UserRow {
   const user = Number.isSafeInteger(id) ? ctx.db.select().from(users).where(eq(users.id, id)).get() : undefined;
   if (!user) throw notFound(message);
   return user;
+}
+
+/** findUser on the data layer (either engine). */
+export async function findUserAsync(ctx: AppContext, id: number, message = 'User'): Promise<UserRow> {
+  const row = validId(id) ? await ctx.data.get('SELECT * FROM users WHERE id = ?', [id]) : undefined;
+  if (!row) throw notFound(message);
+  return toUser(row);
 }
 
 /** Filters of GET /users. */
@@ -183,60 +226,94 @@ export interface UserFilters {
   blocked?: boolean;
 }
 
-/** A count and a page fetcher over users, for paginate(); ordered by id. */
-export function listUsers(ctx: AppContext, f: UserFilters): { count(): number; fetch(limit: number, offset: number, total?: number): UserRow[] } {
-  const conds: SQL[] = [];
-  if (f.search) {
-    const pattern = likePattern(f.search);
-    conds.push(sql`(${users.name} LIKE ${pattern} ESCAPE '\\' OR ${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.username} LIKE ${pattern} ESCAPE '\\')`);
-  }
-  if (f.active) conds.push(eq(users.state, 'active'));
-  if (f.blocked) conds.push(eq(users.state, 'blocked'));
-  const where = conds.length ? and(...conds) : undefined;
+/**
+ * A count and a page fetcher over users, ordered by id, for paginateAsync (run them in one snapshot). A page in the
+ * second half of the list is read from its end (ORDER BY id DESC), so the last page costs what the first does.
+ */
+export function listUsers(f: UserFilters): {
+  count(q: Queries): Promise<number>;
+  fetch(q: Queries, limit: number, offset: number, total?: number): Promise<UserRow[]>;
+} {
+  const where = (d: Dialect) => {
+    const conds: string[] = [];
+    const args: unknown[] = [];
+    if (f.search) {
+      const pattern = likePattern(f.search);
+      conds.push(`(name ${d.ilike} ? ESCAPE '\\' OR email ${d.ilike} ? ESCAPE '\\' OR username ${d.ilike} ? ESCAPE '\\')`);
+      args.push(pattern, pattern, pattern);
+    }
+    if (f.active) conds.push(`state = 'active'`);
+    if (f.blocked) conds.push(`state = 'blocked'`);
+    return { sql: conds.length ? ` WHERE ${conds.join(' AND ')}` : '', args };
+  };
   return {
-    count: () => ctx.db.select({ n: sql<number>`count(*)` }).from(users).where(where).get()!.n,
-    fetch: (limit, offset, total) => idOrderedPage(ctx, 'users', where, false, limit, offset, total,
-      (ids) => ctx.db.select().from(users).where(inArray(users.id, ids)).all()),
+    count: async (q) => {
+      const w = where(q.dialect);
+      return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM users${w.sql}`, w.args))!.n);
+    },
+    fetch: async (q, limit, offset, total) => {
+      let reverse = false;
+      let lim = limit;
+      let off = offset;
+      if (total !== undefined) {
+        if (offset >= total) return [];
+        if (offset > total / 2) {
+          reverse = true;
+          lim = Math.min(limit, total - offset);
+          off = total - offset - lim;
+        }
+      }
+      const w = where(q.dialect);
+      const rows = (await q.all(`SELECT * FROM users${w.sql} ORDER BY id ${reverse ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`, [...w.args, lim, off])).map(toUser);
+      return reverse ? rows.reverse() : rows;
+    },
   };
 }
 
 /** Users with exactly this username (case-insensitive): GET /users?username=. */
-export function usersByUsername(ctx: AppContext, username: string): UserRow[] {
-  return ctx.db.select().from(users).where(eq(users.username, username)).all();
+export async function usersByUsername(ctx: AppContext, username: string): Promise<UserRow[]> {
+  return (await ctx.data.all(`SELECT * FROM users WHERE ${ctx.data.dialect.nocaseEq('username')}`, [username])).map(toUser);
 }
 
 /** Whether the user is the only owner of some group (such a user is not deleted, as in GitLab 8.x). */
-export function soleGroupOwner(ctx: AppContext, user: UserRow): boolean {
-  return !!ctx.db.$client
-    .prepare(
-      `SELECT 1 FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND m.access_level = 50
-       AND (SELECT COUNT(*) FROM members o WHERE o.source_type = 'Namespace' AND o.source_id = m.source_id AND o.access_level = 50) = 1 LIMIT 1`,
-    )
-    .get(user.id);
+export async function soleGroupOwner(q: Queries, user: UserRow): Promise<boolean> {
+  return !!(await q.get(
+    `SELECT 1 AS one FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND m.access_level = 50
+     AND (SELECT COUNT(*) FROM members o WHERE o.source_type = 'Namespace' AND o.source_id = m.source_id AND o.access_level = 50) = 1 LIMIT 1`,
+    [user.id],
+  ));
 }
 
 /**
- * Delete a user, their personal namespace and projects, memberships and tokens. A user who is the sole owner of a
- * group is not deleted (GitLab 8.x); the caller still gets the record.
- * @returns the ids of deleted projects, so storage (repositories) can be removed by the caller.
+ * Delete a user, their personal namespace and projects, memberships and tokens, in one transaction. A user who is the
+ * sole owner of a group is not deleted (GitLab 8.x); the caller still gets the record. The personal projects' rows go
+ * as deleteProjectRows deletes them (their members, fork links, the row; the rest of a project's rows cascade), for
+ * all of them at once; the user's own rows (memberships, tokens, keys, stars, OAuth grants...) cascade with the user.
+ * @returns the ids of deleted projects, so storage (repositories) can be removed by the caller after the commit.
  */
-export function deleteUser(ctx: AppContext, user: UserRow): { deleted: boolean; projectIds: number[] } {
-  if (soleGroupOwner(ctx, user)) return { deleted: false, projectIds: [] };
-  return ctx.db.transaction((tx) => {
-    const ns = tx.select().from(namespaces).where(and(eq(namespaces.kind, 'user'), eq(namespaces.ownerId, user.id))).get();
-    const owned: ProjectRow[] = ns ? tx.select().from(projects).where(eq(projects.namespaceId, ns.id)).all() : [];
-    for (const project of owned) deleteProjectRows(ctx, project);
-    if (ns) tx.delete(namespaces).where(eq(namespaces.id, ns.id)).run();
+export async function deleteUser(ctx: AppContext, user: UserRow): Promise<{ deleted: boolean; projectIds: number[] }> {
+  if (await soleGroupOwner(ctx.data, user)) return { deleted: false, projectIds: [] };
+  return ctx.data.transaction(async (tx) => {
+    const d = tx.dialect;
+    const ns = await tx.get<{ id: number }>(`SELECT id FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [user.id]);
+    const owned = ns ? (await tx.all<{ id: number }>('SELECT id FROM projects WHERE namespace_id = ?', [ns.id])).map((p) => p.id) : [];
+    if (owned.length) {
+      const ids = d.ids(owned);
+      await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id IN ${d.inIds}`, [ids]);
+      await tx.run(`UPDATE projects SET forked_from_id = NULL WHERE forked_from_id IN ${d.inIds}`, [ids]);
+      await tx.run(`DELETE FROM projects WHERE id IN ${d.inIds}`, [ids]);
+    }
+    if (ns) await tx.run('DELETE FROM namespaces WHERE id = ?', [ns.id]);
     // A group never disappears with a user (owner_id cascades), whatever wrote that column.
-    tx.update(namespaces).set({ ownerId: null }).where(and(eq(namespaces.kind, 'group'), eq(namespaces.ownerId, user.id))).run();
-    tx.delete(users).where(eq(users.id, user.id)).run();
-    return { deleted: true, projectIds: owned.map((p) => p.id) };
+    await tx.run(`UPDATE namespaces SET owner_id = NULL WHERE kind = 'group' AND owner_id = ?`, [user.id]);
+    await tx.run('DELETE FROM users WHERE id = ?', [user.id]);
+    return { deleted: true, projectIds: owned };
   });
 }
 
 /** Block or unblock a user. A blocked user cannot sign in and none of their tokens authenticate. */
-export function setUserState(ctx: AppContext, user: UserRow, state: 'active' | 'blocked'): void {
-  ctx.db.update(users).set({ state, updatedAt: now() }).where(eq(users.id, user.id)).run();
+export async function setUserState(ctx: AppContext, user: UserRow, state: 'active' | 'blocked'): Promise<void> {
+  await ctx.data.run('UPDATE users SET state = ?, updated_at = ? WHERE id = ?', [state, now(), user.id]);
 }
 
 /** Options of a sign-in. */
@@ -253,11 +330,8 @@ export interface SignInOptions {
 export async function signIn(ctx: AppContext, login: string, password: string, opts: SignInOptions = {}): Promise<UserRow | null> {
   const throttle = signInThrottle(ctx);
   throttle.checkAddress(opts.address);
-  const user = ctx.db
-    .select()
-    .from(users)
-    .where(login.includes('@') ? eq(users.email, login) : eq(users.username, login))
-    .get();
+  const raw = await ctx.data.get(`SELECT * FROM users WHERE ${ctx.data.dialect.nocaseEq(login.includes('@') ? 'email' : 'username')}`, [login]);
+  const user = raw ? toUser(raw) : undefined;
   const key = userKey(login, user?.id);
   throttle.checkUser(key);
   // Verify against a dummy hash when the user is unknown, so timing does not reveal which usernames exist.
@@ -270,13 +344,13 @@ export async function signIn(ctx: AppContext, login: string, password: string, o
   if (user.state !== 'active') return null;
   throttle.succeeded(opts.address, key);
   const t = now();
-  ctx.db.update(users).set({ lastSignInAt: user.currentSignInAt ?? t, currentSignInAt: t }).where(eq(users.id, user.id)).run();
+  await ctx.data.run('UPDATE users SET last_sign_in_at = ?, current_sign_in_at = ? WHERE id = ?', [user.currentSignInAt ?? t, t, user.id]);
   return { ...user, lastSignInAt: user.currentSignInAt ?? t, currentSignInAt: t };
 }
 const DUMMY_HASH = 'scrypt$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 /** Today's date (UTC) as YYYY-MM-DD. */
-const today = () => now().slice(0, 10);
+export const today = () => now().slice(0, 10);
 
 /**
  * Whether a personal access token authenticates: not revoked and not expired. A token expires at the start
@@ -286,44 +360,58 @@ export function tokenActive(t: Pick<PersonalAccessTokenRow, 'revoked' | 'expires
   return !t.revoked && (t.expiresAt === null || t.expiresAt > today());
 }
 
-/** SQL condition of tokenActive() (the same rule, for lookups and lists). */
+/** SQL condition of tokenActive() (the same rule, for lookups and lists). Drizzle, SQLite only: see TOKEN_ACTIVE. */
 export function tokenActiveSql(): SQL {
   return sql`(${personalAccessTokens.revoked} = 0 AND (${personalAccessTokens.expiresAt} IS NULL OR ${personalAccessTokens.expiresAt} > ${today()}))`;
 }
 
+/**
+ * tokenActive() as portable SQL over `personal_access_tokens` (unaliased columns), with one `?` to bind to today().
+ * The date is bound rather than read from the database clock, as tokenActive() reads the daemon's.
+ */
+export const TOKEN_ACTIVE = '(revoked = FALSE AND (expires_at IS NULL OR expires_at > ?))';
+
 /** Create a personal access token; the secret is returned once and stored only as its hash. */
-export function createPersonalAccessToken(ctx: AppContext, user: UserRow, name: string, expiresAt: string | null) {
+export async function createPersonalAccessToken(ctx: AppContext, user: UserRow, name: string, expiresAt: string | null) {
   const token = randomToken(24);
-  const row = ctx.db
-    .insert(personalAccessTokens)
-    .values({ userId: user.id, name, tokenHash: hashToken(token), expiresAt, createdAt: now() })
-    .returning()
-    .get();
+  const tokenHash = hashToken(token);
+  const createdAt = now();
+  const r = await ctx.data.run(
+    'INSERT INTO personal_access_tokens (user_id, name, token_hash, expires_at, revoked, created_at) VALUES (?, ?, ?, ?, FALSE, ?) RETURNING id',
+    [user.id, name, tokenHash, expiresAt, createdAt],
+  );
+  const row: PersonalAccessTokenRow = { id: r.lastId!, userId: user.id, name, tokenHash, expiresAt, revoked: false, createdAt };
   return { row, token };
 }
 
-/** A count and a page fetcher over a user's personal access tokens, optionally only `active` or `inactive` ones. */
-export function listPersonalAccessTokens(ctx: AppContext, user: UserRow, state?: 'active' | 'inactive') {
-  const own = eq(personalAccessTokens.userId, user.id);
-  const where = state === 'active' ? and(own, tokenActiveSql()) : state === 'inactive' ? and(own, sql`NOT ${tokenActiveSql()}`) : own;
+/**
+ * A count and a page fetcher over a user's personal access tokens (optionally only `active` or `inactive` ones),
+ * ordered by id, for paginateAsync.
+ */
+export function listPersonalAccessTokens(user: UserRow, state?: 'active' | 'inactive') {
+  const where = state === 'active' ? ` AND ${TOKEN_ACTIVE}` : state === 'inactive' ? ` AND NOT ${TOKEN_ACTIVE}` : '';
+  const args = (): unknown[] => (state ? [user.id, today()] : [user.id]);
   return {
-    count: () => ctx.db.select({ n: sql<number>`count(*)` }).from(personalAccessTokens).where(where).get()!.n,
-    fetch: (limit: number, offset: number) =>
-      ctx.db.select().from(personalAccessTokens).where(where).orderBy(asc(personalAccessTokens.id)).limit(limit).offset(offset).all(),
+    count: async (q: Queries) =>
+      Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM personal_access_tokens WHERE user_id = ?${where}`, args()))!.n),
+    fetch: async (q: Queries, limit: number, offset: number) =>
+      (await q.all(`SELECT * FROM personal_access_tokens WHERE user_id = ?${where} ORDER BY id LIMIT ? OFFSET ?`, [...args(), limit, offset]))
+        .map(toPersonalAccessToken),
   };
 }
 
 /** One of a user's personal access tokens, or 404 `404 Personal Access Token Not Found`. */
-export function findPersonalAccessToken(ctx: AppContext, user: UserRow, tokenId: number): PersonalAccessTokenRow {
-  const row = Number.isSafeInteger(tokenId)
-    ? ctx.db.select().from(personalAccessTokens).where(and(eq(personalAccessTokens.id, tokenId), eq(personalAccessTokens.userId, user.id))).get()
+export async function findPersonalAccessToken(ctx: AppContext, user: UserRow, tokenId: number): Promise<PersonalAccessTokenRow> {
+  const row = validId(tokenId)
+    ? await ctx.data.get('SELECT * FROM personal_access_tokens WHERE id = ? AND user_id = ?', [tokenId, user.id])
     : undefined;
   if (!row) throw notFound('Personal Access Token');
-  return row;
+  return toPersonalAccessToken(row);
 }
 
 /** Revoke one of a user's personal access tokens (idempotent); it stops authenticating at once. */
-export function revokePersonalAccessToken(ctx: AppContext, user: UserRow, tokenId: number): PersonalAccessTokenRow {
-  const row = findPersonalAccessToken(ctx, user, tokenId);
-  return ctx.db.update(personalAccessTokens).set({ revoked: true }).where(eq(personalAccessTokens.id, row.id)).returning().get();
+export async function revokePersonalAccessToken(ctx: AppContext, user: UserRow, tokenId: number): Promise<PersonalAccessTokenRow> {
+  const row = await findPersonalAccessToken(ctx, user, tokenId);
+  await ctx.data.run('UPDATE personal_access_tokens SET revoked = TRUE WHERE id = ?', [row.id]);
+  return { ...row, revoked: true };
 }

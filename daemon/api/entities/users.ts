@@ -4,33 +4,46 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { statement } from '../../db/statements.js';
 import type { PersonalAccessTokenRow, UserRow } from '../../db/schema.js';
-import { getSettings } from '../../services/settings.js';
+import { getSettings, getSettingsAsync } from '../../services/settings.js';
 import { tokenActive } from '../../services/users.js';
 import { Nullable } from '../params.js';
 
-/** The avatar URL of a user: Gravatar when enabled, otherwise null. */
-export function avatarUrl(ctx: AppContext, user: Pick<UserRow, 'email'>): string | null {
-  if (!getSettings(ctx).gravatarEnabled) return null;
+/**
+ * The avatar URL of a user: Gravatar when enabled, otherwise null. Code on the data layer passes `gravatar` (the
+ * gravatar_enabled setting, read once per request: gravatarEnabledAsync); the default reads the synchronous settings.
+ */
+export function avatarUrl(ctx: AppContext, user: Pick<UserRow, 'email'>, gravatar: boolean = getSettings(ctx).gravatarEnabled): string | null {
+  if (!gravatar) return null;
   const md5 = createHash('md5').update(user.email.trim().toLowerCase()).digest('hex');
   return `https://www.gravatar.com/avatar/${md5}?s=80&d=identicon`;
 }
 
-/** UserBasic: id, name, username, state, avatar_url, web_url. */
-export function userBasic(ctx: AppContext, u: UserRow) {
+/** The gravatar_enabled setting on the data layer (cached on SQLite), for the presenters' `gravatar` argument. */
+export async function gravatarEnabledAsync(ctx: AppContext): Promise<boolean> {
+  return (await getSettingsAsync(ctx)).gravatarEnabled;
+}
+
+/** UserBasic: id, name, username, state, avatar_url, web_url. `gravatar`: see avatarUrl. */
+export function userBasic(ctx: AppContext, u: UserRow, gravatar: boolean = getSettings(ctx).gravatarEnabled) {
   return {
     name: u.name,
     username: u.username,
     id: u.id,
     state: u.state,
-    avatar_url: avatarUrl(ctx, u),
+    avatar_url: avatarUrl(ctx, u, gravatar),
     web_url: `${ctx.externalUrl()}/${u.username}`,
   };
 }
 
-/** User: UserBasic plus profile fields. */
-export function userEntity(ctx: AppContext, u: UserRow) {
+/** userBasic on the data layer (reads the gravatar setting: when presenting many, read it once and call userBasic). */
+export async function userBasicAsync(ctx: AppContext, u: UserRow) {
+  return userBasic(ctx, u, await gravatarEnabledAsync(ctx));
+}
+
+/** User: UserBasic plus profile fields. `gravatar`: see avatarUrl. */
+export function userEntity(ctx: AppContext, u: UserRow, gravatar: boolean = getSettings(ctx).gravatarEnabled) {
   return {
-    ...userBasic(ctx, u),
+    ...userBasic(ctx, u, gravatar),
     created_at: u.createdAt,
     is_admin: u.isAdmin,
     bio: u.bio,
@@ -43,12 +56,19 @@ export function userEntity(ctx: AppContext, u: UserRow) {
   };
 }
 
-/** UserFull: User plus account fields (the user themself and admins). */
-export function userFull(ctx: AppContext, u: UserRow) {
-  const personal = statement(ctx,`SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`)
-    .get(u.id) as { n: number };
+const PERSONAL_PROJECTS = `SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`;
+
+/**
+ * UserFull: User plus account fields (the user themself and admins). `personalProjects` (the number of projects in
+ * the user's namespace, for can_create_project) and `gravatar` are read synchronously when not given (SQLite only);
+ * the data layer's callers use userFullAsync / userFullsAsync.
+ */
+export function userFull(
+  ctx: AppContext, u: UserRow, gravatar: boolean = getSettings(ctx).gravatarEnabled,
+  personalProjects: number = (statement(ctx, PERSONAL_PROJECTS).get(u.id) as { n: number }).n,
+) {
   return {
-    ...userEntity(ctx, u),
+    ...userEntity(ctx, u, gravatar),
     last_sign_in_at: u.lastSignInAt,
     confirmed_at: u.confirmedAt,
     email: u.email,
@@ -58,15 +78,40 @@ export function userFull(ctx: AppContext, u: UserRow) {
     current_sign_in_at: u.currentSignInAt,
     identities: [] as { provider: string; extern_uid: string }[],
     can_create_group: u.canCreateGroup,
-    can_create_project: u.projectsLimit - personal.n > 0,
+    can_create_project: u.projectsLimit - personalProjects > 0,
     two_factor_enabled: false,
     external: u.external,
   };
 }
 
+/** userFull on the data layer: one statement (the personal projects' count); `gravatar` read when not given. */
+export async function userFullAsync(ctx: AppContext, u: UserRow, gravatar?: boolean) {
+  const g = gravatar ?? (await gravatarEnabledAsync(ctx));
+  const n = Number((await ctx.data.get<{ n: number }>(PERSONAL_PROJECTS, [u.id]))!.n);
+  return userFull(ctx, u, g, n);
+}
+
+/** userFull of several users on the data layer: one statement for all their personal projects' counts. */
+export async function userFullsAsync(ctx: AppContext, list: readonly UserRow[], gravatar: boolean) {
+  if (!list.length) return [];
+  const d = ctx.data.dialect;
+  const rows = await ctx.data.all<{ id: number; n: number }>(
+    `SELECT n.owner_id AS id, COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id
+     WHERE n.kind = 'user' AND n.owner_id IN ${d.inIds} GROUP BY n.owner_id`,
+    [d.ids(list.map((u) => u.id))],
+  );
+  const counts = new Map(rows.map((r) => [Number(r.id), Number(r.n)]));
+  return list.map((u) => userFull(ctx, u, gravatar, counts.get(u.id) ?? 0));
+}
+
 /** UserLogin: UserFull plus the private token (POST /session only). */
 export function userLogin(ctx: AppContext, u: UserRow) {
   return { ...userFull(ctx, u), private_token: ctx.secrets.derive('private', u.privateTokenSalt) };
+}
+
+/** userLogin on the data layer. */
+export async function userLoginAsync(ctx: AppContext, u: UserRow) {
+  return { ...(await userFullAsync(ctx, u)), private_token: ctx.secrets.derive('private', u.privateTokenSalt) };
 }
 
 const S = Type.String();
