@@ -20,7 +20,7 @@ beforeAll(async () => {
   nonmember = await s.user('nonmember');
   target = await s.user('target', { name: 'Target Person' });
   for (const v of VISIBILITIES) {
-    projects[v] = makeProject(s, owner, { name: `proj${v}`, visibility_level: v }).id;
+    projects[v] = (await makeProject(s, owner, { name: `proj${v}`, visibility_level: v })).id;
     groups[v] = (await makeGroup(s, `grp${v}`, v, owner)).id;
     for (const role of Object.keys(LEVEL) as Role[]) {
       await addMember(s, 'projects', projects[v]!, roles[role], LEVEL[role]);
@@ -32,7 +32,7 @@ afterAll(async () => { await s.close(); });
 
 const MEMBER_KEYS = ['name', 'username', 'id', 'state', 'avatar_url', 'web_url', 'access_level', 'expires_at'];
 const events = (projectId: number, action: string) =>
-  s.ctx.db.$client.prepare(`SELECT author_id FROM events WHERE project_id = ? AND action = ? ORDER BY id`).all(projectId, action) as { author_id: number }[];
+  s.ctx.data.all<{ author_id: number }>(`SELECT author_id FROM events WHERE project_id = ? AND action = ? ORDER BY id`, [projectId, action]);
 
 describe('authorization matrix', () => {
   for (const kind of ['projects', 'groups'] as const) {
@@ -151,7 +151,7 @@ describe('project members', () => {
     const r = await s.api('POST', `/projects/${pid}/members`, owner, 'user_id=' + target.id + '&access_level=30&expires_at=2099-12-31', { 'content-type': 'application/x-www-form-urlencoded' });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ id: target.id, username: 'target', name: 'Target Person', access_level: 30, expires_at: '2099-12-31' });
-    expect(events(pid, 'joined').map((e) => e.author_id)).toContain(target.id);
+    expect((await events(pid, 'joined')).map((e) => e.author_id)).toContain(target.id);
 
     const again = await s.api('POST', `/projects/${pid}/members`, owner, { user_id: target.id, access_level: 10 });
     expect(again.status).toBe(201);
@@ -183,7 +183,7 @@ describe('project members', () => {
     expect(removed.status).toBe(200);
     expect(removed.body).toMatchObject({ id: target.id, username: 'target', access_level: 40 });
     expect(Object.keys(removed.body).sort()).toEqual([...MEMBER_KEYS].sort());
-    expect(events(pid, 'left').map((e) => e.author_id)).toContain(target.id);
+    expect((await events(pid, 'left')).map((e) => e.author_id)).toContain(target.id);
     expect((await s.api('GET', `/projects/${pid}/members/${target.id}`, owner)).status).toBe(404);
 
     // a developer may remove themself, and then loses access to a private project
@@ -197,7 +197,7 @@ describe('project members', () => {
 
   it('group projects: a master of the project (not the group) manages its members', async () => {
     const g = await makeGroup(s, 'pm-group', 0);
-    const p = makeProject(s, s.root, { name: 'inner', namespace_id: g.id });
+    const p = await makeProject(s, s.root, { name: 'inner', namespace_id: g.id });
     await addMember(s, 'projects', p.id, roles.master, 40);
     const add = await s.api('POST', `/projects/${p.id}/members`, roles.master, { user_id: roles.guest.id, access_level: 10 });
     expect(add.status).toBe(201);
@@ -261,7 +261,7 @@ describe('group members', () => {
 
   it('a member may remove themself; group members lose inherited project access', async () => {
     const g = await makeGroup(s, 'leavers', 0);
-    const p = makeProject(s, s.root, { name: 'inherit', namespace_id: g.id });
+    const p = await makeProject(s, s.root, { name: 'inherit', namespace_id: g.id });
     await addMember(s, 'groups', g.id, roles.developer, 30);
     expect((await s.api('GET', `/projects/${p.id}/members`, roles.developer)).status).toBe(200);
     const other = await s.api('DELETE', `/groups/${g.id}/members/${s.root.id}`, roles.developer);

@@ -1,11 +1,16 @@
-/** Fixture builders for groups, projects and members (groups through POST /groups, projects through createProject). */
-import { eq } from 'drizzle-orm';
-import { users, type ProjectRow } from '../../daemon/db/schema.js';
-import { createProject, type ProjectParams } from '../../daemon/services/projects.js';
+/** Fixture builders for groups, projects and members, through the API (so they run on SQLite and PostgreSQL alike). */
+import type { ProjectParams } from '../../daemon/services/projects.js';
 import type { TestServer, TestUser } from './app.js';
 
 export interface TestGroup {
   id: number;
+  path: string;
+}
+
+/** A project made by makeProject: its id, name and path. */
+export interface TestProject {
+  id: number;
+  name: string;
   path: string;
 }
 
@@ -16,11 +21,15 @@ export async function makeGroup(s: TestServer, path: string, visibility = 0, as:
   return { id: r.body.id, path };
 }
 
-/** Create a project directly through the service: in `owner`'s personal namespace, or in a group via namespace_id (as root). */
-export function makeProject(s: TestServer, owner: TestUser, p: ProjectParams & { name: string }): ProjectRow {
-  const row = (u: TestUser) => s.ctx.db.select().from(users).where(eq(users.id, u.id)).get()!;
-  const actor = p.namespace_id !== undefined ? row(s.root) : row(owner);
-  return createProject(s.ctx, actor, row(owner), p);
+/**
+ * Create a project through POST /projects: in `owner`'s personal namespace (as the owner), or in a group via
+ * namespace_id (as root).
+ */
+export async function makeProject(s: TestServer, owner: TestUser, p: ProjectParams & { name: string }): Promise<TestProject> {
+  const as = p.namespace_id !== undefined ? s.root : owner;
+  const r = await s.api('POST', '/projects', as, p);
+  if (r.status !== 201) throw new Error(`project create failed: ${r.status} ${r.text}`);
+  return { id: r.body.id, name: r.body.name, path: r.body.path };
 }
 
 /** Add a member through the API as root (`kind` is 'projects' or 'groups'). */
