@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { now } from '../../daemon/context.js';
-import { createProject } from '../../daemon/services/projects.js';
-import { findUser } from '../../daemon/services/users.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -23,16 +21,21 @@ const newUser = (extra: Record<string, unknown> = {}) => {
   return { username: `user${seq}`, email: `user${seq}@example.com`, name: `User ${seq}`, password: 'password123', ...extra };
 };
 
-/** Insert a group namespace (and optional owner member) straight into the database. */
-function insertGroup(path: string, ownerIds: number[] = []): number {
+/** Insert a group namespace (and optional owner member) straight into the database (portable SQL: either engine). */
+async function insertGroup(path: string, ownerIds: number[] = []): Promise<number> {
   const t = now();
-  const db = s.ctx.db.$client;
-  const id = Number(db.prepare(`INSERT INTO namespaces (name, path, kind, created_at, updated_at) VALUES (?, ?, 'group', ?, ?)`).run(path, path, t, t).lastInsertRowid);
+  const db = s.ctx.data;
+  const id = (await db.run(`INSERT INTO namespaces (name, path, kind, created_at, updated_at) VALUES (?, ?, 'group', ?, ?) RETURNING id`, [path, path, t, t])).lastId!;
   for (const u of ownerIds) {
-    db.prepare(`INSERT INTO members (source_type, source_id, user_id, access_level, created_at, updated_at) VALUES ('Namespace', ?, ?, 50, ?, ?)`).run(id, u, t, t);
+    await db.run(`INSERT INTO members (source_type, source_id, user_id, access_level, created_at, updated_at) VALUES ('Namespace', ?, ?, 50, ?, ?)`, [id, u, t, t]);
   }
   return id;
 }
+
+/** The first row of a query (portable SQL), or undefined. */
+const row = (sql: string, args: unknown[] = []) => s.ctx.data.get(sql, args);
+/** The number of users in the database. */
+const userCount = async () => Number((await row('SELECT COUNT(*) AS n FROM users'))!.n);
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -163,7 +166,7 @@ describe('POST /users', () => {
     expect(r.body).not.toHaveProperty('password');
     expect(r.body).not.toHaveProperty('private_token');
     expect((await s.api('POST', '/session', null, { login: body.username, password: body.password })).status).toBe(201);
-    const ns = s.ctx.db.$client.prepare(`SELECT kind, owner_id FROM namespaces WHERE path = ?`).get(body.username);
+    const ns = await row(`SELECT kind, owner_id FROM namespaces WHERE path = ?`, [body.username]);
     expect(ns).toEqual({ kind: 'user', owner_id: r.body.id });
   });
 
@@ -206,7 +209,7 @@ describe('POST /users', () => {
   });
 
   it('400 with the validation hash for invalid fields, creating nothing', async () => {
-    const before = (s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
+    const before = await userCount();
     const cases: [Record<string, unknown>, string][] = [
       [{ password: 'short' }, 'password'],
       [{ bio: 'x'.repeat(256) }, 'bio'],
@@ -232,7 +235,7 @@ describe('POST /users', () => {
     const both = await s.api('POST', '/users', s.root, newUser({ password: 'short', bio: 'x'.repeat(300) }));
     expect(both.status).toBe(400);
     expect(both.body.message).toEqual({ password: ['is too short (minimum is 8 characters)'], bio: ['is too long (maximum is 255 characters)'] });
-    expect((s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n).toBe(before);
+    expect(await userCount()).toBe(before);
   });
 
   it('400 for a non-integer projects_limit', async () => {
@@ -246,7 +249,7 @@ describe('POST /users', () => {
     expect(dupEmail).toMatchObject({ status: 409, body: { message: 'Email has already been taken' } });
     const dupUser = await s.api('POST', '/users', s.root, newUser({ username: 'Alice' }));
     expect(dupUser).toMatchObject({ status: 409, body: { message: 'Username has already been taken' } });
-    insertGroup('some-group');
+    await insertGroup('some-group');
     const dupGroup = await s.api('POST', '/users', s.root, newUser({ username: 'Some-Group' }));
     expect(dupGroup).toMatchObject({ status: 409, body: { message: 'Username has already been taken' } });
     // As GitLab 8.x, a taken email wins over other validation errors.
@@ -314,7 +317,7 @@ describe('PUT /users/:id', () => {
   it('renaming the username renames the personal namespace', async () => {
     const r = await s.api('PUT', `/users/${dave.id}`, s.root, { username: 'davey' });
     expect(r.body.username).toBe('davey');
-    const ns = s.ctx.db.$client.prepare(`SELECT path FROM namespaces WHERE kind = 'user' AND owner_id = ?`).get(dave.id);
+    const ns = await row(`SELECT path FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [dave.id]);
     expect(ns).toEqual({ path: 'davey' });
     expect((await s.api('POST', '/session', null, { login: 'davey', password: 'brand-new-pass' })).status).toBe(201);
   });
@@ -331,22 +334,21 @@ describe('DELETE /users/:id', () => {
 
   it('deletes the user, their namespace, projects, memberships and tokens', async () => {
     const erin = await s.user('erin');
-    const row = findUser(s.ctx, erin.id);
-    const project = createProject(s.ctx, row, row, { name: 'Erin Project' });
+    const project = (await s.api('POST', '/projects', erin, { name: 'Erin Project' })).body as { id: number };
+    expect(typeof project.id).toBe('number');
     const pat = await s.api('POST', '/user/personal_access_tokens', erin, { name: 'cli' });
     expect(pat.status).toBe(201);
-    const groupId = insertGroup('erins-club', [erin.id, alice.id]);
+    const groupId = await insertGroup('erins-club', [erin.id, alice.id]);
 
     const r = await s.api('DELETE', `/users/${erin.id}`, s.root);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id: erin.id, username: 'erin' });
     expect(await s.api('GET', `/users/${erin.id}`, s.root)).toMatchObject({ status: 404 });
-    const db = s.ctx.db.$client;
-    expect(db.prepare(`SELECT 1 FROM namespaces WHERE path = 'erin'`).get()).toBeUndefined();
-    expect(db.prepare(`SELECT 1 FROM projects WHERE id = ?`).get(project.id)).toBeUndefined();
-    expect(db.prepare(`SELECT 1 FROM members WHERE user_id = ?`).get(erin.id)).toBeUndefined();
-    expect(db.prepare(`SELECT 1 FROM personal_access_tokens WHERE user_id = ?`).get(erin.id)).toBeUndefined();
-    expect(db.prepare(`SELECT 1 FROM namespaces WHERE id = ?`).get(groupId)).toBeDefined();
+    expect(await row(`SELECT 1 AS one FROM namespaces WHERE path = 'erin'`)).toBeUndefined();
+    expect(await row(`SELECT 1 AS one FROM projects WHERE id = ?`, [project.id])).toBeUndefined();
+    expect(await row(`SELECT 1 AS one FROM members WHERE user_id = ?`, [erin.id])).toBeUndefined();
+    expect(await row(`SELECT 1 AS one FROM personal_access_tokens WHERE user_id = ?`, [erin.id])).toBeUndefined();
+    expect(await row(`SELECT 1 AS one FROM namespaces WHERE id = ?`, [groupId])).toBeDefined();
     expect((await s.api('GET', '/user', erin)).status).toBe(401);
     expect((await s.api('GET', '/user', pat.body.token)).status).toBe(401);
     // The username and email are free again.
@@ -355,7 +357,7 @@ describe('DELETE /users/:id', () => {
 
   it('keeps a user who is the sole owner of a group (still 200 with the user)', async () => {
     const frank = await s.user('frank');
-    insertGroup('franks-group', [frank.id]);
+    await insertGroup('franks-group', [frank.id]);
     const r = await s.api('DELETE', `/users/${frank.id}`, s.root);
     expect(r.status).toBe(200);
     expect(r.body.id).toBe(frank.id);
