@@ -29,6 +29,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     ctx: AppContext;
   }
+  interface FastifyContextConfig {
+    /** The route runs on PostgreSQL (its room is ported to ctx.data); every other route answers 501 there. */
+    postgres?: boolean;
+  }
 }
 
 /** The messages of busboy's errors for a malformed multipart body. */
@@ -66,6 +70,15 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   });
   app.decorate('ctx', ctx);
   app.decorateRequest('user', null);
+  // The engine gate: on PostgreSQL only the routes of the ported rooms run (`config: { postgres: true }`); the others
+  // answer 501 before anything reaches ctx.db. Requests that match no route keep their 404.
+  if (ctx.data.dialect.name === 'postgres') {
+    app.addHook('onRequest', (request, reply, done) => {
+      const route = request.routeOptions;
+      if (route.url === undefined || route.config.postgres) return done();
+      reply.code(501).send({ message: `501 Not Implemented: ${request.method} ${route.url} is not available on PostgreSQL yet (docs/design/postgres.md)` });
+    });
+  }
   // Request counts and latency per route pattern for GET /-/metrics: a hook on each route registered below.
   instrumentRoutes(app);
   // One log line per request, with secrets masked out of the URL; never a token, password or body. Not even hooked
@@ -155,7 +168,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     },
   });
 
-  app.get('/-/health', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
+  app.get('/-/health', { config: { public: true, postgres: true }, schema: { hide: true } }, async (_req, reply) => {
     await ctx.data.get('SELECT 1 AS ok');
     return reply.send({ status: 'ok' });
   });
@@ -171,7 +184,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
         if (oddIdParam(request)) throw notFound();
       });
       // Served at /api/v3/openapi.json (the .json suffix is stripped by rewriteUrl, as on every route).
-      api.get('/openapi', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+      api.get('/openapi', { config: { public: true, postgres: true }, schema: { hide: true } }, async () => app.swagger());
       await api.register(apiRoutes);
     },
     { prefix: '/api/v3' },

@@ -2,13 +2,12 @@
 import { constants, existsSync, mkdirSync, readFileSync, writeFileSync, accessSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { count } from 'drizzle-orm';
 import type { AppContext } from './context.js';
-import { users } from './db/schema.js';
+import { now } from './context.js';
 import { ConfigError } from './config.js';
-import { Secrets, randomToken } from './secrets.js';
-import { ensureSettings } from './services/settings.js';
-import { createUser } from './services/users.js';
+import { Secrets, hashPassword, hashToken, randomToken } from './secrets.js';
+import { isUniqueViolation } from './db/layer/errors.js';
+import { ensureSettingsAsync } from './services/settings.js';
 
 /** Create the data dir layout and check it is writable; a clear ConfigError otherwise. */
 export function prepareDataDir(paths: AppContext['paths']): void {
@@ -33,17 +32,45 @@ export function loadSecrets(dataDir: string): Secrets {
 /**
  * Create the settings row and, when the database has no users, the root administrator. Returns the generated
  * root password when one had to be made (it is also written to `initial_root_password`, mode 0600).
+ * Through ctx.data on both engines; on PostgreSQL several daemons may start at once on an empty database: the one
+ * that loses the race for the root user (a unique violation) leaves it to the winner.
  */
 export async function bootstrap(ctx: AppContext): Promise<{ generatedPassword: string | null }> {
-  ensureSettings(ctx);
-  const n = ctx.db.select({ n: count() }).from(users).get()!.n;
-  if (n > 0) return { generatedPassword: null };
+  await ensureSettingsAsync(ctx);
+  if (await ctx.data.get('SELECT id FROM users LIMIT 1')) return { generatedPassword: null };
   const password = ctx.config.rootPassword ?? randomToken(20);
   if (password.length < 8) throw new ConfigError('the root password must have at least 8 characters (--root-password / GANTRY_ROOT_PASSWORD)');
-  await createUser(ctx, {
-    username: 'root', email: 'admin@example.com', name: 'Administrator', password, admin: true, projects_limit: 100000, can_create_group: true,
-  });
+  if (!(await createRoot(ctx, password))) return { generatedPassword: null };
   if (ctx.config.rootPassword) return { generatedPassword: null };
   writeFileSync(join(ctx.paths.data, 'initial_root_password'), `${password}\n`, { mode: 0o600 });
   return { generatedPassword: password };
+}
+
+/**
+ * The root administrator and its personal namespace, as services/users.ts createUser writes a user (same columns,
+ * same hashing). False when another daemon created it meanwhile.
+ */
+async function createRoot(ctx: AppContext, password: string): Promise<boolean> {
+  const passwordHash = await hashPassword(password); // before the transaction: it yields the event loop
+  const salt = randomToken(24);
+  const privateTokenHash = hashToken(ctx.secrets.derive('private', salt));
+  const t = now();
+  try {
+    return await ctx.data.transaction(async (tx) => {
+      if (await tx.get('SELECT id FROM users LIMIT 1')) return false;
+      const user = await tx.run(
+        `INSERT INTO users (email, username, name, password_hash, private_token_salt, private_token_hash, is_admin, bio, location,
+           skype, linkedin, twitter, website_url, organization, projects_limit, can_create_group, external, confirmed_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, TRUE, NULL, NULL, '', '', '', '', NULL, ?, TRUE, FALSE, ?, ?, ?) RETURNING id`,
+        ['admin@example.com', 'root', 'Administrator', passwordHash, salt, privateTokenHash, 100000, t, t, t],
+      );
+      await tx.run("INSERT INTO namespaces (name, path, kind, owner_id, created_at, updated_at) VALUES (?, ?, 'user', ?, ?, ?)", [
+        'root', 'root', user.lastId, t, t,
+      ]);
+      return true;
+    });
+  } catch (e) {
+    if (ctx.data.dialect.name === 'postgres' && isUniqueViolation(e)) return false;
+    throw e;
+  }
 }

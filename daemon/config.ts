@@ -18,6 +18,8 @@ export interface DaemonConfig {
   limits: Limits;
   /** Bearer token a scraper sends for GET /-/metrics; null = only admins may read it. */
   metricsToken: string | null;
+  /** A PostgreSQL database (postgres:// or postgresql:// URL); null = SQLite in the data directory (the default). */
+  databaseUrl: string | null;
 }
 
 /** Request size limits and the failed sign-in throttle (README "Configuration"). */
@@ -87,6 +89,7 @@ export interface DaemonFlags {
   signinLockTime?: string;
   signinTrustedAddresses?: string;
   metricsToken?: string;
+  databaseUrl?: string;
 }
 
 /** The default port of the built-in SSH server. */
@@ -137,7 +140,27 @@ export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = proce
     ssh,
     limits: resolveLimits(flags, pick),
     metricsToken: nonEmpty(flags.metricsToken) ?? nonEmpty(env.GANTRY_METRICS_TOKEN) ?? null,
+    databaseUrl: databaseUrl(pick(flags.databaseUrl, 'GANTRY_DATABASE_URL')),
   };
+}
+
+/** A PostgreSQL URL as given, or a ConfigError saying what is accepted (the password is never repeated). */
+function databaseUrl(text: string | undefined): string | null {
+  if (text === undefined) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(text);
+  } catch {
+    /* reported below */
+  }
+  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
+    const shown = url ? `${url.protocol}//...` : 'the given value';
+    throw new ConfigError(
+      `invalid database URL (${shown}): use a PostgreSQL URL such as postgres://user:password@host:5432/gantry ` +
+        '(postgres:// or postgresql://), or leave --database-url unset for SQLite in the data directory',
+    );
+  }
+  return text;
 }
 
 type PickValue = (flag: string | undefined, name: string) => string | undefined;

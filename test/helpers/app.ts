@@ -1,5 +1,5 @@
-/** Test fixtures: a real app (real SQLite in a temp data dir) driven through app.inject, and builders for users,
- * groups, projects and members. */
+/** Test fixtures: a real app (real SQLite in a temp data dir, or a fresh PostgreSQL database when
+ * GANTRY_TEST_DATABASE_URL is set) driven through app.inject, and builders for users, groups, projects and members. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,9 +7,15 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../daemon/app.js';
 import { resolveConfig, type DaemonFlags } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
-import { openDatabase } from '../../daemon/db/connection.js';
-import { sqliteDatabase } from '../../daemon/db/layer/sqlite.js';
+import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
+import { createTestDatabase, TEST_DATABASE_URL } from './postgres.js';
+
+/**
+ * Whether the tests run on PostgreSQL (GANTRY_TEST_DATABASE_URL is set: every startTestServer gets a fresh database
+ * there, and `ctx.db` throws). For the few assertions that only hold on SQLite; use sparingly.
+ */
+export const onPostgres = TEST_DATABASE_URL !== undefined;
 
 export const ROOT_PASSWORD = 'rootpassword123';
 
@@ -39,16 +45,22 @@ export interface ApiResponse {
   text: string;
 }
 
-/** Start a fresh app on a new temporary data dir; `flags` as gantryd's (e.g. `{ maxBodySize: '64k' }`). */
+/**
+ * Start a fresh app on a new temporary data dir; `flags` as gantryd's (e.g. `{ maxBodySize: '64k' }`). With
+ * GANTRY_TEST_DATABASE_URL set, the database is a new one on that PostgreSQL server (dropped by close()), opened and
+ * migrated as gantryd does with --database-url.
+ */
 export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gantry-test-'));
-  const config = resolveConfig({ ...flags, dataDir, rootPassword: ROOT_PASSWORD, logLevel: 'silent', port: '0' }, {});
+  const pg = TEST_DATABASE_URL && !flags.databaseUrl ? await createTestDatabase(TEST_DATABASE_URL, { migrated: true }) : null;
+  const databaseUrl = flags.databaseUrl ?? pg?.url;
+  const config = resolveConfig({ ...flags, dataDir, rootPassword: ROOT_PASSWORD, logLevel: 'silent', port: '0', databaseUrl }, {});
   const paths = dataPaths(dataDir);
   prepareDataDir(paths);
-  const db = openDatabase(join(dataDir, 'gantry.db'));
+  const database = await openDataLayer(config);
   const ctx: AppContext = {
-    db,
-    data: sqliteDatabase(db.$client),
+    db: database.db,
+    data: database.data,
     config,
     secrets: loadSecrets(dataDir),
     paths,
@@ -91,7 +103,8 @@ export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServ
     app, ctx, root, dataDir, api, user,
     close: async () => {
       await app.close();
-      ctx.db.$client.close();
+      await database.close();
+      await pg?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

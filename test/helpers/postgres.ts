@@ -1,5 +1,5 @@
 /** Fresh PostgreSQL databases for tests, on the server of GANTRY_TEST_DATABASE_URL (scripts/postgres-test-server). */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** The PostgreSQL server the tests run on, or undefined (then the PostgreSQL tests are skipped). */
 export const TEST_DATABASE_URL = process.env.GANTRY_TEST_DATABASE_URL || undefined;
@@ -11,12 +11,13 @@ const loadPg = async () => {
 };
 
 /** Run statements on the server's maintenance database through a short-lived client. */
-async function admin(serverUrl: string, statements: string[]): Promise<void> {
+async function admin(serverUrl: string, statements: string[] | ((client: import('pg').Client) => Promise<void>)): Promise<void> {
   const pg = await loadPg();
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    for (const s of statements) await client.query(s);
+    if (typeof statements === 'function') await statements(client);
+    else for (const s of statements) await client.query(s);
   } finally {
     await client.end();
   }
@@ -29,13 +30,61 @@ export function databaseUrl(serverUrl: string, name: string): string {
   return u.toString();
 }
 
+/** pg_advisory_lock key of the template's creation (any constant; the server is a throwaway one). */
+const TEMPLATE_LOCK_KEY = 74_117_001;
+
 /**
- * Create an empty database `gantry_t_<random>` on the server of `serverUrl`; `drop()` removes it (ending any
- * connection still open on it).
+ * The name of a database migrated to this code's PostgreSQL schema, to copy test databases from: created once per
+ * server and schema (its name carries a hash of the migrations), under an advisory lock so that parallel test
+ * workers create it once. Copying it (CREATE DATABASE ... TEMPLATE) is about 0.2 s; migrating an empty one is 0.3-0.5 s.
  */
-export async function createTestDatabase(serverUrl: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+async function migratedTemplate(serverUrl: string): Promise<string> {
+  const { knownPostgresMigrations, migratePostgres } = await import('../../daemon/db/migrate-postgres.js');
+  const migrations = knownPostgresMigrations();
+  const hash = createHash('sha256');
+  for (const m of migrations) hash.update(`${m.name}\0${m.sql}\0`);
+  const name = `gantry_tpl_${hash.digest('hex').slice(0, 16)}`;
+  await admin(serverUrl, async (client) => {
+    await client.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_KEY]);
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount) return; // the session lock ends with the client
+    // Migrated under another name, renamed when complete: a worker killed halfway never leaves a half template.
+    const building = `gantry_tplwip_${randomBytes(6).toString('hex')}`;
+    await client.query(`CREATE DATABASE ${building}`);
+    const { postgresDatabase } = await import('../../daemon/db/layer/postgres.js');
+    const data = await postgresDatabase(databaseUrl(serverUrl, building), { max: 1 });
+    try {
+      await migratePostgres(data, migrations);
+    } finally {
+      await data.close();
+    }
+    await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+  });
+  return name;
+}
+
+const templates = new Map<string, Promise<string>>();
+
+/**
+ * Create a database `gantry_t_<random>` on the server of `serverUrl`: empty, or with `migrated` a copy of a database
+ * migrated to this code's schema (the daemon's own migrate step then finds nothing to do). `drop()` removes it (ending
+ * any connection still open on it).
+ */
+export async function createTestDatabase(
+  serverUrl: string,
+  { migrated = false }: { migrated?: boolean } = {},
+): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = `gantry_t_${randomBytes(6).toString('hex')}`;
-  await admin(serverUrl, [`CREATE DATABASE ${name}`]);
+  let template: string | undefined;
+  if (migrated) {
+    let pending = templates.get(serverUrl);
+    if (!pending) {
+      templates.set(serverUrl, (pending = migratedTemplate(serverUrl)));
+      pending.catch(() => templates.delete(serverUrl));
+    }
+    template = await pending;
+  }
+  await admin(serverUrl, [template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`]);
   return {
     name,
     url: databaseUrl(serverUrl, name),

@@ -9,7 +9,7 @@ describe('resolveConfig', () => {
   it('uses the documented defaults', () => {
     expect(resolveConfig({}, {})).toEqual({
       host: '127.0.0.1', port: 3080, dataDir: join(homedir(), '.local/share/gantry'), externalUrl: null,
-      rootPassword: null, runnersToken: null, logLevel: 'info', ssh: sshDefaults('127.0.0.1'), limits: DEFAULT_LIMITS, metricsToken: null,
+      rootPassword: null, runnersToken: null, logLevel: 'info', ssh: sshDefaults('127.0.0.1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null,
     });
   });
 
@@ -20,7 +20,7 @@ describe('resolveConfig', () => {
     });
     expect(c).toEqual({
       host: '0.0.0.0', port: 8080, dataDir: '/tmp/g', externalUrl: 'https://git.example.com', rootPassword: 'pw-from-env',
-      runnersToken: 'rt-env', logLevel: 'debug', ssh: sshDefaults('0.0.0.0'), limits: DEFAULT_LIMITS, metricsToken: null,
+      runnersToken: 'rt-env', logLevel: 'debug', ssh: sshDefaults('0.0.0.0'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null,
     });
   });
 
@@ -35,7 +35,7 @@ describe('resolveConfig', () => {
     }, env);
     expect(c).toEqual({
       host: '::1', port: 0, dataDir: resolve('rel/dir'), externalUrl: 'http://flag.example:8080', rootPassword: 'flag-password',
-      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'), limits: DEFAULT_LIMITS, metricsToken: null,
+      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null,
     });
   });
 
@@ -93,5 +93,17 @@ describe('resolveConfig', () => {
     for (const sshPort of ['no', '-1', '65536', '22.5']) expect(() => resolveConfig({ sshPort }, {}), sshPort).toThrow(/invalid SSH port .* or off for no SSH server/);
     expect(() => resolveConfig({ sshExternalPort: '0' }, {})).toThrow(/invalid SSH external port "0": use a number from 1 to 65535/);
     expect(() => resolveConfig({ sshExternalHost: 'git@example.com' }, {})).toThrow(/invalid SSH external host/);
+  });
+
+  it('reads a PostgreSQL database URL from --database-url or GANTRY_DATABASE_URL, and nothing else', () => {
+    expect(resolveConfig({}, { GANTRY_DATABASE_URL: 'postgres://g:pw@db:5432/gantry' }).databaseUrl).toBe('postgres://g:pw@db:5432/gantry');
+    expect(resolveConfig({ databaseUrl: 'postgresql://db/gantry' }, { GANTRY_DATABASE_URL: 'postgres://other/x' }).databaseUrl).toBe('postgresql://db/gantry');
+    expect(resolveConfig({}, { GANTRY_DATABASE_URL: '' }).databaseUrl).toBeNull();
+    for (const bad of ['mysql://db/gantry', 'sqlite:///var/lib/gantry.db', '/var/lib/gantry.db', 'db:5432']) {
+      expect(() => resolveConfig({ databaseUrl: bad }, {}), bad).toThrow(ConfigError);
+      expect(() => resolveConfig({ databaseUrl: bad }, {}), bad).toThrow(/use a PostgreSQL URL such as postgres:\/\/user:password@host:5432\/gantry/);
+    }
+    // The message never repeats a password.
+    expect(() => resolveConfig({ databaseUrl: 'mysql://u:secret@db/x' }, {})).toThrow(/^(?!.*secret)/);
   });
 });
