@@ -1,0 +1,4 @@
+-- SQLite's 0026 replaces its issue_counts_update trigger, whose INSERT OR IGNORE a foreign-key action (deleting a user
+-- sets issues.author_id to NULL) overrode with ABORT. The PostgreSQL trigger function of the baseline
+-- (issue_counts_add) already upserts with ON CONFLICT ... DO UPDATE, which no outer statement overrides: nothing to
+-- change here. The file exists so both engines stay at the same schema version.
