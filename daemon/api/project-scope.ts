@@ -6,7 +6,7 @@ import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { requireUser } from '../policy/authentication.js';
 import type { ProjectAbility } from '../policy/permissions.js';
-import { findProject } from '../services/projects.js';
+import { findProject, findProjectWithLevelAsync } from '../services/projects.js';
 
 const resolved = new WeakMap<FastifyRequest, ProjectRow>();
 
@@ -16,6 +16,26 @@ export function loadProject(ability: ProjectAbility = 'read_project'): preValida
     const { id } = request.params as { id: string };
     resolved.set(request, findProject(request.server.ctx, request.user, id, ability));
   };
+}
+
+const levels = new WeakMap<FastifyRequest, number>();
+
+/**
+ * loadProject on the data layer (either engine): the same 404/403. The caller's access level, when it was read, is
+ * kept for the route (projectLevelOf).
+ */
+export function loadProjectAsync(ability: ProjectAbility = 'read_project'): preValidationAsyncHookHandler {
+  return async function (request) {
+    const { id } = request.params as { id: string };
+    const { project, level } = await findProjectWithLevelAsync(request.server.ctx, request.user, id, ability);
+    resolved.set(request, project);
+    if (level !== undefined) levels.set(request, level);
+  };
+}
+
+/** The caller's access level on the project of loadProjectAsync, when it read it (undefined for admins and others). */
+export function projectLevelOf(request: FastifyRequest): number | undefined {
+  return levels.get(request);
 }
 
 /** The project resolved by loadProject for this request. */

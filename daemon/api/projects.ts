@@ -2,14 +2,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeBoolean } from './params.js';
-import { countProjects, fetchProjects, projectListQuery, type ProjectListFilters, type ProjectListScope } from '../services/project-lists.js';
+import { countProjectsAsync, fetchProjectsAsync, projectListQueryAsync, type ProjectListFilters, type ProjectListScope } from '../services/project-lists.js';
 import { createProjectWithStorage, deleteProject, updateProjectWithStorage, type ProjectParams } from '../services/projects.js';
-import { findUser } from '../services/users.js';
-import { presentBasicProjects, presentProject, presentProjects, ProjectListSchema, ProjectSchema } from './entities/projects.js';
+import { findUserAsync } from '../services/users.js';
+import { presentBasicProjectsAsync, presentProjectAsync, presentProjectsAsync, ProjectListSchema, ProjectSchema } from './entities/projects.js';
 import { pageOf, setPageHeaders } from './pagination.js';
 import { ResponseCache } from './response-cache.js';
 import { Bool, Int, PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 import projectActionRoutes from './project-actions.js';
 import projectHookRoutes from './project-hooks.js';
 import projectEventRoutes from './project-events.js';
@@ -64,75 +64,87 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   const { ctx } = api;
 
   // A page depends only on the caller, the URL and the database: clients that poll a list (CLI views, dashboards,
-  // CI tools) get the same page again without a query until something is written.
+  // CI tools) get the same page again without a query until something is written (on SQLite; db/read-cache.ts).
+  // Every route here runs on the data layer, on either engine.
+  const config = { postgres: true };
   const list = (request: FastifyRequest, reply: FastifyReply, scope: ProjectListScope, withAccess: boolean, extraSearch?: string) => {
-    return answers.send(ctx, request, reply, `${callerOf(request).id}\u0000${request.url}`, () => {
+    return answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000${request.url}`, async () => {
       const page = pageOf(request);
       const q = request.query as ListQueryT;
       const filters: ProjectListFilters = { archived: q.archived, visibility: q.visibility, order_by: q.order_by, sort: q.sort, search: q.search };
-      const query = projectListQuery(ctx, scope, filters, extraSearch);
-      const n = countProjects(ctx, query);
-      const rows = n === 0 ? [] : fetchProjects(ctx, query, page.limit, page.offset, n);
+      // the COUNT and the page agree (one snapshot)
+      const { n, rows } = await ctx.data.snapshot(async (tx) => {
+        const query = await projectListQueryAsync(ctx, tx, scope, filters, extraSearch);
+        const total = await countProjectsAsync(ctx, tx, query);
+        return { n: total, rows: total === 0 ? [] : await fetchProjectsAsync(ctx, tx, query, page.limit, page.offset, total) };
+      });
       setPageHeaders(request, reply, page, n);
-      return normalizeBoolean(q.simple) === true ? presentBasicProjects(ctx, rows) : presentProjects(ctx, callerOf(request), rows, { withAccess });
+      return normalizeBoolean(q.simple) === true ? presentBasicProjectsAsync(ctx, rows) : presentProjectsAsync(ctx, callerOf(request), rows, { withAccess });
     });
   };
   const listSchema = (summary: string) => ({ tags: ['projects'], summary, querystring: ListQuery, response: { 200: ProjectListSchema } });
 
-  api.get('/projects', { schema: listSchema('Projects the caller is a member of (ProjectWithAccess)') }, async (request, reply) =>
+  api.get('/projects', { config, schema: listSchema('Projects the caller is a member of (ProjectWithAccess)') }, async (request, reply) =>
     list(request, reply, { kind: 'authorized', user: callerOf(request) }, true));
-  api.get('/projects/owned', { schema: listSchema('Projects in the caller\'s personal namespace') }, async (request, reply) =>
+  api.get('/projects/owned', { config, schema: listSchema('Projects in the caller\'s personal namespace') }, async (request, reply) =>
     list(request, reply, { kind: 'owned', user: callerOf(request) }, true));
-  api.get('/projects/starred', { schema: listSchema('Visible projects the caller starred') }, async (request, reply) =>
+  api.get('/projects/starred', { config, schema: listSchema('Visible projects the caller starred') }, async (request, reply) =>
     list(request, reply, { kind: 'starred', user: callerOf(request) }, false));
-  api.get('/projects/visible', { schema: listSchema('Every project the caller can see') }, async (request, reply) =>
+  api.get('/projects/visible', { config, schema: listSchema('Every project the caller can see') }, async (request, reply) =>
     list(request, reply, { kind: 'visible', user: callerOf(request) }, true));
-  api.get('/projects/all', { preValidation: adminOnly, schema: listSchema('All projects (administrators only)') }, async (request, reply) =>
+  api.get('/projects/all', { config, preValidation: adminOnly, schema: listSchema('All projects (administrators only)') }, async (request, reply) =>
     list(request, reply, { kind: 'all' }, true));
   api.get('/projects/search/:query', {
+    config,
     schema: { ...listSchema('Visible projects whose path, name or description contains :query'), params: Type.Object({ query: Type.String() }) },
   }, async (request, reply) =>
     list(request, reply, { kind: 'visible', user: callerOf(request) }, false, (request.params as { query: string }).query));
 
   api.get('/projects/:id', {
-    preValidation: loadProject('read_project'),
+    config,
+    preValidation: loadProjectAsync('read_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: ProjectSchema } },
-  }, async (request, reply) => answers.send(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, () =>
-    presentProject(ctx, callerOf(request), projectOf(request), { withAccess: true, withRunnersToken: true })));
+  }, async (request, reply) => answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, () =>
+    presentProjectAsync(ctx, callerOf(request), projectOf(request), { withAccess: true, withRunnersToken: true, level: projectLevelOf(request) })));
 
   api.post('/projects', {
+    config,
     preValidation: dropBlankParams,
     schema: { tags: ['projects'], body: CreateBody, response: { 201: ProjectSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
     const body = request.body as Static<typeof CreateBody>;
     const project = await createProjectWithStorage(ctx, user, user, { ...projectParams(body, ['path', 'namespace_id', 'import_url']), name: body.name });
-    return reply.code(201).send(presentProject(ctx, user, project, { withRunnersToken: true }));
+    return reply.code(201).send(await presentProjectAsync(ctx, user, project, { withRunnersToken: true }));
   });
 
   api.post('/projects/user/:user_id', {
+    config,
     preValidation: [adminOnly, dropBlankParams],
     schema: { tags: ['projects'], params: Type.Object({ user_id: Type.Integer() }), body: CreateForUserBody, response: { 201: ProjectSchema } },
   }, async (request, reply) => {
     const admin = callerOf(request);
-    const owner = findUser(ctx, (request.params as { user_id: number }).user_id);
+    const owner = await findUserAsync(ctx, (request.params as { user_id: number }).user_id);
     const body = request.body as Static<typeof CreateForUserBody>;
     const project = await createProjectWithStorage(ctx, admin, owner, { ...projectParams(body, ['import_url']), name: body.name });
-    return reply.code(201).send(presentProject(ctx, admin, project, { withRunnersToken: true }));
+    return reply.code(201).send(await presentProjectAsync(ctx, admin, project, { withRunnersToken: true }));
   });
 
   api.put('/projects/:id', {
-    preValidation: [loadProject('admin_project'), dropBlankParams],
+    config,
+    preValidation: [loadProjectAsync('admin_project'), dropBlankParams],
     schema: { tags: ['projects'], params: ProjectIdParams, body: UpdateBody, response: { 200: ProjectSchema } },
   }, async (request) => {
     const user = callerOf(request);
     const params = projectParams((request.body ?? {}) as Record<string, unknown>, ['name', 'path', 'default_branch']);
-    const updated = await updateProjectWithStorage(ctx, user, projectOf(request), params);
-    return presentProject(ctx, user, updated, { withAccess: true, withRunnersToken: true });
+    const level = projectLevelOf(request);
+    const updated = await updateProjectWithStorage(ctx, user, projectOf(request), params, level);
+    return presentProjectAsync(ctx, user, updated, { withAccess: true, withRunnersToken: true, level });
   });
 
   api.delete('/projects/:id', {
-    preValidation: loadProject('remove_project'),
+    config,
+    preValidation: loadProjectAsync('remove_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: Type.Boolean() } },
   }, async (request) => {
     await deleteProject(ctx, projectOf(request));

@@ -40,4 +40,23 @@ export class ResponseCache {
     if (!computed) for (const [k, v] of answer.headers) reply.header(k, v);
     return reply.type(answer.type).send(answer.body);
   }
+
+  /**
+   * send() for routes on the data layer: `compute` is async. On SQLite the same cache; on PostgreSQL nothing is kept
+   * (the version is SQLite's, see db/read-cache.ts) and every answer is computed.
+   */
+  async sendAsync(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, key: string, compute: () => Promise<unknown>): Promise<FastifyReply> {
+    let computed = false;
+    const answer = await this.answers.getAsync(ctx, `${request.protocol}://${request.headers.host ?? ''}\u0000${key}`, async () => {
+      computed = true;
+      const before = new Set(Object.keys(reply.getHeaders()));
+      const payload = await compute();
+      const headers = Object.entries(reply.getHeaders())
+        .filter(([k, v]) => !before.has(k) && v !== undefined)
+        .map(([k, v]) => [k, String(v)] as [string, string]);
+      return { body: Buffer.from(reply.serialize(payload) as string), type: 'application/json; charset=utf-8', headers };
+    });
+    if (!computed) for (const [k, v] of answer.headers) reply.header(k, v);
+    return reply.type(answer.type).send(answer.body);
+  }
 }

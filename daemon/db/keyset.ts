@@ -12,6 +12,7 @@ import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { AppContext } from '../context.js';
 import { UntilNextWrite } from './read-cache.js';
 import { statement } from './statements.js';
+import type { Queries } from './layer/types.js';
 
 /** Rows between two keyset bookmarks of a long list. */
 export const BOOKMARK_STEP = 500;
@@ -56,8 +57,8 @@ function listBookmarks(ctx: AppContext, l: KeysetList, dir: 'ASC' | 'DESC'): [un
   });
 }
 
-/** The SELECT text and its values for one page (exported for EXPLAIN QUERY PLAN checks in tests). */
-export function keysetPageQuery(ctx: AppContext, l: KeysetList, limit: number, offset: number, total?: number): { sql: string; args: unknown[]; reverse: boolean } | null {
+/** Where a page starts: read forwards or from the other end, with what LIMIT and OFFSET (null: past the end). */
+function pagePlan(l: KeysetList, limit: number, offset: number, total?: number): { reverse: boolean; lim: number; off: number; dir: 'ASC' | 'DESC' } | null {
   let reverse = false;
   let lim = limit;
   let off = offset;
@@ -69,12 +70,19 @@ export function keysetPageQuery(ctx: AppContext, l: KeysetList, limit: number, o
       off = total - offset - lim;
     }
   }
-  const dir = l.desc !== reverse ? 'DESC' : 'ASC';
+  return { reverse, lim, off, dir: l.desc !== reverse ? 'DESC' : 'ASC' };
+}
+
+/** Whether a page that far in starts from a bookmark (when bookmarks are available). */
+const wantsBookmark = (l: KeysetList, off: number) => off >= 2 * BOOKMARK_STEP && !l.nullable;
+
+/** The SELECT of a planned page, starting from a bookmark of `marks` when given. */
+function pageQuery(l: KeysetList, plan: NonNullable<ReturnType<typeof pagePlan>>, marks: [unknown, number][] | null): { sql: string; args: unknown[]; reverse: boolean } {
+  const { dir, lim, reverse } = plan;
+  let off = plan.off;
   let keyset = '';
   const keysetArgs: unknown[] = [];
-  // Inside a transaction nothing is cached, so a bookmark pass would cost more than the offset it saves.
-  if (off >= 2 * BOOKMARK_STEP && !l.nullable && !ctx.db.$client.inTransaction) {
-    const marks = listBookmarks(ctx, l, dir);
+  if (marks) {
     const step = Math.min(Math.floor(off / BOOKMARK_STEP), marks.length - 1);
     if (step > 0) {
       const [k, id] = marks[step]!;
@@ -92,6 +100,41 @@ export function keysetPageQuery(ctx: AppContext, l: KeysetList, limit: number, o
   }
   const sql = `SELECT ${l.select ?? `${l.id} AS id`} FROM ${l.from} WHERE ${l.where}${keyset} ORDER BY ${orderOf(l, dir)} LIMIT ? OFFSET ?`;
   return { sql, args: [...l.values, ...keysetArgs, lim, off], reverse };
+}
+
+/** The SELECT text and its values for one page (exported for EXPLAIN QUERY PLAN checks in tests). */
+export function keysetPageQuery(ctx: AppContext, l: KeysetList, limit: number, offset: number, total?: number): { sql: string; args: unknown[]; reverse: boolean } | null {
+  const plan = pagePlan(l, limit, offset, total);
+  if (!plan) return null;
+  // Inside a transaction nothing is cached, so a bookmark pass would cost more than the offset it saves.
+  const marks = wantsBookmark(l, plan.off) && !ctx.db.$client.inTransaction ? listBookmarks(ctx, l, plan.dir) : null;
+  return pageQuery(l, plan, marks);
+}
+
+/**
+ * The data-layer twin of keysetPage, run on `q` (ctx.data, or the snapshot of a list's COUNT and page: `inSnapshot`).
+ * On SQLite deep pages start from the same cached bookmarks; on PostgreSQL (no cache across daemons) a page reads from
+ * the nearer end with an OFFSET.
+ */
+export async function keysetPageAsync<T = Record<string, unknown>>(
+  ctx: AppContext, q: Queries, l: KeysetList, limit: number, offset: number, total?: number, inSnapshot = true,
+): Promise<T[]> {
+  const plan = pagePlan(l, limit, offset, total);
+  if (!plan) return [];
+  let marks: [unknown, number][] | null = null;
+  if (wantsBookmark(l, plan.off) && q.dialect.name === 'sqlite' && (inSnapshot || !ctx.db.$client.inTransaction)) {
+    const key = `${l.from}\u0000${l.where}\u0000${orderOf(l, plan.dir)}\u0000${JSON.stringify(l.values)}`;
+    marks = await bookmarks.getAsync(ctx, key, async () => {
+      const rows = await q.all<{ k: unknown; id: number }>(`SELECT ${l.key} AS k, ${l.id} AS id FROM ${l.from} WHERE ${l.where} ORDER BY ${orderOf(l, plan.dir)}`, l.values);
+      const out: [unknown, number][] = [];
+      for (let i = 0; i < rows.length; i += BOOKMARK_STEP) out.push([rows[i]!.k, rows[i]!.id]);
+      return out;
+    }, inSnapshot);
+  }
+  const page = pageQuery(l, plan, marks);
+  const rows = await q.all<T>(page.sql, page.args);
+  if (page.reverse) rows.reverse();
+  return rows;
 }
 
 /**

@@ -55,11 +55,13 @@ export class UntilNextWrite<T> {
    * The async twin of `get` for code on the data layer: on SQLite the same cache (the version is read in the same
    * synchronous stretch as `compute`'s first statement, so a kept value is at least as new as its version); on
    * PostgreSQL no cache (`compute()` every time: the version would be a query, see docs/design/postgres.md "Caches").
+   * `inSnapshot`: the caller runs inside `ctx.data.snapshot` (reads only): on SQLite nothing can write on the connection
+   * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached, as in `get`.
    */
-  async getAsync(ctx: Pick<AppContext, 'db' | 'data'>, key: string, compute: () => Promise<T>): Promise<T> {
+  async getAsync(ctx: Pick<AppContext, 'db' | 'data'>, key: string, compute: () => Promise<T>, inSnapshot = false): Promise<T> {
     if (ctx.data.dialect.name !== 'sqlite') return compute();
     const client = ctx.db.$client;
-    if (client.inTransaction) return compute();
+    if (client.inTransaction && !inSnapshot) return compute();
     const version = writeVersion(ctx);
     let entry = this.byClient.get(client);
     if (!entry || entry.version !== version) this.byClient.set(client, (entry = { version, values: new Map() }));

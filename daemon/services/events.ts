@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { idOrderedPage } from '../db/keyset.js';
 import { events, type EventRow } from '../db/schema.js';
+import type { Queries } from '../db/layer/types.js';
 
 /** What an event records; `action` is one of GitLab's action names (created, joined, left, pushed to, ...). */
 export interface EventInput {
@@ -28,6 +29,17 @@ export function recordEvent(db: Pick<AppContext['db'], 'insert'>, e: EventInput)
       noteId: e.noteId ?? null, createdAt: now(),
     })
     .run();
+}
+
+const INSERT_EVENT = `INSERT INTO events (project_id, author_id, action, target_id, target_type, target_title, title, data, note_id, created_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** The async twin of recordEvent, on the data layer: pass the transaction (`tx`) it belongs to. */
+export async function recordEventAsync(tx: Queries, e: EventInput): Promise<void> {
+  await tx.run(INSERT_EVENT, [
+    e.projectId, e.authorId, e.action, e.targetId ?? null, e.targetType ?? null, e.targetTitle ?? null, e.title ?? null,
+    e.data === undefined ? null : JSON.stringify(e.data), e.noteId ?? null, now(),
+  ]);
 }
 
 /** How many events a project has (those meeting `visible`, an SQL condition over `events`, e.g. policy's visibleEventsSql). */

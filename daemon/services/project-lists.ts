@@ -6,12 +6,13 @@
 import type { AppContext } from '../context.js';
 import { statement } from '../db/statements.js';
 import { UntilNextWrite } from '../db/read-cache.js';
-import { keysetPage } from '../db/keyset.js';
+import { keysetPageAsync } from '../db/keyset.js';
+import type { Dialect, Queries } from '../db/layer/types.js';
 import { toProject } from '../db/rows.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { invalidParam } from '../errors.js';
 import { normalizeBoolean, VISIBILITY_BY_NAME } from '../api/params.js';
-import { authorizedProjectsSql, visibleProjectsSql } from '../policy/permissions.js';
+import { authorizedProjectsWhere, visibleProjectsWhere, type SqlCondition } from '../policy/permissions.js';
 import { likePattern } from '../db/sql.js';
 
 /** Which projects a list starts from. */
@@ -41,6 +42,17 @@ const ORDER_COLUMNS: Record<string, string> = {
 };
 
 
+/** The densePlan statement (parameters: user, [user,] cap, [user, cap]). */
+function densePlanSql(ownedOnly: boolean): string {
+  const namespacesSql = ownedOnly
+    ? `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?`
+    : `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?
+       UNION ALL SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ?`;
+  const direct = ownedOnly ? '0' : `(SELECT COUNT(*) FROM (SELECT 1 FROM members m WHERE m.user_id = ? AND m.source_type = 'Project' LIMIT ?))`;
+  return `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM projects p WHERE p.namespace_id IN (${namespacesSql}) LIMIT ?)) + ${direct} AS n`;
+}
+const densePlanArgs = (userId: number, ownedOnly: boolean, cap: number) => (ownedOnly ? [userId, cap] : [userId, userId, cap, userId, cap]);
+
 /**
  * Whether a user reaches so many projects (through their namespace, groups and direct memberships) that a list
  * should walk projects in order ('scan') rather than gather and sort the user's projects ('index'): more than 500
@@ -49,40 +61,52 @@ const ORDER_COLUMNS: Record<string, string> = {
 function densePlan(ctx: AppContext, userId: number, ownedOnly: boolean): boolean {
   const total = (statement(ctx, 'SELECT COUNT(*) AS n FROM projects').get() as { n: number }).n;
   const threshold = Math.max(500, Math.ceil(total / 4));
-  const namespacesSql = ownedOnly
-    ? `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = @user`
-    : `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = @user
-       UNION ALL SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = @user`;
-  const direct = ownedOnly ? '0' : `(SELECT COUNT(*) FROM (SELECT 1 FROM members m WHERE m.user_id = @user AND m.source_type = 'Project' LIMIT @cap))`;
-  const sql = `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM projects p WHERE p.namespace_id IN (${namespacesSql}) LIMIT @cap)) + ${direct} AS n`;
-  const reach = memoised(ctx, `reach:${ownedOnly}:${userId}`, () => (statement(ctx, sql).get({ user: userId, cap: threshold + 1 }) as { n: number }).n);
+  const reach = memoised(ctx, `reach:${ownedOnly}:${userId}`, () =>
+    (statement(ctx, densePlanSql(ownedOnly)).get(...densePlanArgs(userId, ownedOnly, threshold + 1)) as { n: number }).n);
   return reach > threshold;
 }
 
-/** Build the WHERE/ORDER BY of a project list; 400 when `visibility` is not public, internal or private. */
-export function projectListQuery(ctx: AppContext, scope: ProjectListScope, filters: ProjectListFilters, extraSearch?: string): ProjectListQuery {
+/**
+ * The async twin of densePlan (SQLite only: the plan choice is SQLite's `+` hints; PostgreSQL plans for itself and
+ * gets 'index'). Memoised as densePlan is, inside the list's snapshot too.
+ */
+async function densePlanAsync(ctx: AppContext, q: Queries, userId: number, ownedOnly: boolean): Promise<boolean> {
+  if (q.dialect.name !== 'sqlite') return false;
+  const total = Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM projects'))!.n);
+  const threshold = Math.max(500, Math.ceil(total / 4));
+  const reach = await counts.getAsync(ctx, `reach:${ownedOnly}:${userId}`, async () =>
+    Number((await q.get<{ n: number }>(densePlanSql(ownedOnly), densePlanArgs(userId, ownedOnly, threshold + 1)))!.n), true);
+  return reach > threshold;
+}
+
+/** The WHERE/ORDER BY of a project list in a dialect, the plan choices made; 400 for a bad `visibility`. */
+function buildProjectListQuery(
+  d: Dialect, scope: ProjectListScope, filters: ProjectListFilters, extraSearch: string | undefined, dense: boolean,
+): ProjectListQuery {
   const conds: string[] = [];
   const args: unknown[] = [];
+  const plus = d.name === 'sqlite' ? '+' : '';
+  const add = (c: SqlCondition) => {
+    conds.push(c.sql);
+    args.push(...c.args);
+  };
   switch (scope.kind) {
-    case 'authorized': {
-      const plan = densePlan(ctx, scope.user.id, false) ? 'scan' : 'index';
-      conds.push(authorizedProjectsSql(scope.user.id, plan));
+    case 'authorized':
+      add(authorizedProjectsWhere(d, scope.user.id, dense ? 'scan' : 'index'));
       break;
-    }
-    case 'owned': {
-      const plus = densePlan(ctx, scope.user.id, true) ? '+' : '';
-      conds.push(`${plus}p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)`);
+    case 'owned':
+      conds.push(`${dense ? plus : ''}p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)`);
       args.push(scope.user.id);
       break;
-    }
     case 'starred':
       // Stars drive the query (few per user); visibility is then checked row by row.
-      conds.push(`p.id IN (SELECT s.project_id FROM stars s WHERE s.user_id = ?)`, visibleProjectsSql(scope.user, 'scan'));
+      conds.push(`p.id IN (SELECT s.project_id FROM stars s WHERE s.user_id = ?)`);
       args.push(scope.user.id);
+      add(visibleProjectsWhere(d, scope.user, 'scan'));
       break;
     case 'visible':
       // Public and internal projects are usually many: walk in list order.
-      conds.push(visibleProjectsSql(scope.user, 'scan'));
+      add(visibleProjectsWhere(d, scope.user, 'scan'));
       break;
     case 'all':
       break;
@@ -90,42 +114,59 @@ export function projectListQuery(ctx: AppContext, scope: ProjectListScope, filte
   const archived = filters.archived === undefined ? undefined : normalizeBoolean(filters.archived);
   if (archived === true || archived === false) {
     conds.push('p.archived = ?');
-    args.push(archived ? 1 : 0);
+    args.push(archived);
   }
   if (filters.visibility !== undefined) {
     const level = Object.hasOwn(VISIBILITY_BY_NAME, filters.visibility) ? VISIBILITY_BY_NAME[filters.visibility] : undefined;
     if (level === undefined) throw invalidParam('visibility', 'does not have a valid value');
-    conds.push('+p.visibility_level = ?');
+    conds.push(`${plus}p.visibility_level = ?`);
     args.push(level);
   }
   for (const term of [filters.search, extraSearch]) {
     if (term === undefined || term === '') continue;
     const pattern = likePattern(term);
-    conds.push(`(p.path LIKE ? ESCAPE '\\' OR p.name LIKE ? ESCAPE '\\' OR p.description LIKE ? ESCAPE '\\')`);
+    conds.push(`(p.path ${d.ilike} ? ESCAPE '\\' OR p.name ${d.ilike} ? ESCAPE '\\' OR p.description ${d.ilike} ? ESCAPE '\\')`);
     args.push(pattern, pattern, pattern);
   }
   const column = (filters.order_by && Object.hasOwn(ORDER_COLUMNS, filters.order_by) ? ORDER_COLUMNS[filters.order_by] : undefined) ?? 'p.created_at';
   // The id tie-break (added by db/keyset.ts) keeps pages stable when many rows share a timestamp or name.
-  return { where: conds.length ? conds.join(' AND ') : '1', args, key: column, desc: filters.sort !== 'asc' };
+  return { where: conds.length ? conds.join(' AND ') : 'TRUE', args, key: column, desc: filters.sort !== 'asc' };
 }
 
+/**
+ * Build the WHERE/ORDER BY of a project list on SQLite, synchronously (the statements the routes run, for the query
+ * plan checks of test/api/projects-perf.test.ts); 400 when `visibility` is not public, internal or private.
+ */
+export function projectListQuery(ctx: AppContext, scope: ProjectListScope, filters: ProjectListFilters, extraSearch?: string): ProjectListQuery {
+  const dense = (scope.kind === 'authorized' || scope.kind === 'owned') && densePlan(ctx, scope.user.id, scope.kind === 'owned');
+  return buildProjectListQuery(ctx.data.dialect, scope, filters, extraSearch, dense);
+}
+
+/** The async twin of projectListQuery, on `q` (ctx.data or the list's snapshot), for either engine. */
+export async function projectListQueryAsync(
+  ctx: AppContext, q: Queries, scope: ProjectListScope, filters: ProjectListFilters, extraSearch?: string,
+): Promise<ProjectListQuery> {
+  const dense = (scope.kind === 'authorized' || scope.kind === 'owned') && (await densePlanAsync(ctx, q, scope.user.id, scope.kind === 'owned'));
+  return buildProjectListQuery(q.dialect, scope, filters, extraSearch, dense);
+}
 
 /** Small query results (counts, plan choices), exact until the next write. */
 const counts = new UntilNextWrite<number>(1000);
 const memoised = (ctx: AppContext, key: string, compute: () => number) => counts.get(ctx, key, compute);
 
-/** Number of projects a list query matches (memoised until the next write). */
-export function countProjects(ctx: AppContext, q: ProjectListQuery): number {
-  const sql = `SELECT COUNT(*) AS n FROM projects p WHERE ${q.where}`;
-  return memoised(ctx, `${sql}\u0000${JSON.stringify(q.args)}`, () => (statement(ctx, sql).get(...q.args) as { n: number }).n);
+/**
+ * Number of projects a list query matches, on `q` (the list's snapshot; memoised until the next write on SQLite).
+ */
+export async function countProjectsAsync(ctx: AppContext, q: Queries, lq: ProjectListQuery): Promise<number> {
+  const sql = `SELECT COUNT(*) AS n FROM projects p WHERE ${lq.where}`;
+  return counts.getAsync(ctx, `${sql}\u0000${JSON.stringify(lq.args)}`, async () => Number((await q.get<{ n: number }>(sql, lq.args))!.n), true);
 }
 
 /**
- * One page of a list query. With `total` (countProjects), a deep page costs what the first does: read from the nearer
- * end, or from a keyset bookmark (db/keyset.ts) instead of an OFFSET walk past the authorization check.
+ * One page of a list query, on `q` (the list's snapshot). With `total` (countProjectsAsync), a deep page costs what the
+ * first does: read from the nearer end, or (SQLite) from a keyset bookmark (db/keyset.ts) instead of an OFFSET walk.
  */
-export function fetchProjects(ctx: AppContext, q: ProjectListQuery, limit: number, offset: number, total?: number): ProjectRow[] {
-  const list = { from: 'projects p', where: q.where, values: q.args, key: q.key, id: 'p.id', desc: q.desc, select: 'p.*' };
-  return keysetPage(ctx, list, limit, offset, total).map(toProject);
+export async function fetchProjectsAsync(ctx: AppContext, q: Queries, lq: ProjectListQuery, limit: number, offset: number, total?: number): Promise<ProjectRow[]> {
+  const list = { from: 'projects p', where: lq.where, values: lq.args, key: lq.key, id: 'p.id', desc: lq.desc, select: 'p.*' };
+  return (await keysetPageAsync<Record<string, unknown>>(ctx, q, list, limit, offset, total)).map(toProject);
 }
-

@@ -2,16 +2,17 @@
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { statement } from '../db/statements.js';
-import { toProject } from '../db/rows.js';
+import { toNamespace, toProject } from '../db/rows.js';
 import { now } from '../context.js';
 import { members, namespaces, projects, users, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
 import {
-  canGroup, canProject, MASTER, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, PUBLIC, type ProjectAbility,
+  canGroup, canGroupAsync, canProject, canProjectAsync, MASTER, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, PUBLIC, type ProjectAbility,
 } from '../policy/permissions.js';
 import { hashToken, randomToken } from '../secrets.js';
-import { getSettings } from './settings.js';
-import { recordEvent } from './events.js';
+import { getSettings, restrictedVisibilityLevelsAsync, getSettingsAsync } from './settings.js';
+import { recordEvent, recordEventAsync } from './events.js';
+import type { Queries } from '../db/layer/types.js';
 import { removeProjectStorage, storageCreated, storageForked, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 import { UntilNextWrite } from '../db/read-cache.js';
@@ -85,6 +86,16 @@ export function findProject(ctx: AppContext, user: UserRow | null, idOrPath: str
 export async function findProjectAsync(
   ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project',
 ): Promise<ProjectRow> {
+  return (await findProjectWithLevelAsync(ctx, user, idOrPath, ability)).project;
+}
+
+/**
+ * findProjectAsync that also returns the caller's access level on the project when it was read (undefined when the
+ * abilities were decided without it: admins, blocked users), so a presenter can reuse it instead of reading it again.
+ */
+export async function findProjectWithLevelAsync(
+  ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project',
+): Promise<{ project: ProjectRow; level: number | undefined }> {
   const project = await lookupProjectAsync(ctx, idOrPath);
   if (!project) throw notFound('Project');
   let level: number | undefined;
@@ -96,12 +107,20 @@ export async function findProjectAsync(
   };
   if (!(await can('read_project'))) throw notFound('Project');
   if (ability !== 'read_project' && !(await can(ability))) throw forbidden();
-  return project;
+  return { project, level };
 }
 
 /** The namespace of a project. */
 export function projectNamespace(ctx: AppContext, project: ProjectRow): NamespaceRow {
   return ctx.db.select().from(namespaces).where(eq(namespaces.id, project.namespaceId)).get()!;
+}
+
+/** An id as PostgreSQL's integer columns take it (a larger number matches no row on either engine). */
+const dbId = (n: number) => (Number.isSafeInteger(n) && n > 0 && n <= 2147483647 ? n : 0);
+
+/** The async twin of projectNamespace, on the data layer. */
+export async function projectNamespaceAsync(ctx: AppContext, project: ProjectRow, q: Queries = ctx.data): Promise<NamespaceRow> {
+  return toNamespace((await q.get<Record<string, unknown>>('SELECT * FROM namespaces WHERE id = ?', [project.namespaceId]))!);
 }
 
 /** Parameters of POST /projects and PUT /projects/:id. */
@@ -162,6 +181,40 @@ export function validateProjectFields(ctx: AppContext, actor: UserRow, p: Projec
   return errors;
 }
 
+/** The async twin of validateProjectFields, on the data layer: the same checks, messages and statements. */
+export async function validateProjectFieldsAsync(
+  ctx: AppContext, actor: UserRow, p: ProjectParams, namespaceId: number, selfId: number | null,
+): Promise<Record<string, string[]>> {
+  const errors: Record<string, string[]> = {};
+  const err = (k: string, m: string) => (errors[k] ??= []).push(m);
+  if (p.name !== undefined) {
+    if (!NAME_PATTERN.test(p.name)) err('name', "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.");
+    if (p.name.length > 255) err('name', 'is too long (maximum is 255 characters)');
+  }
+  if (p.path !== undefined) {
+    if (!p.path) err('path', "can't be blank");
+    else if (!validPath(p.path)) err('path', "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'");
+  }
+  if (p.visibility_level !== undefined) {
+    if (![0, 10, 20].includes(p.visibility_level)) err('visibility_level', 'is not included in the list');
+    else if (!actor.isAdmin) {
+      const restricted = await restrictedVisibilityLevelsAsync(ctx);
+      if (restricted.includes(p.visibility_level)) err('visibility_level', `${VISIBILITY_NAMES[p.visibility_level]} has been restricted by your GitLab administrator`);
+    }
+  }
+  if (p.description !== undefined && p.description.length > 2000) err('description', 'is too long (maximum is 2000 characters)');
+  if (p.import_url !== undefined && p.import_url !== '' && !/^(https?|git):\/\/\S+$/.test(p.import_url)) err('import_url', 'is not a valid URL');
+  const d = ctx.data.dialect;
+  const taken = async (col: 'name' | 'path', v: string) =>
+    (await ctx.data.get(
+      `SELECT 1 AS taken FROM projects WHERE namespace_id = ? AND ${d.nocaseEq(col)}${selfId ? ' AND id <> ?' : ''}`,
+      selfId ? [namespaceId, v, selfId] : [namespaceId, v],
+    )) !== undefined;
+  if (p.name !== undefined && !errors.name && (await taken('name', p.name))) err('name', 'has already been taken');
+  if (p.path !== undefined && !errors.path && (await taken('path', p.path))) err('path', 'has already been taken');
+  return errors;
+}
+
 /** Resolve the target namespace of a create: the owner's personal namespace by default, or a group the actor may create in. */
 export function targetNamespace(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): NamespaceRow {
   if (namespaceId === undefined) {
@@ -171,6 +224,26 @@ export function targetNamespace(ctx: AppContext, actor: UserRow, owner: UserRow,
   const allowed = ns && (ns.kind === 'user' ? ns.ownerId === owner.id || actor.isAdmin : canGroup(ctx, actor, 'create_projects', ns));
   if (!ns || !allowed) throw validationError({ namespace: ['is not valid'] });
   return ns;
+}
+
+/** The async twin of targetNamespace, on the data layer. */
+export async function targetNamespaceAsync(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): Promise<NamespaceRow> {
+  if (namespaceId === undefined) {
+    return toNamespace((await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [owner.id]))!);
+  }
+  const raw = await ctx.data.get<Record<string, unknown>>('SELECT * FROM namespaces WHERE id = ?', [dbId(namespaceId)]);
+  const ns = raw ? toNamespace(raw) : undefined;
+  const allowed = ns && (ns.kind === 'user' ? ns.ownerId === owner.id || actor.isAdmin : await canGroupAsync(ctx, actor, 'create_projects', ns));
+  if (!ns || !allowed) throw validationError({ namespace: ['is not valid'] });
+  return ns;
+}
+
+/** The async twin of personalProjectCount. */
+export async function personalProjectCountAsync(ctx: AppContext, user: UserRow): Promise<number> {
+  const row = await ctx.data.get<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`, [user.id],
+  );
+  return Number(row!.n);
 }
 
 /** Personal projects a user owns (counted against projects_limit). */
@@ -216,6 +289,63 @@ export function createProject(ctx: AppContext, actor: UserRow, owner: UserRow, p
     return row;
   });
   return project;
+}
+
+const INSERT_PROJECT = `INSERT INTO projects (name, path, namespace_id, description, visibility_level, default_branch, issues_enabled,
+    merge_requests_enabled, builds_enabled, wiki_enabled, snippets_enabled, container_registry_enabled, shared_runners_enabled, public_builds,
+    lfs_enabled, request_access_enabled, only_allow_merge_if_build_succeeds, import_url, tag_list, creator_id, forked_from_id,
+    runners_token_salt, runners_token_hash, last_activity_at, created_at, updated_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`;
+const INSERT_OWNER = `INSERT INTO members (source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at)
+  VALUES ('Project', ?, ?, ${MASTER}, ?, ?, ?)`;
+
+/**
+ * The async twin of createProject, on the data layer: the same checks, then the project, the owner's membership and
+ * the `created` event in one transaction (the runners token hashed before it).
+ */
+export async function createProjectAsync(
+  ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }, extra: { forkedFromId?: number } = {},
+): Promise<ProjectRow> {
+  const ns = await targetNamespaceAsync(ctx, actor, owner, p.namespace_id);
+  if (ns.kind === 'user' && (await personalProjectCountAsync(ctx, owner)) >= owner.projectsLimit) {
+    throw new ApiError(403, { message: `403 Forbidden - Your project limit is ${owner.projectsLimit} projects! Please contact your administrator to increase it` });
+  }
+  const path = p.path || parameterize(p.name);
+  const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : (await getSettingsAsync(ctx)).defaultProjectVisibility);
+  const fields = { ...p, path, visibility_level: visibility };
+  const errors = await validateProjectFieldsAsync(ctx, actor, fields, ns.id, null);
+  if (Object.keys(errors).length) throw validationError(errors);
+  const salt = randomToken(24);
+  const tokenHash = hashToken(ctx.secrets.derive('runners', salt));
+  const t = now();
+  const values = [
+    p.name, path, ns.id, p.description ?? null, visibility, p.default_branch ?? 'master', p.issues_enabled ?? true,
+    p.merge_requests_enabled ?? true, p.builds_enabled ?? true, p.wiki_enabled ?? true, p.snippets_enabled ?? false,
+    p.container_registry_enabled ?? false, p.shared_runners_enabled ?? true, p.public_builds ?? true, p.lfs_enabled ?? true,
+    p.request_access_enabled ?? false, p.only_allow_merge_if_build_succeeds ?? false, p.import_url || null, JSON.stringify(p.tag_list ?? []),
+    actor.id, extra.forkedFromId ?? null, salt, tokenHash, t, t, t,
+  ];
+  return ctx.data.transaction(async (tx) => {
+    const row = toProject((await tx.get<Record<string, unknown>>(INSERT_PROJECT, values))!);
+    if (ns.kind === 'user') await tx.run(INSERT_OWNER, [row.id, owner.id, actor.id, t, t]);
+    await recordEventAsync(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
+    return row;
+  });
+}
+
+/**
+ * Delete a project's rows inside a transaction of the data layer (`tx`): its memberships, the fork links to it, the
+ * project (the rest cascades). For callers that delete projects as part of a larger transaction (users, groups).
+ */
+export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promise<void> {
+  await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
+  await tx.run('UPDATE projects SET forked_from_id = NULL WHERE forked_from_id = ?', [projectId]);
+  await tx.run('DELETE FROM projects WHERE id = ?', [projectId]);
+}
+
+/** The async twin of deleteProjectRows: the same statements in one transaction of the data layer. */
+export async function deleteProjectRowsAsync(ctx: AppContext, project: ProjectRow): Promise<void> {
+  await ctx.data.transaction((tx) => deleteProjectRowsIn(tx, project.id));
 }
 
 /** Delete a project and everything that belongs to it (rows cascade; storage is removed by the lifecycle hooks). */
@@ -300,6 +430,67 @@ export function updateProject(ctx: AppContext, actor: UserRow, project: ProjectR
   return { project: updated, fromFullPath, toFullPath: projectFullPath(ctx, updated) };
 }
 
+/** A ProjectRow key as its column (camelCase to snake_case). */
+const projectColumn = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+const PROJECT_FLAGS = {
+  issues_enabled: 'issuesEnabled', merge_requests_enabled: 'mergeRequestsEnabled', builds_enabled: 'buildsEnabled',
+  wiki_enabled: 'wikiEnabled', snippets_enabled: 'snippetsEnabled', container_registry_enabled: 'containerRegistryEnabled',
+  shared_runners_enabled: 'sharedRunnersEnabled', public_builds: 'publicBuilds', lfs_enabled: 'lfsEnabled',
+  request_access_enabled: 'requestAccessEnabled', only_allow_merge_if_build_succeeds: 'onlyAllowMergeIfBuildSucceeds',
+} as const;
+
+/**
+ * The async twin of updateProject, on the data layer: the same rules, messages and 403s; one UPDATE ... RETURNING *.
+ * `level`: the actor's access level on the project when the caller already read it (saves the rename and visibility
+ * checks a statement each).
+ */
+export async function updateProjectAsync(ctx: AppContext, actor: UserRow, project: ProjectRow, p: ProjectParams, level?: number): Promise<ProjectUpdate> {
+  const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : undefined);
+  const renamed = p.name !== undefined && p.name !== project.name;
+  const revisibled = visibility !== undefined && visibility !== project.visibilityLevel;
+  if (renamed && !(await canProjectAsync(ctx, actor, 'rename_project', project, level))) throw forbidden();
+  if (revisibled && !(await canProjectAsync(ctx, actor, 'change_visibility_level', project, level))) throw forbidden();
+  const pathChanged = p.path !== undefined && p.path !== project.path;
+  const checked: ProjectParams = {
+    ...(renamed ? { name: p.name } : {}),
+    ...(pathChanged ? { path: p.path } : {}),
+    ...(revisibled ? { visibility_level: visibility } : {}),
+    ...(p.description !== undefined ? { description: p.description } : {}),
+  };
+  const errors = await validateProjectFieldsAsync(ctx, actor, checked, project.namespaceId, project.id);
+  if (p.default_branch !== undefined && !validRefName(p.default_branch)) (errors.default_branch ??= []).push('is invalid');
+  if (Object.keys(errors).length) throw validationError(errors);
+
+  const set: Partial<ProjectRow> = { updatedAt: now() };
+  if (renamed) set.name = p.name;
+  if (pathChanged) set.path = p.path;
+  if (revisibled) set.visibilityLevel = visibility;
+  if (p.description !== undefined) set.description = p.description;
+  if (p.default_branch !== undefined) set.defaultBranch = p.default_branch;
+  for (const [param, column] of Object.entries(PROJECT_FLAGS) as [keyof typeof PROJECT_FLAGS, (typeof PROJECT_FLAGS)[keyof typeof PROJECT_FLAGS]][]) {
+    const v = p[param];
+    if (v !== undefined) set[column] = v;
+  }
+  if (p.tag_list !== undefined) set.tagList = JSON.stringify(p.tag_list);
+  // the namespace does not change here, so one read gives the full path before and after
+  const ns = await projectNamespaceAsync(ctx, project);
+  const keys = Object.keys(set) as (keyof ProjectRow)[];
+  const raw = await ctx.data.get<Record<string, unknown>>(
+    `UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ? RETURNING *`,
+    [...keys.map((k) => set[k]), project.id],
+  );
+  const updated = toProject(raw!);
+  return { project: updated, fromFullPath: `${ns.path}/${project.path}`, toFullPath: `${ns.path}/${updated.path}` };
+}
+
+/** The async twin of restoreProjectRow. */
+export async function restoreProjectRowAsync(ctx: AppContext, before: ProjectRow): Promise<void> {
+  const { id, ...rest } = before;
+  const keys = Object.keys(rest) as (keyof typeof rest)[];
+  await ctx.data.run(`UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ?`, [...keys.map((k) => rest[k]), id]);
+}
+
 /** Put back a project row as it was (undo an update whose storage move failed). */
 export function restoreProjectRow(ctx: AppContext, before: ProjectRow): void {
   const { id, ...rest } = before;
@@ -368,8 +559,15 @@ async function withStorage(ctx: AppContext, project: ProjectRow, step: () => Pro
 
 /** Create a project and its storage (repository); no half-created project remains when the storage fails. */
 export async function createProjectWithStorage(ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }): Promise<ProjectRow> {
-  const project = createProject(ctx, actor, owner, p);
-  return withStorage(ctx, project, () => storageCreated(ctx, project));
+  const project = await createProjectAsync(ctx, actor, owner, p);
+  try {
+    await storageCreated(ctx, project);
+  } catch (e) {
+    await deleteProjectRowsAsync(ctx, project);
+    await removeProjectStorage(ctx, [project.id]).catch(() => undefined);
+    throw e;
+  }
+  return project;
 }
 
 /** Fork a project into a namespace, copying its storage; no half-made fork remains when the copy fails. */
@@ -378,13 +576,16 @@ export async function forkProject(ctx: AppContext, actor: UserRow, source: Proje
   return withStorage(ctx, fork, () => storageForked(ctx, source, fork));
 }
 
-/** Update a project and move its storage when its full path changed; the row is restored if the move fails. */
-export async function updateProjectWithStorage(ctx: AppContext, actor: UserRow, before: ProjectRow, p: ProjectParams): Promise<ProjectRow> {
-  const result = updateProject(ctx, actor, before, p);
+/**
+ * Update a project and move its storage when its full path changed; the row is restored if the move fails.
+ * `level`: the actor's access level when already read (see updateProjectAsync).
+ */
+export async function updateProjectWithStorage(ctx: AppContext, actor: UserRow, before: ProjectRow, p: ProjectParams, level?: number): Promise<ProjectRow> {
+  const result = await updateProjectAsync(ctx, actor, before, p, level);
   try {
     await storageMoved(ctx, result.project, result.fromFullPath, result.toFullPath);
   } catch (e) {
-    restoreProjectRow(ctx, before);
+    await restoreProjectRowAsync(ctx, before);
     throw e;
   }
   return result.project;
@@ -392,6 +593,6 @@ export async function updateProjectWithStorage(ctx: AppContext, actor: UserRow, 
 
 /** Delete a project: its rows in one transaction, then its storage. */
 export async function deleteProject(ctx: AppContext, project: ProjectRow): Promise<void> {
-  deleteProjectRows(ctx, project);
+  await deleteProjectRowsAsync(ctx, project);
   await removeProjectStorage(ctx, [project.id]);
 }

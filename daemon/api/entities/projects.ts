@@ -4,9 +4,10 @@ import type { AppContext } from '../../context.js';
 import { statement } from '../../db/statements.js';
 import { toNamespace, toUser } from '../../db/rows.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
-import { canProject } from '../../policy/permissions.js';
+import { canProject, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync } from '../../policy/permissions.js';
+import type { Dialect, Queries } from '../../db/layer/types.js';
 import { Nullable } from '../params.js';
-import { userBasic, UserBasicSchema } from './users.js';
+import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 import { placeholders } from '../../db/sql.js';
 import { openIssuesCounts } from '../../services/collaboration/issue-lists.js';
 import { sshCloneUrl } from '../../ssh/address.js';
@@ -82,54 +83,203 @@ export function presentProjects(ctx: AppContext, viewer: UserRow | null, rows: P
   return rows.map((p) => {
     const ns = nsById.get(p.namespaceId)!;
     const owner = ns.kind === 'user' && ns.ownerId ? owners.get(ns.ownerId) : undefined;
-    const ff = p.forkedFromId !== null ? forkedFrom.get(p.forkedFromId) : undefined;
-    const out: Rec = {
-      id: p.id,
-      description: p.description,
-      default_branch: p.defaultBranch,
-      tag_list: JSON.parse(p.tagList) as string[],
-      public: p.visibilityLevel === 20,
-      archived: p.archived,
-      visibility_level: p.visibilityLevel,
-      ...projectUrls(ctx, ns, p),
-      ...(owner ? { owner: { ...userBasic(ctx, owner), created_at: owner.createdAt } } : {}),
-      name: p.name,
-      name_with_namespace: `${ns.name} / ${p.name}`,
-      path: p.path,
-      path_with_namespace: `${ns.path}/${p.path}`,
-      container_registry_enabled: p.containerRegistryEnabled,
-      issues_enabled: p.issuesEnabled,
-      merge_requests_enabled: p.mergeRequestsEnabled,
-      wiki_enabled: p.wikiEnabled,
-      builds_enabled: p.buildsEnabled,
-      snippets_enabled: p.snippetsEnabled,
-      created_at: p.createdAt,
-      last_activity_at: p.lastActivityAt,
-      shared_runners_enabled: p.sharedRunnersEnabled,
-      lfs_enabled: p.lfsEnabled,
-      creator_id: p.creatorId,
-      namespace: namespaceRecord(ns),
-      ...(ff ? { forked_from_project: basicFromRaw(ctx, ff) } : {}),
-      avatar_url: null,
-      star_count: stars.get(p.id) ?? 0,
-      forks_count: forks.get(p.id) ?? 0,
-      ...(p.issuesEnabled ? { open_issues_count: openIssues.get(p.id) ?? 0 } : {}),
-      public_builds: p.publicBuilds,
-      shared_with_groups: links.filter((l) => l.project_id === p.id).map((l) => ({ group_id: l.group_id, group_name: l.group_name, group_access_level: l.group_access })),
-      only_allow_merge_if_build_succeeds: p.onlyAllowMergeIfBuildSucceeds,
-      request_access_enabled: p.requestAccessEnabled,
-    };
-    if (opts.withRunnersToken && canProject(ctx, viewer, 'admin_project', p)) out.runners_token = ctx.secrets.derive('runners', p.runnersTokenSalt);
-    if (opts.withAccess) {
-      const pa = projectAccess.get(p.id);
-      const ga = groupAccess.get(p.namespaceId);
-      out.permissions = {
-        project_access: pa !== undefined ? { access_level: pa, notification_level: 3 } : null,
-        group_access: ga !== undefined ? { access_level: ga, notification_level: 3 } : null,
-      };
-    }
-    return out;
+    return projectEntity(ctx, p, opts, {
+      ns,
+      owner: owner ? { ...userBasic(ctx, owner), created_at: owner.createdAt } : undefined,
+      forkedFrom: p.forkedFromId !== null ? forkedFrom.get(p.forkedFromId) : undefined,
+      stars: stars.get(p.id) ?? 0,
+      forks: forks.get(p.id) ?? 0,
+      openIssues: openIssues.get(p.id) ?? 0,
+      links: links.filter((l) => l.project_id === p.id),
+      runnersToken: !!opts.withRunnersToken && canProject(ctx, viewer, 'admin_project', p),
+      projectAccess: projectAccess.get(p.id),
+      groupAccess: groupAccess.get(p.namespaceId),
+    });
   });
+}
+
+/** What the presenters looked up for one project. */
+interface ProjectParts {
+  ns: NamespaceRow;
+  owner: Rec | undefined;
+  forkedFrom: Rec | undefined;
+  stars: number;
+  forks: number;
+  openIssues: number;
+  links: { group_id: number; group_name: string; group_access: number }[];
+  runnersToken: boolean;
+  projectAccess: number | undefined;
+  groupAccess: number | undefined;
+}
+
+/** The Project entity of one row (shared by the synchronous and the data-layer presenters). */
+function projectEntity(ctx: AppContext, p: ProjectRow, opts: PresentOptions, r: ProjectParts): Rec {
+  const ns = r.ns;
+  const out: Rec = {
+    id: p.id,
+    description: p.description,
+    default_branch: p.defaultBranch,
+    tag_list: JSON.parse(p.tagList) as string[],
+    public: p.visibilityLevel === 20,
+    archived: p.archived,
+    visibility_level: p.visibilityLevel,
+    ...projectUrls(ctx, ns, p),
+    ...(r.owner ? { owner: r.owner } : {}),
+    name: p.name,
+    name_with_namespace: `${ns.name} / ${p.name}`,
+    path: p.path,
+    path_with_namespace: `${ns.path}/${p.path}`,
+    container_registry_enabled: p.containerRegistryEnabled,
+    issues_enabled: p.issuesEnabled,
+    merge_requests_enabled: p.mergeRequestsEnabled,
+    wiki_enabled: p.wikiEnabled,
+    builds_enabled: p.buildsEnabled,
+    snippets_enabled: p.snippetsEnabled,
+    created_at: p.createdAt,
+    last_activity_at: p.lastActivityAt,
+    shared_runners_enabled: p.sharedRunnersEnabled,
+    lfs_enabled: p.lfsEnabled,
+    creator_id: p.creatorId,
+    namespace: namespaceRecord(ns),
+    ...(r.forkedFrom ? { forked_from_project: basicFromRaw(ctx, r.forkedFrom) } : {}),
+    avatar_url: null,
+    star_count: r.stars,
+    forks_count: r.forks,
+    ...(p.issuesEnabled ? { open_issues_count: r.openIssues } : {}),
+    public_builds: p.publicBuilds,
+    shared_with_groups: r.links.map((l) => ({ group_id: l.group_id, group_name: l.group_name, group_access_level: l.group_access })),
+    only_allow_merge_if_build_succeeds: p.onlyAllowMergeIfBuildSucceeds,
+    request_access_enabled: p.requestAccessEnabled,
+  };
+  if (r.runnersToken) out.runners_token = ctx.secrets.derive('runners', p.runnersTokenSalt);
+  if (opts.withAccess) {
+    out.permissions = {
+      project_access: r.projectAccess !== undefined ? { access_level: r.projectAccess, notification_level: 3 } : null,
+      group_access: r.groupAccess !== undefined ? { access_level: r.groupAccess, notification_level: 3 } : null,
+    };
+  }
+  return out;
+}
+
+/** Options of the data-layer presenter. */
+export interface PresentOptionsAsync extends PresentOptions {
+  /** The viewer's access level on the (single) project when the caller already read it: the runners token check reuses it. */
+  level?: number;
+}
+
+const numbersTexts = new Map<string, string>();
+/**
+ * The per-project numbers and the group shares of a page in one statement (a UNION ALL; parameters: ids x4, then
+ * with access the viewer and ids, the viewer and the namespace ids): rows (k, id, n, g, name, o).
+ */
+function numbersText(d: Dialect, withAccess: boolean): string {
+  const key = `${d.name}:${withAccess}`;
+  let text = numbersTexts.get(key);
+  if (!text) {
+    const parts = [
+      `SELECT 'stars' AS k, project_id AS id, COUNT(*) AS n, NULL AS g, NULL AS name, NULL AS o FROM stars WHERE project_id IN ${d.inIds} GROUP BY project_id`,
+      `SELECT 'forks', forked_from_id, COUNT(*), NULL, NULL, NULL FROM projects WHERE forked_from_id IN ${d.inIds} GROUP BY forked_from_id`,
+      `SELECT 'issues', c.project_id, SUM(c.n), NULL, NULL, NULL FROM issue_counts c WHERE c.project_id IN ${d.inIds} AND c.state = 'opened' GROUP BY c.project_id`,
+      `SELECT 'links', l.project_id, l.group_access, l.group_id, n.name, l.id FROM project_group_links l JOIN namespaces n ON n.id = l.group_id
+         WHERE l.project_id IN ${d.inIds}`,
+    ];
+    if (withAccess) {
+      parts.push(
+        `SELECT 'pa', source_id, access_level, NULL, NULL, NULL FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN ${d.inIds}`,
+        `SELECT 'ga', source_id, access_level, NULL, NULL, NULL FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN ${d.inIds}`,
+      );
+    }
+    text = parts.join('\n UNION ALL ');
+    numbersTexts.set(key, text);
+  }
+  return text;
+}
+
+const NAMESPACES_WITH_OWNERS = (d: Dialect) => `SELECT n.*, u.id AS owner_user_id, u.username AS owner_username, u.name AS owner_name, u.state AS owner_state,
+    u.email AS owner_email, u.created_at AS owner_created_at
+  FROM namespaces n LEFT JOIN users u ON n.kind = 'user' AND u.id = n.owner_id WHERE n.id IN ${d.inIds}`;
+const FORKED_FROM = (d: Dialect) =>
+  `SELECT p.id, p.name, p.path, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${d.inIds}`;
+
+/**
+ * The data-layer presenter (both engines): the same entities as presentProjects in two statements (the numbers and
+ * group shares of every project, the namespaces with their owners), a third only when a project is a fork, and the
+ * viewer's access level for the runners token only when not given (`opts.level`) and needed.
+ */
+export async function presentProjectsAsync(
+  ctx: AppContext, viewer: UserRow | null, rows: ProjectRow[], opts: PresentOptionsAsync = {}, q: Queries = ctx.data,
+): Promise<Rec[]> {
+  if (rows.length === 0) return [];
+  const d = q.dialect;
+  const ids = d.ids(rows.map((r) => r.id));
+  const nsIdList = [...new Set(rows.map((r) => r.namespaceId))];
+  const nsIds = d.ids(nsIdList);
+  const withAccess = !!opts.withAccess && !!viewer;
+  const numbers = await q.all<{ k: string; id: number; n: number | string; g: number | null; name: string | null; o: number | null }>(
+    numbersText(d, withAccess),
+    withAccess ? [ids, ids, ids, ids, viewer!.id, ids, viewer!.id, nsIds] : [ids, ids, ids, ids],
+  );
+  const nsRows = await q.all<Rec>(NAMESPACES_WITH_OWNERS(d), [nsIds]);
+  const forkedFromIds = [...new Set(rows.map((r) => r.forkedFromId).filter((x): x is number => x !== null))];
+  const forkedFrom = new Map(
+    forkedFromIds.length ? (await q.all<Rec>(FORKED_FROM(d), [d.ids(forkedFromIds)])).map((p) => [p.id as number, p]) : [],
+  );
+  const gravatar = nsRows.some((n) => n.owner_user_id !== null && n.owner_user_id !== undefined) ? await gravatarEnabledAsync(ctx) : false;
+
+  const nsById = new Map<number, { ns: NamespaceRow; owner: Rec | undefined }>();
+  for (const n of nsRows) {
+    const ns = toNamespace(n);
+    const owner = ns.kind === 'user' && ns.ownerId && n.owner_user_id != null
+      ? {
+        ...userBasic(ctx, { id: n.owner_user_id as number, username: n.owner_username as string, name: n.owner_name as string, state: n.owner_state as string,
+          email: n.owner_email as string } as UserRow, gravatar),
+        created_at: n.owner_created_at as string,
+      }
+      : undefined;
+    nsById.set(ns.id, { ns, owner });
+  }
+  const stars = new Map<number, number>();
+  const forks = new Map<number, number>();
+  const issues = new Map<number, number>();
+  const pa = new Map<number, number>();
+  const ga = new Map<number, number>();
+  const links: { project_id: number; group_id: number; group_name: string; group_access: number; o: number }[] = [];
+  const maps: Record<string, Map<number, number>> = { stars, forks, issues, pa, ga };
+  for (const r of numbers) {
+    if (r.k === 'links') links.push({ project_id: r.id, group_id: r.g!, group_name: r.name!, group_access: Number(r.n), o: r.o! });
+    else maps[r.k]!.set(r.id, Number(r.n));
+  }
+  links.sort((a, b) => a.o - b.o);
+
+  const out: Rec[] = [];
+  for (const p of rows) {
+    const { ns, owner } = nsById.get(p.namespaceId)!;
+    let runnersToken = false;
+    if (opts.withRunnersToken) {
+      const decided = projectAbilityWithoutLevel(viewer, 'admin_project', p);
+      runnersToken = decided ?? projectAbilityAtLevel(viewer!, 'admin_project', p, opts.level ?? (await projectAccessLevelAsync(ctx, viewer, p, q)));
+    }
+    out.push(projectEntity(ctx, p, opts, {
+      ns, owner, forkedFrom: p.forkedFromId !== null ? forkedFrom.get(p.forkedFromId) : undefined,
+      stars: stars.get(p.id) ?? 0, forks: forks.get(p.id) ?? 0, openIssues: issues.get(p.id) ?? 0,
+      links: links.filter((l) => l.project_id === p.id), runnersToken, projectAccess: pa.get(p.id), groupAccess: ga.get(p.namespaceId),
+    }));
+  }
+  return out;
+}
+
+/** The data-layer twin of presentProject. */
+export async function presentProjectAsync(ctx: AppContext, viewer: UserRow | null, row: ProjectRow, opts: PresentOptionsAsync = {}): Promise<Rec> {
+  return (await presentProjectsAsync(ctx, viewer, [row], opts))[0]!;
+}
+
+/** The data-layer twin of presentBasicProjects (one namespace statement). */
+export async function presentBasicProjectsAsync(ctx: AppContext, rows: ProjectRow[], q: Queries = ctx.data): Promise<Rec[]> {
+  if (rows.length === 0) return [];
+  const d = q.dialect;
+  const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
+  const nsById = new Map((await q.all<Rec>(`SELECT * FROM namespaces WHERE id IN ${d.inIds}`, [d.ids(nsIds)])).map((n) => [n.id as number, toNamespace(n)]));
+  return rows.map((p) => basicProject(ctx, p, nsById.get(p.namespaceId)!));
 }
 
 /** Present one project. */
