@@ -1,5 +1,5 @@
 /** First-start work: the data dir layout, the server secret, the settings row and the root user. */
-import { constants, existsSync, mkdirSync, readFileSync, writeFileSync, accessSync } from 'node:fs';
+import { constants, existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync, accessSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AppContext } from './context.js';
@@ -22,10 +22,24 @@ export function prepareDataDir(paths: AppContext['paths']): void {
   }
 }
 
-/** Load the server secret (data dir `secret_key`, mode 0600), creating it on first start. */
+/**
+ * Load the server secret (data dir `secret_key`, mode 0600), creating it on first start. Several daemons may start at
+ * once on one shared data dir (PostgreSQL): the secret is written whole to a file of its own, then linked into place,
+ * which fails for all but the first; every daemon then reads the one that won.
+ */
 export function loadSecrets(dataDir: string): Secrets {
   const file = join(dataDir, 'secret_key');
-  if (!existsSync(file)) writeFileSync(file, randomBytes(64).toString('base64'), { mode: 0o600, flag: 'wx' });
+  if (!existsSync(file)) {
+    const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(draft, randomBytes(64).toString('base64'), { mode: 0o600, flag: 'wx' });
+    try {
+      linkSync(draft, file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    } finally {
+      unlinkSync(draft);
+    }
+  }
   return new Secrets(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64'));
 }
 
