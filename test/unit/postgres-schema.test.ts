@@ -7,7 +7,8 @@
  * schema is refused, a failing migration leaves nothing behind.
  *
  * Runs when GANTRY_TEST_DATABASE_URL is set (scripts/postgres-test-server); each PostgreSQL database is created for the
- * test and dropped at the end. A failure names the table and column that differ.
+ * test and dropped at the end. A failure names the table and column that differ. One SQLite-only test (the counts when
+ * users are deleted, fixed by migration 0026) runs on every run.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -418,6 +419,35 @@ describe.skipIf(!PG_URL)('the PostgreSQL schema against the SQLite schema', () =
         GROUP BY target_project_id, state ORDER BY 1, 2`,
     );
     expect(diffs).toEqual([]);
+  });
+});
+
+// Runs on SQLite alone too: the bug the step-by-step comparison found (fixed by migration 0026).
+describe('the SQLite issue counts when users are deleted', () => {
+  it('moves the live issues of each deleted author to author 0 (0026: an upsert no foreign-key action overrides)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gantry-counts-'));
+    const db = openDatabase(join(dir, 'gantry.db'));
+    try {
+      const c = db.$client;
+      const T = '2026-11-25T10:00:00.000Z';
+      for (const id of [1, 2, 3]) {
+        c.prepare(`INSERT INTO users (id, username, email, name, password_hash, private_token_salt, private_token_hash, created_at, updated_at)
+          VALUES (?, ?, ?, 'n', 'x', 's', ?, ?, ?)`).run(id, `u${id}`, `u${id}@example.com`, `h${id}`, T, T);
+      }
+      c.prepare("INSERT INTO namespaces (id, name, path, kind, owner_id, created_at, updated_at) VALUES (1, 'u3', 'u3', 'user', 3, ?, ?)").run(T, T);
+      c.prepare(`INSERT INTO projects (id, name, path, namespace_id, runners_token_salt, runners_token_hash, last_activity_at, created_at, updated_at)
+        VALUES (1, 'p', 'p', 1, 's', 'r', ?, ?, ?)`).run(T, T, T);
+      const issue = c.prepare('INSERT INTO issues (project_id, iid, title, author_id, created_at, updated_at) VALUES (1, ?, ?, ?, ?, ?)');
+      issue.run(1, 'a', 1, T, T);
+      issue.run(2, 'b', 2, T, T);
+      c.prepare('DELETE FROM users WHERE id = 1').run();
+      // Before 0026: "UNIQUE constraint failed: issue_counts..." (the author-0 row existed already).
+      c.prepare('DELETE FROM users WHERE id = 2').run();
+      expect(c.prepare('SELECT author_id, state, n FROM issue_counts WHERE n > 0').all()).toEqual([{ author_id: 0, state: 'opened', n: 2 }]);
+    } finally {
+      db.$client.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
