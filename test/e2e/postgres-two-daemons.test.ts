@@ -8,10 +8,29 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, killAll, lines, runGantryd, startGantryd, tmp, type Daemon } from './helpers.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 
 const PASSWORD = 'two-daemons-root-password';
+
+describe('gantryd --database-url start failures', () => {
+  afterAll(() => cleanupTmp());
+
+  it('refuses a URL that is not PostgreSQL, in one line', async () => {
+    const r = await runGantryd(['--port', '0', '--data-dir', tmp(), '--database-url', 'mysql://u:secret@db/gantry']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^gantryd: invalid database URL \(mysql:\/\/\.\.\.\): use a PostgreSQL URL such as postgres:\/\/user:password@host:5432\/gantry/);
+    expect(r.stderr).not.toContain('secret');
+  });
+
+  it('says where it could not connect, without a stack trace or the password', async () => {
+    const r = await runGantryd(['--port', '0', '--data-dir', tmp()], cleanEnv({ GANTRY_DATABASE_URL: 'postgres://gantry:secret@127.0.0.1:1/gantry' }));
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toMatch(/^gantryd: cannot connect to PostgreSQL at 127\.0\.0\.1:1: .*ECONNREFUSED.*; check --database-url$/);
+    expect(r.stderr).not.toContain('secret');
+    expect(lines(r.stderr)).toHaveLength(1);
+  });
+});
 
 describe.skipIf(!TEST_DATABASE_URL)('two gantryd processes on one PostgreSQL database', () => {
   let a: Daemon;
