@@ -117,7 +117,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     const gravatar = await gravatarEnabledAsync(ctx);
     const present = async (list: UserRow[]) => (viewer.isAdmin ? userFullsAsync(ctx, list, gravatar) : list.map((u) => userBasic(ctx, u, gravatar)));
     if (q.username) return present(paginateArray(request, reply, await usersByUsername(ctx, q.username)));
-    const listing = listUsers({ search: q.search, active: !!q.active, blocked: !!q.blocked });
+    const listing = listUsers(ctx, { search: q.search, active: !!q.active, blocked: !!q.blocked });
     return present(await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch));
   });
 

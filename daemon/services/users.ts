@@ -11,6 +11,8 @@ import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets
 import { getSettingsAsync } from './settings.js';
 import { signInThrottle, userKey } from '../policy/sign-in-throttle.js';
 import { likePattern } from '../db/sql.js';
+import { keysetPageAsync } from '../db/keyset.js';
+import { deleteProjectRowsIn } from './projects.js';
 
 /** Parameters of POST /users and PUT /users/:id. */
 export interface UserParams {
@@ -227,45 +229,33 @@ export interface UserFilters {
 }
 
 /**
- * A count and a page fetcher over users, ordered by id, for paginateAsync (run them in one snapshot). A page in the
- * second half of the list is read from its end (ORDER BY id DESC), so the last page costs what the first does.
+ * A count and a page fetcher over users, ordered by id, for paginateAsync (run them in one snapshot). The page is
+ * keyset-paged as the other long lists (db/keyset.ts): read from the nearer end, and on SQLite from a cached bookmark.
  */
-export function listUsers(f: UserFilters): {
+export function listUsers(ctx: AppContext, f: UserFilters): {
   count(q: Queries): Promise<number>;
   fetch(q: Queries, limit: number, offset: number, total?: number): Promise<UserRow[]>;
 } {
   const where = (d: Dialect) => {
     const conds: string[] = [];
-    const args: unknown[] = [];
+    const values: unknown[] = [];
     if (f.search) {
       const pattern = likePattern(f.search);
       conds.push(`(name ${d.ilike} ? ESCAPE '\\' OR email ${d.ilike} ? ESCAPE '\\' OR username ${d.ilike} ? ESCAPE '\\')`);
-      args.push(pattern, pattern, pattern);
+      values.push(pattern, pattern, pattern);
     }
     if (f.active) conds.push(`state = 'active'`);
     if (f.blocked) conds.push(`state = 'blocked'`);
-    return { sql: conds.length ? ` WHERE ${conds.join(' AND ')}` : '', args };
+    return { where: conds.length ? conds.join(' AND ') : 'TRUE', values };
   };
   return {
     count: async (q) => {
       const w = where(q.dialect);
-      return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM users${w.sql}`, w.args))!.n);
+      return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM users WHERE ${w.where}`, w.values))!.n);
     },
     fetch: async (q, limit, offset, total) => {
-      let reverse = false;
-      let lim = limit;
-      let off = offset;
-      if (total !== undefined) {
-        if (offset >= total) return [];
-        if (offset > total / 2) {
-          reverse = true;
-          lim = Math.min(limit, total - offset);
-          off = total - offset - lim;
-        }
-      }
-      const w = where(q.dialect);
-      const rows = (await q.all(`SELECT * FROM users${w.sql} ORDER BY id ${reverse ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`, [...w.args, lim, off])).map(toUser);
-      return reverse ? rows.reverse() : rows;
+      const list = { from: 'users', ...where(q.dialect), key: 'id', id: 'id', desc: false, select: '*' };
+      return (await keysetPageAsync(ctx, q, list, limit, offset, total)).map(toUser);
     },
   };
 }
@@ -287,22 +277,16 @@ export async function soleGroupOwner(q: Queries, user: UserRow): Promise<boolean
 /**
  * Delete a user, their personal namespace and projects, memberships and tokens, in one transaction. A user who is the
  * sole owner of a group is not deleted (GitLab 8.x); the caller still gets the record. The personal projects' rows go
- * as deleteProjectRows deletes them (their members, fork links, the row; the rest of a project's rows cascade), for
- * all of them at once; the user's own rows (memberships, tokens, keys, stars, OAuth grants...) cascade with the user.
+ * as a project's delete removes them (deleteProjectRowsIn: its members, fork links, the row; the rest cascades); the
+ * user's own rows (memberships, tokens, keys, stars, OAuth grants...) cascade with the user.
  * @returns the ids of deleted projects, so storage (repositories) can be removed by the caller after the commit.
  */
 export async function deleteUser(ctx: AppContext, user: UserRow): Promise<{ deleted: boolean; projectIds: number[] }> {
   if (await soleGroupOwner(ctx.data, user)) return { deleted: false, projectIds: [] };
   return ctx.data.transaction(async (tx) => {
-    const d = tx.dialect;
     const ns = await tx.get<{ id: number }>(`SELECT id FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [user.id]);
     const owned = ns ? (await tx.all<{ id: number }>('SELECT id FROM projects WHERE namespace_id = ?', [ns.id])).map((p) => p.id) : [];
-    if (owned.length) {
-      const ids = d.ids(owned);
-      await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id IN ${d.inIds}`, [ids]);
-      await tx.run(`UPDATE projects SET forked_from_id = NULL WHERE forked_from_id IN ${d.inIds}`, [ids]);
-      await tx.run(`DELETE FROM projects WHERE id IN ${d.inIds}`, [ids]);
-    }
+    for (const id of owned) await deleteProjectRowsIn(tx, id);
     if (ns) await tx.run('DELETE FROM namespaces WHERE id = ?', [ns.id]);
     // A group never disappears with a user (owner_id cascades), whatever wrote that column.
     await tx.run(`UPDATE namespaces SET owner_id = NULL WHERE kind = 'group' AND owner_id = ?`, [user.id]);
