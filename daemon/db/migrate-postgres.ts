@@ -52,6 +52,20 @@ function newerSchema(applied: Set<number>, latest: number): SchemaError | null {
   );
 }
 
+/** A database with no migration applied must hold no tables but schema_migrations: never build Gantry's over others. */
+async function refuseForeignTables(tx: Queries): Promise<void> {
+  const other = await tx.all<{ name: string }>(
+    `SELECT table_name AS name FROM information_schema.tables
+      WHERE table_schema = current_schema() AND table_name <> 'schema_migrations' ORDER BY 1 LIMIT 3`,
+  );
+  if (other.length) {
+    throw new SchemaError(
+      `the database has tables (${other.map((t) => t.name).join(', ')}${other.length === 3 ? ', ...' : ''}) but no Gantry schema; ` +
+        'point --database-url at an empty database, or at one made by gantryd',
+    );
+  }
+}
+
 /**
  * Bring a PostgreSQL database's schema up to date (an empty database gets the whole schema). Throws SchemaError when
  * the database has a migration newer than the newest this code knows.
@@ -74,6 +88,7 @@ export async function migratePostgres(data: Database, migrations: PostgresMigrat
       const refused = newerSchema(now, latest);
       if (refused) throw refused;
       if (now.has(m.version)) return;
+      if (now.size === 0) await refuseForeignTables(tx);
       await tx.exec(m.sql);
       await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, new Date().toISOString()]);
     });

@@ -507,6 +507,19 @@ describe.skipIf(!PG_URL)('migratePostgres', () => {
     }
   });
 
+  it('refuses to build the schema in a database that holds other tables', async () => {
+    const { a, close } = await open();
+    try {
+      await a.run('CREATE TABLE someone_elses (id integer)');
+      const refused = migratePostgres(a);
+      await expect(refused).rejects.toBeInstanceOf(SchemaError);
+      await expect(refused).rejects.toThrow('the database has tables (someone_elses) but no Gantry schema');
+      expect(await a.get("SELECT to_regclass('users') AS t")).toEqual({ t: null });
+    } finally {
+      await close();
+    }
+  });
+
   it('leaves nothing of a migration that fails', async () => {
     const { a, close } = await open();
     try {
