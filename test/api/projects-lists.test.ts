@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { now } from '../../daemon/context.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addMember, makeGroup, makeProject } from '../helpers/fixtures.js';
+import { addMemberAsync, makeGroupAsync, makeProject } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -20,21 +21,25 @@ beforeAll(async () => {
   await mk(alice, 'a-internal', 10);
   await mk(alice, 'a-public', 20);
   await mk(alice, 'a-archived', 0);
-  await s.api('POST', `/projects/${ids['a-archived']}/archive`, alice);
+  // Archive, share and star are written directly (their routes are not on the data layer yet), as those routes store them.
+  await s.ctx.data.run('UPDATE projects SET archived = TRUE WHERE id = ?', [ids['a-archived']]);
   await mk(bob, 'b-private', 0);
   await mk(bob, 'b-internal', 10);
   await mk(bob, 'b-public', 20);
   await mk(bob, 'b-member', 0);
   await mk(bob, 'b-shared', 0);
-  const g = makeGroup(s.ctx, 'bgroup', { owner: bob });
+  const g = await makeGroupAsync(s.ctx, 'bgroup', { owner: bob });
   await mk(bob, 'g-proj', 0, {}, g);
-  addMember(s.ctx, { type: 'Namespace', id: g }, alice.id, 30);
-  addMember(s.ctx, { type: 'Project', id: ids['b-member']! }, alice.id, 20);
-  const sharedWith = makeGroup(s.ctx, 'friends', { owner: bob });
-  addMember(s.ctx, { type: 'Namespace', id: sharedWith }, alice.id, 10);
-  expect((await s.api('POST', `/projects/${ids['b-shared']}/share`, bob, { group_id: sharedWith, group_access: 30 })).status).toBe(201);
-  await s.api('POST', `/projects/${ids['b-public']}/star`, alice);
-  await s.api('POST', `/projects/${ids['a-public']}/star`, alice);
+  await addMemberAsync(s.ctx, { type: 'Namespace', id: g }, alice.id, 30);
+  await addMemberAsync(s.ctx, { type: 'Project', id: ids['b-member']! }, alice.id, 20);
+  const sharedWith = await makeGroupAsync(s.ctx, 'friends', { owner: bob });
+  await addMemberAsync(s.ctx, { type: 'Namespace', id: sharedWith }, alice.id, 10);
+  const t = now();
+  await s.ctx.data.run('INSERT INTO project_group_links (project_id, group_id, group_access, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+    [ids['b-shared'], sharedWith, 30, t, t]);
+  for (const name of ['b-public', 'a-public']) {
+    await s.ctx.data.run('INSERT INTO stars (user_id, project_id, created_at) VALUES (?, ?, ?)', [alice.id, ids[name], t]);
+  }
 });
 afterAll(async () => { await s.close(); });
 

@@ -2,9 +2,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerStorage } from '../../daemon/services/storage.js';
-import { updateSettings } from '../../daemon/services/settings.js';
+import { updateSettingsAsync } from '../../daemon/services/settings.js';
+import { now } from '../../daemon/context.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addMember, makeGroup, makeProject } from '../helpers/fixtures.js';
+import { addMemberAsync, makeGroupAsync, makeProject } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -73,7 +74,7 @@ describe('POST /projects', () => {
   });
 
   it('creates in a group namespace the caller may create in, and refuses others', async () => {
-    const g = makeGroup(s.ctx, 'acme', { owner: alice });
+    const g = await makeGroupAsync(s.ctx, 'acme', { owner: alice });
     const r = await s.api('POST', '/projects', alice, { name: 'tool', namespace_id: g });
     expect(r.status).toBe(201);
     expect(r.body.path_with_namespace).toBe('acme/tool');
@@ -118,14 +119,14 @@ describe('POST /projects', () => {
     const over = await s.api('POST', '/projects', carol, { name: 'two' });
     expect(over.status).toBe(403);
     expect(over.body.message).toMatch(/^403 Forbidden - Your project limit is 1 projects/);
-    updateSettings(s.ctx, { restricted_visibility_levels: [20] });
+    await updateSettingsAsync(s.ctx, { restricted_visibility_levels: [20] });
     try {
       const r = await s.api('POST', '/projects', bob, { name: 'pub', visibility_level: 20 });
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ message: { visibility_level: ['Public has been restricted by your GitLab administrator'] } });
       expect((await s.api('POST', '/projects', s.root, { name: 'pub', visibility_level: 20 })).status).toBe(201);
     } finally {
-      updateSettings(s.ctx, { restricted_visibility_levels: [] });
+      await updateSettingsAsync(s.ctx, { restricted_visibility_levels: [] });
     }
   });
 
@@ -135,8 +136,8 @@ describe('POST /projects', () => {
     expect(r.status).toBe(500);
     expect(createdIds.length).toBe(before + 1);
     const id = createdIds.at(-1)!;
-    expect(s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM projects WHERE id = ?').get(id)).toEqual({ n: 0 });
-    expect(s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM members WHERE source_type = ? AND source_id = ?').get('Project', id)).toEqual({ n: 0 });
+    expect(await s.ctx.data.get('SELECT COUNT(*) AS n FROM projects WHERE id = ?', [id])).toEqual({ n: 0 });
+    expect(await s.ctx.data.get('SELECT COUNT(*) AS n FROM members WHERE source_type = ? AND source_id = ?', ['Project', id])).toEqual({ n: 0 });
     expect((await s.api('GET', '/projects/alice%2Fexplode', alice)).status).toBe(404);
   });
 });
@@ -223,13 +224,13 @@ describe('PUT /projects/:id', () => {
   });
   it('masters may edit settings but not rename or change visibility', async () => {
     const p = await makeProject(s, alice, 'team');
-    addMember(s.ctx, { type: 'Project', id: p.id }, bob.id, 40);
+    await addMemberAsync(s.ctx, { type: 'Project', id: p.id }, bob.id, 40);
     expect((await s.api('PUT', `/projects/${p.id}`, bob, { description: 'by master' })).status).toBe(200);
     expect((await s.api('PUT', `/projects/${p.id}`, bob, { name: 'team' })).status).toBe(200);
     expect((await s.api('PUT', `/projects/${p.id}`, bob, { name: 'renamed' })).body).toEqual({ message: '403 Forbidden' });
     expect((await s.api('PUT', `/projects/${p.id}`, bob, { visibility_level: 20 })).status).toBe(403);
     expect((await s.api('PUT', `/projects/${p.id}`, bob, { public: true })).status).toBe(403);
-    addMember(s.ctx, { type: 'Project', id: p.id }, bob.id, 30);
+    await addMemberAsync(s.ctx, { type: 'Project', id: p.id }, bob.id, 30);
     expect((await s.api('PUT', `/projects/${p.id}`, bob, { description: 'dev' })).status).toBe(403);
   });
 });
@@ -237,7 +238,8 @@ describe('PUT /projects/:id', () => {
 describe('DELETE /projects/:id', () => {
   it('removes the project, its rows and its uploads directory; answers true', async () => {
     const p = await makeProject(s, alice, 'doomed');
-    await s.api('POST', `/projects/${p.id}/star`, alice);
+    // starred directly (POST /projects/:id/star is not on the data layer yet)
+    await s.ctx.data.run('INSERT INTO stars (user_id, project_id, created_at) VALUES (?, ?, ?)', [alice.id, p.id, now()]);
     const dir = join(s.ctx.paths.uploads, String(p.id));
     mkdirSync(dir, { recursive: true });
     const r = await s.api('DELETE', `/projects/${p.id}`, alice);
@@ -245,7 +247,7 @@ describe('DELETE /projects/:id', () => {
     expect(r.body).toBe(true);
     expect(existsSync(dir)).toBe(false);
     expect((await s.api('GET', `/projects/${p.id}`, alice)).status).toBe(404);
-    expect(s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM stars WHERE project_id = ?').get(p.id)).toEqual({ n: 0 });
+    expect(await s.ctx.data.get('SELECT COUNT(*) AS n FROM stars WHERE project_id = ?', [p.id])).toEqual({ n: 0 });
     expect((await s.api('DELETE', `/projects/${p.id}`, alice)).status).toBe(404);
   });
 });

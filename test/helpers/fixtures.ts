@@ -66,3 +66,32 @@ export async function makeCast(s: TestServer, prefix: string): Promise<Cast> {
 export function addCastMembers(ctx: AppContext, cast: Cast, projectId: number): void {
   for (const role of Object.keys(LEVELS) as Role[]) addMember(ctx, { type: 'Project', id: projectId }, cast[role].id, LEVELS[role]);
 }
+
+/** addMember on the data layer (either engine). */
+export async function addMemberAsync(ctx: AppContext, source: { type: 'Project' | 'Namespace'; id: number }, userId: number, level: number): Promise<void> {
+  const t = now();
+  await ctx.data.run(
+    `INSERT INTO members (source_type, source_id, user_id, access_level, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (source_type, source_id, user_id) DO UPDATE SET access_level = excluded.access_level`,
+    [source.type, source.id, userId, level, t, t],
+  );
+}
+
+/** makeGroup on the data layer (either engine); returns the group's id. */
+export async function makeGroupAsync(
+  ctx: AppContext, path: string, opts: { visibility?: number; owner?: TestUser; shareWithGroupLock?: boolean } = {},
+): Promise<number> {
+  const t = now();
+  const row = await ctx.data.get<{ id: number }>(
+    `INSERT INTO namespaces (name, path, kind, visibility_level, share_with_group_lock, created_at, updated_at) VALUES (?, ?, 'group', ?, ?, ?, ?) RETURNING id`,
+    [path, path, opts.visibility ?? 0, !!opts.shareWithGroupLock, t, t],
+  );
+  const id = row!.id;
+  if (opts.owner) await addMemberAsync(ctx, { type: 'Namespace', id }, opts.owner.id, 50);
+  return id;
+}
+
+/** addCastMembers on the data layer (either engine). */
+export async function addCastMembersAsync(ctx: AppContext, cast: Cast, projectId: number): Promise<void> {
+  for (const role of Object.keys(LEVELS) as Role[]) await addMemberAsync(ctx, { type: 'Project', id: projectId }, cast[role].id, LEVELS[role]);
+}

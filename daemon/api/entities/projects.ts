@@ -177,7 +177,7 @@ function numbersText(d: Dialect, withAccess: boolean): string {
   let text = numbersTexts.get(key);
   if (!text) {
     const parts = [
-      `SELECT 'stars' AS k, project_id AS id, COUNT(*) AS n, NULL AS g, NULL AS name, NULL AS o FROM stars WHERE project_id IN ${d.inIds} GROUP BY project_id`,
+      `SELECT 'stars' AS k, project_id AS id, COUNT(*) AS n, CAST(NULL AS INTEGER) AS g, CAST(NULL AS TEXT) AS name, CAST(NULL AS INTEGER) AS o FROM stars WHERE project_id IN ${d.inIds} GROUP BY project_id`,
       `SELECT 'forks', forked_from_id, COUNT(*), NULL, NULL, NULL FROM projects WHERE forked_from_id IN ${d.inIds} GROUP BY forked_from_id`,
       `SELECT 'issues', c.project_id, SUM(c.n), NULL, NULL, NULL FROM issue_counts c WHERE c.project_id IN ${d.inIds} AND c.state = 'opened' GROUP BY c.project_id`,
       `SELECT 'links', l.project_id, l.group_access, l.group_id, n.name, l.id FROM project_group_links l JOIN namespaces n ON n.id = l.group_id
