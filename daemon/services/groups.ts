@@ -10,6 +10,7 @@ import {
   visibleProjectsWhere, type GroupAbility, type SqlCondition,
 } from '../policy/permissions.js';
 import { getSettingsAsync } from './settings.js';
+import { deleteProjectRowsIn } from './projects.js';
 import { removeProjectStorage, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 import { likePattern } from '../db/sql.js';
@@ -279,19 +280,11 @@ export async function updateGroup(ctx: AppContext, actor: UserRow, group: Namesp
   return updated;
 }
 
-/** The rows of projects being deleted, as services/projects deleteProjectRows deletes one (the rest cascades). */
-async function deleteProjectRowsIn(tx: Queries, ids: number[]): Promise<void> {
-  const d = tx.dialect;
-  await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id IN ${d.inIds}`, [d.ids(ids)]);
-  await tx.run(`UPDATE projects SET forked_from_id = NULL WHERE forked_from_id IN ${d.inIds}`, [d.ids(ids)]);
-  await tx.run(`DELETE FROM projects WHERE id IN ${d.inIds}`, [d.ids(ids)]);
-}
-
 /** Delete a group with its members and projects (rows first in one transaction, then the projects' storage). */
 export async function deleteGroup(ctx: AppContext, group: NamespaceRow): Promise<void> {
   const projectIds = await ctx.data.transaction(async (tx) => {
     const owned = (await tx.all<{ id: number }>(`SELECT id FROM projects WHERE namespace_id = ? ORDER BY id`, [group.id])).map((r) => r.id);
-    if (owned.length) await deleteProjectRowsIn(tx, owned);
+    for (const id of owned) await deleteProjectRowsIn(tx, id);
     await tx.run(`DELETE FROM members WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
     await tx.run(`DELETE FROM namespaces WHERE id = ?`, [group.id]);
     return owned;
