@@ -59,6 +59,9 @@ async function migratedTemplate(serverUrl: string): Promise<string> {
       await data.close();
     }
     await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+    // Templates of older schemas are of no further use (the throwaway server would keep them forever otherwise).
+    const stale = await client.query("SELECT datname FROM pg_database WHERE datname LIKE 'gantry\\_tpl\\_%' AND datname <> $1", [name]);
+    for (const row of stale.rows as { datname: string }[]) await client.query(`DROP DATABASE IF EXISTS ${row.datname}`).catch(() => undefined);
   });
   return name;
 }
