@@ -256,6 +256,20 @@ describe('POST /users', () => {
     const both = await s.api('POST', '/users', s.root, newUser({ email: 'alice@example.com', password: 'x' }));
     expect(both.status).toBe(409);
   });
+
+  it('two creates of one username or email at once: one 201, the other the same 409', async () => {
+    const a = newUser();
+    const races: [Record<string, unknown>, string][] = [
+      [newUser({ username: a.username.toUpperCase() }), 'Username has already been taken'],
+      [newUser({ email: a.email.toUpperCase() }), 'Email has already been taken'],
+    ];
+    for (const [other, message] of races) {
+      const rs = await Promise.all([s.api('POST', '/users', s.root, { ...a }), s.api('POST', '/users', s.root, other)]);
+      expect(rs.map((r) => r.status).sort()).toEqual([201, 409]);
+      expect(rs.find((r) => r.status === 409)!.body).toEqual({ message });
+      expect((await s.api('DELETE', `/users/${rs.find((r) => r.status === 201)!.body.id}`, s.root)).status).toBe(200);
+    }
+  });
 });
 
 describe('PUT /users/:id', () => {
