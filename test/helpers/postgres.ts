@@ -46,6 +46,9 @@ async function migratedTemplate(serverUrl: string): Promise<string> {
   const name = `gantry_tpl_${hash.digest('hex').slice(0, 16)}`;
   await admin(serverUrl, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_KEY]);
+    // Templates of older schemas are of no further use (the throwaway server would keep them forever otherwise).
+    const stale = await client.query("SELECT datname FROM pg_database WHERE datname LIKE 'gantry\\_tpl\\_%' AND datname <> $1", [name]);
+    for (const row of stale.rows as { datname: string }[]) await client.query(`DROP DATABASE IF EXISTS ${row.datname}`).catch(() => undefined);
     const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (exists.rowCount) return; // the session lock ends with the client
     // Migrated under another name, renamed when complete: a worker killed halfway never leaves a half template.
@@ -59,9 +62,6 @@ async function migratedTemplate(serverUrl: string): Promise<string> {
       await data.close();
     }
     await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
-    // Templates of older schemas are of no further use (the throwaway server would keep them forever otherwise).
-    const stale = await client.query("SELECT datname FROM pg_database WHERE datname LIKE 'gantry\\_tpl\\_%' AND datname <> $1", [name]);
-    for (const row of stale.rows as { datname: string }[]) await client.query(`DROP DATABASE IF EXISTS ${row.datname}`).catch(() => undefined);
   });
   return name;
 }
