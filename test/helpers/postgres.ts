@@ -46,8 +46,11 @@ async function migratedTemplate(serverUrl: string): Promise<string> {
   const name = `gantry_tpl_${hash.digest('hex').slice(0, 16)}`;
   await admin(serverUrl, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_KEY]);
-    // Templates of older schemas are of no further use (the throwaway server would keep them forever otherwise).
-    const stale = await client.query("SELECT datname FROM pg_database WHERE datname LIKE 'gantry\\_tpl\\_%' AND datname <> $1", [name]);
+    // Templates of older schemas are of no further use (the throwaway server would keep them forever otherwise); the
+    // three newest are kept, for test runs of other checkouts or of a schema being edited, which may still copy them.
+    const stale = await client.query(
+      "SELECT datname FROM pg_database WHERE datname LIKE 'gantry\\_tpl\\_%' AND datname <> $1 ORDER BY oid DESC OFFSET 3", [name],
+    );
     for (const row of stale.rows as { datname: string }[]) await client.query(`DROP DATABASE IF EXISTS ${row.datname}`).catch(() => undefined);
     const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (exists.rowCount) return; // the session lock ends with the client
@@ -78,16 +81,25 @@ export async function createTestDatabase(
   { migrated = false }: { migrated?: boolean } = {},
 ): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = `gantry_t_${randomBytes(6).toString('hex')}`;
-  let template: string | undefined;
-  if (migrated) {
+  const template = async (): Promise<string> => {
     let pending = templates.get(serverUrl);
     if (!pending) {
       templates.set(serverUrl, (pending = migratedTemplate(serverUrl)));
       pending.catch(() => templates.delete(serverUrl));
     }
-    template = await pending;
+    return pending;
+  };
+  if (!migrated) await admin(serverUrl, [`CREATE DATABASE ${name}`]);
+  else {
+    try {
+      await admin(serverUrl, [`CREATE DATABASE ${name} TEMPLATE ${await template()}`]);
+    } catch (e) {
+      // 3D000: the template is gone (dropped as stale by a run of another schema): make it again, once.
+      if ((e as { code?: string }).code !== '3D000') throw e;
+      templates.delete(serverUrl);
+      await admin(serverUrl, [`CREATE DATABASE ${name} TEMPLATE ${await template()}`]);
+    }
   }
-  await admin(serverUrl, [template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`]);
   return {
     name,
     url: databaseUrl(serverUrl, name),
