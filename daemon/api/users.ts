@@ -114,11 +114,15 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
   }, async (request, reply) => {
     const viewer = requireUser(request);
     const q = request.query as { search?: string; username?: string; active?: string; blocked?: string };
-    const gravatar = await gravatarEnabledAsync(ctx);
-    const present = async (list: UserRow[]) => (viewer.isAdmin ? userFullsAsync(ctx, list, gravatar) : list.map((u) => userBasic(ctx, u, gravatar)));
-    if (q.username) return present(paginateArray(request, reply, await usersByUsername(ctx, q.username)));
     const listing = listUsers(ctx, { search: q.search, active: !!q.active, blocked: !!q.blocked });
-    return present(await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch));
+    // The gravatar setting is read beside the list (on PostgreSQL the round trips overlap; on SQLite it is cached).
+    const [gravatar, list] = await Promise.all([
+      gravatarEnabledAsync(ctx),
+      q.username
+        ? usersByUsername(ctx, q.username).then((users) => paginateArray(request, reply, users))
+        : paginateAsync(request, reply, ctx.data, listing.count, listing.fetch),
+    ]);
+    return viewer.isAdmin ? userFullsAsync(ctx, list, gravatar) : list.map((u) => userBasic(ctx, u, gravatar));
   });
 
   api.get('/users/:id', {

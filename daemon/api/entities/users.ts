@@ -86,9 +86,9 @@ export function userFull(
 
 /** userFull on the data layer: one statement (the personal projects' count); `gravatar` read when not given. */
 export async function userFullAsync(ctx: AppContext, u: UserRow, gravatar?: boolean) {
-  const g = gravatar ?? (await gravatarEnabledAsync(ctx));
-  const n = Number((await ctx.data.get<{ n: number }>(PERSONAL_PROJECTS, [u.id]))!.n);
-  return userFull(ctx, u, g, n);
+  // Both at once: on PostgreSQL two round trips overlap (on SQLite the settings are cached).
+  const [g, row] = await Promise.all([gravatar ?? gravatarEnabledAsync(ctx), ctx.data.get<{ n: number }>(PERSONAL_PROJECTS, [u.id])]);
+  return userFull(ctx, u, g, Number(row!.n));
 }
 
 /** userFull of several users on the data layer: one statement for all their personal projects' counts. */
