@@ -215,8 +215,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Route answers without a signed-in user (POST /session, health). */
     public?: boolean;
-    /** Route runs on PostgreSQL too (ported to the data layer); the engine gate refuses the others there. */
-    postgres?: boolean;
   }
 }
 

@@ -6,10 +6,10 @@ import { buildApp } from '../../daemon/app.js';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
 import { resolveConfig } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
-import { openDatabase } from '../../daemon/db/connection.js';
-import { sqliteDatabase } from '../../daemon/db/layer/sqlite.js';
+import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { getSettingsAsync } from '../../daemon/services/settings.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -223,21 +223,40 @@ describe('runners_registration_token', () => {
   /** The instance runner registration token in plain text, as the daemon reads it. */
   const tokenOf = async (ctx: AppContext) => ctx.secrets.open((await getSettingsAsync(ctx)).runnersRegistrationToken);
 
-  /** A context on a fresh data dir, bootstrapped from a resolved configuration. */
-  async function contextWith(dataDir: string, env: NodeJS.ProcessEnv): Promise<AppContext> {
-    const config = resolveConfig({ dataDir, port: '0', logLevel: 'silent' }, { GANTRY_ROOT_PASSWORD: 'rootpassword123', ...env });
-    const paths = dataPaths(dataDir);
-    prepareDataDir(paths);
-    const db = openDatabase(join(dataDir, 'gantry.db'));
-    const ctx: AppContext = { db, data: sqliteDatabase(db.$client), config, secrets: loadSecrets(dataDir), paths, externalUrl: () => 'http://x.test' };
-    await bootstrap(ctx);
-    return ctx;
+  /**
+   * One installation (a data dir, and on PostgreSQL its own database) started again and again: each `start` opens and
+   * bootstraps a context on it from a resolved configuration, as gantryd does; `stop` closes it.
+   */
+  async function installation() {
+    const dir = mkdtempSync(join(tmpdir(), 'gantry-settings-'));
+    const pg = TEST_DATABASE_URL ? await createTestDatabase(TEST_DATABASE_URL) : null;
+    const opened: { close(): Promise<void> }[] = [];
+    return {
+      async start(env: NodeJS.ProcessEnv): Promise<AppContext> {
+        const config = resolveConfig({ dataDir: dir, port: '0', logLevel: 'silent', databaseUrl: pg?.url }, { GANTRY_ROOT_PASSWORD: 'rootpassword123', ...env });
+        const paths = dataPaths(dir);
+        prepareDataDir(paths);
+        const database = await openDataLayer(config);
+        opened.push(database);
+        const ctx: AppContext = { db: database.db, data: database.data, config, secrets: loadSecrets(dir), paths, externalUrl: () => 'http://x.test' };
+        await bootstrap(ctx);
+        return ctx;
+      },
+      async stop() {
+        for (const d of opened.splice(0)) await d.close();
+      },
+      async remove() {
+        await this.stop();
+        await pg?.drop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
 
   it('equals GANTRY_RUNNERS_TOKEN when configured, and follows it across restarts', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gantry-settings-'));
+    const site = await installation();
     try {
-      const ctx = await contextWith(dir, { GANTRY_RUNNERS_TOKEN: 'configured-runners-token-1' });
+      const ctx = await site.start({ GANTRY_RUNNERS_TOKEN: 'configured-runners-token-1' });
       expect(await tokenOf(ctx)).toBe('configured-runners-token-1');
       const app = await buildApp(ctx);
       const login = await app.inject({ method: 'POST', url: '/api/v3/session', payload: { login: 'root', password: 'rootpassword123' } });
@@ -245,32 +264,30 @@ describe('runners_registration_token', () => {
       const r = await app.inject({ method: 'GET', url: '/api/v3/application/settings', headers: { 'private-token': token } });
       expect(r.json().runners_registration_token).toBe('configured-runners-token-1');
       await app.close();
-      ctx.db.$client.close();
+      await site.stop();
 
-      const again = await contextWith(dir, { GANTRY_RUNNERS_TOKEN: 'configured-runners-token-2' });
+      const again = await site.start({ GANTRY_RUNNERS_TOKEN: 'configured-runners-token-2' });
       expect(await tokenOf(again)).toBe('configured-runners-token-2');
-      again.db.$client.close();
+      await site.stop();
 
-      const unset = await contextWith(dir, {});
+      const unset = await site.start({});
       expect(await tokenOf(unset)).toBe('configured-runners-token-2');
-      unset.db.$client.close();
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await site.remove();
     }
   });
 
   it('is generated once when not configured, and stable across restarts', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gantry-settings-'));
+    const site = await installation();
     try {
-      const ctx = await contextWith(dir, {});
+      const ctx = await site.start({});
       const first = await tokenOf(ctx);
       expect(first).toMatch(/^[A-Za-z0-9_-]{20,}$/);
-      ctx.db.$client.close();
-      const again = await contextWith(dir, {});
+      await site.stop();
+      const again = await site.start({});
       expect(await tokenOf(again)).toBe(first);
-      again.db.$client.close();
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await site.remove();
     }
   });
 
