@@ -2,6 +2,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
+import { isUniqueViolation } from '../db/layer/errors.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { namespaces, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { forbidden, notFound, validationError } from '../errors.js';
@@ -231,6 +232,19 @@ export async function validateGroupFields(ctx: AppContext, actor: UserRow, p: Gr
   return errors;
 }
 
+/**
+ * The validation answer for a path taken between the check and the write (two requests at once: the checks run
+ * before the transaction, the unique index on namespaces.path is the last guard on either engine).
+ */
+async function pathTakenOnConflict<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw validationError({ path: ['has already been taken'] });
+    throw e;
+  }
+}
+
 /** Create a group; the creator becomes its owner (50). 403 unless the actor may create groups. */
 export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParams & { name: string; path: string }): Promise<NamespaceRow> {
   if (!actor.canCreateGroup && !actor.isAdmin) throw forbidden();
@@ -239,7 +253,7 @@ export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParam
   if (Object.keys(errors).length) throw validationError(errors);
   const t = now();
   // owner_id stays null for groups: ownership lives in members, and the users foreign key would cascade.
-  return ctx.data.transaction(async (tx) => {
+  return pathTakenOnConflict(ctx.data.transaction(async (tx) => {
     const group = toNamespace((await tx.get<Rec>(
       `INSERT INTO namespaces (name, path, kind, owner_id, description, visibility_level, share_with_group_lock, request_access_enabled, lfs_enabled, created_at, updated_at)
        VALUES (?, ?, 'group', NULL, ?, ?, FALSE, ?, ?, ?, ?) RETURNING *`,
@@ -251,7 +265,7 @@ export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParam
       [group.id, actor.id, OWNER, actor.id, t, t],
     );
     return group;
-  });
+  }));
 }
 
 /** Update a group; a path change moves the storage of every project of the group once the rename is committed. */
@@ -271,11 +285,11 @@ export async function updateGroup(ctx: AppContext, actor: UserRow, group: Namesp
   set('visibility_level', p.visibility_level);
   set('lfs_enabled', p.lfs_enabled);
   set('request_access_enabled', p.request_access_enabled);
-  const { updated, moved } = await ctx.data.transaction(async (tx) => {
+  const { updated, moved } = await pathTakenOnConflict(ctx.data.transaction(async (tx) => {
     const updated = toNamespace((await tx.get<Rec>(`UPDATE namespaces SET ${sets.join(', ')} WHERE id = ? RETURNING *`, [...args, group.id]))!);
     const moved = updated.path !== group.path ? (await tx.all<Rec>(`SELECT * FROM projects WHERE namespace_id = ? ORDER BY id`, [group.id])).map(toProject) : [];
     return { updated, moved };
-  });
+  }));
   for (const project of moved) await storageMoved(ctx, project, `${group.path}/${project.path}`, `${updated.path}/${project.path}`);
   return updated;
 }
@@ -314,7 +328,14 @@ export async function transferProject(ctx: AppContext, group: NamespaceRow, proj
     }
   }
   if (Object.keys(errors).length) throw validationError(errors);
-  const moved = toProject((await ctx.data.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]))!);
+  let moved: ProjectRow;
+  try {
+    moved = toProject((await ctx.data.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]))!);
+  } catch (e) {
+    // a project with the same path got there after the check above (the unique index on namespace_id, path)
+    if (isUniqueViolation(e)) throw validationError({ namespace: ['Project with same path in target namespace already exists'] });
+    throw e;
+  }
   try {
     await storageMoved(ctx, moved, `${from.path}/${project.path}`, `${group.path}/${project.path}`);
   } catch (e) {

@@ -5,6 +5,7 @@
  */
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
+import { isUniqueViolation } from '../db/layer/errors.js';
 import type { Queries } from '../db/layer/types.js';
 import type { MemberRow, NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { toMember, toUser } from '../db/rows.js';
@@ -120,15 +121,25 @@ export async function addMember(ctx: AppContext, actor: UserRow, source: MemberS
   const expires = expiresAt(p.expires_at) ?? null;
   const t = now();
   const [sourceType, sourceId] = sourceArgs(source);
-  const member = await ctx.data.transaction(async (tx) => {
-    const row = await tx.get<Rec>(
-      `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-      [sourceType, sourceId, user.id, p.access_level, expires, actor.id, t, t],
-    );
-    if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: user.id, action: 'joined' });
-    return toMember(row!);
-  });
+  let member: MemberRow;
+  try {
+    member = await ctx.data.transaction(async (tx) => {
+      const row = await tx.get<Rec>(
+        `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [sourceType, sourceId, user.id, p.access_level, expires, actor.id, t, t],
+      );
+      if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: user.id, action: 'joined' });
+      return toMember(row!);
+    });
+  } catch (e) {
+    // Added by another request since the check above (the unique index is the last guard): answer as if seen then.
+    if (!isUniqueViolation(e)) throw e;
+    if (source.kind === 'group') throw conflict('Member already exists');
+    const added = await memberOf(ctx, source, userId);
+    if (!added) throw e;
+    return added;
+  }
   return { member, user };
 }
 

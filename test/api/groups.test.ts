@@ -92,6 +92,12 @@ describe('POST /groups', () => {
     }
   });
 
+  it('two creates of one path at once: one 201, the other the validation answer (never a 500)', async () => {
+    const both = await Promise.all([1, 2].map((i) => s.api('POST', '/groups', alice, { name: `twin ${i}`, path: 'twins' })));
+    expect(both.map((r) => r.status).sort()).toEqual([201, 400]);
+    expect(both.find((r) => r.status === 400)!.body).toEqual({ message: { path: ['has already been taken'] } });
+  });
+
   it('401 anonymous, 403 without can_create_group (before the required-attribute check)', async () => {
     expect((await s.api('POST', '/groups', null, { name: 'anon', path: 'anon' })).status).toBe(401);
     const r = await s.api('POST', '/groups', bob, { name: 'bobgroup', path: 'bobgroup' });

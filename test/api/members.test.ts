@@ -240,6 +240,19 @@ describe('group members', () => {
     expect((await s.api('PUT', `/groups/${gid}`, target, { description: 'co-owned' })).status).toBe(200);
   });
 
+  it('two adds of one user at once: a group answers 201 and 409, a project 201 twice with one membership (never a 500)', async () => {
+    const g = await makeGroup(s, 'racing', 0);
+    const group = await Promise.all([1, 2].map(() => s.api('POST', `/groups/${g.id}/members`, s.root, { user_id: target.id, access_level: 20 })));
+    expect(group.map((r) => r.status).sort()).toEqual([201, 409]);
+    expect(group.find((r) => r.status === 409)!.body).toEqual({ message: 'Member already exists' });
+    const p = await makeProject(s, owner, { name: 'racing-project' });
+    const project = await Promise.all([1, 2].map(() => s.api('POST', `/projects/${p.id}/members`, owner, { user_id: target.id, access_level: 20 })));
+    expect(project.map((r) => r.status)).toEqual([201, 201]);
+    for (const r of project) expect(r.body).toMatchObject({ id: target.id, access_level: 20 });
+    const list = await s.api('GET', `/projects/${p.id}/members`, owner);
+    expect(list.body.filter((m: { id: number }) => m.id === target.id)).toHaveLength(1);
+  });
+
   it('DELETE: non-members 404, the last owner cannot leave, a second owner makes it possible', async () => {
     const g = await makeGroup(s, 'solo', 0, owner);
     const absent = await s.api('DELETE', `/groups/${g.id}/members/${nonmember.id}`, owner);
