@@ -63,7 +63,7 @@ export async function startDaemon(
   let ssh: SshServer | null = null;
   try {
     // On PostgreSQL the SSH server does not run yet: its keys and git access are rooms not ported (docs/design/postgres.md).
-    if (postgres && config.ssh.port !== null) daemonLog(logger)(config.ssh.portGiven ? 'warn' : 'info', 'the SSH server does not run on PostgreSQL yet (git over SSH is not ported); git over HTTP is the way in');
+    if (postgres && config.ssh.port !== null) daemonLog(logger)(config.ssh.portGiven ? 'warn' : 'info', 'the SSH server does not run on PostgreSQL yet (git over SSH is a room not ported; docs/design/postgres.md)');
     else ssh = await startSshServer(ctx, daemonLog(logger), opts.sshLimits);
   } catch (e) {
     await app.close();
