@@ -55,6 +55,18 @@ export class Secrets {
     return token;
   }
 
+  /**
+   * A stable UUID for a purpose and salt (RFC 9562 version 8, from the HMAC of the server secret): the same on every
+   * call and after a restart, unguessable without the secret. Not memoized (callers ask once per object).
+   */
+  uuid(purpose: string, salt: string): string {
+    const h = createHmac('sha256', this.key).update(`uuid:${purpose}:${salt}`).digest();
+    h[6] = (h[6] & 0x0f) | 0x80; // version 8
+    h[8] = (h[8] & 0x3f) | 0x80; // variant 10
+    const x = h.subarray(0, 16).toString('hex');
+    return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+  }
+
   /** Encrypt a short text with AES-256-GCM (for values an admin must be able to read back). */
   seal(text: string): string {
     const iv = randomBytes(12);

@@ -11,7 +11,9 @@
  * X-Gitlab-Event, X-Gitlab-Token when the hook has a token, User-Agent) and a timeout, a few at a time. A 2xx answer
  * marks the row delivered (never sent again); anything else is retried with exponential backoff until the attempts
  * run out (failed). A daemon that dies mid-send leaves the row pending with a lease; it is sent again when the lease
- * ends (at least once). Knobs for tests and operators: GANTRY_HOOK_RETRY_BASE_MS (default 10000) and
+ * ends (at least once). Every attempt of one delivery carries the same `Idempotency-Key` header (a UUID derived from
+ * the row, as GitLab 17.4+ sends), so a receiver that got a delivery whose answer the daemon never recorded (killed
+ * in between) can recognise the resend and process it once. Knobs for tests and operators: GANTRY_HOOK_RETRY_BASE_MS (default 10000) and
  * GANTRY_HOOK_MAX_ATTEMPTS (default 8), or the options of startHookDeliveryWorker.
  */
 import { and, asc, eq, inArray, lt, lte, min, ne, sql } from 'drizzle-orm';
@@ -279,6 +281,7 @@ class Worker implements HookDeliveryWorker {
       'content-type': 'application/json',
       'x-gitlab-event': HOOK_EVENT_HEADER[d.event],
       'user-agent': 'Gantry',
+      'idempotency-key': this.ctx.secrets.uuid('hook-delivery', String(d.id)),
     };
     if (d.token) headers['x-gitlab-token'] = d.token;
     const timeout = AbortSignal.timeout(this.o.timeoutMs);

@@ -4,8 +4,9 @@
 // Every 2xx (and every push git reported done) is recorded; after each kill the database passes integrity_check and
 // every repository git fsck; after each restart every acknowledged write is read back (trace prefixes and artifacts
 // by size and SHA-256). At the end every acknowledged event must have been delivered; daemon/services/hook-deliveries.ts
-// promises at least once (a send cut by the kill is sent again when its lease ends; there is no idempotency key), so
-// duplicates are counted and bounded by the sends that can be in flight at a kill (4 per round), not forbidden.
+// promises at least once (a send cut by the kill is sent again when its lease ends, with the same Idempotency-Key, so
+// the receiver can drop it): such resends are counted and bounded by the sends that can be in flight at a kill (4 per
+// round); an event that arrives under two different keys (queued twice) is a problem.
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -23,10 +24,15 @@ const sha256 = (b) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const JOBS = 400;
 
-/** A hook receiver that counts deliveries per event key (issue id + action, note id, ref + sha, merge request id). */
+/**
+ * A hook receiver that counts deliveries per event key (issue id + action, note id, ref + sha, merge request id), and
+ * the distinct Idempotency-Key headers each event arrived with: a resend of one delivery keeps its key (a receiver
+ * drops it), a second delivery of one event would bring a new key.
+ */
 async function countingReceiver() {
   const r = await startReceiver();
   const counts = new Map();
+  const keys = new Map();
   const keyOf = (e) => {
     let b;
     try { b = JSON.parse(e.body); } catch { return null; }
@@ -36,7 +42,18 @@ async function countingReceiver() {
     if (b.object_kind === 'merge_request') return `merge_request:${b.object_attributes.id}:${b.object_attributes.action}`;
     return `${b.object_kind}:other`;
   };
-  return { ...r, counts: () => { counts.clear(); for (const e of r.received) { const k = keyOf(e); if (k) counts.set(k, (counts.get(k) ?? 0) + 1); } return counts; } };
+  const tally = () => {
+    counts.clear();
+    keys.clear();
+    for (const e of r.received) {
+      const k = keyOf(e);
+      if (!k) continue;
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+      if (!keys.has(k)) keys.set(k, new Set());
+      keys.get(k).add(e.key ?? '(none)');
+    }
+  };
+  return { ...r, counts: () => { tally(); return counts; }, keys: () => { tally(); return keys; } };
 }
 
 export async function run({ rounds = Number(process.env.BENCH_CRASH_ROUNDS ?? 20), writers = 6 } = {}) {
@@ -202,6 +219,12 @@ export async function run({ rounds = Number(process.env.BENCH_CRASH_ROUNDS ?? 20
     const counts = receiver.counts();
     const duplicates = expected.filter((k) => (counts.get(k) ?? 0) > 1).length;
     const extraSends = expected.reduce((n, k) => n + Math.max(0, (counts.get(k) ?? 0) - 1), 0);
+    // An event that arrived under two Idempotency-Keys was queued twice: a receiver could not tell, so that is a bug.
+    const keys = receiver.keys();
+    const twiceQueued = expected.filter((k) => (keys.get(k)?.size ?? 0) > 1);
+    for (const k of twiceQueued) problems.push(`hook event sent as two different deliveries (two Idempotency-Keys): ${k}`);
+    const keyless = [...keys.values()].filter((set) => set.has('(none)')).length;
+    if (keyless) problems.push(`${keyless} hook events arrived without an Idempotency-Key header`);
     for (const k of missing) problems.push(`hook never delivered: ${k}`);
     if (extraSends > 4 * rounds) problems.push(`${extraSends} repeated hook deliveries, more than the 4 sends that can be in flight at each of ${rounds} kills`);
     const total = expected.length + acked.artifacts.length + acked.traceParts;
@@ -218,7 +241,8 @@ claiming builds, appending 8 trace parts and uploading an artifact), SIGKILL aft
 | acknowledged writes lost after a restart | **${problems.filter((p) => !p.startsWith('hook') && !p.includes('after the kill')).length}** |
 | database integrity_check / git fsck after each kill | ${problems.filter((p) => p.includes('after the kill')).length ? `**${problems.filter((p) => p.includes('after the kill')).length} problems**` : 'ok in every round'} |
 | hook events acknowledged / never delivered | ${expected.length} / **${missing.length}** |
-| events delivered more than once (at least once, as promised) | ${duplicates} events, ${extraSends} extra sends |
+| events received again after a kill (the same delivery resent: same Idempotency-Key, which a receiver drops) | ${duplicates} events, ${extraSends} resends |
+| events sent as two different deliveries (two Idempotency-Keys) | **${twiceQueued.length}** |
 
 ${problems.length ? `Problems:\n\n${problems.slice(0, 30).map((p) => `- ${p}`).join('\n')}\n` : 'No problems.'}`;
     writeSection('crash', md);

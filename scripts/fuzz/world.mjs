@@ -33,7 +33,7 @@ export async function startReceiver() {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      received.push({ event: req.headers['x-gitlab-event'], path: req.url, body: Buffer.concat(chunks).toString('utf8') });
+      received.push({ event: req.headers['x-gitlab-event'], key: req.headers['idempotency-key'], path: req.url, body: Buffer.concat(chunks).toString('utf8') });
       res.writeHead(200).end('ok');
     });
   });

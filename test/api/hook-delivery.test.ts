@@ -95,6 +95,7 @@ describe('push hooks', () => {
     expect(req.headers['x-gitlab-event']).toBe('Push Hook');
     expect(req.headers['x-gitlab-token']).toBe('s3cret');
     expect(req.headers['user-agent']).toBe('Gantry');
+    expect(req.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
 
     const body = req.json();
     expect(body).toMatchObject({
@@ -190,6 +191,9 @@ describe('retries', () => {
     expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(retryDelay(1, BASE) - 5);
     expect(got[2].at - got[1].at).toBeGreaterThanOrEqual(retryDelay(2, BASE) - 5);
     expect(new Set(got.map((r) => r.body)).size).toBe(1);
+    // every attempt of the delivery carries the same Idempotency-Key, so a receiver can drop a resend it already took
+    expect(got[0].headers['idempotency-key']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(got.map((r) => r.headers['idempotency-key'])).size).toBe(1);
     // several backoff periods later: still three requests
     await sleep(retryDelay(3, BASE) * 2);
     expect(recv.to('/flaky')).toHaveLength(3);
@@ -287,6 +291,8 @@ describe('the outbox', () => {
       await waitUntil(settled(hook, 15), 'fifteen deliveries');
       const ns = recv.to('/many').map((r) => r.json().n).sort((a, b) => a - b);
       expect(ns).toEqual([...Array(15).keys()]);
+      // distinct deliveries have distinct keys
+      expect(new Set(recv.to('/many').map((r) => r.headers['idempotency-key'])).size).toBe(15);
       expect(deliveries(hook).every((r) => r.status === 'delivered' && r.attempts === 1)).toBe(true);
       expect(recv.maxActive).toBeGreaterThan(1);
       expect(recv.maxActive).toBeLessThanOrEqual(6);
