@@ -223,6 +223,7 @@ describe('POST /users', () => {
       [{ username: 'api' }, 'username'],
       [{ username: 'Users' }, 'username'],
       [{ projects_limit: -1 }, 'projects_limit'],
+      [{ projects_limit: 2 ** 31 }, 'projects_limit'],
       [{ name: 'n'.repeat(256) }, 'name'],
     ];
     for (const [extra, field] of cases) {
