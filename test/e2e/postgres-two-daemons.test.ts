@@ -132,6 +132,24 @@ describe.skipIf(!TEST_DATABASE_URL)('two gantryd processes on one PostgreSQL dat
     expect((await api(a.url, 'GET', '/user', pat)).status).toBe(401);
   });
 
+  it('a user blocked through A is refused by B at once, and let in again once unblocked through B', async () => {
+    expect((await api(a.url, 'PUT', `/users/${ids.user}/block`, root)).status).toBe(200);
+    expect((await api(b.url, 'GET', '/user', ids.userToken)).status).toBe(401);
+    expect((await api(b.url, 'PUT', `/users/${ids.user}/unblock`, root)).status).toBe(200);
+    expect((await api(a.url, 'GET', '/user', ids.userToken)).body).toMatchObject({ username: 'erin', state: 'active' });
+  });
+
+  it('two creates of one username at once, one through each daemon: one 201 and one 409', async () => {
+    const body = (email: string) => ({ username: 'racer', email, name: 'Racer', password: 'racerpassword1' });
+    const [ra, rb] = await Promise.all([
+      api(a.url, 'POST', '/users', root, body('racer-a@example.com')),
+      api(b.url, 'POST', '/users', root, body('racer-b@example.com')),
+    ]);
+    expect([ra.status, rb.status].sort(), why(ra.status === 201 ? rb : ra)).toEqual([201, 409]);
+    const listed = await api(b.url, 'GET', '/users?username=racer', root);
+    expect(listed.body).toHaveLength(1);
+  });
+
   it('answers 501 for a route not ported yet, on both', async () => {
     for (const d of [a, b]) {
       const r = await api(d.url, 'GET', `/projects/${ids.project}/issues`, root);
