@@ -229,7 +229,8 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
       const owner = await tokenOwner(request);
       const body = request.body as { name: string; expires_at?: string };
       if (body.name.length > 255) throw validationError({ name: ['is too long (maximum is 255 characters)'] });
-      if (body.expires_at && !validDate(body.expires_at)) throw invalidParam('expires_at', 'is invalid (use YYYY-MM-DD)');
+      // Year 0000 passes validDate but is no PostgreSQL date: invalid on both engines.
+      if (body.expires_at && (!validDate(body.expires_at) || body.expires_at.startsWith('0000'))) throw invalidParam('expires_at', 'is invalid (use YYYY-MM-DD)');
       const { row, token } = await createPersonalAccessToken(ctx, owner, body.name, body.expires_at || null);
       return reply.code(201).send({ ...personalAccessTokenEntity(row), token });
     });

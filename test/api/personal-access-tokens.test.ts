@@ -54,7 +54,7 @@ describe('POST /user/personal_access_tokens', () => {
   it('400 for a missing name or a bad expires_at', async () => {
     expect(await s.api('POST', '/user/personal_access_tokens', alice, {})).toMatchObject({ status: 400, body: { message: '400 (Bad request) "name" not given' } });
     expect(await s.api('POST', '/user/personal_access_tokens', alice, { name: '' })).toMatchObject({ status: 400, body: { message: '400 (Bad request) "name" not given' } });
-    for (const bad of ['tomorrow', '2030-02-31', '2030-13-01', '30-01-01', '2030-1-1']) {
+    for (const bad of ['tomorrow', '2030-02-31', '2030-13-01', '30-01-01', '2030-1-1', '0000-01-01']) {
       const r = await s.api('POST', '/user/personal_access_tokens', alice, { name: 'x', expires_at: bad });
       expect(r.status, bad).toBe(400);
       expect(r.body.message).toContain('"expires_at" is invalid');
