@@ -26,16 +26,22 @@ export function lookupGroup(ctx: AppContext, idOrPath: string | number): Namespa
   return ctx.db.select().from(namespaces).where(and(eq(namespaces.kind, 'group'), eq(namespaces.id, Number(text)))).get() ?? null;
 }
 
-/** The async twin of lookupGroup, on the data layer (both engines): path first (case-insensitive), then numeric id. */
+/**
+ * The async twin of lookupGroup, on the data layer (both engines): path first (case-insensitive), then numeric id, in
+ * one statement (a numeric text may match either; the path match is preferred). A UNION ALL rather than an OR: each
+ * half uses its index on both engines (SQLite scanned the table for the OR).
+ */
 export async function lookupGroupAsync(ctx: AppContext, idOrPath: string | number): Promise<NamespaceRow | null> {
   const text = String(idOrPath);
-  const byPath = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'group' AND ${ctx.data.dialect.nocaseEq('path')}`, [text]);
-  if (byPath) return toNamespace(byPath);
-  if (!/^\d+$/.test(text)) return null;
-  const id = Number(text);
-  if (!Number.isSafeInteger(id) || id > 2147483647) return null; // beyond PostgreSQL's integer ids: absent on both engines
-  const byId = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'group' AND id = ?`, [id]);
-  return byId ? toNamespace(byId) : null;
+  const byPath = `SELECT n.*, 0 AS by_id FROM namespaces n WHERE n.kind = 'group' AND ${ctx.data.dialect.nocaseEq('n.path')}`;
+  const id = /^\d+$/.test(text) ? Number(text) : NaN;
+  // beyond PostgreSQL's integer ids no group has the id on either engine: only the path can match
+  const row = Number.isSafeInteger(id) && id <= 2147483647
+    ? await ctx.data.get<Record<string, unknown>>(
+      `SELECT * FROM (${byPath} UNION ALL SELECT n.*, 1 AS by_id FROM namespaces n WHERE n.kind = 'group' AND n.id = ?) t ORDER BY by_id LIMIT 1`, [text, id],
+    )
+    : await ctx.data.get<Record<string, unknown>>(byPath, [text]);
+  return row ? toNamespace(row) : null;
 }
 
 /**

@@ -183,6 +183,19 @@ describe('GET /groups and /groups/:id', () => {
   });
 });
 
+describe('GET /groups/:id with a numeric path', () => {
+  it('a path that looks like an id wins over the id (path first, then id)', async () => {
+    const a = await makeGroup(s, 'numeric-target', 20);
+    const b = await makeGroup(s, String(a.id), 20);
+    expect((await s.api('GET', `/groups/${a.id}`, s.root)).body.id).toBe(b.id);
+    expect((await s.api('GET', `/groups/${b.id}`, s.root)).body.id).toBe(b.id); // by id: no group has that path
+    expect((await s.api('GET', '/groups/numeric-target', s.root)).body.id).toBe(a.id);
+    expect((await s.api('GET', '/groups/99999999999', s.root)).status).toBe(404);
+    await s.api('DELETE', `/groups/${b.id}`, s.root);
+    await s.api('DELETE', `/groups/${a.id}`, s.root);
+  });
+});
+
 describe('group projects', () => {
   let g: TestGroup;
   let dev: TestUser;
