@@ -13,6 +13,7 @@ import { hashToken, randomToken } from '../secrets.js';
 import { getSettings, restrictedVisibilityLevelsAsync, getSettingsAsync } from './settings.js';
 import { recordEvent, recordEventAsync } from './events.js';
 import type { Queries } from '../db/layer/types.js';
+import { isUniqueViolation } from '../db/layer/errors.js';
 import { removeProjectStorage, storageCreated, storageForked, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 import { UntilNextWrite } from '../db/read-cache.js';
@@ -181,10 +182,8 @@ export function validateProjectFields(ctx: AppContext, actor: UserRow, p: Projec
   return errors;
 }
 
-/** The async twin of validateProjectFields, on the data layer: the same checks, messages and statements. */
-export async function validateProjectFieldsAsync(
-  ctx: AppContext, actor: UserRow, p: ProjectParams, namespaceId: number, selfId: number | null,
-): Promise<Record<string, string[]>> {
+/** validateProjectFields' checks that need no project rows (the restricted levels come from the settings). */
+async function fieldErrorsAsync(ctx: AppContext, actor: UserRow, p: ProjectParams): Promise<Record<string, string[]>> {
   const errors: Record<string, string[]> = {};
   const err = (k: string, m: string) => (errors[k] ??= []).push(m);
   if (p.name !== undefined) {
@@ -204,16 +203,35 @@ export async function validateProjectFieldsAsync(
   }
   if (p.description !== undefined && p.description.length > 2000) err('description', 'is too long (maximum is 2000 characters)');
   if (p.import_url !== undefined && p.import_url !== '' && !/^(https?|git):\/\/\S+$/.test(p.import_url)) err('import_url', 'is not a valid URL');
-  const d = ctx.data.dialect;
+  return errors;
+}
+
+/**
+ * validateProjectFields' "has already been taken" checks (name and path, case-insensitive, in the namespace), added to
+ * `errors` for the fields without an error yet; on `q` (ctx.data, or the transaction that then writes the row).
+ */
+async function addTakenErrors(q: Queries, errors: Record<string, string[]>, p: ProjectParams, namespaceId: number, selfId: number | null): Promise<void> {
+  const d = q.dialect;
   const taken = async (col: 'name' | 'path', v: string) =>
-    (await ctx.data.get(
+    (await q.get(
       `SELECT 1 AS taken FROM projects WHERE namespace_id = ? AND ${d.nocaseEq(col)}${selfId ? ' AND id <> ?' : ''}`,
       selfId ? [namespaceId, v, selfId] : [namespaceId, v],
     )) !== undefined;
-  if (p.name !== undefined && !errors.name && (await taken('name', p.name))) err('name', 'has already been taken');
-  if (p.path !== undefined && !errors.path && (await taken('path', p.path))) err('path', 'has already been taken');
+  if (p.name !== undefined && !errors.name && (await taken('name', p.name))) (errors.name ??= []).push('has already been taken');
+  if (p.path !== undefined && !errors.path && (await taken('path', p.path))) (errors.path ??= []).push('has already been taken');
+}
+
+/** The async twin of validateProjectFields, on the data layer: the same checks, messages and statements. */
+export async function validateProjectFieldsAsync(
+  ctx: AppContext, actor: UserRow, p: ProjectParams, namespaceId: number, selfId: number | null,
+): Promise<Record<string, string[]>> {
+  const errors = await fieldErrorsAsync(ctx, actor, p);
+  await addTakenErrors(ctx.data, errors, p, namespaceId, selfId);
   return errors;
 }
+
+/** A unique violation of (namespace_id, path) from a create or rename that raced past the checks: the same 400. */
+const takenPath = (e: unknown) => (isUniqueViolation(e) ? validationError({ path: ['has already been taken'] }) : e);
 
 /** Resolve the target namespace of a create: the owner's personal namespace by default, or a group the actor may create in. */
 export function targetNamespace(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): NamespaceRow {
@@ -313,8 +331,11 @@ export async function createProjectAsync(
   const path = p.path || parameterize(p.name);
   const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : (await getSettingsAsync(ctx)).defaultProjectVisibility);
   const fields = { ...p, path, visibility_level: visibility };
-  const errors = await validateProjectFieldsAsync(ctx, actor, fields, ns.id, null);
-  if (Object.keys(errors).length) throw validationError(errors);
+  const errors = await fieldErrorsAsync(ctx, actor, fields);
+  if (Object.keys(errors).length) {
+    await addTakenErrors(ctx.data, errors, fields, ns.id, null);
+    throw validationError(errors);
+  }
   const salt = randomToken(24);
   const tokenHash = hashToken(ctx.secrets.derive('runners', salt));
   const t = now();
@@ -325,11 +346,18 @@ export async function createProjectAsync(
     p.request_access_enabled ?? false, p.only_allow_merge_if_build_succeeds ?? false, p.import_url || null, JSON.stringify(p.tag_list ?? []),
     actor.id, extra.forkedFromId ?? null, salt, tokenHash, t, t, t,
   ];
+  // the name and path checks run in the transaction that writes the row (exact on SQLite; on PostgreSQL a concurrent
+  // create of the same path is still caught by the unique index)
   return ctx.data.transaction(async (tx) => {
+    const taken: Record<string, string[]> = {};
+    await addTakenErrors(tx, taken, fields, ns.id, null);
+    if (Object.keys(taken).length) throw validationError(taken);
     const row = toProject((await tx.get<Record<string, unknown>>(INSERT_PROJECT, values))!);
     if (ns.kind === 'user') await tx.run(INSERT_OWNER, [row.id, owner.id, actor.id, t, t]);
     await recordEventAsync(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
     return row;
+  }).catch((e: unknown) => {
+    throw takenPath(e);
   });
 }
 
@@ -458,9 +486,13 @@ export async function updateProjectAsync(ctx: AppContext, actor: UserRow, projec
     ...(revisibled ? { visibility_level: visibility } : {}),
     ...(p.description !== undefined ? { description: p.description } : {}),
   };
-  const errors = await validateProjectFieldsAsync(ctx, actor, checked, project.namespaceId, project.id);
-  if (p.default_branch !== undefined && !validRefName(p.default_branch)) (errors.default_branch ??= []).push('is invalid');
-  if (Object.keys(errors).length) throw validationError(errors);
+  const errors = await fieldErrorsAsync(ctx, actor, checked);
+  const badBranch = p.default_branch !== undefined && !validRefName(p.default_branch);
+  if (Object.keys(errors).length || badBranch) {
+    await addTakenErrors(ctx.data, errors, checked, project.namespaceId, project.id);
+    if (badBranch) (errors.default_branch ??= []).push('is invalid');
+    throw validationError(errors);
+  }
 
   const set: Partial<ProjectRow> = { updatedAt: now() };
   if (renamed) set.name = p.name;
@@ -476,10 +508,19 @@ export async function updateProjectAsync(ctx: AppContext, actor: UserRow, projec
   // the namespace does not change here, so one read gives the full path before and after
   const ns = await projectNamespaceAsync(ctx, project);
   const keys = Object.keys(set) as (keyof ProjectRow)[];
-  const raw = await ctx.data.get<Record<string, unknown>>(
-    `UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ? RETURNING *`,
-    [...keys.map((k) => set[k]), project.id],
-  );
+  const write = async (q: Queries) => {
+    const taken: Record<string, string[]> = {};
+    await addTakenErrors(q, taken, checked, project.namespaceId, project.id);
+    if (Object.keys(taken).length) throw validationError(taken);
+    return q.get<Record<string, unknown>>(
+      `UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ? RETURNING *`,
+      [...keys.map((k) => set[k]), project.id],
+    );
+  };
+  // a new name or path is checked in the transaction that writes it (as createProjectAsync)
+  const raw = await (checked.name !== undefined || checked.path !== undefined ? ctx.data.transaction(write) : write(ctx.data)).catch((e: unknown) => {
+    throw takenPath(e);
+  });
   const updated = toProject(raw!);
   return { project: updated, fromFullPath: `${ns.path}/${project.path}`, toFullPath: `${ns.path}/${updated.path}` };
 }

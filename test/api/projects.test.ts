@@ -108,6 +108,14 @@ describe('POST /projects', () => {
     expect(notInt.body.message).toBe('400 (Bad request) "visibility_level" is invalid');
   });
 
+  it('two creates of one path at once: one 201, one 400 (the path is taken), on either engine', async () => {
+    const [a, b] = await Promise.all([
+      s.api('POST', '/projects', alice, { name: 'Twin' }), s.api('POST', '/projects', alice, { name: 'Twin' }),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([201, 400]);
+    expect((a.status === 400 ? a : b).body.message.path).toEqual(['has already been taken']);
+  });
+
   it('a null or blank optional field counts as not given', async () => {
     const r = await s.api('POST', '/projects', alice, { name: 'nulls', issues_enabled: null, description: '', path: '' });
     expect(r.status).toBe(201);
