@@ -370,6 +370,30 @@ describe('DELETE /users/:id', () => {
     expect((await s.api('POST', '/users', s.root, { username: 'erin', email: 'erin@example.com', name: 'Erin 2', password: 'password123' })).status).toBe(201);
   });
 
+  it('keeps the issues deleted users wrote in other projects, authorless, with the live counts moved to author 0', async () => {
+    const project = (await s.api('POST', '/projects', alice, { name: 'Rabbit Hole' })).body as { id: number };
+    const t = now();
+    const writers = [await s.user('hatter'), await s.user('hare')];
+    let iid = 0;
+    for (const w of writers) {
+      iid += 1;
+      await s.ctx.data.run(
+        `INSERT INTO issues (project_id, iid, title, state, confidential, author_id, assignee_id, updated_by_id, created_at, updated_at)
+         VALUES (?, ?, ?, 'opened', FALSE, ?, ?, ?, ?, ?)`,
+        [project.id, iid, `tea party ${iid}`, w.id, w.id, w.id, t, t],
+      );
+    }
+    // The second delete moves its issue onto the author-0 counts row the first one made (migration 0026).
+    for (const w of writers) expect((await s.api('DELETE', `/users/${w.id}`, s.root)).status).toBe(200);
+    const issues = await s.ctx.data.all(`SELECT author_id, assignee_id, updated_by_id FROM issues WHERE project_id = ? ORDER BY iid`, [project.id]);
+    expect(issues).toEqual([
+      { author_id: null, assignee_id: null, updated_by_id: null },
+      { author_id: null, assignee_id: null, updated_by_id: null },
+    ]);
+    const counts = await s.ctx.data.all(`SELECT author_id, n FROM issue_counts WHERE project_id = ? AND n <> 0 ORDER BY author_id`, [project.id]);
+    expect(counts).toEqual([{ author_id: 0, n: 2 }]);
+  });
+
   it('keeps a user who is the sole owner of a group (still 200 with the user)', async () => {
     const frank = await s.user('frank');
     await insertGroup('franks-group', [frank.id]);
