@@ -337,7 +337,7 @@ export async function signIn(ctx: AppContext, login: string, password: string, o
 const DUMMY_HASH = 'scrypt$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 /** Today's date (UTC) as YYYY-MM-DD. */
-export const today = () => now().slice(0, 10);
+const today = () => now().slice(0, 10);
 
 /**
  * Whether a personal access token authenticates: not revoked and not expired. A token expires at the start
@@ -356,7 +356,7 @@ export function tokenActiveSql(): SQL {
  * tokenActive() as portable SQL over `personal_access_tokens` (unaliased columns), with one `?` to bind to today().
  * The date is bound rather than read from the database clock, as tokenActive() reads the daemon's.
  */
-export const TOKEN_ACTIVE = '(revoked = FALSE AND (expires_at IS NULL OR expires_at > ?))';
+const TOKEN_ACTIVE = '(revoked = FALSE AND (expires_at IS NULL OR expires_at > ?))';
 
 /** Create a personal access token; the secret is returned once and stored only as its hash. */
 export async function createPersonalAccessToken(ctx: AppContext, user: UserRow, name: string, expiresAt: string | null) {

@@ -35,11 +35,6 @@ export function userBasic(ctx: AppContext, u: UserRow, gravatar: boolean = getSe
   };
 }
 
-/** userBasic on the data layer (reads the gravatar setting: when presenting many, read it once and call userBasic). */
-export async function userBasicAsync(ctx: AppContext, u: UserRow) {
-  return userBasic(ctx, u, await gravatarEnabledAsync(ctx));
-}
-
 /** User: UserBasic plus profile fields. `gravatar`: see avatarUrl. */
 export function userEntity(ctx: AppContext, u: UserRow, gravatar: boolean = getSettings(ctx).gravatarEnabled) {
   return {
