@@ -2,7 +2,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { isUniqueViolation } from '../db/layer/errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { namespaces, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { forbidden, notFound, validationError } from '../errors.js';
@@ -292,7 +292,9 @@ export async function updateGroup(ctx: AppContext, actor: UserRow, group: Namesp
   set('lfs_enabled', p.lfs_enabled);
   set('request_access_enabled', p.request_access_enabled);
   const { updated, moved } = await pathTakenOnConflict(ctx.data.transaction(async (tx) => {
-    const updated = toNamespace((await tx.get<Rec>(`UPDATE namespaces SET ${sets.join(', ')} WHERE id = ? RETURNING *`, [...args, group.id]))!);
+    const row = await tx.get<Rec>(`UPDATE namespaces SET ${sets.join(', ')} WHERE id = ? RETURNING *`, [...args, group.id]);
+    if (!row) throw notFound('Group'); // deleted by another request since it was found
+    const updated = toNamespace(row);
     const moved = updated.path !== group.path ? (await tx.all<Rec>(`SELECT * FROM projects WHERE namespace_id = ? ORDER BY id`, [group.id])).map(toProject) : [];
     return { updated, moved };
   }));
@@ -336,10 +338,13 @@ export async function transferProject(ctx: AppContext, group: NamespaceRow, proj
   if (Object.keys(errors).length) throw validationError(errors);
   let moved: ProjectRow;
   try {
-    moved = toProject((await ctx.data.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]))!);
+    const row = await ctx.data.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]);
+    if (!row) throw notFound('Project'); // deleted by another request since it was found
+    moved = toProject(row);
   } catch (e) {
     // a project with the same path got there after the check above (the unique index on namespace_id, path)
     if (isUniqueViolation(e)) throw validationError({ namespace: ['Project with same path in target namespace already exists'] });
+    if (isForeignKeyViolation(e)) throw notFound('Group'); // the group was deleted meanwhile
     throw e;
   }
   try {

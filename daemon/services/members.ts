@@ -5,11 +5,11 @@
  */
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { isUniqueViolation } from '../db/layer/errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import type { Queries } from '../db/layer/types.js';
 import type { MemberRow, NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { toMember, toUser } from '../db/rows.js';
-import { conflict, forbidden, notFoundMessage, unprocessable, validationError } from '../errors.js';
+import { conflict, forbidden, notFound, notFoundMessage, unprocessable, validationError } from '../errors.js';
 import { canGroupAsync, canProjectAsync, DEVELOPER, GUEST, MASTER, OWNER, REPORTER } from '../policy/permissions.js';
 import { recordEventAsync } from './events.js';
 import type { Listing } from './groups.js';
@@ -133,6 +133,7 @@ export async function addMember(ctx: AppContext, actor: UserRow, source: MemberS
       return toMember(row!);
     });
   } catch (e) {
+    if (isForeignKeyViolation(e)) throw notFound('User'); // the user was deleted meanwhile
     // Added by another request since the check above (the unique index is the last guard): answer as if seen then.
     if (!isUniqueViolation(e)) throw e;
     if (source.kind === 'group') throw conflict('Member already exists');
