@@ -14,11 +14,16 @@ let carol: TestUser;
 let ext: TestUser; // external
 const moves: { id: number; from: string; to: string }[] = [];
 const removed: number[] = [];
+/** Projects whose storage move fails (a transfer must then put the row back). */
+const failMoves = new Set<number>();
 
 beforeAll(async () => {
   s = await startTestServer();
   registerStorage({
-    moved: async (_ctx, project, from, to) => { moves.push({ id: project.id, from, to }); },
+    moved: async (_ctx, project, from, to) => {
+      if (failMoves.has(project.id)) throw new Error('storage move failed');
+      moves.push({ id: project.id, from, to });
+    },
     removed: async (_ctx, id) => { removed.push(id); },
   });
   alice = await s.user('alice');
@@ -449,6 +454,23 @@ describe('POST /groups/:id/projects/:project_id (transfer)', () => {
     expect(v.body).toEqual({ message: { visibility_level: ['public is not allowed in a internal group.'] } });
     expect((await s.api('POST', `/groups/999999/projects/${pub.id}`, s.root)).body).toEqual({ message: '404 Group Not Found' });
     expect((await s.api('POST', `/groups/${g.id}/projects/999999`, s.root)).body).toEqual({ message: '404 Project Not Found' });
+  });
+});
+
+describe('transfer whose storage move fails', () => {
+  it('answers 500 and leaves the project in its namespace', async () => {
+    const g = await makeGroup(s, 'dest-broken', 20);
+    const p = await makeProject(s, carol, { name: 'unmovable', visibility_level: 10 });
+    failMoves.add(p.id);
+    try {
+      const r = await s.api('POST', `/groups/${g.id}/projects/${p.id}`, s.root);
+      expect(r.status).toBe(500);
+    } finally {
+      failMoves.delete(p.id);
+    }
+    const after = await s.api('GET', `/projects/${p.id}`, s.root);
+    expect(after.body.path_with_namespace).toBe('carol/unmovable');
+    expect((await s.api('GET', `/groups/${g.id}`, s.root)).body.projects).toEqual([]);
   });
 });
 
