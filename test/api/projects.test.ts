@@ -191,6 +191,28 @@ describe('GET /projects/:id', () => {
     }
     expect((await s.api('GET', `/projects/${p.id}`, null)).status).toBe(401);
   });
+  it('reaches private projects through a group namespace and a group share, at their levels', async () => {
+    const g = await makeGroupAsync(s.ctx, 'reach-group', { owner: alice });
+    const inGroup = await makeProject(s, alice, 'in group', { namespaceId: g });
+    const shared = await makeProject(s, alice, 'shared out');
+    const friends = await makeGroupAsync(s.ctx, 'reach-friends', { owner: alice });
+    const t = now();
+    await s.ctx.data.run('INSERT INTO project_group_links (project_id, group_id, group_access, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+      [shared.id, friends, 30, t, t]);
+    for (const id of [inGroup.id, shared.id]) expect((await s.api('GET', `/projects/${id}`, bob)).status).toBe(404);
+    await addMemberAsync(s.ctx, { type: 'Namespace', id: g }, bob.id, 40);
+    await addMemberAsync(s.ctx, { type: 'Namespace', id: friends }, bob.id, 40);
+    const viaGroup = await s.api('GET', '/projects/reach-group%2Fin-group', bob);
+    expect(viaGroup.status).toBe(200);
+    expect(viaGroup.body.permissions).toEqual({ project_access: null, group_access: { access_level: 40, notification_level: 3 } });
+    expect(typeof viaGroup.body.runners_token).toBe('string');
+    // the share caps the group member's 40 at the link's 30: reads, but no runners token and no settings
+    const viaShare = await s.api('GET', `/projects/${shared.id}`, bob);
+    expect(viaShare.status).toBe(200);
+    expect(viaShare.body.runners_token).toBeUndefined();
+    expect((await s.api('PUT', `/projects/${shared.id}`, bob, { description: 'x' })).status).toBe(403);
+    expect((await s.api('PUT', `/projects/${inGroup.id}`, bob, { description: 'x' })).status).toBe(200);
+  });
   it('shows runners_token only to those who can admin the project', async () => {
     const p = await makeProject(s, alice, 'tokens', { visibility: 20 });
     const r = await s.api('GET', `/projects/${p.id}`, bob);

@@ -203,8 +203,8 @@ const FORKED_FROM = (d: Dialect) =>
 
 /**
  * The data-layer presenter (both engines): the same entities as presentProjects in two statements (the numbers and
- * group shares of every project, the namespaces with their owners), a third only when a project is a fork, and the
- * viewer's access level for the runners token only when not given (`opts.level`) and needed.
+ * group shares of every project, the namespaces with their owners), a third only when a project is a fork, run side
+ * by side; the viewer's access level for the runners token only when not given (`opts.level`) and needed.
  */
 export async function presentProjectsAsync(
   ctx: AppContext, viewer: UserRow | null, rows: ProjectRow[], opts: PresentOptionsAsync = {}, q: Queries = ctx.data,
@@ -215,16 +215,18 @@ export async function presentProjectsAsync(
   const nsIdList = [...new Set(rows.map((r) => r.namespaceId))];
   const nsIds = d.ids(nsIdList);
   const withAccess = !!opts.withAccess && !!viewer;
-  const numbers = await q.all<{ k: string; id: number; n: number | string; g: number | null; name: string | null; o: number | null }>(
-    numbersText(d, withAccess),
-    withAccess ? [ids, ids, ids, ids, viewer!.id, ids, viewer!.id, nsIds] : [ids, ids, ids, ids],
-  );
-  const nsRows = await q.all<Rec>(NAMESPACES_WITH_OWNERS(d), [nsIds]);
   const forkedFromIds = [...new Set(rows.map((r) => r.forkedFromId).filter((x): x is number => x !== null))];
-  const forkedFrom = new Map(
-    forkedFromIds.length ? (await q.all<Rec>(FORKED_FROM(d), [d.ids(forkedFromIds)])).map((p) => [p.id as number, p]) : [],
-  );
-  const gravatar = nsRows.some((n) => n.owner_user_id !== null && n.owner_user_id !== undefined) ? await gravatarEnabledAsync(ctx) : false;
+  // Independent reads, side by side: on PostgreSQL their round trips overlap (the gravatar setting is cached on SQLite).
+  const [numbers, nsRows, forkedFromRows, gravatar] = await Promise.all([
+    q.all<{ k: string; id: number; n: number | string; g: number | null; name: string | null; o: number | null }>(
+      numbersText(d, withAccess),
+      withAccess ? [ids, ids, ids, ids, viewer!.id, ids, viewer!.id, nsIds] : [ids, ids, ids, ids],
+    ),
+    q.all<Rec>(NAMESPACES_WITH_OWNERS(d), [nsIds]),
+    forkedFromIds.length ? q.all<Rec>(FORKED_FROM(d), [d.ids(forkedFromIds)]) : Promise.resolve([]),
+    gravatarEnabledAsync(ctx),
+  ]);
+  const forkedFrom = new Map(forkedFromRows.map((p) => [p.id as number, p]));
 
   const nsById = new Map<number, { ns: NamespaceRow; owner: Rec | undefined }>();
   for (const n of nsRows) {
