@@ -4,6 +4,7 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import type { AppContext } from './context.js';
 import { ApiError, notFound, unauthorized } from './errors.js';
+import { dataExceptionMessage } from './db/layer/errors.js';
 import { normalizeBoolean, oddIdParam } from './api/params.js';
 import { authenticateAsync } from './policy/authentication.js';
 import { apiRoutes } from './api/index.js';
@@ -146,6 +147,9 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     if (MALFORMED_MULTIPART.test(fe.message) || (fe.code === 'ERR_STREAM_PREMATURE_CLOSE' && /^multipart\//i.test(String(request.headers['content-type'])))) {
       return reply.code(400).send({ message: '400 (Bad request) the multipart body is malformed: give a boundary and end the body with --<boundary>--' });
     }
+    // A value PostgreSQL refused as data (NUL in text, a number out of range): the client's input.
+    const dataError = dataExceptionMessage(error);
+    if (dataError) return reply.code(400).send({ message: dataError });
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ message: '500 Internal Server Error' });
   });
