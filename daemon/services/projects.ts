@@ -13,7 +13,7 @@ import { hashToken, randomToken } from '../secrets.js';
 import { getSettings, restrictedVisibilityLevelsAsync, getSettingsAsync } from './settings.js';
 import { recordEvent, recordEventAsync } from './events.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
-import { isUniqueViolation } from '../db/layer/errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import { removeProjectStorage, storageCreated, storageForked, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 import { UntilNextWrite } from '../db/read-cache.js';
@@ -272,8 +272,13 @@ export async function validateProjectFieldsAsync(
   return errors;
 }
 
-/** A unique violation of (namespace_id, path) from a create or rename that raced past the checks: the same 400. */
-const takenPath = (e: unknown) => (isUniqueViolation(e) ? validationError({ path: ['has already been taken'] }) : e);
+/**
+ * A unique violation of (namespace_id, path) from a create or rename that raced past the checks: the same 400; a
+ * foreign-key violation (the namespace or the owner deleted by another request meanwhile): the namespace is not valid.
+ */
+const takenPath = (e: unknown) =>
+  isUniqueViolation(e) ? validationError({ path: ['has already been taken'] })
+    : isForeignKeyViolation(e) ? validationError({ namespace: ['is not valid'] }) : e;
 
 /** Resolve the target namespace of a create: the owner's personal namespace by default, or a group the actor may create in. */
 export function targetNamespace(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): NamespaceRow {
@@ -563,7 +568,9 @@ export async function updateProjectAsync(ctx: AppContext, actor: UserRow, projec
   const raw = await (checked.name !== undefined || checked.path !== undefined ? ctx.data.transaction(write) : write(ctx.data)).catch((e: unknown) => {
     throw takenPath(e);
   });
-  const updated = toProject(raw!);
+  // deleted by another request since the lookup: as if it had been gone then
+  if (!raw) throw notFound('Project');
+  const updated = toProject(raw);
   return { project: updated, fromFullPath: `${ns.path}/${project.path}`, toFullPath: `${ns.path}/${updated.path}` };
 }
 

@@ -2,6 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerStorage } from '../../daemon/services/storage.js';
+import { lookupProjectAsync, updateProjectAsync } from '../../daemon/services/projects.js';
+import { findUserAsync } from '../../daemon/services/users.js';
 import { updateSettingsAsync } from '../../daemon/services/settings.js';
 import { now } from '../../daemon/context.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
@@ -251,6 +253,14 @@ describe('PUT /projects/:id', () => {
     const failed = await s.api('PUT', `/projects/${p.id}`, alice, { path: 'cannot-move' });
     expect(failed.status).toBe(500);
     expect((await s.api('GET', `/projects/${p.id}`, alice)).body.path).toBe('new-path');
+  });
+  it('a project deleted by another request between the lookup and the write: 404, not a 500', async () => {
+    const p = await makeProject(s, alice, 'vanishing');
+    const actor = await findUserAsync(s.ctx, alice.id);
+    const stale = (await lookupProjectAsync(s.ctx, p.id))!;
+    expect((await s.api('DELETE', `/projects/${p.id}`, alice)).status).toBe(200);
+    await expect(updateProjectAsync(s.ctx, actor, stale, { description: 'late' })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(updateProjectAsync(s.ctx, actor, stale, { path: 'late-path' })).rejects.toMatchObject({ statusCode: 404 });
   });
   it('masters may edit settings but not rename or change visibility', async () => {
     const p = await makeProject(s, alice, 'team');
