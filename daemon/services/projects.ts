@@ -305,11 +305,10 @@ export async function targetNamespaceAsync(ctx: AppContext, actor: UserRow, owne
 
 /** The async twin of personalProjectCount. */
 export async function personalProjectCountAsync(ctx: AppContext, user: UserRow): Promise<number> {
-  const row = await ctx.data.get<{ n: number }>(
-    `SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`, [user.id],
-  );
+  const row = await ctx.data.get<{ n: number }>(PERSONAL_COUNT, [user.id]);
   return Number(row!.n);
 }
+const PERSONAL_COUNT = `SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`;
 
 /** Personal projects a user owns (counted against projects_limit). */
 export function personalProjectCount(ctx: AppContext, user: UserRow): number {
@@ -372,9 +371,9 @@ export async function createProjectAsync(
   ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }, extra: { forkedFromId?: number } = {},
 ): Promise<ProjectRow> {
   const ns = await targetNamespaceAsync(ctx, actor, owner, p.namespace_id);
-  if (ns.kind === 'user' && (await personalProjectCountAsync(ctx, owner)) >= owner.projectsLimit) {
-    throw new ApiError(403, { message: `403 Forbidden - Your project limit is ${owner.projectsLimit} projects! Please contact your administrator to increase it` });
-  }
+  const overLimit = () =>
+    new ApiError(403, { message: `403 Forbidden - Your project limit is ${owner.projectsLimit} projects! Please contact your administrator to increase it` });
+  if (ns.kind === 'user' && (await personalProjectCountAsync(ctx, owner)) >= owner.projectsLimit) throw overLimit();
   const path = p.path || parameterize(p.name);
   const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : (await getSettingsAsync(ctx)).defaultProjectVisibility);
   const fields = { ...p, path, visibility_level: visibility };
@@ -393,9 +392,16 @@ export async function createProjectAsync(
     p.request_access_enabled ?? false, p.only_allow_merge_if_build_succeeds ?? false, p.import_url || null, JSON.stringify(p.tag_list ?? []),
     actor.id, extra.forkedFromId ?? null, salt, tokenHash, t, t, t,
   ];
-  // the name and path checks run in the transaction that writes the row (exact on SQLite; on PostgreSQL a concurrent
-  // create of the same path is still caught by the unique index)
+  // The limit and the name and path checks run again in the transaction that writes the row, so creates at once
+  // cannot pass them together: on SQLite the transaction runs alone; on PostgreSQL the owner's namespace row is locked
+  // first (creates in one personal namespace queue), and a concurrent create of the same path elsewhere is still
+  // caught by the unique index.
   return ctx.data.transaction(async (tx) => {
+    if (ns.kind === 'user') {
+      if (tx.dialect.name === 'postgres') await tx.get('SELECT id FROM namespaces WHERE id = ? FOR UPDATE', [ns.id]);
+      const row = await tx.get<{ n: number }>(PERSONAL_COUNT, [owner.id]);
+      if (Number(row!.n) >= owner.projectsLimit) throw overLimit();
+    }
     const taken: Record<string, string[]> = {};
     await addTakenErrors(tx, taken, fields, ns.id, null);
     if (Object.keys(taken).length) throw validationError(taken);

@@ -118,6 +118,13 @@ describe('POST /projects', () => {
     expect((a.status === 400 ? a : b).body.message.path).toEqual(['has already been taken']);
   });
 
+  it('creates at once cannot pass the projects limit together, on either engine', async () => {
+    const dave = await s.user('dave', { projects_limit: 2 });
+    const results = await Promise.all([1, 2, 3, 4].map((i) => s.api('POST', '/projects', dave, { name: `rush ${i}` })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 403, 403]);
+    expect((await s.api('GET', '/projects/owned', dave)).body).toHaveLength(2);
+  });
+
   it('a null or blank optional field counts as not given', async () => {
     const r = await s.api('POST', '/projects', alice, { name: 'nulls', issues_enabled: null, description: '', path: '' });
     expect(r.status).toBe(201);
