@@ -17,7 +17,7 @@ export const ROOT_PASSWORD = 'benchpassword1';
  */
 export async function startDaemon(extraEnv = {}, opts = {}) {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'gantry-bench-'));
-  const child = spawn(process.execPath, [join(ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn'], {
+  const child = spawn(process.execPath, [join(opts.root ?? ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...(opts.args ?? [])], {
     // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
     // SSH off unless a suite asks for it (GANTRY_SSH_PORT in extraEnv): a bench daemon must not take port 2222.
     env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },

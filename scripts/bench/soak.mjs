@@ -5,7 +5,7 @@
 // minute (GANTRY_SOAK_SAMPLE_SECONDS); the verdict: RSS growth over the last 5/6 of the run under 10 %, a flat fd count,
 // no error answers.
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +16,22 @@ import { call, git, seedWorld, startReceiver } from '../fuzz/world.mjs';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const gitAsync = async (args, cwd) => (await promisify(execFile)('git', ['-c', 'user.name=Soak', '-c', 'user.email=soak@example.com', ...args], { cwd, maxBuffer: 1 << 26 })).stdout;
 const fds = (pid) => readdirSync(`/proc/${pid}/fd`).length;
+/** Anonymous and file-backed resident memory (MB) from /proc/<pid>/status. */
+const rssParts = (pid) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name) => Number(status.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN);
+  return { anon: Math.round(kb('RssAnon') / 1024), file: Math.round(kb('RssFile') / 1024) };
+};
+/** The V8 heap (allocated and in use) and external memory (MB) from the daemon's /-/metrics. */
+const heapParts = async (url, token) => {
+  try {
+    const text = await (await fetch(`${url}/-/metrics`, { headers: { 'private-token': token } })).text();
+    const mb = (name) => Math.round(Number(text.match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1] ?? NaN) / 1048576);
+    return { heap: mb('nodejs_heap_size_total_bytes'), heapUsed: mb('nodejs_heap_size_used_bytes'), external: mb('nodejs_external_memory_bytes') };
+  } catch {
+    return { heap: NaN, heapUsed: NaN, external: NaN };
+  }
+};
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function run({
@@ -115,13 +131,14 @@ export async function run({
 
     const t0 = performance.now();
     const end = t0 + minutes * 60_000;
-    const sample = () => {
-      const s = { minute: Number(((performance.now() - t0) / 60_000).toFixed(1)), rss: rssMb(d.pid), fds: fds(d.pid), requests: counts.api, errors: counts.apiErrors + counts.gitErrors };
+    const sample = async () => {
+      const s = { minute: Number(((performance.now() - t0) / 60_000).toFixed(1)), rss: rssMb(d.pid), ...rssParts(d.pid), fds: fds(d.pid), requests: counts.api, errors: counts.apiErrors + counts.gitErrors };
       samples.push(s);
+      Object.assign(s, await heapParts(d.url, admin));
       process.stderr.write(`bench soak: ${JSON.stringify(s)}\n`);
     };
-    sample();
-    const sampler = setInterval(sample, sampleSeconds * 1000);
+    await sample();
+    const sampler = setInterval(() => void sample(), sampleSeconds * 1000);
     const clones = setInterval(() => void gitOnce('clone'), 10_000);
     const pushes = setInterval(() => void gitOnce('push'), 20_000);
     // Open loop at `rate` a second: a slow answer does not slow the load down.
@@ -135,7 +152,7 @@ export async function run({
     clearInterval(clones);
     clearInterval(pushes);
     await Promise.all(inflight);
-    sample();
+    await sample();
     clearInterval(sampler);
     const pipelines = (await call(d.url, 'GET', `/api/v3/projects/${soak.id}/pipelines?per_page=100`, admin)).headers.get('x-total');
     counts.pipelines = Number(pipelines);
@@ -154,7 +171,7 @@ export async function run({
     const fdFirst = median(from.slice(0, 3).map((s) => s.fds));
     const fdLast = median(from.slice(-3).map((s) => s.fds));
     const verdict = growth < 10 && counts.apiErrors === 0 && counts.gitErrors === 0 && fdLast <= fdFirst + 5;
-    const curve = samples.map((s) => `| ${s.minute} | ${s.rss} | ${s.fds} | ${s.requests} | ${s.errors} |`).join('\n');
+    const curve = samples.map((s) => `| ${s.minute} | ${s.rss} | ${s.anon} / ${s.file} | ${s.heap} / ${s.heapUsed} / ${s.external} | ${s.fds} | ${s.requests} | ${s.errors} |`).join('\n');
     const md = `## Soak (${new Date().toISOString().slice(0, 10)})
 
 Machine: ${machine()}, shared with other work during the run. \`GANTRY_SOAK_MINUTES=${minutes} npm run bench -- soak\`
@@ -171,8 +188,8 @@ pipeline the real gantry-runner runs (with an artifact), on a seeded instance.
 | open file descriptors, same window | ${fdFirst} -> ${fdLast} |
 | verdict | ${verdict ? 'pass' : '**fail**'} |
 ${errors.length ? `\nErrors: ${[...new Set(errors)].join('; ')}\n` : ''}
-| minute | RSS MB | fds | API requests so far | errors so far |
-|---|---|---|---|---|
+| minute | RSS MB | of which anonymous / file-backed MB | V8 heap allocated / used, external MB | fds | API requests so far | errors so far |
+|---|---|---|---|---|---|---|
 ${curve}`;
     writeSection('soak', md);
     process.stdout.write(`${md}\n`);
