@@ -222,6 +222,13 @@ describe('GET /projects/:id', () => {
     expect((await s.api('PUT', `/projects/${shared.id}`, bob, { description: 'x' })).status).toBe(403);
     expect((await s.api('PUT', `/projects/${inGroup.id}`, bob, { description: 'x' })).status).toBe(200);
   });
+  it('ids beyond the integer columns are absent, not errors, on either engine', async () => {
+    for (const id of ['2147483648', '99999999999999999999', '0']) {
+      expect((await s.api('GET', `/projects/${id}`, alice)).body).toEqual({ message: '404 Project Not Found' });
+    }
+    expect((await s.api('POST', '/projects', alice, { name: 'far', namespace_id: 2147483648 })).body).toEqual({ message: { namespace: ['is not valid'] } });
+    expect((await s.api('POST', '/projects/user/2147483648', s.root, { name: 'far' })).body).toEqual({ message: '404 User Not Found' });
+  });
   it('shows runners_token only to those who can admin the project', async () => {
     const p = await makeProject(s, alice, 'tokens', { visibility: 20 });
     const r = await s.api('GET', `/projects/${p.id}`, bob);
