@@ -84,27 +84,27 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   };
   const listSchema = (summary: string) => ({ tags: ['projects'], summary, querystring: ListQuery, response: { 200: ProjectListSchema } });
 
-  api.get('/projects', { config, schema: listSchema('Projects the caller is a member of (ProjectWithAccess)') }, async (request, reply) =>
+  api.get('/projects', { config, schema: listSchema('Projects the caller is a member of (ProjectWithAccess)') }, (request, reply) =>
     list(request, reply, { kind: 'authorized', user: callerOf(request) }, true));
-  api.get('/projects/owned', { config, schema: listSchema('Projects in the caller\'s personal namespace') }, async (request, reply) =>
+  api.get('/projects/owned', { config, schema: listSchema('Projects in the caller\'s personal namespace') }, (request, reply) =>
     list(request, reply, { kind: 'owned', user: callerOf(request) }, true));
-  api.get('/projects/starred', { config, schema: listSchema('Visible projects the caller starred') }, async (request, reply) =>
+  api.get('/projects/starred', { config, schema: listSchema('Visible projects the caller starred') }, (request, reply) =>
     list(request, reply, { kind: 'starred', user: callerOf(request) }, false));
-  api.get('/projects/visible', { config, schema: listSchema('Every project the caller can see') }, async (request, reply) =>
+  api.get('/projects/visible', { config, schema: listSchema('Every project the caller can see') }, (request, reply) =>
     list(request, reply, { kind: 'visible', user: callerOf(request) }, true));
-  api.get('/projects/all', { config, preValidation: adminOnly, schema: listSchema('All projects (administrators only)') }, async (request, reply) =>
+  api.get('/projects/all', { config, preValidation: adminOnly, schema: listSchema('All projects (administrators only)') }, (request, reply) =>
     list(request, reply, { kind: 'all' }, true));
   api.get('/projects/search/:query', {
     config,
     schema: { ...listSchema('Visible projects whose path, name or description contains :query'), params: Type.Object({ query: Type.String() }) },
-  }, async (request, reply) =>
+  }, (request, reply) =>
     list(request, reply, { kind: 'visible', user: callerOf(request) }, false, (request.params as { query: string }).query));
 
   api.get('/projects/:id', {
     config,
     preValidation: loadProjectAsync('read_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: ProjectSchema } },
-  }, async (request, reply) => answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, () =>
+  }, (request, reply) => answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, () =>
     presentProjectAsync(ctx, callerOf(request), projectOf(request), { withAccess: true, withRunnersToken: true, level: projectLevelOf(request) })));
 
   api.post('/projects', {

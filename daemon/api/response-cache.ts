@@ -45,9 +45,20 @@ export class ResponseCache {
    * send() for routes on the data layer: `compute` is async. On SQLite the same cache; on PostgreSQL nothing is kept
    * (the version is SQLite's, see db/read-cache.ts) and every answer is computed.
    */
-  async sendAsync(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, key: string, compute: () => Promise<unknown>): Promise<FastifyReply> {
+  sendAsync(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, key: string, compute: () => Promise<unknown>): FastifyReply | Promise<FastifyReply> {
+    const fullKey = `${request.protocol}://${request.headers.host ?? ''}\u0000${key}`;
+    // A kept answer goes out at once, without a promise (the hot path of cached lists and projects).
+    const kept = this.answers.peek(ctx, fullKey);
+    if (kept !== undefined) {
+      for (const [k, v] of kept.headers) reply.header(k, v);
+      return reply.type(kept.type).send(kept.body);
+    }
+    return this.computeAndSend(ctx, reply, fullKey, compute);
+  }
+
+  private async computeAndSend(ctx: AppContext, reply: FastifyReply, fullKey: string, compute: () => Promise<unknown>): Promise<FastifyReply> {
     let computed = false;
-    const answer = await this.answers.getAsync(ctx, `${request.protocol}://${request.headers.host ?? ''}\u0000${key}`, async () => {
+    const answer = await this.answers.getAsync(ctx, fullKey, async () => {
       computed = true;
       const before = new Set(Object.keys(reply.getHeaders()));
       const payload = await compute();

@@ -52,6 +52,18 @@ export class UntilNextWrite<T> {
   }
 
   /**
+   * The value kept for `key` if it is still current, without computing anything (undefined otherwise, and always on
+   * PostgreSQL or inside a transaction): lets a hot path answer a cache hit synchronously, without a promise.
+   */
+  peek(ctx: Pick<AppContext, 'db' | 'data'>, key: string): T | undefined {
+    if (ctx.data.dialect.name !== 'sqlite') return undefined;
+    const client = ctx.db.$client;
+    if (client.inTransaction) return undefined;
+    const entry = this.byClient.get(client);
+    return entry && entry.version === writeVersion(ctx) ? entry.values.get(key) : undefined;
+  }
+
+  /**
    * The async twin of `get` for code on the data layer: on SQLite the same cache (the version is read in the same
    * synchronous stretch as `compute`'s first statement, so a kept value is at least as new as its version); on
    * PostgreSQL no cache (`compute()` every time: the version would be a query, see docs/design/postgres.md "Caches").
