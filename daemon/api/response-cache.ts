@@ -27,47 +27,50 @@ export class ResponseCache {
    * with the route's response schema and keep the bytes. Returns the reply (already sent).
    */
   send(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, key: string, compute: () => unknown): FastifyReply {
+    const fullKey = keyOf(request, key);
     let computed = false;
-    const answer = this.answers.get(ctx, `${request.protocol}://${request.headers.host ?? ''}\u0000${key}`, () => {
+    const answer = this.answers.get(ctx, fullKey, () => {
       computed = true;
-      const before = new Set(Object.keys(reply.getHeaders()));
-      const payload = compute();
-      const headers = Object.entries(reply.getHeaders())
-        .filter(([k, v]) => !before.has(k) && v !== undefined)
-        .map(([k, v]) => [k, String(v)] as [string, string]);
-      return { body: Buffer.from(reply.serialize(payload) as string), type: 'application/json; charset=utf-8', headers };
+      const headersBefore = new Set(Object.keys(reply.getHeaders()));
+      return capture(reply, compute(), headersBefore);
     });
-    if (!computed) for (const [k, v] of answer.headers) reply.header(k, v);
-    return reply.type(answer.type).send(answer.body);
+    return sendAnswer(reply, answer, !computed);
   }
 
   /**
    * send() for routes on the data layer: `compute` is async. On SQLite the same cache; on PostgreSQL nothing is kept
-   * (the version is SQLite's, see db/read-cache.ts) and every answer is computed.
+   * (the version is SQLite's, see db/read-cache.ts) and every answer is computed. A kept answer goes out at once,
+   * without a promise (the hot path of cached lists and projects).
    */
   sendAsync(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, key: string, compute: () => Promise<unknown>): FastifyReply | Promise<FastifyReply> {
-    const fullKey = `${request.protocol}://${request.headers.host ?? ''}\u0000${key}`;
-    // A kept answer goes out at once, without a promise (the hot path of cached lists and projects).
+    const fullKey = keyOf(request, key);
     const kept = this.answers.peek(ctx, fullKey);
-    if (kept !== undefined) {
-      for (const [k, v] of kept.headers) reply.header(k, v);
-      return reply.type(kept.type).send(kept.body);
-    }
-    return this.computeAndSend(ctx, reply, fullKey, compute);
+    if (kept !== undefined) return sendAnswer(reply, kept, true);
+    return (async () => {
+      let computed = false;
+      const answer = await this.answers.getAsync(ctx, fullKey, async () => {
+        computed = true;
+        const headersBefore = new Set(Object.keys(reply.getHeaders()));
+        return capture(reply, await compute(), headersBefore);
+      });
+      return sendAnswer(reply, answer, !computed);
+    })();
   }
+}
 
-  private async computeAndSend(ctx: AppContext, reply: FastifyReply, fullKey: string, compute: () => Promise<unknown>): Promise<FastifyReply> {
-    let computed = false;
-    const answer = await this.answers.getAsync(ctx, fullKey, async () => {
-      computed = true;
-      const before = new Set(Object.keys(reply.getHeaders()));
-      const payload = await compute();
-      const headers = Object.entries(reply.getHeaders())
-        .filter(([k, v]) => !before.has(k) && v !== undefined)
-        .map(([k, v]) => [k, String(v)] as [string, string]);
-      return { body: Buffer.from(reply.serialize(payload) as string), type: 'application/json; charset=utf-8', headers };
-    });
-    if (!computed) for (const [k, v] of answer.headers) reply.header(k, v);
-    return reply.type(answer.type).send(answer.body);
-  }
+/** The cache key: the host (for the Link headers) and what the route names. */
+const keyOf = (request: FastifyRequest, key: string) => `${request.protocol}://${request.headers.host ?? ''}\u0000${key}`;
+
+/** The answer of a computed payload: its serialized bytes and the headers set while computing it (those not in `before`). */
+function capture(reply: FastifyReply, payload: unknown, before: Set<string>): CachedAnswer {
+  const headers = Object.entries(reply.getHeaders())
+    .filter(([k, v]) => !before.has(k) && v !== undefined)
+    .map(([k, v]) => [k, String(v)] as [string, string]);
+  return { body: Buffer.from(reply.serialize(payload) as string), type: 'application/json; charset=utf-8', headers };
+}
+
+/** Send an answer; a kept one first gets back the headers its computation set. */
+function sendAnswer(reply: FastifyReply, answer: CachedAnswer, kept: boolean): FastifyReply {
+  if (kept) for (const [k, v] of answer.headers) reply.header(k, v);
+  return reply.type(answer.type).send(answer.body);
 }

@@ -196,8 +196,11 @@ export const parameterize = (name: string) => name.normalize('NFKD').replace(/[^
 
 const VISIBILITY_NAMES: Record<number, string> = { 0: 'Private', 10: 'Internal', 20: 'Public' };
 
-/** Field checks shared by create and update; returns the validation hash (empty when fine). */
-export function validateProjectFields(ctx: AppContext, actor: UserRow, p: ProjectParams, namespaceId: number, selfId: number | null): Record<string, string[]> {
+/**
+ * The field checks of create and update that need no project rows: the validation hash (empty when fine).
+ * `restricted`: the visibility levels the settings restrict, asked only when a non-admin sets a visibility.
+ */
+function fieldErrors(actor: UserRow, p: ProjectParams, restricted: readonly number[]): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
   const err = (k: string, m: string) => (errors[k] ??= []).push(m);
   if (p.name !== undefined) {
@@ -210,13 +213,22 @@ export function validateProjectFields(ctx: AppContext, actor: UserRow, p: Projec
   }
   if (p.visibility_level !== undefined) {
     if (![0, 10, 20].includes(p.visibility_level)) err('visibility_level', 'is not included in the list');
-    else if (!actor.isAdmin) {
-      const restricted = JSON.parse(getSettings(ctx).restrictedVisibilityLevels ?? '[]') as number[];
-      if (restricted.includes(p.visibility_level)) err('visibility_level', `${VISIBILITY_NAMES[p.visibility_level]} has been restricted by your GitLab administrator`);
+    else if (!actor.isAdmin && restricted.includes(p.visibility_level)) {
+      err('visibility_level', `${VISIBILITY_NAMES[p.visibility_level]} has been restricted by your GitLab administrator`);
     }
   }
   if (p.description !== undefined && p.description.length > 2000) err('description', 'is too long (maximum is 2000 characters)');
   if (p.import_url !== undefined && p.import_url !== '' && !/^(https?|git):\/\/\S+$/.test(p.import_url)) err('import_url', 'is not a valid URL');
+  return errors;
+}
+
+/** Whether fieldErrors needs the restricted visibility levels (a non-admin sets a visibility). */
+const needsRestricted = (actor: UserRow, p: ProjectParams) => p.visibility_level !== undefined && !actor.isAdmin;
+
+/** Field checks shared by create and update; returns the validation hash (empty when fine). */
+export function validateProjectFields(ctx: AppContext, actor: UserRow, p: ProjectParams, namespaceId: number, selfId: number | null): Record<string, string[]> {
+  const errors = fieldErrors(actor, p, needsRestricted(actor, p) ? JSON.parse(getSettings(ctx).restrictedVisibilityLevels ?? '[]') as number[] : []);
+  const err = (k: string, m: string) => (errors[k] ??= []).push(m);
   const taken = (col: 'name' | 'path', v: string) =>
     ctx.db.$client.prepare(`SELECT 1 FROM projects WHERE namespace_id = ? AND ${col} = ? COLLATE NOCASE ${selfId ? `AND id <> ${selfId}` : ''}`).get(namespaceId, v);
   if (p.name !== undefined && !errors.name && taken('name', p.name)) err('name', 'has already been taken');
@@ -226,26 +238,7 @@ export function validateProjectFields(ctx: AppContext, actor: UserRow, p: Projec
 
 /** validateProjectFields' checks that need no project rows (the restricted levels come from the settings). */
 async function fieldErrorsAsync(ctx: AppContext, actor: UserRow, p: ProjectParams): Promise<Record<string, string[]>> {
-  const errors: Record<string, string[]> = {};
-  const err = (k: string, m: string) => (errors[k] ??= []).push(m);
-  if (p.name !== undefined) {
-    if (!NAME_PATTERN.test(p.name)) err('name', "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.");
-    if (p.name.length > 255) err('name', 'is too long (maximum is 255 characters)');
-  }
-  if (p.path !== undefined) {
-    if (!p.path) err('path', "can't be blank");
-    else if (!validPath(p.path)) err('path', "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'");
-  }
-  if (p.visibility_level !== undefined) {
-    if (![0, 10, 20].includes(p.visibility_level)) err('visibility_level', 'is not included in the list');
-    else if (!actor.isAdmin) {
-      const restricted = await restrictedVisibilityLevelsAsync(ctx);
-      if (restricted.includes(p.visibility_level)) err('visibility_level', `${VISIBILITY_NAMES[p.visibility_level]} has been restricted by your GitLab administrator`);
-    }
-  }
-  if (p.description !== undefined && p.description.length > 2000) err('description', 'is too long (maximum is 2000 characters)');
-  if (p.import_url !== undefined && p.import_url !== '' && !/^(https?|git):\/\/\S+$/.test(p.import_url)) err('import_url', 'is not a valid URL');
-  return errors;
+  return fieldErrors(actor, p, needsRestricted(actor, p) ? await restrictedVisibilityLevelsAsync(ctx) : []);
 }
 
 /**
