@@ -36,6 +36,11 @@ export function openDatabase(file: string): Db {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  // SQLite's own page cache, on top of the OS's page cache of the same file. better-sqlite3 builds SQLite with a
+  // 16 MiB default, which a daemon's resident memory then grows into as its database grows past 16 MiB (the soak's
+  // RSS curve: +14 MB over its first 24 minutes, then flat). 4 MiB holds the hot pages of the lookups; the rest of a
+  // scan is read from the OS's cache.
+  sqlite.pragma('cache_size = -4096');
   migrate(sqlite);
   timeTransactions(sqlite);
   return drizzle(sqlite, { schema }) as Db;
