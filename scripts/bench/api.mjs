@@ -82,9 +82,11 @@ request every 2 ms whatever came back (as wrk2 does) and times each from its sch
 slow response counts. autocannon's rate limit instead lets each of its 10 connections send its share of a second
 back to back, so up to 10 requests queue at once and its p99 is roughly 10 service times; its rows are kept for
 comparison. Project list pages are cached until the next database write (exact: keyed by caller and URL); the
-"in turn" row walks every page, more than the cache holds, so each of its requests runs the query and the presenter. Across runs on this machine the paced list p99 ranged from
-about 3 to 13 ms (p90 stays near 2 ms): the tail is V8's memory-reducing mark-compact pauses (5-30 ms, seen with
---trace-gc), the price of the small heap that keeps RSS under 120 MB. A deep page no longer costs O(offset) (it was an OFFSET scan
+"in turn" row walks every page, more than the cache holds, so each of its requests runs the query and the presenter. The paced tail is V8's mark-compact pauses (5-25 ms each,
+seen with --trace-gc). Under --optimize-for-size, which the launcher set until 2026-11-25, V8 ran memory-reducing
+mark-compacts several times a minute at this load (16 in 30 s, paced list p99 3-13 ms across runs); the launcher now
+only keeps the young generation at its starting size (--semi-space-growth-factor=1): 6-7 mark-compacts in the same
+30 s, get p99 about 3 ms, RSS within a few MB of before. A deep page no longer costs O(offset) (it was an OFFSET scan
 past the authorization check, about 1.5 ms at page 500 of 10,000 projects): a page past the middle is read from the
 other end, and a deeper one starts from a keyset bookmark (the sort key of every 500th project, one pass per write;
 db/keyset.ts), so the middle-half row should read like the page-1 rows, apart from that one pass after each write.`;
