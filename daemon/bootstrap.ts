@@ -3,11 +3,10 @@ import { constants, existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, w
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AppContext } from './context.js';
-import { now } from './context.js';
 import { ConfigError } from './config.js';
-import { Secrets, hashPassword, hashToken, randomToken } from './secrets.js';
-import { isUniqueViolation } from './db/layer/errors.js';
+import { Secrets, randomToken } from './secrets.js';
 import { ensureSettingsAsync } from './services/settings.js';
+import { createUser } from './services/users.js';
 
 /** Create the data dir layout and check it is writable; a clear ConfigError otherwise. */
 export function prepareDataDir(paths: AppContext['paths']): void {
@@ -61,30 +60,17 @@ export async function bootstrap(ctx: AppContext): Promise<{ generatedPassword: s
 }
 
 /**
- * The root administrator and its personal namespace, as services/users.ts createUser writes a user (same columns,
- * same hashing). False when another daemon created it meanwhile.
+ * The root administrator (createUser, as any user is made). False when another daemon starting at the same moment on
+ * the same empty database (PostgreSQL) created it first: the loser's createUser then fails on the taken username.
  */
 async function createRoot(ctx: AppContext, password: string): Promise<boolean> {
-  const passwordHash = await hashPassword(password); // before the transaction: it yields the event loop
-  const salt = randomToken(24);
-  const privateTokenHash = hashToken(ctx.secrets.derive('private', salt));
-  const t = now();
   try {
-    return await ctx.data.transaction(async (tx) => {
-      if (await tx.get('SELECT id FROM users LIMIT 1')) return false;
-      const user = await tx.run(
-        `INSERT INTO users (email, username, name, password_hash, private_token_salt, private_token_hash, is_admin, bio, location,
-           skype, linkedin, twitter, website_url, organization, projects_limit, can_create_group, external, confirmed_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, TRUE, NULL, NULL, '', '', '', '', NULL, ?, TRUE, FALSE, ?, ?, ?) RETURNING id`,
-        ['admin@example.com', 'root', 'Administrator', passwordHash, salt, privateTokenHash, 100000, t, t, t],
-      );
-      await tx.run("INSERT INTO namespaces (name, path, kind, owner_id, created_at, updated_at) VALUES (?, ?, 'user', ?, ?, ?)", [
-        'root', 'root', user.lastId, t, t,
-      ]);
-      return true;
+    await createUser(ctx, {
+      username: 'root', email: 'admin@example.com', name: 'Administrator', password, admin: true, projects_limit: 100000, can_create_group: true,
     });
+    return true;
   } catch (e) {
-    if (ctx.data.dialect.name === 'postgres' && isUniqueViolation(e)) return false;
+    if (await ctx.data.get("SELECT id FROM users WHERE username = 'root'")) return false;
     throw e;
   }
 }
