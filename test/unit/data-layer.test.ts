@@ -12,6 +12,7 @@ import { sqliteDatabase, TransactionAwaitError } from '../../daemon/db/layer/sql
 import { postgresDatabase, toPostgres, describePostgresUrl } from '../../daemon/db/layer/postgres.js';
 import { isUniqueViolation } from '../../daemon/db/layer/errors.js';
 import type { Database } from '../../daemon/db/layer/types.js';
+import { openDatabase } from '../../daemon/db/connection.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 
 const PG_URL = process.env.GANTRY_TEST_DATABASE_URL;
@@ -245,5 +246,22 @@ describe.skipIf(!PG_URL)('the PostgreSQL executor', () => {
     const u = new URL(PG_URL!);
     u.port = '1';
     await expect(postgresDatabase(u.toString())).rejects.toThrow(/ECONNREFUSED|connect/);
+  });
+});
+
+describe('the daemon\'s SQLite connection', () => {
+  it('is opened with WAL, full sync, foreign keys and a 4 MiB page cache (not better-sqlite3\'s 16 MiB, which RSS grew into)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gantry-conn-'));
+    const db = openDatabase(join(dir, 'gantry.db'));
+    try {
+      const pragma = (name: string) => db.$client.pragma(name, { simple: true });
+      expect(pragma('journal_mode')).toBe('wal');
+      expect(pragma('synchronous')).toBe(2);
+      expect(pragma('foreign_keys')).toBe(1);
+      expect(pragma('cache_size')).toBe(-4096);
+    } finally {
+      db.$client.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
