@@ -256,15 +256,6 @@ async function addTakenErrors(q: Queries, errors: Record<string, string[]>, p: P
   if (p.path !== undefined && !errors.path && (await taken('path', p.path))) (errors.path ??= []).push('has already been taken');
 }
 
-/** The async twin of validateProjectFields, on the data layer: the same checks, messages and statements. */
-export async function validateProjectFieldsAsync(
-  ctx: AppContext, actor: UserRow, p: ProjectParams, namespaceId: number, selfId: number | null,
-): Promise<Record<string, string[]>> {
-  const errors = await fieldErrorsAsync(ctx, actor, p);
-  await addTakenErrors(ctx.data, errors, p, namespaceId, selfId);
-  return errors;
-}
-
 /**
  * A unique violation of (namespace_id, path) from a create or rename that raced past the checks: the same 400; a
  * foreign-key violation (the namespace or the owner deleted by another request meanwhile): the namespace is not valid.
@@ -461,49 +452,6 @@ export interface ProjectUpdate {
   toFullPath: string;
 }
 
-/**
- * Update a project's settings (PUT /projects/:id). The caller already holds admin_project; renaming needs
- * rename_project and a visibility change needs change_visibility_level (403 otherwise). 400 with the validation hash.
- */
-export function updateProject(ctx: AppContext, actor: UserRow, project: ProjectRow, p: ProjectParams): ProjectUpdate {
-  const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : undefined);
-  const renamed = p.name !== undefined && p.name !== project.name;
-  const revisibled = visibility !== undefined && visibility !== project.visibilityLevel;
-  if (renamed && !canProject(ctx, actor, 'rename_project', project)) throw forbidden();
-  if (revisibled && !canProject(ctx, actor, 'change_visibility_level', project)) throw forbidden();
-  const pathChanged = p.path !== undefined && p.path !== project.path;
-  const checked: ProjectParams = {
-    ...(renamed ? { name: p.name } : {}),
-    ...(pathChanged ? { path: p.path } : {}),
-    ...(revisibled ? { visibility_level: visibility } : {}),
-    ...(p.description !== undefined ? { description: p.description } : {}),
-  };
-  const errors = validateProjectFields(ctx, actor, checked, project.namespaceId, project.id);
-  if (p.default_branch !== undefined && !validRefName(p.default_branch)) (errors.default_branch ??= []).push('is invalid');
-  if (Object.keys(errors).length) throw validationError(errors);
-
-  const set: Partial<ProjectRow> = { updatedAt: now() };
-  if (renamed) set.name = p.name;
-  if (pathChanged) set.path = p.path;
-  if (revisibled) set.visibilityLevel = visibility;
-  if (p.description !== undefined) set.description = p.description;
-  if (p.default_branch !== undefined) set.defaultBranch = p.default_branch;
-  const flags = {
-    issues_enabled: 'issuesEnabled', merge_requests_enabled: 'mergeRequestsEnabled', builds_enabled: 'buildsEnabled',
-    wiki_enabled: 'wikiEnabled', snippets_enabled: 'snippetsEnabled', container_registry_enabled: 'containerRegistryEnabled',
-    shared_runners_enabled: 'sharedRunnersEnabled', public_builds: 'publicBuilds', lfs_enabled: 'lfsEnabled',
-    request_access_enabled: 'requestAccessEnabled', only_allow_merge_if_build_succeeds: 'onlyAllowMergeIfBuildSucceeds',
-  } as const;
-  for (const [param, column] of Object.entries(flags) as [keyof typeof flags, (typeof flags)[keyof typeof flags]][]) {
-    const v = p[param];
-    if (v !== undefined) set[column] = v;
-  }
-  if (p.tag_list !== undefined) set.tagList = JSON.stringify(p.tag_list);
-  const fromFullPath = projectFullPath(ctx, project);
-  const updated = ctx.db.update(projects).set(set).where(eq(projects.id, project.id)).returning().get()!;
-  return { project: updated, fromFullPath, toFullPath: projectFullPath(ctx, updated) };
-}
-
 /** A ProjectRow key as its column (camelCase to snake_case). */
 const projectColumn = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
@@ -515,7 +463,9 @@ const PROJECT_FLAGS = {
 } as const;
 
 /**
- * The async twin of updateProject, on the data layer: the same rules, messages and 403s; one UPDATE ... RETURNING *.
+ * Update a project's settings (PUT /projects/:id). The caller already holds admin_project; renaming needs
+ * rename_project and a visibility change needs change_visibility_level (403 otherwise). 400 with the validation hash.
+ * One UPDATE ... RETURNING *.
  * `level`: the actor's access level on the project when the caller already read it (saves the rename and visibility
  * checks a statement each).
  */
@@ -573,17 +523,11 @@ export async function updateProjectAsync(ctx: AppContext, actor: UserRow, projec
   return { project: updated, fromFullPath: `${ns.path}/${project.path}`, toFullPath: `${ns.path}/${updated.path}` };
 }
 
-/** The async twin of restoreProjectRow. */
+/** Put back a project row as it was (undo an update whose storage move failed). */
 export async function restoreProjectRowAsync(ctx: AppContext, before: ProjectRow): Promise<void> {
   const { id, ...rest } = before;
   const keys = Object.keys(rest) as (keyof typeof rest)[];
   await ctx.data.run(`UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ?`, [...keys.map((k) => rest[k]), id]);
-}
-
-/** Put back a project row as it was (undo an update whose storage move failed). */
-export function restoreProjectRow(ctx: AppContext, before: ProjectRow): void {
-  const { id, ...rest } = before;
-  ctx.db.update(projects).set(rest).where(eq(projects.id, id)).run();
 }
 
 /**
