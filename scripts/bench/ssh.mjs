@@ -89,10 +89,10 @@ median ${Math.round(median(each))} ms); ${concurrent} \`--no-local\` clones at o
 
 Where the difference to \`--no-local\` goes: the SSH connection (ssh's own start, key exchange and public-key
 authentication: a bare \`ssh git@host\` takes about 20 ms on a quiet machine) and the pack through the encrypted
-channel. gantryd itself is mostly idle during a clone (a CPU profile of 15 clones: ssh2's packet work is a few ms per
-clone; upload-pack does the rest, as for \`--no-local\`). Start-up: the SSH port is bound before the ready line and ssh2 is
-loaded after it (spawn to ready line with SSH on and off: medians 559/471 ms and 471/567 ms in two runs of 9 at load
-average 6, i.e. within the noise; the startup suite has the quiet-machine figure).`;
+channel. gantryd itself is mostly idle during a clone (a CPU profile of 15 clones, taken once on 2026-11-25, not
+by this suite: ssh2's packet work is a few ms per clone; upload-pack does the rest, as for \`--no-local\`). The SSH
+port is bound before the ready line and ssh2 is loaded after it, so SSH adds nothing measurable to the start (the
+startup suite, \`npm run bench startup\`, has the figure).`;
     writeSection('ssh', md);
     process.stdout.write(`${md}\n`);
   } finally {
