@@ -2,9 +2,12 @@
  * Live build traces over WebSocket (the `ws` package in noServer mode on the daemon's HTTP server).
  *
  * Endpoint: GET /-/live/builds/:build_id/trace  (WebSocket upgrade; `.json`-free, outside /api/v3)
- *   Auth: `?private_token=<private token or personal access token>` or the PRIVATE-TOKEN header. Refusals are plain
- *   HTTP answers to the upgrade request with a JSON body: 401 no/invalid token, 404 no such build or the caller may
- *   not see it, 403 the caller sees the project but lacks read_build (404 for an unknown path under /-/live).
+ *   Auth: as the API (policy/authentication.ts authenticateAsync, the one path /api/v3 takes): a private or personal
+ *   access token (`?private_token=` or the PRIVATE-TOKEN header), else an OAuth access token (`Authorization: Bearer`,
+ *   `?access_token=` or `?bearer_token=`), then `sudo` (param or header) with the API's rules. Refusals are plain HTTP
+ *   answers to the upgrade request with a JSON body: 401 no/invalid/expired/revoked token, the API's 403/404 for a
+ *   refused sudo, 404 no such build or the caller may not see it, 403 the caller sees the project but lacks read_build
+ *   (404 for an unknown path under /-/live).
  *
  * Protocol (server -> client; the client sends nothing, pings are answered by ws):
  *   1. text  {"type":"status","build_id":N,"status":"running","trace_size":<bytes>}        first message
@@ -18,13 +21,16 @@
  *   Every 25 s the server pings; a dead peer is dropped.
  */
 import { createHash, type Hash } from 'node:crypto';
-import type { IncomingMessage, Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AppContext } from '../context.js';
 import type { CommitStatusRow } from '../db/schema-ci.js';
-import { userForToken } from '../policy/authentication.js';
+import type { UserRow } from '../db/schema.js';
+import { ApiError } from '../errors.js';
+import { authenticateAsync } from '../policy/authentication.js';
+import { parseQuery } from '../query-string.js';
 import { canProject } from '../policy/permissions.js';
 import { findBuild, onBuildFinished } from '../services/builds.js';
 import { lookupProject } from '../services/projects.js';
@@ -58,8 +64,8 @@ function onFinished(buildId: number, fn: Finisher): () => void {
   };
 }
 
-function refuse(socket: Duplex, status: number, text: string): void {
-  const body = JSON.stringify({ message: `${status} ${text}` });
+function refuse(socket: Duplex, status: number, text: string, answer: unknown = { message: `${status} ${text}` }): void {
+  const body = JSON.stringify(answer);
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
@@ -149,6 +155,15 @@ function follow(ctx: AppContext, ws: WebSocket, build: CommitStatusRow): void {
 /** Attach the live trace WebSocket endpoint to the daemon's HTTP server (once); returns a closer for shutdown. */
 export function attachLiveTrace(ctx: AppContext, server: Server): { close(): void } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  /** Serve an authenticated upgrade: the build must exist and be readable by `user`. */
+  const admit = (req: IncomingMessage, socket: Duplex, head: Buffer, buildId: number, user: UserRow) => {
+    if (socket.destroyed) return;
+    const build = findBuild(ctx, buildId);
+    const project = build ? lookupProject(ctx, build.projectId) : null;
+    if (!build || !project || !canProject(ctx, user, 'read_project', project)) return refuse(socket, 404, 'Not Found');
+    if (!canProject(ctx, user, 'read_build', project)) return refuse(socket, 403, 'Forbidden');
+    wss.handleUpgrade(req, socket, head, (ws) => follow(ctx, ws, build));
+  };
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const m = PATH.exec(url.pathname);
@@ -158,15 +173,20 @@ export function attachLiveTrace(ctx: AppContext, server: Server): { close(): voi
       return;
     }
     socket.on('error', () => socket.destroy());
-    const header = req.headers['private-token'];
-    const token = url.searchParams.get('private_token') ?? (typeof header === 'string' ? header : null);
-    const user = token ? userForToken(ctx, token) : null;
-    if (!user) return refuse(socket, 401, 'Unauthorized');
-    const build = findBuild(ctx, Number(m[1]));
-    const project = build ? lookupProject(ctx, build.projectId) : null;
-    if (!build || !project || !canProject(ctx, user, 'read_project', project)) return refuse(socket, 404, 'Not Found');
-    if (!canProject(ctx, user, 'read_build', project)) return refuse(socket, 403, 'Forbidden');
-    wss.handleUpgrade(req, socket, head, (ws) => follow(ctx, ws, build));
+    // The API's authentication over the query string (parsed as Fastify's routes parse it) and headers; no body.
+    const raw = req.url ?? '';
+    const query = parseQuery(raw.includes('?') ? raw.slice(raw.indexOf('?') + 1) : '');
+    authenticateAsync(ctx, { query, body: undefined, headers: req.headers }).then(
+      (user) => {
+        if (!user) return refuse(socket, 401, 'Unauthorized');
+        admit(req, socket, head, Number(m[1]), user);
+      },
+      (e: unknown) => {
+        // A refused sudo answers as on the API (403 not an admin, 404 no such user); anything else is ours.
+        if (e instanceof ApiError) return refuse(socket, e.statusCode, STATUS_CODES[e.statusCode] ?? 'Error', e.body);
+        refuse(socket, 500, 'Internal Server Error');
+      },
+    );
   });
   // Followers are told the server is going away (1001) so that closing the HTTP server is not held up by them.
   const close = () => {

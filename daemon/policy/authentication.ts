@@ -1,6 +1,7 @@
 /**
  * Who is calling: private token, personal access token, OAuth bearer token (seam), then sudo.
- * Tokens arrive as a query param, form or JSON body param, or header; a param wins over the header.
+ * Tokens arrive as a query param, form or JSON body param, or header; a param wins over the header. The same path
+ * serves the API's hook (app.ts), the live trace WebSocket's upgrade (live/trace.ts), uploads and /-/metrics.
  */
 import { and, eq, or } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
@@ -27,7 +28,13 @@ export function setBearerResolver(resolver: BearerResolver, asyncResolver?: Asyn
   bearerResolverAsync = asyncResolver ?? null;
 }
 
-function param(request: FastifyRequest, name: string): string | undefined {
+/**
+ * What authentication reads of a request: its query and body params and its headers. A FastifyRequest is one; a raw
+ * upgrade request (the live trace WebSocket) gives its parsed query string, no body, and its headers.
+ */
+export type CredentialSource = Pick<FastifyRequest, 'query' | 'body' | 'headers'>;
+
+function param(request: CredentialSource, name: string): string | undefined {
   const q = request.query as Record<string, unknown> | undefined;
   const b = request.body as Record<string, unknown> | undefined;
   const fromBody = b && typeof b === 'object' && !Buffer.isBuffer(b) ? b[name] : undefined;
@@ -35,7 +42,7 @@ function param(request: FastifyRequest, name: string): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-function header(request: FastifyRequest, name: string): string | undefined {
+function header(request: CredentialSource, name: string): string | undefined {
   const v = request.headers[name];
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
@@ -117,7 +124,7 @@ export async function userForOauthTokenAsync(ctx: AppContext, token: string): Pr
 }
 
 /** The bearer token of a request (access_token param, Authorization: Bearer, bearer_token param), if any. */
-function bearerToken(request: FastifyRequest): string | undefined {
+function bearerToken(request: CredentialSource): string | undefined {
   const auth = header(request, 'authorization');
   return param(request, 'access_token') ?? auth?.match(/^Bearer\s+(.+)$/i)?.[1] ?? param(request, 'bearer_token');
 }
@@ -127,7 +134,7 @@ function bearerToken(request: FastifyRequest): string | undefined {
  * credential (null), or a private token whose user is in the token cache, without sudo. The API's authentication hook
  * answers these, nearly every request, without a promise.
  */
-export function authenticateNow(ctx: AppContext, request: FastifyRequest): UserRow | null | undefined {
+export function authenticateNow(ctx: AppContext, request: CredentialSource): UserRow | null | undefined {
   const token = param(request, 'private_token') ?? header(request, 'private-token');
   if (!token) return bearerToken(request) === undefined ? null : undefined;
   if (param(request, 'sudo') !== undefined || header(request, 'sudo') !== undefined) return undefined;
@@ -139,7 +146,7 @@ export function authenticateNow(ctx: AppContext, request: FastifyRequest): UserR
  * The async twin of authenticate, through the data layer on either engine: the same order (private or personal
  * access token, then an OAuth bearer token, then sudo), the same errors.
  */
-export async function authenticateAsync(ctx: AppContext, request: FastifyRequest): Promise<UserRow | null> {
+export async function authenticateAsync(ctx: AppContext, request: CredentialSource): Promise<UserRow | null> {
   const token = param(request, 'private_token') ?? header(request, 'private-token');
   let user = token ? await userForTokenAsync(ctx, token) : null;
   if (!user) {
@@ -168,7 +175,7 @@ async function applySudoAsync(ctx: AppContext, caller: UserRow, sudo: string): P
 }
 
 /** The user of an OAuth bearer token (access_token param, bearer_token param or Authorization header), or null. */
-function userForBearer(ctx: AppContext, request: FastifyRequest): UserRow | null {
+function userForBearer(ctx: AppContext, request: CredentialSource): UserRow | null {
   const bearer = bearerToken(request);
   return bearer ? userForOauthToken(ctx, bearer) : null;
 }
@@ -178,7 +185,7 @@ function userForBearer(ctx: AppContext, request: FastifyRequest): UserRow | null
  * header), then an OAuth bearer token; then sudo. Returns the acting user, or null when no valid credential was
  * sent (sudo is then ignored and the caller gets 401).
  */
-export function authenticate(ctx: AppContext, request: FastifyRequest): UserRow | null {
+export function authenticate(ctx: AppContext, request: CredentialSource): UserRow | null {
   const token = param(request, 'private_token') ?? header(request, 'private-token');
   const user = (token ? userForToken(ctx, token) : null) ?? userForBearer(ctx, request);
   if (!user) return null;

@@ -1,10 +1,15 @@
-/** Live build trace over WebSocket (/-/live/builds/:id/trace): existing trace, appended parts, rewrites, final status, auth. */
+/**
+ * Live build trace over WebSocket (/-/live/builds/:id/trace): existing trace, appended parts, rewrites, final status, auth
+ * (private and personal tokens, OAuth access tokens as Bearer header or access_token param, sudo, as the API).
+ */
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../daemon/secrets.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMember, makeProject } from '../helpers/fixtures.js';
+import { tokenRequest } from '../helpers/oauth.js';
 import { ci, claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
 
 let s: TestServer;
@@ -76,6 +81,27 @@ function follow(buildId: number, token: string | null) {
   return { ws, events, opened, text, json, until, closed: () => closeCode };
 }
 
+/** Try the upgrade with a query string and headers: the status (101 opened, else the refusal's) and the refusal's body. */
+function attempt(buildId: number, query: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/-/live/builds/${buildId}/trace${query ? `?${query}` : ''}`, { headers });
+  return new Promise((resolve) => {
+    ws.on('open', () => {
+      ws.close();
+      resolve({ status: 101, body: null });
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => { text += c.toString(); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    ws.on('error', () => resolve({ status: -1, body: null }));
+  });
+}
+
+/** An OAuth access token of `username` (password grant, no client). */
+const oauthToken = async (username: string, password = 'password123') =>
+  (await tokenRequest(s, { grant_type: 'password', username, password })).body.access_token as string;
+
 describe('live trace WebSocket', () => {
   it('sends the status and the stored trace, then appended parts, then the final status and closes', async () => {
     const b = await running();
@@ -146,5 +172,50 @@ describe('live trace WebSocket', () => {
     viaHeader.close();
     const other = new WebSocket(`ws://127.0.0.1:${port}/-/live/elsewhere`);
     expect(await new Promise((r) => { other.on('unexpected-response', (_q, res) => r(res.statusCode)); other.on('error', () => r(-1)); })).toBe(404);
+  });
+
+  it('takes an OAuth access token as the API does: Authorization: Bearer or ?access_token=, with the token owner\'s abilities', async () => {
+    const b = await running();
+    const t = await oauthToken('lreporter');
+    expect((await attempt(b.id, '', { authorization: `Bearer ${t}` })).status).toBe(101);
+    expect((await attempt(b.id, `access_token=${t}`)).status).toBe(101);
+    // the trace itself streams over an OAuth-authenticated socket
+    await patch(b, 0, 'via oauth\n');
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/-/live/builds/${b.id}/trace`, { headers: { authorization: `Bearer ${t}` } });
+    const got = await new Promise<string>((resolve) => ws.on('message', (data: Buffer, binary: boolean) => { if (binary) resolve(data.toString()); }));
+    expect(got).toBe('via oauth\n');
+    ws.close();
+    // whose token it is decides: a guest 403, an outsider 404, as with private tokens
+    expect((await attempt(b.id, '', { authorization: `Bearer ${await oauthToken('lguest')}` })).status).toBe(403);
+    expect((await attempt(b.id, `access_token=${await oauthToken('loutsider')}`)).status).toBe(404);
+    expect(await attempt(b.id, '', { authorization: `Bearer ${'f'.repeat(64)}` })).toEqual({ status: 401, body: { message: '401 Unauthorized' } });
+  });
+
+  it('refuses an expired or a revoked OAuth access token with 401, sent either way', async () => {
+    const b = await running();
+    const expired = await oauthToken('lreporter');
+    expect((await attempt(b.id, `access_token=${expired}`)).status).toBe(101);
+    s.ctx.db.$client.prepare('UPDATE oauth_access_tokens SET created_at = ? WHERE token_hash = ?').run(new Date(Date.now() - 7201 * 1000).toISOString(), hashToken(expired));
+    expect(await attempt(b.id, `access_token=${expired}`)).toEqual({ status: 401, body: { message: '401 Unauthorized' } });
+    expect((await attempt(b.id, '', { authorization: `Bearer ${expired}` })).status).toBe(401);
+
+    const revoked = await oauthToken('lreporter');
+    expect((await attempt(b.id, '', { authorization: `Bearer ${revoked}` })).status).toBe(101);
+    const r = await s.app.inject({ method: 'POST', url: '/oauth/revoke', payload: { token: revoked } });
+    expect(r.statusCode).toBe(200);
+    expect((await attempt(b.id, '', { authorization: `Bearer ${revoked}` })).status).toBe(401);
+    expect((await attempt(b.id, `access_token=${revoked}`)).status).toBe(401);
+  });
+
+  it('applies sudo as the API does: an admin acts as the user named, others get the API\'s 403', async () => {
+    const b = await running();
+    const root = await oauthToken('root', 'rootpassword123');
+    expect((await attempt(b.id, 'sudo=lreporter', { authorization: `Bearer ${root}` })).status).toBe(101);
+    expect((await attempt(b.id, `access_token=${root}&sudo=lguest`)).status).toBe(403); // the guest's abilities
+    expect((await attempt(b.id, `private_token=${s.root.token}`, { sudo: 'loutsider' })).status).toBe(404);
+    expect(await attempt(b.id, 'sudo=nobody-here', { authorization: `Bearer ${root}` }))
+      .toEqual({ status: 404, body: { message: '404 Not Found: No user id or username for: nobody-here' } });
+    expect(await attempt(b.id, `access_token=${await oauthToken('lreporter')}&sudo=lowner`))
+      .toEqual({ status: 403, body: { message: '403 Forbidden - Must be admin to use sudo' } });
   });
 });

@@ -1,13 +1,16 @@
-/** CI views of the CLI: stages, durations and status lines (pure), the non-TTY watch, the ink view through the facade. */
+/**
+ * CI views of the CLI: stages, durations and status lines (pure), the non-TTY watch, the ink view through the facade,
+ * and `gantry build trace --follow` over the live WebSocket against a real daemon with an OAuth access token.
+ */
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changedBuildLines, elapsed, formatBytes, formatSeconds, latestBuilds, pipelineLines, stagesOf, stageStatus, type Build, type Pipeline } from '../../cli/views/ci-format.js';
 import { PipelineView, type PipelineViewProps } from '../../cli/views/pipeline-view.js';
 import { watchPipeline } from '../../cli/views/pipeline-watch.js';
 import { startLiveView } from '../../cli/views/render.js';
 import { liveTraceUrl } from '../../cli/views/trace-stream.js';
 import { dispositionFilename } from '../../cli/commands/builds.js';
-import { fakeIO } from './helpers.js';
+import { fakeIO, ROOT_PASSWORD, startCliFixture, type CliFixture } from './helpers.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00.000Z');
 const at = (s: number) => new Date(T0 + s * 1000).toISOString();
@@ -119,4 +122,63 @@ describe('pipeline watch', () => {
     expect(plain).toContain('rspec');
     expect(plain).toContain('success');
   });
+});
+
+describe('build trace --follow with an OAuth token', () => {
+  let f: CliFixture;
+  let rootToken: string;
+  /** A JSON call to the daemon (/api/v3 unless the path is under /ci/ or /oauth/). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async function call(method: string, path: string, body?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${f.url}${/^\/(ci|oauth)\//.test(path) ? '' : '/api/v3'}${path}`, {
+      method, headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers }, body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  }
+  beforeAll(async () => {
+    f = await startCliFixture();
+    rootToken = (await call('POST', '/session', { login: 'root', password: ROOT_PASSWORD })).body.private_token;
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it('streams the trace over the live WebSocket with GANTRY_TOKEN set to an OAuth access token, and exits 0 on success', async () => {
+    const asRoot = { 'private-token': rootToken };
+    const project = (await call('POST', '/projects', { name: 'traced' }, asRoot)).body;
+    const file = await call('POST', `/projects/${project.id}/repository/files`, {
+      file_path: '.gitlab-ci.yml', branch_name: 'master', content: 'job:\n  script: echo hi\n', commit_message: 'Add CI',
+    }, asRoot);
+    expect(file.status).toBe(201);
+    const runnersToken = (await call('GET', `/projects/${project.id}`, undefined, asRoot)).body.runners_token;
+    const reg = await call('POST', '/ci/api/v1/runners/register', { token: runnersToken });
+    expect(reg.status).toBe(201);
+    let build: { id: number; token: string } | null = null;
+    for (let i = 0; i < 50 && !build; i++) {
+      const r = await call('POST', '/ci/api/v1/builds/register', { token: reg.body.token });
+      if (r.status === 201) build = r.body;
+      else await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(build).not.toBeNull();
+    const part = await fetch(`${f.url}/ci/api/v1/builds/${build!.id}/trace.txt`, {
+      method: 'PATCH', headers: { 'content-type': 'text/plain', 'build-token': build!.token, 'content-range': '0-12' }, body: 'first part\n',
+    });
+    expect(part.status).toBe(202);
+
+    const oauth = await call('POST', '/oauth/token', { grant_type: 'password', username: 'root', password: ROOT_PASSWORD, client_id: 'gantry-cli' });
+    expect(oauth.body.access_token).toMatch(/^[0-9a-f]{64}$/); // the CLI sends a 64-hex GANTRY_TOKEN as a Bearer token
+    const following = f.cli(['build', 'trace', project.path_with_namespace, String(build!.id), '--follow'], {
+      env: { GANTRY_URL: f.url, GANTRY_TOKEN: oauth.body.access_token },
+    });
+    // finish the build once the follower is connected (it then sees the rest and the final status live)
+    await new Promise((res) => setTimeout(res, 500));
+    const put = await call('PUT', `/ci/api/v1/builds/${build!.id}`, { token: reg.body.token, state: 'success', trace: 'first part\nsecond part\n' });
+    expect(put.status).toBe(200);
+    const r = await following;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('first part\nsecond part\n');
+    expect(r.stderr).toContain(`Build #${build!.id} success.`);
+    expect(r.stderr).not.toContain('polling'); // the live endpoint answered: no fallback
+  }, 30_000);
 });
