@@ -16,6 +16,7 @@ import type { Dialect, Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import { removeProjectStorage, storageCreated, storageForked, storageMoved } from './storage.js';
 import { validPath } from './users.js';
+import { deleteProjectOnlyDeployKeysIn } from './keys/keys.js';
 import { UntilNextWrite } from '../db/read-cache.js';
 
 /** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. */
@@ -399,11 +400,13 @@ export async function createProjectAsync(
 }
 
 /**
- * Delete a project's rows inside a transaction of the data layer (`tx`): its memberships, the fork links to it, the
- * project (the rest cascades). For callers that delete projects as part of a larger transaction (users, groups).
+ * Delete a project's rows inside a transaction of the data layer (`tx`): its memberships, the deploy keys no other
+ * project uses, the fork links to it, the project (the rest cascades). For callers that delete projects as part of a
+ * larger transaction (users, groups).
  */
 export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promise<void> {
   await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
+  await deleteProjectOnlyDeployKeysIn(tx, projectId);
   await tx.run('UPDATE projects SET forked_from_id = NULL WHERE forked_from_id = ?', [projectId]);
   await tx.run('DELETE FROM projects WHERE id = ?', [projectId]);
 }
@@ -413,7 +416,10 @@ export async function deleteProjectRowsAsync(ctx: AppContext, project: ProjectRo
   await ctx.data.transaction((tx) => deleteProjectRowsIn(tx, project.id));
 }
 
-/** Delete a project and everything that belongs to it (rows cascade; storage is removed by the lifecycle hooks). */
+/**
+ * Delete a project and everything that belongs to it (rows cascade; storage is removed by the lifecycle hooks). Only
+ * for a project just written whose storage failed (a fork): it has no deploy keys yet, unlike deleteProjectRowsIn's.
+ */
 export function deleteProjectRows(ctx: AppContext, project: ProjectRow): void {
   ctx.db.transaction((tx) => {
     tx.delete(members).where(and(eq(members.sourceType, 'Project'), eq(members.sourceId, project.id))).run();

@@ -266,4 +266,42 @@ describe('deploy keys and their projects', () => {
     expect((await s.api('DELETE', `/projects/${doomed.id}`, cast.owner)).status).toBe(200);
     expect(keyForSsh(s.ctx, pair.sha256)).toMatchObject({ key: { id: k.id, type: 'DeployKey', canPush: false }, user: null, deployProjectIds: [keep.id] });
   });
+
+  it('a deleted project deletes the deploy keys no other project uses: the same key can be added elsewhere (201)', async () => {
+    const a = await makeProject(s, cast.owner, 'deploy-orphan-a');
+    const b = await makeProject(s, cast.owner, 'deploy-orphan-b');
+    const pair = ed();
+    const k = (await s.api('POST', `/projects/${a.id}/deploy_keys`, cast.owner, { title: 'k', key: pair.publicKey })).body;
+    expect((await s.api('DELETE', `/projects/${a.id}`, cast.owner)).status).toBe(200);
+    expect(keyForSsh(s.ctx, pair.sha256)).toBeNull();
+    expect((await s.api('GET', `/deploy_keys?per_page=100`, s.root)).body.map((x: { id: number }) => x.id)).not.toContain(k.id);
+    const again = await s.api('POST', `/projects/${b.id}/deploy_keys`, cast.owner, { title: 'again', key: pair.publicKey });
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    expect(keyForSsh(s.ctx, pair.sha256)!.deployProjectIds).toEqual([b.id]);
+  });
+
+  it('deleting a user or a group deletes the deploy keys only their projects use, and keeps a key shared with another project', async () => {
+    const doomed = await s.user('dkdoomed', { projects_limit: 10 });
+    const mine = await makeProject(s, doomed, 'doomed-own');
+    const groupId = makeGroup(s.ctx, 'dk-doomed-group', { owner: doomed });
+    const inGroup = await makeProject(s, doomed, 'doomed-in-group', { namespaceId: groupId });
+    const survivor = await makeProject(s, cast.owner, 'deploy-survivor');
+    addMember(s.ctx, { type: 'Project', id: survivor.id }, doomed.id, 40);
+    const [own, grouped, shared, sharedTwice] = [ed(), ed(), ed(), ed()];
+    expect((await s.api('POST', `/projects/${mine.id}/deploy_keys`, doomed, { title: 'own', key: own.publicKey })).status).toBe(201);
+    expect((await s.api('POST', `/projects/${inGroup.id}/deploy_keys`, doomed, { title: 'grouped', key: grouped.publicKey })).status).toBe(201);
+    // on both of the user's projects: the key goes with the second, once the first has let it go
+    expect((await s.api('POST', `/projects/${mine.id}/deploy_keys`, doomed, { title: 'twice', key: sharedTwice.publicKey })).status).toBe(201);
+    expect((await s.api('POST', `/projects/${inGroup.id}/deploy_keys`, doomed, { title: 'twice', key: sharedTwice.publicKey })).status).toBe(201);
+    expect((await s.api('POST', `/projects/${mine.id}/deploy_keys`, doomed, { title: 'shared', key: shared.publicKey })).status).toBe(201);
+    expect((await s.api('POST', `/projects/${survivor.id}/deploy_keys`, doomed, { title: 'shared', key: shared.publicKey })).status).toBe(201);
+
+    expect((await s.api('DELETE', `/groups/${groupId}`, doomed)).status).toBe(200);
+    expect(keyForSsh(s.ctx, grouped.sha256)).toBeNull();
+    expect(keyForSsh(s.ctx, sharedTwice.sha256)!.deployProjectIds).toEqual([mine.id]);
+    expect((await s.api('DELETE', `/users/${doomed.id}`, s.root)).status).toBe(200);
+    expect(keyForSsh(s.ctx, own.sha256)).toBeNull();
+    expect(keyForSsh(s.ctx, sharedTwice.sha256)).toBeNull();
+    expect(keyForSsh(s.ctx, shared.sha256)!.deployProjectIds).toEqual([survivor.id]);
+  });
 });

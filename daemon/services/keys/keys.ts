@@ -10,6 +10,7 @@ import { users, type ProjectRow, type UserRow } from '../../db/schema.js';
 import { deployKeysProjects, keys, type KeyRow } from '../../db/schema-keys.js';
 import { statement } from '../../db/statements.js';
 import { validationError } from '../../errors.js';
+import type { Queries } from '../../db/layer/types.js';
 import { administeredProjectsSql } from '../../policy/permissions.js';
 import { parsePublicKey, type KeyErrors, type ParsedKey } from './parse.js';
 
@@ -199,6 +200,21 @@ export function removeProjectDeployKey(ctx: AppContext, project: ProjectRow, key
     if (!used) ctx.db.delete(keys).where(eq(keys.id, keyId)).run();
     return key;
   });
+}
+
+/**
+ * Delete the deploy keys that only the project `projectId` uses, inside the caller's transaction (`tx`, either engine),
+ * before the project's row goes: a deleted project must not leave a key that no project uses, which nobody could
+ * remove and whose fingerprint would stay taken (GitLab's later behaviour; 8.x left them). Keys enabled on other
+ * projects stay for them; the project's links cascade with its row.
+ */
+export async function deleteProjectOnlyDeployKeysIn(tx: Queries, projectId: number): Promise<void> {
+  await tx.run(
+    `DELETE FROM keys WHERE type = 'DeployKey'
+       AND id IN (SELECT deploy_key_id FROM deploy_keys_projects WHERE project_id = ?)
+       AND NOT EXISTS (SELECT 1 FROM deploy_keys_projects o WHERE o.deploy_key_id = keys.id AND o.project_id <> ?)`,
+    [projectId, projectId],
+  );
 }
 
 // ---- the SSH server's side
