@@ -15,7 +15,7 @@ import { signIn } from '../services/users.js';
 import { SignInThrottled } from '../policy/sign-in-throttle.js';
 import { anonymousCsrf, clearCookie, cookies, csrfValid, sendPage, sessionCsrf, SESSION_COOKIE, setCookie } from './browser.js';
 import { AUTHORIZE_FIELDS, codePage, consentPage, errorPage, signedOutPage, signInPage, type AuthorizeParams } from './pages.js';
-import { oauthParams } from './token.js';
+import { bodyLimitText, bodyTooLarge, oauthParams } from './token.js';
 
 /** A refusal shown as a page (never redirected). */
 class PageError extends Error {
@@ -138,6 +138,10 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
   const ctx = app.ctx;
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof PageError) return sendPage(reply, error.status, errorPage(error.title, error.text));
+    if (bodyTooLarge(error)) {
+      return sendPage(reply, 413, errorPage('The form is too large',
+        `The form sent is larger than this server takes (at most ${bodyLimitText(ctx)}), so nothing was done. Go back to the application and start the sign-in again.`));
+    }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status < 500) return sendPage(reply, 400, errorPage('Bad request', 'The form could not be read. Go back to the application and start the sign-in again.'));
     request.log.error({ err: error }, 'unhandled error');

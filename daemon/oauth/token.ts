@@ -1,5 +1,6 @@
 /** POST /oauth/token (authorization_code, password, refresh_token grants), POST /oauth/revoke, GET /oauth/token/info. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { parseBasicAuth } from '../git-http/auth.js';
 import { SignInThrottled } from '../policy/sign-in-throttle.js';
@@ -42,9 +43,28 @@ export function sendOAuthError(reply: FastifyReply, e: OAuthError): FastifyReply
   return reply.code(e.status).header('cache-control', 'no-store').header('pragma', 'no-cache').send({ error: e.error, error_description: e.description });
 }
 
-/** An error of the token endpoints in OAuth's form: a malformed body is invalid_request, nothing answers 500. */
-function asOAuthError(error: unknown): OAuthError | null {
+/** Whether a request failed because its body is over --max-body-size (Fastify's 413, or a multipart part over it). */
+export function bodyTooLarge(error: unknown): boolean {
+  const e = error as { statusCode?: number; code?: string };
+  return e.statusCode === 413 || e.code === 'FST_REQ_FILE_TOO_LARGE';
+}
+
+/** The body limit of /oauth (--max-body-size) in words: `64 KiB (65536 bytes)`. */
+export function bodyLimitText(ctx: AppContext): string {
+  const n = ctx.config.limits.maxBodyBytes;
+  const unit = n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : null;
+  return unit ? `${unit} (${n} bytes)` : `${n} bytes`;
+}
+
+/**
+ * An error of the token endpoints in OAuth's form: a body over the limit is 413 invalid_request saying the limit, another
+ * malformed body is 400 invalid_request, nothing answers 500.
+ */
+function asOAuthError(ctx: AppContext, error: unknown): OAuthError | null {
   if (error instanceof OAuthError) return error;
+  if (bodyTooLarge(error)) {
+    return oauthError('invalid_request', `The request body is too large: this server takes at most ${bodyLimitText(ctx)} (gantryd --max-body-size)`, 413);
+  }
   if (error instanceof ApiError || ((error as { statusCode?: number }).statusCode ?? 500) < 500) {
     return oauthError('invalid_request', 'The request body could not be read: send form fields (application/x-www-form-urlencoded) or a JSON object');
   }
@@ -60,7 +80,7 @@ export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
       return sendOAuthError(reply.header('retry-after', String(error.retryAfter)), oauthError('invalid_grant',
         `Too many failed sign-ins ${error.scope === 'address' ? 'from this address' : 'for this user'}: try again in ${error.retryAfter} seconds`, 429));
     }
-    const e = asOAuthError(error);
+    const e = asOAuthError(ctx, error);
     if (e) return sendOAuthError(reply, e);
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ error: 'server_error', error_description: 'The server failed; try again later' });

@@ -2,7 +2,8 @@
  * Request bodies are bounded with 413 `{"message":"413 Request Entity Too Large"}` (8.x's wording), through a real
  * socket so that the client is seen to get the answer (never a reset connection), with nothing written: JSON, form
  * and multipart API bodies (--max-body-size, 64 KiB here), runner trace parts, uploads (max_attachment_size),
- * artifacts (max_artifacts_size) and git pushes (--max-push-size).
+ * artifacts (max_artifacts_size) and git pushes (--max-push-size). /oauth answers 413 in its own forms: RFC 6749's
+ * invalid_request body from the token endpoints, an HTML page from the sign-in and consent forms.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
@@ -130,6 +131,40 @@ describe('API bodies (--max-body-size)', () => {
     const r = await send('POST', issuesPath(), { ...AUTH(), 'content-type': 'multipart/form-data; boundary=nope' }, Buffer.from('garbage'));
     expect(r.status).toBe(400);
     expect(r.body.message).toMatch(/^400 \(Bad request\) the multipart body could not be parsed/);
+  });
+});
+
+describe('/oauth bodies (--max-body-size)', () => {
+  const huge = 'y'.repeat(LIMIT + 1);
+  const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+  const tokenCount = () => (s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM oauth_access_tokens').get() as { n: number }).n;
+
+  it.each([false, true])('POST /oauth/token and /oauth/revoke over the limit: 413 invalid_request saying the limit, no token (chunked: %s)', async (chunked) => {
+    const before = tokenCount();
+    const body = Buffer.from(`grant_type=password&username=root&password=rootpassword123&scope=${huge}`);
+    for (const path of ['/oauth/token', '/oauth/revoke']) {
+      const r = await send('POST', path, FORM, body, chunked);
+      expect(r.status, path).toBe(413);
+      expect(Object.keys(r.body).sort()).toEqual(['error', 'error_description']);
+      expect(r.body.error).toBe('invalid_request');
+      expect(r.body.error_description).toBe('The request body is too large: this server takes at most 64 KiB (65536 bytes) (gantryd --max-body-size)');
+    }
+    const json = await send('POST', '/oauth/token', { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ grant_type: 'password', scope: huge })), chunked);
+    expect(json).toMatchObject({ status: 413, body: { error: 'invalid_request' } });
+    expect(tokenCount()).toBe(before);
+    // within the limit the same grant works
+    const ok = await send('POST', '/oauth/token', FORM, Buffer.from('grant_type=password&username=root&password=rootpassword123'));
+    expect(ok.status).toBe(200);
+  });
+
+  it('the sign-in and consent forms over the limit: a 413 page saying the limit, no session', async () => {
+    for (const path of ['/oauth/sign_in', '/oauth/authorize', '/oauth/sign_out']) {
+      const r = await send('POST', path, FORM, Buffer.from(`login=root&password=rootpassword123&client_id=${huge}`));
+      expect(r.status, path).toBe(413);
+      expect(r.body).toContain('The form is too large');
+      expect(r.body).toContain('at most 64 KiB (65536 bytes)');
+    }
+    expect((s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM oauth_sessions').get() as { n: number }).n).toBe(0);
   });
 });
 

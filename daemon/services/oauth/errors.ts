@@ -10,11 +10,11 @@ export class OAuthError extends Error {
   constructor(
     public readonly error: OAuthErrorCode,
     public readonly description: string,
-    public readonly status: 400 | 401 | 403 | 429 = error === 'invalid_client' || error === 'invalid_token' ? 401 : 400,
+    public readonly status: 400 | 401 | 403 | 413 | 429 = error === 'invalid_client' || error === 'invalid_token' ? 401 : 400,
   ) {
     super(`${error}: ${description}`);
   }
 }
 
 /** Shorthand for `new OAuthError(...)`. */
-export const oauthError = (error: OAuthErrorCode, description: string, status?: 400 | 401 | 403 | 429) => new OAuthError(error, description, status);
+export const oauthError = (error: OAuthErrorCode, description: string, status?: 400 | 401 | 403 | 413 | 429) => new OAuthError(error, description, status);
