@@ -1,9 +1,10 @@
 /**
  * GET/POST /oauth/authorize and the sign-in/sign-out forms through app.inject: error pages that never redirect,
- * errors redirected once the redirect URI is trusted, sign-in (settings, blocked users), CSRF, the session cookie,
- * consent (authorize, deny, skipped when authorized before), the out-of-band code page.
+ * errors redirected once the redirect URI is trusted, sign-in (settings, blocked users), CSRF, the session cookie (its
+ * end follows session_expire_delay; time is moved with vi.setSystemTime), consent (authorize, deny, skipped when
+ * authorized before), the out-of-band code page.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { authorizationCode, browse, CookieJar, csrfOf, makeApplication, pkcePair, signInAndAuthorize, tokenRequest, type TestApplication } from '../helpers/oauth.js';
 
@@ -21,6 +22,7 @@ beforeAll(async () => {
   app = await makeApplication(s, alice, `${CB}\nurn:ietf:wg:oauth:2.0:oob\nhttps://client.test/with?x=1`);
 });
 afterAll(async () => { await s.close(); });
+afterEach(() => { vi.useRealTimers(); });
 
 describe('requests that must not redirect', () => {
   it('an unknown or missing client_id, or a redirect_uri not registered: a 400 page, no Location', async () => {
@@ -99,6 +101,29 @@ describe('sign-in page', () => {
       const consent = await browse(s, jar, 'GET', authorizeUrl());
       expect(consent.statusCode).toBe(200);
       expect(consent.body).toContain('Authorize <span class="app">Test client</span>?');
+    }
+  });
+
+  it('a non-default session_expire_delay (5 minutes) sets the cookie\'s Expires and the stored end; past it, signed out', async () => {
+    expect((await s.api('PUT', '/application/settings', s.root, { session_expire_delay: 5 })).body.session_expire_delay).toBe(5);
+    try {
+      const jar = new CookieJar();
+      const page = await browse(s, jar, 'GET', authorizeUrl());
+      const signedInAt = Date.now();
+      const r = await browse(s, jar, 'POST', '/oauth/sign_in', { ...query(), login: 'alice', password: 'password123', authenticity_token: csrfOf(page.body) });
+      expect(r.statusCode).toBe(303);
+      const expires = Date.parse(/Expires=([^;]+)/.exec(String(r.headers['set-cookie']))![1]!);
+      expect(Math.abs(expires - (signedInAt + 5 * 60_000))).toBeLessThan(2000); // Expires has whole seconds
+      const row = s.ctx.db.$client.prepare('SELECT created_at, expires_at FROM oauth_sessions ORDER BY id DESC LIMIT 1').get() as { created_at: string; expires_at: string };
+      expect(Date.parse(row.expires_at) - Date.parse(row.created_at)).toBe(5 * 60_000);
+      // four minutes on: still signed in (the consent page); just past five: the sign-in page
+      vi.setSystemTime(signedInAt + 4 * 60_000);
+      expect((await browse(s, jar, 'GET', authorizeUrl())).body).toContain('Authorize <span class="app">Test client</span>?');
+      vi.setSystemTime(Date.parse(row.expires_at) + 1000);
+      expect((await browse(s, jar, 'GET', authorizeUrl())).body).toContain('name="password"');
+    } finally {
+      vi.useRealTimers();
+      await s.api('PUT', '/application/settings', s.root, { session_expire_delay: 10080 });
     }
   });
 

@@ -379,6 +379,31 @@ describe('bearer tokens on the API', () => {
     expect((await s.api('PUT', `/users/${bob.id}/block`, null, undefined, { authorization: `Bearer ${t.access_token}` })).status).toBe(403);
   });
 
+  it('an admin-only route: an admin\'s bearer token 200, a non-admin\'s 403 (header or access_token alike)', async () => {
+    const rootToken = (await tokenRequest(s, { grant_type: 'password', username: 'root', password: 'rootpassword123' })).body.access_token;
+    const settings = await bearer(rootToken, '/application/settings');
+    expect(settings.status).toBe(200);
+    expect(settings.body).toHaveProperty('session_expire_delay');
+    expect((await s.api('GET', `/application/settings?access_token=${rootToken}`, null)).status).toBe(200);
+    const t = await codeTokens();
+    expect(await bearer(t.access_token, '/application/settings')).toMatchObject({ status: 403, body: { message: '403 Forbidden' } });
+    expect((await s.api('GET', `/application/settings?access_token=${t.access_token}`, null)).status).toBe(403);
+  });
+
+  it('a revoked or an expired token sent as ?access_token= answers 401, as in the header', async () => {
+    const query = (token: string) => s.api('GET', `/user?access_token=${token}`, null);
+    const revoked = await codeTokens();
+    expect((await query(revoked.access_token)).status).toBe(200);
+    await s.app.inject({ method: 'POST', url: '/oauth/revoke', payload: { token: revoked.access_token, client_id: app.application_id, client_secret: app.secret } });
+    expect(await query(revoked.access_token)).toMatchObject({ status: 401, body: { message: '401 Unauthorized' } });
+    const expired = await codeTokens();
+    expect((await query(expired.access_token)).status).toBe(200);
+    age('oauth_access_tokens', 7201);
+    expect(await query(expired.access_token)).toMatchObject({ status: 401, body: { message: '401 Unauthorized' } });
+    // the bearer_token param too
+    expect((await s.api('GET', `/user?bearer_token=${expired.access_token}`, null)).status).toBe(401);
+  });
+
   it('a blocked user\'s token answers 401; unblocked it works again', async () => {
     const dave = await s.user('dave');
     const t = (await tokenRequest(s, { grant_type: 'password', username: 'dave', password: 'password123' })).body;
