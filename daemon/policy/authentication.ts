@@ -1,5 +1,5 @@
 /**
- * Who is calling: private token, personal access token, OAuth bearer token (seam), then sudo.
+ * Who is calling: private token, personal access token, OAuth access token (bearer), then sudo.
  * Tokens arrive as a query param, form or JSON body param, or header; a param wins over the header. The same path
  * serves the API's hook (app.ts), the live trace WebSocket's upgrade (live/trace.ts), uploads and /-/metrics.
  */
@@ -15,14 +15,17 @@ import { forbidden, notFoundMessage, unauthorized } from '../errors.js';
 import { hashToken } from '../secrets.js';
 import { tokenActiveSql } from '../services/users.js';
 
-/** Resolves an OAuth access token to a user id, or null. Installed by the OAuth module (later issue). */
+/** Resolves an OAuth access token to a user id, or null (not revoked, not expired). Installed by daemon/oauth/index.ts. */
 export type BearerResolver = (ctx: AppContext, token: string) => number | null;
 /** The same through the data layer (either engine). */
 export type AsyncBearerResolver = (ctx: AppContext, token: string) => Promise<number | null>;
 let bearerResolver: BearerResolver | null = null;
 let bearerResolverAsync: AsyncBearerResolver | null = null;
 
-/** Install the OAuth bearer-token resolver (the seam for the OAuth issue), and its data-layer twin. */
+/**
+ * Install the OAuth access-token resolver and its data-layer twin (daemon/oauth/index.ts installs
+ * services/oauth/tokens.ts resolveAccessToken when it loads): the policy layer does not import the OAuth service.
+ */
 export function setBearerResolver(resolver: BearerResolver, asyncResolver?: AsyncBearerResolver): void {
   bearerResolver = resolver;
   bearerResolverAsync = asyncResolver ?? null;

@@ -141,8 +141,12 @@ export const ABILITIES = {
    */
   oauth_page: { kind: 'foreign', status: 400 },
   /**
-   * A sign-in or consent form posted without a session or its fields: 400 with the page again. (Rails answered 422
-   * for any form without its CSRF token, as sign_out still does here: an inconsistency left to the OAuth module.)
+   * A sign-in or consent form posted with none of its fields: 400, the "Unknown application" page. These forms name an
+   * application, and it is checked before the CSRF token (decisions.md "CSRF on the OAuth pages"): a link naming no
+   * registered application gets the page saying so, as GET /oauth/authorize does; with a registered one, a missing or
+   * wrong token is 422 (test/api/oauth-authorize.test.ts), and a consent form whose session ended shows the sign-in page
+   * again. Sign-out names no application, so its only check is the token: 422 (oauth_form_csrf). Rails checked the
+   * token first for every form; the order here is a decision, not an inconsistency.
    */
   oauth_form: { kind: 'foreign', status: 400 },
   oauth_token: { kind: 'foreign', status: 400 },
