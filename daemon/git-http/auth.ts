@@ -38,10 +38,8 @@ export function parseBasicAuth(header: string | undefined): { username: string; 
  */
 export async function resolveGitCredentials(ctx: AppContext, username: string, password: string, address?: string): Promise<GitCredential | null> {
   if (!password) return null;
-  for (const r of resolvers) {
-    const c = await r(ctx, username, password);
-    if (c) return c;
-  }
+  const registered = await resolveRegistered(ctx, username, password);
+  if (registered) return registered;
   const byToken = userForToken(ctx, password);
   if (byToken) return { user: byToken };
   if (!username) return null;
@@ -49,15 +47,33 @@ export async function resolveGitCredentials(ctx: AppContext, username: string, p
   return user ? { user } : null;
 }
 
+/** What the registered resolvers make of the credentials (no token lookup, no password sign-in), or null. */
+async function resolveRegistered(ctx: AppContext, username: string, password: string): Promise<GitCredential | null> {
+  if (!password) return null;
+  for (const r of resolvers) {
+    const c = await r(ctx, username, password);
+    if (c) return c;
+  }
+  return null;
+}
+
 /**
  * Decide access for a git request over HTTP: the basic-auth credentials resolved, then the decision every transport
  * shares (services/git-access.ts). Credentials that are sent but wrong: 401 (git then prompts).
  */
 export async function gitAccess(ctx: AppContext, request: FastifyRequest, project: ProjectRow | null, write: boolean): Promise<GitAccess> {
-  // The protocol first, as 8.x's GitAccess#check: no credential is asked for when HTTP is switched off.
-  const refused = protocolRefusal(ctx, 'http');
-  if (refused) return refused;
   const basic = parseBasicAuth(request.headers.authorization);
+  // HTTP switched off (enabled_git_access_protocol = ssh): only a CI fetch gets through, since runners have no SSH
+  // (8.x's git HTTP controller let `ci?` read before any protocol check). git sends the credentials of its URL
+  // (`gitlab-ci-token:<token>@`) only after a 401, so a fetch without credentials is challenged (the body says why);
+  // with credentials, the registered resolvers alone are asked (no password is tried) and anything but a CI
+  // credential reading gets the refusal, wrong CI tokens included. Pushes are refused at once.
+  const refused = protocolRefusal(ctx, 'http');
+  if (refused) {
+    if (!basic) return write ? refused : { ok: false, status: 401, message: refused.message };
+    const ci = write ? null : await resolveRegistered(ctx, basic.username, basic.password);
+    return ci?.ci ? decideGitAccess(ctx, 'http', ci, project, write) : refused;
+  }
   const cred = basic ? await resolveGitCredentials(ctx, basic.username, basic.password, request.ip) : null;
   if (basic && !cred) return { ok: false, status: 401, message: GIT_ACCESS_MESSAGES.unauthorized };
   return decideGitAccess(ctx, 'http', cred, project, write);

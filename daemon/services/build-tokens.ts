@@ -119,5 +119,5 @@ registerGitCredentialResolver((ctx, username, password) => {
   if (projectId === null) return null;
   const enabled = statement(ctx, `SELECT builds_enabled AS b FROM projects WHERE id = ?`).get(projectId) as { b: number } | undefined;
   if (!enabled?.b) return null;
-  return { user: null, readOnly: true, projectIds: [projectId] };
+  return { user: null, readOnly: true, projectIds: [projectId], ci: true };
 });

@@ -17,12 +17,21 @@ export interface GitCredential {
   readOnly?: boolean;
   /** Only these projects (others answer as if the credential had no access). */
   projectIds?: readonly number[];
+  /**
+   * A CI credential (a running build's token or the project's runners token, as `gitlab-ci-token`): its fetches over
+   * HTTP pass whatever enabled_git_access_protocol says, since runners have no other way to check out (8.x's git HTTP
+   * controller let `ci?` read before any protocol check).
+   */
+  ci?: boolean;
 }
 
 /** The outcome of an access check: allowed (with the acting user, null for anonymous or a deploy key), or refused. */
 export type GitAccess =
   | { ok: true; user: UserRow | null }
   | { ok: false; status: 401 | 403 | 404; message: string };
+
+/** A refused access. */
+export type GitRefusal = Extract<GitAccess, { ok: false }>;
 
 /** GitLab 8.x's GitAccess messages. */
 export const GIT_ACCESS_MESSAGES = {
@@ -35,10 +44,15 @@ export const GIT_ACCESS_MESSAGES = {
 
 const deny = (status: 401 | 403 | 404, message: string): GitAccess => ({ ok: false, status, message });
 
-/** The refusal when the enabled_git_access_protocol setting switches `protocol` off; null when it is allowed. */
-export function protocolRefusal(ctx: AppContext, protocol: GitProtocol): GitAccess | null {
+/**
+ * The refusal when the enabled_git_access_protocol setting switches `protocol` off; null when it is allowed. A CI
+ * credential fetching over HTTP is never refused here (see GitCredential.ci); anything else, pushes with it included,
+ * is.
+ */
+export function protocolRefusal(ctx: AppContext, protocol: GitProtocol, cred: GitCredential | null = null, write = false): GitRefusal | null {
+  if (protocol === 'http' && cred?.ci && !write) return null;
   const message = gitProtocolDenial(getSettings(ctx).enabledGitAccessProtocol, protocol);
-  return message ? deny(403, message) : null;
+  return message ? { ok: false, status: 403, message } : null;
 }
 
 /**
@@ -47,7 +61,7 @@ export function protocolRefusal(ctx: AppContext, protocol: GitProtocol): GitAcce
  * not see the project: 404. Visible but not allowed: 403. The protocol is checked first, as 8.x's GitAccess#check.
  */
 export function decideGitAccess(ctx: AppContext, protocol: GitProtocol, cred: GitCredential | null, project: ProjectRow | null, write: boolean): GitAccess {
-  const refused = protocolRefusal(ctx, protocol);
+  const refused = protocolRefusal(ctx, protocol, cred, write);
   if (refused) return refused;
   if (!cred) {
     // Anonymous: public projects can be cloned; anything else asks for credentials (without saying whether it exists).

@@ -253,20 +253,25 @@ describe('PUT /ci/api/v1/builds/:id', () => {
 });
 
 describe('build tokens for git over HTTP', () => {
+  /** The server's port, listening from the first call on. */
+  const listening = async () => {
+    if (!s.app.server.listening) await s.app.listen({ port: 0, host: '127.0.0.1' });
+    return (s.app.server.address() as AddressInfo).port;
+  };
+
   it('gitlab-ci-token:<token> reads only the running build\'s project, and only while it runs', async () => {
     const pipeline = insertPipeline(s, project.id);
     const build = insertBuild(s, project.id, pipeline);
     const b = await claim(s, shared.token);
-    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', b.token)).toEqual({ user: null, readOnly: true, projectIds: [project.id] });
+    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', b.token)).toEqual({ user: null, readOnly: true, projectIds: [project.id], ci: true });
     expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', 'wrong')).toBeNull();
-    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', projectRunnersToken(s, project.id))).toEqual({ user: null, readOnly: true, projectIds: [project.id] });
+    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', projectRunnersToken(s, project.id))).toEqual({ user: null, readOnly: true, projectIds: [project.id], ci: true });
     await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'success' });
     expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', b.token)).toBeNull();
   });
 
   it('a real git client clones with repo_url while the build runs, may not push, and is refused once it finished', async () => {
-    await s.app.listen({ port: 0, host: '127.0.0.1' });
-    const port = (s.app.server.address() as AddressInfo).port;
+    const port = await listening();
     const pipeline = insertPipeline(s, project.id);
     const build = insertBuild(s, project.id, pipeline);
     const b = await claim(s, shared.token);
@@ -286,5 +291,54 @@ describe('build tokens for git over HTTP', () => {
     const b2 = (insertBuild(s, project.id, insertPipeline(s, project.id)), await claim(s, shared.token));
     const otherUrl = b2.repo_url.replace('gantry.test', `127.0.0.1:${port}`).replace(project.path_with_namespace, other.path_with_namespace);
     expect((await git(dir, ['clone', otherUrl, 'other'])).code).not.toBe(0);
+  });
+
+  it('while enabled_git_access_protocol is ssh, the build (and the runners token) still clone over HTTP; anything else is refused with the protocol message', async () => {
+    const port = await listening();
+    const pipeline = insertPipeline(s, project.id);
+    const build = insertBuild(s, project.id, pipeline);
+    const b = await claim(s, shared.token);
+    const url = b.repo_url.replace('gantry.test', `127.0.0.1:${port}`);
+    const withPassword = (user: string, password: string) => url.replace(/\/\/[^@]+@/, `//${user}:${encodeURIComponent(password)}@`);
+    const dir = mkdtempSync(join(tmpdir(), 'gantry-ci-ssh-only-'));
+    const setProtocol = async (value: string | null) =>
+      expect((await s.api('PUT', '/application/settings', s.root, { enabled_git_access_protocol: value })).status).toBe(200);
+    const refusal = 'remote: Git access over HTTP is not allowed; use SSH';
+    await setProtocol('ssh');
+    try {
+      const cloned = await git(dir, ['clone', url, 'w']);
+      expect(cloned.code, cloned.stderr).toBe(0);
+      const byRunnersToken = await git(dir, ['clone', withPassword('gitlab-ci-token', projectRunnersToken(s, project.id)), 'r']);
+      expect(byRunnersToken.code, byRunnersToken.stderr).toBe(0);
+      const w = join(dir, 'w');
+      await git(w, ['commit', '--allow-empty', '-m', 'from ci']);
+      const pushed = await git(w, ['push', 'origin', 'HEAD:refs/heads/ci-ssh-only']);
+      expect(pushed.code).not.toBe(0);
+      expect(pushed.stderr).toContain(refusal);
+      for (const [name, from] of [
+        ['wrong build token', withPassword('gitlab-ci-token', 'wrong')],
+        ['a user\'s private token', withPassword(owner.username, owner.token)],
+      ] as const) {
+        const r = await git(dir, ['clone', from, `x-${name.replace(/\W/g, '')}`]);
+        expect(r.code, name).not.toBe(0);
+        expect(r.stderr, name).toContain(refusal);
+      }
+      // no credentials: the 401 challenge (git would send a URL's credentials now), never the repository
+      const anon = await git(dir, ['clone', url.replace(/\/\/[^@]+@/, '//'), 'anon']);
+      expect(anon.code).not.toBe(0);
+      expect(anon.stderr).toMatch(/could not read Username|Authentication failed/);
+    } finally {
+      await setProtocol(null);
+      await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'success' });
+    }
+    // once the build is over its token is refused with the protocol message, not let through
+    await setProtocol('ssh');
+    try {
+      const after = await git(dir, ['clone', url, 'after']);
+      expect(after.code).not.toBe(0);
+      expect(after.stderr).toContain(refusal);
+    } finally {
+      await setProtocol(null);
+    }
   });
 });

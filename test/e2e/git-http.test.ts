@@ -243,11 +243,20 @@ describe('authentication and access', () => {
       expect((await s.api('PUT', '/application/settings', s.root, { enabled_git_access_protocol: value })).status).toBe(200);
     await setProtocol('ssh');
     try {
-      for (const u of [alice, null]) {
-        const c = await clone(url(u));
-        expect(c.code).not.toBe(0);
-        expect(c.stderr).toContain('remote: Git access over HTTP is not allowed; use SSH');
-      }
+      const c = await clone(url(alice));
+      expect(c.code).not.toBe(0);
+      expect(c.stderr).toContain('remote: Git access over HTTP is not allowed; use SSH');
+      // without credentials git is asked for them first (a runner's URL carries its build token, sent only after a
+      // 401); the challenge's body says why
+      const anon = await clone(url(null));
+      expect(anon.code).not.toBe(0);
+      expect(anon.stderr).toMatch(/could not read Username|Authentication failed/);
+      const challenge = await s.app.inject({ method: 'GET', url: `/${project.path_with_namespace}.git/info/refs?service=git-upload-pack` });
+      expect(challenge.statusCode).toBe(401);
+      expect(challenge.headers['www-authenticate']).toBe('Basic realm="Gantry"');
+      expect(challenge.body).toContain('Git access over HTTP is not allowed; use SSH');
+      const push = await s.app.inject({ method: 'GET', url: `/${project.path_with_namespace}.git/info/refs?service=git-receive-pack` });
+      expect(push.statusCode).toBe(403);
       await setProtocol('http');
       const allowed = await clone(url(alice));
       expect(allowed.code, allowed.stderr).toBe(0);
