@@ -2,8 +2,9 @@
  * The built-in SSH server (git over SSH, as Gitea's built-in server: no system sshd, no shell). The TCP port is bound
  * first with node:net, which is quick, so a taken port is known before the daemon says it is ready; the ssh2 module
  * (about 50 ms to load) is imported right after, off the start's critical path, and connections that arrive in the
- * meantime wait for it. Limits: a cap on connections and on those not yet authenticated, a deadline to authenticate,
- * an idle timeout, keepalives; a misbehaving client only ever loses its own connection.
+ * meantime wait for it. Limits: a cap on connections, on those not yet authenticated and on those of them from one
+ * client address, a deadline to authenticate, an idle timeout, keepalives; a misbehaving client only ever loses its own
+ * connection.
  */
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import type { Connection, Server as Ssh2Server } from 'ssh2';
@@ -18,12 +19,17 @@ export type SshLog = (level: 'warn' | 'info' | 'debug', message: string, err?: u
 
 /** Timeouts and caps; the defaults suit a public server, tests shorten them. */
 export interface SshLimits {
-  /** A connection must authenticate within this time (default 2 minutes). */
+  /** A connection must authenticate within this time (default 1 minute: gitlab-sshd's LoginGraceTime; sshd's is 2). */
   authTimeoutMs: number;
   /** An authenticated connection with no channel data for this long is closed (default 10 minutes). */
   idleTimeoutMs: number;
   /** Connections not yet authenticated, at most (more are closed at once). */
   maxUnauthenticated: number;
+  /**
+   * Connections not yet authenticated from one client address, at most (more from it are closed at once), so that one
+   * address cannot take every slot of maxUnauthenticated and lock everyone else out (as sshd's PerSourceMaxStartups).
+   */
+  maxUnauthenticatedPerAddress: number;
   /** Connections in all, at most. */
   maxConnections: number;
   /** Sessions (channels) open at once on one connection, at most. */
@@ -34,11 +40,20 @@ export interface SshLimits {
   drainMs: number;
 }
 
+/**
+ * The default cap on connections not yet authenticated from one client address: a quarter of maxUnauthenticated, so
+ * that a flood of silent connections from one address leaves 96 slots to everyone else, and room for one CI host's
+ * burst of parallel clones (20 clones started at once from one address had up to 11 in authentication at a time here;
+ * a cap of 10 refused some of them).
+ */
+export const MAX_UNAUTHENTICATED_PER_ADDRESS = 32;
+
 /** The default limits. */
 export const DEFAULT_SSH_LIMITS: SshLimits = {
-  authTimeoutMs: 2 * 60_000,
+  authTimeoutMs: 60_000,
   idleTimeoutMs: 10 * 60_000,
-  maxUnauthenticated: 64,
+  maxUnauthenticated: 128,
+  maxUnauthenticatedPerAddress: MAX_UNAUTHENTICATED_PER_ADDRESS,
   maxConnections: 512,
   maxSessions: 10,
   maxAuthAttempts: 20,
@@ -68,26 +83,44 @@ export interface SshConnectionState {
 export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLimits = DEFAULT_SSH_LIMITS): Promise<SshServer | null> {
   const { host, port, portGiven } = ctx.config.ssh;
   if (port === null) return null;
-  const sockets = new Map<Socket, { authenticated: boolean; timer: NodeJS.Timeout; state?: SshConnectionState }>();
+  const sockets = new Map<Socket, { authenticated: boolean; timer: NodeJS.Timeout; address: string; state?: SshConnectionState }>();
   let unauthenticated = 0;
+  /** Connections not yet authenticated, by client address (an address is gone from the map at 0). */
+  const pendingByAddress = new Map<string, number>();
+  const pending = (address: string, by: 1 | -1) => {
+    const n = (pendingByAddress.get(address) ?? 0) + by;
+    if (n > 0) pendingByAddress.set(address, n);
+    else pendingByAddress.delete(address);
+  };
   let draining = false;
   let ssh2: Ssh2Server | null = null;
   const waiting: Socket[] = [];
 
   const tcp: NetServer = createServer({ noDelay: true }, (socket) => {
+    // remoteAddress is undefined only for a socket already closed by its peer.
+    const from = socket.remoteAddress ?? '';
     if (sockets.size >= limits.maxConnections || unauthenticated >= limits.maxUnauthenticated) {
-      log('debug', `ssh: too many connections; closed one from ${socket.remoteAddress}`);
+      log('debug', `ssh: too many connections; closed one from ${from}`);
+      socket.destroy();
+      return;
+    }
+    if ((pendingByAddress.get(from) ?? 0) >= limits.maxUnauthenticatedPerAddress) {
+      log('debug', `ssh: too many connections not yet authenticated from ${from}; closed one`);
       socket.destroy();
       return;
     }
     unauthenticated++;
+    pending(from, 1);
     const timer = setTimeout(() => socket.destroy(), limits.authTimeoutMs);
     timer.unref();
-    sockets.set(socket, { authenticated: false, timer });
+    sockets.set(socket, { authenticated: false, timer, address: from });
     socket.on('error', () => undefined);
     socket.once('close', () => {
       const s = sockets.get(socket);
-      if (s && !s.authenticated) unauthenticated--;
+      if (s && !s.authenticated) {
+        unauthenticated--;
+        pending(s.address, -1);
+      }
       if (s) clearTimeout(s.timer);
       sockets.delete(socket);
     });
@@ -113,6 +146,7 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
       s.state = state;
       clearTimeout(s.timer);
       unauthenticated--;
+      pending(s.address, -1);
       return socket;
     }
     return undefined;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SSH_PORT, resolveConfig } from '../../daemon/config.js';
 import { startDaemon } from '../../daemon/main.js';
-import { DEFAULT_SSH_LIMITS } from '../../daemon/ssh/server.js';
+import { DEFAULT_SSH_LIMITS, MAX_UNAUTHENTICATED_PER_ADDRESS } from '../../daemon/ssh/server.js';
 import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
 import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
@@ -290,6 +290,55 @@ describe('git over SSH', () => {
     expect(c.code, c.stderr).toBe(0);
     expect((await fetch(`${daemon.url}/-/health`)).status).toBe(200);
     expect(daemon.proc.exitCode).toBeNull();
+  });
+
+  it('closes silent connections from one address past its cap at once, and SSH stays open to other addresses meanwhile', async () => {
+    const { maxUnauthenticated, maxUnauthenticatedPerAddress: perAddress, authTimeoutMs } = DEFAULT_SSH_LIMITS;
+    expect(perAddress).toBe(MAX_UNAUTHENTICATED_PER_ADDRESS);
+    expect(perAddress).toBeLessThan(maxUnauthenticated);
+    expect(authTimeoutMs).toBe(60_000);
+    // more silent connections from 127.0.0.1 than the global cap: without the per-address cap they would take every
+    // slot, and the clone from 127.0.0.2 below would be cut before its key exchange
+    const silent: { socket: Socket; closed: Promise<void>; isClosed: () => boolean }[] = [];
+    for (let i = 0; i < maxUnauthenticated + 2; i++) {
+      silent.push(await new Promise((resolve) => {
+        let done = false;
+        const socket = connect(sshPort, '127.0.0.1');
+        const closed = new Promise<void>((r) => socket.once('close', () => { done = true; r(); }));
+        socket.on('error', () => undefined);
+        socket.resume();
+        socket.once('connect', () => resolve({ socket, closed, isClosed: () => done }));
+        socket.once('close', () => resolve({ socket, closed, isClosed: () => done }));
+      }));
+    }
+    try {
+      // the excess is closed at once (the survivors only after authTimeoutMs, 60 s)
+      const started = Date.now();
+      while (silent.filter((c) => !c.isClosed()).length > perAddress && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 20));
+      expect(silent.filter((c) => !c.isClosed())).toHaveLength(perAddress);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      // another address gets in while the survivors are still open
+      const dir = tempDir('gantry-ssh-other-address-');
+      const other = await git(dir, ['clone', project.ssh_url_to_repo, 'c'], {
+        env: { GIT_SSH_COMMAND: `ssh ${sshArgs(alice.key).join(' ')} -o BindAddress=127.0.0.2` },
+      });
+      expect(other.code, other.stderr).toBe(0);
+      expect(silent.filter((c) => !c.isClosed())).toHaveLength(perAddress);
+      // and 127.0.0.1 itself is refused at once until one of its silent connections goes
+      const refused = await new Promise<boolean>((resolve) => {
+        const s = connect(sshPort, '127.0.0.1');
+        s.on('error', () => undefined);
+        s.resume();
+        const t = setTimeout(() => { s.destroy(); resolve(false); }, 3_000);
+        s.once('close', () => { clearTimeout(t); resolve(true); });
+      });
+      expect(refused).toBe(true);
+    } finally {
+      for (const c of silent) c.socket.destroy();
+      await Promise.all(silent.map((c) => c.closed));
+    }
+    const again = await clone(alice.key, project.ssh_url_to_repo);
+    expect(again.code, again.stderr).toBe(0);
   });
 
   it('keeps its host key across a restart', async () => {
