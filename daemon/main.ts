@@ -154,10 +154,14 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // The ready lines come last: whoever waits for them may send SIGTERM at once, and the handlers must be in place.
+  // `gantryd listening on <url>` first (CONTRACT.md: a script taking the first `listening on` line gets the URL), then
+  // the SSH line; both in one write, so that a reader who has the first has the second too. The SSH port was bound
+  // before either (startDaemon).
+  let ready = `gantryd listening on ${daemon.url}\n`;
   if (daemon.ssh) {
     const host = daemon.ssh.host.includes(':') ? `[${daemon.ssh.host}]` : daemon.ssh.host;
-    process.stdout.write(`gantryd ssh listening on ${host}:${daemon.ssh.port}\n`);
+    ready += `gantryd ssh listening on ${host}:${daemon.ssh.port}\n`;
   }
-  // The ready line comes last: whoever waits for it may send SIGTERM at once, and the handlers must be in place.
-  process.stdout.write(`gantryd listening on ${daemon.url}\n`);
+  process.stdout.write(ready);
 }

@@ -57,7 +57,8 @@ describe('gantry daemon', () => {
     const logs = await cli('daemon', 'logs', '--data-dir', dataDir, '-n', '50');
     expect(logs.code).toBe(0);
     expect(logs.stdout).toContain(`gantryd listening on ${started.url}`);
-    expect(logs.stdout).toMatch(/gantryd ssh listening on 127\.0\.0\.1:\d+/);
+    // the URL's line first, the SSH line right after it
+    expect(logs.stdout).toMatch(new RegExp(`gantryd listening on ${started.url}\\ngantryd ssh listening on 127\\.0\\.0\\.1:\\d+\\n`));
 
     const twice = await cli('daemon', 'start', '--port', '0', '--data-dir', dataDir);
     expect(twice.code).toBe(1);

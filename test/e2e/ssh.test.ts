@@ -35,9 +35,16 @@ let unknownKey: TestKeyPair;
 /** Start gantryd with SSH on a free port (on `dir`); returns the daemon and its SSH port. */
 async function start(dir: string): Promise<{ d: Daemon; port: number }> {
   const d = await startGantryd(['--port', '0', '--ssh-port', '0', '--data-dir', dir], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }));
-  const m = /^gantryd ssh listening on 127\.0\.0\.1:(\d+)$/m.exec(d.stdout());
+  return { d, port: await sshReadyPort(d) };
+}
+
+/** The SSH port of the line `gantryd ssh listening on <host>:<port>`, which comes right after the HTTP ready line. */
+async function sshReadyPort(d: Daemon, host = '127.0.0.1'): Promise<number> {
+  const line = new RegExp(`^gantryd ssh listening on ${host.replace(/\./g, '\\.')}:(\\d+)$`, 'm');
+  for (let i = 0; i < 100 && !line.test(d.stdout()); i++) await new Promise((r) => setTimeout(r, 20));
+  const m = line.exec(d.stdout());
   if (!m) throw new Error(`no ssh ready line in: ${d.stdout()}`);
-  return { d, port: Number(m[1]) };
+  return Number(m[1]);
 }
 
 /** The ssh command line for a key (as GIT_SSH_COMMAND or split for spawn). */
@@ -102,8 +109,11 @@ afterAll(async () => {
 });
 
 describe('git over SSH', () => {
-  it('prints its ready line, advertises ssh:// URLs on its port, and keeps the host key private', () => {
-    expect(daemon.stdout()).toMatch(new RegExp(`gantryd ssh listening on 127\\.0\\.0\\.1:${sshPort}\\ngantryd listening on `));
+  it('prints its ready lines (the URL first, then SSH), advertises ssh:// URLs on its port, and keeps the host key private', () => {
+    // a script taking the first `listening on (\S+)` gets the URL (CONTRACT.md); the SSH line follows it at once
+    const lines = daemon.stdout().split('\n').filter((l) => /listening on/.test(l));
+    expect(lines).toEqual([`gantryd listening on ${daemon.url}`, `gantryd ssh listening on 127.0.0.1:${sshPort}`]);
+    expect(/listening on (\S+)/.exec(daemon.stdout())![1]).toBe(daemon.url);
     expect(project.ssh_url_to_repo).toBe(`ssh://git@127.0.0.1:${sshPort}/alice/app.git`);
     expect(statSync(join(dataDir, 'ssh_host_ed25519_key')).mode & 0o777).toBe(0o600);
   });
