@@ -13,6 +13,7 @@ import { DEFAULT_SSH_PORT, resolveConfig } from '../../daemon/config.js';
 import { startDaemon } from '../../daemon/main.js';
 import { DEFAULT_SSH_LIMITS, MAX_UNAUTHENTICATED_PER_ADDRESS } from '../../daemon/ssh/server.js';
 import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
+import { startReceiver, waitUntil } from '../helpers/hook-receiver.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
 import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
 
@@ -140,6 +141,32 @@ describe('git over SSH', () => {
     // the short scp form and a path without .git name the same project
     const scp = await git(tempDir(), ['clone', `git@127.0.0.1:alice/app`, 'c'], { env: sshEnv(alice.key) });
     expect(scp.code, scp.stderr).toBe(0);
+  });
+
+  it('sends the project\'s push hook for a push over SSH, with the pushed sha and ref', async () => {
+    const recv = await startReceiver();
+    try {
+      const hook = await api(daemon.url, 'POST', `/projects/${project.id}/hooks`, alice.token, { url: `${recv.url}/ssh-push`, token: 'ssh-secret' });
+      expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+      const c = await clone(alice.key, project.ssh_url_to_repo);
+      expect(c.code, c.stderr).toBe(0);
+      const before = await gitOk(c.dir, ['rev-parse', 'HEAD']);
+      const sha = await commitFiles(c.dir, { 'hooked.txt': 'over ssh\n' }, 'a hooked push over ssh');
+      const push = await git(c.dir, ['push', 'origin', 'HEAD:master'], { env: sshEnv(alice.key) });
+      expect(push.code, push.stderr).toBe(0);
+      await waitUntil(() => recv.to('/ssh-push').length > 0, 'the push hook of the SSH push');
+      const [delivery] = recv.to('/ssh-push');
+      expect(delivery.headers['x-gitlab-event']).toBe('Push Hook');
+      expect(delivery.headers['x-gitlab-token']).toBe('ssh-secret');
+      expect(delivery.json()).toMatchObject({
+        object_kind: 'push', ref: 'refs/heads/master', before, after: sha, checkout_sha: sha, user_name: 'alice', total_commits_count: 1,
+        project: { path_with_namespace: 'alice/app' },
+      });
+      expect(delivery.json().commits.map((x: { id: string }) => x.id)).toEqual([sha]);
+      expect((await api(daemon.url, 'DELETE', `/projects/${project.id}/hooks/${hook.body.id}`, alice.token)).status).toBe(200);
+    } finally {
+      await recv.stop();
+    }
   });
 
   it('refuses a push to a protected branch with git\'s usual text, and takes the developer\'s push to another branch', async () => {
