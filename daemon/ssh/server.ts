@@ -203,9 +203,9 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
           handleSession(ctx, session, state, log);
         });
       });
-      // Forwarding of any kind is refused: the server only runs git.
-      client.on('tcpip', (_accept, reject) => reject());
-      client.on('openssh.streamlocal', (_accept, reject) => reject());
+      // Forwarding of any kind is refused: the server only runs git. Local forwards (direct-tcpip: ssh -L, -W) and
+      // socket forwards get no listener, so ssh2 refuses their channels as "administratively prohibited", as sshd with
+      // forwarding off (a reject() from a listener would say "connect failed", as if a connection had been tried).
       client.on('request', (_accept, reject) => reject?.());
       client.on('close', () => {
         if (idle) clearInterval(idle);

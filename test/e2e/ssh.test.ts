@@ -4,7 +4,7 @@
  * keys, refused keys and commands, the welcome line, enabled_git_access_protocol, garbage connections, and the host
  * key across a restart. Needs `npm run build`.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -281,6 +281,51 @@ describe('git over SSH', () => {
     expect(forward.stderr).toMatch(/remote port forwarding failed/);
   });
 
+  it('refuses local port forwarding (direct-tcpip: ssh -W and ssh -L), also to its own HTTP port', async () => {
+    const httpPort = new URL(daemon.url).port;
+    const args = sshArgs(alice.key).map((a) => (a === 'LogLevel=ERROR' ? 'LogLevel=INFO' : a)); // INFO shows the refused channel
+    const stdio = spawnSync('ssh', [...args, '-W', `127.0.0.1:${httpPort}`, 'git@127.0.0.1'], { encoding: 'utf8', input: 'GET /-/health HTTP/1.0\r\n\r\n' });
+    expect(stdio.status).toBe(255);
+    expect(stdio.stdout).toBe('');
+    expect(stdio.stderr).toMatch(/open failed: administratively prohibited/);
+    expect(stdio.stderr).toContain('stdio forwarding failed');
+
+    const localPort = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const port = (probe.address() as { port: number }).port;
+        probe.close(() => resolve(port));
+      });
+    });
+    let stderr = '';
+    const tunnel = spawn('ssh', [...args, '-N', '-L', `${localPort}:127.0.0.1:${httpPort}`, 'git@127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    tunnel.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    try {
+      // once ssh listens locally, a connection through the tunnel is closed without an answer
+      let answer: string | null = null;
+      for (let i = 0; i < 200 && answer === null; i++) {
+        answer = await new Promise<string | null>((resolve) => {
+          // null: ssh does not listen yet; else what came back before the tunnel closed the connection
+          const s = connect(localPort, '127.0.0.1');
+          let connected = false;
+          let got = '';
+          s.on('error', () => undefined);
+          s.on('connect', () => {
+            connected = true;
+            s.write('GET /-/health HTTP/1.0\r\n\r\n');
+          });
+          s.on('data', (d: Buffer) => { got += d.toString(); });
+          s.on('close', () => resolve(connected ? got : null));
+        });
+        if (answer === null) await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(answer).toBe('');
+      for (let i = 0; i < 100 && !/open failed/.test(stderr); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(stderr).toMatch(/open failed: administratively prohibited/);
+    } finally {
+      tunnel.kill();
+    }
+  });
+
   it('follows enabled_git_access_protocol: http refuses SSH, ssh refuses HTTP while SSH works', async () => {
     try {
       await setProtocol('http');
@@ -437,6 +482,28 @@ describe('SSH port settings', () => {
       const token = (await api(d.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
       const p = await api(d.url, 'POST', '/projects', token, { name: 'nossh' });
       expect(p.body.ssh_url_to_repo).toBe('git@127.0.0.1:root/nossh.git');
+    } finally {
+      await d.stop();
+    }
+  });
+
+  it('listens on --ssh-host only, says so in its ready line and advertises it', async () => {
+    const d = await startGantryd(['--port', '0', '--ssh-port', '0', '--ssh-host', '127.0.0.2', '--data-dir', tmp()], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }));
+    try {
+      const port = await sshReadyPort(d, '127.0.0.2');
+      expect(d.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const token = (await api(d.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
+      expect((await api(d.url, 'POST', '/projects', token, { name: 'bound' })).body.ssh_url_to_repo).toBe(`ssh://git@127.0.0.2:${port}/root/bound.git`);
+      const key = generateKeyPair('ed25519');
+      expect((await api(d.url, 'POST', '/user/keys', token, { title: 'k', key: key.publicKey })).status).toBe(201);
+      const welcome = spawnSync('ssh', [...sshArgs(key, port), '-T', 'git@127.0.0.2'], { encoding: 'utf8', input: '' });
+      expect(welcome.stdout).toBe('Welcome to Gantry, @root!\n');
+      // nothing listens on the port at 127.0.0.1
+      const elsewhere = await new Promise<string>((resolve) => {
+        const s = connect(port, '127.0.0.1', () => { s.destroy(); resolve('connected'); });
+        s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+      });
+      expect(elsewhere).toBe('ECONNREFUSED');
     } finally {
       await d.stop();
     }
