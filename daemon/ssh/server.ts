@@ -156,7 +156,7 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
   const loading = (async () => {
     await new Promise((resolve) => setImmediate(resolve));
     const { Server, utils } = (await import('ssh2')).default;
-    const server = new Server({ hostKeys: [loadOrCreateHostKey(ctx.paths.data, () => utils.generateKeyPairSync('ed25519'))], ident: 'Gantry', keepaliveInterval: 30_000, keepaliveCountMax: 3 });
+    const server = new Server({ hostKeys: [loadOrCreateHostKey(ctx.paths.data)], ident: 'Gantry', keepaliveInterval: 30_000, keepaliveCountMax: 3 });
     server.on('connection', (client: Connection, info) => {
       const state: SshConnectionState = { identity: null, lastActivity: Date.now(), sessions: 0 };
       let attempts = 0;
