@@ -11,6 +11,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, ty
 import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { syncDirSync } from '../durable-files.js';
+import { WireReader } from '../services/keys/parse.js';
 
 /** The host key file name under the data dir. */
 export const HOST_KEY_FILE = 'ssh_host_ed25519_key';
@@ -80,35 +81,20 @@ export function damagedEd25519Seed(pem: string): Buffer | null {
   if (!m) return null;
   const data = Buffer.from(m[1].replace(/\s+/g, ''), 'base64');
   if (!data.subarray(0, MAGIC.length).equals(MAGIC)) return null;
-  const outer = stringReader(data, MAGIC.length);
-  if (outer.text() !== 'none' || outer.text() !== 'none' || outer.next() === null || outer.uint32() !== 1) return null;
-  if (outer.next() === null) return null;
-  const secret = outer.next();
+  const outer = new WireReader(data, MAGIC.length);
+  const text = (r: WireReader) => r.string()?.toString('latin1') ?? null;
+  if (text(outer) !== 'none' || text(outer) !== 'none' || outer.string() === null || outer.uint32() !== 1) return null;
+  if (outer.string() === null) return null;
+  const secret = outer.string();
   if (!secret) return null;
-  const inner = stringReader(secret, 8); // past the two check ints
-  if (inner.text() !== KEY_TYPE) return null;
-  const pub = inner.next();
-  const priv = inner.next();
+  const inner = new WireReader(secret, 8); // past the two check ints
+  if (text(inner) !== KEY_TYPE) return null;
+  const pub = inner.string();
+  const priv = inner.string();
   if (!pub || !priv || priv.length < 32) return null;
   const seed = Buffer.from(priv.subarray(0, 32));
   const expected = publicOfSeed(seed);
   return pub.equals(expected) && priv.length === 64 && priv.subarray(32).equals(expected) ? null : seed;
-}
-
-/** Reads SSH wire-format fields from `data` at `at` onwards; null past the end. */
-function stringReader(data: Buffer, at: number) {
-  const uint32 = (): number | null => {
-    if (at + 4 > data.length) return null;
-    at += 4;
-    return data.readUInt32BE(at - 4);
-  };
-  const next = (): Buffer | null => {
-    const n = uint32();
-    if (n === null || at + n > data.length) return null;
-    at += n;
-    return data.subarray(at - n, at);
-  };
-  return { uint32, next, text: () => next()?.toString('latin1') ?? null };
 }
 
 /** Write `text` to `file` whole and durably (a temporary name first, mode `mode` from the start, then renamed). */

@@ -52,10 +52,17 @@ export function sha256Fingerprint(blob: Buffer): string {
   return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
 }
 
-/** Reads the length-prefixed strings of an SSH wire blob; null past the end. */
-class WireReader {
-  private offset = 0;
-  constructor(private readonly buf: Buffer) {}
+/** Reads the fields of an SSH wire blob (RFC 4251 5: uint32s and length-prefixed strings) from `offset` on; null past the end. */
+export class WireReader {
+  constructor(
+    private readonly buf: Buffer,
+    private offset = 0,
+  ) {}
+  uint32(): number | null {
+    if (this.offset + 4 > this.buf.length) return null;
+    this.offset += 4;
+    return this.buf.readUInt32BE(this.offset - 4);
+  }
   string(): Buffer | null {
     if (this.offset + 4 > this.buf.length) return null;
     const length = this.buf.readUInt32BE(this.offset);
