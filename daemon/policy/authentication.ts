@@ -246,9 +246,11 @@ export type GitProtocol = 'http' | 'ssh';
 
 /**
  * Whether git over `protocol` is allowed by the `enabled_git_access_protocol` application setting (null: both), or
- * the refusal git shows the user (8.x Gitlab::GitAccess#protocol_allowed? and its message).
+ * the refusal git shows the user (8.x Gitlab::GitAccess#protocol_allowed? and its message). A CI fetch over HTTP (a
+ * build's or the runners' `gitlab-ci-token`, reading) is always allowed: runners have no other way to check out, and
+ * 8.x's git HTTP controller let `ci?` read before any protocol check.
  */
-export function gitProtocolDenial(setting: string | null, protocol: GitProtocol): string | null {
-  if (!setting || setting === protocol) return null;
+export function gitProtocolDenial(setting: string | null, protocol: GitProtocol, ciFetch = false): string | null {
+  if (!setting || setting === protocol || (protocol === 'http' && ciFetch)) return null;
   return `Git access over ${protocol.toUpperCase()} is not allowed; use ${setting.toUpperCase()} (an administrator chose it in the application settings: enabled_git_access_protocol)`;
 }

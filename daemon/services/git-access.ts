@@ -45,13 +45,11 @@ export const GIT_ACCESS_MESSAGES = {
 const deny = (status: 401 | 403 | 404, message: string): GitAccess => ({ ok: false, status, message });
 
 /**
- * The refusal when the enabled_git_access_protocol setting switches `protocol` off; null when it is allowed. A CI
- * credential fetching over HTTP is never refused here (see GitCredential.ci); anything else, pushes with it included,
- * is.
+ * The refusal when the enabled_git_access_protocol setting switches `protocol` off; null when it is allowed (the rule,
+ * with its CI fetch exception, is policy's gitProtocolDenial).
  */
 export function protocolRefusal(ctx: AppContext, protocol: GitProtocol, cred: GitCredential | null = null, write = false): GitRefusal | null {
-  if (protocol === 'http' && cred?.ci && !write) return null;
-  const message = gitProtocolDenial(getSettings(ctx).enabledGitAccessProtocol, protocol);
+  const message = gitProtocolDenial(getSettings(ctx).enabledGitAccessProtocol, protocol, Boolean(cred?.ci) && !write);
   return message ? { ok: false, status: 403, message } : null;
 }
 
