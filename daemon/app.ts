@@ -4,7 +4,7 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import type { AppContext } from './context.js';
 import type { UserRow } from './db/schema.js';
-import { ApiError, notFound, unauthorized } from './errors.js';
+import { ApiError, bodyTooLarge, notFound, unauthorized } from './errors.js';
 import { dataExceptionMessage } from './db/layer/errors.js';
 import { normalizeBoolean, oddIdParam } from './api/params.js';
 import { authenticateAsync, authenticateNow } from './policy/authentication.js';
@@ -140,7 +140,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
       return reply.code(400).send({ message: `400 (Bad request) "${field}" is invalid` });
     }
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      if (fe.statusCode === 413 || fe.code === 'FST_REQ_FILE_TOO_LARGE') return reply.code(413).send({ message: '413 Request Entity Too Large' });
+      if (bodyTooLarge(fe)) return reply.code(413).send({ message: '413 Request Entity Too Large' });
       if (fe.statusCode === 415) return reply.code(415).send({ message: '415 Unsupported Media Type' });
       return reply.code(fe.statusCode).send({ message: `${fe.statusCode} ${fe.message}` });
     }

@@ -38,3 +38,9 @@ export const tooLarge = (message = '413 Request Entity Too Large') => new ApiErr
 export const unprocessable = (message: string) => new ApiError(422, { message });
 /** 304: no body. */
 export const notModified = () => new ApiError(304, null);
+
+/** Whether a request failed because its body is over --max-body-size (Fastify's 413, or a multipart part over it). */
+export function bodyTooLarge(error: unknown): boolean {
+  const e = error as { statusCode?: number; code?: string } | null;
+  return e?.statusCode === 413 || e?.code === 'FST_REQ_FILE_TOO_LARGE';
+}

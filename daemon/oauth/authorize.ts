@@ -15,7 +15,8 @@ import { signIn } from '../services/users.js';
 import { SignInThrottled } from '../policy/sign-in-throttle.js';
 import { anonymousCsrf, clearCookie, cookies, csrfValid, sendPage, sessionCsrf, SESSION_COOKIE, setCookie } from './browser.js';
 import { AUTHORIZE_FIELDS, codePage, consentPage, errorPage, signedOutPage, signInPage, type AuthorizeParams } from './pages.js';
-import { bodyLimitText, bodyTooLarge, oauthParams } from './token.js';
+import { bodyTooLarge } from '../errors.js';
+import { bodyLimitText, oauthParams } from './token.js';
 
 /** A refusal shown as a page (never redirected). */
 class PageError extends Error {

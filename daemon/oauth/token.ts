@@ -1,7 +1,7 @@
 /** POST /oauth/token (authorization_code, password, refresh_token grants), POST /oauth/revoke, GET /oauth/token/info. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { ApiError } from '../errors.js';
+import { ApiError, bodyTooLarge } from '../errors.js';
 import { parseBasicAuth } from '../git-http/auth.js';
 import { SignInThrottled } from '../policy/sign-in-throttle.js';
 import {
@@ -41,12 +41,6 @@ export function sendOAuthError(reply: FastifyReply, e: OAuthError): FastifyReply
     reply.header('www-authenticate', `Bearer realm="Gantry", error="${e.error}", error_description="${e.description.replace(/["\\]/g, "'")}"`);
   }
   return reply.code(e.status).header('cache-control', 'no-store').header('pragma', 'no-cache').send({ error: e.error, error_description: e.description });
-}
-
-/** Whether a request failed because its body is over --max-body-size (Fastify's 413, or a multipart part over it). */
-export function bodyTooLarge(error: unknown): boolean {
-  const e = error as { statusCode?: number; code?: string };
-  return e.statusCode === 413 || e.code === 'FST_REQ_FILE_TOO_LARGE';
 }
 
 /** The body limit of /oauth (--max-body-size) in words: `64 KiB (65536 bytes)`. */
