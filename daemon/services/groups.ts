@@ -5,7 +5,7 @@ import { now } from '../context.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { namespaces, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
-import { forbidden, notFound, validationError } from '../errors.js';
+import { forbidden, notFound, unauthorized, validationError } from '../errors.js';
 import {
   canGroup, groupAbilityAtLevel, groupAbilityWithoutProjects, groupAccessLevelAsync, memberActiveSql, OWNER, visibleGroupsWhere,
   visibleProjectsWhere, type GroupAbility, type SqlCondition,
@@ -271,7 +271,9 @@ export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParam
       [group.id, actor.id, OWNER, actor.id, t, t],
     );
     return group;
-  }));
+  })).catch((e: unknown) => {
+    throw isForeignKeyViolation(e) ? unauthorized() : e; // the acting user was deleted meanwhile: nothing is written
+  });
 }
 
 /** Update a group; a path change moves the storage of every project of the group once the rename is committed. */

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { personalAccessTokens, users, type PersonalAccessTokenRow, type UserRow } from '../db/schema.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
-import { isUniqueViolation } from '../db/layer/errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import { toPersonalAccessToken, toUser } from '../db/rows.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets.js';
@@ -363,10 +363,14 @@ export async function createPersonalAccessToken(ctx: AppContext, user: UserRow, 
   const token = randomToken(24);
   const tokenHash = hashToken(token);
   const createdAt = now();
-  const r = await ctx.data.run(
-    'INSERT INTO personal_access_tokens (user_id, name, token_hash, expires_at, revoked, created_at) VALUES (?, ?, ?, ?, FALSE, ?) RETURNING id',
-    [user.id, name, tokenHash, expiresAt, createdAt],
-  );
+  const r = await ctx.data
+    .run(
+      'INSERT INTO personal_access_tokens (user_id, name, token_hash, expires_at, revoked, created_at) VALUES (?, ?, ?, ?, FALSE, ?) RETURNING id',
+      [user.id, name, tokenHash, expiresAt, createdAt],
+    )
+    .catch((e: unknown) => {
+      throw isForeignKeyViolation(e) ? notFound('User') : e; // the user was deleted meanwhile (found by the fuzzer)
+    });
   const row: PersonalAccessTokenRow = { id: r.lastId!, userId: user.id, name, tokenHash, expiresAt, revoked: false, createdAt };
   return { row, token };
 }

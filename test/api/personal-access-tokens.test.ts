@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { createPersonalAccessToken, findUserAsync } from '../../daemon/services/users.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -176,5 +177,15 @@ describe('/users/:id/personal_access_tokens', () => {
     expect(await s.api('GET', '/users/99999/personal_access_tokens', s.root)).toMatchObject({ status: 404, body: { message: '404 User Not Found' } });
     expect((await s.api('POST', '/users/99999/personal_access_tokens', s.root, { name: 'x' })).status).toBe(404);
     expect((await s.api('GET', `/users/${bob.id}/personal_access_tokens`, null)).status).toBe(401);
+  });
+});
+
+describe('a user deleted by another request between the lookup and the write', () => {
+  it('creating their personal access token answers 404 and writes nothing, not a 500 (found by the fuzzer)', async () => {
+    const gone = await s.user('pat-vanishing');
+    const stale = (await findUserAsync(s.ctx, gone.id))!;
+    expect((await s.api('DELETE', `/users/${gone.id}`, s.root)).status).toBe(200);
+    await expect(createPersonalAccessToken(s.ctx, stale, 'late', null)).rejects.toMatchObject({ statusCode: 404, body: { message: '404 User Not Found' } });
+    expect(await s.ctx.data.get('SELECT 1 AS x FROM personal_access_tokens WHERE user_id = ?', [gone.id])).toBeUndefined();
   });
 });
