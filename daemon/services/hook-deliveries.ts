@@ -23,6 +23,7 @@ import { now } from '../context.js';
 import { projectHooks } from '../db/schema.js';
 import { hookDeliveries, type HookDeliveryRow, type HookEvent } from '../db/schema-hooks.js';
 import { registerWorker } from '../background.js';
+import type { Queries } from '../db/layer/types.js';
 import type { HookEventKind } from './project-hooks.js';
 import { onPush } from './push.js';
 
@@ -65,6 +66,25 @@ export function queueHookDeliveries(tx: HookWriter, projectId: number, event: Ho
   const body = JSON.stringify(payload);
   tx.insert(hookDeliveries).values(hooks.map((h) => ({ hookId: h.id, event, payload: body, nextAttemptAt: t, createdAt: t }))).run();
   // better-sqlite3 transactions are synchronous: this runs after the commit (or the rollback, when it finds nothing).
+  setImmediate(notifyHookDeliveries);
+  return hooks.length;
+}
+
+/**
+ * The async twin of queueHookDeliveries, on the data layer: call it inside the writing transaction (`tx`) of
+ * ctx.data.transaction. The running workers of this process are woken on the next turn (after the commit on SQLite,
+ * where a transaction runs within one turn; on PostgreSQL a worker that wakes before the commit finds nothing and the
+ * poll, or the next wake, sends it). Returns the number of deliveries queued.
+ */
+export async function queueHookDeliveriesAsync(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<number> {
+  const flag = HOOK_EVENT_FLAG[event];
+  const hooks = await tx.all<{ id: number }>(`SELECT id FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE ORDER BY id`, [projectId]);
+  if (!hooks.length) return 0;
+  const t = now();
+  const body = JSON.stringify(payload);
+  for (const h of hooks) {
+    await tx.run('INSERT INTO hook_deliveries (hook_id, event, payload, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?)', [h.id, event, body, t, t]);
+  }
   setImmediate(notifyHookDeliveries);
   return hooks.length;
 }
