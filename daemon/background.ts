@@ -1,7 +1,11 @@
 /** Background workers started with the daemon (hook deliveries, artifact expiry, ...), stopped on shutdown. */
 import type { AppContext } from './context.js';
 
-type Worker = { start(ctx: AppContext): void; stop(): void };
+/**
+ * `name` says what it does (in the start log); `postgres: true` once the worker runs on the data layer and is safe with
+ * several daemons at once (claims with SKIP LOCKED, an advisory lock or a lease), as docs/design/postgres.md says.
+ */
+type Worker = { name?: string; postgres?: boolean; start(ctx: AppContext): void; stop(): void };
 const workers: Worker[] = [];
 
 /** Register a background worker; later issues add theirs here. */
@@ -10,12 +14,14 @@ export function registerWorker(worker: Worker): void {
 }
 
 /**
- * Start every registered worker. On PostgreSQL none starts: the workers (hook deliveries, artifact expiry, ...) are
- * rooms not ported yet, and several daemons need one owner per worker first (docs/design/postgres.md).
+ * Start every registered worker. On PostgreSQL only those marked `postgres: true` start: the others belong to rooms
+ * not ported yet (docs/design/postgres.md).
  */
 export function startBackground(ctx: AppContext, log: (message: string) => void = () => undefined): void {
   if (ctx.data.dialect.name === 'postgres') {
-    if (workers.length) log(`background workers do not run on PostgreSQL yet (${workers.length} not started: hook deliveries, artifact expiry and the like)`);
+    const waiting = workers.filter((w) => !w.postgres);
+    if (waiting.length) log(`background workers not on PostgreSQL yet, not started: ${waiting.map((w) => w.name ?? 'unnamed').join(', ')}`);
+    for (const w of workers) if (w.postgres) w.start(ctx);
     return;
   }
   for (const w of workers) w.start(ctx);

@@ -298,6 +298,7 @@ export function startArtifactsExpiryWorker(ctx: AppContext, intervalMs = ARTIFAC
 
 const expiryWorkers = new Map<AppContext, () => void>();
 registerWorker({
+  name: 'artifact expiry',
   start(ctx) {
     if (!expiryWorkers.has(ctx)) expiryWorkers.set(ctx, startArtifactsExpiryWorker(ctx));
   },

@@ -363,6 +363,7 @@ export function startHookDeliveryWorker(ctx: AppContext, opts: HookWorkerOptions
 // The daemon's worker: started with the daemon (startBackground), stopped on shutdown.
 const daemonWorkers = new Map<AppContext, HookDeliveryWorker>();
 registerWorker({
+  name: 'hook deliveries',
   start(ctx) {
     if (!daemonWorkers.has(ctx)) daemonWorkers.set(ctx, startHookDeliveryWorker(ctx));
   },

@@ -309,6 +309,7 @@ export async function repairLockedMergeRequests(ctx: AppContext): Promise<{ fini
 }
 
 registerWorker({
+  name: 'merge lock repair',
   start(ctx) {
     repairLockedMergeRequests(ctx).catch((e: unknown) => process.stderr.write(`gantry: repairing locked merge requests failed: ${(e as Error)?.message ?? String(e)}\n`));
   },
