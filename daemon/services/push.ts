@@ -3,15 +3,15 @@
  * HTTP or from the API (files, commits, branches, tags). It records a push event per ref with GitLab's push data
  * and touches the project in one transaction, then tells the listeners (hook deliveries, pipelines, merge requests).
  */
-import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { projects, type ProjectRow, type UserRow } from '../db/schema.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
 import { projectUrls } from '../api/entities/projects.js';
 import { avatarUrl } from '../api/entities/users.js';
 import { isoDate, isZeroSha, type CommitInfo } from '../git/objects.js';
 import type { Repository } from '../git/repository.js';
-import { recordEvent } from './events.js';
+import { recordEventAsync } from './events.js';
+import type { Queries } from '../db/layer/types.js';
 import { projectNamespace } from './projects.js';
 import { projectRepository } from './repositories.js';
 
@@ -74,6 +74,12 @@ export type Tx = Parameters<Parameters<AppContext['db']['transaction']>[0]>[0];
 export interface PushListener {
   /** Runs inside the push transaction (synchronous): write outbox rows here so they commit with the event. */
   inTransaction?(tx: Tx, ctx: AppContext, push: ProcessedPush): void;
+  /**
+   * The same on the data layer (a room that is ported gives this one instead): awaits only `tx`. A listener with
+   * only the synchronous part runs on SQLite (on the same connection, inside the same transaction) and cannot run on
+   * PostgreSQL.
+   */
+  inTransactionAsync?(tx: Queries, ctx: AppContext, push: ProcessedPush): Promise<void>;
   /** Runs after the commit (may read the repository); errors are logged and never undo the push. */
   afterCommit?(ctx: AppContext, push: ProcessedPush): Promise<void> | void;
 }
@@ -160,10 +166,15 @@ export async function processPush(
   for (const u of updates) withData.push({ ...u, data: await buildPushData(ctx, project, user, u, repo) });
   const push: ProcessedPush = { project, user, updates: withData };
   if (!withData.length) return push;
-  ctx.db.transaction((tx) => {
-    for (const u of withData) recordEvent(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
-    tx.update(projects).set({ lastActivityAt: now() }).where(eq(projects.id, project.id)).run();
-    for (const l of listeners) l.inTransaction?.(tx, ctx, push);
+  await ctx.data.transaction(async (tx) => {
+    for (const u of withData) await recordEventAsync(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
+    await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ?', [now(), project.id]);
+    for (const l of listeners) {
+      if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, push);
+      // SQLite only: the data layer's transaction runs on ctx.db's connection within this turn, so the synchronous
+      // writes land inside it (docs/design/postgres.md, "without a flag day"); ctx.db throws on PostgreSQL.
+      else if (l.inTransaction) l.inTransaction(ctx.db as unknown as Tx, ctx, push);
+    }
   });
   const log = opts.log ?? ((err, message) => process.stderr.write(`gantry: ${message}: ${(err as Error)?.message ?? String(err)}\n`));
   for (const l of listeners) {
