@@ -7,29 +7,33 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, notFoundMessage } from '../errors.js';
 import {
-  addProjectDeployKey, countDeployKeys, countProjectDeployKeys, disableDeployKey, enableDeployKey, findProjectDeployKey, listDeployKeys,
-  listProjectDeployKeys, removeProjectDeployKey,
+  addProjectDeployKey, disableDeployKey, enableDeployKey, findProjectDeployKey, listDeployKeys, listProjectDeployKeys, removeProjectDeployKey,
 } from '../services/keys/index.js';
 import { keyRecord, KeyRecordSchema, sshKeyEntity, SSHKeySchema } from './entities/keys.js';
 import { KeyBody } from './keys.js';
-import { paginate } from './pagination.js';
+import { paginateAsync } from './pagination.js';
 import { Int, PageParams, ProjectIdParams } from './params.js';
-import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
 
 const KeyParams = Type.Object({ ...ProjectIdParams.properties, key_id: Int({ description: 'deploy key ID' }) });
 const Page = Type.Object(PageParams);
 const keyIdOf = (request: FastifyRequest) => (request.params as { key_id: number }).key_id;
 const deployKeyNotFound = () => notFound('Deploy Key');
 
-/** Registers the deploy key routes. */
+/** Registers the deploy key routes (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function deployKeyRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const admin = loadProject('admin_project');
+  const admin = loadProjectAsync('admin_project');
+  const config = { postgres: true };
 
   api.get('/deploy_keys', {
+    config,
     preValidation: adminOnly,
     schema: { tags: ['deploy keys'], summary: 'Every deploy key (admin)', querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
-  }, async (request, reply) => paginate(request, reply, () => countDeployKeys(ctx), (limit, offset) => listDeployKeys(ctx, limit, offset)).map(sshKeyEntity));
+  }, async (request, reply) => {
+    const listing = listDeployKeys();
+    return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(sshKeyEntity);
+  });
 
   // `keys` is 8.x's deprecated spelling (removed in 9.0), still used by clients of that era.
   for (const path of ['deploy_keys', 'keys']) {
@@ -37,24 +41,26 @@ export default async function deployKeyRoutes(api: FastifyInstance): Promise<voi
     const base = `/projects/:id/${path}`;
 
     api.get(base, {
+      config,
       preValidation: admin,
       schema: { tags, summary: "A project's deploy keys (master and up)", params: ProjectIdParams, querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
     }, async (request, reply) => {
-      const project = projectOf(request);
-      return paginate(request, reply, () => countProjectDeployKeys(ctx, project.id), (limit, offset) => listProjectDeployKeys(ctx, project.id, limit, offset))
-        .map(sshKeyEntity);
+      const listing = listProjectDeployKeys(projectOf(request).id);
+      return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(sshKeyEntity);
     });
 
     api.get(`${base}/:key_id`, {
+      config,
       preValidation: admin,
       schema: { tags, summary: 'One deploy key of the project', params: KeyParams, response: { 200: SSHKeySchema } },
     }, async (request) => {
-      const key = findProjectDeployKey(ctx, projectOf(request).id, keyIdOf(request));
+      const key = await findProjectDeployKey(ctx, projectOf(request).id, keyIdOf(request));
       if (!key) throw notFoundMessage('404 Not found');
       return sshKeyEntity(key);
     });
 
     api.post(base, {
+      config,
       preValidation: [admin, dropBlankParams],
       schema: {
         tags,
@@ -62,37 +68,40 @@ export default async function deployKeyRoutes(api: FastifyInstance): Promise<voi
         params: ProjectIdParams, body: KeyBody, response: { 201: SSHKeySchema },
       },
     }, async (request, reply) => {
-      const key = addProjectDeployKey(ctx, callerOf(request), projectOf(request), request.body as Static<typeof KeyBody>);
+      const key = await addProjectDeployKey(ctx, callerOf(request), projectOf(request), request.body as Static<typeof KeyBody>);
       return reply.code(201).send(sshKeyEntity(key));
     });
 
     api.post(`${base}/:key_id/enable`, {
+      config,
       preValidation: admin,
       schema: {
         tags, summary: 'Enable on this project a deploy key of another project you are a master of', params: KeyParams, response: { 201: SSHKeySchema },
       },
     }, async (request, reply) => {
-      const key = enableDeployKey(ctx, callerOf(request), projectOf(request), keyIdOf(request));
+      const key = await enableDeployKey(ctx, callerOf(request), projectOf(request), keyIdOf(request));
       if (!key) throw deployKeyNotFound();
       return reply.code(201).send(sshKeyEntity(key));
     });
 
     api.delete(`${base}/:key_id/disable`, {
+      config,
       preValidation: admin,
       schema: { tags, summary: 'Disable a deploy key on this project (it stays on its other projects)', params: KeyParams, response: { 200: SSHKeySchema } },
     }, async (request) => {
-      const key = disableDeployKey(ctx, projectOf(request), keyIdOf(request));
+      const key = await disableDeployKey(ctx, projectOf(request), keyIdOf(request));
       if (!key) throw deployKeyNotFound();
       return sshKeyEntity(key);
     });
 
     api.delete(`${base}/:key_id`, {
+      config,
       preValidation: admin,
       schema: {
         tags, summary: 'Remove a deploy key from the project; deleted when no other project uses it', params: KeyParams, response: { 200: KeyRecordSchema },
       },
     }, async (request) => {
-      const key = removeProjectDeployKey(ctx, projectOf(request), keyIdOf(request));
+      const key = await removeProjectDeployKey(ctx, projectOf(request), keyIdOf(request));
       if (!key) throw notFoundMessage('404 Not found');
       return keyRecord(key);
     });

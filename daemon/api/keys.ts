@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, notFoundMessage } from '../errors.js';
 import { createUserKey, deleteUserKey, findKey, findUserKey, listUserKeys } from '../services/keys/index.js';
-import { findUser } from '../services/users.js';
+import { findUserAsync } from '../services/users.js';
 import { keyRecord, KeyRecordSchema, sshKeyEntity, SSHKeySchema, SSHKeyWithUserSchema, sshKeyWithUser } from './entities/keys.js';
 import { paginateArray } from './pagination.js';
 import { Int, PageParams, RequiredString } from './params.js';
@@ -28,76 +28,85 @@ const keyIdOf = (request: FastifyRequest) => (request.params as { key_id: number
 const userIdOf = (request: FastifyRequest) => (request.params as { id: number }).id;
 
 /** The user of `id`, or the bare `404 Not found` of 8.x's `User.find`. */
-function findUserOr404(ctx: FastifyInstance['ctx'], id: number) {
+async function findUserOr404(ctx: FastifyInstance['ctx'], id: number) {
   try {
-    return findUser(ctx, id);
+    return await findUserAsync(ctx, id);
   } catch {
     throw raw404();
   }
 }
 
-/** Registers the user key routes. */
+/** Registers the user key routes (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function keyRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
+  const config = { postgres: true };
 
   api.get('/user/keys', {
+    config,
     schema: { tags, summary: "The signed-in user's SSH keys", querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
-  }, async (request, reply) => paginateArray(request, reply, listUserKeys(ctx, callerOf(request).id)).map(sshKeyEntity));
+  }, async (request, reply) => paginateArray(request, reply, await listUserKeys(ctx, callerOf(request).id)).map(sshKeyEntity));
 
   api.get('/user/keys/:key_id', {
+    config,
     schema: { tags, summary: "One of the signed-in user's SSH keys", params: KeyIdParams, response: { 200: SSHKeySchema } },
   }, async (request) => {
-    const key = findUserKey(ctx, callerOf(request).id, keyIdOf(request));
+    const key = await findUserKey(ctx, callerOf(request).id, keyIdOf(request));
     if (!key) throw raw404();
     return sshKeyEntity(key);
   });
 
   api.post('/user/keys', {
+    config,
     preValidation: dropBlankParams,
     schema: { tags, summary: 'Add an SSH key to the signed-in user', body: KeyBody, response: { 201: SSHKeySchema } },
   }, async (request, reply) =>
-    reply.code(201).send(sshKeyEntity(createUserKey(ctx, callerOf(request), request.body as Static<typeof KeyBody>))));
+    reply.code(201).send(sshKeyEntity(await createUserKey(ctx, callerOf(request), request.body as Static<typeof KeyBody>))));
 
   api.delete('/user/keys/:key_id', {
+    config,
     schema: { tags, summary: "Delete one of the signed-in user's SSH keys", params: KeyIdParams, response: { 200: KeyRecordSchema } },
   }, async (request) => {
-    const key = deleteUserKey(ctx, callerOf(request).id, keyIdOf(request));
+    const key = await deleteUserKey(ctx, callerOf(request).id, keyIdOf(request));
     if (!key) throw notFound('Key');
     return keyRecord(key);
   });
 
   api.get('/users/:id/keys', {
+    config,
     preValidation: adminOnly,
     schema: { tags, summary: "A user's SSH keys (admin)", params: UserIdParams, querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
   }, async (request, reply) => {
-    const user = findUser(ctx, userIdOf(request));
-    return paginateArray(request, reply, listUserKeys(ctx, user.id)).map(sshKeyEntity);
+    const user = await findUserAsync(ctx, userIdOf(request));
+    return paginateArray(request, reply, await listUserKeys(ctx, user.id)).map(sshKeyEntity);
   });
 
   api.post('/users/:id/keys', {
+    config,
     preValidation: [adminOnly, dropBlankParams],
     schema: { tags, summary: 'Add an SSH key to a user (admin)', params: UserIdParams, body: KeyBody, response: { 201: SSHKeySchema } },
   }, async (request, reply) => {
     // 8.x: User.find, so an unknown user is the bare `404 Not found` here (GET and DELETE say `404 User Not Found`).
-    const user = findUserOr404(ctx, userIdOf(request));
-    return reply.code(201).send(sshKeyEntity(createUserKey(ctx, user, request.body as Static<typeof KeyBody>)));
+    const user = await findUserOr404(ctx, userIdOf(request));
+    return reply.code(201).send(sshKeyEntity(await createUserKey(ctx, user, request.body as Static<typeof KeyBody>, raw404)));
   });
 
   api.delete('/users/:id/keys/:key_id', {
+    config,
     preValidation: adminOnly,
     schema: { tags, summary: "Delete a user's SSH key (admin)", params: UserKeyParams, response: { 200: KeyRecordSchema } },
   }, async (request) => {
-    const user = findUser(ctx, userIdOf(request));
-    const key = deleteUserKey(ctx, user.id, keyIdOf(request));
+    const user = await findUserAsync(ctx, userIdOf(request));
+    const key = await deleteUserKey(ctx, user.id, keyIdOf(request));
     if (!key) throw notFound('Key');
     return keyRecord(key);
   });
 
   api.get('/keys/:id', {
+    config,
     preValidation: adminOnly,
     schema: { tags, summary: 'Any SSH key with its user (admin; user null for a deploy key)', params: UserIdParams, response: { 200: SSHKeyWithUserSchema } },
   }, async (request) => {
-    const found = findKey(ctx, userIdOf(request));
+    const found = await findKey(ctx, userIdOf(request));
     if (!found) throw raw404();
     return sshKeyWithUser(ctx, found.key, found.user);
   });

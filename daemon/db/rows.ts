@@ -110,3 +110,38 @@ export function toMember(m: Rec, prefix = ''): MemberRow {
     createdAt: v('created_at') as string, updatedAt: v('updated_at') as string,
   };
 }
+
+/** Map a raw `keys` row (snake_case) to the drizzle shape (SSH keys of users and deploy keys). */
+export function toKey(k: Rec): import('./schema-keys.js').KeyRow {
+  return {
+    id: k.id as number, type: k.type as 'Key' | 'DeployKey', userId: k.user_id as number | null, title: k.title as string, key: k.key as string,
+    keyType: k.key_type as string, fingerprint: k.fingerprint as string, fingerprintSha256: k.fingerprint_sha256 as string, canPush: !!k.can_push,
+    lastUsedAt: k.last_used_at as string | null, createdAt: k.created_at as string, updatedAt: k.updated_at as string,
+  };
+}
+
+/** Map a raw `oauth_applications` row (snake_case) to the drizzle shape. */
+export function toOauthApplication(a: Rec): import('./schema-oauth.js').OauthApplicationRow {
+  return {
+    id: a.id as number, name: a.name as string, uid: a.uid as string, secretHash: a.secret_hash as string | null, redirectUri: a.redirect_uri as string,
+    scopes: a.scopes as string, ownerId: a.owner_id as number | null, builtin: !!a.builtin, createdAt: a.created_at as string, updatedAt: a.updated_at as string,
+  };
+}
+
+/** Map a raw `oauth_access_grants` row (snake_case) to the drizzle shape. */
+export function toOauthAccessGrant(g: Rec): import('./schema-oauth.js').OauthAccessGrantRow {
+  return {
+    id: g.id as number, resourceOwnerId: g.resource_owner_id as number, applicationId: g.application_id as number, tokenHash: g.token_hash as string,
+    expiresIn: g.expires_in as number, redirectUri: g.redirect_uri as string, scopes: g.scopes as string, codeChallenge: g.code_challenge as string | null,
+    codeChallengeMethod: g.code_challenge_method as string | null, createdAt: g.created_at as string, revokedAt: g.revoked_at as string | null,
+  };
+}
+
+/** Map a raw `oauth_access_tokens` row (snake_case) to the drizzle shape. */
+export function toOauthAccessToken(t: Rec): import('./schema-oauth.js').OauthAccessTokenRow {
+  return {
+    id: t.id as number, resourceOwnerId: t.resource_owner_id as number, applicationId: t.application_id as number | null, grantId: t.grant_id as number | null,
+    tokenHash: t.token_hash as string, refreshTokenHash: t.refresh_token_hash as string | null, expiresIn: t.expires_in as number,
+    scopes: t.scopes as string, createdAt: t.created_at as string, revokedAt: t.revoked_at as string | null,
+  };
+}

@@ -344,21 +344,25 @@ export function authorizedProjectsSql(userId: number, plan: ProjectSqlPlan = 'in
 }
 
 /**
- * SQL subquery (text) of the ids of the projects `user` holds admin_project on (master and up, as canProject: the
- * personal namespace owner, direct or group members at 40+, group shares capped by group_access; every project for
- * an admin, none for a blocked user). Deploy keys of these projects are the user's accessible deploy keys.
+ * SQL subquery of the ids of the projects `user` holds admin_project on (master and up, as canProject: the personal
+ * namespace owner, direct or group members at 40+, group shares capped by group_access; every project for an admin,
+ * none for a blocked user), with the user id bound and dates and MIN through the dialect (either engine). Deploy keys
+ * of these projects are the user's accessible deploy keys.
  */
-export function administeredProjectsSql(user: UserRow): string {
-  if (user.state !== 'active') return 'SELECT NULL WHERE 0';
-  if (user.isAdmin) return 'SELECT p.id FROM projects p';
-  const id = Math.trunc(user.id);
-  return `SELECT p.id FROM projects p WHERE
-      p.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ${id} AND m.access_level >= ${MASTER} AND ${MEMBER_ACTIVE})
-      OR p.namespace_id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${id} AND m.access_level >= ${MASTER} AND ${MEMBER_ACTIVE})
-      OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ${id})
+export function administeredProjectsWhere(d: Dialect, user: UserRow): SqlCondition {
+  if (user.state !== 'active') return { sql: 'SELECT p.id FROM projects p WHERE FALSE', args: [] };
+  if (user.isAdmin) return { sql: 'SELECT p.id FROM projects p', args: [] };
+  const active = memberActiveSql(d);
+  return {
+    sql: `SELECT p.id FROM projects p WHERE
+      p.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ? AND m.access_level >= ${MASTER} AND ${active})
+      OR p.namespace_id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND m.access_level >= ${MASTER} AND ${active})
+      OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)
       OR p.id IN (SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id
-                  AND m.user_id = ${id} AND ${MEMBER_ACTIVE}
-                  WHERE MIN(m.access_level, l.group_access) >= ${MASTER} AND (l.expires_at IS NULL OR l.expires_at >= date('now')))`;
+                  AND m.user_id = ? AND ${active}
+                  WHERE ${d.least('m.access_level', 'l.group_access')} >= ${MASTER} AND (l.expires_at IS NULL OR l.expires_at >= ${d.today}))`,
+    args: [user.id, user.id, user.id, user.id],
+  };
 }
 
 /** SQL condition (text) over `projects p`: every project the user can see (authorized, public, or internal if not external). */

@@ -6,7 +6,7 @@
 import type { AuthContext, utils } from 'ssh2';
 import type { AppContext } from '../context.js';
 import type { UserRow } from '../db/schema.js';
-import { keyForSsh, sha256Fingerprint, touchKeyUsed } from '../services/keys/index.js';
+import { keyForSsh, keyForSshAsync, sha256Fingerprint, touchKeyUsed, type SshKeyIdentity } from '../services/keys/index.js';
 import type { GitCredential } from '../services/git-access.js';
 
 /** The only username accepted (as GitLab's and Gitea's `git@host`). */
@@ -22,9 +22,9 @@ export interface SshIdentity {
   title: string;
 }
 
-/** The identity of a key fingerprint now, or null when it is unknown or its user is not active. */
-export function identityFor(ctx: AppContext, fingerprint: string): SshIdentity | null {
-  const found = keyForSsh(ctx, fingerprint);
+/** The identity of a key fingerprint now, or null when it is unknown or its user is not active (data layer, either engine). */
+export async function identityFor(ctx: AppContext, fingerprint: string): Promise<SshIdentity | null> {
+  const found = await keyForSshAsync(ctx, fingerprint);
   if (!found) return null;
   if (found.user && found.user.state !== 'active') return null;
   return { keyId: found.key.id, fingerprint, user: found.user, title: found.key.title };
@@ -35,8 +35,16 @@ export function identityFor(ctx: AppContext, fingerprint: string): SshIdentity |
  * disabled since the connection authenticated takes effect at once): a user's key acts as the user; a deploy key
  * reads the projects it is enabled on, and never pushes (8.x CE deploy keys are read-only). Null: no longer valid.
  */
+export async function credentialForAsync(ctx: AppContext, identity: SshIdentity): Promise<GitCredential | null> {
+  return credentialOf(identity, await keyForSshAsync(ctx, identity.fingerprint));
+}
+
+/** The synchronous twin of credentialForAsync (SQLite only), for the SSH session (daemon/ssh/session.ts) until it awaits. */
 export function credentialFor(ctx: AppContext, identity: SshIdentity): GitCredential | null {
-  const found = keyForSsh(ctx, identity.fingerprint);
+  return credentialOf(identity, keyForSsh(ctx, identity.fingerprint));
+}
+
+function credentialOf(identity: SshIdentity, found: SshKeyIdentity | null): GitCredential | null {
   if (!found || found.key.id !== identity.keyId) return null;
   if (found.user) return found.user.state === 'active' ? { user: found.user } : null;
   return { user: null, readOnly: true, projectIds: found.deployProjectIds };
@@ -44,22 +52,36 @@ export function credentialFor(ctx: AppContext, identity: SshIdentity): GitCreden
 
 /**
  * Answer one authentication request: a query for a key ("would you take this one?") is accepted when the key is
- * known; a signed request is accepted when, besides, the signature verifies. `accepted` receives the identity.
+ * known; a signed request is accepted when, besides, the signature verifies. `accepted` receives the identity. The
+ * lookup is awaited (ssh2 holds later requests of the connection until this one is answered); it never rejects: a
+ * failed lookup (a busy database) refuses the attempt and is logged through `failed`.
  */
-export function authenticateKey(ctx: AppContext, auth: AuthContext, parseKey: typeof utils.parseKey, accepted: (identity: SshIdentity) => void): void {
-  if (auth.method !== 'publickey' || auth.username !== SSH_USERNAME) return auth.reject(['publickey']);
-  const identity = identityFor(ctx, sha256Fingerprint(auth.key.data));
-  if (!identity) return auth.reject(['publickey']);
-  if (!auth.signature || !auth.blob) return auth.accept();
-  const key = parseKey(auth.key.data);
-  let valid = false;
+export async function authenticateKey(
+  ctx: AppContext, auth: AuthContext, parseKey: typeof utils.parseKey, accepted: (identity: SshIdentity) => void,
+  failed: (e: unknown) => void = () => undefined,
+): Promise<void> {
   try {
-    valid = !(key instanceof Error) && key.verify(auth.blob, auth.signature, auth.hashAlgo) === true;
-  } catch {
-    valid = false; // a malformed signature is a refusal, not an error
+    if (auth.method !== 'publickey' || auth.username !== SSH_USERNAME) return auth.reject(['publickey']);
+    const identity = await identityFor(ctx, sha256Fingerprint(auth.key.data));
+    if (!identity) return auth.reject(['publickey']);
+    if (!auth.signature || !auth.blob) return auth.accept();
+    let valid = false;
+    try {
+      const key = parseKey(auth.key.data);
+      valid = !(key instanceof Error) && key.verify(auth.blob, auth.signature, auth.hashAlgo) === true;
+    } catch {
+      valid = false; // a malformed key or signature is a refusal, not an error
+    }
+    if (!valid) return auth.reject(['publickey']);
+    void touchKeyUsed(ctx, identity.keyId);
+    accepted(identity);
+    auth.accept();
+  } catch (e) {
+    failed(e);
+    try {
+      auth.reject(['publickey']);
+    } catch {
+      // the connection is gone already
+    }
   }
-  if (!valid) return auth.reject(['publickey']);
-  touchKeyUsed(ctx, identity.keyId);
-  accepted(identity);
-  auth.accept();
 }

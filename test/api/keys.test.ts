@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
-import { keyForSsh, touchKeyUsed } from '../../daemon/services/keys/index.js';
+import { createUserKey, keyForSshAsync, touchKeyUsed } from '../../daemon/services/keys/index.js';
+import { findUserAsync } from '../../daemon/services/users.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -20,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.close());
 
-const keyCount = () => (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM keys`).get() as { n: number }).n;
+const keyCount = async () => (await s.ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM keys`))!.n;
 
 describe('POST /user/keys', () => {
   it('adds a key: 201 SSHKey with the line as given (trimmed), fingerprints stored', async () => {
@@ -28,8 +29,9 @@ describe('POST /user/keys', () => {
     const r = await s.api('POST', '/user/keys', alice, { title: '  Laptop ', key: `  ${pair.publicKey}\n` });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({ id: expect.any(Number), title: 'Laptop', key: pair.publicKey, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*\.\d{3}Z$/) });
-    const row = s.ctx.db.$client.prepare(`SELECT * FROM keys WHERE id = ?`).get(r.body.id) as Record<string, unknown>;
-    expect(row).toMatchObject({ type: 'Key', user_id: alice.id, key_type: 'ssh-ed25519', fingerprint: pair.md5, fingerprint_sha256: pair.sha256, can_push: 0 });
+    const row = (await s.ctx.data.get<Record<string, unknown>>(`SELECT * FROM keys WHERE id = ?`, [r.body.id]))!;
+    expect(row).toMatchObject({ type: 'Key', user_id: alice.id, key_type: 'ssh-ed25519', fingerprint: pair.md5, fingerprint_sha256: pair.sha256 });
+    expect(!!row.can_push).toBe(false);
   });
 
   it('accepts ECDSA and RSA 2048 keys', async () => {
@@ -40,17 +42,17 @@ describe('POST /user/keys', () => {
   });
 
   it('answers 400 "<attr>" not given for a missing or blank title or key, title first', async () => {
-    const before = keyCount();
+    const before = await keyCount();
     expect((await s.api('POST', '/user/keys', alice, {})).body).toEqual({ message: '400 (Bad request) "title" not given' });
     expect((await s.api('POST', '/user/keys', alice, { title: '', key: ed().publicKey })).body).toEqual({ message: '400 (Bad request) "title" not given' });
     const r = await s.api('POST', '/user/keys', alice, { title: 'x', key: '' });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: '400 (Bad request) "key" not given' });
-    expect(keyCount()).toBe(before);
+    expect(await keyCount()).toBe(before);
   });
 
   it('answers 400 with 8.x validation hashes for refused keys, and stores nothing', async () => {
-    const before = keyCount();
+    const before = await keyCount();
     const cases: [string, unknown][] = [
       ['not a key', { key: ['is invalid'], fingerprint: ['cannot be generated'] }],
       ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA', { fingerprint: ['cannot be generated'] }],
@@ -65,7 +67,7 @@ describe('POST /user/keys', () => {
     }
     const long = await s.api('POST', '/user/keys', alice, { title: 't'.repeat(256), key: ed().publicKey });
     expect(long.body).toEqual({ message: { title: ['is too long (maximum is 255 characters)'] } });
-    expect(keyCount()).toBe(before);
+    expect(await keyCount()).toBe(before);
   });
 
   it('refuses a private key with a message that says to send the .pub file, never echoing the key', async () => {
@@ -101,12 +103,12 @@ describe('POST /user/keys', () => {
 
   it('odd bodies (objects, numbers, a JSON array or string, a form body) answer 400 or work, never 500', async () => {
     const pair = ed();
-    const before = keyCount();
+    const before = await keyCount();
     for (const body of [{ title: 'a', key: { x: 1 } }, { title: 'a', key: 12345 }, [pair.publicKey], 'garbage']) {
       const r = await s.api('POST', '/user/keys', alice, body, typeof body === 'string' ? { 'content-type': 'application/json' } : {});
       expect(r.status, JSON.stringify(body)).toBe(400);
     }
-    expect(keyCount()).toBe(before);
+    expect(await keyCount()).toBe(before);
     const form = await s.api('POST', '/user/keys', alice, `title=form&key=${encodeURIComponent(pair.publicKey)}`, { 'content-type': 'application/x-www-form-urlencoded' });
     expect(form.status).toBe(201);
     expect(form.body.key).toBe(pair.publicKey);
@@ -117,7 +119,7 @@ describe('GET /user/keys and /user/keys/:key_id', () => {
   it('lists only the caller’s keys, oldest first, with pagination headers', async () => {
     const mine = await s.api('GET', '/user/keys', alice);
     expect(mine.status).toBe(200);
-    const rows = s.ctx.db.$client.prepare(`SELECT id FROM keys WHERE user_id = ? ORDER BY id`).all(alice.id) as { id: number }[];
+    const rows = await s.ctx.data.all<{ id: number }>(`SELECT id FROM keys WHERE user_id = ? ORDER BY id`, [alice.id]);
     expect(mine.body.map((k: { id: number }) => k.id)).toEqual(rows.map((r) => r.id));
     expect(Object.keys(mine.body[0]).sort()).toEqual(['created_at', 'id', 'key', 'title']);
     expect(mine.headers['x-total']).toBe(String(rows.length));
@@ -154,7 +156,7 @@ describe('DELETE /user/keys/:key_id', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id: created.id, user_id: alice.id, title: 'gone', key: pair.publicKey, type: 'Key', fingerprint: pair.md5 });
     expect((await s.api('GET', `/user/keys/${created.id}`, alice)).status).toBe(404);
-    expect(keyForSsh(s.ctx, pair.sha256)).toBeNull();
+    expect(await keyForSshAsync(s.ctx, pair.sha256)).toBeNull();
     expect((await s.api('DELETE', `/user/keys/${created.id}`, alice)).status).toBe(404);
     expect((await s.api('DELETE', `/user/keys/${created.id}`, null)).status).toBe(401);
   });
@@ -205,7 +207,7 @@ describe('admin routes: /users/:id/keys, /users/:id/keys/:key_id, /keys/:id', ()
   });
 
   it('non-admins get 403 on every admin route (even for themselves), anonymous 401, and nothing changes', async () => {
-    const before = keyCount();
+    const before = await keyCount();
     const aliceKey = (await s.api('GET', '/user/keys', alice)).body[0];
     const calls: [string, string, unknown?][] = [
       ['GET', `/users/${alice.id}/keys`], ['POST', `/users/${alice.id}/keys`, { title: 'x', key: ed().publicKey }],
@@ -218,7 +220,7 @@ describe('admin routes: /users/:id/keys, /users/:id/keys/:key_id, /keys/:id', ()
       expect((await s.api(method as 'GET', path, alice, body)).status, `${method} ${path} as self`).toBe(403);
       expect((await s.api(method as 'GET', path, null, body)).status).toBe(401);
     }
-    expect(keyCount()).toBe(before);
+    expect(await keyCount()).toBe(before);
   });
 });
 
@@ -226,24 +228,24 @@ describe('the SSH server’s lookups', () => {
   it('keyForSsh finds a user key with its user; blocked users are returned for the caller to refuse', async () => {
     const pair = ed();
     const key = (await s.api('POST', '/user/keys', blocked, { title: 'b', key: pair.publicKey })).body;
-    expect(keyForSsh(s.ctx, pair.sha256)).toMatchObject({ key: { id: key.id, type: 'Key' }, user: { id: blocked.id, state: 'active' }, deployProjectIds: [] });
+    expect(await keyForSshAsync(s.ctx, pair.sha256)).toMatchObject({ key: { id: key.id, type: 'Key' }, user: { id: blocked.id, state: 'active' }, deployProjectIds: [] });
     await s.api('PUT', `/users/${blocked.id}/block`, s.root);
-    expect(keyForSsh(s.ctx, pair.sha256)!.user!.state).toBe('blocked');
-    expect(keyForSsh(s.ctx, 'SHA256:unknown')).toBeNull();
+    expect((await keyForSshAsync(s.ctx, pair.sha256))!.user!.state).toBe('blocked');
+    expect(await keyForSshAsync(s.ctx, 'SHA256:unknown')).toBeNull();
   });
 
   it('touchKeyUsed writes last_used_at at most once a minute per key', async () => {
     const pair = ed();
     const key = (await s.api('POST', '/user/keys', alice, { title: 'used', key: pair.publicKey })).body;
-    const lastUsed = () => (s.ctx.db.$client.prepare(`SELECT last_used_at AS t FROM keys WHERE id = ?`).get(key.id) as { t: string | null }).t;
-    expect(lastUsed()).toBeNull();
+    const lastUsed = async () => (await s.ctx.data.get<{ t: string | null }>(`SELECT last_used_at AS t FROM keys WHERE id = ?`, [key.id]))!.t;
+    expect(await lastUsed()).toBeNull();
     const t0 = Date.parse('2030-01-01T00:00:00.000Z');
-    touchKeyUsed(s.ctx, key.id, t0);
-    expect(lastUsed()).toBe('2030-01-01T00:00:00.000Z');
-    touchKeyUsed(s.ctx, key.id, t0 + 30_000);
-    expect(lastUsed()).toBe('2030-01-01T00:00:00.000Z');
-    touchKeyUsed(s.ctx, key.id, t0 + 61_000);
-    expect(lastUsed()).toBe('2030-01-01T00:01:01.000Z');
+    await touchKeyUsed(s.ctx, key.id, t0);
+    expect(await lastUsed()).toBe('2030-01-01T00:00:00.000Z');
+    await touchKeyUsed(s.ctx, key.id, t0 + 30_000);
+    expect(await lastUsed()).toBe('2030-01-01T00:00:00.000Z');
+    await touchKeyUsed(s.ctx, key.id, t0 + 61_000);
+    expect(await lastUsed()).toBe('2030-01-01T00:01:01.000Z');
   });
 
   it('deleting a user deletes their keys', async () => {
@@ -251,7 +253,51 @@ describe('the SSH server’s lookups', () => {
     const pair = ed();
     expect((await s.api('POST', '/user/keys', doomed, { title: 'x', key: pair.publicKey })).status).toBe(201);
     expect((await s.api('DELETE', `/users/${doomed.id}`, s.root)).status).toBe(200);
-    expect(keyForSsh(s.ctx, pair.sha256)).toBeNull();
-    expect(s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM keys WHERE user_id = ?`).get(doomed.id)).toEqual({ n: 0 });
+    expect(await keyForSshAsync(s.ctx, pair.sha256)).toBeNull();
+    expect(await s.ctx.data.get(`SELECT COUNT(*) AS n FROM keys WHERE user_id = ?`, [doomed.id])).toEqual({ n: 0 });
+  });
+});
+
+describe('races between requests', () => {
+  it('the same key added twice at once (also by two users): one 201, one 400 `fingerprint has already been taken`, one row', async () => {
+    for (const [first, second] of [[alice, alice], [alice, bob]] as const) {
+      const pair = ed();
+      const [type, data] = pair.publicKey.split(' ');
+      const answers = await Promise.all([
+        s.api('POST', '/user/keys', first, { title: 'one', key: pair.publicKey }),
+        s.api('POST', '/user/keys', second, { title: 'two', key: `${type} ${data} another comment` }),
+      ]);
+      expect(answers.map((r) => r.status).sort()).toEqual([201, 400]);
+      expect(answers.find((r) => r.status === 400)!.body).toEqual({ message: { fingerprint: ['has already been taken'] } });
+      expect(await s.ctx.data.get('SELECT COUNT(*) AS n FROM keys WHERE fingerprint = ?', [pair.md5])).toEqual({ n: 1 });
+    }
+  });
+
+  it('a key for a user deleted meanwhile answers 404 (the route’s own form) and writes nothing, never a 500', async () => {
+    const gone = await s.user('key-vanishing');
+    const stale = await findUserAsync(s.ctx, gone.id);
+    expect((await s.api('DELETE', `/users/${gone.id}`, s.root)).status).toBe(200);
+    const pair = ed();
+    await expect(createUserKey(s.ctx, stale, { title: 'late', key: pair.publicKey })).rejects.toMatchObject({ statusCode: 404, body: { message: '404 User Not Found' } });
+    expect(await keyForSshAsync(s.ctx, pair.sha256)).toBeNull();
+    // Through the API, the admin's add and the user's deletion at once: a 201 (then cascaded away) or the bare 404.
+    const other = await s.user('key-vanishing-2');
+    const [added, deleted] = await Promise.all([
+      s.api('POST', `/users/${other.id}/keys`, s.root, { title: 'late', key: ed().publicKey }),
+      s.api('DELETE', `/users/${other.id}`, s.root),
+    ]);
+    expect(deleted.status).toBe(200);
+    expect([201, 404]).toContain(added.status);
+    if (added.status === 404) expect(added.body).toEqual({ message: '404 Not found' });
+    expect(await s.ctx.data.get('SELECT COUNT(*) AS n FROM keys WHERE user_id = ?', [other.id])).toEqual({ n: 0 });
+  });
+
+  it('ids beyond any row (and beyond PostgreSQL’s integer) answer 404 as any missing key', async () => {
+    for (const id of [2147483648, 9007199254740991]) {
+      expect((await s.api('GET', `/user/keys/${id}`, alice)).body).toEqual({ message: '404 Not found' });
+      expect((await s.api('DELETE', `/user/keys/${id}`, alice)).body).toEqual({ message: '404 Key Not Found' });
+      expect((await s.api('GET', `/keys/${id}`, s.root)).body).toEqual({ message: '404 Not found' });
+      expect((await s.api('GET', `/users/${id}/keys`, s.root)).body).toEqual({ message: '404 User Not Found' });
+    }
   });
 });

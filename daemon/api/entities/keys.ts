@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import type { UserRow } from '../../db/schema.js';
 import type { KeyRow } from '../../db/schema-keys.js';
 import { Nullable } from '../params.js';
-import { userFull, UserFullSchema } from './users.js';
+import { userFullAsync, UserFullSchema } from './users.js';
 
 /** SSHKey: id, title, key, created_at (user keys and deploy keys alike). */
 export function sshKeyEntity(k: KeyRow) {
@@ -12,8 +12,8 @@ export function sshKeyEntity(k: KeyRow) {
 }
 
 /** SSHKeyWithUser: SSHKey plus its user as UserFull (null for a deploy key). */
-export function sshKeyWithUser(ctx: AppContext, k: KeyRow, user: UserRow | null) {
-  return { ...sshKeyEntity(k), user: user ? userFull(ctx, user) : null };
+export async function sshKeyWithUser(ctx: AppContext, k: KeyRow, user: UserRow | null) {
+  return { ...sshKeyEntity(k), user: user ? await userFullAsync(ctx, user) : null };
 }
 
 /** The raw key record 8.x answered DELETE with (its database columns). */

@@ -1,17 +1,21 @@
 /**
  * SSH keys (GitLab 8.x Key / DeployKey): a user's keys, deploy keys and the projects they are enabled on, and the
  * lookup the SSH server authenticates with. A fingerprint is unique over both kinds, so one key line names at most
- * one user or one deploy key.
+ * one user or one deploy key. Everything runs on the data layer (ctx.data), on SQLite and PostgreSQL alike, except
+ * keyForSsh, the synchronous twin the SSH session still calls (daemon/ssh/session.ts).
  */
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { users, type ProjectRow, type UserRow } from '../../db/schema.js';
-import { deployKeysProjects, keys, type KeyRow } from '../../db/schema-keys.js';
+import { keys, type KeyRow } from '../../db/schema-keys.js';
 import { statement } from '../../db/statements.js';
-import { validationError } from '../../errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
 import type { Queries } from '../../db/layer/types.js';
-import { administeredProjectsSql } from '../../policy/permissions.js';
+import { toKey, toUser } from '../../db/rows.js';
+import { notFound, validationError, type ApiError } from '../../errors.js';
+import { administeredProjectsWhere } from '../../policy/permissions.js';
+import type { Listing } from '../groups.js';
 import { parsePublicKey, type KeyErrors, type ParsedKey } from './parse.js';
 
 /** Title and key line of a new key (POST /user/keys, /users/:id/keys, /projects/:id/deploy_keys). */
@@ -20,128 +24,173 @@ export interface KeyParams {
   key: string;
 }
 
+type Rec = Record<string, unknown>;
+
 /** The longest title accepted (8.x Key: length maximum 255). */
 const MAX_TITLE = 255;
 
-/** The key parsed, or a 400 with the validation hash (title, key, fingerprint) in 8.x's order. */
-function validKey(ctx: AppContext, params: KeyParams): ParsedKey {
+/** Whether an id can name a row (PostgreSQL's ids are `integer`: a larger number must not reach a query). */
+const validId = (id: number) => Number.isSafeInteger(id) && id > 0 && id <= 2147483647;
+
+/** 8.x's answer to a key whose fingerprint another key (of either kind) has. */
+const fingerprintTaken = () => validationError({ fingerprint: ['has already been taken'] });
+
+/**
+ * The key parsed, or a 400 with the validation hash (title, key, fingerprint) in 8.x's order. `onlyTaken` answers
+ * instead when the one thing wrong is a fingerprint already taken (a deploy key added to the project meanwhile).
+ */
+async function validKey(ctx: AppContext, params: KeyParams): Promise<ParsedKey>;
+async function validKey(ctx: AppContext, params: KeyParams, onlyTaken: (fingerprint: string) => Promise<KeyRow | null>): Promise<ParsedKey | KeyRow>;
+async function validKey(ctx: AppContext, params: KeyParams, onlyTaken?: (fingerprint: string) => Promise<KeyRow | null>): Promise<ParsedKey | KeyRow> {
   const errors: KeyErrors & { title?: string[] } = {};
   const title = params.title.trim();
   if (title === '') errors.title = ["can't be blank"];
   else if (title.length > MAX_TITLE) errors.title = [`is too long (maximum is ${MAX_TITLE} characters)`];
   const parsed = parsePublicKey(params.key);
   Object.assign(errors, parsed.errors ?? {});
-  if (parsed.key && keyByFingerprint(ctx, parsed.key.fingerprint)) errors.fingerprint = ['has already been taken'];
+  if (parsed.key && (await keyByFingerprint(ctx.data, parsed.key.fingerprint))) {
+    const answer = Object.keys(errors).length === 0 && onlyTaken ? await onlyTaken(parsed.key.fingerprint) : null;
+    if (answer) return answer;
+    errors.fingerprint = ['has already been taken'];
+  }
   if (Object.keys(errors).length > 0 || !parsed.key) throw validationError(errors);
   return parsed.key;
 }
 
 /** A key row by its 8.x (MD5) fingerprint, of either kind. */
-function keyByFingerprint(ctx: AppContext, fingerprint: string): KeyRow | null {
-  return ctx.db.select().from(keys).where(eq(keys.fingerprint, fingerprint)).get() ?? null;
+async function keyByFingerprint(q: Queries, fingerprint: string): Promise<KeyRow | null> {
+  const row = await q.get<Rec>('SELECT * FROM keys WHERE fingerprint = ?', [fingerprint]);
+  return row ? toKey(row) : null;
 }
 
-/** Insert a key row; a concurrent insert of the same key that wins the UNIQUE index gives 8.x's duplicate error. */
-function insertKey(ctx: AppContext, values: Omit<typeof keys.$inferInsert, 'createdAt' | 'updatedAt'>): KeyRow {
+/** Insert a key row (the UNIQUE indexes on the fingerprints are the last guard against the same key twice). */
+async function insertKey(q: Queries, type: 'Key' | 'DeployKey', userId: number | null, title: string, parsed: ParsedKey): Promise<KeyRow> {
   const t = now();
-  try {
-    return ctx.db.insert(keys).values({ ...values, createdAt: t, updatedAt: t }).returning().get();
-  } catch (e) {
-    if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw validationError({ fingerprint: ['has already been taken'] });
-    throw e;
-  }
+  const row = await q.get<Rec>(
+    `INSERT INTO keys (type, user_id, title, key, key_type, fingerprint, fingerprint_sha256, can_push, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, FALSE, ?, ?) RETURNING *`,
+    [type, userId, title, parsed.text, parsed.type, parsed.fingerprint, parsed.fingerprintSha256, t, t],
+  );
+  return toKey(row!);
 }
 
 // ---- user keys
 
 /** A user's keys, oldest first. */
-export function listUserKeys(ctx: AppContext, userId: number): KeyRow[] {
-  return ctx.db.select().from(keys).where(and(eq(keys.type, 'Key'), eq(keys.userId, userId))).orderBy(asc(keys.id)).all();
+export async function listUserKeys(ctx: AppContext, userId: number): Promise<KeyRow[]> {
+  if (!validId(userId)) return [];
+  return (await ctx.data.all<Rec>(`SELECT * FROM keys WHERE type = 'Key' AND user_id = ? ORDER BY id`, [userId])).map(toKey);
 }
 
 /** One of a user's keys, or null (someone else's key or a deploy key is null too). */
-export function findUserKey(ctx: AppContext, userId: number, keyId: number): KeyRow | null {
-  return ctx.db.select().from(keys).where(and(eq(keys.id, keyId), eq(keys.type, 'Key'), eq(keys.userId, userId))).get() ?? null;
+export async function findUserKey(ctx: AppContext, userId: number, keyId: number): Promise<KeyRow | null> {
+  if (!validId(userId) || !validId(keyId)) return null;
+  const row = await ctx.data.get<Rec>(`SELECT * FROM keys WHERE id = ? AND type = 'Key' AND user_id = ?`, [keyId, userId]);
+  return row ? toKey(row) : null;
 }
 
-/** Add a key to a user; 400 with the validation hash when the title or key is refused or the key is already used. */
-export function createUserKey(ctx: AppContext, user: UserRow, params: KeyParams): KeyRow {
-  const parsed = validKey(ctx, params);
-  return insertKey(ctx, {
-    type: 'Key', userId: user.id, title: params.title.trim(), key: parsed.text, keyType: parsed.type,
-    fingerprint: parsed.fingerprint, fingerprintSha256: parsed.fingerprintSha256, canPush: false,
-  });
+/**
+ * Add a key to a user; 400 with the validation hash when the title or key is refused or the key is already used (also
+ * when the same key was added by another request meanwhile). A user deleted meanwhile: `userGone()` (404 User).
+ */
+export async function createUserKey(ctx: AppContext, user: UserRow, params: KeyParams, userGone: () => ApiError = () => notFound('User')): Promise<KeyRow> {
+  const parsed = await validKey(ctx, params);
+  try {
+    return await insertKey(ctx.data, 'Key', user.id, params.title.trim(), parsed);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw fingerprintTaken();
+    if (isForeignKeyViolation(e)) throw userGone();
+    throw e;
+  }
 }
 
 /** Delete one of a user's keys; the deleted row, or null when the user has no such key. */
-export function deleteUserKey(ctx: AppContext, userId: number, keyId: number): KeyRow | null {
-  return ctx.db.delete(keys).where(and(eq(keys.id, keyId), eq(keys.type, 'Key'), eq(keys.userId, userId))).returning().get() ?? null;
+export async function deleteUserKey(ctx: AppContext, userId: number, keyId: number): Promise<KeyRow | null> {
+  if (!validId(userId) || !validId(keyId)) return null;
+  const row = await ctx.data.get<Rec>(`DELETE FROM keys WHERE id = ? AND type = 'Key' AND user_id = ? RETURNING *`, [keyId, userId]);
+  return row ? toKey(row) : null;
 }
 
 /** Any key by id (GET /keys/:id) with its user (null for a deploy key), or null. */
-export function findKey(ctx: AppContext, keyId: number): { key: KeyRow; user: UserRow | null } | null {
-  const key = ctx.db.select().from(keys).where(eq(keys.id, keyId)).get();
-  if (!key) return null;
-  const user = key.userId === null ? null : ctx.db.select().from(users).where(eq(users.id, key.userId)).get() ?? null;
-  return { key, user };
+export async function findKey(ctx: AppContext, keyId: number): Promise<{ key: KeyRow; user: UserRow | null } | null> {
+  if (!validId(keyId)) return null;
+  const row = await ctx.data.get<Rec>('SELECT * FROM keys WHERE id = ?', [keyId]);
+  if (!row) return null;
+  const key = toKey(row);
+  const user = key.userId === null ? undefined : await ctx.data.get<Rec>('SELECT * FROM users WHERE id = ?', [key.userId]);
+  return { key, user: user ? toUser(user) : null };
 }
 
 // ---- deploy keys
 
-/** The deploy keys enabled on a project (a drizzle query to page or narrow). */
-function projectDeployKeys(ctx: AppContext, projectId: number, ...more: SQL[]) {
-  return ctx.db.select({ key: keys }).from(keys)
-    .innerJoin(deployKeysProjects, eq(deployKeysProjects.deployKeyId, keys.id))
-    .where(and(eq(deployKeysProjects.projectId, projectId), eq(keys.type, 'DeployKey'), ...more));
+const PROJECT_DEPLOY_KEYS = `SELECT k.* FROM keys k JOIN deploy_keys_projects dkp ON dkp.deploy_key_id = k.id
+  WHERE dkp.project_id = ? AND k.type = 'DeployKey'`;
+
+/** Every deploy key, oldest first (GET /deploy_keys, admins): a count and a page fetcher. */
+export function listDeployKeys(): Listing<KeyRow> {
+  return {
+    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM keys WHERE type = 'DeployKey'`))!.n,
+    fetch: async (q, limit, offset) =>
+      (await q.all<Rec>(`SELECT * FROM keys WHERE type = 'DeployKey' ORDER BY id LIMIT ? OFFSET ?`, [limit, offset])).map(toKey),
+  };
 }
 
-/** Number of deploy keys (GET /deploy_keys). */
-export function countDeployKeys(ctx: AppContext): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(keys).where(eq(keys.type, 'DeployKey')).get()!.n;
-}
-
-/** One page of every deploy key, oldest first (GET /deploy_keys, admins). */
-export function listDeployKeys(ctx: AppContext, limit = -1, offset = 0): KeyRow[] {
-  return ctx.db.select().from(keys).where(eq(keys.type, 'DeployKey')).orderBy(asc(keys.id)).limit(limit).offset(offset).all();
-}
-
-/** Number of deploy keys enabled on a project. */
-export function countProjectDeployKeys(ctx: AppContext, projectId: number): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(deployKeysProjects).where(eq(deployKeysProjects.projectId, projectId)).get()!.n;
-}
-
-/** One page of the deploy keys enabled on a project, oldest key first. */
-export function listProjectDeployKeys(ctx: AppContext, projectId: number, limit = -1, offset = 0): KeyRow[] {
-  return projectDeployKeys(ctx, projectId).orderBy(asc(keys.id)).limit(limit).offset(offset).all().map((r) => r.key);
+/** The deploy keys enabled on a project, oldest key first: a count and a page fetcher. */
+export function listProjectDeployKeys(projectId: number): Listing<KeyRow> {
+  return {
+    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deploy_keys_projects WHERE project_id = ?`, [projectId]))!.n,
+    fetch: async (q, limit, offset) => (await q.all<Rec>(`${PROJECT_DEPLOY_KEYS} ORDER BY k.id LIMIT ? OFFSET ?`, [projectId, limit, offset])).map(toKey),
+  };
 }
 
 /** A deploy key enabled on the project, or null. */
-export function findProjectDeployKey(ctx: AppContext, projectId: number, keyId: number): KeyRow | null {
-  return projectDeployKeys(ctx, projectId, eq(keys.id, keyId)).get()?.key ?? null;
+export async function findProjectDeployKey(ctx: AppContext, projectId: number, keyId: number, q: Queries = ctx.data): Promise<KeyRow | null> {
+  if (!validId(keyId)) return null;
+  const row = await q.get<Rec>(`${PROJECT_DEPLOY_KEYS} AND k.id = ?`, [projectId, keyId]);
+  return row ? toKey(row) : null;
 }
 
-/** The deploy keys a user may enable on their projects (those of the projects they master), or the one of `keyId`. */
-function accessibleDeployKeyRows(ctx: AppContext, user: UserRow, keyId?: number): KeyRow[] {
-  const administered = sql.raw(`SELECT dkp.deploy_key_id FROM deploy_keys_projects dkp WHERE dkp.project_id IN (${administeredProjectsSql(user)})`);
-  return ctx.db.select().from(keys)
-    .where(and(eq(keys.type, 'DeployKey'), keyId === undefined ? undefined : eq(keys.id, keyId), sql`${keys.id} IN (${administered})`))
-    .orderBy(asc(keys.id)).all();
+/**
+ * One of the deploy keys the user may enable on their projects (those of the projects they administer: master and
+ * up; any for an admin) by id, or null.
+ */
+async function accessibleDeployKey(ctx: AppContext, user: UserRow, keyId: number): Promise<KeyRow | null> {
+  if (!validId(keyId)) return null;
+  const administered = administeredProjectsWhere(ctx.data.dialect, user);
+  const row = await ctx.data.get<Rec>(
+    `SELECT k.* FROM keys k WHERE k.type = 'DeployKey' AND k.id = ?
+       AND k.id IN (SELECT dkp.deploy_key_id FROM deploy_keys_projects dkp WHERE dkp.project_id IN (${administered.sql}))`,
+    [keyId, ...administered.args],
+  );
+  return row ? toKey(row) : null;
 }
 
-/** The deploy keys a user may enable on their projects: those of the projects they administer (master and up). */
-export function accessibleDeployKeys(ctx: AppContext, user: UserRow): KeyRow[] {
-  return accessibleDeployKeyRows(ctx, user);
+const LINK = `INSERT INTO deploy_keys_projects (deploy_key_id, project_id, created_at) VALUES (?, ?, ?)
+  ON CONFLICT (deploy_key_id, project_id) DO NOTHING`;
+
+/**
+ * Link a deploy key to a project (nothing when it is already linked). False when the key was deleted meanwhile; a
+ * project deleted meanwhile is 404 Project.
+ */
+async function linkDeployKey(ctx: AppContext, keyId: number, projectId: number): Promise<boolean> {
+  try {
+    await ctx.data.run(LINK, [keyId, projectId, now()]);
+    return true;
+  } catch (e) {
+    if (!isForeignKeyViolation(e)) throw e;
+    if (!(await ctx.data.get('SELECT id FROM projects WHERE id = ?', [projectId]))) throw notFound('Project');
+    return false;
+  }
 }
 
-/** One of the user's accessible deploy keys by id, or null. */
-function accessibleDeployKey(ctx: AppContext, user: UserRow, keyId: number): KeyRow | null {
-  return accessibleDeployKeyRows(ctx, user, keyId)[0] ?? null;
-}
-
-/** Link a deploy key to a project (nothing when it is already linked). */
-function linkDeployKey(ctx: AppContext, keyId: number, projectId: number): void {
-  statement(ctx, `INSERT OR IGNORE INTO deploy_keys_projects (deploy_key_id, project_id, created_at) VALUES (?, ?, ?)`)
-    .run(keyId, projectId, now());
+/** The deploy key of this fingerprint already on the project, or one of the actor's accessible ones enabled on it now. */
+async function reusableDeployKey(ctx: AppContext, actor: UserRow, project: ProjectRow, fingerprint: string): Promise<KeyRow | null> {
+  const existing = await keyByFingerprint(ctx.data, fingerprint);
+  if (existing?.type !== 'DeployKey') return null;
+  const onProject = await findProjectDeployKey(ctx, project.id, existing.id);
+  if (onProject) return onProject;
+  if (await accessibleDeployKey(ctx, actor, existing.id)) return (await linkDeployKey(ctx, existing.id, project.id)) ? existing : null;
+  return null;
 }
 
 /**
@@ -149,55 +198,68 @@ function linkDeployKey(ctx: AppContext, keyId: number, projectId: number): void 
  * it is; one of the caller's accessible deploy keys is enabled on the project; otherwise a new deploy key is created
  * (400 with the validation hash when refused, or when the key is a user's key or a deploy key the caller cannot reach).
  * Keys are matched by fingerprint, so the same key with another comment is the same key. Read-only (can_push false).
+ * The same key added by another request meanwhile is answered as if it had been there; a project deleted meanwhile
+ * is 404 Project.
  */
-export function addProjectDeployKey(ctx: AppContext, actor: UserRow, project: ProjectRow, params: KeyParams): KeyRow {
-  const parsed = parsePublicKey(params.key).key;
-  const existing = parsed ? keyByFingerprint(ctx, parsed.fingerprint) : null;
-  if (existing?.type === 'DeployKey') {
-    const onProject = findProjectDeployKey(ctx, project.id, existing.id);
-    if (onProject) return onProject;
-    if (accessibleDeployKey(ctx, actor, existing.id)) {
-      linkDeployKey(ctx, existing.id, project.id);
-      return existing;
-    }
-  }
-  const key = validKey(ctx, params);
-  return ctx.db.transaction(() => {
-    const row = insertKey(ctx, {
-      type: 'DeployKey', userId: null, title: params.title.trim(), key: key.text, keyType: key.type,
-      fingerprint: key.fingerprint, fingerprintSha256: key.fingerprintSha256, canPush: false,
+export async function addProjectDeployKey(ctx: AppContext, actor: UserRow, project: ProjectRow, params: KeyParams): Promise<KeyRow> {
+  const fingerprint = parsePublicKey(params.key).key?.fingerprint;
+  const reused = fingerprint ? await reusableDeployKey(ctx, actor, project, fingerprint) : null;
+  if (reused) return reused;
+  // Added to the project by another request since the lookup above: answered as if it had been there then.
+  const valid = await validKey(ctx, params, (f) => reusableDeployKey(ctx, actor, project, f));
+  if (!('blob' in valid)) return valid;
+  const parsed = valid;
+  try {
+    return await ctx.data.transaction(async (tx) => {
+      const row = await insertKey(tx, 'DeployKey', null, params.title.trim(), parsed);
+      await tx.run(LINK, [row.id, project.id, now()]);
+      return row;
     });
-    linkDeployKey(ctx, row.id, project.id);
-    return row;
-  });
+  } catch (e) {
+    if (isForeignKeyViolation(e)) throw notFound('Project');
+    if (!isUniqueViolation(e)) throw e;
+    const added = await reusableDeployKey(ctx, actor, project, parsed.fingerprint);
+    if (added) return added;
+    throw fingerprintTaken();
+  }
 }
 
 /** Enable one of the caller's accessible deploy keys on a project (8.11+ EnableDeployKeyService); null when not one. */
-export function enableDeployKey(ctx: AppContext, actor: UserRow, project: ProjectRow, keyId: number): KeyRow | null {
-  const key = accessibleDeployKey(ctx, actor, keyId);
+export async function enableDeployKey(ctx: AppContext, actor: UserRow, project: ProjectRow, keyId: number): Promise<KeyRow | null> {
+  const key = await accessibleDeployKey(ctx, actor, keyId);
   if (!key) return null;
-  linkDeployKey(ctx, key.id, project.id);
-  return key;
+  return (await linkDeployKey(ctx, key.id, project.id)) ? key : null;
 }
 
 /** Disable a deploy key on a project (the key stays for its other projects); the key, or null when not enabled there. */
-export function disableDeployKey(ctx: AppContext, project: ProjectRow, keyId: number): KeyRow | null {
-  const key = findProjectDeployKey(ctx, project.id, keyId);
+export async function disableDeployKey(ctx: AppContext, project: ProjectRow, keyId: number): Promise<KeyRow | null> {
+  const key = await findProjectDeployKey(ctx, project.id, keyId);
   if (!key) return null;
-  ctx.db.delete(deployKeysProjects).where(and(eq(deployKeysProjects.deployKeyId, keyId), eq(deployKeysProjects.projectId, project.id))).run();
-  return key;
+  const r = await ctx.data.run('DELETE FROM deploy_keys_projects WHERE deploy_key_id = ? AND project_id = ?', [keyId, project.id]);
+  return r.changes > 0 ? key : null; // disabled by another request meanwhile: as if not found
+}
+
+/**
+ * Lock deploy key rows until the transaction ends (PostgreSQL; SQLite runs each transaction alone), in id order, so
+ * that two transactions that each remove one link of the same key cannot both see the other's link and leave the key
+ * behind with none.
+ */
+async function lockKeys(tx: Queries, where: string, args: unknown[]): Promise<void> {
+  if (tx.dialect.name === 'postgres') await tx.all(`SELECT id FROM keys WHERE ${where} ORDER BY id FOR UPDATE`, args);
 }
 
 /**
  * Remove a deploy key from a project and delete it when no other project uses it (8.x deleted it everywhere, so a
  * master of one project could cut off another project's deploys). The key as it was, or null when not enabled there.
  */
-export function removeProjectDeployKey(ctx: AppContext, project: ProjectRow, keyId: number): KeyRow | null {
-  return ctx.db.transaction(() => {
-    const key = disableDeployKey(ctx, project, keyId);
+export async function removeProjectDeployKey(ctx: AppContext, project: ProjectRow, keyId: number): Promise<KeyRow | null> {
+  if (!validId(keyId)) return null;
+  return ctx.data.transaction(async (tx) => {
+    await lockKeys(tx, 'id = ?', [keyId]);
+    const key = await findProjectDeployKey(ctx, project.id, keyId, tx);
     if (!key) return null;
-    const used = ctx.db.select({ id: deployKeysProjects.id }).from(deployKeysProjects).where(eq(deployKeysProjects.deployKeyId, keyId)).get();
-    if (!used) ctx.db.delete(keys).where(eq(keys.id, keyId)).run();
+    await tx.run('DELETE FROM deploy_keys_projects WHERE deploy_key_id = ? AND project_id = ?', [keyId, project.id]);
+    await tx.run(`DELETE FROM keys WHERE id = ? AND NOT EXISTS (SELECT 1 FROM deploy_keys_projects o WHERE o.deploy_key_id = keys.id)`, [keyId]);
     return key;
   });
 }
@@ -209,6 +271,7 @@ export function removeProjectDeployKey(ctx: AppContext, project: ProjectRow, key
  * projects stay for them; the project's links cascade with its row.
  */
 export async function deleteProjectOnlyDeployKeysIn(tx: Queries, projectId: number): Promise<void> {
+  await lockKeys(tx, `type = 'DeployKey' AND id IN (SELECT deploy_key_id FROM deploy_keys_projects WHERE project_id = ?)`, [projectId]);
   await tx.run(
     `DELETE FROM keys WHERE type = 'DeployKey'
        AND id IN (SELECT deploy_key_id FROM deploy_keys_projects WHERE project_id = ?)
@@ -229,6 +292,22 @@ export interface SshKeyIdentity {
 }
 
 /** The key with this OpenSSH SHA256 fingerprint (`SHA256:...`, see sha256Fingerprint), or null when unknown. */
+export async function keyForSshAsync(ctx: AppContext, fingerprintSha256: string): Promise<SshKeyIdentity | null> {
+  const row = await ctx.data.get<Rec>('SELECT * FROM keys WHERE fingerprint_sha256 = ?', [fingerprintSha256]);
+  if (!row) return null;
+  const key = toKey(row);
+  if (key.type === 'Key') {
+    const user = await ctx.data.get<Rec>('SELECT * FROM users WHERE id = ?', [key.userId]);
+    return user ? { key, user: toUser(user), deployProjectIds: [] } : null;
+  }
+  const projects = await ctx.data.all<{ id: number }>('SELECT project_id AS id FROM deploy_keys_projects WHERE deploy_key_id = ? ORDER BY project_id', [key.id]);
+  return { key, user: null, deployProjectIds: projects.map((r) => r.id) };
+}
+
+/**
+ * The synchronous twin of keyForSshAsync (SQLite only), for credentialFor, which the SSH session (daemon/ssh/session.ts,
+ * another room) still calls synchronously; deleted with it.
+ */
 export function keyForSsh(ctx: AppContext, fingerprintSha256: string): SshKeyIdentity | null {
   const key = ctx.db.select().from(keys).where(eq(keys.fingerprintSha256, fingerprintSha256)).get();
   if (!key) return null;
@@ -245,17 +324,20 @@ export function keyForSsh(ctx: AppContext, fingerprintSha256: string): SshKeyIde
 const TOUCH_INTERVAL_MS = 60_000;
 const touched = new Map<number, number>();
 
-/** Record that a key was used (SSH authentication), at most once a minute per key; never throws. */
-export function touchKeyUsed(ctx: AppContext, keyId: number, at = Date.now()): void {
+/**
+ * Record that a key was used (SSH authentication), at most once a minute per key; never throws. The map only saves
+ * writes in this process: the conditional UPDATE keeps several daemons to about one write a minute per key as well.
+ */
+export async function touchKeyUsed(ctx: AppContext, keyId: number, at = Date.now()): Promise<void> {
   const last = touched.get(keyId);
   if (last !== undefined && at - last < TOUCH_INTERVAL_MS) return;
-  // The map only saves writes; bounded so that many keys never grow it without end.
+  // Bounded, so that many keys never grow it without end.
   if (touched.size >= 10_000) touched.clear();
   touched.set(keyId, at);
   const stamp = new Date(at).toISOString();
   const before = new Date(at - TOUCH_INTERVAL_MS).toISOString();
   try {
-    statement(ctx, `UPDATE keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`).run(stamp, keyId, before);
+    await ctx.data.run(`UPDATE keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`, [stamp, keyId, before]);
   } catch {
     // A busy database only loses a usage timestamp; authentication must not fail for it.
   }
