@@ -9,9 +9,9 @@ import { forbidden } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
 import { canManageOauthApplications } from '../policy/permissions.js';
 import { createApplication, deleteApplication, listApplications } from '../services/oauth/applications.js';
-import { getSettings } from '../services/settings.js';
+import { getSettingsAsync } from '../services/settings.js';
 import { applicationEntity, ApplicationSchema, ApplicationWithSecretSchema } from './entities/applications.js';
-import { paginate } from './pagination.js';
+import { paginateAsync } from './pagination.js';
 import { Int, PageParams, RequiredString } from './params.js';
 
 const tags = ['applications'];
@@ -22,34 +22,38 @@ const CreateBody = Type.Object({
 });
 
 /** The caller, when allowed to use the applications API (else 403). */
-function manager(ctx: FastifyInstance['ctx'], request: FastifyRequest): UserRow {
+async function manager(ctx: FastifyInstance['ctx'], request: FastifyRequest): Promise<UserRow> {
   const user = requireUser(request);
-  if (!canManageOauthApplications(user, getSettings(ctx).userOauthApplications)) {
+  if (!canManageOauthApplications(user, (await getSettingsAsync(ctx)).userOauthApplications)) {
     throw forbidden('OAuth applications can be registered only by administrators on this server (the user_oauth_applications setting is off)');
   }
   return user;
 }
 
-/** Registers /applications. */
+/** Registers /applications (on the data layer: served on SQLite and PostgreSQL). */
 export default async function applicationRoutes(api: FastifyInstance): Promise<void> {
   const ctx = api.ctx;
+  const config = { postgres: true };
   api.post('/applications', {
+    config,
     schema: { tags, summary: 'Register an OAuth application; the secret is shown only in this answer', body: CreateBody, response: { 201: ApplicationWithSecretSchema } },
   }, async (request, reply) => {
-    const user = manager(ctx, request);
-    const { app, secret } = createApplication(ctx, user, request.body as { name: string; redirect_uri: string; scopes?: string });
+    const user = await manager(ctx, request);
+    const { app, secret } = await createApplication(ctx, user, request.body as { name: string; redirect_uri: string; scopes?: string });
     return reply.code(201).send({ ...applicationEntity(app), secret });
   });
   api.get('/applications', {
+    config,
     schema: { tags, summary: "The caller's OAuth applications (an admin: all), without secrets", querystring: Type.Object(PageParams), response: { 200: Type.Array(ApplicationSchema) } },
   }, async (request, reply) => {
-    const listing = listApplications(ctx, manager(ctx, request));
-    return paginate(request, reply, listing.count, listing.fetch).map(applicationEntity);
+    const listing = listApplications(await manager(ctx, request));
+    return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(applicationEntity);
   });
   api.delete('/applications/:id', {
+    config,
     schema: { tags, summary: 'Delete an OAuth application and revoke its tokens and codes', params: Type.Object({ id: Int({ description: 'application ID' }) }) },
   }, async (request, reply) => {
-    deleteApplication(ctx, manager(ctx, request), (request.params as { id: number }).id);
+    await deleteApplication(ctx, await manager(ctx, request), (request.params as { id: number }).id);
     return reply.code(204).send();
   });
 }

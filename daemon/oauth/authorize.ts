@@ -10,11 +10,12 @@ import {
   alreadyAuthorized, applicationByUid, applicationOwnerName, createGrant, createSession, deleteSession, isPublicClient, OAuthError, oauthError, OOB_URI,
   redirectUriAllowed, requestedScopes, SCOPES, sessionUser, type OauthApplicationRow,
 } from '../services/oauth/index.js';
-import { getSettings } from '../services/settings.js';
+import { getSettingsAsync } from '../services/settings.js';
 import { signIn } from '../services/users.js';
 import { SignInThrottled } from '../policy/sign-in-throttle.js';
 import { anonymousCsrf, clearCookie, cookies, csrfValid, sendPage, sessionCsrf, SESSION_COOKIE, setCookie } from './browser.js';
 import { AUTHORIZE_FIELDS, codePage, consentPage, errorPage, signedOutPage, signInPage, type AuthorizeParams } from './pages.js';
+import { dataExceptionMessage } from '../db/layer/errors.js';
 import { bodyTooLarge } from '../errors.js';
 import { bodyLimitText, oauthParams } from './token.js';
 
@@ -43,8 +44,8 @@ function authorizeParams(request: FastifyRequest): AuthorizeParams {
 }
 
 /** The client and its redirect URI, or a PageError: nothing about them may send the browser anywhere. */
-function checkClient(ctx: AppContext, p: AuthorizeParams): { app: OauthApplicationRow; redirectUri: string } {
-  const app = p.client_id ? applicationByUid(ctx, p.client_id) : null;
+async function checkClient(ctx: AppContext, p: AuthorizeParams): Promise<{ app: OauthApplicationRow; redirectUri: string }> {
+  const app = p.client_id ? await applicationByUid(ctx, p.client_id) : null;
   if (!app) {
     throw new PageError(400, 'Unknown application',
       'This sign-in link names an application (client_id) that is not registered on this Gantry server. Go back to the application and tell its developer; the link may be out of date.');
@@ -100,24 +101,30 @@ function redirectError(reply: FastifyReply, app: OauthApplicationRow, redirectUr
   return reply.header('cache-control', 'no-store').redirect(withParams(redirectUri, { error: e.error, error_description: e.description, state }), 302);
 }
 
-/** Issue the code and send the browser back with it (or show it, for an out-of-band client). */
-function grant(ctx: AppContext, reply: FastifyReply, user: UserRow, c: Checked): FastifyReply {
-  const code = createGrant(ctx, user, c.app, {
+/**
+ * Issue the code and send the browser back with it (or show it, for an out-of-band client). A user or application
+ * deleted meanwhile gets the page the request would have got a moment later (`gone`).
+ */
+async function grant(ctx: AppContext, reply: FastifyReply, user: UserRow, c: Checked, gone: () => Promise<FastifyReply>): Promise<FastifyReply> {
+  const code = await createGrant(ctx, user, c.app, {
     redirectUri: c.redirectUri, scopes: c.scopes, codeChallenge: c.params.code_challenge, codeChallengeMethod: c.params.code_challenge_method,
   });
+  if (code === null) return gone();
   if (c.redirectUri === OOB_URI) return sendPage(reply, 200, codePage({ appName: c.app.name, code }));
   return reply.header('cache-control', 'no-store').redirect(withParams(c.redirectUri, { code, state: c.params.state }), 302);
 }
 
 /** The signed-in user of the browser and its session cookie value, or nulls. */
-function browserSession(ctx: AppContext, request: FastifyRequest): { user: UserRow | null; token: string | undefined } {
+async function browserSession(ctx: AppContext, request: FastifyRequest): Promise<{ user: UserRow | null; token: string | undefined }> {
   const token = cookies(request)[SESSION_COOKIE];
-  const user = sessionUser(ctx, token);
+  const user = await sessionUser(ctx, token);
   return { user, token: user ? token : undefined };
 }
 
-function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, p: AuthorizeParams, app: OauthApplicationRow | null, status = 200, error?: string, login?: string): FastifyReply {
-  const disabled = !getSettings(ctx).signinEnabled;
+async function showSignIn(
+  ctx: AppContext, request: FastifyRequest, reply: FastifyReply, p: AuthorizeParams, app: OauthApplicationRow | null, status = 200, error?: string, login?: string,
+): Promise<FastifyReply> {
+  const disabled = !(await getSettingsAsync(ctx)).signinEnabled;
   const html = signInPage({ params: p, csrf: anonymousCsrf(ctx, request, reply), appName: app?.name ?? null, error, login, disabled });
   return sendPage(reply, disabled ? 403 : status, html);
 }
@@ -125,8 +132,8 @@ function showSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
 const forgedPage = (reply: FastifyReply) => sendPage(reply, 422, errorPage('The form has expired',
   'This form could not be checked (its security token is missing or wrong, or your session changed), so nothing was done. Go back to the application and start the sign-in again.'));
 
-function showConsent(ctx: AppContext, reply: FastifyReply, user: UserRow, sessionToken: string, c: Checked): FastifyReply {
-  const owner = applicationOwnerName(ctx, c.app);
+async function showConsent(ctx: AppContext, reply: FastifyReply, user: UserRow, sessionToken: string, c: Checked): Promise<FastifyReply> {
+  const owner = await applicationOwnerName(ctx, c.app);
   const redirectHost = c.redirectUri === OOB_URI ? 'a page showing a code to copy' : new URL(c.redirectUri).host;
   return sendPage(reply, 200, consentPage({
     params: c.params, csrf: sessionCsrf(ctx, sessionToken), appName: c.app.name, owner: owner ? `@${owner}` : null, redirectHost,
@@ -134,53 +141,60 @@ function showConsent(ctx: AppContext, reply: FastifyReply, user: UserRow, sessio
   }));
 }
 
-/** Registers the authorization pages (under /oauth). */
+/**
+ * Registers the authorization pages (under /oauth; on the data layer: served on SQLite and PostgreSQL). Nothing of a
+ * sign-in lives in the process: the session is a row, the CSRF tokens are derived from the shared secrets file and
+ * the session (or the CSRF cookie), and the authorization request travels in the forms, so any daemon sharing the
+ * database and the data directory answers any step.
+ */
 export default async function authorizeRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
+  const config = { postgres: true };
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof PageError) return sendPage(reply, error.status, errorPage(error.title, error.text));
     if (bodyTooLarge(error)) {
       return sendPage(reply, 413, errorPage('The form is too large',
         `The form sent is larger than this server takes (at most ${bodyLimitText(ctx)}), so nothing was done. Go back to the application and start the sign-in again.`));
     }
-    const status = (error as { statusCode?: number }).statusCode ?? 500;
+    const status = dataExceptionMessage(error) ? 400 : (error as { statusCode?: number }).statusCode ?? 500;
     if (status < 500) return sendPage(reply, 400, errorPage('Bad request', 'The form could not be read. Go back to the application and start the sign-in again.'));
     request.log.error({ err: error }, 'unhandled error');
     return sendPage(reply, 500, errorPage('Something went wrong', 'The server failed to answer. Try again in a moment.'));
   });
 
   // The authorization request: sign-in page, consent page, or straight back when the app was authorized before.
-  app.get('/authorize', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/authorize', { config, schema: { hide: true } }, async (request, reply) => {
     const p = authorizeParams(request);
-    const { app: client, redirectUri } = checkClient(ctx, p);
+    const { app: client, redirectUri } = await checkClient(ctx, p);
     const checked = checkOrRedirect(reply, client, redirectUri, p);
     if (!isChecked(checked)) return checked;
-    const { user, token } = browserSession(ctx, request);
+    const { user, token } = await browserSession(ctx, request);
     if (!user) return showSignIn(ctx, request, reply, p, client);
-    if (alreadyAuthorized(ctx, user, client, checked.scopes)) return grant(ctx, reply, user, checked);
+    if (await alreadyAuthorized(ctx, user, client, checked.scopes)) return grant(ctx, reply, user, checked, () => showSignIn(ctx, request, reply, p, client));
     return showConsent(ctx, reply, user, token!, checked);
   });
 
   // The consent page's answer: decision=authorize or decision=deny.
-  app.post('/authorize', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/authorize', { config, schema: { hide: true } }, async (request, reply) => {
     const p = authorizeParams(request);
-    const { app: client, redirectUri } = checkClient(ctx, p);
-    const { user, token } = browserSession(ctx, request);
+    const { app: client, redirectUri } = await checkClient(ctx, p);
+    const { user, token } = await browserSession(ctx, request);
     if (!user) return showSignIn(ctx, request, reply, p, client);
     if (!csrfValid(ctx, request, oauthParams(request).authenticity_token, token)) return forgedPage(reply);
     const checked = checkOrRedirect(reply, client, redirectUri, p);
     if (!isChecked(checked)) return checked;
     const decision = oauthParams(request).decision;
-    if (decision === 'authorize') return grant(ctx, reply, user, checked);
+    // The user or the application deleted since the checks above: the sign-in page, as the session is gone with them.
+    if (decision === 'authorize') return grant(ctx, reply, user, checked, () => showSignIn(ctx, request, reply, p, client));
     return redirectError(reply, client, redirectUri, p.state, oauthError('access_denied', 'The user denied the authorization request'));
   });
 
-  app.post('/sign_in', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/sign_in', { config, schema: { hide: true } }, async (request, reply) => {
     const all = oauthParams(request);
     const p = authorizeParams(request);
-    const { app: client } = checkClient(ctx, p);
+    const { app: client } = await checkClient(ctx, p);
     if (!csrfValid(ctx, request, all.authenticity_token)) return forgedPage(reply);
-    if (!getSettings(ctx).signinEnabled) return showSignIn(ctx, request, reply, p, client);
+    if (!(await getSettingsAsync(ctx)).signinEnabled) return showSignIn(ctx, request, reply, p, client);
     if (!all.login || !all.password) return showSignIn(ctx, request, reply, p, client, 400, 'Enter your username or email and your password.', all.login);
     let user: UserRow | null;
     try {
@@ -192,21 +206,21 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
       return showSignIn(ctx, request, reply, p, client, 429,
         `Too many failed sign-ins ${e.scope === 'address' ? 'from this address' : 'for this account'}. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, all.login);
     }
-    if (!user) {
-      return showSignIn(ctx, request, reply, p, client, 401,
-        'Invalid username, email or password. Check them and try again; if your account is blocked, ask an administrator.', all.login);
-    }
-    deleteSession(ctx, cookies(request)[SESSION_COOKIE]); // a new session id at every sign-in (no fixation)
-    const session = createSession(ctx, user);
+    const invalid = () => showSignIn(ctx, request, reply, p, client, 401,
+      'Invalid username, email or password. Check them and try again; if your account is blocked, ask an administrator.', all.login);
+    if (!user) return invalid();
+    await deleteSession(ctx, cookies(request)[SESSION_COOKIE]); // a new session id at every sign-in (no fixation)
+    const session = await createSession(ctx, user);
+    if (!session) return invalid(); // the user was deleted since the password was checked
     setCookie(ctx, reply, SESSION_COOKIE, session.token, session.expiresAt);
     return reply.redirect(`authorize?${new URLSearchParams(p as Record<string, string>).toString()}`, 303);
   });
 
-  app.post('/sign_out', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/sign_out', { config, schema: { hide: true } }, async (request, reply) => {
     const p = authorizeParams(request);
-    const { token } = browserSession(ctx, request);
+    const { token } = await browserSession(ctx, request);
     if (!csrfValid(ctx, request, oauthParams(request).authenticity_token, token)) return forgedPage(reply);
-    deleteSession(ctx, token);
+    await deleteSession(ctx, token);
     clearCookie(ctx, reply, SESSION_COOKIE);
     if (p.client_id) return reply.redirect(`authorize?${new URLSearchParams(p as Record<string, string>).toString()}`, 303);
     return sendPage(reply, 200, signedOutPage());

@@ -1,6 +1,7 @@
 /** POST /oauth/token (authorization_code, password, refresh_token grants), POST /oauth/revoke, GET /oauth/token/info. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
+import { dataExceptionMessage } from '../db/layer/errors.js';
 import { ApiError, bodyTooLarge } from '../errors.js';
 import { parseBasicAuth } from '../git-http/auth.js';
 import { SignInThrottled } from '../policy/sign-in-throttle.js';
@@ -59,15 +60,20 @@ function asOAuthError(ctx: AppContext, error: unknown): OAuthError | null {
   if (bodyTooLarge(error)) {
     return oauthError('invalid_request', `The request body is too large: this server takes at most ${bodyLimitText(ctx)} (gantryd --max-body-size)`, 413);
   }
+  if (dataExceptionMessage(error)) {
+    // A value PostgreSQL refuses as data (a NUL character in a client_id or a username): the client's input.
+    return oauthError('invalid_request', 'A parameter holds a value that cannot be used (such as a NUL character): send plain text');
+  }
   if (error instanceof ApiError || ((error as { statusCode?: number }).statusCode ?? 500) < 500) {
     return oauthError('invalid_request', 'The request body could not be read: send form fields (application/x-www-form-urlencoded) or a JSON object');
   }
   return null;
 }
 
-/** Registers the token endpoints (under /oauth). */
+/** Registers the token endpoints (under /oauth; on the data layer: served on SQLite and PostgreSQL). */
 export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
+  const config = { postgres: true };
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof SignInThrottled) {
       // Too many failed sign-ins (services/users.ts signIn): 429 with Retry-After, in OAuth's body form.
@@ -80,22 +86,22 @@ export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
     return reply.code(500).send({ error: 'server_error', error_description: 'The server failed; try again later' });
   });
 
-  app.post('/token', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/token', { config, schema: { hide: true } }, async (request, reply) => {
     const p = oauthParams(request);
     const client = () => authenticateClient(ctx, clientCredentials(request, p));
     let answer;
     switch (p.grant_type) {
       case 'authorization_code': {
-        const c = client();
+        const c = await client();
         if (!c) throw oauthError('invalid_client', 'client_id is missing: send the application id (and its secret) of the registered application');
-        answer = exchangeCode(ctx, c, { code: p.code, redirectUri: p.redirect_uri, codeVerifier: p.code_verifier });
+        answer = await exchangeCode(ctx, c, { code: p.code, redirectUri: p.redirect_uri, codeVerifier: p.code_verifier });
         break;
       }
       case 'password':
-        answer = await passwordGrant(ctx, client(), { username: p.username, password: p.password, scope: p.scope, address: request.ip });
+        answer = await passwordGrant(ctx, await client(), { username: p.username, password: p.password, scope: p.scope, address: request.ip });
         break;
       case 'refresh_token':
-        answer = refreshGrant(ctx, client(), { refreshToken: p.refresh_token, scope: p.scope });
+        answer = await refreshGrant(ctx, await client(), { refreshToken: p.refresh_token, scope: p.scope });
         break;
       case undefined:
       case '':
@@ -106,18 +112,18 @@ export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
     return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(answer);
   });
 
-  app.post('/revoke', { schema: { hide: true } }, async (request, reply) => {
+  app.post('/revoke', { config, schema: { hide: true } }, async (request, reply) => {
     const p = oauthParams(request);
     const creds = clientCredentials(request, p);
     let c: OauthApplicationRow | null = null;
-    if (creds.clientId || creds.clientSecret) c = authenticateClient(ctx, creds);
-    revokeToken(ctx, c, p.token, p.token_type_hint);
+    if (creds.clientId || creds.clientSecret) c = await authenticateClient(ctx, creds);
+    await revokeToken(ctx, c, p.token, p.token_type_hint);
     return reply.header('cache-control', 'no-store').send({});
   });
 
-  app.get('/token/info', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/token/info', { config, schema: { hide: true } }, async (request, reply) => {
     const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1] ?? oauthParams(request).access_token;
-    const found = token ? checkAccessToken(ctx, token) : { problem: 'unknown' as const };
+    const found = token ? await checkAccessToken(ctx, token) : { problem: 'unknown' as const };
     if ('problem' in found) {
       const why = { unknown: 'The access token is invalid', expired: 'The access token expired', revoked: 'The access token was revoked' }[found.problem];
       throw oauthError('invalid_token', `${why}: get a new one (refresh it, or sign in again)`);

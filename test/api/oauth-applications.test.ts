@@ -27,7 +27,7 @@ describe('POST /applications', () => {
     expect(r.body.secret).toMatch(/^[0-9a-f]{64}$/);
     const list = await s.api('GET', '/applications', alice);
     expect(list.text).not.toContain(r.body.secret);
-    expect(JSON.stringify(s.ctx.db.$client.prepare('SELECT * FROM oauth_applications').all())).not.toContain(r.body.secret);
+    expect(JSON.stringify((await s.ctx.data.all('SELECT * FROM oauth_applications')))).not.toContain(r.body.secret);
   });
 
   it('accepts urn:ietf:wg:oauth:2.0:oob and scopes=api', async () => {
@@ -115,7 +115,7 @@ describe('DELETE /applications/:id', () => {
     expect(await s.api('DELETE', `/applications/${app.id}`, bob)).toMatchObject({ status: 404, body: { message: '404 Application Not Found' } });
     expect((await s.api('DELETE', `/applications/${app.id}`, s.root)).status).toBe(204);
     for (const id of ['999999', '0', '-1', 'abc']) expect((await s.api('DELETE', `/applications/${id}`, alice)).status, id).toBe(id === 'abc' ? 400 : 404);
-    const builtin = s.ctx.db.$client.prepare("SELECT id FROM oauth_applications WHERE uid = 'gantry-cli'").get() as { id: number };
+    const builtin = (await s.ctx.data.get("SELECT id FROM oauth_applications WHERE uid = 'gantry-cli'")) as { id: number };
     expect((await s.api('DELETE', `/applications/${builtin.id}`, alice)).status).toBe(404);
     const r = await s.api('DELETE', `/applications/${builtin.id}`, s.root);
     expect(r.status).toBe(403);
@@ -131,8 +131,26 @@ describe('deleting a user', () => {
     const t = await tokenRequest(s, { grant_type: 'authorization_code', client_id: app.application_id, client_secret: app.secret, code, redirect_uri: 'https://client.test/cb' });
     expect(t.status).toBe(200);
     expect((await s.api('DELETE', `/users/${hank.id}`, s.root)).status).toBe(200);
-    const left = (table: string) => (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${table === 'oauth_applications' ? 'owner_id' : table === 'oauth_sessions' ? 'user_id' : 'resource_owner_id'} = ?`).get(hank.id) as { n: number }).n;
-    for (const table of ['oauth_applications', 'oauth_access_grants', 'oauth_access_tokens', 'oauth_sessions']) expect(left(table), table).toBe(0);
+    const left = async (table: string) => ((await s.ctx.data.get(`SELECT COUNT(*) AS n FROM ${table} WHERE ${table === 'oauth_applications' ? 'owner_id' : table === 'oauth_sessions' ? 'user_id' : 'resource_owner_id'} = ?`, [hank.id])) as { n: number }).n;
+    for (const table of ['oauth_applications', 'oauth_access_grants', 'oauth_access_tokens', 'oauth_sessions']) expect(await left(table), table).toBe(0);
     expect((await s.api('GET', '/user', null, undefined, { authorization: `Bearer ${t.body.access_token}` })).status).toBe(401);
+  });
+});
+
+describe('an owner deleted by another request during a registration', () => {
+  it('answers 404 User Not Found and registers nothing, never a 500', async () => {
+    const { createApplication } = await import('../../daemon/services/oauth/index.js');
+    const { findUserAsync } = await import('../../daemon/services/users.js');
+    const gone = await s.user('apps-vanishing');
+    const stale = await findUserAsync(s.ctx, gone.id);
+    expect((await s.api('DELETE', `/users/${gone.id}`, s.root)).status).toBe(200);
+    await expect(createApplication(s.ctx, stale, { name: 'late', redirect_uri: 'https://late.test/cb' }))
+      .rejects.toMatchObject({ statusCode: 404, body: { message: '404 User Not Found' } });
+    expect(await s.ctx.data.get('SELECT COUNT(*) AS n FROM oauth_applications WHERE owner_id = ?', [gone.id])).toEqual({ n: 0 });
+  });
+
+  it('odd ids beyond PostgreSQL’s integer answer 404 as any missing application', async () => {
+    const admin = s.root;
+    for (const id of ['2147483648', '9007199254740991']) expect((await s.api('DELETE', `/applications/${id}`, admin)).status, id).toBe(404);
   });
 });

@@ -14,7 +14,7 @@ let app: TestApplication;
 const CB = 'https://client.test/cb';
 const query = (extra: Record<string, string> = {}) => ({ client_id: app.application_id, redirect_uri: CB, response_type: 'code', state: 'xyz', ...extra });
 const authorizeUrl = (extra: Record<string, string> = {}) => `/oauth/authorize?${new URLSearchParams(query(extra))}`;
-const grants = () => (s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM oauth_access_grants').get() as { n: number }).n;
+const grants = async () => ((await s.ctx.data.get('SELECT COUNT(*) AS n FROM oauth_access_grants')) as { n: number }).n;
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -97,7 +97,7 @@ describe('sign-in page', () => {
       const expires = Date.parse(/Expires=([^;]+)/.exec(cookie)![1]!);
       expect(Math.abs(expires - (Date.now() + 10080 * 60_000))).toBeLessThan(60_000);
       const session = jar.get('gantry_session')!;
-      expect(JSON.stringify(s.ctx.db.$client.prepare('SELECT * FROM oauth_sessions').all())).not.toContain(session);
+      expect(JSON.stringify((await s.ctx.data.all('SELECT * FROM oauth_sessions')))).not.toContain(session);
       const consent = await browse(s, jar, 'GET', authorizeUrl());
       expect(consent.statusCode).toBe(200);
       expect(consent.body).toContain('Authorize <span class="app">Test client</span>?');
@@ -114,7 +114,7 @@ describe('sign-in page', () => {
       expect(r.statusCode).toBe(303);
       const expires = Date.parse(/Expires=([^;]+)/.exec(String(r.headers['set-cookie']))![1]!);
       expect(Math.abs(expires - (signedInAt + 5 * 60_000))).toBeLessThan(2000); // Expires has whole seconds
-      const row = s.ctx.db.$client.prepare('SELECT created_at, expires_at FROM oauth_sessions ORDER BY id DESC LIMIT 1').get() as { created_at: string; expires_at: string };
+      const row = (await s.ctx.data.get('SELECT created_at, expires_at FROM oauth_sessions ORDER BY id DESC LIMIT 1')) as { created_at: string; expires_at: string };
       expect(Date.parse(row.expires_at) - Date.parse(row.created_at)).toBe(5 * 60_000);
       // four minutes on: still signed in (the consent page); just past five: the sign-in page
       vi.setSystemTime(signedInAt + 4 * 60_000);
@@ -220,7 +220,7 @@ describe('sign-in page', () => {
     const erin = await s.user('erin');
     const jar = new CookieJar();
     expect((await signInAndAuthorize(s, jar, query(), 'erin')).body).toContain('Authorize');
-    s.ctx.db.$client.prepare('UPDATE oauth_sessions SET expires_at = ?').run(new Date(Date.now() - 1000).toISOString());
+    await s.ctx.data.run('UPDATE oauth_sessions SET expires_at = ?', [new Date(Date.now() - 1000).toISOString()]);
     expect((await browse(s, jar, 'GET', authorizeUrl())).body).toContain('name="password"');
     expect((await signInAndAuthorize(s, jar, query(), 'erin')).body).toContain('Authorize');
     await s.api('PUT', `/users/${erin.id}/block`, s.root);
@@ -248,14 +248,14 @@ describe('consent', () => {
   it('Deny redirects with error=access_denied and the state; no code is issued', async () => {
     const jar = new CookieJar();
     const consent = await signInAndAuthorize(s, jar, query(), 'alice');
-    const before = grants();
+    const before = await grants();
     const r = await browse(s, jar, 'POST', '/oauth/authorize', { ...query(), decision: 'deny', authenticity_token: csrfOf(consent.body) });
     expect(r.statusCode).toBe(302);
     const to = new URL(String(r.headers.location));
     expect(to.searchParams.get('error')).toBe('access_denied');
     expect(to.searchParams.get('state')).toBe('xyz');
     expect(to.searchParams.get('code')).toBeNull();
-    expect(grants()).toBe(before);
+    expect(await grants()).toBe(before);
   });
 
   it('a forged CSRF token, or one of another session: 422 and nothing done', async () => {
@@ -263,13 +263,13 @@ describe('consent', () => {
     const consent = await signInAndAuthorize(s, jar, query(), 'alice');
     const otherJar = new CookieJar();
     const otherToken = csrfOf((await signInAndAuthorize(s, otherJar, query(), 'alice')).body);
-    const before = grants();
+    const before = await grants();
     for (const token of ['forged', otherToken, '']) {
       const r = await browse(s, jar, 'POST', '/oauth/authorize', { ...query(), decision: 'authorize', authenticity_token: token });
       expect(r.statusCode).toBe(422);
       expect(r.headers.location).toBeUndefined();
     }
-    expect(grants()).toBe(before);
+    expect(await grants()).toBe(before);
     expect((await browse(s, jar, 'POST', '/oauth/authorize', { ...query(), decision: 'authorize', authenticity_token: csrfOf(consent.body) })).statusCode).toBe(302);
   });
 

@@ -4,7 +4,7 @@
  * Expiry is tested by ageing rows in the database (and, for the token cache, by moving Date's clock).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { authorizationCode, browse, CookieJar, makeApplication, pkcePair, signInAndAuthorize, tokenRequest, type TestApplication } from '../helpers/oauth.js';
 
@@ -37,7 +37,7 @@ async function codeTokens(user = 'alice') {
 const bearer = (token: string, path = '/user', headers: Record<string, string> = {}) =>
   s.api('GET', path, null, undefined, { authorization: `Bearer ${token}`, ...headers });
 const age = (table: 'oauth_access_tokens' | 'oauth_access_grants', seconds: number) =>
-  s.ctx.db.$client.prepare(`UPDATE ${table} SET created_at = ?`).run(new Date(Date.now() - seconds * 1000).toISOString());
+  s.ctx.data.run(`UPDATE ${table} SET created_at = ?`, [new Date(Date.now() - seconds * 1000).toISOString()]);
 const expectError = (r: { status: number; body: unknown }, status: number, error: string) => {
   expect(r.status, JSON.stringify(r.body)).toBe(status);
   expect(Object.keys(r.body as object).sort()).toEqual(['error', 'error_description']);
@@ -62,9 +62,9 @@ describe('grant_type=authorization_code', () => {
     expect(r.headers.pragma).toBe('no-cache');
     expect(await bearer(r.body.access_token)).toMatchObject({ status: 200, body: { id: alice.id, username: 'alice' } });
     // only hashes are stored
-    const dump = JSON.stringify(s.ctx.db.$client.prepare('SELECT * FROM oauth_access_tokens').all()) + JSON.stringify(s.ctx.db.$client.prepare('SELECT * FROM oauth_access_grants').all());
+    const dump = JSON.stringify((await s.ctx.data.all('SELECT * FROM oauth_access_tokens'))) + JSON.stringify((await s.ctx.data.all('SELECT * FROM oauth_access_grants')));
     for (const secret of [r.body.access_token, r.body.refresh_token, code]) expect(dump).not.toContain(secret);
-    expect(JSON.stringify(s.ctx.db.$client.prepare('SELECT * FROM oauth_applications').all())).not.toContain(app.secret);
+    expect(JSON.stringify((await s.ctx.data.all('SELECT * FROM oauth_applications')))).not.toContain(app.secret);
   });
 
   it('takes a JSON body and HTTP Basic client credentials', async () => {
@@ -114,7 +114,7 @@ describe('grant_type=authorization_code', () => {
 
   it('a code expires after 10 minutes', async () => {
     const { code } = await authorizationCode(s, app, CB, 'alice');
-    age('oauth_access_grants', 601);
+    await age('oauth_access_grants', 601);
     const r = await tokenRequest(s, { grant_type: 'authorization_code', client_id: app.application_id, client_secret: app.secret, code, redirect_uri: CB });
     expectError(r, 400, 'invalid_grant');
     expect(r.body.error_description).toContain('expired');
@@ -226,7 +226,7 @@ describe('grant_type=refresh_token', () => {
 
   it('works after the access token expired', async () => {
     const first = await codeTokens();
-    age('oauth_access_tokens', 7201);
+    await age('oauth_access_tokens', 7201);
     expect((await bearer(first.access_token)).status).toBe(401);
     const r = await tokenRequest(s, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: app.application_id, client_secret: app.secret });
     expect(r.status).toBe(200);
@@ -270,7 +270,7 @@ describe('access token expiry', () => {
   it('an expired token answers 401 on the API, as any bad token', async () => {
     const t = await codeTokens();
     expect((await bearer(t.access_token)).status).toBe(200);
-    age('oauth_access_tokens', 7201);
+    await age('oauth_access_tokens', 7201);
     expect(await bearer(t.access_token)).toMatchObject({ status: 401, body: { message: '401 Unauthorized' } });
   });
 
@@ -350,7 +350,7 @@ describe('GET /oauth/token/info', () => {
     await s.app.inject({ method: 'POST', url: '/oauth/revoke', payload: { token: t.access_token, client_id: app.application_id, client_secret: app.secret } });
     expect((await info(t.access_token)).json().error_description).toContain('revoked');
     const u = await codeTokens();
-    age('oauth_access_tokens', 7201);
+    await age('oauth_access_tokens', 7201);
     expect((await info(u.access_token)).json().error_description).toContain('expired');
   });
 });
@@ -398,7 +398,7 @@ describe('bearer tokens on the API', () => {
     expect(await query(revoked.access_token)).toMatchObject({ status: 401, body: { message: '401 Unauthorized' } });
     const expired = await codeTokens();
     expect((await query(expired.access_token)).status).toBe(200);
-    age('oauth_access_tokens', 7201);
+    await age('oauth_access_tokens', 7201);
     expect(await query(expired.access_token)).toMatchObject({ status: 401, body: { message: '401 Unauthorized' } });
     // the bearer_token param too
     expect((await s.api('GET', `/user?bearer_token=${expired.access_token}`, null)).status).toBe(401);
@@ -415,7 +415,8 @@ describe('bearer tokens on the API', () => {
     expect((await bearer(t.access_token)).status).toBe(200);
   });
 
-  it('git over HTTP takes oauth2:<access token>', async () => {
+  // git over HTTP is not on PostgreSQL yet (the git entry points' room): its routes answer 501 there.
+  it.skipIf(onPostgres)('git over HTTP takes oauth2:<access token>', async () => {
     const project = await makeProject(s, alice, 'oauth-git');
     const t = await codeTokens();
     const refs = (user: string, password: string) => s.app.inject({
@@ -426,7 +427,50 @@ describe('bearer tokens on the API', () => {
     expect((await refs('oauth2', 'f'.repeat(64))).statusCode).toBe(401);
     const bobs = (await tokenRequest(s, { grant_type: 'password', username: 'bob', password: 'password123' })).body;
     expect((await refs('oauth2', bobs.access_token)).statusCode).toBe(404);
-    age('oauth_access_tokens', 7201);
+    await age('oauth_access_tokens', 7201);
     expect((await refs('oauth2', t.access_token)).statusCode).toBe(401);
+  });
+});
+
+describe('races between requests (one daemon or several)', () => {
+  it('one code traded twice at once: one 200, one invalid_grant (a replay), and the tokens issued for it revoked', async () => {
+    const { code } = await authorizationCode(s, app, CB, 'alice');
+    const fields = { grant_type: 'authorization_code', client_id: app.application_id, client_secret: app.secret, code, redirect_uri: CB };
+    const answers = await Promise.all([tokenRequest(s, fields), tokenRequest(s, fields)]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
+    expectError(answers.find((r) => r.status === 400)!, 400, 'invalid_grant');
+    const issued = answers.find((r) => r.status === 200)!.body;
+    expect((await bearer(issued.access_token)).status).toBe(401);
+    // one token pair was issued for the code (its grant is the newest)
+    expect(await s.ctx.data.get('SELECT COUNT(*) AS n FROM oauth_access_tokens WHERE grant_id = (SELECT MAX(id) FROM oauth_access_grants)')).toEqual({ n: 1 });
+  });
+
+  it('one refresh token used twice at once: one new pair (200), the other invalid_grant', async () => {
+    const t = await codeTokens();
+    const fields = { grant_type: 'refresh_token', client_id: app.application_id, client_secret: app.secret, refresh_token: t.refresh_token };
+    const answers = await Promise.all([tokenRequest(s, fields), tokenRequest(s, fields)]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
+    expectError(answers.find((r) => r.status === 400)!, 400, 'invalid_grant');
+    expect((await bearer(answers.find((r) => r.status === 200)!.body.access_token)).status).toBe(200);
+    expect((await bearer(t.access_token)).status).toBe(401);
+  });
+
+  it('a code, a session or a token for a user deleted meanwhile: refused as for an unknown user, nothing written, never a 500', async () => {
+    const { createGrant, createSession } = await import('../../daemon/services/oauth/index.js');
+    const { findUserAsync } = await import('../../daemon/services/users.js');
+    const { toOauthApplication } = await import('../../daemon/db/rows.js');
+    const gone = await s.user('oauth-vanishing');
+    const stale = await findUserAsync(s.ctx, gone.id);
+    const client = toOauthApplication((await s.ctx.data.get('SELECT * FROM oauth_applications WHERE uid = ?', [app.application_id]))!);
+    const t = await tokenRequest(s, { grant_type: 'password', username: 'oauth-vanishing', password: 'password123' });
+    expect(t.status).toBe(200);
+    expect((await s.api('DELETE', `/users/${gone.id}`, s.root)).status).toBe(200);
+    expect(await createGrant(s.ctx, stale, client, { redirectUri: CB, scopes: ['api'] })).toBeNull();
+    expect(await createSession(s.ctx, stale)).toBeNull();
+    for (const table of ['oauth_access_grants', 'oauth_sessions']) {
+      expect(await s.ctx.data.get(`SELECT COUNT(*) AS n FROM ${table} WHERE ${table === 'oauth_sessions' ? 'user_id' : 'resource_owner_id'} = ?`, [gone.id])).toEqual({ n: 0 });
+    }
+    expectError(await tokenRequest(s, { grant_type: 'refresh_token', refresh_token: t.body.refresh_token }), 400, 'invalid_grant');
+    expect((await bearer(t.body.access_token)).status).toBe(401);
   });
 });

@@ -1,11 +1,13 @@
 /** OAuth applications: register, list, delete; client authentication; which redirect URIs an application may use. */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { users, type UserRow } from '../../db/schema.js';
-import { oauthApplications, type OauthApplicationRow } from '../../db/schema-oauth.js';
+import { isForeignKeyViolation } from '../../db/layer/errors.js';
+import { toOauthApplication } from '../../db/rows.js';
+import type { UserRow } from '../../db/schema.js';
+import type { OauthApplicationRow } from '../../db/schema-oauth.js';
 import { forbidden, notFound, validationError } from '../../errors.js';
+import type { Listing } from '../groups.js';
 import { ownsOauthApplication } from '../../policy/permissions.js';
 import { hashToken } from '../../secrets.js';
 import { DEFAULT_SCOPES, parseScopes, unknownScopes } from './scopes.js';
@@ -46,8 +48,8 @@ function redirectUriProblem(uri: string): string | null {
   return null;
 }
 
-/** Register an application owned by `owner`; the secret is returned once and stored only hashed. */
-export function createApplication(ctx: AppContext, owner: UserRow, p: CreateApplicationParams): { app: OauthApplicationRow; secret: string } {
+/** Register an application owned by `owner`; the secret is returned once and stored only hashed. An owner deleted meanwhile: 404 User. */
+export async function createApplication(ctx: AppContext, owner: UserRow, p: CreateApplicationParams): Promise<{ app: OauthApplicationRow; secret: string }> {
   const errors: Record<string, string[]> = {};
   const err = (k: string, m: string) => (errors[k] ??= []).push(m);
   if (p.name.length > 255) err('name', 'is too long (maximum is 255 characters)');
@@ -63,24 +65,27 @@ export function createApplication(ctx: AppContext, owner: UserRow, p: CreateAppl
   if (Object.keys(errors).length) throw validationError(errors);
   const secret = randomSecret();
   const t = now();
-  const app = ctx.db
-    .insert(oauthApplications)
-    .values({
-      name: p.name, uid: randomSecret(), secretHash: hashToken(secret), redirectUri: uris.join('\n'), scopes: scopes.join(' '),
-      ownerId: owner.id, builtin: false, createdAt: t, updatedAt: t,
-    })
-    .returning()
-    .get();
-  return { app, secret };
+  const row = await ctx.data
+    .get<Record<string, unknown>>(
+      `INSERT INTO oauth_applications (name, uid, secret_hash, redirect_uri, scopes, owner_id, builtin, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, FALSE, ?, ?) RETURNING *`,
+      [p.name, randomSecret(), hashToken(secret), uris.join('\n'), scopes.join(' '), owner.id, t, t],
+    )
+    .catch((e: unknown) => {
+      throw isForeignKeyViolation(e) ? notFound('User') : e;
+    });
+  return { app: toOauthApplication(row!), secret };
 }
 
-/** A count and a page fetcher over the applications `user` sees (an admin: all registered ones), newest first. */
-export function listApplications(ctx: AppContext, user: UserRow) {
-  const where: SQL | undefined = user.isAdmin ? eq(oauthApplications.builtin, false) : and(eq(oauthApplications.ownerId, user.id), eq(oauthApplications.builtin, false));
+/** The applications `user` sees (an admin: all registered ones), newest first: a count and a page fetcher. */
+export function listApplications(user: UserRow): Listing<OauthApplicationRow> {
+  const where = user.isAdmin ? 'builtin = FALSE' : 'builtin = FALSE AND owner_id = ?';
+  const args = user.isAdmin ? [] : [user.id];
   return {
-    count: () => ctx.db.select({ n: sql<number>`count(*)` }).from(oauthApplications).where(where).get()!.n,
-    fetch: (limit: number, offset: number) =>
-      ctx.db.select().from(oauthApplications).where(where).orderBy(desc(oauthApplications.id)).limit(limit).offset(offset).all(),
+    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM oauth_applications WHERE ${where}`, args))!.n,
+    fetch: async (q, limit, offset) =>
+      (await q.all<Record<string, unknown>>(`SELECT * FROM oauth_applications WHERE ${where} ORDER BY id DESC LIMIT ? OFFSET ?`, [...args, limit, offset]))
+        .map(toOauthApplication),
   };
 }
 
@@ -88,24 +93,29 @@ export function listApplications(ctx: AppContext, user: UserRow) {
  * Delete one of `user`'s applications (an admin: any); its codes and tokens go with it (foreign keys), so they stop
  * working at once. Someone else's application answers 404; the built-in one 403.
  */
-export function deleteApplication(ctx: AppContext, user: UserRow, id: number): void {
-  const app = ctx.db.select().from(oauthApplications).where(eq(oauthApplications.id, id)).get();
+export async function deleteApplication(ctx: AppContext, user: UserRow, id: number): Promise<void> {
+  const row = validId(id) ? await ctx.data.get<Record<string, unknown>>('SELECT * FROM oauth_applications WHERE id = ?', [id]) : undefined;
+  const app = row ? toOauthApplication(row) : null;
   if (!app || !ownsOauthApplication(user, app)) throw notFound('Application');
   if (app.builtin) throw forbidden(`the built-in application ${app.name} cannot be deleted`);
   // Its codes and tokens go with it: ON DELETE CASCADE (migration 0025).
-  ctx.db.delete(oauthApplications).where(eq(oauthApplications.id, app.id)).run();
+  await ctx.data.run('DELETE FROM oauth_applications WHERE id = ?', [app.id]);
 }
 
 /** The application with this client_id, or null. */
-export function applicationByUid(ctx: AppContext, uid: string): OauthApplicationRow | null {
-  return ctx.db.select().from(oauthApplications).where(eq(oauthApplications.uid, uid)).get() ?? null;
+export async function applicationByUid(ctx: AppContext, uid: string): Promise<OauthApplicationRow | null> {
+  const row = await ctx.data.get<Record<string, unknown>>('SELECT * FROM oauth_applications WHERE uid = ?', [uid]);
+  return row ? toOauthApplication(row) : null;
 }
 
 /** The username of the user who registered an application (null for the built-in one, or a deleted owner). */
-export function applicationOwnerName(ctx: AppContext, app: OauthApplicationRow): string | null {
+export async function applicationOwnerName(ctx: AppContext, app: OauthApplicationRow): Promise<string | null> {
   if (app.ownerId === null) return null;
-  return ctx.db.select({ username: users.username }).from(users).where(eq(users.id, app.ownerId)).get()?.username ?? null;
+  return (await ctx.data.get<{ username: string }>('SELECT username FROM users WHERE id = ?', [app.ownerId]))?.username ?? null;
 }
+
+/** Whether an id can name a row (PostgreSQL's ids are `integer`: a larger number must not reach a query). */
+const validId = (id: number) => Number.isSafeInteger(id) && id > 0 && id <= 2147483647;
 
 /** A public client (no secret: the built-in CLI application) proves nothing by its client_id, so PKCE is required. */
 export const isPublicClient = (app: OauthApplicationRow) => app.secretHash === null;
@@ -120,12 +130,12 @@ export interface ClientCredentials {
  * Authenticate a client: a confidential application needs its secret, a public one only its client_id. Unknown
  * client or wrong secret: invalid_client (401). Returns null when no client_id was sent.
  */
-export function authenticateClient(ctx: AppContext, c: ClientCredentials): OauthApplicationRow | null {
+export async function authenticateClient(ctx: AppContext, c: ClientCredentials): Promise<OauthApplicationRow | null> {
   if (!c.clientId) {
     if (c.clientSecret) throw oauthError('invalid_client', 'client_secret was sent without client_id; send both (or use HTTP Basic authentication)');
     return null;
   }
-  const app = applicationByUid(ctx, c.clientId);
+  const app = await applicationByUid(ctx, c.clientId);
   if (!app) throw oauthError('invalid_client', 'Unknown client_id: check the application id of the registered application');
   if (isPublicClient(app)) return app;
   if (!c.clientSecret) throw oauthError('invalid_client', 'client_secret is required for this application: send it as a parameter or with HTTP Basic authentication');

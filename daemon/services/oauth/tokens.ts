@@ -3,12 +3,14 @@
  * grants, revocation, token info, and the bearer-token lookup behind every API request. Only hashes are stored.
  */
 import { createHash } from 'node:crypto';
-import { and, eq, isNull, or } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
+import { isForeignKeyViolation } from '../../db/layer/errors.js';
+import type { Queries } from '../../db/layer/types.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
+import { toOauthAccessGrant, toOauthAccessToken } from '../../db/rows.js';
 import { statement } from '../../db/statements.js';
 import type { UserRow } from '../../db/schema.js';
-import { oauthAccessGrants, oauthAccessTokens, type OauthAccessTokenRow, type OauthApplicationRow } from '../../db/schema-oauth.js';
+import type { OauthAccessTokenRow, OauthApplicationRow } from '../../db/schema-oauth.js';
 import { hashToken } from '../../secrets.js';
 import { signIn } from '../users.js';
 import { isPublicClient, randomSecret } from './applications.js';
@@ -59,26 +61,36 @@ export interface GrantParams {
   codeChallengeMethod?: string;
 }
 
-/** Issue an authorization code for `user` and `app` (after consent); returns the code, shown only in the redirect. */
-export function createGrant(ctx: AppContext, user: UserRow, app: OauthApplicationRow, p: GrantParams): string {
+/**
+ * Issue an authorization code for `user` and `app` (after consent); returns the code, shown only in the redirect, or
+ * null when the user or the application was deleted meanwhile (nothing is written).
+ */
+export async function createGrant(ctx: AppContext, user: UserRow, app: OauthApplicationRow, p: GrantParams): Promise<string | null> {
   const code = randomSecret();
-  ctx.db.insert(oauthAccessGrants).values({
-    resourceOwnerId: user.id, applicationId: app.id, tokenHash: hashToken(code), expiresIn: CODE_SECONDS, redirectUri: p.redirectUri,
-    scopes: p.scopes.join(' '), codeChallenge: p.codeChallenge ?? null, codeChallengeMethod: p.codeChallenge ? p.codeChallengeMethod ?? 'S256' : null,
-    createdAt: isoNow(),
-  }).run();
+  try {
+    await ctx.data.run(
+      `INSERT INTO oauth_access_grants (resource_owner_id, application_id, token_hash, expires_in, redirect_uri, scopes, code_challenge,
+         code_challenge_method, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [user.id, app.id, hashToken(code), CODE_SECONDS, p.redirectUri, p.scopes.join(' '), p.codeChallenge ?? null,
+        p.codeChallenge ? p.codeChallengeMethod ?? 'S256' : null, isoNow()],
+    );
+  } catch (e) {
+    if (isForeignKeyViolation(e)) return null;
+    throw e;
+  }
   return code;
 }
 
-/** Insert a new access token row (in the caller's transaction) and return the answer with the plain secrets. */
-function insertToken(ctx: AppContext, userId: number, applicationId: number | null, grantId: number | null, scopes: string): TokenResponse {
+/** Insert a new access token row (in the caller's transaction, `q`) and return the answer with the plain secrets. */
+async function insertToken(q: Queries, userId: number, applicationId: number | null, grantId: number | null, scopes: string): Promise<TokenResponse> {
   const accessToken = randomSecret();
   const refreshToken = randomSecret();
   const createdAt = isoNow();
-  ctx.db.insert(oauthAccessTokens).values({
-    resourceOwnerId: userId, applicationId, grantId, tokenHash: hashToken(accessToken), refreshTokenHash: hashToken(refreshToken),
-    expiresIn: ACCESS_TOKEN_SECONDS, scopes, createdAt,
-  }).run();
+  await q.run(
+    `INSERT INTO oauth_access_tokens (resource_owner_id, application_id, grant_id, token_hash, refresh_token_hash, expires_in, scopes, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [userId, applicationId, grantId, hashToken(accessToken), hashToken(refreshToken), ACCESS_TOKEN_SECONDS, scopes, createdAt],
+  );
   return {
     access_token: accessToken, token_type: 'bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refreshToken, scope: scopes,
     created_at: Math.floor(Date.parse(createdAt) / 1000),
@@ -92,45 +104,62 @@ export interface CodeGrantParams {
   codeVerifier?: string;
 }
 
+const codeNotValid = () => oauthError('invalid_grant', 'The authorization code is not valid for this client: start the authorization again');
+
 /**
  * Trade an authorization code for tokens (the client is already authenticated). A code works once, for 10 minutes,
  * for the client and redirect URI it was issued to; a code presented again revokes every token issued from it
- * (RFC 6749 4.1.2). With a PKCE challenge on the code, the verifier must match.
+ * (RFC 6749 4.1.2). With a PKCE challenge on the code, the verifier must match. The code is spent with a conditional
+ * UPDATE, so two requests trading it at once (on one daemon or two) get one set of tokens, and the other is a replay.
  */
-export function exchangeCode(ctx: AppContext, app: OauthApplicationRow, p: CodeGrantParams): TokenResponse {
+export async function exchangeCode(ctx: AppContext, app: OauthApplicationRow, p: CodeGrantParams): Promise<TokenResponse> {
   if (!p.code) throw oauthError('invalid_request', 'code is missing: send the code your redirect URI received');
   if (!p.redirectUri) throw oauthError('invalid_request', 'redirect_uri is missing: send the redirect_uri of the authorization request');
   const hash = hashToken(p.code);
+  const redirectUri = p.redirectUri;
   // A refusal is returned, not thrown, from the transaction: the revocation of a replay must commit.
-  const outcome = ctx.db.transaction((): TokenResponse | OAuthError => {
-    const grant = ctx.db.select().from(oauthAccessGrants).where(eq(oauthAccessGrants.tokenHash, hash)).get();
-    if (!grant || grant.applicationId !== app.id) {
-      return oauthError('invalid_grant', 'The authorization code is not valid for this client: start the authorization again');
-    }
-    if (grant.revokedAt) {
-      // A replay: whoever holds the code may not be the client it was issued to; its tokens stop working.
-      ctx.db.update(oauthAccessTokens).set({ revokedAt: isoNow() })
-        .where(and(eq(oauthAccessTokens.grantId, grant.id), isNull(oauthAccessTokens.revokedAt))).run();
-      return oauthError('invalid_grant', 'The authorization code was already used; the tokens issued for it are revoked. Start the authorization again');
-    }
-    if (expiresAtMs(grant) <= clock()) return oauthError('invalid_grant', 'The authorization code has expired (codes are valid for 10 minutes): start the authorization again');
-    if (grant.redirectUri !== p.redirectUri) {
-      return oauthError('invalid_grant', 'redirect_uri does not match the one of the authorization request: send the same redirect_uri');
-    }
-    if (grant.codeChallenge) {
-      if (!p.codeVerifier) return oauthError('invalid_request', 'code_verifier is missing: send the PKCE verifier of the code_challenge (RFC 7636)');
-      if (pkceChallenge(p.codeVerifier) !== grant.codeChallenge) return oauthError('invalid_grant', 'code_verifier does not match the code_challenge of the authorization request');
-    }
-    ctx.db.update(oauthAccessGrants).set({ revokedAt: isoNow() }).where(eq(oauthAccessGrants.id, grant.id)).run();
-    return insertToken(ctx, grant.resourceOwnerId, app.id, grant.id, grant.scopes);
-  });
+  let outcome: TokenResponse | OAuthError;
+  try {
+    outcome = await ctx.data.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
+      const row = await tx.get<Record<string, unknown>>('SELECT * FROM oauth_access_grants WHERE token_hash = ?', [hash]);
+      const grant = row ? toOauthAccessGrant(row) : null;
+      if (!grant || grant.applicationId !== app.id) return codeNotValid();
+      const replay = async () => {
+        // Whoever holds the code may not be the client it was issued to; its tokens stop working.
+        await tx.run('UPDATE oauth_access_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL', [isoNow(), grant.id]);
+        return oauthError('invalid_grant', 'The authorization code was already used; the tokens issued for it are revoked. Start the authorization again');
+      };
+      if (grant.revokedAt) return replay();
+      if (expiresAtMs(grant) <= clock()) return oauthError('invalid_grant', 'The authorization code has expired (codes are valid for 10 minutes): start the authorization again');
+      if (grant.redirectUri !== redirectUri) {
+        return oauthError('invalid_grant', 'redirect_uri does not match the one of the authorization request: send the same redirect_uri');
+      }
+      if (grant.codeChallenge) {
+        if (!p.codeVerifier) return oauthError('invalid_request', 'code_verifier is missing: send the PKCE verifier of the code_challenge (RFC 7636)');
+        if (pkceChallenge(p.codeVerifier) !== grant.codeChallenge) return oauthError('invalid_grant', 'code_verifier does not match the code_challenge of the authorization request');
+      }
+      const spent = await tx.run('UPDATE oauth_access_grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [isoNow(), grant.id]);
+      if (spent.changes === 0) {
+        // Another request traded it since the read above (a replay), or its user or application was deleted meanwhile.
+        return (await tx.get('SELECT id FROM oauth_access_grants WHERE id = ?', [grant.id])) ? replay() : codeNotValid();
+      }
+      return insertToken(tx, grant.resourceOwnerId, app.id, grant.id, grant.scopes);
+    });
+  } catch (e) {
+    // The code's user or application was deleted between the read and the token's insert: the code is gone with them.
+    if (isForeignKeyViolation(e)) throw codeNotValid();
+    throw e;
+  }
   if (outcome instanceof Error) throw outcome;
   return outcome;
 }
 
+const badCredentials = () => oauthError('invalid_grant', 'Invalid username or password (or the account is blocked): check them and try again', 401);
+
 /**
  * The password grant: username (or email) and password, checked by the one sign-in of services/users.ts. Wrong
- * credentials or a blocked user: invalid_grant, 401 (the issue asks for 401 on bad credentials).
+ * credentials or a blocked user: invalid_grant, 401 (the issue asks for 401 on bad credentials); a user deleted
+ * after the sign-in was checked is answered the same.
  */
 export async function passwordGrant(
   ctx: AppContext, app: OauthApplicationRow | null, p: { username?: string; password?: string; scope?: string; address?: string },
@@ -140,48 +169,66 @@ export async function passwordGrant(
   const scopes = requestedScopes(app, p.scope);
   // The client's address (for the per-address sign-in throttle) comes from the route; throttled: SignInThrottled.
   const user = await signIn(ctx, p.username, p.password, { address: p.address });
-  if (!user) throw oauthError('invalid_grant', 'Invalid username or password (or the account is blocked): check them and try again', 401);
-  return ctx.db.transaction(() => insertToken(ctx, user.id, app?.id ?? null, null, scopes.join(' ')));
+  if (!user) throw badCredentials();
+  try {
+    return await insertToken(ctx.data, user.id, app?.id ?? null, null, scopes.join(' '));
+  } catch (e) {
+    if (isForeignKeyViolation(e)) throw badCredentials(); // the user (or the application) was deleted meanwhile
+    throw e;
+  }
 }
 
 /**
  * The refresh_token grant: a new access token and a new refresh token; the old pair is revoked (rotation). A
- * token issued to a confidential application needs that application's credentials.
+ * token issued to a confidential application needs that application's credentials. The old token is revoked with a
+ * conditional UPDATE, so two refreshes of one token at once (on one daemon or two) rotate it once; the other is refused.
  */
-export function refreshGrant(ctx: AppContext, app: OauthApplicationRow | null, p: { refreshToken?: string; scope?: string }): TokenResponse {
+export async function refreshGrant(ctx: AppContext, app: OauthApplicationRow | null, p: { refreshToken?: string; scope?: string }): Promise<TokenResponse> {
   if (!p.refreshToken) throw oauthError('invalid_request', 'refresh_token is missing: send the refresh_token of your last token answer');
   const hash = hashToken(p.refreshToken);
-  return ctx.db.transaction(() => {
-    const old = ctx.db.select().from(oauthAccessTokens).where(eq(oauthAccessTokens.refreshTokenHash, hash)).get();
-    const invalid = () => oauthError('invalid_grant', 'The refresh token is invalid, revoked or was already used: sign in again');
-    if (!old || old.revokedAt) throw invalid();
-    if (old.applicationId !== null && old.applicationId !== app?.id) {
-      const owner = statement(ctx, 'SELECT secret_hash FROM oauth_applications WHERE id = ?').get(old.applicationId) as { secret_hash: string | null } | undefined;
-      // A confidential application's token: only that application, authenticated, may refresh it.
-      if (!app && owner?.secret_hash) throw oauthError('invalid_client', 'This refresh token belongs to a confidential application: send its client_id and client_secret');
-      throw invalid();
-    }
-    const user = statement(ctx, 'SELECT state FROM users WHERE id = ?').get(old.resourceOwnerId) as { state: string } | undefined;
-    if (user?.state !== 'active') throw invalid();
-    let scopes = old.scopes;
-    if (p.scope !== undefined && p.scope.trim() !== '') {
-      const asked = parseScopes(p.scope);
-      const had = parseScopes(old.scopes);
-      if (asked.some((s) => !had.includes(s))) throw oauthError('invalid_scope', `A refresh may not widen the scopes: ask for at most "${old.scopes}"`);
-      scopes = asked.join(' ');
-    }
-    ctx.db.update(oauthAccessTokens).set({ revokedAt: isoNow() }).where(eq(oauthAccessTokens.id, old.id)).run();
-    return insertToken(ctx, old.resourceOwnerId, old.applicationId, old.grantId, scopes);
-  });
+  const invalid = () => oauthError('invalid_grant', 'The refresh token is invalid, revoked or was already used: sign in again');
+  try {
+    return await ctx.data.transaction(async (tx) => {
+      const row = await tx.get<Record<string, unknown>>(
+        `SELECT t.*, a.secret_hash AS application_secret_hash, u.state AS user_state FROM oauth_access_tokens t
+           LEFT JOIN oauth_applications a ON a.id = t.application_id LEFT JOIN users u ON u.id = t.resource_owner_id
+         WHERE t.refresh_token_hash = ?`,
+        [hash],
+      );
+      const old = row ? toOauthAccessToken(row) : null;
+      if (!old || old.revokedAt) throw invalid();
+      if (old.applicationId !== null && old.applicationId !== app?.id) {
+        // A confidential application's token: only that application, authenticated, may refresh it.
+        if (!app && row!.application_secret_hash) throw oauthError('invalid_client', 'This refresh token belongs to a confidential application: send its client_id and client_secret');
+        throw invalid();
+      }
+      if (row!.user_state !== 'active') throw invalid();
+      let scopes = old.scopes;
+      if (p.scope !== undefined && p.scope.trim() !== '') {
+        const asked = parseScopes(p.scope);
+        const had = parseScopes(old.scopes);
+        if (asked.some((s) => !had.includes(s))) throw oauthError('invalid_scope', `A refresh may not widen the scopes: ask for at most "${old.scopes}"`);
+        scopes = asked.join(' ');
+      }
+      const rotated = await tx.run('UPDATE oauth_access_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [isoNow(), old.id]);
+      if (rotated.changes === 0) throw invalid(); // refreshed (or revoked) by another request since the read above
+      return insertToken(tx, old.resourceOwnerId, old.applicationId, old.grantId, scopes);
+    });
+  } catch (e) {
+    if (isForeignKeyViolation(e)) throw invalid(); // the token's user or application was deleted meanwhile
+    throw e;
+  }
 }
 
 /** The token row of an access token or a refresh token, or null. */
-function findToken(ctx: AppContext, token: string, hint?: string): OauthAccessTokenRow | null {
+async function findToken(ctx: AppContext, token: string, hint?: string): Promise<OauthAccessTokenRow | null> {
   const hash = hashToken(token);
-  const byAccess = eq(oauthAccessTokens.tokenHash, hash);
-  const byRefresh = eq(oauthAccessTokens.refreshTokenHash, hash);
-  const where = hint === 'refresh_token' ? or(byRefresh, byAccess) : or(byAccess, byRefresh);
-  return ctx.db.select().from(oauthAccessTokens).where(where).get() ?? null;
+  const order = hint === 'refresh_token' ? ['refresh_token_hash', 'token_hash'] : ['token_hash', 'refresh_token_hash'];
+  for (const column of order) {
+    const row = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM oauth_access_tokens WHERE ${column} = ?`, [hash]);
+    if (row) return toOauthAccessToken(row);
+  }
+  return null;
 }
 
 /**
@@ -189,27 +236,33 @@ function findToken(ctx: AppContext, token: string, hint?: string): OauthAccessTo
  * still answer 200 (Doorkeeper 4). A token of an application needs that client authenticated (a public client by
  * its client_id); a password-grant token without a client may be revoked by whoever holds it.
  */
-export function revokeToken(ctx: AppContext, client: OauthApplicationRow | null, token: string | undefined, hint?: string): void {
+export async function revokeToken(ctx: AppContext, client: OauthApplicationRow | null, token: string | undefined, hint?: string): Promise<void> {
   if (!token) return;
-  const row = findToken(ctx, token, hint);
+  const row = await findToken(ctx, token, hint);
   if (!row || row.revokedAt) return;
   if (row.applicationId !== null && row.applicationId !== client?.id) return;
-  ctx.db.update(oauthAccessTokens).set({ revokedAt: isoNow() }).where(eq(oauthAccessTokens.id, row.id)).run();
+  await ctx.data.run('UPDATE oauth_access_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [isoNow(), row.id]);
 }
 
 /** Why an access token does not authenticate, for GET /oauth/token/info and its WWW-Authenticate header. */
 export type TokenProblem = 'unknown' | 'expired' | 'revoked';
 
 /** An access token's row if it authenticates, else why not. */
-export function checkAccessToken(ctx: AppContext, token: string): { row: OauthAccessTokenRow; applicationUid: string | null } | { problem: TokenProblem } {
-  const row = ctx.db.select().from(oauthAccessTokens).where(eq(oauthAccessTokens.tokenHash, hashToken(token))).get();
-  if (!row) return { problem: 'unknown' };
+export async function checkAccessToken(
+  ctx: AppContext, token: string,
+): Promise<{ row: OauthAccessTokenRow; applicationUid: string | null } | { problem: TokenProblem }> {
+  const found = await ctx.data.get<Record<string, unknown>>(
+    `SELECT t.*, u.state AS user_state, a.uid AS application_uid FROM oauth_access_tokens t
+       LEFT JOIN users u ON u.id = t.resource_owner_id LEFT JOIN oauth_applications a ON a.id = t.application_id
+     WHERE t.token_hash = ?`,
+    [hashToken(token)],
+  );
+  if (!found) return { problem: 'unknown' };
+  const row = toOauthAccessToken(found);
   if (row.revokedAt) return { problem: 'revoked' };
   if (expiresAtMs(row) <= clock()) return { problem: 'expired' };
-  const user = statement(ctx, 'SELECT state FROM users WHERE id = ?').get(row.resourceOwnerId) as { state: string } | undefined;
-  if (user?.state !== 'active') return { problem: 'revoked' };
-  const app = row.applicationId === null ? undefined : statement(ctx, 'SELECT uid FROM oauth_applications WHERE id = ?').get(row.applicationId) as { uid: string } | undefined;
-  return { row, applicationUid: app?.uid ?? null };
+  if (found.user_state !== 'active') return { problem: 'revoked' };
+  return { row, applicationUid: (found.application_uid as string | null) ?? null };
 }
 
 /** Doorkeeper 4's token info: owner, scopes, seconds left, application, creation (unix seconds). */
@@ -230,7 +283,11 @@ export function tokenInfo(found: { row: OauthAccessTokenRow; applicationUid: str
  */
 const bearerTokens = new UntilNextWrite<{ userId: number; expiresAt: number } | { userId: null }>(1000);
 
-/** The user id an access token authenticates (not revoked, not expired), or null: the API's bearer resolver. */
+/**
+ * The user id an access token authenticates (not revoked, not expired), or null: the synchronous twin (SQLite only) of
+ * resolveAccessTokenAsync, kept for policy/authentication.ts `authenticate`, which web/uploads.ts and web/metrics.ts
+ * still call synchronously.
+ */
 export function resolveAccessToken(ctx: AppContext, token: string): number | null {
   const hash = hashToken(token);
   const hit = bearerTokens.get(ctx, hash, () => {
@@ -258,10 +315,10 @@ export async function resolveAccessTokenAsync(ctx: AppContext, token: string): P
  * Whether `user` already authorized `app` for exactly these scopes (a token not revoked): the consent page is then
  * skipped, as Doorkeeper's matching_token?. Never for a public client (RFC 8252 8.6: anyone can claim its client_id).
  */
-export function alreadyAuthorized(ctx: AppContext, user: UserRow, app: OauthApplicationRow, scopes: string[]): boolean {
+export async function alreadyAuthorized(ctx: AppContext, user: UserRow, app: OauthApplicationRow, scopes: string[]): Promise<boolean> {
   if (isPublicClient(app)) return false;
-  const rows = ctx.db.select({ scopes: oauthAccessTokens.scopes }).from(oauthAccessTokens)
-    .where(and(eq(oauthAccessTokens.resourceOwnerId, user.id), eq(oauthAccessTokens.applicationId, app.id), isNull(oauthAccessTokens.revokedAt))).all();
+  const rows = await ctx.data.all<{ scopes: string }>(
+    'SELECT scopes FROM oauth_access_tokens WHERE resource_owner_id = ? AND application_id = ? AND revoked_at IS NULL', [user.id, app.id]);
   const want = scopes.join(' ');
   return rows.some((r) => parseScopes(r.scopes).join(' ') === want);
 }
