@@ -4,7 +4,7 @@
  * on the admin routes, someone else's key 404); a deleted user's keys go with them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
 import { createUserKey, keyForSshAsync, touchKeyUsed } from '../../daemon/services/keys/index.js';
 import { findUserAsync } from '../../daemon/services/users.js';
@@ -298,6 +298,19 @@ describe('races between requests', () => {
       expect((await s.api('DELETE', `/user/keys/${id}`, alice)).body).toEqual({ message: '404 Key Not Found' });
       expect((await s.api('GET', `/keys/${id}`, s.root)).body).toEqual({ message: '404 Not found' });
       expect((await s.api('GET', `/users/${id}/keys`, s.root)).body).toEqual({ message: '404 User Not Found' });
+    }
+  });
+});
+
+describe('a NUL character in a title (PostgreSQL refuses it as text)', () => {
+  it('is a 400 and no key on PostgreSQL, a key on SQLite; never a 500', async () => {
+    const pair = ed();
+    const r = await s.api('POST', '/user/keys', alice, { title: 'a\u0000b', key: pair.publicKey });
+    if (onPostgres) {
+      expect(r).toMatchObject({ status: 400, body: { message: '400 (Bad request) text must not contain NUL (\\u0000) characters' } });
+      expect(await keyForSshAsync(s.ctx, pair.sha256)).toBeNull();
+    } else {
+      expect(r.status).toBe(201);
     }
   });
 });

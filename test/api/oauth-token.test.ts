@@ -474,3 +474,16 @@ describe('races between requests (one daemon or several)', () => {
     expect((await bearer(t.body.access_token)).status).toBe(401);
   });
 });
+
+describe('a NUL character in a parameter (PostgreSQL refuses it as text)', () => {
+  it('is invalid_request (400) on PostgreSQL and the usual answer on SQLite, never a 500; the sign-in page says Bad request', async () => {
+    const client = await tokenRequest(s, { grant_type: 'password', client_id: 'a\u0000b', client_secret: 'x', username: 'alice', password: 'password123' });
+    expectError(client, onPostgres ? 400 : 401, onPostgres ? 'invalid_request' : 'invalid_client');
+    const user = await tokenRequest(s, { grant_type: 'password', username: 'al\u0000ice', password: 'password123' });
+    expectError(user, onPostgres ? 400 : 401, onPostgres ? 'invalid_request' : 'invalid_grant');
+    const jar = new CookieJar();
+    const page = await browse(s, jar, 'GET', `/oauth/authorize?client_id=a%00b&redirect_uri=${encodeURIComponent(CB)}&response_type=code`);
+    expect(page.statusCode).toBe(400);
+    expect(page.body).toContain(onPostgres ? 'Bad request' : 'Unknown application');
+  });
+});
