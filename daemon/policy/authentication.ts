@@ -17,8 +17,8 @@ import { tokenActiveSql } from '../services/users.js';
 
 /** Resolves an OAuth access token to a user id, or null (not revoked, not expired). Installed by daemon/oauth/index.ts. */
 export type BearerResolver = (ctx: AppContext, token: string) => number | null;
-/** The same through the data layer (either engine). */
-export type AsyncBearerResolver = (ctx: AppContext, token: string) => Promise<number | null>;
+/** The same through the data layer (either engine), with the token's user row (blocked users too: the caller refuses them). */
+export type AsyncBearerResolver = (ctx: AppContext, token: string) => Promise<UserRow | null>;
 let bearerResolver: BearerResolver | null = null;
 let bearerResolverAsync: AsyncBearerResolver | null = null;
 
@@ -86,7 +86,10 @@ function lookupTokenUser(ctx: AppContext, hash: string): UserRow | null {
   return user && user.state === 'active' ? user : null;
 }
 
-/** The active user an OAuth access token authenticates, or null (the API's bearer tokens, git's `oauth2:<token>`). */
+/**
+ * The active user an OAuth access token authenticates, or null: the synchronous twin (SQLite only) of
+ * userForOauthTokenAsync, kept for `authenticate`, which web/uploads.ts and web/metrics.ts still call synchronously.
+ */
 export function userForOauthToken(ctx: AppContext, token: string): UserRow | null {
   const id = bearerResolver ? bearerResolver(ctx, token) : null;
   const row = id ? (statement(ctx, 'SELECT * FROM users WHERE id = ?').get(id) as Record<string, unknown> | undefined) : undefined;
@@ -103,7 +106,6 @@ function activeUser(row: Record<string, unknown> | undefined): UserRow | null {
 const USER_BY_PRIVATE_TOKEN = 'SELECT * FROM users WHERE private_token_hash = ?';
 const USER_BY_PERSONAL_TOKEN = `SELECT u.* FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
   WHERE t.token_hash = ? AND t.revoked = FALSE AND (t.expires_at IS NULL OR t.expires_at > ?)`;
-const USER_BY_ID = 'SELECT * FROM users WHERE id = ?';
 
 /**
  * The async twin of userForToken, through the data layer: the same cache on SQLite (a hit costs the cache's
@@ -120,10 +122,13 @@ async function lookupTokenUserAsync(ctx: AppContext, hash: string): Promise<User
   return activeUser(row);
 }
 
-/** The async twin of userForOauthToken, through the data layer (the resolver's twin installed by the OAuth module). */
+/**
+ * The async twin of userForOauthToken, through the data layer (the resolver's twin installed by the OAuth module): one
+ * statement for the token and its user on either engine, none on SQLite while nothing was written since.
+ */
 export async function userForOauthTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
-  const id = bearerResolverAsync ? await bearerResolverAsync(ctx, token) : null;
-  return id ? activeUser(await ctx.data.get(USER_BY_ID, [id])) : null;
+  const user = bearerResolverAsync ? await bearerResolverAsync(ctx, token) : null;
+  return user && user.state === 'active' ? user : null;
 }
 
 /** The bearer token of a request (access_token param, Authorization: Bearer, bearer_token param), if any. */

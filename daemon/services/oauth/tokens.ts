@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.js';
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import type { Queries } from '../../db/layer/types.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
-import { toOauthAccessGrant, toOauthAccessToken } from '../../db/rows.js';
+import { toOauthAccessGrant, toOauthAccessToken, toUser } from '../../db/rows.js';
 import { statement } from '../../db/statements.js';
 import type { UserRow } from '../../db/schema.js';
 import type { OauthAccessTokenRow, OauthApplicationRow } from '../../db/schema-oauth.js';
@@ -299,16 +299,28 @@ export function resolveAccessToken(ctx: AppContext, token: string): number | nul
   return hit.userId;
 }
 
-/** The async twin of resolveAccessToken, through the data layer (the same cache on SQLite, none on PostgreSQL). */
-export async function resolveAccessTokenAsync(ctx: AppContext, token: string): Promise<number | null> {
+/** Access token hash -> its owner's row and the token's expiry (ms), for the data layer's bearer resolver. */
+const bearerUsers = new UntilNextWrite<{ user: UserRow; expiresAt: number } | { user: null }>(1000);
+
+/**
+ * The user an access token authenticates (not revoked, not expired; blocked users are returned for the caller to
+ * refuse), or null: the API's bearer resolver on the data layer, one statement on either engine. On SQLite the answer
+ * is kept until the next write (a revoke, a refresh, a block) as the private tokens' cache does; the expiry is compared
+ * with the clock on every use, so a kept token stops working the moment it expires.
+ */
+export async function resolveAccessTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
   const hash = hashToken(token);
-  const hit = await bearerTokens.getAsync(ctx, hash, async () => {
-    const row = await ctx.data.get<{ resource_owner_id: number; created_at: string; expires_in: number }>(
-      'SELECT resource_owner_id, created_at, expires_in FROM oauth_access_tokens WHERE token_hash = ? AND revoked_at IS NULL', [hash]);
-    return row ? { userId: row.resource_owner_id, expiresAt: expiresAtMs({ createdAt: row.created_at, expiresIn: row.expires_in }) } : { userId: null };
+  const hit = await bearerUsers.getAsync(ctx, hash, async () => {
+    const row = await ctx.data.get<Record<string, unknown>>(
+      `SELECT u.*, t.created_at AS token_created_at, t.expires_in AS token_expires_in FROM oauth_access_tokens t JOIN users u ON u.id = t.resource_owner_id
+       WHERE t.token_hash = ? AND t.revoked_at IS NULL`,
+      [hash],
+    );
+    if (!row) return { user: null };
+    return { user: toUser(row), expiresAt: expiresAtMs({ createdAt: row.token_created_at as string, expiresIn: row.token_expires_in as number }) };
   });
-  if (hit.userId === null || hit.expiresAt <= clock()) return null;
-  return hit.userId;
+  if (hit.user === null || hit.expiresAt <= clock()) return null;
+  return hit.user;
 }
 
 /**
