@@ -27,7 +27,7 @@
 import BetterSqlite from 'better-sqlite3';
 import { Command } from 'commander';
 import { createHash, type Hash } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Client, QueryResult } from 'pg';
@@ -324,6 +324,10 @@ interface SqliteSource {
 
 function openSource(dataDir: string): SqliteSource {
   const file = join(dataDir, 'gantry.db');
+  // A read-only connection to a WAL database makes the -wal and -shm files when a stopped daemon left none, and
+  // cannot remove them when it closes: close() removes the ones made here (the -wal still empty), so the data
+  // directory is left as it was found.
+  const made = ['-wal', '-shm'].map((suffix) => `${file}${suffix}`).filter((f) => !existsSync(f));
   let db: BetterSqlite.Database;
   try {
     db = new BetterSqlite(file, { readonly: true, fileMustExist: true });
@@ -331,6 +335,14 @@ function openSource(dataDir: string): SqliteSource {
   } catch (e) {
     throw new MigrateDbError(`cannot open ${file} read-only: ${(e as Error).message}; run migrate-db as the user gantryd runs as`);
   }
+  const close = db.close.bind(db);
+  db.close = () => {
+    close();
+    const wal = `${file}-wal`;
+    if (made.includes(wal) && existsSync(wal) && statSync(wal).size > 0) return db; // written by someone else meanwhile: keep both
+    for (const f of made) rmSync(f, { force: true });
+    return db;
+  };
   try {
     const migrations = knownMigrations();
     const latest = migrations.at(-1)?.version ?? 0;
