@@ -12,10 +12,12 @@
  * 3. Copies table by table in foreign-key order, rows in primary-key order, in batches of up to 1,000 rows sent as one
  *    JSON parameter (`INSERT ... SELECT FROM json_populate_recordset`, so PostgreSQL converts each value to its column's
  *    type: SQLite's 0/1 become booleans as JSON true/false, ISO text becomes timestamptz under TimeZone UTC). Ids are
- *    kept. A column that references its own table (issues.moved_to_id, projects.forked_from_id: a row may point at a
- *    later one) is written NULL first and set once the whole table is in. Foreign keys stay checked (no superuser
- *    needed); the user triggers (the live counts of issues and merge requests) are disabled during the copy, since
- *    the count tables are copied as they are, and enabled again before the commit.
+ *    kept. For the copy, the foreign keys and the indexes that are not primary keys or unique constraints are dropped
+ *    (inside the transaction: a failure brings them back with everything else) and made again afterwards: PostgreSQL
+ *    then builds each index and checks each foreign key over all rows in one pass, instead of once per row (which
+ *    also lets a row reference a later row of its own table, as issues.moved_to_id does), and without the superuser
+ *    that `session_replication_role` would need. The user triggers (the live counts of issues and merge requests) are
+ *    disabled during the copy, since the count tables are copied as they are, and enabled again before the commit.
  * 4. Every identity sequence is set past the highest id (or SQLite's AUTOINCREMENT high-water mark, so the ids of
  *    deleted rows are never handed out again); the copied counts are compared with a recount; every table is read
  *    back and its checksum (MD5 over the rows in primary-key order, each value in one normal form computed the same
@@ -103,8 +105,6 @@ interface Column {
   type: string;
   kind: Kind;
   identity: boolean;
-  /** The column references its own table (written NULL first, set after the table is copied). */
-  selfRef: boolean;
 }
 
 interface Table {
@@ -169,7 +169,7 @@ async function readCatalog(client: Client): Promise<Map<string, Table>> {
     if (!t) tables.set(c.table_name, (t = { name: c.table_name, columns: [], primaryKey: [], references: new Set(), hasTriggers: false }));
     const kind = KINDS[c.data_type];
     if (!kind) throw new MigrateDbError(`column ${c.table_name}.${c.column_name} has type ${c.data_type}, which migrate-db does not convert: this gantryd's migrate-db needs updating`);
-    t.columns.push({ name: c.column_name, type: c.data_type, kind, identity: c.is_identity === 'YES', selfRef: false });
+    t.columns.push({ name: c.column_name, type: c.data_type, kind, identity: c.is_identity === 'YES' });
   }
   for (const k of keys.rows) {
     const t = tables.get(k.table_name);
@@ -178,8 +178,7 @@ async function readCatalog(client: Client): Promise<Map<string, Table>> {
   for (const f of foreign.rows) {
     const t = tables.get(f.table_name);
     if (!t) continue;
-    if (f.ref_table === f.table_name) t.columns.find((c) => c.name === f.column_name)!.selfRef = true;
-    else t.references.add(f.ref_table);
+    if (f.ref_table !== f.table_name) t.references.add(f.ref_table);
   }
   for (const r of triggers.rows) {
     const t = tables.get(r.table_name);
@@ -187,9 +186,6 @@ async function readCatalog(client: Client): Promise<Map<string, Table>> {
   }
   for (const t of tables.values()) {
     if (!t.primaryKey.length) throw new MigrateDbError(`table ${t.name} has no primary key, which migrate-db needs to verify it: this gantryd's migrate-db needs updating`);
-    if (t.columns.some((c) => c.selfRef) && t.primaryKey.length !== 1) {
-      throw new MigrateDbError(`table ${t.name} references itself but has a primary key of ${t.primaryKey.length} columns: this gantryd's migrate-db needs updating`);
-    }
   }
   return tables;
 }
@@ -488,6 +484,7 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
     await client.query('BEGIN');
     await client.query("SET LOCAL TimeZone = 'UTC'");
     await client.query("SET LOCAL DateStyle = 'ISO, YMD'");
+    await client.query("SET LOCAL maintenance_work_mem = '256MB'"); // the indexes are built once, after the copy
 
     const existing = await existingObjects(client);
     const names = [...existing.relations.map((r) => r.name), ...existing.functions];
@@ -530,8 +527,10 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
         : [],
     );
 
-    // Copy, over whatever rows the migrations seeded (the built-in OAuth application of 0025 is in SQLite too).
+    // Copy, over whatever rows the migrations seeded (the built-in OAuth application of 0025 is in SQLite too), without
+    // the foreign keys and the secondary indexes, which are made again after the copy (see the file's comment).
     await client.query(`TRUNCATE ${order.map(quote).join(', ')}`);
+    const deferred = await withoutChecks(client);
     const copyStarted = performance.now();
     const copies: TableCopy[] = [];
     const width = Math.max(...order.map((n) => n.length));
@@ -552,6 +551,10 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
     }
     const copySeconds = (performance.now() - copyStarted) / 1000;
     sqlite.exec('COMMIT');
+    const rebuilt = performance.now();
+    say(`  building ${deferred.indexes} indexes and checking ${deferred.foreignKeys} foreign keys ...`);
+    await deferred.restore();
+    say(`  indexes built and foreign keys checked  ${secs(performance.now() - rebuilt)}`);
 
     // Identity sequences past the highest id (or SQLite's high-water mark of an AUTOINCREMENT table).
     for (const t of tables.values()) {
@@ -611,6 +614,36 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
   }
 }
 
+/**
+ * Drop the foreign keys and the indexes that back no primary key or unique constraint of the current schema; restore()
+ * makes them again from their definitions (pg_get_indexdef, pg_get_constraintdef), each checked over all rows.
+ */
+async function withoutChecks(client: Client): Promise<{ indexes: number; foreignKeys: number; restore(): Promise<void> }> {
+  const foreignKeys = await client.query<{ table_name: string; name: string; def: string }>(
+    `SELECT cl.relname AS table_name, con.conname AS name, pg_get_constraintdef(con.oid) AS def
+       FROM pg_constraint con JOIN pg_class cl ON cl.oid = con.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace
+      WHERE con.contype = 'f' AND n.nspname = current_schema() ORDER BY 1, 2`,
+  );
+  const indexes = await client.query<{ name: string; def: string }>(
+    `SELECT i.relname AS name, pg_get_indexdef(i.oid) AS def
+       FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+       JOIN pg_namespace n ON n.oid = t.relnamespace
+      WHERE n.nspname = current_schema() AND t.relname <> 'schema_migrations'
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid AND c.contype IN ('p', 'u', 'x'))
+      ORDER BY 1`,
+  );
+  for (const f of foreignKeys.rows) await client.query(`ALTER TABLE ${quote(f.table_name)} DROP CONSTRAINT ${quote(f.name)}`);
+  for (const i of indexes.rows) await client.query(`DROP INDEX ${quote(i.name)}`);
+  return {
+    indexes: indexes.rows.length,
+    foreignKeys: foreignKeys.rows.length,
+    async restore() {
+      for (const i of indexes.rows) await client.query(i.def);
+      for (const f of foreignKeys.rows) await client.query(`ALTER TABLE ${quote(f.table_name)} ADD CONSTRAINT ${quote(f.name)} ${f.def}`);
+    },
+  };
+}
+
 /** Why a connection or query failed, in a few words (pg's AggregateError of a refused connection has no message). */
 function reason(e: unknown): string {
   const err = e as NodeJS.ErrnoException & { errors?: unknown[] };
@@ -637,8 +670,6 @@ async function copyTable(
   const order = t.primaryKey.map((c) => `${quote(c.name)} COLLATE BINARY`).join(', ');
   const read = sqlite.prepare(`SELECT ${cols} FROM ${quote(t.name)} ORDER BY ${order}`).raw(true);
   const pk = t.primaryKey.map((c) => t.columns.indexOf(c));
-  const selfRefs = t.columns.map((c, i) => (c.selfRef ? i : -1)).filter((i) => i >= 0);
-  const later: [unknown, unknown][][] = selfRefs.map(() => []);
   const hash = new RowHash();
   let batch: string[] = [];
   let bytes = 0;
@@ -665,12 +696,7 @@ async function copyTable(
     for (let i = 0; i < t.columns.length; i++) {
       const column = t.columns[i]!;
       const [value, normal] = fromSqlite(t.name, column, row[i], where);
-      if (column.selfRef && value !== null) {
-        later[selfRefs.indexOf(i)]!.push([row[pk[0]!], value]);
-        values[column.name] = null;
-      } else {
-        values[column.name] = value;
-      }
+      values[column.name] = value;
       canonical.push(normal);
     }
     hash.add(canonical);
@@ -681,19 +707,6 @@ async function copyTable(
   }
   await send();
   if (inFlight) await inFlight;
-  // The columns that reference rows of the same table, now that every row is in.
-  const key = t.primaryKey[0]!;
-  for (const [k, i] of selfRefs.entries()) {
-    const column = t.columns[i]!;
-    const pairs = later[k]!;
-    for (let at = 0; at < pairs.length; at += 5000) {
-      const slice = pairs.slice(at, at + 5000).map(([id, ref]) => ({ k: id, v: ref }));
-      await client.query(
-        `UPDATE ${quote(t.name)} SET ${quote(column.name)} = x.v FROM json_to_recordset($1::json) AS x(k ${key.type}, v ${column.type}) WHERE ${quote(t.name)}.${quote(key.name)} = x.k`,
-        [JSON.stringify(slice)],
-      );
-    }
-  }
   return { rows: hash.rows, checksum: hash.digest() };
 }
 
