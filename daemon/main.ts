@@ -6,6 +6,7 @@ import { resolveConfig, ConfigError, type DaemonConfig, type DaemonFlags } from 
 import { dataPaths, type AppContext } from './context.js';
 import { SchemaError } from './db/connection.js';
 import { openDataLayer } from './db/layer/open.js';
+import { withDaemonMark } from './run-lock.js';
 import { bootstrap, loadSecrets, prepareDataDir } from './bootstrap.js';
 import { buildApp } from './app.js';
 import { startBackground, stopBackground } from './background.js';
@@ -23,7 +24,8 @@ export async function startDaemon(
   prepareDataDir(paths);
   const secrets = loadSecrets(paths.data);
   // SQLite in the data directory, or PostgreSQL with --database-url (then ctx.db throws: only ported rooms run).
-  const database = await openDataLayer(config);
+  // The data dir is marked in use until close() (run-lock.ts: gantryd migrate-db refuses to run meanwhile).
+  const database = await withDaemonMark(config.dataDir, () => openDataLayer(config));
   const { db, data } = database;
   const postgres = data.dialect.name === 'postgres';
   let externalUrl = config.externalUrl ?? `http://${config.host}:${config.port}`;
@@ -96,6 +98,8 @@ function daemonLog(logger: pino.Logger | false) {
 
 /** The gantryd command line. */
 export async function main(argv: string[]): Promise<void> {
+  // `gantryd migrate-db ...` has options of its own (db/migrate-db.ts); loaded only when asked for.
+  if (argv[2] === 'migrate-db') return (await import('./db/migrate-db.js')).migrateDbCommand(argv.slice(3));
   const program = new Command('gantryd')
     .description('Gantry daemon: GitLab API v3, runner API v1 and git over HTTP on one port; git over SSH on another')
     .option('--host <host>', 'address to listen on (GANTRY_HOST, default 127.0.0.1)')
@@ -118,6 +122,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--signin-trusted-addresses <list>', 'addresses never banned, comma-separated, or none (GANTRY_SIGNIN_TRUSTED_ADDRESSES, default 127.0.0.1,::1)')
     .option('--metrics-token <token>', 'bearer token for GET /-/metrics scrapers (GANTRY_METRICS_TOKEN; admins can always read it)')
     .option('--database-url <url>', 'PostgreSQL database, postgres://user:password@host:5432/name (GANTRY_DATABASE_URL; preview, default: SQLite in the data dir)')
+    .addHelpText('after', '\nCommands:\n  migrate-db --to <url>  copy a stopped installation\'s SQLite database into PostgreSQL (gantryd migrate-db --help)')
     .parse(argv);
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
