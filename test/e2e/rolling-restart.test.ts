@@ -320,3 +320,25 @@ describe.skipIf(!TEST_DATABASE_URL || !NGINX)('two gantryd behind nginx (deploy/
     expect(await load.missing()).toEqual([]);
   }, 180_000);
 });
+
+describe.skipIf(!TEST_DATABASE_URL)('GET /-/readiness on PostgreSQL', () => {
+  afterAll(() => {
+    killAll();
+    cleanupTmp();
+  });
+
+  it('answers 503 "database unreachable" once the database is gone, while /-/health is not a readiness check', async () => {
+    const db = await createTestDatabase(TEST_DATABASE_URL!, { migrated: true });
+    const d = await startGantryd(['--port', '0', '--data-dir', tmp('gantry-ready-'), '--root-password', PASSWORD, '--database-url', db.url], cleanEnv(), 60_000);
+    const ready = await fetch(`${d.url}/-/readiness`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ok' });
+    await db.drop(); // ends the daemon's connections; new ones find no database
+    const gone = await fetch(`${d.url}/-/readiness`);
+    expect(gone.status, d.stderr().slice(-2000)).toBe(503);
+    expect(await gone.json()).toEqual({ status: 'database unreachable' });
+    // the daemon itself keeps running and stops as usual
+    expect(d.proc.exitCode).toBe(null);
+    expect(await d.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  }, 90_000);
+});
