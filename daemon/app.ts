@@ -30,10 +30,35 @@ export const redactUrl = (url: string) =>
 declare module 'fastify' {
   interface FastifyInstance {
     ctx: AppContext;
+    /** The shutdown state GET /-/readiness reports (daemon/main.ts drains on SIGTERM). */
+    drain: DrainState;
   }
   interface FastifyContextConfig {
     /** The route runs on PostgreSQL (its room is ported to ctx.data); every other route answers 501 there. */
     postgres?: boolean;
+  }
+}
+
+/** Whether this daemon is stopping, and whether a balancer watches it (daemon/main.ts drains on SIGTERM). */
+export interface DrainState {
+  /** Set on SIGTERM: GET /-/readiness answers 503 from then on. */
+  draining: boolean;
+  /** Set by the first GET /-/readiness: a balancer checks this daemon, so a drain gives it time to see the 503. */
+  readinessChecked: boolean;
+}
+
+/** How long GET /-/readiness waits for the database's answer before it says the database is unreachable. */
+const READINESS_DATABASE_TIMEOUT_MS = 2000;
+
+/** Whether the database answers a cheap query within `ms`. */
+async function databaseAnswers(ctx: AppContext, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), ms); });
+  try {
+    const query = Promise.resolve().then(() => ctx.data.get('SELECT 1 AS ok')).then(() => true, () => false);
+    return await Promise.race([query, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -64,6 +89,9 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
       const path = q < 0 ? url : url.slice(0, q);
       return path.endsWith('.json') ? path.slice(0, -5) + (q < 0 ? '' : url.slice(q)) : url;
     },
+    // A stopping daemon answers every request that reaches it (daemon/main.ts drains); Fastify's default, a 503 to
+    // requests arriving on open connections once closing, lost writes behind a balancer that cannot retry them.
+    return503OnClosing: false,
     // Fastify's own per-request lines are off (the onResponse hook logs one redacted line instead).
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
@@ -175,6 +203,19 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
 
   app.get('/-/health', { config: { public: true, postgres: true }, schema: { hide: true } }, async (_req, reply) => {
     await ctx.data.get('SELECT 1 AS ok');
+    return reply.send({ status: 'ok' });
+  });
+  // For load balancers (CONTRACT.md): 200 only while this daemon should get traffic; 503 once it drains (SIGTERM) or
+  // when its database does not answer within 2 s. Never cached: a balancer asks every few seconds.
+  const drain: DrainState = { draining: false, readinessChecked: false };
+  app.decorate('drain', drain);
+  app.get('/-/readiness', { config: { public: true, postgres: true }, schema: { hide: true } }, async (_req, reply) => {
+    drain.readinessChecked = true;
+    reply.header('cache-control', 'no-store');
+    if (drain.draining) return reply.code(503).send({ status: 'draining' });
+    if (!(await databaseAnswers(ctx, READINESS_DATABASE_TIMEOUT_MS))) return reply.code(503).send({ status: 'database unreachable' });
+    // The drain may have begun while the database answered.
+    if (drain.draining) return reply.code(503).send({ status: 'draining' });
     return reply.send({ status: 'ok' });
   });
 

@@ -1,7 +1,9 @@
-/** gantryd: flags/env -> config -> storage -> app -> listen; graceful SIGTERM. */
+/** gantryd: flags/env -> config -> storage -> app -> listen; SIGTERM drains (readiness fails, requests finish), then exits 0. */
 import { Command } from 'commander';
 import pino from 'pino';
 import { join } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveConfig, ConfigError, type DaemonConfig, type DaemonFlags } from './config.js';
 import { dataPaths, type AppContext } from './context.js';
 import { SchemaError } from './db/connection.js';
@@ -79,13 +81,69 @@ export async function startDaemon(
   // Route schemas compile on first use; the rest compile now in 5 ms slices, so requests never wait long behind them.
   setImmediate(() => void compilePendingSchemas(5));
 
-  const close = async () => {
+  /**
+   * Stop without losing a request (README "Running several daemons"): GET /-/readiness answers 503 at once and every
+   * answer from then on closes its connection; when a balancer has checked readiness, new connections are still
+   * served for `graceMs` so that it sees the 503 and stops sending; then the HTTP and SSH ports close, idle
+   * keep-alive connections are closed, requests in flight (and those still arriving on open connections) are
+   * answered, and once they are all done the background workers stop and the database closes. Whatever still runs
+   * `timeoutMs` after the start is cut.
+   */
+  let stopping: Promise<void> | null = null;
+  const drain = (opts: Partial<DrainOptions> = {}) => (stopping ??= (async () => {
+    const { graceMs, timeoutMs } = { ...DEFAULT_DRAIN, ...opts };
+    const started = Date.now();
+    const log = daemonLog(logger);
+    app.drain.draining = true;
+    app.server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('connection', 'close'));
+    const grace = app.drain.readinessChecked ? Math.min(graceMs, timeoutMs) : 0;
+    log('info', grace ? `stopping: readiness answers 503; still serving new connections for ${grace / 1000} s` : 'stopping: readiness answers 503');
+    if (grace) await sleep(grace);
+    let cut = false;
+    const timer = setTimeout(() => {
+      cut = true;
+      log('warn', `stopping: requests still running after ${timeoutMs / 1000} s are cut (GANTRY_DRAIN_TIMEOUT)`);
+      app.server.closeAllConnections();
+    }, Math.max(0, timeoutMs - (Date.now() - started)));
+    try {
+      // app.close() stops listening, closes idle connections and resolves once every connection has ended.
+      await Promise.all([app.close(), ssh?.close()]);
+    } finally {
+      clearTimeout(timer);
+    }
     stopBackground();
-    await ssh?.close();
-    await app.close();
     await database.close();
+    if (!cut) log('info', `stopped after ${Date.now() - started} ms`);
+  })());
+  const close = () => drain({ graceMs: 0 });
+  return { app, ctx, url, ssh, generatedPassword, close, drain };
+}
+
+/** How SIGTERM stops the daemon: GANTRY_DRAIN_GRACE and GANTRY_DRAIN_TIMEOUT, in seconds (README "Running several daemons"). */
+export interface DrainOptions {
+  /** After readiness fails, how long new connections are still served (only when a balancer checks readiness). */
+  graceMs: number;
+  /** From the signal to the exit, at most: requests still running then are cut. */
+  timeoutMs: number;
+}
+
+const DEFAULT_DRAIN: DrainOptions = { graceMs: 5_000, timeoutMs: 30_000 };
+
+/** The drain settings of the environment, or a ConfigError naming the variable that is wrong. */
+export function drainOptions(env: NodeJS.ProcessEnv): DrainOptions {
+  const seconds = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0 || n > 3600) throw new ConfigError(`invalid ${name} "${raw}": use a number of seconds from 0 to 3600`);
+    return Math.round(n * 1000);
   };
-  return { app, ctx, url, ssh, generatedPassword, close };
+  const timeoutMs = seconds('GANTRY_DRAIN_TIMEOUT', DEFAULT_DRAIN.timeoutMs);
+  const graceGiven = (env.GANTRY_DRAIN_GRACE ?? '').trim() !== '';
+  // The default grace shrinks to a shorter timeout; a grace given longer than the timeout is a mistake.
+  const graceMs = graceGiven ? seconds('GANTRY_DRAIN_GRACE', DEFAULT_DRAIN.graceMs) : Math.min(DEFAULT_DRAIN.graceMs, timeoutMs);
+  if (graceMs > timeoutMs) throw new ConfigError(`GANTRY_DRAIN_GRACE (${graceMs / 1000} s) must not exceed GANTRY_DRAIN_TIMEOUT (${timeoutMs / 1000} s)`);
+  return { graceMs, timeoutMs };
 }
 
 /** Log lines of the SSH server and the start-up through the daemon's logger (warnings to stderr when there is none). */
@@ -125,8 +183,10 @@ export async function main(argv: string[]): Promise<void> {
     .addHelpText('after', '\nCommands:\n  migrate-db --to <url>  copy a stopped installation\'s SQLite database into PostgreSQL (gantryd migrate-db --help)')
     .parse(argv);
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
+  let drainSettings: DrainOptions;
   try {
     const config = resolveConfig(program.opts<DaemonFlags>());
+    drainSettings = drainOptions(process.env);
     daemon = await startDaemon(config);
   } catch (e) {
     if (e instanceof ConfigError || e instanceof SchemaError) {
@@ -149,7 +209,12 @@ export async function main(argv: string[]): Promise<void> {
       process.exit(1);
     }
     stopping = true;
-    daemon.close().then(
+    // A bound even for what the drain cannot cut (an SSH session's git, a database that does not answer).
+    setTimeout(() => {
+      process.stderr.write(`gantryd: still stopping ${drainSettings.timeoutMs / 1000 + 5} s after ${signal}, exiting now\n`);
+      process.exit(1);
+    }, drainSettings.timeoutMs + 5000).unref();
+    daemon.drain(drainSettings).then(
       () => process.exit(0),
       (e) => {
         process.stderr.write(`gantryd: error while stopping: ${(e as Error).message}\n`);
