@@ -78,7 +78,7 @@ export async function startDaemon(
   setImmediate(() => void compilePendingSchemas(5));
 
   const close = async () => {
-    stopBackground();
+    await stopBackground();
     await ssh?.close();
     await app.close();
     await database.close();
