@@ -5,7 +5,7 @@ import type { AppContext } from './context.js';
  * `name` says what it does (in the start log); `postgres: true` once the worker runs on the data layer and is safe with
  * several daemons at once (claims with SKIP LOCKED, an advisory lock or a lease), as docs/design/postgres.md says.
  */
-type Worker = { name?: string; postgres?: boolean; start(ctx: AppContext): void; stop(): void };
+type Worker = { name?: string; postgres?: boolean; start(ctx: AppContext): void; stop(): void | Promise<void> };
 const workers: Worker[] = [];
 
 /** Register a background worker; later issues add theirs here. */
@@ -27,7 +27,7 @@ export function startBackground(ctx: AppContext, log: (message: string) => void 
   for (const w of workers) w.start(ctx);
 }
 
-/** Stop every registered worker. */
-export function stopBackground(): void {
-  for (const w of workers) w.stop();
+/** Stop every registered worker; resolves once each has finished stopping (before the database is closed). */
+export async function stopBackground(): Promise<void> {
+  await Promise.all(workers.map((w) => w.stop()));
 }

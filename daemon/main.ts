@@ -111,7 +111,7 @@ export async function startDaemon(
     } finally {
       clearTimeout(timer);
     }
-    stopBackground();
+    await stopBackground();
     await database.close();
     if (!cut) log('info', `stopped after ${Date.now() - started} ms`);
   })());

@@ -153,3 +153,22 @@ export function toProjectGroupLink(l: Rec): import('./schema.js').ProjectGroupLi
     expiresAt: l.expires_at as string | null, createdAt: l.created_at as string, updatedAt: l.updated_at as string,
   };
 }
+
+/** Map a raw `project_hooks` row (snake_case) to the drizzle shape. */
+export function toProjectHook(h: Rec): import('./schema.js').ProjectHookRow {
+  return {
+    id: h.id as number, projectId: h.project_id as number, url: h.url as string, token: h.token as string | null,
+    pushEvents: !!h.push_events, issuesEvents: !!h.issues_events, mergeRequestsEvents: !!h.merge_requests_events,
+    tagPushEvents: !!h.tag_push_events, noteEvents: !!h.note_events, buildEvents: !!h.build_events, pipelineEvents: !!h.pipeline_events,
+    wikiPageEvents: !!h.wiki_page_events, enableSslVerification: !!h.enable_ssl_verification, createdAt: h.created_at as string,
+  };
+}
+
+/** Map a raw `events` row (snake_case) to the drizzle shape. */
+export function toEvent(e: Rec): import('./schema.js').EventRow {
+  return {
+    id: e.id as number, projectId: e.project_id as number | null, authorId: e.author_id as number | null, action: e.action as string,
+    targetId: e.target_id as number | null, targetType: e.target_type as string | null, targetTitle: e.target_title as string | null,
+    title: e.title as string | null, data: e.data as string | null, noteId: e.note_id as number | null, createdAt: e.created_at as string,
+  };
+}

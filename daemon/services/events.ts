@@ -1,10 +1,13 @@
 /** Project events (GET /projects/:id/events): recorded by services inside their own transactions. */
-import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { idOrderedPage } from '../db/keyset.js';
-import { events, type EventRow } from '../db/schema.js';
+import { keysetPageAsync } from '../db/keyset.js';
+import { toEvent } from '../db/rows.js';
+import { events, type EventRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
+import {
+  projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, REPORTER, type ProjectAbility, type SqlCondition,
+} from '../policy/permissions.js';
 
 /** What an event records; `action` is one of GitLab's action names (created, joined, left, pushed to, ...). */
 export interface EventInput {
@@ -42,16 +45,62 @@ export async function recordEventAsync(tx: Queries, e: EventInput): Promise<void
   ]);
 }
 
-/** How many events a project has (those meeting `visible`, an SQL condition over `events`, e.g. policy's visibleEventsSql). */
-export function countProjectEvents(ctx: AppContext, projectId: number, visible = '1'): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(events).where(and(eq(events.projectId, projectId), sql.raw(visible))).get()!.n;
+/**
+ * The events of ONE project the caller may read (8.x Event#visible_to_user?), as a condition over `events` with its
+ * bound values: an issue's events and the comments on it only when they may read that issue (issues on; a confidential
+ * one as its author, assignee, a reporter and up or an admin), a merge request's and its comments' only while merge
+ * requests are on. `level`: the caller's access level when already read (loadProjectAsync), else read here once if
+ * needed. The same rules as policy's visibleEventsSql, on the data layer.
+ */
+export async function visibleEventsWhere(
+  ctx: AppContext, user: UserRow | null, project: ProjectRow, level?: number, q: Queries = ctx.data,
+): Promise<SqlCondition> {
+  let access = level;
+  const can = async (ability: ProjectAbility) => {
+    const decided = projectAbilityWithoutLevel(user, ability, project);
+    if (decided !== undefined) return decided;
+    access ??= await projectAccessLevelAsync(ctx, user, project, q);
+    return projectAbilityAtLevel(user!, ability, project, access);
+  };
+  const hidden: string[] = [];
+  const values: unknown[] = [];
+  const onIssues = (ids: string, idValues: unknown[]) => {
+    hidden.push(`("events"."target_type" = 'Issue' AND "events"."target_id" IN (${ids}))
+      OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'Issue' AND n.noteable_id IN (${ids})))`);
+    values.push(...idValues, ...idValues);
+  };
+  if (!(await can('read_issue'))) onIssues('SELECT i.id FROM issues i WHERE i.project_id = ?', [project.id]);
+  else if (user && !user.isAdmin && (access ??= await projectAccessLevelAsync(ctx, user, project, q)) < REPORTER) {
+    // the confidential issues they neither wrote nor are assigned
+    onIssues('SELECT i.id FROM issues i WHERE i.project_id = ? AND i.confidential = TRUE AND COALESCE(i.author_id, 0) <> ? AND COALESCE(i.assignee_id, 0) <> ?',
+      [project.id, user.id, user.id]);
+  }
+  if (!(await can('read_merge_request'))) {
+    hidden.push(`"events"."target_type" = 'MergeRequest'
+      OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'MergeRequest'))`);
+  }
+  // events without a target (pushes) have NULL in these columns: a NULL test counts as "not hidden"
+  return hidden.length ? { sql: `NOT COALESCE((${hidden.join(') OR (')}), FALSE)`, args: values } : { sql: 'TRUE', args: [] };
+}
+
+/** How many events of a project meet `visible` (visibleEventsWhere). */
+export async function countProjectEvents(ctx: AppContext, projectId: number, visible: SqlCondition, q: Queries = ctx.data): Promise<number> {
+  const row = await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM "events" WHERE "events"."project_id" = ? AND (${visible.sql})`, [projectId, ...visible.args]);
+  return row?.n ?? 0;
 }
 
 /**
  * One page of a project's events (those meeting `visible`), newest first. Events are the largest table in practice:
- * with `total` (countProjectEvents) a deep page costs what the first does (db/keyset.ts), not an OFFSET walk.
+ * with `total` (countProjectEvents) a deep page costs what the first does (db/keyset.ts), not an OFFSET walk; `q` is
+ * the snapshot the count ran in.
  */
-export function listProjectEvents(ctx: AppContext, projectId: number, limit: number, offset: number, total?: number, visible = '1'): EventRow[] {
-  return idOrderedPage(ctx, 'events', and(eq(events.projectId, projectId), sql.raw(visible)), true, limit, offset, total,
-    (ids) => ctx.db.select().from(events).where(inArray(events.id, ids)).all());
+export async function listProjectEvents(
+  ctx: AppContext, projectId: number, limit: number, offset: number, total: number | undefined, visible: SqlCondition, q: Queries = ctx.data,
+): Promise<EventRow[]> {
+  const id = '"events"."id"';
+  const rows = await keysetPageAsync(ctx, q, {
+    from: '"events"', where: `"events"."project_id" = ? AND (${visible.sql})`, values: [projectId, ...visible.args],
+    key: id, id, desc: true, select: '"events".*',
+  }, limit, offset, total, q !== ctx.data);
+  return rows.map(toEvent);
 }

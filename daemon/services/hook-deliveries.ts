@@ -1,13 +1,16 @@
 /**
  * Durable project hook delivery: an outbox table (hook_deliveries) and a background worker that posts it.
  *
- * Producers call queueHookDeliveries(tx, projectId, event, payload) INSIDE the transaction that records what
+ * Producers call queueHookDeliveriesAsync(tx, projectId, event, payload) INSIDE the transaction that records what
  * happened (a push, an issue change, a note, a build, a pipeline): one pending row per hook of the project that is
- * subscribed to the event, so the delivery commits (or rolls back) with the change. The worker is woken right after
- * that transaction and also polls, so rows left by an earlier run (or another process) are sent too.
+ * subscribed to the event, so the delivery commits (or rolls back) with the change (rooms not ported yet call the
+ * synchronous twin, queueHookDeliveries, on SQLite). The workers are woken right after that transaction (on SQLite in
+ * this process; on PostgreSQL on every daemon, through `NOTIFY gantry_hooks` sent at the commit, which each worker
+ * LISTENs to) and also poll, so rows left by an earlier run (or a notification lost) are sent too.
  *
- * The worker claims a due row atomically (UPDATE ... WHERE status = 'pending' AND next_attempt_at <= now, which
- * moves next_attempt_at to the end of a lease), posts the JSON payload with GitLab's headers (Content-Type,
+ * A worker runs on the data layer and may run on several daemons at once over one PostgreSQL database: it claims due
+ * rows in one statement (UPDATE ... WHERE id IN (the due pending rows ... FOR UPDATE SKIP LOCKED on PostgreSQL), which
+ * moves next_attempt_at to the end of a lease), so each attempt is posted by one worker only. It posts the JSON payload with GitLab's headers (Content-Type,
  * X-Gitlab-Event, X-Gitlab-Token when the hook has a token, User-Agent) and a timeout, a few at a time. A 2xx answer
  * marks the row delivered (never sent again); anything else is retried with exponential backoff until the attempts
  * run out (failed). A daemon that dies mid-send leaves the row pending with a lease; it is sent again when the lease
@@ -16,12 +19,12 @@
  * in between) can recognise the resend and process it once. Knobs for tests and operators: GANTRY_HOOK_RETRY_BASE_MS (default 10000) and
  * GANTRY_HOOK_MAX_ATTEMPTS (default 8), or the options of startHookDeliveryWorker.
  */
-import { and, asc, eq, inArray, lt, lte, min, ne, sql } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { Agent, Dispatcher } from 'undici';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { projectHooks } from '../db/schema.js';
-import { hookDeliveries, type HookDeliveryRow, type HookEvent } from '../db/schema-hooks.js';
+import { hookDeliveries, type HookEvent } from '../db/schema-hooks.js';
 import { registerWorker } from '../background.js';
 import type { Queries } from '../db/layer/types.js';
 import type { HookEventKind } from './project-hooks.js';
@@ -70,11 +73,15 @@ export function queueHookDeliveries(tx: HookWriter, projectId: number, event: Ho
   return hooks.length;
 }
 
+/** The notification channel that wakes the delivery workers of every daemon (PostgreSQL). */
+export const HOOKS_CHANNEL = 'gantry_hooks';
+
 /**
  * The async twin of queueHookDeliveries, on the data layer: call it inside the writing transaction (`tx`) of
- * ctx.data.transaction. The running workers of this process are woken on the next turn (after the commit on SQLite,
- * where a transaction runs within one turn; on PostgreSQL a worker that wakes before the commit finds nothing and the
- * poll, or the next wake, sends it). Returns the number of deliveries queued.
+ * ctx.data.transaction. One read of the subscribed hooks and one INSERT of their rows. On SQLite the workers of this process are woken
+ * on the next turn (after the commit: a transaction runs within one turn); on PostgreSQL it sends `NOTIFY
+ * gantry_hooks` in the same transaction, which PostgreSQL delivers at the commit (never for a rollback) to the
+ * workers of every daemon. Returns the number of deliveries queued.
  */
 export async function queueHookDeliveriesAsync(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<number> {
   const flag = HOOK_EVENT_FLAG[event];
@@ -82,10 +89,13 @@ export async function queueHookDeliveriesAsync(tx: Queries, projectId: number, e
   if (!hooks.length) return 0;
   const t = now();
   const body = JSON.stringify(payload);
-  for (const h of hooks) {
-    await tx.run('INSERT INTO hook_deliveries (hook_id, event, payload, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?)', [h.id, event, body, t, t]);
-  }
-  setImmediate(notifyHookDeliveries);
+  // (INSERT ... SELECT would leave PostgreSQL to guess the types of parameters in a select list; VALUES gives them)
+  await tx.run(
+    `INSERT INTO hook_deliveries (hook_id, event, payload, next_attempt_at, created_at) VALUES ${hooks.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+    hooks.flatMap((h) => [h.id, event, body, t, t]),
+  );
+  if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_notify(?, ?)', [HOOKS_CHANNEL, '']);
+  else setImmediate(notifyHookDeliveries);
   return hooks.length;
 }
 
@@ -96,8 +106,8 @@ export function notifyHookDeliveries(): void {
 
 // Pushes: one push or tag_push delivery per ref update, with the push data services/push.ts built.
 onPush({
-  inTransaction(tx, _ctx, push) {
-    for (const u of push.updates) queueHookDeliveries(tx, push.project.id, u.data.object_kind, u.data);
+  async inTransactionAsync(tx, _ctx, push) {
+    for (const u of push.updates) await queueHookDeliveriesAsync(tx, push.project.id, u.data.object_kind, u.data);
   },
 });
 
@@ -133,8 +143,8 @@ export interface HookWorkerOptions {
 export interface HookDeliveryWorker {
   /** Look for due deliveries now. */
   wake(): void;
-  /** Stop: abort requests in flight and hand their rows back (pending, due now). */
-  stop(): void;
+  /** Stop: abort requests in flight and hand their rows back (pending, due now); resolves once they are. */
+  stop(): Promise<void>;
 }
 
 const running = new Set<Worker>();
@@ -170,8 +180,13 @@ class Worker implements HookDeliveryWorker {
   private readonly inflight = new Map<number, AbortController>();
   private timer: NodeJS.Timeout | null = null;
   private woken = false;
+  /** The pass in progress, and whether a wake came during it (then another pass follows at once). */
+  private passing = false;
+  private again = false;
   private stopped = false;
   private lastPrune = 0;
+  /** Stops listening to `gantry_hooks` (PostgreSQL). */
+  private unlisten: Promise<(() => Promise<void>) | null> | null = null;
   /** undici and its two agents, loaded on the first delivery (the daemon's start does not pay for undici). */
   private http: Promise<{ request: typeof import('undici').request; agent: Agent; insecureAgent: Agent }> | null = null;
 
@@ -187,6 +202,22 @@ class Worker implements HookDeliveryWorker {
       retentionMs: opts.retentionMs ?? 30 * 24 * 3600_000,
       log: opts.log,
     };
+  }
+
+  /** Listen to the wake-ups of the other daemons (PostgreSQL); without them the poll still finds every row. */
+  listen(): void {
+    const listen = this.ctx.data.listen;
+    if (!listen) return;
+    this.unlisten = listen.call(this.ctx.data, HOOKS_CHANNEL, () => this.wake()).then(
+      (stop) => {
+        if (this.stopped) void stop().catch(() => undefined);
+        return stop;
+      },
+      (e: unknown) => {
+        if (!this.stopped) this.log('hook delivery worker cannot listen for new deliveries (polling instead)', e);
+        return null;
+      },
+    );
   }
 
   private client() {
@@ -207,22 +238,35 @@ class Worker implements HookDeliveryWorker {
     });
   }
 
-  stop(): void {
-    if (this.stopped) return;
+  stop(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     this.stopped = true;
     running.delete(this);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const ids = [...this.inflight.keys()];
-    if (ids.length && this.ctx.db.$client.open) {
-      // Interrupted sends do not count: the rows are due again for the next start.
-      this.ctx.db.update(hookDeliveries)
-        .set({ attempts: sql`max(${hookDeliveries.attempts} - 1, 0)`, nextAttemptAt: now(), lockedAt: null })
-        .where(and(inArray(hookDeliveries.id, ids), eq(hookDeliveries.status, 'pending'))).run();
-    }
     for (const c of this.inflight.values()) c.abort();
     this.inflight.clear();
     void this.http?.then((h) => Promise.all([h.agent.destroy(), h.insecureAgent.destroy()])).catch(() => undefined);
+    const unlisten = this.unlisten?.then((stop) => stop?.()).catch(() => undefined);
+    // Interrupted sends do not count: the rows are due again for the next start (of any daemon).
+    const d = this.ctx.data.dialect;
+    const handBack = ids.length && !this.closed()
+      ? this.ctx.data.run(
+          `UPDATE hook_deliveries SET attempts = ${d.greatest('attempts - 1', '0')}, next_attempt_at = ?, locked_at = NULL
+           WHERE id IN ${d.inIds} AND status = 'pending'`,
+          [now(), d.ids(ids)],
+        ).then(() => undefined, (e: unknown) => {
+          if (!this.closed()) this.log('could not hand back hook deliveries in flight', e);
+        })
+      : undefined;
+    return Promise.all([unlisten, handBack]).then(() => undefined);
+  }
+
+  /** Whether the context's database was closed (a test that closed it without stopping the worker). */
+  private closed(): boolean {
+    if (this.ctx.data.dialect.name === 'sqlite') return !this.ctx.db.$client.open;
+    return (this.ctx.data as { pool?: { ending?: boolean } }).pool?.ending === true;
   }
 
   private log(message: string, err: unknown): void {
@@ -233,64 +277,94 @@ class Worker implements HookDeliveryWorker {
   /** Claim what is due (up to the free slots), start sending it, and sleep until the next row is due. */
   private pass(): void {
     if (this.stopped) return;
+    if (this.passing) {
+      this.again = true;
+      return;
+    }
     // A context whose database was closed without stopping the worker (tests) ends it quietly.
-    if (!this.ctx.db.$client.open) return this.stop();
+    if (this.closed()) return void this.stop();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.passing = true;
+    void this.look().then((delay) => {
+      this.passing = false;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        return this.pass();
+      }
+      this.timer = setTimeout(() => this.pass(), delay);
+      this.timer.unref();
+    });
+  }
+
+  /** One look at the table: prune, claim and send, then how long to sleep. Never throws. */
+  private async look(): Promise<number> {
     let delay = this.o.pollMs;
     try {
-      this.prune();
+      await this.prune();
       const free = this.o.concurrency - this.inflight.size;
-      if (free > 0) {
-        const t = now();
-        const due = this.ctx.db.select({ id: hookDeliveries.id }).from(hookDeliveries)
-          .where(and(eq(hookDeliveries.status, 'pending'), lte(hookDeliveries.nextAttemptAt, t)))
-          .orderBy(asc(hookDeliveries.nextAttemptAt), asc(hookDeliveries.id)).limit(free).all();
-        for (const { id } of due) {
-          const claimed = this.claim(id);
-          if (claimed) this.send(claimed);
-        }
-      }
-      if (this.inflight.size < this.o.concurrency) {
-        const next = this.ctx.db.select({ at: min(hookDeliveries.nextAttemptAt) }).from(hookDeliveries)
-          .where(eq(hookDeliveries.status, 'pending')).get()?.at;
+      if (free > 0) for (const claimed of await this.claim(free)) this.send(claimed);
+      if (this.inflight.size < this.o.concurrency && !this.stopped) {
+        const next = (await this.ctx.data.get<{ at: string | null }>("SELECT MIN(next_attempt_at) AS at FROM hook_deliveries WHERE status = 'pending'"))?.at;
         // At least 20 ms: a due row another sender holds is not retried in a busy loop.
         if (next) delay = Math.min(this.o.pollMs, Math.max(20, Date.parse(next) - Date.now()));
       }
     } catch (e) {
-      this.log('hook delivery worker failed', e);
+      if (this.closed()) void this.stop();
+      else if (!this.stopped) this.log('hook delivery worker failed', e);
     }
-    this.timer = setTimeout(() => this.pass(), delay);
-    this.timer.unref();
+    return delay;
   }
 
-  /** Take a row for sending if it is still pending and due; null when another sender was first. */
-  private claim(id: number): Claimed | null {
+  /**
+   * Take up to `limit` due rows for sending, in one statement: each moves to the end of a lease (its next_attempt_at)
+   * with one more attempt. On PostgreSQL the rows are locked with SKIP LOCKED, so workers of other daemons claiming at
+   * the same moment take other rows; on SQLite the one writer makes the statement atomic. Returns what sending needs.
+   */
+  private async claim(limit: number): Promise<Claimed[]> {
+    if (this.stopped) return [];
     const t = Date.now();
     const at = iso(t);
-    const taken = this.ctx.db.update(hookDeliveries)
-      .set({ attempts: sql`${hookDeliveries.attempts} + 1`, nextAttemptAt: iso(t + this.o.leaseMs), lockedAt: at })
-      .where(and(eq(hookDeliveries.id, id), eq(hookDeliveries.status, 'pending'), lte(hookDeliveries.nextAttemptAt, at))).run();
-    if (taken.changes !== 1) return null;
-    const row = this.ctx.db.select({
-      id: hookDeliveries.id, event: hookDeliveries.event, payload: hookDeliveries.payload, attempts: hookDeliveries.attempts,
-      url: projectHooks.url, token: projectHooks.token, verifySsl: projectHooks.enableSslVerification,
-    }).from(hookDeliveries).innerJoin(projectHooks, eq(projectHooks.id, hookDeliveries.hookId)).where(eq(hookDeliveries.id, id)).get();
-    return row ?? null;
+    const skipLocked = this.ctx.data.dialect.name === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+    const rows = await this.ctx.data.transaction((tx) =>
+      tx.all<{ id: number; hook_id: number; event: HookEvent; payload: string; attempts: number }>(
+        `UPDATE hook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, locked_at = ?
+         WHERE id IN (SELECT id FROM hook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+                      ORDER BY next_attempt_at, id LIMIT ?${skipLocked})
+           AND status = 'pending'
+         RETURNING id, hook_id, event, payload, attempts`,
+        [iso(t + this.o.leaseMs), at, at, limit],
+      ));
+    if (!rows.length) return [];
+    const d = this.ctx.data.dialect;
+    const hookIds = [...new Set(rows.map((r) => r.hook_id))];
+    const hooks = new Map(
+      (await this.ctx.data.all<{ id: number; url: string; token: string | null; enable_ssl_verification: unknown }>(
+        `SELECT id, url, token, enable_ssl_verification FROM project_hooks WHERE id IN ${d.inIds}`, [d.ids(hookIds)],
+      )).map((h) => [h.id, h]),
+    );
+    const claimed: Claimed[] = [];
+    for (const r of rows.sort((a, b) => a.id - b.id)) {
+      const h = hooks.get(r.hook_id);
+      // a hook deleted meanwhile took its deliveries with it
+      if (h) claimed.push({ id: r.id, event: r.event, payload: r.payload, attempts: r.attempts, url: h.url, token: h.token, verifySsl: !!h.enable_ssl_verification });
+    }
+    return claimed;
   }
 
   private send(d: Claimed): void {
     const abort = new AbortController();
     this.inflight.set(d.id, abort);
-    void this.post(d, abort.signal).then((result) => {
+    void this.post(d, abort.signal).then(async (result) => {
       // A stopped worker has handed the row back already.
       if (this.stopped || this.inflight.get(d.id) !== abort) return;
-      this.inflight.delete(d.id);
       try {
-        this.record(d, result);
+        await this.record(d, result);
       } catch (e) {
-        this.log('could not record a hook delivery', e);
+        if (!this.closed()) this.log('could not record a hook delivery', e);
       }
+      this.inflight.delete(d.id);
       this.wake();
     });
   }
@@ -321,25 +395,33 @@ class Worker implements HookDeliveryWorker {
     }
   }
 
-  /** Write the outcome: delivered, due again after the backoff, or failed when out of attempts. */
-  private record(d: Claimed, a: Attempt): void {
+  /**
+   * Write the outcome: delivered, due again after the backoff, or failed when out of attempts. Only while the row is
+   * still this attempt's (pending, same attempt count): a sender whose lease ran out and whose row another worker took
+   * meanwhile leaves the row to that one.
+   */
+  private async record(d: Claimed, a: Attempt): Promise<void> {
     const t = Date.now();
-    const mine = and(eq(hookDeliveries.id, d.id), eq(hookDeliveries.status, 'pending'));
-    const common = { lockedAt: null, lastStatusCode: a.status, lastError: a.error };
-    let set: Partial<HookDeliveryRow>;
-    if (a.ok) set = { ...common, status: 'delivered', deliveredAt: iso(t) };
-    else if (d.attempts >= this.o.maxAttempts) set = { ...common, status: 'failed' };
-    else set = { ...common, nextAttemptAt: iso(t + retryDelay(d.attempts, this.o.retryBaseMs)) };
-    this.ctx.db.update(hookDeliveries).set(set).where(mine).run();
+    const mine = 'WHERE id = ? AND status = ? AND attempts = ?';
+    const where = [d.id, 'pending', d.attempts];
+    if (a.ok) {
+      await this.ctx.data.run(`UPDATE hook_deliveries SET status = 'delivered', delivered_at = ?, locked_at = NULL, last_status_code = ?, last_error = ? ${mine}`,
+        [iso(t), a.status, a.error, ...where]);
+    } else if (d.attempts >= this.o.maxAttempts) {
+      await this.ctx.data.run(`UPDATE hook_deliveries SET status = 'failed', locked_at = NULL, last_status_code = ?, last_error = ? ${mine}`,
+        [a.status, a.error, ...where]);
+    } else {
+      await this.ctx.data.run(`UPDATE hook_deliveries SET next_attempt_at = ?, locked_at = NULL, last_status_code = ?, last_error = ? ${mine}`,
+        [iso(t + retryDelay(d.attempts, this.o.retryBaseMs)), a.status, a.error, ...where]);
+    }
   }
 
-  /** Remove finished rows past the retention period (at most once an hour). */
-  private prune(): void {
+  /** Remove finished rows past the retention period (at most once an hour per worker; any daemon's worker may). */
+  private async prune(): Promise<void> {
     const t = Date.now();
     if (t - this.lastPrune < 3600_000) return;
     this.lastPrune = t;
-    this.ctx.db.delete(hookDeliveries)
-      .where(and(ne(hookDeliveries.status, 'pending'), lt(hookDeliveries.createdAt, iso(t - this.o.retentionMs)))).run();
+    await this.ctx.data.run("DELETE FROM hook_deliveries WHERE status <> 'pending' AND created_at < ?", [iso(t - this.o.retentionMs)]);
   }
 }
 
@@ -356,6 +438,7 @@ function errorText(e: unknown): string {
 export function startHookDeliveryWorker(ctx: AppContext, opts: HookWorkerOptions = {}): HookDeliveryWorker {
   const w = new Worker(ctx, opts);
   running.add(w);
+  w.listen();
   w.wake();
   return w;
 }
@@ -364,11 +447,13 @@ export function startHookDeliveryWorker(ctx: AppContext, opts: HookWorkerOptions
 const daemonWorkers = new Map<AppContext, HookDeliveryWorker>();
 registerWorker({
   name: 'hook deliveries',
+  postgres: true,
   start(ctx) {
     if (!daemonWorkers.has(ctx)) daemonWorkers.set(ctx, startHookDeliveryWorker(ctx));
   },
-  stop() {
-    for (const w of daemonWorkers.values()) w.stop();
+  async stop() {
+    const workers = [...daemonWorkers.values()];
     daemonWorkers.clear();
+    await Promise.all(workers.map((w) => w.stop()));
   },
 });

@@ -1,12 +1,15 @@
 /**
- * Project hooks storage: list, find, create, update, delete. Delivery (posting payloads to the URLs) is built on
- * top of this by the hooks delivery module; the secret `token` is stored here but never presented.
+ * Project hooks storage: list, find, create, update, delete, on the data layer (SQLite and PostgreSQL). Delivery
+ * (posting payloads to the URLs) is built on top of this by services/hook-deliveries.ts; the secret `token` is stored
+ * here but never presented.
  */
-import { and, asc, eq, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { projectHooks, type ProjectHookRow } from '../db/schema.js';
-import { unprocessable } from '../errors.js';
+import type { ProjectHookRow } from '../db/schema.js';
+import { toProjectHook } from '../db/rows.js';
+import type { Queries } from '../db/layer/types.js';
+import { isForeignKeyViolation } from '../db/layer/errors.js';
+import { notFound, unprocessable } from '../errors.js';
 
 /** Parameters of POST/PUT /projects/:id/hooks. */
 export interface ProjectHookParams {
@@ -27,11 +30,14 @@ export interface ProjectHookParams {
 export type HookEventKind =
   | 'push_events' | 'issues_events' | 'merge_requests_events' | 'tag_push_events' | 'note_events' | 'build_events' | 'pipeline_events' | 'wiki_page_events';
 
-const FLAGS = {
-  push_events: 'pushEvents', issues_events: 'issuesEvents', merge_requests_events: 'mergeRequestsEvents', tag_push_events: 'tagPushEvents',
-  note_events: 'noteEvents', build_events: 'buildEvents', pipeline_events: 'pipelineEvents', wiki_page_events: 'wikiPageEvents',
-  enable_ssl_verification: 'enableSslVerification',
-} as const;
+/** The switches a request may set: parameter name = column name. */
+const SWITCHES = [
+  'push_events', 'issues_events', 'merge_requests_events', 'tag_push_events', 'note_events', 'build_events', 'pipeline_events',
+  'wiki_page_events', 'enable_ssl_verification',
+] as const;
+
+/** Ids beyond PostgreSQL's integer column never name a hook (and must not reach a query there). */
+const isRowId = (id: number) => Number.isSafeInteger(id) && id > 0 && id <= 2147483647;
 
 /** Whether a hook URL is an absolute http(s) URL with a host. */
 export function validHookUrl(url: string): boolean {
@@ -44,49 +50,82 @@ export function validHookUrl(url: string): boolean {
   }
 }
 
-function fields(p: Partial<ProjectHookParams>): Partial<ProjectHookRow> {
-  const out: Partial<ProjectHookRow> = {};
-  for (const [param, column] of Object.entries(FLAGS) as [keyof typeof FLAGS, (typeof FLAGS)[keyof typeof FLAGS]][]) {
-    const v = p[param];
-    if (v !== undefined) out[column] = v;
+/** The columns a request sets (its switches and token), with their values, in a fixed order. */
+function fields(p: Partial<ProjectHookParams>): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const column of SWITCHES) {
+    const v = p[column];
+    if (v !== undefined) out.push([column, !!v]);
   }
-  if (p.token !== undefined) out.token = p.token === '' ? null : p.token;
+  if (p.token !== undefined) out.push(['token', p.token === '' ? null : p.token]);
   return out;
 }
 
 /** Number of hooks of a project. */
-export function countProjectHooks(ctx: AppContext, projectId: number): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(projectHooks).where(eq(projectHooks.projectId, projectId)).get()!.n;
+export async function countProjectHooks(ctx: AppContext, projectId: number, q: Queries = ctx.data): Promise<number> {
+  const row = await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM project_hooks WHERE project_id = ?', [projectId]);
+  return row?.n ?? 0;
 }
 
-/** One page of a project's hooks, oldest first. */
-export function listProjectHooks(ctx: AppContext, projectId: number, limit = -1, offset = 0): ProjectHookRow[] {
-  return ctx.db.select().from(projectHooks).where(eq(projectHooks.projectId, projectId)).orderBy(asc(projectHooks.id)).limit(limit).offset(offset).all();
+/** One page of a project's hooks, oldest first (`limit` -1: all). */
+export async function listProjectHooks(ctx: AppContext, projectId: number, limit = -1, offset = 0, q: Queries = ctx.data): Promise<ProjectHookRow[]> {
+  const rows = limit < 0
+    ? await q.all('SELECT * FROM project_hooks WHERE project_id = ? ORDER BY id', [projectId])
+    : await q.all('SELECT * FROM project_hooks WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, limit, offset]);
+  return rows.map(toProjectHook);
 }
 
 /** Hooks of a project subscribed to an event kind (for delivery). */
-export function projectHooksFor(ctx: AppContext, projectId: number, kind: HookEventKind): ProjectHookRow[] {
-  return listProjectHooks(ctx, projectId).filter((h) => h[FLAGS[kind]]);
+export async function projectHooksFor(ctx: AppContext, projectId: number, kind: HookEventKind): Promise<ProjectHookRow[]> {
+  return (await listProjectHooks(ctx, projectId)).filter((h) => toColumns(h)[kind]);
 }
+
+const toColumns = (h: ProjectHookRow): Record<HookEventKind, boolean> => ({
+  push_events: h.pushEvents, issues_events: h.issuesEvents, merge_requests_events: h.mergeRequestsEvents, tag_push_events: h.tagPushEvents,
+  note_events: h.noteEvents, build_events: h.buildEvents, pipeline_events: h.pipelineEvents, wiki_page_events: h.wikiPageEvents,
+});
 
 /** A hook of a project, or null. */
-export function findProjectHook(ctx: AppContext, projectId: number, hookId: number): ProjectHookRow | null {
-  return ctx.db.select().from(projectHooks).where(and(eq(projectHooks.projectId, projectId), eq(projectHooks.id, hookId))).get() ?? null;
+export async function findProjectHook(ctx: AppContext, projectId: number, hookId: number): Promise<ProjectHookRow | null> {
+  if (!isRowId(hookId)) return null;
+  const row = await ctx.data.get('SELECT * FROM project_hooks WHERE project_id = ? AND id = ?', [projectId, hookId]);
+  return row ? toProjectHook(row) : null;
 }
 
-/** Add a hook; 422 `Invalid url given` unless the URL is http(s). */
-export function createProjectHook(ctx: AppContext, projectId: number, p: ProjectHookParams): ProjectHookRow {
+/** Add a hook; 422 `Invalid url given` unless the URL is http(s). A project deleted meanwhile answers 404. */
+export async function createProjectHook(ctx: AppContext, projectId: number, p: ProjectHookParams): Promise<ProjectHookRow> {
   if (!validHookUrl(p.url)) throw unprocessable('Invalid url given');
-  return ctx.db.insert(projectHooks).values({ projectId, url: p.url, createdAt: now(), ...fields(p) }).returning().get();
+  const set = fields(p);
+  const columns = ['project_id', 'url', 'created_at', ...set.map(([c]) => c)];
+  let row;
+  try {
+    row = await ctx.data.get(
+      `INSERT INTO project_hooks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) RETURNING *`,
+      [projectId, p.url, now(), ...set.map(([, v]) => v)],
+    );
+  } catch (e) {
+    // the project was deleted after the lookup
+    if (isForeignKeyViolation(e)) throw notFound('Project');
+    throw e;
+  }
+  if (!row) throw notFound('Project');
+  return toProjectHook(row);
 }
 
-/** Edit a hook (the url is always given); 422 on a bad URL. */
-export function updateProjectHook(ctx: AppContext, hook: ProjectHookRow, p: ProjectHookParams): ProjectHookRow {
+/** Edit a hook (the url is always given); 422 on a bad URL; null when the hook was deleted meanwhile. */
+export async function updateProjectHook(ctx: AppContext, hook: ProjectHookRow, p: ProjectHookParams): Promise<ProjectHookRow | null> {
   if (!validHookUrl(p.url)) throw unprocessable('Invalid url given');
-  return ctx.db.update(projectHooks).set({ url: p.url, ...fields(p) }).where(eq(projectHooks.id, hook.id)).returning().get()!;
+  const set: [string, unknown][] = [['url', p.url], ...fields(p)];
+  const row = await ctx.data.get(
+    `UPDATE project_hooks SET ${set.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ? AND project_id = ? RETURNING *`,
+    [...set.map(([, v]) => v), hook.id, hook.projectId],
+  );
+  return row ? toProjectHook(row) : null;
 }
 
 /** Delete a hook; returns the deleted row, or null when there was none (deleting is idempotent). */
-export function deleteProjectHook(ctx: AppContext, projectId: number, hookId: number): ProjectHookRow | null {
-  return ctx.db.delete(projectHooks).where(and(eq(projectHooks.projectId, projectId), eq(projectHooks.id, hookId))).returning().get() ?? null;
+export async function deleteProjectHook(ctx: AppContext, projectId: number, hookId: number): Promise<ProjectHookRow | null> {
+  if (!isRowId(hookId)) return null;
+  const row = await ctx.data.get('DELETE FROM project_hooks WHERE project_id = ? AND id = ? RETURNING *', [projectId, hookId]);
+  return row ? toProjectHook(row) : null;
 }

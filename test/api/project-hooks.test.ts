@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectHooksFor } from '../../daemon/services/project-hooks.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addMember, makeProject } from '../helpers/fixtures.js';
+import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -31,8 +31,8 @@ describe('project hooks', () => {
       enable_ssl_verification: true,
     });
     expect(r.text).not.toContain('s3cret');
-    const row = s.ctx.db.$client.prepare('SELECT token FROM project_hooks WHERE id = ?').get(r.body.id) as { token: string };
-    expect(row.token).toBe('s3cret');
+    const row = await s.ctx.data.get<{ token: string }>('SELECT token FROM project_hooks WHERE id = ?', [r.body.id]);
+    expect(row?.token).toBe('s3cret');
   });
   it('POST sets every boolean, from JSON or form values', async () => {
     const r = await s.api('POST', `/projects/${projectId}/hooks`, alice,
@@ -44,7 +44,7 @@ describe('project hooks', () => {
       url: 'https://ci.example.org/x', push_events: false, issues_events: true, merge_requests_events: true, tag_push_events: true,
       note_events: true, build_events: true, pipeline_events: true, wiki_page_events: true, enable_ssl_verification: false,
     });
-    expect(projectHooksFor(s.ctx, projectId, 'issues_events').map((h) => h.id)).toEqual([r.body.id]);
+    expect((await projectHooksFor(s.ctx, projectId, 'issues_events')).map((h) => h.id)).toEqual([r.body.id]);
   });
   it('400 without url, 422 for a URL that is not http(s)', async () => {
     expect((await s.api('POST', `/projects/${projectId}/hooks`, alice, {})).body).toEqual({ message: '400 (Bad request) "url" not given' });
@@ -72,6 +72,10 @@ describe('project hooks', () => {
     expect((await s.api('PUT', `/projects/${projectId}/hooks/${hook.id}`, alice, { note_events: false })).body).toEqual({ message: '400 (Bad request) "url" not given' });
     expect((await s.api('PUT', `/projects/${projectId}/hooks/${hook.id}`, alice, { url: 'gopher://x' })).status).toBe(422);
     expect((await s.api('PUT', `/projects/${projectId}/hooks/9999`, alice, { url: 'http://c.example/' })).status).toBe(404);
+    // ids beyond PostgreSQL's integer columns name no hook: 404 (and an idempotent empty 200 for DELETE), never a 500
+    expect((await s.api('GET', `/projects/${projectId}/hooks/99999999999`, alice)).body).toEqual({ message: '404 Not found' });
+    expect((await s.api('PUT', `/projects/${projectId}/hooks/99999999999`, alice, { url: 'http://c.example/' })).status).toBe(404);
+    expect((await s.api('DELETE', `/projects/${projectId}/hooks/99999999999`, alice)).text).toBe('');
     const del = await s.api('DELETE', `/projects/${projectId}/hooks/${hook.id}`, alice);
     expect(del.status).toBe(200);
     expect(del.body).toMatchObject({ id: hook.id, url: 'http://b.example/' });
@@ -80,22 +84,40 @@ describe('project hooks', () => {
     expect(again.text).toBe('');
   });
   it('needs master: 403 for developers and non-members of a public project, 404 hidden, 401 anonymous', async () => {
-    addMember(s.ctx, { type: 'Project', id: projectId }, bob.id, 30);
+    await addMemberAsync(s.ctx, { type: 'Project', id: projectId }, bob.id, 30);
     for (const [method, path] of [['GET', 'hooks'], ['GET', 'hooks/1'], ['POST', 'hooks'], ['PUT', 'hooks/1'], ['DELETE', 'hooks/1']] as const) {
       const r = await s.api(method, `/projects/${projectId}/${path}`, bob, {});
       expect(r.status).toBe(403);
       expect(r.body).toEqual({ message: '403 Forbidden' });
       expect((await s.api(method, `/projects/${projectId}/${path}`, null)).status).toBe(401);
     }
-    addMember(s.ctx, { type: 'Project', id: projectId }, bob.id, 40);
+    await addMemberAsync(s.ctx, { type: 'Project', id: projectId }, bob.id, 40);
     expect((await s.api('GET', `/projects/${projectId}/hooks`, bob)).status).toBe(200);
     const priv = await makeProject(s, alice, 'private-hooks');
     expect((await s.api('GET', `/projects/${priv.id}/hooks`, bob)).body).toEqual({ message: '404 Project Not Found' });
+  });
+  it("another project's hook is 404 through this project, and is left alone", async () => {
+    const other = await makeProject(s, alice, 'other-hooks');
+    const hook = (await s.api('POST', `/projects/${other.id}/hooks`, alice, { url: 'http://other.example/' })).body;
+    expect((await s.api('GET', `/projects/${projectId}/hooks/${hook.id}`, alice)).status).toBe(404);
+    expect((await s.api('PUT', `/projects/${projectId}/hooks/${hook.id}`, alice, { url: 'http://moved.example/' })).status).toBe(404);
+    expect((await s.api('DELETE', `/projects/${projectId}/hooks/${hook.id}`, alice)).text).toBe('');
+    expect((await s.api('GET', `/projects/${other.id}/hooks/${hook.id}`, alice)).body).toMatchObject({ url: 'http://other.example/' });
+  });
+  it('concurrent edits and a delete of one hook: each answer is a 200 or a 404, never a 500', async () => {
+    const hook = (await s.api('POST', `/projects/${projectId}/hooks`, alice, { url: 'http://race.example/' })).body;
+    const answers = await Promise.all([
+      s.api('PUT', `/projects/${projectId}/hooks/${hook.id}`, alice, { url: 'http://race.example/1' }),
+      s.api('DELETE', `/projects/${projectId}/hooks/${hook.id}`, alice),
+      s.api('PUT', `/projects/${projectId}/hooks/${hook.id}`, alice, { url: 'http://race.example/2' }),
+    ]);
+    for (const a of answers) expect([200, 404]).toContain(a.status);
+    expect((await s.api('GET', `/projects/${projectId}/hooks/${hook.id}`, alice)).status).toBe(404);
   });
   it('hooks go away with their project', async () => {
     const p = await makeProject(s, alice, 'short-lived');
     await s.api('POST', `/projects/${p.id}/hooks`, alice, { url: 'http://x.example/' });
     await s.api('DELETE', `/projects/${p.id}`, alice);
-    expect(s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM project_hooks WHERE project_id = ?').get(p.id)).toEqual({ n: 0 });
+    expect(await s.ctx.data.get('SELECT COUNT(*) AS n FROM project_hooks WHERE project_id = ?', [p.id])).toEqual({ n: 0 });
   });
 });

@@ -30,6 +30,8 @@ export interface HookReceiver {
   readonly requests: Received[];
   /** The requests to one path. */
   to(path: string): Received[];
+  /** How many requests (to `path`, or to any path) arrived under each Idempotency-Key header. */
+  countsByKey(path?: string): Map<string, number>;
   /** Answer requests to `path` with this responder (default: 200). */
   on(path: string, responder: Responder): void;
   /** Requests being answered right now (for concurrency checks) and the most seen at once. */
@@ -106,6 +108,15 @@ export async function startReceiver(opts: { https?: boolean; port?: number; list
     get port() { return port; },
     requests,
     to: (path) => requests.filter((r) => r.path === path),
+    countsByKey: (path) => {
+      const counts = new Map<string, number>();
+      for (const r of requests) {
+        if (path !== undefined && r.path !== path) continue;
+        const key = String(r.headers['idempotency-key'] ?? '');
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      return counts;
+    },
     on: (path, responder) => { responders.set(path, responder); },
     get active() { return active; },
     get maxActive() { return maxActive; },
@@ -125,10 +136,10 @@ export async function startReceiver(opts: { https?: boolean; port?: number; list
   return receiver;
 }
 
-/** Wait until `check` returns true (polling every 20 ms); fail with `what` after timeoutMs. */
-export async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+/** Wait until `check` returns (or resolves to) true, polling every 20 ms; fail with `what` after timeoutMs. */
+export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -4,8 +4,7 @@ import type { AppContext } from '../../context.js';
 import type { EventRow, UserRow } from '../../db/schema.js';
 import { Nullable } from '../params.js';
 import { toUser } from '../../db/rows.js';
-import { userBasic, UserBasicSchema } from './users.js';
-import { placeholders } from '../../db/sql.js';
+import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 const ZEROS = /^0+$/;
 
@@ -40,6 +39,17 @@ export function setEventNotePresenter(fn: EventNotePresenter): void {
   notePresenter = fn;
 }
 
+/** The data-layer form of EventNotePresenter (a notes module on the data layer installs this one). */
+export type EventNotePresenterAsync = (ctx: AppContext, noteIds: number[], viewer: UserRow | null) => Promise<Map<number, Record<string, unknown>>>;
+let notePresenterAsync: EventNotePresenterAsync | null = null;
+/**
+ * Install the data-layer presenter of `note` on comment events; presentEventsAsync prefers it. Until one is installed,
+ * the synchronous presenter serves SQLite, and PostgreSQL (where notes are not written yet) shows no note.
+ */
+export function setEventNotePresenterAsync(fn: EventNotePresenterAsync | null): void {
+  notePresenterAsync = fn;
+}
+
 function parseData(text: string | null): unknown {
   if (text === null) return null;
   try {
@@ -49,37 +59,44 @@ function parseData(text: string | null): unknown {
   }
 }
 
-/** Present events with one query for their authors and one call for their notes. */
-export function presentEvents(ctx: AppContext, viewer: UserRow | null, rows: EventRow[]): Record<string, unknown>[] {
+/** One event as the API shows it, given its author and note. */
+function eventEntity(ctx: AppContext, e: EventRow, author: UserRow | undefined, note: Record<string, unknown> | undefined, gravatar?: boolean) {
+  const data = parseData(e.data);
+  return {
+    title: e.title,
+    project_id: e.projectId,
+    action_name: actionName(e, data),
+    target_id: e.targetId,
+    target_type: e.targetType,
+    author_id: e.authorId,
+    data,
+    target_title: e.targetTitle,
+    created_at: e.createdAt,
+    ...(note ? { note } : {}),
+    ...(author ? { author: userBasic(ctx, author, gravatar) } : {}),
+    author_username: author ? author.username : null,
+  };
+}
+
+/**
+ * Present events on the data layer (either engine): one query for their authors, one call for their notes (the
+ * data-layer note presenter when installed; else the synchronous one on SQLite).
+ */
+export async function presentEventsAsync(ctx: AppContext, viewer: UserRow | null, rows: EventRow[]): Promise<Record<string, unknown>[]> {
   if (rows.length === 0) return [];
+  const d = ctx.data.dialect;
   const authorIds = [...new Set(rows.map((r) => r.authorId).filter((x): x is number => x !== null))];
   const authors = new Map(
-    authorIds.length
-      ? (ctx.db.$client.prepare(`SELECT * FROM users WHERE id IN (${placeholders(authorIds)})`).all(...authorIds) as Record<string, unknown>[])
-          .map((u) => [u.id as number, toUser(u)])
-      : [],
+    authorIds.length ? (await ctx.data.all(`SELECT * FROM users WHERE id IN ${d.inIds}`, [d.ids(authorIds)])).map((u) => [u.id as number, toUser(u)]) : [],
   );
   const noteIds = rows.map((r) => r.noteId).filter((x): x is number => x !== null);
-  const notes = noteIds.length ? notePresenter(ctx, noteIds, viewer) : new Map<number, Record<string, unknown>>();
-  return rows.map((e) => {
-    const data = parseData(e.data);
-    const author = e.authorId !== null ? authors.get(e.authorId) : undefined;
-    const note = e.noteId !== null ? notes.get(e.noteId) : undefined;
-    return {
-      title: e.title,
-      project_id: e.projectId,
-      action_name: actionName(e, data),
-      target_id: e.targetId,
-      target_type: e.targetType,
-      author_id: e.authorId,
-      data,
-      target_title: e.targetTitle,
-      created_at: e.createdAt,
-      ...(note ? { note } : {}),
-      ...(author ? { author: userBasic(ctx, author) } : {}),
-      author_username: author ? author.username : null,
-    };
-  });
+  let notes = new Map<number, Record<string, unknown>>();
+  if (noteIds.length) {
+    if (notePresenterAsync) notes = await notePresenterAsync(ctx, noteIds, viewer);
+    else if (d.name === 'sqlite') notes = notePresenter(ctx, noteIds, viewer);
+  }
+  const gravatar = authors.size ? await gravatarEnabledAsync(ctx) : false;
+  return rows.map((e) => eventEntity(ctx, e, e.authorId !== null ? authors.get(e.authorId) : undefined, e.noteId !== null ? notes.get(e.noteId) : undefined, gravatar));
 }
 
 const S = Type.String();

@@ -7,7 +7,7 @@
  * `pg` is loaded with a dynamic import when a PostgreSQL database is opened, never by a SQLite daemon (start-up time
  * and RSS are measured); this module itself only imports pg's types.
  */
-import type { Pool, PoolClient, PoolConfig, QueryResult } from 'pg';
+import type { Client, Pool, PoolClient, PoolConfig, QueryResult } from 'pg';
 import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
 
 export const postgresDialect: Dialect = {
@@ -104,6 +104,114 @@ function typeParsers(pg: PgModule): NonNullable<PoolConfig['types']> {
   };
 }
 
+/** A channel name as a quoted identifier (LISTEN and UNLISTEN take no parameters). */
+const channelIdentifier = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
+
+/**
+ * LISTEN on a connection of its own, never a pooled one (a pooled connection is handed to other queries, which would
+ * take its notifications or leave it listening). Made on the first listen() and closed with the database. When it
+ * breaks (the server restarted), it is made again after a pause (0.5 s, doubling up to 30 s), every channel is
+ * listened to again, and every handler gets null: notifications sent meanwhile are lost, so listeners look again.
+ */
+function listenerOf(pg: PgModule, url: string) {
+  type Handler = (payload: string | null) => void;
+  const handlers = new Map<string, Set<Handler>>();
+  let client: Client | null = null;
+  let connecting: Promise<Client> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let pause = 500;
+  let closed = false;
+
+  const call = (fn: Handler, payload: string | null) => {
+    try {
+      fn(payload);
+    } catch {
+      // a listener's own error must not break the connection's event handling
+    }
+  };
+  const reconnectLater = () => {
+    if (closed || timer) return;
+    timer = setTimeout(() => {
+      timer = null;
+      connect().then(
+        () => {
+          for (const set of handlers.values()) for (const fn of [...set]) call(fn, null);
+        },
+        () => reconnectLater(),
+      );
+    }, pause);
+    timer.unref();
+    pause = Math.min(pause * 2, 30_000);
+  };
+  const lost = (c: Client) => {
+    if (c !== client) return;
+    client = null;
+    connecting = null;
+    void c.end().catch(() => undefined);
+    reconnectLater();
+  };
+  const connect = (): Promise<Client> =>
+    (connecting ??= (async () => {
+      const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+      c.on('notification', (m) => {
+        for (const fn of [...(handlers.get(m.channel) ?? [])]) call(fn, m.payload ?? '');
+      });
+      c.on('error', () => lost(c));
+      c.on('end', () => lost(c));
+      try {
+        await c.connect();
+        for (const channel of [...handlers.keys()]) await c.query(`LISTEN ${channelIdentifier(channel)}`);
+      } catch (e) {
+        await c.end().catch(() => undefined);
+        throw e;
+      }
+      if (closed) {
+        await c.end().catch(() => undefined);
+        throw new Error('the database is closed');
+      }
+      client = c;
+      pause = 500;
+      return c;
+    })().catch((e: unknown) => {
+      connecting = null;
+      throw e;
+    }));
+
+  return {
+    async listen(channel: string, fn: Handler): Promise<() => Promise<void>> {
+      if (closed) throw new Error('the database is closed');
+      let set = handlers.get(channel);
+      const first = !set;
+      if (!set) handlers.set(channel, (set = new Set()));
+      set.add(fn);
+      try {
+        const c = await connect();
+        // LISTEN again is harmless; a connection made while this channel was being added may have missed it
+        if (first) await c.query(`LISTEN ${channelIdentifier(channel)}`);
+      } catch (e) {
+        set.delete(fn);
+        if (!set.size) handlers.delete(channel);
+        throw e;
+      }
+      return async () => {
+        const current = handlers.get(channel);
+        if (!current?.delete(fn) || current.size) return;
+        handlers.delete(channel);
+        await client?.query(`UNLISTEN ${channelIdentifier(channel)}`).catch(() => undefined);
+      };
+    },
+    async close(): Promise<void> {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      const c = client;
+      client = null;
+      handlers.clear();
+      await c?.end().catch(() => undefined);
+    },
+  };
+}
+
 /** Options of postgresDatabase beyond the URL. */
 export interface PostgresOptions {
   /** Connections in the pool (default 10). */
@@ -174,11 +282,19 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
     }
   };
 
+  const notifications = listenerOf(pg, url);
   return {
     ...queries(pool),
     transaction: (fn) => inTransaction('BEGIN', fn),
     snapshot: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
-    close: () => pool.end(),
+    listen: (channel, fn) => notifications.listen(channel, fn),
+    notify: async (channel, payload = '') => {
+      await query(pool, 'SELECT pg_notify(?, ?)', [channel, payload]);
+    },
+    close: async () => {
+      await notifications.close();
+      await pool.end();
+    },
     pool,
   };
 }

@@ -33,6 +33,15 @@ export interface Database extends Queries {
   /** Several reads that must agree (a list's COUNT and its page): a read transaction on either engine. */
   snapshot<T>(fn: (q: Queries) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Notifications across daemons: PostgreSQL's LISTEN/NOTIFY, on a connection of its own (absent on SQLite, where one
+   * process owns the file). `fn` gets each payload sent on `channel` once the sending transaction commits, and null
+   * after the listening connection was lost and made again (notifications may have been missed meanwhile: look
+   * again). Resolves once listening, to a function that stops it.
+   */
+  listen?(channel: string, fn: (payload: string | null) => void): Promise<() => Promise<void>>;
+  /** Send a notification (outside a transaction; inside one, `SELECT pg_notify(?, ?)` on `tx` is sent at its commit). */
+  notify?(channel: string, payload?: string): Promise<void>;
 }
 
 /**
