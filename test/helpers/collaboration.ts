@@ -214,3 +214,21 @@ export async function countStatements(ctx: AppContext, fn: () => Promise<unknown
     for (const s of spies) s.mockRestore();
   }
 }
+
+/**
+ * A project's events as GET /projects/:id/events shows them to `viewer` (newest first): through the API on SQLite; on
+ * PostgreSQL, where the events room answers 501 until it is ported, the stored rows with the entity's action_name.
+ */
+export async function projectEventsOf(
+  s: { ctx: AppContext; api: (method: string, path: string, user: { token: string } | null) => Promise<{ body: unknown }> },
+  projectId: number, viewer: { token: string },
+): Promise<{ action_name: string; target_type: string | null; target_id: number | null; target_title: string | null; author_id: number | null }[]> {
+  if (s.ctx.data.dialect.name === 'sqlite') return (await s.api('GET', `/projects/${projectId}/events?per_page=100`, viewer)).body as never;
+  const { actionName } = await import('../../daemon/api/entities/events.js');
+  const rows = await s.ctx.data.all<Record<string, unknown>>(`SELECT * FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 100`, [projectId]);
+  return rows.map((e) => ({
+    action_name: actionName({ action: e.action as never, targetId: e.target_id as number | null, targetType: e.target_type as string | null }, null),
+    target_type: e.target_type as string | null, target_id: e.target_id as number | null, target_title: e.target_title as string | null,
+    author_id: e.author_id as number | null,
+  }));
+}
