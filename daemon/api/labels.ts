@@ -6,9 +6,9 @@ import {
   countProjectLabels, createLabel, deleteLabel, findLabelByIdOrTitle, listProjectLabels, subscribeToLabel, unsubscribeFromLabel, updateLabel,
 } from '../services/collaboration/labels.js';
 import { labelRecord, LabelRecordSchema, LabelSchema, presentLabel, presentLabels } from './entities/labels.js';
-import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { paginateAsync } from './pagination.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
@@ -28,9 +28,9 @@ const SubscriptionParams = Type.Object({ id: Type.String(), label_id: S('label I
 const tags = ['labels'];
 
 /** The label of `:label_id` (id or title) in the request's project, or 404 `Label Not Found`. */
-function labelOf(request: FastifyRequest) {
+async function labelOf(request: FastifyRequest) {
   const project = projectOf(request);
-  const label = findLabelByIdOrTitle(request.server.ctx, project.id, (request.params as { label_id: string }).label_id);
+  const label = await findLabelByIdOrTitle(request.server.ctx.data, project.id, (request.params as { label_id: string }).label_id);
   if (!label) throw notFound('Label');
   return label;
 }
@@ -38,65 +38,72 @@ function labelOf(request: FastifyRequest) {
 /** Registers the label routes. */
 export default async function labelRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('read_label');
-  const admin = loadProject('admin_label');
+  const read = loadProjectAsync('read_label');
+  const admin = loadProjectAsync('admin_label');
+  const config = { postgres: true };
 
   api.get('/projects/:id/labels', {
+    config,
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(LabelSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const rows = paginate(request, reply, () => countProjectLabels(ctx, project.id), (limit, offset) => listProjectLabels(ctx, project.id, limit, offset));
-    return presentLabels(ctx, callerOf(request), project, rows);
+    const rows = await paginateAsync(request, reply, ctx.data, (q) => countProjectLabels(q, project.id), (q, limit, offset) => listProjectLabels(q, project.id, limit, offset));
+    return presentLabels(ctx, callerOf(request), project, rows, projectLevelOf(request));
   });
 
   api.post('/projects/:id/labels', {
+    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: LabelSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const label = createLabel(ctx, project.id, request.body as Static<typeof CreateBody>);
-    return reply.code(201).send(presentLabel(ctx, callerOf(request), project, label));
+    const label = await createLabel(ctx, project.id, request.body as Static<typeof CreateBody>);
+    return reply.code(201).send(await presentLabel(ctx, callerOf(request), project, label, projectLevelOf(request)));
   });
 
   api.put('/projects/:id/labels', {
+    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: ProjectIdParams, querystring: NameParam, body: UpdateBody, response: { 200: LabelSchema } },
   }, async (request) => {
     const project = projectOf(request);
     const body = request.body as Static<typeof UpdateBody>;
     const name = body.name ?? (request.query as Static<typeof NameParam>).name;
-    const label = updateLabel(ctx, project.id, { ...body, name });
-    return presentLabel(ctx, callerOf(request), project, label);
+    const label = await updateLabel(ctx, project.id, { ...body, name });
+    return presentLabel(ctx, callerOf(request), project, label, projectLevelOf(request));
   });
 
   // The name may come in the query string (most clients) or in a form/JSON body, as 8.x read every param.
   api.delete('/projects/:id/labels', {
+    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: ProjectIdParams, querystring: NameParam, body: NameParam, response: { 200: LabelRecordSchema } },
   }, async (request) => {
     const project = projectOf(request);
     const name = (request.query as Static<typeof NameParam>).name || (request.body as Static<typeof NameParam> | undefined)?.name;
-    return labelRecord(deleteLabel(ctx, project.id, name));
+    return labelRecord(await deleteLabel(ctx, project.id, name));
   });
 
   api.post('/projects/:id/labels/:label_id/subscription', {
+    config,
     preValidation: read,
     schema: { tags, params: SubscriptionParams, response: { 201: LabelSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    const label = labelOf(request);
-    if (!subscribeToLabel(ctx, user.id, label)) throw notModified();
-    return reply.code(201).send(presentLabel(ctx, user, projectOf(request), label));
+    const label = await labelOf(request);
+    if (!(await subscribeToLabel(ctx, user.id, label))) throw notModified();
+    return reply.code(201).send(await presentLabel(ctx, user, projectOf(request), label, projectLevelOf(request)));
   });
 
   api.delete('/projects/:id/labels/:label_id/subscription', {
+    config,
     preValidation: read,
     schema: { tags, params: SubscriptionParams, response: { 200: LabelSchema } },
   }, async (request) => {
     const user = callerOf(request);
-    const label = labelOf(request);
-    if (!unsubscribeFromLabel(ctx, user.id, label)) throw notModified();
-    return presentLabel(ctx, user, projectOf(request), label);
+    const label = await labelOf(request);
+    if (!(await unsubscribeFromLabel(ctx, user.id, label))) throw notModified();
+    return presentLabel(ctx, user, projectOf(request), label, projectLevelOf(request));
   });
 }

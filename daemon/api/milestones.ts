@@ -2,16 +2,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFoundMessage } from '../errors.js';
-import { canProject, confidentialIssuesSql } from '../policy/permissions.js';
+import { canProjectAsync, confidentialIssuesWhereAsync } from '../policy/permissions.js';
 import {
-  countMilestoneIssues, countProjectMilestones, createMilestone, findProjectMilestone, listMilestoneIssues, listProjectMilestones,
+  countMilestoneIssues, countProjectMilestones, createMilestone, findProjectMilestoneAsync, listMilestoneIssues, listProjectMilestones,
   updateMilestone,
 } from '../services/collaboration/milestones.js';
-import { IssueSchema, presentIssues } from './entities/issues.js';
+import { IssueSchema, presentIssuesAsync } from './entities/issues.js';
 import { milestoneEntity, MilestoneSchema } from './entities/milestones.js';
-import { paginate } from './pagination.js';
+import { paginateAsync } from './pagination.js';
 import { PageParams, ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
@@ -30,9 +30,9 @@ const MilestoneParams = Type.Object({ id: Type.String(), milestone_id: S('milest
 const tags = ['milestones'];
 
 /** The milestone of `:milestone_id` in the request's project; 8.x's `find` miss answered `404 Not found`. */
-function milestoneOf(request: FastifyRequest) {
+async function milestoneOf(request: FastifyRequest) {
   const raw = (request.params as { milestone_id: string }).milestone_id;
-  const m = /^\d+$/.test(raw) ? findProjectMilestone(request.server.ctx, projectOf(request).id, Number(raw)) : null;
+  const m = /^\d+$/.test(raw) ? await findProjectMilestoneAsync(request.server.ctx.data, projectOf(request).id, Number(raw)) : null;
   if (!m) throw notFoundMessage('404 Not found');
   return m;
 }
@@ -40,53 +40,61 @@ function milestoneOf(request: FastifyRequest) {
 /** Registers the milestone routes. */
 export default async function milestoneRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('read_milestone');
-  const admin = loadProject('admin_milestone');
+  const read = loadProjectAsync('read_milestone');
+  const admin = loadProjectAsync('admin_milestone');
+  const config = { postgres: true };
 
   api.get('/projects/:id/milestones', {
+    config,
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: ListQuery, response: { 200: Type.Array(MilestoneSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
     const q = request.query as Static<typeof ListQuery>;
     const filter = { state: q.state, iids: q.iid };
-    return paginate(request, reply, () => countProjectMilestones(ctx, project.id, filter), (limit, offset) => listProjectMilestones(ctx, project.id, filter, limit, offset))
+    return (await paginateAsync(request, reply, ctx.data, (q) => countProjectMilestones(q, project.id, filter), (q, limit, offset) => listProjectMilestones(q, project.id, filter, limit, offset)))
       .map(milestoneEntity);
   });
 
   api.get('/projects/:id/milestones/:milestone_id', {
+    config,
     preValidation: read,
     schema: { tags, params: MilestoneParams, response: { 200: MilestoneSchema } },
-  }, async (request) => milestoneEntity(milestoneOf(request)));
+  }, async (request) => milestoneEntity(await milestoneOf(request)));
 
   api.post('/projects/:id/milestones', {
+    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: MilestoneBody, response: { 201: MilestoneSchema } },
   }, async (request, reply) => {
     const body = request.body as Static<typeof MilestoneBody>;
-    const m = createMilestone(ctx, callerOf(request).id, projectOf(request).id, { title: body.title, description: body.description, due_date: body.due_date });
+    const m = await createMilestone(ctx, callerOf(request).id, projectOf(request).id, { title: body.title, description: body.description, due_date: body.due_date });
     return reply.code(201).send(milestoneEntity(m));
   });
 
   api.put('/projects/:id/milestones/:milestone_id', {
+    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: MilestoneParams, body: MilestoneBody, response: { 200: MilestoneSchema } },
   }, async (request) => {
-    const m = updateMilestone(ctx, callerOf(request).id, milestoneOf(request), request.body as Static<typeof MilestoneBody>);
+    const m = await updateMilestone(ctx, callerOf(request).id, await milestoneOf(request), request.body as Static<typeof MilestoneBody>);
     return milestoneEntity(m);
   });
 
   // Issues of a milestone in every state, without the confidential ones the caller may not read (8.x visible_to_user).
   api.get('/projects/:id/milestones/:milestone_id/issues', {
+    config,
     preValidation: read,
     schema: { tags, params: MilestoneParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
     const project = projectOf(request);
-    const milestone = milestoneOf(request);
+    const milestone = await milestoneOf(request);
+    const level = projectLevelOf(request);
     // Issues switched off: the milestone still answers (merge requests use it), with no issue in it.
-    const filter = canProject(ctx, user, 'read_issue', project) ? confidentialIssuesSql(ctx, user, project) : '0';
-    const rows = paginate(request, reply, () => countMilestoneIssues(ctx, milestone, filter), (limit, offset) => listMilestoneIssues(ctx, milestone, filter, limit, offset));
-    return presentIssues(ctx, user, rows);
+    const filter = (await canProjectAsync(ctx, user, 'read_issue', project, level))
+      ? await confidentialIssuesWhereAsync(ctx, user, project, level) : { sql: 'FALSE', args: [] };
+    const rows = await paginateAsync(request, reply, ctx.data, (q) => countMilestoneIssues(q, milestone, filter), (q, limit, offset) => listMilestoneIssues(q, milestone, filter, limit, offset));
+    return presentIssuesAsync(ctx, user, rows);
   });
 }

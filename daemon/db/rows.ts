@@ -1,7 +1,7 @@
 /** Raw snake_case rows (from cached prepared statements) mapped to the drizzle row shapes. */
 import type { ApplicationSettingsRow, MemberRow, NamespaceRow, PersonalAccessTokenRow, ProjectRow, UserRow } from './schema.js';
 import type { RunnerRow } from './schema-ci.js';
-import type { IssueRow, MilestoneRow } from './schema-collaboration.js';
+import type { AwardEmojiRow, IssueRow, LabelRow, MilestoneRow, NoteRow, TodoRow } from './schema-collaboration.js';
 
 type Rec = Record<string, unknown>;
 
@@ -170,5 +170,40 @@ export function toEvent(e: Rec): import('./schema.js').EventRow {
     id: e.id as number, projectId: e.project_id as number | null, authorId: e.author_id as number | null, action: e.action as string,
     targetId: e.target_id as number | null, targetType: e.target_type as string | null, targetTitle: e.target_title as string | null,
     title: e.title as string | null, data: e.data as string | null, noteId: e.note_id as number | null, createdAt: e.created_at as string,
+  };
+}
+
+/** Map a raw `labels` row (snake_case) to the drizzle shape. */
+export function toLabel(l: Rec): LabelRow {
+  return {
+    id: l.id as number, projectId: l.project_id as number, title: l.title as string, color: l.color as string,
+    description: l.description as string | null, template: !!l.template, createdAt: l.created_at as string, updatedAt: l.updated_at as string,
+  };
+}
+
+/** Map a raw `notes` row (snake_case) to the drizzle shape. */
+export function toNote(n: Rec): NoteRow {
+  return {
+    id: n.id as number, projectId: n.project_id as number, noteableType: n.noteable_type as NoteRow['noteableType'], noteableId: n.noteable_id as number,
+    note: n.note as string, authorId: n.author_id as number | null, system: !!n.system, attachment: n.attachment as string | null,
+    updatedById: n.updated_by_id as number | null, createdAt: n.created_at as string, updatedAt: n.updated_at as string,
+  };
+}
+
+/** Map a raw `award_emoji` row (snake_case) to the drizzle shape. */
+export function toAwardEmoji(a: Rec): AwardEmojiRow {
+  return {
+    id: a.id as number, name: a.name as string, userId: a.user_id as number, awardableType: a.awardable_type as AwardEmojiRow['awardableType'],
+    awardableId: a.awardable_id as number, createdAt: a.created_at as string, updatedAt: a.updated_at as string,
+  };
+}
+
+/** Map a raw `todos` row (snake_case) to the drizzle shape. */
+export function toTodo(t: Rec): TodoRow {
+  return {
+    id: t.id as number, userId: t.user_id as number, projectId: t.project_id as number, authorId: t.author_id as number | null,
+    targetType: t.target_type as TodoRow['targetType'], targetId: t.target_id as number, action: t.action as TodoRow['action'],
+    state: t.state as TodoRow['state'], noteId: t.note_id as number | null, commitId: t.commit_id as string | null,
+    createdAt: t.created_at as string, updatedAt: t.updated_at as string,
   };
 }

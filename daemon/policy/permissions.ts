@@ -309,6 +309,83 @@ export function readableTodosSql(user: UserRow): string {
     OR t.target_type NOT IN ('Issue', 'MergeRequest'))`;
 }
 
+/**
+ * The async twin of canReadIssuable, through the data layer: the same rule, the access level read once (or given as
+ * `level`, the caller's level on the project when the route already has it).
+ */
+export async function canReadIssuableAsync(
+  ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, issuable: ReadableIssuable, level?: number, q: Queries = ctx.data,
+): Promise<boolean> {
+  const ability = issuable.type === 'Issue' ? 'read_issue' : 'read_merge_request';
+  const decided = projectAbilityWithoutLevel(user, ability, project);
+  if (decided === false) return false;
+  if (!user) return false;
+  const confidentialOk = !issuable.confidential || user.isAdmin || user.id === issuable.authorId || user.id === issuable.assigneeId;
+  if (decided === true && confidentialOk) return true;
+  const access = level ?? (await projectAccessLevelAsync(ctx, user, project, q));
+  if (decided === undefined && !projectAbilityAtLevel(user, ability, project, access)) return false;
+  return confidentialOk || access >= REPORTER;
+}
+
+/** The async twin of canUpdateIssue. */
+export async function canUpdateIssueAsync(
+  ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, issue: Omit<ReadableIssuable, 'type'>, level?: number,
+): Promise<boolean> {
+  if (!user) return false;
+  const access = level ?? (await projectAccessLevelAsync(ctx, user, project));
+  if (!(await canReadIssuableAsync(ctx, user, project, { type: 'Issue', ...issue }, access))) return false;
+  if (await canProjectAsync(ctx, user, 'update_issue', project, access)) return true;
+  return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
+}
+
+/** The async twin of seesConfidentialIssues. */
+export async function seesConfidentialIssuesAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number): Promise<boolean> {
+  return user.isAdmin || (level ?? (await projectAccessLevelAsync(ctx, user, project))) >= REPORTER;
+}
+
+/** The portable twin of confidentialIssuesSql (over `issues i` of ONE project): the user id bound, booleans portable. */
+export async function confidentialIssuesWhereAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number): Promise<SqlCondition> {
+  if (await seesConfidentialIssuesAsync(ctx, user, project, level)) return { sql: 'TRUE', args: [] };
+  return { sql: '(i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ?)', args: [user.id, user.id] };
+}
+
+/** The portable twin of issueProjectsSql: the ids of the projects whose issues the user may list. */
+export function issueProjectsWhere(d: Dialect, user: UserRow): SqlCondition {
+  const visible = visibleProjectsWhere(d, user);
+  return { sql: `SELECT p.id FROM projects p WHERE p.issues_enabled = TRUE AND ${visible.sql}`, args: visible.args };
+}
+
+/** The portable twin of readableIssuesSql (over `issues i` across projects). */
+export function readableIssuesWhere(d: Dialect, user: UserRow): SqlCondition {
+  if (user.isAdmin) return { sql: `i.project_id IN (SELECT p.id FROM projects p WHERE p.issues_enabled = TRUE)`, args: [] };
+  const active = memberActiveSql(d);
+  const authorized = authorizedProjectsWhere(d, user.id);
+  const projects = issueProjectsWhere(d, user);
+  const reporterProjects = `SELECT p.id FROM projects p WHERE ${authorized.sql} AND (
+      p.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ? AND m.access_level >= ${REPORTER} AND ${active})
+      OR p.namespace_id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND m.access_level >= ${REPORTER} AND ${active})
+      OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)
+      OR p.id IN (SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id
+                  AND m.user_id = ? WHERE ${d.least('m.access_level', 'l.group_access')} >= ${REPORTER}))`;
+  return {
+    sql: `(i.project_id IN (${projects.sql})
+    AND (i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ? OR i.project_id IN (${reporterProjects})))`,
+    args: [...projects.args, user.id, user.id, ...authorized.args, user.id, user.id, user.id, user.id],
+  };
+}
+
+/** The portable twin of readableTodosSql (over `todos t` of one user). */
+export function readableTodosWhere(d: Dialect, user: UserRow): SqlCondition {
+  const issues = readableIssuesWhere(d, user);
+  const visible = visibleProjectsWhere(d, user);
+  return {
+    sql: `((t.target_type = 'Issue' AND t.target_id IN (SELECT i.id FROM issues i WHERE ${issues.sql}))
+    OR (t.target_type = 'MergeRequest' AND t.project_id IN (SELECT p.id FROM projects p WHERE p.merge_requests_enabled = TRUE AND ${visible.sql}))
+    OR t.target_type NOT IN ('Issue', 'MergeRequest'))`,
+    args: [...issues.args, ...visible.args],
+  };
+}
+
 /** Whether an anonymous caller may read a project's code (git over HTTP only; the API always needs a user). */
 export function anonymousCanDownload(project: ProjectRow): boolean {
   return project.visibilityLevel === PUBLIC;

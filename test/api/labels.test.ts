@@ -2,30 +2,33 @@
  * Labels: GET/POST/PUT/DELETE /projects/:id/labels and label subscriptions, with the spec's error bodies, counts that
  * respect confidentiality, pagination, and the authorization matrix over private, internal and public projects.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import {
-  ACTORS, expectedStatus, insertIssue, insertLabel, insertMergeRequest, linkLabel, type Actor,
+  ACTORS, countStatements, expectedStatus, insertIssue, insertIssueAsync, insertLabel, insertLabelAsync, insertMergeRequestAsync, linkLabelAsync,
+  sqlValue, type Actor,
 } from '../helpers/collaboration.js';
-import { findOrCreateLabels, labelsByTitle, labelTitlesOf, setTargetLabels } from '../../daemon/services/collaboration/labels.js';
-import { subscribe, subscribedSet, subscriberIds, unsubscribe } from '../../daemon/services/collaboration/subscriptions.js';
+import {
+  findOrCreateLabels, findOrCreateLabelsAsync, labelsByTitle, labelsByTitleAsync, labelTitlesOf, labelTitlesOfAsync, setTargetLabels, setTargetLabelsAsync,
+} from '../../daemon/services/collaboration/labels.js';
+import {
+  subscribe, subscribeAsync, subscribedSet, subscribedSetAsync, subscriberIds, unsubscribe, unsubscribeAsync,
+} from '../../daemon/services/collaboration/subscriptions.js';
 
 let s: TestServer;
 let cast: Cast;
 let project: { id: number; path_with_namespace: string };
 
 const who = (a: Actor): TestUser | null => (a === 'anonymous' ? null : cast[a]);
-const count = (table: string, projectId: number) =>
-  (s.ctx.db.$client.prepare(`SELECT count(*) AS n FROM ${table} WHERE project_id = ?`).get(projectId) as { n: number }).n;
-const labelRow = (projectId: number, title: string) =>
-  s.ctx.db.$client.prepare(`SELECT * FROM labels WHERE project_id = ? AND title = ?`).get(projectId, title) as Record<string, unknown> | undefined;
+const count = async (table: string, projectId: number) => (await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM ${table} WHERE project_id = ?`, [projectId]))!;
+const labelRow = (projectId: number, title: string) => s.ctx.data.get<Record<string, unknown>>(`SELECT * FROM labels WHERE project_id = ? AND title = ?`, [projectId, title]);
 
 beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'l');
   project = await makeProject(s, cast.owner, 'labels-main', { visibility: 0 });
-  addCastMembers(s.ctx, cast, project.id);
+  await addCastMembersAsync(s.ctx, cast, project.id);
 });
 afterAll(async () => { await s.close(); });
 
@@ -60,12 +63,25 @@ describe('POST /projects/:id/labels', () => {
   });
 
   it('409 Label already exists for an existing name, and nothing changes', async () => {
-    const before = count('labels', project.id);
+    const before = await count('labels', project.id);
     const r = await s.api('POST', `/projects/${project.id}/labels`, cast.reporter, { name: 'bug', color: '#00FF00' });
     expect(r.status).toBe(409);
     expect(r.body).toEqual({ message: 'Label already exists' });
-    expect(count('labels', project.id)).toBe(before);
-    expect(labelRow(project.id, 'bug')!.color).toBe('#FF0000');
+    expect(await count('labels', project.id)).toBe(before);
+    expect((await labelRow(project.id, 'bug'))!.color).toBe('#FF0000');
+  });
+
+  it('two creates of one name at once: one 201, one 409 Label already exists, one row', async () => {
+    const rs = await Promise.all([0, 1].map(() => s.api('POST', `/projects/${project.id}/labels`, cast.reporter, { name: 'racing', color: '#00FF00' })));
+    expect(rs.map((r) => r.status).sort()).toEqual([201, 409]);
+    expect(rs.find((r) => r.status === 409)!.body).toEqual({ message: 'Label already exists' });
+    expect(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM labels WHERE project_id = ? AND title = 'racing'`, [project.id])).toBe(1);
+  });
+
+  it('two deletes of one label at once: one 200, one 404', async () => {
+    await insertLabelAsync(s.ctx, project.id, 'twice-deleted');
+    const rs = await Promise.all([0, 1].map(() => s.api('DELETE', `/projects/${project.id}/labels?name=twice-deleted`, cast.reporter)));
+    expect(rs.map((r) => r.status).sort()).toEqual([200, 404]);
   });
 
   it('names are case-sensitive (as 8.x): "Bug" is another label', async () => {
@@ -74,27 +90,27 @@ describe('POST /projects/:id/labels', () => {
   });
 
   it('400 "name" not given / "color" not given (blank counts as missing)', async () => {
-    const before = count('labels', project.id);
+    const before = await count('labels', project.id);
     for (const [body, attr] of [[{ color: '#FF0000' }, 'name'], [{ name: '', color: '#FF0000' }, 'name'], [{ name: 'x1' }, 'color'], [{ name: 'x1', color: '' }, 'color'], [undefined, 'name']] as const) {
       const r = await s.api('POST', `/projects/${project.id}/labels`, cast.reporter, body);
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ message: `400 (Bad request) "${attr}" not given` });
     }
-    expect(count('labels', project.id)).toBe(before);
+    expect(await count('labels', project.id)).toBe(before);
   });
 
   it('400 with the validation body for a bad color, nothing written', async () => {
-    const before = count('labels', project.id);
+    const before = await count('labels', project.id);
     for (const color of ['red', '#FF00', '#GGGGGG', 'FF0000', '#FF00001', '#F00']) {
       const r = await s.api('POST', `/projects/${project.id}/labels`, cast.reporter, { name: `c-${color}`, color });
       expect(r.status, color).toBe(400);
       expect(r.body).toEqual({ message: { color: ['must be a valid color code'] } });
     }
-    expect(count('labels', project.id)).toBe(before);
+    expect(await count('labels', project.id)).toBe(before);
   });
 
   it('400 with the validation body for a bad title (&, ?, comma, too long) or a too long description', async () => {
-    const before = count('labels', project.id);
+    const before = await count('labels', project.id);
     for (const name of ['a&b', 'why?', 'a,b', 'x'.repeat(256)]) {
       const r = await s.api('POST', `/projects/${project.id}/labels`, cast.reporter, { name, color: '#FF0000' });
       expect(r.status, name.slice(0, 20)).toBe(400);
@@ -103,7 +119,7 @@ describe('POST /projects/:id/labels', () => {
     const big = await s.api('POST', `/projects/${project.id}/labels`, cast.reporter, { name: 'big', color: '#FF0000', description: 'd'.repeat(1024 * 1024) });
     expect(big.status).toBe(400);
     expect(big.body.message.description[0]).toMatch(/too long/);
-    expect(count('labels', project.id)).toBe(before);
+    expect(await count('labels', project.id)).toBe(before);
   });
 
   it('keeps unicode and 255-character names intact', async () => {
@@ -120,20 +136,20 @@ describe('GET /projects/:id/labels', () => {
   let ids: Record<string, number>;
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'labels-counts', { visibility: 10 });
-    addCastMembers(s.ctx, cast, p.id);
-    ids = { alpha: insertLabel(s.ctx, p.id, 'alpha', { color: '#111111', description: 'first' }), beta: insertLabel(s.ctx, p.id, 'beta'), gamma: insertLabel(s.ctx, p.id, 'gamma') };
-    const open1 = insertIssue(s.ctx, p.id, { authorId: cast.owner.id });
-    const open2 = insertIssue(s.ctx, p.id, { authorId: cast.owner.id });
-    const closed = insertIssue(s.ctx, p.id, { authorId: cast.owner.id, state: 'closed' });
-    const secret = insertIssue(s.ctx, p.id, { authorId: cast.owner.id, confidential: true });
-    const deleted = insertIssue(s.ctx, p.id, { authorId: cast.owner.id });
-    s.ctx.db.$client.prepare(`UPDATE issues SET deleted_at = ? WHERE id = ?`).run(new Date().toISOString(), deleted.id);
-    for (const i of [open1, open2, closed, secret, deleted]) linkLabel(s.ctx, ids.alpha!, { type: 'Issue', id: i.id });
-    linkLabel(s.ctx, ids.beta!, { type: 'Issue', id: closed.id });
-    const mr1 = insertMergeRequest(s.ctx, p.id);
-    const mr2 = insertMergeRequest(s.ctx, p.id, { state: 'reopened' });
-    const mr3 = insertMergeRequest(s.ctx, p.id, { state: 'merged' });
-    for (const m of [mr1, mr2, mr3]) linkLabel(s.ctx, ids.alpha!, { type: 'MergeRequest', id: m });
+    await addCastMembersAsync(s.ctx, cast, p.id);
+    ids = { alpha: await insertLabelAsync(s.ctx, p.id, 'alpha', { color: '#111111', description: 'first' }), beta: await insertLabelAsync(s.ctx, p.id, 'beta'), gamma: await insertLabelAsync(s.ctx, p.id, 'gamma') };
+    const open1 = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id });
+    const open2 = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id });
+    const closed = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, state: 'closed' });
+    const secret = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, confidential: true });
+    const deleted = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id });
+    await s.ctx.data.run(`UPDATE issues SET deleted_at = ? WHERE id = ?`, [new Date().toISOString(), deleted.id]);
+    for (const i of [open1, open2, closed, secret, deleted]) await linkLabelAsync(s.ctx, ids.alpha!, { type: 'Issue', id: i.id });
+    await linkLabelAsync(s.ctx, ids.beta!, { type: 'Issue', id: closed.id });
+    const mr1 = await insertMergeRequestAsync(s.ctx, p.id);
+    const mr2 = await insertMergeRequestAsync(s.ctx, p.id, { state: 'reopened' });
+    const mr3 = await insertMergeRequestAsync(s.ctx, p.id, { state: 'merged' });
+    for (const m of [mr1, mr2, mr3]) await linkLabelAsync(s.ctx, ids.alpha!, { type: 'MergeRequest', id: m });
   });
 
   it('lists labels by name with open/closed issue counts, open MR counts and subscribed', async () => {
@@ -171,17 +187,13 @@ describe('GET /projects/:id/labels', () => {
   it('costs a fixed number of queries, whatever the page size', async () => {
     const big = await makeProject(s, cast.owner, 'labels-queries');
     for (let i = 0; i < 30; i++) {
-      const l = insertLabel(s.ctx, big.id, `l${String(i).padStart(2, '0')}`);
-      linkLabel(s.ctx, l, { type: 'Issue', id: insertIssue(s.ctx, big.id, { authorId: cast.owner.id }).id });
+      const l = await insertLabelAsync(s.ctx, big.id, `l${String(i).padStart(2, '0')}`);
+      await linkLabelAsync(s.ctx, l, { type: 'Issue', id: (await insertIssueAsync(s.ctx, big.id, { authorId: cast.owner.id })).id });
     }
-    const statements = async (perPage: number) => {
-      const spy = vi.spyOn(s.ctx.db.$client, 'prepare');
+    const statements = (perPage: number) => countStatements(s.ctx, async () => {
       const r = await s.api('GET', `/projects/${big.id}/labels?per_page=${perPage}`, cast.owner);
-      const n = spy.mock.calls.length;
-      spy.mockRestore();
       expect(r.body).toHaveLength(perPage);
-      return n;
-    };
+    });
     await statements(1);
     const one = await statements(1);
     expect(one).toBeGreaterThan(0);
@@ -207,9 +219,9 @@ describe('PUT /projects/:id/labels', () => {
   let p: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'labels-put');
-    addCastMembers(s.ctx, cast, p.id);
-    insertLabel(s.ctx, p.id, 'old', { color: '#000000', description: 'desc' });
-    insertLabel(s.ctx, p.id, 'taken', { color: '#000000' });
+    await addCastMembersAsync(s.ctx, cast, p.id);
+    await insertLabelAsync(s.ctx, p.id, 'old', { color: '#000000', description: 'desc' });
+    await insertLabelAsync(s.ctx, p.id, 'taken', { color: '#000000' });
   });
 
   it('renames a label (new_name) and keeps its colour', async () => {
@@ -217,7 +229,7 @@ describe('PUT /projects/:id/labels', () => {
     expect(r.status).toBe(200);
     expectLabelShape(r.body);
     expect(r.body).toMatchObject({ name: 'renamed', color: '#000000', description: 'desc' });
-    expect(labelRow(p.id, 'old')).toBeUndefined();
+    expect((await labelRow(p.id, 'old'))).toBeUndefined();
   });
 
   it('changes the colour (and description) only', async () => {
@@ -236,7 +248,7 @@ describe('PUT /projects/:id/labels', () => {
     const r = await s.api('PUT', `/projects/${p.id}/labels`, cast.reporter, { name: 'both', description: 'only this' });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: 'Required parameters "new_name" or "color" missing' });
-    expect(labelRow(p.id, 'both')!.description).toBe('new desc');
+    expect((await labelRow(p.id, 'both'))!.description).toBe('new desc');
   });
 
   it('400 "name" not given', async () => {
@@ -257,7 +269,7 @@ describe('PUT /projects/:id/labels', () => {
     const r = await s.api('PUT', `/projects/${p.id}/labels`, cast.reporter, { name: 'both', new_name: 'taken', color: '#FFFFFF' });
     expect(r.status).toBe(409);
     expect(r.body).toEqual({ message: 'Label already exists' });
-    expect(labelRow(p.id, 'both')!.color).toBe('#FEDCBA');
+    expect((await labelRow(p.id, 'both'))!.color).toBe('#FEDCBA');
   });
 
   it('400 validation body for a bad colour or new name; nothing changes', async () => {
@@ -269,8 +281,8 @@ describe('PUT /projects/:id/labels', () => {
     expect(badName.body).toEqual({ message: { title: ['is invalid'] } });
     const big = await s.api('PUT', `/projects/${p.id}/labels`, cast.reporter, { name: 'both', color: '#FFFFFF', description: 'x'.repeat(1024 * 1024) });
     expect(big.status).toBe(400);
-    expect(labelRow(p.id, 'both')).toMatchObject({ color: '#FEDCBA', description: 'new desc' });
-    expect(labelRow(p.id, 'fine')).toBeUndefined();
+    expect((await labelRow(p.id, 'both'))).toMatchObject({ color: '#FEDCBA', description: 'new desc' });
+    expect((await labelRow(p.id, 'fine'))).toBeUndefined();
   });
 });
 
@@ -278,13 +290,13 @@ describe('DELETE /projects/:id/labels', () => {
   let p: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'labels-delete');
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
   });
 
   it('deletes by name (query string) and answers the raw label record; links and subscriptions go too', async () => {
-    const id = insertLabel(s.ctx, p.id, 'doomed', { color: '#010203', description: 'bye' });
-    const issue = insertIssue(s.ctx, p.id, { authorId: cast.owner.id });
-    linkLabel(s.ctx, id, { type: 'Issue', id: issue.id });
+    const id = await insertLabelAsync(s.ctx, p.id, 'doomed', { color: '#010203', description: 'bye' });
+    const issue = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id });
+    await linkLabelAsync(s.ctx, id, { type: 'Issue', id: issue.id });
     expect((await s.api('POST', `/projects/${p.id}/labels/${id}/subscription`, cast.guest)).status).toBe(201);
     const r = await s.api('DELETE', `/projects/${p.id}/labels?name=doomed`, cast.reporter);
     expect(r.status).toBe(200);
@@ -292,13 +304,13 @@ describe('DELETE /projects/:id/labels', () => {
       id, title: 'doomed', color: '#010203', project_id: p.id, created_at: expect.any(String), updated_at: expect.any(String),
       template: false, description: 'bye', priority: null,
     });
-    expect(labelRow(p.id, 'doomed')).toBeUndefined();
-    expect(s.ctx.db.$client.prepare(`SELECT count(*) AS n FROM label_links WHERE label_id = ?`).get(id)).toEqual({ n: 0 });
-    expect(s.ctx.db.$client.prepare(`SELECT count(*) AS n FROM subscriptions WHERE subscribable_type = 'Label' AND subscribable_id = ?`).get(id)).toEqual({ n: 0 });
+    expect((await labelRow(p.id, 'doomed'))).toBeUndefined();
+    expect(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM label_links WHERE label_id = ?`, [id])).toBe(0);
+    expect(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM subscriptions WHERE subscribable_type = 'Label' AND subscribable_id = ?`, [id])).toBe(0);
   });
 
   it('deletes by name given in a JSON body', async () => {
-    insertLabel(s.ctx, p.id, 'body-named ✓');
+    await insertLabelAsync(s.ctx, p.id, 'body-named ✓');
     const r = await s.api('DELETE', `/projects/${p.id}/labels`, cast.reporter, { name: 'body-named ✓' });
     expect(r.status).toBe(200);
     expect(r.body.title).toBe('body-named ✓');
@@ -322,9 +334,9 @@ describe('label subscriptions', () => {
   let id: number;
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'labels-subs', { visibility: 20 });
-    addCastMembers(s.ctx, cast, p.id);
-    id = insertLabel(s.ctx, p.id, 'watch me');
-    insertLabel(s.ctx, p.id, '12345');
+    await addCastMembersAsync(s.ctx, cast, p.id);
+    id = await insertLabelAsync(s.ctx, p.id, 'watch me');
+    await insertLabelAsync(s.ctx, p.id, '12345');
   });
 
   it('subscribes by id: 201 with subscribed true, then 304', async () => {
@@ -350,7 +362,7 @@ describe('label subscriptions', () => {
   });
 
   it('finds a title with a slash, spaces and unicode when URL-encoded', async () => {
-    insertLabel(s.ctx, p.id, 'area/ui ✓');
+    await insertLabelAsync(s.ctx, p.id, 'area/ui ✓');
     const r = await s.api('POST', `/projects/${p.id}/labels/${encodeURIComponent('area/ui ✓')}/subscription`, cast.guest);
     expect(r.status).toBe(201);
     expect(r.body.name).toBe('area/ui ✓');
@@ -364,7 +376,7 @@ describe('label subscriptions', () => {
 
   it('404 Label Not Found for an unknown id or title, and for a label of another project', async () => {
     const other = await makeProject(s, cast.owner, 'labels-subs-other');
-    const foreign = insertLabel(s.ctx, other.id, 'foreign');
+    const foreign = await insertLabelAsync(s.ctx, other.id, 'foreign');
     for (const ref of ['999999', 'nope', String(foreign)]) {
       for (const method of ['POST', 'DELETE'] as const) {
         const r = await s.api(method, `/projects/${p.id}/labels/${ref}/subscription`, cast.guest);
@@ -387,7 +399,7 @@ describe.each([0, 10, 20])('authorization on a project of visibility %i', (vis) 
   let p: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, `labels-authz-${vis}`, { visibility: vis });
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
   });
 
   it.each(ACTORS)('GET list as %s', async (a) => {
@@ -397,24 +409,24 @@ describe.each([0, 10, 20])('authorization on a project of visibility %i', (vis) 
 
   it.each(ACTORS)('POST, PUT, DELETE as %s (reporters and up); a refused write changes nothing', async (a) => {
     const name = `by-${a}`;
-    const before = count('labels', p.id);
+    const before = await count('labels', p.id);
     const created = await s.api('POST', `/projects/${p.id}/labels`, who(a), { name, color: '#0000FF' });
     const want = expectedStatus(a, vis, 20, 201);
     expect(created.status).toBe(want);
     if (want !== 201) {
-      expect(count('labels', p.id)).toBe(before);
-      insertLabel(s.ctx, p.id, name);
+      expect(await count('labels', p.id)).toBe(before);
+      await insertLabelAsync(s.ctx, p.id, name);
     }
     const updated = await s.api('PUT', `/projects/${p.id}/labels`, who(a), { name, color: '#00FFFF' });
     expect(updated.status).toBe(expectedStatus(a, vis, 20, 200));
-    if (want !== 201) expect(labelRow(p.id, name)!.color).toBe('#428BCA');
+    if (want !== 201) expect((await labelRow(p.id, name))!.color).toBe('#428BCA');
     const deleted = await s.api('DELETE', `/projects/${p.id}/labels?name=${name}`, who(a));
     expect(deleted.status).toBe(expectedStatus(a, vis, 20, 200));
-    expect(labelRow(p.id, name) === undefined).toBe(want === 201);
+    expect((await labelRow(p.id, name)) === undefined).toBe(want === 201);
   });
 
   it.each(ACTORS)('subscribe and unsubscribe as %s (anyone who reads the project)', async (a) => {
-    const id = insertLabel(s.ctx, p.id, `sub-${a}`);
+    const id = await insertLabelAsync(s.ctx, p.id, `sub-${a}`);
     expect((await s.api('POST', `/projects/${p.id}/labels/${id}/subscription`, who(a))).status).toBe(expectedStatus(a, vis, 10, 201, true));
     expect((await s.api('DELETE', `/projects/${p.id}/labels/${id}/subscription`, who(a))).status).toBe(expectedStatus(a, vis, 10, 200, true));
   });
@@ -433,24 +445,82 @@ describe('label and subscription services (the contract issues and merge request
   let p: { id: number };
   beforeAll(async () => { p = await makeProject(s, cast.owner, 'labels-contract'); });
 
-  it('findOrCreateLabels trims, drops blanks and duplicates, keeps order and creates missing labels with #428BCA', () => {
+  it('findOrCreateLabelsAsync trims, drops blanks and duplicates, keeps order and creates missing labels with #428BCA', async () => {
+    await insertLabelAsync(s.ctx, p.id, 'existing', { color: '#000000' });
+    const rows = await s.ctx.data.transaction((tx) => findOrCreateLabelsAsync(tx, p.id, [' new one ', '', 'existing', 'new one', '  '], true));
+    expect(rows.map((l) => [l.title, l.color])).toEqual([['new one', '#428BCA'], ['existing', '#000000']]);
+    expect((await s.ctx.data.transaction((tx) => findOrCreateLabelsAsync(tx, p.id, ['missing', 'existing'], false))).map((l) => l.title)).toEqual(['existing']);
+    expect((await labelRow(p.id, 'missing'))).toBeUndefined();
+  });
+
+  it('findOrCreateLabelsAsync at once from two transactions: one label, both get it', async () => {
+    const [a, b] = await Promise.all([0, 1].map(() => s.ctx.data.transaction((tx) => findOrCreateLabelsAsync(tx, p.id, ['raced'], true))));
+    expect(a![0]!.id).toBe(b![0]!.id);
+    expect(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM labels WHERE project_id = ? AND title = 'raced'`, [p.id])).toBe(1);
+  });
+
+  it('findOrCreateLabelsAsync refuses a title that cannot be a label with the 8.x body, creating none', async () => {
+    await expect(s.ctx.data.transaction((tx) => findOrCreateLabelsAsync(tx, p.id, ['fine', 'a&b'], true)))
+      .rejects.toMatchObject({ statusCode: 400, body: { message: { labels: { 'a&b': { title: ['is invalid'] } } } } });
+    expect((await labelRow(p.id, 'fine'))).toBeUndefined();
+  });
+
+  it('setTargetLabelsAsync answers the labels added and removed; labelTitlesOfAsync sorts titles per target', async () => {
+    const [a, b, c] = await Promise.all(['b-label', 'a-label', 'c-label'].map((t) => insertLabelAsync(s.ctx, p.id, t)));
+    const target = { type: 'Issue' as const, id: (await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id })).id };
+    const first = await s.ctx.data.transaction((tx) => setTargetLabelsAsync(tx, target, [a!, b!]));
+    expect(first.added.map((l) => l.title)).toEqual(['a-label', 'b-label']);
+    expect(first.removed).toEqual([]);
+    const second = await s.ctx.data.transaction((tx) => setTargetLabelsAsync(tx, target, [c!, a!]));
+    expect(second.added.map((l) => l.title)).toEqual(['c-label']);
+    expect(second.removed.map((l) => l.title)).toEqual(['a-label']);
+    const titles = await labelTitlesOfAsync(s.ctx.data, 'Issue', [target.id, 999999]);
+    expect(titles.get(target.id)).toEqual(['b-label', 'c-label']);
+    expect(titles.get(999999)).toEqual([]);
+    expect((await labelsByTitleAsync(s.ctx.data, p.id, ['c-label', 'nope'])).map((l) => l.id)).toEqual([c]);
+  });
+
+  it('subscribeAsync/unsubscribeAsync with explicit rows and the implicit (author/assignee) rule; subscribedSetAsync', async () => {
+    const u = cast.developer.id;
+    const v = cast.reporter.id;
+    const q = s.ctx.data;
+    expect(await subscribeAsync(q, u, 'Issue', 787)).toBe(true);
+    expect(await subscribeAsync(q, u, 'Issue', 787)).toBe(false);
+    expect(await subscribeAsync(q, v, 'Issue', 788, true)).toBe(false);
+    expect(await unsubscribeAsync(q, v, 'Issue', 788, true)).toBe(true);
+    expect(await unsubscribeAsync(q, v, 'Issue', 788, true)).toBe(false);
+    expect(await unsubscribeAsync(q, u, 'Issue', 789)).toBe(false);
+    const implicit = new Map([[788, [v]], [789, [v]]]);
+    expect([...(await subscribedSetAsync(q, v, 'Issue', [787, 788, 789], implicit))]).toEqual([789]);
+    expect([...(await subscribedSetAsync(q, u, 'Issue', [787, 788, 789], implicit))]).toEqual([787]);
+    expect((await subscribedSetAsync(q, u, 'Label', [787])).size).toBe(0);
+    // two subscriptions at once: one changes the state, the other finds it done (the route's 304)
+    expect((await Promise.all([subscribeAsync(q, u, 'Issue', 790), subscribeAsync(q, u, 'Issue', 790)])).sort()).toEqual([false, true]);
+  });
+});
+
+describe.skipIf(onPostgres)('label and subscription services, synchronous twins (merge requests still call them; SQLite only)', async () => {
+  let p: { id: number };
+  beforeAll(async () => { p = await makeProject(s, cast.owner, 'labels-contract-sync'); });
+
+  it('findOrCreateLabels trims, drops blanks and duplicates, keeps order and creates missing labels with #428BCA', async () => {
     insertLabel(s.ctx, p.id, 'existing', { color: '#000000' });
     const rows = s.ctx.db.transaction((tx) => findOrCreateLabels(tx, p.id, [' new one ', '', 'existing', 'new one', '  '], true));
     expect(rows.map((l) => [l.title, l.color])).toEqual([['new one', '#428BCA'], ['existing', '#000000']]);
     expect(s.ctx.db.transaction((tx) => findOrCreateLabels(tx, p.id, ['missing', 'existing'], false)).map((l) => l.title)).toEqual(['existing']);
-    expect(labelRow(p.id, 'missing')).toBeUndefined();
+    expect((await labelRow(p.id, 'missing'))).toBeUndefined();
   });
 
-  it('findOrCreateLabels refuses a title that cannot be a label with the 8.x body, creating none', () => {
+  it('findOrCreateLabels refuses a title that cannot be a label with the 8.x body, creating none', async () => {
     let err: unknown;
     try {
       s.ctx.db.transaction((tx) => findOrCreateLabels(tx, p.id, ['fine', 'a&b'], true));
     } catch (e) { err = e; }
     expect(err).toMatchObject({ statusCode: 400, body: { message: { labels: { 'a&b': { title: ['is invalid'] } } } } });
-    expect(labelRow(p.id, 'fine')).toBeUndefined();
+    expect((await labelRow(p.id, 'fine'))).toBeUndefined();
   });
 
-  it('setTargetLabels answers the labels added and removed; labelTitlesOf sorts titles per target', () => {
+  it('setTargetLabels answers the labels added and removed; labelTitlesOf sorts titles per target', async () => {
     const [a, b, c] = ['b-label', 'a-label', 'c-label'].map((t) => insertLabel(s.ctx, p.id, t));
     const target = { type: 'Issue' as const, id: insertIssue(s.ctx, p.id, { authorId: cast.owner.id }).id };
     const first = s.ctx.db.transaction((tx) => setTargetLabels(tx, target, [a!, b!]));
@@ -465,7 +535,7 @@ describe('label and subscription services (the contract issues and merge request
     expect(labelsByTitle(s.ctx, p.id, ['c-label', 'nope']).map((l) => l.id)).toEqual([c]);
   });
 
-  it('subscribe/unsubscribe with explicit rows and the implicit (author/assignee) rule; subscribedSet and subscriberIds', () => {
+  it('subscribe/unsubscribe with explicit rows and the implicit (author/assignee) rule; subscribedSet and subscriberIds', async () => {
     const u = cast.developer.id;
     const v = cast.reporter.id;
     const tx = s.ctx.db;

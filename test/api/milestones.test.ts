@@ -4,16 +4,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { ACTORS, expectedStatus, insertIssue, insertMilestone, setIssueMilestone, type Actor } from '../helpers/collaboration.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { ACTORS, expectedStatus, insertIssueAsync, insertMilestoneAsync, setIssueMilestoneAsync, projectEventsOf, sqlValue, type Actor } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let cast: Cast;
 
 const who = (a: Actor): TestUser | null => (a === 'anonymous' ? null : cast[a]);
 const milestoneCount = (projectId: number) =>
-  (s.ctx.db.$client.prepare(`SELECT count(*) AS n FROM milestones WHERE project_id = ?`).get(projectId) as { n: number }).n;
-const milestoneRow = (id: number) => s.ctx.db.$client.prepare(`SELECT * FROM milestones WHERE id = ?`).get(id) as Record<string, unknown> | undefined;
+  sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM milestones WHERE project_id = ?`, [projectId]);
+const milestoneRow = (id: number) => s.ctx.data.get<Record<string, unknown>>(`SELECT * FROM milestones WHERE id = ?`, [id]);
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -36,7 +36,7 @@ describe('POST /projects/:id/milestones', () => {
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'ms-create');
     q = await makeProject(s, cast.owner, 'ms-create-2');
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
   });
 
   it('creates a milestone: 201, state active, iid counting per project', async () => {
@@ -51,32 +51,42 @@ describe('POST /projects/:id/milestones', () => {
     expect(other.body.iid).toBe(1);
   });
 
+  it('two creates at once: one title answers one 201 and one 400 (has already been taken); two titles both 201 with iids in sequence', async () => {
+    const same = await Promise.all([0, 1].map(() => s.api('POST', `/projects/${q.id}/milestones`, cast.owner, { title: 'raced' })));
+    expect(same.map((r) => r.status).sort()).toEqual([201, 400]);
+    expect(same.find((r) => r.status === 400)!.body).toEqual({ message: 'Failed to create milestone {:title=>["has already been taken"]}' });
+    const two = await Promise.all(['raced-a', 'raced-b'].map((title) => s.api('POST', `/projects/${q.id}/milestones`, cast.owner, { title })));
+    expect(two.map((r) => r.status)).toEqual([201, 201]);
+    const iids = two.map((r) => r.body.iid as number).sort();
+    expect(iids[1]! - iids[0]!).toBe(1);
+  });
+
   it('records a created event shown as "opened" on the project events', async () => {
-    const ev = await s.api('GET', `/projects/${p.id}/events`, cast.master);
+    const ev = { body: await projectEventsOf(s, p.id, cast.master) };
     expect(ev.body.find((e: { target_title: string }) => e.target_title === 'v1.0'))
       .toMatchObject({ action_name: 'opened', target_type: 'Milestone', author_id: cast.master.id });
   });
 
   it('400 "title" not given (missing or blank), nothing written', async () => {
-    const before = milestoneCount(p.id);
+    const before = await milestoneCount(p.id);
     for (const body of [{}, { title: '' }, { description: 'no title' }, undefined]) {
       const r = await s.api('POST', `/projects/${p.id}/milestones`, cast.master, body);
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ message: '400 (Bad request) "title" not given' });
     }
-    expect(milestoneCount(p.id)).toBe(before);
+    expect(await milestoneCount(p.id)).toBe(before);
   });
 
   it('400 Failed to create milestone for a duplicate title (as 8.x), nothing written', async () => {
-    const before = milestoneCount(p.id);
+    const before = await milestoneCount(p.id);
     const r = await s.api('POST', `/projects/${p.id}/milestones`, cast.master, { title: 'v1.0' });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: 'Failed to create milestone {:title=>["has already been taken"]}' });
-    expect(milestoneCount(p.id)).toBe(before);
+    expect(await milestoneCount(p.id)).toBe(before);
   });
 
   it('400 for a bad due_date, a too long title or a 1 MB description, nothing written', async () => {
-    const before = milestoneCount(p.id);
+    const before = await milestoneCount(p.id);
     for (const due_date of ['tomorrow', '2030-02-30', '2030-1-1', '2030-01-01T00:00:00Z']) {
       const r = await s.api('POST', `/projects/${p.id}/milestones`, cast.master, { title: `d ${due_date}`, due_date });
       expect(r.status, due_date).toBe(400);
@@ -88,7 +98,7 @@ describe('POST /projects/:id/milestones', () => {
     const big = await s.api('POST', `/projects/${p.id}/milestones`, cast.master, { title: 'big', description: 'x'.repeat(1024 * 1024) });
     expect(big.status).toBe(400);
     expect(big.body.message).toContain(':description=>');
-    expect(milestoneCount(p.id)).toBe(before);
+    expect(await milestoneCount(p.id)).toBe(before);
   });
 
   it('keeps unicode titles and descriptions intact', async () => {
@@ -105,10 +115,10 @@ describe('GET /projects/:id/milestones', () => {
   const ms: { id: number; iid: number }[] = [];
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'ms-list', { visibility: 10 });
-    addCastMembers(s.ctx, cast, p.id);
-    ms.push(insertMilestone(s.ctx, p.id, { title: 'one' }));
-    ms.push(insertMilestone(s.ctx, p.id, { title: 'two', state: 'closed' }));
-    ms.push(insertMilestone(s.ctx, p.id, { title: 'three', dueDate: '2031-05-06' }));
+    await addCastMembersAsync(s.ctx, cast, p.id);
+    ms.push(await insertMilestoneAsync(s.ctx, p.id, { title: 'one' }));
+    ms.push(await insertMilestoneAsync(s.ctx, p.id, { title: 'two', state: 'closed' }));
+    ms.push(await insertMilestoneAsync(s.ctx, p.id, { title: 'three', dueDate: '2031-05-06' }));
   });
 
   it('lists every milestone, newest first', async () => {
@@ -156,8 +166,8 @@ describe('GET /projects/:id/milestones/:milestone_id', () => {
   it('answers the milestone; 404 Not found when absent, of another project or not a number', async () => {
     const p = await makeProject(s, cast.owner, 'ms-get');
     const q = await makeProject(s, cast.owner, 'ms-get-other');
-    const m = insertMilestone(s.ctx, p.id, { title: 'here' });
-    const foreign = insertMilestone(s.ctx, q.id, { title: 'there' });
+    const m = await insertMilestoneAsync(s.ctx, p.id, { title: 'here' });
+    const foreign = await insertMilestoneAsync(s.ctx, q.id, { title: 'there' });
     const r = await s.api('GET', `/projects/${p.id}/milestones/${m.id}`, cast.owner);
     expect(r.status).toBe(200);
     expectMilestoneShape(r.body);
@@ -175,9 +185,9 @@ describe('PUT /projects/:id/milestones/:milestone_id', () => {
   let m: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'ms-update');
-    addCastMembers(s.ctx, cast, p.id);
-    m = insertMilestone(s.ctx, p.id, { title: 'edit me', description: 'old' });
-    insertMilestone(s.ctx, p.id, { title: 'taken' });
+    await addCastMembersAsync(s.ctx, cast, p.id);
+    m = await insertMilestoneAsync(s.ctx, p.id, { title: 'edit me', description: 'old' });
+    await insertMilestoneAsync(s.ctx, p.id, { title: 'taken' });
   });
 
   it('updates title, description and due_date; blank values are ignored (8.x)', async () => {
@@ -195,13 +205,13 @@ describe('PUT /projects/:id/milestones/:milestone_id', () => {
     expect(again.body.state).toBe('closed');
     const active = await s.api('PUT', `/projects/${p.id}/milestones/${m.id}`, cast.master, { state_event: 'activate' });
     expect(active.body.state).toBe('active');
-    const ev = await s.api('GET', `/projects/${p.id}/events`, cast.master);
+    const ev = { body: await projectEventsOf(s, p.id, cast.master) };
     const mine = ev.body.filter((e: { target_id: number; target_type: string }) => e.target_type === 'Milestone' && e.target_id === m.id);
     expect(mine.map((e: { action_name: string }) => e.action_name)).toEqual(['opened', 'closed']);
   });
 
   it('400 for an unknown state_event, a duplicate title or a bad date; nothing changes', async () => {
-    const before = milestoneRow(m.id);
+    const before = (await milestoneRow(m.id));
     const bad = await s.api('PUT', `/projects/${p.id}/milestones/${m.id}`, cast.master, { state_event: 'reopen', title: 'x' });
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ message: 'Failed to update milestone {:state_event=>["is invalid"]}' });
@@ -212,7 +222,7 @@ describe('PUT /projects/:id/milestones/:milestone_id', () => {
     expect(date.status).toBe(400);
     const big = await s.api('PUT', `/projects/${p.id}/milestones/${m.id}`, cast.master, { description: 'x'.repeat(1024 * 1024) });
     expect(big.status).toBe(400);
-    expect(milestoneRow(m.id)).toEqual(before);
+    expect((await milestoneRow(m.id))).toEqual(before);
   });
 
   it('404 Not found for an absent milestone', async () => {
@@ -228,17 +238,17 @@ describe('GET /projects/:id/milestones/:milestone_id/issues', () => {
   const issue: Record<string, { id: number; iid: number }> = {};
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'ms-issues', { visibility: 20 });
-    addCastMembers(s.ctx, cast, p.id);
-    m = insertMilestone(s.ctx, p.id, { title: 'with issues' });
-    const other = insertMilestone(s.ctx, p.id, { title: 'other' });
-    issue.open = insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'open one' });
-    issue.closed = insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'closed one', state: 'closed' });
-    issue.secret = insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'secret', confidential: true });
-    issue.guestSecret = insertIssue(s.ctx, p.id, { authorId: cast.guest.id, title: 'guest secret', confidential: true });
-    issue.elsewhere = insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'other milestone' });
-    issue.none = insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'no milestone' });
-    for (const k of ['open', 'closed', 'secret', 'guestSecret']) setIssueMilestone(s.ctx, issue[k]!.id, m.id);
-    setIssueMilestone(s.ctx, issue.elsewhere.id, other.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
+    m = await insertMilestoneAsync(s.ctx, p.id, { title: 'with issues' });
+    const other = await insertMilestoneAsync(s.ctx, p.id, { title: 'other' });
+    issue.open = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'open one' });
+    issue.closed = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'closed one', state: 'closed' });
+    issue.secret = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'secret', confidential: true });
+    issue.guestSecret = await insertIssueAsync(s.ctx, p.id, { authorId: cast.guest.id, title: 'guest secret', confidential: true });
+    issue.elsewhere = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'other milestone' });
+    issue.none = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'no milestone' });
+    for (const k of ['open', 'closed', 'secret', 'guestSecret']) await setIssueMilestoneAsync(s.ctx, issue[k]!.id, m.id);
+    await setIssueMilestoneAsync(s.ctx, issue.elsewhere.id, other.id);
   });
 
   const titles = (body: { title: string }[]) => body.map((i) => i.title);
@@ -287,8 +297,8 @@ describe.each([0, 10, 20])('authorization on a project of visibility %i', (vis) 
   let m: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, `ms-authz-${vis}`, { visibility: vis });
-    addCastMembers(s.ctx, cast, p.id);
-    m = insertMilestone(s.ctx, p.id, { title: 'fixed' });
+    await addCastMembersAsync(s.ctx, cast, p.id);
+    m = await insertMilestoneAsync(s.ctx, p.id, { title: 'fixed' });
   });
 
   it.each(ACTORS)('reads (list, get, issues) as %s', async (a) => {
@@ -299,15 +309,15 @@ describe.each([0, 10, 20])('authorization on a project of visibility %i', (vis) 
   });
 
   it.each(ACTORS)('creates and updates as %s (masters and up); a refused write changes nothing', async (a) => {
-    const before = milestoneCount(p.id);
+    const before = await milestoneCount(p.id);
     const created = await s.api('POST', `/projects/${p.id}/milestones`, who(a), { title: `by ${a}` });
     const want = expectedStatus(a, vis, 40, 201);
     expect(created.status).toBe(want);
-    if (want !== 201) expect(milestoneCount(p.id)).toBe(before);
-    const row = milestoneRow(m.id);
+    if (want !== 201) expect(await milestoneCount(p.id)).toBe(before);
+    const row = (await milestoneRow(m.id));
     const updated = await s.api('PUT', `/projects/${p.id}/milestones/${m.id}`, who(a), { description: `edited by ${a}` });
     expect(updated.status).toBe(expectedStatus(a, vis, 40, 200));
-    if (updated.status !== 200) expect(milestoneRow(m.id)).toEqual(row);
+    if (updated.status !== 200) expect((await milestoneRow(m.id))).toEqual(row);
   });
 
   it('the 401 and 404 bodies', async () => {

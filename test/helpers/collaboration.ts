@@ -105,3 +105,130 @@ export function insertMergeRequestBetween(ctx: AppContext, o: {
       o.description ?? null, o.state ?? 'opened', o.authorId ?? null, o.forceRemoveSourceBranch ? 1 : 0, t, t);
   return Number(r.lastInsertRowid);
 }
+
+// The same fixtures through the data layer (ctx.data), for the tests that run on SQLite and on PostgreSQL alike.
+
+/** insertIssue through the data layer (either engine). */
+export async function insertIssueAsync(
+  ctx: AppContext, projectId: number,
+  opts: { title?: string; description?: string | null; authorId?: number | null; assigneeId?: number | null; confidential?: boolean; state?: 'opened' | 'closed' } = {},
+): Promise<{ id: number; iid: number }> {
+  const t = now();
+  const iid = (await nextIidAsync(ctx, 'issues', 'project_id', projectId));
+  const row = await ctx.data.get<{ id: number }>(
+    `INSERT INTO issues (project_id, iid, title, description, state, confidential, author_id, assignee_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [projectId, iid, opts.title ?? `Issue ${iid}`, opts.description ?? null, opts.state ?? 'opened', !!opts.confidential, opts.authorId ?? null, opts.assigneeId ?? null, t, t],
+  );
+  return { id: row!.id, iid };
+}
+
+async function nextIidAsync(ctx: AppContext, table: string, column: string, id: number): Promise<number> {
+  return Number((await ctx.data.get<{ n: number }>(`SELECT COALESCE(MAX(iid), 0) + 1 AS n FROM ${table} WHERE ${column} = ?`, [id]))!.n);
+}
+
+/** insertTodo through the data layer. */
+export async function insertTodoAsync(
+  ctx: AppContext,
+  t: { userId: number; projectId: number; targetId: number; authorId?: number | null; action?: string; state?: 'pending' | 'done'; targetType?: 'Issue' | 'MergeRequest' },
+): Promise<number> {
+  const ts = now();
+  const row = await ctx.data.get<{ id: number }>(
+    `INSERT INTO todos (user_id, project_id, author_id, target_type, target_id, action, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [t.userId, t.projectId, t.authorId ?? null, t.targetType ?? 'Issue', t.targetId, t.action ?? 'assigned', t.state ?? 'pending', ts, ts],
+  );
+  return row!.id;
+}
+
+/** insertLabel through the data layer. */
+export async function insertLabelAsync(ctx: AppContext, projectId: number, title: string, opts: { color?: string; description?: string | null } = {}): Promise<number> {
+  const t = now();
+  const row = await ctx.data.get<{ id: number }>(
+    `INSERT INTO labels (project_id, title, color, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+    [projectId, title, opts.color ?? '#428BCA', opts.description ?? null, t, t],
+  );
+  return row!.id;
+}
+
+/** linkLabel through the data layer. */
+export async function linkLabelAsync(ctx: AppContext, labelId: number, target: { type: 'Issue' | 'MergeRequest'; id: number }): Promise<void> {
+  await ctx.data.run(`INSERT INTO label_links (label_id, target_type, target_id, created_at) VALUES (?, ?, ?, ?)`, [labelId, target.type, target.id, now()]);
+}
+
+/** insertMilestone through the data layer. */
+export async function insertMilestoneAsync(
+  ctx: AppContext, projectId: number, opts: { title?: string; state?: 'active' | 'closed'; dueDate?: string | null; description?: string } = {},
+): Promise<{ id: number; iid: number }> {
+  const t = now();
+  const iid = await nextIidAsync(ctx, 'milestones', 'project_id', projectId);
+  const row = await ctx.data.get<{ id: number }>(
+    `INSERT INTO milestones (project_id, iid, title, description, state, due_date, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [projectId, iid, opts.title ?? `Milestone ${iid}`, opts.description ?? '', opts.state ?? 'active', opts.dueDate ?? null, t, t],
+  );
+  return { id: row!.id, iid };
+}
+
+/** setIssueMilestone through the data layer. */
+export async function setIssueMilestoneAsync(ctx: AppContext, issueId: number, milestoneId: number | null): Promise<void> {
+  await ctx.data.run(`UPDATE issues SET milestone_id = ? WHERE id = ?`, [milestoneId, issueId]);
+}
+
+/** insertMergeRequest through the data layer. */
+export async function insertMergeRequestAsync(ctx: AppContext, projectId: number, opts: { state?: 'opened' | 'reopened' | 'closed' | 'merged'; authorId?: number | null } = {}): Promise<number> {
+  const t = now();
+  const iid = await nextIidAsync(ctx, 'merge_requests', 'target_project_id', projectId);
+  const row = await ctx.data.get<{ id: number }>(
+    `INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, state, author_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, 'master', ?, ?, ?, ?, ?) RETURNING id`,
+    [projectId, iid, projectId, `feature-${iid}`, `MR ${iid}`, opts.state ?? 'opened', opts.authorId ?? null, t, t],
+  );
+  return row!.id;
+}
+
+/** One value of a query through the data layer (`SELECT count(*) AS n ...` and the like). */
+export async function sqlValue<T = number>(ctx: AppContext, sql: string, args: unknown[] = []): Promise<T | undefined> {
+  const row = await ctx.data.get<Record<string, unknown>>(sql, args);
+  if (!row) return undefined;
+  const v = Object.values(row)[0];
+  return (typeof v === 'bigint' ? Number(v) : v) as T;
+}
+
+/**
+ * How many statements `fn` sends to the database, on either engine (SQLite: better-sqlite3 statement runs;
+ * PostgreSQL: queries of pg clients, BEGIN and COMMIT included). For "a fixed number of queries" tests.
+ */
+export async function countStatements(ctx: AppContext, fn: () => Promise<unknown>): Promise<number> {
+  const { vi } = await import('vitest');
+  const spies: { mockRestore(): void; mock: { calls: unknown[] } }[] = [];
+  if (ctx.data.dialect.name === 'sqlite') {
+    const proto = Object.getPrototypeOf(ctx.db.$client.prepare('SELECT 1')) as Record<string, unknown>;
+    for (const m of ['all', 'get', 'run'] as const) spies.push(vi.spyOn(proto as never, m as never) as never);
+  } else {
+    const pg = ((await import('pg')) as unknown as { default: { Client: { prototype: Record<string, unknown> } } }).default;
+    spies.push(vi.spyOn(pg.Client.prototype as never, 'query' as never) as never);
+  }
+  try {
+    await fn();
+    return spies.reduce((n, s) => n + s.mock.calls.length, 0);
+  } finally {
+    for (const s of spies) s.mockRestore();
+  }
+}
+
+/**
+ * A project's events as GET /projects/:id/events shows them to `viewer` (newest first): through the API on SQLite; on
+ * PostgreSQL, where the events room answers 501 until it is ported, the stored rows with the entity's action_name.
+ */
+export async function projectEventsOf(
+  s: { ctx: AppContext; api: (method: string, path: string, user: { token: string } | null) => Promise<{ body: unknown }> },
+  projectId: number, viewer: { token: string },
+): Promise<{ action_name: string; target_type: string | null; target_id: number | null; target_title: string | null; author_id: number | null }[]> {
+  if (s.ctx.data.dialect.name === 'sqlite') return (await s.api('GET', `/projects/${projectId}/events?per_page=100`, viewer)).body as never;
+  const { actionName } = await import('../../daemon/api/entities/events.js');
+  const rows = await s.ctx.data.all<Record<string, unknown>>(`SELECT * FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 100`, [projectId]);
+  return rows.map((e) => ({
+    action_name: actionName({ action: e.action as never, targetId: e.target_id as number | null, targetType: e.target_type as string | null }, null),
+    target_type: e.target_type as string | null, target_id: e.target_id as number | null, target_title: e.target_title as string | null,
+    author_id: e.author_id as number | null,
+  }));
+}

@@ -9,11 +9,12 @@ import type { UserRow } from '../../db/schema.js';
 import { statement } from '../../db/statements.js';
 import { toUser } from '../../db/rows.js';
 import { IN_IDS, idList } from '../../db/sql.js';
-import { labelTitlesOf } from '../../services/collaboration/labels.js';
-import { milestonesById } from '../../services/collaboration/milestones.js';
-import { voteCounts } from '../../services/collaboration/award-emoji.js';
-import { userNotesCounts } from '../../services/collaboration/notes.js';
-import { subscribedSet } from '../../services/collaboration/subscriptions.js';
+import { labelTitlesOf, labelTitlesOfAsync } from '../../services/collaboration/labels.js';
+import { milestonesById, milestonesByIdAsync } from '../../services/collaboration/milestones.js';
+import { voteCounts, voteCountsAsync } from '../../services/collaboration/award-emoji.js';
+import { userNotesCounts, userNotesCountsAsync } from '../../services/collaboration/notes.js';
+import { subscribedSet, subscribedSetAsync } from '../../services/collaboration/subscriptions.js';
+import type { Queries } from '../../db/layer/types.js';
 
 /** The columns of an issue or merge request the page loads need. */
 export interface IssuableRef {
@@ -65,5 +66,34 @@ export function loadIssuablePage(ctx: AppContext, viewer: UserRow | null, type: 
     subscribed: viewer ? subscribedSet(ctx, viewer.id, type, ids, implicit) : new Set<number>(),
     users: usersById(ctx, rows.flatMap(people)),
     webUrls: projectWebUrls(ctx, rows.map((r) => r.projectId)),
+  };
+}
+
+/** The async twin of loadIssuablePage, on the data layer (`q`: ctx.data or a snapshot): the same fixed number of queries. */
+export async function loadIssuablePageAsync(
+  ctx: AppContext, viewer: UserRow | null, type: 'Issue' | 'MergeRequest', rows: readonly IssuableRef[], q: Queries = ctx.data,
+): Promise<IssuablePage> {
+  const ids = rows.map((r) => r.id);
+  const milestoneIds = [...new Set(rows.map((r) => r.milestoneId).filter((x): x is number => x !== null))];
+  const people = (r: IssuableRef) => [r.authorId, r.assigneeId].filter((x): x is number => x !== null);
+  const implicit = new Map(rows.map((r) => [r.id, people(r)]));
+  const userIds = [...new Set(rows.flatMap(people))];
+  const projectIds = [...new Set(rows.map((r) => r.projectId))];
+  const base = ctx.externalUrl();
+  return {
+    labels: await labelTitlesOfAsync(q, type, ids),
+    milestones: milestoneIds.length ? await milestonesByIdAsync(q, milestoneIds) : new Map(),
+    votes: await voteCountsAsync(q, type, ids),
+    notes: await userNotesCountsAsync(q, type, ids),
+    subscribed: viewer ? await subscribedSetAsync(q, viewer.id, type, ids, implicit) : new Set<number>(),
+    users: userIds.length
+      ? new Map((await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(userIds)])).map((u) => [u.id as number, toUser(u)]))
+      : new Map(),
+    webUrls: projectIds.length
+      ? new Map((await q.all<{ id: number; ns: string; path: string }>(
+        `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${q.dialect.inIds}`,
+        [q.dialect.ids(projectIds)],
+      )).map((r) => [r.id, `${base}/${r.ns}/${r.path}`]))
+      : new Map(),
   };
 }

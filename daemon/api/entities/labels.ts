@@ -3,17 +3,20 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { LabelRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { confidentialIssuesSql } from '../../policy/permissions.js';
+import { confidentialIssuesWhereAsync } from '../../policy/permissions.js';
 import { labelCounts } from '../../services/collaboration/labels.js';
-import { subscribedSet } from '../../services/collaboration/subscriptions.js';
+import { subscribedSetAsync } from '../../services/collaboration/subscriptions.js';
 import { Nullable } from '../params.js';
 
-/** Present labels of one project for a viewer with a fixed number of queries (counts, subscriptions). */
-export function presentLabels(ctx: AppContext, viewer: UserRow, project: ProjectRow, rows: LabelRow[]) {
+/**
+ * Present labels of one project for a viewer with a fixed number of queries (counts, subscriptions). `level`: the
+ * viewer's access level on the project when the route has it (saves reading it again).
+ */
+export async function presentLabels(ctx: AppContext, viewer: UserRow, project: ProjectRow, rows: LabelRow[], level?: number) {
   if (rows.length === 0) return [];
   const ids = rows.map((l) => l.id);
-  const counts = labelCounts(ctx, ids, confidentialIssuesSql(ctx, viewer, project));
-  const subscribed = subscribedSet(ctx, viewer.id, 'Label', ids);
+  const counts = await labelCounts(ctx.data, ids, await confidentialIssuesWhereAsync(ctx, viewer, project, level));
+  const subscribed = await subscribedSetAsync(ctx.data, viewer.id, 'Label', ids);
   return rows.map((l) => {
     const c = counts.get(l.id)!;
     return {
@@ -30,8 +33,8 @@ export function presentLabels(ctx: AppContext, viewer: UserRow, project: Project
 }
 
 /** Present one label for a viewer. */
-export function presentLabel(ctx: AppContext, viewer: UserRow, project: ProjectRow, row: LabelRow) {
-  return presentLabels(ctx, viewer, project, [row])[0]!;
+export async function presentLabel(ctx: AppContext, viewer: UserRow, project: ProjectRow, row: LabelRow, level?: number) {
+  return (await presentLabels(ctx, viewer, project, [row], level))[0]!;
 }
 
 /** The raw label record (DELETE /projects/:id/labels answers it, as 8.x; `priority` is 8.x's column, always null). */

@@ -11,7 +11,7 @@ import { statement } from '../../db/statements.js';
 import { badRequestMessage } from '../../errors.js';
 import { canProject } from '../../policy/permissions.js';
 import { labelTitlesOf, labelsByTitle } from './labels.js';
-import { findMilestoneByTitle, milestonesById } from './milestones.js';
+import { milestonesById } from './milestones.js';
 import { createSystemNote } from './notes.js';
 import { movedNote } from './system-notes.js';
 import { changeIssueStateIn, createIssueIn } from './issues.js';
@@ -36,7 +36,7 @@ export function moveIssue(ctx: AppContext, actor: UserRow, from: ProjectRow, iss
   const milestone = issue.milestoneId !== null ? milestonesById(ctx, [issue.milestoneId]).get(issue.milestoneId) : undefined;
   return ctx.db.transaction((tx) => {
     const labelIds = titles.length ? labelsByTitle(ctx, to.id, titles).map((l) => l.id) : [];
-    const target = milestone ? findMilestoneByTitle(ctx, to.id, milestone.title) : null;
+    const target = milestone ? statement(ctx, `SELECT id FROM milestones WHERE project_id = ? AND title = ?`).get(to.id, milestone.title) as { id: number } | undefined : null;
     const moved = createIssueIn(ctx, tx, actor, to, {
       title: issue.title, description: issue.description, dueDate: issue.dueDate, confidential: issue.confidential,
     }, {

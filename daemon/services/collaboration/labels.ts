@@ -2,15 +2,25 @@
  * Project labels and their links to issues and merge requests.
  * OWNER: labels/milestones engineer. The exported signatures below are a contract used by issues and merge requests.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { labelLinks, labels, subscriptions, type LabelRow } from '../../db/schema-collaboration.js';
+import { labelLinks, labels, type LabelRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, conflict, notFound, validationError } from '../../errors.js';
-import { chunks, subscribe, unsubscribe } from './subscriptions.js';
+import { chunks, subscribeAsync, unsubscribeAsync } from './subscriptions.js';
 import type { Target, Tx } from './tx.js';
 import { statement } from '../../db/statements.js';
-import { IN_IDS, idList } from '../../db/sql.js';
+import { IN_IDS, idList, placeholders } from '../../db/sql.js';
+import type { Queries } from '../../db/layer/types.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
+import { toLabel } from '../../db/rows.js';
+import type { SqlCondition } from '../../policy/permissions.js';
+
+type Rec = Record<string, unknown>;
+/** The LIMIT of "no limit" (both engines take a number there). */
+export const MAX_ROWS = 2 ** 31 - 1;
+/** Ids beyond PostgreSQL's integer columns match nothing (and must not reach a query there). */
+export const INT_MAX = 2147483647;
 
 /** Colour of labels created on the fly (8.x Label::DEFAULT_COLOR). */
 export const DEFAULT_LABEL_COLOR = '#428BCA';
@@ -115,31 +125,112 @@ export function labelsByTitle(ctx: AppContext, projectId: number, titles: string
   return out;
 }
 
+/** The async twin of labelsByTitle (`q`: ctx.data or a transaction). */
+export async function labelsByTitleAsync(q: Queries, projectId: number, titles: string[]): Promise<LabelRow[]> {
+  const wanted = cleanTitles(titles);
+  if (wanted.length === 0) return [];
+  const out: LabelRow[] = [];
+  for (const part of chunks(wanted)) {
+    out.push(...(await q.all<Rec>(`SELECT * FROM labels WHERE project_id = ? AND title IN (${placeholders(part)})`, [projectId, ...part])).map(toLabel));
+  }
+  return out;
+}
+
+/**
+ * The async twin of findOrCreateLabels, in the caller's transaction. A label created by another request meanwhile is
+ * taken as found (`ON CONFLICT DO NOTHING`, then read), never a unique violation.
+ */
+export async function findOrCreateLabelsAsync(tx: Queries, projectId: number, titles: string[], create: boolean): Promise<LabelRow[]> {
+  const wanted = cleanTitles(titles);
+  if (wanted.length === 0) return [];
+  const found = new Map<string, LabelRow>();
+  for (const l of await labelsByTitleAsync(tx, projectId, wanted)) found.set(l.title, l);
+  if (create) {
+    const missing = wanted.filter((t) => !found.has(t));
+    const invalid: Record<string, { title: string[] }> = {};
+    for (const t of missing) {
+      const errs = labelTitleErrors(t);
+      if (errs.length) invalid[t] = { title: errs };
+    }
+    if (Object.keys(invalid).length) throw validationError({ labels: invalid });
+    const t = now();
+    for (const title of missing) {
+      const row = await tx.get<Rec>(
+        `INSERT INTO labels (project_id, title, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (project_id, title) DO NOTHING RETURNING *`,
+        [projectId, title, DEFAULT_LABEL_COLOR, t, t],
+      ) ?? await tx.get<Rec>(`SELECT * FROM labels WHERE project_id = ? AND title = ?`, [projectId, title]);
+      if (row) found.set(title, toLabel(row));
+    }
+  }
+  return wanted.flatMap((t) => found.get(t) ?? []);
+}
+
+/** The async twin of setTargetLabels, in the caller's transaction. */
+export async function setTargetLabelsAsync(tx: Queries, target: Target, labelIds: number[]): Promise<{ added: LabelRow[]; removed: LabelRow[] }> {
+  const want = new Set(labelIds);
+  const current = (await tx.all<Rec>(
+    `SELECT l.* FROM label_links ll JOIN labels l ON l.id = ll.label_id WHERE ll.target_type = ? AND ll.target_id = ?`, [target.type, target.id],
+  )).map(toLabel);
+  const have = new Set(current.map((l) => l.id));
+  const removed = current.filter((l) => !want.has(l.id));
+  const addIds = [...want].filter((id) => !have.has(id));
+  if (removed.length) {
+    await tx.run(`DELETE FROM label_links WHERE target_type = ? AND target_id = ? AND label_id IN ${tx.dialect.inIds}`,
+      [target.type, target.id, tx.dialect.ids(removed.map((l) => l.id))]);
+  }
+  const added: LabelRow[] = [];
+  if (addIds.length) {
+    const t = now();
+    for (const l of (await tx.all<Rec>(`SELECT * FROM labels WHERE id IN ${tx.dialect.inIds}`, [tx.dialect.ids(addIds)])).map(toLabel)) {
+      const r = await tx.run(
+        `INSERT INTO label_links (label_id, target_type, target_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (target_type, target_id, label_id) DO NOTHING`,
+        [l.id, target.type, target.id, t],
+      );
+      if (r.changes > 0) added.push(l);
+    }
+  }
+  const byTitle = (a: LabelRow, b: LabelRow) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0);
+  return { added: added.sort(byTitle), removed: removed.sort(byTitle) };
+}
+
+/** The async twin of labelTitlesOf (one statement for a page). */
+export async function labelTitlesOfAsync(q: Queries, type: Target['type'], ids: number[]): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>();
+  for (const id of ids) out.set(id, []);
+  if (ids.length === 0) return out;
+  const rows = await q.all<{ target_id: number; title: string }>(`SELECT ll.target_id, l.title FROM label_links ll JOIN labels l ON l.id = ll.label_id
+    WHERE ll.target_type = ? AND ll.target_id IN ${q.dialect.inIds} ORDER BY l.title`, [type, q.dialect.ids([...new Set(ids)])]);
+  for (const r of rows) out.get(r.target_id)!.push(r.title);
+  return out;
+}
+
 /** A project's labels, by title (GET /projects/:id/labels is not paginated in 8.x; the route pages it). */
-export function listProjectLabels(ctx: AppContext, projectId: number, limit = -1, offset = 0): LabelRow[] {
-  return ctx.db.select().from(labels).where(eq(labels.projectId, projectId)).orderBy(asc(labels.title), asc(labels.id)).limit(limit).offset(offset).all();
+export async function listProjectLabels(q: Queries, projectId: number, limit = -1, offset = 0): Promise<LabelRow[]> {
+  return (await q.all<Rec>(`SELECT * FROM labels WHERE project_id = ? ORDER BY title, id LIMIT ? OFFSET ?`,
+    [projectId, limit < 0 ? MAX_ROWS : limit, offset])).map(toLabel);
 }
 
 /** Number of labels of a project. */
-export function countProjectLabels(ctx: AppContext, projectId: number): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(labels).where(eq(labels.projectId, projectId)).get()!.n;
+export async function countProjectLabels(q: Queries, projectId: number): Promise<number> {
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM labels WHERE project_id = ?`, [projectId]))!.n);
 }
 
 /** A project label by exact title, or null. */
-export function findLabelByTitle(ctx: AppContext, projectId: number, title: string): LabelRow | null {
-  return ctx.db.select().from(labels).where(and(eq(labels.projectId, projectId), eq(labels.title, title))).get() ?? null;
+export async function findLabelByTitle(q: Queries, projectId: number, title: string): Promise<LabelRow | null> {
+  const row = await q.get<Rec>(`SELECT * FROM labels WHERE project_id = ? AND title = ?`, [projectId, title]);
+  return row ? toLabel(row) : null;
 }
 
 /** A project label by id (digits) or else by title, as 8.x's find_project_label; null when neither matches. */
-export function findLabelByIdOrTitle(ctx: AppContext, projectId: number, idOrTitle: string): LabelRow | null {
+export async function findLabelByIdOrTitle(q: Queries, projectId: number, idOrTitle: string): Promise<LabelRow | null> {
   if (/^\d+$/.test(idOrTitle)) {
     const id = Number(idOrTitle);
-    if (Number.isSafeInteger(id)) {
-      const byId = ctx.db.select().from(labels).where(and(eq(labels.projectId, projectId), eq(labels.id, id))).get();
-      if (byId) return byId;
+    if (Number.isSafeInteger(id) && id <= INT_MAX) {
+      const byId = await q.get<Rec>(`SELECT * FROM labels WHERE project_id = ? AND id = ?`, [projectId, id]);
+      if (byId) return toLabel(byId);
     }
   }
-  return findLabelByTitle(ctx, projectId, idOrTitle);
+  return findLabelByTitle(q, projectId, idOrTitle);
 }
 
 /** Parameters of POST /projects/:id/labels. */
@@ -165,117 +256,124 @@ function checkDescription(errors: Record<string, string[]>, description: string 
 
 /**
  * Create a label: 400 `"name"`/`"color"` not given, 409 `Label already exists`, 400 with the validation hash for a
- * bad title, colour or description (nothing written).
+ * bad title, colour or description (nothing written). Two creates of one name at once: one 201, one 409 (the unique
+ * index answers for the check).
  */
-export function createLabel(ctx: AppContext, projectId: number, p: CreateLabelParams): LabelRow {
+export async function createLabel(ctx: AppContext, projectId: number, p: CreateLabelParams): Promise<LabelRow> {
   if (p.name === undefined || p.name === '') throw badRequest('name');
   if (p.color === undefined || p.color === '') throw badRequest('color');
   const title = p.name.trim();
-  return ctx.db.transaction((tx) => {
-    if (tx.select({ id: labels.id }).from(labels).where(and(eq(labels.projectId, projectId), eq(labels.title, title))).get()) {
-      throw conflict('Label already exists');
-    }
-    const errors: Record<string, string[]> = {};
-    const te = labelTitleErrors(title);
-    if (te.length) errors.title = te;
-    const ce = labelColorErrors(p.color!);
-    if (ce.length) errors.color = ce;
-    checkDescription(errors, p.description);
-    if (Object.keys(errors).length) throw validationError(errors);
-    const t = now();
-    return tx.insert(labels).values({
-      projectId, title, color: p.color!, description: p.description === '' ? null : p.description ?? null, createdAt: t, updatedAt: t,
-    }).returning().get();
-  });
+  if (await findLabelByTitle(ctx.data, projectId, title)) throw conflict('Label already exists');
+  const errors: Record<string, string[]> = {};
+  const te = labelTitleErrors(title);
+  if (te.length) errors.title = te;
+  const ce = labelColorErrors(p.color);
+  if (ce.length) errors.color = ce;
+  checkDescription(errors, p.description);
+  if (Object.keys(errors).length) throw validationError(errors);
+  const t = now();
+  try {
+    const row = await ctx.data.get<Rec>(
+      `INSERT INTO labels (project_id, title, color, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
+      [projectId, title, p.color, p.description === '' ? null : p.description ?? null, t, t],
+    );
+    return toLabel(row!);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict('Label already exists');
+    if (isForeignKeyViolation(e)) throw notFound('Project'); // the project was deleted meanwhile
+    throw e;
+  }
 }
 
 /**
  * Update a label found by name: 400 `"name"` not given, 404 when absent, 400 when neither new_name nor color is given,
  * 409 when new_name belongs to another label, 400 with the validation hash for bad values (nothing written).
  */
-export function updateLabel(ctx: AppContext, projectId: number, p: UpdateLabelParams): LabelRow {
+export async function updateLabel(ctx: AppContext, projectId: number, p: UpdateLabelParams): Promise<LabelRow> {
   if (p.name === undefined || p.name === '') throw badRequest('name');
   const newName = p.new_name === '' ? undefined : p.new_name?.trim();
   const color = p.color === '' ? undefined : p.color;
-  return ctx.db.transaction((tx) => {
-    // 8.x looked the label up first (404), then asked for new_name or color (400).
-    const label = tx.select().from(labels).where(and(eq(labels.projectId, projectId), eq(labels.title, p.name!))).get();
-    if (!label) throw notFound('Label not found');
-    if (newName === undefined && color === undefined) throw badRequestMessage('Required parameters "new_name" or "color" missing');
-    if (newName !== undefined && newName !== label.title) {
-      if (tx.select({ id: labels.id }).from(labels).where(and(eq(labels.projectId, projectId), eq(labels.title, newName))).get()) {
-        throw conflict('Label already exists');
-      }
-    }
-    const errors: Record<string, string[]> = {};
-    if (newName !== undefined) {
-      const te = labelTitleErrors(newName);
-      if (te.length) errors.title = te;
-    }
-    if (color !== undefined) {
-      const ce = labelColorErrors(color);
-      if (ce.length) errors.color = ce;
-    }
-    checkDescription(errors, p.description);
-    if (Object.keys(errors).length) throw validationError(errors);
-    const set: Partial<LabelRow> = { updatedAt: now() };
-    if (newName !== undefined) set.title = newName;
-    if (color !== undefined) set.color = color;
-    if (p.description !== undefined && p.description !== '') set.description = p.description;
-    return tx.update(labels).set(set).where(eq(labels.id, label.id)).returning().get()!;
-  });
+  // 8.x looked the label up first (404), then asked for new_name or color (400).
+  const label = await findLabelByTitle(ctx.data, projectId, p.name);
+  if (!label) throw notFound('Label not found');
+  if (newName === undefined && color === undefined) throw badRequestMessage('Required parameters "new_name" or "color" missing');
+  if (newName !== undefined && newName !== label.title && (await findLabelByTitle(ctx.data, projectId, newName))) throw conflict('Label already exists');
+  const errors: Record<string, string[]> = {};
+  if (newName !== undefined) {
+    const te = labelTitleErrors(newName);
+    if (te.length) errors.title = te;
+  }
+  if (color !== undefined) {
+    const ce = labelColorErrors(color);
+    if (ce.length) errors.color = ce;
+  }
+  checkDescription(errors, p.description);
+  if (Object.keys(errors).length) throw validationError(errors);
+  const sets = ['updated_at = ?'];
+  const args: unknown[] = [now()];
+  if (newName !== undefined) sets.push('title = ?'), args.push(newName);
+  if (color !== undefined) sets.push('color = ?'), args.push(color);
+  if (p.description !== undefined && p.description !== '') sets.push('description = ?'), args.push(p.description);
+  try {
+    const row = await ctx.data.get<Rec>(`UPDATE labels SET ${sets.join(', ')} WHERE id = ? RETURNING *`, [...args, label.id]);
+    if (!row) throw notFound('Label not found'); // deleted meanwhile
+    return toLabel(row);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict('Label already exists'); // the new name taken meanwhile
+    throw e;
+  }
 }
 
 /** Delete a label found by name with its links and subscriptions: 400 `"name"` not given, 404 `Label` when absent. */
-export function deleteLabel(ctx: AppContext, projectId: number, name: string | undefined): LabelRow {
+export async function deleteLabel(ctx: AppContext, projectId: number, name: string | undefined): Promise<LabelRow> {
   if (name === undefined || name === '') throw badRequest('name');
-  return ctx.db.transaction((tx) => {
-    const label = tx.select().from(labels).where(and(eq(labels.projectId, projectId), eq(labels.title, name))).get();
-    if (!label) throw notFound('Label');
-    tx.delete(labelLinks).where(eq(labelLinks.labelId, label.id)).run();
-    tx.delete(subscriptions).where(and(eq(subscriptions.subscribableType, 'Label'), eq(subscriptions.subscribableId, label.id))).run();
-    tx.delete(labels).where(eq(labels.id, label.id)).run();
-    return label;
+  const deleted = await ctx.data.transaction(async (tx) => {
+    const label = await findLabelByTitle(tx, projectId, name);
+    if (!label) return null;
+    await tx.run(`DELETE FROM label_links WHERE label_id = ?`, [label.id]);
+    await tx.run(`DELETE FROM subscriptions WHERE subscribable_type = 'Label' AND subscribable_id = ?`, [label.id]);
+    // deleted by another request meanwhile: 404, as if not found
+    return (await tx.run(`DELETE FROM labels WHERE id = ?`, [label.id])).changes > 0 ? label : null;
   });
+  if (!deleted) throw notFound('Label');
+  return deleted;
 }
 
 /** Subscribe a user to a label (POST .../labels/:label_id/subscription); false when already subscribed (304). */
-export function subscribeToLabel(ctx: AppContext, userId: number, label: LabelRow): boolean {
-  return ctx.db.transaction((tx) => subscribe(tx, userId, 'Label', label.id));
+export function subscribeToLabel(ctx: AppContext, userId: number, label: LabelRow): Promise<boolean> {
+  return subscribeAsync(ctx.data, userId, 'Label', label.id);
 }
 
 /** Unsubscribe a user from a label; false when not subscribed (304). */
-export function unsubscribeFromLabel(ctx: AppContext, userId: number, label: LabelRow): boolean {
-  return ctx.db.transaction((tx) => unsubscribe(tx, userId, 'Label', label.id));
+export function unsubscribeFromLabel(ctx: AppContext, userId: number, label: LabelRow): Promise<boolean> {
+  return unsubscribeAsync(ctx.data, userId, 'Label', label.id);
 }
 
 /**
  * Issue and merge request counts per label by state, for the Label entity: two queries for a list. `issueFilter` is
- * a policy SQL condition over `issues i` (the confidential issues the viewer may not read are not counted, as 8.x's
+ * a policy condition over `issues i` (the confidential issues the viewer may not read are not counted, as 8.x's
  * IssuesFinder for the viewer).
  */
-export function labelCounts(ctx: AppContext, labelIds: number[], issueFilter = '1'): Map<number, { openIssues: number; closedIssues: number; openMergeRequests: number }> {
+export async function labelCounts(
+  q: Queries, labelIds: number[], issueFilter: SqlCondition = { sql: 'TRUE', args: [] },
+): Promise<Map<number, { openIssues: number; closedIssues: number; openMergeRequests: number }>> {
   const out = new Map<number, { openIssues: number; closedIssues: number; openMergeRequests: number }>();
   for (const id of labelIds) out.set(id, { openIssues: 0, closedIssues: 0, openMergeRequests: 0 });
   if (labelIds.length === 0) return out;
-  for (const part of chunks([...new Set(labelIds)])) {
-    const list = sql.join(part.map((id) => sql`${id}`), sql`, `);
-    const issueRows = ctx.db.all<{ label_id: number; state: string; n: number }>(sql`
-      SELECT ll.label_id, i.state, count(*) AS n FROM label_links ll JOIN issues i ON i.id = ll.target_id
-      WHERE ll.target_type = 'Issue' AND ll.label_id IN (${list}) AND i.deleted_at IS NULL AND ${sql.raw(issueFilter)}
-      GROUP BY ll.label_id, i.state`);
-    for (const r of issueRows) {
-      const c = out.get(r.label_id)!;
-      if (r.state === 'closed') c.closedIssues += r.n;
-      else c.openIssues += r.n;
-    }
-    {
-      const mrRows = ctx.db.all<{ label_id: number; n: number }>(sql`
-        SELECT ll.label_id, count(*) AS n FROM label_links ll JOIN merge_requests m ON m.id = ll.target_id
-        WHERE ll.target_type = 'MergeRequest' AND ll.label_id IN (${list}) AND m.state IN ('opened', 'reopened') AND m.deleted_at IS NULL
-        GROUP BY ll.label_id`);
-      for (const r of mrRows) out.get(r.label_id)!.openMergeRequests += r.n;
-    }
+  const ids = q.dialect.ids([...new Set(labelIds)]);
+  const issueRows = await q.all<{ label_id: number; state: string; n: number }>(`
+    SELECT ll.label_id, i.state, COUNT(*) AS n FROM label_links ll JOIN issues i ON i.id = ll.target_id
+    WHERE ll.target_type = 'Issue' AND ll.label_id IN ${q.dialect.inIds} AND i.deleted_at IS NULL AND ${issueFilter.sql}
+    GROUP BY ll.label_id, i.state`, [ids, ...issueFilter.args]);
+  for (const r of issueRows) {
+    const c = out.get(r.label_id)!;
+    if (r.state === 'closed') c.closedIssues += Number(r.n);
+    else c.openIssues += Number(r.n);
   }
+  const mrRows = await q.all<{ label_id: number; n: number }>(`
+    SELECT ll.label_id, COUNT(*) AS n FROM label_links ll JOIN merge_requests m ON m.id = ll.target_id
+    WHERE ll.target_type = 'MergeRequest' AND ll.label_id IN ${q.dialect.inIds} AND m.state IN ('opened', 'reopened') AND m.deleted_at IS NULL
+    GROUP BY ll.label_id`, [ids]);
+  for (const r of mrRows) out.get(r.label_id)!.openMergeRequests += Number(r.n);
   return out;
 }

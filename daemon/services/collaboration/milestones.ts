@@ -2,17 +2,21 @@
  * Project milestones.
  * OWNER: labels/milestones engineer. The exported signatures below are a contract used by issues and merge requests.
  */
-import { and, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
-import { alias } from 'drizzle-orm/sqlite-core';
+import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { issues, milestones, type IssueRow, type MilestoneRow } from '../../db/schema-collaboration.js';
-import { badRequest, badRequestMessage } from '../../errors.js';
-import { recordEvent } from '../events.js';
-import type { Tx } from './tx.js';
+import { milestones, type IssueRow, type MilestoneRow } from '../../db/schema-collaboration.js';
+import { badRequest, badRequestMessage, notFound, notFoundMessage } from '../../errors.js';
+import { recordEventAsync } from '../events.js';
 import { statement } from '../../db/statements.js';
-import { IN_IDS, idList } from '../../db/sql.js';
-import { toMilestone } from '../../db/rows.js';
+import { IN_IDS, idList, placeholders } from '../../db/sql.js';
+import { toIssue, toMilestone } from '../../db/rows.js';
+import type { Queries } from '../../db/layer/types.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
+import type { SqlCondition } from '../../policy/permissions.js';
+import { INT_MAX, MAX_ROWS } from './labels.js';
+
+type Rec = Record<string, unknown>;
 import { validDate } from '../../dates.js';
 
 /** Longest milestone title and description. */
@@ -25,9 +29,17 @@ export function findProjectMilestone(ctx: AppContext, projectId: number, milesto
   return ctx.db.select().from(milestones).where(and(eq(milestones.projectId, projectId), eq(milestones.id, milestoneId))).get() ?? null;
 }
 
+/** The async twin of findProjectMilestone (`q`: ctx.data or a transaction). */
+export async function findProjectMilestoneAsync(q: Queries, projectId: number, milestoneId: number): Promise<MilestoneRow | null> {
+  if (!Number.isSafeInteger(milestoneId) || Math.abs(milestoneId) > INT_MAX) return null;
+  const row = await q.get<Rec>(`SELECT * FROM milestones WHERE project_id = ? AND id = ?`, [projectId, milestoneId]);
+  return row ? toMilestone(row) : null;
+}
+
 /** A milestone of the project by title, or null (issue move assigns the same-titled milestone in the target). */
-export function findMilestoneByTitle(ctx: AppContext, projectId: number, title: string): MilestoneRow | null {
-  return ctx.db.select().from(milestones).where(and(eq(milestones.projectId, projectId), eq(milestones.title, title))).get() ?? null;
+export async function findMilestoneByTitle(q: Queries, projectId: number, title: string): Promise<MilestoneRow | null> {
+  const row = await q.get<Rec>(`SELECT * FROM milestones WHERE project_id = ? AND title = ?`, [projectId, title]);
+  return row ? toMilestone(row) : null;
 }
 
 /** Milestones by id, for presenters (one query for a page). */
@@ -41,27 +53,45 @@ export function milestonesById(ctx: AppContext, ids: number[]): Map<number, Mile
   return out;
 }
 
+/** The async twin of milestonesById. */
+export async function milestonesByIdAsync(q: Queries, ids: number[]): Promise<Map<number, MilestoneRow>> {
+  const out = new Map<number, MilestoneRow>();
+  if (ids.length === 0) return out;
+  for (const m of await q.all<Rec>(`SELECT * FROM milestones WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids([...new Set(ids)])])) {
+    out.set(m.id as number, toMilestone(m));
+  }
+  return out;
+}
+
 /** Filters of GET /projects/:id/milestones: state `active`/`closed` (anything else: all) and iids. */
 export interface MilestoneListFilter {
   state?: string;
   iids?: number[];
 }
 
-function listWhere(projectId: number, f: MilestoneListFilter): SQL {
-  const conds: SQL[] = [eq(milestones.projectId, projectId)];
-  if (f.state === 'active' || f.state === 'closed') conds.push(eq(milestones.state, f.state));
-  if (f.iids) conds.push(f.iids.length ? inArray(milestones.iid, f.iids) : sql`0`);
-  return and(...conds)!;
+function listWhere(projectId: number, f: MilestoneListFilter): { sql: string; args: unknown[] } {
+  const conds = ['project_id = ?'];
+  const args: unknown[] = [projectId];
+  if (f.state === 'active' || f.state === 'closed') conds.push('state = ?'), args.push(f.state);
+  if (f.iids) {
+    const iids = f.iids.filter((i) => Math.abs(i) <= INT_MAX);
+    conds.push(iids.length ? `iid IN (${placeholders(iids)})` : 'FALSE');
+    args.push(...iids);
+  }
+  return { sql: conds.join(' AND '), args };
 }
 
 /** Number of the project's milestones matching a filter. */
-export function countProjectMilestones(ctx: AppContext, projectId: number, f: MilestoneListFilter): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(milestones).where(listWhere(projectId, f)).get()!.n;
+export async function countProjectMilestones(q: Queries, projectId: number, f: MilestoneListFilter): Promise<number> {
+  const w = listWhere(projectId, f);
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM milestones WHERE ${w.sql}`, w.args))!.n);
 }
 
 /** One page of the project's milestones matching a filter, newest first (8.x orders by id desc). */
-export function listProjectMilestones(ctx: AppContext, projectId: number, f: MilestoneListFilter, limit = -1, offset = 0): MilestoneRow[] {
-  return ctx.db.select().from(milestones).where(listWhere(projectId, f)).orderBy(desc(milestones.id)).limit(limit).offset(offset).all();
+export async function listProjectMilestones(q: Queries, projectId: number, f: MilestoneListFilter, limit = -1, offset = 0): Promise<MilestoneRow[]> {
+  const w = listWhere(projectId, f);
+  return (await q.all<Rec>(`SELECT * FROM milestones WHERE ${w.sql} ORDER BY id DESC LIMIT ? OFFSET ?`, [...w.args, limit < 0 ? MAX_ROWS : limit, offset]))
+    .map(toMilestone);
 }
 
 /** Parameters of POST and PUT /projects/:id/milestones. */
@@ -77,13 +107,13 @@ function rubyErrors(errors: Record<string, string[]>): string {
   return `{${Object.entries(errors).map(([k, v]) => `:${k}=>[${v.map((m) => JSON.stringify(m)).join(', ')}]`).join(', ')}}`;
 }
 
-function validate(tx: Tx, projectId: number, p: MilestoneParams, selfId: number | null): Record<string, string[]> {
+async function validate(q: Queries, projectId: number, p: MilestoneParams, selfId: number | null): Promise<Record<string, string[]>> {
   const errors: Record<string, string[]> = {};
   if (p.title !== undefined) {
     const t: string[] = [];
     if (p.title.trim() === '') t.push("can't be blank");
     if (p.title.length > MILESTONE_TITLE_MAX) t.push(`is too long (maximum is ${MILESTONE_TITLE_MAX} characters)`);
-    const other = tx.select({ id: milestones.id }).from(milestones).where(and(eq(milestones.projectId, projectId), eq(milestones.title, p.title))).get();
+    const other = await q.get<{ id: number }>(`SELECT id FROM milestones WHERE project_id = ? AND title = ?`, [projectId, p.title]);
     if (other && other.id !== selfId) t.push('has already been taken');
     if (t.length) errors.title = t;
   }
@@ -105,61 +135,86 @@ function present(p: MilestoneParams): MilestoneParams {
 /**
  * Create a milestone with the project's next iid and record its `created` event (shown as "opened", as 8.x):
  * 400 `"title"` not given; 400 `Failed to create milestone {...}` for a duplicate title or a bad date (nothing written).
+ * Two creates at once: the same title answers the duplicate's 400 for one of them (the unique index), two titles
+ * both succeed (the one that lost the race for an iid takes the next).
  */
-export function createMilestone(ctx: AppContext, actorId: number, projectId: number, params: MilestoneParams): MilestoneRow {
+export async function createMilestone(ctx: AppContext, actorId: number, projectId: number, params: MilestoneParams): Promise<MilestoneRow> {
   if (params.title === undefined || params.title.trim() === '') throw badRequest('title');
   const p = present({ ...params, state_event: undefined });
-  return ctx.db.transaction((tx) => {
-    const errors = validate(tx, projectId, p, null);
-    if (Object.keys(errors).length) throw badRequestMessage(`Failed to create milestone ${rubyErrors(errors)}`);
-    const iid = (tx.select({ n: sql<number | null>`max(${milestones.iid})` }).from(milestones).where(eq(milestones.projectId, projectId)).get()?.n ?? 0) + 1;
-    const t = now();
-    const row = tx.insert(milestones).values({
-      projectId, iid, title: p.title!, description: p.description ?? '', dueDate: p.due_date ?? null, createdAt: t, updatedAt: t,
-    }).returning().get();
-    recordEvent(tx, { projectId, authorId: actorId, action: 'created', targetId: row.id, targetType: 'Milestone', targetTitle: row.title });
-    return row;
-  });
+  const failed = (errors: Record<string, string[]>) => badRequestMessage(`Failed to create milestone ${rubyErrors(errors)}`);
+  for (let attempt = 0; ; attempt++) {
+    const errors = await validate(ctx.data, projectId, p, null);
+    if (Object.keys(errors).length) throw failed(errors);
+    try {
+      return await ctx.data.transaction(async (tx) => {
+        const iid = Number((await tx.get<{ n: number | null }>(`SELECT MAX(iid) AS n FROM milestones WHERE project_id = ?`, [projectId]))?.n ?? 0) + 1;
+        const t = now();
+        const row = toMilestone((await tx.get<Rec>(
+          `INSERT INTO milestones (project_id, iid, title, description, due_date, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+          [projectId, iid, p.title!, p.description ?? '', p.due_date ?? null, t, t],
+        ))!);
+        await recordEventAsync(tx, { projectId, authorId: actorId, action: 'created', targetId: row.id, targetType: 'Milestone', targetTitle: row.title });
+        return row;
+      });
+    } catch (e) {
+      if (isForeignKeyViolation(e)) throw notFound('Project'); // the project was deleted meanwhile
+      // the title (answered by validate on the next round) or the iid was taken by another request meanwhile
+      if (!isUniqueViolation(e) || attempt >= 5) throw e;
+    }
+  }
 }
 
 /**
  * Update a milestone (title, description, due_date) and close or activate it with state_event, recording the
- * closed/reopened event as 8.x: 400 `Failed to update milestone {...}` on bad values (nothing written).
+ * closed/reopened event as 8.x: 400 `Failed to update milestone {...}` on bad values (nothing written); 404 when the
+ * milestone was deleted meanwhile.
  */
-export function updateMilestone(ctx: AppContext, actorId: number, milestone: MilestoneRow, params: MilestoneParams): MilestoneRow {
+export async function updateMilestone(ctx: AppContext, actorId: number, milestone: MilestoneRow, params: MilestoneParams): Promise<MilestoneRow> {
   const p = present(params);
-  return ctx.db.transaction((tx) => {
-    const errors = validate(tx, milestone.projectId, p, milestone.id);
-    if (Object.keys(errors).length) throw badRequestMessage(`Failed to update milestone ${rubyErrors(errors)}`);
-    const set: Partial<MilestoneRow> = {};
-    if (p.title !== undefined) set.title = p.title;
-    if (p.description !== undefined) set.description = p.description;
-    if (p.due_date !== undefined) set.dueDate = p.due_date;
-    const nextState = p.state_event === 'close' ? 'closed' : p.state_event === 'activate' ? 'active' : milestone.state;
-    if (nextState !== milestone.state) set.state = nextState;
-    if (Object.keys(set).length === 0) return milestone;
-    set.updatedAt = now();
-    const row = tx.update(milestones).set(set).where(eq(milestones.id, milestone.id)).returning().get()!;
-    if (nextState !== milestone.state) {
-      recordEvent(tx, {
-        projectId: row.projectId, authorId: actorId, action: nextState === 'closed' ? 'closed' : 'reopened',
-        targetId: row.id, targetType: 'Milestone', targetTitle: row.title,
-      });
-    }
-    return row;
-  });
+  const failed = (errors: Record<string, string[]>) => badRequestMessage(`Failed to update milestone ${rubyErrors(errors)}`);
+  const errors = await validate(ctx.data, milestone.projectId, p, milestone.id);
+  if (Object.keys(errors).length) throw failed(errors);
+  const sets: string[] = [];
+  const args: unknown[] = [];
+  if (p.title !== undefined) sets.push('title = ?'), args.push(p.title);
+  if (p.description !== undefined) sets.push('description = ?'), args.push(p.description);
+  if (p.due_date !== undefined) sets.push('due_date = ?'), args.push(p.due_date);
+  const nextState = p.state_event === 'close' ? 'closed' : p.state_event === 'activate' ? 'active' : milestone.state;
+  if (nextState !== milestone.state) sets.push('state = ?'), args.push(nextState);
+  if (sets.length === 0) return milestone;
+  sets.push('updated_at = ?'), args.push(now());
+  try {
+    return await ctx.data.transaction(async (tx) => {
+      // the state as it is now: of two closes at once, only the one that changes it records the event
+      const before = await tx.get<{ state: string }>(`SELECT state FROM milestones WHERE id = ?`, [milestone.id]);
+      if (!before) throw notFoundMessage('404 Not found');
+      const raw = await tx.get<Rec>(`UPDATE milestones SET ${sets.join(', ')} WHERE id = ? RETURNING *`, [...args, milestone.id]);
+      if (!raw) throw notFoundMessage('404 Not found');
+      const row = toMilestone(raw);
+      if (row.state !== before.state) {
+        await recordEventAsync(tx, {
+          projectId: row.projectId, authorId: actorId, action: row.state === 'closed' ? 'closed' : 'reopened',
+          targetId: row.id, targetType: 'Milestone', targetTitle: row.title,
+        });
+      }
+      return row;
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw failed({ title: ['has already been taken'] }); // the title was taken meanwhile
+    throw e;
+  }
 }
 
-/** Number of the live issues of a milestone that pass `issueFilter` (a policy SQL condition over `issues i`). */
-export function countMilestoneIssues(ctx: AppContext, milestone: MilestoneRow, issueFilter: string): number {
-  return ctx.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM issues i
-    WHERE i.milestone_id = ${milestone.id} AND i.project_id = ${milestone.projectId} AND i.deleted_at IS NULL AND ${sql.raw(issueFilter)}`).n;
+/** Number of the live issues of a milestone that pass `issueFilter` (a policy condition over `issues i`). */
+export async function countMilestoneIssues(q: Queries, milestone: MilestoneRow, issueFilter: SqlCondition): Promise<number> {
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM issues i
+    WHERE i.milestone_id = ? AND i.project_id = ? AND i.deleted_at IS NULL AND ${issueFilter.sql}`, [milestone.id, milestone.projectId, ...issueFilter.args]))!.n);
 }
 
 /** One page of the live issues of a milestone in every state, newest first, that pass `issueFilter`. */
-export function listMilestoneIssues(ctx: AppContext, milestone: MilestoneRow, issueFilter: string, limit = -1, offset = 0): IssueRow[] {
-  const i = alias(issues, 'i');
-  return ctx.db.select().from(i)
-    .where(and(eq(i.milestoneId, milestone.id), eq(i.projectId, milestone.projectId), isNull(i.deletedAt), sql.raw(issueFilter)))
-    .orderBy(desc(i.createdAt), desc(i.id)).limit(limit).offset(offset).all();
+export async function listMilestoneIssues(q: Queries, milestone: MilestoneRow, issueFilter: SqlCondition, limit = -1, offset = 0): Promise<IssueRow[]> {
+  return (await q.all<Rec>(`SELECT i.* FROM issues i
+    WHERE i.milestone_id = ? AND i.project_id = ? AND i.deleted_at IS NULL AND ${issueFilter.sql}
+    ORDER BY i.created_at DESC, i.id DESC LIMIT ? OFFSET ?`, [milestone.id, milestone.projectId, ...issueFilter.args, limit < 0 ? MAX_ROWS : limit, offset]))
+    .map(toIssue);
 }

@@ -21,6 +21,7 @@ import { todosForNote } from './todos.js';
 import type { Tx } from './tx.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
+import type { Queries } from '../../db/layer/types.js';
 import { idOrderedPage } from '../../db/keyset.js';
 
 /** Where a system note goes and who caused it. */
@@ -53,6 +54,18 @@ export function userNotesCounts(ctx: AppContext, type: NoteableType, ids: number
   // one cached statement whatever the number of ids (a hot path of every issue list); notes_noteable serves it
   const rows = statement(ctx, `SELECT noteable_id AS id, COUNT(*) AS n FROM notes
     WHERE noteable_type = ? AND noteable_id IN ${IN_IDS} AND system = 0 GROUP BY noteable_id`).all(type, idList(unique)) as { id: number; n: number }[];
+  for (const r of rows) out.set(r.id, Number(r.n));
+  return out;
+}
+
+/** The async twin of userNotesCounts (one statement for a page). */
+export async function userNotesCountsAsync(q: Queries, type: NoteableType, ids: number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (!ids.length) return out;
+  const unique = [...new Set(ids)];
+  for (const id of unique) out.set(id, 0);
+  const rows = await q.all<{ id: number; n: number }>(`SELECT noteable_id AS id, COUNT(*) AS n FROM notes
+    WHERE noteable_type = ? AND noteable_id IN ${q.dialect.inIds} AND system = FALSE GROUP BY noteable_id`, [type, q.dialect.ids(unique)]);
   for (const r of rows) out.set(r.id, Number(r.n));
   return out;
 }
