@@ -66,9 +66,8 @@ export async function startDaemon(
   // SSH binds its port now (a taken port that was given ends the start as a taken HTTP port does); ssh2 loads after.
   let ssh: SshServer | null = null;
   try {
-    // On PostgreSQL the SSH server does not run yet: its keys and git access are rooms not ported (docs/design/postgres.md).
-    if (postgres && config.ssh.port !== null) daemonLog(logger)(config.ssh.portGiven ? 'warn' : 'info', 'the SSH server does not run on PostgreSQL yet (git over SSH is a room not ported; docs/design/postgres.md)');
-    else ssh = await startSshServer(ctx, daemonLog(logger), opts.sshLimits);
+    // On either engine; several daemons on one data dir serve the one host key stored there (ssh/host-key.ts).
+    ssh = await startSshServer(ctx, daemonLog(logger), opts.sshLimits);
   } catch (e) {
     await app.close();
     await database.close();

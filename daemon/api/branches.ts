@@ -11,7 +11,7 @@ import {
 import { repoBranch, RepoBranchSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
 import { Bool, PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
 import { mergeQueryParams, wildcardOf } from './repository-scope.js';
 
 const O = Type.Optional;
@@ -31,20 +31,23 @@ const present = (b: BranchWithRules) => repoBranch(b, b.rules);
 /** Registers the branch routes. */
 export default async function branchRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('download_code');
-  const push = loadProject('push_code');
+  const read = loadProjectAsync('download_code');
+  const push = loadProjectAsync('push_code');
 
   api.get('/projects/:id/repository/branches', {
+    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoBranchSchema) } },
   }, async (request, reply) => paginateArray(request, reply, await listBranchesWithRules(ctx, projectOf(request))).map(present));
 
   api.get('/projects/:id/repository/branches/*', {
+    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: BranchParams, response: { 200: RepoBranchSchema } },
   }, async (request) => present(await findBranchWithRules(ctx, projectOf(request), wildcardOf(request))));
 
   api.post('/projects/:id/repository/branches', {
+    config: { postgres: true },
     preValidation: [push, mergeQueryParams, dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: RepoBranchSchema } },
   }, async (request, reply) => {
@@ -54,6 +57,7 @@ export default async function branchRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.delete('/projects/:id/repository/branches/*', {
+    config: { postgres: true },
     preValidation: push,
     schema: { tags, params: BranchParams, response: { 200: Type.Object({ branch_name: Type.String() }) } },
   }, async (request) => {
@@ -64,7 +68,8 @@ export default async function branchRoutes(api: FastifyInstance): Promise<void> 
 
   // PUT .../branches/<name>/protect and .../unprotect (the name may itself contain `/`).
   api.put('/projects/:id/repository/branches/*', {
-    preValidation: [loadProject('admin_project'), mergeQueryParams, dropBlankParams],
+    config: { postgres: true },
+    preValidation: [loadProjectAsync('admin_project'), mergeQueryParams, dropBlankParams],
     schema: { tags, params: BranchParams, body: ProtectBody, response: { 200: RepoBranchSchema } },
   }, async (request) => {
     const m = /^(.+)\/(protect|unprotect)$/.exec(wildcardOf(request));

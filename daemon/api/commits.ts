@@ -5,9 +5,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { forbidden } from '../errors.js';
-import { canProject } from '../policy/permissions.js';
+import { canProjectAsync } from '../policy/permissions.js';
 import {
-  commitDetail, commitDiff, countCommitNotes, createCommitNote, findCommit, listCommitNotes, listCommits, parseTimestamp,
+  commitDetail, commitDiff, createCommitNote, findCommit, listCommitNotes, listCommits, parseTimestamp,
 } from '../services/commits.js';
 import { blobAtRevision, looksBinary } from '../services/repository-browse.js';
 import {
@@ -15,7 +15,8 @@ import {
 } from './entities/repository.js';
 import { pageOf, paginateArray, setPageHeaders } from './pagination.js';
 import { FileResponse, Int, PageParams, RequiredString } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { gravatarEnabledAsync } from './entities/users.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 import { mergeQueryParams } from './repository-scope.js';
 
 const O = Type.Optional;
@@ -39,9 +40,11 @@ const BlobQuery = Type.Object({ filepath: RequiredString({ description: 'path of
 /** Registers the commit routes. */
 export default async function commitRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('download_code');
+  const read = loadProjectAsync('download_code');
+  const config = { postgres: true };
 
   api.get('/projects/:id/repository/commits', {
+    config,
     preValidation: read,
     schema: { tags, params: Type.Object({ id: Type.String() }), querystring: ListQuery, response: { 200: Type.Array(RepoCommitListItemSchema) } },
   }, async (request, reply) => {
@@ -54,6 +57,7 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/projects/:id/repository/commits/:sha', {
+    config,
     preValidation: read,
     schema: { tags, params: ShaParams, response: { 200: RepoCommitDetailSchema } },
   }, async (request) => {
@@ -62,6 +66,7 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/projects/:id/repository/commits/:sha/diff', {
+    config,
     preValidation: read,
     schema: { tags, params: ShaParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoDiffSchema) } },
   }, async (request, reply) => {
@@ -70,6 +75,7 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/projects/:id/repository/commits/:sha/blob', {
+    config,
     preValidation: read,
     schema: { tags, params: ShaParams, querystring: BlobQuery, response: { 200: FileResponse('text/plain', 'the raw file content') } },
   }, async (request, reply) => {
@@ -78,20 +84,22 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/projects/:id/repository/commits/:sha/comments', {
+    config,
     preValidation: read,
     schema: { tags, params: ShaParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(CommitNoteSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
     const { commit } = await findCommit(ctx, project, (request.params as Static<typeof ShaParams>).sha);
     const page = pageOf(request);
-    const total = countCommitNotes(ctx, project.id, commit.sha);
+    const [{ total, notes }, gravatar] = await Promise.all([listCommitNotes(ctx, project.id, commit.sha, page.limit, page.offset), gravatarEnabledAsync(ctx)]);
     setPageHeaders(request, reply, page, total);
-    return listCommitNotes(ctx, project.id, commit.sha, page.limit, page.offset).map((n) => commitNoteEntity(ctx, n.note, n.author));
+    return notes.map((n) => commitNoteEntity(ctx, n.note, n.author, gravatar));
   });
 
   api.post('/projects/:id/repository/commits/:sha/comments', {
+    config,
     preValidation: [read, async (request) => {
-      if (!canProject(ctx, request.user, 'create_note', projectOf(request))) throw forbidden();
+      if (!(await canProjectAsync(ctx, request.user, 'create_note', projectOf(request), projectLevelOf(request)))) throw forbidden();
     }, mergeQueryParams, dropBlankParams],
     schema: { tags, params: ShaParams, body: NoteBody, response: { 201: CommitNoteSchema } },
   }, async (request, reply) => {
@@ -99,6 +107,6 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
     const { note, author } = await createCommitNote(ctx, projectOf(request), callerOf(request), (request.params as Static<typeof ShaParams>).sha, {
       note: b.note, path: b.path, line: b.line, lineType: b.line_type,
     });
-    return reply.code(201).send(commitNoteEntity(ctx, note, author));
+    return reply.code(201).send(commitNoteEntity(ctx, note, author, await gravatarEnabledAsync(ctx)));
   });
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readRepositoryFile, writeRepositoryFile, type FileWriteParams } from '../services/repository-files.js';
 import { fileCommitEntity, FileCommitSchema, RepositoryFileSchema } from './entities/repository.js';
 import { ProjectIdParams, RequiredString } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
 import { mergeQueryParams } from './repository-scope.js';
 
 const O = Type.Optional;
@@ -32,7 +32,8 @@ export default async function repositoryFileRoutes(api: FastifyInstance): Promis
   const { ctx } = api;
 
   api.get('/projects/:id/repository/files', {
-    preValidation: loadProject('download_code'),
+    config: { postgres: true },
+    preValidation: loadProjectAsync('download_code'),
     schema: { tags, params: ProjectIdParams, querystring: ReadQuery, response: { 200: RepositoryFileSchema } },
   }, async (request) => {
     const q = request.query as Static<typeof ReadQuery>;
@@ -47,19 +48,22 @@ export default async function repositoryFileRoutes(api: FastifyInstance): Promis
     });
     return reply.code(status).send(fileCommitEntity(r.filePath, r.branch));
   };
-  const writeHooks = [loadProject('push_code'), mergeQueryParams, dropBlankParams];
+  const writeHooks = [loadProjectAsync('push_code'), mergeQueryParams, dropBlankParams];
 
   api.post('/projects/:id/repository/files', {
+    config: { postgres: true },
     preValidation: writeHooks,
     schema: { tags, params: ProjectIdParams, body: ContentBody, response: { 201: FileCommitSchema } },
   }, write('create', 201));
 
   api.put('/projects/:id/repository/files', {
+    config: { postgres: true },
     preValidation: writeHooks,
     schema: { tags, params: ProjectIdParams, body: ContentBody, response: { 200: FileCommitSchema } },
   }, write('update', 200));
 
   api.delete('/projects/:id/repository/files', {
+    config: { postgres: true },
     preValidation: writeHooks,
     schema: { tags, params: ProjectIdParams, body: DeleteBody, response: { 200: FileCommitSchema } },
   }, write('delete', 200));

@@ -10,7 +10,7 @@ import {
 import { compareEntity, CompareSchema, ContributorSchema, treeObject, TreeObjectSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
 import { Bool, FileResponse, PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { loadProject, projectOf } from './project-scope.js';
+import { loadProjectAsync, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const tags = ['repository'];
@@ -35,9 +35,10 @@ const sendRaw = (reply: FastifyReply, content: Buffer) =>
 /** Registers the repository browsing routes. */
 export default async function repositoryRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('download_code');
+  const read = loadProjectAsync('download_code');
 
   api.get('/projects/:id/repository/tree', {
+    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: TreeQuery, response: { 200: Type.Array(TreeObjectSchema) } },
   }, async (request, reply) => {
@@ -47,6 +48,7 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
   });
 
   api.get('/projects/:id/repository/blobs/:sha', {
+    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ShaParams, querystring: BlobQuery, response: { 200: FileResponse('text/plain', 'the raw file content') } },
   }, async (request, reply) => {
@@ -55,6 +57,7 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
   });
 
   api.get('/projects/:id/repository/raw_blobs/:sha', {
+    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ShaParams, response: { 200: FileResponse('text/plain', 'the raw blob content') } },
   }, async (request, reply) => sendRaw(reply, await rawBlob(ctx, projectOf(request), (request.params as Static<typeof ShaParams>).sha)));
@@ -70,12 +73,13 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
       .send(a.child.stdout);
   };
   const archiveSchema = { tags, params: ProjectIdParams, querystring: ArchiveQuery, response: { 200: FileResponse('application/octet-stream', 'the archive (tar.gz by default)') } };
-  api.get('/projects/:id/repository/archive', { preValidation: read, schema: archiveSchema }, archive(undefined));
+  api.get('/projects/:id/repository/archive', { config: { postgres: true }, preValidation: read, schema: archiveSchema }, archive(undefined));
   for (const suffix of ARCHIVE_SUFFIXES) {
-    api.get(`/projects/:id/repository/archive.${suffix}`, { preValidation: read, schema: { ...archiveSchema, hide: true } }, archive(suffix));
+    api.get(`/projects/:id/repository/archive.${suffix}`, { config: { postgres: true }, preValidation: read, schema: { ...archiveSchema, hide: true } }, archive(suffix));
   }
 
   api.get('/projects/:id/repository/compare', {
+    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: CompareQuery, response: { 200: CompareSchema } },
   }, async (request) => {
@@ -85,6 +89,7 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
   });
 
   api.get('/projects/:id/repository/contributors', {
+    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(ContributorSchema) } },
   }, async (request, reply) => paginateArray(request, reply, await listContributors(ctx, projectOf(request))));

@@ -9,7 +9,7 @@ import { createRelease, createTag, deleteTag, findTagWithRelease, listTagsWithRe
 import { releaseEntity, ReleaseSchema, repoTag, RepoTagSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
 import { PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
 import { mergeQueryParams, wildcardOf } from './repository-scope.js';
 
 const O = Type.Optional;
@@ -34,15 +34,17 @@ const releaseTagName = (path: string) => {
 /** Registers the tag routes. */
 export default async function tagRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('download_code');
-  const push = loadProject('push_code');
+  const read = loadProjectAsync('download_code');
+  const push = loadProjectAsync('push_code');
 
   api.get('/projects/:id/repository/tags', {
+    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoTagSchema) } },
   }, async (request, reply) => paginateArray(request, reply, await listTagsWithReleases(ctx, projectOf(request))).map(present));
 
   api.get('/projects/:id/repository/tags/*', {
+    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: TagParams, response: { 200: RepoTagSchema } },
   }, async (request) => {
@@ -52,6 +54,7 @@ export default async function tagRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/projects/:id/repository/tags', {
+    config: { postgres: true },
     preValidation: [push, mergeQueryParams, dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: RepoTagSchema } },
   }, async (request, reply) => {
@@ -63,6 +66,7 @@ export default async function tagRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.delete('/projects/:id/repository/tags/*', {
+    config: { postgres: true },
     preValidation: push,
     schema: { tags, params: TagParams, response: { 200: Type.Object({ tag_name: Type.String() }) } },
   }, async (request) => {
@@ -73,6 +77,7 @@ export default async function tagRoutes(api: FastifyInstance): Promise<void> {
 
   // POST/PUT .../tags/<name>/release: add or change the release notes of a tag.
   api.post('/projects/:id/repository/tags/*', {
+    config: { postgres: true },
     preValidation: [push, mergeQueryParams, dropBlankParams],
     schema: { tags, params: TagParams, body: ReleaseBody, response: { 201: ReleaseSchema } },
   }, async (request, reply) => {
@@ -82,6 +87,7 @@ export default async function tagRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.put('/projects/:id/repository/tags/*', {
+    config: { postgres: true },
     preValidation: [push, mergeQueryParams, dropBlankParams],
     schema: { tags, params: TagParams, body: ReleaseBody, response: { 200: ReleaseSchema } },
   }, async (request) => {

@@ -2,6 +2,8 @@
 import type { ApplicationSettingsRow, MemberRow, NamespaceRow, PersonalAccessTokenRow, ProjectRow, UserRow } from './schema.js';
 import type { RunnerRow } from './schema-ci.js';
 import type { AwardEmojiRow, IssueRow, LabelRow, MilestoneRow, NoteRow, TodoRow } from './schema-collaboration.js';
+import type { ProtectedBranchRow } from './schema-git.js';
+import type { CommitNoteRow, ReleaseRow } from './schema-notes.js';
 
 type Rec = Record<string, unknown>;
 
@@ -205,5 +207,30 @@ export function toTodo(t: Rec): TodoRow {
     targetType: t.target_type as TodoRow['targetType'], targetId: t.target_id as number, action: t.action as TodoRow['action'],
     state: t.state as TodoRow['state'], noteId: t.note_id as number | null, commitId: t.commit_id as string | null,
     createdAt: t.created_at as string, updatedAt: t.updated_at as string,
+  };
+}
+
+/** Map a raw `protected_branches` row (snake_case) to the drizzle shape. */
+export function toProtectedBranch(r: Rec): ProtectedBranchRow {
+  return {
+    id: r.id as number, projectId: r.project_id as number, name: r.name as string, developersCanPush: !!r.developers_can_push,
+    developersCanMerge: !!r.developers_can_merge, createdAt: r.created_at as string, updatedAt: r.updated_at as string,
+  };
+}
+
+/** Map a raw `releases` row (snake_case) to the drizzle shape. */
+export function toRelease(r: Rec): ReleaseRow {
+  return {
+    id: r.id as number, projectId: r.project_id as number, tagName: r.tag_name as string, description: r.description as string,
+    createdAt: r.created_at as string, updatedAt: r.updated_at as string,
+  };
+}
+
+/** Map a raw `commit_notes` row (snake_case) to the drizzle shape. */
+export function toCommitNote(r: Rec): CommitNoteRow {
+  return {
+    id: r.id as number, projectId: r.project_id as number, commitSha: r.commit_sha as string, note: r.note as string, path: r.path as string | null,
+    line: r.line as number | null, lineType: r.line_type as CommitNoteRow['lineType'], authorId: r.author_id as number | null,
+    createdAt: r.created_at as string, updatedAt: r.updated_at as string,
   };
 }

@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ProjectRow } from '../db/schema.js';
-import { userForToken } from '../policy/authentication.js';
+import { userForTokenAsync } from '../policy/authentication.js';
 import { decideGitAccess, GIT_ACCESS_MESSAGES, protocolRefusal, type GitAccess, type GitCredential } from '../services/git-access.js';
 import { signIn } from '../services/users.js';
 
@@ -40,7 +40,7 @@ export async function resolveGitCredentials(ctx: AppContext, username: string, p
   if (!password) return null;
   const registered = await resolveRegistered(ctx, username, password);
   if (registered) return registered;
-  const byToken = userForToken(ctx, password);
+  const byToken = await userForTokenAsync(ctx, password);
   if (byToken) return { user: byToken };
   if (!username) return null;
   const user = await signIn(ctx, username, password, { address });
@@ -68,7 +68,7 @@ export async function gitAccess(ctx: AppContext, request: FastifyRequest, projec
   // (`gitlab-ci-token:<token>@`) only after a 401, so a fetch without credentials is challenged (the body says why);
   // with credentials, the registered resolvers alone are asked (no password is tried) and anything but a CI
   // credential reading gets the refusal, wrong CI tokens included. Pushes are refused at once.
-  const refused = protocolRefusal(ctx, 'http');
+  const refused = await protocolRefusal(ctx, 'http');
   if (refused) {
     if (!basic) return write ? refused : { ok: false, status: 401, message: refused.message };
     const ci = write ? null : await resolveRegistered(ctx, basic.username, basic.password);

@@ -12,7 +12,7 @@ import { tooLarge } from '../errors.js';
 import type { ProjectRow } from '../db/schema.js';
 import { closeAllProcesses } from '../git/batch.js';
 import { spawnGit } from '../git/command.js';
-import { lookupProject } from '../services/projects.js';
+import { lookupProjectAsync } from '../services/projects.js';
 import { finishReceivePack, pushHookSetup, type RefCommand } from '../services/receive-pack.js';
 // Importing the repositories service registers the repository storage handler with every built app.
 import { ensureRepository } from '../services/repositories.js';
@@ -34,10 +34,10 @@ interface RepoParams {
 const NO_CACHE = { 'cache-control': 'no-cache, max-age=0, must-revalidate', pragma: 'no-cache', expires: 'Fri, 01 Jan 1980 00:00:00 GMT' };
 
 /** The project a git URL names (`<namespace>/<project>.git`, the `.git` optional), case-insensitively. */
-function projectFor(ctx: AppContext, params: RepoParams): ProjectRow | null {
+async function projectFor(ctx: AppContext, params: RepoParams): Promise<ProjectRow | null> {
   const path = params.project.replace(/\.git$/i, '');
   if (!path || !params.namespace) return null;
-  return lookupProject(ctx, `${params.namespace}/${path}`);
+  return lookupProjectAsync(ctx, `${params.namespace}/${path}`);
 }
 
 function refuse(reply: FastifyReply, access: Extract<GitAccess, { ok: false }>): FastifyReply {
@@ -94,7 +94,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
       reply.callNotFound();
       return null;
     }
-    const project = projectFor(ctx, request.params);
+    const project = await projectFor(ctx, request.params);
     const access = await gitAccess(ctx, request, project, service === 'git-receive-pack');
     if (!access.ok) {
       refuse(reply, access);
@@ -112,7 +112,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
   app.get<{ Params: RepoParams; Querystring: { service?: string } }>(
     '/:namespace/:project/info/refs',
     // No automatic HEAD route: it would start git and never read its output.
-    { config: { public: true }, schema: { hide: true }, exposeHeadRoute: false },
+    { config: { public: true, postgres: true }, schema: { hide: true }, exposeHeadRoute: false },
     async (request, reply) => {
       const service = request.query.service as Service;
       if (!SERVICES.includes(service)) {
@@ -132,7 +132,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
     },
   );
 
-  app.post<{ Params: RepoParams }>('/:namespace/:project/git-upload-pack', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+  app.post<{ Params: RepoParams }>('/:namespace/:project/git-upload-pack', { config: { public: true, postgres: true }, schema: { hide: true } }, async (request, reply) => {
     const target = await prepare(request, reply, 'git-upload-pack');
     if (!target) return reply;
     const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env: protocolEnv(request, 'git-upload-pack') });
@@ -149,7 +149,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
     return reply.code(200).headers(NO_CACHE).type('application/x-git-upload-pack-result').send(out);
   });
 
-  app.post<{ Params: RepoParams }>('/:namespace/:project/git-receive-pack', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+  app.post<{ Params: RepoParams }>('/:namespace/:project/git-receive-pack', { config: { public: true, postgres: true }, schema: { hide: true } }, async (request, reply) => {
     const target = await prepare(request, reply, 'git-receive-pack');
     if (!target) return reply;
     // A push that says it is larger than --max-push-size is refused unread; git itself enforces the cap on the rest.

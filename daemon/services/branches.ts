@@ -3,20 +3,24 @@
  * compare-and-set ref updates that then go through processPush (push and tag_push events, hooks, pipelines), protect
  * and unprotect branches, and tag releases (release notes stored in the releases table).
  */
-import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
+import { isForeignKeyViolation } from '../db/layer/errors.js';
+import { toRelease } from '../db/rows.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { releases, type ReleaseRow } from '../db/schema-notes.js';
+import type { ReleaseRow } from '../db/schema-notes.js';
 import { badRequestMessage, conflict, notAllowed, notFound, notFoundMessage } from '../errors.js';
 import { RefConflictError } from '../git/errors.js';
 import { ZERO_SHA } from '../git/objects.js';
 import { branchRef, tagRef, validBranchName, validTagName } from '../git/refs.js';
 import type { Branch, Tag } from '../git/repository.js';
-import { branchRules, listProtectedBranches, protectBranch, pushRefRules, unprotectBranch, type BranchRules } from './protected-branches.js';
+import {
+  branchRulesAsync, branchRulesOf, listProtectedBranchesAsync, protectBranchAsync, pushRefRules, unprotectBranch, type BranchRules,
+} from './protected-branches.js';
 import { processPush } from './push.js';
 import { ensureRepository } from './repositories.js';
 import { readableRepository } from './commits.js';
+import { getSettingsAsync } from './settings.js';
 
 /** A branch with the protection in force for it. */
 export interface BranchWithRules extends Branch {
@@ -27,21 +31,22 @@ export interface BranchWithRules extends Branch {
  * Why `user` may not create, move or delete `ref` (the branch rules of the pre-receive check, shared with git pushes),
  * or null when allowed. The API only ever moves a branch forward, so an update is never a force push.
  */
-export function refUpdateDenial(ctx: AppContext, project: ProjectRow, user: UserRow, ref: string, change: 'create' | 'update' | 'delete'): string | null {
+export async function refUpdateDenial(ctx: AppContext, project: ProjectRow, user: UserRow, ref: string, change: 'create' | 'update' | 'delete'): Promise<string | null> {
   // Only creation and deletion (zero shas) matter to the rules; any other value stands for "a commit".
   const commit = 'f'.repeat(40);
   const oldSha = change === 'create' ? ZERO_SHA : commit;
   const newSha = change === 'delete' ? ZERO_SHA : commit;
-  return pushRefRules(ctx, project, user, [{ ref, oldSha, newSha }])[ref]?.deny ?? null;
+  return (await pushRefRules(ctx, project, user, [{ ref, oldSha, newSha }]))[ref]?.deny ?? null;
 }
 
 /** Every branch of the project with its protection, sorted by name (an empty repository has none). */
 export async function listBranchesWithRules(ctx: AppContext, project: ProjectRow): Promise<BranchWithRules[]> {
   const repo = readableRepository(ctx, project);
   if (!repo) return [];
-  const rows = listProtectedBranches(ctx, project.id);
   const list = await repo.listBranches();
-  return list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((b) => ({ ...b, rules: branchRules(ctx, project, b.name, rows) }));
+  const rows = await listProtectedBranchesAsync(ctx, project.id);
+  const level = (await getSettingsAsync(ctx)).defaultBranchProtection;
+  return list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((b) => ({ ...b, rules: branchRulesOf(project, b.name, rows, level) }));
 }
 
 /** One branch with its protection, or 404 `Branch Not Found`. */
@@ -49,7 +54,7 @@ export async function findBranchWithRules(ctx: AppContext, project: ProjectRow, 
   const repo = readableRepository(ctx, project);
   const branch = repo ? await repo.findBranch(name) : null;
   if (!branch) throw notFound('Branch');
-  return { ...branch, rules: branchRules(ctx, project, name) };
+  return { ...branch, rules: await branchRulesAsync(ctx, project, name) };
 }
 
 /** Create a branch at a ref (branch, tag or sha) as `user` (who has push_code); 400 with GitLab's messages otherwise. */
@@ -59,7 +64,7 @@ export async function createBranch(ctx: AppContext, project: ProjectRow, user: U
   if (await repo.resolveBranch(name)) throw badRequestMessage('Branch already exists');
   const sha = await repo.resolveRef(ref);
   if (!sha) throw badRequestMessage('Invalid reference name');
-  const denied = refUpdateDenial(ctx, project, user, branchRef(name), 'create');
+  const denied = await refUpdateDenial(ctx, project, user, branchRef(name), 'create');
   if (denied) throw badRequestMessage(denied);
   try {
     await repo.createBranch(name, sha);
@@ -77,7 +82,7 @@ export async function deleteBranch(ctx: AppContext, project: ProjectRow, user: U
   const sha = repo && validBranchName(name) ? await repo.refValue(branchRef(name)) : null;
   if (!repo || !sha) throw notFoundMessage('No such branch');
   if (name === project.defaultBranch || name === (await repo.headBranch())) throw notAllowed('Cannot remove HEAD branch');
-  if (branchRules(ctx, project, name).protected) throw notAllowed('Protected branch cant be removed');
+  if ((await branchRulesAsync(ctx, project, name)).protected) throw notAllowed('Protected branch cant be removed');
   try {
     await repo.deleteBranch(name, sha);
   } catch (e) {
@@ -90,14 +95,14 @@ export async function deleteBranch(ctx: AppContext, project: ProjectRow, user: U
 /** Protect an existing branch by name (flags as protectBranch); 404 `Branch Not Found` when it does not exist. */
 export async function protectExistingBranch(ctx: AppContext, project: ProjectRow, name: string, flags: { developersCanPush?: boolean; developersCanMerge?: boolean }): Promise<BranchWithRules> {
   await findBranchWithRules(ctx, project, name);
-  protectBranch(ctx, project.id, name, flags);
+  await protectBranchAsync(ctx, project.id, name, flags);
   return findBranchWithRules(ctx, project, name);
 }
 
 /** Remove the protection rule named exactly like an existing branch (harmless when there is none). */
 export async function unprotectExistingBranch(ctx: AppContext, project: ProjectRow, name: string): Promise<BranchWithRules> {
   await findBranchWithRules(ctx, project, name);
-  unprotectBranch(ctx, project.id, name);
+  await unprotectBranch(ctx, project.id, name);
   return findBranchWithRules(ctx, project, name);
 }
 
@@ -109,10 +114,12 @@ export interface TagWithRelease {
   release: ReleaseRow | null;
 }
 
-function releasesOf(ctx: AppContext, projectId: number, names: string[]): Map<string, ReleaseRow> {
-  if (!names.length) return new Map();
-  const rows = ctx.db.select().from(releases).where(and(eq(releases.projectId, projectId), inArray(releases.tagName, names))).all();
-  return new Map(rows.map((r) => [r.tagName, r]));
+/** The releases of a project by tag name (all of them, or the one of `tagName`). */
+async function releasesOf(ctx: AppContext, projectId: number, tagName?: string): Promise<Map<string, ReleaseRow>> {
+  const rows = tagName === undefined
+    ? await ctx.data.all('SELECT * FROM releases WHERE project_id = ?', [projectId])
+    : await ctx.data.all('SELECT * FROM releases WHERE project_id = ? AND tag_name = ?', [projectId, tagName]);
+  return new Map(rows.map((r) => toRelease(r)).map((r) => [r.tagName, r]));
 }
 
 /** Every tag, sorted by name descending (GitLab 8.x order), with its release. */
@@ -120,7 +127,7 @@ export async function listTagsWithReleases(ctx: AppContext, project: ProjectRow)
   const repo = readableRepository(ctx, project);
   if (!repo) return [];
   const tags = (await repo.listTags()).sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
-  const rel = releasesOf(ctx, project.id, tags.map((t) => t.name));
+  const rel = tags.length ? await releasesOf(ctx, project.id) : new Map<string, ReleaseRow>();
   return tags.map((tag) => ({ tag, release: rel.get(tag.name) ?? null }));
 }
 
@@ -129,7 +136,7 @@ export async function findTagWithRelease(ctx: AppContext, project: ProjectRow, n
   const repo = readableRepository(ctx, project);
   const tag = repo && validTagName(name) ? await repo.findTag(name) : null;
   if (!tag) return null;
-  return { tag, release: releasesOf(ctx, project.id, [name]).get(name) ?? null };
+  return { tag, release: (await releasesOf(ctx, project.id, name)).get(name) ?? null };
 }
 
 /** What a new tag needs. */
@@ -155,7 +162,7 @@ export async function createTag(ctx: AppContext, project: ProjectRow, user: User
     if (e instanceof RefConflictError) throw badRequestMessage(`Tag ${p.name} already exists`);
     throw e;
   }
-  if (p.releaseDescription) upsertRelease(ctx, project.id, p.name, p.releaseDescription);
+  if (p.releaseDescription) await upsertRelease(ctx, project.id, p.name, p.releaseDescription);
   await processPush(ctx, project, user, [{ ref: tagRef(p.name), before: ZERO_SHA, after: value }]);
   const created = await findTagWithRelease(ctx, project, p.name);
   if (!created) throw notFound('Tag');
@@ -173,29 +180,51 @@ export async function deleteTag(ctx: AppContext, project: ProjectRow, user: User
     if (e instanceof RefConflictError) throw badRequestMessage('Failed to remove tag');
     throw e;
   }
-  ctx.db.delete(releases).where(and(eq(releases.projectId, project.id), eq(releases.tagName, name))).run();
+  await ctx.data.run('DELETE FROM releases WHERE project_id = ? AND tag_name = ?', [project.id, name]);
   await processPush(ctx, project, user, [{ ref: tagRef(name), before: value, after: ZERO_SHA }]);
 }
 
-function upsertRelease(ctx: AppContext, projectId: number, tagName: string, description: string): ReleaseRow {
-  const t = now();
-  return ctx.db.insert(releases).values({ projectId, tagName, description, createdAt: t, updatedAt: t })
-    .onConflictDoUpdate({ target: [releases.projectId, releases.tagName], set: { description, updatedAt: t } })
-    .returning().get();
+/** Run a release write; a project deleted meanwhile (its foreign key) is a 404, never a 500. */
+async function releaseWrite(sql: string, run: (sql: string) => Promise<Record<string, unknown> | undefined>): Promise<ReleaseRow | null> {
+  try {
+    const row = await run(sql);
+    return row ? toRelease(row) : null;
+  } catch (e) {
+    if (isForeignKeyViolation(e)) throw notFound('Project');
+    throw e;
+  }
 }
 
-/** Add release notes to a tag: 404 `Tag does not exist`, 409 `Release already exists`. */
+const INSERT_RELEASE = 'INSERT INTO releases (project_id, tag_name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)';
+
+async function upsertRelease(ctx: AppContext, projectId: number, tagName: string, description: string): Promise<ReleaseRow> {
+  const t = now();
+  const sql = `${INSERT_RELEASE} ON CONFLICT (project_id, tag_name) DO UPDATE SET description = excluded.description, updated_at = excluded.updated_at RETURNING *`;
+  return (await releaseWrite(sql, (text) => ctx.data.get(text, [projectId, tagName, description, t, t])))!;
+}
+
+/**
+ * Add release notes to a tag: 404 `Tag does not exist`, 409 `Release already exists` (also for the second of two
+ * requests at once: the insert does nothing on the (project, tag) key).
+ */
 export async function createRelease(ctx: AppContext, project: ProjectRow, tagName: string, description: string): Promise<ReleaseRow> {
   const found = await findTagWithRelease(ctx, project, tagName);
   if (!found) throw notFoundMessage('Tag does not exist');
   if (found.release) throw conflict('Release already exists');
-  return upsertRelease(ctx, project.id, tagName, description);
+  const t = now();
+  const row = await releaseWrite(`${INSERT_RELEASE} ON CONFLICT (project_id, tag_name) DO NOTHING RETURNING *`,
+    (text) => ctx.data.get(text, [project.id, tagName, description, t, t]));
+  if (!row) throw conflict('Release already exists');
+  return row;
 }
 
-/** Change the release notes of a tag: 404 `Tag does not exist` or `Release does not exist`. */
+/** Change the release notes of a tag: 404 `Tag does not exist` or `Release does not exist` (also when deleted meanwhile). */
 export async function updateRelease(ctx: AppContext, project: ProjectRow, tagName: string, description: string): Promise<ReleaseRow> {
   const found = await findTagWithRelease(ctx, project, tagName);
   if (!found) throw notFoundMessage('Tag does not exist');
   if (!found.release) throw notFoundMessage('Release does not exist');
-  return upsertRelease(ctx, project.id, tagName, description);
+  const row = await releaseWrite('UPDATE releases SET description = ?, updated_at = ? WHERE project_id = ? AND tag_name = ? RETURNING *',
+    (text) => ctx.data.get(text, [description, now(), project.id, tagName]));
+  if (!row) throw notFoundMessage('Release does not exist');
+  return row;
 }

@@ -3,23 +3,37 @@
  * (Gitlab::DataBuilder::Note with noteable_type Commit), written in the transaction that stores the comment.
  */
 import type { AppContext } from '../context.js';
-import type { ProjectRow, UserRow } from '../db/schema.js';
+import type { Queries } from '../db/layer/types.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitNoteRow } from '../db/schema-notes.js';
 import { projectUrls } from '../api/entities/projects.js';
 import { avatarUrl } from '../api/entities/users.js';
 import { isoDate, messageTitle, type CommitInfo } from '../git/objects.js';
-import { recordEvent } from './events.js';
-import { queueHookDeliveries, type HookWriter } from './hook-deliveries.js';
-import { projectNamespace } from './projects.js';
+import { recordEventAsync } from './events.js';
+import { queueHookDeliveriesAsync } from './hook-deliveries.js';
+import { projectNamespaceAsync } from './projects.js';
+import { getSettingsAsync } from './settings.js';
+
+/** What the payload needs besides the note, read before the transaction (which may read only through `tx`). */
+export interface CommitNoteHookContext {
+  ns: NamespaceRow;
+  gravatar: boolean;
+}
+
+/** Read the project's namespace and the gravatar setting for commitNoteHookData. */
+export async function commitNoteHookContext(ctx: AppContext, project: ProjectRow): Promise<CommitNoteHookContext> {
+  const [ns, settings] = await Promise.all([projectNamespaceAsync(ctx, project), getSettingsAsync(ctx)]);
+  return { ns, gravatar: settings.gravatarEnabled };
+}
 
 /** GitLab's note hook payload for a comment on a commit. */
-export function commitNoteHookData(ctx: AppContext, project: ProjectRow, user: UserRow, commit: CommitInfo, note: CommitNoteRow) {
-  const ns = projectNamespace(ctx, project);
+export function commitNoteHookData(ctx: AppContext, project: ProjectRow, hc: CommitNoteHookContext, user: UserRow, commit: CommitInfo, note: CommitNoteRow) {
+  const { ns } = hc;
   const urls = projectUrls(ctx, ns, project);
   const commitUrl = `${urls.web_url}/commit/${commit.sha}`;
   return {
     object_kind: 'note',
-    user: { name: user.name, username: user.username, avatar_url: avatarUrl(ctx, user) },
+    user: { name: user.name, username: user.username, avatar_url: avatarUrl(ctx, user, hc.gravatar) },
     project_id: project.id,
     project: {
       name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,
@@ -40,7 +54,9 @@ export function commitNoteHookData(ctx: AppContext, project: ProjectRow, user: U
 }
 
 /** Record the `commented on` event and queue the note hooks of a new commit comment (call inside its transaction). */
-export function afterCommitNote(tx: HookWriter, ctx: AppContext, project: ProjectRow, user: UserRow, commit: CommitInfo, note: CommitNoteRow): void {
-  recordEvent(tx, { projectId: project.id, authorId: user.id, action: 'commented', targetId: note.id, targetType: 'Note', targetTitle: messageTitle(commit.message) });
-  queueHookDeliveries(tx, project.id, 'note', commitNoteHookData(ctx, project, user, commit, note));
+export async function afterCommitNote(
+  tx: Queries, ctx: AppContext, project: ProjectRow, hc: CommitNoteHookContext, user: UserRow, commit: CommitInfo, note: CommitNoteRow,
+): Promise<void> {
+  await recordEventAsync(tx, { projectId: project.id, authorId: user.id, action: 'commented', targetId: note.id, targetType: 'Note', targetTitle: messageTitle(commit.message) });
+  await queueHookDeliveriesAsync(tx, project.id, 'note', commitNoteHookData(ctx, project, hc, user, commit, note));
 }

@@ -3,19 +3,20 @@
  * stats and pipeline status, its diff, and comments on commits (stored in commit_notes, with GitLab's rule for
  * when a comment is attached to a diff line).
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { users, type ProjectRow, type UserRow } from '../db/schema.js';
-import { commitNotes, type CommitNoteRow } from '../db/schema-notes.js';
+import { compositeStatus, type BuildStatus } from '../ci/status.js';
+import { isForeignKeyViolation } from '../db/layer/errors.js';
+import { toCommitNote, toUser } from '../db/rows.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import type { CommitNoteRow } from '../db/schema-notes.js';
 import { badRequestMessage, notFound } from '../errors.js';
 import { gitText } from '../git/command.js';
 import type { FileDiff } from '../git/diff.js';
 import { RevisionNotFoundError } from '../git/errors.js';
 import { EMPTY_TREE_SHA, isFullSha, type CommitInfo } from '../git/objects.js';
 import type { Repository } from '../git/repository.js';
-import { afterCommitNote } from './commit-note-hooks.js';
-import { commitStatusOf } from './pipelines.js';
+import { afterCommitNote, commitNoteHookContext } from './commit-note-hooks.js';
 import { projectRepository } from './repositories.js';
 
 /** The project's repository for reading, or null when it is not on disk (reads then see an empty repository). */
@@ -94,7 +95,17 @@ export async function commitStats(repo: Repository, c: CommitInfo): Promise<Comm
 export async function commitDetail(ctx: AppContext, project: ProjectRow, rev: string): Promise<{ commit: CommitInfo; stats: CommitStats; status: string | null }> {
   const { repo, commit } = await findCommit(ctx, project, rev);
   const stats = await commitStats(repo, commit);
-  return { commit, stats, status: commitStatusOf(ctx, project.id, commit.sha) };
+  return { commit, stats, status: await commitStatusOf(ctx, project.id, commit.sha) };
+}
+
+/**
+ * The combined status of every pipeline of a commit (the single commit's `status` field): the composite of the
+ * pipeline statuses, or null when the commit has no pipeline (services/pipelines.ts has the synchronous original).
+ */
+export async function commitStatusOf(ctx: AppContext, projectId: number, sha: string): Promise<string | null> {
+  const rows = await ctx.data.all<{ status: string }>('SELECT status FROM pipelines WHERE project_id = ? AND sha = ?', [projectId, sha]);
+  if (!rows.length) return null;
+  return compositeStatus(rows.map((r) => ({ status: r.status as BuildStatus, allowFailure: false })));
 }
 
 /** The diff of a commit against its first parent. */
@@ -105,23 +116,21 @@ export async function commitDiff(ctx: AppContext, project: ProjectRow, rev: stri
 
 // ---- comments ----------------------------------------------------------------------------------------------
 
-/** How many comments a commit has. */
-export function countCommitNotes(ctx: AppContext, projectId: number, sha: string): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(commitNotes).where(and(eq(commitNotes.projectId, projectId), eq(commitNotes.commitSha, sha))).get()?.n ?? 0;
-}
-
-/** A page of a commit's comments, oldest first, with their authors. */
-export function listCommitNotes(ctx: AppContext, projectId: number, sha: string, limit: number, offset: number): { note: CommitNoteRow; author: UserRow | null }[] {
-  const rows = ctx.db.select().from(commitNotes)
-    .where(and(eq(commitNotes.projectId, projectId), eq(commitNotes.commitSha, sha)))
-    .orderBy(asc(commitNotes.id)).limit(limit).offset(offset).all();
-  return withAuthors(ctx, rows);
-}
-
-function withAuthors(ctx: AppContext, rows: CommitNoteRow[]): { note: CommitNoteRow; author: UserRow | null }[] {
-  const ids = [...new Set(rows.map((r) => r.authorId).filter((x): x is number => x !== null))];
-  const authors = new Map(ids.length ? ctx.db.select().from(users).where(inArray(users.id, ids)).all().map((u) => [u.id, u]) : []);
-  return rows.map((note) => ({ note, author: note.authorId !== null ? authors.get(note.authorId) ?? null : null }));
+/**
+ * How many comments a commit has and a page of them, oldest first, with their authors: read in one snapshot, so the
+ * count and the page agree.
+ */
+export async function listCommitNotes(
+  ctx: AppContext, projectId: number, sha: string, limit: number, offset: number,
+): Promise<{ total: number; notes: { note: CommitNoteRow; author: UserRow | null }[] }> {
+  return ctx.data.snapshot(async (q) => {
+    const count = await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM commit_notes WHERE project_id = ? AND commit_sha = ?', [projectId, sha]);
+    const rows = (await q.all('SELECT * FROM commit_notes WHERE project_id = ? AND commit_sha = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, sha, limit, offset]))
+      .map(toCommitNote);
+    const ids = [...new Set(rows.map((r) => r.authorId).filter((x): x is number => x !== null))];
+    const authors = new Map(ids.length ? (await q.all(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((u) => [u.id as number, toUser(u)]) : []);
+    return { total: count?.n ?? 0, notes: rows.map((note) => ({ note, author: note.authorId !== null ? authors.get(note.authorId) ?? null : null })) };
+  });
 }
 
 /** A comment asked for: the note, and optionally the diff line it is about. */
@@ -168,15 +177,22 @@ export async function createCommitNote(ctx: AppContext, project: ProjectRow, use
   if (isFullSha(rev.toLowerCase()) && p.path && p.line !== undefined && p.lineType) {
     placed = diffHasLine(await repo.diff(commit.sha), p.path, p.line, p.lineType);
   }
+  const hc = await commitNoteHookContext(ctx, project);
   const t = now();
-  const note = ctx.db.transaction((tx) => {
-    const row = tx.insert(commitNotes).values({
-      projectId: project.id, commitSha: commit.sha, note: p.note,
-      path: placed ? p.path! : null, line: placed ? p.line! : null, lineType: placed ? 'new' : null,
-      authorId: user.id, createdAt: t, updatedAt: t,
-    }).returning().get();
-    afterCommitNote(tx, ctx, project, user, commit, row);
-    return row;
-  });
-  return { note, author: user };
+  try {
+    const note = await ctx.data.transaction(async (tx) => {
+      const row = toCommitNote((await tx.get(
+        `INSERT INTO commit_notes (project_id, commit_sha, note, path, line, line_type, author_id, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [project.id, commit.sha, p.note, placed ? p.path! : null, placed ? p.line! : null, placed ? 'new' : null, user.id, t, t],
+      ))!);
+      await afterCommitNote(tx, ctx, project, hc, user, commit, row);
+      return row;
+    });
+    return { note, author: user };
+  } catch (e) {
+    // The project (or the commenting user) was deleted meanwhile: nothing is written.
+    if (isForeignKeyViolation(e)) throw notFound('Project');
+    throw e;
+  }
 }

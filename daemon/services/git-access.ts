@@ -6,8 +6,8 @@
 import type { AppContext } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { gitProtocolDenial, type GitProtocol } from '../policy/authentication.js';
-import { anonymousCanDownload, canProject } from '../policy/permissions.js';
-import { getSettings } from './settings.js';
+import { anonymousCanDownload, canProject, projectAccessLevelAsync } from '../policy/permissions.js';
+import { getSettingsAsync } from './settings.js';
 
 /** What a set of git credentials stands for. */
 export interface GitCredential {
@@ -48,8 +48,8 @@ const deny = (status: 401 | 403 | 404, message: string): GitAccess => ({ ok: fal
  * The refusal when the enabled_git_access_protocol setting switches `protocol` off; null when it is allowed (the rule,
  * with its CI fetch exception, is policy's gitProtocolDenial).
  */
-export function protocolRefusal(ctx: AppContext, protocol: GitProtocol, cred: GitCredential | null = null, write = false): GitRefusal | null {
-  const message = gitProtocolDenial(getSettings(ctx).enabledGitAccessProtocol, protocol, Boolean(cred?.ci) && !write);
+export async function protocolRefusal(ctx: AppContext, protocol: GitProtocol, cred: GitCredential | null = null, write = false): Promise<GitRefusal | null> {
+  const message = gitProtocolDenial((await getSettingsAsync(ctx)).enabledGitAccessProtocol, protocol, Boolean(cred?.ci) && !write);
   return message ? { ok: false, status: 403, message } : null;
 }
 
@@ -58,8 +58,8 @@ export function protocolRefusal(ctx: AppContext, protocol: GitProtocol, cred: Gi
  * false: upload-pack) or pushing (receive-pack). Missing credentials where they are needed: 401. A caller who may
  * not see the project: 404. Visible but not allowed: 403. The protocol is checked first, as 8.x's GitAccess#check.
  */
-export function decideGitAccess(ctx: AppContext, protocol: GitProtocol, cred: GitCredential | null, project: ProjectRow | null, write: boolean): GitAccess {
-  const refused = protocolRefusal(ctx, protocol, cred, write);
+export async function decideGitAccess(ctx: AppContext, protocol: GitProtocol, cred: GitCredential | null, project: ProjectRow | null, write: boolean): Promise<GitAccess> {
+  const refused = await protocolRefusal(ctx, protocol, cred, write);
   if (refused) return refused;
   if (!cred) {
     // Anonymous: public projects can be cloned; anything else asks for credentials (without saying whether it exists).
@@ -72,11 +72,13 @@ export function decideGitAccess(ctx: AppContext, protocol: GitProtocol, cred: Gi
     // A project-scoped credential without a user: read only.
     return write ? deny(403, GIT_ACCESS_MESSAGES.upload) : { ok: true, user: null };
   }
-  if (!canProject(ctx, user, 'read_project', project)) {
+  // The caller's access level, read once (one statement) for the three ability checks.
+  const level = user.isAdmin || user.state !== 'active' ? 0 : await projectAccessLevelAsync(ctx, user, project);
+  if (!canProject(ctx, user, 'read_project', project, level)) {
     if (!write && anonymousCanDownload(project)) return { ok: true, user };
     return deny(404, GIT_ACCESS_MESSAGES.notFound);
   }
-  if (!write) return canProject(ctx, user, 'download_code', project) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.download);
+  if (!write) return canProject(ctx, user, 'download_code', project, level) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.download);
   if (cred.readOnly) return deny(403, GIT_ACCESS_MESSAGES.upload);
-  return canProject(ctx, user, 'push_code', project) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.push);
+  return canProject(ctx, user, 'push_code', project, level) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.push);
 }

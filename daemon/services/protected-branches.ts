@@ -11,8 +11,12 @@ import { protectedBranches, type ProtectedBranchRow } from '../db/schema-git.js'
 import { isZeroSha } from '../git/objects.js';
 import { branchName } from '../git/refs.js';
 import type { RefRule } from '../git/hooks.js';
-import { canProject } from '../policy/permissions.js';
-import { getSettings } from './settings.js';
+import { isForeignKeyViolation } from '../db/layer/errors.js';
+import type { Queries } from '../db/layer/types.js';
+import { toProtectedBranch } from '../db/rows.js';
+import { notFound } from '../errors.js';
+import { canProject, projectAccessLevelAsync } from '../policy/permissions.js';
+import { getSettings, getSettingsAsync } from './settings.js';
 
 /** GitLab's refusal messages, shown by git as `remote: ...` before `(pre-receive hook declined)`. */
 export const PROTECTION_MESSAGES = {
@@ -54,6 +58,13 @@ export function findProtectedBranch(ctx: AppContext, projectId: number, name: st
   return ctx.db.select().from(protectedBranches).where(and(eq(protectedBranches.projectId, projectId), eq(protectedBranches.name, name))).get() ?? null;
 }
 
+const SELECT_RULES = 'SELECT * FROM protected_branches WHERE project_id = ? ORDER BY name';
+
+/** The async twin of listProtectedBranches, on the data layer (`q`: ctx.data or a transaction). */
+export async function listProtectedBranchesAsync(ctx: Pick<AppContext, 'data'>, projectId: number, q: Queries = ctx.data): Promise<ProtectedBranchRow[]> {
+  return (await q.all(SELECT_RULES, [projectId])).map(toProtectedBranch);
+}
+
 /**
  * Protect a branch (PUT .../branches/:branch/protect). A new rule takes missing flags as false; on an existing rule a
  * missing flag keeps its value (only an explicit false removes developer access), as GitLab 8.12 did.
@@ -80,10 +91,38 @@ export function protectBranch(ctx: AppContext, projectId: number, name: string, 
     .get();
 }
 
+/**
+ * protectBranch on the data layer, in one statement: an upsert on the (project, name) key (atomic on both engines), so
+ * two daemons protecting one branch at once both succeed with one rule. A missing flag of an existing rule keeps its value. 404 `Project Not
+ * Found` when the project was deleted meanwhile.
+ */
+export async function protectBranchAsync(
+  ctx: Pick<AppContext, 'data'>, projectId: number, name: string, flags: { developersCanPush?: boolean; developersCanMerge?: boolean } = {},
+): Promise<ProtectedBranchRow> {
+  const t = now();
+  const push = flags.developersCanPush ?? null;
+  const merge = flags.developersCanMerge ?? null;
+  const write = () => ctx.data.get(
+    `INSERT INTO protected_branches (project_id, name, developers_can_push, developers_can_merge, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (project_id, name) DO UPDATE SET
+       developers_can_push = COALESCE(?, protected_branches.developers_can_push),
+       developers_can_merge = COALESCE(?, protected_branches.developers_can_merge),
+       updated_at = excluded.updated_at
+     RETURNING *`,
+    [projectId, name, push ?? false, merge ?? false, t, t, push, merge],
+  );
+  try {
+    return toProtectedBranch((await write())!);
+  } catch (e) {
+    if (isForeignKeyViolation(e)) throw notFound('Project');
+    throw e;
+  }
+}
+
 /** Remove the rule with exactly this name; false when there was none. */
-export function unprotectBranch(ctx: AppContext, projectId: number, name: string): boolean {
-  const r = ctx.db.delete(protectedBranches).where(and(eq(protectedBranches.projectId, projectId), eq(protectedBranches.name, name))).run();
-  return r.changes > 0;
+export async function unprotectBranch(ctx: Pick<AppContext, 'data'>, projectId: number, name: string): Promise<boolean> {
+  return (await ctx.data.run('DELETE FROM protected_branches WHERE project_id = ? AND name = ?', [projectId, name])).changes > 0;
 }
 
 /**
@@ -91,6 +130,17 @@ export function unprotectBranch(ctx: AppContext, projectId: number, name: string
  * default-branch setting when `branch` is the project's default branch.
  */
 export function branchRules(ctx: AppContext, project: ProjectRow, branch: string, rules = listProtectedBranches(ctx, project.id)): BranchRules {
+  return branchRulesOf(project, branch, rules, getSettings(ctx).defaultBranchProtection);
+}
+
+/** The async twin of branchRules, on the data layer (the rules read when not given). */
+export async function branchRulesAsync(ctx: AppContext, project: ProjectRow, branch: string, rules?: ProtectedBranchRow[]): Promise<BranchRules> {
+  const rows = rules ?? (await listProtectedBranchesAsync(ctx, project.id));
+  return branchRulesOf(project, branch, rows, (await getSettingsAsync(ctx)).defaultBranchProtection);
+}
+
+/** The protection of a branch given the project's rules and the default_branch_protection setting (no database). */
+export function branchRulesOf(project: ProjectRow, branch: string, rules: readonly ProtectedBranchRow[], level: number): BranchRules {
   const matching = rules.filter((r) => ruleMatches(r.name, branch));
   if (matching.length) {
     return {
@@ -99,7 +149,6 @@ export function branchRules(ctx: AppContext, project: ProjectRow, branch: string
       developersCanMerge: matching.some((r) => r.developersCanMerge),
     };
   }
-  const level = getSettings(ctx).defaultBranchProtection;
   if (branch === project.defaultBranch && level !== PROTECTION_NONE) {
     const dev = level === PROTECTION_DEV_CAN_PUSH;
     return { protected: true, source: 'default', developersCanPush: dev, developersCanMerge: dev };
@@ -108,8 +157,8 @@ export function branchRules(ctx: AppContext, project: ProjectRow, branch: string
 }
 
 /** Whether a branch is protected (explicitly or as the protected default branch). */
-export function isProtected(ctx: AppContext, project: ProjectRow, branch: string): boolean {
-  return branchRules(ctx, project, branch).protected;
+export async function isProtected(ctx: AppContext, project: ProjectRow, branch: string): Promise<boolean> {
+  return (await branchRulesAsync(ctx, project, branch)).protected;
 }
 
 /** Whether `user` may push commits to `branch` (push_code, and for a protected branch master or developers_can_push). */
@@ -127,6 +176,28 @@ export function canMergeIntoBranch(ctx: AppContext, user: UserRow | null, projec
   return r.protected && r.developersCanMerge && canProject(ctx, user, 'push_code', project);
 }
 
+/** The caller's access level on the project, read once for several ability checks (0 without a user). */
+async function levelOf(ctx: AppContext, user: UserRow | null, project: ProjectRow): Promise<number> {
+  return user && !user.isAdmin ? projectAccessLevelAsync(ctx, user, project) : 0;
+}
+
+/** The async twin of canPushToBranch, on the data layer (`level`: the caller's access level when already known). */
+export async function canPushToBranchAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string, rules?: BranchRules, level?: number): Promise<boolean> {
+  const lv = level ?? (await levelOf(ctx, user, project));
+  if (!canProject(ctx, user, 'push_code', project, lv)) return false;
+  const r = rules ?? (await branchRulesAsync(ctx, project, branch));
+  if (!r.protected) return true;
+  return canProject(ctx, user, 'push_code_to_protected_branches', project, lv) || r.developersCanPush;
+}
+
+/** The async twin of canMergeIntoBranch, on the data layer. */
+export async function canMergeIntoBranchAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string): Promise<boolean> {
+  const r = await branchRulesAsync(ctx, project, branch);
+  const level = await levelOf(ctx, user, project);
+  if (await canPushToBranchAsync(ctx, user, project, branch, r, level)) return true;
+  return r.protected && r.developersCanMerge && canProject(ctx, user, 'push_code', project, level);
+}
+
 /** One ref update a client asked for. */
 export interface RefCommand {
   ref: string;
@@ -139,8 +210,10 @@ export interface RefCommand {
  * deletion always, pushes unless allowed, and force pushes always. Creating the default branch in a repository
  * without it is allowed for developers even when the setting protects it (GitLab protected it after the first push).
  */
-export function pushRefRules(ctx: AppContext, project: ProjectRow, user: UserRow, commands: RefCommand[]): Record<string, RefRule> {
-  const rows = listProtectedBranches(ctx, project.id);
+export async function pushRefRules(ctx: AppContext, project: ProjectRow, user: UserRow, commands: RefCommand[]): Promise<Record<string, RefRule>> {
+  const rows = await listProtectedBranchesAsync(ctx, project.id);
+  const protection = (await getSettingsAsync(ctx)).defaultBranchProtection;
+  let level: number | undefined;
   const out: Record<string, RefRule> = {};
   for (const c of commands) {
     const branch = branchName(c.ref);
@@ -148,11 +221,11 @@ export function pushRefRules(ctx: AppContext, project: ProjectRow, user: UserRow
       out[c.ref] = {};
       continue;
     }
-    const r = branchRules(ctx, project, branch, rows);
+    const r = branchRulesOf(project, branch, rows, protection);
     const creating = isZeroSha(c.oldSha);
     if (!r.protected || (r.source === 'default' && creating)) out[c.ref] = {};
     else if (isZeroSha(c.newSha)) out[c.ref] = { deny: PROTECTION_MESSAGES.delete };
-    else if (!canPushToBranch(ctx, user, project, branch, r)) out[c.ref] = { deny: PROTECTION_MESSAGES.push };
+    else if (!(await canPushToBranchAsync(ctx, user, project, branch, r, (level ??= await levelOf(ctx, user, project))))) out[c.ref] = { deny: PROTECTION_MESSAGES.push };
     else out[c.ref] = { forcePush: PROTECTION_MESSAGES.forcePush };
   }
   return out;

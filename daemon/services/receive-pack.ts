@@ -17,7 +17,7 @@ export type { RefCommand } from './protected-branches.js';
 
 /** The -c settings and environment for receive-pack so that its pre-receive hook enforces branch protection. */
 export async function pushHookSetup(ctx: AppContext, project: ProjectRow, user: UserRow, commands: RefCommand[]): Promise<ReceivePackSetup> {
-  return withPushLimit(ctx, await receivePackSetup(gitHooksDir(ctx), pushRefRules(ctx, project, user, commands)));
+  return withPushLimit(ctx, await receivePackSetup(gitHooksDir(ctx), await pushRefRules(ctx, project, user, commands)));
 }
 
 /**
@@ -26,7 +26,7 @@ export async function pushHookSetup(ctx: AppContext, project: ProjectRow, user: 
  */
 export async function deferredPushHookSetup(ctx: AppContext, project: ProjectRow, user: UserRow): Promise<ReceivePackSetup & { decide(commands: RefCommand[]): Promise<void> }> {
   const setup = await deferredReceivePackSetup(gitHooksDir(ctx));
-  return withPushLimit(ctx, { ...setup, decide: (commands: RefCommand[]) => setup.decide(pushRefRules(ctx, project, user, commands)) });
+  return withPushLimit(ctx, { ...setup, decide: async (commands: RefCommand[]) => setup.decide(await pushRefRules(ctx, project, user, commands)) });
 }
 
 /**

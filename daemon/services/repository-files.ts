@@ -108,7 +108,7 @@ export async function writeRepositoryFile(ctx: AppContext, project: ProjectRow, 
   if (!head && !(p.action === 'create' && (await repo.isEmpty()))) throw badRequestMessage(FILE_ERRORS.noBranch);
   const ref = branchRef(p.branch);
   // The same branch rules as a git push (a commit: never a deletion), with GitLab's message for file writes.
-  if (refUpdateDenial(ctx, project, user, ref, head ? 'update' : 'create')) throw badRequestMessage(FILE_ERRORS.notAllowed);
+  if (await refUpdateDenial(ctx, project, user, ref, head ? 'update' : 'create')) throw badRequestMessage(FILE_ERRORS.notAllowed);
 
   if (head && p.action === 'update') {
     const current = await repo.readFileAt(head, path);

@@ -8,7 +8,7 @@
  * on every start after. Such a stored key is repaired on load from its seed, so the server keeps its identity.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { syncDirSync } from '../durable-files.js';
 import { WireReader } from '../services/keys/parse.js';
@@ -97,8 +97,8 @@ export function damagedEd25519Seed(pem: string): Buffer | null {
   return pub.equals(expected) && priv.length === 64 && priv.subarray(32).equals(expected) ? null : seed;
 }
 
-/** Write `text` to `file` whole and durably (a temporary name first, mode `mode` from the start, then renamed). */
-function writeWhole(dataDir: string, file: string, text: string, mode: number): void {
+/** Write `text` whole and durably under a new temporary name in the data dir (mode `mode` from the start). */
+function writeTemp(dataDir: string, text: string, mode: number): string {
   const temp = join(dataDir, `.${HOST_KEY_FILE}-${randomBytes(6).toString('hex')}`);
   const fd = openSync(temp, 'wx', mode);
   try {
@@ -107,31 +107,65 @@ function writeWhole(dataDir: string, file: string, text: string, mode: number): 
   } finally {
     closeSync(fd);
   }
-  renameSync(temp, file);
+  return temp;
+}
+
+/** Write `text` to `file` whole and durably (a temporary name first, then renamed over whatever is there). */
+function writeWhole(dataDir: string, file: string, text: string, mode: number): void {
+  renameSync(writeTemp(dataDir, text, mode), file);
+}
+
+/**
+ * Put `text` at `file` whole and durably only if nothing is there yet: written under a temporary name, then
+ * hard-linked to `file`, which fails when the name exists (atomic, as O_EXCL, on local filesystems and NFS alike).
+ * False when another process created `file` first.
+ */
+function createWhole(dataDir: string, file: string, text: string, mode: number): boolean {
+  const temp = writeTemp(dataDir, text, mode);
+  try {
+    linkSync(temp, file);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  } finally {
+    unlinkSync(temp);
+  }
 }
 
 /**
  * The host private key in OpenSSH's format (as sshd's ssh_host_ed25519_key), created when missing together with the
  * public half in <file>.pub (for `ssh-keygen -lf` when a client asks whether the fingerprint is right). A stored key
  * damaged by ssh2's generator is rewritten from its seed (the same key, so clients' known_hosts still match it).
+ *
+ * Several daemons share one data dir (docs/design/postgres.md, "Several daemons") and must serve one key: when two
+ * start at once on a data dir without a key, each generates one, but only the first to link its file in place wins;
+ * the other reads the winner's key and serves that one.
  */
 export function loadOrCreateHostKey(dataDir: string): string {
   const file = join(dataDir, HOST_KEY_FILE);
-  let pair: OpenSshKeyPair;
-  try {
-    const pem = readFileSync(file, 'utf8');
+  for (;;) {
+    let pem: string;
+    try {
+      pem = readFileSync(file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      const pair = generateOpenSshEd25519();
+      // Written whole under a temporary name, then linked: a crash never leaves half a key, a race never two.
+      if (!createWhole(dataDir, file, pair.private, 0o600)) continue; // another daemon's key is there now: read it
+      writeWhole(dataDir, `${file}.pub`, `${pair.public}\n`, 0o644);
+      syncDirSync(dataDir);
+      return pair.private;
+    }
     // A key copied in with loose permissions is tightened: it is the server's identity.
     if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
     const seed = damagedEd25519Seed(pem);
     if (!seed) return pem;
-    pair = openSshEd25519(seed);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    pair = generateOpenSshEd25519();
+    // Repaired from its seed: the same key whoever writes it, so two daemons repairing at once agree.
+    const pair = openSshEd25519(seed);
+    writeWhole(dataDir, file, pair.private, 0o600);
+    writeWhole(dataDir, `${file}.pub`, `${pair.public}\n`, 0o644);
+    syncDirSync(dataDir);
+    return pair.private;
   }
-  // Written whole under a temporary name, then renamed: a crash never leaves half a key.
-  writeWhole(dataDir, file, pair.private, 0o600);
-  writeWhole(dataDir, `${file}.pub`, `${pair.public}\n`, 0o644);
-  syncDirSync(dataDir);
-  return pair.private;
 }

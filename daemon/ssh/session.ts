@@ -11,7 +11,7 @@ import { spawnGit } from '../git/command.js';
 import type { Repository } from '../git/repository.js';
 import { PushProtocolError, readPushCommands } from '../git-http/pkt.js';
 import { decideGitAccess } from '../services/git-access.js';
-import { lookupProject } from '../services/projects.js';
+import { lookupProjectAsync } from '../services/projects.js';
 import { deferredPushHookSetup, finishReceivePack } from '../services/receive-pack.js';
 import { ensureRepository } from '../services/repositories.js';
 import { credentialFor, type SshIdentity } from './auth.js';
@@ -91,11 +91,12 @@ async function runCommand(
 ): Promise<void> {
   const parsed = parseSshCommand(command);
   if (!parsed.ok) return refuse(channel, parsed.message);
-  const cred = credentialFor(ctx, identity);
+  // (awaited: the key lookup moves to the data layer with the keys room; a synchronous answer is awaited as well)
+  const cred = await credentialFor(ctx, identity);
   if (!cred) return refuse(channel, 'this key is no longer registered or its account is blocked; add a key with `gantry ssh-key add` or POST /user/keys.');
-  const project = lookupProject(ctx, parsed.path);
+  const project = await lookupProjectAsync(ctx, parsed.path);
   const write = parsed.service === 'git-receive-pack';
-  const access = decideGitAccess(ctx, 'ssh', cred, project, write);
+  const access = await decideGitAccess(ctx, 'ssh', cred, project, write);
   if (!access.ok) return refuse(channel, access.message);
   const repo = await ensureRepository(ctx, project!);
   if (channel.destroyed) return;

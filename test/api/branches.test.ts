@@ -1,7 +1,7 @@
 /** Branches API: list, show (names with `/`), create, delete, protect, unprotect; push processing, errors, authorization. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, actorUser, commitTo, encodedPath, expectedStatus, pushEvents, repositoryOf, VISIBILITIES } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -21,14 +21,14 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'b');
   project = await makeProject(s, cast.owner, 'branches');
-  addCastMembers(s.ctx, cast, project.id);
+  await addCastMembersAsync(s.ctx, cast, project.id);
   base = `/projects/${project.id}/repository/branches`;
   await commitTo(s.ctx, project.id, 'master', { 'README.md': 'one\n' }, { message: 'first' });
   head = await commitTo(s.ctx, project.id, 'master', { 'README.md': 'two\n' }, { message: 'second', author: { name: 'Ann', email: 'ann@example.com' } });
   for (const name of ['feature/deep/x', 'alpha', 'zeta']) await commitTo(s.ctx, project.id, name, { [`${name.replace(/\//g, '-')}.txt`]: name }, { from: 'master' });
   for (const vis of VISIBILITIES) {
     const p = await makeProject(s, cast.owner, `branches-matrix-${vis}`, { visibility: vis });
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
     await commitTo(s.ctx, p.id, 'master', { 'README.md': 'm\n' });
     matrix[vis] = p.id;
   }
@@ -81,7 +81,7 @@ describe('POST branches', () => {
     const r = await s.api('POST', base, cast.developer, { branch_name: 'topic/one', ref: 'master' });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ name: 'topic/one', protected: false, commit: { id: head } });
-    expect(pushEvents(s, project.id)[0]).toMatchObject({ ref: 'refs/heads/topic/one', before: '0'.repeat(40), after: head, object_kind: 'push' });
+    expect((await pushEvents(s, project.id))[0]).toMatchObject({ ref: 'refs/heads/topic/one', before: '0'.repeat(40), after: head, object_kind: 'push' });
     const repo = await repositoryOf(s.ctx, project.id);
     const first = (await repo.readCommit(head))!.parents[0]!;
     expect((await s.api('POST', base, cast.developer, { branch_name: 'from-sha', ref: first })).body.commit.id).toBe(first);
@@ -102,15 +102,16 @@ describe('POST branches', () => {
       [{ branch_name: 'fresh' }, '400 (Bad request) "ref" not given'],
       [{ ref: 'master' }, '400 (Bad request) "branch_name" not given'],
     ];
-    const events = pushEvents(s, project.id).length;
+    const events = (await pushEvents(s, project.id)).length;
     for (const [body, message] of cases) {
       const r = await s.api('POST', base, cast.developer, body);
       expect([body, r.status, r.body]).toEqual([body, 400, { message }]);
     }
-    expect(pushEvents(s, project.id).length).toBe(events);
+    expect((await pushEvents(s, project.id)).length).toBe(events);
   });
   it('a developer cannot create a branch matching a protected rule', async () => {
-    s.ctx.db.$client.prepare(`INSERT INTO protected_branches (project_id, name, created_at, updated_at) VALUES (?, 'release/*', 'now', 'now')`).run(project.id);
+    const t = new Date().toISOString();
+    await s.ctx.data.run(`INSERT INTO protected_branches (project_id, name, created_at, updated_at) VALUES (?, 'release/*', ?, ?)`, [project.id, t, t]);
     const r = await s.api('POST', base, cast.developer, { branch_name: 'release/1.0', ref: 'master' });
     expect(r.status).toBe(400);
     expect(r.body.message).toContain('not allowed');
@@ -125,7 +126,7 @@ describe('DELETE branches', () => {
     const r = await s.api('DELETE', `${base}/doomed/one`, cast.developer);
     expect([r.status, r.body]).toEqual([200, { branch_name: 'doomed/one' }]);
     expect(await (await repositoryOf(s.ctx, project.id)).resolveBranch('doomed/one')).toBeNull();
-    expect(pushEvents(s, project.id)[0]).toMatchObject({ ref: 'refs/heads/doomed/one', before: head, after: '0'.repeat(40) });
+    expect((await pushEvents(s, project.id))[0]).toMatchObject({ ref: 'refs/heads/doomed/one', before: head, after: '0'.repeat(40) });
     await s.api('POST', base, cast.developer, { branch_name: 'doomed/two', ref: 'master' });
     expect((await s.api('DELETE', `${base}/doomed%2Ftwo`, cast.developer)).status).toBe(200);
   });

@@ -1,7 +1,7 @@
 /** Commits API: history (filters, pagination from page 1), one commit (stats, status), diff, raw blob, comments, authorization. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, actorUser, commitTo, encodedPath, expectedStatus, repositoryOf, VISIBILITIES } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -19,7 +19,7 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'c');
   project = await makeProject(s, cast.owner, 'commits');
-  addCastMembers(s.ctx, cast, project.id);
+  await addCastMembersAsync(s.ctx, cast, project.id);
   base = `/projects/${project.id}/repository/commits`;
   const at = (d: string) => ({ author, date: new Date(d) });
   sha.c1 = await commitTo(s.ctx, project.id, 'master', { 'README.md': 'a\nb\nc\n' }, { message: 'first', ...at('2016-01-01T10:00:00Z') });
@@ -33,7 +33,7 @@ beforeAll(async () => {
   await repo.createTag('v1.0', sha.c2!, { message: 'Version 1.0' });
   for (const vis of VISIBILITIES) {
     const p = await makeProject(s, cast.owner, `commits-matrix-${vis}`, { visibility: vis });
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
     matrix[vis] = { id: p.id, sha: await commitTo(s.ctx, p.id, 'master', { 'README.md': 'one\n' }) };
   }
 });
@@ -130,7 +130,19 @@ describe('GET /projects/:id/repository/commits/:sha', () => {
       expect([rev, r.status, r.body]).toEqual([rev, 404, { message: '404 Commit Not Found' }]);
     }
   });
-  it('status is the combined status of the commit\'s pipelines', async () => {
+  it('status is null without pipelines, else the combined status of the commit\'s pipelines (rows written directly)', async () => {
+    expect((await s.api('GET', `${base}/${sha.c2}`, cast.reporter)).body.status).toBeNull();
+    const t = new Date().toISOString();
+    const pipeline = (status: string) => s.ctx.data.run(
+      'INSERT INTO pipelines (project_id, ref, sha, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [project.id, 'master', sha.c2, status, t, t],
+    );
+    await pipeline('success');
+    expect((await s.api('GET', `${base}/${sha.c2}`, cast.reporter)).body.status).toBe('success');
+    await pipeline('running');
+    expect((await s.api('GET', `${base}/${sha.c2}`, cast.reporter)).body.status).toBe('running');
+  });
+  // The commit statuses API is the CI room's: on PostgreSQL once that room is ported.
+  it.skipIf(onPostgres)('status is the combined status of the commit\'s pipelines', async () => {
     const posted = await s.api('POST', `/projects/${project.id}/statuses/${sha.c3}`, cast.developer, { state: 'success', name: 'lint', ref: 'master' });
     expect(posted.status).toBe(201);
     expect((await s.api('GET', `${base}/${sha.c3}`, cast.reporter)).body.status).toBe('success');
@@ -205,13 +217,16 @@ describe('commit comments', () => {
     expect((await s.api('GET', comments(sha.c1!), cast.reporter)).body).toEqual([]);
   });
   it('records a commented-on event and queues note hooks with GitLab\'s payload', async () => {
-    const hook = await s.api('POST', `/projects/${project.id}/hooks`, cast.master, { url: 'http://hooks.example/notes', note_events: true, push_events: false });
-    expect(hook.status).toBe(201);
+    // The hook row is written directly (the hooks API is another room's).
+    const hook = { body: (await s.ctx.data.get<{ id: number }>(
+      `INSERT INTO project_hooks (project_id, url, push_events, note_events, created_at) VALUES (?, 'http://hooks.example/notes', FALSE, TRUE, ?) RETURNING id`,
+      [project.id, new Date().toISOString()],
+    ))! };
     const r = await s.api('POST', comments(sha.c2!), cast.developer, { note: 'hooked', path: 'README.md', line: 2, line_type: 'new' });
     expect(r.status).toBe(201);
-    const event = s.ctx.db.$client.prepare(`SELECT action, target_type, target_title, author_id FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 1`).get(project.id);
+    const event = await s.ctx.data.get(`SELECT action, target_type, target_title, author_id FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 1`, [project.id]);
     expect(event).toEqual({ action: 'commented', target_type: 'Note', target_title: 'second', author_id: cast.developer.id });
-    const delivery = s.ctx.db.$client.prepare(`SELECT event, payload FROM hook_deliveries WHERE hook_id = ? ORDER BY id DESC LIMIT 1`).get(hook.body.id) as { event: string; payload: string };
+    const delivery = (await s.ctx.data.get<{ event: string; payload: string }>(`SELECT event, payload FROM hook_deliveries WHERE hook_id = ? ORDER BY id DESC LIMIT 1`, [hook.body.id]))!;
     expect(delivery.event).toBe('note');
     const payload = JSON.parse(delivery.payload);
     expect(payload).toMatchObject({

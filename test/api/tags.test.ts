@@ -1,7 +1,7 @@
 /** Tags API: list (name descending), show, create (lightweight, annotated, with release), delete, releases, authorization. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, actorUser, commitTo, expectedStatus, pushEvents, repositoryOf, VISIBILITIES } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -16,13 +16,13 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 't');
   project = await makeProject(s, cast.owner, 'tags');
-  addCastMembers(s.ctx, cast, project.id);
+  await addCastMembersAsync(s.ctx, cast, project.id);
   base = `/projects/${project.id}/repository/tags`;
   first = await commitTo(s.ctx, project.id, 'master', { 'README.md': 'one\n' }, { message: 'first' });
   head = await commitTo(s.ctx, project.id, 'master', { 'README.md': 'two\n' }, { message: 'second' });
   for (const vis of VISIBILITIES) {
     const p = await makeProject(s, cast.owner, `tags-matrix-${vis}`, { visibility: vis });
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
     const sha = await commitTo(s.ctx, p.id, 'master', { 'README.md': 'm\n' });
     await (await repositoryOf(s.ctx, p.id)).createTag('existing', sha);
     matrix[vis] = p.id;
@@ -36,7 +36,7 @@ describe('POST tags', () => {
     expect(r.status).toBe(201);
     expect(Object.keys(r.body).sort()).toEqual(['commit', 'message', 'name', 'release']);
     expect(r.body).toMatchObject({ name: 'v1.0', message: null, release: null, commit: { id: first, parents: [], parent_ids: [], message: 'first\n' } });
-    expect(pushEvents(s, project.id)[0]).toMatchObject({ ref: 'refs/tags/v1.0', before: '0'.repeat(40), after: first, object_kind: 'tag_push' });
+    expect((await pushEvents(s, project.id))[0]).toMatchObject({ ref: 'refs/tags/v1.0', before: '0'.repeat(40), after: first, object_kind: 'tag_push' });
   });
   it('creates an annotated tag with a message (tagger: the caller) and release notes', async () => {
     const r = await s.api('POST', base, cast.developer, { tag_name: 'v2.0', ref: 'master', message: 'Version 2', release_description: '## Notes' });
@@ -45,7 +45,7 @@ describe('POST tags', () => {
     const tag = (await (await repositoryOf(s.ctx, project.id)).findTag('v2.0'))!;
     expect(tag.sha).not.toBe(head);
     expect(tag.tagger).toMatchObject({ name: cast.developer.username, email: `${cast.developer.username}@example.com` });
-    const event = pushEvents(s, project.id)[0]!;
+    const event = (await pushEvents(s, project.id))[0]!;
     expect(event).toMatchObject({ ref: 'refs/tags/v2.0', after: tag.sha, object_kind: 'tag_push' });
   });
   it('accepts names with / and form bodies', async () => {
@@ -112,7 +112,7 @@ describe('DELETE tags', () => {
     const value = await (await repositoryOf(s.ctx, project.id)).refValue('refs/tags/v1.0');
     const r = await s.api('DELETE', `${base}/v1.0`, cast.developer);
     expect([r.status, r.body]).toEqual([200, { tag_name: 'v1.0' }]);
-    expect(pushEvents(s, project.id)[0]).toMatchObject({ ref: 'refs/tags/v1.0', before: value, after: '0'.repeat(40), object_kind: 'tag_push' });
+    expect((await pushEvents(s, project.id))[0]).toMatchObject({ ref: 'refs/tags/v1.0', before: value, after: '0'.repeat(40), object_kind: 'tag_push' });
     const again = await s.api('DELETE', `${base}/v1.0`, cast.developer);
     expect([again.status, again.body]).toEqual([404, { message: 'No such tag' }]);
     // a new tag of the same name starts without the old release

@@ -71,8 +71,8 @@ export function expectedStatus(a: Actor, vis: number, min: number, ok: number, n
 /** URL-encoded `namespace/path` of a project (the API accepts it everywhere `:id` is). */
 export const encodedPath = (p: { path_with_namespace: string }) => encodeURIComponent(p.path_with_namespace);
 
-/** Push events recorded for a project, newest first (data parsed). */
-export function pushEvents(s: TestServer, projectId: number): { ref: string; before: string; after: string; object_kind: string; total_commits_count: number }[] {
-  const rows = s.ctx.db.$client.prepare(`SELECT data FROM events WHERE project_id = ? AND action = 'pushed' ORDER BY id DESC`).all(projectId) as { data: string }[];
+/** Push events recorded for a project, newest first (data parsed); through the data layer, on either engine. */
+export async function pushEvents(s: TestServer, projectId: number): Promise<{ ref: string; before: string; after: string; object_kind: string; total_commits_count: number }[]> {
+  const rows = await s.ctx.data.all<{ data: string }>(`SELECT data FROM events WHERE project_id = ? AND action = 'pushed' ORDER BY id DESC`, [projectId]);
   return rows.map((r) => JSON.parse(r.data));
 }

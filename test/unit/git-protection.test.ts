@@ -2,11 +2,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
 import {
-  branchRules, canMergeIntoBranch, canPushToBranch, isProtected, listProtectedBranches, protectBranch, pushRefRules, ruleMatches,
+  branchRulesAsync, canMergeIntoBranchAsync, canPushToBranchAsync, isProtected, listProtectedBranchesAsync, protectBranchAsync, pushRefRules, ruleMatches,
   unprotectBranch, PROTECTION_MESSAGES,
 } from '../../daemon/services/protected-branches.js';
-import { findUser } from '../../daemon/services/users.js';
-import { lookupProject } from '../../daemon/services/projects.js';
+import { findUserAsync } from '../../daemon/services/users.js';
+import { lookupProjectAsync } from '../../daemon/services/projects.js';
 import type { ProjectRow, UserRow } from '../../daemon/db/schema.js';
 
 const A = 'a'.repeat(40);
@@ -29,11 +29,11 @@ beforeAll(async () => {
   for (const [name, level] of [['dev', 30], ['master', 40], ['reporter', 20]] as const) {
     const u = await s.user(name);
     expect((await s.api('POST', `/projects/${created.body.id}/members`, owner, { user_id: u.id, access_level: level })).status).toBe(201);
-    users[name] = findUser(s.ctx, u.id);
+    users[name] = await findUserAsync(s.ctx, u.id);
   }
-  users.owner = findUser(s.ctx, owner.id);
-  users.admin = findUser(s.ctx, s.root.id);
-  project = lookupProject(s.ctx, created.body.id)!;
+  users.owner = await findUserAsync(s.ctx, owner.id);
+  users.admin = await findUserAsync(s.ctx, s.root.id);
+  project = (await lookupProjectAsync(s.ctx, created.body.id))!;
 });
 afterAll(() => s?.close());
 
@@ -47,47 +47,47 @@ describe('rules', () => {
     expect(ruleMatches('a.b*', 'axb1')).toBe(false);
   });
 
-  it('protects, keeps flags unless explicitly changed, lists and unprotects', () => {
-    const r = protectBranch(s.ctx, project.id, 'release', { developersCanPush: true });
+  it('protects, keeps flags unless explicitly changed, lists and unprotects', async () => {
+    const r = await protectBranchAsync(s.ctx, project.id, 'release', { developersCanPush: true });
     expect(r).toMatchObject({ name: 'release', developersCanPush: true, developersCanMerge: false });
-    expect(protectBranch(s.ctx, project.id, 'release', { developersCanMerge: true })).toMatchObject({ developersCanPush: true, developersCanMerge: true });
-    expect(protectBranch(s.ctx, project.id, 'release', { developersCanPush: false })).toMatchObject({ developersCanPush: false, developersCanMerge: true });
-    expect(listProtectedBranches(s.ctx, project.id).map((p) => p.name)).toEqual(['release']);
-    expect(unprotectBranch(s.ctx, project.id, 'release')).toBe(true);
-    expect(unprotectBranch(s.ctx, project.id, 'release')).toBe(false);
+    expect(await protectBranchAsync(s.ctx, project.id, 'release', { developersCanMerge: true })).toMatchObject({ developersCanPush: true, developersCanMerge: true });
+    expect(await protectBranchAsync(s.ctx, project.id, 'release', { developersCanPush: false })).toMatchObject({ developersCanPush: false, developersCanMerge: true });
+    expect((await listProtectedBranchesAsync(s.ctx, project.id)).map((p) => p.name)).toEqual(['release']);
+    expect(await unprotectBranch(s.ctx, project.id, 'release')).toBe(true);
+    expect(await unprotectBranch(s.ctx, project.id, 'release')).toBe(false);
   });
 
   it('protects the default branch by the setting, explicit rules winning', async () => {
     await setProtection(2);
-    expect(branchRules(s.ctx, project, 'master')).toEqual({ protected: true, source: 'default', developersCanPush: false, developersCanMerge: false });
+    expect(await branchRulesAsync(s.ctx, project, 'master')).toEqual({ protected: true, source: 'default', developersCanPush: false, developersCanMerge: false });
     await setProtection(1);
-    expect(branchRules(s.ctx, project, 'master')).toEqual({ protected: true, source: 'default', developersCanPush: true, developersCanMerge: true });
+    expect(await branchRulesAsync(s.ctx, project, 'master')).toEqual({ protected: true, source: 'default', developersCanPush: true, developersCanMerge: true });
     await setProtection(0);
-    expect(isProtected(s.ctx, project, 'master')).toBe(false);
-    protectBranch(s.ctx, project.id, 'master');
-    expect(branchRules(s.ctx, project, 'master')).toMatchObject({ protected: true, source: 'explicit', developersCanPush: false });
-    unprotectBranch(s.ctx, project.id, 'master');
-    expect(isProtected(s.ctx, project, 'feature')).toBe(false);
+    expect(await isProtected(s.ctx, project, 'master')).toBe(false);
+    await protectBranchAsync(s.ctx, project.id, 'master');
+    expect(await branchRulesAsync(s.ctx, project, 'master')).toMatchObject({ protected: true, source: 'explicit', developersCanPush: false });
+    await unprotectBranch(s.ctx, project.id, 'master');
+    expect(await isProtected(s.ctx, project, 'feature')).toBe(false);
   });
 });
 
 describe('who may push', () => {
   it('follows roles on protected and unprotected branches', async () => {
     await setProtection(2);
-    protectBranch(s.ctx, project.id, 'rel-*', { developersCanMerge: true });
-    const can = (u: string, b: string) => canPushToBranch(s.ctx, users[u]!, project, b);
-    expect([can('reporter', 'feature'), can('dev', 'feature'), can('master', 'feature')]).toEqual([false, true, true]);
-    expect([can('dev', 'master'), can('master', 'master'), can('owner', 'master'), can('admin', 'master')]).toEqual([false, true, true, true]);
-    expect(can('dev', 'rel-1')).toBe(false);
-    expect(canMergeIntoBranch(s.ctx, users.dev!, project, 'rel-1')).toBe(true);
-    expect(canMergeIntoBranch(s.ctx, users.dev!, project, 'master')).toBe(false);
-    expect(canMergeIntoBranch(s.ctx, users.reporter!, project, 'rel-1')).toBe(false);
-    unprotectBranch(s.ctx, project.id, 'rel-*');
+    await protectBranchAsync(s.ctx, project.id, 'rel-*', { developersCanMerge: true });
+    const can = (u: string, b: string) => canPushToBranchAsync(s.ctx, users[u]!, project, b);
+    expect(await Promise.all([can('reporter', 'feature'), can('dev', 'feature'), can('master', 'feature')])).toEqual([false, true, true]);
+    expect(await Promise.all([can('dev', 'master'), can('master', 'master'), can('owner', 'master'), can('admin', 'master')])).toEqual([false, true, true, true]);
+    expect(await can('dev', 'rel-1')).toBe(false);
+    expect(await canMergeIntoBranchAsync(s.ctx, users.dev!, project, 'rel-1')).toBe(true);
+    expect(await canMergeIntoBranchAsync(s.ctx, users.dev!, project, 'master')).toBe(false);
+    expect(await canMergeIntoBranchAsync(s.ctx, users.reporter!, project, 'rel-1')).toBe(false);
+    await unprotectBranch(s.ctx, project.id, 'rel-*');
   });
 
   it('builds pre-receive rules per ref', async () => {
     await setProtection(2);
-    protectBranch(s.ctx, project.id, 'prod', { developersCanPush: true });
+    await protectBranchAsync(s.ctx, project.id, 'prod', { developersCanPush: true });
     const cmds = [
       { ref: 'refs/heads/master', oldSha: A, newSha: B },
       { ref: 'refs/heads/prod', oldSha: A, newSha: B },
@@ -95,23 +95,23 @@ describe('who may push', () => {
       { ref: 'refs/heads/feature', oldSha: A, newSha: Z },
       { ref: 'refs/tags/v1', oldSha: Z, newSha: A },
     ];
-    const dev = pushRefRules(s.ctx, project, users.dev!, cmds.filter((c) => c.newSha !== Z || c.ref !== 'refs/heads/prod'));
+    const dev = await pushRefRules(s.ctx, project, users.dev!, cmds.filter((c) => c.newSha !== Z || c.ref !== 'refs/heads/prod'));
     expect(dev).toEqual({
       'refs/heads/master': { deny: PROTECTION_MESSAGES.push },
       'refs/heads/prod': { forcePush: PROTECTION_MESSAGES.forcePush },
       'refs/heads/feature': {},
       'refs/tags/v1': {},
     });
-    const master = pushRefRules(s.ctx, project, users.master!, [cmds[0]!, cmds[2]!]);
+    const master = await pushRefRules(s.ctx, project, users.master!, [cmds[0]!, cmds[2]!]);
     expect(master).toEqual({ 'refs/heads/master': { forcePush: PROTECTION_MESSAGES.forcePush }, 'refs/heads/prod': { deny: PROTECTION_MESSAGES.delete } });
     // Creating the default branch (first push) is not held back by the setting; explicit rules still apply.
-    expect(pushRefRules(s.ctx, project, users.dev!, [{ ref: 'refs/heads/master', oldSha: Z, newSha: A }])).toEqual({ 'refs/heads/master': {} });
-    protectBranch(s.ctx, project.id, 'master');
-    expect(pushRefRules(s.ctx, project, users.dev!, [{ ref: 'refs/heads/master', oldSha: Z, newSha: A }])).toEqual({ 'refs/heads/master': { deny: PROTECTION_MESSAGES.push } });
+    expect(await pushRefRules(s.ctx, project, users.dev!, [{ ref: 'refs/heads/master', oldSha: Z, newSha: A }])).toEqual({ 'refs/heads/master': {} });
+    await protectBranchAsync(s.ctx, project.id, 'master');
+    expect(await pushRefRules(s.ctx, project, users.dev!, [{ ref: 'refs/heads/master', oldSha: Z, newSha: A }])).toEqual({ 'refs/heads/master': { deny: PROTECTION_MESSAGES.push } });
     await setProtection(1);
-    unprotectBranch(s.ctx, project.id, 'master');
-    expect(pushRefRules(s.ctx, project, users.dev!, [cmds[0]!])).toEqual({ 'refs/heads/master': { forcePush: PROTECTION_MESSAGES.forcePush } });
+    await unprotectBranch(s.ctx, project.id, 'master');
+    expect(await pushRefRules(s.ctx, project, users.dev!, [cmds[0]!])).toEqual({ 'refs/heads/master': { forcePush: PROTECTION_MESSAGES.forcePush } });
     await setProtection(0);
-    expect(pushRefRules(s.ctx, project, users.dev!, [{ ref: 'refs/heads/master', oldSha: A, newSha: Z }])).toEqual({ 'refs/heads/master': {} });
+    expect(await pushRefRules(s.ctx, project, users.dev!, [{ ref: 'refs/heads/master', oldSha: A, newSha: Z }])).toEqual({ 'refs/heads/master': {} });
   });
 });

@@ -171,13 +171,13 @@ export interface Contributor {
 export const ContributorSchema = Type.Object({ name: S, email: S, commits: I, additions: I, deletions: I });
 
 /** CommitNote: note, path, line, line_type (null unless a line comment), author (UserBasic + created_at), created_at. */
-export function commitNoteEntity(ctx: AppContext, n: CommitNoteRow, author: UserRow | null) {
+export function commitNoteEntity(ctx: AppContext, n: CommitNoteRow, author: UserRow | null, gravatar: boolean) {
   return {
     note: n.note,
     path: n.path,
     line: n.line,
     line_type: n.lineType,
-    author: author ? { ...userBasic(ctx, author), created_at: author.createdAt } : null,
+    author: author ? { ...userBasic(ctx, author, gravatar), created_at: author.createdAt } : null,
     created_at: n.createdAt,
   };
 }
