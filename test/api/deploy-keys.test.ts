@@ -345,6 +345,27 @@ describe('races between requests', () => {
     }
   });
 
+  it('a key enabled on one project while removed from its only other one: kept and linked, or gone and 404; never half of each', async () => {
+    for (let round = 0; round < 3; round++) {
+      const a = await makeProject(s, cast.owner, `deploy-swap-a-${round}`);
+      const b = await makeProject(s, cast.owner, `deploy-swap-b-${round}`);
+      const pair = ed();
+      const k = (await s.api('POST', `/projects/${a.id}/deploy_keys`, cast.owner, { title: 'swap', key: pair.publicKey })).body;
+      const [enabled, removed] = await Promise.all([
+        s.api('POST', `/projects/${b.id}/deploy_keys/${k.id}/enable`, cast.owner),
+        s.api('DELETE', `/projects/${a.id}/deploy_keys/${k.id}`, cast.owner),
+      ]);
+      expect(removed.status).toBe(200);
+      const found = await keyForSsh(s.ctx, pair.sha256);
+      if (enabled.status === 201) {
+        expect(found!.deployProjectIds).toEqual([b.id]);
+      } else {
+        expect(enabled).toMatchObject({ status: 404, body: { message: '404 Deploy Key Not Found' } });
+        expect(found).toBeNull();
+      }
+    }
+  });
+
   it('a project deleted meanwhile: adding or enabling a key answers 404 Project Not Found and writes nothing, never a 500', async () => {
     const { addProjectDeployKey, enableDeployKey } = await import('../../daemon/services/keys/index.js');
     const { findProjectAsync } = await import('../../daemon/services/projects.js');
