@@ -2,14 +2,15 @@
  * POST /api/v3/projects/:id/uploads. Multipart bodies here may be as large as max_attachment_size plus form
  * overhead (instead of the app-wide --max-body-size); reading stops there with 413.
  */
+import type { IncomingMessage } from 'node:http';
 import { extname } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { invalidParam } from '../errors.js';
-import { multipartFormParser, type UploadedFile } from './multipart-form.js';
+import { parseMultipartForm, readBodyWithin, type UploadedFile } from './multipart-form.js';
 import { isImageName, maxUploadBytes, saveUpload } from '../services/uploads.js';
 import { ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
 
 // Room for boundaries, part headers and small text fields (a private_token, for example) around the file itself.
 const FORM_OVERHEAD = 64 * 1024;
@@ -29,10 +30,13 @@ const isUploadedFile = (v: unknown): v is UploadedFile =>
 export default async function projectUploadRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   api.removeContentTypeParser('multipart/form-data');
-  api.addContentTypeParser('multipart/form-data', multipartFormParser(() => maxUploadBytes(ctx) + FORM_OVERHEAD));
+  // (multipartFormParser's, with the limit read from the settings on the data layer)
+  api.addContentTypeParser('multipart/form-data', async (request: { headers: IncomingMessage['headers'] }, payload: IncomingMessage) =>
+    parseMultipartForm(String(request.headers['content-type']), await readBodyWithin(payload, (await maxUploadBytes(ctx)) + FORM_OVERHEAD)));
 
   api.post('/projects/:id/uploads', {
-    preValidation: [loadProject('upload_file'), dropBlankParams],
+    config: { postgres: true },
+    preValidation: [loadProjectAsync('upload_file'), dropBlankParams],
     schema: {
       tags: ['projects'],
       consumes: ['multipart/form-data'],

@@ -110,3 +110,11 @@ export function toMember(m: Rec, prefix = ''): MemberRow {
     createdAt: v('created_at') as string, updatedAt: v('updated_at') as string,
   };
 }
+
+/** Map a raw `project_group_links` row (snake_case) to the drizzle shape. */
+export function toProjectGroupLink(l: Rec): import('./schema.js').ProjectGroupLinkRow {
+  return {
+    id: l.id as number, projectId: l.project_id as number, groupId: l.group_id as number, groupAccess: l.group_access as number,
+    expiresAt: l.expires_at as string | null, createdAt: l.created_at as string, updatedAt: l.updated_at as string,
+  };
+}

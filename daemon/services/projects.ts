@@ -1,20 +1,20 @@
 /** Projects: lookup by id or path with the 404-for-hidden rule, create, delete, and lifecycle hooks for storage. */
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { statement } from '../db/statements.js';
 import { toNamespace, toProject } from '../db/rows.js';
 import { now } from '../context.js';
-import { members, namespaces, projects, users, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import { namespaces, projects, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
 import {
-  canGroup, canGroupAsync, canProject, canProjectAsync, MASTER, memberActiveSql, OWNER, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, PUBLIC, type ProjectAbility,
+  canGroupAsync, canProject, canProjectAsync, MASTER, memberActiveSql, OWNER, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, PUBLIC, type ProjectAbility,
 } from '../policy/permissions.js';
 import { hashToken, randomToken } from '../secrets.js';
-import { getSettings, restrictedVisibilityLevelsAsync, getSettingsAsync } from './settings.js';
-import { recordEvent, recordEventAsync } from './events.js';
+import { restrictedVisibilityLevelsAsync, getSettingsAsync } from './settings.js';
+import { recordEventAsync } from './events.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
-import { removeProjectStorage, storageCreated, storageForked, storageMoved } from './storage.js';
+import { removeProjectStorage, storageCreated, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 import { deleteProjectOnlyDeployKeysIn } from './keys/keys.js';
 import { UntilNextWrite } from '../db/read-cache.js';
@@ -226,17 +226,6 @@ function fieldErrors(actor: UserRow, p: ProjectParams, restricted: readonly numb
 /** Whether fieldErrors needs the restricted visibility levels (a non-admin sets a visibility). */
 const needsRestricted = (actor: UserRow, p: ProjectParams) => p.visibility_level !== undefined && !actor.isAdmin;
 
-/** Field checks shared by create and update; returns the validation hash (empty when fine). */
-export function validateProjectFields(ctx: AppContext, actor: UserRow, p: ProjectParams, namespaceId: number, selfId: number | null): Record<string, string[]> {
-  const errors = fieldErrors(actor, p, needsRestricted(actor, p) ? JSON.parse(getSettings(ctx).restrictedVisibilityLevels ?? '[]') as number[] : []);
-  const err = (k: string, m: string) => (errors[k] ??= []).push(m);
-  const taken = (col: 'name' | 'path', v: string) =>
-    ctx.db.$client.prepare(`SELECT 1 FROM projects WHERE namespace_id = ? AND ${col} = ? COLLATE NOCASE ${selfId ? `AND id <> ${selfId}` : ''}`).get(namespaceId, v);
-  if (p.name !== undefined && !errors.name && taken('name', p.name)) err('name', 'has already been taken');
-  if (p.path !== undefined && !errors.path && taken('path', p.path)) err('path', 'has already been taken');
-  return errors;
-}
-
 /** validateProjectFields' checks that need no project rows (the restricted levels come from the settings). */
 async function fieldErrorsAsync(ctx: AppContext, actor: UserRow, p: ProjectParams): Promise<Record<string, string[]>> {
   return fieldErrors(actor, p, needsRestricted(actor, p) ? await restrictedVisibilityLevelsAsync(ctx) : []);
@@ -265,17 +254,6 @@ const takenPath = (e: unknown) =>
   isUniqueViolation(e) ? validationError({ path: ['has already been taken'] })
     : isForeignKeyViolation(e) ? validationError({ namespace: ['is not valid'] }) : e;
 
-/** Resolve the target namespace of a create: the owner's personal namespace by default, or a group the actor may create in. */
-export function targetNamespace(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): NamespaceRow {
-  if (namespaceId === undefined) {
-    return ctx.db.select().from(namespaces).where(and(eq(namespaces.kind, 'user'), eq(namespaces.ownerId, owner.id))).get()!;
-  }
-  const ns = ctx.db.select().from(namespaces).where(eq(namespaces.id, namespaceId)).get();
-  const allowed = ns && (ns.kind === 'user' ? ns.ownerId === owner.id || actor.isAdmin : canGroup(ctx, actor, 'create_projects', ns));
-  if (!ns || !allowed) throw validationError({ namespace: ['is not valid'] });
-  return ns;
-}
-
 /** The async twin of targetNamespace, on the data layer. */
 export async function targetNamespaceAsync(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): Promise<NamespaceRow> {
   if (namespaceId === undefined) {
@@ -294,51 +272,6 @@ export async function personalProjectCountAsync(ctx: AppContext, user: UserRow):
   return Number(row!.n);
 }
 const PERSONAL_COUNT = `SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`;
-
-/** Personal projects a user owns (counted against projects_limit). */
-export function personalProjectCount(ctx: AppContext, user: UserRow): number {
-  return (
-    ctx.db.$client
-      .prepare(`SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`)
-      .get(user.id) as { n: number }
-  ).n;
-}
-
-/** Create a project owned by `owner` (the actor, or another user when an admin creates for them). */
-export function createProject(ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }, extra: { forkedFromId?: number } = {}): ProjectRow {
-  const ns = targetNamespace(ctx, actor, owner, p.namespace_id);
-  if (ns.kind === 'user' && personalProjectCount(ctx, owner) >= owner.projectsLimit) {
-    throw new ApiError(403, { message: `403 Forbidden - Your project limit is ${owner.projectsLimit} projects! Please contact your administrator to increase it` });
-  }
-  const path = p.path || parameterize(p.name);
-  const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : getSettings(ctx).defaultProjectVisibility);
-  const fields = { ...p, path, visibility_level: visibility };
-  const errors = validateProjectFields(ctx, actor, fields, ns.id, null);
-  if (Object.keys(errors).length) throw validationError(errors);
-  const salt = randomToken(24);
-  const t = now();
-  const project = ctx.db.transaction((tx) => {
-    const row = tx
-      .insert(projects)
-      .values({
-        name: p.name, path, namespaceId: ns.id, description: p.description ?? null, visibilityLevel: visibility, defaultBranch: p.default_branch ?? 'master',
-        issuesEnabled: p.issues_enabled ?? true, mergeRequestsEnabled: p.merge_requests_enabled ?? true, buildsEnabled: p.builds_enabled ?? true,
-        wikiEnabled: p.wiki_enabled ?? true, snippetsEnabled: p.snippets_enabled ?? false, containerRegistryEnabled: p.container_registry_enabled ?? false,
-        sharedRunnersEnabled: p.shared_runners_enabled ?? true, publicBuilds: p.public_builds ?? true, lfsEnabled: p.lfs_enabled ?? true,
-        requestAccessEnabled: p.request_access_enabled ?? false, onlyAllowMergeIfBuildSucceeds: p.only_allow_merge_if_build_succeeds ?? false,
-        importUrl: p.import_url || null, tagList: JSON.stringify(p.tag_list ?? []), creatorId: actor.id, forkedFromId: extra.forkedFromId ?? null,
-        runnersTokenSalt: salt, runnersTokenHash: hashToken(ctx.secrets.derive('runners', salt)), lastActivityAt: t, createdAt: t, updatedAt: t,
-      })
-      .returning()
-      .get();
-    if (ns.kind === 'user') {
-      tx.insert(members).values({ sourceType: 'Project', sourceId: row.id, userId: owner.id, accessLevel: MASTER, createdById: actor.id, createdAt: t, updatedAt: t }).run();
-    }
-    recordEvent(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
-    return row;
-  });
-  return project;
-}
 
 const INSERT_PROJECT = `INSERT INTO projects (name, path, namespace_id, description, visibility_level, default_branch, issues_enabled,
     merge_requests_enabled, builds_enabled, wiki_enabled, snippets_enabled, container_registry_enabled, shared_runners_enabled, public_builds,
@@ -390,6 +323,12 @@ export async function createProjectAsync(
     const taken: Record<string, string[]> = {};
     await addTakenErrors(tx, taken, fields, ns.id, null);
     if (Object.keys(taken).length) throw validationError(taken);
+    // a fork's source deleted by another request meanwhile: 404 (on PostgreSQL its row stays locked against deletion
+    // until this transaction ends)
+    if (extra.forkedFromId !== undefined) {
+      const lock = tx.dialect.name === 'postgres' ? ' FOR KEY SHARE' : '';
+      if (!(await tx.get(`SELECT id FROM projects WHERE id = ?${lock}`, [extra.forkedFromId]))) throw notFound('Project');
+    }
     const row = toProject((await tx.get<Record<string, unknown>>(INSERT_PROJECT, values))!);
     if (ns.kind === 'user') await tx.run(INSERT_OWNER, [row.id, owner.id, actor.id, t, t]);
     await recordEventAsync(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
@@ -416,28 +355,10 @@ export async function deleteProjectRowsAsync(ctx: AppContext, project: ProjectRo
   await ctx.data.transaction((tx) => deleteProjectRowsIn(tx, project.id));
 }
 
-/**
- * Delete a project and everything that belongs to it (rows cascade; storage is removed by the lifecycle hooks). Only
- * for a project just written whose storage failed (a fork): it has no deploy keys yet, unlike deleteProjectRowsIn's.
- */
-export function deleteProjectRows(ctx: AppContext, project: ProjectRow): void {
-  ctx.db.transaction((tx) => {
-    tx.delete(members).where(and(eq(members.sourceType, 'Project'), eq(members.sourceId, project.id))).run();
-    tx.update(projects).set({ forkedFromId: null }).where(eq(projects.forkedFromId, project.id)).run();
-    tx.delete(projects).where(eq(projects.id, project.id)).run();
-  });
-}
-
 /** Touch last_activity_at (pushes, issues, ...). */
 export function touchProject(ctx: AppContext, projectId: number): void {
   ctx.db.update(projects).set({ lastActivityAt: now() }).where(eq(projects.id, projectId)).run();
 }
-
-/** The user owning a personal namespace, or null for groups. */
-export function namespaceOwner(ctx: AppContext, ns: NamespaceRow): UserRow | null {
-  return ns.kind === 'user' && ns.ownerId ? (ctx.db.select().from(users).where(eq(users.id, ns.ownerId)).get() ?? null) : null;
-}
-
 
 /** `namespace/path` of a project. */
 export function projectFullPath(ctx: AppContext, project: ProjectRow): string {
@@ -536,66 +457,6 @@ export async function restoreProjectRowAsync(ctx: AppContext, before: ProjectRow
   await ctx.data.run(`UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ?`, [...keys.map((k) => rest[k]), id]);
 }
 
-/**
- * The namespace a fork goes to: `namespace` (id, path or name) when given, else the actor's own; 404 `Target Namespace`
- * when it does not exist or the actor cannot create projects in it.
- */
-export function forkTargetNamespace(ctx: AppContext, actor: UserRow, namespace: string | undefined): NamespaceRow {
-  if (namespace === undefined || namespace === '') {
-    return ctx.db.select().from(namespaces).where(and(eq(namespaces.kind, 'user'), eq(namespaces.ownerId, actor.id))).get()!;
-  }
-  const raw = /^\d+$/.test(namespace)
-    ? ctx.db.$client.prepare(`SELECT id FROM namespaces WHERE id = ?`).get(Number(namespace))
-    : ctx.db.$client.prepare(`SELECT id FROM namespaces WHERE path = ? COLLATE NOCASE OR name = ? COLLATE NOCASE ORDER BY path = ? DESC LIMIT 1`).get(namespace, namespace, namespace);
-  const ns = raw ? ctx.db.select().from(namespaces).where(eq(namespaces.id, (raw as { id: number }).id)).get() : undefined;
-  const allowed = ns && (ns.kind === 'user' ? ns.ownerId === actor.id || actor.isAdmin : canGroup(ctx, actor, 'create_projects', ns));
-  if (!ns || !allowed) throw notFound('Target Namespace');
-  return ns;
-}
-
-/** The highest visibility a fork may get: the source's, capped by a group's visibility and (for non-admins) restricted levels. */
-function forkVisibility(ctx: AppContext, actor: UserRow, source: ProjectRow, ns: NamespaceRow): number {
-  let level = source.visibilityLevel;
-  if (ns.kind === 'group') level = Math.min(level, ns.visibilityLevel);
-  if (actor.isAdmin) return level;
-  const restricted = JSON.parse(getSettings(ctx).restrictedVisibilityLevels ?? '[]') as number[];
-  return [20, 10, 0].find((l) => l <= level && !restricted.includes(l)) ?? 0;
-}
-
-/**
- * Create the fork record of `source` in `ns` (POST /projects/fork/:id); the caller holds fork_project and runs
- * storageForked afterwards. Validation failures (for example the path already taken) are 409 with the hash, as 8.x.
- */
-export function forkProjectRow(ctx: AppContext, actor: UserRow, source: ProjectRow, ns: NamespaceRow): ProjectRow {
-  const owner = ns.kind === 'user' ? (namespaceOwner(ctx, ns) ?? actor) : actor;
-  const params: ProjectParams & { name: string } = {
-    name: source.name, path: source.path, namespace_id: ns.id, description: source.description ?? undefined,
-    visibility_level: forkVisibility(ctx, actor, source, ns), default_branch: source.defaultBranch,
-    issues_enabled: source.issuesEnabled, merge_requests_enabled: source.mergeRequestsEnabled, builds_enabled: source.buildsEnabled,
-    wiki_enabled: source.wikiEnabled, snippets_enabled: source.snippetsEnabled, container_registry_enabled: source.containerRegistryEnabled,
-    shared_runners_enabled: source.sharedRunnersEnabled, public_builds: source.publicBuilds, lfs_enabled: source.lfsEnabled,
-    request_access_enabled: source.requestAccessEnabled, only_allow_merge_if_build_succeeds: source.onlyAllowMergeIfBuildSucceeds,
-  };
-  try {
-    return createProject(ctx, actor, owner, params, { forkedFromId: source.id });
-  } catch (e) {
-    if (e instanceof ApiError && e.statusCode === 400) throw new ApiError(409, e.body);
-    throw e;
-  }
-}
-
-/** Run a storage step for a project just written; if it fails, the project's rows and storage are removed again. */
-async function withStorage(ctx: AppContext, project: ProjectRow, step: () => Promise<void>): Promise<ProjectRow> {
-  try {
-    await step();
-  } catch (e) {
-    deleteProjectRows(ctx, project);
-    await removeProjectStorage(ctx, [project.id]).catch(() => undefined);
-    throw e;
-  }
-  return project;
-}
-
 /** Create a project and its storage (repository); no half-created project remains when the storage fails. */
 export async function createProjectWithStorage(ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }): Promise<ProjectRow> {
   const project = await createProjectAsync(ctx, actor, owner, p);
@@ -607,12 +468,6 @@ export async function createProjectWithStorage(ctx: AppContext, actor: UserRow, 
     throw e;
   }
   return project;
-}
-
-/** Fork a project into a namespace, copying its storage; no half-made fork remains when the copy fails. */
-export async function forkProject(ctx: AppContext, actor: UserRow, source: ProjectRow, ns: NamespaceRow): Promise<ProjectRow> {
-  const fork = forkProjectRow(ctx, actor, source, ns);
-  return withStorage(ctx, fork, () => storageForked(ctx, source, fork));
 }
 
 /**

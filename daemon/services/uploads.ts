@@ -3,13 +3,14 @@
  * stored at <uploads>/<project id>/<secret>/<filename>, written to a temp file, fsynced, then renamed into place.
  */
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, rmdir } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { tooLarge } from '../errors.js';
-import { getSettings } from './settings.js';
+import { notFound, tooLarge } from '../errors.js';
+import { getSettingsAsync } from './settings.js';
+import { isForeignKeyViolation } from '../db/layer/errors.js';
 import { writeFileDurably } from '../durable-files.js';
 
 /** Extensions shown inline as images (and linked with `![...]` in Markdown). */
@@ -26,7 +27,7 @@ export function sanitizeFilename(name: string): string {
 }
 
 /** The upload size limit in bytes (max_attachment_size is in MB). */
-export const maxUploadBytes = (ctx: AppContext) => getSettings(ctx).maxAttachmentSize * 1024 * 1024;
+export const maxUploadBytes = async (ctx: AppContext) => (await getSettingsAsync(ctx)).maxAttachmentSize * 1024 * 1024;
 
 /** A stored upload. */
 export interface StoredUpload {
@@ -35,27 +36,35 @@ export interface StoredUpload {
 }
 
 
-/** Store an uploaded file for a project; 413 when it is larger than max_attachment_size (nothing is stored). */
+/**
+ * Store an uploaded file for a project; 413 when it is larger than max_attachment_size (nothing is stored). The file
+ * is written first, then its row; when the row cannot be written (the project deleted meanwhile: 404) the file goes
+ * again, so no upload is left without its row.
+ */
 export async function saveUpload(ctx: AppContext, project: ProjectRow, uploader: UserRow, originalName: string, data: Buffer): Promise<StoredUpload> {
-  if (data.length > maxUploadBytes(ctx)) throw tooLarge();
+  if (data.length > (await maxUploadBytes(ctx))) throw tooLarge();
   const secret = randomBytes(16).toString('hex');
   const filename = sanitizeFilename(originalName);
   const dir = join(ctx.paths.uploads, String(project.id), secret);
   try {
     await writeFileDurably(dir, filename, data);
-    ctx.db.$client
-      .prepare(`INSERT INTO uploads (project_id, uploader_id, secret, filename, size, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-      .run(project.id, uploader.id, secret, filename, data.length, now());
+    await ctx.data.run(
+      'INSERT INTO uploads (project_id, uploader_id, secret, filename, size, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [project.id, uploader.id, secret, filename, data.length, now()],
+    );
   } catch (e) {
     await rm(dir, { recursive: true, force: true });
-    throw e;
+    if (!isForeignKeyViolation(e)) throw e;
+    // the project's own directory too, unless another upload is in it (its deletion may have removed it already)
+    await rmdir(join(ctx.paths.uploads, String(project.id))).catch(() => undefined);
+    throw notFound('Project');
   }
   return { secret, filename };
 }
 
 /** The absolute path of a recorded upload of a project, or null. */
-export function uploadPath(ctx: AppContext, projectId: number, secret: string, filename: string): string | null {
-  if (!/^[0-9a-f]{32}$/.test(secret)) return null;
-  const row = ctx.db.$client.prepare(`SELECT filename FROM uploads WHERE project_id = ? AND secret = ? AND filename = ?`).get(projectId, secret, filename);
+export async function uploadPath(ctx: AppContext, projectId: number, secret: string, filename: string): Promise<string | null> {
+  if (!/^[0-9a-f]{32}$/.test(secret) || filename.includes('\0')) return null;
+  const row = await ctx.data.get('SELECT id FROM uploads WHERE project_id = ? AND secret = ? AND filename = ?', [projectId, secret, filename]);
   return row ? join(ctx.paths.uploads, String(projectId), secret, filename) : null;
 }

@@ -9,9 +9,9 @@ import { extname } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { UserRow } from '../db/schema.js';
 import { ApiError, notFound } from '../errors.js';
-import { authenticate } from '../policy/authentication.js';
-import { anonymousCanDownload, canProject, PUBLIC } from '../policy/permissions.js';
-import { lookupProject } from '../services/projects.js';
+import { authenticateAsync } from '../policy/authentication.js';
+import { anonymousCanDownload, canProjectAsync, PUBLIC } from '../policy/permissions.js';
+import { lookupProjectAsync } from '../services/projects.js';
 import { isImageName, uploadPath } from '../services/uploads.js';
 
 const TYPES: Record<string, string> = {
@@ -22,21 +22,21 @@ const TYPES: Record<string, string> = {
 /** Registers the uploads download route. */
 export default async function uploadRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  app.get('/:namespace/:project/uploads/:secret/:filename', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/:namespace/:project/uploads/:secret/:filename', { config: { postgres: true }, schema: { hide: true } }, async (request, reply) => {
     const p = request.params as { namespace: string; project: string; secret: string; filename: string };
-    const project = lookupProject(ctx, `${p.namespace}/${p.project}`);
+    const project = await lookupProjectAsync(ctx, `${p.namespace}/${p.project}`);
     if (!project) throw notFound();
     if (!anonymousCanDownload(project)) {
       let user: UserRow | null;
       try {
-        user = authenticate(ctx, request);
+        user = await authenticateAsync(ctx, request);
       } catch (e) {
         if (e instanceof ApiError) throw notFound();
         throw e;
       }
-      if (!canProject(ctx, user, 'read_project', project)) throw notFound();
+      if (!(await canProjectAsync(ctx, user, 'read_project', project))) throw notFound();
     }
-    const file = uploadPath(ctx, project.id, p.secret, p.filename);
+    const file = await uploadPath(ctx, project.id, p.secret, p.filename);
     const info = file ? await stat(file).catch(() => null) : null;
     if (!file || !info?.isFile()) throw notFound();
     const ext = extname(p.filename).slice(1).toLowerCase();

@@ -60,28 +60,28 @@ interface Case {
 const CASES: Case[] = [
   { name: 'GET project', method: 'GET', path: (id) => `/projects/${id}`, expect: (a, v) => expected(a, v, 10, 200, true) },
   { name: 'GET events', method: 'GET', path: (id) => `/projects/${id}/events`, sqliteOnly: true, expect: (a, v) => expected(a, v, 10, 200, true) },
-  { name: 'POST star', method: 'POST', path: (id) => `/projects/${id}/star`, sqliteOnly: true, expect: (a, v) => expected(a, v, 10, 201, true) },
+  { name: 'POST star', method: 'POST', path: (id) => `/projects/${id}/star`, expect: (a, v) => expected(a, v, 10, 201, true) },
   { name: 'PUT settings', method: 'PUT', path: (id) => `/projects/${id}`, body: (a) => ({ description: `by ${a}` }), expect: (a, v) => expected(a, v, 40, 200) },
   { name: 'PUT rename', method: 'PUT', path: (id) => `/projects/${id}`, body: (a, v) => ({ name: `renamed ${v} by ${a}` }), expect: (a, v) => expected(a, v, 50, 200) },
   { name: 'PUT visibility', method: 'PUT', path: (id) => `/projects/${id}`, body: () => ({ visibility_level: 0 }), expect: (a, v) => (v === 0 && LEVEL[a] >= 40 ? 200 : expected(a, v, 50, 200)) },
-  { name: 'POST archive', method: 'POST', path: (id) => `/projects/${id}/archive`, sqliteOnly: true, expect: (a, v) => expected(a, v, 50, 201) },
-  { name: 'POST unarchive', method: 'POST', path: (id) => `/projects/${id}/unarchive`, sqliteOnly: true, expect: (a, v) => expected(a, v, 50, 201) },
+  { name: 'POST archive', method: 'POST', path: (id) => `/projects/${id}/archive`, expect: (a, v) => expected(a, v, 50, 201) },
+  { name: 'POST unarchive', method: 'POST', path: (id) => `/projects/${id}/unarchive`, expect: (a, v) => expected(a, v, 50, 201) },
   { name: 'GET hooks', method: 'GET', path: (id) => `/projects/${id}/hooks`, sqliteOnly: true, expect: (a, v) => expected(a, v, 40, 200) },
   { name: 'POST hook', method: 'POST', path: (id) => `/projects/${id}/hooks`, sqliteOnly: true, body: () => ({ url: 'http://hooks.example/' }), expect: (a, v) => expected(a, v, 40, 201) },
   // Authorization comes before parameter checks, so a permitted caller without params gets 400.
-  { name: 'POST share (no params)', method: 'POST', path: (id) => `/projects/${id}/share`, sqliteOnly: true, body: () => ({}), expect: (a, v) => expected(a, v, 40, 400) },
+  { name: 'POST share (no params)', method: 'POST', path: (id) => `/projects/${id}/share`, body: () => ({}), expect: (a, v) => expected(a, v, 40, 400) },
   {
-    name: 'POST fork', method: 'POST', path: (id) => `/projects/fork/${id}`, sqliteOnly: true,
+    name: 'POST fork', method: 'POST', path: (id) => `/projects/fork/${id}`,
     // Reporters and up fork private projects; anyone who sees an internal or public one may fork it.
     // The owner's own namespace already holds the path: 409.
     expect: (a, v) => (a === 'owner' ? 409 : expected(a, v, v === 0 ? 20 : 10, 201, true)),
   },
-  { name: 'DELETE fork link', method: 'DELETE', path: (id) => `/projects/${id}/fork`, sqliteOnly: true, expect: (a, v) => expected(a, v, 50, 304) },
+  { name: 'DELETE fork link', method: 'DELETE', path: (id) => `/projects/${id}/fork`, expect: (a, v) => expected(a, v, 50, 304) },
 ];
 
 describe.each(VISIBILITIES)('project with visibility %i', (vis) => {
   for (const c of CASES) {
-    // Routes outside the slice (events, star, archive, hooks, share, fork) are skipped on PostgreSQL.
+    // Routes of rooms not on the data layer yet (events, hooks) are skipped on PostgreSQL.
     it.skipIf(onPostgres && c.sqliteOnly)(c.name, async () => {
       const { id } = projects[vis]!;
       const got: Record<string, number> = {};

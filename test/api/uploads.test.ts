@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { updateSettings } from '../../daemon/services/settings.js';
+import { updateSettingsAsync } from '../../daemon/services/settings.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addMember, makeProject } from '../helpers/fixtures.js';
+import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -30,7 +30,7 @@ async function upload(projectId: number, as: TestUser | null, parts: Parameters<
   return { status: res.statusCode, body: res.body ? res.json() : undefined };
 }
 
-const countUploads = () => (s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM uploads').get() as { n: number }).n;
+const countUploads = async () => Number((await s.ctx.data.get<{ n: number }>('SELECT COUNT(*) AS n FROM uploads'))!.n);
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -52,7 +52,7 @@ describe('POST /projects/:id/uploads', () => {
     const file = join(s.ctx.paths.uploads, String(priv.id), secret, 'screen_shot.png');
     expect(readFileSync(file, 'utf8')).toBe('PNGDATA');
     expect(readdirSync(join(s.ctx.paths.uploads, String(priv.id), secret))).toEqual(['screen_shot.png']);
-    expect(s.ctx.db.$client.prepare('SELECT project_id, uploader_id, filename, size FROM uploads WHERE secret = ?').get(secret))
+    expect(await s.ctx.data.get('SELECT project_id, uploader_id, filename, size FROM uploads WHERE secret = ?', [secret]))
       .toEqual({ project_id: priv.id, uploader_id: alice.id, filename: 'screen_shot.png', size: 7 });
   });
   it('links other files without the image marker and sanitises their names', async () => {
@@ -74,7 +74,7 @@ describe('POST /projects/:id/uploads', () => {
   });
 
   it('400 for a multipart body without a boundary or cut short, on any route, anonymous or not (were 500; found by the fuzzer)', async () => {
-    const before = countUploads();
+    const before = await countUploads();
     const part = '--b\r\ncontent-disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello\r\n';
     for (const [url, as] of [[`/api/v3/projects/${priv.id}/uploads`, alice], [`/api/v3/projects/${priv.id}/star`, null]] as const) {
       for (const [type, payload] of [['multipart/form-data', '{}'], ['multipart/form-data; boundary=', part], ['multipart/form-data; boundary=b', part]]) {
@@ -85,30 +85,30 @@ describe('POST /projects/:id/uploads', () => {
         expect(res.json().message).toMatch(/^400 \(Bad request\) the multipart body (is malformed|could not be parsed)/);
       }
     }
-    expect(countUploads()).toBe(before);
+    expect(await countUploads()).toBe(before);
   });
   it('413 over max_attachment_size, with nothing stored', async () => {
-    updateSettings(s.ctx, { max_attachment_size: 1 });
+    await updateSettingsAsync(s.ctx, { max_attachment_size: 1 });
     try {
-      const before = countUploads();
+      const before = await countUploads();
       const dirs = readdirSync(join(s.ctx.paths.uploads, String(priv.id))).length;
       for (const size of [1024 * 1024 + 1, 3 * 1024 * 1024]) {
         const r = await upload(priv.id, alice, { file: { name: 'big.bin', data: Buffer.alloc(size, 1) } });
         expect(r.status).toBe(413);
         expect(r.body).toEqual({ message: '413 Request Entity Too Large' });
       }
-      expect(countUploads()).toBe(before);
+      expect(await countUploads()).toBe(before);
       expect(readdirSync(join(s.ctx.paths.uploads, String(priv.id))).length).toBe(dirs);
       expect((await upload(priv.id, alice, { file: { name: 'fits.bin', data: Buffer.alloc(1024 * 1024, 1) } })).status).toBe(201);
     } finally {
-      updateSettings(s.ctx, { max_attachment_size: 10 });
+      await updateSettingsAsync(s.ctx, { max_attachment_size: 10 });
     }
   });
   it('needs upload_file: guests and non-members of public projects may upload; hidden 404; anonymous 401', async () => {
     expect((await upload(priv.id, bob, { file: { name: 'a.txt', data: 'a' } })).body).toEqual({ message: '404 Project Not Found' });
     expect((await upload(pub.id, bob, { file: { name: 'a.txt', data: 'a' } })).status).toBe(201);
     expect((await upload(priv.id, null, { file: { name: 'a.txt', data: 'a' } })).status).toBe(401);
-    addMember(s.ctx, { type: 'Project', id: priv.id }, bob.id, 10);
+    await addMemberAsync(s.ctx, { type: 'Project', id: priv.id }, bob.id, 10);
     expect((await upload(priv.id, bob, { file: { name: 'a.txt', data: 'a' } })).status).toBe(201);
     // The token may also come as a form field of the multipart body.
     expect((await upload(priv.id, null, { private_token: alice.token, file: { name: 'b.txt', data: 'b' } })).status).toBe(201);

@@ -165,6 +165,10 @@ export const POLICY_TABLE: Row[] = [
       return { id: fork.id };
     },
   },
+  {
+    method: 'POST', path: `${P}/fork/{forked_from_id}`, ability: 'admin', params: (c) => ({ forked_from_id: c.w.moveTargetId }),
+    fresh: async (c) => ({ id: (await freshProject(c.w, c.vis)).id }), why: "8.x's authenticated_as_admin!: only administrators link a fork",
+  },
   { method: 'POST', path: `${P}/star`, ability: 'read_project', ok: [201, 304] },
   { method: 'DELETE', path: `${P}/star`, ability: 'read_project', ok: [200, 304] },
   { method: 'POST', path: `${P}/archive`, ability: 'archive_project', fresh: async (c) => ({ id: (await freshProject(c.w, c.vis)).id }) },

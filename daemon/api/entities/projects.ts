@@ -2,14 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { statement } from '../../db/statements.js';
-import { toNamespace, toUser } from '../../db/rows.js';
+import { toNamespace } from '../../db/rows.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
-import { canProject, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync } from '../../policy/permissions.js';
+import { projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync } from '../../policy/permissions.js';
 import type { Dialect, Queries } from '../../db/layer/types.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 import { placeholders } from '../../db/sql.js';
-import { openIssuesCounts } from '../../services/collaboration/issue-lists.js';
 import { sshCloneUrl } from '../../ssh/address.js';
 
 /** What a project presentation adds beyond the Project entity. */
@@ -41,63 +40,6 @@ export function projectUrls(ctx: AppContext, ns: Pick<NamespaceRow, 'path'>, p: 
   return { web_url: web, http_url_to_repo: `${web}.git`, ssh_url_to_repo: sshCloneUrl(ssh, `${ns.path}/${p.path}.git`) };
 }
 
-/** Present many projects for a viewer with a fixed number of queries. */
-export function presentProjects(ctx: AppContext, viewer: UserRow | null, rows: ProjectRow[], opts: PresentOptions = {}): Rec[] {
-  if (rows.length === 0) return [];
-  const ids = rows.map((r) => r.id);
-  const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
-  const nsById = new Map(
-    (statement(ctx, `SELECT * FROM namespaces WHERE id IN (${placeholders(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
-  );
-  const ownerIds = [...nsById.values()].filter((n) => n.kind === 'user' && n.ownerId).map((n) => n.ownerId as number);
-  const owners = new Map(
-    (statement(ctx, `SELECT * FROM users WHERE id IN (${placeholders(ownerIds)})`).all(...ownerIds) as Rec[]).map((u) => [u.id as number, toUser(u)]),
-  );
-  const count = (sql: string) => new Map((statement(ctx, sql).all(...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
-  const stars = count(`SELECT project_id AS id, COUNT(*) AS n FROM stars WHERE project_id IN (${placeholders(ids)}) GROUP BY project_id`);
-  const forks = count(`SELECT forked_from_id AS id, COUNT(*) AS n FROM projects WHERE forked_from_id IN (${placeholders(ids)}) GROUP BY forked_from_id`);
-  const openIssues = openIssuesCounts(ctx, ids);
-  const links = statement(
-    ctx,
-    `SELECT l.project_id, l.group_id, n.name AS group_name, l.group_access FROM project_group_links l
-       JOIN namespaces n ON n.id = l.group_id WHERE l.project_id IN (${placeholders(ids)}) ORDER BY l.id`,
-  ).all(...ids) as { project_id: number; group_id: number; group_name: string; group_access: number }[];
-  const forkedFromIds = [...new Set(rows.map((r) => r.forkedFromId).filter((x): x is number => x !== null))];
-  const forkedFrom = new Map(
-    (statement(ctx, `SELECT p.*, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN (${placeholders(forkedFromIds)})`)
-      .all(...forkedFromIds) as Rec[]).map((p) => [p.id as number, p]),
-  );
-  let projectAccess = new Map<number, number>();
-  let groupAccess = new Map<number, number>();
-  if (opts.withAccess && viewer) {
-    projectAccess = new Map(
-      (statement(ctx, `SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN (${placeholders(ids)})`)
-        .all(viewer.id, ...ids) as { id: number; n: number }[]).map((r) => [r.id, r.n]),
-    );
-    groupAccess = new Map(
-      (statement(ctx, `SELECT source_id AS id, access_level AS n FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN (${placeholders(nsIds)})`)
-        .all(viewer.id, ...nsIds) as { id: number; n: number }[]).map((r) => [r.id, r.n]),
-    );
-  }
-
-  return rows.map((p) => {
-    const ns = nsById.get(p.namespaceId)!;
-    const owner = ns.kind === 'user' && ns.ownerId ? owners.get(ns.ownerId) : undefined;
-    return projectEntity(ctx, p, opts, {
-      ns,
-      owner: owner ? { ...userBasic(ctx, owner), created_at: owner.createdAt } : undefined,
-      forkedFrom: p.forkedFromId !== null ? forkedFrom.get(p.forkedFromId) : undefined,
-      stars: stars.get(p.id) ?? 0,
-      forks: forks.get(p.id) ?? 0,
-      openIssues: openIssues.get(p.id) ?? 0,
-      links: links.filter((l) => l.project_id === p.id),
-      runnersToken: !!opts.withRunnersToken && canProject(ctx, viewer, 'admin_project', p),
-      projectAccess: projectAccess.get(p.id),
-      groupAccess: groupAccess.get(p.namespaceId),
-    });
-  });
-}
-
 /** What the presenters looked up for one project. */
 interface ProjectParts {
   ns: NamespaceRow;
@@ -112,7 +54,7 @@ interface ProjectParts {
   groupAccess: number | undefined;
 }
 
-/** The Project entity of one row (shared by the synchronous and the data-layer presenters). */
+/** The Project entity of one row. */
 function projectEntity(ctx: AppContext, p: ProjectRow, opts: PresentOptions, r: ProjectParts): Rec {
   const ns = r.ns;
   const out: Rec = {
@@ -270,7 +212,7 @@ export async function presentProjectsAsync(
   return out;
 }
 
-/** The data-layer twin of presentProject. */
+/** Present one project (the data-layer presenter of one row). */
 export async function presentProjectAsync(ctx: AppContext, viewer: UserRow | null, row: ProjectRow, opts: PresentOptionsAsync = {}): Promise<Rec> {
   return (await presentProjectsAsync(ctx, viewer, [row], opts))[0]!;
 }
@@ -282,11 +224,6 @@ export async function presentBasicProjectsAsync(ctx: AppContext, rows: ProjectRo
   const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
   const nsById = new Map((await q.all<Rec>(`SELECT * FROM namespaces WHERE id IN ${d.inIds}`, [d.ids(nsIds)])).map((n) => [n.id as number, toNamespace(n)]));
   return rows.map((p) => basicProject(ctx, p, nsById.get(p.namespaceId)!));
-}
-
-/** Present one project. */
-export function presentProject(ctx: AppContext, viewer: UserRow | null, row: ProjectRow, opts: PresentOptions = {}): Rec {
-  return presentProjects(ctx, viewer, [row], opts)[0]!;
 }
 
 /** BasicProjectDetails: id, http_url_to_repo, web_url, name, name_with_namespace, path, path_with_namespace. */
@@ -328,7 +265,10 @@ export const ProjectSchema = Type.Object({
   permissions: Type.Optional(Type.Object({ project_access: Access, group_access: Access })),
 });
 
-/** BasicProjectDetails for many projects (`?simple=true` lists), with one namespace query. */
+/**
+ * BasicProjectDetails for many projects, with one namespace query: the synchronous twin of presentBasicProjectsAsync,
+ * kept while unported rooms call it (entities/runners.ts, entities/todos.ts).
+ */
 export function presentBasicProjects(ctx: AppContext, rows: ProjectRow[]): Rec[] {
   if (rows.length === 0) return [];
   const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
