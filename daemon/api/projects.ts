@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeBoolean } from './params.js';
 import { countProjectsAsync, fetchProjectsAsync, projectListQueryAsync, type ProjectListFilters, type ProjectListScope } from '../services/project-lists.js';
-import { createProjectWithStorage, deleteProject, updateProjectWithStorage, type ProjectParams } from '../services/projects.js';
+import { createProjectWithStorage, deleteProject, findProjectWithLevelAsync, updateProjectWithStorage, type ProjectParams } from '../services/projects.js';
 import { findUserAsync } from '../services/users.js';
 import { presentBasicProjectsAsync, presentProjectAsync, presentProjectsAsync, ProjectListSchema, ProjectSchema } from './entities/projects.js';
 import { pageOf, setPageHeaders } from './pagination.js';
@@ -104,8 +104,14 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
     config,
     preValidation: loadProjectAsync('read_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: ProjectSchema } },
-  }, (request, reply) => answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, () =>
-    presentProjectAsync(ctx, callerOf(request), projectOf(request), { withAccess: true, withRunnersToken: true, level: projectLevelOf(request) })));
+  }, (request, reply) => answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, async () => {
+    // On PostgreSQL the answer is kept under a version read after the lookup: it is made from a row read after it too
+    // (another daemon may have written in between), so that it is never older than its version.
+    const { project, level } = ctx.data.dialect.name === 'postgres'
+      ? await findProjectWithLevelAsync(ctx, callerOf(request), projectOf(request).id)
+      : { project: projectOf(request), level: projectLevelOf(request) };
+    return presentProjectAsync(ctx, callerOf(request), project, { withAccess: true, withRunnersToken: true, level });
+  }));
 
   api.post('/projects', {
     config,

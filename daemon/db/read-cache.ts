@@ -3,6 +3,13 @@
  * connection and data_version with every commit of another connection; the UTC date is part of the version because
  * membership and token expiry depend on it. Inside a transaction nothing is cached (a rollback could bring the
  * counter back to a remembered value).
+ *
+ * On PostgreSQL the version is `pg_current_snapshot()` (docs/design/postgres.md, "Caches that are exact only on one
+ * process"): it changes whenever a transaction that wrote anything starts or ends, on any daemon of the database, and
+ * two equal snapshots see the same committed data. It is read before the value is computed, so a value kept under a
+ * version was computed from data at least as new as the version, and any commit anywhere moves every daemon to a new
+ * one: exact across daemons. Reading it is a statement of its own, so on PostgreSQL only the caches whose hit saves
+ * several statements use it (`postgres: true`: the response cache); the others compute every time there.
  */
 import type Database from 'better-sqlite3';
 import type { AppContext } from '../context.js';
@@ -11,6 +18,20 @@ import { statement } from './statements.js';
 /** How often data_version (another connection's commits) is read again; this connection's writes show at once. */
 const OTHER_CONNECTIONS_MS = 100;
 const external = new WeakMap<Database.Database, { at: number; d: number; day: string }>();
+
+/** The UTC day, part of every version (memberships and tokens expire by the day). */
+const utcDay = () => new Date().toISOString().slice(0, 10);
+
+/**
+ * The write version on either engine: writeVersion on SQLite; on PostgreSQL the current snapshot (`xmin:xmax:xip`) and
+ * the UTC day, one statement. Read it BEFORE reading what is kept under it.
+ */
+export async function writeVersionAsync(ctx: Pick<AppContext, 'db' | 'data'>): Promise<string> {
+  if (ctx.data.dialect.name === 'sqlite') return writeVersion(ctx);
+  const day = utcDay();
+  const row = await ctx.data.get<{ v: string }>('SELECT pg_current_snapshot()::text AS v');
+  return `${row!.v}:${day}`;
+}
 
 /**
  * The current write version of the context's database: changes with every write of this connection (total_changes(),
@@ -29,11 +50,12 @@ export function writeVersion(ctx: Pick<AppContext, 'db'>): string {
   return `${n}:${e.d}:${e.day}`;
 }
 
-/** A cache of values that are exact until the next write; at most `maxEntries` per connection. */
+/** A cache of values that are exact until the next write; at most `maxEntries` per connection (per database layer on PostgreSQL). */
 export class UntilNextWrite<T> {
-  private readonly byClient = new WeakMap<Database.Database, { version: string; values: Map<string, T> }>();
+  private readonly byClient = new WeakMap<object, { version: string; values: Map<string, T> }>();
 
-  constructor(private readonly maxEntries: number) {}
+  /** `postgres`: also cache on PostgreSQL, paying a statement per use for the version (worth it when a hit saves several). */
+  constructor(private readonly maxEntries: number, private readonly options: { postgres?: boolean } = {}) {}
 
   /** The cached value for `key`, or `compute()` (cached when outside a transaction). */
   get(ctx: Pick<AppContext, 'db'>, key: string, compute: () => T): T {
@@ -66,20 +88,31 @@ export class UntilNextWrite<T> {
   /**
    * The async twin of `get` for code on the data layer: on SQLite the same cache (the version is read in the same
    * synchronous stretch as `compute`'s first statement, so a kept value is at least as new as its version); on
-   * PostgreSQL no cache (`compute()` every time: the version would be a query, see docs/design/postgres.md "Caches").
+   * PostgreSQL, for a cache made with `postgres: true`, the snapshot version read by a statement before `compute`, and
+   * for the others no cache (`compute()` every time).
    * `inSnapshot`: the caller runs inside `ctx.data.snapshot` (reads only): on SQLite nothing can write on the connection
-   * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached, as in `get`.
+   * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached, as in `get`. On
+   * PostgreSQL nothing is cached inside a snapshot (its reads are as of its start, older than a version read now).
    */
   async getAsync(ctx: Pick<AppContext, 'db' | 'data'>, key: string, compute: () => Promise<T>, inSnapshot = false): Promise<T> {
-    if (ctx.data.dialect.name !== 'sqlite') return compute();
+    if (ctx.data.dialect.name !== 'sqlite') {
+      // (a snapshot's reads run on their own connection from its start: a version read now could be newer than them)
+      if (!this.options.postgres || inSnapshot) return compute();
+      return this.keep(ctx.data, await writeVersionAsync(ctx), key, compute);
+    }
     const client = ctx.db.$client;
     if (client.inTransaction && !inSnapshot) return compute();
-    const version = writeVersion(ctx);
-    let entry = this.byClient.get(client);
-    if (!entry || entry.version !== version) this.byClient.set(client, (entry = { version, values: new Map() }));
+    return this.keep(client, writeVersion(ctx), key, compute);
+  }
+
+  /** The value kept for `key` under `version` (read before), or compute() kept under it. */
+  private async keep(owner: object, version: string, key: string, compute: () => Promise<T>): Promise<T> {
+    let entry = this.byClient.get(owner);
+    if (!entry || entry.version !== version) this.byClient.set(owner, (entry = { version, values: new Map() }));
     const cached = entry.values.get(key);
     if (cached !== undefined) return cached;
     const value = await compute();
+    // (kept in the entry of its own version, even if a newer one replaced it meanwhile: then it is simply not found)
     if (entry.values.size >= this.maxEntries) entry.values.delete(entry.values.keys().next().value as string);
     entry.values.set(key, value);
     return value;

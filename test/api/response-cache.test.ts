@@ -3,7 +3,7 @@
  * (body and pagination headers), a write of any kind is seen by the next read, and the key keeps callers and hosts apart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -52,5 +52,42 @@ describe('cached GET answers', () => {
     expect(other.permissions).toEqual({ project_access: null, group_access: null });
     const elsewhere = await get('/projects?per_page=2', alice.token, 'other.example');
     expect(String(elsewhere.headers.link)).toContain('http://other.example/api/v3/projects?');
+  });
+
+  it.runIf(onPostgres)('on PostgreSQL: kept under the snapshot, and a write through another daemon is seen at once', async () => {
+    // a second app on the same database: another daemon, with caches of its own
+    const other = await startTestServer({ databaseUrl: s.ctx.config.databaseUrl! });
+    try {
+      const read = (host = 'gantry.test') => other.app.inject({ method: 'GET', url: `/api/v3/projects/${pid}`, headers: { 'private-token': alice.token, host } });
+      // a hit runs fewer statements than the answer it saves (the version instead of the presenter's)
+      let statements = 0;
+      const count = <F extends (...a: never[]) => unknown>(f: F) => ((...a: Parameters<F>) => {
+        statements++;
+        return f.apply(other.ctx.data, a);
+      }) as unknown as F;
+      const data = other.ctx.data as unknown as Record<'get' | 'all' | 'run', (...a: never[]) => unknown>;
+      const originals = { get: data.get, all: data.all, run: data.run };
+      for (const k of ['get', 'all', 'run'] as const) data[k] = count(originals[k]);
+      try {
+        const first = await read('cold.example');
+        const missed = statements;
+        statements = 0;
+        const second = await read('cold.example');
+        expect(second.body).toBe(first.body);
+        expect(statements).toBeLessThan(missed);
+      } finally {
+        Object.assign(data, originals);
+      }
+      const before = JSON.parse((await read()).body);
+      expect(JSON.parse((await read()).body)).toEqual(before);
+      for (const description of ['written elsewhere', 'and again']) {
+        expect((await s.api('PUT', `/projects/${pid}`, alice, { description })).status).toBe(200);
+        expect(JSON.parse((await read()).body).description).toBe(description);
+      }
+      expect((await s.api('POST', `/projects/${pid}/star`, bob)).status).toBe(201);
+      expect(JSON.parse((await read()).body).star_count).toBe(before.star_count + 1);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -161,7 +161,7 @@ export const POLICY_TABLE: Row[] = [
     method: 'DELETE', path: `${P}/fork`, variant: 'fork', ability: 'remove_fork_project', ok: [200],
     fresh: async (c) => {
       const fork = await freshProject(c.w, c.vis);
-      c.w.s.ctx.db.$client.prepare(`UPDATE projects SET forked_from_id = ? WHERE id = ?`).run(c.p.id, fork.id);
+      await c.w.s.ctx.data.run(`UPDATE projects SET forked_from_id = ? WHERE id = ?`, [c.p.id, fork.id]);
       return { id: fork.id };
     },
   },
@@ -181,9 +181,9 @@ export const POLICY_TABLE: Row[] = [
   {
     method: 'DELETE', path: `${P}/share/{group_id}`, ability: 'admin_project', ok: [200, 204],
     fresh: async (c) => {
-      c.w.s.ctx.db.$client.prepare(`INSERT INTO project_group_links (project_id, group_id, group_access, created_at, updated_at)
-        SELECT ?, ?, 10, datetime('now'), datetime('now') WHERE NOT EXISTS (SELECT 1 FROM project_group_links WHERE project_id = ? AND group_id = ?)`)
-        .run(c.p.id, c.w.shareGroupId, c.p.id, c.w.shareGroupId);
+      const t = new Date().toISOString();
+      await c.w.s.ctx.data.run(`INSERT INTO project_group_links (project_id, group_id, group_access, created_at, updated_at) VALUES (?, ?, 10, ?, ?)
+        ON CONFLICT (project_id, group_id) DO NOTHING`, [c.p.id, c.w.shareGroupId, t, t]);
       return { group_id: c.w.shareGroupId };
     },
   },
