@@ -581,7 +581,8 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
     say('  counts kept by triggers agree with a recount');
 
     // Read every table back: row count and checksum against SQLite's.
-    say('  verifying row counts and checksums');
+    say('  verifying row counts and checksums ...');
+    const verifying = performance.now();
     for (const copy of copies) {
       const back = await checksumPostgres(client, tables.get(copy.table)!);
       if (back.rows !== copy.rows || back.checksum !== copy.checksum) {
@@ -591,10 +592,12 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
         );
       }
     }
-    for (const name of order) await client.query(`ANALYZE ${quote(name)}`);
+    say(`  ${fmt(total)} rows in ${copies.length} tables match (row counts and checksums)  ${secs(performance.now() - verifying)}`);
+    const committing = performance.now();
+    for (const name of order) await client.query(`ANALYZE ${quote(name)}`); // the planner's statistics, for the first requests
     await client.query('COMMIT');
     const seconds = (performance.now() - started) / 1000;
-    say(`  ${fmt(total)} rows in ${copies.length} tables match (row counts and checksums); committed`);
+    say(`  analyzed and committed  ${secs(performance.now() - committing)}`);
     return { schemaVersion: source.version, tables: copies, rows: total, copySeconds, seconds };
   } catch (e) {
     if (client) await client.query('ROLLBACK').catch(() => undefined);

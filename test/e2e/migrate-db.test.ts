@@ -65,6 +65,22 @@ async function postgresRows(url: string, tables: string[]): Promise<Record<strin
   }
 }
 
+describe('gantryd migrate-db usage errors', () => {
+  afterAll(() => cleanupTmp());
+
+  it('says what it needs in one line, without the password, and exits 1', async () => {
+    const dir = tmp('gantry-migrate-usage-');
+    const none = await runGantryd(['migrate-db', '--data-dir', dir]);
+    expect([none.code, none.stderr]).toEqual([1, 'gantryd: migrate-db needs --to postgres://user:password@host:5432/name, the empty PostgreSQL database to copy into\n']);
+    const mysql = await runGantryd(['migrate-db', '--data-dir', dir, '--to', 'mysql://u:secret@db/gantry']);
+    expect([mysql.code, mysql.stderr]).toEqual([1, 'gantryd: invalid --to URL: use a PostgreSQL URL such as postgres://user:password@host:5432/gantry (postgres:// or postgresql://)\n']);
+    const empty = await runGantryd(['migrate-db', '--data-dir', dir, '--to', 'postgres://u:secret@127.0.0.1:1/gantry']);
+    expect([empty.code, empty.stderr]).toEqual([1, `gantryd: ${dir} has no SQLite database (gantry.db): point --data-dir at the data directory of the installation to copy\n`]);
+    const help = await runGantryd(['--help']);
+    expect(help.stdout).toContain('migrate-db --to <url>');
+  });
+});
+
 describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation copied into PostgreSQL', () => {
   let dataDir: string;
   let sqliteDaemon: Daemon | undefined;
@@ -259,7 +275,7 @@ describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation c
     expect(out).toMatch(/^ {2}users +3 rows {2}\d+\.\d\d s$/m);
     expect(out).toMatch(/^ {2}issues +4 rows/m); // three, and the moved one's copy in the other project
     expect(out).toMatch(/^ {2}counts kept by triggers agree with a recount$/m);
-    expect(out).toMatch(/^ {2}[\d,]+ rows in \d+ tables match \(row counts and checksums\); committed$/m);
+    expect(out).toMatch(/^ {2}[\d,]+ rows in \d+ tables match \(row counts and checksums\) {2}\d+\.\d\d s\n {2}analyzed and committed {2}/m);
     expect(out).toContain(`gantryd --data-dir ${dataDir} --database-url '${target.url}'`);
     // Foreign-key order: a table after those it references.
     const order = [...out.matchAll(/^ {2}(\w+) +\d+ rows {2}/gm)].map((m) => m[1]);

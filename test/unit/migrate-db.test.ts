@@ -83,7 +83,8 @@ describe.skipIf(!TEST_DATABASE_URL)('migrateDb on PostgreSQL', () => {
     const result = await migrateDb({ dataDir: dir, to: db.url, progress: (line) => progress.push(line), batchRows: 1 });
     expect(result.tables.find((t) => t.table === 'issues')).toMatchObject({ rows: 2 });
     expect(result.rows).toBe(result.tables.reduce((n, t) => n + t.rows, 0));
-    expect(progress.at(-1)).toMatch(/rows in \d+ tables match \(row counts and checksums\); committed$/);
+    expect(progress.at(-2)).toMatch(/^ {2}[\d,]+ rows in \d+ tables match \(row counts and checksums\) {2}\d+\.\d\d s$/);
+    expect(progress.at(-1)).toMatch(/^ {2}analyzed and committed {2}\d+\.\d\d s$/);
     const pg = await postgresDatabase(db.url, { max: 1 });
     try {
       // A time without a zone is UTC, as the daemon meant it.
