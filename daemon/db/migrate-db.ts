@@ -250,6 +250,9 @@ function timestampMs(text: string): number {
 
 type Canonical = string | null;
 
+/** The largest value of PostgreSQL's integer types (bigint's is beyond what SQLite hands JS as a number). */
+const INTEGER_LIMITS: Record<string, number> = { smallint: 32_767, integer: 2_147_483_647 };
+
 /** A SQLite value checked and converted for PostgreSQL (JSON for json_populate_recordset), with its normal form. */
 function fromSqlite(table: string, column: Column, value: unknown, where: () => string): [unknown, Canonical] {
   if (value === null || value === undefined) return [null, null];
@@ -267,6 +270,8 @@ function fromSqlite(table: string, column: Column, value: unknown, where: () => 
     case 'integer': {
       const n = Number(value);
       if (typeof value === 'string' || !Number.isInteger(n)) return bad(`${JSON.stringify(String(value))} (not a whole number)`);
+      const limit = INTEGER_LIMITS[column.type];
+      if (limit !== undefined && (n > limit || n < -limit - 1)) return bad(`${n} (beyond the column's range)`);
       return [n, String(n)];
     }
     case 'float': {

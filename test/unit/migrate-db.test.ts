@@ -106,6 +106,25 @@ describe.skipIf(!TEST_DATABASE_URL)('migrateDb on PostgreSQL', () => {
     }
   }, 60_000);
 
+  it('refuses a value beyond a PostgreSQL column\'s range with the row named, and writes nothing', async () => {
+    const copy = mkdtempSync(join(tmpdir(), 'gantry-migrate-unit-'));
+    try {
+      cpSync(join(dir, 'gantry.db'), join(copy, 'gantry.db'));
+      const sqlite = new BetterSqlite(join(copy, 'gantry.db'));
+      sqlite.prepare('UPDATE projects SET visibility_level = 3000000000 WHERE id = ?').run(ids.project);
+      sqlite.close();
+      const db = await target();
+      await expect(migrateDb({ dataDir: copy, to: db.url })).rejects.toThrow(
+        `projects.visibility_level of the row with id ${ids.project} in the SQLite database holds 3000000000 (beyond the column's range), which PostgreSQL's integer column cannot take`,
+      );
+      const pg = await postgresDatabase(db.url, { max: 1 });
+      expect(await pg.all("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")).toEqual([]);
+      await pg.close();
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('refuses counts that disagree with a recount, and writes nothing', async () => {
     const copy = mkdtempSync(join(tmpdir(), 'gantry-migrate-unit-'));
     try {
