@@ -250,6 +250,9 @@ function timestampMs(text: string): number {
 
 type Canonical = string | null;
 
+/** The largest value of PostgreSQL's integer types (bigint's is beyond what SQLite hands JS as a number). */
+const INTEGER_LIMITS: Record<string, number> = { smallint: 32_767, integer: 2_147_483_647 };
+
 /** A SQLite value checked and converted for PostgreSQL (JSON for json_populate_recordset), with its normal form. */
 function fromSqlite(table: string, column: Column, value: unknown, where: () => string): [unknown, Canonical] {
   if (value === null || value === undefined) return [null, null];
@@ -267,6 +270,8 @@ function fromSqlite(table: string, column: Column, value: unknown, where: () => 
     case 'integer': {
       const n = Number(value);
       if (typeof value === 'string' || !Number.isInteger(n)) return bad(`${JSON.stringify(String(value))} (not a whole number)`);
+      const limit = INTEGER_LIMITS[column.type];
+      if (limit !== undefined && (n > limit || n < -limit - 1)) return bad(`${n} (beyond the column's range)`);
       return [n, String(n)];
     }
     case 'float': {
@@ -581,7 +586,8 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
     say('  counts kept by triggers agree with a recount');
 
     // Read every table back: row count and checksum against SQLite's.
-    say('  verifying row counts and checksums');
+    say('  verifying row counts and checksums ...');
+    const verifying = performance.now();
     for (const copy of copies) {
       const back = await checksumPostgres(client, tables.get(copy.table)!);
       if (back.rows !== copy.rows || back.checksum !== copy.checksum) {
@@ -591,10 +597,12 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
         );
       }
     }
-    for (const name of order) await client.query(`ANALYZE ${quote(name)}`);
+    say(`  ${fmt(total)} rows in ${copies.length} tables match (row counts and checksums)  ${secs(performance.now() - verifying)}`);
+    const committing = performance.now();
+    for (const name of order) await client.query(`ANALYZE ${quote(name)}`); // the planner's statistics, for the first requests
     await client.query('COMMIT');
     const seconds = (performance.now() - started) / 1000;
-    say(`  ${fmt(total)} rows in ${copies.length} tables match (row counts and checksums); committed`);
+    say(`  analyzed and committed  ${secs(performance.now() - committing)}`);
     return { schemaVersion: source.version, tables: copies, rows: total, copySeconds, seconds };
   } catch (e) {
     if (client) await client.query('ROLLBACK').catch(() => undefined);

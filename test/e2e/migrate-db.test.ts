@@ -1,8 +1,10 @@
 /**
  * `gantryd migrate-db` end to end with the BUILT daemon: a SQLite installation filled through the API and git by a real
  * gantryd (users, a group, projects with members, a fork, issues with labels and notes, an issue moved to another
- * project, a milestone, a merge request, a pipeline with builds from a pushed .gitlab-ci.yml, a registered runner, an
- * OAuth application, an SSH key, a personal access token, changed settings), stopped, copied into a fresh PostgreSQL
+ * project, a milestone, award emoji, a todo, a merge request, a pipeline with builds from a pushed .gitlab-ci.yml, a
+ * registered runner, a hook with deliveries waiting, a CI variable, a protected branch, a share with the group, a commit
+ * comment, a release, a deploy key, an OAuth application and an access token from it, an SSH key, a personal access
+ * token, changed settings), stopped, copied into a fresh PostgreSQL
  * database, then served by gantryd with --database-url on the same data directory: what the PostgreSQL port serves
  * today reads back as the SQLite daemon answered it, the old password and tokens still work, every table holds the
  * same rows. And the refusals: a running daemon, an older schema, a non-empty database, a value PostgreSQL cannot
@@ -65,6 +67,22 @@ async function postgresRows(url: string, tables: string[]): Promise<Record<strin
   }
 }
 
+describe('gantryd migrate-db usage errors', () => {
+  afterAll(() => cleanupTmp());
+
+  it('says what it needs in one line, without the password, and exits 1', async () => {
+    const dir = tmp('gantry-migrate-usage-');
+    const none = await runGantryd(['migrate-db', '--data-dir', dir]);
+    expect([none.code, none.stderr]).toEqual([1, 'gantryd: migrate-db needs --to postgres://user:password@host:5432/name, the empty PostgreSQL database to copy into\n']);
+    const mysql = await runGantryd(['migrate-db', '--data-dir', dir, '--to', 'mysql://u:secret@db/gantry']);
+    expect([mysql.code, mysql.stderr]).toEqual([1, 'gantryd: invalid --to URL: use a PostgreSQL URL such as postgres://user:password@host:5432/gantry (postgres:// or postgresql://)\n']);
+    const empty = await runGantryd(['migrate-db', '--data-dir', dir, '--to', 'postgres://u:secret@127.0.0.1:1/gantry']);
+    expect([empty.code, empty.stderr]).toEqual([1, `gantryd: ${dir} has no SQLite database (gantry.db): point --data-dir at the data directory of the installation to copy\n`]);
+    const help = await runGantryd(['--help']);
+    expect(help.stdout).toContain('migrate-db --to <url>');
+  });
+});
+
 describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation copied into PostgreSQL', () => {
   let dataDir: string;
   let sqliteDaemon: Daemon | undefined;
@@ -80,6 +98,7 @@ describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation c
     groupProject?: number;
     fork?: number;
     pat?: string;
+    bearer?: string;
     /** What the SQLite daemon answered, by request. */
     answers: Record<string, unknown>;
   } = { answers: {} };
@@ -134,9 +153,18 @@ describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation c
     made.project = project.body;
     const p = made.project!.id;
     const dir = await workTree();
-    await commitFiles(dir, { 'README.md': '# service\n', '.gitlab-ci.yml': 'test:\n  script: echo test\nlint:\n  script: echo lint\n' }, 'first');
+    const sha = await commitFiles(dir, { 'README.md': '# service\n', '.gitlab-ci.yml': 'test:\n  script: echo test\nlint:\n  script: echo lint\n' }, 'first');
     await gitOk(dir, ['push', '-q', repoUrl(url, made.project!.path_with_namespace, { username: 'root', password: PASSWORD }), 'HEAD:master']);
     ok(await api(url, 'POST', `/projects/${p}/members`, root, { user_id: made.bob.id, access_level: 30 }));
+    // A hook (its deliveries of the events below wait in the outbox: nothing listens on port 9), a variable, a protected
+    // branch, a share with the group, a commit comment, a tag with release notes, a deploy key.
+    ok(await api(url, 'POST', `/projects/${p}/hooks`, root, { url: 'http://127.0.0.1:9/hook', issues_events: true, note_events: true }));
+    ok(await api(url, 'POST', `/projects/${p}/variables`, root, { key: 'DEPLOY_ENV', value: 'staging' }));
+    ok(await api(url, 'PUT', `/projects/${p}/repository/branches/master/protect`, root), 200);
+    ok(await api(url, 'POST', `/projects/${p}/share`, root, { group_id: made.group, group_access: 30 }));
+    ok(await api(url, 'POST', `/projects/${p}/repository/commits/${sha}/comments`, root, { note: 'a good start' }));
+    ok(await api(url, 'POST', `/projects/${p}/repository/tags`, root, { tag_name: 'v1.0', ref: 'master', release_description: 'The first release' }));
+    ok(await api(url, 'POST', `/projects/${p}/deploy_keys`, root, { title: 'deploy', key: generateKeyPair('ed25519', { comment: 'ci@deploy' }).publicKey }));
 
     // A merge request from a branch made through the API.
     ok(await api(url, 'POST', `/projects/${p}/repository/branches`, root, { branch_name: 'feature', ref: 'master' }));
@@ -155,6 +183,8 @@ describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation c
     }
     ok(await api(url, 'PUT', `/projects/${p}/issues/${issues[1]}`, root, { state_event: 'close' }), 200);
     ok(await api(url, 'POST', `/projects/${p}/issues/${issues[0]}/notes`, made.alice.token, { body: 'seen it too' }));
+    ok(await api(url, 'POST', `/projects/${p}/issues/${issues[0]}/award_emoji`, made.alice.token, { name: 'thumbsup' }));
+    ok(await api(url, 'POST', `/projects/${p}/issues/${issues[0]}/todo`, made.alice.token));
     ok(await api(url, 'POST', `/projects/${p}/issues/${issues[2]}/move`, root, { to_project_id: made.groupProject }));
     ok(await api(url, 'POST', `/projects/${p}/star`, made.alice.token));
 
@@ -168,6 +198,13 @@ describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation c
     const pat = await api(url, 'POST', '/user/personal_access_tokens', made.bob.token, { name: 'ci', scopes: ['api'] });
     ok(pat);
     made.pat = pat.body.token;
+    const grant = await fetch(`${url}/oauth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'password', username: 'alice', password: 'alice-password-1', client_id: 'gantry-cli' }),
+    });
+    const grantBody = await grant.json();
+    expect(grant.status, JSON.stringify(grantBody)).toBe(200);
+    made.bearer = grantBody.access_token;
     const runner = await fetch(`${url}/ci/api/v1/runners/register.json`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: RUNNERS_TOKEN, description: 'shell runner' }),
     });
@@ -259,7 +296,7 @@ describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation c
     expect(out).toMatch(/^ {2}users +3 rows {2}\d+\.\d\d s$/m);
     expect(out).toMatch(/^ {2}issues +4 rows/m); // three, and the moved one's copy in the other project
     expect(out).toMatch(/^ {2}counts kept by triggers agree with a recount$/m);
-    expect(out).toMatch(/^ {2}[\d,]+ rows in \d+ tables match \(row counts and checksums\); committed$/m);
+    expect(out).toMatch(/^ {2}[\d,]+ rows in \d+ tables match \(row counts and checksums\) {2}\d+\.\d\d s\n {2}analyzed and committed {2}/m);
     expect(out).toContain(`gantryd --data-dir ${dataDir} --database-url '${target.url}'`);
     // Foreign-key order: a table after those it references.
     const order = [...out.matchAll(/^ {2}(\w+) +\d+ rows {2}/gm)].map((m) => m[1]);
@@ -277,7 +314,9 @@ describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation c
     // The installation was filled: the rooms of this file all have rows.
     for (const table of ['users', 'namespaces', 'projects', 'members', 'issues', 'issue_counts', 'labels', 'label_links', 'notes', 'milestones',
       'merge_requests', 'merge_request_counts', 'merge_request_diffs', 'pipelines', 'commit_statuses', 'runners', 'oauth_applications', 'keys',
-      'personal_access_tokens', 'stars', 'events', 'application_settings']) {
+      'personal_access_tokens', 'stars', 'events', 'application_settings', 'project_hooks', 'hook_deliveries', 'ci_variables',
+      'protected_branches', 'project_group_links', 'commit_notes', 'releases', 'deploy_keys_projects', 'award_emoji', 'todos',
+      'oauth_access_tokens']) {
       expect(sqlite[table]!.length, table).toBeGreaterThan(0);
     }
     const moved = (sqlite.issues as { moved_to_id: number | null }[]).filter((i) => i.moved_to_id !== null);
@@ -315,6 +354,10 @@ describe.skipIf(!TEST_DATABASE_URL)('gantryd migrate-db: a SQLite installation c
     const session = await api(url, 'POST', '/session', null, { login: 'root', password: PASSWORD });
     ok(session);
     expect(session.body.private_token).toBe(root); // derived from the data dir's secret and the copied salt
+    // An OAuth access token issued on SQLite is accepted (stored hashed, copied).
+    const bearer = await fetch(`${url}/api/v3/user`, { headers: { authorization: `Bearer ${made.bearer}` } });
+    expect(bearer.status).toBe(200);
+    expect((await bearer.json()).username).toBe('alice');
     const bob = await api(url, 'POST', '/session', null, { login: 'bob', password: 'bob-password-1' });
     ok(bob);
     expect(bob.body.private_token).toBe(made.bob!.token);

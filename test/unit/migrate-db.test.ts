@@ -83,7 +83,8 @@ describe.skipIf(!TEST_DATABASE_URL)('migrateDb on PostgreSQL', () => {
     const result = await migrateDb({ dataDir: dir, to: db.url, progress: (line) => progress.push(line), batchRows: 1 });
     expect(result.tables.find((t) => t.table === 'issues')).toMatchObject({ rows: 2 });
     expect(result.rows).toBe(result.tables.reduce((n, t) => n + t.rows, 0));
-    expect(progress.at(-1)).toMatch(/rows in \d+ tables match \(row counts and checksums\); committed$/);
+    expect(progress.at(-2)).toMatch(/^ {2}[\d,]+ rows in \d+ tables match \(row counts and checksums\) {2}\d+\.\d\d s$/);
+    expect(progress.at(-1)).toMatch(/^ {2}analyzed and committed {2}\d+\.\d\d s$/);
     const pg = await postgresDatabase(db.url, { max: 1 });
     try {
       // A time without a zone is UTC, as the daemon meant it.
@@ -102,6 +103,25 @@ describe.skipIf(!TEST_DATABASE_URL)('migrateDb on PostgreSQL', () => {
       expect(await pg.get('SELECT COALESCE(SUM(n), 0) AS n FROM issue_counts WHERE project_id = ?', [ids.project])).toEqual({ n: before!.n + 1 });
     } finally {
       await pg.close();
+    }
+  }, 60_000);
+
+  it('refuses a value beyond a PostgreSQL column\'s range with the row named, and writes nothing', async () => {
+    const copy = mkdtempSync(join(tmpdir(), 'gantry-migrate-unit-'));
+    try {
+      cpSync(join(dir, 'gantry.db'), join(copy, 'gantry.db'));
+      const sqlite = new BetterSqlite(join(copy, 'gantry.db'));
+      sqlite.prepare('UPDATE projects SET visibility_level = 3000000000 WHERE id = ?').run(ids.project);
+      sqlite.close();
+      const db = await target();
+      await expect(migrateDb({ dataDir: copy, to: db.url })).rejects.toThrow(
+        `projects.visibility_level of the row with id ${ids.project} in the SQLite database holds 3000000000 (beyond the column's range), which PostgreSQL's integer column cannot take`,
+      );
+      const pg = await postgresDatabase(db.url, { max: 1 });
+      expect(await pg.all("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")).toEqual([]);
+      await pg.close();
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
     }
   }, 60_000);
 
