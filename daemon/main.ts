@@ -176,6 +176,9 @@ export async function main(argv: string[]): Promise<void> {
     .option('--signin-trusted-addresses <list>', 'addresses never banned, comma-separated, or none (GANTRY_SIGNIN_TRUSTED_ADDRESSES, default 127.0.0.1,::1)')
     .option('--metrics-token <token>', 'bearer token for GET /-/metrics scrapers (GANTRY_METRICS_TOKEN; admins can always read it)')
     .option('--database-url <url>', 'PostgreSQL database, postgres://user:password@host:5432/name (GANTRY_DATABASE_URL; preview, default: SQLite in the data dir)')
+    .addHelpText('after', '\nStopping: SIGTERM drains (GET /-/readiness answers 503, requests in flight finish) and exits 0. GANTRY_DRAIN_GRACE\n' +
+      '(seconds, default 5): how long new connections are still served when a balancer checks readiness; GANTRY_DRAIN_TIMEOUT\n' +
+      '(seconds, default 30): the bound on the whole stop. README "Running several daemons".\n')
     .parse(argv);
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   let drainSettings: DrainOptions;
