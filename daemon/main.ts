@@ -98,14 +98,20 @@ export async function startDaemon(
     log('info', grace ? `stopping: readiness answers 503; still serving new connections for ${grace / 1000} s` : 'stopping: readiness answers 503');
     if (grace) await sleep(grace);
     let cut = false;
-    const timer = setTimeout(() => {
-      cut = true;
-      log('warn', `stopping: requests still running after ${timeoutMs / 1000} s are cut (GANTRY_DRAIN_TIMEOUT)`);
-      app.server.closeAllConnections();
-    }, Math.max(0, timeoutMs - (Date.now() - started)));
+    let timer: NodeJS.Timeout | undefined;
+    // At the bound: every HTTP connection is cut, and a second later the stop goes on whatever still runs (an SSH
+    // session's git, which the SSH server's own drain would otherwise wait for).
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        cut = true;
+        log('warn', `stopping: requests still running after ${timeoutMs / 1000} s are cut (GANTRY_DRAIN_TIMEOUT)`);
+        app.server.closeAllConnections();
+        timer = setTimeout(resolve, 1000);
+      }, Math.max(0, timeoutMs - (Date.now() - started)));
+    });
     try {
       // app.close() stops listening, closes idle connections and resolves once every connection has ended.
-      await Promise.all([app.close(), ssh?.close()]);
+      await Promise.race([Promise.all([app.close(), ssh?.close()]), bound]);
     } finally {
       clearTimeout(timer);
     }
