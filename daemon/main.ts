@@ -99,14 +99,20 @@ export async function startDaemon(
     log('info', grace ? `stopping: readiness answers 503; still serving new connections for ${grace / 1000} s` : 'stopping: readiness answers 503');
     if (grace) await sleep(grace);
     let cut = false;
-    const timer = setTimeout(() => {
-      cut = true;
-      log('warn', `stopping: requests still running after ${timeoutMs / 1000} s are cut (GANTRY_DRAIN_TIMEOUT)`);
-      app.server.closeAllConnections();
-    }, Math.max(0, timeoutMs - (Date.now() - started)));
+    let timer: NodeJS.Timeout | undefined;
+    // At the bound: every HTTP connection is cut, and a second later the stop goes on whatever still runs (an SSH
+    // session's git, which the SSH server's own drain would otherwise wait for).
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        cut = true;
+        log('warn', `stopping: requests still running after ${timeoutMs / 1000} s are cut (GANTRY_DRAIN_TIMEOUT)`);
+        app.server.closeAllConnections();
+        timer = setTimeout(resolve, 1000);
+      }, Math.max(0, timeoutMs - (Date.now() - started)));
+    });
     try {
       // app.close() stops listening, closes idle connections and resolves once every connection has ended.
-      await Promise.all([app.close(), ssh?.close()]);
+      await Promise.race([Promise.all([app.close(), ssh?.close()]), bound]);
     } finally {
       clearTimeout(timer);
     }
@@ -180,6 +186,9 @@ export async function main(argv: string[]): Promise<void> {
     .option('--metrics-token <token>', 'bearer token for GET /-/metrics scrapers (GANTRY_METRICS_TOKEN; admins can always read it)')
     .option('--database-url <url>', 'PostgreSQL database, postgres://user:password@host:5432/name (GANTRY_DATABASE_URL; preview, default: SQLite in the data dir)')
     .addHelpText('after', '\nCommands:\n  migrate-db --to <url>  copy a stopped installation\'s SQLite database into PostgreSQL (gantryd migrate-db --help)')
+    .addHelpText('after', '\nStopping: SIGTERM drains (GET /-/readiness answers 503, requests in flight finish) and exits 0. GANTRY_DRAIN_GRACE\n' +
+      '(seconds, default 5): how long new connections are still served when a balancer checks readiness; GANTRY_DRAIN_TIMEOUT\n' +
+      '(seconds, default 30): the bound on the whole stop. README "Running several daemons".\n')
     .parse(argv);
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   let drainSettings: DrainOptions;

@@ -11,40 +11,15 @@
  * Runs when GANTRY_TEST_DATABASE_URL is set (npm test's PostgreSQL pass) and needs nginx with the stream module (.ci/run
  * installs them; outside CI the file is skipped without nginx). Uses the build (npm test builds first).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { cleanEnv, cleanupTmp, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
+import { cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { FAIL_TIMEOUT_MS, freePort, NGINX, startNginx, type Nginx } from './nginx.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 
 const PASSWORD = 'rolling-restart-root-password';
-/** fail_timeout of deploy/nginx.conf: how long nginx keeps a daemon out of the rotation after a failure. */
-const FAIL_TIMEOUT_MS = 3000;
-
-const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx'].find((p) => existsSync(p))
-  ?? (spawnSync('nginx', ['-v']).status === 0 ? 'nginx' : undefined);
-if (!NGINX && TEST_DATABASE_URL && process.env.CI) throw new Error('nginx is not installed: apt-get install -y nginx libnginx-mod-stream (.ci/run does)');
-
-/** A TCP port nothing listens on now (nginx and a restarted daemon need ports known in advance). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** deploy/nginx.conf with its placeholders filled in, as `envsubst '<the list>'` does (nginx's own $variables stay). */
-export function renderNginxConf(values: Record<string, string>): string {
-  const text = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8');
-  const names = [...text.matchAll(/\$\{(GANTRY_[A-Z_]+)\}/g)].map((m) => m[1]);
-  for (const name of names) if (!(name in values)) throw new Error(`deploy/nginx.conf names ${name}, which the test does not fill in`);
-  return text.replace(/\$\{(GANTRY_[A-Z_]+)\}|\$(GANTRY_[A-Z_]+)/g, (all, braced?: string, bare?: string) => values[(braced ?? bare)!] ?? all);
-}
 
 interface Failure { what: string; status: number | string; body: string }
 
@@ -165,9 +140,7 @@ describe.skipIf(!TEST_DATABASE_URL || !NGINX)('two gantryd behind nginx (deploy/
   const ports = { a: 0, b: 0, aSsh: 0, bSsh: 0, http: 0, ssh: 0 };
   let args: (which: 'a' | 'b') => string[];
   let env: NodeJS.ProcessEnv;
-  let nginx: ChildProcess | undefined;
-  let nginxOut = '';
-  let nginxDir: string;
+  let nginx: Nginx | undefined;
   let drop: (() => Promise<void>) | undefined;
   let url: string;
   let root: string;
@@ -194,7 +167,7 @@ describe.skipIf(!TEST_DATABASE_URL || !NGINX)('two gantryd behind nginx (deploy/
     // nginx takes a daemon back once fail_timeout has passed since its last failure (deploy/nginx.conf).
     await sleep(FAIL_TIMEOUT_MS + 1000);
   };
-  const log = () => `nginx error.log:\n${readFileSync(join(nginxDir, 'error.log'), 'utf8').slice(-4000)}\nnginx stderr: ${nginxOut.slice(-1000)}\n` +
+  const log = () => `${nginx?.log()}\n` +
     `A: ${daemons.a?.stderr().slice(-2000)}\nB: ${daemons.b?.stderr().slice(-2000)}`;
 
   beforeAll(async () => {
@@ -212,22 +185,10 @@ describe.skipIf(!TEST_DATABASE_URL || !NGINX)('two gantryd behind nginx (deploy/
     env = cleanEnv({ GANTRY_DRAIN_GRACE: '1', GANTRY_LOG_LEVEL: 'info' });
     await Promise.all([start('a'), start('b')]);
 
-    nginxDir = tmp('gantry-nginx-');
-    const conf = join(nginxDir, 'nginx.conf');
-    writeFileSync(conf, renderNginxConf({
-      GANTRY_A: `127.0.0.1:${ports.a}`, GANTRY_B: `127.0.0.1:${ports.b}`,
-      GANTRY_A_SSH: `127.0.0.1:${ports.aSsh}`, GANTRY_B_SSH: `127.0.0.1:${ports.bSsh}`,
-      GANTRY_HTTP_LISTEN: `127.0.0.1:${ports.http}`, GANTRY_SSH_LISTEN: `127.0.0.1:${ports.ssh}`, GANTRY_NGINX_DIR: nginxDir,
-    }));
-    // In the foreground, never as a service; -e: nginx's own start-up errors to stderr.
-    nginx = spawn(NGINX!, ['-c', conf, '-e', 'stderr', '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    nginx.stdout!.setEncoding('utf8').on('data', (d: string) => { nginxOut += d; });
-    nginx.stderr!.setEncoding('utf8').on('data', (d: string) => { nginxOut += d; });
-    const deadline = Date.now() + 15_000;
-    while ((await fetch(`${url}/-/health`).then((r) => r.status, () => 0)) !== 200) {
-      if (nginx.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not start: ${nginxOut}`);
-      await sleep(100);
-    }
+    nginx = await startNginx({
+      a: `127.0.0.1:${ports.a}`, b: `127.0.0.1:${ports.b}`, aSsh: `127.0.0.1:${ports.aSsh}`, bSsh: `127.0.0.1:${ports.bSsh}`,
+      http: ports.http, ssh: ports.ssh,
+    });
     const session = await fetch(`${url}/api/v3/session`, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'root', password: PASSWORD }),
     });
@@ -236,7 +197,7 @@ describe.skipIf(!TEST_DATABASE_URL || !NGINX)('two gantryd behind nginx (deploy/
   }, 120_000);
 
   afterAll(async () => {
-    nginx?.kill('SIGTERM');
+    nginx?.stop();
     for (const d of [daemons.a, daemons.b]) if (d && d.proc.exitCode === null) await d.stop('SIGTERM');
     killAll();
     await drop?.();
@@ -261,7 +222,7 @@ describe.skipIf(!TEST_DATABASE_URL || !NGINX)('two gantryd behind nginx (deploy/
     expect(r.status).toBe(200);
     // Round robin: the access log names both daemons after a few requests.
     for (let i = 0; i < 6; i++) await (await fetch(`${url}/-/health`)).arrayBuffer();
-    const access = readFileSync(join(nginxDir, 'access.log'), 'utf8');
+    const access = nginx!.accessLog();
     expect(access).toContain(`upstream=127.0.0.1:${ports.a}`);
     expect(access).toContain(`upstream=127.0.0.1:${ports.b}`);
     // The live trace endpoint's WebSocket upgrade goes through to a daemon's upgrade handler, whose own refusal comes
@@ -327,7 +288,7 @@ describe.skipIf(!TEST_DATABASE_URL)('GET /-/readiness on PostgreSQL', () => {
     cleanupTmp();
   });
 
-  it('answers 503 "database unreachable" once the database is gone, while /-/health is not a readiness check', async () => {
+  it('answers 503 "database unreachable" once the database is gone; the daemon runs on and stops with 0', async () => {
     const db = await createTestDatabase(TEST_DATABASE_URL!, { migrated: true });
     const d = await startGantryd(['--port', '0', '--data-dir', tmp('gantry-ready-'), '--root-password', PASSWORD, '--database-url', db.url], cleanEnv(), 60_000);
     const ready = await fetch(`${d.url}/-/readiness`);
