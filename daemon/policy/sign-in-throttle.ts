@@ -1,15 +1,23 @@
 /**
  * The failed sign-in throttle. Every password check (POST /session, git over HTTP basic auth, the OAuth password
- * grant and sign-in page) goes through services/users.ts signIn, which asks here before checking a password and
- * reports the outcome after. Two counters, with GitLab 8.x's numbers (docs/decisions.md):
+ * grant and sign-in page) goes through services/users.ts signIn, which asks here before checking a password
+ * (`attempt`) and reports the outcome after. Two counters, with GitLab 8.x's numbers (docs/decisions.md):
  *  - per client address, as Rack::Attack's git_basic_auth Allow2Ban: maxFailures failures within findTime ban the
  *    address for banTime; trusted addresses (a proxy on the same machine) are never banned;
  *  - per user, as Devise's lockable: maxFailures failures in a row lock the user for lockTime. Unknown logins have
  *    a counter too, so the answer never tells whether a user exists.
- * State is in memory: exact on one process only (DESIGN.md principle 5), so it stays behind this module.
+ * Where the counters live depends on the engine (docs/design/postgres.md, "Sign-in throttle"):
+ *  - SQLite: in memory (SignInThrottle), exact because a SQLite file has one daemon; no write on the one writer per
+ *    wrong password, so a guessing flood costs the database nothing; bounded in size; a restart forgets them;
+ *  - PostgreSQL: in the UNLOGGED table sign_in_failures (SharedSignInThrottle), shared by every daemon on the
+ *    database, so a ban made through one holds on all: one read per attempt, one upsert per wrong password that also
+ *    decides the ban or lock (atomically, whichever daemon counts the last failure), expired rows swept by a worker.
  */
+import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import type { SignInLimits } from '../config.js';
+import type { Database } from '../db/layer/types.js';
+import { registerWorker } from '../background.js';
 import { ApiError } from '../errors.js';
 import { counter } from '../metrics.js';
 
@@ -47,8 +55,27 @@ interface UserEntry {
 /** At this many remembered addresses (or users), the map is swept (see remember()): memory stays bounded. */
 const MAX_ENTRIES = 50_000;
 
-/** The throttle of one daemon (one database). */
-export class SignInThrottle {
+/** One sign-in attempt the throttle let through: report its outcome. */
+export interface SignInAttempt {
+  /** A wrong password (or unknown login): counts toward the ban and the lock. */
+  failed(): Promise<void>;
+  /** The right password of an active user: see SignInThrottle.succeeded. */
+  succeeded(): Promise<void>;
+}
+
+/** The counters of a daemon, in memory (SQLite) or in the database (PostgreSQL). */
+export interface SignInCounters {
+  /** Milliseconds since the epoch; tests replace it to move time on. */
+  clock: () => number;
+  /**
+   * Throws SignInThrottled when the address is banned (checked first) or the user (the key from userKey) is locked:
+   * even the right password is refused, and none is checked. Else the attempt, to report its outcome on.
+   */
+  attempt(address: string | undefined, user: string): Promise<SignInAttempt>;
+}
+
+/** The throttle of one daemon (one database), in memory. */
+export class SignInThrottle implements SignInCounters {
   /** Milliseconds since the epoch; tests replace it to move time on. */
   clock: () => number = Date.now;
   private readonly addresses = new Map<string, AddressEntry>();
@@ -59,7 +86,16 @@ export class SignInThrottle {
     this.trusted = new Set(limits.trustedAddresses.map(normalizeAddress));
   }
 
-  /** Throws SignInThrottled when this address is banned (before any user lookup or password check). */
+  async attempt(address: string | undefined, user: string): Promise<SignInAttempt> {
+    this.checkAddress(address);
+    this.checkUser(user);
+    return {
+      failed: async () => this.failed(address, user),
+      succeeded: async () => this.succeeded(address, user),
+    };
+  }
+
+  /** Throws SignInThrottled when this address is banned. */
   checkAddress(address: string | undefined): void {
     const entry = this.addressEntry(address);
     const now = this.clock();
@@ -200,14 +236,200 @@ const MAX_LOGIN_KEY = 256;
 export const userKey = (login: string, userId: number | undefined) =>
   userId !== undefined ? `id:${userId}` : `login:${login.slice(0, MAX_LOGIN_KEY).toLowerCase()}`;
 
-const throttles = new WeakMap<AppContext['db'], SignInThrottle>();
+const iso = (ms: number) => new Date(ms).toISOString();
 
-/** The throttle of a daemon (one per database, so that test apps in one process do not share counters). */
-export function signInThrottle(ctx: AppContext): SignInThrottle {
-  let t = throttles.get(ctx.db);
+/** The stored key of a counter: SHA-256 hex, so that addresses and logins are not kept as text. */
+const keyHash = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The user's upsert of a failed password (its parameters named, numbered by the caller): the count in a row, forgotten
+ * once lockTime has passed since the last failure (unless locked), and the lock at the limit.
+ */
+function failedUserSql(p: { user: string; now: string; limit: string; stale: string; lockEnd: string }): string {
+  const count = `(CASE WHEN (f.ends_at IS NULL OR f.ends_at <= ${p.now}) AND f.last_failure_at < ${p.stale} THEN 1 ELSE f.failures + 1 END)`;
+  return `INSERT INTO sign_in_failures AS f (scope, key_hash, failures, window_started_at, last_failure_at, ends_at)
+VALUES ('user', ${p.user}, CASE WHEN 1 >= ${p.limit} THEN 0 ELSE 1 END, ${p.now}, ${p.now}, CASE WHEN 1 >= ${p.limit} THEN ${p.lockEnd} END)
+ON CONFLICT (scope, key_hash) DO UPDATE SET
+  failures = CASE WHEN ${count} >= ${p.limit} THEN 0 ELSE ${count} END,
+  ends_at = CASE WHEN ${count} >= ${p.limit} THEN ${p.lockEnd} ELSE f.ends_at END,
+  last_failure_at = ${p.now}`;
+}
+
+/** A failed password without a counted address: $1 user, $2 now, $3 limit, $4 last failure that still counts, $5 lock end. */
+const FAILED_USER = failedUserSql({ user: '$1', now: '$2::timestamptz', limit: '$3::int', stale: '$4::timestamptz', lockEnd: '$5::timestamptz' });
+
+/**
+ * A failed password from a counted address, in one statement: the address's count in its window (a window older than
+ * findTime starts again) and the ban at the limit (then a new window); that login's count from that address in the
+ * same window (a 'pair', which succeeded() subtracts); and the user's upsert. Whichever daemon counts the last failure,
+ * the limit is decided inside the upsert under the row's lock. $1 address, $2 pair, $3 user (key hashes), $4 now,
+ * $5 start of a current window, $6 limit, $7 ban end, $8 last failure that still counts for the user, $9 lock end.
+ */
+const FAILED_WITH_ADDRESS = (() => {
+  const [address, pair, user, now, win, limit, banEnd] = ['$1::text', '$2::text', '$3::text', '$4::timestamptz', '$5::timestamptz', '$6::int', '$7::timestamptz'];
+  const count = `(CASE WHEN f.window_started_at <= ${win} THEN 1 ELSE f.failures + 1 END)`;
+  return `WITH a AS (
+  INSERT INTO sign_in_failures AS f (scope, key_hash, failures, window_started_at, last_failure_at, ends_at)
+  VALUES ('address', ${address}, CASE WHEN 1 >= ${limit} THEN 0 ELSE 1 END, ${now}, ${now}, CASE WHEN 1 >= ${limit} THEN ${banEnd} END)
+  ON CONFLICT (scope, key_hash) DO UPDATE SET
+    failures = CASE WHEN ${count} >= ${limit} THEN 0 ELSE ${count} END,
+    window_started_at = CASE WHEN f.window_started_at <= ${win} OR ${count} >= ${limit} THEN ${now} ELSE f.window_started_at END,
+    ends_at = CASE WHEN ${count} >= ${limit} THEN ${banEnd} ELSE f.ends_at END,
+    last_failure_at = ${now}
+  RETURNING f.failures, f.window_started_at
+), p AS (
+  INSERT INTO sign_in_failures AS f (scope, key_hash, failures, window_started_at, last_failure_at)
+  SELECT 'pair', ${pair}, CASE WHEN a.failures = 0 THEN 0 ELSE 1 END, a.window_started_at, ${now} FROM a
+  ON CONFLICT (scope, key_hash) DO UPDATE SET
+    failures = CASE WHEN excluded.failures = 0 THEN 0 WHEN f.window_started_at = excluded.window_started_at THEN f.failures + 1 ELSE 1 END,
+    window_started_at = excluded.window_started_at,
+    last_failure_at = ${now}
+)
+${failedUserSql({ user, now, limit, stale: '$8::timestamptz', lockEnd: '$9::timestamptz' })}`;
+})();
+
+/**
+ * The counters of every daemon on one PostgreSQL database (table sign_in_failures), with the rules of the in-memory
+ * SignInThrottle. A window here is fixed (it starts with its first failure and lasts findTime, as Rack::Attack's
+ * counters), where the in-memory one slides over the last findTime; the limits, answers and metrics are the same.
+ */
+export class SharedSignInThrottle implements SignInCounters {
+  clock: () => number = Date.now;
+  private readonly trusted: Set<string>;
+
+  constructor(private readonly data: Database, private readonly limits: SignInLimits) {
+    this.trusted = new Set(limits.trustedAddresses.map(normalizeAddress));
+  }
+
+  private get enabled(): boolean {
+    return this.limits.maxFailures > 0;
+  }
+
+  /** The hashed key of a counted address, or null (no address, a trusted one, or the throttle is off). */
+  private addressHash(address: string | undefined): string | null {
+    if (!this.enabled || !address) return null;
+    const key = normalizeAddress(address);
+    return this.trusted.has(key) ? null : keyHash(`address:${key}`);
+  }
+
+  /** One read: the address's ban, the user's lock and whether a success has anything to forget. */
+  async attempt(address: string | undefined, user: string): Promise<SignInAttempt> {
+    const addressKey = this.addressHash(address);
+    const userKey = keyHash(`user:${user}`);
+    const pairKey = addressKey === null ? null : keyHash(`pair:${addressKey}:${userKey}`);
+    let rows: { scope: string; failures: number; ends_at: string | null }[] = [];
+    if (this.enabled) {
+      rows = await this.data.all(
+        `SELECT scope, failures, ends_at FROM sign_in_failures
+          WHERE (scope = 'address' AND key_hash = $1) OR (scope = 'user' AND key_hash = $2) OR (scope = 'pair' AND key_hash = $3)`,
+        [addressKey ?? '', userKey, pairKey ?? ''],
+      );
+      const now = this.clock();
+      for (const scope of ['address', 'user'] as const) {
+        const ends = rows.find((r) => r.scope === scope)?.ends_at;
+        const until = ends ? Date.parse(ends) : 0;
+        if (until > now) {
+          (scope === 'address' ? throttledAddress : throttledUser).inc();
+          throw new SignInThrottled(seconds(until - now), scope);
+        }
+      }
+    }
+    const userRow = rows.find((r) => r.scope === 'user');
+    const pairRow = rows.find((r) => r.scope === 'pair');
+    return {
+      failed: () => this.failed(addressKey, pairKey, userKey),
+      // Nothing to forget (the common case): no write.
+      succeeded: async () => {
+        if ((userRow && userRow.failures > 0) || pairRow) await this.succeeded(addressKey, pairKey, userKey);
+      },
+    };
+  }
+
+  private async failed(addressKey: string | null, pairKey: string | null, userKey: string): Promise<void> {
+    failures.inc();
+    if (!this.enabled) return;
+    const now = this.clock();
+    const { maxFailures, findTimeSeconds, banTimeSeconds, lockTimeSeconds } = this.limits;
+    const stale = iso(now - lockTimeSeconds * 1000);
+    const lockEnd = iso(now + lockTimeSeconds * 1000);
+    if (addressKey === null || pairKey === null) {
+      await this.data.run(FAILED_USER, [userKey, iso(now), maxFailures, stale, lockEnd]);
+      return;
+    }
+    await this.data.run(FAILED_WITH_ADDRESS, [
+      addressKey, pairKey, userKey, iso(now), iso(now - findTimeSeconds * 1000), maxFailures, iso(now + banTimeSeconds * 1000), stale, lockEnd,
+    ]);
+  }
+
+  /** The user's count starts again; the address forgets this login's failures in its current window (not others'). */
+  private async succeeded(addressKey: string | null, pairKey: string | null, userKey: string): Promise<void> {
+    await this.data.run(
+      `WITH u AS (DELETE FROM sign_in_failures WHERE scope = 'user' AND key_hash = $1),
+            p AS (DELETE FROM sign_in_failures WHERE scope = 'pair' AND key_hash = $2 RETURNING failures, window_started_at)
+       UPDATE sign_in_failures f SET failures = GREATEST(f.failures - p.failures, 0) FROM p
+        WHERE f.scope = 'address' AND f.key_hash = $3 AND f.window_started_at = p.window_started_at`,
+      [userKey, pairKey ?? '', addressKey ?? ''],
+    );
+  }
+
+  /**
+   * Delete the rows that no longer hold anything: bans and locks over, windows past, users whose last failure is
+   * older than lockTime. One daemon at a time (an advisory lock; the others skip this round). Returns the count.
+   */
+  async sweep(): Promise<number> {
+    const now = this.clock();
+    return this.data.transaction(async (tx) => {
+      const lock = await tx.get<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS ok', [SWEEP_LOCK_KEY]);
+      if (!lock?.ok) return 0;
+      const r = await tx.run(
+        `DELETE FROM sign_in_failures WHERE (ends_at IS NULL OR ends_at <= $1)
+           AND CASE WHEN scope = 'user' THEN last_failure_at < $2 ELSE window_started_at <= $3 END`,
+        [iso(now), iso(now - this.limits.lockTimeSeconds * 1000), iso(now - this.limits.findTimeSeconds * 1000)],
+      );
+      return r.changes;
+    });
+  }
+}
+
+/** pg_advisory_xact_lock key of the sweep (any constant, the same on every daemon). */
+const SWEEP_LOCK_KEY = 74_117_027;
+
+const throttles = new WeakMap<Database, SignInCounters>();
+
+/**
+ * The throttle of a daemon (one per database handle, so that test apps in one process do not share counters): in
+ * memory on SQLite, the shared table on PostgreSQL.
+ */
+export function signInThrottle(ctx: Pick<AppContext, 'data' | 'config'>): SignInCounters {
+  let t = throttles.get(ctx.data);
   if (!t) {
-    t = new SignInThrottle(ctx.config.limits.signIn);
-    throttles.set(ctx.db, t);
+    const limits = ctx.config.limits.signIn;
+    t = ctx.data.dialect.name === 'postgres' ? new SharedSignInThrottle(ctx.data, limits) : new SignInThrottle(limits);
+    throttles.set(ctx.data, t);
   }
   return t;
 }
+
+/** How often a daemon on PostgreSQL sweeps expired counters (any daemon may; one at a time). */
+const SWEEP_EVERY_MS = 60_000;
+const sweepers = new Map<AppContext, NodeJS.Timeout>();
+
+// The sweep of the shared counters (the in-memory ones bound themselves): started with the daemon on PostgreSQL.
+registerWorker({
+  name: 'sign-in throttle sweep',
+  postgres: true,
+  start(ctx) {
+    if (ctx.data.dialect.name !== 'postgres' || sweepers.has(ctx)) return;
+    const throttle = signInThrottle(ctx);
+    if (!(throttle instanceof SharedSignInThrottle)) return;
+    const timer = setInterval(() => {
+      throttle.sweep().catch((e: unknown) => process.stderr.write(`gantry: sign-in throttle sweep failed: ${(e as Error)?.message ?? String(e)}\n`));
+    }, SWEEP_EVERY_MS);
+    timer.unref();
+    sweepers.set(ctx, timer);
+  },
+  stop() {
+    for (const timer of sweepers.values()) clearInterval(timer);
+    sweepers.clear();
+  },
+});

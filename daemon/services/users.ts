@@ -312,24 +312,22 @@ export interface SignInOptions {
 /**
  * Sign in by username or email (case-insensitive) and password; null when either is wrong or the user is blocked.
  * Throws SignInThrottled (429 with Retry-After) when the address or the user has failed too often
- * (policy/sign-in-throttle.ts); a throttled attempt checks no password.
+ * (policy/sign-in-throttle.ts: in memory on SQLite, shared by every daemon on PostgreSQL); a throttled attempt checks
+ * no password.
  */
 export async function signIn(ctx: AppContext, login: string, password: string, opts: SignInOptions = {}): Promise<UserRow | null> {
-  const throttle = signInThrottle(ctx);
-  throttle.checkAddress(opts.address);
   const raw = await ctx.data.get(`SELECT * FROM users WHERE ${ctx.data.dialect.nocaseEq(login.includes('@') ? 'email' : 'username')}`, [login]);
   const user = raw ? toUser(raw) : undefined;
-  const key = userKey(login, user?.id);
-  throttle.checkUser(key);
+  const attempt = await signInThrottle(ctx).attempt(opts.address, userKey(login, user?.id));
   // Verify against a dummy hash when the user is unknown, so timing does not reveal which usernames exist.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
   // A wrong password counts toward the throttle; the right one of a blocked user is refused without counting.
   if (!user || !ok) {
-    throttle.failed(opts.address, key);
+    await attempt.failed();
     return null;
   }
   if (user.state !== 'active') return null;
-  throttle.succeeded(opts.address, key);
+  await attempt.succeeded();
   const t = now();
   await ctx.data.run('UPDATE users SET last_sign_in_at = ?, current_sign_in_at = ? WHERE id = ?', [user.currentSignInAt ?? t, t, user.id]);
   return { ...user, lastSignInAt: user.currentSignInAt ?? t, currentSignInAt: t };
