@@ -22,6 +22,7 @@ import type { Tx } from './tx.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
+import { toNote } from '../../db/rows.js';
 import { idOrderedPage } from '../../db/keyset.js';
 
 /** Where a system note goes and who caused it. */
@@ -43,6 +44,15 @@ export function createSystemNote(tx: Tx, input: SystemNoteInput): NoteRow {
     projectId: input.projectId, noteableType: input.noteableType, noteableId: input.noteableId, note: input.body,
     authorId: input.authorId, system: true, createdAt: t, updatedAt: t,
   }).returning().get();
+}
+
+/** The async twin of createSystemNote, in the caller's transaction. */
+export async function createSystemNoteAsync(tx: Queries, input: SystemNoteInput): Promise<NoteRow> {
+  const t = now();
+  return toNote((await tx.get<Record<string, unknown>>(
+    `INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at) VALUES (?, ?, ?, ?, ?, TRUE, ?, ?) RETURNING *`,
+    [input.projectId, input.noteableType, input.noteableId, input.body, input.authorId, t, t],
+  ))!);
 }
 
 /** Number of user (non-system) notes per noteable, for `user_notes_count`: one query for a page. */
