@@ -10,11 +10,11 @@ import {
   canAward, countAwards, createAward, findAward, listAwards, removeAward, rubyErrors, type Awardable,
 } from '../services/collaboration/award-emoji.js';
 import { findNote } from '../services/collaboration/notes.js';
-import { AwardEmojiSchema, presentAward, presentAwards } from './entities/award-emoji.js';
+import { AwardEmojiSchema, presentAwardAsync, presentAwardsAsync } from './entities/award-emoji.js';
 import { ISSUE_NOTEABLES, loadNoteable, noteableOf, type NoteableKind } from './noteables.js';
-import { paginate } from './pagination.js';
+import { paginateAsync } from './pagination.js';
 import { PageParams } from './params.js';
-import { callerOf, dropBlankParams, loadProject } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProjectAsync } from './project-scope.js';
 
 const AwardBody = Type.Object({
   name: Type.Optional(Type.String({ description: 'emoji name without colons (required); `+1` is thumbsup, `-1` thumbsdown' })),
@@ -25,13 +25,15 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
   return async function (api: FastifyInstance): Promise<void> {
     const { ctx } = api;
     const tags = [kind.tag, 'award emoji'];
-    const read = [loadProject('read_project'), loadNoteable(kind)];
+    const read = [loadProjectAsync('read_project'), loadNoteable(kind)];
+    // routes on PostgreSQL too when the kind's lookups run on the data layer (issues; merge requests once ported)
+    const config = { postgres: kind.postgres === true };
 
     /** The issue (or merge request, snippet) itself, or its note `:note_id` (404 `404 Not found` when absent). */
-    const awardableOf = (request: FastifyRequest, onNote: boolean): Awardable => {
+    const awardableOf = async (request: FastifyRequest, onNote: boolean): Promise<Awardable> => {
       const noteable = noteableOf(request);
       if (!onNote) return { type: noteable.type, id: noteable.id, authorId: noteable.authorId };
-      const note = findNote(ctx, noteable, Number((request.params as { note_id: number }).note_id));
+      const note = await findNote(ctx.data, noteable, Number((request.params as { note_id: number }).note_id));
       if (!note) throw notFoundMessage('404 Not found');
       return { type: 'Note', id: note.id, authorId: note.authorId };
     };
@@ -43,47 +45,51 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
       const AwardParams = Type.Object({ ...ids, award_id: Type.Integer() });
 
       api.get(base, {
+        config,
         preValidation: read,
         schema: { tags, params: Params, querystring: Type.Object(PageParams), response: { 200: Type.Array(AwardEmojiSchema) } },
       }, async (request, reply) => {
-        const awardable = awardableOf(request, onNote);
-        return presentAwards(ctx, paginate(request, reply, () => countAwards(ctx, awardable), (limit, offset) => listAwards(ctx, awardable, limit, offset)));
+        const awardable = await awardableOf(request, onNote);
+        return presentAwardsAsync(ctx, await paginateAsync(request, reply, ctx.data, (q) => countAwards(q, awardable), (q, limit, offset) => listAwards(q, awardable, limit, offset)));
       });
 
       api.get(`${base}/:award_id`, {
+        config,
         preValidation: read,
         schema: { tags, params: AwardParams, response: { 200: AwardEmojiSchema } },
       }, async (request) => {
-        const award = findAward(ctx, awardableOf(request, onNote), (request.params as { award_id: number }).award_id);
+        const award = await findAward(ctx.data, await awardableOf(request, onNote), (request.params as { award_id: number }).award_id);
         if (!award) throw notFoundMessage('404 Not found');
-        return presentAward(ctx, award);
+        return presentAwardAsync(ctx, award);
       });
 
       api.post(base, {
+        config,
         preValidation: [...read, dropBlankParams],
         schema: { tags, params: Params, body: AwardBody, response: { 201: AwardEmojiSchema } },
       }, async (request, reply) => {
         const user = callerOf(request);
-        const awardable = awardableOf(request, onNote);
+        const awardable = await awardableOf(request, onNote);
         const name = (request.body as { name?: string }).name;
         if (typeof name !== 'string' || name.trim() === '') throw badRequest('name');
         // 8.x: an author voting on their own issue, MR or note is refused as if the awardable were not there.
         if (!canAward(user, awardable, name)) throw notFound('Award Emoji');
-        const r = createAward(ctx, user, awardable, name);
+        const r = await createAward(ctx, user, awardable, name);
         if ('errors' in r) throw notFound(`Award Emoji ${rubyErrors(r.errors)}`);
-        return reply.code(201).send(presentAward(ctx, r.award));
+        return reply.code(201).send(await presentAwardAsync(ctx, r.award));
       });
 
       api.delete(`${base}/:award_id`, {
+        config,
         preValidation: read,
         schema: { tags, params: AwardParams, response: { 200: AwardEmojiSchema } },
       }, async (request) => {
         const user = callerOf(request);
-        const award = findAward(ctx, awardableOf(request, onNote), (request.params as { award_id: number }).award_id);
+        const award = await findAward(ctx.data, await awardableOf(request, onNote), (request.params as { award_id: number }).award_id);
         if (!award) throw notFoundMessage('404 Not found');
         if (award.userId !== user.id && !user.isAdmin) throw unauthorized();
-        const shown = presentAward(ctx, award);
-        removeAward(ctx, award);
+        const shown = await presentAwardAsync(ctx, award);
+        await removeAward(ctx, award);
         return shown;
       });
     }

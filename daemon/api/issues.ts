@@ -5,20 +5,20 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
-import { canProject, canUpdateIssue } from '../policy/permissions.js';
+import { canProjectAsync, canUpdateIssueAsync } from '../policy/permissions.js';
 import {
-  countIssues, createIssue, deleteIssue, findReadableIssue, listIssues, markIssueTodo, moveIssue, subscribeToIssue,
+  countIssues, createIssue, deleteIssue, findReadableIssue, issueListQuery, listIssues, markIssueTodo, moveIssue, subscribeToIssue,
   unsubscribeFromIssue, updateIssue, type IssueListFilter, type IssueListScope, type UpdateIssueParams,
 } from '../services/collaboration/index.js';
-import { findGroup } from '../services/groups.js';
-import { findProject } from '../services/projects.js';
+import { findGroupAsync } from '../services/groups.js';
+import { findProjectAsync } from '../services/projects.js';
 import type { UserRow } from '../db/schema.js';
 import { issueHookAttributes } from '../hooks/issues.js';
-import { IssueSchema, presentIssue, presentIssues } from './entities/issues.js';
-import { presentTodo, TodoSchema } from './entities/todos.js';
-import { paginate } from './pagination.js';
+import { IssueSchema, presentIssueAsync, presentIssuesAsync } from './entities/issues.js';
+import { presentTodoAsync, TodoSchema } from './entities/todos.js';
+import { paginateAsync } from './pagination.js';
 import { Bool, Int, Nullable, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
@@ -86,23 +86,36 @@ function filterOf(viewer: UserRow, scope: IssueListScope, q: Static<typeof Proje
 /** Registers the issue routes. */
 export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('read_issue');
+  const read = loadProjectAsync('read_issue');
+  const config = { postgres: true };
 
   /** The issue of `:issue_id` the caller may read (404 `Not found` otherwise). */
-  function issueOf(request: FastifyRequest) {
+  async function issueOf(request: FastifyRequest) {
     const raw = (request.params as { issue_id: string }).issue_id;
     if (!/^\d+$/.test(raw)) throw notFoundMessage('404 Not found');
-    return findReadableIssue(ctx, callerOf(request), projectOf(request), Number(raw));
+    return findReadableIssue(ctx, callerOf(request), projectOf(request), Number(raw), projectLevelOf(request));
   }
 
   /** One page of a list, presented for the caller. */
-  function page(request: FastifyRequest, reply: Parameters<typeof paginate>[1], f: IssueListFilter) {
-    let total = 0;
-    const rows = paginate(request, reply, () => (total = countIssues(ctx, f)), (limit, offset) => listIssues(ctx, f, limit, offset, total));
-    return presentIssues(ctx, f.viewer, rows);
+  async function page(request: FastifyRequest, reply: Parameters<typeof paginateAsync>[1], f: IssueListFilter, level?: number) {
+    const lq = await issueListQuery(ctx, f, level);
+    const rows = await paginateAsync(request, reply, ctx.data, (q) => countIssues(ctx, q, lq), (q, limit, offset, total) => listIssues(ctx, q, lq, limit, offset, total));
+    return presentIssuesAsync(ctx, f.viewer, rows);
+  }
+
+  /** The rights of an issue write (policy), with the caller's level once. */
+  async function rightsOf(request: FastifyRequest) {
+    const user = callerOf(request);
+    const project = projectOf(request);
+    const level = projectLevelOf(request);
+    return {
+      admin: await canProjectAsync(ctx, user, 'admin_issue', project, level),
+      timestamps: await canProjectAsync(ctx, user, 'set_issuable_timestamps', project, level),
+    };
   }
 
   api.get('/issues', {
+    config,
     schema: { tags, querystring: ListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
@@ -110,109 +123,115 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.get('/groups/:id/issues', {
+    config,
     schema: { tags, params: Type.Object({ id: S('group ID or path') }), querystring: GroupListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    const group = findGroup(ctx, user, (request.params as { id: string }).id);
+    const group = await findGroupAsync(ctx, user, (request.params as { id: string }).id);
     return page(request, reply, filterOf(user, { kind: 'group', groupId: group.id }, { ...(request.query as Static<typeof GroupListQuery>), iid: undefined }, 'all'));
   });
 
   api.get('/projects/:id/issues', {
+    config,
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: ProjectListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    return page(request, reply, filterOf(user, { kind: 'project', project: projectOf(request) }, request.query as Static<typeof ProjectListQuery>, 'any'));
+    return page(request, reply, filterOf(user, { kind: 'project', project: projectOf(request) }, request.query as Static<typeof ProjectListQuery>, 'any'), projectLevelOf(request));
   });
 
   api.get('/projects/:id/issues/:issue_id', {
+    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 200: IssueSchema } },
-  }, async (request) => presentIssue(ctx, callerOf(request), issueOf(request)));
+  }, async (request) => presentIssueAsync(ctx, callerOf(request), await issueOf(request)));
 
   api.post('/projects/:id/issues', {
-    preValidation: [loadProject('create_issue'), dropBlankKeepLabels],
+    config,
+    preValidation: [loadProjectAsync('create_issue'), dropBlankKeepLabels],
     schema: { tags, params: ProjectIdParams, body: IssueBody, response: { 201: IssueSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
     const project = projectOf(request);
     const body = request.body as Static<typeof IssueBody>;
-    const issue = createIssue(ctx, user, project, { ...body, labels: labelsParam(body.labels) }, {
-      admin: canProject(ctx, user, 'admin_issue', project), timestamps: canProject(ctx, user, 'set_issuable_timestamps', project),
-    });
-    return reply.code(201).send(presentIssue(ctx, user, issue));
+    const issue = await createIssue(ctx, user, project, { ...body, labels: labelsParam(body.labels) }, await rightsOf(request));
+    return reply.code(201).send(await presentIssueAsync(ctx, user, issue));
   });
 
   api.put('/projects/:id/issues/:issue_id', {
+    config,
     preValidation: [read, dropBlankKeepLabels],
     schema: { tags, params: IssueParams, body: UpdateBody, response: { 200: IssueSchema } },
   }, async (request) => {
     const user = callerOf(request);
     const project = projectOf(request);
-    const issue = issueOf(request);
-    if (!canUpdateIssue(ctx, user, project, issue)) throw forbidden();
+    const issue = await issueOf(request);
+    if (!(await canUpdateIssueAsync(ctx, user, project, issue, projectLevelOf(request)))) throw forbidden();
     const body = request.body as Static<typeof UpdateBody>;
     const params: UpdateIssueParams = { ...body, labels: labelsParam(body.labels) };
-    const row = updateIssue(ctx, user, project, issue, params, {
-      admin: canProject(ctx, user, 'admin_issue', project), timestamps: canProject(ctx, user, 'set_issuable_timestamps', project),
-    });
-    return presentIssue(ctx, user, row);
+    const row = await updateIssue(ctx, user, project, issue, params, await rightsOf(request));
+    return presentIssueAsync(ctx, user, row);
   });
 
   // The spec: 404 when the issue is absent or cannot be destroyed by the caller (owners and admins only).
   api.delete('/projects/:id/issues/:issue_id', {
+    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 200: DeletedIssueSchema } },
   }, async (request) => {
     const user = callerOf(request);
     const project = projectOf(request);
-    const issue = issueOf(request);
-    if (!canProject(ctx, user, 'destroy_issue', project)) throw notFoundMessage('404 Not found');
-    const row = deleteIssue(ctx, user, issue);
-    return { ...issueHookAttributes(ctx, row), ...presentIssue(ctx, user, row) };
+    const issue = await issueOf(request);
+    if (!(await canProjectAsync(ctx, user, 'destroy_issue', project, projectLevelOf(request)))) throw notFoundMessage('404 Not found');
+    const row = await deleteIssue(ctx, user, issue);
+    return { ...issueHookAttributes(ctx, row), ...(await presentIssueAsync(ctx, user, row)) };
   });
 
   api.post('/projects/:id/issues/:issue_id/move', {
+    config,
     preValidation: [read, dropBlankParams],
     schema: { tags, params: IssueParams, body: MoveBody, response: { 201: IssueSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    const issue = issueOf(request);
+    const issue = await issueOf(request);
     const to = (request.body as Static<typeof MoveBody>).to_project_id;
     if (to === undefined) throw badRequest('to_project_id');
-    const target = findProject(ctx, user, to);
-    const moved = moveIssue(ctx, user, projectOf(request), issue, target);
-    return reply.code(201).send(presentIssue(ctx, user, moved));
+    const target = await findProjectAsync(ctx, user, to);
+    const moved = await moveIssue(ctx, user, projectOf(request), issue, target);
+    return reply.code(201).send(await presentIssueAsync(ctx, user, moved));
   });
 
   api.post('/projects/:id/issues/:issue_id/subscription', {
+    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 201: IssueSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    const issue = issueOf(request);
-    if (!subscribeToIssue(ctx, user, issue)) throw notModified();
-    return reply.code(201).send(presentIssue(ctx, user, issue));
+    const issue = await issueOf(request);
+    if (!(await subscribeToIssue(ctx, user, issue))) throw notModified();
+    return reply.code(201).send(await presentIssueAsync(ctx, user, issue));
   });
 
   api.delete('/projects/:id/issues/:issue_id/subscription', {
+    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 200: IssueSchema } },
   }, async (request) => {
     const user = callerOf(request);
-    const issue = issueOf(request);
-    if (!unsubscribeFromIssue(ctx, user, issue)) throw notModified();
-    return presentIssue(ctx, user, issue);
+    const issue = await issueOf(request);
+    if (!(await unsubscribeFromIssue(ctx, user, issue))) throw notModified();
+    return presentIssueAsync(ctx, user, issue);
   });
 
   api.post('/projects/:id/issues/:issue_id/todo', {
+    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 201: TodoSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    const issue = issueOf(request);
-    const todo = markIssueTodo(ctx, user, projectOf(request), issue);
+    const issue = await issueOf(request);
+    const todo = await markIssueTodo(ctx, user, projectOf(request), issue);
     if (!todo) throw notModified();
-    return reply.code(201).send(presentTodo(ctx, user, todo));
+    return reply.code(201).send(await presentTodoAsync(ctx, user, todo));
   });
 }

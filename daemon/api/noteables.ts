@@ -7,10 +7,10 @@ import type { preValidationAsyncHookHandler, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFoundMessage } from '../errors.js';
-import { canReadIssuable } from '../policy/permissions.js';
+import { canReadIssuable, canReadIssuableAsync } from '../policy/permissions.js';
 import { findProjectIssue } from '../services/collaboration/issues.js';
 import { issueNoteable, issueNoteablesByIds, type Noteable } from '../services/collaboration/notes.js';
-import { projectOf } from './project-scope.js';
+import { projectLevelOf, projectOf } from './project-scope.js';
 
 /** A kind of noteable, as routes address it: `/projects/:id/<segment>/:<idParam>/...`. */
 export interface NoteableKind {
@@ -20,12 +20,21 @@ export interface NoteableKind {
   idParam: string;
   /** OpenAPI tag of the routes. */
   tag: string;
-  /** The noteable of the project with this global id, or null when absent (or deleted). */
-  load(ctx: AppContext, project: ProjectRow, id: number): Noteable | null;
-  /** Several by global id, any project, in one query (comment events of a page). */
+  /** The noteable of the project with this global id, or null when absent (or deleted); SQLite only (see loadAsync). */
+  load?(ctx: AppContext, project: ProjectRow, id: number): Noteable | null;
+  /** Several by global id, any project, in one query (comment events of a page; the events presenter is synchronous). */
   loadMany(ctx: AppContext, ids: number[]): Map<number, Noteable>;
   /** Whether `user` may read it (and so its notes and awards): project feature, visibility, confidentiality. */
   canRead(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable): boolean;
+  /** load on the data layer (either engine); the routes use it when given. */
+  loadAsync?(ctx: AppContext, project: ProjectRow, id: number): Promise<Noteable | null>;
+  /** canRead on the data layer; `level`: the user's access level on the project when known. */
+  canReadAsync?(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable, level?: number): Promise<boolean>;
+  /**
+   * Whether the kind runs on the data layer (loadAsync, canReadAsync and its noteable's hook attributes): then its
+   * note and award emoji routes are registered for PostgreSQL too (issues; merge requests once their room is ported).
+   */
+  postgres?: boolean;
 }
 
 /** Issues: `/projects/:id/issues/:issue_id`; confidential issues only for those who may read them. */
@@ -33,13 +42,16 @@ export const ISSUE_NOTEABLES: NoteableKind = {
   segment: 'issues',
   idParam: 'issue_id',
   tag: 'issues',
-  load: (ctx, project, id) => {
-    const row = findProjectIssue(ctx, project.id, id);
+  loadAsync: async (ctx, project, id) => {
+    const row = await findProjectIssue(ctx.data, project.id, id);
     return row ? issueNoteable(row) : null;
   },
   loadMany: (ctx, ids) => issueNoteablesByIds(ctx, ids),
   canRead: (ctx, user, project, n) =>
     canReadIssuable(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }),
+  canReadAsync: (ctx, user, project, n, level) =>
+    canReadIssuableAsync(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }, level),
+  postgres: true,
 };
 
 const resolved = new WeakMap<FastifyRequest, Noteable>();
@@ -55,9 +67,12 @@ export function loadNoteable(kind: NoteableKind, hiddenMessage = '404 Not found'
     const project = projectOf(request);
     const raw = (request.params as Record<string, unknown>)[kind.idParam];
     const id = Number(raw);
-    const noteable = /^\d+$/.test(String(raw)) && Number.isSafeInteger(id) ? kind.load(ctx, project, id) : null;
+    const valid = /^\d+$/.test(String(raw)) && Number.isSafeInteger(id);
+    const noteable = !valid ? null : kind.loadAsync ? await kind.loadAsync(ctx, project, id) : kind.load!(ctx, project, id);
     if (!noteable) throw notFoundMessage('404 Not found');
-    if (!kind.canRead(ctx, request.user ?? null, project, noteable)) throw notFoundMessage(hiddenMessage);
+    const user = request.user ?? null;
+    const readable = kind.canReadAsync ? await kind.canReadAsync(ctx, user, project, noteable, projectLevelOf(request)) : kind.canRead(ctx, user, project, noteable);
+    if (!readable) throw notFoundMessage(hiddenMessage);
     resolved.set(request, noteable);
   };
 }

@@ -3,9 +3,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { TodoAction } from '../db/schema-collaboration.js';
 import { invalidParam, notFound } from '../errors.js';
-import { countTodos, listTodos, markAllTodosDone, markTodoDone, type TodoFilters } from '../services/collaboration/todos.js';
-import { presentTodo, presentTodos, TodoSchema } from './entities/todos.js';
-import { paginate } from './pagination.js';
+import { countTodos, listTodos, markAllTodosDone, markTodoDone, todoListWhere, type TodoFilters } from '../services/collaboration/todos.js';
+import { presentTodoAsync, presentTodosAsync, TodoSchema } from './entities/todos.js';
+import { paginateAsync } from './pagination.js';
 import { Int, PageParams } from './params.js';
 import { callerOf } from './project-scope.js';
 
@@ -34,8 +34,10 @@ function oneOf<T extends string>(name: string, value: string | undefined, allowe
 /** Registers the todo routes. */
 export default async function todoRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
+  const config = { postgres: true };
 
   api.get('/todos', {
+    config,
     schema: { tags, summary: "The caller's todos, newest first (pending unless state=done)", querystring: ListQuery, response: { 200: Type.Array(TodoSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
@@ -44,21 +46,24 @@ export default async function todoRoutes(api: FastifyInstance): Promise<void> {
       action: oneOf('action', q.action, ACTIONS), authorId: q.author_id, projectId: q.project_id,
       state: oneOf('state', q.state, STATES), type: oneOf('type', q.type, TYPES),
     };
-    const rows = paginate(request, reply, () => countTodos(ctx, user, filters), (limit, offset, total) => listTodos(ctx, user, filters, limit, offset, total));
-    return presentTodos(ctx, user, rows);
+    const where = await todoListWhere(ctx, user, filters);
+    const rows = await paginateAsync(request, reply, ctx.data, (q) => countTodos(q, where), (q, limit, offset, total) => listTodos(ctx, q, where, limit, offset, total));
+    return presentTodosAsync(ctx, user, rows);
   });
 
   api.delete('/todos/:id', {
+    config,
     schema: { tags, summary: 'Mark one of the caller\'s todos done (404 for another user\'s)', params: TodoParams, response: { 200: TodoSchema } },
   }, async (request) => {
     const user = callerOf(request);
-    const row = markTodoDone(ctx, user, (request.params as Static<typeof TodoParams>).id);
-    const todo = row && presentTodo(ctx, user, row);
+    const row = await markTodoDone(ctx, user, (request.params as Static<typeof TodoParams>).id);
+    const todo = row && (await presentTodoAsync(ctx, user, row));
     if (!todo) throw notFound('Todo');
     return todo;
   });
 
   api.delete('/todos', {
+    config,
     schema: { tags, summary: "Mark every pending todo of the caller done; answers how many", response: { 200: Type.Integer() } },
   }, async (request) => markAllTodosDone(ctx, callerOf(request)));
 }

@@ -8,7 +8,8 @@ import type { AppContext } from '../context.js';
 import type { IssueRow, LabelRow } from '../db/schema-collaboration.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { statement } from '../db/statements.js';
-import { toNamespace, toUser } from '../db/rows.js';
+import { toLabel, toNamespace, toUser } from '../db/rows.js';
+import type { Queries } from '../db/layer/types.js';
 import { projectUrls } from '../api/entities/projects.js';
 import { avatarUrl } from '../api/entities/users.js';
 
@@ -46,13 +47,17 @@ function namespaceOf(ctx: AppContext, project: ProjectRow): NamespaceRow {
 }
 
 /** User#hook_attrs: name, username, avatar_url. */
-export function userHookAttributes(ctx: AppContext, user: UserRow): Record<string, unknown> {
-  return { name: user.name, username: user.username, avatar_url: avatarUrl(ctx, user) };
+export function userHookAttributes(ctx: AppContext, user: UserRow, gravatar?: boolean): Record<string, unknown> {
+  return { name: user.name, username: user.username, avatar_url: gravatar === undefined ? avatarUrl(ctx, user) : avatarUrl(ctx, user, gravatar) };
 }
 
 /** Project#hook_attrs and the `repository` block of 8.x issue, merge request and note payloads. */
 export function projectHookBlocks(ctx: AppContext, project: ProjectRow): { project: Record<string, unknown>; repository: Record<string, unknown> } {
-  const ns = namespaceOf(ctx, project);
+  return projectHookBlocksOf(ctx, namespaceOf(ctx, project), project);
+}
+
+/** projectHookBlocks with the namespace already read. */
+function projectHookBlocksOf(ctx: AppContext, ns: NamespaceRow, project: ProjectRow): { project: Record<string, unknown>; repository: Record<string, unknown> } {
   const urls = projectUrls(ctx, ns, project);
   return {
     project: {
@@ -102,5 +107,32 @@ export function issueHookPayload(ctx: AppContext, project: ProjectRow, issue: Is
     labels: labels.map(labelHookAttributes),
   };
   if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw));
+  return payload;
+}
+
+/** The async twin of projectHookBlocks, reading the namespace through `q` (a transaction or ctx.data). */
+export async function projectHookBlocksAsync(ctx: AppContext, q: Queries, project: ProjectRow): Promise<ReturnType<typeof projectHookBlocks>> {
+  const ns = toNamespace((await q.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE id = ?`, [project.namespaceId]))!);
+  return projectHookBlocksOf(ctx, ns, project);
+}
+
+/** The async twin of issueHookPayload, read through the writing transaction `tx`; `gravatar`: the setting, read before it. */
+export async function issueHookPayloadAsync(
+  ctx: AppContext, tx: Queries, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction, gravatar: boolean,
+): Promise<Record<string, unknown>> {
+  const blocks = await projectHookBlocksAsync(ctx, tx, project);
+  const labels = (await tx.all<Record<string, unknown>>(
+    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'Issue' AND ll.target_id = ? ORDER BY l.title`, [issue.id],
+  )).map(toLabel);
+  const assigneeRaw = issue.assigneeId !== null ? await tx.get<Record<string, unknown>>(`SELECT * FROM users WHERE id = ?`, [issue.assigneeId]) : undefined;
+  const payload: Record<string, unknown> = {
+    object_kind: 'issue',
+    user: userHookAttributes(ctx, actor, gravatar),
+    project: blocks.project,
+    repository: blocks.repository,
+    object_attributes: { ...issueHookAttributes(ctx, issue), url: `${blocks.project.web_url as string}/issues/${issue.iid}`, action },
+    labels: labels.map(labelHookAttributes),
+  };
+  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw), gravatar);
   return payload;
 }

@@ -7,7 +7,8 @@
 import type { AppContext } from '../context.js';
 import type { IssueRow, NoteRow, NoteableType } from '../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { issueHookAttributes, projectHookBlocks, userHookAttributes } from './issues.js';
+import { issueHookAttributes, projectHookBlocks, projectHookBlocksAsync, userHookAttributes } from './issues.js';
+import type { Queries } from '../db/layer/types.js';
 
 /** What the payload needs of the noteable: its kind, number, and own row (for its hook attributes). */
 export interface HookNoteable {
@@ -38,10 +39,15 @@ export function noteWebUrl(projectWebUrl: string, noteable: HookNoteable, noteId
 
 /** The whole note hook payload of a new note by `user` (call inside the note's transaction). */
 export function noteHookPayload(ctx: AppContext, project: ProjectRow, user: UserRow, note: NoteRow, noteable: HookNoteable): Record<string, unknown> {
-  const blocks = projectHookBlocks(ctx, project);
+  return notePayloadOf(ctx, project, userHookAttributes(ctx, user), note, noteable, projectHookBlocks(ctx, project));
+}
+
+function notePayloadOf(
+  ctx: AppContext, project: ProjectRow, user: Record<string, unknown>, note: NoteRow, noteable: HookNoteable, blocks: ReturnType<typeof projectHookBlocks>,
+): Record<string, unknown> {
   const payload: Record<string, unknown> = {
     object_kind: 'note',
-    user: userHookAttributes(ctx, user),
+    user,
     project_id: project.id,
     project: blocks.project,
     repository: blocks.repository,
@@ -55,4 +61,12 @@ export function noteHookPayload(ctx: AppContext, project: ProjectRow, user: User
   const h = NOTEABLE_HOOKS[noteable.type];
   if (h) payload[h.key] = h.attributes(ctx, noteable.row);
   return payload;
+}
+
+/** The async twin of noteHookPayload, read through the note's transaction `tx`; `gravatar`: the setting, read before it. */
+export async function noteHookPayloadAsync(
+  ctx: AppContext, tx: Queries, project: ProjectRow, user: UserRow, note: NoteRow, noteable: HookNoteable, gravatar: boolean,
+): Promise<Record<string, unknown>> {
+  const blocks = await projectHookBlocksAsync(ctx, tx, project);
+  return notePayloadOf(ctx, project, userHookAttributes(ctx, user, gravatar), note, noteable, blocks);
 }

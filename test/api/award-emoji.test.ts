@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { ACTORS, expectedStatus, insertIssue, type Actor } from '../helpers/collaboration.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { ACTORS, expectedStatus, insertIssueAsync, sqlValue, type Actor } from '../helpers/collaboration.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -14,7 +14,7 @@ let projects: Record<number, { id: number }>;
 let pid: number;
 
 const userOf = (a: Actor): TestUser | null => (a === 'anonymous' ? null : cast[a as keyof Cast]);
-const awards = () => (s.ctx.db.$client.prepare('SELECT count(*) AS n FROM award_emoji').get() as { n: number }).n;
+const awards = async () => (await sqlValue(s.ctx, 'SELECT count(*) AS n FROM award_emoji'))!;
 const issueAwards = (p: number, issue: number) => `/projects/${p}/issues/${issue}/award_emoji`;
 const noteAwards = (p: number, issue: number, note: number) => `/projects/${p}/issues/${issue}/notes/${note}/award_emoji`;
 
@@ -24,7 +24,7 @@ beforeAll(async () => {
   projects = {};
   for (const vis of [0, 10, 20]) {
     const p = await makeProject(s, cast.owner, `awards-${vis}`, { visibility: vis });
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
     projects[vis] = p;
   }
   pid = projects[0]!.id;
@@ -33,7 +33,7 @@ afterAll(async () => { await s.close(); });
 
 describe('award emoji on an issue', () => {
   let issue: number;
-  beforeAll(() => { issue = insertIssue(s.ctx, pid, { authorId: cast.guest.id }).id; });
+  beforeAll(async () => { issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.guest.id })).id; });
 
   it('POST awards: 201 with the AwardEmoji shape; `+1` is stored as thumbsup', async () => {
     const r = await s.api('POST', issueAwards(pid, issue), cast.developer, { name: '+1' });
@@ -46,7 +46,7 @@ describe('award emoji on an issue', () => {
     });
   });
   it('400 `"name" not given` without a name; 404 with the 8.x errors for an unknown emoji or the same award twice', async () => {
-    const before = awards();
+    const before = (await awards());
     expect((await s.api('POST', issueAwards(pid, issue), cast.developer, {})).body).toEqual({ message: '400 (Bad request) "name" not given' });
     expect((await s.api('POST', issueAwards(pid, issue), cast.developer, { name: '' })).status).toBe(400);
     const unknown = await s.api('POST', issueAwards(pid, issue), cast.developer, { name: 'no_such_emoji' });
@@ -55,7 +55,7 @@ describe('award emoji on an issue', () => {
     const twice = await s.api('POST', issueAwards(pid, issue), cast.developer, { name: 'thumbsup' });
     expect(twice.status).toBe(404);
     expect(twice.body).toEqual({ message: '404 Award Emoji {:name=>["has already been taken"]} Not Found' });
-    expect(awards()).toBe(before);
+    expect((await awards())).toBe(before);
   });
   it('the author may not vote on their own issue (404 `404 Award Emoji Not Found`) but may award other emoji', async () => {
     for (const name of ['thumbsup', '+1', 'thumbsdown', '-1']) {
@@ -81,7 +81,7 @@ describe('award emoji on an issue', () => {
     expect(p2.body.map((a: { name: string }) => a.name)).toEqual(['thumbsdown']);
     expect(p2.headers).toMatchObject({ 'x-total': '4', 'x-total-pages': '2', 'x-page': '2', 'x-prev-page': '1', 'x-next-page': '' });
     expect(String(p2.headers.link)).toContain('rel="prev"');
-    const empty = await s.api('GET', issueAwards(pid, insertIssue(s.ctx, pid).id), cast.guest);
+    const empty = await s.api('GET', issueAwards(pid, (await insertIssueAsync(s.ctx, pid)).id), cast.guest);
     expect(empty.body).toEqual([]);
     expect(empty.headers).toMatchObject({ 'x-total': '0', 'x-total-pages': '0' });
   });
@@ -89,7 +89,7 @@ describe('award emoji on an issue', () => {
     const list = (await s.api('GET', issueAwards(pid, issue), cast.guest)).body;
     const one = await s.api('GET', `${issueAwards(pid, issue)}/${list[0].id}`, cast.guest);
     expect(one.body).toEqual(list[0]);
-    const other = insertIssue(s.ctx, pid).id;
+    const other = (await insertIssueAsync(s.ctx, pid)).id;
     expect((await s.api('GET', `${issueAwards(pid, issue)}/999999`, cast.guest)).body).toEqual({ message: '404 Not found' });
     expect((await s.api('GET', `${issueAwards(pid, other)}/${list[0].id}`, cast.guest)).body).toEqual({ message: '404 Not found' });
     expect((await s.api('GET', issueAwards(pid, 999999), cast.guest)).body).toEqual({ message: '404 Not found' });
@@ -117,7 +117,7 @@ describe('award emoji on a note', () => {
   let issue: number;
   let note: number;
   beforeAll(async () => {
-    issue = insertIssue(s.ctx, pid, { authorId: cast.owner.id }).id;
+    issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.owner.id })).id;
     note = (await s.api('POST', `/projects/${pid}/issues/${issue}/notes`, cast.reporter, { body: 'a comment' })).body.id;
   });
 
@@ -150,7 +150,7 @@ describe('award emoji on a note', () => {
   it('404 `404 Not found` for an unknown note or a note of another issue', async () => {
     expect((await s.api('GET', noteAwards(pid, issue, 999999), cast.guest)).body).toEqual({ message: '404 Not found' });
     expect((await s.api('POST', noteAwards(pid, issue, 999999), cast.guest, { name: 'eyes' })).body).toEqual({ message: '404 Not found' });
-    const other = insertIssue(s.ctx, pid).id;
+    const other = (await insertIssueAsync(s.ctx, pid)).id;
     expect((await s.api('GET', noteAwards(pid, other, note), cast.guest)).status).toBe(404);
   });
 });
@@ -159,7 +159,7 @@ describe('authorization matrix', () => {
   for (const vis of [0, 10, 20]) {
     it(`list, award and remove on a ${{ 0: 'private', 10: 'internal', 20: 'public' }[vis]} project`, async () => {
       const p = projects[vis]!.id;
-      const issue = insertIssue(s.ctx, p, { authorId: cast.owner.id }).id;
+      const issue = (await insertIssueAsync(s.ctx, p, { authorId: cast.owner.id })).id;
       const note = (await s.api('POST', `/projects/${p}/issues/${issue}/notes`, cast.owner, { body: 'n' })).body.id;
       for (const actor of ACTORS) {
         const who = userOf(actor);
@@ -175,7 +175,7 @@ describe('authorization matrix', () => {
 
   it('a confidential issue: only those who may read it see, award or remove', async () => {
     const p = projects[20]!.id;
-    const issue = insertIssue(s.ctx, p, { confidential: true, authorId: cast.guest.id }).id;
+    const issue = (await insertIssueAsync(s.ctx, p, { confidential: true, authorId: cast.guest.id })).id;
     const award = (await s.api('POST', issueAwards(p, issue), cast.reporter, { name: 'eyes' })).body;
     const note = (await s.api('POST', `/projects/${p}/issues/${issue}/notes`, cast.reporter, { body: 'hush' })).body.id;
     for (const who of [cast.nonMember, cast.external]) {
@@ -190,5 +190,33 @@ describe('authorization matrix', () => {
       expect((await s.api('POST', noteAwards(p, issue, note), who, { name: 'tada' })).status).toBe(201);
     }
     expect((await s.api('DELETE', `${issueAwards(p, issue)}/${award.id}`, cast.reporter)).status).toBe(200);
+  });
+});
+
+describe('awards at once', () => {
+  it('the same award twice at once: one 201, one 404 with 8.x\'s message, one row', async () => {
+    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.owner.id })).id;
+    const rs = await Promise.all([0, 1].map(() => s.api('POST', issueAwards(pid, issue), cast.guest, { name: 'rocket' })));
+    expect(rs.map((r) => r.status).sort()).toEqual([201, 404]);
+    expect(rs.find((r) => r.status === 404)!.body).toEqual({ message: '404 Award Emoji {:name=>["has already been taken"]} Not Found' });
+    expect(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM award_emoji WHERE awardable_type = 'Issue' AND awardable_id = ?`, [issue])).toBe(1);
+  });
+
+  it('an award on an issue deleted meanwhile: 404, no award left behind', async () => {
+    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.owner.id })).id;
+    const [award, del] = await Promise.all([
+      s.api('POST', issueAwards(pid, issue), cast.guest, { name: 'rocket' }),
+      s.api('DELETE', `/projects/${pid}/issues/${issue}`, cast.owner),
+    ]);
+    expect(del.status).toBe(200);
+    expect([201, 404]).toContain(award.status);
+    if (award.status === 404) expect(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM award_emoji WHERE awardable_type = 'Issue' AND awardable_id = ?`, [issue])).toBe(0);
+  });
+
+  it('two removals of one award at once: one 200, one 404', async () => {
+    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.owner.id })).id;
+    const id = (await s.api('POST', issueAwards(pid, issue), cast.guest, { name: 'rocket' })).body.id;
+    const rs = await Promise.all([0, 1].map(() => s.api('DELETE', `${issueAwards(pid, issue)}/${id}`, cast.guest)));
+    expect(rs.map((r) => r.status).sort()).toEqual([200, 404]);
   });
 });

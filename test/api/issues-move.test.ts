@@ -1,8 +1,8 @@
 /** POST /projects/:id/issues/:issue_id/move: the spec's rules, system notes, labels and milestone by title, hooks. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addMember, makeProject } from '../helpers/fixtures.js';
-import { insertLabel, insertMilestone } from '../helpers/collaboration.js';
+import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
+import { addProjectHook, insertLabelAsync, insertMilestoneAsync, sqlRows } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -10,7 +10,7 @@ let rep: TestUser;
 let from: { id: number; path_with_namespace: string };
 let to: { id: number; path_with_namespace: string };
 
-const rows = (sql: string, ...args: unknown[]) => s.ctx.db.$client.prepare(sql).all(...args) as Record<string, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+const rows = (sql: string, ...args: unknown[]) => sqlRows(s.ctx, sql, args);
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -18,39 +18,39 @@ beforeAll(async () => {
   rep = await s.user('rep');
   from = await makeProject(s, alice, 'from');
   to = await makeProject(s, alice, 'to');
-  addMember(s.ctx, { type: 'Project', id: from.id }, rep.id, 20);
-  addMember(s.ctx, { type: 'Project', id: to.id }, rep.id, 10);
+  await addMemberAsync(s.ctx, { type: 'Project', id: from.id }, rep.id, 20);
+  await addMemberAsync(s.ctx, { type: 'Project', id: to.id }, rep.id, 10);
 });
 afterAll(async () => s.close());
 
 describe('POST /projects/:id/issues/:issue_id/move', () => {
   it('moves: 201 with the new issue, same-titled label and milestone, notes, old issue closed with moved_to_id', async () => {
-    const hook = await s.api('POST', `/projects/${to.id}/hooks`, alice, { url: 'http://127.0.0.1:9/h', issues_events: true, push_events: false });
-    const oldHook = await s.api('POST', `/projects/${from.id}/hooks`, alice, { url: 'http://127.0.0.1:9/h', issues_events: true, push_events: false });
-    const m = insertMilestone(s.ctx, from.id, { title: 'v1' });
-    const target = insertMilestone(s.ctx, to.id, { title: 'v1' });
-    insertLabel(s.ctx, to.id, 'bug');
+    const hook = await addProjectHook(s, to.id, alice, { url: 'http://127.0.0.1:9/h', issues_events: true, push_events: false });
+    const oldHook = await addProjectHook(s, from.id, alice, { url: 'http://127.0.0.1:9/h', issues_events: true, push_events: false });
+    const m = await insertMilestoneAsync(s.ctx, from.id, { title: 'v1' });
+    const target = await insertMilestoneAsync(s.ctx, to.id, { title: 'v1' });
+    await insertLabelAsync(s.ctx, to.id, 'bug');
     const created = await s.api('POST', `/projects/${from.id}/issues`, alice, { title: 'Travel', description: 'desc', labels: 'bug,only-here', milestone_id: m.id, assignee_id: rep.id });
-    s.ctx.db.$client.prepare(`INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at)
-      VALUES (?, 'Issue', ?, 'a comment', ?, 0, '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z')`).run(from.id, created.body.id, rep.id);
+    await s.ctx.data.run(`INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at)
+      VALUES (?, 'Issue', ?, 'a comment', ?, FALSE, '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z')`, [from.id, created.body.id, rep.id]);
     const r = await s.api('POST', `/projects/${from.id}/issues/${created.body.id}/move`, alice, { to_project_id: to.id });
     expect(r.status).toBe(201);
-    expect(rows(`SELECT note, author_id, project_id FROM notes WHERE noteable_id = ? AND system = 0`, r.body.id)).toEqual([{ note: 'a comment', author_id: rep.id, project_id: to.id }]);
+    expect((await rows(`SELECT note, author_id, project_id FROM notes WHERE noteable_id = ? AND system = FALSE`, r.body.id))).toEqual([{ note: 'a comment', author_id: rep.id, project_id: to.id }]);
     expect(r.body.user_notes_count).toBe(1);
     expect(r.body).toMatchObject({
       project_id: to.id, iid: 1, title: 'Travel', description: 'desc', state: 'opened', labels: ['bug'], milestone: { id: target.id },
       assignee: { id: rep.id }, author: { id: alice.id },
     });
     expect(r.body.id).not.toBe(created.body.id);
-    const old = rows(`SELECT state, moved_to_id FROM issues WHERE id = ?`, created.body.id)[0];
+    const old = (await rows(`SELECT state, moved_to_id FROM issues WHERE id = ?`, created.body.id))[0];
     expect(old).toEqual({ state: 'closed', moved_to_id: r.body.id });
-    const oldNotes = rows(`SELECT note FROM notes WHERE noteable_id = ? AND noteable_type = 'Issue' AND system = 1 ORDER BY id`, created.body.id).map((n) => n.note);
+    const oldNotes = (await rows(`SELECT note FROM notes WHERE noteable_id = ? AND noteable_type = 'Issue' AND system = TRUE ORDER BY id`, created.body.id)).map((n) => n.note);
     expect(oldNotes).toEqual(expect.arrayContaining([`Moved to ${to.path_with_namespace}#1`, 'Status changed to closed']));
-    const newNotes = rows(`SELECT note FROM notes WHERE noteable_id = ? AND noteable_type = 'Issue' AND system = 1 ORDER BY id`, r.body.id).map((n) => n.note);
+    const newNotes = (await rows(`SELECT note FROM notes WHERE noteable_id = ? AND noteable_type = 'Issue' AND system = TRUE ORDER BY id`, r.body.id)).map((n) => n.note);
     expect(newNotes).toContain(`Moved from ${from.path_with_namespace}#${created.body.iid}`);
-    const newHooks = rows(`SELECT payload FROM hook_deliveries WHERE hook_id = ?`, hook.body.id).map((d) => JSON.parse(d.payload));
+    const newHooks = (await rows(`SELECT payload FROM hook_deliveries WHERE hook_id = ?`, hook.body.id)).map((d) => JSON.parse(d.payload));
     expect(newHooks.map((d) => d.object_attributes.action)).toEqual(['open']);
-    const oldHooks = rows(`SELECT payload FROM hook_deliveries WHERE hook_id = ?`, oldHook.body.id).map((d) => JSON.parse(d.payload).object_attributes.action);
+    const oldHooks = (await rows(`SELECT payload FROM hook_deliveries WHERE hook_id = ?`, oldHook.body.id)).map((d) => JSON.parse(d.payload).object_attributes.action);
     expect(oldHooks).toEqual(['open', 'close']);
     // the old issue is still readable, closed
     expect((await s.api('GET', `/projects/${from.id}/issues/${created.body.id}`, alice)).body.state).toBe('closed');
@@ -66,8 +66,8 @@ describe('POST /projects/:id/issues/:issue_id/move', () => {
 
   it('answers 400 for the same project or missing rights, 404 for unknown things, writing nothing', async () => {
     const c = await s.api('POST', `/projects/${from.id}/issues`, alice, { title: 'Stay' });
-    const count = () => rows(`SELECT COUNT(*) AS n FROM issues`)[0]!.n;
-    const before = count();
+    const count = async () => (await rows(`SELECT COUNT(*) AS n FROM issues`))[0]!.n;
+    const before = await count();
     let r = await s.api('POST', `/projects/${from.id}/issues/${c.body.id}/move`, alice, { to_project_id: from.id });
     expect(r).toMatchObject({ status: 400, body: { message: 'Cannot move issue to project it originates from!' } });
     // rep is reporter in `from` but only guest in `to`
@@ -83,7 +83,19 @@ describe('POST /projects/:id/issues/:issue_id/move', () => {
     r = await s.api('POST', `/projects/${from.id}/issues/999999/move`, alice, { to_project_id: to.id });
     expect(r.status).toBe(404);
     expect((await s.api('POST', `/projects/${from.id}/issues/${c.body.id}/move`, null, { to_project_id: to.id })).status).toBe(401);
-    expect(count()).toBe(before);
-    expect(rows(`SELECT state FROM issues WHERE id = ?`, c.body.id)[0]!.state).toBe('opened');
+    expect(await count()).toBe(before);
+    expect((await rows(`SELECT state FROM issues WHERE id = ?`, c.body.id))[0]!.state).toBe('opened');
+  });
+});
+
+describe('moves at once', () => {
+  it('a move and a delete of one issue at once: the move answers 201 or 404, never 500', async () => {
+    const c = await s.api('POST', `/projects/${from.id}/issues`, alice, { title: 'race away' });
+    const [move, del] = await Promise.all([
+      s.api('POST', `/projects/${from.id}/issues/${c.body.id}/move`, alice, { to_project_id: to.id }),
+      s.api('DELETE', `/projects/${from.id}/issues/${c.body.id}`, alice),
+    ]);
+    expect([201, 404]).toContain(move.status);
+    expect([200, 404]).toContain(del.status);
   });
 });

@@ -16,17 +16,16 @@ beforeAll(async () => {
   s = await startTestServer();
   const p = await s.api('POST', '/projects', s.root, { name: 'pages' });
   pid = p.body.id;
-  const db = s.ctx.db.$client;
-  const insert = db.prepare(`INSERT INTO issues (project_id, iid, title, state, author_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
-  db.transaction(() => {
+  await s.ctx.data.transaction(async (tx) => {
     for (let i = 1; i <= N; i++) {
       // groups of three issues share a created_at (ties are ordered by id); updated_at runs the other way
       const created = new Date(Date.UTC(2024, 0, 1) + Math.floor(i / 3) * 60_000).toISOString();
       const updated = new Date(Date.UTC(2025, 0, 1) - i * 1000).toISOString();
-      insert.run(pid, i, `Issue ${i}`, i % 4 === 0 ? 'closed' : 'opened', s.root.id, created, updated);
+      await tx.run(`INSERT INTO issues (project_id, iid, title, state, author_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [pid, i, `Issue ${i}`, i % 4 === 0 ? 'closed' : 'opened', s.root.id, created, updated]);
     }
-  })();
-  rows = db.prepare('SELECT id, created_at, updated_at, state FROM issues WHERE project_id = ?').all(pid) as Row[];
+  });
+  rows = await s.ctx.data.all<Row>('SELECT id, created_at, updated_at, state FROM issues WHERE project_id = ?', [pid]);
 });
 afterAll(async () => s?.close());
 

@@ -1,23 +1,23 @@
 /** Issues API: shapes, filters, pagination, writes with their notes/events/todos/hooks, and bad input. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addMember, makeGroup, makeProject } from '../helpers/fixtures.js';
-import { insertIssue, insertMilestone } from '../helpers/collaboration.js';
+import { addMemberAsync, makeGroupAsync, makeProject } from '../helpers/fixtures.js';
+import { addProjectHook, insertIssueAsync, insertMilestoneAsync, projectEventsOf, sqlRows, sqlValue } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let alice: TestUser;
 let bob: TestUser;
 let project: { id: number; path_with_namespace: string };
 
-const rows = (sql: string, ...args: unknown[]) => s.ctx.db.$client.prepare(sql).all(...args) as Record<string, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
-const count = (sql: string, ...args: unknown[]) => (s.ctx.db.$client.prepare(sql).get(...args) as { n: number }).n;
+const rows = (sql: string, ...args: unknown[]) => sqlRows(s.ctx, sql, args);
+const count = async (sql: string, ...args: unknown[]) => (await sqlValue(s.ctx, sql, args))!;
 
 beforeAll(async () => {
   s = await startTestServer();
   alice = await s.user('alice', { projects_limit: 100 });
   bob = await s.user('bob');
   project = await makeProject(s, alice, 'tracker');
-  addMember(s.ctx, { type: 'Project', id: project.id }, bob.id, 30);
+  await addMemberAsync(s.ctx, { type: 'Project', id: project.id }, bob.id, 30);
 });
 afterAll(async () => s.close());
 
@@ -33,7 +33,7 @@ function expectIssueShape(i: Record<string, unknown>): void {
 
 describe('POST /projects/:id/issues', () => {
   it('creates an issue with labels on the fly, a milestone, an assignee and a due date (201)', async () => {
-    const m = insertMilestone(s.ctx, project.id, { title: 'v1.0' });
+    const m = await insertMilestoneAsync(s.ctx, project.id, { title: 'v1.0' });
     const r = await s.api('POST', `/projects/${project.id}/issues`, alice, {
       title: 'First', description: 'Hello @bob', labels: 'bug, ui', milestone_id: m.id, assignee_id: bob.id, due_date: '2030-01-31',
     });
@@ -45,10 +45,10 @@ describe('POST /projects/:id/issues', () => {
       web_url: `http://gantry.test/${project.path_with_namespace}/issues/1`,
     });
     expect(r.body.milestone).toMatchObject({ id: m.id, title: 'v1.0', state: 'active' });
-    expect(count(`SELECT COUNT(*) AS n FROM labels WHERE project_id = ? AND title IN ('bug','ui') AND color = '#428BCA'`, project.id)).toBe(2);
+    expect((await count(`SELECT COUNT(*) AS n FROM labels WHERE project_id = ? AND title IN ('bug','ui') AND color = '#428BCA'`, project.id))).toBe(2);
     // assigned todo for bob (the mention of the assignee gives no second pending todo)
-    expect(rows(`SELECT action FROM todos WHERE user_id = ? AND target_id = ?`, bob.id, r.body.id).map((t) => t.action)).toContain('assigned');
-    const events = await s.api('GET', `/projects/${project.id}/events`, alice);
+    expect((await rows(`SELECT action FROM todos WHERE user_id = ? AND target_id = ?`, bob.id, r.body.id)).map((t) => t.action)).toContain('assigned');
+    const events = { body: await projectEventsOf(s, project.id, alice) };
     expect(events.body[0]).toMatchObject({ action_name: 'opened', target_type: 'Issue', target_id: r.body.id, target_title: 'First' });
   });
 
@@ -65,8 +65,8 @@ describe('POST /projects/:id/issues', () => {
   });
 
   it('answers 400 "title" not given, and the validation body for bad values, writing nothing', async () => {
-    const before = count(`SELECT COUNT(*) AS n FROM issues`);
-    const labelsBefore = count(`SELECT COUNT(*) AS n FROM labels`);
+    const before = await count(`SELECT COUNT(*) AS n FROM issues`);
+    const labelsBefore = await count(`SELECT COUNT(*) AS n FROM labels`);
     let r = await s.api('POST', `/projects/${project.id}/issues`, alice, {});
     expect(r).toMatchObject({ status: 400, body: { message: '400 (Bad request) "title" not given' } });
     r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: '  ' });
@@ -82,28 +82,28 @@ describe('POST /projects/:id/issues', () => {
     expect(r).toMatchObject({ status: 400, body: { message: { assignee_id: ['is invalid'] } } });
     r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'x', assignee_id: 'abc' });
     expect(r.status).toBe(400);
-    expect(count(`SELECT COUNT(*) AS n FROM issues`)).toBe(before);
-    expect(count(`SELECT COUNT(*) AS n FROM labels`)).toBe(labelsBefore);
+    expect((await count(`SELECT COUNT(*) AS n FROM issues`))).toBe(before);
+    expect((await count(`SELECT COUNT(*) AS n FROM labels`))).toBe(labelsBefore);
   });
 
   it('refuses a 1 MB description with 400 and stores nothing', async () => {
-    const before = count(`SELECT COUNT(*) AS n FROM issues`);
+    const before = await count(`SELECT COUNT(*) AS n FROM issues`);
     const r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Big', description: 'a'.repeat(1024 * 1024) });
     expect(r.status).toBe(400);
     expect(r.body.message.description[0]).toMatch(/too long/);
-    expect(count(`SELECT COUNT(*) AS n FROM issues`)).toBe(before);
+    expect((await count(`SELECT COUNT(*) AS n FROM issues`))).toBe(before);
   });
 
   it('creates a confidential issue; a later change writes the confidentiality note; mentions give todos', async () => {
     const carol = await s.user('carol');
-    addMember(s.ctx, { type: 'Project', id: project.id }, carol.id, 20);
+    await addMemberAsync(s.ctx, { type: 'Project', id: project.id }, carol.id, 20);
     const r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Hush', confidential: true, description: 'ping @carol and @nobody' });
     expect(r.status).toBe(201);
     expect(r.body.confidential).toBe(true);
-    expect(rows(`SELECT action FROM todos WHERE user_id = ? AND target_id = ?`, carol.id, r.body.id)).toEqual([{ action: 'mentioned' }]);
+    expect((await rows(`SELECT action FROM todos WHERE user_id = ? AND target_id = ?`, carol.id, r.body.id))).toEqual([{ action: 'mentioned' }]);
     const u = await s.api('PUT', `/projects/${project.id}/issues/${r.body.id}`, alice, { confidential: false });
     expect(u.body.confidential).toBe(false);
-    expect(rows(`SELECT note FROM notes WHERE noteable_id = ? AND system = 1`, r.body.id)).toEqual([{ note: 'Made the issue visible' }]);
+    expect((await rows(`SELECT note FROM notes WHERE noteable_id = ? AND system = TRUE`, r.body.id))).toEqual([{ note: 'Made the issue visible' }]);
   });
 
   it('silently sets an unknown milestone to none (8.x)', async () => {
@@ -115,7 +115,7 @@ describe('POST /projects/:id/issues', () => {
 
 describe('GET /projects/:id/issues/:issue_id', () => {
   it('answers the issue, 404 `Not found` for an unknown or foreign id', async () => {
-    const { id } = insertIssue(s.ctx, project.id, { title: 'Direct', authorId: alice.id });
+    const { id } = await insertIssueAsync(s.ctx, project.id, { title: 'Direct', authorId: alice.id });
     const r = await s.api('GET', `/projects/${project.id}/issues/${id}`, bob);
     expect(r.status).toBe(200);
     expectIssueShape(r.body);
@@ -133,7 +133,7 @@ describe('GET lists', () => {
   let p: { id: number; path_with_namespace: string };
   beforeAll(async () => {
     p = await makeProject(s, alice, 'listing');
-    const m = insertMilestone(s.ctx, p.id, { title: 'M1' });
+    const m = await insertMilestoneAsync(s.ctx, p.id, { title: 'M1' });
     for (let n = 1; n <= 5; n++) {
       const r = await s.api('POST', `/projects/${p.id}/issues`, alice, {
         title: `L${n}`, labels: n % 2 ? 'odd' : 'even', ...(n <= 2 ? { milestone_id: m.id } : {}), created_at: `2020-01-0${n}T00:00:00Z`,
@@ -196,7 +196,7 @@ describe('GET lists', () => {
 
   it('GET /groups/:id/issues needs ALL labels, and hides what the caller cannot read', async () => {
     const owner = await s.user('grpowner', { projects_limit: 10 });
-    const gid = makeGroup(s.ctx, 'grp', { owner });
+    const gid = await makeGroupAsync(s.ctx, 'grp', { owner });
     const gp = await makeProject(s, owner, 'gproj', { namespaceId: gid });
     await s.api('POST', `/projects/${gp.id}/issues`, owner, { title: 'both', labels: 'a,b' });
     await s.api('POST', `/projects/${gp.id}/issues`, owner, { title: 'only a', labels: 'a' });
@@ -213,7 +213,7 @@ describe('GET lists', () => {
     const odd = await s.api('GET', '/issues?per_page=100&milestone[]=a&milestone[]=b&iid[]=x', alice);
     expect(odd.status).toBe(200);
     expect(odd.body).toEqual(all.body);
-    const gid = makeGroup(s.ctx, 'grp-odd', { owner: alice });
+    const gid = await makeGroupAsync(s.ctx, 'grp-odd', { owner: alice });
     const gp = await makeProject(s, alice, 'gproj-odd', { namespaceId: gid });
     await s.api('POST', `/projects/${gp.id}/issues`, alice, { title: 'in the group' });
     const group = await s.api('GET', `/groups/${gid}/issues?iid[]=a&iid[]=b`, alice);
@@ -224,33 +224,33 @@ describe('GET lists', () => {
 
 describe('PUT /projects/:id/issues/:issue_id', () => {
   it('updates fields with system notes, closes and reopens with events, todos done and hooks', async () => {
-    const hook = await s.api('POST', `/projects/${project.id}/hooks`, alice, { url: 'http://127.0.0.1:9/hook', issues_events: true, push_events: false });
+    const hook = await addProjectHook(s, project.id, alice, { url: 'http://127.0.0.1:9/hook', issues_events: true, push_events: false });
     expect(hook.status).toBe(201);
     const created = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Edit me', labels: 'old' });
     const id = created.body.id;
-    const m = insertMilestone(s.ctx, project.id, { title: 'v2' });
+    const m = await insertMilestoneAsync(s.ctx, project.id, { title: 'v2' });
     let r = await s.api('PUT', `/projects/${project.id}/issues/${id}`, alice, {
       title: 'Edited', assignee_id: bob.id, milestone_id: m.id, labels: 'new', due_date: '2031-05-06', description: 'cc @bob',
     });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ title: 'Edited', assignee: { id: bob.id }, milestone: { id: m.id }, labels: ['new'], due_date: '2031-05-06' });
-    const notes = rows(`SELECT note FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ? AND system = 1 ORDER BY id`, id).map((n) => n.note);
+    const notes = (await rows(`SELECT note FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ? AND system = TRUE ORDER BY id`, id)).map((n) => n.note);
     expect(notes).toEqual(expect.arrayContaining(['Changed title: **Edit me** → **Edited**', 'Reassigned to @bob', `Milestone changed to %${m.iid}`]));
     expect(notes.some((n) => /^Added ~\d+ and removed ~\d+ labels$/.test(n))).toBe(true);
-    expect(rows(`SELECT action, state FROM todos WHERE user_id = ? AND target_id = ?`, bob.id, id)).toEqual([{ action: 'assigned', state: 'pending' }]);
+    expect((await rows(`SELECT action, state FROM todos WHERE user_id = ? AND target_id = ?`, bob.id, id))).toEqual([{ action: 'assigned', state: 'pending' }]);
 
     // bob closes: his todo is done, a closed event and a close hook
     r = await s.api('PUT', `/projects/${project.id}/issues/${id}`, bob, { state_event: 'close' });
     expect(r.body.state).toBe('closed');
-    expect(rows(`SELECT state FROM todos WHERE user_id = ? AND target_id = ?`, bob.id, id)).toEqual([{ state: 'done' }]);
+    expect((await rows(`SELECT state FROM todos WHERE user_id = ? AND target_id = ?`, bob.id, id))).toEqual([{ state: 'done' }]);
     r = await s.api('PUT', `/projects/${project.id}/issues/${id}`, bob, { state_event: 'reopen' });
     expect(r.body.state).toBe('opened');
-    const events = (await s.api('GET', `/projects/${project.id}/events`, alice)).body;
+    const events = await projectEventsOf(s, project.id, alice);
     expect(events.slice(0, 2).map((e: { action_name: string }) => e.action_name)).toEqual(['opened', 'closed']);
-    const states = rows(`SELECT note FROM notes WHERE noteable_id = ? AND system = 1 AND note LIKE 'Status%' ORDER BY id`, id).map((n) => n.note);
+    const states = (await rows(`SELECT note FROM notes WHERE noteable_id = ? AND system = TRUE AND note LIKE 'Status%' ORDER BY id`, id)).map((n) => n.note);
     expect(states).toEqual(['Status changed to closed', 'Status changed to reopened']);
 
-    const deliveries = rows(`SELECT payload FROM hook_deliveries WHERE hook_id = ? ORDER BY id`, hook.body.id).map((d) => JSON.parse(d.payload));
+    const deliveries = (await rows(`SELECT payload FROM hook_deliveries WHERE hook_id = ? ORDER BY id`, hook.body.id)).map((d) => JSON.parse(d.payload));
     expect(deliveries.map((d) => d.object_attributes.action)).toEqual(['open', 'update', 'close', 'reopen']);
     const upd = deliveries[1];
     expect(upd).toMatchObject({
@@ -268,14 +268,14 @@ describe('PUT /projects/:id/issues/:issue_id', () => {
     const c = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Labelled', labels: 'x1' });
     let r = await s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, alice, { labels: '' });
     expect(r.body.labels).toEqual([]);
-    const before = rows(`SELECT * FROM issues WHERE id = ?`, c.body.id);
-    const notesBefore = count(`SELECT COUNT(*) AS n FROM notes`);
+    const before = await rows(`SELECT * FROM issues WHERE id = ?`, c.body.id);
+    const notesBefore = await count(`SELECT COUNT(*) AS n FROM notes`);
     r = await s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, alice, { title: 'New title', state_event: 'explode' });
     expect(r).toMatchObject({ status: 400, body: { message: { state_event: ['is invalid'] } } });
     r = await s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, alice, { title: 'New', description: 'd'.repeat(1024 * 1024) });
     expect(r.status).toBe(400);
-    expect(rows(`SELECT * FROM issues WHERE id = ?`, c.body.id)).toEqual(before);
-    expect(count(`SELECT COUNT(*) AS n FROM notes`)).toBe(notesBefore);
+    expect((await rows(`SELECT * FROM issues WHERE id = ?`, c.body.id))).toEqual(before);
+    expect((await count(`SELECT COUNT(*) AS n FROM notes`))).toBe(notesBefore);
   });
 
   it('applies updated_at for owners only', async () => {
@@ -340,5 +340,56 @@ describe('DELETE, subscription and todo', () => {
     await s.api('PUT', `/projects/${p.id}/issues/${a.body.id}`, alice, { state_event: 'close' });
     await s.api('DELETE', `/projects/${p.id}/issues/${c.body.id}`, alice);
     expect((await s.api('GET', `/projects/${p.id}`, alice)).body.open_issues_count).toBe(1);
+  });
+});
+
+describe('writes at once (two requests, or two daemons, racing)', () => {
+  it('two creates in one project: both 201, with the next two iids', async () => {
+    const rs = await Promise.all(['race one', 'race two'].map((title) => s.api('POST', `/projects/${project.id}/issues`, alice, { title })));
+    expect(rs.map((r) => r.status)).toEqual([201, 201]);
+    const iids = rs.map((r) => r.body.iid as number).sort((a, b) => a - b);
+    expect(iids[1]! - iids[0]!).toBe(1);
+  });
+
+  it('two closes of one issue: both 200 closed, one state note, one closed event', async () => {
+    const c = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'close me twice' });
+    const rs = await Promise.all([0, 1].map(() => s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, alice, { state_event: 'close' })));
+    expect(rs.map((r) => [r.status, r.body.state])).toEqual([[200, 'closed'], [200, 'closed']]);
+    expect(await count(`SELECT COUNT(*) AS n FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ? AND note LIKE 'Status changed%'`, c.body.id)).toBe(1);
+    expect(await count(`SELECT COUNT(*) AS n FROM events WHERE target_type = 'Issue' AND target_id = ? AND action = 'closed'`, c.body.id)).toBe(1);
+  });
+
+  it('an update and a delete at once: the update answers 200 or 404, never 500; the issue ends deleted', async () => {
+    const c = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'doomed' });
+    const [upd, del] = await Promise.all([
+      s.api('PUT', `/projects/${project.id}/issues/${c.body.id}`, alice, { title: 'renamed', state_event: 'close' }),
+      s.api('DELETE', `/projects/${project.id}/issues/${c.body.id}`, alice),
+    ]);
+    expect([200, 404]).toContain(upd.status);
+    expect(del.status).toBe(200);
+    expect((await s.api('GET', `/projects/${project.id}/issues/${c.body.id}`, alice)).status).toBe(404);
+  });
+
+  it('two deletes of one issue: one 200, one 404', async () => {
+    const c = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'deleted twice' });
+    const rs = await Promise.all([0, 1].map(() => s.api('DELETE', `/projects/${project.id}/issues/${c.body.id}`, alice)));
+    expect(rs.map((r) => r.status).sort()).toEqual([200, 404]);
+  });
+
+  it('two todo marks at once: one 201, one 304, one pending todo', async () => {
+    const c = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'mark me' });
+    const rs = await Promise.all([0, 1].map(() => s.api('POST', `/projects/${project.id}/issues/${c.body.id}/todo`, bob)));
+    expect(rs.map((r) => r.status).sort()).toEqual([201, 304]);
+    expect(await count(`SELECT COUNT(*) AS n FROM todos WHERE user_id = ? AND target_id = ? AND state = 'pending'`, bob.id, c.body.id)).toBe(1);
+  });
+});
+
+describe('live issue counts (kept by triggers on both engines)', () => {
+  it('issue_counts equals a recount of the live issues after every write of this file', async () => {
+    const kept = await rows(`SELECT project_id, author_id, state, confidential, n FROM issue_counts WHERE n <> 0 ORDER BY project_id, author_id, state, confidential`);
+    const recount = await rows(`SELECT project_id, COALESCE(author_id, 0) AS author_id, state, confidential, COUNT(*) AS n FROM issues WHERE deleted_at IS NULL
+      GROUP BY project_id, COALESCE(author_id, 0), state, confidential ORDER BY project_id, author_id, state, confidential`);
+    expect(recount.length).toBeGreaterThan(3);
+    expect(kept).toEqual(recount);
   });
 });

@@ -4,11 +4,11 @@
  * confidential issue, the 1 MB refusal, the commented event and the note webhook.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSystemNote } from '../../daemon/services/collaboration/notes.js';
+import { createSystemNoteAsync } from '../../daemon/services/collaboration/notes.js';
 import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hook-deliveries.js';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { ACTORS, expectedStatus, insertIssue, type Actor } from '../helpers/collaboration.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { ACTORS, addProjectHook, expectedStatus, insertIssueAsync, sqlRows, sqlValue, type Actor } from '../helpers/collaboration.js';
+import { addCastMembersAsync, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
 
 let s: TestServer;
@@ -18,7 +18,7 @@ let pid: number;
 let issueId: number;
 
 const userOf = (a: Actor): TestUser | null => (a === 'anonymous' ? null : cast[a as keyof Cast]);
-const count = (sql: string, ...args: unknown[]) => (s.ctx.db.$client.prepare(sql).get(...args) as { n: number }).n;
+const count = async (sql: string, ...args: unknown[]) => (await sqlValue(s.ctx, sql, args))!;
 const notesOf = (id: number) => count(`SELECT count(*) AS n FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ?`, id);
 const notesUrl = (projectId: number, issue: number) => `/projects/${projectId}/issues/${issue}/notes`;
 
@@ -28,11 +28,11 @@ beforeAll(async () => {
   projects = {};
   for (const vis of [0, 10, 20]) {
     const p = await makeProject(s, cast.owner, `notes-${vis}`, { visibility: vis });
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
     projects[vis] = p;
   }
   pid = projects[0]!.id;
-  issueId = insertIssue(s.ctx, pid, { title: 'Crash on start', authorId: cast.guest.id }).id;
+  issueId = (await insertIssueAsync(s.ctx, pid, { title: 'Crash on start', authorId: cast.guest.id })).id;
 });
 afterAll(async () => { await s.close(); });
 
@@ -48,20 +48,20 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
     });
   });
   it('400 "body" not given for a missing or blank body, nothing stored', async () => {
-    const before = notesOf(issueId);
+    const before = await notesOf(issueId);
     for (const payload of [{}, { body: '' }, { body: '   ' }, undefined]) {
       const r = await s.api('POST', notesUrl(pid, issueId), cast.developer, payload);
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ message: '400 (Bad request) "body" not given' });
     }
-    expect(notesOf(issueId)).toBe(before);
+    expect(await notesOf(issueId)).toBe(before);
   });
   it('refuses a 1 MB note with 400 and stores nothing (no note, event or delivery)', async () => {
-    const before = [notesOf(issueId), count('SELECT count(*) AS n FROM events'), count('SELECT count(*) AS n FROM hook_deliveries')];
+    const before = [await notesOf(issueId), await count('SELECT count(*) AS n FROM events'), await count('SELECT count(*) AS n FROM hook_deliveries')];
     const r = await s.api('POST', notesUrl(pid, issueId), cast.developer, { body: 'x'.repeat(1024 * 1024) });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: { note: ['is too long (maximum is 1000000 characters)'] } });
-    expect([notesOf(issueId), count('SELECT count(*) AS n FROM events'), count('SELECT count(*) AS n FROM hook_deliveries')]).toEqual(before);
+    expect([await notesOf(issueId), await count('SELECT count(*) AS n FROM events'), await count('SELECT count(*) AS n FROM hook_deliveries')]).toEqual(before);
   });
   it('accepts a note of exactly the maximum length', async () => {
     const r = await s.api('POST', notesUrl(pid, issueId), cast.developer, { body: 'y'.repeat(1_000_000) });
@@ -71,7 +71,7 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
   });
   it('404 `404 Not found` for an unknown or foreign issue, 404 Project for an unknown project', async () => {
     expect((await s.api('POST', notesUrl(pid, 999999), cast.developer, { body: 'x' })).body).toEqual({ message: '404 Not found' });
-    const other = insertIssue(s.ctx, projects[20]!.id).id;
+    const other = (await insertIssueAsync(s.ctx, projects[20]!.id)).id;
     expect((await s.api('POST', notesUrl(pid, other), cast.developer, { body: 'x' })).body).toEqual({ message: '404 Not found' });
     expect((await s.api('POST', notesUrl(pid, 'abc' as unknown as number), cast.developer, { body: 'x' })).status).toBe(404);
     expect((await s.api('POST', notesUrl(999999, issueId), cast.developer, { body: 'x' })).body).toEqual({ message: '404 Project Not Found' });
@@ -91,14 +91,14 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
     expect(bad.body).toEqual({ message: { created_at: ['is invalid'] } });
   });
   it('a body that is only an emoji awards it instead (8.x), once; the author gets a plain note', async () => {
-    const issue = insertIssue(s.ctx, pid, { authorId: cast.reporter.id }).id;
+    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.reporter.id })).id;
     const r = await s.api('POST', notesUrl(pid, issue), cast.developer, { body: ':+1:' });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({
       id: expect.any(Number), name: 'thumbsup', user: expect.objectContaining({ id: cast.developer.id }), created_at: expect.any(String),
       updated_at: expect.any(String), awardable_id: issue, awardable_type: 'Issue',
     });
-    expect(notesOf(issue)).toBe(0);
+    expect(await notesOf(issue)).toBe(0);
     const again = await s.api('POST', notesUrl(pid, issue), cast.developer, { body: ':thumbsup:' });
     expect(again.status).toBe(404);
     expect(again.body).toEqual({ message: '404 Note {:name=>["has already been taken"]} Not Found' });
@@ -109,21 +109,24 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
     expect(unknown.body.body).toBe(':not_an_emoji_name:');
   });
   it('touches the issue updated_at and records a `commented on` event with the note', async () => {
-    const issue = insertIssue(s.ctx, pid, { title: 'Touch me' }).id;
-    s.ctx.db.$client.prepare(`UPDATE issues SET updated_at = '2015-01-01T00:00:00.000Z' WHERE id = ?`).run(issue);
+    const issue = (await insertIssueAsync(s.ctx, pid, { title: 'Touch me' })).id;
+    await s.ctx.data.run(`UPDATE issues SET updated_at = '2015-01-01T00:00:00.000Z' WHERE id = ?`, [issue]);
     const r = await s.api('POST', notesUrl(pid, issue), cast.guest, { body: 'me too' });
-    const updated = (s.ctx.db.$client.prepare('SELECT updated_at FROM issues WHERE id = ?').get(issue) as { updated_at: string }).updated_at;
+    const updated = (await sqlValue<string>(s.ctx, 'SELECT updated_at FROM issues WHERE id = ?', [issue]))!;
     expect(updated > '2015-01-01T00:00:00.000Z').toBe(true);
+    const stored = await sqlRows(s.ctx, `SELECT action, target_type, target_title, author_id, note_id FROM events WHERE target_type = 'Note' AND target_id = ?`, [r.body.id]);
+    expect(stored).toEqual([{ action: 'commented', target_type: 'Note', target_title: 'Touch me', author_id: cast.guest.id, note_id: r.body.id }]);
+    if (onPostgres) return; // GET /projects/:id/events belongs to the events room, SQLite-only until it is ported
     const ev = await s.api('GET', `/projects/${pid}/events`, cast.guest);
     const comment = ev.body.find((e: { action_name: string; target_id: number }) => e.action_name === 'commented on' && e.target_id === r.body.id);
     expect(comment).toMatchObject({ target_type: 'Note', target_title: 'Touch me', author_id: cast.guest.id, author_username: cast.guest.username });
     expect(comment.note).toEqual(r.body);
   });
   it('a mention in a note gives the mentioned user a `mentioned` todo with the note id', async () => {
-    const issue = insertIssue(s.ctx, pid, { title: 'Mention' }).id;
+    const issue = (await insertIssueAsync(s.ctx, pid, { title: 'Mention' })).id;
     const r = await s.api('POST', notesUrl(pid, issue), cast.developer, { body: `@${cast.reporter.username} please look, and @nosuchuser` });
     expect(r.status).toBe(201);
-    const todos = s.ctx.db.$client.prepare(`SELECT user_id, action, note_id FROM todos WHERE target_type = 'Issue' AND target_id = ?`).all(issue);
+    const todos = await sqlRows(s.ctx, `SELECT user_id, action, note_id FROM todos WHERE target_type = 'Issue' AND target_id = ?`, [issue]);
     expect(todos).toEqual([{ user_id: cast.reporter.id, action: 'mentioned', note_id: r.body.id }]);
   });
 });
@@ -131,9 +134,9 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
 describe('GET /projects/:id/issues/:issue_id/notes', () => {
   let issue: number;
   beforeAll(async () => {
-    issue = insertIssue(s.ctx, pid, { title: 'Paged' }).id;
+    issue = (await insertIssueAsync(s.ctx, pid, { title: 'Paged' })).id;
     for (let i = 1; i <= 4; i++) await s.api('POST', notesUrl(pid, issue), cast.guest, { body: `note ${i}` });
-    createSystemNote(s.ctx.db, { projectId: pid, noteableType: 'Issue', noteableId: issue, authorId: cast.master.id, body: 'Status changed to closed' });
+    await createSystemNoteAsync(s.ctx.data, { projectId: pid, noteableType: 'Issue', noteableId: issue, authorId: cast.master.id, body: 'Status changed to closed' });
   });
   it('lists notes in database order, system notes included', async () => {
     const r = await s.api('GET', notesUrl(pid, issue), cast.reporter);
@@ -151,7 +154,7 @@ describe('GET /projects/:id/issues/:issue_id/notes', () => {
     expect(String(r.headers.link)).toContain(`/api/v3/projects/${pid}/issues/${issue}/notes?id=${pid}&issue_id=${issue}&page=3&per_page=2>; rel="next"`);
     const past = await s.api('GET', `${notesUrl(pid, issue)}?per_page=2&page=9`, cast.reporter);
     expect(past.body).toEqual([]);
-    const empty = await s.api('GET', notesUrl(pid, insertIssue(s.ctx, pid).id), cast.reporter);
+    const empty = await s.api('GET', notesUrl(pid, (await insertIssueAsync(s.ctx, pid)).id), cast.reporter);
     expect(empty.body).toEqual([]);
     expect(empty.headers).toMatchObject({ 'x-total': '0', 'x-total-pages': '0', 'x-page': '1' });
   });
@@ -179,15 +182,16 @@ describe('with the issues API', () => {
     expect(system).toEqual(expect.arrayContaining(['Status changed to closed', `Reassigned to @${cast.developer.username}`]));
     expect((await s.api('GET', `/projects/${pid}/issues/${id}`, cast.reporter)).body.user_notes_count).toBe(1);
   });
-  it('comment events of a page show the notes of every issue, and none for a deleted note or issue', async () => {
+  // GET /projects/:id/events belongs to the events room, SQLite-only until it is ported
+  it.skipIf(onPostgres)('comment events of a page show the notes of every issue, and none for a deleted note or issue', async () => {
     const p = projects[20]!.id;
     const made: { id: number; issue: number }[] = [];
     for (let i = 0; i < 3; i++) {
-      const issue = insertIssue(s.ctx, p, { title: `E${i}` }).id;
+      const issue = (await insertIssueAsync(s.ctx, p, { title: `E${i}` })).id;
       made.push({ id: (await s.api('POST', notesUrl(p, issue), cast.developer, { body: `c${i}` })).body.id, issue });
     }
     await s.api('DELETE', `${notesUrl(p, made[1]!.issue)}/${made[1]!.id}`, cast.developer);
-    s.ctx.db.$client.prepare(`UPDATE issues SET deleted_at = '2016-01-01T00:00:00.000Z' WHERE id = ?`).run(made[2]!.issue);
+    await s.ctx.data.run(`UPDATE issues SET deleted_at = '2016-01-01T00:00:00.000Z' WHERE id = ?`, [made[2]!.issue]);
     const ev = (await s.api('GET', `/projects/${p}/events?per_page=100`, cast.nonMember)).body as { target_id: number; note?: { body: string } }[];
     const noteOf = (id: number) => ev.find((e) => e.target_id === id)?.note?.body;
     expect([noteOf(made[0]!.id), noteOf(made[1]!.id), noteOf(made[2]!.id)]).toEqual(['c0', undefined, undefined]);
@@ -197,7 +201,7 @@ describe('with the issues API', () => {
 describe('PUT and DELETE /projects/:id/issues/:issue_id/notes/:note_id', () => {
   let issue: number;
   const note = async (as: TestUser, body = 'original') => (await s.api('POST', notesUrl(pid, issue), as, { body })).body.id as number;
-  beforeAll(() => { issue = insertIssue(s.ctx, pid, { authorId: cast.guest.id }).id; });
+  beforeAll(async () => { issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.guest.id })).id; });
 
   it('the author edits their own note: 200 with the new body and updated_at', async () => {
     const id = await note(cast.guest);
@@ -205,7 +209,7 @@ describe('PUT and DELETE /projects/:id/issues/:issue_id/notes/:note_id', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id, body: 'edited', system: false, author: { id: cast.guest.id } });
     expect(r.body.updated_at >= r.body.created_at).toBe(true);
-    expect((s.ctx.db.$client.prepare('SELECT updated_by_id FROM notes WHERE id = ?').get(id) as { updated_by_id: number }).updated_by_id).toBe(cast.guest.id);
+    expect(await sqlValue(s.ctx, 'SELECT updated_by_id FROM notes WHERE id = ?', [id])).toBe(cast.guest.id);
   });
   it('others below master get 403; masters, owners and admins may edit', async () => {
     const id = await note(cast.guest);
@@ -223,7 +227,7 @@ describe('PUT and DELETE /projects/:id/issues/:issue_id/notes/:note_id', () => {
     const id = await note(cast.guest);
     expect((await s.api('PUT', `${notesUrl(pid, issue)}/${id}`, cast.guest, {})).body).toEqual({ message: '400 (Bad request) "body" not given' });
     expect((await s.api('PUT', `${notesUrl(pid, issue)}/999999`, cast.guest, { body: 'x' })).body).toEqual({ message: '404 Not found' });
-    const sys = createSystemNote(s.ctx.db, { projectId: pid, noteableType: 'Issue', noteableId: issue, authorId: cast.master.id, body: 'Milestone removed' });
+    const sys = await createSystemNoteAsync(s.ctx.data, { projectId: pid, noteableType: 'Issue', noteableId: issue, authorId: cast.master.id, body: 'Milestone removed' });
     const r = await s.api('PUT', `${notesUrl(pid, issue)}/${sys.id}`, cast.master, { body: 'rewritten' });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: { note: ['system notes cannot be edited'] } });
@@ -251,13 +255,13 @@ describe('PUT and DELETE /projects/:id/issues/:issue_id/notes/:note_id', () => {
     const id = await note(cast.guest);
     expect((await s.api('POST', `${notesUrl(pid, issue)}/${id}/award_emoji`, cast.reporter, { name: 'tada' })).status).toBe(201);
     await s.api('DELETE', `${notesUrl(pid, issue)}/${id}`, cast.guest);
-    expect(count(`SELECT count(*) AS n FROM award_emoji WHERE awardable_type = 'Note' AND awardable_id = ?`, id)).toBe(0);
+    expect(await count(`SELECT count(*) AS n FROM award_emoji WHERE awardable_type = 'Note' AND awardable_id = ?`, id)).toBe(0);
   });
 });
 
 describe('authorization matrix', () => {
   const issues: Record<number, number> = {};
-  beforeAll(() => { for (const vis of [0, 10, 20]) issues[vis] = insertIssue(s.ctx, projects[vis]!.id, { authorId: cast.owner.id }).id; });
+  beforeAll(async () => { for (const vis of [0, 10, 20]) issues[vis] = (await insertIssueAsync(s.ctx, projects[vis]!.id, { authorId: cast.owner.id })).id; });
 
   for (const vis of [0, 10, 20]) {
     it(`reads and writes on a ${['private', '', 'internal', '', 'public'][vis / 5]} project`, async () => {
@@ -296,10 +300,10 @@ describe('authorization matrix', () => {
   it('a confidential issue: only its author, assignee, reporters and up and admins read or write its notes', async () => {
     const p = projects[20]!.id;
     const assignee = await s.user('nassignee');
-    const issue = insertIssue(s.ctx, p, { confidential: true, authorId: cast.guest.id, assigneeId: assignee.id }).id;
+    const issue = (await insertIssueAsync(s.ctx, p, { confidential: true, authorId: cast.guest.id, assigneeId: assignee.id })).id;
     let secret = (await s.api('POST', notesUrl(p, issue), cast.master, { body: 'secret' })).body.id;
     const other = await s.user('nguest2');
-    s.ctx.db.$client.prepare(`INSERT INTO members (source_type, source_id, user_id, access_level, created_at, updated_at) VALUES ('Project', ?, ?, 10, '', '')`).run(p, other.id);
+    await addMemberAsync(s.ctx, { type: 'Project', id: p }, other.id, 10);
     const cases: [TestUser, number][] = [
       [cast.nonMember, 404], [cast.external, 404], [other, 404], [cast.guest, 200], [assignee, 200], [cast.reporter, 200], [cast.admin, 200], [cast.master, 200],
     ];
@@ -315,9 +319,9 @@ describe('authorization matrix', () => {
     }
   });
 
-  it('comment events on a confidential issue are shown (with the note) only to those who may read it', async () => {
+  it.skipIf(onPostgres)('comment events on a confidential issue are shown (with the note) only to those who may read it', async () => {
     const p = projects[20]!.id;
-    const issue = insertIssue(s.ctx, p, { confidential: true, authorId: cast.reporter.id }).id;
+    const issue = (await insertIssueAsync(s.ctx, p, { confidential: true, authorId: cast.reporter.id })).id;
     const note = (await s.api('POST', notesUrl(p, issue), cast.reporter, { body: 'hidden note' })).body;
     const find = (body: { note?: { id: number }; target_id: number }[]) => body.find((e) => e.target_id === note.id);
     expect(find((await s.api('GET', `/projects/${p}/events?per_page=100`, cast.reporter)).body)!.note).toMatchObject({ id: note.id });
@@ -327,13 +331,14 @@ describe('authorization matrix', () => {
 
   it('issues disabled on the project: 404 for the notes of its issues', async () => {
     const p = await makeProject(s, cast.owner, 'no-issues', { visibility: 20, extra: { issues_enabled: false } });
-    const issue = insertIssue(s.ctx, p.id).id;
+    const issue = (await insertIssueAsync(s.ctx, p.id)).id;
     expect((await s.api('GET', notesUrl(p.id, issue), cast.owner)).status).toBe(404);
     expect((await s.api('POST', notesUrl(p.id, issue), cast.owner, { body: 'x' })).status).toBe(404);
   });
 });
 
-describe('note webhook', () => {
+// The delivery worker belongs to the hooks room (its port is another's); what this room queues is checked on both engines above.
+describe.skipIf(onPostgres)('note webhook', () => {
   let recv: HookReceiver;
   let worker: HookDeliveryWorker;
   beforeAll(async () => {
@@ -346,7 +351,7 @@ describe('note webhook', () => {
     const p = projects[10]!;
     expect((await s.api('POST', `/projects/${p.id}/hooks`, cast.owner, { url: `${recv.url}/notes`, note_events: true, push_events: false })).status).toBe(201);
     expect((await s.api('POST', `/projects/${p.id}/hooks`, cast.owner, { url: `${recv.url}/other`, issues_events: true })).status).toBe(201);
-    const issue = insertIssue(s.ctx, p.id, { title: 'Hooked issue', authorId: cast.owner.id });
+    const issue = await insertIssueAsync(s.ctx, p.id, { title: 'Hooked issue', authorId: cast.owner.id });
     const note = (await s.api('POST', notesUrl(p.id, issue.id), cast.developer, { body: 'hook me' })).body;
     await waitUntil(() => recv.to('/notes').length >= 1, 'the note hook delivery');
     const req = recv.to('/notes')[0]!;
@@ -365,5 +370,52 @@ describe('note webhook', () => {
       issue: { id: issue.id, iid: issue.iid, title: 'Hooked issue', project_id: p.id, state: 'opened', author_id: cast.owner.id },
     });
     expect(recv.to('/other')).toEqual([]);
+  });
+});
+
+describe('notes at once, and what a note queues', () => {
+  it('a note on an issue deleted meanwhile: 404, nothing written', async () => {
+    const issue = (await insertIssueAsync(s.ctx, pid, { title: 'Going away', authorId: cast.guest.id })).id;
+    const [note, del] = await Promise.all([
+      s.api('POST', notesUrl(pid, issue), cast.reporter, { body: 'last words' }),
+      s.api('DELETE', `/projects/${pid}/issues/${issue}`, cast.owner),
+    ]);
+    expect(del.status).toBe(200);
+    expect([201, 404]).toContain(note.status);
+    if (note.status === 404) expect(await notesOf(issue)).toBe(0);
+    // once the issue is gone, always 404
+    expect((await s.api('POST', notesUrl(pid, issue), cast.reporter, { body: 'too late' })).status).toBe(404);
+  });
+
+  it('two deletes of one note at once: one 200, one 404', async () => {
+    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.guest.id })).id;
+    const id = (await s.api('POST', notesUrl(pid, issue), cast.master, { body: 'twice' })).body.id;
+    const rs = await Promise.all([0, 1].map(() => s.api('DELETE', `${notesUrl(pid, issue)}/${id}`, cast.master)));
+    expect(rs.map((r) => r.status).sort()).toEqual([200, 404]);
+  });
+
+  it('the same emoji-only note twice at once: one award (201), one 404 with 8.x\'s message', async () => {
+    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.guest.id })).id;
+    const rs = await Promise.all([0, 1].map(() => s.api('POST', notesUrl(pid, issue), cast.reporter, { body: ':tada:' })));
+    expect(rs.map((r) => r.status).sort()).toEqual([201, 404]);
+    expect(rs.find((r) => r.status === 404)!.body).toEqual({ message: '404 Note {:name=>["has already been taken"]} Not Found' });
+    expect(await count(`SELECT COUNT(*) AS n FROM award_emoji WHERE awardable_type = 'Issue' AND awardable_id = ? AND name = 'tada'`, issue)).toBe(1);
+  });
+
+  it('queues the 8.x note payload for the hooks with note_events only', async () => {
+    const p = await makeProject(s, cast.owner, 'notes-queued', { visibility: 0 });
+    const noteHook = await addProjectHook(s, p.id, cast.owner, { url: 'http://127.0.0.1:9/notes', note_events: true, push_events: false });
+    const otherHook = await addProjectHook(s, p.id, cast.owner, { url: 'http://127.0.0.1:9/other', issues_events: true });
+    const issue = await insertIssueAsync(s.ctx, p.id, { title: 'Queued', authorId: cast.owner.id });
+    const r = await s.api('POST', notesUrl(p.id, issue.id), cast.owner, { body: 'hooked' });
+    expect(r.status).toBe(201);
+    const payloads = (await sqlRows(s.ctx, `SELECT payload FROM hook_deliveries WHERE hook_id = ?`, [noteHook.body.id])).map((d) => JSON.parse(d.payload as string));
+    expect(payloads).toHaveLength(1);
+    expect(payloads[0]).toMatchObject({
+      object_kind: 'note', project_id: p.id, user: { username: cast.owner.username },
+      object_attributes: { id: r.body.id, note: 'hooked', noteable_type: 'Issue', url: expect.stringMatching(new RegExp(`/issues/${issue.iid}#note_${r.body.id}$`)) },
+      issue: { id: issue.id, iid: issue.iid, title: 'Queued' },
+    });
+    expect(await count(`SELECT COUNT(*) AS n FROM hook_deliveries WHERE hook_id = ?`, otherHook.body.id)).toBe(0);
   });
 });

@@ -1,133 +1,138 @@
 /** Todos: the 8.x TodoService rules (services), GET /todos with its filters and pagination, DELETE /todos/:id and DELETE /todos. */
-import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projects, users, type ProjectRow, type UserRow } from '../../daemon/db/schema.js';
+import type { ProjectRow, UserRow } from '../../daemon/db/schema.js';
+import { toProject, toUser } from '../../daemon/db/rows.js';
+import type { Queries } from '../../daemon/db/layer/types.js';
 import {
-  markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForNote, todosForUpdatedIssuable, type IssuableInfo,
+  markTodoAsync, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForNoteAsync, todosForUpdatedIssuableAsync, type IssuableInfo,
 } from '../../daemon/services/collaboration/todos.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { insertIssue, insertTodo } from '../helpers/collaboration.js';
-import { addCastMembers, addMember, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { insertIssueAsync, insertTodoAsync, sqlRows } from '../helpers/collaboration.js';
+import { addCastMembersAsync, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let cast: Cast;
 let priv: { id: number; path_with_namespace: string };
 let pub: { id: number; path_with_namespace: string };
 
-const userRow = (u: TestUser): UserRow => s.ctx.db.select().from(users).where(eq(users.id, u.id)).get()!;
-const projectRow = (id: number): ProjectRow => s.ctx.db.select().from(projects).where(eq(projects.id, id)).get()!;
-const todosOf = (u: TestUser) =>
-  s.ctx.db.$client.prepare(`SELECT * FROM todos WHERE user_id = ? ORDER BY id`).all(u.id) as { action: string; state: string; target_id: number; note_id: number | null; author_id: number }[];
-const clearTodos = () => s.ctx.db.$client.prepare(`DELETE FROM todos`).run();
+const userRow = async (u: TestUser): Promise<UserRow> => toUser((await s.ctx.data.get<Record<string, unknown>>(`SELECT * FROM users WHERE id = ?`, [u.id]))!);
+const projectRow = async (id: number): Promise<ProjectRow> => toProject((await s.ctx.data.get<Record<string, unknown>>(`SELECT * FROM projects WHERE id = ?`, [id]))!);
+const todosOf = async (u: TestUser) =>
+  (await sqlRows(s.ctx, `SELECT * FROM todos WHERE user_id = ? ORDER BY id`, [u.id])) as { action: string; state: string; target_id: number; note_id: number | null; author_id: number }[];
+const clearTodos = () => s.ctx.data.run(`DELETE FROM todos`);
 
 /** An issue row and its IssuableInfo. */
-function issue(projectId: number, opts: Parameters<typeof insertIssue>[2] = {}): IssuableInfo & { iid: number } {
-  const { id, iid } = insertIssue(s.ctx, projectId, opts);
-  return { project: projectRow(projectId), target: { type: 'Issue', id }, authorId: opts.authorId ?? null, assigneeId: opts.assigneeId ?? null, confidential: opts.confidential, iid };
+async function issue(projectId: number, opts: Parameters<typeof insertIssueAsync>[2] = {}): Promise<IssuableInfo & { iid: number }> {
+  const { id, iid } = await insertIssueAsync(s.ctx, projectId, opts);
+  return { project: await projectRow(projectId), target: { type: 'Issue', id }, authorId: opts.authorId ?? null, assigneeId: opts.assigneeId ?? null, confidential: opts.confidential, iid };
 }
-const inTx = <T>(fn: (tx: Parameters<Parameters<TestServer['ctx']['db']['transaction']>[0]>[0]) => T): T => s.ctx.db.transaction(fn);
+const inTx = <T>(fn: (tx: Queries) => Promise<T>): Promise<T> => s.ctx.data.transaction(fn);
 
 beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'td');
   priv = await makeProject(s, cast.owner, 'todo-private', { visibility: 0 });
   pub = await makeProject(s, cast.owner, 'todo-public', { visibility: 20 });
-  addCastMembers(s.ctx, cast, priv.id);
+  await addCastMembersAsync(s.ctx, cast, priv.id);
 });
 afterAll(async () => {
   await s.close();
 });
 
 describe('TodoService rules', () => {
-  it('assigned: a todo for the assignee, none when self-assigned', () => {
-    clearTodos();
-    const actor = userRow(cast.developer);
-    const i = issue(priv.id, { authorId: actor.id, assigneeId: cast.reporter.id });
-    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, null));
-    expect(todosOf(cast.reporter)).toMatchObject([{ action: 'assigned', state: 'pending', target_id: i.target.id, author_id: actor.id }]);
-    const self = issue(priv.id, { authorId: actor.id, assigneeId: actor.id });
-    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, self, null));
-    expect(todosOf(cast.developer)).toEqual([]);
+  it('assigned: a todo for the assignee, none when self-assigned', async () => {
+    await clearTodos();
+    const actor = await userRow(cast.developer);
+    const i = await issue(priv.id, { authorId: actor.id, assigneeId: cast.reporter.id });
+    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, i, null));
+    expect(await todosOf(cast.reporter)).toMatchObject([{ action: 'assigned', state: 'pending', target_id: i.target.id, author_id: actor.id }]);
+    const self = await issue(priv.id, { authorId: actor.id, assigneeId: actor.id });
+    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, self, null));
+    expect(await todosOf(cast.developer)).toEqual([]);
   });
 
-  it('mentioned: members who can read; not the actor, not unknown names, not emails, not code', () => {
-    clearTodos();
-    const actor = userRow(cast.developer);
-    const i = issue(priv.id, { authorId: actor.id });
+  it('mentioned: members who can read; not the actor, not unknown names, not emails, not code', async () => {
+    await clearTodos();
+    const actor = await userRow(cast.developer);
+    const i = await issue(priv.id, { authorId: actor.id });
     const text = `@${cast.guest.username} @${cast.developer.username} @nobody ${cast.master.username}@example.com \`@${cast.reporter.username}\` @${cast.nonMember.username} @${cast.guest.username}`;
-    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, text));
-    expect(todosOf(cast.guest)).toMatchObject([{ action: 'mentioned' }]);
-    for (const u of [cast.developer, cast.master, cast.reporter, cast.nonMember]) expect(todosOf(u)).toEqual([]);
+    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, i, text));
+    expect(await todosOf(cast.guest)).toMatchObject([{ action: 'mentioned' }]);
+    for (const u of [cast.developer, cast.master, cast.reporter, cast.nonMember]) expect(await todosOf(u)).toEqual([]);
   });
 
   it('mentioned on a public project: non-members can read, so they get one; external users cannot see an internal one', async () => {
-    clearTodos();
-    const actor = userRow(cast.owner);
-    const i = issue(pub.id, { authorId: actor.id });
-    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, `cc @${cast.nonMember.username}`));
-    expect(todosOf(cast.nonMember)).toHaveLength(1);
+    await clearTodos();
+    const actor = await userRow(cast.owner);
+    const i = await issue(pub.id, { authorId: actor.id });
+    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, i, `cc @${cast.nonMember.username}`));
+    expect(await todosOf(cast.nonMember)).toHaveLength(1);
     const internal = await makeProject(s, cast.owner, 'todo-internal', { visibility: 10 });
-    const j = issue(internal.id, { authorId: actor.id });
-    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, j, `@${cast.external.username} @${cast.nonMember.username}`));
-    expect(todosOf(cast.external)).toEqual([]);
-    expect(todosOf(cast.nonMember)).toHaveLength(2);
+    const j = await issue(internal.id, { authorId: actor.id });
+    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, j, `@${cast.external.username} @${cast.nonMember.username}`));
+    expect(await todosOf(cast.external)).toEqual([]);
+    expect(await todosOf(cast.nonMember)).toHaveLength(2);
   });
 
-  it('confidential: a mentioned guest gets no todo, a reporter and the assignee do', () => {
-    clearTodos();
-    const actor = userRow(cast.master);
-    const i = issue(priv.id, { authorId: actor.id, assigneeId: cast.guest.id, confidential: true });
-    inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, `@${cast.guest.username} @${cast.reporter.username}`));
-    expect(todosOf(cast.reporter)).toMatchObject([{ action: 'mentioned' }]);
-    expect(todosOf(cast.guest)).toMatchObject([{ action: 'assigned' }]); // one pending todo per user and target (8.x)
-    const other = userRow(cast.owner);
-    const j = issue(priv.id, { authorId: other.id, confidential: true });
-    inTx((tx) => todosForNewIssuable(s.ctx, tx, other, j, `@${cast.guest.username}`));
-    expect(todosOf(cast.guest)).toHaveLength(1);
+  it('confidential: a mentioned guest gets no todo, a reporter and the assignee do', async () => {
+    await clearTodos();
+    const actor = await userRow(cast.master);
+    const i = await issue(priv.id, { authorId: actor.id, assigneeId: cast.guest.id, confidential: true });
+    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, i, `@${cast.guest.username} @${cast.reporter.username}`));
+    expect(await todosOf(cast.reporter)).toMatchObject([{ action: 'mentioned' }]);
+    expect(await todosOf(cast.guest)).toMatchObject([{ action: 'assigned' }]); // one pending todo per user and target (8.x)
+    const other = await userRow(cast.owner);
+    const j = await issue(priv.id, { authorId: other.id, confidential: true });
+    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, other, j, `@${cast.guest.username}`));
+    expect(await todosOf(cast.guest)).toHaveLength(1);
   });
 
-  it('update: assigned on a new assignee only, mentioned only for names new to the text', () => {
-    clearTodos();
-    const actor = userRow(cast.developer);
-    const i = issue(priv.id, { authorId: actor.id, assigneeId: cast.master.id });
-    inTx((tx) => todosForUpdatedIssuable(s.ctx, tx, actor, i, { oldAssigneeId: cast.master.id, oldText: `@${cast.guest.username}`, newText: `@${cast.guest.username} @${cast.reporter.username}` }));
-    expect(todosOf(cast.master)).toEqual([]);
-    expect(todosOf(cast.guest)).toEqual([]);
-    expect(todosOf(cast.reporter)).toMatchObject([{ action: 'mentioned' }]);
+  it('update: assigned on a new assignee only, mentioned only for names new to the text', async () => {
+    await clearTodos();
+    const actor = await userRow(cast.developer);
+    const i = await issue(priv.id, { authorId: actor.id, assigneeId: cast.master.id });
+    await inTx((tx) => todosForUpdatedIssuableAsync(s.ctx, tx, actor, i, { oldAssigneeId: cast.master.id, oldText: `@${cast.guest.username}`, newText: `@${cast.guest.username} @${cast.reporter.username}` }));
+    expect(await todosOf(cast.master)).toEqual([]);
+    expect(await todosOf(cast.guest)).toEqual([]);
+    expect(await todosOf(cast.reporter)).toMatchObject([{ action: 'mentioned' }]);
     const reassigned = { ...i, assigneeId: cast.guest.id };
-    inTx((tx) => todosForUpdatedIssuable(s.ctx, tx, actor, reassigned, { oldAssigneeId: cast.master.id, oldText: 'x', newText: 'x' }));
-    expect(todosOf(cast.guest)).toMatchObject([{ action: 'assigned' }]);
+    await inTx((tx) => todosForUpdatedIssuableAsync(s.ctx, tx, actor, reassigned, { oldAssigneeId: cast.master.id, oldText: 'x', newText: 'x' }));
+    expect(await todosOf(cast.guest)).toMatchObject([{ action: 'assigned' }]);
   });
 
-  it('note: mentioned with the note id, and the note author\'s own pending todos on the target become done', () => {
-    clearTodos();
-    const dev = userRow(cast.developer);
-    const i = issue(priv.id, { authorId: cast.owner.id, assigneeId: dev.id });
-    inTx((tx) => todosForNewIssuable(s.ctx, tx, userRow(cast.owner), i, null));
-    expect(todosOf(cast.developer)).toMatchObject([{ state: 'pending' }]);
-    const noteId = Number(s.ctx.db.$client.prepare(`INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, created_at, updated_at)
-      VALUES (?, 'Issue', ?, 'hi', ?, 'now', 'now')`).run(priv.id, i.target.id, dev.id).lastInsertRowid);
-    inTx((tx) => todosForNote(s.ctx, tx, dev, i, noteId, `thanks @${cast.guest.username}`));
-    expect(todosOf(cast.developer)).toMatchObject([{ state: 'done' }]);
-    expect(todosOf(cast.guest)).toMatchObject([{ action: 'mentioned', note_id: noteId }]);
+  it('note: mentioned with the note id, and the note author\'s own pending todos on the target become done', async () => {
+    await clearTodos();
+    const dev = await userRow(cast.developer);
+    const i = await issue(priv.id, { authorId: cast.owner.id, assigneeId: dev.id });
+    const owner = await userRow(cast.owner);
+    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, owner, i, null));
+    expect(await todosOf(cast.developer)).toMatchObject([{ state: 'pending' }]);
+    const at = new Date().toISOString();
+    const noteId = (await s.ctx.data.get<{ id: number }>(`INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, created_at, updated_at)
+      VALUES (?, 'Issue', ?, 'hi', ?, ?, ?) RETURNING id`, [priv.id, i.target.id, dev.id, at, at]))!.id;
+    await inTx((tx) => todosForNoteAsync(s.ctx, tx, dev, i, noteId, `thanks @${cast.guest.username}`));
+    expect(await todosOf(cast.developer)).toMatchObject([{ state: 'done' }]);
+    expect(await todosOf(cast.guest)).toMatchObject([{ action: 'mentioned', note_id: noteId }]);
   });
 
-  it('close: only the closer\'s todos on the target become done', () => {
-    clearTodos();
-    const i = issue(priv.id, { authorId: cast.owner.id });
-    insertTodo(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: i.target.id });
-    insertTodo(s.ctx, { userId: cast.reporter.id, projectId: priv.id, targetId: i.target.id });
-    inTx((tx) => markTodosDoneOnClose(tx, userRow(cast.guest), i.target));
-    expect(todosOf(cast.guest)).toMatchObject([{ state: 'done' }]);
-    expect(todosOf(cast.reporter)).toMatchObject([{ state: 'pending' }]);
+  it('close: only the closer\'s todos on the target become done', async () => {
+    await clearTodos();
+    const i = await issue(priv.id, { authorId: cast.owner.id });
+    await insertTodoAsync(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: i.target.id });
+    await insertTodoAsync(s.ctx, { userId: cast.reporter.id, projectId: priv.id, targetId: i.target.id });
+    const closer = await userRow(cast.guest);
+    await inTx((tx) => markTodosDoneOnCloseAsync(tx, closer, i.target));
+    expect(await todosOf(cast.guest)).toMatchObject([{ state: 'done' }]);
+    expect(await todosOf(cast.reporter)).toMatchObject([{ state: 'pending' }]);
   });
 
-  it('marked: created once; null while one is pending', () => {
-    clearTodos();
-    const i = issue(priv.id, { authorId: cast.owner.id });
-    const first = inTx((tx) => markTodo(s.ctx, tx, userRow(cast.guest), i));
+  it('marked: created once; null while one is pending', async () => {
+    await clearTodos();
+    const i = await issue(priv.id, { authorId: cast.owner.id });
+    const guest = await userRow(cast.guest);
+    const first = await inTx((tx) => markTodoAsync(tx, guest, i));
     expect(first).toMatchObject({ action: 'marked', state: 'pending', userId: cast.guest.id, authorId: cast.guest.id });
-    expect(inTx((tx) => markTodo(s.ctx, tx, userRow(cast.guest), i))).toBeNull();
+    expect(await inTx((tx) => markTodoAsync(tx, guest, i))).toBeNull();
   });
 });
 
@@ -136,15 +141,15 @@ describe('GET /todos', () => {
   let b: IssuableInfo & { iid: number };
   let reader: TestUser;
   beforeAll(async () => {
-    clearTodos();
+    await clearTodos();
     reader = await s.user('tdreader');
-    addMember(s.ctx, { type: 'Project', id: priv.id }, reader.id, 20);
-    a = issue(priv.id, { title: 'First issue', authorId: cast.owner.id });
-    b = issue(pub.id, { title: 'Second issue', authorId: cast.owner.id });
-    insertTodo(s.ctx, { userId: reader.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id, action: 'assigned' });
-    insertTodo(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: cast.master.id, action: 'mentioned' });
-    insertTodo(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: reader.id, action: 'marked', state: 'done' });
-    insertTodo(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id });
+    await addMemberAsync(s.ctx, { type: 'Project', id: priv.id }, reader.id, 20);
+    a = await issue(priv.id, { title: 'First issue', authorId: cast.owner.id });
+    b = await issue(pub.id, { title: 'Second issue', authorId: cast.owner.id });
+    await insertTodoAsync(s.ctx, { userId: reader.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id, action: 'assigned' });
+    await insertTodoAsync(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: cast.master.id, action: 'mentioned' });
+    await insertTodoAsync(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: reader.id, action: 'marked', state: 'done' });
+    await insertTodoAsync(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id });
   });
 
   it('401 for anonymous callers', async () => {
@@ -190,15 +195,15 @@ describe('GET /todos', () => {
 
   it('project_id of a project the caller cannot read lists nothing', async () => {
     const hidden = await makeProject(s, cast.owner, 'todo-hidden', { visibility: 0 });
-    const h = issue(hidden.id, { authorId: cast.owner.id });
-    insertTodo(s.ctx, { userId: reader.id, projectId: hidden.id, targetId: h.target.id });
+    const h = await issue(hidden.id, { authorId: cast.owner.id });
+    await insertTodoAsync(s.ctx, { userId: reader.id, projectId: hidden.id, targetId: h.target.id });
     expect((await s.api('GET', `/todos?project_id=${hidden.id}`, reader)).body).toEqual([]);
-    s.ctx.db.$client.prepare(`DELETE FROM todos WHERE project_id = ?`).run(hidden.id);
+    await s.ctx.data.run(`DELETE FROM todos WHERE project_id = ?`, [hidden.id]);
   });
 
   it('paginates with the headers', async () => {
     const pager = await s.user('tdpager');
-    for (let n = 0; n < 5; n++) insertTodo(s.ctx, { userId: pager.id, projectId: pub.id, targetId: b.target.id, authorId: cast.owner.id });
+    for (let n = 0; n < 5; n++) await insertTodoAsync(s.ctx, { userId: pager.id, projectId: pub.id, targetId: b.target.id, authorId: cast.owner.id });
     const r = await s.api('GET', '/todos?per_page=2&page=2', pager);
     expect(r.body).toHaveLength(2);
     expect(r.headers).toMatchObject({ 'x-total': '5', 'x-total-pages': '3', 'x-page': '2', 'x-per-page': '2', 'x-next-page': '3', 'x-prev-page': '1' });
@@ -206,13 +211,13 @@ describe('GET /todos', () => {
   });
 
   it('todos of a deleted issue are out of sight', async () => {
-    const gone = issue(pub.id, { authorId: cast.owner.id });
+    const gone = await issue(pub.id, { authorId: cast.owner.id });
     const u = await s.user('tdgone');
-    const id = insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: gone.target.id });
-    s.ctx.db.$client.prepare(`UPDATE issues SET deleted_at = 'now' WHERE id = ?`).run(gone.target.id);
+    const id = await insertTodoAsync(s.ctx, { userId: u.id, projectId: pub.id, targetId: gone.target.id });
+    await s.ctx.data.run(`UPDATE issues SET deleted_at = ? WHERE id = ?`, [new Date().toISOString(), gone.target.id]);
     expect((await s.api('GET', '/todos', u)).body).toEqual([]);
     expect((await s.api('DELETE', `/todos/${id}`, u)).status).toBe(404);
-    expect(todosOf(u)).toMatchObject([{ state: 'pending' }]);
+    expect(await todosOf(u)).toMatchObject([{ state: 'pending' }]);
   });
 });
 
@@ -220,12 +225,12 @@ describe('DELETE /todos/:id and DELETE /todos', () => {
   it('marks one done and answers the Todo; 404 for another user\'s or an absent one; 400 for a non-integer id', async () => {
     const u = await s.user('tddone');
     const other = await s.user('tdother');
-    const i = issue(pub.id, { title: 'Done one', authorId: cast.owner.id });
-    const id = insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, authorId: cast.owner.id });
+    const i = await issue(pub.id, { title: 'Done one', authorId: cast.owner.id });
+    const id = await insertTodoAsync(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, authorId: cast.owner.id });
     const theirs = await s.api('DELETE', `/todos/${id}`, other);
     expect(theirs.status).toBe(404);
     expect(theirs.body).toEqual({ message: '404 Todo Not Found' });
-    expect(todosOf(u)).toMatchObject([{ state: 'pending' }]);
+    expect(await todosOf(u)).toMatchObject([{ state: 'pending' }]);
     const r = await s.api('DELETE', `/todos/${id}`, u);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id, state: 'done', body: 'Done one', target: { id: i.target.id } });
@@ -237,16 +242,16 @@ describe('DELETE /todos/:id and DELETE /todos', () => {
   it('marks every pending todo done and answers the count; only the caller\'s', async () => {
     const u = await s.user('tdall');
     const other = await s.user('tdall2');
-    const i = issue(pub.id, { authorId: cast.owner.id });
-    for (let n = 0; n < 3; n++) insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id });
-    insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, state: 'done' });
-    insertTodo(s.ctx, { userId: other.id, projectId: pub.id, targetId: i.target.id });
+    const i = await issue(pub.id, { authorId: cast.owner.id });
+    for (let n = 0; n < 3; n++) await insertTodoAsync(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id });
+    await insertTodoAsync(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, state: 'done' });
+    await insertTodoAsync(s.ctx, { userId: other.id, projectId: pub.id, targetId: i.target.id });
     const r = await s.api('DELETE', '/todos', u);
     expect(r.status).toBe(200);
     expect(r.body).toBe(3);
     expect(r.text).toBe('3');
     expect((await s.api('DELETE', '/todos', u)).body).toBe(0);
-    expect(todosOf(other)).toMatchObject([{ state: 'pending' }]);
+    expect(await todosOf(other)).toMatchObject([{ state: 'pending' }]);
   });
 });
 
@@ -255,7 +260,7 @@ describe('todos through the issue and note routes', () => {
   const pending = async (u: TestUser) => (await s.api('GET', '/todos', u)).body as { action_name: string; target: { id: number }; body: string; target_url: string; author: { id: number } }[];
 
   it('assigned on create and on reassignment; mentioned in the description; none for the actor', async () => {
-    clearTodos();
+    await clearTodos();
     const r = await s.api('POST', issues(priv), cast.master, {
       title: 'Route todo', description: `@${cast.guest.username} and @${cast.master.username}, see \`@${cast.reporter.username}\``, assignee_id: cast.developer.id,
     });
@@ -269,7 +274,7 @@ describe('todos through the issue and note routes', () => {
   });
 
   it('mentioned in a note, with the note text as body and #note_<id> in the URL', async () => {
-    clearTodos();
+    await clearTodos();
     const i = (await s.api('POST', issues(priv), cast.owner, { title: 'Noted' })).body;
     const n = await s.api('POST', `${issues(priv)}/${i.id}/notes`, cast.developer, { body: `ping @${cast.guest.username}` });
     expect(n.status).toBe(201);
@@ -279,7 +284,7 @@ describe('todos through the issue and note routes', () => {
   });
 
   it('marked by POST .../todo (201, then 304) and done when that user closes the issue', async () => {
-    clearTodos();
+    await clearTodos();
     const i = (await s.api('POST', issues(priv), cast.owner, { title: 'Mark me' })).body;
     const marked = await s.api('POST', `${issues(priv)}/${i.id}/todo`, cast.reporter);
     expect(marked.status).toBe(201);
@@ -292,7 +297,7 @@ describe('todos through the issue and note routes', () => {
   });
 
   it('no todo for a mention in a confidential issue the user cannot read, nor on a private project for a non-member', async () => {
-    clearTodos();
+    await clearTodos();
     const r = await s.api('POST', issues(priv), cast.reporter, {
       title: 'Secret', confidential: true, description: `@${cast.guest.username} @${cast.developer.username} @${cast.nonMember.username}`,
     });
@@ -308,12 +313,15 @@ describe('todos through the issue and note routes', () => {
 
 describe('todos about what the user may no longer read (found by the authorization matrix, test/authz)', () => {
   it('are left out of GET /todos and X-Total, and DELETE /todos/:id answers 404, until the user may read them again', async () => {
-    clearTodos();
-    const secret = insertIssue(s.ctx, pub.id, { title: 'Made confidential later', confidential: true }).id;
-    const privateIssue = insertIssue(s.ctx, priv.id, { title: 'Of a project left since' }).id;
-    const open = insertIssue(s.ctx, pub.id, { title: 'Still readable' }).id;
-    const [a, b, c] = [secret, privateIssue, open].map((id, i) =>
-      insertTodo(s.ctx, { userId: cast.nonMember.id, projectId: i === 1 ? priv.id : pub.id, targetId: id }));
+    await clearTodos();
+    const secret = (await insertIssueAsync(s.ctx, pub.id, { title: 'Made confidential later', confidential: true })).id;
+    const privateIssue = (await insertIssueAsync(s.ctx, priv.id, { title: 'Of a project left since' })).id;
+    const open = (await insertIssueAsync(s.ctx, pub.id, { title: 'Still readable' })).id;
+    const made: number[] = [];
+    for (const [i, id] of [secret, privateIssue, open].entries()) {
+      made.push(await insertTodoAsync(s.ctx, { userId: cast.nonMember.id, projectId: i === 1 ? priv.id : pub.id, targetId: id }));
+    }
+    const [a, b, c] = made;
     const r = await s.api('GET', '/todos', cast.nonMember);
     expect(r.status).toBe(200);
     expect(r.body.map((t: { id: number }) => t.id)).toEqual([c]);
@@ -321,8 +329,8 @@ describe('todos about what the user may no longer read (found by the authorizati
     expect(r.text).not.toContain('Made confidential later');
     for (const id of [a, b]) expect((await s.api('DELETE', `/todos/${id}`, cast.nonMember)).status).toBe(404);
     // back on the project: the todo is there again
-    addMember(s.ctx, { type: 'Project', id: priv.id }, cast.nonMember.id, 10);
+    await addMemberAsync(s.ctx, { type: 'Project', id: priv.id }, cast.nonMember.id, 10);
     expect((await s.api('GET', '/todos', cast.nonMember)).body.map((t: { id: number }) => t.id)).toEqual([c, b]);
-    s.ctx.db.$client.prepare(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ? AND user_id = ?`).run(priv.id, cast.nonMember.id);
+    await s.ctx.data.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ? AND user_id = ?`, [priv.id, cast.nonMember.id]);
   });
 });

@@ -232,3 +232,25 @@ export async function projectEventsOf(
     author_id: e.author_id as number | null,
   }));
 }
+
+/**
+ * A project hook as POST /projects/:id/hooks makes it (answers `{ status, body: { id } }`): through the API on SQLite;
+ * on PostgreSQL, where the hooks room answers 501 until it is ported, the row written directly.
+ */
+export async function addProjectHook(
+  s: { ctx: AppContext; api: (method: string, path: string, user: { token: string } | null, body?: unknown) => Promise<{ status: number; body: any }> }, // eslint-disable-line @typescript-eslint/no-explicit-any
+  projectId: number, user: { token: string }, hook: { url: string; push_events?: boolean; issues_events?: boolean; note_events?: boolean },
+): Promise<{ status: number; body: { id: number } }> {
+  if (s.ctx.data.dialect.name === 'sqlite') return s.api('POST', `/projects/${projectId}/hooks`, user, hook);
+  const row = await s.ctx.data.get<{ id: number }>(
+    `INSERT INTO project_hooks (project_id, url, push_events, issues_events, note_events, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+    [projectId, hook.url, hook.push_events ?? true, hook.issues_events ?? false, hook.note_events ?? false, now()],
+  );
+  return { status: 201, body: { id: row!.id } };
+}
+
+/** Rows of a query through the data layer (booleans read back as SQLite's 0/1, so one expectation fits both engines). */
+export async function sqlRows(ctx: AppContext, sql: string, args: unknown[] = []): Promise<Record<string, any>[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return (await ctx.data.all<Record<string, unknown>>(sql, args)).map((r) =>
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'boolean' ? Number(v) : typeof v === 'bigint' ? Number(v) : v])));
+}

@@ -7,7 +7,7 @@ import { statement } from '../../db/statements.js';
 import { toUser } from '../../db/rows.js';
 import { placeholders } from '../../db/sql.js';
 import { Nullable } from '../params.js';
-import { userBasic, UserBasicSchema } from './users.js';
+import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 /** Users by id (one query). */
 export function usersByIds(ctx: AppContext, ids: (number | null)[]): Map<number, UserRow> {
@@ -17,18 +17,26 @@ export function usersByIds(ctx: AppContext, ids: (number | null)[]): Map<number,
     .map((u) => [u.id as number, toUser(u)]));
 }
 
+/** The async twin of usersByIds. */
+export async function usersByIdsAsync(ctx: AppContext, ids: (number | null)[]): Promise<Map<number, UserRow>> {
+  const uniq = [...new Set(ids.filter((x): x is number => x !== null))];
+  if (!uniq.length) return new Map();
+  return new Map((await ctx.data.all<Record<string, unknown>>(`SELECT * FROM users WHERE id IN ${ctx.data.dialect.inIds}`, [ctx.data.dialect.ids(uniq)]))
+    .map((u) => [u.id as number, toUser(u)]));
+}
+
 /** A ghost author for notes whose author was deleted (8.x moved them to the ghost user). */
 function ghost(ctx: AppContext): ReturnType<typeof userBasic> {
   return { name: 'Ghost User', username: 'ghost', id: 0, state: 'active', avatar_url: null, web_url: `${ctx.externalUrl()}/ghost` };
 }
 
 /** One note with its author already loaded. upvote and downvote are always false in 8.x (kept for old clients). */
-export function noteEntity(ctx: AppContext, n: NoteRow, author: UserRow | undefined) {
+export function noteEntity(ctx: AppContext, n: NoteRow, author: UserRow | undefined, gravatar?: boolean) {
   return {
     id: n.id,
     body: n.note,
     attachment: n.attachment,
-    author: author ? userBasic(ctx, author) : ghost(ctx),
+    author: author ? (gravatar === undefined ? userBasic(ctx, author) : userBasic(ctx, author, gravatar)) : ghost(ctx),
     created_at: n.createdAt,
     updated_at: n.updatedAt,
     system: n.system,
@@ -48,6 +56,18 @@ export function presentNotes(ctx: AppContext, rows: NoteRow[]): ReturnType<typeo
 /** Present one note. */
 export function presentNote(ctx: AppContext, row: NoteRow): ReturnType<typeof noteEntity> {
   return presentNotes(ctx, [row])[0]!;
+}
+
+/** The async twin of presentNotes, on the data layer. */
+export async function presentNotesAsync(ctx: AppContext, rows: NoteRow[]): Promise<ReturnType<typeof noteEntity>[]> {
+  const users = await usersByIdsAsync(ctx, rows.map((r) => r.authorId));
+  const gravatar = await gravatarEnabledAsync(ctx);
+  return rows.map((n) => noteEntity(ctx, n, n.authorId !== null ? users.get(n.authorId) : undefined, gravatar));
+}
+
+/** The async twin of presentNote. */
+export async function presentNoteAsync(ctx: AppContext, row: NoteRow): Promise<ReturnType<typeof noteEntity>> {
+  return (await presentNotesAsync(ctx, [row]))[0]!;
 }
 
 const S = Type.String();

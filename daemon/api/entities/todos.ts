@@ -8,13 +8,13 @@ import { inArray } from 'drizzle-orm';
 import { issues, type IssueRow, type TodoRow, type TodoTargetType } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { statement } from '../../db/statements.js';
-import { toProject, toUser } from '../../db/rows.js';
+import { toIssue, toProject, toUser } from '../../db/rows.js';
 import { placeholders } from '../../db/sql.js';
 import { Nullable } from '../params.js';
-import { IssueSchema, presentIssues } from './issues.js';
+import { IssueSchema, presentIssues, presentIssuesAsync } from './issues.js';
 import { MergeRequestSchema } from './merge-requests.js';
-import { BasicProjectSchema, presentBasicProjects } from './projects.js';
-import { userBasic, UserBasicSchema } from './users.js';
+import { BasicProjectSchema, presentBasicProjects, presentBasicProjectsAsync } from './projects.js';
+import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 type Rec = Record<string, unknown>;
 
@@ -28,6 +28,13 @@ export interface TodoTargetKind<Row = unknown> {
   title(row: Row): string;
   /** `issues/3`, `merge_requests/7`: appended to the project's web URL. */
   webPath(row: Row): string;
+  /**
+   * The data-layer twins of load and present, used by presentTodosAsync (on SQLite it falls back to the synchronous
+   * ones). A kind without them cannot be presented on PostgreSQL: merge requests add theirs when their room is ported
+   * (until then no merge request, so no todo on one, can exist on PostgreSQL: their routes answer 501 there).
+   */
+  loadAsync?(ctx: AppContext, ids: number[]): Promise<Map<number, Row>>;
+  presentAsync?(ctx: AppContext, viewer: UserRow, rows: Row[]): Promise<Map<number, Rec>>;
 }
 
 const issueKind: TodoTargetKind<IssueRow> = {
@@ -39,6 +46,12 @@ const issueKind: TodoTargetKind<IssueRow> = {
   },
   title: (row) => row.title,
   webPath: (row) => `issues/${row.iid}`,
+  loadAsync: async (ctx, ids) => new Map((await ctx.data.all<Rec>(`SELECT * FROM issues WHERE id IN ${ctx.data.dialect.inIds} AND deleted_at IS NULL`,
+    [ctx.data.dialect.ids(ids)])).map((r) => [r.id as number, toIssue(r)])),
+  presentAsync: async (ctx, viewer, rows) => {
+    const presented = await presentIssuesAsync(ctx, viewer, rows);
+    return new Map(rows.map((r, i) => [r.id, presented[i]!]));
+  },
 };
 
 const kinds: Partial<Record<TodoTargetType, TodoTargetKind<any>>> = { Issue: issueKind }; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -112,3 +125,57 @@ export const TodoSchema = Type.Object({
   id: I, project: BasicProjectSchema, author: Nullable(UserBasicSchema), action_name: S, target_type: S,
   target: Type.Union([IssueSchema, MergeRequestSchema]), target_url: S, body: S, state: S, created_at: S,
 });
+
+/** The async twin of presentTodos, on the data layer (either engine): the same fixed number of queries for a page. */
+export async function presentTodosAsync(ctx: AppContext, viewer: UserRow, rows: TodoRow[]): Promise<Rec[]> {
+  if (rows.length === 0) return [];
+  const q = ctx.data;
+  const byId = async <T>(table: string, ids: number[], to: (r: Rec) => T): Promise<Map<number, T>> => {
+    const uniq = [...new Set(ids)];
+    if (uniq.length === 0) return new Map();
+    return new Map((await q.all<Rec>(`SELECT * FROM ${table} WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(uniq)])).map((r) => [r.id as number, to(r)]));
+  };
+  const projects = await byId<ProjectRow>('projects', rows.map((r) => r.projectId), toProject);
+  const basic = new Map((await presentBasicProjectsAsync(ctx, [...projects.values()])).map((p) => [p.id as number, p]));
+  const authors = await byId<UserRow>('users', rows.flatMap((r) => (r.authorId !== null ? [r.authorId] : [])), toUser);
+  const noteIds = [...new Set(rows.flatMap((r) => (r.noteId !== null ? [r.noteId] : [])))];
+  const notes = new Map(noteIds.length
+    ? (await q.all<{ id: number; note: string }>(`SELECT id, note FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(noteIds)])).map((n) => [n.id, n.note])
+    : []);
+  const gravatar = await gravatarEnabledAsync(ctx);
+  const targets = new Map<TodoTargetType, { rows: Map<number, unknown>; presented: Map<number, Rec> }>();
+  for (const type of new Set(rows.map((r) => r.targetType))) {
+    const kind = kinds[type];
+    if (!kind) continue;
+    const ids = [...new Set(rows.filter((r) => r.targetType === type).map((r) => r.targetId))];
+    const loaded = kind.loadAsync ? await kind.loadAsync(ctx, ids) : kind.load(ctx, ids);
+    const list = [...loaded.values()];
+    targets.set(type, { rows: loaded, presented: kind.presentAsync ? await kind.presentAsync(ctx, viewer, list) : kind.present(ctx, viewer, list) });
+  }
+  return rows.flatMap((t) => {
+    const kind = kinds[t.targetType];
+    const target = targets.get(t.targetType);
+    const row = target?.rows.get(t.targetId);
+    const project = basic.get(t.projectId);
+    if (!kind || !target || row === undefined || !project) return []; // its target is gone: nothing to show
+    const author = t.authorId !== null ? authors.get(t.authorId) : undefined;
+    const note = t.noteId !== null ? notes.get(t.noteId) : undefined;
+    return [{
+      id: t.id,
+      project,
+      author: author ? userBasic(ctx, author, gravatar) : null,
+      action_name: t.action,
+      target_type: t.targetType,
+      target: target.presented.get(t.targetId)!,
+      target_url: `${project.web_url as string}/${kind.webPath(row)}${t.noteId !== null ? `#note_${t.noteId}` : ''}`,
+      body: note ?? kind.title(row),
+      state: t.state,
+      created_at: t.createdAt,
+    }];
+  });
+}
+
+/** The async twin of presentTodo. */
+export async function presentTodoAsync(ctx: AppContext, viewer: UserRow, row: TodoRow): Promise<Rec | undefined> {
+  return (await presentTodosAsync(ctx, viewer, [row]))[0];
+}

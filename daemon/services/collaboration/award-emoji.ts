@@ -2,7 +2,7 @@
  * Award emoji on issues, merge requests and notes; upvotes and downvotes.
  * OWNER: notes/award-emoji engineer. The exported signatures below are a contract used by presenters.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { awardEmoji, type AwardEmojiRow, type AwardableType } from '../../db/schema-collaboration.js';
@@ -11,6 +11,10 @@ import { isEmojiName, normalizeEmojiName } from './emoji-names.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
+import { toAwardEmoji } from '../../db/rows.js';
+import { notFoundMessage } from '../../errors.js';
+import { INT_MAX } from './labels.js';
+import { LOCKS, lockAsync } from './tx.js';
 
 /** Upvotes (thumbsup) and downvotes (thumbsdown) per awardable: one query for a page. */
 export function voteCounts(ctx: AppContext, type: AwardableType, ids: number[]): Map<number, { upvotes: number; downvotes: number }> {
@@ -53,21 +57,22 @@ export interface Awardable {
 }
 
 /** Awards of an awardable, oldest first. */
-export function listAwards(ctx: AppContext, awardable: Pick<Awardable, 'type' | 'id'>, limit: number, offset: number): AwardEmojiRow[] {
-  return ctx.db.select().from(awardEmoji).where(and(eq(awardEmoji.awardableType, awardable.type), eq(awardEmoji.awardableId, awardable.id)))
-    .orderBy(asc(awardEmoji.id)).limit(limit).offset(offset).all();
+export async function listAwards(q: Queries, awardable: Pick<Awardable, 'type' | 'id'>, limit: number, offset: number): Promise<AwardEmojiRow[]> {
+  return (await q.all<Record<string, unknown>>(`SELECT * FROM award_emoji WHERE awardable_type = ? AND awardable_id = ? ORDER BY id LIMIT ? OFFSET ?`,
+    [awardable.type, awardable.id, limit, offset])).map(toAwardEmoji);
 }
 
 /** How many awards an awardable has. */
-export function countAwards(ctx: AppContext, awardable: Pick<Awardable, 'type' | 'id'>): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(awardEmoji)
-    .where(and(eq(awardEmoji.awardableType, awardable.type), eq(awardEmoji.awardableId, awardable.id))).get()!.n;
+export async function countAwards(q: Queries, awardable: Pick<Awardable, 'type' | 'id'>): Promise<number> {
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM award_emoji WHERE awardable_type = ? AND awardable_id = ?`, [awardable.type, awardable.id]))!.n);
 }
 
 /** One award of an awardable, or null. */
-export function findAward(ctx: AppContext, awardable: Pick<Awardable, 'type' | 'id'>, awardId: number): AwardEmojiRow | null {
-  return ctx.db.select().from(awardEmoji)
-    .where(and(eq(awardEmoji.id, awardId), eq(awardEmoji.awardableType, awardable.type), eq(awardEmoji.awardableId, awardable.id))).get() ?? null;
+export async function findAward(q: Queries, awardable: Pick<Awardable, 'type' | 'id'>, awardId: number): Promise<AwardEmojiRow | null> {
+  if (!Number.isSafeInteger(awardId) || Math.abs(awardId) > INT_MAX) return null;
+  const row = await q.get<Record<string, unknown>>(`SELECT * FROM award_emoji WHERE id = ? AND awardable_type = ? AND awardable_id = ?`,
+    [awardId, awardable.type, awardable.id]);
+  return row ? toAwardEmoji(row) : null;
 }
 
 /** 8.x Awardable#user_can_award?: the author of a thing may not vote (thumbsup/thumbsdown) on it. */
@@ -84,25 +89,64 @@ export function rubyErrors(errors: Record<string, string[]>): string {
 /** The award, or the validation errors (unknown emoji, or the same award twice) that stopped it. */
 export type AwardResult = { award: AwardEmojiRow } | { errors: Record<string, string[]> };
 
-/** Award `name` (`+1` is thumbsup) to `awardable` as `actor`. Does not check canAward: the caller decides the error. */
-export function createAward(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): AwardResult {
-  const n = normalizeEmojiName(name);
-  if (!isEmojiName(n)) return { errors: { name: ['is not included in the list'] } };
-  const t = now();
-  const award = ctx.db.insert(awardEmoji).values({ name: n, userId: actor.id, awardableType: awardable.type, awardableId: awardable.id, createdAt: t, updatedAt: t })
-    .onConflictDoNothing().returning().get();
-  return award ? { award } : { errors: { name: ['has already been taken'] } };
+/**
+ * Whether the thing awarded is still there, inside the writing transaction (its writers serialised: an issue's lock,
+ * a note's), so an award never outlives what it is on. Snippets have no table of their own to check here.
+ */
+export async function awardableLive(tx: Queries, awardable: Pick<Awardable, 'type' | 'id'>): Promise<boolean> {
+  switch (awardable.type) {
+    case 'Issue':
+      await lockAsync(tx, LOCKS.issue, awardable.id);
+      return !!(await tx.get(`SELECT 1 AS x FROM issues WHERE id = ? AND deleted_at IS NULL`, [awardable.id]));
+    case 'MergeRequest':
+      return !!(await tx.get(`SELECT 1 AS x FROM merge_requests WHERE id = ? AND deleted_at IS NULL`, [awardable.id]));
+    case 'Note':
+      await lockAsync(tx, LOCKS.note, awardable.id);
+      return !!(await tx.get(`SELECT 1 AS x FROM notes WHERE id = ?`, [awardable.id]));
+    default:
+      return true;
+  }
 }
 
-/** Remove an award (the route checks it is the caller's, or the caller is an admin). */
-export function removeAward(ctx: AppContext, award: AwardEmojiRow): AwardEmojiRow {
-  ctx.db.delete(awardEmoji).where(eq(awardEmoji.id, award.id)).run();
+/** Award `name` in the caller's transaction (see createAward); null when the awardable is gone. */
+async function createAwardIn(tx: Queries, actor: UserRow, awardable: Awardable, n: string): Promise<AwardResult | null> {
+  if (!(await awardableLive(tx, awardable))) return null;
+  const t = now();
+  const row = await tx.get<Record<string, unknown>>(
+    `INSERT INTO award_emoji (name, user_id, awardable_type, awardable_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (awardable_type, awardable_id, name, user_id) DO NOTHING RETURNING *`,
+    [n, actor.id, awardable.type, awardable.id, t, t],
+  );
+  return row ? { award: toAwardEmoji(row) } : { errors: { name: ['has already been taken'] } };
+}
+
+/**
+ * Award `name` (`+1` is thumbsup) to `awardable` as `actor`. Does not check canAward: the caller decides the error.
+ * The same award twice (also two at once) is the `has already been taken` error; 404 `404 Not found` when the
+ * awardable was deleted meanwhile.
+ */
+export async function createAward(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): Promise<AwardResult> {
+  const n = normalizeEmojiName(name);
+  if (!isEmojiName(n)) return { errors: { name: ['is not included in the list'] } };
+  const r = await ctx.data.transaction((tx) => createAwardIn(tx, actor, awardable, n));
+  if (!r) throw notFoundMessage('404 Not found');
+  return r;
+}
+
+/** Remove an award (the route checks it is the caller's, or the caller is an admin); 404 when removed meanwhile. */
+export async function removeAward(ctx: AppContext, award: AwardEmojiRow): Promise<AwardEmojiRow> {
+  if ((await ctx.data.run(`DELETE FROM award_emoji WHERE id = ?`, [award.id])).changes === 0) throw notFoundMessage('404 Not found');
   return award;
 }
 
 /** Delete every award of awardables (for a deleted note, issue or merge request), in the caller's transaction. */
 export function deleteAwardsOf(tx: Pick<AppContext['db'], 'delete'>, type: AwardableType, ids: number[]): void {
   if (ids.length) tx.delete(awardEmoji).where(and(eq(awardEmoji.awardableType, type), inArray(awardEmoji.awardableId, ids))).run();
+}
+
+/** The async twin of deleteAwardsOf. */
+export async function deleteAwardsOfAsync(tx: Queries, type: AwardableType, ids: number[]): Promise<void> {
+  if (ids.length) await tx.run(`DELETE FROM award_emoji WHERE awardable_type = ? AND awardable_id IN ${tx.dialect.inIds}`, [type, tx.dialect.ids(ids)]);
 }
 
 const EMOJI_ONLY = /^:([a-z0-9_+-]+):\s?$/;
@@ -119,7 +163,18 @@ export function awardableBodyName(body: string): string | null {
  */
 export function awardOnCreate(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): AwardEmojiRow | null {
   if (awardable.type === 'Snippet' || !canAward(actor, awardable, name)) return null;
-  const r = createAward(ctx, actor, awardable, name);
+  const n = normalizeEmojiName(name);
+  const t = now();
+  const award = ctx.db.insert(awardEmoji).values({ name: n, userId: actor.id, awardableType: awardable.type, awardableId: awardable.id, createdAt: t, updatedAt: t })
+    .onConflictDoNothing().returning().get();
+  if (!award) throw new AwardError({ name: ['has already been taken'] });
+  return award;
+}
+
+/** The async twin of awardOnCreate (POST .../notes with an emoji-only body); 404 when the awardable was deleted meanwhile. */
+export async function awardOnCreateAsync(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): Promise<AwardEmojiRow | null> {
+  if (awardable.type === 'Snippet' || !canAward(actor, awardable, name)) return null;
+  const r = await createAward(ctx, actor, awardable, name);
   if ('errors' in r) throw new AwardError(r.errors);
   return r.award;
 }

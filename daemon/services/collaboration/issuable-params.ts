@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema.js';
 import { validationError } from '../../errors.js';
 import type { Tx } from './tx.js';
+import type { Queries } from '../../db/layer/types.js';
 
 /** Split a comma-separated labels param into trimmed titles (blank ones dropped). */
 export function labelTitles(labels: string | undefined): string[] {
@@ -14,6 +15,15 @@ export function assigneeOf(tx: Tx, id: number | undefined): number | null | unde
   if (id === undefined) return undefined;
   if (id === 0) return null;
   const u = tx.select({ id: users.id }).from(users).where(eq(users.id, id)).get();
+  if (!u) throw validationError({ assignee_id: ['is invalid'] });
+  return u.id;
+}
+
+/** The async twin of assigneeOf (`tx`: the writing transaction). */
+export async function assigneeOfAsync(tx: Queries, id: number | undefined): Promise<number | null | undefined> {
+  if (id === undefined) return undefined;
+  if (id === 0) return null;
+  const u = Number.isSafeInteger(id) && Math.abs(id) <= 2147483647 ? await tx.get<{ id: number }>(`SELECT id FROM users WHERE id = ?`, [id]) : undefined;
   if (!u) throw validationError({ assignee_id: ['is invalid'] });
   return u.id;
 }

@@ -7,12 +7,15 @@ import type { AppContext } from '../../context.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
-import { keysetPage, type KeysetList } from '../../db/keyset.js';
+import { keysetPageAsync, type KeysetList } from '../../db/keyset.js';
 import { statement } from '../../db/statements.js';
 import { placeholders } from '../../db/sql.js';
-import { confidentialIssuesSql, issueProjectsSql, readableIssuesSql, seesConfidentialIssues } from '../../policy/permissions.js';
+import {
+  confidentialIssuesWhereAsync, issueProjectsWhere, readableIssuesWhere, seesConfidentialIssuesAsync, type SqlCondition,
+} from '../../policy/permissions.js';
+import type { Queries } from '../../db/layer/types.js';
+import { INT_MAX } from './labels.js';
 import { toIssue } from '../../db/rows.js';
-import { IN_IDS, idList } from '../../db/sql.js';
 
 /** Which issues a list covers. */
 export type IssueListScope =
@@ -35,37 +38,40 @@ export interface IssueListFilter {
   sort?: 'asc' | 'desc';
 }
 
-/** The WHERE text and its values for a filter. */
-function whereOf(ctx: AppContext, f: IssueListFilter): { where: string; values: unknown[] } {
+/** The WHERE text and its values for a filter (`level`: the viewer's access level on a project list's project, when known). */
+async function whereOf(ctx: AppContext, f: IssueListFilter, level?: number): Promise<{ where: string; values: unknown[] }> {
+  const d = ctx.data.dialect;
   const parts = ['i.deleted_at IS NULL'];
   const values: unknown[] = [];
+  const add = (c: SqlCondition) => { parts.push(c.sql); values.push(...c.args); };
   let labelProject: number | null = null;
   switch (f.scope.kind) {
     case 'project':
       parts.push('i.project_id = ?');
       values.push(f.scope.project.id);
-      parts.push(confidentialIssuesSql(ctx, f.viewer, f.scope.project));
+      add(await confidentialIssuesWhereAsync(ctx, f.viewer, f.scope.project, level));
       labelProject = f.scope.project.id;
       break;
     case 'group':
       parts.push('i.project_id IN (SELECT g.id FROM projects g WHERE g.namespace_id = ?)');
       values.push(f.scope.groupId);
-      parts.push(readableIssuesSql(f.viewer));
+      add(readableIssuesWhere(d, f.viewer));
       break;
     case 'author':
       parts.push('i.author_id = ?');
       values.push(f.scope.userId);
       // The author always reads their own confidential issues; the project must still be readable with issues on.
-      parts.push(readableIssuesSql(f.viewer));
+      add(readableIssuesWhere(d, f.viewer));
       break;
   }
   if (f.state === 'opened' || f.state === 'closed') {
     parts.push('i.state = ?');
     values.push(f.state);
   }
+  const iids = (f.iids ?? []).filter((n) => Math.abs(n) <= INT_MAX);
   if (f.iids && f.iids.length) {
-    parts.push(`i.iid IN (${placeholders(f.iids)})`);
-    values.push(...f.iids);
+    parts.push(iids.length ? `i.iid IN (${placeholders(iids)})` : 'FALSE');
+    values.push(...iids);
   }
   const labels = [...new Set((f.labels ?? []).map((l) => l.trim()).filter((l) => l !== ''))];
   if (labels.length) {
@@ -94,69 +100,85 @@ function whereOf(ctx: AppContext, f: IssueListFilter): { where: string; values: 
 const narrowed = (f: IssueListFilter) =>
   (f.labels ?? []).some((l) => l.trim() !== '') || (f.milestone !== undefined && f.milestone !== '') || (f.iids?.length ?? 0) > 0;
 
-/** The count from the issue_counts table (migration 0018), or null when the filter needs a real count. */
-function countFromCounters(ctx: AppContext, f: IssueListFilter): number | null {
+/** The count from the issue_counts table (migration 0018, kept by triggers on both engines), or null when the filter needs a real count. */
+async function countFromCounters(ctx: AppContext, q: Queries, f: IssueListFilter, level?: number): Promise<number | null> {
   if (narrowed(f) || f.scope.kind === 'group') return null;
   const state = f.state === 'opened' || f.state === 'closed' ? f.state : null;
   const stateSql = state ? ' AND c.state = ?' : '';
   const stateArgs = state ? [state] : [];
-  const sum = (sql: string, ...args: unknown[]) => ((statement(ctx, sql).get(...args) as { n: number | null }).n ?? 0);
+  const sum = async (sql: string, args: unknown[]) => Number((await q.get<{ n: number | null }>(sql, args))?.n ?? 0);
   if (f.scope.kind === 'author') {
-    const projects = ` AND c.project_id IN (${issueProjectsSql(f.viewer)})`;
-    return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.author_id = ?${stateSql}${projects}`, f.scope.userId, ...stateArgs);
+    const projects = issueProjectsWhere(q.dialect, f.viewer);
+    return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.author_id = ?${stateSql} AND c.project_id IN (${projects.sql})`,
+      [f.scope.userId, ...stateArgs, ...projects.args]);
   }
   const project = f.scope.project;
-  if (seesConfidentialIssues(ctx, f.viewer, project)) {
-    return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ?${stateSql}`, project.id, ...stateArgs);
+  if (await seesConfidentialIssuesAsync(ctx, f.viewer, project, level)) {
+    return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ?${stateSql}`, [project.id, ...stateArgs]);
   }
-  const open = sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ? AND c.confidential = 0${stateSql}`, project.id, ...stateArgs);
-  const own = sum(
-    `SELECT COUNT(*) AS n FROM issues i WHERE i.deleted_at IS NULL AND i.confidential = 1 AND i.project_id = ?${state ? ' AND i.state = ?' : ''}
+  const open = await sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ? AND c.confidential = FALSE${stateSql}`, [project.id, ...stateArgs]);
+  const own = await sum(
+    `SELECT COUNT(*) AS n FROM issues i WHERE i.deleted_at IS NULL AND i.confidential = TRUE AND i.project_id = ?${state ? ' AND i.state = ?' : ''}
        AND (i.author_id = ? OR i.assignee_id = ?)`,
-    project.id, ...stateArgs, f.viewer.id, f.viewer.id,
+    [project.id, ...stateArgs, f.viewer.id, f.viewer.id],
   );
   return open + own;
 }
 
 /**
  * Counts and page ids of the lists the counters cannot answer (labels, milestone, iids, groups), exact until the next
- * write (as project list pages are): a filter that matches few of many issues otherwise costs a walk of all of them
- * on every request.
+ * write on SQLite (as project list pages are): a filter that matches few of many issues otherwise costs a walk of all
+ * of them on every request. On PostgreSQL they are not cached (several daemons: docs/design/postgres.md, "Caches").
  */
 const filteredCounts = new UntilNextWrite<number>(1000);
 const filteredPages = new UntilNextWrite<{ id: number }[]>(1000);
 const cacheKey = (where: string, values: unknown[]) => `${where}\u0000${JSON.stringify(values)}`;
 
-/** Number of issues a filter matches (X-Total). */
-export function countIssues(ctx: AppContext, f: IssueListFilter): number {
-  const counted = countFromCounters(ctx, f);
+/** A list's condition, computed once per request (before its snapshot): pass it to countIssues and listIssues. */
+export interface IssueListQuery {
+  filter: IssueListFilter;
+  where: string;
+  values: unknown[];
+  level?: number;
+}
+
+/** The query of a filter (`level`: the viewer's access level on a project list's project, when the route has it). */
+export async function issueListQuery(ctx: AppContext, f: IssueListFilter, level?: number): Promise<IssueListQuery> {
+  const { where, values } = await whereOf(ctx, f, level);
+  return { filter: f, where, values, level };
+}
+
+/** Number of issues a filter matches (X-Total), read on `q` (the list's snapshot). */
+export async function countIssues(ctx: AppContext, q: Queries, lq: IssueListQuery): Promise<number> {
+  const counted = await countFromCounters(ctx, q, lq.filter, lq.level);
   if (counted !== null) return counted;
-  const { where, values } = whereOf(ctx, f);
-  return filteredCounts.get(ctx, cacheKey(where, values), () =>
-    (statement(ctx, `SELECT COUNT(*) AS n FROM issues i WHERE ${where}`).get(...values) as { n: number }).n);
+  return filteredCounts.getAsync(ctx, cacheKey(lq.where, lq.values), async () =>
+    Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM issues i WHERE ${lq.where}`, lq.values))!.n), true);
 }
 
 /** Issue rows by id, in the order of `ids`. */
-export function issuesByIds(ctx: AppContext, ids: number[]): IssueRow[] {
+export async function issuesByIds(q: Queries, ids: number[]): Promise<IssueRow[]> {
   if (ids.length === 0) return [];
-  const rows = statement(ctx, `SELECT * FROM issues WHERE id IN ${IN_IDS}`).all(idList(ids)) as Record<string, unknown>[];
+  const rows = await q.all<Record<string, unknown>>(`SELECT * FROM issues WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)]);
   const byId = new Map(rows.map((r) => [r.id as number, toIssue(r)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /**
  * One page of a list. With `total` (from countIssues), a page in the second half is read backwards from the end,
- * and a deep page starts from a keyset bookmark (db/keyset.ts), so any page costs what the first does.
+ * and (SQLite) a deep page starts from a keyset bookmark (db/keyset.ts), so any page costs what the first does.
  */
-export function listIssues(ctx: AppContext, f: IssueListFilter, limit: number, offset: number, total?: number): IssueRow[] {
-  const { where, values } = whereOf(ctx, f);
+export async function listIssues(ctx: AppContext, q: Queries, lq: IssueListQuery, limit: number, offset: number, total?: number): Promise<IssueRow[]> {
+  const f = lq.filter;
   const list: KeysetList = {
-    from: 'issues i', where, values, key: f.orderBy === 'updated_at' ? 'i.updated_at' : 'i.created_at', id: 'i.id', desc: f.sort !== 'asc',
+    from: 'issues i', where: lq.where, values: lq.values, key: f.orderBy === 'updated_at' ? 'i.updated_at' : 'i.created_at', id: 'i.id', desc: f.sort !== 'asc',
   };
   const cached = narrowed(f) || f.scope.kind === 'group';
-  const rows = keysetPage<{ id: number }>(ctx, list, limit, offset, total, (text, args, run) =>
-    (cached ? filteredPages.get(ctx, cacheKey(text, args), run) : run()));
-  return issuesByIds(ctx, rows.map((r) => r.id));
+  const read = () => keysetPageAsync<{ id: number }>(ctx, q, list, limit, offset, total);
+  const rows = cached
+    ? await filteredPages.getAsync(ctx, `${cacheKey(lq.where, lq.values)}\u0000${list.key}:${list.desc}:${limit}:${offset}:${total}`, read, true)
+    : await read();
+  return issuesByIds(q, rows.map((r) => r.id));
 }
 
 /** Open (not deleted) issues per project, for `open_issues_count`: one query on the counters for a page of projects. */

@@ -3,27 +3,35 @@
  * Issues::CreateService, UpdateService, CloseService, ReopenService). Every write is ONE transaction that also writes
  * the system notes, the event, the todos and the issue hook deliveries of the change.
  */
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { issues, type IssueRow, type TodoRow } from '../../db/schema-collaboration.js';
-import { users, type ProjectRow, type UserRow } from '../../db/schema.js';
+import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { badRequest, notFoundMessage, validationError } from '../../errors.js';
-import { issueHookPayload, type IssueHookAction } from '../../hooks/issues.js';
-import { canReadIssuable } from '../../policy/permissions.js';
-import { recordEvent } from '../events.js';
-import { queueHookDeliveries } from '../hook-deliveries.js';
-import { findOrCreateLabels, setTargetLabels } from './labels.js';
-import { findProjectMilestone } from './milestones.js';
-import { createSystemNote } from './notes.js';
-import { subscribe, unsubscribe } from './subscriptions.js';
+import { issueHookPayload, issueHookPayloadAsync, type IssueHookAction } from '../../hooks/issues.js';
+import { canReadIssuableAsync } from '../../policy/permissions.js';
+import { recordEvent, recordEventAsync } from '../events.js';
+import { queueHookDeliveries, queueHookDeliveriesAsync } from '../hook-deliveries.js';
+import { findOrCreateLabelsAsync, INT_MAX, setTargetLabelsAsync } from './labels.js';
+import { findProjectMilestoneAsync } from './milestones.js';
+import { createSystemNote, createSystemNoteAsync } from './notes.js';
+import { subscribeAsync, unsubscribeAsync } from './subscriptions.js';
 import {
   assigneeNote, confidentialityNote, labelsNote, milestoneNote, stateChangeNote, titleNote,
 } from './system-notes.js';
-import { markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForUpdatedIssuable, type IssuableInfo } from './todos.js';
-import type { Tx } from './tx.js';
+import {
+  markTodoAsync, markTodosDoneOnClose, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForUpdatedIssuableAsync, type IssuableInfo,
+} from './todos.js';
+import { LOCKS, lockAsync, type Tx } from './tx.js';
 import { validDate } from '../../dates.js';
-import { assigneeOf, labelTitles } from './issuable-params.js';
+import { assigneeOfAsync, labelTitles } from './issuable-params.js';
+import type { Queries } from '../../db/layer/types.js';
+import { isForeignKeyViolation } from '../../db/layer/errors.js';
+import { toIssue } from '../../db/rows.js';
+import { getSettingsAsync } from '../settings.js';
+
+type Rec = Record<string, unknown>;
 
 export { labelTitles } from './issuable-params.js';
 
@@ -88,30 +96,71 @@ export function issuableInfo(project: ProjectRow, issue: IssueRow): IssuableInfo
   return { project, target: { type: 'Issue', id: issue.id }, authorId: issue.authorId, assigneeId: issue.assigneeId, confidential: issue.confidential };
 }
 
-/** A live issue of the project by its global id, or null. */
-export function findProjectIssue(ctx: AppContext, projectId: number, issueId: number): IssueRow | null {
-  return ctx.db.select().from(issues).where(and(eq(issues.id, issueId), eq(issues.projectId, projectId), isNull(issues.deletedAt))).get() ?? null;
+/** Queue the issue hook deliveries of a change (inside its transaction; the synchronous twin merge requests use). */
+function queueIssueHook(ctx: AppContext, tx: Tx, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction): void {
+  queueHookDeliveries(tx, project.id, 'issue', issueHookPayload(ctx, project, issue, actor, action));
+}
+
+/** The system note helper of a write: a note on the issue by the actor. */
+function noteOn(tx: Tx, project: ProjectRow, issue: IssueRow, actor: UserRow, body: string): void {
+  if (body) createSystemNote(tx, { projectId: project.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body });
+}
+
+/**
+ * Close or reopen inside a transaction: state, closed_at, system note, event, todos done, hook. `source` names what
+ * closed it (a merge request reference such as `!3`): the note reads "Status changed to closed by !3". The synchronous
+ * twin merge requests call (closing issues on merge); issues use changeIssueStateInAsync.
+ */
+export function changeIssueStateIn(
+  ctx: AppContext, tx: Tx, actor: UserRow, project: ProjectRow, issue: IssueRow, to: 'closed' | 'opened', opts: { hook?: boolean; at?: string; source?: string } = {},
+): IssueRow {
+  const t = opts.at ?? now();
+  const row = tx.update(issues).set({ state: to, closedAt: to === 'closed' ? t : null, updatedAt: t, updatedById: actor.id })
+    .where(eq(issues.id, issue.id)).returning().get()!;
+  noteOn(tx, project, row, actor, stateChangeNote(to === 'closed' ? 'closed' : 'reopened', to === 'closed' ? opts.source : null));
+  recordEvent(tx, { projectId: project.id, authorId: actor.id, action: to === 'closed' ? 'closed' : 'reopened', targetId: row.id, targetType: 'Issue', targetTitle: row.title });
+  if (to === 'closed') markTodosDoneOnClose(tx, actor, { type: 'Issue', id: row.id });
+  if (opts.hook !== false) queueIssueHook(ctx, tx, project, row, actor, to === 'closed' ? 'close' : 'reopen');
+  return row;
+}
+
+/** A live issue of the project by its global id, or null (`q`: ctx.data or a transaction). */
+export async function findProjectIssue(q: Queries, projectId: number, issueId: number): Promise<IssueRow | null> {
+  if (!Number.isSafeInteger(issueId) || Math.abs(issueId) > INT_MAX) return null;
+  const row = await q.get<Rec>(`SELECT * FROM issues WHERE id = ? AND project_id = ? AND deleted_at IS NULL`, [issueId, projectId]);
+  return row ? toIssue(row) : null;
 }
 
 /**
  * A live issue of the project the user may read, or 404 `404 Not found` (8.x's `find` miss; a confidential issue
- * the caller may not read answers the same, so its existence does not leak).
+ * the caller may not read answers the same, so its existence does not leak). `level`: the caller's access level when known.
  */
-export function findReadableIssue(ctx: AppContext, user: UserRow, project: ProjectRow, issueId: number): IssueRow {
-  const issue = findProjectIssue(ctx, project.id, issueId);
-  if (!issue || !canReadIssuable(ctx, user, project, { type: 'Issue', ...issue })) throw notFoundMessage('404 Not found');
+export async function findReadableIssue(ctx: AppContext, user: UserRow, project: ProjectRow, issueId: number, level?: number): Promise<IssueRow> {
+  const issue = await findProjectIssue(ctx.data, project.id, issueId);
+  if (!issue || !(await canReadIssuableAsync(ctx, user, project, { type: 'Issue', ...issue }, level))) throw notFoundMessage('404 Not found');
   return issue;
 }
 
-/** The next iid of a project's issues (inside the writing transaction). */
-function nextIid(tx: Tx, projectId: number): number {
-  const row = tx.select({ n: sql<number>`COALESCE(MAX(${issues.iid}), 0)` }).from(issues).where(eq(issues.projectId, projectId)).get();
-  return (row?.n ?? 0) + 1;
+/** The issue as it is now, inside a writing transaction, after serialising its writers; 404 when deleted meanwhile. */
+export async function lockIssue(tx: Queries, issue: IssueRow): Promise<IssueRow> {
+  await lockAsync(tx, LOCKS.issue, issue.id);
+  const row = await findProjectIssue(tx, issue.projectId, issue.id);
+  if (!row) throw notFoundMessage('404 Not found');
+  return row;
+}
+
+/** What a write needs beyond the transaction: the gravatar setting of hook payloads, read before it. */
+export interface WriteEnv {
+  gravatar: boolean;
+}
+
+export async function writeEnv(ctx: AppContext): Promise<WriteEnv> {
+  return { gravatar: (await getSettingsAsync(ctx)).gravatarEnabled };
 }
 
 /** Queue the issue hook deliveries of a change (inside its transaction). */
-function queueIssueHook(ctx: AppContext, tx: Tx, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction): void {
-  queueHookDeliveries(tx, project.id, 'issue', issueHookPayload(ctx, project, issue, actor, action));
+async function queueIssueHookAsync(ctx: AppContext, tx: Queries, env: WriteEnv, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction): Promise<void> {
+  await queueHookDeliveriesAsync(tx, project.id, 'issue', await issueHookPayloadAsync(ctx, tx, project, issue, actor, action, env.gravatar));
 }
 
 /** What createIssueIn needs beyond the params (issue move reuses it). */
@@ -128,150 +177,163 @@ export interface CreateIssueOptions {
 
 /**
  * Insert an issue with the project's next iid, its labels, the `created` event, the todos and the `open` hook, in the
- * caller's transaction.
+ * caller's transaction. The project's issue creates are serialised for the iid (lockAsync).
  */
-export function createIssueIn(
-  ctx: AppContext, tx: Tx, actor: UserRow, project: ProjectRow, p: { title: string; description: string | null; dueDate: string | null; confidential: boolean },
-  o: CreateIssueOptions,
-): IssueRow {
+export async function createIssueIn(
+  ctx: AppContext, tx: Queries, env: WriteEnv, actor: UserRow, project: ProjectRow,
+  p: { title: string; description: string | null; dueDate: string | null; confidential: boolean }, o: CreateIssueOptions,
+): Promise<IssueRow> {
   const t = now();
-  const issue = tx.insert(issues).values({
-    projectId: project.id, iid: nextIid(tx, project.id), title: p.title, description: p.description, state: o.state ?? 'opened',
-    confidential: p.confidential, authorId: o.authorId === undefined ? actor.id : o.authorId, assigneeId: o.assigneeId ?? null,
-    milestoneId: o.milestoneId ?? null, dueDate: p.dueDate, createdAt: o.createdAt ?? t, updatedAt: o.updatedAt ?? o.createdAt ?? t,
-    closedAt: o.closedAt ?? null,
-  }).returning().get();
-  if (o.labelIds && o.labelIds.length) setTargetLabels(tx, { type: 'Issue', id: issue.id }, o.labelIds);
-  recordEvent(tx, { projectId: project.id, authorId: actor.id, action: 'created', targetId: issue.id, targetType: 'Issue', targetTitle: issue.title });
-  todosForNewIssuable(ctx, tx, actor, issuableInfo(project, issue), issue.description);
-  queueIssueHook(ctx, tx, project, issue, actor, 'open');
+  await lockAsync(tx, LOCKS.issueIid, project.id);
+  const iid = Number((await tx.get<{ n: number }>(`SELECT COALESCE(MAX(iid), 0) AS n FROM issues WHERE project_id = ?`, [project.id]))!.n) + 1;
+  const issue = toIssue((await tx.get<Rec>(
+    `INSERT INTO issues (project_id, iid, title, description, state, confidential, author_id, assignee_id, milestone_id, due_date, created_at, updated_at, closed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    [project.id, iid, p.title, p.description, o.state ?? 'opened', p.confidential, o.authorId === undefined ? actor.id : o.authorId, o.assigneeId ?? null,
+      o.milestoneId ?? null, p.dueDate, o.createdAt ?? t, o.updatedAt ?? o.createdAt ?? t, o.closedAt ?? null],
+  ))!);
+  if (o.labelIds && o.labelIds.length) await setTargetLabelsAsync(tx, { type: 'Issue', id: issue.id }, o.labelIds);
+  await recordEventAsync(tx, { projectId: project.id, authorId: actor.id, action: 'created', targetId: issue.id, targetType: 'Issue', targetTitle: issue.title });
+  await todosForNewIssuableAsync(ctx, tx, actor, issuableInfo(project, issue), issue.description);
+  await queueIssueHookAsync(ctx, tx, env, project, issue, actor, 'open');
   return issue;
 }
 
+/** Map the violations of a write racing a deletion: the project, or a user it names, deleted meanwhile. */
+function raced(e: unknown): never {
+  if (isForeignKeyViolation(e)) throw notFoundMessage('404 Not found');
+  throw e;
+}
+
 /** POST /projects/:id/issues: create an issue (labels created on the fly), in one transaction. */
-export function createIssue(ctx: AppContext, actor: UserRow, project: ProjectRow, p: CreateIssueParams, rights: IssueWriteRights): IssueRow {
+export async function createIssue(ctx: AppContext, actor: UserRow, project: ProjectRow, p: CreateIssueParams, rights: IssueWriteRights): Promise<IssueRow> {
   if (p.title === undefined || p.title.trim() === '') throw badRequest('title');
   validate(p, true);
   const title = p.title;
-  return ctx.db.transaction((tx) => {
-    const labelIds = rights.admin && p.labels !== undefined ? findOrCreateLabels(tx, project.id, labelTitles(p.labels), true).map((l) => l.id) : [];
-    const milestone = rights.admin && p.milestone_id ? findProjectMilestone(ctx, project.id, p.milestone_id) : null;
-    const assigneeId = rights.admin ? assigneeOf(tx, p.assignee_id) : undefined;
+  const env = await writeEnv(ctx);
+  return ctx.data.transaction(async (tx) => {
+    const labelIds = rights.admin && p.labels !== undefined ? (await findOrCreateLabelsAsync(tx, project.id, labelTitles(p.labels), true)).map((l) => l.id) : [];
+    const milestone = rights.admin && p.milestone_id ? await findProjectMilestoneAsync(tx, project.id, p.milestone_id) : null;
+    const assigneeId = rights.admin ? await assigneeOfAsync(tx, p.assignee_id) : undefined;
     const createdAt = rights.timestamps && p.created_at !== undefined ? isoTime(p.created_at)! : undefined;
-    return createIssueIn(ctx, tx, actor, project, {
+    return createIssueIn(ctx, tx, env, actor, project, {
       title, description: p.description ?? null, dueDate: p.due_date ?? null, confidential: p.confidential ?? false,
     }, { labelIds, milestoneId: milestone?.id ?? null, assigneeId: assigneeId ?? null, createdAt });
-  });
+  }).catch(raced);
 }
 
-/** The system note helper of a write: a note on the issue by the actor. */
-function noteOn(tx: Tx, project: ProjectRow, issue: IssueRow, actor: UserRow, body: string): void {
-  if (body) createSystemNote(tx, { projectId: project.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body });
+/** A system note on the issue by the actor (none for an empty body). */
+async function noteOnAsync(tx: Queries, project: ProjectRow, issue: IssueRow, actor: UserRow, body: string): Promise<void> {
+  if (body) await createSystemNoteAsync(tx, { projectId: project.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body });
 }
 
-/**
- * Close or reopen inside a transaction: state, closed_at, system note, event, todos done, hook. `source` names what
- * closed it (a merge request reference such as `!3`): the note reads "Status changed to closed by !3".
- */
-export function changeIssueStateIn(
-  ctx: AppContext, tx: Tx, actor: UserRow, project: ProjectRow, issue: IssueRow, to: 'closed' | 'opened', opts: { hook?: boolean; at?: string; source?: string } = {},
-): IssueRow {
+/** The async twin of changeIssueStateIn, in the caller's transaction. */
+export async function changeIssueStateInAsync(
+  ctx: AppContext, tx: Queries, env: WriteEnv, actor: UserRow, project: ProjectRow, issue: IssueRow, to: 'closed' | 'opened',
+  opts: { hook?: boolean; at?: string; source?: string } = {},
+): Promise<IssueRow> {
   const t = opts.at ?? now();
-  const row = tx.update(issues).set({ state: to, closedAt: to === 'closed' ? t : null, updatedAt: t, updatedById: actor.id })
-    .where(eq(issues.id, issue.id)).returning().get()!;
-  noteOn(tx, project, row, actor, stateChangeNote(to === 'closed' ? 'closed' : 'reopened', to === 'closed' ? opts.source : null));
-  recordEvent(tx, { projectId: project.id, authorId: actor.id, action: to === 'closed' ? 'closed' : 'reopened', targetId: row.id, targetType: 'Issue', targetTitle: row.title });
-  if (to === 'closed') markTodosDoneOnClose(tx, actor, { type: 'Issue', id: row.id });
-  if (opts.hook !== false) queueIssueHook(ctx, tx, project, row, actor, to === 'closed' ? 'close' : 'reopen');
+  const row = toIssue((await tx.get<Rec>(`UPDATE issues SET state = ?, closed_at = ?, updated_at = ?, updated_by_id = ? WHERE id = ? RETURNING *`,
+    [to, to === 'closed' ? t : null, t, actor.id, issue.id]))!);
+  await noteOnAsync(tx, project, row, actor, stateChangeNote(to === 'closed' ? 'closed' : 'reopened', to === 'closed' ? opts.source : null));
+  await recordEventAsync(tx, { projectId: project.id, authorId: actor.id, action: to === 'closed' ? 'closed' : 'reopened', targetId: row.id, targetType: 'Issue', targetTitle: row.title });
+  if (to === 'closed') await markTodosDoneOnCloseAsync(tx, actor, { type: 'Issue', id: row.id });
+  if (opts.hook !== false) await queueIssueHookAsync(ctx, tx, env, project, row, actor, to === 'closed' ? 'close' : 'reopen');
   return row;
 }
 
 /**
  * PUT /projects/:id/issues/:issue_id: update the fields given, close or reopen, in one transaction with a system
  * note per change (title, assignee, milestone, labels, confidentiality, state), the event of a state change, todos
- * for a new assignee or new mentions, and the issue hook (`close`/`reopen`, and `update` when fields changed).
+ * for a new assignee or new mentions, and the issue hook (`close`/`reopen`, and `update` when fields changed). The
+ * changes are computed against the issue as it is inside the transaction (its writers serialised), so two updates at
+ * once write each note once; an issue deleted meanwhile answers 404.
  */
-export function updateIssue(ctx: AppContext, actor: UserRow, project: ProjectRow, issue: IssueRow, p: UpdateIssueParams, rights: IssueWriteRights): IssueRow {
+export async function updateIssue(ctx: AppContext, actor: UserRow, project: ProjectRow, loaded: IssueRow, p: UpdateIssueParams, rights: IssueWriteRights): Promise<IssueRow> {
   validate(p, false);
-  return ctx.db.transaction((tx) => {
-    const set: Partial<IssueRow> = {};
+  const env = await writeEnv(ctx);
+  return ctx.data.transaction(async (tx) => {
+    const issue = await lockIssue(tx, loaded);
+    const sets: string[] = [];
+    const args: unknown[] = [];
     const notes: string[] = [];
+    const set = (column: string, value: unknown) => { sets.push(`${column} = ?`); args.push(value); };
     if (p.title !== undefined && p.title !== issue.title) {
-      set.title = p.title;
+      set('title', p.title);
       notes.push(titleNote(issue.title, p.title));
     }
-    if (p.description !== undefined && p.description !== issue.description) set.description = p.description;
-    if (p.due_date !== undefined && p.due_date !== issue.dueDate) set.dueDate = p.due_date;
+    if (p.description !== undefined && p.description !== issue.description) set('description', p.description);
+    if (p.due_date !== undefined && p.due_date !== issue.dueDate) set('due_date', p.due_date);
     if (p.confidential !== undefined && p.confidential !== issue.confidential) {
-      set.confidential = p.confidential;
+      set('confidential', p.confidential);
       notes.push(confidentialityNote(p.confidential));
     }
     if (rights.admin) {
-      const assigneeId = assigneeOf(tx, p.assignee_id);
+      const assigneeId = await assigneeOfAsync(tx, p.assignee_id);
       if (assigneeId !== undefined && assigneeId !== issue.assigneeId) {
-        set.assigneeId = assigneeId;
-        const u = assigneeId !== null ? tx.select({ username: users.username }).from(users).where(eq(users.id, assigneeId)).get() : undefined;
+        set('assignee_id', assigneeId);
+        const u = assigneeId !== null ? await tx.get<{ username: string }>(`SELECT username FROM users WHERE id = ?`, [assigneeId]) : undefined;
         notes.push(assigneeNote(u?.username ?? null));
       }
       if (p.milestone_id !== undefined) {
-        const m = p.milestone_id ? findProjectMilestone(ctx, project.id, p.milestone_id) : null;
+        const m = p.milestone_id ? await findProjectMilestoneAsync(tx, project.id, p.milestone_id) : null;
         const milestoneId = m?.id ?? null;
         if (milestoneId !== issue.milestoneId) {
-          set.milestoneId = milestoneId;
+          set('milestone_id', milestoneId);
           notes.push(milestoneNote(m ? { iid: m.iid } : null));
         }
       }
     }
     let labelsChanged = false;
     if (rights.admin && p.labels !== undefined) {
-      const wanted = findOrCreateLabels(tx, project.id, labelTitles(p.labels), true);
-      const { added, removed } = setTargetLabels(tx, { type: 'Issue', id: issue.id }, wanted.map((l) => l.id));
+      const wanted = await findOrCreateLabelsAsync(tx, project.id, labelTitles(p.labels), true);
+      const { added, removed } = await setTargetLabelsAsync(tx, { type: 'Issue', id: issue.id }, wanted.map((l) => l.id));
       if (added.length || removed.length) {
         labelsChanged = true;
         notes.push(labelsNote(added.map((l) => ({ id: l.id })), removed.map((l) => ({ id: l.id }))));
       }
     }
-    const fieldsChanged = Object.keys(set).length > 0 || labelsChanged;
+    const fieldsChanged = sets.length > 0 || labelsChanged;
     const at = rights.timestamps && p.updated_at !== undefined ? isoTime(p.updated_at)! : now();
     let row = issue;
     if (fieldsChanged || (rights.timestamps && p.updated_at !== undefined)) {
-      row = tx.update(issues).set({ ...set, updatedAt: at, updatedById: actor.id }).where(eq(issues.id, issue.id)).returning().get()!;
+      row = toIssue((await tx.get<Rec>(`UPDATE issues SET ${[...sets, 'updated_at = ?', 'updated_by_id = ?'].join(', ')} WHERE id = ? RETURNING *`,
+        [...args, at, actor.id, issue.id]))!);
     }
-    for (const body of notes) noteOn(tx, project, row, actor, body);
+    for (const body of notes) await noteOnAsync(tx, project, row, actor, body);
     if (fieldsChanged) {
-      todosForUpdatedIssuable(ctx, tx, actor, issuableInfo(project, row), {
+      await todosForUpdatedIssuableAsync(ctx, tx, actor, issuableInfo(project, row), {
         oldAssigneeId: issue.assigneeId, oldText: issue.description, newText: row.description,
       });
     }
     const to = p.state_event === 'close' && row.state !== 'closed' ? 'closed' : p.state_event === 'reopen' && row.state === 'closed' ? 'opened' : null;
-    if (to) row = changeIssueStateIn(ctx, tx, actor, project, row, to, { at });
-    if (fieldsChanged) queueIssueHook(ctx, tx, project, row, actor, 'update');
+    if (to) row = await changeIssueStateInAsync(ctx, tx, env, actor, project, row, to, { at });
+    if (fieldsChanged) await queueIssueHookAsync(ctx, tx, env, project, row, actor, 'update');
     return row;
-  });
+  }).catch(raced);
 }
 
-/** DELETE /projects/:id/issues/:issue_id: soft delete (hidden everywhere, the iid stays taken). */
-export function deleteIssue(ctx: AppContext, actor: UserRow, issue: IssueRow): IssueRow {
-  return ctx.db.transaction((tx) => {
-    const t = now();
-    return tx.update(issues).set({ deletedAt: t, updatedById: actor.id }).where(eq(issues.id, issue.id)).returning().get()!;
-  });
+/** DELETE /projects/:id/issues/:issue_id: soft delete (hidden everywhere, the iid stays taken); 404 when already gone. */
+export async function deleteIssue(ctx: AppContext, actor: UserRow, issue: IssueRow): Promise<IssueRow> {
+  const row = await ctx.data.get<Rec>(`UPDATE issues SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [now(), actor.id, issue.id]);
+  if (!row) throw notFoundMessage('404 Not found');
+  return toIssue(row);
 }
 
 /** Whether the user is implicitly subscribed to the issue (its author or assignee, as 8.x's participants). */
 const implicitlySubscribed = (user: UserRow, issue: IssueRow) => user.id === issue.authorId || user.id === issue.assigneeId;
 
 /** POST .../subscription: false when already subscribed (304). */
-export function subscribeToIssue(ctx: AppContext, user: UserRow, issue: IssueRow): boolean {
-  return ctx.db.transaction((tx) => subscribe(tx, user.id, 'Issue', issue.id, implicitlySubscribed(user, issue)));
+export function subscribeToIssue(ctx: AppContext, user: UserRow, issue: IssueRow): Promise<boolean> {
+  return subscribeAsync(ctx.data, user.id, 'Issue', issue.id, implicitlySubscribed(user, issue));
 }
 
 /** DELETE .../subscription: false when not subscribed (304). */
-export function unsubscribeFromIssue(ctx: AppContext, user: UserRow, issue: IssueRow): boolean {
-  return ctx.db.transaction((tx) => unsubscribe(tx, user.id, 'Issue', issue.id, implicitlySubscribed(user, issue)));
+export function unsubscribeFromIssue(ctx: AppContext, user: UserRow, issue: IssueRow): Promise<boolean> {
+  return unsubscribeAsync(ctx.data, user.id, 'Issue', issue.id, implicitlySubscribed(user, issue));
 }
 
-/** POST .../todo: a `marked` todo for the caller, or null when a pending one exists (304). */
-export function markIssueTodo(ctx: AppContext, user: UserRow, project: ProjectRow, issue: IssueRow): TodoRow | null {
-  return ctx.db.transaction((tx) => markTodo(ctx, tx, user, issuableInfo(project, issue)));
+/** POST .../todo: a `marked` todo for the caller, or null when a pending one exists (304); 404 when the issue is gone. */
+export async function markIssueTodo(ctx: AppContext, user: UserRow, project: ProjectRow, issue: IssueRow): Promise<TodoRow | null> {
+  return ctx.data.transaction(async (tx) => markTodoAsync(tx, user, issuableInfo(project, await lockIssue(tx, issue)))).catch(raced);
 }

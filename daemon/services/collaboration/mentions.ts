@@ -5,6 +5,9 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { users, type UserRow } from '../../db/schema.js';
+import type { Queries } from '../../db/layer/types.js';
+import { placeholders } from '../../db/sql.js';
+import { toUser } from '../../db/rows.js';
 
 /** More names than this in one text are not looked up (a 1 MB note must not become a 100,000-name query). */
 const MAX_MENTIONS = 100;
@@ -61,6 +64,16 @@ export function mentionedUsers(ctx: AppContext, text: string | null | undefined)
   if (names.length === 0) return [];
   // usernames are COLLATE NOCASE: the IN matches whatever case the text used
   const rows = ctx.db.select().from(users).where(and(inArray(users.username, names), eq(users.state, 'active'))).all();
+  const order = new Map(names.map((n, i) => [n, i]));
+  return rows.sort((a, b) => (order.get(a.username.toLowerCase()) ?? 0) - (order.get(b.username.toLowerCase()) ?? 0));
+}
+
+/** The async twin of mentionedUsers (`q`: ctx.data or the writing transaction). */
+export async function mentionedUsersAsync(q: Queries, text: string | null | undefined): Promise<UserRow[]> {
+  const names = mentionedUsernames(text);
+  if (names.length === 0) return [];
+  // the names are lower-cased: lower(username) matches whatever case they were registered with, on both engines
+  const rows = (await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE lower(username) IN (${placeholders(names)}) AND state = 'active'`, names)).map(toUser);
   const order = new Map(names.map((n, i) => [n, i]));
   return rows.sort((a, b) => (order.get(a.username.toLowerCase()) ?? 0) - (order.get(b.username.toLowerCase()) ?? 0));
 }

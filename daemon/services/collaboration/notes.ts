@@ -11,18 +11,21 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { issues, notes, type AwardEmojiRow, type IssueRow, type NoteRow, type NoteableType } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { validationError } from '../../errors.js';
-import { noteHookPayload } from '../../hooks/notes.js';
-import { recordEvent } from '../events.js';
-import { queueHookDeliveries } from '../hook-deliveries.js';
-import { awardOnCreate, awardableBodyName, deleteAwardsOf } from './award-emoji.js';
+import { notFoundMessage, validationError } from '../../errors.js';
+import { noteHookPayload, noteHookPayloadAsync } from '../../hooks/notes.js';
+import { recordEvent, recordEventAsync } from '../events.js';
+import { queueHookDeliveries, queueHookDeliveriesAsync } from '../hook-deliveries.js';
+import { awardOnCreate, awardOnCreateAsync, awardableBodyName, deleteAwardsOfAsync } from './award-emoji.js';
 import { mentionedUsernames } from './mentions.js';
-import { todosForNote } from './todos.js';
-import type { Tx } from './tx.js';
+import { todosForNote, todosForNoteAsync } from './todos.js';
+import { LOCKS, lockAsync, type Tx } from './tx.js';
+import { getSettingsAsync } from '../settings.js';
+import { INT_MAX } from './labels.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
-import { idOrderedPage } from '../../db/keyset.js';
+import { toNote } from '../../db/rows.js';
+import { idOrderedPage, inIdOrder, keysetPageAsync } from '../../db/keyset.js';
 
 /** Where a system note goes and who caused it. */
 export interface SystemNoteInput {
@@ -43,6 +46,15 @@ export function createSystemNote(tx: Tx, input: SystemNoteInput): NoteRow {
     projectId: input.projectId, noteableType: input.noteableType, noteableId: input.noteableId, note: input.body,
     authorId: input.authorId, system: true, createdAt: t, updatedAt: t,
   }).returning().get();
+}
+
+/** The async twin of createSystemNote, in the caller's transaction. */
+export async function createSystemNoteAsync(tx: Queries, input: SystemNoteInput): Promise<NoteRow> {
+  const t = now();
+  return toNote((await tx.get<Record<string, unknown>>(
+    `INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at) VALUES (?, ?, ?, ?, ?, TRUE, ?, ?) RETURNING *`,
+    [input.projectId, input.noteableType, input.noteableId, input.body, input.authorId, t, t],
+  ))!);
 }
 
 /** Number of user (non-system) notes per noteable, for `user_notes_count`: one query for a page. */
@@ -112,10 +124,28 @@ export function countNotes(ctx: AppContext, noteable: Pick<Noteable, 'type' | 'i
     .where(and(eq(notes.noteableType, noteable.type), eq(notes.noteableId, noteable.id))).get()!.n;
 }
 
+/** The async twin of listNotes (`q`: ctx.data or the list's snapshot). */
+export async function listNotesAsync(
+  ctx: AppContext, q: Queries, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number, total?: number,
+): Promise<NoteRow[]> {
+  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, {
+    from: 'notes n', where: 'n.noteable_type = ? AND n.noteable_id = ?', values: [noteable.type, noteable.id], key: 'n.id', id: 'n.id', desc: false,
+    select: 'n.id AS id',
+  }, limit, offset, total)).map((r) => r.id);
+  if (ids.length === 0) return [];
+  return inIdOrder(ids, (await q.all<Record<string, unknown>>(`SELECT * FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map(toNote));
+}
+
+/** The async twin of countNotes. */
+export async function countNotesAsync(q: Queries, noteable: Pick<Noteable, 'type' | 'id'>): Promise<number> {
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM notes WHERE noteable_type = ? AND noteable_id = ?`, [noteable.type, noteable.id]))!.n);
+}
+
 /** One note of a noteable, or null. */
-export function findNote(ctx: AppContext, noteable: Pick<Noteable, 'type' | 'id'>, noteId: number): NoteRow | null {
-  return ctx.db.select().from(notes)
-    .where(and(eq(notes.id, noteId), eq(notes.noteableType, noteable.type), eq(notes.noteableId, noteable.id))).get() ?? null;
+export async function findNote(q: Queries, noteable: Pick<Noteable, 'type' | 'id'>, noteId: number): Promise<NoteRow | null> {
+  if (!Number.isSafeInteger(noteId) || Math.abs(noteId) > INT_MAX) return null;
+  const row = await q.get<Record<string, unknown>>(`SELECT * FROM notes WHERE id = ? AND noteable_type = ? AND noteable_id = ?`, [noteId, noteable.type, noteable.id]);
+  return row ? toNote(row) : null;
 }
 
 /** Notes by id (any noteable), for presenters of other resources (comment events). */
@@ -178,31 +208,89 @@ export function createNote(ctx: AppContext, actor: UserRow, project: ProjectRow,
 }
 
 /**
- * Change a user note's body (8.x Notes::UpdateService): updated_by and updated_at, and `mentioned` todos only for
- * users the new text mentions and the old one did not. Throws 400 for a system note or a body over MAX_NOTE_LENGTH.
+ * Whether the noteable is still there, inside the writing transaction (an issue's writers serialised), so a note never
+ * lands on an issue or merge request deleted meanwhile (the route answers 404). Snippets have no table here.
  */
-export function updateNote(ctx: AppContext, actor: UserRow, project: ProjectRow, noteable: Noteable, note: NoteRow, body: string): NoteRow {
+async function noteableLive(tx: Queries, noteable: Pick<Noteable, 'type' | 'id'>): Promise<boolean> {
+  if (noteable.type === 'Issue') await lockAsync(tx, LOCKS.issue, noteable.id);
+  const table = NOTEABLE_TABLE[noteable.type];
+  return !table || !!(await tx.get(`SELECT 1 AS x FROM ${table} WHERE id = ? AND deleted_at IS NULL`, [noteable.id]));
+}
+
+/**
+ * The async twin of createNote (merge requests still call the synchronous one): the note, its event, todos, note hook
+ * and the noteable's updated_at in one transaction on the data layer; 404 `404 Not found` when the noteable was
+ * deleted meanwhile.
+ */
+export async function createNoteAsync(ctx: AppContext, actor: UserRow, project: ProjectRow, noteable: Noteable, params: CreateNoteParams): Promise<CreatedNote> {
+  checkLength(params.body);
+  const emoji = awardableBodyName(params.body);
+  if (emoji !== null) {
+    const award = await awardOnCreateAsync(ctx, actor, { type: noteable.type, id: noteable.id, authorId: noteable.authorId }, emoji);
+    if (award) return { kind: 'award', award };
+  }
+  const gravatar = (await getSettingsAsync(ctx)).gravatarEnabled;
+  const made = await ctx.data.transaction(async (tx) => {
+    if (!(await noteableLive(tx, noteable))) return null;
+    const t = now();
+    const createdAt = params.createdAt ?? t;
+    const note = toNote((await tx.get<Record<string, unknown>>(
+      `INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at) VALUES (?, ?, ?, ?, ?, FALSE, ?, ?) RETURNING *`,
+      [project.id, noteable.type, noteable.id, params.body, actor.id, createdAt, createdAt],
+    ))!);
+    await recordEventAsync(tx, {
+      projectId: project.id, authorId: actor.id, action: 'commented', targetId: note.id, targetType: 'Note', targetTitle: noteable.title, noteId: note.id,
+    });
+    if (noteable.type !== 'Snippet') {
+      await todosForNoteAsync(ctx, tx, actor, {
+        project, target: { type: noteable.type, id: noteable.id }, authorId: noteable.authorId, assigneeId: noteable.assigneeId,
+        confidential: noteable.confidential,
+      }, note.id, params.body);
+    }
+    const table = NOTEABLE_TABLE[noteable.type];
+    if (table) await tx.run(`UPDATE ${table} SET updated_at = ? WHERE id = ?`, [t, noteable.id]);
+    await queueHookDeliveriesAsync(tx, project.id, 'note', await noteHookPayloadAsync(ctx, tx, project, actor, note, noteable, gravatar));
+    return { kind: 'note' as const, note };
+  });
+  if (!made) throw notFoundMessage('404 Not found');
+  return made;
+}
+
+/**
+ * Change a user note's body (8.x Notes::UpdateService): updated_by and updated_at, and `mentioned` todos only for
+ * users the new text mentions and the old one did not. Throws 400 for a system note or a body over MAX_NOTE_LENGTH;
+ * 404 when the note was deleted meanwhile.
+ */
+export async function updateNote(ctx: AppContext, actor: UserRow, project: ProjectRow, noteable: Noteable, note: NoteRow, body: string): Promise<NoteRow> {
   if (note.system) throw validationError({ note: ['system notes cannot be edited'] });
   checkLength(body);
-  return ctx.db.transaction((tx) => {
-    const updated = tx.update(notes).set({ note: body, updatedById: actor.id, updatedAt: now() }).where(eq(notes.id, note.id)).returning().get();
-    const before = new Set(mentionedUsernames(note.note));
-    const added = mentionedUsernames(body).filter((u) => !before.has(u));
+  const updated = await ctx.data.transaction(async (tx) => {
+    await lockAsync(tx, LOCKS.note, note.id);
+    const before = await tx.get<{ note: string }>(`SELECT note FROM notes WHERE id = ?`, [note.id]);
+    if (!before) return null;
+    const row = toNote((await tx.get<Record<string, unknown>>(`UPDATE notes SET note = ?, updated_by_id = ?, updated_at = ? WHERE id = ? RETURNING *`,
+      [body, actor.id, now(), note.id]))!);
+    const had = new Set(mentionedUsernames(before.note));
+    const added = mentionedUsernames(body).filter((u) => !had.has(u));
     if (added.length && noteable.type !== 'Snippet') {
-      todosForNote(ctx, tx, actor, {
+      await todosForNoteAsync(ctx, tx, actor, {
         project, target: { type: noteable.type, id: noteable.id }, authorId: noteable.authorId, assigneeId: noteable.assigneeId,
         confidential: noteable.confidential,
       }, note.id, added.map((u) => `@${u}`).join(' '));
     }
-    return updated;
+    return row;
   });
+  if (!updated) throw notFoundMessage('404 Not found');
+  return updated;
 }
 
-/** Delete a note and its award emoji (8.x `dependent: :destroy`); todos keep their target and lose the note id. */
-export function deleteNote(ctx: AppContext, note: NoteRow): NoteRow {
-  ctx.db.transaction((tx) => {
-    deleteAwardsOf(tx, 'Note', [note.id]);
-    tx.delete(notes).where(eq(notes.id, note.id)).run();
+/** Delete a note and its award emoji (8.x `dependent: :destroy`); todos keep their target and lose the note id. 404 when already gone. */
+export async function deleteNote(ctx: AppContext, note: NoteRow): Promise<NoteRow> {
+  const deleted = await ctx.data.transaction(async (tx) => {
+    await lockAsync(tx, LOCKS.note, note.id);
+    await deleteAwardsOfAsync(tx, 'Note', [note.id]);
+    return (await tx.run(`DELETE FROM notes WHERE id = ?`, [note.id])).changes > 0;
   });
+  if (!deleted) throw notFoundMessage('404 Not found');
   return note;
 }

@@ -4,16 +4,19 @@
  * inside their transactions. The rules are GitLab 8.x's TodoService: no todo for the actor themself, none for a
  * mentioned user who cannot read the target, and none while the user already has a pending todo on the target.
  */
-import { and, desc, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { todos, type TodoAction, type TodoRow } from '../../db/schema-collaboration.js';
-import { projects, type ProjectRow, type UserRow } from '../../db/schema.js';
-import { statement } from '../../db/statements.js';
-import { canProject, canReadIssuable, readableTodosSql } from '../../policy/permissions.js';
-import { mentionedUsers } from './mentions.js';
-import type { Target, Tx } from './tx.js';
-import { keysetPageIds } from '../../db/keyset.js';
+import type { ProjectRow, UserRow } from '../../db/schema.js';
+import { canProjectAsync, canReadIssuable, canReadIssuableAsync, readableTodosWhere } from '../../policy/permissions.js';
+import { mentionedUsers, mentionedUsersAsync } from './mentions.js';
+import { LOCKS, lockAsync, type Target, type Tx } from './tx.js';
+import { keysetPageAsync } from '../../db/keyset.js';
+import type { Queries } from '../../db/layer/types.js';
+import { toTodo } from '../../db/rows.js';
+import { lookupProjectAsync } from '../projects.js';
+import { INT_MAX } from './labels.js';
 
 /** What todo hooks need to know about the issuable. */
 export interface IssuableInfo {
@@ -116,6 +119,90 @@ export function markTodo(ctx: AppContext, tx: Tx, actor: UserRow, issuable: Issu
   return createTodos(tx, [actor.id], actor, issuable, 'marked')[0] ?? null;
 }
 
+// The async twins of the todo hooks above, on the data layer, run inside the caller's transaction `tx` (every read
+// goes through it). Merge requests still call the synchronous versions.
+
+/**
+ * createTodos on the data layer. The target's todo writers are serialised (lockAsync), so two requests at once
+ * cannot both find no pending todo and both write one.
+ */
+async function createTodosAsync(
+  tx: Queries, userIds: number[], actor: UserRow, issuable: IssuableInfo, action: TodoAction, noteId: number | null = null,
+): Promise<TodoRow[]> {
+  if (userIds.length === 0) return [];
+  const { target } = issuable;
+  await lockAsync(tx, target.type === 'Issue' ? LOCKS.todoTarget : LOCKS.mergeRequestTodoTarget, target.id);
+  const unique = [...new Set(userIds)];
+  const pending = new Set((await tx.all<{ user_id: number }>(
+    `SELECT user_id FROM todos WHERE target_type = ? AND target_id = ? AND user_id IN ${tx.dialect.inIds} AND state = 'pending'`,
+    [target.type, target.id, tx.dialect.ids(unique)],
+  )).map((r) => r.user_id));
+  const t = now();
+  const created: TodoRow[] = [];
+  for (const userId of unique) {
+    if (pending.has(userId)) continue;
+    created.push(toTodo((await tx.get<Record<string, unknown>>(
+      `INSERT INTO todos (user_id, project_id, author_id, target_type, target_id, action, state, note_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING *`,
+      [userId, issuable.project.id, actor.id, target.type, target.id, action, noteId, t, t],
+    ))!));
+  }
+  return created;
+}
+
+/** mentionRecipients on the data layer. */
+async function mentionRecipientsAsync(
+  ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, text: string | null, skip: Set<number> = new Set(),
+): Promise<number[]> {
+  const readable = { type: issuable.target.type, confidential: issuable.confidential, authorId: issuable.authorId, assigneeId: issuable.assigneeId };
+  const out: number[] = [];
+  for (const u of await mentionedUsersAsync(tx, text)) {
+    if (u.id !== actor.id && !skip.has(u.id) && (await canReadIssuableAsync(ctx, u, issuable.project, readable, undefined, tx))) out.push(u.id);
+  }
+  return out;
+}
+
+async function assignmentTodoAsync(tx: Queries, actor: UserRow, issuable: IssuableInfo): Promise<void> {
+  if (issuable.assigneeId !== null && issuable.assigneeId !== actor.id) await createTodosAsync(tx, [issuable.assigneeId], actor, issuable, 'assigned');
+}
+
+/** The async twin of todosForNewIssuable. */
+export async function todosForNewIssuableAsync(ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, text: string | null): Promise<void> {
+  await assignmentTodoAsync(tx, actor, issuable);
+  await createTodosAsync(tx, await mentionRecipientsAsync(ctx, tx, actor, issuable, text), actor, issuable, 'mentioned');
+}
+
+/** The async twin of todosForUpdatedIssuable. */
+export async function todosForUpdatedIssuableAsync(
+  ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, change: { oldAssigneeId: number | null; oldText: string | null; newText: string | null },
+): Promise<void> {
+  if (issuable.assigneeId !== change.oldAssigneeId) await assignmentTodoAsync(tx, actor, issuable);
+  if (change.newText === change.oldText) return;
+  const already = new Set((await mentionedUsersAsync(tx, change.oldText)).map((u) => u.id));
+  await createTodosAsync(tx, await mentionRecipientsAsync(ctx, tx, actor, issuable, change.newText, already), actor, issuable, 'mentioned');
+}
+
+/** The async twin of todosForNote. */
+export async function todosForNoteAsync(ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, noteId: number, text: string): Promise<void> {
+  await markPendingDoneAsync(tx, actor.id, issuable.target);
+  await createTodosAsync(tx, await mentionRecipientsAsync(ctx, tx, actor, issuable, text), actor, issuable, 'mentioned', noteId);
+}
+
+async function markPendingDoneAsync(tx: Queries, userId: number, target: Target): Promise<void> {
+  await tx.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE user_id = ? AND target_type = ? AND target_id = ? AND state = 'pending'`,
+    [now(), userId, target.type, target.id]);
+}
+
+/** The async twin of markTodosDoneOnClose. */
+export function markTodosDoneOnCloseAsync(tx: Queries, actor: UserRow, target: Target): Promise<void> {
+  return markPendingDoneAsync(tx, actor.id, target);
+}
+
+/** The async twin of markTodo: a `marked` todo for the caller, or null when a pending one exists (304). */
+export async function markTodoAsync(tx: Queries, actor: UserRow, issuable: IssuableInfo): Promise<TodoRow | null> {
+  return (await createTodosAsync(tx, [actor.id], actor, issuable, 'marked'))[0] ?? null;
+}
+
 /** Filters of GET /todos (all optional; state defaults to pending). */
 export interface TodoFilters {
   action?: TodoAction;
@@ -126,58 +213,69 @@ export interface TodoFilters {
 }
 
 /** SQL over `todos t`: its target still exists (merge requests add their own condition when they exist). */
-const TARGET_PRESENT = `(t.target_type <> 'Issue' OR EXISTS (SELECT 1 FROM issues i WHERE i.id = t.target_id AND i.deleted_at IS NULL))`;
+const TARGET_PRESENT = `(t.target_type <> 'Issue' OR EXISTS (SELECT 1 FROM issues i2 WHERE i2.id = t.target_id AND i2.deleted_at IS NULL))`;
 
 /**
- * The SQL condition of the user's todos under `filters` (8.x TodosFinder): pending unless state=done; a project the
- * user cannot read matches nothing; todos of deleted issues are hidden (8.x destroyed them with the issue), and so
- * are those whose target the user may no longer read (policy readableTodosSql).
+ * The condition of the user's todos under `filters` (8.x TodosFinder): pending unless state=done; a project the user
+ * cannot read matches nothing; todos of deleted issues are hidden (8.x destroyed them with the issue), and so are
+ * those whose target the user may no longer read (policy readableTodosWhere).
  */
-function todoListWhere(ctx: AppContext, user: UserRow, f: TodoFilters): { where: string; params: unknown[] } | null {
+export async function todoListWhere(ctx: AppContext, user: UserRow, f: TodoFilters): Promise<TodoListWhere | null> {
   const conds = ['t.user_id = ?', 't.state = ?'];
   const params: unknown[] = [user.id, f.state ?? 'pending'];
   if (f.action) conds.push('t.action = ?'), params.push(f.action);
-  if (f.authorId !== undefined) conds.push('t.author_id = ?'), params.push(f.authorId);
+  if (f.authorId !== undefined) {
+    if (Math.abs(f.authorId) > INT_MAX) return null;
+    conds.push('t.author_id = ?'), params.push(f.authorId);
+  }
   if (f.type) conds.push('t.target_type = ?'), params.push(f.type);
   if (f.projectId !== undefined) {
-    const project = ctx.db.select().from(projects).where(eq(projects.id, f.projectId)).get();
-    if (!project || !canProject(ctx, user, 'read_project', project)) return null;
+    const project = Math.abs(f.projectId) > INT_MAX ? null : await lookupProjectAsync(ctx, f.projectId);
+    if (!project || !(await canProjectAsync(ctx, user, 'read_project', project))) return null;
     conds.push('t.project_id = ?'), params.push(f.projectId);
   }
-  conds.push(TARGET_PRESENT, readableTodosSql(user));
+  const readable = readableTodosWhere(ctx.data.dialect, user);
+  conds.push(TARGET_PRESENT, readable.sql);
+  params.push(...readable.args);
   return { where: conds.join(' AND '), params };
 }
 
-/** How many todos GET /todos lists for the user under `filters`. */
-export function countTodos(ctx: AppContext, user: UserRow, filters: TodoFilters): number {
-  const q = todoListWhere(ctx, user, filters);
-  if (!q) return 0;
-  return (statement(ctx, `SELECT COUNT(*) AS n FROM todos t WHERE ${q.where}`).get(...q.params) as { n: number }).n;
+/** The condition of a todo list (todoListWhere); null when it lists nothing. */
+export interface TodoListWhere {
+  where: string;
+  params: unknown[];
+}
+
+/** How many todos GET /todos lists for the user under `filters` (their condition from todoListWhere). */
+export async function countTodos(q: Queries, w: TodoListWhere | null): Promise<number> {
+  if (!w) return 0;
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM todos t WHERE ${w.where}`, w.params))!.n);
 }
 
 /** One page of GET /todos, newest first (8.x: id descending); with `total` a deep page costs what the first does (db/keyset.ts). */
-export function listTodos(ctx: AppContext, user: UserRow, filters: TodoFilters, limit: number, offset: number, total?: number): TodoRow[] {
-  const q = todoListWhere(ctx, user, filters);
-  if (!q) return [];
-  const ids = keysetPageIds(ctx, { from: 'todos t', where: q.where, values: q.params, key: 't.id', id: 't.id', desc: true }, limit, offset, total);
+export async function listTodos(ctx: AppContext, q: Queries, w: TodoListWhere | null, limit: number, offset: number, total?: number): Promise<TodoRow[]> {
+  if (!w) return [];
+  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, { from: 'todos t', where: w.where, values: w.params, key: 't.id', id: 't.id', desc: true, select: 't.id AS id' },
+    limit, offset, total)).map((r) => r.id);
   if (ids.length === 0) return [];
-  return ctx.db.select().from(todos).where(inArray(todos.id, ids)).orderBy(desc(todos.id)).all();
+  return (await q.all<Record<string, unknown>>(`SELECT * FROM todos WHERE id IN ${q.dialect.inIds} ORDER BY id DESC`, [q.dialect.ids(ids)])).map(toTodo);
 }
 
 /** DELETE /todos/:id: the user's todo marked done, or null when it is absent, another user's or about what they may not read (404). */
-export function markTodoDone(ctx: AppContext, user: UserRow, id: number): TodoRow | null {
-  return ctx.db.transaction((tx) => {
-    const visible = statement(ctx, `SELECT 1 FROM todos t WHERE t.id = ? AND t.user_id = ? AND ${TARGET_PRESENT} AND ${readableTodosSql(user)}`).get(id, user.id);
-    if (!visible) return null;
-    const row = tx.select().from(todos).where(eq(todos.id, id)).get()!;
-    if (row.state === 'done') return row;
-    return tx.update(todos).set({ state: 'done', updatedAt: now() }).where(eq(todos.id, id)).returning().get();
+export async function markTodoDone(ctx: AppContext, user: UserRow, id: number): Promise<TodoRow | null> {
+  if (!Number.isSafeInteger(id) || Math.abs(id) > INT_MAX) return null;
+  const readable = readableTodosWhere(ctx.data.dialect, user);
+  return ctx.data.transaction(async (tx) => {
+    const row = await tx.get<Record<string, unknown>>(`SELECT t.* FROM todos t WHERE t.id = ? AND t.user_id = ? AND ${TARGET_PRESENT} AND ${readable.sql}`,
+      [id, user.id, ...readable.args]);
+    if (!row) return null;
+    if (row.state === 'done') return toTodo(row);
+    const updated = await tx.get<Record<string, unknown>>(`UPDATE todos SET state = 'done', updated_at = ? WHERE id = ? RETURNING *`, [now(), id]);
+    return updated ? toTodo(updated) : null;
   });
 }
 
 /** DELETE /todos: every pending todo of the user marked done; the number marked. */
-export function markAllTodosDone(ctx: AppContext, user: UserRow): number {
-  return ctx.db.transaction((tx) =>
-    tx.update(todos).set({ state: 'done', updatedAt: now() }).where(and(eq(todos.userId, user.id), eq(todos.state, 'pending'))).run().changes,
-  );
+export async function markAllTodosDone(ctx: AppContext, user: UserRow): Promise<number> {
+  return (await ctx.data.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE user_id = ? AND state = 'pending'`, [now(), user.id])).changes;
 }

@@ -1,4 +1,5 @@
 /** The database handle collaboration services write with: the caller's transaction (`tx`), or ctx.db outside one. */
+import type { Queries } from '../../db/layer/types.js';
 import type { AppContext } from '../../context.js';
 
 /** Drizzle query builders of a transaction (or of ctx.db); every write of one request goes through one of these. */
@@ -8,4 +9,16 @@ export type Tx = Pick<AppContext['db'], 'select' | 'insert' | 'update' | 'delete
 export interface Target<T extends string = 'Issue' | 'MergeRequest'> {
   type: T;
   id: number;
+}
+
+/** Keys of the transaction locks below (the first half of PostgreSQL's two-integer advisory lock key). */
+export const LOCKS = { issueIid: 0x6c0101, issue: 0x6c0102, todoTarget: 0x6c0103, mergeRequestTodoTarget: 0x6c0104, note: 0x6c0105 } as const;
+
+/**
+ * Serialise the writers of one thing (an issue, a project's iids, the todos of a target) until the end of the
+ * transaction: on PostgreSQL a transaction-scoped advisory lock, after which every statement sees what the previous
+ * holder committed (READ COMMITTED); on SQLite nothing to do (a write transaction holds the database alone).
+ */
+export async function lockAsync(tx: Queries, key: number, id: number): Promise<void> {
+  if (tx.dialect.name === 'postgres') await tx.get(`SELECT pg_advisory_xact_lock(CAST(? AS integer), CAST(? AS integer))`, [key, id]);
 }
