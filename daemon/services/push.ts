@@ -7,12 +7,12 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { projectUrls } from '../api/entities/projects.js';
-import { avatarUrl } from '../api/entities/users.js';
+import { avatarUrl, gravatarEnabledAsync } from '../api/entities/users.js';
 import { isoDate, isZeroSha, type CommitInfo } from '../git/objects.js';
 import type { Repository } from '../git/repository.js';
 import { recordEventAsync } from './events.js';
 import type { Queries } from '../db/layer/types.js';
-import { projectNamespace } from './projects.js';
+import { projectNamespaceAsync } from './projects.js';
 import { projectRepository } from './repositories.js';
 
 /** One ref change: `before`/`after` are full shas, the zero sha for a created/deleted ref. */
@@ -72,6 +72,8 @@ export type Tx = Parameters<Parameters<AppContext['db']['transaction']>[0]>[0];
 
 /** Something that reacts to pushes (hook deliveries, pipelines, merge request refresh). */
 export interface PushListener {
+  /** What it does, for the log line that says it was skipped on PostgreSQL. */
+  name?: string;
   /** Runs inside the push transaction (synchronous): write outbox rows here so they commit with the event. */
   inTransaction?(tx: Tx, ctx: AppContext, push: ProcessedPush): void;
   /**
@@ -93,6 +95,15 @@ export function onPush(listener: PushListener): () => void {
     const i = listeners.indexOf(listener);
     if (i >= 0) listeners.splice(i, 1);
   };
+}
+
+const skipped = new WeakSet<PushListener>();
+
+/** Say once that a synchronous push listener does not run on PostgreSQL (its room is not ported yet). */
+function skippedOnPostgres(l: PushListener): void {
+  if (skipped.has(l)) return;
+  skipped.add(l);
+  process.stderr.write(`gantry: a push listener not on PostgreSQL yet was skipped (${l.name ?? 'unnamed'})\n`);
 }
 
 /** At most this many commits are listed in push data (newest last), as GitLab did. */
@@ -122,7 +133,7 @@ async function commitsOf(repo: Repository, update: RefUpdate, tag: boolean): Pro
 
 /** Build GitLab's push data for one ref update (reads the repository). */
 export async function buildPushData(ctx: AppContext, project: ProjectRow, user: UserRow, update: RefUpdate, repo = projectRepository(ctx, project)): Promise<PushData> {
-  const ns = projectNamespace(ctx, project);
+  const ns = await projectNamespaceAsync(ctx, project);
   const urls = projectUrls(ctx, ns, project);
   const tag = update.ref.startsWith('refs/tags/');
   const { commits, total, message, checkout } = await commitsOf(repo, update, tag);
@@ -134,7 +145,7 @@ export async function buildPushData(ctx: AppContext, project: ProjectRow, user: 
   const kind = tag ? 'tag_push' : 'push';
   return {
     object_kind: kind, event_name: kind, before: update.before, after: update.after, ref: update.ref, checkout_sha: checkout, message,
-    user_id: user.id, user_name: user.name, user_username: user.username, user_email: user.email, user_avatar: avatarUrl(ctx, user),
+    user_id: user.id, user_name: user.name, user_username: user.username, user_email: user.email, user_avatar: avatarUrl(ctx, user, await gravatarEnabledAsync(ctx)),
     project_id: project.id,
     project: {
       name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,
@@ -172,8 +183,12 @@ export async function processPush(
     for (const l of listeners) {
       if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, push);
       // SQLite only: the data layer's transaction runs on ctx.db's connection within this turn, so the synchronous
-      // writes land inside it (docs/design/postgres.md, "without a flag day"); ctx.db throws on PostgreSQL.
-      else if (l.inTransaction) l.inTransaction(ctx.db as unknown as Tx, ctx, push);
+      // writes land inside it (docs/design/postgres.md, "without a flag day"). On PostgreSQL such a listener's room is
+      // not ported yet: it is skipped (and named once), as the background workers of unported rooms are.
+      else if (l.inTransaction) {
+        if (tx.dialect.name === 'sqlite') l.inTransaction(ctx.db as unknown as Tx, ctx, push);
+        else skippedOnPostgres(l);
+      }
     }
   });
   const log = opts.log ?? ((err, message) => process.stderr.write(`gantry: ${message}: ${(err as Error)?.message ?? String(err)}\n`));

@@ -151,9 +151,9 @@ export async function freshGroup(w: World, vis: number, path = uniq(w, 'g')): Pr
 
 /** A finished build of the project's pipeline with a trace (and artifacts when asked); returns its id. */
 export async function freshBuild(w: World, p: ProjectWorld, opts: { artifacts?: boolean; status?: string; when?: string } = {}): Promise<number> {
-  const id = insertBuild(w.s, p.id, p.pipelineId, { name: uniq(w, 'job'), status: opts.status ?? 'success', when: opts.when });
-  const b = findBuild(w.s.ctx, id)!;
-  replaceTrace(w.s.ctx, b, 'trace text\n');
+  const id = await insertBuild(w.s, p.id, p.pipelineId, { name: uniq(w, 'job'), status: opts.status ?? 'success', when: opts.when });
+  const b = (await findBuild(w.s.ctx, id))!;
+  await replaceTrace(w.s.ctx, b, 'trace text\n');
   if (opts.artifacts) await storeArtifacts(w.s.ctx, b, Readable.from([Buffer.from('PK-zip')]), 'artifacts.zip');
   return id;
 }
@@ -162,11 +162,11 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
   const { id, path } = await freshProject(w, vis, name);
   const base = `/projects/${id}`;
   const sha = await pushFiles(w.s.ctx, id, w.cast.owner.id, { 'README.md': 'readme\n', '.gitlab-ci.yml': CI_YML, 'docs/a.txt': 'a\n' });
-  const pipelineId = pipelinesOf(w.s.ctx, id)[0]!.id;
+  const pipelineId = (await pipelinesOf(w.s.ctx, id))[0]!.id;
   await drive(w.s.ctx, pipelineId, 'rspec', 'run', 'success');
-  const buildId = buildNamed(w.s.ctx, pipelineId, 'rspec').id;
-  const b = findBuild(w.s.ctx, buildId)!;
-  replaceTrace(w.s.ctx, b, 'rspec trace\n');
+  const buildId = (await buildNamed(w.s.ctx, pipelineId, 'rspec')).id;
+  const b = (await findBuild(w.s.ctx, buildId))!;
+  await replaceTrace(w.s.ctx, b, 'rspec trace\n');
   await storeArtifacts(w.s.ctx, b, Readable.from([Buffer.from('PK-zip')]), 'artifacts.zip');
   for (const branch of ['dev', 'protected', 'prot-target']) await asRoot(w, 'POST', `${base}/repository/branches`, { branch_name: branch, ref: 'master' });
   await commitTo(w.s.ctx, id, 'feature', { 'feature.txt': 'feature\n' }, { from: 'master' });
@@ -333,8 +333,8 @@ export const fresh = {
   /** A build of the public project claimed by a new shared runner: its id, its build token and the runner's token. */
   claimedBuild: async (w: World) => {
     const runner = await registerRunner(w.s, { description: uniq(w, 'shared') });
-    clearQueue(w.s);
-    const id = insertBuild(w.s, w.projects[20].id, w.projects[20].pipelineId, { name: uniq(w, 'job') });
+    await clearQueue(w.s);
+    const id = await insertBuild(w.s, w.projects[20].id, w.projects[20].pipelineId, { name: uniq(w, 'job') });
     const payload = await claim(w.s, runner.token);
     if (payload.id !== id) throw new Error(`claimed build ${payload.id}, not ${id}`);
     return { id, token: payload.token as string, runnerToken: runner.token };

@@ -104,6 +104,68 @@ function typeParsers(pg: PgModule): NonNullable<PoolConfig['types']> {
   };
 }
 
+/**
+ * LISTEN on `channel` over a pooled connection kept for it; `fn(payload)` for each notification. When the connection
+ * breaks, it is dropped and LISTEN is issued again on a new one after `retryMs` (notifications sent meanwhile are
+ * lost: listeners re-read what they follow, as docs/design/postgres.md says). Resolves once listening, to the stopper.
+ */
+export async function listenOn(pool: Pool, channel: string, fn: (payload: string) => void, retryMs = 1000): Promise<() => Promise<void>> {
+  let client: PoolClient | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const onNotification = (m: { channel: string; payload?: string }) => {
+    if (m.channel === channel) fn(m.payload ?? '');
+  };
+  const connect = async (): Promise<void> => {
+    const c = await pool.connect();
+    c.on('notification', onNotification);
+    c.on('error', () => {
+      if (client !== c) return;
+      client = undefined;
+      c.release(true);
+      if (!stopped) timer = setTimeout(() => void connect().catch(() => undefined), retryMs);
+    });
+    await c.query(`LISTEN ${quoteIdent(channel)}`);
+    if (stopped) {
+      c.release(true);
+      return;
+    }
+    client = c;
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    const c = client;
+    client = undefined;
+    if (c) {
+      await c.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => undefined);
+      c.release();
+    }
+  };
+}
+
+/** Run `fn` holding the session advisory lock `key` on a connection of its own, or answer null when it is taken. */
+export async function withAdvisoryLockOn<T>(pool: Pool, key: number, fn: () => Promise<T>): Promise<T | null> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [key]);
+    if (!got.rows[0]?.ok) return null;
+    try {
+      return await fn();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [key]).catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e)); // the session ends with the connection: the lock goes too
+      });
+    }
+  } finally {
+    client.release(broken);
+  }
+}
+
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
 /** Options of postgresDatabase beyond the URL. */
 export interface PostgresOptions {
   /** Connections in the pool (default 10). */
@@ -179,6 +241,8 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
     transaction: (fn) => inTransaction('BEGIN', fn),
     snapshot: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
     close: () => pool.end(),
+    listen: (channel, fn) => listenOn(pool, channel, fn),
+    withAdvisoryLock: (key, fn) => withAdvisoryLockOn(pool, key, fn),
     pool,
   };
 }

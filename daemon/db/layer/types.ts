@@ -33,6 +33,16 @@ export interface Database extends Queries {
   /** Several reads that must agree (a list's COUNT and its page): a read transaction on either engine. */
   snapshot<T>(fn: (q: Queries) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * PostgreSQL only: LISTEN on `channel` over a connection of its own (reconnected when it breaks); `fn` gets each
+   * notification's payload. Resolves once listening, to the function that stops it.
+   */
+  listen?(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * PostgreSQL only: run `fn` while holding the session advisory lock `key` (pg_try_advisory_lock on a connection of
+   * its own); null without running it when another session holds the lock.
+   */
+  withAdvisoryLock?<T>(key: number, fn: () => Promise<T>): Promise<T | null>;
 }
 
 /**
