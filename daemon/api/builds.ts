@@ -21,7 +21,7 @@ import { readTrace } from '../services/traces.js';
 import { BuildSchema, presentBuild, presentBuilds } from './entities/builds.js';
 import { pageOf, setPageHeaders } from './pagination.js';
 import { FileResponse, Int, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, loadProject, projectOf } from './project-scope.js';
+import { callerOf, loadProjectAsync, projectOf } from './project-scope.js';
 
 const tags = ['builds'];
 const ScopeQuery = Type.Object({
@@ -54,8 +54,8 @@ export function parseBuildScope(value: unknown): BuildStatus[] {
 }
 
 /** The build of `:build_id` in the request's project, or 404. */
-function buildOf(request: FastifyRequest, project: ProjectRow): CommitStatusRow {
-  const b = findProjectBuild(request.server.ctx, project.id, (request.params as { build_id: number }).build_id);
+async function buildOf(request: FastifyRequest, project: ProjectRow): Promise<CommitStatusRow> {
+  const b = await findProjectBuild(request.server.ctx, project.id, (request.params as { build_id: number }).build_id);
   if (!b) throw notFound();
   return b;
 }
@@ -73,25 +73,30 @@ function sendArtifacts(reply: FastifyReply, path: string) {
 /** Registers the consumer build routes. */
 export default async function buildRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('read_build');
-  const update = loadProject('update_build');
+  const read = loadProjectAsync('read_build');
+  const update = loadProjectAsync('update_build');
+  const config = { postgres: true };
 
   const list = async (request: FastifyRequest, reply: FastifyReply, filter: BuildListFilter) => {
     const project = projectOf(request);
     const page = pageOf(request);
-    const total = countBuilds(ctx, project.id, filter);
+    const { total, rows } = await ctx.data.snapshot(async (q) => {
+      const n = await countBuilds(ctx, project.id, filter, q);
+      return { total: n, rows: n === 0 ? [] : await listBuilds(ctx, project.id, filter, page.limit, page.offset, n, q) };
+    });
     setPageHeaders(request, reply, page, total);
-    const rows = total === 0 ? [] : listBuilds(ctx, project.id, filter, page.limit, page.offset, total);
     return presentBuilds(ctx, project, rows);
   };
 
   api.get('/projects/:id/builds', {
     preValidation: read,
+    config,
     schema: { tags, summary: 'Builds of a project, newest first', params: ProjectIdParams, querystring: ScopeQuery, response: { 200: Type.Array(BuildSchema) } },
   }, async (request, reply) => list(request, reply, { statuses: parseBuildScope((request.query as { scope?: unknown }).scope) }));
 
   api.get('/projects/:id/repository/commits/:sha/builds', {
     preValidation: read,
+    config,
     schema: { tags, summary: 'Builds of every pipeline of a commit, newest first', params: SHAParams, querystring: ScopeQuery, response: { 200: Type.Array(BuildSchema) } },
   }, async (request, reply) => {
     const statuses = parseBuildScope((request.query as { scope?: unknown }).scope);
@@ -105,24 +110,27 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.get('/projects/:id/builds/:build_id', {
     preValidation: read,
+    config,
     schema: { tags, summary: 'One build', params: BuildParams, response: { 200: BuildSchema } },
   }, async (request) => {
     const project = projectOf(request);
-    return presentBuild(ctx, project, buildOf(request, project));
+    return presentBuild(ctx, project, await buildOf(request, project));
   });
 
   api.get('/projects/:id/builds/:build_id/artifacts', {
     preValidation: read,
+    config,
     schema: { tags, summary: 'Download the artifacts archive of a build (404 when none)', params: BuildParams, response: { 200: FileResponse('application/octet-stream', 'the artifacts archive') } },
   }, async (request, reply) => {
-    const build = buildOf(request, projectOf(request));
-    const path = artifactsFilePath(ctx, build);
+    const build = await buildOf(request, projectOf(request));
+    const path = await artifactsFilePath(ctx, build);
     if (!path) throw notFound();
     return sendArtifacts(reply, path);
   });
 
   api.get('/projects/:id/builds/artifacts/:ref_name/download', {
     preValidation: read,
+    config,
     schema: {
       tags, summary: 'Download the artifacts of the newest successful build of a job on a ref', params: DownloadParams, querystring: DownloadQuery,
       response: { 200: FileResponse('application/octet-stream', 'the artifacts archive') },
@@ -130,17 +138,18 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
   }, async (request, reply) => {
     const { job } = request.query as { job?: string };
     if (!job) throw badRequest('job');
-    const build = latestArtifactsBuild(ctx, projectOf(request).id, (request.params as { ref_name: string }).ref_name, job);
-    const path = build ? artifactsFilePath(ctx, build) : null;
+    const build = await latestArtifactsBuild(ctx, projectOf(request).id, (request.params as { ref_name: string }).ref_name, job);
+    const path = build ? await artifactsFilePath(ctx, build) : null;
     if (!path) throw notFound();
     return sendArtifacts(reply, path);
   });
 
   api.get('/projects/:id/builds/:build_id/trace', {
     preValidation: read,
+    config,
     schema: { tags, summary: 'The trace (log) of a build as text/plain (404 when none)', params: BuildParams, response: { 200: FileResponse('text/plain', 'the trace') } },
   }, async (request, reply) => {
-    const build = buildOf(request, projectOf(request));
+    const build = await buildOf(request, projectOf(request));
     const trace = await readTrace(ctx, build);
     if (trace === null) throw notFound();
     return reply.header('Content-Type', 'text/plain; charset=utf-8').header('Content-Disposition', `infile; filename="${build.id}.log"`).send(trace);
@@ -148,49 +157,54 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.post('/projects/:id/builds/:build_id/cancel', {
     preValidation: update,
+    config,
     schema: { tags, summary: 'Cancel a build (created, pending or running); other builds are returned unchanged', params: BuildParams, response: { 201: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const build = cancelBuild(ctx, buildOf(request, project));
+    const build = await cancelBuild(ctx, await buildOf(request, project));
     return reply.code(201).send(await presentBuild(ctx, project, build));
   });
 
   api.post('/projects/:id/builds/:build_id/retry', {
     preValidation: update,
+    config,
     schema: { tags, summary: 'Retry a finished build: returns the new pending build (403 when not retryable)', params: BuildParams, response: { 201: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const retried = retryBuild(ctx, buildOf(request, project), callerOf(request));
+    const retried = await retryBuild(ctx, await buildOf(request, project), callerOf(request));
     if (!retried) throw forbidden('Build is not retryable');
     return reply.code(201).send(await presentBuild(ctx, project, retried));
   });
 
   api.post('/projects/:id/builds/:build_id/erase', {
     preValidation: update,
+    config,
     schema: { tags, summary: 'Erase the artifacts and trace of a finished build (403 when not erasable)', params: BuildParams, response: { 201: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const erased = await eraseBuild(ctx, buildOf(request, project), callerOf(request));
+    const erased = await eraseBuild(ctx, await buildOf(request, project), callerOf(request));
     if (!erased) throw forbidden('Build is not erasable!');
     return reply.code(201).send(await presentBuild(ctx, project, erased, { downloadUrl: true }));
   });
 
   api.post('/projects/:id/builds/:build_id/artifacts/keep', {
     preValidation: update,
+    config,
     schema: { tags, summary: 'Keep the artifacts of a build (clears their expiry; 404 when none)', params: BuildParams, response: { 200: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const kept = keepArtifacts(ctx, buildOf(request, project));
+    const kept = await keepArtifacts(ctx, await buildOf(request, project));
     if (!kept) throw notFound();
     return reply.code(200).send(await presentBuild(ctx, project, kept, { downloadUrl: true }));
   });
 
   api.post('/projects/:id/builds/:build_id/play', {
     preValidation: update,
+    config,
     schema: { tags, summary: 'Play a manual build waiting in skipped (400 otherwise)', params: BuildParams, response: { 200: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const played = playBuild(ctx, buildOf(request, project), callerOf(request));
+    const played = await playBuild(ctx, await buildOf(request, project), callerOf(request));
     if (!played) throw badRequest('Unplayable Build');
     return reply.code(200).send(await presentBuild(ctx, project, played));
   });

@@ -11,9 +11,9 @@ import {
   cancelPipeline, countPipelines, findProjectPipeline, listPipelines, PIPELINE_SCOPES, pipelineListFilter, retryPipeline, type PipelineScope,
 } from '../services/pipelines.js';
 import { PipelineSchema, presentPipelines } from './entities/pipelines.js';
-import { paginate } from './pagination.js';
+import { paginateAsync } from './pagination.js';
 import { Int, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, loadProject, projectOf } from './project-scope.js';
+import { callerOf, loadProjectAsync, projectOf } from './project-scope.js';
 
 const tags = ['pipelines'];
 const ListQuery = Type.Object({
@@ -23,8 +23,8 @@ const ListQuery = Type.Object({
 const PipelineParams = Type.Object({ id: Type.String(), pipeline_id: Int() });
 
 /** The pipeline of `:pipeline_id` in the project; 404 `404 Not found` as 8.x's find did. */
-function pipelineOf(request: FastifyRequest, project: ProjectRow): PipelineRow {
-  const p = findProjectPipeline(request.server.ctx, project.id, (request.params as { pipeline_id: number }).pipeline_id);
+async function pipelineOf(request: FastifyRequest, project: ProjectRow): Promise<PipelineRow> {
+  const p = await findProjectPipeline(request.server.ctx, project.id, (request.params as { pipeline_id: number }).pipeline_id);
   if (!p) throw notFoundMessage('404 Not found');
   return p;
 }
@@ -32,38 +32,43 @@ function pipelineOf(request: FastifyRequest, project: ProjectRow): PipelineRow {
 /** Registers the pipeline routes. */
 export default async function pipelineRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('read_pipeline');
-  const update = loadProject('update_pipeline');
+  const read = loadProjectAsync('read_pipeline');
+  const update = loadProjectAsync('update_pipeline');
+  const config = { postgres: true };
 
   api.get('/projects/:id/pipelines', {
     preValidation: read,
+    config,
     schema: { tags, summary: 'Pipelines of a project, newest first', params: ProjectIdParams, querystring: ListQuery, response: { 200: Type.Array(PipelineSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
     const { scope } = request.query as { scope?: string };
     if (scope && !(PIPELINE_SCOPES as readonly string[]).includes(scope)) throw invalidParam('scope', 'does not have a valid value');
     const filter = await pipelineListFilter(ctx, project, scope as PipelineScope | undefined);
-    return presentPipelines(ctx, paginate(request, reply, () => countPipelines(ctx, project.id, filter), (limit, offset, total) => listPipelines(ctx, project.id, filter, limit, offset, total)));
+    return presentPipelines(ctx, await paginateAsync(request, reply, ctx.data, (q) => countPipelines(ctx, project.id, filter, q), (q, limit, offset, total) => listPipelines(ctx, project.id, filter, limit, offset, total, q)));
   });
 
   api.get('/projects/:id/pipelines/:pipeline_id', {
     preValidation: read,
+    config,
     schema: { tags, summary: 'One pipeline', params: PipelineParams, response: { 200: PipelineSchema } },
-  }, async (request) => presentPipelines(ctx, [pipelineOf(request, projectOf(request))])[0]);
+  }, async (request) => (await presentPipelines(ctx, [await pipelineOf(request, projectOf(request))]))[0]);
 
   api.post('/projects/:id/pipelines/:pipeline_id/retry', {
     preValidation: update,
+    config,
     schema: { tags, summary: 'Retry the failed builds of a pipeline', params: PipelineParams, response: { 201: PipelineSchema } },
   }, async (request, reply) => {
-    const p = retryPipeline(ctx, pipelineOf(request, projectOf(request)), callerOf(request));
-    return reply.code(201).send(presentPipelines(ctx, [p])[0]);
+    const p = await retryPipeline(ctx, await pipelineOf(request, projectOf(request)), callerOf(request));
+    return reply.code(201).send((await presentPipelines(ctx, [p]))[0]);
   });
 
   api.post('/projects/:id/pipelines/:pipeline_id/cancel', {
     preValidation: update,
+    config,
     schema: { tags, summary: 'Cancel the pending and running builds of a pipeline', params: PipelineParams, response: { 200: PipelineSchema } },
   }, async (request, reply) => {
-    const p = cancelPipeline(ctx, pipelineOf(request, projectOf(request)));
-    return reply.code(200).send(presentPipelines(ctx, [p])[0]);
+    const p = await cancelPipeline(ctx, await pipelineOf(request, projectOf(request)));
+    return reply.code(200).send((await presentPipelines(ctx, [p]))[0]);
   });
 }

@@ -10,14 +10,13 @@ import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } f
 import type { AppContext } from '../context.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { ApiError, forbidden, notFound } from '../errors.js';
-import { ownedRunnerIds, runnerDenial, type RunnerAbility } from '../policy/permissions.js';
+import { ownedRunnerIdsAsync, runnerDenialAsync, type RunnerAbility } from '../policy/permissions.js';
 import { deleteRunner, disableRunner, enableRunner, findRunner, updateRunner, type RunnerUpdate } from '../services/runners.js';
 import { runnerDetails, RunnerDetailsSchema, runnerEntity, RunnerSchema } from './entities/runners.js';
 import { toRunner } from '../db/rows.js';
-import { paginate } from './pagination.js';
+import { paginateAsync } from './pagination.js';
 import { Bool, PageParams, ProjectIdParams } from './params.js';
-import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
-import { placeholders } from '../db/sql.js';
+import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
 
 /** A runner counts as online when it called in within the last hour. */
 const ONLINE_MS = 60 * 60 * 1000;
@@ -43,9 +42,9 @@ function loadRunner(ability: RunnerAbility): preValidationAsyncHookHandler {
   return async function (request) {
     const raw = String((request.params as { id: unknown }).id);
     if (!/^\d+$/.test(raw)) return; // not an integer: the params schema answers 400
-    const runner = findRunner(request.server.ctx, Number(raw));
+    const runner = await findRunner(request.server.ctx, Number(raw));
     if (!runner) throw notFound('Runner');
-    const denial = runnerDenial(request.server.ctx, callerOf(request), ability, runner);
+    const denial = await runnerDenialAsync(request.server.ctx, callerOf(request), ability, runner);
     if (denial) throw forbidden(denial);
     loadedRunners.set(request, runner);
   };
@@ -60,13 +59,13 @@ function runnerOf(request: FastifyRequest): RunnerRow {
 
 /** SQL condition for a runner scope over `runners r` (400 for an unknown scope, as 8.13). */
 function scopeSql(scope: string | undefined, allowed: string[]): { sql: string; args: unknown[] } {
-  if (scope === undefined || scope === '') return { sql: '1', args: [] };
+  if (scope === undefined || scope === '') return { sql: '1 = 1', args: [] };
   if (!allowed.includes(scope)) throw new ApiError(400, { message: 'Scope contains invalid value' });
   switch (scope) {
-    case 'specific': return { sql: 'r.is_shared = 0', args: [] };
-    case 'shared': return { sql: 'r.is_shared = 1', args: [] };
-    case 'active': return { sql: 'r.active = 1', args: [] };
-    case 'paused': return { sql: 'r.active = 0', args: [] };
+    case 'specific': return { sql: 'r.is_shared = FALSE', args: [] };
+    case 'shared': return { sql: 'r.is_shared = TRUE', args: [] };
+    case 'active': return { sql: 'r.active = TRUE', args: [] };
+    case 'paused': return { sql: 'r.active = FALSE', args: [] };
     default: return { sql: 'r.contacted_at > ?', args: [new Date(Date.now() - ONLINE_MS).toISOString()] };
   }
 }
@@ -74,11 +73,11 @@ function scopeSql(scope: string | undefined, allowed: string[]): { sql: string; 
 
 
 /** A page of runners matching `where` (ordered by id). */
-function listRunners(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof paginate>[1], where: string, args: unknown[]) {
-  return paginate(
-    request, reply,
-    () => (ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM runners r WHERE ${where}`).get(...args) as { n: number }).n,
-    (limit, offset) => (ctx.db.$client.prepare(`SELECT * FROM runners r WHERE ${where} ORDER BY r.id LIMIT ? OFFSET ?`).all(...args, limit, offset) as Record<string, unknown>[])
+function listRunners(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof paginateAsync>[1], where: string, args: unknown[]) {
+  return paginateAsync(
+    request, reply, ctx.data,
+    async (q) => Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runners r WHERE ${where}`, args))?.n ?? 0),
+    async (q, limit, offset) => (await q.all(`SELECT * FROM runners r WHERE ${where} ORDER BY r.id LIMIT ? OFFSET ?`, [...args, limit, offset]))
       .map((raw) => runnerEntity(toRunner(raw))),
   );
 }
@@ -88,6 +87,7 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   const { ctx } = api;
 
   api.get('/runners', {
+    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "Specific runners of the projects the caller masters (scope: active, paused, online)",
       querystring: Type.Object({ scope: Scope(OWN_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
@@ -95,13 +95,15 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   }, async (request, reply) => {
     const user = callerOf(request);
     const scope = scopeSql((request.query as { scope?: string }).scope, OWN_SCOPES);
-    const ids = ownedRunnerIds(ctx, user);
-    const where = ids.length ? `r.id IN (${placeholders(ids)}) AND ${scope.sql}` : '0';
-    return listRunners(ctx, request, reply, where, ids.length ? [...ids, ...scope.args] : []);
+    const ids = await ownedRunnerIdsAsync(ctx, user);
+    const d = ctx.data.dialect;
+    const where = ids.length ? `r.id IN ${d.inIds} AND ${scope.sql}` : '1 = 0';
+    return listRunners(ctx, request, reply, where, ids.length ? [d.ids(ids), ...scope.args] : []);
   });
 
   api.get('/runners/all', {
     preValidation: adminOnly,
+    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: 'Every runner (admin; scope: specific, shared, active, paused, online)',
       querystring: Type.Object({ scope: Scope(ALL_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
@@ -113,6 +115,7 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
 
   api.get('/runners/:id', {
     preValidation: loadRunner('read_runner'),
+    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "A runner's details: shared runners for everyone, specific ones for admins and masters of its projects",
       params: RunnerIdParams, response: { 200: RunnerDetailsSchema },
@@ -121,29 +124,32 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
 
   api.put('/runners/:id', {
     preValidation: [loadRunner('update_runner'), dropBlankParams],
+    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "Update a runner (admins; for a specific runner also masters of one of its projects; shared runners: admins only)",
       params: RunnerIdParams, body: UpdateRunnerBody, response: { 200: RunnerDetailsSchema },
     },
   }, async (request) => {
-    const updated = updateRunner(ctx, runnerOf(request), request.body as RunnerUpdate);
+    const updated = await updateRunner(ctx, runnerOf(request), request.body as RunnerUpdate);
     return runnerDetails(ctx, callerOf(request), updated);
   });
 
   api.delete('/runners/:id', {
     preValidation: loadRunner('delete_runner'),
+    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: 'Remove a runner; its token stops working (admins; masters of its only project for a specific runner)',
       params: RunnerIdParams, response: { 200: RunnerSchema },
     },
   }, async (request) => {
     const runner = runnerOf(request);
-    deleteRunner(ctx, runner);
+    await deleteRunner(ctx, runner);
     return runnerEntity(runner);
   });
 
   api.get('/projects/:id/runners', {
-    preValidation: loadProject('admin_project'),
+    preValidation: loadProjectAsync('admin_project'),
+    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "The project's specific runners and the shared runners (needs admin_project; scope as /runners/all)",
       params: ProjectIdParams, querystring: Type.Object({ scope: Scope(ALL_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
@@ -151,12 +157,13 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   }, async (request, reply) => {
     const project = projectOf(request);
     const scope = scopeSql((request.query as { scope?: string }).scope, ALL_SCOPES);
-    const where = `(r.is_shared = 1 OR r.id IN (SELECT runner_id FROM runner_projects WHERE project_id = ?)) AND ${scope.sql}`;
+    const where = `(r.is_shared = TRUE OR r.id IN (SELECT runner_id FROM runner_projects WHERE project_id = ?)) AND ${scope.sql}`;
     return listRunners(ctx, request, reply, where, [project.id, ...scope.args]);
   });
 
   api.post('/projects/:id/runners', {
-    preValidation: loadProject('admin_project'),
+    preValidation: loadProjectAsync('admin_project'),
+    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "Enable a specific runner of the caller's for this project too (not shared or locked runners; needs admin_project)",
       params: ProjectIdParams, body: Type.Object({ runner_id: Type.Integer({ description: 'runner id' }) }, { required: ['runner_id'] }),
@@ -164,16 +171,17 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
     },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const runner = findRunner(ctx, (request.body as { runner_id: number }).runner_id);
+    const runner = await findRunner(ctx, (request.body as { runner_id: number }).runner_id);
     if (!runner) throw notFound('Runner');
-    const denial = runnerDenial(ctx, callerOf(request), 'assign_runner', runner);
+    const denial = await runnerDenialAsync(ctx, callerOf(request), 'assign_runner', runner);
     if (denial) throw forbidden(denial);
-    enableRunner(ctx, runner, project.id);
+    await enableRunner(ctx, runner, project.id);
     return reply.code(201).send(runnerEntity(runner));
   });
 
   api.delete('/projects/:id/runners/:runner_id', {
-    preValidation: loadProject('admin_project'),
+    preValidation: loadProjectAsync('admin_project'),
+    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "Disable a runner for this project (not its last project: remove the runner instead; needs admin_project)",
       params: ProjectRunnerParams, response: { 200: RunnerSchema },
@@ -181,8 +189,8 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   }, async (request) => {
     const project = projectOf(request);
     const runnerId = (request.params as { runner_id: number }).runner_id;
-    disableRunner(ctx, runnerId, project.id);
-    const runner = findRunner(ctx, runnerId);
+    await disableRunner(ctx, runnerId, project.id);
+    const runner = await findRunner(ctx, runnerId);
     if (!runner) throw notFound('Runner');
     return runnerEntity(runner);
   });

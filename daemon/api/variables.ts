@@ -3,9 +3,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors.js';
 import { countVariables, createVariable, deleteVariable, findVariable, listVariables, updateVariable } from '../services/variables.js';
-import { paginate } from './pagination.js';
+import { paginateAsync } from './pagination.js';
 import { PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
 
 /** The Variable entity of GitLab 8.x: {key, value}. */
 export const VariableSchema = Type.Object({ key: Type.String(), value: Type.String() });
@@ -22,49 +22,55 @@ const variableNotFound = () => notFound('Variable');
 /** Registers the project variable routes. */
 export default async function variableRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const admin = loadProject('admin_build');
+  const admin = loadProjectAsync('admin_build');
+  const config = { postgres: true };
   const keyOf = (request: { params: unknown }) => (request.params as Static<typeof VariableParams>).key;
 
   api.get('/projects/:id/variables', {
     preValidation: admin,
+    config,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(VariableSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    return paginate(request, reply, () => countVariables(ctx, project.id), (limit, offset) => listVariables(ctx, project.id, limit, offset));
+    return paginateAsync(request, reply, ctx.data, (q) => countVariables(ctx, project.id, q), (q, limit, offset) => listVariables(ctx, project.id, limit, offset, q));
   });
 
   api.get('/projects/:id/variables/:key', {
     preValidation: admin,
+    config,
     schema: { tags, params: VariableParams, response: { 200: VariableSchema } },
   }, async (request) => {
-    const variable = findVariable(ctx, projectOf(request).id, keyOf(request));
+    const variable = await findVariable(ctx, projectOf(request).id, keyOf(request));
     if (!variable) throw variableNotFound();
     return variable;
   });
 
   api.post('/projects/:id/variables', {
     preValidation: [admin, dropBlankParams],
+    config,
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: VariableSchema } },
   }, async (request, reply) => {
     const body = request.body as Static<typeof CreateBody>;
-    return reply.code(201).send(createVariable(ctx, projectOf(request).id, String(body.key), String(body.value)));
+    return reply.code(201).send(await createVariable(ctx, projectOf(request).id, String(body.key), String(body.value)));
   });
 
   api.put('/projects/:id/variables/:key', {
     preValidation: [admin, dropBlankParams],
+    config,
     schema: { tags, params: VariableParams, body: UpdateBody, response: { 200: VariableSchema } },
   }, async (request) => {
     const { value } = request.body as Static<typeof UpdateBody>;
-    const variable = updateVariable(ctx, projectOf(request).id, keyOf(request), value);
+    const variable = await updateVariable(ctx, projectOf(request).id, keyOf(request), value);
     if (!variable) throw variableNotFound();
     return variable;
   });
 
   api.delete('/projects/:id/variables/:key', {
     preValidation: admin,
+    config,
     schema: { tags, params: VariableParams, response: { 200: VariableSchema } },
   }, async (request) => {
-    const variable = deleteVariable(ctx, projectOf(request).id, keyOf(request));
+    const variable = await deleteVariable(ctx, projectOf(request).id, keyOf(request));
     if (!variable) throw variableNotFound();
     return variable;
   });

@@ -23,6 +23,7 @@ export default async function artifactRoutes(api: FastifyInstance): Promise<void
   const { ctx } = api;
 
   api.post('/builds/:id/artifacts', {
+    config: { postgres: true },
     schema: {
       tags: ['runner api'],
       summary: 'Upload the artifacts archive of a running build (multipart field `file`, query expire_in): 201 build; 400 no file; 403; 404; 413 too large',
@@ -32,14 +33,14 @@ export default async function artifactRoutes(api: FastifyInstance): Promise<void
     },
   }, async (request, reply) => {
     const { id } = request.params as { id: number };
-    const { build } = requireBuildAccess(ctx, request, id);
-    requireRunning(ctx, build);
+    const { build } = await requireBuildAccess(ctx, request, id);
+    requireRunning(build);
     requireNotErased(build);
     const boundary = multipartBoundary(request.headers['content-type']);
     if (!boundary) throw badRequest('file');
     const queryExpire = (request.query as { expire_in?: string }).expire_in;
     if (queryExpire !== undefined) artifactsExpiry(queryExpire);
-    const limit = maxArtifactsBytes(ctx);
+    const limit = await maxArtifactsBytes(ctx);
     // A declared length far over the limit is refused before reading (the multipart framing is small).
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared >= limit + 1024 * 1024) throw tooLarge();
@@ -47,10 +48,11 @@ export default async function artifactRoutes(api: FastifyInstance): Promise<void
       storeArtifacts(ctx, build, part.stream, basename(part.filename.replace(/\\/g, '/')), queryExpire ?? part.fields.expire_in, { maxBytes: limit }),
     );
     if (!result) throw badRequest('file');
-    return reply.code(201).send(runnerBuild(ctx, findBuild(ctx, id) ?? build));
+    return reply.code(201).send(await runnerBuild(ctx, (await findBuild(ctx, id)) ?? build));
   });
 
   api.get('/builds/:id/artifacts', {
+    config: { postgres: true },
     schema: {
       tags: ['runner api'],
       summary: "Download a build's artifacts (its own token, or the token of a running build of the same pipeline): 200 file; 403; 404",
@@ -58,8 +60,8 @@ export default async function artifactRoutes(api: FastifyInstance): Promise<void
     },
   }, async (request, reply) => {
     const { id } = request.params as { id: number };
-    const { build } = requireBuildAccess(ctx, request, id, { pipeline: true });
-    const file = artifactsFilePath(ctx, build);
+    const { build } = await requireBuildAccess(ctx, request, id, { pipeline: true });
+    const file = await artifactsFilePath(ctx, build);
     const info = file ? await stat(file).catch(() => null) : null;
     if (!file || !info?.isFile()) throw notFound();
     const name = basename(file);
@@ -72,14 +74,15 @@ export default async function artifactRoutes(api: FastifyInstance): Promise<void
   });
 
   api.delete('/builds/:id/artifacts', {
+    config: { postgres: true },
     schema: {
       tags: ['runner api'], summary: "Remove a build's artifacts: 200 build; 403; 404",
       params: IdParams, querystring: TokenQuery, response: { 200: RunnerBuildSchema },
     },
   }, async (request) => {
     const { id } = request.params as { id: number };
-    const { build } = requireBuildAccess(ctx, request, id);
+    const { build } = await requireBuildAccess(ctx, request, id);
     await removeArtifacts(ctx, build);
-    return runnerBuild(ctx, findBuild(ctx, id) ?? build);
+    return runnerBuild(ctx, (await findBuild(ctx, id)) ?? build);
   });
 }

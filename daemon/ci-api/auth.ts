@@ -7,7 +7,6 @@ import { findBuild } from '../services/builds.js';
 import { buildCredential, safeEqual, type BuildCredential } from '../services/build-tokens.js';
 import { hashToken } from '../secrets.js';
 import { runnerForToken } from '../services/runners.js';
-import { traceLength } from '../services/traces.js';
 
 function field(request: FastifyRequest, name: string): unknown {
   const body = request.body;
@@ -34,8 +33,8 @@ export function buildTokenOf(request: FastifyRequest): string | undefined {
 }
 
 /** The runner whose token is the `token` param, or 403. */
-export function requireRunner(ctx: AppContext, request: FastifyRequest): RunnerRow {
-  const runner = runnerForToken(ctx, param(request, 'token'));
+export async function requireRunner(ctx: AppContext, request: FastifyRequest): Promise<RunnerRow> {
+  const runner = await runnerForToken(ctx, param(request, 'token'));
   if (!runner) throw forbidden();
   return runner;
 }
@@ -53,26 +52,26 @@ export interface BuildAccess {
  * this build's (a build token is valid only while its build runs; the project's runners token and the token of the
  * runner running it are accepted too). `pipeline` also accepts a running build of the same pipeline (downloads).
  */
-export function requireBuildAccess(ctx: AppContext, request: FastifyRequest, id: number, opts: { pipeline?: boolean } = {}): BuildAccess {
-  const build = findBuild(ctx, id);
+export async function requireBuildAccess(ctx: AppContext, request: FastifyRequest, id: number, opts: { pipeline?: boolean } = {}): Promise<BuildAccess> {
+  const build = await findBuild(ctx, id);
   if (!build) throw notFound();
   const token = buildTokenOf(request);
-  const runner = token ? runnerForToken(ctx, token) : null;
-  const credential = buildCredential(ctx, build, token, { pipeline: opts.pipeline, runner });
+  const runner = token ? await runnerForToken(ctx, token) : null;
+  const credential = await buildCredential(ctx, build, token, { pipeline: opts.pipeline, runner });
   if (!credential) {
     // This build's own token after it stopped: say so, with its status (a runner aborts on `canceled`).
-    if (token && build.tokenHash && safeEqual(hashToken(token), build.tokenHash)) requireRunning(ctx, build);
+    if (token && build.tokenHash && safeEqual(hashToken(token), build.tokenHash)) requireRunning(build);
     throw forbidden();
   }
   return { build, credential, token: credential === 'build' ? token : undefined };
 }
 
 /** 403 `Build is not running!` (with the build's status in Build-Status so a runner stops) unless it runs. */
-export function requireRunning(ctx: AppContext, build: CommitStatusRow): void {
+export function requireRunning(build: CommitStatusRow): void {
   if (build.status === 'running') return;
   throw new ApiError(403, { message: '403 Forbidden - Build is not running!' }, {
     'Build-Status': build.status,
-    Range: `0-${traceLength(ctx, build)}`,
+    Range: `0-${build.traceSize}`,
   });
 }
 

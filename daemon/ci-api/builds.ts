@@ -18,8 +18,8 @@ import { BuildDetailsSchema, RunnerBuildSchema, buildDetails, runnerBuild } from
 const IdParams = Type.Object({ id: Type.Integer({ description: 'build id' }) });
 
 /** Mask the build token and the project's runners token in trace bytes (same length, so offsets hold). */
-function mask(ctx: AppContext, build: CommitStatusRow, data: Buffer, presented?: string): Buffer {
-  return maskSecrets(data, [presented, knownBuildToken(build.id), projectRunnersToken(ctx, build.projectId)]);
+async function mask(ctx: AppContext, build: CommitStatusRow, data: Buffer, presented?: string): Promise<Buffer> {
+  return maskSecrets(data, [presented, knownBuildToken(ctx, build), await projectRunnersToken(ctx, build.projectId)]);
 }
 
 /** Content-Range as GitLab Runner sends it: `<start>-<end>` (end exclusive; a `bytes ` prefix and `/total` are tolerated). */
@@ -34,6 +34,7 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
 
   api.post('/builds/register', {
+    config: { postgres: true },
     schema: {
       tags: ['runner api'],
       summary: 'Claim the oldest pending build this runner may run: 201 build payload; 204 nothing to do; 403 bad runner token; 404 paused runner',
@@ -41,15 +42,16 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
       response: { 201: BuildDetailsSchema, 204: Type.Null() },
     },
   }, async (request, reply) => {
-    const runner = requireRunner(ctx, request);
+    const runner = await requireRunner(ctx, request);
     if (!runner.active) throw notFound();
-    const current = touchRunner(ctx, runner, rawParam(request, 'info'));
-    const claimed = claimBuild(ctx, current);
+    const current = await touchRunner(ctx, runner, rawParam(request, 'info'));
+    const claimed = await claimBuild(ctx, current);
     if (!claimed) return reply.code(204).send();
-    return reply.code(201).send(buildDetails(ctx, claimed.build, claimed.token, current));
+    return reply.code(201).send(await buildDetails(ctx, claimed.build, claimed.token, current));
   });
 
   api.put('/builds/:id', {
+    config: { postgres: true },
     schema: {
       tags: ['runner api'],
       summary: 'Update a running build: state (success, failed; others ignored) and the full trace. 403 bad token; 404 unless the build runs (for this runner)',
@@ -64,19 +66,19 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const { id } = request.params as { id: number };
-    const runner = runnerForToken(ctx, param(request, 'token'));
+    const runner = await runnerForToken(ctx, param(request, 'token'));
     let build: CommitStatusRow | null;
     let presented: string | undefined;
     if (runner) {
       // The runner's own build, while it runs; anything else is 404 (`PUT builds/-1` is how runners verify their token).
-      build = findBuild(ctx, id);
+      build = await findBuild(ctx, id);
       if (!build || build.runnerId !== runner.id || build.status !== 'running') throw notFound();
-      touchRunner(ctx, runner, rawParam(request, 'info'));
+      await touchRunner(ctx, runner, rawParam(request, 'info'));
     } else {
       const token = buildTokenOf(request);
-      build = findBuild(ctx, id);
+      build = await findBuild(ctx, id);
       if (!build || !token) throw forbidden();
-      const credential = buildCredential(ctx, build, token);
+      const credential = await buildCredential(ctx, build, token);
       const own = !!build.tokenHash && safeEqual(hashToken(token), build.tokenHash);
       if (!credential && !own) throw forbidden();
       if (build.status !== 'running') throw notFound();
@@ -84,11 +86,11 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
     }
     requireNotErased(build);
     const trace = rawParam(request, 'trace');
-    if (typeof trace === 'string') replaceTrace(ctx, build, mask(ctx, build, Buffer.from(trace, 'utf8'), presented));
+    if (typeof trace === 'string') await replaceTrace(ctx, build, await mask(ctx, build, Buffer.from(trace, 'utf8'), presented));
     const state = param(request, 'state');
-    if (state === 'success') changeBuildStatus(ctx, build.id, 'success');
-    else if (state === 'failed') changeBuildStatus(ctx, build.id, 'drop');
-    return runnerBuild(ctx, findBuild(ctx, build.id) ?? build);
+    if (state === 'success') await changeBuildStatus(ctx, build.id, 'success');
+    else if (state === 'failed') await changeBuildStatus(ctx, build.id, 'drop');
+    return runnerBuild(ctx, (await findBuild(ctx, build.id)) ?? build);
   });
 
   // The trace body is raw bytes whatever its Content-Type (runners send text/plain).
@@ -96,6 +98,7 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
     raw.removeAllContentTypeParsers();
     raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     raw.patch('/builds/:id/trace.txt', {
+      config: { postgres: true },
       schema: {
         tags: ['runner api'],
         summary: 'Append a trace part at Content-Range `<start>-<end>`: 202 with Build-Status and Range 0-<length>; 416 with Range when start is not the current length',
@@ -105,14 +108,14 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
       },
     }, async (request, reply) => {
       const { id } = request.params as { id: number };
-      const { build, token } = requireBuildAccess(ctx, request, id);
+      const { build, token } = await requireBuildAccess(ctx, request, id);
       requireNotErased(build);
-      requireRunning(ctx, build);
+      requireRunning(build);
       const start = contentRangeStart(request.headers['content-range']);
       if (start === undefined) throw badRequest('Content-Range');
       if (start === null) throw invalidParam('Content-Range');
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const result = appendTrace(ctx, build, start, mask(ctx, build, body, token));
+      const result = await appendTrace(ctx, build, start, await mask(ctx, build, body, token));
       const headers = { 'Build-Status': build.status, Range: `0-${result.length}` };
       if (!result.ok) throw new ApiError(416, { message: '416 Range Not Satisfiable' }, headers);
       return reply.code(202).headers(headers).send();

@@ -4,13 +4,12 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
-import { inArray } from 'drizzle-orm';
-import { commitStatuses, type CommitStatusRow, type RunnerRow } from '../db/schema-ci.js';
+import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
 import { buildVariables } from '../ci/variables.js';
 import type { CiVariable } from '../ci/config-types.js';
 import { runnerTags } from '../services/runners.js';
 import { secretVariables } from '../services/variables.js';
-import { statement } from '../db/statements.js';
+import { statusRowsInOrder } from '../services/builds.js';
 
 const ZERO_SHA = '0'.repeat(40);
 /** What CI_SERVER_VERSION/REVISION report: the GitLab version whose runner API this is. */
@@ -64,14 +63,13 @@ interface PipelineFacts {
   userId: number | null;
 }
 
-function projectFacts(ctx: AppContext, projectId: number): ProjectFacts {
-  return statement(ctx, `SELECT p.id, p.name, p.path, n.path AS namespacePath FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?`)
-    .get(projectId) as ProjectFacts;
+async function projectFacts(ctx: AppContext, projectId: number): Promise<ProjectFacts> {
+  return (await ctx.data.get<ProjectFacts>(
+    'SELECT p.id, p.name, p.path, n.path AS "namespacePath" FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?', [projectId]))!;
 }
 
-function pipelineFacts(ctx: AppContext, pipelineId: number): PipelineFacts {
-  return statement(ctx, `SELECT id, sha, before_sha AS beforeSha, user_id AS userId FROM pipelines WHERE id = ?`)
-    .get(pipelineId) as PipelineFacts;
+async function pipelineFacts(ctx: AppContext, pipelineId: number): Promise<PipelineFacts> {
+  return (await ctx.data.get<PipelineFacts>('SELECT id, sha, before_sha AS "beforeSha", user_id AS "userId" FROM pipelines WHERE id = ?', [pipelineId]))!;
 }
 
 function unexpired(b: CommitStatusRow, at = new Date().toISOString()): boolean {
@@ -94,8 +92,8 @@ function presentBuild(b: CommitStatusRow, sha: string, project: ProjectFacts, to
 }
 
 /** The Build entity of one build (runner view, no token). */
-export function runnerBuild(ctx: AppContext, b: CommitStatusRow): RunnerBuild {
-  return presentBuild(b, pipelineFacts(ctx, b.pipelineId)?.sha ?? '', projectFacts(ctx, b.projectId));
+export async function runnerBuild(ctx: AppContext, b: CommitStatusRow): Promise<RunnerBuild> {
+  return presentBuild(b, (await pipelineFacts(ctx, b.pipelineId))?.sha ?? '', await projectFacts(ctx, b.projectId));
 }
 
 function parseJson<T>(text: string | null, fallback: T): T {
@@ -126,27 +124,23 @@ export function repoUrl(ctx: AppContext, fullPath: string, token: string): strin
 }
 
 /** The latest builds of the same pipeline in earlier stages, whatever their status (depends_on_builds). */
-function earlierBuilds(ctx: AppContext, build: CommitStatusRow): CommitStatusRow[] {
-  const rows = statement(ctx, 
-      `SELECT id FROM commit_statuses WHERE id IN (
-         SELECT MAX(id) FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' GROUP BY name
-       ) AND stage_idx < ? ORDER BY stage_idx, id`,
-    )
-    .all(build.pipelineId, build.stageIdx) as { id: number }[];
-  if (rows.length === 0) return [];
-  const byId = new Map(ctx.db.select().from(commitStatuses).where(inArray(commitStatuses.id, rows.map((r) => r.id))).all().map((b) => [b.id, b]));
-  return rows.map((r) => byId.get(r.id)!).filter(Boolean);
+async function earlierBuilds(ctx: AppContext, build: CommitStatusRow): Promise<CommitStatusRow[]> {
+  const rows = await ctx.data.all<{ id: number }>(
+    `SELECT id FROM commit_statuses WHERE id IN (
+       SELECT MAX(id) FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' GROUP BY name
+     ) AND stage_idx < ? ORDER BY stage_idx, id`,
+    [build.pipelineId, build.stageIdx]);
+  return statusRowsInOrder(ctx.data, rows.map((r) => r.id));
 }
 
 /** The BuildDetails payload handed to the runner that just claimed `build` with token `token`. */
-export function buildDetails(ctx: AppContext, build: CommitStatusRow, token: string, runner: RunnerRow): typeof BuildDetailsSchema.static {
-  const project = projectFacts(ctx, build.projectId);
-  const pipeline = pipelineFacts(ctx, build.pipelineId);
+export async function buildDetails(ctx: AppContext, build: CommitStatusRow, token: string, runner: RunnerRow): Promise<typeof BuildDetailsSchema.static> {
+  const project = await projectFacts(ctx, build.projectId);
+  const pipeline = await pipelineFacts(ctx, build.pipelineId);
   const fullPath = `${project.namespacePath}/${project.path}`;
   const userId = build.userId ?? pipeline.userId;
-  const user = userId
-    ? ((statement(ctx, `SELECT id, email FROM users WHERE id = ?`).get(userId) as { id: number; email: string } | undefined) ?? null)
-    : null;
+  const user = userId ? ((await ctx.data.get<{ id: number; email: string }>('SELECT id, email FROM users WHERE id = ?', [userId])) ?? null) : null;
+  const secrets = await secretVariables(ctx, build.projectId);
   const variables = buildVariables({
     build: {
       id: build.id, token, sha: pipeline.sha, beforeSha: pipeline.beforeSha, ref: build.ref ?? '', tag: !!build.tag,
@@ -158,10 +152,10 @@ export function buildDetails(ctx: AppContext, build: CommitStatusRow, token: str
     runner: { id: runner.id, description: runner.description, tags: runnerTags(runner) },
     user,
     yamlVariables: yamlVariables(build.yamlVariables),
-    secretVariables: secretVariables(ctx, build.projectId),
+    secretVariables: secrets,
   });
   // Dependencies are downloaded with this build's token: it is valid for artifacts of its own pipeline.
-  const depends = earlierBuilds(ctx, build).map((d) => presentBuild(d, pipeline.sha, project, token));
+  const depends = (await earlierBuilds(ctx, build)).map((d) => presentBuild(d, pipeline.sha, project, token));
   return {
     ...presentBuild(build, pipeline.sha, project, token),
     commands: build.commands ?? '',

@@ -27,6 +27,7 @@ export default async function runnerRegistrationRoutes(api: FastifyInstance): Pr
   const { ctx } = api;
 
   api.post('/runners/register', {
+    config: { postgres: true },
     schema: {
       tags: ['runner api'], summary: 'Register a runner: 201 {id, token}; 403 for a bad registration token; 404 for no tags with run_untagged false',
       body: RegisterBody, response: { 201: Type.Object({ id: Type.Integer(), token: Type.String() }) },
@@ -34,7 +35,7 @@ export default async function runnerRegistrationRoutes(api: FastifyInstance): Pr
   }, async (request, reply) => {
     const token = param(request, 'token');
     if (!token) throw badRequest('token');
-    const { runner, token: runnerToken } = registerRunner(ctx, {
+    const { runner, token: runnerToken } = await registerRunner(ctx, {
       token, description: rawParam(request, 'description'), tag_list: rawParam(request, 'tag_list'),
       run_untagged: rawParam(request, 'run_untagged'), locked: rawParam(request, 'locked'), info: rawParam(request, 'info'),
     });
@@ -42,14 +43,15 @@ export default async function runnerRegistrationRoutes(api: FastifyInstance): Pr
   });
 
   api.delete('/runners/delete', {
+    config: { postgres: true },
     schema: {
       tags: ['runner api'], summary: 'Remove the runner with this token: 200; 400 without token; 403 unknown token',
       body: Type.Object({ token: Type.Optional(Type.String()) }), response: { 200: RunnerSchema },
     },
   }, async (request) => {
     if (!param(request, 'token')) throw badRequest('token');
-    const runner = requireRunner(ctx, request);
-    deleteRunner(ctx, runner);
+    const runner = await requireRunner(ctx, request);
+    await deleteRunner(ctx, runner);
     return { id: runner.id, description: runner.description, active: runner.active, is_shared: runner.isShared, name: runner.name };
   });
 }

@@ -234,3 +234,49 @@ export function toCommitNote(r: Rec): CommitNoteRow {
     createdAt: r.created_at as string, updatedAt: r.updated_at as string,
   };
 }
+
+/** Map a raw `pipelines` row (snake_case) to the drizzle shape. */
+export function toPipeline(p: Rec): import('./schema-ci.js').PipelineRow {
+  return {
+    id: p.id as number, projectId: p.project_id as number, ref: p.ref as string | null, sha: p.sha as string, beforeSha: p.before_sha as string | null,
+    tag: !!p.tag, yamlErrors: p.yaml_errors as string | null, status: p.status as string, userId: p.user_id as number | null,
+    duration: p.duration as number | null, startedAt: p.started_at as string | null, finishedAt: p.finished_at as string | null,
+    committedAt: p.committed_at as string | null, commitMessage: p.commit_message as string | null, commitAuthorName: p.commit_author_name as string | null,
+    commitAuthorEmail: p.commit_author_email as string | null, createdAt: p.created_at as string, updatedAt: p.updated_at as string,
+  };
+}
+
+/** Map a raw `commit_statuses` row (snake_case) to the drizzle shape. */
+export function toCommitStatus(c: Rec): import('./schema-ci.js').CommitStatusRow {
+  return {
+    id: c.id as number, type: c.type as 'build' | 'generic', projectId: c.project_id as number, pipelineId: c.pipeline_id as number,
+    name: c.name as string, stage: c.stage as string | null, stageIdx: c.stage_idx as number, ref: c.ref as string | null, tag: !!c.tag,
+    status: c.status as string, description: c.description as string | null, targetUrl: c.target_url as string | null,
+    allowFailure: !!c.allow_failure, when: c.when as string, userId: c.user_id as number | null, runnerId: c.runner_id as number | null,
+    commands: c.commands as string | null, options: c.options as string | null, yamlVariables: c.yaml_variables as string | null,
+    tagList: c.tag_list as string, environment: c.environment as string | null, coverage: c.coverage as number | null,
+    coverageRegex: c.coverage_regex as string | null, tokenHash: c.token_hash as string | null, tokenSealed: (c.token_sealed ?? null) as string | null,
+    traceSize: Number(c.trace_size ?? 0), artifactsFile: c.artifacts_file as string | null,
+    artifactsSize: c.artifacts_size === null || c.artifacts_size === undefined ? null : Number(c.artifacts_size),
+    artifactsExpireAt: c.artifacts_expire_at as string | null, erasedAt: c.erased_at as string | null, erasedById: c.erased_by_id as number | null,
+    queuedAt: c.queued_at as string | null, startedAt: c.started_at as string | null, finishedAt: c.finished_at as string | null,
+    createdAt: c.created_at as string, updatedAt: c.updated_at as string,
+  };
+}
+
+/** The snake_case column of each camelCase field of a commit_statuses row (for SET lists written from a partial row). */
+export const COMMIT_STATUS_COLUMNS: Record<string, string> = {
+  type: 'type', projectId: 'project_id', pipelineId: 'pipeline_id', name: 'name', stage: 'stage', stageIdx: 'stage_idx', ref: 'ref', tag: 'tag',
+  status: 'status', description: 'description', targetUrl: 'target_url', allowFailure: 'allow_failure', when: '"when"', userId: 'user_id',
+  runnerId: 'runner_id', commands: 'commands', options: 'options', yamlVariables: 'yaml_variables', tagList: 'tag_list', environment: 'environment',
+  coverage: 'coverage', coverageRegex: 'coverage_regex', tokenHash: 'token_hash', tokenSealed: 'token_sealed', traceSize: 'trace_size',
+  artifactsFile: 'artifacts_file', artifactsSize: 'artifacts_size', artifactsExpireAt: 'artifacts_expire_at', erasedAt: 'erased_at',
+  erasedById: 'erased_by_id', queuedAt: 'queued_at', startedAt: 'started_at', finishedAt: 'finished_at', createdAt: 'created_at', updatedAt: 'updated_at',
+};
+
+/** The snake_case column of each camelCase field of a pipelines row. */
+export const PIPELINE_COLUMNS: Record<string, string> = {
+  projectId: 'project_id', ref: 'ref', sha: 'sha', beforeSha: 'before_sha', tag: 'tag', yamlErrors: 'yaml_errors', status: 'status', userId: 'user_id',
+  duration: 'duration', startedAt: 'started_at', finishedAt: 'finished_at', committedAt: 'committed_at', commitMessage: 'commit_message',
+  commitAuthorName: 'commit_author_name', commitAuthorEmail: 'commit_author_email', createdAt: 'created_at', updatedAt: 'updated_at',
+};

@@ -85,6 +85,8 @@ export const commitStatuses = sqliteTable('commit_statuses', {
   coverage: real('coverage'),
   coverageRegex: text('coverage_regex'),
   tokenHash: text('token_hash'),
+  /** The plain build token sealed with the server secret while the build runs (0028), for trace masking on any daemon. */
+  tokenSealed: text('token_sealed'),
   traceSize: integer('trace_size').notNull().default(0),
   artifactsFile: text('artifacts_file'),
   artifactsSize: integer('artifacts_size'),

@@ -19,6 +19,11 @@
  *   4. text  {"type":"finished","build_id":N,"status":"success"|"failed"|"canceled"|"skipped"|...}  then the server
  *      closes with code 1000. A build that is already finished gets 1, 2 and 4 at once.
  *   Every 25 s the server pings; a dead peer is dropped.
+ *
+ * Several daemons: a follower hears the appends made in its own process at once; on PostgreSQL every daemon also
+ * LISTENs on `gantry_trace` (services/traces.ts sends the build id when an append, rewrite or finish commits) and
+ * then reads the new bytes, up to the stored trace size, from the shared data directory. Every 5 s each follower also
+ * compares the stored size with what it sent (the fallback when a notification was lost, or on SQLite).
  */
 import { createHash, type Hash } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
@@ -31,10 +36,10 @@ import type { UserRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { authenticateAsync } from '../policy/authentication.js';
 import { parseQuery } from '../query-string.js';
-import { canProject } from '../policy/permissions.js';
+import { canProjectAsync } from '../policy/permissions.js';
 import { findBuild, onBuildFinished } from '../services/builds.js';
-import { lookupProject } from '../services/projects.js';
-import { onTraceAppend, tracePath, type TraceEvent } from '../services/traces.js';
+import { lookupProjectAsync } from '../services/projects.js';
+import { onTraceAppend, readTraceRange, TRACE_CHANNEL, tracePath, type TraceEvent } from '../services/traces.js';
 
 /** The path of the live trace endpoint of a build. */
 export const liveTracePath = (buildId: number) => `/-/live/builds/${buildId}/trace`;
@@ -79,8 +84,11 @@ function readWhole(ctx: AppContext, build: CommitStatusRow): Buffer {
   }
 }
 
+/** What a daemon's followers of one build do when another daemon changed its trace (`replaced`: rewritten or finished). */
+type RemoteChange = (replaced: boolean) => void;
+
 /** Serve one follower: existing trace, appended parts, then the final status. */
-function follow(ctx: AppContext, ws: WebSocket, build: CommitStatusRow): void {
+function follow(ctx: AppContext, ws: WebSocket, build: CommitStatusRow, remote: Map<number, Set<RemoteChange>>): void {
   let sent = 0;
   let digest: Hash = createHash('sha256');
   let closed = false;
@@ -134,18 +142,51 @@ function follow(ctx: AppContext, ws: WebSocket, build: CommitStatusRow): void {
     alive = false;
     ws.ping();
   }, PING_MS);
-  // A build can also stop without a finish event (skipped, erased, deleted): poll its status as a fallback.
-  const check = setInterval(() => {
-    const now = findBuild(ctx, build.id);
-    if (!now) return finish({ ...build, status: 'deleted' });
-    if (!ACTIVE.has(now.status)) finish(now);
-  }, STATUS_CHECK_MS);
+  /**
+   * Catch up with the stored build: the bytes up to its trace size not sent yet (the whole trace when it was
+   * rewritten), then the end when it finished. Used on a notification from another daemon and by the status poll.
+   */
+  let catching = false;
+  let again: boolean | null = null;
+  const catchUp = async (replaced: boolean): Promise<void> => {
+    if (closed) return;
+    if (catching) {
+      again = (again ?? false) || replaced;
+      return;
+    }
+    catching = true;
+    try {
+      const now = await findBuild(ctx, build.id);
+      if (closed) return;
+      if (!now) return finish({ ...build, status: 'deleted' });
+      if (replaced) onTrace({ offset: 0, data: readTraceRange(ctx, build, 0, now.traceSize), replaced: true });
+      else if (now.traceSize > sent) onTrace({ offset: sent, data: readTraceRange(ctx, build, sent, now.traceSize), replaced: false });
+      if (!ACTIVE.has(now.status)) finish(now);
+    } catch {
+      // the next notification or poll tries again
+    } finally {
+      catching = false;
+      if (again !== null && !closed) {
+        const r = again;
+        again = null;
+        void catchUp(r);
+      }
+    }
+  };
+  let followers = remote.get(build.id);
+  if (!followers) remote.set(build.id, (followers = new Set()));
+  followers.add(catchUp);
+  // A build can also stop without a finish event here (another daemon, skipped, erased, deleted): poll as a fallback.
+  const check = setInterval(() => void catchUp(false), STATUS_CHECK_MS);
   const cleanup = () => {
     closed = true;
     offTrace();
     offFinished();
     clearInterval(ping);
     clearInterval(check);
+    const set = remote.get(build.id);
+    set?.delete(catchUp);
+    if (set?.size === 0) remote.delete(build.id);
   };
   ws.on('close', cleanup);
   ws.on('error', cleanup);
@@ -153,16 +194,33 @@ function follow(ctx: AppContext, ws: WebSocket, build: CommitStatusRow): void {
 }
 
 /** Attach the live trace WebSocket endpoint to the daemon's HTTP server (once); returns a closer for shutdown. */
-export function attachLiveTrace(ctx: AppContext, server: Server): { close(): void } {
+export function attachLiveTrace(ctx: AppContext, server: Server): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const remote = new Map<number, Set<RemoteChange>>();
+  // PostgreSQL: the trace changes committed by any daemon (this one's too: catching up is idempotent).
+  const listening = ctx.data.listen
+    ? ctx.data.listen(TRACE_CHANNEL, (payload) => {
+      // null: the listening connection was made again and notifications may be lost; every follower looks again
+      if (payload === null) {
+        for (const set of remote.values()) for (const f of [...set]) f(true);
+        return;
+      }
+      const [id, flag] = payload.split(':');
+      for (const f of [...(remote.get(Number(id)) ?? [])]) f(flag === 'r');
+    }).catch((e: unknown) => {
+      process.stderr.write(`gantry: live traces cannot LISTEN (followers poll instead): ${(e as Error)?.message ?? String(e)}\n`);
+      return null;
+    })
+    : null;
   /** Serve an authenticated upgrade: the build must exist and be readable by `user`. */
-  const admit = (req: IncomingMessage, socket: Duplex, head: Buffer, buildId: number, user: UserRow) => {
+  const admit = async (req: IncomingMessage, socket: Duplex, head: Buffer, buildId: number, user: UserRow) => {
     if (socket.destroyed) return;
-    const build = findBuild(ctx, buildId);
-    const project = build ? lookupProject(ctx, build.projectId) : null;
-    if (!build || !project || !canProject(ctx, user, 'read_project', project)) return refuse(socket, 404, 'Not Found');
-    if (!canProject(ctx, user, 'read_build', project)) return refuse(socket, 403, 'Forbidden');
-    wss.handleUpgrade(req, socket, head, (ws) => follow(ctx, ws, build));
+    const build = await findBuild(ctx, buildId);
+    const project = build ? await lookupProjectAsync(ctx, build.projectId) : null;
+    if (!build || !project || !(await canProjectAsync(ctx, user, 'read_project', project))) return refuse(socket, 404, 'Not Found');
+    if (!(await canProjectAsync(ctx, user, 'read_build', project))) return refuse(socket, 403, 'Forbidden');
+    if (socket.destroyed) return;
+    wss.handleUpgrade(req, socket, head, (ws) => follow(ctx, ws, build, remote));
   };
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -179,22 +237,26 @@ export function attachLiveTrace(ctx: AppContext, server: Server): { close(): voi
     authenticateAsync(ctx, { query, body: undefined, headers: req.headers }).then(
       (user) => {
         if (!user) return refuse(socket, 401, 'Unauthorized');
-        admit(req, socket, head, Number(m[1]), user);
+        return admit(req, socket, head, Number(m[1]), user);
       },
       (e: unknown) => {
         // A refused sudo answers as on the API (403 not an admin, 404 no such user); anything else is ours.
         if (e instanceof ApiError) return refuse(socket, e.statusCode, STATUS_CODES[e.statusCode] ?? 'Error', e.body);
         refuse(socket, 500, 'Internal Server Error');
       },
-    );
+    ).catch(() => {
+      if (!socket.destroyed) refuse(socket, 500, 'Internal Server Error');
+    });
   });
   // Followers are told the server is going away (1001) so that closing the HTTP server is not held up by them.
-  const close = () => {
+  const close = async () => {
     for (const client of wss.clients) client.close(1001, 'server shutting down');
     setTimeout(() => {
       for (const client of wss.clients) client.terminate();
     }, 1000).unref();
     wss.close();
+    const stop = await listening;
+    await stop?.();
   };
   server.on('close', () => wss.close());
   return { close };

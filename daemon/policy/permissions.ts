@@ -8,6 +8,7 @@ import { statement } from '../db/statements.js';
 import { inArray } from 'drizzle-orm';
 import { projects, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
+import { toProject as toProjectRow } from '../db/rows.js';
 import { placeholders } from '../db/sql.js';
 
 export const GUEST = 10;
@@ -687,4 +688,60 @@ export function runnerDenial(ctx: AppContext, user: UserRow | null, ability: Run
 /** Whether `user` may do `ability` on `runner`. */
 export function canRunner(ctx: AppContext, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): boolean {
   return runnerDenial(ctx, user, ability, runner) === null;
+}
+
+/** The projects a runner is assigned to, as rows, on the data layer. */
+async function runnerProjectRowsAsync(ctx: Pick<AppContext, 'data'>, runnerId: number): Promise<ProjectRow[]> {
+  return (await ctx.data.all('SELECT p.* FROM projects p JOIN runner_projects rp ON rp.project_id = p.id WHERE rp.runner_id = ? ORDER BY p.id', [runnerId]))
+    .map(toProjectRow);
+}
+
+/** ownsRunner on the data layer (either engine). */
+export async function ownsRunnerAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, runner: RunnerRow): Promise<boolean> {
+  if (!user || runner.isShared) return false;
+  for (const p of await runnerProjectRowsAsync(ctx, runner.id)) if (await canProjectAsync(ctx, user, 'admin_project', p)) return true;
+  return false;
+}
+
+/** ownedRunnerIds on the data layer (either engine). */
+export async function ownedRunnerIdsAsync(ctx: Pick<AppContext, 'data'>, user: UserRow): Promise<number[]> {
+  const d = ctx.data.dialect;
+  const auth = authorizedProjectsWhere(d, user.id);
+  const rows = (await ctx.data.all(`SELECT p.* FROM projects p WHERE p.id IN (SELECT rp.project_id FROM runner_projects rp) AND ${auth.sql} ORDER BY p.id`, auth.args))
+    .map(toProjectRow);
+  const mastered: number[] = [];
+  for (const p of rows) if (await canProjectAsync(ctx, user, 'admin_project', p)) mastered.push(p.id);
+  if (mastered.length === 0) return [];
+  return (await ctx.data.all<{ id: number }>(
+    `SELECT DISTINCT rp.runner_id AS id FROM runner_projects rp JOIN runners r ON r.id = rp.runner_id WHERE r.is_shared = FALSE AND rp.project_id IN ${d.inIds} ORDER BY rp.runner_id`,
+    [d.ids(mastered)],
+  )).map((r) => r.id);
+}
+
+/** runnerDenial on the data layer (either engine): the same reasons. */
+export async function runnerDenialAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<string | null> {
+  if (!user || user.state !== 'active') return 'No access granted';
+  const owner = async () => ((await ownsRunnerAsync(ctx, user, runner)) ? null : 'No access granted');
+  switch (ability) {
+    case 'read_runner':
+      return runner.isShared || user.isAdmin ? null : owner();
+    case 'update_runner':
+      if (user.isAdmin) return null;
+      return runner.isShared ? 'Runner is shared' : owner();
+    case 'delete_runner': {
+      if (user.isAdmin) return null;
+      if (runner.isShared) return 'Runner is shared';
+      const n = Number((await ctx.data.get<{ n: number }>('SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?', [runner.id]))?.n ?? 0);
+      return n > 1 ? 'Runner associated with more than one project' : owner();
+    }
+    case 'assign_runner':
+      if (runner.isShared) return 'Runner is shared';
+      if (runner.locked) return 'Runner is locked';
+      return user.isAdmin ? null : owner();
+  }
+}
+
+/** canRunner on the data layer (either engine). */
+export async function canRunnerAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<boolean> {
+  return (await runnerDenialAsync(ctx, user, ability, runner)) === null;
 }

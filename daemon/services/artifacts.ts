@@ -28,23 +28,19 @@ export interface ArtifactsBuild {
 export const DEFAULT_MAX_ARTIFACTS_SIZE_MB = 100;
 
 /** The artifacts size limit in bytes (application setting max_artifacts_size, MB); an upload must be strictly smaller. */
-export function maxArtifactsBytes(ctx: AppContext): number {
-  try {
-    const row = ctx.db.$client.prepare(`SELECT max_artifacts_size AS mb FROM application_settings WHERE id = 1`).get() as { mb: number } | undefined;
-    if (row && Number.isFinite(row.mb) && row.mb > 0) return row.mb * 1024 * 1024;
-  } catch {
-    // column not migrated yet: the default applies
-  }
+export async function maxArtifactsBytes(ctx: AppContext): Promise<number> {
+  const row = await ctx.data.get<{ mb: number }>('SELECT max_artifacts_size AS mb FROM application_settings WHERE id = 1');
+  if (row && Number.isFinite(row.mb) && row.mb > 0) return row.mb * 1024 * 1024;
   return DEFAULT_MAX_ARTIFACTS_SIZE_MB * 1024 * 1024;
 }
 
 const buildDir = (ctx: AppContext, build: ArtifactsBuild) => join(ctx.paths.artifacts, String(build.projectId), String(build.id));
 
 /** The stored archive of a build (absolute path), or null when it has none. */
-export function artifactsFilePath(ctx: AppContext, build: ArtifactsBuild): string | null {
+export async function artifactsFilePath(ctx: AppContext, build: ArtifactsBuild): Promise<string | null> {
   let file = build.artifactsFile;
   if (file === undefined) {
-    const row = ctx.db.$client.prepare(`SELECT artifacts_file AS f FROM commit_statuses WHERE id = ?`).get(build.id) as { f: string | null } | undefined;
+    const row = await ctx.data.get<{ f: string | null }>('SELECT artifacts_file AS f FROM commit_statuses WHERE id = ?', [build.id]);
     file = row?.f ?? null;
   }
   if (!file) return null;
@@ -77,7 +73,7 @@ export async function storeArtifacts(
   opts: { maxBytes?: number } = {},
 ): Promise<{ filename: string; size: number; expireAt: string | null }> {
   const expireAt = artifactsExpiry(expireIn);
-  const limit = opts.maxBytes ?? maxArtifactsBytes(ctx);
+  const limit = opts.maxBytes ?? (await maxArtifactsBytes(ctx));
   const name = sanitizeFilename(filename || 'artifacts.zip');
   const dir = buildDir(ctx, build);
   await mkdir(dir, { recursive: true });
@@ -111,25 +107,23 @@ export async function storeArtifacts(
   for (const f of await readdir(dir)) if (f !== name && !f.startsWith('.tmp-')) await rm(join(dir, f), { force: true });
   await rename(temp, join(dir, name));
   await syncDir(dir);
-  ctx.db.$client
-    .prepare(`UPDATE commit_statuses SET artifacts_file = ?, artifacts_size = ?, artifacts_expire_at = ?, updated_at = ? WHERE id = ?`)
-    .run(name, size, expireAt, now(), build.id);
+  await ctx.data.run('UPDATE commit_statuses SET artifacts_file = ?, artifacts_size = ?, artifacts_expire_at = ?, updated_at = ? WHERE id = ?',
+    [name, size, expireAt, now(), build.id]);
   return { filename: name, size, expireAt };
 }
 
 /** Remove a build's artifacts (files and columns). */
 export async function removeArtifacts(ctx: AppContext, build: ArtifactsBuild): Promise<void> {
   await rm(buildDir(ctx, build), { recursive: true, force: true });
-  ctx.db.$client
-    .prepare(`UPDATE commit_statuses SET artifacts_file = NULL, artifacts_size = NULL, artifacts_expire_at = NULL, updated_at = ? WHERE id = ?`)
-    .run(now(), build.id);
+  await ctx.data.run('UPDATE commit_statuses SET artifacts_file = NULL, artifacts_size = NULL, artifacts_expire_at = NULL, updated_at = ? WHERE id = ?',
+    [now(), build.id]);
 }
 
 /** Remove every artifact whose expiry has passed; returns how many builds lost their artifacts. */
 export async function removeExpiredArtifacts(ctx: AppContext): Promise<number> {
-  const rows = ctx.db.$client
-    .prepare(`SELECT id, project_id AS projectId FROM commit_statuses WHERE artifacts_expire_at IS NOT NULL AND artifacts_expire_at < ? AND artifacts_file IS NOT NULL`)
-    .all(now()) as { id: number; projectId: number }[];
+  const rows = await ctx.data.all<{ id: number; projectId: number }>(
+    'SELECT id, project_id AS "projectId" FROM commit_statuses WHERE artifacts_expire_at IS NOT NULL AND artifacts_expire_at < ? AND artifacts_file IS NOT NULL',
+    [now()]);
   for (const r of rows) await removeArtifacts(ctx, r);
   return rows.length;
 }

@@ -2,22 +2,25 @@
  * Builds (commit_statuses of type 'build'): the state machine of GitLab 8.13 (commit_status.rb, ci/build.rb) applied
  * to rows, and the manual actions (cancel, retry, play, erase, keep artifacts). Every change ends by processing or
  * recomputing the pipeline (services/pipelines.ts), then, for finished builds, extracting coverage from the trace and
- * telling the onBuildFinished listeners.
+ * telling the onBuildFinished listeners. Everything runs on the data layer (ctx.data), on either engine.
  */
-import { and, desc, eq, inArray, isNotNull, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { commitStatuses, pipelines, type CommitStatusRow } from '../db/schema-ci.js';
+import type { CommitStatusRow } from '../db/schema-ci.js';
 import type { UserRow } from '../db/schema.js';
+import type { Database, Queries } from '../db/layer/types.js';
+import { toCommitStatus } from '../db/rows.js';
 import { buildsToReprocess, canErase, canPlay, canRetry, isFinished, transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
 import { extractCoverage } from '../ci/coverage.js';
 import type { CiWhen } from '../ci/config-types.js';
-import { processPipeline, updatePipelineStatus, type Db } from './pipelines.js';
-import { readTrace, removeTrace, traceLength } from './traces.js';
+import { insertStatusRow, isRowId, updateStatusRow } from '../ci/sql.js';
+import { processPipeline, updatePipelineStatus } from './pipelines.js';
+import { notifyTrace, readTrace, removeTrace } from './traces.js';
 import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './artifacts.js';
 import { registerWorker } from '../background.js';
 import { queueBuildHook } from './ci-hooks.js';
-import { idOrderedPage } from '../db/keyset.js';
+import { keysetPageAsync } from '../db/keyset.js';
+import { DB_UNAVAILABLE } from '../db/layer/open.js';
 
 /** The events changeBuildStatus accepts (the runner, the API and processing fire them). */
 export type BuildStatusEvent = 'enqueue' | 'run' | 'success' | 'drop' | 'cancel' | 'skip';
@@ -57,6 +60,8 @@ export function onBuildRetried(listener: BuildRetriedListener): () => void {
 
 // After-finish work runs after the response; tests (and shutdown) can wait for it with settleBuildWork.
 const pendingWork = new Set<Promise<void>>();
+// A listener of a room not on PostgreSQL yet fails on ctx.db there: said once, not on every build.
+let unported = false;
 
 /** Wait until the coverage extraction and listeners of every finished build so far have run. */
 export async function settleBuildWork(): Promise<void> {
@@ -65,21 +70,27 @@ export async function settleBuildWork(): Promise<void> {
 
 function track(work: Promise<void>): void {
   const p = work.catch((e: unknown) => {
-    process.stderr.write(`gantry: build listener failed: ${(e as Error)?.message ?? String(e)}\n`);
+    const message = (e as Error)?.message ?? String(e);
+    if (message === DB_UNAVAILABLE) {
+      if (unported) return;
+      unported = true;
+    }
+    process.stderr.write(`gantry: build listener failed: ${message}\n`);
   });
   pendingWork.add(p);
   void p.finally(() => pendingWork.delete(p));
 }
 
-/** A build by id (type 'build' only), or null. */
-export function findBuild(ctx: AppContext, id: number): CommitStatusRow | null {
-  if (!Number.isSafeInteger(id)) return null;
-  return ctx.db.select().from(commitStatuses).where(and(eq(commitStatuses.id, id), eq(commitStatuses.type, 'build'))).get() ?? null;
+/** A build by id (type 'build' only), or null; read through `q` (a transaction) when given. */
+export async function findBuild(ctx: AppContext, id: number, q: Queries = ctx.data): Promise<CommitStatusRow | null> {
+  if (!isRowId(id)) return null;
+  const row = await q.get("SELECT * FROM commit_statuses WHERE id = ? AND type = 'build'", [id]);
+  return row ? toCommitStatus(row) : null;
 }
 
 /** A build of a project by id, or null (another project's build is not found). */
-export function findProjectBuild(ctx: AppContext, projectId: number, id: number): CommitStatusRow | null {
-  const b = findBuild(ctx, id);
+export async function findProjectBuild(ctx: AppContext, projectId: number, id: number): Promise<CommitStatusRow | null> {
+  const b = await findBuild(ctx, id);
   return b && b.projectId === projectId ? b : null;
 }
 
@@ -98,14 +109,34 @@ export function transitionColumns(row: Pick<CommitStatusRow, 'status' | 'queuedA
 }
 
 /**
- * Apply one event to a status row inside a transaction; the updated row, or null when the move is impossible. A build
- * (not a generic status) that moved gets its Build Hook queued in the same transaction (services/ci-hooks.ts).
+ * Apply one event to a status row inside a transaction; the updated row, or null when the move is impossible or the
+ * row changed meanwhile (the UPDATE is conditional on the status it was read with, so two daemons never apply two
+ * moves from one state). A build (not a generic status) that moved gets its Build Hook queued in the same
+ * transaction (services/ci-hooks.ts); one that stopped running loses its sealed token.
  */
-export function applyEvent(ctx: AppContext, tx: Db, row: CommitStatusRow, event: BuildEvent, extra: Partial<CommitStatusRow> = {}): CommitStatusRow | null {
+export async function applyEvent(ctx: AppContext, tx: Queries, row: CommitStatusRow, event: BuildEvent, extra: Partial<CommitStatusRow> = {}): Promise<CommitStatusRow | null> {
   const set = transitionColumns(row, event);
   if (!set) return null;
-  const next = tx.update(commitStatuses).set({ ...set, ...extra }).where(eq(commitStatuses.id, row.id)).returning().get() ?? null;
-  if (next) queueBuildHook(ctx, tx, next);
+  if (set.status !== 'running' && row.tokenSealed) set.tokenSealed = null;
+  const next = await updateStatusRow(tx, row.id, { ...set, ...extra }, { sql: ' AND status = ?', args: [row.status] });
+  if (next) await queueBuildHook(ctx, tx, next);
+  return next;
+}
+
+/**
+ * The part of changeBuildStatus that runs inside a transaction: the event, then the pipeline processed (a finished
+ * build) or its status recomputed. Null when the build does not exist or the move is impossible.
+ */
+export async function changeBuildStatusIn(ctx: AppContext, tx: Queries, buildId: number, event: BuildStatusEvent, extra: Partial<CommitStatusRow> = {}): Promise<CommitStatusRow | null> {
+  const row = await findBuild(ctx, buildId, tx);
+  if (!row) return null;
+  const next = await applyEvent(ctx, tx, row, event, extra);
+  if (!next) return null;
+  if (isFinished(next.status as BuildStatus)) {
+    await processPipeline(ctx, next.pipelineId, tx);
+    // Followers of the live trace on other daemons learn that it ended.
+    await notifyTrace(tx, next.id, true);
+  } else await updatePipelineStatus(ctx, tx, next.pipelineId);
   return next;
 }
 
@@ -114,46 +145,37 @@ export function applyEvent(ctx: AppContext, tx: Db, row: CommitStatusRow, event:
  * that is now finished gets the pipeline processed (next stages, status, duration), its coverage extracted and the
  * onBuildFinished listeners run (asynchronously); any other move recomputes the pipeline status.
  */
-export function changeBuildStatus(ctx: AppContext, buildId: number, event: BuildStatusEvent, opts: { runnerId?: number } = {}): CommitStatusRow | null {
-  const updated = ctx.db.transaction((tx) => {
-    const row = tx.select().from(commitStatuses).where(and(eq(commitStatuses.id, buildId), eq(commitStatuses.type, 'build'))).get();
-    if (!row) return null;
-    const extra: Partial<CommitStatusRow> = {};
-    if (event === 'run' && opts.runnerId !== undefined) extra.runnerId = opts.runnerId;
-    const next = applyEvent(ctx, tx, row, event, extra);
-    if (!next) return null;
-    if (isFinished(next.status as BuildStatus)) processPipeline(ctx, next.pipelineId, tx);
-    else updatePipelineStatus(ctx, tx, next.pipelineId);
-    return next;
-  });
+export async function changeBuildStatus(ctx: AppContext, buildId: number, event: BuildStatusEvent, opts: { runnerId?: number } = {}): Promise<CommitStatusRow | null> {
+  const extra: Partial<CommitStatusRow> = {};
+  if (event === 'run' && opts.runnerId !== undefined) extra.runnerId = opts.runnerId;
+  const updated = await ctx.data.transaction((tx) => changeBuildStatusIn(ctx, tx, buildId, event, extra));
   if (updated && isFinished(updated.status as BuildStatus)) afterFinished(ctx, updated);
   return updated;
 }
 
 /** Coverage extraction and the finished-build listeners, after the commit. */
-function afterFinished(ctx: AppContext, build: CommitStatusRow): void {
+export function afterFinished(ctx: AppContext, build: CommitStatusRow): void {
   track(
     (async () => {
       let current = build;
       if (build.coverageRegex) {
         const trace = await readTrace(ctx, build);
         const coverage = trace ? extractCoverage(trace.toString('utf8'), build.coverageRegex) : null;
-        if (coverage !== null) {
-          current = ctx.db.update(commitStatuses).set({ coverage }).where(eq(commitStatuses.id, build.id)).returning().get() ?? current;
-        }
+        if (coverage !== null) current = (await updateStatusRow(ctx.data, build.id, { coverage })) ?? current;
       }
-      for (const l of [...finishedListeners]) await l(ctx, current);
+      // Each listener on its own: one that fails (a room not on PostgreSQL yet) never keeps the others from running.
+      for (const l of [...finishedListeners]) track(Promise.resolve().then(() => l(ctx, current)));
     })(),
   );
 }
 
 /** Cancel a build (created, pending or running → canceled); an impossible move leaves it as it is. Returns the row. */
-export function cancelBuild(ctx: AppContext, build: CommitStatusRow): CommitStatusRow {
-  return changeBuildStatus(ctx, build.id, 'cancel') ?? findBuild(ctx, build.id) ?? build;
+export async function cancelBuild(ctx: AppContext, build: CommitStatusRow): Promise<CommitStatusRow> {
+  return (await changeBuildStatus(ctx, build.id, 'cancel')) ?? (await findBuild(ctx, build.id)) ?? build;
 }
 
 /** Columns copied from a build to its retry (Build.retry in 8.13). */
-function retryValues(b: CommitStatusRow, user: UserRow | null, at: string): typeof commitStatuses.$inferInsert {
+function retryValues(b: CommitStatusRow, user: UserRow | null, at: string): Partial<CommitStatusRow> {
   return {
     type: 'build', projectId: b.projectId, pipelineId: b.pipelineId, name: b.name, stage: b.stage, stageIdx: b.stageIdx, ref: b.ref,
     tag: b.tag, status: 'pending', allowFailure: b.allowFailure, when: b.when, userId: user?.id ?? null, commands: b.commands,
@@ -166,26 +188,27 @@ function retryValues(b: CommitStatusRow, user: UserRow | null, at: string): type
  * Retry a finished build with commands: a new build row in pending copying it (the old row stays), and the later-stage
  * skipped builds of the pipeline back to created. Returns the new build, or null when the build cannot be retried.
  */
-export function retryBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow | null): CommitStatusRow | null {
-  return retryBuilds(ctx, [build], user)[0] ?? null;
+export async function retryBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow | null): Promise<CommitStatusRow | null> {
+  return (await retryBuilds(ctx, [build], user))[0] ?? null;
 }
 
 /**
  * Retry several builds of one pipeline in one transaction (a pipeline retry): each gets its copy, then the pipeline is
  * processed and its status recomputed once, from all the copies together. Returns the new builds.
  */
-export function retryBuilds(ctx: AppContext, builds: readonly CommitStatusRow[], user: UserRow | null): CommitStatusRow[] {
-  const done = ctx.db.transaction((tx) => {
+export async function retryBuilds(ctx: AppContext, builds: readonly CommitStatusRow[], user: UserRow | null): Promise<CommitStatusRow[]> {
+  const done = await ctx.data.transaction(async (tx) => {
     const out: { old: CommitStatusRow; retried: CommitStatusRow }[] = [];
     for (const build of builds) {
-      const b = tx.select().from(commitStatuses).where(eq(commitStatuses.id, build.id)).get();
+      const row = await tx.get('SELECT * FROM commit_statuses WHERE id = ?', [build.id]);
+      const b = row ? toCommitStatus(row) : null;
       if (!b || b.type !== 'build' || !canRetry({ status: b.status as BuildStatus, commands: b.commands })) continue;
-      const retried = tx.insert(commitStatuses).values(retryValues(b, user, now())).returning().get();
-      queueBuildHook(ctx, tx, retried);
-      reprocessLaterStages(ctx, tx, b.pipelineId, b.stageIdx);
+      const retried = await insertStatusRow(tx, retryValues(b, user, now()));
+      await queueBuildHook(ctx, tx, retried);
+      await reprocessLaterStages(ctx, tx, b.pipelineId, b.stageIdx);
       out.push({ old: b, retried });
     }
-    for (const pipelineId of new Set(out.map((r) => r.old.pipelineId))) processPipeline(ctx, pipelineId, tx);
+    for (const pipelineId of new Set(out.map((r) => r.old.pipelineId))) await processPipeline(ctx, pipelineId, tx);
     return out;
   });
   for (const result of done) for (const l of [...retriedListeners]) track(Promise.resolve().then(() => l(ctx, result.old, result.retried)));
@@ -193,29 +216,29 @@ export function retryBuilds(ctx: AppContext, builds: readonly CommitStatusRow[],
 }
 
 /** The latest builds of a pipeline (highest id per name), as processing and statuses see them. */
-export function latestPipelineBuilds(db: Db, pipelineId: number): CommitStatusRow[] {
-  const rows = db.select().from(commitStatuses).where(and(eq(commitStatuses.pipelineId, pipelineId), eq(commitStatuses.type, 'build'))).orderBy(desc(commitStatuses.id)).all();
+export async function latestPipelineBuilds(q: Queries, pipelineId: number): Promise<CommitStatusRow[]> {
+  const rows = (await q.all("SELECT * FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' ORDER BY id DESC", [pipelineId])).map(toCommitStatus);
   const seen = new Set<string>();
   return rows.filter((r) => (seen.has(r.name) ? false : (seen.add(r.name), true))).reverse();
 }
 
 /** After a retry in stage `stageIdx`: later-stage skipped builds go back to created (`process` event). */
-function reprocessLaterStages(ctx: AppContext, tx: Db, pipelineId: number, stageIdx: number): void {
-  const latest = latestPipelineBuilds(tx, pipelineId).map((b) => ({ ...b, status: b.status as BuildStatus }));
-  for (const b of buildsToReprocess(latest, stageIdx)) applyEvent(ctx, tx, b, 'process');
+async function reprocessLaterStages(ctx: AppContext, tx: Queries, pipelineId: number, stageIdx: number): Promise<void> {
+  const latest = (await latestPipelineBuilds(tx, pipelineId)).map((b) => ({ ...b, status: b.status as BuildStatus }));
+  for (const b of buildsToReprocess(latest, stageIdx)) await applyEvent(ctx, tx, b, 'process');
 }
 
 /**
  * Play a manual build waiting in skipped: it moves to pending with the player as its user; if it cannot be enqueued a
  * retried copy is made. Returns the played build, or null when it is not playable.
  */
-export function playBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow | null): CommitStatusRow | null {
+export async function playBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow | null): Promise<CommitStatusRow | null> {
   if (!canPlay({ status: build.status as BuildStatus, when: build.when as CiWhen, commands: build.commands })) return null;
-  const played = ctx.db.transaction((tx) => {
-    const b = tx.select().from(commitStatuses).where(eq(commitStatuses.id, build.id)).get();
+  const played = await ctx.data.transaction(async (tx) => {
+    const b = await findBuild(ctx, build.id, tx);
     if (!b) return null;
-    const next = applyEvent(ctx, tx, b, 'enqueue', { userId: user?.id ?? b.userId });
-    if (next) updatePipelineStatus(ctx, tx, b.pipelineId);
+    const next = await applyEvent(ctx, tx, b, 'enqueue', { userId: user?.id ?? b.userId });
+    if (next) await updatePipelineStatus(ctx, tx, b.pipelineId);
     return next;
   });
   return played ?? retryBuild(ctx, build, user);
@@ -223,60 +246,87 @@ export function playBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow
 
 /** Erase a finished build that has artifacts or a trace: both are removed, erased_at/erased_by set. Null when not erasable. */
 export async function eraseBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow | null): Promise<CommitStatusRow | null> {
-  const hasTrace = traceLength(ctx, build) > 0 || (await readTrace(ctx, build)) !== null;
-  const hasArtifacts = artifactsFilePath(ctx, build) !== null || !!build.artifactsFile;
+  const hasTrace = build.traceSize > 0 || (await readTrace(ctx, build)) !== null;
+  const hasArtifacts = (await artifactsFilePath(ctx, build)) !== null || !!build.artifactsFile;
   if (!canErase({ status: build.status as BuildStatus, hasArtifacts, hasTrace })) return null;
   await removeArtifacts(ctx, build);
-  removeTrace(ctx, build);
+  await removeTrace(ctx, build);
   const at = now();
-  return ctx.db.update(commitStatuses).set({ erasedAt: at, erasedById: user?.id ?? null, traceSize: 0, updatedAt: at })
-    .where(eq(commitStatuses.id, build.id)).returning().get() ?? null;
+  return updateStatusRow(ctx.data, build.id, { erasedAt: at, erasedById: user?.id ?? null, traceSize: 0, updatedAt: at });
 }
 
 /** Keep a build's artifacts (clear their expiry). Null when the build has no artifacts. */
-export function keepArtifacts(ctx: AppContext, build: CommitStatusRow): CommitStatusRow | null {
+export async function keepArtifacts(ctx: AppContext, build: CommitStatusRow): Promise<CommitStatusRow | null> {
   if (!build.artifactsFile) return null;
-  return ctx.db.update(commitStatuses).set({ artifactsExpireAt: null, updatedAt: now() }).where(eq(commitStatuses.id, build.id)).returning().get() ?? null;
+  return updateStatusRow(ctx.data, build.id, { artifactsExpireAt: null, updatedAt: now() });
 }
 
 /** Filters of a build list: statuses (empty = all) and optionally only the pipelines of one commit. */
 export interface BuildListFilter {
-  statuses: readonly BuildStatus[];
+  statuses: readonly string[];
   sha?: string;
 }
 
-function buildListWhere(projectId: number, f: BuildListFilter): SQL {
-  const conds: SQL[] = [eq(commitStatuses.projectId, projectId), eq(commitStatuses.type, 'build')];
-  if (f.statuses.length) conds.push(inArray(commitStatuses.status, [...f.statuses]));
-  if (f.sha !== undefined) {
-    conds.push(sql`${commitStatuses.pipelineId} IN (SELECT ${pipelines.id} FROM ${pipelines} WHERE ${pipelines.projectId} = ${projectId} AND ${pipelines.sha} = ${f.sha})`);
+function buildListWhere(projectId: number, f: BuildListFilter): { where: string; values: unknown[] } {
+  let where = "cs.project_id = ? AND cs.type = 'build'";
+  const values: unknown[] = [projectId];
+  if (f.statuses.length) {
+    where += ` AND cs.status IN (${f.statuses.map(() => '?').join(', ')})`;
+    values.push(...f.statuses);
   }
-  return and(...conds) as SQL;
+  if (f.sha !== undefined) {
+    where += ' AND cs.pipeline_id IN (SELECT p.id FROM pipelines p WHERE p.project_id = ? AND p.sha = ?)';
+    values.push(projectId, f.sha);
+  }
+  return { where, values };
 }
 
 /** How many builds of a project match the filter. */
-export function countBuilds(ctx: AppContext, projectId: number, f: BuildListFilter): number {
-  return ctx.db.select({ n: sql<number>`COUNT(*)` }).from(commitStatuses).where(buildListWhere(projectId, f)).get()?.n ?? 0;
+export async function countBuilds(ctx: AppContext, projectId: number, f: BuildListFilter, q: Queries = ctx.data): Promise<number> {
+  const w = buildListWhere(projectId, f);
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM commit_statuses cs WHERE ${w.where}`, w.values))?.n ?? 0);
+}
+
+/** Rows by id in the order of `ids`. */
+export async function statusRowsInOrder(q: Queries, ids: readonly number[]): Promise<CommitStatusRow[]> {
+  if (!ids.length) return [];
+  const rows = new Map((await q.all(`SELECT * FROM commit_statuses WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((r) => [r.id as number, toCommitStatus(r)]));
+  return ids.flatMap((id) => rows.get(id) ?? []);
 }
 
 /** One page of a project's builds, newest first; with `total` (countBuilds) a deep page costs what the first does (db/keyset.ts). */
-export function listBuilds(ctx: AppContext, projectId: number, f: BuildListFilter, limit: number, offset: number, total?: number): CommitStatusRow[] {
-  return idOrderedPage(ctx, 'commit_statuses', buildListWhere(projectId, f), true, limit, offset, total,
-    (ids) => ctx.db.select().from(commitStatuses).where(inArray(commitStatuses.id, ids)).all());
+export async function listBuilds(
+  ctx: AppContext, projectId: number, f: BuildListFilter, limit: number, offset: number, total?: number, q: Queries = ctx.data,
+): Promise<CommitStatusRow[]> {
+  const w = buildListWhere(projectId, f);
+  const ids = await keysetPageAsync<{ id: number }>(ctx, q, { from: 'commit_statuses cs', where: w.where, values: w.values, key: 'cs.id', id: 'cs.id', desc: true }, limit, offset, total, q !== ctx.data);
+  return statusRowsInOrder(q, ids.map((r) => r.id));
 }
 
 /** The newest successful build named `job` on `ref` that has artifacts, or null. */
-export function latestArtifactsBuild(ctx: AppContext, projectId: number, ref: string, job: string): CommitStatusRow | null {
-  return ctx.db.select().from(commitStatuses)
-    .where(and(
-      eq(commitStatuses.projectId, projectId), eq(commitStatuses.type, 'build'), eq(commitStatuses.ref, ref), eq(commitStatuses.name, job),
-      eq(commitStatuses.status, 'success'), isNotNull(commitStatuses.artifactsFile),
-    ))
-    .orderBy(desc(commitStatuses.id)).get() ?? null;
+export async function latestArtifactsBuild(ctx: AppContext, projectId: number, ref: string, job: string): Promise<CommitStatusRow | null> {
+  const row = await ctx.data.get(
+    `SELECT * FROM commit_statuses WHERE project_id = ? AND type = 'build' AND ref = ? AND name = ? AND status = 'success' AND artifacts_file IS NOT NULL
+     ORDER BY id DESC LIMIT 1`, [projectId, ref, job]);
+  return row ? toCommitStatus(row) : null;
 }
 
 /** How often expired artifacts are removed (and once at start). */
 export const ARTIFACTS_EXPIRY_INTERVAL_MS = 60 * 60 * 1000;
+
+/** The advisory lock key of the expired-artifacts sweep (one daemon sweeps at a time on PostgreSQL). */
+export const ARTIFACTS_EXPIRY_LOCK = 0x6761_0001;
+
+/**
+ * One sweep of expired artifacts. On PostgreSQL it runs only in the daemon that gets the session advisory lock
+ * (pg_try_advisory_lock on a connection of its own, released after the sweep; a dead daemon's session ends and frees
+ * it): the others skip this tick. Returns how many builds lost their artifacts, or null when another daemon sweeps.
+ */
+export async function sweepExpiredArtifacts(ctx: AppContext): Promise<number | null> {
+  const data: Database = ctx.data;
+  if (data.withAdvisoryLock) return data.withAdvisoryLock(ARTIFACTS_EXPIRY_LOCK, () => removeExpiredArtifacts(ctx));
+  return removeExpiredArtifacts(ctx);
+}
 
 /** Start the expired-artifacts sweeper for a context: once now, then every `intervalMs`. Returns its stopper. */
 export function startArtifactsExpiryWorker(ctx: AppContext, intervalMs = ARTIFACTS_EXPIRY_INTERVAL_MS): () => void {
@@ -284,7 +334,7 @@ export function startArtifactsExpiryWorker(ctx: AppContext, intervalMs = ARTIFAC
   const sweep = () => {
     if (busy) return;
     busy = true;
-    removeExpiredArtifacts(ctx)
+    sweepExpiredArtifacts(ctx)
       .catch((e: unknown) => process.stderr.write(`gantry: removing expired artifacts failed: ${(e as Error)?.message ?? String(e)}\n`))
       .finally(() => {
         busy = false;
@@ -299,6 +349,7 @@ export function startArtifactsExpiryWorker(ctx: AppContext, intervalMs = ARTIFAC
 const expiryWorkers = new Map<AppContext, () => void>();
 registerWorker({
   name: 'artifact expiry',
+  postgres: true,
   start(ctx) {
     if (!expiryWorkers.has(ctx)) expiryWorkers.set(ctx, startArtifactsExpiryWorker(ctx));
   },

@@ -1,24 +1,22 @@
 /**
  * Build and pipeline hooks (GitLab 8.13 "Build Hook" and "Pipeline Hook"): the payloads of
  * Gitlab::DataBuilder::Build and Gitlab::DataBuilder::Pipeline, built synchronously from the database (the commit
- * message and author were copied to the pipeline row when it was created), and queued in the transaction that
- * changes the status. A project without a hook subscribed to the event costs one indexed query and no payload.
+ * message and author were copied to the pipeline row when it was created), read through the transaction that changes
+ * the status and queued in it (queueHookDeliveriesAsync), on either engine. A project without a hook subscribed to the event costs one indexed query and no payload.
  */
-import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import { namespaces, projectHooks, projects, users, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
-import { commitStatuses, pipelines, runners, type CommitStatusRow, type PipelineRow } from '../db/schema-ci.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
+import type { CommitStatusRow, PipelineRow } from '../db/schema-ci.js';
+import type { Queries } from '../db/layer/types.js';
+import { toCommitStatus, toNamespace, toPipeline, toProject, toRunner, toUser } from '../db/rows.js';
 import { projectUrls } from '../api/entities/projects.js';
 import { avatarUrl } from '../api/entities/users.js';
-import { queueHookDeliveries, type HookWriter } from './hook-deliveries.js';
-
-/** A handle that can read (the caller's transaction or ctx.db). */
-type Reader = Pick<AppContext['db'], 'select'>;
+import { queueHookDeliveriesAsync } from './hook-deliveries.js';
 
 /** Whether the project has a hook subscribed to build (build_events) or pipeline (pipeline_events) events. */
-export function projectWantsHook(db: Reader, projectId: number, event: 'build' | 'pipeline'): boolean {
-  const flag = event === 'build' ? projectHooks.buildEvents : projectHooks.pipelineEvents;
-  return !!db.select({ id: projectHooks.id }).from(projectHooks).where(and(eq(projectHooks.projectId, projectId), eq(flag, true))).limit(1).get();
+export async function projectWantsHook(q: Queries, projectId: number, event: 'build' | 'pipeline'): Promise<boolean> {
+  const flag = event === 'build' ? 'build_events' : 'pipeline_events';
+  return !!(await q.get(`SELECT id FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE LIMIT 1`, [projectId]));
 }
 
 /** Seconds between two time stamps (to `now` while unfinished), or null before the start (8.13 calculate_duration). */
@@ -35,30 +33,43 @@ interface ProjectInfo {
   urls: ReturnType<typeof projectUrls>;
 }
 
-function projectInfo(ctx: AppContext, db: Reader, projectId: number): ProjectInfo | null {
-  const project = db.select().from(projects).where(eq(projects.id, projectId)).get();
-  if (!project) return null;
-  const ns = db.select().from(namespaces).where(eq(namespaces.id, project.namespaceId)).get();
-  if (!ns) return null;
+async function projectInfo(ctx: AppContext, q: Queries, projectId: number): Promise<ProjectInfo | null> {
+  const row = await q.get(
+    `SELECT p.*, n.id AS ns_id, n.name AS ns_name, n.path AS ns_path, n.kind AS ns_kind, n.owner_id AS ns_owner_id, n.description AS ns_description,
+       n.visibility_level AS ns_visibility_level, n.share_with_group_lock AS ns_share_with_group_lock, n.request_access_enabled AS ns_request_access_enabled,
+       n.lfs_enabled AS ns_lfs_enabled, n.created_at AS ns_created_at, n.updated_at AS ns_updated_at
+     FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?`, [projectId]);
+  if (!row) return null;
+  const project = toProject(row);
+  const ns = toNamespace(Object.fromEntries(Object.entries(row).filter(([k]) => k.startsWith('ns_')).map(([k, v]) => [k.slice(3), v])));
   return { project, ns, urls: projectUrls(ctx, ns, project) };
 }
 
-function userOf(db: Reader, id: number | null): UserRow | null {
-  return id === null ? null : db.select().from(users).where(eq(users.id, id)).get() ?? null;
+async function usersOf(q: Queries, ids: readonly number[]): Promise<Map<number, UserRow>> {
+  if (!ids.length) return new Map();
+  const rows = await q.all(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)]);
+  return new Map(rows.map((r) => [r.id as number, toUser(r)]));
+}
+
+/** The gravatar_enabled setting, read through `q` (the status-changing transaction). */
+async function gravatarOn(q: Queries): Promise<boolean> {
+  const row = await q.get<{ g: unknown }>('SELECT gravatar_enabled AS g FROM application_settings WHERE id = 1');
+  return row ? !!row.g : true;
 }
 
 /** GitLab's User#hook_attrs: name, username, avatar_url. */
-function userHookAttrs(ctx: AppContext, u: UserRow | null) {
-  return u ? { name: u.name, username: u.username, avatar_url: avatarUrl(ctx, u) } : null;
+function userHookAttrs(ctx: AppContext, u: UserRow | null, gravatar: boolean) {
+  return u ? { name: u.name, username: u.username, avatar_url: avatarUrl(ctx, u, gravatar) } : null;
 }
 
 /** The Build Hook payload of a build (Gitlab::DataBuilder::Build, 8.13), or null when its project or pipeline is gone. */
-export function buildHookData(ctx: AppContext, db: Reader, build: CommitStatusRow) {
-  const info = projectInfo(ctx, db, build.projectId);
-  const pipeline = db.select().from(pipelines).where(eq(pipelines.id, build.pipelineId)).get();
-  if (!info || !pipeline) return null;
+export async function buildHookData(ctx: AppContext, q: Queries, build: CommitStatusRow) {
+  const info = await projectInfo(ctx, q, build.projectId);
+  const prow = await q.get('SELECT * FROM pipelines WHERE id = ?', [build.pipelineId]);
+  if (!info || !prow) return null;
+  const pipeline = toPipeline(prow);
   const { project, ns, urls } = info;
-  const user = userOf(db, build.userId);
+  const user = build.userId === null ? null : (await usersOf(q, [build.userId])).get(build.userId) ?? null;
   return {
     object_kind: 'build',
     ref: build.ref,
@@ -95,19 +106,21 @@ export function buildHookData(ctx: AppContext, db: Reader, build: CommitStatusRo
 }
 
 /** The Pipeline Hook payload of a pipeline (Gitlab::DataBuilder::Pipeline, 8.13), or null when its project is gone. */
-export function pipelineHookData(ctx: AppContext, db: Reader, pipeline: PipelineRow) {
-  const info = projectInfo(ctx, db, pipeline.projectId);
+export async function pipelineHookData(ctx: AppContext, q: Queries, pipeline: PipelineRow) {
+  const info = await projectInfo(ctx, q, pipeline.projectId);
   if (!info) return null;
   const { project, ns, urls } = info;
-  const statuses = db.select().from(commitStatuses).where(eq(commitStatuses.pipelineId, pipeline.id))
-    .orderBy(asc(commitStatuses.stageIdx), asc(commitStatuses.id)).all();
+  const statuses = (await q.all('SELECT * FROM commit_statuses WHERE pipeline_id = ? ORDER BY stage_idx, id', [pipeline.id])).map(toCommitStatus);
   const stages = [...new Set(statuses.map((s) => s.stage).filter((s): s is string => s !== null))];
   const builds = statuses.filter((s) => s.type === 'build').sort((a, b) => a.id - b.id);
   const userIds = [...new Set(builds.map((b) => b.userId).filter((id): id is number => id !== null))];
   if (pipeline.userId !== null) userIds.push(pipeline.userId);
-  const userById = new Map((userIds.length ? db.select().from(users).where(inArray(users.id, userIds)).all() : []).map((u) => [u.id, u]));
+  const userById = await usersOf(q, [...new Set(userIds)]);
   const runnerIds = [...new Set(builds.map((b) => b.runnerId).filter((id): id is number => id !== null))];
-  const runnerById = new Map((runnerIds.length ? db.select().from(runners).where(inArray(runners.id, runnerIds)).all() : []).map((r) => [r.id, r]));
+  const runnerById = new Map(
+    (runnerIds.length ? await q.all(`SELECT * FROM runners WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(runnerIds)]) : []).map((r) => [r.id as number, toRunner(r)]),
+  );
+  const gravatar = await gravatarOn(q);
   const commitUrl = `${urls.web_url}/commit/${pipeline.sha}`;
   return {
     object_kind: 'pipeline',
@@ -115,7 +128,7 @@ export function pipelineHookData(ctx: AppContext, db: Reader, pipeline: Pipeline
       id: pipeline.id, ref: pipeline.ref, tag: pipeline.tag, sha: pipeline.sha, before_sha: pipeline.beforeSha, status: pipeline.status,
       stages, created_at: pipeline.createdAt, finished_at: pipeline.finishedAt, duration: pipeline.duration,
     },
-    user: userHookAttrs(ctx, pipeline.userId === null ? null : userById.get(pipeline.userId) ?? null),
+    user: userHookAttrs(ctx, pipeline.userId === null ? null : userById.get(pipeline.userId) ?? null, gravatar),
     project: {
       name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,
       git_http_url: urls.http_url_to_repo, namespace: ns.name, visibility_level: project.visibilityLevel,
@@ -129,7 +142,7 @@ export function pipelineHookData(ctx: AppContext, db: Reader, pipeline: Pipeline
       const runner = b.runnerId === null ? undefined : runnerById.get(b.runnerId);
       return {
         id: b.id, stage: b.stage, name: b.name, status: b.status, created_at: b.createdAt, started_at: b.startedAt, finished_at: b.finishedAt,
-        when: b.when, manual: b.when === 'manual', user: userHookAttrs(ctx, b.userId === null ? null : userById.get(b.userId) ?? null),
+        when: b.when, manual: b.when === 'manual', user: userHookAttrs(ctx, b.userId === null ? null : userById.get(b.userId) ?? null, gravatar),
         runner: runner ? { id: runner.id, description: runner.description, active: runner.active, is_shared: runner.isShared } : null,
         artifacts_file: { filename: b.artifactsFile, size: b.artifactsSize },
       };
@@ -138,15 +151,15 @@ export function pipelineHookData(ctx: AppContext, db: Reader, pipeline: Pipeline
 }
 
 /** Queue the Build Hook of a build whose status just changed (inside that transaction); generic statuses have none. */
-export function queueBuildHook(ctx: AppContext, tx: HookWriter, build: CommitStatusRow): void {
-  if (build.type !== 'build' || !projectWantsHook(tx, build.projectId, 'build')) return;
-  const data = buildHookData(ctx, tx, build);
-  if (data) queueHookDeliveries(tx, build.projectId, 'build', data);
+export async function queueBuildHook(ctx: AppContext, tx: Queries, build: CommitStatusRow): Promise<void> {
+  if (build.type !== 'build' || !(await projectWantsHook(tx, build.projectId, 'build'))) return;
+  const data = await buildHookData(ctx, tx, build);
+  if (data) await queueHookDeliveriesAsync(tx, build.projectId, 'build', data);
 }
 
 /** Queue the Pipeline Hook of a pipeline whose status just changed (inside that transaction). */
-export function queuePipelineHook(ctx: AppContext, tx: HookWriter, pipeline: PipelineRow): void {
-  if (!projectWantsHook(tx, pipeline.projectId, 'pipeline')) return;
-  const data = pipelineHookData(ctx, tx, pipeline);
-  if (data) queueHookDeliveries(tx, pipeline.projectId, 'pipeline', data);
+export async function queuePipelineHook(ctx: AppContext, tx: Queries, pipeline: PipelineRow): Promise<void> {
+  if (!(await projectWantsHook(tx, pipeline.projectId, 'pipeline'))) return;
+  const data = await pipelineHookData(ctx, tx, pipeline);
+  if (data) await queueHookDeliveriesAsync(tx, pipeline.projectId, 'pipeline', data);
 }

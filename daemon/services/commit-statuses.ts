@@ -2,18 +2,20 @@
  * Commit statuses posted by external CI (GenericCommitStatus, lib/api/commit_statuses.rb 8.12) and the statuses list
  * of a commit. Statuses live in commit_statuses (type 'generic') and belong to a pipeline for (ref, sha).
  */
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { commitStatuses, pipelines, type CommitStatusRow } from '../db/schema-ci.js';
+import type { CommitStatusRow } from '../db/schema-ci.js';
+import type { Queries } from '../db/layer/types.js';
+import { toCommitStatus } from '../db/rows.js';
+import { insertStatusRow, updateStatusRow } from '../ci/sql.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { badRequestMessage, notFound } from '../errors.js';
 import { transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
 import type { CommitInfo } from '../git/objects.js';
-import { applyEvent } from './builds.js';
-import { insertPipeline, pipelineCommitColumns, pipelineFor, updatePipelineStatus } from './pipelines.js';
+import { applyEvent, statusRowsInOrder } from './builds.js';
+import { insertPipeline, pipelineCommitColumns, pipelineForAsync, updatePipelineStatus } from './pipelines.js';
 import { projectRepository } from './repositories.js';
-import { idOrderedPage } from '../db/keyset.js';
+import { keysetPageAsync } from '../db/keyset.js';
 
 /** The states a status may be posted with. */
 export const COMMIT_STATUS_STATES = ['pending', 'running', 'success', 'failed', 'canceled'] as const;
@@ -77,23 +79,18 @@ export async function postCommitStatus(ctx: AppContext, project: ProjectRow, use
   if (!(COMMIT_STATUS_STATES as readonly string[]).includes(input.state)) throw badRequestMessage('invalid state');
   const state = input.state as CommitStatusState;
   const name = input.name || 'default';
-  return ctx.db.transaction((tx) => {
-    let pipeline = pipelineFor(tx, project.id, ref, commit.sha);
-    pipeline ??= insertPipeline(tx, {
+  return ctx.data.transaction(async (tx) => {
+    let pipeline = await pipelineForAsync(tx, project.id, ref, commit.sha);
+    pipeline ??= await insertPipeline(tx, {
       projectId: project.id, ref, sha: commit.sha, userId: user.id, tag: false, committedAt: commit.committer.date.toISOString(),
       ...pipelineCommitColumns(commit),
     });
     const at = now();
-    let status = tx
-      .select()
-      .from(commitStatuses)
-      .where(and(
-        eq(commitStatuses.type, 'generic'), eq(commitStatuses.projectId, project.id), eq(commitStatuses.pipelineId, pipeline.id),
-        eq(commitStatuses.userId, user.id), eq(commitStatuses.name, name), eq(commitStatuses.ref, ref),
-        inArray(commitStatuses.status, ['running', 'pending']),
-      ))
-      .orderBy(sql`${commitStatuses.id} DESC`)
-      .get();
+    const found = await tx.get(
+      `SELECT * FROM commit_statuses WHERE type = 'generic' AND project_id = ? AND pipeline_id = ? AND user_id = ? AND name = ? AND ref = ?
+         AND status IN ('running', 'pending') ORDER BY id DESC LIMIT 1`,
+      [project.id, pipeline.id, user.id, name, ref]);
+    let status: CommitStatusRow | null = found ? toCommitStatus(found) : null;
     // Check the whole move before writing anything.
     let from = (status?.status ?? 'created') as BuildStatus;
     for (const step of EVENTS[state]) {
@@ -105,18 +102,18 @@ export async function postCommitStatus(ctx: AppContext, project: ProjectRow, use
     if (input.targetUrl) attrs.targetUrl = input.targetUrl;
     if (input.description) attrs.description = input.description;
     if (!status) {
-      status = tx.insert(commitStatuses).values({
+      status = await insertStatusRow(tx, {
         type: 'generic', projectId: project.id, pipelineId: pipeline.id, name, stage: 'external', ref, status: 'created',
         userId: user.id, targetUrl: input.targetUrl || null, description: input.description || null, createdAt: at, updatedAt: at,
-      }).returning().get();
+      });
     } else if (Object.keys(attrs).length) {
-      status = tx.update(commitStatuses).set({ ...attrs, updatedAt: at }).where(eq(commitStatuses.id, status.id)).returning().get() ?? status;
+      status = (await updateStatusRow(tx, status.id, { ...attrs, updatedAt: at })) ?? status;
     }
     for (const step of EVENTS[state]) {
       if (!status) break;
-      status = applyEvent(ctx, tx, status, step.event) ?? status;
+      status = (await applyEvent(ctx, tx, status, step.event)) ?? status;
     }
-    updatePipelineStatus(ctx, tx, pipeline.id);
+    await updatePipelineStatus(ctx, tx, pipeline.id);
     return status as CommitStatusRow;
   });
 }
@@ -130,37 +127,35 @@ export interface StatusListFilter {
   all?: boolean;
 }
 
-function statusListWhere(projectId: number, sha: string, f: StatusListFilter): SQL {
-  const conds: SQL[] = [
-    sql`${commitStatuses.pipelineId} IN (SELECT ${pipelines.id} FROM ${pipelines} WHERE ${pipelines.projectId} = ${projectId} AND ${pipelines.sha} = ${sha})`,
-  ];
-  if (!f.all) {
-    conds.push(sql`${commitStatuses.id} IN (SELECT MAX(c2.id) FROM commit_statuses c2 WHERE c2.pipeline_id = ${commitStatuses.pipelineId} GROUP BY c2.name)`);
-  }
-  if (f.ref) conds.push(eq(commitStatuses.ref, f.ref));
-  if (f.stage) conds.push(eq(commitStatuses.stage, f.stage));
-  if (f.name) conds.push(eq(commitStatuses.name, f.name));
-  return and(...conds) as SQL;
+function statusListWhere(projectId: number, sha: string, f: StatusListFilter): { where: string; values: unknown[] } {
+  let where = 'cs.pipeline_id IN (SELECT p.id FROM pipelines p WHERE p.project_id = ? AND p.sha = ?)';
+  const values: unknown[] = [projectId, sha];
+  if (!f.all) where += ' AND cs.id IN (SELECT MAX(c2.id) FROM commit_statuses c2 WHERE c2.pipeline_id = cs.pipeline_id GROUP BY c2.name)';
+  if (f.ref) (where += ' AND cs.ref = ?'), values.push(f.ref);
+  if (f.stage) (where += ' AND cs.stage = ?'), values.push(f.stage);
+  if (f.name) (where += ' AND cs.name = ?'), values.push(f.name);
+  return { where, values };
 }
 
 /** How many statuses of a commit match the filter. */
-export function countCommitStatuses(ctx: AppContext, projectId: number, sha: string, f: StatusListFilter): number {
-  const row = ctx.db.select({ n: sql<number>`COUNT(*)` }).from(commitStatuses).where(statusListWhere(projectId, sha, f)).get();
-  return row?.n ?? 0;
+export async function countCommitStatuses(ctx: AppContext, projectId: number, sha: string, f: StatusListFilter, q: Queries = ctx.data): Promise<number> {
+  const w = statusListWhere(projectId, sha, f);
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM commit_statuses cs WHERE ${w.where}`, w.values))?.n ?? 0);
 }
 
 /** One page of a commit's statuses (builds and generic ones), oldest first; with `total` a deep page costs what the first does. */
-export function listCommitStatuses(
-  ctx: AppContext, projectId: number, sha: string, f: StatusListFilter, limit: number, offset: number, total?: number,
-): CommitStatusRow[] {
-  return idOrderedPage(ctx, 'commit_statuses', statusListWhere(projectId, sha, f), false, limit, offset, total,
-    (ids) => ctx.db.select().from(commitStatuses).where(inArray(commitStatuses.id, ids)).all());
+export async function listCommitStatuses(
+  ctx: AppContext, projectId: number, sha: string, f: StatusListFilter, limit: number, offset: number, total?: number, q: Queries = ctx.data,
+): Promise<CommitStatusRow[]> {
+  const w = statusListWhere(projectId, sha, f);
+  const ids = await keysetPageAsync<{ id: number }>(ctx, q, { from: 'commit_statuses cs', where: w.where, values: w.values, key: 'cs.id', id: 'cs.id', desc: false }, limit, offset, total, q !== ctx.data);
+  return statusRowsInOrder(q, ids.map((r) => r.id));
 }
 
 /** The sha of each pipeline among the statuses (for presenting them). */
-export function pipelineShas(ctx: AppContext, rows: readonly CommitStatusRow[]): Map<number, string> {
+export async function pipelineShas(ctx: AppContext, rows: readonly CommitStatusRow[], q: Queries = ctx.data): Promise<Map<number, string>> {
   const ids = [...new Set(rows.map((r) => r.pipelineId))];
   if (!ids.length) return new Map();
-  const found = ctx.db.select({ id: pipelines.id, sha: pipelines.sha }).from(pipelines).where(inArray(pipelines.id, ids)).all();
+  const found = await q.all<{ id: number; sha: string }>(`SELECT id, sha FROM pipelines WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)]);
   return new Map(found.map((p) => [p.id, p.sha]));
 }

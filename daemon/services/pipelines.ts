@@ -3,26 +3,29 @@
  * stage by stage (ProcessPipelineService) and given their status, timestamps and duration from their latest statuses.
  * Importing this module registers the push listener.
  */
-import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { commitStatuses, pipelines, type CommitStatusRow, type PipelineRow } from '../db/schema-ci.js';
+import { pipelines, type CommitStatusRow, type PipelineRow } from '../db/schema-ci.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
+import type { Queries } from '../db/layer/types.js';
+import { toCommitStatus, toPipeline } from '../db/rows.js';
 import { parseCiConfig, jobMatchesRef, type CiJob } from '../ci/config.js';
 import {
   compositeStatus, isFinished, nextPipelineStatus, nextStageActions, pipelineCancelTargets, pipelineRetryTargets, pipelineStatus,
   type BuildStatus, type ProcessableBuild,
 } from '../ci/status.js';
 import type { CiWhen } from '../ci/config-types.js';
+import { insertPipelineRow, insertStatusRow, isRowId, updatePipelineRow } from '../ci/sql.js';
 import { isZeroSha, type CommitInfo } from '../git/objects.js';
 import { onPush, type Tx } from './push.js';
-import { projectNamespace } from './projects.js';
+import { projectNamespaceAsync } from './projects.js';
 import { projectRepository } from './repositories.js';
 import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuilds } from './builds.js';
 import { queuePipelineHook } from './ci-hooks.js';
-import { idOrderedPage } from '../db/keyset.js';
+import { keysetPageAsync } from '../db/keyset.js';
 
-/** The database or a transaction handle: the services below run either way. */
+/** The synchronous database or a transaction handle (the synchronous twins below, for merge requests). */
 export type Db = AppContext['db'] | Tx;
 
 /** What a pushed ref change needs to create a pipeline; `ref` is the branch or tag name (refs/... prefixes are stripped). */
@@ -38,10 +41,20 @@ export const CI_CONFIG_PATH = '.gitlab-ci.yml';
 
 const SKIP_CI = /\[(ci skip|skip ci)\]/i;
 
-/** A pipeline by id, or null. */
+/**
+ * A pipeline by id, or null: the synchronous twin (SQLite only) for merge requests' auto-merge
+ * (services/merge-requests/auto-merge.ts); everything else uses findPipelineAsync.
+ */
 export function findPipeline(db: Db, id: number): PipelineRow | null {
   if (!Number.isSafeInteger(id)) return null;
   return db.select().from(pipelines).where(eq(pipelines.id, id)).get() ?? null;
+}
+
+/** A pipeline by id, or null, through `q` (ctx.data or a transaction). */
+export async function findPipelineAsync(q: Queries, id: number): Promise<PipelineRow | null> {
+  if (!isRowId(id)) return null;
+  const row = await q.get('SELECT * FROM pipelines WHERE id = ?', [id]);
+  return row ? toPipeline(row) : null;
 }
 
 /** The commit columns of a pipeline row (message and author, for the hook payloads). */
@@ -50,13 +63,13 @@ export function pipelineCommitColumns(commit: Pick<CommitInfo, 'message' | 'auth
 }
 
 /** Insert a pipeline row (status `created` unless given). */
-export function insertPipeline(db: Db, values: Omit<typeof pipelines.$inferInsert, 'createdAt' | 'updatedAt'>): PipelineRow {
+export async function insertPipeline(q: Queries, values: Omit<Partial<PipelineRow>, 'createdAt' | 'updatedAt'>): Promise<PipelineRow> {
   const at = now();
-  return db.insert(pipelines).values({ ...values, createdAt: at, updatedAt: at }).returning().get();
+  return insertPipelineRow(q, { status: 'created', tag: false, ...values, createdAt: at, updatedAt: at });
 }
 
 /** Build rows for the jobs of a valid config (status created). */
-function buildValues(project: ProjectRow, pipeline: PipelineRow, jobs: CiJob[], user: UserRow | null): (typeof commitStatuses.$inferInsert)[] {
+function buildValues(project: ProjectRow, pipeline: PipelineRow, jobs: CiJob[], user: UserRow | null): Partial<CommitStatusRow>[] {
   const at = now();
   return jobs.map((j) => ({
     type: 'build' as const, projectId: project.id, pipelineId: pipeline.id, name: j.name, stage: j.stage, stageIdx: j.stageIdx,
@@ -70,7 +83,8 @@ function buildValues(project: ProjectRow, pipeline: PipelineRow, jobs: CiJob[], 
  * Create the pipeline of a pushed branch or tag (8.13 CreatePipelineService for pushes). Returns null, saving nothing,
  * when builds are disabled, the ref was deleted, the commit or .gitlab-ci.yml is missing, or no job matches the ref. An
  * invalid file gives a `failed` pipeline with yaml_errors and no builds; `[ci skip]` in the message a `skipped` one.
- * Otherwise the builds are created and the pipeline processed (first stage pending).
+ * Otherwise the builds are created and the pipeline processed (first stage pending). The repository is read first;
+ * the rows are then written in one transaction on the data layer.
  */
 export async function createPipelineForPush(ctx: AppContext, project: ProjectRow, user: UserRow | null, push: PipelinePush): Promise<PipelineRow | null> {
   if (!project.buildsEnabled || isZeroSha(push.after)) return null;
@@ -85,9 +99,9 @@ export async function createPipelineForPush(ctx: AppContext, project: ProjectRow
     committedAt: commit.committer.date.toISOString(), ...pipelineCommitColumns(commit),
   };
   // A pipeline born finished (invalid file, [ci skip]) gets its Pipeline Hook with the insert.
-  const insertFinished = (values: Omit<typeof pipelines.$inferInsert, 'createdAt' | 'updatedAt'>) => ctx.db.transaction((tx) => {
-    const p = insertPipeline(tx, values);
-    queuePipelineHook(ctx, tx, p);
+  const insertFinished = (values: Omit<Partial<PipelineRow>, 'createdAt' | 'updatedAt'>) => ctx.data.transaction(async (tx) => {
+    const p = await insertPipeline(tx, values);
+    await queuePipelineHook(ctx, tx, p);
     return p;
   });
   const parsed = parseCiConfig(file.content.toString('utf8'));
@@ -96,16 +110,15 @@ export async function createPipelineForPush(ctx: AppContext, project: ProjectRow
     return insertFinished({ ...base, status: 'failed', yamlErrors: parsed.error, finishedAt: at });
   }
   if (SKIP_CI.test(commit.message)) return insertFinished({ ...base, status: 'skipped' });
-  const ns = projectNamespace(ctx, project);
+  const ns = await projectNamespaceAsync(ctx, project);
   const refCtx = { ref, tag: push.tag, source: 'push' as const, projectPath: `${ns.path}/${project.path}` };
   const jobs = parsed.config.jobs.filter((j) => jobMatchesRef(j, refCtx));
   if (!jobs.length) return null;
-  const created = ctx.db.transaction((tx) => {
-    const pipeline = insertPipeline(tx, base);
-    tx.insert(commitStatuses).values(buildValues(project, pipeline, jobs, user)).run();
+  return ctx.data.transaction(async (tx) => {
+    const pipeline = await insertPipeline(tx, base);
+    for (const values of buildValues(project, pipeline, jobs, user)) await insertStatusRow(tx, values);
     return processPipeline(ctx, pipeline.id, tx);
   });
-  return created;
 }
 
 /** A status row as the status logic sees it. */
@@ -118,20 +131,20 @@ function asStatus(r: CommitStatusRow): ProcessableBuild & { row: CommitStatusRow
  * enqueued or skipped by their `when`; then the pipeline status is recomputed. Runs in `tx` when given. Returns the
  * pipeline, or null when it does not exist.
  */
-export function processPipeline(ctx: AppContext, pipelineId: number, tx?: Tx): PipelineRow | null {
-  const run = (db: Tx) => {
-    const latest = latestPipelineBuilds(db, pipelineId).map(asStatus);
+export async function processPipeline(ctx: AppContext, pipelineId: number, tx?: Queries): Promise<PipelineRow | null> {
+  const run = async (q: Queries) => {
+    const latest = (await latestPipelineBuilds(q, pipelineId)).map(asStatus);
     const actions = nextStageActions(latest);
-    for (const b of actions.enqueue) applyEvent(ctx, db, b.row, 'enqueue');
-    for (const b of actions.skip) applyEvent(ctx, db, b.row, 'skip');
-    return updatePipelineStatus(ctx, db, pipelineId);
+    for (const b of actions.enqueue) await applyEvent(ctx, q, b.row, 'enqueue');
+    for (const b of actions.skip) await applyEvent(ctx, q, b.row, 'skip');
+    return updatePipelineStatus(ctx, q, pipelineId);
   };
-  return tx ? run(tx) : ctx.db.transaction(run);
+  return tx ? run(tx) : ctx.data.transaction(run);
 }
 
 /** The latest statuses (builds and generic) of a pipeline: highest id per name. */
-export function latestPipelineStatuses(db: Db, pipelineId: number): CommitStatusRow[] {
-  const rows = db.select().from(commitStatuses).where(eq(commitStatuses.pipelineId, pipelineId)).orderBy(desc(commitStatuses.id)).all();
+export async function latestPipelineStatuses(q: Queries, pipelineId: number): Promise<CommitStatusRow[]> {
+  const rows = (await q.all('SELECT * FROM commit_statuses WHERE pipeline_id = ? ORDER BY id DESC', [pipelineId])).map(toCommitStatus);
   const seen = new Set<string>();
   return rows.filter((r) => (seen.has(r.name) ? false : (seen.add(r.name), true))).reverse();
 }
@@ -165,12 +178,15 @@ export function pipelineDuration(builds: readonly Pick<CommitStatusRow, 'started
  * Recompute a pipeline's status from its latest statuses (8.13 update_status): the pipeline event for the computed
  * status, started_at on leaving created/pending for running, finished_at and duration on reaching success, failed or
  * canceled (finished_at is cleared again when a retry makes it active). A change queues the Pipeline Hook in the same
- * transaction (services/ci-hooks.ts). Returns the pipeline.
+ * transaction (services/ci-hooks.ts). Returns the pipeline. On PostgreSQL the pipeline row is locked first, so two
+ * daemons changing builds of one pipeline recompute its status one after the other, each from the other's commit.
  */
-export function updatePipelineStatus(ctx: AppContext, db: Db, pipelineId: number): PipelineRow | null {
-  const p = findPipeline(db, pipelineId);
-  if (!p) return null;
-  const latest = latestPipelineStatuses(db, pipelineId);
+export async function updatePipelineStatus(ctx: AppContext, q: Queries, pipelineId: number): Promise<PipelineRow | null> {
+  if (!isRowId(pipelineId)) return null;
+  const locked = await q.get(`SELECT * FROM pipelines WHERE id = ?${q.dialect.name === 'postgres' ? ' FOR UPDATE' : ''}`, [pipelineId]);
+  if (!locked) return null;
+  const p = toPipeline(locked);
+  const latest = await latestPipelineStatuses(q, pipelineId);
   const computed = pipelineStatus(latest.map(asStatus), { yamlErrors: !!p.yamlErrors });
   const current = p.status as BuildStatus;
   const next = nextPipelineStatus(current, computed);
@@ -182,15 +198,16 @@ export function updatePipelineStatus(ctx: AppContext, db: Db, pipelineId: number
     set.finishedAt = at;
     set.duration = pipelineDuration(latest.filter((r) => r.type === 'build'));
   } else if (next === 'pending' || next === 'running') set.finishedAt = null;
-  const updated = db.update(pipelines).set(set).where(eq(pipelines.id, pipelineId)).returning().get();
+  const updated = await updatePipelineRow(q, pipelineId, set);
   if (!updated) return p;
-  queuePipelineHook(ctx, db, updated);
+  await queuePipelineHook(ctx, q, updated);
   return updated;
 }
 
 /**
  * The combined status of every pipeline of a commit (the single commit's `status` field): the composite of the
- * pipeline statuses, or null when the commit has no pipeline.
+ * pipeline statuses, or null when the commit has no pipeline. The synchronous twin (SQLite only) for
+ * services/commits.ts; commitStatusOfAsync is the data layer's.
  */
 export function commitStatusOf(ctx: AppContext, projectId: number, sha: string): string | null {
   const rows = ctx.db
@@ -202,10 +219,28 @@ export function commitStatusOf(ctx: AppContext, projectId: number, sha: string):
   return compositeStatus(rows.map((r) => ({ status: r.status as BuildStatus, allowFailure: false })));
 }
 
-/** The newest pipeline of a project for (ref, sha), or null. */
+/** commitStatusOf on the data layer (either engine). */
+export async function commitStatusOfAsync(ctx: AppContext, projectId: number, sha: string): Promise<string | null> {
+  const rows = await ctx.data.all<{ status: string }>('SELECT status FROM pipelines WHERE project_id = ? AND sha = ?', [projectId, sha]);
+  if (!rows.length) return null;
+  return compositeStatus(rows.map((r) => ({ status: r.status as BuildStatus, allowFailure: false })));
+}
+
+/**
+ * The newest pipeline of a project for (ref, sha), or null: the synchronous twin (SQLite only) for merge requests
+ * (services/merge-requests/merge-state.ts); pipelineForAsync is the data layer's.
+ */
 export function pipelineFor(db: Db, projectId: number, ref: string | null, sha: string): PipelineRow | null {
   const refCond = ref === null ? sql`${pipelines.ref} IS NULL` : eq(pipelines.ref, ref);
   return db.select().from(pipelines).where(and(eq(pipelines.projectId, projectId), eq(pipelines.sha, sha), refCond)).orderBy(desc(pipelines.id)).get() ?? null;
+}
+
+/** The newest pipeline of a project for (ref, sha), or null, through `q`. */
+export async function pipelineForAsync(q: Queries, projectId: number, ref: string | null, sha: string): Promise<PipelineRow | null> {
+  const row = ref === null
+    ? await q.get('SELECT * FROM pipelines WHERE project_id = ? AND sha = ? AND ref IS NULL ORDER BY id DESC LIMIT 1', [projectId, sha])
+    : await q.get('SELECT * FROM pipelines WHERE project_id = ? AND sha = ? AND ref = ? ORDER BY id DESC LIMIT 1', [projectId, sha, ref]);
+  return row ? toPipeline(row) : null;
 }
 
 /** Scopes of GET /projects/:id/pipelines. */
@@ -229,45 +264,54 @@ export async function pipelineListFilter(ctx: AppContext, project: ProjectRow, s
   return { scope, refs };
 }
 
-function pipelineListWhere(projectId: number, f: PipelineListFilter): SQL {
-  const conds: SQL[] = [eq(pipelines.projectId, projectId)];
+function pipelineListWhere(dialect: 'sqlite' | 'postgres', projectId: number, f: PipelineListFilter): { where: string; values: unknown[] } {
+  const values: unknown[] = [projectId];
+  let where = 'pl.project_id = ?';
   switch (f.scope) {
     case 'running':
     case 'pending':
-      conds.push(eq(pipelines.status, f.scope));
+      where += ' AND pl.status = ?';
+      values.push(f.scope);
       break;
     case 'finished':
-      conds.push(inArray(pipelines.status, ['success', 'failed', 'canceled']));
+      where += " AND pl.status IN ('success', 'failed', 'canceled')";
       break;
     case 'branches':
     case 'tags': {
       const refs = [...(f.refs ?? [])];
-      if (!refs.length) return sql`0`;
+      if (!refs.length) return { where: '1 = 0', values: [] };
       // The newest pipeline of each existing ref.
-      conds.push(sql`${pipelines.id} IN (SELECT MAX(p2.id) FROM pipelines p2 WHERE p2.project_id = ${projectId} AND p2.tag = ${f.scope === 'tags' ? 1 : 0}
-        AND p2.ref IN (${sql.join(refs.map((r) => sql`${r}`), sql`, `)}) GROUP BY p2.ref)`);
+      where += ` AND pl.id IN (SELECT MAX(p2.id) FROM pipelines p2 WHERE p2.project_id = ? AND p2.tag = ${f.scope === 'tags' ? 'TRUE' : 'FALSE'}
+        AND p2.ref IN (SELECT value FROM ${dialect === 'postgres' ? 'json_array_elements_text(?::json) AS t(value)' : 'json_each(?)'}) GROUP BY p2.ref)`;
+      values.push(projectId, JSON.stringify(refs));
       break;
     }
     default:
       break;
   }
-  return and(...conds) as SQL;
+  return { where, values };
 }
 
 /** How many pipelines of a project match the filter. */
-export function countPipelines(ctx: AppContext, projectId: number, f: PipelineListFilter): number {
-  return ctx.db.select({ n: sql<number>`COUNT(*)` }).from(pipelines).where(pipelineListWhere(projectId, f)).get()?.n ?? 0;
+export async function countPipelines(ctx: AppContext, projectId: number, f: PipelineListFilter, q: Queries = ctx.data): Promise<number> {
+  const w = pipelineListWhere(q.dialect.name, projectId, f);
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM pipelines pl WHERE ${w.where}`, w.values))?.n ?? 0);
 }
 
 /** One page of a project's pipelines, newest first; with `total` (countPipelines) a deep page costs what the first does (db/keyset.ts). */
-export function listPipelines(ctx: AppContext, projectId: number, f: PipelineListFilter, limit: number, offset: number, total?: number): PipelineRow[] {
-  return idOrderedPage(ctx, 'pipelines', pipelineListWhere(projectId, f), true, limit, offset, total,
-    (ids) => ctx.db.select().from(pipelines).where(inArray(pipelines.id, ids)).all());
+export async function listPipelines(
+  ctx: AppContext, projectId: number, f: PipelineListFilter, limit: number, offset: number, total?: number, q: Queries = ctx.data,
+): Promise<PipelineRow[]> {
+  const w = pipelineListWhere(q.dialect.name, projectId, f);
+  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, { from: 'pipelines pl', where: w.where, values: w.values, key: 'pl.id', id: 'pl.id', desc: true }, limit, offset, total, q !== ctx.data)).map((r) => r.id);
+  if (!ids.length) return [];
+  const rows = new Map((await q.all(`SELECT * FROM pipelines WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((r) => [r.id as number, toPipeline(r)]));
+  return ids.flatMap((id) => rows.get(id) ?? []);
 }
 
 /** A pipeline of a project by id, or null. */
-export function findProjectPipeline(ctx: AppContext, projectId: number, id: number): PipelineRow | null {
-  const p = findPipeline(ctx.db, id);
+export async function findProjectPipeline(ctx: AppContext, projectId: number, id: number): Promise<PipelineRow | null> {
+  const p = await findPipelineAsync(ctx.data, id);
   return p && p.projectId === projectId ? p : null;
 }
 
@@ -276,21 +320,23 @@ export function findProjectPipeline(ctx: AppContext, projectId: number, id: numb
  * `builds.latest.failed_or_canceled`), and the pipeline's status is recomputed, all in one transaction: the answer
  * reads `pending` at once.
  */
-export function retryPipeline(ctx: AppContext, pipeline: PipelineRow, user: UserRow | null): PipelineRow {
-  const latest = latestPipelineBuilds(ctx.db, pipeline.id);
+export async function retryPipeline(ctx: AppContext, pipeline: PipelineRow, user: UserRow | null): Promise<PipelineRow> {
+  const latest = await latestPipelineBuilds(ctx.data, pipeline.id);
   const targets = pipelineRetryTargets(latest.map((b) => ({ status: b.status as BuildStatus, commands: b.commands, row: b })));
-  retryBuilds(ctx, targets.map((t) => t.row), user);
-  return findPipeline(ctx.db, pipeline.id) ?? pipeline;
+  await retryBuilds(ctx, targets.map((t) => t.row), user);
+  return (await findPipelineAsync(ctx.data, pipeline.id)) ?? pipeline;
 }
 
 /** Cancel a pipeline: its pending and running builds are canceled; created ones are then skipped by processing. */
-export function cancelPipeline(ctx: AppContext, pipeline: PipelineRow): PipelineRow {
-  const rows = ctx.db.select().from(commitStatuses).where(and(eq(commitStatuses.pipelineId, pipeline.id), eq(commitStatuses.type, 'build'))).all();
+export async function cancelPipeline(ctx: AppContext, pipeline: PipelineRow): Promise<PipelineRow> {
+  const rows = (await ctx.data.all("SELECT * FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' ORDER BY id", [pipeline.id])).map(toCommitStatus);
   const targets = pipelineCancelTargets(rows.map((b) => ({ status: b.status as BuildStatus, row: b })));
-  for (const t of targets) changeBuildStatus(ctx, t.row.id, 'cancel');
-  return findPipeline(ctx.db, pipeline.id) ?? pipeline;
+  for (const t of targets) await changeBuildStatus(ctx, t.row.id, 'cancel');
+  return (await findPipelineAsync(ctx.data, pipeline.id)) ?? pipeline;
 }
 
+// The pipelines of a push are made after its commit: creating them reads the repository (the commit and its
+// .gitlab-ci.yml), which never happens inside a transaction; the rows are then written in one transaction of their own.
 onPush({
   async afterCommit(ctx, push) {
     for (const u of push.updates) {

@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { projectUrls } from '../api/entities/projects.js';
-import { avatarUrl } from '../api/entities/users.js';
+import { avatarUrl, gravatarEnabledAsync } from '../api/entities/users.js';
 import { isoDate, isZeroSha, type CommitInfo } from '../git/objects.js';
 import type { Repository } from '../git/repository.js';
 import { recordEventAsync } from './events.js';
@@ -75,6 +75,8 @@ export type Tx = Parameters<Parameters<AppContext['db']['transaction']>[0]>[0];
 
 /** Something that reacts to pushes (hook deliveries, pipelines, merge request refresh). */
 export interface PushListener {
+  /** What it does, for the log line that says it was skipped on PostgreSQL. */
+  name?: string;
   /** Runs inside the push transaction (synchronous): write outbox rows here so they commit with the event. */
   inTransaction?(tx: Tx, ctx: AppContext, push: ProcessedPush): void;
   /**

@@ -5,16 +5,18 @@
  * the spec says "the oldest pending build").
  */
 import { randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { runners, type CommitStatusRow, type RunnerRow } from '../db/schema-ci.js';
+import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
+import type { Queries } from '../db/layer/types.js';
+import { toRunner } from '../db/rows.js';
+import { isForeignKeyViolation } from '../db/layer/errors.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hashToken } from '../secrets.js';
-import { runnersRegistrationToken } from './settings.js';
-import { changeBuildStatus, onBuildFinished } from './builds.js';
-import { forgetBuildToken, newBuildToken, projectForRunnersToken, rememberBuildToken, safeEqual } from './build-tokens.js';
-import { statement } from '../db/statements.js';
+import { getSettingsAsync } from './settings.js';
+import { changeBuildStatusIn } from './builds.js';
+import { isRowId } from '../ci/sql.js';
+import { newBuildToken, projectForRunnersToken, safeEqual } from './build-tokens.js';
 import { counter } from '../metrics.js';
 
 /** The runner facts a runner reports (`info`). */
@@ -78,11 +80,11 @@ function infoColumns(info: unknown): Partial<RunnerRow> {
  * runner of that project; anything else is 403. A runner without tags that may not run untagged builds is invalid
  * (404, as 8.13). Returns the runner and its token (shown once; stored as SHA-256).
  */
-export function registerRunner(ctx: AppContext, p: RegisterRunnerParams): { runner: RunnerRow; token: string } {
+export async function registerRunner(ctx: AppContext, p: RegisterRunnerParams): Promise<{ runner: RunnerRow; token: string }> {
   let projectId: number | null = null;
-  const shared = safeEqual(p.token, runnersRegistrationToken(ctx));
+  const shared = safeEqual(p.token, ctx.secrets.open((await getSettingsAsync(ctx)).runnersRegistrationToken));
   if (!shared) {
-    projectId = projectForRunnersToken(ctx, p.token);
+    projectId = await projectForRunnersToken(ctx, p.token);
     if (projectId === null) throw forbidden();
   }
   const tags = parseTagList(p.tag_list);
@@ -90,43 +92,47 @@ export function registerRunner(ctx: AppContext, p: RegisterRunnerParams): { runn
   if (tags.length === 0 && !runUntagged) throw notFound();
   const token = randomBytes(15).toString('hex');
   const at = now();
-  const runner = ctx.db.transaction((tx) => {
-    const row = tx
-      .insert(runners)
-      .values({
-        tokenHash: hashToken(token), description: text(p.description), isShared: shared, locked: bool(p.locked) ?? false,
-        runUntagged, tagList: JSON.stringify(tags), ...infoColumns(p.info), createdAt: at, updatedAt: at,
-      })
-      .returning()
-      .get();
-    if (projectId !== null) {
-      statement(ctx, `INSERT INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)`).run(row.id, projectId, at);
-    }
-    return row;
-  });
-  return { runner, token };
+  const info = infoColumns(p.info);
+  try {
+    const runner = await ctx.data.transaction(async (tx) => {
+      const row = toRunner((await tx.get(
+        `INSERT INTO runners (token_hash, description, is_shared, locked, run_untagged, tag_list, name, version, revision, platform, architecture, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        [hashToken(token), text(p.description), shared, bool(p.locked) ?? false, runUntagged, JSON.stringify(tags), info.name ?? null, info.version ?? null,
+          info.revision ?? null, info.platform ?? null, info.architecture ?? null, at, at],
+      ))!);
+      if (projectId !== null) await tx.run('INSERT INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)', [row.id, projectId, at]);
+      return row;
+    });
+    return { runner, token };
+  } catch (e) {
+    if (isForeignKeyViolation(e)) throw forbidden(); // the project (and with it its runners token) was deleted meanwhile
+    throw e;
+  }
 }
 
 /** The runner with this token, or null. */
-export function runnerForToken(ctx: AppContext, token: string | undefined | null): RunnerRow | null {
+export async function runnerForToken(ctx: AppContext, token: string | undefined | null): Promise<RunnerRow | null> {
   if (!token) return null;
-  return ctx.db.select().from(runners).where(eq(runners.tokenHash, hashToken(token))).get() ?? null;
+  const row = await ctx.data.get('SELECT * FROM runners WHERE token_hash = ?', [hashToken(token)]);
+  return row ? toRunner(row) : null;
 }
 
 /** A runner by id, or null. */
-export function findRunner(ctx: AppContext, id: number): RunnerRow | null {
-  if (!Number.isSafeInteger(id)) return null;
-  return ctx.db.select().from(runners).where(eq(runners.id, id)).get() ?? null;
+export async function findRunner(ctx: AppContext, id: number, q: Queries = ctx.data): Promise<RunnerRow | null> {
+  if (!isRowId(id)) return null;
+  const row = await q.get('SELECT * FROM runners WHERE id = ?', [id]);
+  return row ? toRunner(row) : null;
 }
 
 /** Ids of the projects a runner is assigned to. */
-export function runnerProjectIds(ctx: AppContext, runnerId: number): number[] {
-  return (statement(ctx, `SELECT project_id AS id FROM runner_projects WHERE runner_id = ? ORDER BY project_id`).all(runnerId) as { id: number }[]).map((r) => r.id);
+export async function runnerProjectIds(ctx: AppContext, runnerId: number, q: Queries = ctx.data): Promise<number[]> {
+  return (await q.all<{ id: number }>('SELECT project_id AS id FROM runner_projects WHERE runner_id = ? ORDER BY project_id', [runnerId])).map((r) => r.id);
 }
 
 /** Delete a runner and its project links (its builds keep running without it). */
-export function deleteRunner(ctx: AppContext, runner: RunnerRow): void {
-  ctx.db.delete(runners).where(eq(runners.id, runner.id)).run();
+export async function deleteRunner(ctx: AppContext, runner: RunnerRow): Promise<void> {
+  await ctx.data.run('DELETE FROM runners WHERE id = ?', [runner.id]);
 }
 
 /** What PUT /runners/:id may change (only the given keys are written). */
@@ -138,11 +144,25 @@ export interface RunnerUpdate {
   locked?: boolean;
 }
 
+const RUNNER_COLUMNS: Record<string, string> = {
+  description: 'description', active: 'active', runUntagged: 'run_untagged', locked: 'locked', tagList: 'tag_list', updatedAt: 'updated_at',
+  contactedAt: 'contacted_at', name: 'name', version: 'version', revision: 'revision', platform: 'platform', architecture: 'architecture',
+};
+
+/** UPDATE a runner row from camelCase fields; the row afterwards, or null when it is gone. */
+async function updateRunnerRow(q: Queries, id: number, set: Partial<RunnerRow>): Promise<RunnerRow | null> {
+  const keys = Object.keys(set).filter((k) => set[k as keyof RunnerRow] !== undefined);
+  const row = await q.get(`UPDATE runners SET ${keys.map((k) => `${RUNNER_COLUMNS[k]} = ?`).join(', ')} WHERE id = ? RETURNING *`,
+    [...keys.map((k) => set[k as keyof RunnerRow]), id]);
+  return row ? toRunner(row) : null;
+}
+
 /**
  * Update a runner's settings. A runner left without tags that may not run untagged builds is invalid: 400
- * `{message: {tags_list: [...]}}` and nothing changes (the 8.12 model's tag_constraints validation).
+ * `{message: {tags_list: [...]}}` and nothing changes (the 8.12 model's tag_constraints validation). 404 when the
+ * runner was deleted meanwhile.
  */
-export function updateRunner(ctx: AppContext, runner: RunnerRow, p: RunnerUpdate): RunnerRow {
+export async function updateRunner(ctx: AppContext, runner: RunnerRow, p: RunnerUpdate): Promise<RunnerRow> {
   const set: Partial<RunnerRow> = {};
   if (p.description !== undefined) set.description = p.description.slice(0, 255);
   if (p.active !== undefined) set.active = p.active;
@@ -154,66 +174,80 @@ export function updateRunner(ctx: AppContext, runner: RunnerRow, p: RunnerUpdate
   if (tags.length === 0 && !(set.runUntagged ?? runner.runUntagged)) {
     throw validationError({ tags_list: ['can not be empty when runner is not allowed to pick untagged jobs'] });
   }
-  return ctx.db.update(runners).set({ ...set, updatedAt: now() }).where(eq(runners.id, runner.id)).returning().get() ?? runner;
+  const updated = await updateRunnerRow(ctx.data, runner.id, { ...set, updatedAt: now() });
+  if (!updated) throw notFound('Runner');
+  return updated;
 }
 
-/** Enable a runner for one more project; 409 when it already is. */
-export function enableRunner(ctx: AppContext, runner: RunnerRow, projectId: number): void {
-  const r = statement(ctx, `INSERT OR IGNORE INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)`)
-    .run(runner.id, projectId, now());
+/** Enable a runner for one more project; 409 when it already is (404 when the runner or project went meanwhile). */
+export async function enableRunner(ctx: AppContext, runner: RunnerRow, projectId: number): Promise<void> {
+  let r;
+  try {
+    r = await ctx.data.run('INSERT INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [runner.id, projectId, now()]);
+  } catch (e) {
+    if (isForeignKeyViolation(e)) throw notFound('Runner');
+    throw e;
+  }
   if (r.changes === 0) throw conflict('Runner was already enabled for this project');
 }
 
 /**
  * Disable a runner for a project: 404 when it is not enabled there, 403 when that is its only project (the runner
- * would be left without any; remove it instead). Both checks and the delete run in one transaction.
+ * would be left without any; remove it instead). Both checks and the delete run in one transaction (on PostgreSQL
+ * after locking the runner's row, so two disables of its last two projects cannot both pass the count).
  */
-export function disableRunner(ctx: AppContext, runnerId: number, projectId: number): void {
-  ctx.db.$client.transaction(() => {
-    const linked = statement(ctx, `SELECT 1 FROM runner_projects WHERE runner_id = ? AND project_id = ?`).get(runnerId, projectId);
+export async function disableRunner(ctx: AppContext, runnerId: number, projectId: number): Promise<void> {
+  if (!isRowId(runnerId)) throw notFound('Runner');
+  await ctx.data.transaction(async (tx) => {
+    if (tx.dialect.name === 'postgres') await tx.get('SELECT id FROM runners WHERE id = ? FOR UPDATE', [runnerId]);
+    const linked = await tx.get('SELECT 1 AS one FROM runner_projects WHERE runner_id = ? AND project_id = ?', [runnerId, projectId]);
     if (!linked) throw notFound('Runner');
-    const n = (statement(ctx, `SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?`).get(runnerId) as { n: number }).n;
+    const n = Number((await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?', [runnerId]))!.n);
     if (n === 1) throw forbidden('Only one project associated with the runner. Please remove the runner instead');
-    statement(ctx, `DELETE FROM runner_projects WHERE runner_id = ? AND project_id = ?`).run(runnerId, projectId);
-  }).immediate();
+    await tx.run('DELETE FROM runner_projects WHERE runner_id = ? AND project_id = ?', [runnerId, projectId]);
+  });
 }
 
 /** How long a contact is remembered before contacted_at is written again (GitLab throttles this too). */
 const CONTACT_THROTTLE_MS = 60_000;
 
 /** Record that the runner called in (contacted_at) and the `info` it sent; throttled unless the info changed. */
-export function touchRunner(ctx: AppContext, runner: RunnerRow, info: unknown): RunnerRow {
+export async function touchRunner(ctx: AppContext, runner: RunnerRow, info: unknown): Promise<RunnerRow> {
   const cols = infoColumns(info);
   const changed = Object.entries(cols).some(([k, v]) => runner[k as keyof RunnerRow] !== v);
   const last = runner.contactedAt ? Date.parse(runner.contactedAt) : 0;
   if (!changed && Date.now() - last < CONTACT_THROTTLE_MS) return runner;
   const at = now();
-  return ctx.db.update(runners).set({ ...cols, contactedAt: at }).where(eq(runners.id, runner.id)).returning().get() ?? runner;
+  return (await updateRunnerRow(ctx.data, runner.id, { ...cols, contactedAt: at })) ?? runner;
 }
 
-/** SQL choosing the oldest pending build a runner may take (parameters: runner, shared, locked, untagged, tags). */
-const CANDIDATE_SQL = `
-  SELECT cs.id FROM commit_statuses cs JOIN projects p ON p.id = cs.project_id
-  WHERE cs.status = 'pending' AND cs.type = 'build' AND cs.runner_id IS NULL AND p.builds_enabled = 1
-    AND (
-      (@shared = 1 AND p.shared_runners_enabled = 1
-        AND (@locked = 0 OR cs.project_id IN (SELECT project_id FROM runner_projects WHERE runner_id = @runner)))
-      OR (@shared = 0 AND cs.project_id IN (SELECT project_id FROM runner_projects WHERE runner_id = @runner))
-    )
-    AND (@untagged = 1 OR json_array_length(cs.tag_list) > 0)
-    AND NOT EXISTS (SELECT 1 FROM json_each(cs.tag_list) t WHERE t.value NOT IN (SELECT value FROM json_each(@tags)))
-    AND cs.id > @after
-  ORDER BY cs.id LIMIT 1`;
-
-class LostClaim extends Error {}
+/**
+ * The oldest pending build a runner may take (one statement text per kind of runner). On PostgreSQL the row is locked
+ * with `FOR UPDATE OF cs SKIP LOCKED`: a build another daemon's claim holds is passed over, never waited on or taken
+ * twice; the tags are a jsonb containment there, json_each on SQLite (whose single writer serialises claims).
+ */
+function candidateSql(dialect: 'sqlite' | 'postgres', runner: RunnerRow): string {
+  const inProjects = 'cs.project_id IN (SELECT project_id FROM runner_projects WHERE runner_id = ?)';
+  const scope = runner.isShared
+    ? `p.shared_runners_enabled = TRUE${runner.locked ? ` AND ${inProjects}` : ''}`
+    : inProjects;
+  const untagged = runner.runUntagged ? '' : " AND cs.tag_list <> '[]'";
+  const tags = dialect === 'postgres'
+    ? ' AND cs.tag_list::jsonb <@ ?::jsonb'
+    : ' AND NOT EXISTS (SELECT 1 FROM json_each(cs.tag_list) t WHERE t.value NOT IN (SELECT value FROM json_each(?)))';
+  return `SELECT cs.id FROM commit_statuses cs JOIN projects p ON p.id = cs.project_id
+    WHERE cs.status = 'pending' AND cs.type = 'build' AND cs.runner_id IS NULL AND p.builds_enabled = TRUE AND ${scope}${untagged}${tags}
+    ORDER BY cs.id LIMIT 1${dialect === 'postgres' ? ' FOR UPDATE OF cs SKIP LOCKED' : ''}`;
+}
 
 /**
- * Claim the oldest pending build this runner may run: in one immediate transaction, a conditional UPDATE (still
- * pending, no runner) gives it the runner and a new build token, then the `run` event moves it to running. Two
- * runners never get the same build. Returns the build and its plain token, or null when there is nothing to do.
+ * Claim the oldest pending build this runner may run: in one transaction, the candidate (locked on PostgreSQL), a
+ * conditional UPDATE (still pending, no runner) giving it the runner, a new build token (hashed, and sealed for trace
+ * masking), then the `run` event moving it to running. Two runners, on one daemon or several, never get the same
+ * build. Returns the build and its plain token, or null when there is nothing to do.
  */
-export function claimBuild(ctx: AppContext, runner: RunnerRow): { build: CommitStatusRow; token: string } | null {
-  const claimed = claimOne(ctx, runner);
+export async function claimBuild(ctx: AppContext, runner: RunnerRow): Promise<{ build: CommitStatusRow; token: string } | null> {
+  const claimed = await claimOne(ctx, runner);
   (claimed ? CLAIMED : NOTHING).inc();
   return claimed;
 }
@@ -222,36 +256,27 @@ const claims = counter('gantry_runner_build_requests_total', 'Runner requests fo
 const CLAIMED = claims({ result: 'claimed' });
 const NOTHING = claims({ result: 'none' });
 
-function claimOne(ctx: AppContext, runner: RunnerRow): { build: CommitStatusRow; token: string } | null {
-  const params = {
-    runner: runner.id, shared: runner.isShared ? 1 : 0, locked: runner.locked ? 1 : 0,
-    untagged: runner.runUntagged ? 1 : 0, tags: JSON.stringify(runnerTags(runner)), after: 0,
-  };
-  const pick = statement(ctx, CANDIDATE_SQL);
-  const claim = statement(ctx, 
-    `UPDATE commit_statuses SET runner_id = ?, token_hash = ?, updated_at = ? WHERE id = ? AND status = 'pending' AND runner_id IS NULL`,
-  );
-  // A candidate another runner took between the read and the claim is skipped (never possible within one
-  // connection, but the loop keeps the claim correct whatever the scheduling).
+async function claimOne(ctx: AppContext, runner: RunnerRow): Promise<{ build: CommitStatusRow; token: string } | null> {
+  const pick = candidateSql(ctx.data.dialect.name, runner);
+  const args: unknown[] = [];
+  if (!runner.isShared || runner.locked) args.push(runner.id);
+  args.push(JSON.stringify(runnerTags(runner)));
+  // A candidate whose conditional UPDATE changed nothing (taken meanwhile) is picked again.
   for (let attempt = 0; attempt < 16; attempt++) {
-    const candidate = pick.get(params) as { id: number } | undefined;
-    if (!candidate) return null;
-    const { token, hash } = newBuildToken();
-    try {
-      const build = ctx.db.$client.transaction(() => {
-        if (claim.run(runner.id, hash, now(), candidate.id).changes !== 1) throw new LostClaim();
-        const running = changeBuildStatus(ctx, candidate.id, 'run', { runnerId: runner.id });
-        if (!running || running.status !== 'running') throw new LostClaim();
-        return running;
-      }).immediate();
-      rememberBuildToken(build.id, token);
-      return { build, token };
-    } catch (e) {
-      if (!(e instanceof LostClaim)) throw e;
-      params.after = candidate.id;
-    }
+    const { token, hash, sealed } = newBuildToken(ctx);
+    const result = await ctx.data.transaction(async (tx) => {
+      const candidate = await tx.get<{ id: number }>(pick, args);
+      if (!candidate) return { done: true as const, build: null };
+      const at = now();
+      const r = await tx.run("UPDATE commit_statuses SET runner_id = ?, token_hash = ?, token_sealed = ?, updated_at = ? WHERE id = ? AND status = 'pending' AND runner_id IS NULL",
+        [runner.id, hash, sealed, at, candidate.id]);
+      if (r.changes !== 1) return { done: false as const, build: null };
+      const running = await changeBuildStatusIn(ctx, tx, candidate.id, 'run', { runnerId: runner.id });
+      if (!running || running.status !== 'running') throw new Error(`claimed build ${candidate.id} did not start running`);
+      return { done: true as const, build: running };
+    });
+    if (result.build) return { build: result.build, token };
+    if (result.done) return null;
   }
   return null;
 }
-
-onBuildFinished((_ctx, build) => forgetBuildToken(build.id));

@@ -1,16 +1,22 @@
 /**
- * Build traces (logs): one file per build at <traces>/<project id>/<build id>.log. Appends are synchronous
- * (so two requests in this process can never interleave), fsynced before they are acknowledged, and
- * mirrored in commit_statuses.trace_size. Live listeners (the WebSocket trace follower) hear every change.
+ * Build traces (logs): one file per build at <traces>/<project id>/<build id>.log, its length mirrored in
+ * commit_statuses.trace_size. An append is accepted only when the stored size equals its offset: a conditional UPDATE
+ * in the transaction that also writes (and fsyncs) the bytes at that offset before it commits, so two requests, in
+ * one process or on two daemons sharing the database and the data directory, can never interleave. Live listeners
+ * (the WebSocket trace follower) hear every change made in this process; on PostgreSQL the committing transaction also
+ * sends `NOTIFY gantry_trace, '<build id>'` so that the followers on other daemons read the new bytes (live/trace.ts).
  */
-import { rmSync, statSync } from 'node:fs';
-import { appendFileDurablySync, replaceFileDurablySync } from '../durable-files.js';
+import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { replaceFileDurablySync, syncDirSync } from '../durable-files.js';
 import { readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
+import type { Queries } from '../db/layer/types.js';
 import { registerStorage } from './storage.js';
-import { statement } from '../db/statements.js';
+
+/** The PostgreSQL channel of trace changes; the payload is `<build id>` (appended) or `<build id>:r` (rewritten). */
+export const TRACE_CHANNEL = 'gantry_trace';
 
 /** What the trace functions need of a build row. */
 export interface TraceBuild {
@@ -35,7 +41,7 @@ export function tracePath(ctx: AppContext, build: TraceBuild): string {
   return join(ctx.paths.traces, String(build.projectId), `${build.id}.log`);
 }
 
-/** Current trace length in bytes (0 when there is no trace). */
+/** Current trace file length in bytes (0 when there is no trace). */
 export function traceLength(ctx: AppContext, build: TraceBuild): number {
   try {
     return statSync(tracePath(ctx, build)).size;
@@ -54,10 +60,58 @@ export async function readTrace(ctx: AppContext, build: TraceBuild): Promise<Buf
   }
 }
 
-function setSize(ctx: AppContext, buildId: number, size: number): void {
-  statement(ctx, `UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ?`).run(size, now(), buildId);
+/** The trace bytes from `offset` to `end` (exclusive; the file's end when omitted); empty when there are none. */
+export function readTraceRange(ctx: AppContext, build: TraceBuild, offset: number, end?: number): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(tracePath(ctx, build), 'r');
+  } catch {
+    return Buffer.alloc(0);
+  }
+  try {
+    const stop = end ?? statSync(tracePath(ctx, build)).size;
+    if (stop <= offset) return Buffer.alloc(0);
+    const out = Buffer.alloc(stop - offset);
+    let got = 0;
+    while (got < out.length) {
+      const n = readSync(fd, out, got, out.length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return out.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
 }
 
+/** Write `data` at `offset` (the file cut there first, so a write whose transaction failed is overwritten) and fsync. */
+function writeAtSync(file: string, offset: number, data: Buffer): void {
+  let isNew = false;
+  let fd: number;
+  try {
+    fd = openSync(file, 'r+');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    mkdirSync(dirname(file), { recursive: true });
+    fd = openSync(file, 'w', 0o640);
+    isNew = true;
+  }
+  try {
+    ftruncateSync(fd, offset);
+    let done = 0;
+    while (done < data.length) done += writeSync(fd, data, done, data.length - done, offset + done);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  if (isNew) syncDirSync(dirname(file));
+}
+
+/** Tell the other daemons (PostgreSQL: delivered when `tx` commits; nothing to do on SQLite's single process). */
+export async function notifyTrace(tx: Queries, buildId: number, replaced = false): Promise<void> {
+  if (tx.dialect.name !== 'postgres') return;
+  await tx.get('SELECT pg_notify(?, ?)', [TRACE_CHANNEL, replaced ? `${buildId}:r` : String(buildId)]);
+}
 
 function notify(buildId: number, event: TraceEvent): void {
   const set = listeners.get(buildId);
@@ -72,36 +126,54 @@ function notify(buildId: number, event: TraceEvent): void {
 }
 
 /**
- * Append `data` at `offset`: written (and fsynced) only when offset equals the current length; otherwise
- * nothing changes and ok is false. `length` is the trace length afterwards.
+ * Append `data` at `offset`: accepted only when offset equals the stored trace size (a conditional UPDATE, committed
+ * with the write); otherwise nothing changes and ok is false. `length` is the stored trace length afterwards.
  */
-export function appendTrace(ctx: AppContext, build: TraceBuild, offset: number, data: Buffer): { ok: boolean; length: number } {
-  const current = traceLength(ctx, build);
-  if (offset !== current) return { ok: false, length: current };
-  if (data.length === 0) return { ok: true, length: current };
-  appendFileDurablySync(tracePath(ctx, build), data, current === 0);
-  const length = current + data.length;
-  setSize(ctx, build.id, length);
-  notify(build.id, { offset, data, replaced: false });
-  return { ok: true, length };
+export async function appendTrace(ctx: AppContext, build: TraceBuild, offset: number, data: Buffer): Promise<{ ok: boolean; length: number }> {
+  const file = tracePath(ctx, build);
+  const result = await ctx.data.transaction(async (tx) => {
+    const row = await tx.get<{ n: number }>('SELECT trace_size AS n FROM commit_statuses WHERE id = ?', [build.id]);
+    const current = row ? Number(row.n) : 0;
+    if (!row || offset !== current) return { ok: false, length: current };
+    if (data.length === 0) return { ok: true, length: current };
+    const length = current + data.length;
+    const claimed = await tx.run('UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ? AND trace_size = ?', [length, now(), build.id, offset]);
+    if (claimed.changes !== 1) {
+      // Another daemon appended first (its transaction committed while this one waited on the row).
+      const after = await tx.get<{ n: number }>('SELECT trace_size AS n FROM commit_statuses WHERE id = ?', [build.id]);
+      return { ok: false, length: after ? Number(after.n) : 0 };
+    }
+    await notifyTrace(tx, build.id);
+    // Synchronous: the bytes are on disk before the size that covers them commits.
+    writeAtSync(file, offset, data);
+    return { ok: true, length };
+  });
+  if (result.ok && data.length) notify(build.id, { offset, data, replaced: false });
+  return result;
 }
 
 /** Replace the whole trace with `text` (written to a temp file, fsynced, renamed into place). */
-export function replaceTrace(ctx: AppContext, build: TraceBuild, text: string | Buffer): void {
+export async function replaceTrace(ctx: AppContext, build: TraceBuild, text: string | Buffer): Promise<void> {
   const data = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
-  replaceFileDurablySync(tracePath(ctx, build), data);
-  setSize(ctx, build.id, data.length);
+  await ctx.data.transaction(async (tx) => {
+    await tx.run('UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ?', [data.length, now(), build.id]);
+    await notifyTrace(tx, build.id, true);
+    replaceFileDurablySync(tracePath(ctx, build), data);
+  });
   notify(build.id, { offset: 0, data, replaced: true });
 }
 
 /** Delete a build's trace (erase, project removal); trace_size becomes 0. */
-export function removeTrace(ctx: AppContext, build: TraceBuild): void {
-  rmSync(tracePath(ctx, build), { force: true });
-  setSize(ctx, build.id, 0);
+export async function removeTrace(ctx: AppContext, build: TraceBuild): Promise<void> {
+  await ctx.data.transaction(async (tx) => {
+    await tx.run('UPDATE commit_statuses SET trace_size = 0, updated_at = ? WHERE id = ?', [now(), build.id]);
+    await notifyTrace(tx, build.id, true);
+    rmSync(tracePath(ctx, build), { force: true });
+  });
   notify(build.id, { offset: 0, data: Buffer.alloc(0), replaced: true });
 }
 
-/** Listen to changes of one build's trace; returns the unsubscribe function. */
+/** Listen to changes of one build's trace (made in this process); returns the unsubscribe function. */
 export function onTraceAppend(buildId: number, listener: TraceListener): () => void {
   let set = listeners.get(buildId);
   if (!set) listeners.set(buildId, (set = new Set()));

@@ -2,11 +2,11 @@
  * Project secret variables (GitLab 8.x Ci::Variable): list, find, create, update, delete, and the plain list handed
  * to the runner. Values are stored sealed with the server secret (ctx.secrets.seal) and opened only on the way out.
  */
-import { and, asc, eq, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { ciVariables, type CiVariableRow } from '../db/schema-variables.js';
-import { validationError } from '../errors.js';
+import type { Queries } from '../db/layer/types.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
+import { notFound, validationError } from '../errors.js';
 
 /** A variable with its value opened. */
 export interface ProjectVariable {
@@ -16,72 +16,82 @@ export interface ProjectVariable {
 
 const KEY_FORMAT = /^[A-Za-z0-9_]+$/;
 
-function open(ctx: AppContext, row: CiVariableRow): ProjectVariable {
+interface VariableRow {
+  id: number;
+  key: string;
+  value: string;
+}
+
+function open(ctx: AppContext, row: VariableRow): ProjectVariable {
   return { key: row.key, value: ctx.secrets.open(row.value) };
 }
 
-function findRow(ctx: AppContext, projectId: number, key: string): CiVariableRow | null {
-  return ctx.db.select().from(ciVariables).where(and(eq(ciVariables.projectId, projectId), eq(ciVariables.key, key))).get() ?? null;
+function findRow(q: Queries, projectId: number, key: string): Promise<VariableRow | undefined> {
+  return q.get<VariableRow>('SELECT id, key, value FROM ci_variables WHERE project_id = ? AND key = ?', [projectId, key]);
 }
 
 /** Ci::Variable's key validations in their order: presence, uniqueness per project, length, format. */
-function keyErrors(ctx: AppContext, projectId: number, key: string): string[] {
+async function keyErrors(q: Queries, projectId: number, key: string): Promise<string[]> {
   const errors: string[] = [];
   if (key.trim() === '') errors.push("can't be blank");
-  else if (findRow(ctx, projectId, key)) errors.push('has already been taken');
+  else if (await findRow(q, projectId, key)) errors.push('has already been taken');
   if (key.length > 255) errors.push('is too long (maximum is 255 characters)');
   if (!KEY_FORMAT.test(key)) errors.push("can contain only letters, digits and '_'.");
   return errors;
 }
 
 /** Number of variables of a project. */
-export function countVariables(ctx: AppContext, projectId: number): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(ciVariables).where(eq(ciVariables.projectId, projectId)).get()!.n;
+export async function countVariables(ctx: AppContext, projectId: number, q: Queries = ctx.data): Promise<number> {
+  return Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM ci_variables WHERE project_id = ?', [projectId]))?.n ?? 0);
 }
 
-/** One page of a project's variables, oldest first, values opened. */
-export function listVariables(ctx: AppContext, projectId: number, limit = -1, offset = 0): ProjectVariable[] {
-  return ctx.db.select().from(ciVariables).where(eq(ciVariables.projectId, projectId)).orderBy(asc(ciVariables.id))
-    .limit(limit).offset(offset).all().map((r) => open(ctx, r));
+/** One page of a project's variables, oldest first, values opened (limit -1: all). */
+export async function listVariables(ctx: AppContext, projectId: number, limit = -1, offset = 0, q: Queries = ctx.data): Promise<ProjectVariable[]> {
+  const rows = limit < 0
+    ? await q.all<VariableRow>('SELECT id, key, value FROM ci_variables WHERE project_id = ? ORDER BY id', [projectId])
+    : await q.all<VariableRow>('SELECT id, key, value FROM ci_variables WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, limit, offset]);
+  return rows.map((r) => open(ctx, r));
 }
 
 /** A project's variable by key, or null. */
-export function findVariable(ctx: AppContext, projectId: number, key: string): ProjectVariable | null {
-  const row = findRow(ctx, projectId, key);
+export async function findVariable(ctx: AppContext, projectId: number, key: string): Promise<ProjectVariable | null> {
+  const row = await findRow(ctx.data, projectId, key);
   return row ? open(ctx, row) : null;
 }
 
 /** Add a variable; 400 with the validation hash when the key is blank, taken, too long or badly formed. */
-export function createVariable(ctx: AppContext, projectId: number, key: string, value: string): ProjectVariable {
-  const errors = keyErrors(ctx, projectId, key);
+export async function createVariable(ctx: AppContext, projectId: number, key: string, value: string): Promise<ProjectVariable> {
+  const errors = await keyErrors(ctx.data, projectId, key);
   if (errors.length > 0) throw validationError({ key: errors });
   const t = now();
   try {
-    ctx.db.insert(ciVariables).values({ projectId, key, value: ctx.secrets.seal(value), createdAt: t, updatedAt: t }).run();
+    await ctx.data.run('INSERT INTO ci_variables (project_id, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [projectId, key, ctx.secrets.seal(value), t, t]);
   } catch (e) {
     // A concurrent create of the same key lost the race to the UNIQUE index.
-    if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw validationError({ key: ['has already been taken'] });
+    if (isUniqueViolation(e)) throw validationError({ key: ['has already been taken'] });
+    if (isForeignKeyViolation(e)) throw notFound('Project'); // the project was deleted meanwhile
     throw e;
   }
   return { key, value };
 }
 
 /** Change a variable's value (undefined leaves it as it is); null when the key does not exist. */
-export function updateVariable(ctx: AppContext, projectId: number, key: string, value: string | undefined): ProjectVariable | null {
-  const row = findRow(ctx, projectId, key);
-  if (!row) return null;
-  if (value === undefined) return open(ctx, row);
-  ctx.db.update(ciVariables).set({ value: ctx.secrets.seal(value), updatedAt: now() }).where(eq(ciVariables.id, row.id)).run();
-  return { key, value };
+export async function updateVariable(ctx: AppContext, projectId: number, key: string, value: string | undefined): Promise<ProjectVariable | null> {
+  if (value === undefined) {
+    const row = await findRow(ctx.data, projectId, key);
+    return row ? open(ctx, row) : null;
+  }
+  const r = await ctx.data.run('UPDATE ci_variables SET value = ?, updated_at = ? WHERE project_id = ? AND key = ?', [ctx.secrets.seal(value), now(), projectId, key]);
+  return r.changes ? { key, value } : null;
 }
 
 /** Delete a variable; the deleted variable, or null when there was none. */
-export function deleteVariable(ctx: AppContext, projectId: number, key: string): ProjectVariable | null {
-  const row = ctx.db.delete(ciVariables).where(and(eq(ciVariables.projectId, projectId), eq(ciVariables.key, key))).returning().get();
+export async function deleteVariable(ctx: AppContext, projectId: number, key: string): Promise<ProjectVariable | null> {
+  const row = await ctx.data.get<VariableRow>('DELETE FROM ci_variables WHERE project_id = ? AND key = ? RETURNING id, key, value', [projectId, key]);
   return row ? open(ctx, row) : null;
 }
 
 /** Every secret variable of a project, in creation order, for a build's runner payload. */
-export function secretVariables(ctx: AppContext, projectId: number): ProjectVariable[] {
-  return listVariables(ctx, projectId);
+export function secretVariables(ctx: AppContext, projectId: number, q: Queries = ctx.data): Promise<ProjectVariable[]> {
+  return listVariables(ctx, projectId, -1, 0, q);
 }

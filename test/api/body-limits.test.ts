@@ -184,12 +184,12 @@ describe('uploads (max_attachment_size) and artifacts (max_artifacts_size)', () 
   it.each([false, true])('artifacts over max_artifacts_size: 413, no file or temporary file left (chunked: %s)', async (chunked) => {
     expect((await s.api('PUT', '/application/settings', s.root, { max_artifacts_size: 1 })).status).toBe(200);
     try {
-      insertBuild(s, projectId, insertPipeline(s, projectId));
+      await insertBuild(s, projectId, await insertPipeline(s, projectId));
       const build = await claim(s, runner.token);
       const body = multipart([{ name: 'file', filename: 'a.zip', data: randomBytes(1024 * 1024 + 1) }]);
       const r = await send('POST', `/ci/api/v1/builds/${build.id}/artifacts`, { 'build-token': build.token, 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body, chunked);
       expect(r).toEqual({ status: 413, body: TOO_LARGE });
-      expect(buildRow(s, build.id).artifacts_file).toBeNull();
+      expect((await buildRow(s, build.id)).artifacts_file).toBeNull();
       expect(files(join(s.ctx.paths.artifacts, String(projectId), String(build.id)))).toEqual([]);
     } finally {
       expect((await s.api('PUT', '/application/settings', s.root, { max_artifacts_size: 100 })).status).toBe(200);
@@ -206,12 +206,12 @@ describe('uploads (max_attachment_size) and artifacts (max_artifacts_size)', () 
   });
 
   it('a trace part over --max-body-size: 413, the trace unchanged', async () => {
-    insertBuild(s, projectId, insertPipeline(s, projectId));
+    await insertBuild(s, projectId, await insertPipeline(s, projectId));
     const build = await claim(s, runner.token);
     const part = Buffer.alloc(LIMIT + 1, 'x');
     const r = await send('PATCH', `/ci/api/v1/builds/${build.id}/trace.txt`, { 'build-token': build.token, 'content-type': 'text/plain', 'content-range': `0-${part.length}` }, part, true);
     expect(r).toEqual({ status: 413, body: TOO_LARGE });
-    expect(buildRow(s, build.id).trace_size).toBe(0);
+    expect((await buildRow(s, build.id)).trace_size).toBe(0);
   });
 });
 

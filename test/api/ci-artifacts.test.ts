@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
-import { buildRow, ci, claim, insertBuild, insertPipeline, projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';
+import { buildRow, ci, claim, exec, insertBuild, insertPipeline, projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';
 import { readMultipart } from '../../daemon/ci-api/multipart.js';
 import { artifactsFilePath, removeExpiredArtifacts } from '../../daemon/services/artifacts.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
@@ -63,8 +63,9 @@ function chunkedUpload(id: number, token: string, body: Buffer, piece = 65536, q
   });
 }
 
-async function running(pipeline = insertPipeline(s, projectId), name = 'job'): Promise<{ id: number; token: string; pipeline: number }> {
-  insertBuild(s, projectId, pipeline, { name });
+async function running(pipelineId?: number, name = 'job'): Promise<{ id: number; token: string; pipeline: number }> {
+  const pipeline = pipelineId ?? (await insertPipeline(s, projectId));
+  await insertBuild(s, projectId, pipeline, { name });
   const b = await claim(s, runner.token);
   return { id: b.id, token: b.token, pipeline };
 }
@@ -94,9 +95,9 @@ describe('POST /ci/api/v1/builds/:id/artifacts', () => {
     const expireAt = Date.parse(r.body.artifacts_expire_at);
     expect(expireAt).toBeGreaterThanOrEqual(before + 7 * 86400_000 - 1000);
     expect(expireAt).toBeLessThanOrEqual(Date.now() + 7 * 86400_000 + 1000);
-    const row = buildRow(s, b.id);
+    const row = await buildRow(s, b.id);
     expect(row).toMatchObject({ artifacts_file: 'myart.zip', artifacts_size: 5000 });
-    const path = artifactsFilePath(s.ctx, { id: b.id, projectId })!;
+    const path = (await artifactsFilePath(s.ctx, { id: b.id, projectId }))!;
     expect(path.endsWith(`/artifacts/${projectId}/${b.id}/myart.zip`)).toBe(true);
     expect(readFileSync(path)).toEqual(zip);
   });
@@ -110,15 +111,15 @@ describe('POST /ci/api/v1/builds/:id/artifacts', () => {
     expect(JSON.parse(r.body).artifacts_file).toEqual({ filename: 'artifacts.tar.gz', size: data.length });
     expect(JSON.parse(r.body).artifacts_expire_at).toBeNull();
     // (Buffer.equals: a deep toEqual over megabytes is very slow)
-    expect(readFileSync(artifactsFilePath(s.ctx, { id: b.id, projectId })!).equals(data)).toBe(true);
+    expect(readFileSync((await artifactsFilePath(s.ctx, { id: b.id, projectId }))!).equals(data)).toBe(true);
     const again = await upload(b.id, b.token, multipart([{ name: 'file', filename: 'second.zip', data: 'two' }]));
     expect(again.status).toBe(201);
-    expect(buildRow(s, b.id)).toMatchObject({ artifacts_file: 'second.zip', artifacts_size: 3 });
-    expect(existsSync(artifactsFilePath(s.ctx, { id: b.id, projectId })!.replace('second.zip', 'artifacts.tar.gz'))).toBe(false);
+    expect(await buildRow(s, b.id)).toMatchObject({ artifacts_file: 'second.zip', artifacts_size: 3 });
+    expect(existsSync((await artifactsFilePath(s.ctx, { id: b.id, projectId }))!.replace('second.zip', 'artifacts.tar.gz'))).toBe(false);
   });
 
   it('answers 413 for a file at or over max_artifacts_size, storing nothing (streamed and declared)', async () => {
-    s.ctx.db.$client.prepare(`UPDATE application_settings SET max_artifacts_size = 1`).run();
+    await exec(s, `UPDATE application_settings SET max_artifacts_size = 1`);
     try {
       const b = await running();
       const exact = await chunkedUpload(b.id, b.token, multipart([{ name: 'file', filename: 'big.zip', data: randomBytes(1024 * 1024) }]));
@@ -126,12 +127,12 @@ describe('POST /ci/api/v1/builds/:id/artifacts', () => {
       expect(JSON.parse(exact.body)).toEqual({ message: '413 Request Entity Too Large' });
       const declared = await upload(b.id, b.token, multipart([{ name: 'file', filename: 'big.zip', data: randomBytes(3 * 1024 * 1024) }]));
       expect(declared.status).toBe(413);
-      expect(buildRow(s, b.id).artifacts_file).toBeNull();
-      expect(artifactsFilePath(s.ctx, { id: b.id, projectId })).toBeNull();
+      expect((await buildRow(s, b.id)).artifacts_file).toBeNull();
+      expect(await artifactsFilePath(s.ctx, { id: b.id, projectId })).toBeNull();
       const under = await upload(b.id, b.token, multipart([{ name: 'file', filename: 'ok.zip', data: randomBytes(1024 * 1024 - 1) }]));
       expect(under.status).toBe(201);
     } finally {
-      s.ctx.db.$client.prepare(`UPDATE application_settings SET max_artifacts_size = 100`).run();
+      await exec(s, `UPDATE application_settings SET max_artifacts_size = 100`);
     }
   });
 
@@ -147,7 +148,7 @@ describe('POST /ci/api/v1/builds/:id/artifacts', () => {
     expect(badExpiry.body).toEqual({ message: '400 (Bad request) "expire_in" is invalid' });
     const truncated = await upload(b.id, b.token, multipart([{ name: 'file', filename: 'a.zip', data: 'abc' }]).subarray(0, 90));
     expect(truncated.status).toBe(400);
-    expect(buildRow(s, b.id).artifacts_file).toBeNull();
+    expect((await buildRow(s, b.id)).artifacts_file).toBeNull();
   });
 
   it('answers 403 for a bad token or a build that is not running, 404 for an unknown build', async () => {
@@ -161,7 +162,7 @@ describe('POST /ci/api/v1/builds/:id/artifacts', () => {
     expect(done.status).toBe(403);
     expect(done.body).toEqual({ message: '403 Forbidden - Build is not running!' });
     // the project runners token authenticates, but the build must still be running
-    const viaProject = await upload(b.id, projectRunnersToken(s, projectId), body);
+    const viaProject = await upload(b.id, await projectRunnersToken(s, projectId), body);
     expect(viaProject.status).toBe(403);
     expect(viaProject.body).toEqual({ message: '403 Forbidden - Build is not running!' });
   });
@@ -169,7 +170,7 @@ describe('POST /ci/api/v1/builds/:id/artifacts', () => {
 
 describe('GET and DELETE /ci/api/v1/builds/:id/artifacts', () => {
   it('downloads with the build token, and with the token of a running build of the same pipeline (dependencies)', async () => {
-    const pipeline = insertPipeline(s, projectId);
+    const pipeline = await insertPipeline(s, projectId);
     const dep = await running(pipeline, 'compile');
     const data = randomBytes(2048);
     await upload(dep.id, dep.token, multipart([{ name: 'file', filename: 'dep art.zip', data }]));
@@ -182,7 +183,7 @@ describe('GET and DELETE /ci/api/v1/builds/:id/artifacts', () => {
     await ci(s, 'PUT', `/builds/${dep.id}.json`, { token: runner.token, state: 'success' });
     // the finished build's own token no longer works; the next build's token (handed out in depends_on_builds) does
     expect((await ci(s, 'GET', `/builds/${dep.id}/artifacts`, undefined, { 'build-token': dep.token })).status).toBe(403);
-    insertBuild(s, projectId, pipeline, { name: 'test', stage: 'test', stageIdx: 1 });
+    await insertBuild(s, projectId, pipeline, { name: 'test', stage: 'test', stageIdx: 1 });
     const next = await claim(s, runner.token);
     const listed = next.depends_on_builds.find((d: { id: number }) => d.id === dep.id);
     expect(listed).toMatchObject({ token: next.token, artifacts_file: { filename: 'dep_art.zip', size: 2048 } });
@@ -192,7 +193,7 @@ describe('GET and DELETE /ci/api/v1/builds/:id/artifacts', () => {
     // a running build of another pipeline may not
     const stranger = await running();
     expect((await ci(s, 'GET', `/builds/${dep.id}/artifacts?token=${stranger.token}`)).status).toBe(403);
-    expect((await ci(s, 'GET', `/builds/${dep.id}/artifacts?token=${projectRunnersToken(s, projectId)}`)).status).toBe(200);
+    expect((await ci(s, 'GET', `/builds/${dep.id}/artifacts?token=${await projectRunnersToken(s, projectId)}`)).status).toBe(200);
   });
 
   it('answers 404 when there are no artifacts or no build, 403 for a bad token', async () => {
@@ -205,14 +206,14 @@ describe('GET and DELETE /ci/api/v1/builds/:id/artifacts', () => {
   it('DELETE removes the file and the columns (200 with the build)', async () => {
     const b = await running();
     await upload(b.id, b.token, multipart([{ name: 'file', filename: 'gone.zip', data: 'bye' }]), '?expire_in=2d');
-    const path = artifactsFilePath(s.ctx, { id: b.id, projectId })!;
+    const path = (await artifactsFilePath(s.ctx, { id: b.id, projectId }))!;
     expect((await ci(s, 'DELETE', `/builds/${b.id}/artifacts`, undefined, { 'build-token': 'bad' })).status).toBe(403);
     const r = await ci(s, 'DELETE', `/builds/${b.id}/artifacts`, undefined, { 'build-token': b.token });
     expect(r.status).toBe(200);
     expect(r.body.id).toBe(b.id);
     expect(r.body.artifacts_file).toBeUndefined();
     expect(existsSync(path)).toBe(false);
-    expect(buildRow(s, b.id)).toMatchObject({ artifacts_file: null, artifacts_size: null, artifacts_expire_at: null });
+    expect(await buildRow(s, b.id)).toMatchObject({ artifacts_file: null, artifacts_size: null, artifacts_expire_at: null });
   });
 
   it('removeExpiredArtifacts deletes only expired archives', async () => {
@@ -220,10 +221,10 @@ describe('GET and DELETE /ci/api/v1/builds/:id/artifacts', () => {
     const keep = await running();
     await upload(a.id, a.token, multipart([{ name: 'file', filename: 'old.zip', data: 'o' }]), '?expire_in=1+hour');
     await upload(keep.id, keep.token, multipart([{ name: 'file', filename: 'new.zip', data: 'n' }]), '?expire_in=1+hour');
-    s.ctx.db.$client.prepare(`UPDATE commit_statuses SET artifacts_expire_at = '2001-01-01T00:00:00.000Z' WHERE id = ?`).run(a.id);
+    await exec(s, `UPDATE commit_statuses SET artifacts_expire_at = '2001-01-01T00:00:00.000Z' WHERE id = ?`, [a.id]);
     expect(await removeExpiredArtifacts(s.ctx)).toBe(1);
-    expect(buildRow(s, a.id).artifacts_file).toBeNull();
-    expect(buildRow(s, keep.id).artifacts_file).toBe('new.zip');
+    expect((await buildRow(s, a.id)).artifacts_file).toBeNull();
+    expect((await buildRow(s, keep.id)).artifacts_file).toBe('new.zip');
   });
 });
 

@@ -2,12 +2,13 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, drive, pipelinesOf, pushFiles, statusByName } from '../helpers/ci.js';
 import { changeBuildStatus, findBuild, settleBuildWork, startArtifactsExpiryWorker } from '../../daemon/services/builds.js';
 import { artifactsFilePath, storeArtifacts } from '../../daemon/services/artifacts.js';
 import { replaceTrace } from '../../daemon/services/traces.js';
 import { now } from '../../daemon/context.js';
+import { exec } from '../helpers/runner-fixtures.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -37,16 +38,16 @@ release:
 
 const BUILD_KEYS = ['commit', 'coverage', 'created_at', 'finished_at', 'id', 'name', 'pipeline', 'ref', 'runner', 'stage', 'started_at', 'status', 'tag', 'user'];
 
-function insertRunner(): number {
+async function insertRunner(): Promise<number> {
   const t = now();
-  const r = s.ctx.db.$client
-    .prepare(`INSERT INTO runners (token_hash, description, name, is_shared, created_at, updated_at) VALUES (?, 'my runner', 'gitlab-ci-multi-runner', 1, ?, ?)`)
-    .run(`hash-${Math.random()}`, t, t);
-  return Number(r.lastInsertRowid);
+  const r = await s.ctx.data.get<{ id: number }>(
+    `INSERT INTO runners (token_hash, description, name, is_shared, created_at, updated_at) VALUES (?, 'my runner', 'gitlab-ci-multi-runner', TRUE, ?, ?) RETURNING id`,
+    [`hash-${Math.random()}`, t, t]);
+  return r!.id;
 }
 
 async function artifacts(buildId: number, content = 'PK-zip-bytes', expireIn?: string) {
-  const b = findBuild(s.ctx, buildId)!;
+  const b = (await findBuild(s.ctx, buildId))!;
   await storeArtifacts(s.ctx, b, Readable.from([Buffer.from(content)]), 'artifacts.zip', expireIn);
 }
 
@@ -54,12 +55,12 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'bl');
   pid = (await makeProject(s, cast.owner, 'builds-main')).id;
-  addCastMembers(s.ctx, cast, pid);
+  await addCastMembersAsync(s.ctx, cast, pid);
   sha = await pushFiles(s.ctx, pid, cast.owner.id, { '.gitlab-ci.yml': YML }, { message: 'Add CI\n\nbody text' });
-  pipelineId = pipelinesOf(s.ctx, pid)[0]!.id;
-  const runner = insertRunner();
-  changeBuildStatus(s.ctx, buildNamed(s.ctx, pipelineId, 'compile').id, 'run', { runnerId: runner });
-  changeBuildStatus(s.ctx, buildNamed(s.ctx, pipelineId, 'compile').id, 'success');
+  pipelineId = (await pipelinesOf(s.ctx, pid))[0]!.id;
+  const runner = await insertRunner();
+  await changeBuildStatus(s.ctx, (await buildNamed(s.ctx, pipelineId, 'compile')).id, 'run', { runnerId: runner });
+  await changeBuildStatus(s.ctx, (await buildNamed(s.ctx, pipelineId, 'compile')).id, 'success');
   await settleBuildWork();
   // rspec fails, spinach succeeds -> ship and release skipped
   await drive(s.ctx, pipelineId, 'rspec', 'run', 'drop');
@@ -130,7 +131,7 @@ describe('GET /projects/:id/repository/commits/:sha/builds', () => {
 
 describe('one build, artifacts and trace', () => {
   it('GET one build; 404 for unknown ids and for builds of other projects', async () => {
-    const id = buildNamed(s.ctx, pipelineId, 'rspec').id;
+    const id = (await buildNamed(s.ctx, pipelineId, 'rspec')).id;
     const r = await s.api('GET', `/projects/${pid}/builds/${id}`, cast.reporter);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id, name: 'rspec', status: 'failed', stage: 'test' });
@@ -140,7 +141,7 @@ describe('one build, artifacts and trace', () => {
   });
 
   it('artifacts: 404 when none, the file when stored, artifacts_file in the entity', async () => {
-    const id = buildNamed(s.ctx, pipelineId, 'compile').id;
+    const id = (await buildNamed(s.ctx, pipelineId, 'compile')).id;
     expect((await s.api('GET', `/projects/${pid}/builds/${id}/artifacts`, cast.reporter)).status).toBe(404);
     await artifacts(id, 'zip-content-1');
     const r = await s.api('GET', `/projects/${pid}/builds/${id}/artifacts`, cast.reporter);
@@ -160,10 +161,10 @@ describe('one build, artifacts and trace', () => {
     expect((await s.api('GET', `/projects/${pid}/builds/artifacts/nobranch/download?job=compile`, cast.reporter)).status).toBe(404);
     // a ref with a slash, URL-encoded
     await pushFiles(s.ctx, pid, cast.owner.id, { 'slash.txt': 's' }, { branch: 'feature/x', from: 'master' });
-    const slashPipe = pipelinesOf(s.ctx, pid).at(-1)!;
+    const slashPipe = (await pipelinesOf(s.ctx, pid)).at(-1)!;
     expect(slashPipe.ref).toBe('feature/x');
     await drive(s.ctx, slashPipe.id, 'compile', 'run', 'success');
-    await artifacts(buildNamed(s.ctx, slashPipe.id, 'compile').id, 'slash-zip');
+    await artifacts((await buildNamed(s.ctx, slashPipe.id, 'compile')).id, 'slash-zip');
     const slash = await s.api('GET', `/projects/${pid}/builds/artifacts/feature%2Fx/download?job=compile`, cast.reporter);
     expect(slash.status).toBe(200);
     expect(slash.text).toBe('slash-zip');
@@ -173,9 +174,9 @@ describe('one build, artifacts and trace', () => {
   });
 
   it('trace: 404 when none, text/plain when present', async () => {
-    const b = buildNamed(s.ctx, pipelineId, 'spinach');
+    const b = await buildNamed(s.ctx, pipelineId, 'spinach');
     expect((await s.api('GET', `/projects/${pid}/builds/${b.id}/trace`, cast.reporter)).status).toBe(404);
-    replaceTrace(s.ctx, b, 'line 1\nline 2\n');
+    await replaceTrace(s.ctx, b, 'line 1\nline 2\n');
     const r = await s.api('GET', `/projects/${pid}/builds/${b.id}/trace`, cast.reporter);
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/^text\/plain/);
@@ -185,25 +186,25 @@ describe('one build, artifacts and trace', () => {
 
 describe('build actions', () => {
   it('retry: 201 with a new pending build; later skipped builds back to created; 403 when not retryable', async () => {
-    const rspec = buildNamed(s.ctx, pipelineId, 'rspec');
+    const rspec = await buildNamed(s.ctx, pipelineId, 'rspec');
     const r = await s.api('POST', `/projects/${pid}/builds/${rspec.id}/retry`, cast.developer);
     expect(r.status).toBe(201);
     expect(r.body.id).not.toBe(rspec.id);
     expect(r.body).toMatchObject({ name: 'rspec', status: 'pending', started_at: null, finished_at: null, user: { id: cast.developer.id } });
-    expect(statusByName(s.ctx, pipelineId)).toMatchObject({ rspec: 'pending', ship: 'created', release: 'created' });
-    expect(pipelinesOf(s.ctx, pid)[0]!.status).toBe('running');
+    expect(await statusByName(s.ctx, pipelineId)).toMatchObject({ rspec: 'pending', ship: 'created', release: 'created' });
+    expect((await pipelinesOf(s.ctx, pid))[0]!.status).toBe('running');
     const again = await s.api('POST', `/projects/${pid}/builds/${r.body.id}/retry`, cast.developer);
     expect(again.status).toBe(403);
     expect(again.body).toEqual({ message: '403 Forbidden - Build is not retryable' });
     // the old build is still listed
     expect((await s.api('GET', `/projects/${pid}/builds/${rspec.id}`, cast.reporter)).body.status).toBe('failed');
     await drive(s.ctx, pipelineId, 'rspec', 'run', 'success');
-    expect(statusByName(s.ctx, pipelineId)).toMatchObject({ ship: 'pending', release: 'skipped' });
+    expect(await statusByName(s.ctx, pipelineId)).toMatchObject({ ship: 'pending', release: 'skipped' });
   });
 
   it('play: a skipped manual build goes pending (200); anything else 400', async () => {
-    const release = buildNamed(s.ctx, pipelineId, 'release');
-    const ship = buildNamed(s.ctx, pipelineId, 'ship');
+    const release = await buildNamed(s.ctx, pipelineId, 'release');
+    const ship = await buildNamed(s.ctx, pipelineId, 'ship');
     const bad = await s.api('POST', `/projects/${pid}/builds/${ship.id}/play`, cast.developer);
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ message: '400 (Bad request) "Unplayable Build" not given' });
@@ -214,46 +215,46 @@ describe('build actions', () => {
   });
 
   it('cancel: 201; pending/running become canceled with finished_at; finished builds are returned unchanged', async () => {
-    const release = buildNamed(s.ctx, pipelineId, 'release');
+    const release = await buildNamed(s.ctx, pipelineId, 'release');
     const r = await s.api('POST', `/projects/${pid}/builds/${release.id}/cancel`, cast.developer);
     expect(r.status).toBe(201);
     expect(r.body.status).toBe('canceled');
     expect(typeof r.body.finished_at).toBe('string');
-    const compile = buildNamed(s.ctx, pipelineId, 'compile');
+    const compile = await buildNamed(s.ctx, pipelineId, 'compile');
     const same = await s.api('POST', `/projects/${pid}/builds/${compile.id}/cancel`, cast.developer);
     expect(same.status).toBe(201);
     expect(same.body.status).toBe('success');
   });
 
   it('keep: 200 clears the expiry and answers download_url; 404 without artifacts', async () => {
-    const spinach = buildNamed(s.ctx, pipelineId, 'spinach');
+    const spinach = await buildNamed(s.ctx, pipelineId, 'spinach');
     expect((await s.api('POST', `/projects/${pid}/builds/${spinach.id}/artifacts/keep`, cast.developer)).status).toBe(404);
     await artifacts(spinach.id, 'spinach-zip', '1 week');
-    expect(findBuild(s.ctx, spinach.id)!.artifactsExpireAt).toBeTruthy();
+    expect((await findBuild(s.ctx, spinach.id))!.artifactsExpireAt).toBeTruthy();
     const r = await s.api('POST', `/projects/${pid}/builds/${spinach.id}/artifacts/keep`, cast.developer);
     expect(r.status).toBe(200);
     expect(r.body.artifacts_file).toBeUndefined();
     expect(r.body.download_url).toMatch(new RegExp(`/builds/${spinach.id}/artifacts/download$`));
-    expect(findBuild(s.ctx, spinach.id)!.artifactsExpireAt).toBeNull();
+    expect((await findBuild(s.ctx, spinach.id))!.artifactsExpireAt).toBeNull();
   });
 
   it('erase: 201 removes artifacts and trace (download_url null); 403 when not erasable', async () => {
-    const spinach = buildNamed(s.ctx, pipelineId, 'spinach');
+    const spinach = await buildNamed(s.ctx, pipelineId, 'spinach');
     const r = await s.api('POST', `/projects/${pid}/builds/${spinach.id}/erase`, cast.developer);
     expect(r.status).toBe(201);
     expect(r.body.status).toBe('success');
     expect(r.body.download_url).toBeNull();
     expect(r.body.artifacts_file).toBeUndefined();
-    expect(findBuild(s.ctx, spinach.id)!.erasedAt).toBeTruthy();
-    expect(findBuild(s.ctx, spinach.id)!.erasedById).toBe(cast.developer.id);
-    expect(artifactsFilePath(s.ctx, findBuild(s.ctx, spinach.id)!)).toBeNull();
+    expect((await findBuild(s.ctx, spinach.id))!.erasedAt).toBeTruthy();
+    expect((await findBuild(s.ctx, spinach.id))!.erasedById).toBe(cast.developer.id);
+    expect(await artifactsFilePath(s.ctx, (await findBuild(s.ctx, spinach.id))!)).toBeNull();
     expect((await s.api('GET', `/projects/${pid}/builds/${spinach.id}/trace`, cast.reporter)).status).toBe(404);
     expect((await s.api('GET', `/projects/${pid}/builds/${spinach.id}/artifacts`, cast.reporter)).status).toBe(404);
     const again = await s.api('POST', `/projects/${pid}/builds/${spinach.id}/erase`, cast.developer);
     expect(again.status).toBe(403);
     expect(again.body).toEqual({ message: '403 Forbidden - Build is not erasable!' });
-    const ship = buildNamed(s.ctx, pipelineId, 'ship'); // pending, not finished
-    replaceTrace(s.ctx, ship, 'x');
+    const ship = await buildNamed(s.ctx, pipelineId, 'ship'); // pending, not finished
+    await replaceTrace(s.ctx, ship, 'x');
     expect((await s.api('POST', `/projects/${pid}/builds/${ship.id}/erase`, cast.developer)).status).toBe(403);
   });
 
@@ -266,23 +267,23 @@ describe('build actions', () => {
 
 describe('expired artifacts', () => {
   it('the worker removes expired artifacts at start', async () => {
-    const compile = buildNamed(s.ctx, pipelineId, 'compile');
+    const compile = await buildNamed(s.ctx, pipelineId, 'compile');
     await artifacts(compile.id, 'old', '1 sec');
-    s.ctx.db.$client.prepare(`UPDATE commit_statuses SET artifacts_expire_at = ? WHERE id = ?`).run('2000-01-01T00:00:00.000Z', compile.id);
+    await exec(s, `UPDATE commit_statuses SET artifacts_expire_at = ? WHERE id = ?`, ['2000-01-01T00:00:00.000Z', compile.id]);
     const stop = startArtifactsExpiryWorker(s.ctx, 60_000);
-    for (let i = 0; i < 50 && findBuild(s.ctx, compile.id)!.artifactsFile; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 50 && (await findBuild(s.ctx, compile.id))!.artifactsFile; i++) await new Promise((r) => setTimeout(r, 20));
     stop();
-    expect(findBuild(s.ctx, compile.id)!.artifactsFile).toBeNull();
+    expect((await findBuild(s.ctx, compile.id))!.artifactsFile).toBeNull();
   });
 });
 
 describe('authorization matrix', () => {
   async function setup(name: string, visibility: number, publicBuilds: boolean) {
     const id = (await makeProject(s, cast.owner, name, { visibility, extra: { public_builds: publicBuilds } })).id;
-    addCastMembers(s.ctx, cast, id);
+    await addCastMembersAsync(s.ctx, cast, id);
     await pushFiles(s.ctx, id, cast.owner.id, { '.gitlab-ci.yml': 'a:\n  script: x\n' });
-    const p = pipelinesOf(s.ctx, id)[0]!;
-    return { id, build: buildNamed(s.ctx, p.id, 'a').id };
+    const p = (await pipelinesOf(s.ctx, id))[0]!;
+    return { id, build: (await buildNamed(s.ctx, p.id, 'a')).id };
   }
   const readStatus = async (u: TestUser | null, id: number) => (await s.api('GET', `/projects/${id}/builds`, u)).status;
 

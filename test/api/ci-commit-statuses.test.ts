@@ -1,9 +1,9 @@
 // Commit statuses: POST /projects/:id/statuses/:sha (8.x update-or-create rule) and GET .../commits/:sha/statuses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { pipelinesOf, pushFiles, rows } from '../helpers/ci.js';
-import { commitStatusOf } from '../../daemon/services/pipelines.js';
+import { commitStatusOfAsync } from '../../daemon/services/pipelines.js';
 import { projectRepository } from '../../daemon/services/repositories.js';
 
 let s: TestServer;
@@ -18,7 +18,7 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'cs');
   pid = (await makeProject(s, cast.owner, 'statuses')).id;
-  addCastMembers(s.ctx, cast, pid);
+  await addCastMembersAsync(s.ctx, cast, pid);
   sha = await pushFiles(s.ctx, pid, cast.owner.id, { 'README.md': 'hello' });
   featureSha = await pushFiles(s.ctx, pid, cast.owner.id, { 'f.txt': 'f' }, { branch: 'feature', from: 'master' });
 });
@@ -35,9 +35,9 @@ describe('POST /projects/:id/statuses/:sha', () => {
       sha, ref: 'master', name: 'default', status: 'pending', target_url: 'http://ci.example/1', description: 'queued', allow_failure: false,
       started_at: null, finished_at: null, author: { id: cast.developer.id, username: cast.developer.username },
     });
-    const [p] = pipelinesOf(s.ctx, pid);
+    const [p] = await pipelinesOf(s.ctx, pid);
     expect(p).toMatchObject({ ref: 'master', sha, status: 'pending' });
-    expect(commitStatusOf(s.ctx, pid, sha)).toBe('pending');
+    expect(await commitStatusOfAsync(s.ctx, pid, sha)).toBe('pending');
   });
 
   it('updates the caller\'s running or pending status of that name; a finished one gives a new record', async () => {
@@ -84,7 +84,7 @@ describe('POST /projects/:id/statuses/:sha', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ message: '404 Commit Not Found' });
     // a commit no branch contains
-    const { project } = rows(s.ctx, pid, cast.owner.id);
+    const { project } = await rows(s.ctx, pid, cast.owner.id);
     const repo = projectRepository(s.ctx, project);
     const lonely = await pushFiles(s.ctx, pid, cast.owner.id, { 'l.txt': 'l' }, { branch: 'lonely', from: 'master' });
     await repo.createTag('keep-lonely', lonely);
@@ -102,14 +102,14 @@ describe('POST /projects/:id/statuses/:sha', () => {
     const r = await post(cast.developer, featureSha, { state: 'success' });
     expect(r.body.ref).toBe('feature');
     const ci = await pushFiles(s.ctx, pid, cast.owner.id, { '.gitlab-ci.yml': 'a:\n  script: x\n' }, { branch: 'withci', from: 'master' });
-    const before = pipelinesOf(s.ctx, pid).length;
+    const before = (await pipelinesOf(s.ctx, pid)).length;
     const st = await post(cast.developer, ci, { state: 'failed', ref: 'withci', name: 'external' });
     expect(st.status).toBe(201);
-    expect(pipelinesOf(s.ctx, pid).length).toBe(before);
-    const p = pipelinesOf(s.ctx, pid).find((x) => x.sha === ci)!;
+    expect((await pipelinesOf(s.ctx, pid)).length).toBe(before);
+    const p = (await pipelinesOf(s.ctx, pid)).find((x) => x.sha === ci)!;
     // build a pending + a failed external status: the composite is running (8.13 rule 6)
     expect(p.status).toBe('running');
-    expect(commitStatusOf(s.ctx, pid, ci)).toBe('running');
+    expect(await commitStatusOfAsync(s.ctx, pid, ci)).toBe('running');
   });
 
   it('authorization: developer or higher', async () => {

@@ -43,10 +43,11 @@ async function projectWithHooks(name: string): Promise<Setup> {
 
 /** Wait until every delivery queued so far is settled (delivered or failed). */
 async function settled(): Promise<void> {
-  await waitUntil(() => {
-    const r = s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM hook_deliveries WHERE status = 'pending'`).get() as { n: number };
-    return r.n === 0;
-  }, 'hook deliveries settled');
+  const end = Date.now() + 10_000;
+  while (Number((await s.ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM hook_deliveries WHERE status = 'pending'`))!.n) !== 0) {
+    if (Date.now() > end) throw new Error('timed out waiting for hook deliveries settled');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 const json = (rs: Received[]) => rs.map((r) => r.json());
@@ -69,7 +70,7 @@ describe('build and pipeline hooks', () => {
   it('a build_events hook gets a Build Hook per status change: pending, running, success', async () => {
     const { projectId, path } = await projectWithHooks('bh');
     const sha = await pushFiles(s.ctx, projectId, alice.id, { '.gitlab-ci.yml': ONE_JOB }, { message: 'Add CI\n\nwith a body' });
-    const pipeline = pipelinesOf(s.ctx, projectId)[0]!;
+    const pipeline = (await pipelinesOf(s.ctx, projectId))[0]!;
     await drive(s.ctx, pipeline.id, 'compile', 'run', 'success');
     await settled();
 
@@ -78,7 +79,7 @@ describe('build and pipeline hooks', () => {
     expect(got.every((r) => r.headers['content-type'] === 'application/json')).toBe(true);
     const payloads = json(got);
     expect(payloads.map((p) => p.build_status)).toEqual(['pending', 'running', 'success']);
-    const build = buildNamed(s.ctx, pipeline.id, 'compile');
+    const build = await buildNamed(s.ctx, pipeline.id, 'compile');
     const done = payloads[2];
     expect(done).toMatchObject({
       object_kind: 'build', ref: 'master', tag: false, sha, build_id: build.id, build_name: 'compile', build_stage: 'build',
@@ -107,7 +108,7 @@ describe('build and pipeline hooks', () => {
     const pp = json(pipes);
     expect(pp.map((p) => p.object_attributes.status)).toEqual(['pending', 'running', 'success']);
     const last = pp[2];
-    const finished = pipelinesOf(s.ctx, projectId)[0]!;
+    const finished = (await pipelinesOf(s.ctx, projectId))[0]!;
     expect(last).toMatchObject({
       object_kind: 'pipeline',
       object_attributes: {
@@ -137,13 +138,13 @@ describe('build and pipeline hooks', () => {
   it('a retry fires a Build Hook for the new build and Pipeline Hooks as the pipeline becomes active again', async () => {
     const { projectId, path } = await projectWithHooks('retry');
     await pushFiles(s.ctx, projectId, alice.id, { '.gitlab-ci.yml': ONE_JOB });
-    const pipeline = pipelinesOf(s.ctx, projectId)[0]!;
+    const pipeline = (await pipelinesOf(s.ctx, projectId))[0]!;
     await drive(s.ctx, pipeline.id, 'compile', 'run', 'drop');
     await settled();
     const before = recv.to(`${path}/builds`).length;
     const pipesBefore = recv.to(`${path}/pipelines`).length;
-    const { user } = rows(s.ctx, projectId, alice.id);
-    const retried = retryBuild(s.ctx, buildNamed(s.ctx, pipeline.id, 'compile'), user)!;
+    const { user } = await rows(s.ctx, projectId, alice.id);
+    const retried = (await retryBuild(s.ctx, await buildNamed(s.ctx, pipeline.id, 'compile'), user))!;
     await drive(s.ctx, pipeline.id, 'compile', 'cancel');
     await settled();
     const builds = json(recv.to(`${path}/builds`).slice(before));
@@ -161,7 +162,7 @@ describe('build and pipeline hooks', () => {
     const { projectId, path } = await projectWithHooks('ext');
     // No .gitlab-ci.yml: the push creates no pipeline.
     const sha = await pushFiles(s.ctx, projectId, alice.id, { 'README.md': 'hello' }, { message: 'External CI' });
-    expect(pipelinesOf(s.ctx, projectId)).toHaveLength(0);
+    expect(await pipelinesOf(s.ctx, projectId)).toHaveLength(0);
     const r = await s.api('POST', `/projects/${projectId}/statuses/${sha}`, alice, { state: 'running', name: 'jenkins' });
     expect(r.status).toBe(201);
     const r2 = await s.api('POST', `/projects/${projectId}/statuses/${sha}`, alice, { state: 'success', name: 'jenkins' });
@@ -173,7 +174,7 @@ describe('build and pipeline hooks', () => {
     expect(pipes[1].commit).toMatchObject({ id: sha, message: 'External CI\n', author: { name: 'Ci Tester', email: 'ci@example.com' } });
     expect(pipes[1].object_attributes.stages).toEqual(['external']);
     expect(pipes[1].builds).toEqual([]);
-    const p = pipelinesOf(s.ctx, projectId)[0]!;
+    const p = (await pipelinesOf(s.ctx, projectId))[0]!;
     expect([p.commitMessage, p.commitAuthorName, p.commitAuthorEmail]).toEqual(['External CI\n', 'Ci Tester', 'ci@example.com']);
   });
 
@@ -182,9 +183,9 @@ describe('build and pipeline hooks', () => {
     const hook = await s.api('POST', `/projects/${p.id}/hooks`, alice, { url: `${recv.url}/quiet`, push_events: false });
     expect(hook.status).toBe(201);
     await pushFiles(s.ctx, p.id, alice.id, { '.gitlab-ci.yml': ONE_JOB });
-    const pipeline = pipelinesOf(s.ctx, p.id)[0]!;
+    const pipeline = (await pipelinesOf(s.ctx, p.id))[0]!;
     await drive(s.ctx, pipeline.id, 'compile', 'run', 'success');
-    const n = s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM hook_deliveries WHERE hook_id = ?').get(hook.body.id) as { n: number };
+    const n = (await s.ctx.data.get('SELECT COUNT(*) AS n FROM hook_deliveries WHERE hook_id = ?', [hook.body.id])) as { n: number };
     expect(n.n).toBe(0);
     expect(pipeline.commitMessage).toBe('ci commit\n');
   });

@@ -1,9 +1,9 @@
 // Pipeline creation from real pushes, stage processing (changeBuildStatus), statuses and the pipelines API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, drive, pipelinesOf, pushFiles, rows, statusByName } from '../helpers/ci.js';
-import { commitStatusOf, createPipelineForPush, processPipeline } from '../../daemon/services/pipelines.js';
+import { commitStatusOfAsync, createPipelineForPush, processPipeline } from '../../daemon/services/pipelines.js';
 import { changeBuildStatus, findBuild, onBuildFinished, settleBuildWork } from '../../daemon/services/builds.js';
 import { pipelineDuration } from '../../daemon/services/pipelines.js';
 
@@ -58,39 +58,39 @@ describe('pipeline creation on push', () => {
   it('creates a pipeline with the matching builds, first stage pending', async () => {
     const pid = await newProject('stages');
     const sha = await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': THREE_STAGES, 'README.md': 'hi' });
-    const [p] = pipelinesOf(s.ctx, pid);
+    const [p] = await pipelinesOf(s.ctx, pid);
     expect(p).toMatchObject({ ref: 'master', sha, tag: false, status: 'pending', yamlErrors: null, userId: owner.id });
     expect(p!.committedAt).toBeTruthy();
-    expect(statusByName(s.ctx, p!.id)).toEqual({
+    expect(await statusByName(s.ctx, p!.id)).toEqual({
       compile: 'pending', rspec: 'created', lint: 'created', ship: 'created', cleanup: 'created', notify_failure: 'created', release: 'created',
     });
-    const compile = buildNamed(s.ctx, p!.id, 'compile');
+    const compile = await buildNamed(s.ctx, p!.id, 'compile');
     expect(compile).toMatchObject({ stage: 'build', stageIdx: 0, commands: 'make', ref: 'master', when: 'on_success' });
     expect(compile.queuedAt).toBeTruthy();
-    expect(commitStatusOf(s.ctx, pid, sha)).toBe('pending');
-    expect(commitStatusOf(s.ctx, pid, 'f'.repeat(40))).toBeNull();
+    expect(await commitStatusOfAsync(s.ctx, pid, sha)).toBe('pending');
+    expect(await commitStatusOfAsync(s.ctx, pid, 'f'.repeat(40))).toBeNull();
   });
 
   it('advances stage by stage; on_failure skipped, always runs, manual waits as skipped; allow_failure counts as success', async () => {
     const pid = await newProject('advance');
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': THREE_STAGES });
-    const p = pipelinesOf(s.ctx, pid)[0]!;
+    const p = (await pipelinesOf(s.ctx, pid))[0]!;
     await drive(s.ctx, p.id, 'compile', 'run');
-    const running = pipelinesOf(s.ctx, pid)[0]!;
+    const running = (await pipelinesOf(s.ctx, pid))[0]!;
     expect(running.status).toBe('running');
     expect(running.startedAt).toBeTruthy();
     await drive(s.ctx, p.id, 'compile', 'success');
-    expect(statusByName(s.ctx, p.id)).toMatchObject({ compile: 'success', rspec: 'pending', lint: 'pending', ship: 'created' });
+    expect(await statusByName(s.ctx, p.id)).toMatchObject({ compile: 'success', rspec: 'pending', lint: 'pending', ship: 'created' });
     await drive(s.ctx, p.id, 'rspec', 'run', 'success');
     // lint still pending: the deploy stage waits
-    expect(statusByName(s.ctx, p.id).ship).toBe('created');
+    expect((await statusByName(s.ctx, p.id)).ship).toBe('created');
     await drive(s.ctx, p.id, 'lint', 'run', 'drop');
-    expect(statusByName(s.ctx, p.id)).toMatchObject({
+    expect(await statusByName(s.ctx, p.id)).toMatchObject({
       lint: 'failed', ship: 'pending', cleanup: 'pending', notify_failure: 'skipped', release: 'skipped',
     });
     await drive(s.ctx, p.id, 'ship', 'run', 'success');
     await drive(s.ctx, p.id, 'cleanup', 'run', 'success');
-    const done = pipelinesOf(s.ctx, pid)[0]!;
+    const done = (await pipelinesOf(s.ctx, pid))[0]!;
     expect(done.status).toBe('success');
     expect(done.finishedAt).toBeTruthy();
     expect(typeof done.duration).toBe('number');
@@ -99,14 +99,14 @@ describe('pipeline creation on push', () => {
   it('a failure runs on_failure and always jobs and fails the pipeline', async () => {
     const pid = await newProject('failing');
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': THREE_STAGES });
-    const p = pipelinesOf(s.ctx, pid)[0]!;
+    const p = (await pipelinesOf(s.ctx, pid))[0]!;
     await drive(s.ctx, p.id, 'compile', 'run', 'success');
     await drive(s.ctx, p.id, 'rspec', 'run', 'drop');
     await drive(s.ctx, p.id, 'lint', 'run', 'success');
-    expect(statusByName(s.ctx, p.id)).toMatchObject({ ship: 'skipped', cleanup: 'pending', notify_failure: 'pending', release: 'skipped' });
+    expect(await statusByName(s.ctx, p.id)).toMatchObject({ ship: 'skipped', cleanup: 'pending', notify_failure: 'pending', release: 'skipped' });
     await drive(s.ctx, p.id, 'cleanup', 'run', 'success');
     await drive(s.ctx, p.id, 'notify_failure', 'run', 'success');
-    expect(pipelinesOf(s.ctx, pid)[0]!.status).toBe('failed');
+    expect((await pipelinesOf(s.ctx, pid))[0]!.status).toBe('failed');
   });
 
   it('only/except select the jobs by ref; tags get tag pipelines', async () => {
@@ -126,44 +126,44 @@ d:
   only: [master]
 `;
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': yml }, { tag: 'v1.0' });
-    const [branchPipe, tagPipe] = pipelinesOf(s.ctx, pid);
-    expect(Object.keys(statusByName(s.ctx, branchPipe!.id)).sort()).toEqual(['a', 'c', 'd']);
+    const [branchPipe, tagPipe] = await pipelinesOf(s.ctx, pid);
+    expect(Object.keys(await statusByName(s.ctx, branchPipe!.id)).sort()).toEqual(['a', 'c', 'd']);
     expect(tagPipe).toMatchObject({ ref: 'v1.0', tag: true });
-    expect(Object.keys(statusByName(s.ctx, tagPipe!.id)).sort()).toEqual(['b', 'c']);
+    expect(Object.keys(await statusByName(s.ctx, tagPipe!.id)).sort()).toEqual(['b', 'c']);
     await pushFiles(s.ctx, pid, owner.id, { 'x.txt': 'x' }, { branch: 'feature-x', from: 'master' });
-    expect(Object.keys(statusByName(s.ctx, pipelinesOf(s.ctx, pid)[2]!.id)).sort()).toEqual(['a']);
+    expect(Object.keys(await statusByName(s.ctx, (await pipelinesOf(s.ctx, pid))[2]!.id)).sort()).toEqual(['a']);
   });
 
   it('a branch where no job matches gets no pipeline', async () => {
     const pid = await newProject('nomatch');
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': 'only_master:\n  script: x\n  only: [master]\n' }, { branch: 'other' });
-    expect(pipelinesOf(s.ctx, pid)).toEqual([]);
+    expect(await pipelinesOf(s.ctx, pid)).toEqual([]);
   });
 
   it('an invalid .gitlab-ci.yml gives a failed pipeline with yaml_errors and no builds', async () => {
     const pid = await newProject('invalid');
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': 'rspec:\n  script: x\n  when: sometimes\n' });
-    const [p] = pipelinesOf(s.ctx, pid);
+    const [p] = await pipelinesOf(s.ctx, pid);
     expect(p).toMatchObject({ status: 'failed', yamlErrors: 'jobs:rspec when should be on_success, on_failure, always or manual' });
     expect(p!.finishedAt).toBeTruthy();
-    expect(statusByName(s.ctx, p!.id)).toEqual({});
+    expect(await statusByName(s.ctx, p!.id)).toEqual({});
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': ': : :\n\t- [' });
-    expect(pipelinesOf(s.ctx, pid)[1]).toMatchObject({ status: 'failed' });
-    expect(pipelinesOf(s.ctx, pid)[1]!.yamlErrors).toBeTruthy();
+    expect((await pipelinesOf(s.ctx, pid))[1]).toMatchObject({ status: 'failed' });
+    expect((await pipelinesOf(s.ctx, pid))[1]!.yamlErrors).toBeTruthy();
   });
 
   it('no file, [ci skip], builds disabled and deletions', async () => {
     const pid = await newProject('nofile');
     await pushFiles(s.ctx, pid, owner.id, { 'README.md': 'x' });
-    expect(pipelinesOf(s.ctx, pid)).toEqual([]);
+    expect(await pipelinesOf(s.ctx, pid)).toEqual([]);
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': 'a:\n  script: x\n' }, { message: 'wip [CI SKIP]' });
-    expect(pipelinesOf(s.ctx, pid).map((p) => p.status)).toEqual(['skipped']);
+    expect((await pipelinesOf(s.ctx, pid)).map((p) => p.status)).toEqual(['skipped']);
 
     const disabled = await newProject('disabled', { builds_enabled: false });
     await pushFiles(s.ctx, disabled, owner.id, { '.gitlab-ci.yml': 'a:\n  script: x\n' });
-    expect(pipelinesOf(s.ctx, disabled)).toEqual([]);
+    expect(await pipelinesOf(s.ctx, disabled)).toEqual([]);
 
-    const { project, user } = rows(s.ctx, pid, owner.id);
+    const { project, user } = await rows(s.ctx, pid, owner.id);
     const none = await createPipelineForPush(s.ctx, project, user, { ref: 'refs/heads/master', tag: false, before: 'a'.repeat(40), after: '0'.repeat(40) });
     expect(none).toBeNull();
     const unknown = await createPipelineForPush(s.ctx, project, user, { ref: 'master', tag: false, before: null, after: 'b'.repeat(40) });
@@ -173,7 +173,7 @@ d:
   it('a push whose repository read fails does not fail the push', async () => {
     const pid = await newProject('broken');
     // The listener logs and swallows errors: processPush resolves.
-    const { project, user } = rows(s.ctx, pid, owner.id);
+    const { project, user } = await rows(s.ctx, pid, owner.id);
     const { processPush } = await import('../../daemon/services/push.js');
     const logged: unknown[] = [];
     await processPush(s.ctx, project, user, [], { log: (e) => logged.push(e) });
@@ -185,27 +185,27 @@ describe('build state changes', () => {
   it('changeBuildStatus ignores impossible moves and sets timestamps; listeners hear finished builds; coverage is read', async () => {
     const pid = await newProject('events');
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': THREE_STAGES });
-    const p = pipelinesOf(s.ctx, pid)[0]!;
-    const compile = buildNamed(s.ctx, p.id, 'compile');
-    expect(changeBuildStatus(s.ctx, compile.id, 'success')).not.toBeNull();
-    expect(changeBuildStatus(s.ctx, compile.id, 'run')).toBeNull();
-    expect(changeBuildStatus(s.ctx, 999999, 'run')).toBeNull();
+    const p = (await pipelinesOf(s.ctx, pid))[0]!;
+    const compile = await buildNamed(s.ctx, p.id, 'compile');
+    expect(await changeBuildStatus(s.ctx, compile.id, 'success')).not.toBeNull();
+    expect(await changeBuildStatus(s.ctx, compile.id, 'run')).toBeNull();
+    expect(await changeBuildStatus(s.ctx, 999999, 'run')).toBeNull();
     const heard: number[] = [];
     const off = onBuildFinished((_ctx, b) => {
       heard.push(b.id);
     });
-    const rspec = buildNamed(s.ctx, p.id, 'rspec');
-    const running = changeBuildStatus(s.ctx, rspec.id, 'run', { runnerId: undefined })!;
+    const rspec = await buildNamed(s.ctx, p.id, 'rspec');
+    const running = (await changeBuildStatus(s.ctx, rspec.id, 'run', { runnerId: undefined }))!;
     expect(running.startedAt).toBeTruthy();
     const { replaceTrace } = await import('../../daemon/services/traces.js');
-    replaceTrace(s.ctx, rspec, 'running tests\nCoverage 87%\n');
-    const done = changeBuildStatus(s.ctx, rspec.id, 'success')!;
+    await replaceTrace(s.ctx, rspec, 'running tests\nCoverage 87%\n');
+    const done = (await changeBuildStatus(s.ctx, rspec.id, 'success'))!;
     expect(done.finishedAt).toBeTruthy();
     await settleBuildWork();
     off();
     expect(heard).toEqual([rspec.id]);
-    expect(findBuild(s.ctx, rspec.id)!.coverage).toBe(87);
-    expect(processPipeline(s.ctx, 999999)).toBeNull();
+    expect((await findBuild(s.ctx, rspec.id))!.coverage).toBe(87);
+    expect(await processPipeline(s.ctx, 999999)).toBeNull();
   });
 
   it('pipeline duration is the union of the build running periods', () => {
@@ -221,11 +221,11 @@ describe('pipelines API', () => {
   let first: number;
   beforeAll(async () => {
     pid = await newProject('papi', {}, 0);
-    addCastMembers(s.ctx, cast, pid);
+    await addCastMembersAsync(s.ctx, cast, pid);
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': 'a:\n  script: x\nb:\n  script: y\n' });
     await pushFiles(s.ctx, pid, owner.id, { 'f.txt': '1' });
     await pushFiles(s.ctx, pid, owner.id, { 'f.txt': '2' }, { branch: 'dev', tag: 'v1', from: 'master' });
-    first = pipelinesOf(s.ctx, pid)[0]!.id;
+    first = (await pipelinesOf(s.ctx, pid))[0]!.id;
   });
 
   it('lists newest first with pagination headers', async () => {
@@ -270,24 +270,24 @@ describe('pipelines API', () => {
     const c = await s.api('POST', `/projects/${pid}/pipelines/${first}/cancel`, cast.developer);
     expect(c.status).toBe(200);
     expect(c.body.status).toBe('canceled');
-    expect(statusByName(s.ctx, first)).toEqual({ a: 'canceled', b: 'canceled' });
+    expect(await statusByName(s.ctx, first)).toEqual({ a: 'canceled', b: 'canceled' });
     // canceled builds are retried too (8.x failed_or_canceled); the answer already reads pending
     const r0 = await s.api('POST', `/projects/${pid}/pipelines/${first}/retry`, cast.developer);
     expect(r0.status).toBe(201);
     expect(r0.body.status).toBe('pending');
     expect(r0.body.finished_at).toBeNull();
-    expect(statusByName(s.ctx, first)).toEqual({ a: 'pending', b: 'pending' });
+    expect(await statusByName(s.ctx, first)).toEqual({ a: 'pending', b: 'pending' });
     expect((await s.api('GET', `/projects/${pid}/pipelines/${first}`, cast.developer)).body.status).toBe('pending');
-    const second = pipelinesOf(s.ctx, pid)[1]!.id;
+    const second = (await pipelinesOf(s.ctx, pid))[1]!.id;
     await drive(s.ctx, second, 'a', 'run', 'drop');
     await drive(s.ctx, second, 'b', 'run', 'success');
-    expect(pipelinesOf(s.ctx, pid)[1]!.status).toBe('failed');
+    expect((await pipelinesOf(s.ctx, pid))[1]!.status).toBe('failed');
     const r = await s.api('POST', `/projects/${pid}/pipelines/${second}/retry`, cast.developer);
     expect(r.status).toBe(201);
     // a pending retry beside a finished build composes to running (8.x composite status), never the old `failed`
     expect(r.body.status).toBe('running');
-    expect(statusByName(s.ctx, second)).toEqual({ a: 'pending', b: 'success' });
-    expect(pipelinesOf(s.ctx, pid)[1]!.finishedAt).toBeNull();
+    expect(await statusByName(s.ctx, second)).toEqual({ a: 'pending', b: 'success' });
+    expect((await pipelinesOf(s.ctx, pid))[1]!.finishedAt).toBeNull();
   });
 
   it('authorization: reads need read_pipeline, retry/cancel update_pipeline', async () => {

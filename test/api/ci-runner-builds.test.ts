@@ -1,10 +1,10 @@
 /** Runner API builds: claiming (POST /builds/register), the build payload, PUT /builds/:id, and build tokens for git. */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
 import {
-  SHA, buildRow, ci, claim, clearQueue, insertBuild, insertPipeline, projectRunnersToken, registerRunner,
+  SHA, buildRow, ci, claim, clearQueue, exec, flags01, insertBuild, insertPipeline, projectRunnersToken, registerRunner,
 } from '../helpers/runner-fixtures.js';
 import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +21,7 @@ let second: { id: number };
 let shared: { id: number; token: string };
 
 const sha256 = (t: string) => createHash('sha256').update(t).digest('hex');
-const setProject = (id: number, col: string, v: number) => s.ctx.db.$client.prepare(`UPDATE projects SET ${col} = ? WHERE id = ?`).run(v, id);
+const setProject = (id: number, col: string, v: number) => exec(s, `UPDATE projects SET ${col} = ? WHERE id = ?`, [v === 1, id]);
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -38,13 +38,13 @@ beforeEach(() => clearQueue(s));
 
 describe('POST /ci/api/v1/builds/register', () => {
   it('hands out the oldest pending build with the full payload (201, exact application/json)', async () => {
-    const pipeline = insertPipeline(s, project.id, { ref: 'master', beforeSha: 'b'.repeat(40), userId: owner.id });
-    const build = insertBuild(s, project.id, pipeline, {
+    const pipeline = await insertPipeline(s, project.id, { ref: 'master', beforeSha: 'b'.repeat(40), userId: owner.id });
+    const build = await insertBuild(s, project.id, pipeline, {
       name: 'rspec', stage: 'test', stageIdx: 1, commands: 'bundle\nrspec', userId: owner.id,
       options: { image: 'ruby:2.3', artifacts: { paths: ['out/'], expire_in: '1 week' }, after_script: ['echo done'] },
       variables: [{ key: 'DB', value: 'postgres', public: true }],
     });
-    const later = insertBuild(s, project.id, pipeline, { name: 'later', stageIdx: 1 });
+    const later = await insertBuild(s, project.id, pipeline, { name: 'later', stageIdx: 1 });
     const res = await ci(s, 'POST', '/builds/register.json', {
       token: shared.token, info: { name: 'gitlab-ci-multi-runner', version: '1.11.5', revision: 'abc', platform: 'linux', architecture: 'amd64' },
     }, { 'user-agent': 'gitlab-ci-multi-runner 1.11.5 (v1.11.5; go1.19.8; linux/amd64)' });
@@ -59,20 +59,20 @@ describe('POST /ci/api/v1/builds/register', () => {
     });
     expect(b.token).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(b.repo_url).toBe(`http://gitlab-ci-token:${b.token}@gantry.test/${project.path_with_namespace}.git`);
-    const row = buildRow(s, build);
+    const row = await buildRow(s, build);
     expect(row).toMatchObject({ status: 'running', runner_id: shared.id, token_hash: sha256(b.token) });
-    expect(buildRow(s, later).status).toBe('pending');
+    expect((await buildRow(s, later)).status).toBe('pending');
     // runner info and contact were recorded
-    const runner = s.ctx.db.$client.prepare(`SELECT * FROM runners WHERE id = ?`).get(shared.id) as Record<string, unknown>;
+    const runner = (await s.ctx.data.get(`SELECT * FROM runners WHERE id = ?`, [shared.id])) as Record<string, unknown>;
     expect(runner).toMatchObject({ version: '1.11.5', revision: 'abc' });
     expect(typeof runner.contacted_at).toBe('string');
   });
 
   it('sends the variables in 8.13 order with CI_BUILD_TOKEN private', async () => {
-    const pipeline = insertPipeline(s, project.id, { ref: 'v1.0', userId: owner.id });
-    s.ctx.db.$client.prepare(`UPDATE pipelines SET tag = 1 WHERE id = ?`).run(pipeline);
-    const build = insertBuild(s, project.id, pipeline, { name: 'deploy', stage: 'deploy', ref: 'v1.0', variables: [{ key: 'A', value: '1', public: true }] });
-    s.ctx.db.$client.prepare(`UPDATE commit_statuses SET tag = 1 WHERE id = ?`).run(build);
+    const pipeline = await insertPipeline(s, project.id, { ref: 'v1.0', userId: owner.id });
+    await exec(s, `UPDATE pipelines SET tag = TRUE WHERE id = ?`, [pipeline]);
+    const build = await insertBuild(s, project.id, pipeline, { name: 'deploy', stage: 'deploy', ref: 'v1.0', variables: [{ key: 'A', value: '1', public: true }] });
+    await exec(s, `UPDATE commit_statuses SET tag = TRUE WHERE id = ?`, [build]);
     const b = await claim(s, shared.token);
     const keys = b.variables.map((v: { key: string }) => v.key);
     expect(keys).toEqual([
@@ -96,15 +96,15 @@ describe('POST /ci/api/v1/builds/register', () => {
   });
 
   it('lists earlier-stage latest builds in depends_on_builds with artifacts only when unexpired', async () => {
-    const pipeline = insertPipeline(s, project.id);
-    const old = insertBuild(s, project.id, pipeline, { name: 'compile', stage: 'build', stageIdx: 0, status: 'failed' });
-    const compile = insertBuild(s, project.id, pipeline, { name: 'compile', stage: 'build', stageIdx: 0, status: 'success' });
-    const lint = insertBuild(s, project.id, pipeline, { name: 'lint', stage: 'build', stageIdx: 0, status: 'failed' });
-    const expired = insertBuild(s, project.id, pipeline, { name: 'docs', stage: 'build', stageIdx: 0, status: 'success' });
-    const same = insertBuild(s, project.id, pipeline, { name: 'peer', stage: 'test', stageIdx: 1, status: 'created' });
-    s.ctx.db.$client.prepare(`UPDATE commit_statuses SET artifacts_file = 'a.zip', artifacts_size = 12 WHERE id = ?`).run(compile);
-    s.ctx.db.$client.prepare(`UPDATE commit_statuses SET artifacts_file = 'd.zip', artifacts_size = 3, artifacts_expire_at = '2000-01-01T00:00:00.000Z' WHERE id = ?`).run(expired);
-    const build = insertBuild(s, project.id, pipeline, { name: 'test', stage: 'test', stageIdx: 1, options: { dependencies: ['compile'] } });
+    const pipeline = await insertPipeline(s, project.id);
+    const old = await insertBuild(s, project.id, pipeline, { name: 'compile', stage: 'build', stageIdx: 0, status: 'failed' });
+    const compile = await insertBuild(s, project.id, pipeline, { name: 'compile', stage: 'build', stageIdx: 0, status: 'success' });
+    const lint = await insertBuild(s, project.id, pipeline, { name: 'lint', stage: 'build', stageIdx: 0, status: 'failed' });
+    const expired = await insertBuild(s, project.id, pipeline, { name: 'docs', stage: 'build', stageIdx: 0, status: 'success' });
+    const same = await insertBuild(s, project.id, pipeline, { name: 'peer', stage: 'test', stageIdx: 1, status: 'created' });
+    await exec(s, `UPDATE commit_statuses SET artifacts_file = 'a.zip', artifacts_size = 12 WHERE id = ?`, [compile]);
+    await exec(s, `UPDATE commit_statuses SET artifacts_file = 'd.zip', artifacts_size = 3, artifacts_expire_at = '2000-01-01T00:00:00.000Z' WHERE id = ?`, [expired]);
+    const build = await insertBuild(s, project.id, pipeline, { name: 'test', stage: 'test', stageIdx: 1, options: { dependencies: ['compile'] } });
     const b = await claim(s, shared.token);
     expect(b.id).toBe(build);
     expect(b.options.dependencies).toEqual(['compile']);
@@ -129,110 +129,108 @@ describe('POST /ci/api/v1/builds/register', () => {
     expect(bad.body).toEqual({ message: '403 Forbidden' });
     expect((await ci(s, 'POST', '/builds/register', {})).status).toBe(403);
     const paused = await registerRunner(s, {});
-    s.ctx.db.$client.prepare(`UPDATE runners SET active = 0 WHERE id = ?`).run(paused.id);
-    const pipeline = insertPipeline(s, project.id);
-    const build = insertBuild(s, project.id, pipeline);
+    await exec(s, `UPDATE runners SET active = FALSE WHERE id = ?`, [paused.id]);
+    const pipeline = await insertPipeline(s, project.id);
+    const build = await insertBuild(s, project.id, pipeline);
     const r = await ci(s, 'POST', '/builds/register.json', { token: paused.token });
     expect(r.status).toBe(404);
-    expect(buildRow(s, build).status).toBe('pending');
+    expect((await buildRow(s, build)).status).toBe('pending');
   });
 
   it("matches tags: the build's tags must be a subset of the runner's; untagged builds need run_untagged", async () => {
-    const pipeline = insertPipeline(s, project.id);
-    const needsMac = insertBuild(s, project.id, pipeline, { name: 'mac', tags: ['mac'] });
-    const needsDocker = insertBuild(s, project.id, pipeline, { name: 'docker', tags: ['docker'] });
-    const untagged = insertBuild(s, project.id, pipeline, { name: 'plain' });
+    const pipeline = await insertPipeline(s, project.id);
+    const needsMac = await insertBuild(s, project.id, pipeline, { name: 'mac', tags: ['mac'] });
+    const needsDocker = await insertBuild(s, project.id, pipeline, { name: 'docker', tags: ['docker'] });
+    const untagged = await insertBuild(s, project.id, pipeline, { name: 'plain' });
     const tagsOnly = await registerRunner(s, { tag_list: 'docker,linux,extra', run_untagged: false });
     const noTags = await registerRunner(s, {});
     expect((await claim(s, tagsOnly.token)).id).toBe(needsDocker);
     expect((await ci(s, 'POST', '/builds/register.json', { token: tagsOnly.token })).status).toBe(204);
     expect((await claim(s, noTags.token)).id).toBe(untagged);
     expect((await ci(s, 'POST', '/builds/register.json', { token: noTags.token })).status).toBe(204);
-    expect(buildRow(s, needsMac).status).toBe('pending');
+    expect((await buildRow(s, needsMac)).status).toBe('pending');
   });
 
   it('gives shared runners only projects with shared runners and builds enabled; specific runners only their projects', async () => {
-    const specific = await registerRunner(s, { token: projectRunnersToken(s, second.id) });
-    const p1 = insertPipeline(s, project.id);
-    const p2 = insertPipeline(s, second.id);
-    const inFirst = insertBuild(s, project.id, p1, { name: 'first' });
-    const inSecond = insertBuild(s, second.id, p2, { name: 'second' });
+    const specific = await registerRunner(s, { token: await projectRunnersToken(s, second.id) });
+    const p1 = await insertPipeline(s, project.id);
+    const p2 = await insertPipeline(s, second.id);
+    const inFirst = await insertBuild(s, project.id, p1, { name: 'first' });
+    const inSecond = await insertBuild(s, second.id, p2, { name: 'second' });
     // The specific runner skips the older build of a project it does not serve.
     expect((await claim(s, specific.token)).id).toBe(inSecond);
-    const inSecond2 = insertBuild(s, second.id, p2, { name: 'second-2' });
-    setProject(second.id, 'shared_runners_enabled', 0);
-    setProject(project.id, 'builds_enabled', 0);
+    const inSecond2 = await insertBuild(s, second.id, p2, { name: 'second-2' });
+    await setProject(second.id, 'shared_runners_enabled', 0);
+    await setProject(project.id, 'builds_enabled', 0);
     expect((await ci(s, 'POST', '/builds/register.json', { token: shared.token })).status).toBe(204);
-    setProject(project.id, 'builds_enabled', 1);
+    await setProject(project.id, 'builds_enabled', 1);
     expect((await claim(s, shared.token)).id).toBe(inFirst);
-    setProject(second.id, 'builds_enabled', 0);
+    await setProject(second.id, 'builds_enabled', 0);
     expect((await ci(s, 'POST', '/builds/register.json', { token: specific.token })).status).toBe(204);
-    setProject(second.id, 'builds_enabled', 1);
-    setProject(second.id, 'shared_runners_enabled', 1);
+    await setProject(second.id, 'builds_enabled', 1);
+    await setProject(second.id, 'shared_runners_enabled', 1);
     expect((await claim(s, specific.token)).id).toBe(inSecond2);
   });
 
   it('a locked shared runner only takes builds of its own projects', async () => {
     const locked = await registerRunner(s, { locked: true });
-    const pipeline = insertPipeline(s, project.id);
-    insertBuild(s, project.id, pipeline);
+    const pipeline = await insertPipeline(s, project.id);
+    await insertBuild(s, project.id, pipeline);
     expect((await ci(s, 'POST', '/builds/register.json', { token: locked.token })).status).toBe(204);
   });
 
   it('never hands out builds that are not pending or already have a runner', async () => {
-    const pipeline = insertPipeline(s, project.id);
-    for (const status of ['created', 'running', 'success', 'failed', 'canceled', 'skipped']) insertBuild(s, project.id, pipeline, { status });
-    const taken = insertBuild(s, project.id, pipeline);
-    s.ctx.db.$client.prepare(`UPDATE commit_statuses SET runner_id = ? WHERE id = ?`).run(shared.id, taken);
-    s.ctx.db.$client
-      .prepare(`INSERT INTO commit_statuses (type, project_id, pipeline_id, name, status, created_at, updated_at) VALUES ('generic', ?, ?, 'ext', 'pending', 'x', 'x')`)
-      .run(project.id, pipeline);
+    const pipeline = await insertPipeline(s, project.id);
+    for (const status of ['created', 'running', 'success', 'failed', 'canceled', 'skipped']) await insertBuild(s, project.id, pipeline, { status });
+    const taken = await insertBuild(s, project.id, pipeline);
+    await exec(s, `UPDATE commit_statuses SET runner_id = ? WHERE id = ?`, [shared.id, taken]);
+    await exec(s, `INSERT INTO commit_statuses (type, project_id, pipeline_id, name, status, created_at, updated_at) VALUES ('generic', ?, ?, 'ext', 'pending', '2001-01-01T00:00:00.000Z', '2001-01-01T00:00:00.000Z')`, [project.id, pipeline]);
     expect((await ci(s, 'POST', '/builds/register.json', { token: shared.token })).status).toBe(204);
   });
 });
 
 describe('PUT /ci/api/v1/builds/:id', () => {
   it('updates state with the runner token: running is ignored, success finishes, trace replaces the stored one (secrets masked)', async () => {
-    const pipeline = insertPipeline(s, project.id);
-    const build = insertBuild(s, project.id, pipeline);
+    const pipeline = await insertPipeline(s, project.id);
+    const build = await insertBuild(s, project.id, pipeline);
     const b = await claim(s, shared.token);
     const running = await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'running' });
     expect(running.status).toBe(200);
     expect(running.headers['content-type']).toBe('application/json');
     expect(running.body).toMatchObject({ id: build, status: 'running' });
-    expect(buildRow(s, build).status).toBe('running');
-    const runnersToken = projectRunnersToken(s, project.id);
+    expect((await buildRow(s, build)).status).toBe('running');
+    const runnersToken = await projectRunnersToken(s, project.id);
     const trace = `line one\ntoken ${b.token} and ${runnersToken}\n`;
     const done = await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'success', trace });
     expect(done.status).toBe(200);
     expect(done.body.status).toBe('success');
-    expect(buildRow(s, build)).toMatchObject({ status: 'success', trace_size: Buffer.byteLength(trace) });
+    expect(await buildRow(s, build)).toMatchObject({ status: 'success', trace_size: Buffer.byteLength(trace) });
     const stored = await s.api('GET', `/projects/${project.id}/builds/${build}/trace`, owner);
     expect(stored.text).toBe(`line one\ntoken ${'x'.repeat(b.token.length)} and ${'x'.repeat(runnersToken.length)}\n`);
   });
 
   it('state failed drops the build; the build token works instead of the runner token', async () => {
-    const pipeline = insertPipeline(s, project.id);
-    const build = insertBuild(s, project.id, pipeline);
+    const pipeline = await insertPipeline(s, project.id);
+    const build = await insertBuild(s, project.id, pipeline);
     const b = await claim(s, shared.token);
     const r = await ci(s, 'PUT', `/builds/${build}`, { state: 'failed' }, { 'build-token': b.token });
     expect(r.status).toBe(200);
-    expect(buildRow(s, build).status).toBe('failed');
+    expect((await buildRow(s, build)).status).toBe('failed');
   });
 
   it('answers 404 once the build is not running (canceled), for another runner, and for unknown ids; 403 for bad tokens', async () => {
-    const pipeline = insertPipeline(s, project.id);
-    const build = insertBuild(s, project.id, pipeline);
+    const pipeline = await insertPipeline(s, project.id);
+    const build = await insertBuild(s, project.id, pipeline);
     const b = await claim(s, shared.token);
     const other = await registerRunner(s, {});
     expect((await ci(s, 'PUT', `/builds/${build}.json`, { token: other.token, state: 'success' })).status).toBe(404);
     expect((await ci(s, 'PUT', `/builds/${build}.json`, { token: 'bogus', state: 'success' })).status).toBe(403);
-    s.ctx.db.$client.prepare(`UPDATE commit_statuses SET status = 'canceled' WHERE id = ?`).run(build);
+    await exec(s, `UPDATE commit_statuses SET status = 'canceled' WHERE id = ?`, [build]);
     const canceled = await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'success' });
     expect(canceled.status).toBe(404);
     expect(canceled.body).toEqual({ message: '404 Not Found' });
     expect((await ci(s, 'PUT', `/builds/${build}`, { state: 'success' }, { 'build-token': b.token })).status).toBe(404);
-    expect(buildRow(s, build).status).toBe('canceled');
+    expect((await buildRow(s, build)).status).toBe('canceled');
   });
 
   it('runner verify: PUT /builds/-1 is 404 for a live runner token and 403 for an unknown one', async () => {
@@ -242,17 +240,18 @@ describe('PUT /ci/api/v1/builds/:id', () => {
   });
 
   it('refuses erased builds with 403', async () => {
-    const pipeline = insertPipeline(s, project.id);
-    const build = insertBuild(s, project.id, pipeline);
+    const pipeline = await insertPipeline(s, project.id);
+    const build = await insertBuild(s, project.id, pipeline);
     await claim(s, shared.token);
-    s.ctx.db.$client.prepare(`UPDATE commit_statuses SET erased_at = 'x' WHERE id = ?`).run(build);
+    await exec(s, `UPDATE commit_statuses SET erased_at = '2001-01-01T00:00:00.000Z' WHERE id = ?`, [build]);
     const r = await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'success' });
     expect(r.status).toBe(403);
     expect(r.body).toEqual({ message: '403 Forbidden - Build has been erased!' });
   });
 });
 
-describe('build tokens for git over HTTP', () => {
+// Git over HTTP (git-http/) is another room, not on PostgreSQL yet: these run on SQLite until it is.
+describe.skipIf(onPostgres)('build tokens for git over HTTP', () => {
   /** The server's port, listening from the first call on. */
   const listening = async () => {
     if (!s.app.server.listening) await s.app.listen({ port: 0, host: '127.0.0.1' });
@@ -260,20 +259,20 @@ describe('build tokens for git over HTTP', () => {
   };
 
   it('gitlab-ci-token:<token> reads only the running build\'s project, and only while it runs', async () => {
-    const pipeline = insertPipeline(s, project.id);
-    const build = insertBuild(s, project.id, pipeline);
+    const pipeline = await insertPipeline(s, project.id);
+    const build = await insertBuild(s, project.id, pipeline);
     const b = await claim(s, shared.token);
     expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', b.token)).toEqual({ user: null, readOnly: true, projectIds: [project.id], ci: true });
     expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', 'wrong')).toBeNull();
-    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', projectRunnersToken(s, project.id))).toEqual({ user: null, readOnly: true, projectIds: [project.id], ci: true });
+    expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', await projectRunnersToken(s, project.id))).toEqual({ user: null, readOnly: true, projectIds: [project.id], ci: true });
     await ci(s, 'PUT', `/builds/${build}.json`, { token: shared.token, state: 'success' });
     expect(await resolveGitCredentials(s.ctx, 'gitlab-ci-token', b.token)).toBeNull();
   });
 
   it('a real git client clones with repo_url while the build runs, may not push, and is refused once it finished', async () => {
     const port = await listening();
-    const pipeline = insertPipeline(s, project.id);
-    const build = insertBuild(s, project.id, pipeline);
+    const pipeline = await insertPipeline(s, project.id);
+    const build = await insertBuild(s, project.id, pipeline);
     const b = await claim(s, shared.token);
     const url = b.repo_url.replace('gantry.test', `127.0.0.1:${port}`);
     const dir = mkdtempSync(join(tmpdir(), 'gantry-ci-clone-'));
@@ -288,15 +287,15 @@ describe('build tokens for git over HTTP', () => {
     const after = await git(dir, ['clone', url, 'again']);
     expect(after.code).not.toBe(0);
     const other = await makeProject(s, owner, 'not-this-one');
-    const b2 = (insertBuild(s, project.id, insertPipeline(s, project.id)), await claim(s, shared.token));
+    const b2 = (await insertBuild(s, project.id, await insertPipeline(s, project.id)), await claim(s, shared.token));
     const otherUrl = b2.repo_url.replace('gantry.test', `127.0.0.1:${port}`).replace(project.path_with_namespace, other.path_with_namespace);
     expect((await git(dir, ['clone', otherUrl, 'other'])).code).not.toBe(0);
   });
 
   it('while enabled_git_access_protocol is ssh, the build (and the runners token) still clone over HTTP; anything else is refused with the protocol message', async () => {
     const port = await listening();
-    const pipeline = insertPipeline(s, project.id);
-    const build = insertBuild(s, project.id, pipeline);
+    const pipeline = await insertPipeline(s, project.id);
+    const build = await insertBuild(s, project.id, pipeline);
     const b = await claim(s, shared.token);
     const url = b.repo_url.replace('gantry.test', `127.0.0.1:${port}`);
     const withPassword = (user: string, password: string) => url.replace(/\/\/[^@]+@/, `//${user}:${encodeURIComponent(password)}@`);
@@ -308,7 +307,7 @@ describe('build tokens for git over HTTP', () => {
     try {
       const cloned = await git(dir, ['clone', url, 'w']);
       expect(cloned.code, cloned.stderr).toBe(0);
-      const byRunnersToken = await git(dir, ['clone', withPassword('gitlab-ci-token', projectRunnersToken(s, project.id)), 'r']);
+      const byRunnersToken = await git(dir, ['clone', withPassword('gitlab-ci-token', await projectRunnersToken(s, project.id)), 'r']);
       expect(byRunnersToken.code, byRunnersToken.stderr).toBe(0);
       const w = join(dir, 'w');
       await git(w, ['commit', '--allow-empty', '-m', 'from ci']);

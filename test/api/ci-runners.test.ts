@@ -2,8 +2,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { ci, projectRunnersToken, registerRunner, registrationToken } from '../helpers/runner-fixtures.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { ci, exec, flags01, projectRunnersToken, registerRunner, registrationToken } from '../helpers/runner-fixtures.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -11,14 +11,14 @@ let project: { id: number; path_with_namespace: string };
 let otherProject: { id: number };
 
 const sha256 = (t: string) => createHash('sha256').update(t).digest('hex');
-const runnerRow = (id: number) => s.ctx.db.$client.prepare(`SELECT * FROM runners WHERE id = ?`).get(id) as Record<string, unknown> | undefined;
+const runnerRow = async (id: number) => flags01((await s.ctx.data.get(`SELECT * FROM runners WHERE id = ?`, [id])) as Record<string, unknown> | undefined);
 
 beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'rn');
   project = await makeProject(s, cast.owner, 'runner-project');
   otherProject = await makeProject(s, cast.owner, 'other-project');
-  addCastMembers(s.ctx, cast, project.id);
+  await addCastMembersAsync(s.ctx, cast, project.id);
 });
 afterAll(async () => {
   await s.close();
@@ -27,7 +27,7 @@ afterAll(async () => {
 describe('POST /ci/api/v1/runners/register', () => {
   it('registers a shared runner with the instance token: 201 {id, token}, exact application/json, token stored hashed', async () => {
     const r = await ci(s, 'POST', '/runners/register.json', {
-      token: registrationToken(s), description: 'shared one', tag_list: 'docker, linux,,docker',
+      token: await registrationToken(s), description: 'shared one', tag_list: 'docker, linux,,docker',
       info: { name: 'gitlab-ci-multi-runner', version: '1.11.5', revision: 'cbfcb5c8', platform: 'linux', architecture: 'amd64', executor: 'shell' },
     });
     expect(r.status).toBe(201);
@@ -35,7 +35,7 @@ describe('POST /ci/api/v1/runners/register', () => {
     expect(Object.keys(r.body).sort()).toEqual(['id', 'token']);
     expect(typeof r.body.id).toBe('number');
     expect(r.body.token).toMatch(/^[0-9a-f]{30}$/);
-    const row = runnerRow(r.body.id)!;
+    const row = (await runnerRow(r.body.id))!;
     expect(row.token_hash).toBe(sha256(r.body.token));
     expect(row.is_shared).toBe(1);
     expect(row.description).toBe('shared one');
@@ -46,23 +46,23 @@ describe('POST /ci/api/v1/runners/register', () => {
   it('registers without the .json suffix and reads form bodies', async () => {
     const res = await s.app.inject({
       method: 'POST', url: '/ci/api/v1/runners/register', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: `token=${encodeURIComponent(registrationToken(s))}&tag_list=ruby&run_untagged=false&locked=true`,
+      payload: `token=${encodeURIComponent(await registrationToken(s))}&tag_list=ruby&run_untagged=false&locked=true`,
     });
     expect(res.statusCode).toBe(201);
-    const row = runnerRow(JSON.parse(res.body).id)!;
+    const row = (await runnerRow(JSON.parse(res.body).id))!;
     expect(row).toMatchObject({ run_untagged: 0, locked: 1, is_shared: 1 });
   });
 
   it("registers a specific runner with a project's runners token", async () => {
-    const r = await ci(s, 'POST', '/runners/register.json', { token: projectRunnersToken(s, project.id), description: 'mine' });
+    const r = await ci(s, 'POST', '/runners/register.json', { token: await projectRunnersToken(s, project.id), description: 'mine' });
     expect(r.status).toBe(201);
-    expect(runnerRow(r.body.id)!.is_shared).toBe(0);
-    const links = s.ctx.db.$client.prepare(`SELECT project_id FROM runner_projects WHERE runner_id = ?`).all(r.body.id);
+    expect((await runnerRow(r.body.id))!.is_shared).toBe(0);
+    const links = (await s.ctx.data.all(`SELECT project_id FROM runner_projects WHERE runner_id = ?`, [r.body.id]));
     expect(links).toEqual([{ project_id: project.id }]);
   });
 
   it('answers 403 for a bad token and 400 without one, creating nothing', async () => {
-    const before = (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM runners`).get() as { n: number }).n;
+    const before = ((await s.ctx.data.get(`SELECT COUNT(*) AS n FROM runners`)) as { n: number }).n;
     const bad = await ci(s, 'POST', '/runners/register.json', { token: 'not-a-token' });
     expect(bad.status).toBe(403);
     expect(bad.body).toEqual({ message: '403 Forbidden' });
@@ -70,24 +70,24 @@ describe('POST /ci/api/v1/runners/register', () => {
     const missing = await ci(s, 'POST', '/runners/register.json', {});
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ message: '400 (Bad request) "token" not given' });
-    expect((s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM runners`).get() as { n: number }).n).toBe(before);
+    expect(((await s.ctx.data.get(`SELECT COUNT(*) AS n FROM runners`)) as { n: number }).n).toBe(before);
   });
 
   it('refuses a runner without tags that may not run untagged builds (404, as 8.13)', async () => {
-    const r = await ci(s, 'POST', '/runners/register.json', { token: registrationToken(s), run_untagged: false });
+    const r = await ci(s, 'POST', '/runners/register.json', { token: await registrationToken(s), run_untagged: false });
     expect(r.status).toBe(404);
   });
 });
 
 describe('DELETE /ci/api/v1/runners/delete', () => {
   it('removes the runner (200, JSON body sent on DELETE), then 403 for the same token', async () => {
-    const runner = await registerRunner(s, { token: projectRunnersToken(s, project.id) });
+    const runner = await registerRunner(s, { token: await projectRunnersToken(s, project.id) });
     const r = await ci(s, 'DELETE', '/runners/delete', { token: runner.token });
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
     expect(r.body).toMatchObject({ id: runner.id, is_shared: false, active: true });
-    expect(runnerRow(runner.id)).toBeUndefined();
-    expect(s.ctx.db.$client.prepare(`SELECT * FROM runner_projects WHERE runner_id = ?`).all(runner.id)).toEqual([]);
+    expect(await runnerRow(runner.id)).toBeUndefined();
+    expect((await s.ctx.data.all(`SELECT * FROM runner_projects WHERE runner_id = ?`, [runner.id]))).toEqual([]);
     const again = await ci(s, 'DELETE', '/runners/delete', { token: runner.token });
     expect(again.status).toBe(403);
   });
@@ -135,13 +135,13 @@ describe('/api/v3 runner routes', () => {
   let foreign: { id: number; token: string };
 
   beforeAll(async () => {
-    s.ctx.db.$client.prepare(`DELETE FROM runners`).run();
+    await exec(s, `DELETE FROM runners`);
     shared = await registerRunner(s, { description: 'shared', tag_list: 'a,b' });
-    specific = await registerRunner(s, { token: projectRunnersToken(s, project.id), description: 'specific', info: { version: '1.0.0' } });
-    paused = await registerRunner(s, { token: projectRunnersToken(s, project.id), description: 'paused' });
-    foreign = await registerRunner(s, { token: projectRunnersToken(s, otherProject.id), description: 'foreign' });
-    s.ctx.db.$client.prepare(`UPDATE runners SET active = 0 WHERE id = ?`).run(paused.id);
-    s.ctx.db.$client.prepare(`UPDATE runners SET contacted_at = ? WHERE id = ?`).run(new Date().toISOString(), specific.id);
+    specific = await registerRunner(s, { token: await projectRunnersToken(s, project.id), description: 'specific', info: { version: '1.0.0' } });
+    paused = await registerRunner(s, { token: await projectRunnersToken(s, project.id), description: 'paused' });
+    foreign = await registerRunner(s, { token: await projectRunnersToken(s, otherProject.id), description: 'foreign' });
+    await exec(s, `UPDATE runners SET active = FALSE WHERE id = ?`, [paused.id]);
+    await exec(s, `UPDATE runners SET contacted_at = ? WHERE id = ?`, [new Date().toISOString(), specific.id]);
   });
 
   const ids = (body: { id: number }[]) => body.map((r) => r.id);

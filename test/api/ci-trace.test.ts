@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
-import { buildRow, ci, claim, insertBuild, insertPipeline, projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';
+import { buildRow, ci, claim, exec, insertBuild, insertPipeline, projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';
 import { appendTrace, onTraceAppend, readTrace, removeTrace, replaceTrace, traceLength, tracePath, type TraceEvent } from '../../daemon/services/traces.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 
@@ -25,8 +25,8 @@ afterAll(async () => {
 
 /** A new running build claimed by the runner: {id, token}. */
 async function running(): Promise<{ id: number; token: string }> {
-  const pipeline = insertPipeline(s, projectId);
-  insertBuild(s, projectId, pipeline);
+  const pipeline = await insertPipeline(s, projectId);
+  await insertBuild(s, projectId, pipeline);
   const b = await claim(s, runner.token);
   return { id: b.id, token: b.token };
 }
@@ -45,7 +45,7 @@ describe('PATCH /ci/api/v1/builds/:id/trace.txt', () => {
     const second = await patch(b.id, '6-12', 'world\n', { 'build-token': b.token });
     expect(second.status).toBe(202);
     expect(second.headers.range).toBe('0-12');
-    expect(buildRow(s, b.id).trace_size).toBe(12);
+    expect((await buildRow(s, b.id)).trace_size).toBe(12);
     expect(readFileSync(tracePath(s.ctx, { id: b.id, projectId }), 'utf8')).toBe('hello\nworld\n');
   });
 
@@ -83,7 +83,7 @@ describe('PATCH /ci/api/v1/builds/:id/trace.txt', () => {
 
   it('masks the build token and the runners token in parts (same length)', async () => {
     const b = await running();
-    const rt = projectRunnersToken(s, projectId);
+    const rt = await projectRunnersToken(s, projectId);
     const text = `t=${b.token} r=${rt}\n`;
     const r = await patch(b.id, `0-${text.length}`, text, { 'build-token': b.token });
     expect(r.status).toBe(202);
@@ -94,7 +94,7 @@ describe('PATCH /ci/api/v1/builds/:id/trace.txt', () => {
     const b = await running();
     expect((await ci(s, 'PATCH', `/builds/${b.id}/trace.txt?token=${b.token}`, 'a', { 'content-range': '0-1' })).status).toBe(202);
     expect((await patch(b.id, '1-2', 'b', { 'build-token': runner.token })).status).toBe(202);
-    expect((await patch(b.id, '2-3', 'c', { 'build-token': projectRunnersToken(s, projectId) })).status).toBe(202);
+    expect((await patch(b.id, '2-3', 'c', { 'build-token': await projectRunnersToken(s, projectId) })).status).toBe(202);
   });
 
   it('answers 400 without Content-Range, 400 for a malformed one, 403 for a bad token, 404 for an unknown build', async () => {
@@ -111,7 +111,7 @@ describe('PATCH /ci/api/v1/builds/:id/trace.txt', () => {
     // another build's token does not work
     const other = await running();
     expect((await patch(b.id, '0-1', 'x', { 'build-token': other.token })).status).toBe(403);
-    expect(buildRow(s, b.id).trace_size).toBe(0);
+    expect((await buildRow(s, b.id)).trace_size).toBe(0);
   });
 
   it('tells the runner to stop once the build is canceled: 403 with Build-Status canceled, nothing appended', async () => {
@@ -124,12 +124,12 @@ describe('PATCH /ci/api/v1/builds/:id/trace.txt', () => {
     expect(r.headers['build-status']).toBe('canceled');
     expect(r.headers.range).toBe('0-3');
     expect(r.body).toEqual({ message: '403 Forbidden - Build is not running!' });
-    expect(buildRow(s, b.id).trace_size).toBe(3);
+    expect((await buildRow(s, b.id)).trace_size).toBe(3);
   });
 
   it('refuses erased builds', async () => {
     const b = await running();
-    s.ctx.db.$client.prepare(`UPDATE commit_statuses SET erased_at = 'x' WHERE id = ?`).run(b.id);
+    await exec(s, `UPDATE commit_statuses SET erased_at = '2001-01-01T00:00:00.000Z' WHERE id = ?`, [b.id]);
     const r = await patch(b.id, '0-1', 'x', { 'build-token': b.token });
     expect(r.status).toBe(403);
     expect(r.body).toEqual({ message: '403 Forbidden - Build has been erased!' });
@@ -142,16 +142,16 @@ describe('services/traces', () => {
     const build = { id: b.id, projectId };
     const events: TraceEvent[] = [];
     const off = onTraceAppend(b.id, (e) => events.push(e));
-    expect(appendTrace(s.ctx, build, 0, Buffer.from('ab'))).toEqual({ ok: true, length: 2 });
-    expect(appendTrace(s.ctx, build, 1, Buffer.from('zz'))).toEqual({ ok: false, length: 2 });
+    expect(await appendTrace(s.ctx, build, 0, Buffer.from('ab'))).toEqual({ ok: true, length: 2 });
+    expect(await appendTrace(s.ctx, build, 1, Buffer.from('zz'))).toEqual({ ok: false, length: 2 });
     expect(traceLength(s.ctx, build)).toBe(2);
-    replaceTrace(s.ctx, build, 'full trace');
-    expect(buildRow(s, b.id).trace_size).toBe(10);
+    await replaceTrace(s.ctx, build, 'full trace');
+    expect((await buildRow(s, b.id)).trace_size).toBe(10);
     off();
-    appendTrace(s.ctx, build, 10, Buffer.from('!'));
+    await appendTrace(s.ctx, build, 10, Buffer.from('!'));
     expect(events.map((e) => [e.offset, e.data.toString(), e.replaced])).toEqual([[0, 'ab', false], [0, 'full trace', true]]);
-    removeTrace(s.ctx, build);
+    await removeTrace(s.ctx, build);
     expect(await readTrace(s.ctx, build)).toBeNull();
-    expect(buildRow(s, b.id).trace_size).toBe(0);
+    expect((await buildRow(s, b.id)).trace_size).toBe(0);
   });
 });

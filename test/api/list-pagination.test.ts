@@ -70,7 +70,7 @@ beforeAll(async () => {
   for (const key of ['ONE', 'TWO']) await ok('POST', `/projects/${pid}/variables`, s.root, { key, value: 'v' });
   let runner = 0;
   for (const description of ['first runner', 'second runner']) {
-    const r = await ci(s, 'POST', '/runners/register', { token: projectRunnersToken(s, pid), description });
+    const r = await ci(s, 'POST', '/runners/register', { token: await projectRunnersToken(s, pid), description });
     if (r.status !== 201) throw new Error(`fixture runner: ${r.status}`);
     runner = r.body.id;
   }

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../daemon/secrets.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addMember, makeProject } from '../helpers/fixtures.js';
+import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 import { tokenRequest } from '../helpers/oauth.js';
-import { ci, claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
+import { ci, claim, exec, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
 
 let s: TestServer;
 let owner: TestUser;
@@ -25,8 +25,8 @@ beforeAll(async () => {
   s = await startTestServer();
   [owner, reporter, guest, outsider] = await Promise.all([s.user('lowner'), s.user('lreporter'), s.user('lguest'), s.user('loutsider')]);
   projectId = (await makeProject(s, owner, 'live', { visibility: 0 })).id;
-  addMember(s.ctx, { type: 'Project', id: projectId }, reporter.id, 20);
-  addMember(s.ctx, { type: 'Project', id: projectId }, guest.id, 10);
+  await addMemberAsync(s.ctx, { type: 'Project', id: projectId }, reporter.id, 20);
+  await addMemberAsync(s.ctx, { type: 'Project', id: projectId }, guest.id, 10);
   runner = await registerRunner(s, {});
   await s.app.listen({ port: 0, host: '127.0.0.1' });
   port = (s.app.server.address() as AddressInfo).port;
@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 async function running(): Promise<{ id: number; token: string }> {
-  insertBuild(s, projectId, insertPipeline(s, projectId));
+  await insertBuild(s, projectId, await insertPipeline(s, projectId));
   const b = await claim(s, runner.token);
   return { id: b.id, token: b.token };
 }
@@ -195,7 +195,7 @@ describe('live trace WebSocket', () => {
     const b = await running();
     const expired = await oauthToken('lreporter');
     expect((await attempt(b.id, `access_token=${expired}`)).status).toBe(101);
-    s.ctx.db.$client.prepare('UPDATE oauth_access_tokens SET created_at = ? WHERE token_hash = ?').run(new Date(Date.now() - 7201 * 1000).toISOString(), hashToken(expired));
+    await exec(s, 'UPDATE oauth_access_tokens SET created_at = ? WHERE token_hash = ?', [new Date(Date.now() - 7201 * 1000).toISOString(), hashToken(expired)]);
     expect(await attempt(b.id, `access_token=${expired}`)).toEqual({ status: 401, body: { message: '401 Unauthorized' } });
     expect((await attempt(b.id, '', { authorization: `Bearer ${expired}` })).status).toBe(401);
 

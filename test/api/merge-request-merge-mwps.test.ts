@@ -42,7 +42,7 @@ async function newMr(projectId = project.id): Promise<Mr> {
   const branch = `feature-${++n}`;
   const head = await pushFiles(s.ctx, projectId, cast.developer.id, { [`${branch}.txt`]: 'x\n' }, { branch, from: 'master', message: `add ${branch}` });
   const id = insertMergeRequestBetween(s.ctx, { targetProjectId: projectId, sourceBranch: branch, authorId: cast.developer.id, title: `Add ${branch}` });
-  const pipeline = pipelinesOf(s.ctx, projectId).filter((p) => p.ref === branch).at(-1)!;
+  const pipeline = (await pipelinesOf(s.ctx, projectId)).filter((p) => p.ref === branch).at(-1)!;
   expect(pipeline.status).toBe('pending');
   return { id, branch, head, pipelineId: pipeline.id };
 }
@@ -76,7 +76,7 @@ describe('merge when the build succeeds', () => {
     expect(await repo.resolveBranch('master')).toBe(commit.sha);
     expect(await repo.resolveBranch(mr.branch)).toBeNull();
     // the merge ran the post-push work: a pipeline on master at the merge commit
-    expect(pipelinesOf(s.ctx, project.id).some((p) => p.ref === 'master' && p.sha === commit.sha)).toBe(true);
+    expect((await pipelinesOf(s.ctx, project.id)).some((p) => p.ref === 'master' && p.sha === commit.sha)).toBe(true);
   });
 
   it('does not merge when the pipeline fails, and gives the author a build_failed todo', async () => {

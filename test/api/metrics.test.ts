@@ -133,8 +133,8 @@ describe('format and values', () => {
   it('shows pending and running builds and counts runner claims', async () => {
     const runner = await registerRunner(s, {});
     const before = await scrape();
-    insertBuild(s, projectId, insertPipeline(s, projectId));
-    insertBuild(s, projectId, insertPipeline(s, projectId));
+    await insertBuild(s, projectId, await insertPipeline(s, projectId));
+    await insertBuild(s, projectId, await insertPipeline(s, projectId));
     const queued = await scrape();
     expect(value(queued, 'gantry_builds{status="pending"}') - value(before, 'gantry_builds{status="pending"}')).toBe(2);
     await claim(s, runner.token);

@@ -1,8 +1,8 @@
 /** The write half of the v3 runners API: PUT/DELETE /runners/:id and POST/DELETE /projects/:id/runners(/:runner_id). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembers, addMember, LEVELS, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { ci, projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';
+import { addCastMembersAsync, addMemberAsync, LEVELS, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { ci, linkRunner, projectRunnersToken, registerRunner, runnerProjectIds, runnerRow } from '../helpers/runner-fixtures.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -13,13 +13,11 @@ let second: { id: number; path_with_namespace: string };
 /** A project only the owner belongs to. */
 let foreign: { id: number; path_with_namespace: string };
 
-const specific = (projectId: number, params: Record<string, unknown> = {}) => registerRunner(s, { token: projectRunnersToken(s, projectId), ...params });
+const specific = async (projectId: number, params: Record<string, unknown> = {}) => registerRunner(s, { token: await projectRunnersToken(s, projectId), ...params });
 const shared = (params: Record<string, unknown> = {}) => registerRunner(s, params);
-const link = (runnerId: number, projectId: number) =>
-  s.ctx.db.$client.prepare(`INSERT INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)`).run(runnerId, projectId, new Date().toISOString());
-const projectsOf = (runnerId: number) =>
-  (s.ctx.db.$client.prepare(`SELECT project_id AS id FROM runner_projects WHERE runner_id = ? ORDER BY project_id`).all(runnerId) as { id: number }[]).map((r) => r.id);
-const row = (id: number) => s.ctx.db.$client.prepare(`SELECT * FROM runners WHERE id = ?`).get(id) as Record<string, unknown> | undefined;
+const link = (runnerId: number, projectId: number) => linkRunner(s, runnerId, projectId);
+const projectsOf = (runnerId: number) => runnerProjectIds(s, runnerId);
+const row = (id: number) => runnerRow(s, id);
 const RUNNER_KEYS = ['active', 'description', 'id', 'is_shared', 'name'];
 
 beforeAll(async () => {
@@ -28,9 +26,9 @@ beforeAll(async () => {
   project = await makeProject(s, cast.owner, 'runner-admin');
   second = await makeProject(s, cast.owner, 'runner-second');
   foreign = await makeProject(s, cast.owner, 'runner-foreign');
-  addCastMembers(s.ctx, cast, project.id);
-  addMember(s.ctx, { type: 'Project', id: second.id }, cast.master.id, LEVELS.master);
-  addMember(s.ctx, { type: 'Project', id: second.id }, cast.developer.id, LEVELS.developer);
+  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addMemberAsync(s.ctx, { type: 'Project', id: second.id }, cast.master.id, LEVELS.master);
+  await addMemberAsync(s.ctx, { type: 'Project', id: second.id }, cast.developer.id, LEVELS.developer);
 });
 afterAll(async () => {
   await s.close();
@@ -48,7 +46,7 @@ describe('PUT /runners/:id', () => {
       locked: true, version: null, revision: null, platform: null, architecture: null, contacted_at: null,
     });
     expect(res.body.projects).toEqual([expect.objectContaining({ id: project.id, path_with_namespace: project.path_with_namespace })]);
-    expect(row(r.id)).toMatchObject({ description: 'after', active: 0, run_untagged: 0, locked: 1, tag_list: '["docker","linux"]' });
+    expect(await row(r.id)).toMatchObject({ description: 'after', active: 0, run_untagged: 0, locked: 1, tag_list: '["docker","linux"]' });
   });
 
   it('takes tag_list as an array and form bodies; only given fields change; blank values count as not given', async () => {
@@ -69,7 +67,7 @@ describe('PUT /runners/:id', () => {
     const res = await s.api('PUT', `/runners/${r.id}`, cast.master, { run_untagged: false, description: 'nope' });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ message: { tags_list: ['can not be empty when runner is not allowed to pick untagged jobs'] } });
-    expect(row(r.id)).toMatchObject({ run_untagged: 1, description: null });
+    expect(await row(r.id)).toMatchObject({ run_untagged: 1, description: null });
     const bad = await s.api('PUT', `/runners/${r.id}`, cast.master, { active: 'maybe' });
     expect(bad.status).toBe(400);
   });
@@ -94,7 +92,7 @@ describe('PUT /runners/:id', () => {
 
   it('a master of one of several projects may update it (8.12 ci_authorized_runners)', async () => {
     const r = await specific(foreign.id);
-    link(r.id, project.id);
+    await link(r.id, project.id);
     expect((await s.api('PUT', `/runners/${r.id}`, cast.master, { description: 'shared use' })).status).toBe(200);
   });
 
@@ -117,8 +115,8 @@ describe('DELETE /runners/:id', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(RUNNER_KEYS);
     expect(res.body).toEqual({ id: r.id, description: 'doomed', active: true, is_shared: false, name: null });
-    expect(row(r.id)).toBeUndefined();
-    expect(projectsOf(r.id)).toEqual([]);
+    expect(await row(r.id)).toBeUndefined();
+    expect(await projectsOf(r.id)).toEqual([]);
     expect((await ci(s, 'POST', '/builds/register', { token: r.token })).status).toBe(403);
     expect((await ci(s, 'POST', '/builds/register.json', { token: r.token })).status).toBe(403);
     expect((await s.api('GET', `/runners/${r.id}`, s.root)).status).toBe(404);
@@ -133,15 +131,15 @@ describe('DELETE /runners/:id', () => {
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ message: '403 Forbidden - No access granted' });
     }
-    expect(row(r.id)).toBeDefined();
+    expect(await row(r.id)).toBeDefined();
     expect((await s.api('DELETE', `/runners/${r.id}`, s.root)).status).toBe(200);
-    expect(row(r.id)).toBeUndefined();
+    expect(await row(r.id)).toBeUndefined();
     expect((await s.api('DELETE', '/runners/999999', s.root)).body).toEqual({ message: '404 Runner Not Found' });
   });
 
   it('a runner of several projects: 403 for masters, admins may remove it', async () => {
     const r = await specific(project.id);
-    link(r.id, second.id);
+    await link(r.id, second.id);
     const res = await s.api('DELETE', `/runners/${r.id}`, cast.master);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: '403 Forbidden - Runner associated with more than one project' });
@@ -166,7 +164,7 @@ describe('POST /projects/:id/runners', () => {
     const res = await s.api('POST', `/projects/${second.id}/runners`, cast.master, { runner_id: r.id });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: r.id, description: 'roaming', active: true, is_shared: false, name: null });
-    expect(projectsOf(r.id)).toEqual([project.id, second.id]);
+    expect(await projectsOf(r.id)).toEqual([project.id, second.id]);
     const listed = await s.api('GET', `/projects/${second.id}/runners`, cast.master);
     expect(listed.body.map((x: { id: number }) => x.id)).toContain(r.id);
     const again = await s.api('POST', `/projects/${second.id}/runners`, cast.master, { runner_id: r.id });
@@ -185,7 +183,7 @@ describe('POST /projects/:id/runners', () => {
     expect(outsider.body).toEqual({ message: '404 Project Not Found' });
     expect((await s.api('POST', `/projects/${second.id}/runners`, cast.developer, { runner_id: r.id })).status).toBe(403);
     expect((await s.api('POST', `/projects/${second.id}/runners`, cast.developer, {})).status).toBe(403);
-    expect(projectsOf(r.id)).toEqual([project.id]);
+    expect(await projectsOf(r.id)).toEqual([project.id]);
   });
 
   it('needs access to the runner: 403 "No access granted" for a runner of a project the caller does not master; admins may', async () => {
@@ -193,9 +191,9 @@ describe('POST /projects/:id/runners', () => {
     const res = await s.api('POST', `/projects/${second.id}/runners`, cast.master, { runner_id: r.id });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ message: '403 Forbidden - No access granted' });
-    expect(projectsOf(r.id)).toEqual([foreign.id]);
+    expect(await projectsOf(r.id)).toEqual([foreign.id]);
     expect((await s.api('POST', `/projects/${second.id}/runners`, s.root, { runner_id: r.id })).status).toBe(201);
-    expect(projectsOf(r.id)).toEqual([second.id, foreign.id].sort((a, b) => a - b));
+    expect(await projectsOf(r.id)).toEqual([second.id, foreign.id].sort((a, b) => a - b));
   });
 
   it('shared and locked runners cannot be enabled, not even by admins', async () => {
@@ -209,7 +207,7 @@ describe('POST /projects/:id/runners', () => {
       expect(b.status).toBe(403);
       expect(b.body).toEqual({ message: '403 Forbidden - Runner is locked' });
     }
-    expect(projectsOf(locked.id)).toEqual([project.id]);
+    expect(await projectsOf(locked.id)).toEqual([project.id]);
   });
 
   it('400 without runner_id, 404 for an unknown runner', async () => {
@@ -226,11 +224,11 @@ describe('POST /projects/:id/runners', () => {
 describe('DELETE /projects/:id/runners/:runner_id', () => {
   it('disables a runner for one of its projects: 200 Runner; then 404; its last project 403', async () => {
     const r = await specific(project.id, { description: 'two homes' });
-    link(r.id, second.id);
+    await link(r.id, second.id);
     const res = await s.api('DELETE', `/projects/${second.id}/runners/${r.id}`, cast.master);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: r.id, description: 'two homes', active: true, is_shared: false, name: null });
-    expect(projectsOf(r.id)).toEqual([project.id]);
+    expect(await projectsOf(r.id)).toEqual([project.id]);
     const again = await s.api('DELETE', `/projects/${second.id}/runners/${r.id}`, cast.master);
     expect(again.status).toBe(404);
     expect(again.body).toEqual({ message: '404 Runner Not Found' });
@@ -238,16 +236,16 @@ describe('DELETE /projects/:id/runners/:runner_id', () => {
     expect(last.status).toBe(403);
     expect(last.body).toEqual({ message: '403 Forbidden - Only one project associated with the runner. Please remove the runner instead' });
     expect((await s.api('DELETE', `/projects/${project.id}/runners/${r.id}`, s.root)).status).toBe(403);
-    expect(projectsOf(r.id)).toEqual([project.id]);
+    expect(await projectsOf(r.id)).toEqual([project.id]);
   });
 
   it('authorization: anonymous 401, outsider 404, developer 403, admin 200; unknown or shared runners 404', async () => {
     const r = await specific(project.id);
-    link(r.id, second.id);
+    await link(r.id, second.id);
     expect((await s.api('DELETE', `/projects/${second.id}/runners/${r.id}`, null)).status).toBe(401);
     expect((await s.api('DELETE', `/projects/${second.id}/runners/${r.id}`, cast.nonMember)).status).toBe(404);
     expect((await s.api('DELETE', `/projects/${second.id}/runners/${r.id}`, cast.developer)).status).toBe(403);
-    expect(projectsOf(r.id)).toEqual([project.id, second.id]);
+    expect(await projectsOf(r.id)).toEqual([project.id, second.id]);
     expect((await s.api('DELETE', `/projects/${second.id}/runners/${r.id}`, s.root)).status).toBe(200);
     expect((await s.api('DELETE', `/projects/${second.id}/runners/999999`, cast.master)).status).toBe(404);
     const sh = await shared();

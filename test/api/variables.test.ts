@@ -1,8 +1,8 @@
 /** Project secret variables: /projects/:id/variables CRUD, validation, 404s, authorization, sealed storage, runner payload. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { claim, clearQueue, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { claim, clearQueue, exec, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 
 let s: TestServer;
@@ -11,16 +11,16 @@ let priv: { id: number; path_with_namespace: string };
 let pub: { id: number; path_with_namespace: string };
 
 const base = (p: { id: number }) => `/projects/${p.id}/variables`;
-const rawRow = (projectId: number, key: string) =>
-  s.ctx.db.$client.prepare(`SELECT * FROM ci_variables WHERE project_id = ? AND key = ?`).get(projectId, key) as { value: string } | undefined;
+const rawRow = async (projectId: number, key: string) =>
+  (await s.ctx.data.get(`SELECT * FROM ci_variables WHERE project_id = ? AND key = ?`, [projectId, key])) as { value: string } | undefined;
 
 beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'var');
   priv = await makeProject(s, cast.owner, 'secret-vars', { visibility: 0 });
   pub = await makeProject(s, cast.owner, 'public-vars', { visibility: 20 });
-  addCastMembers(s.ctx, cast, priv.id);
-  addCastMembers(s.ctx, cast, pub.id);
+  await addCastMembersAsync(s.ctx, cast, priv.id);
+  await addCastMembersAsync(s.ctx, cast, pub.id);
 });
 afterAll(async () => {
   await settleBuildWork();
@@ -67,8 +67,8 @@ describe('CRUD', () => {
     expect(r.body.key).toBe('DEPLOY_TOKEN');
   });
 
-  it('stores values sealed, never in plain text', () => {
-    const row = rawRow(priv.id, 'DEPLOY_TOKEN')!;
+  it('stores values sealed, never in plain text', async () => {
+    const row = (await rawRow(priv.id, 'DEPLOY_TOKEN'))!;
     expect(row).toBeDefined();
     expect(row.value).not.toContain('s3cret');
     expect(row.value).toMatch(/^v1\./);
@@ -78,8 +78,8 @@ describe('CRUD', () => {
   it('deletes the variables with their project', async () => {
     const doomed = await makeProject(s, cast.owner, 'doomed-vars');
     expect((await s.api('POST', base(doomed), cast.owner, { key: 'GONE', value: 'x' })).status).toBe(201);
-    s.ctx.db.$client.prepare(`DELETE FROM projects WHERE id = ?`).run(doomed.id);
-    expect(rawRow(doomed.id, 'GONE')).toBeUndefined();
+    await exec(s, `DELETE FROM projects WHERE id = ?`, [doomed.id]);
+    expect(await rawRow(doomed.id, 'GONE')).toBeUndefined();
   });
 });
 
@@ -166,13 +166,13 @@ describe('authorization (admin_build: master and up)', () => {
 
 describe('runner payload', () => {
   it('sends the project\'s secret variables after the YAML variables, with public: false', async () => {
-    clearQueue(s);
+    await clearQueue(s);
     const project = await makeProject(s, cast.owner, 'ci-vars');
     expect((await s.api('POST', base(project), cast.owner, { key: 'SECRET_A', value: 'alpha' })).status).toBe(201);
     expect((await s.api('POST', base(project), cast.owner, { key: 'SECRET_B', value: 'beta' })).status).toBe(201);
     const runner = await registerRunner(s, { description: 'vars runner' });
-    const pipeline = insertPipeline(s, project.id);
-    insertBuild(s, project.id, pipeline, { variables: [{ key: 'YAML_VAR', value: 'y', public: true }] });
+    const pipeline = await insertPipeline(s, project.id);
+    await insertBuild(s, project.id, pipeline, { variables: [{ key: 'YAML_VAR', value: 'y', public: true }] });
     const b = await claim(s, runner.token);
     const vars = b.variables as { key: string; value: string; public: boolean }[];
     const at = (k: string) => vars.findIndex((v) => v.key === k);

@@ -29,7 +29,7 @@ export const RUNNER_REQUESTS: Record<string, (w: World) => Promise<RunnerRequest
   'DELETE /ci/api/v1/runners/delete': async (w) => ({ url: '/ci/api/v1/runners/delete', ...json({ token: (await registerRunner(w.s)).token }) }),
   'POST /ci/api/v1/builds/register': async (w) => {
     const b = await fresh.claimedBuild(w);
-    insertBuild(w.s, w.projects[20].id, w.projects[20].pipelineId, { name: 'queued' });
+    await insertBuild(w.s, w.projects[20].id, w.projects[20].pipelineId, { name: 'queued' });
     return { url: '/ci/api/v1/builds/register', ...json({ token: b.runnerToken }) };
   },
   'PUT /ci/api/v1/builds/{id}': async (w) => {

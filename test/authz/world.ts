@@ -169,9 +169,9 @@ export async function freshGroup(w: World, vis: number, path = uniq(w, 'g')): Pr
 
 /** A finished build of the project's pipeline with a trace (and artifacts when asked); returns its id. */
 export async function freshBuild(w: World, p: ProjectWorld, opts: { artifacts?: boolean; status?: string; when?: string } = {}): Promise<number> {
-  const id = insertBuild(w.s, p.id, p.pipelineId, { name: uniq(w, 'job'), status: opts.status ?? 'success', when: opts.when });
-  const b = findBuild(w.s.ctx, id)!;
-  replaceTrace(w.s.ctx, b, 'trace text\n');
+  const id = await insertBuild(w.s, p.id, p.pipelineId, { name: uniq(w, 'job'), status: opts.status ?? 'success', when: opts.when });
+  const b = (await findBuild(w.s.ctx, id))!;
+  await replaceTrace(w.s.ctx, b, 'trace text\n');
   if (opts.artifacts) await storeArtifacts(w.s.ctx, b, Readable.from([Buffer.from('PK-zip')]), 'artifacts.zip');
   return id;
 }
@@ -186,11 +186,11 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
   };
   await part(w, `${name}: pushed files, pipeline, build, trace and artifacts`, async () => {
     p.sha = await pushFiles(w.s.ctx, id, w.cast.owner.id, { 'README.md': 'readme\n', '.gitlab-ci.yml': CI_YML, 'docs/a.txt': 'a\n' });
-    p.pipelineId = pipelinesOf(w.s.ctx, id)[0]!.id;
+    p.pipelineId = (await pipelinesOf(w.s.ctx, id))[0]!.id;
     await drive(w.s.ctx, p.pipelineId, 'rspec', 'run', 'success');
-    p.buildId = buildNamed(w.s.ctx, p.pipelineId, 'rspec').id;
-    const b = findBuild(w.s.ctx, p.buildId)!;
-    replaceTrace(w.s.ctx, b, 'rspec trace\n');
+    p.buildId = (await buildNamed(w.s.ctx, p.pipelineId, 'rspec')).id;
+    const b = (await findBuild(w.s.ctx, p.buildId))!;
+    await replaceTrace(w.s.ctx, b, 'rspec trace\n');
     await storeArtifacts(w.s.ctx, b, Readable.from([Buffer.from('PK-zip')]), 'artifacts.zip');
   });
   await part(w, `${name}: branches, protected branches and a tag`, async () => {
@@ -385,8 +385,8 @@ export const fresh = {
   /** A build of the public project claimed by a new shared runner: its id, its build token and the runner's token. */
   claimedBuild: async (w: World) => {
     const runner = await registerRunner(w.s, { description: uniq(w, 'shared') });
-    clearQueue(w.s);
-    const id = insertBuild(w.s, w.projects[20].id, w.projects[20].pipelineId, { name: uniq(w, 'job') });
+    await clearQueue(w.s);
+    const id = await insertBuild(w.s, w.projects[20].id, w.projects[20].pipelineId, { name: uniq(w, 'job') });
     const payload = await claim(w.s, runner.token);
     if (payload.id !== id) throw new Error(`claimed build ${payload.id}, not ${id}`);
     return { id, token: payload.token as string, runnerToken: runner.token };

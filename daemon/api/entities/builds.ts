@@ -1,14 +1,14 @@
 /** Build presenter (GitLab v3 Build with RepoCommit, User, Runner and PipelineBasic) and its response schema. */
 import { Type } from '@sinclair/typebox';
-import { inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { pipelines, runners, type CommitStatusRow } from '../../db/schema-ci.js';
+import type { CommitStatusRow } from '../../db/schema-ci.js';
+import { toPipeline, toRunner } from '../../db/rows.js';
 import { isoDate, messageTitle, type CommitInfo } from '../../git/objects.js';
-import { projectNamespace } from '../../services/projects.js';
+import { projectNamespaceAsync } from '../../services/projects.js';
 import { projectRepository } from '../../services/repositories.js';
 import { Nullable } from '../params.js';
-import { userEntity, UserSchema } from './users.js';
+import { gravatarEnabledAsync, userEntity, UserSchema } from './users.js';
 import { pipelineBasic, PipelineBasicSchema, usersById } from './pipelines.js';
 import { runnerEntity, RunnerSchema } from './runners.js';
 
@@ -32,18 +32,20 @@ export interface BuildPresentOptions {
 /** Present builds of one project, loading users, runners, pipelines and commits in batches. */
 export async function presentBuilds(ctx: AppContext, project: ProjectRow, rows: readonly CommitStatusRow[], opts: BuildPresentOptions = {}) {
   const pipelineIds = [...new Set(rows.map((r) => r.pipelineId))];
-  const pipelineRows = pipelineIds.length ? ctx.db.select().from(pipelines).where(inArray(pipelines.id, pipelineIds)).all() : [];
+  const d = ctx.data.dialect;
+  const pipelineRows = pipelineIds.length ? (await ctx.data.all(`SELECT * FROM pipelines WHERE id IN ${d.inIds}`, [d.ids(pipelineIds)])).map(toPipeline) : [];
   const pipelineById = new Map(pipelineRows.map((p) => [p.id, p]));
   const runnerIds = [...new Set(rows.map((r) => r.runnerId).filter((i): i is number => i !== null))];
   const runnerById = new Map(
-    (runnerIds.length ? ctx.db.select().from(runners).where(inArray(runners.id, runnerIds)).all() : []).map((r) => [r.id, r]),
+    (runnerIds.length ? await ctx.data.all(`SELECT * FROM runners WHERE id IN ${d.inIds}`, [d.ids(runnerIds)]) : []).map((r) => [r.id as number, toRunner(r)]),
   );
-  const userById = usersById(ctx, rows.map((r) => r.userId));
+  const userById = await usersById(ctx, rows.map((r) => r.userId));
+  const gravatar = await gravatarEnabledAsync(ctx);
   const repo = projectRepository(ctx, project);
   const shas = [...new Set(pipelineRows.map((p) => p.sha))];
   const commits = new Map<string, CommitInfo>();
   if (repo.exists()) for (const c of await repo.readCommits(shas)) commits.set(c.sha, c);
-  const base = opts.downloadUrl ? `${ctx.externalUrl()}/${projectNamespace(ctx, project).path}/${project.path}/builds` : '';
+  const base = opts.downloadUrl ? `${ctx.externalUrl()}/${(await projectNamespaceAsync(ctx, project)).path}/${project.path}/builds` : '';
   return rows.map((b) => {
     const p = pipelineById.get(b.pipelineId);
     const commit = p ? commits.get(p.sha) : undefined;
@@ -53,7 +55,7 @@ export async function presentBuilds(ctx: AppContext, project: ProjectRow, rows: 
     return {
       id: b.id, status: b.status, stage: b.stage ?? 'test', name: b.name, ref: b.ref, tag: b.tag, coverage: b.coverage,
       created_at: b.createdAt, started_at: b.startedAt, finished_at: b.finishedAt,
-      user: user ? userEntity(ctx, user) : null,
+      user: user ? userEntity(ctx, user, gravatar) : null,
       ...(opts.downloadUrl
         ? { download_url: hasArtifacts ? `${base}/${b.id}/artifacts/download` : null }
         : hasArtifacts ? { artifacts_file: { filename: b.artifactsFile as string, size: b.artifactsSize ?? 0 } } : {}),

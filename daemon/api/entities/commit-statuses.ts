@@ -5,26 +5,27 @@ import type { UserRow } from '../../db/schema.js';
 import type { CommitStatusRow } from '../../db/schema-ci.js';
 import { pipelineShas } from '../../services/commit-statuses.js';
 import { Nullable } from '../params.js';
-import { userBasic, UserBasicSchema } from './users.js';
+import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 import { usersById } from './pipelines.js';
 
 const S = Type.String();
 const NS = Nullable(Type.String());
 
 /** CommitStatus: id, sha, ref, status, name, target_url, description, timestamps, allow_failure, author (UserBasic). */
-export function commitStatusEntity(ctx: AppContext, s: CommitStatusRow, sha: string, author: UserRow | null | undefined) {
+export function commitStatusEntity(ctx: AppContext, s: CommitStatusRow, sha: string, author: UserRow | null | undefined, gravatar: boolean) {
   return {
     id: s.id, sha, ref: s.ref, status: s.status, name: s.name, target_url: s.targetUrl, description: s.description,
     created_at: s.createdAt, started_at: s.startedAt, finished_at: s.finishedAt, allow_failure: s.allowFailure,
-    author: author ? userBasic(ctx, author) : null,
+    author: author ? userBasic(ctx, author, gravatar) : null,
   };
 }
 
 /** Present statuses with their authors and pipeline shas loaded in batches. */
-export function presentCommitStatuses(ctx: AppContext, rows: readonly CommitStatusRow[]) {
-  const shas = pipelineShas(ctx, rows);
-  const authors = usersById(ctx, rows.map((r) => r.userId));
-  return rows.map((r) => commitStatusEntity(ctx, r, shas.get(r.pipelineId) ?? '', r.userId === null ? null : authors.get(r.userId)));
+export async function presentCommitStatuses(ctx: AppContext, rows: readonly CommitStatusRow[]) {
+  const shas = await pipelineShas(ctx, rows);
+  const authors = await usersById(ctx, rows.map((r) => r.userId));
+  const gravatar = await gravatarEnabledAsync(ctx);
+  return rows.map((r) => commitStatusEntity(ctx, r, shas.get(r.pipelineId) ?? '', r.userId === null ? null : authors.get(r.userId), gravatar));
 }
 
 /** Response schema of CommitStatus. */

@@ -1,35 +1,37 @@
 /** Pipeline presenters (GitLab v3 Pipeline, PipelineBasic) and their response schemas. */
 import { Type } from '@sinclair/typebox';
-import { inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import { users, type UserRow } from '../../db/schema.js';
+import type { UserRow } from '../../db/schema.js';
+import { toUser } from '../../db/rows.js';
 import type { PipelineRow } from '../../db/schema-ci.js';
 import { Nullable } from '../params.js';
-import { userBasic, UserBasicSchema } from './users.js';
+import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 const S = Type.String();
 const NS = Nullable(Type.String());
 
 /** Users by id, loaded in one query (for presenting lists). */
-export function usersById(ctx: AppContext, ids: readonly (number | null)[]): Map<number, UserRow> {
+export async function usersById(ctx: AppContext, ids: readonly (number | null)[]): Promise<Map<number, UserRow>> {
   const wanted = [...new Set(ids.filter((i): i is number => i !== null))];
   if (!wanted.length) return new Map();
-  return new Map(ctx.db.select().from(users).where(inArray(users.id, wanted)).all().map((u) => [u.id, u]));
+  const d = ctx.data.dialect;
+  return new Map((await ctx.data.all(`SELECT * FROM users WHERE id IN ${d.inIds}`, [d.ids(wanted)])).map((u) => [u.id as number, toUser(u)]));
 }
 
 /** Pipeline: id, status, ref, sha, before_sha, tag, yaml_errors, user (UserBasic), timestamps, duration. */
-export function pipelineEntity(ctx: AppContext, p: PipelineRow, user: UserRow | null | undefined) {
+export function pipelineEntity(ctx: AppContext, p: PipelineRow, user: UserRow | null | undefined, gravatar: boolean) {
   return {
     id: p.id, status: p.status, ref: p.ref, sha: p.sha, before_sha: p.beforeSha, tag: p.tag, yaml_errors: p.yamlErrors,
-    user: user ? userBasic(ctx, user) : null, created_at: p.createdAt, updated_at: p.updatedAt, started_at: p.startedAt,
+    user: user ? userBasic(ctx, user, gravatar) : null, created_at: p.createdAt, updated_at: p.updatedAt, started_at: p.startedAt,
     finished_at: p.finishedAt, committed_at: p.committedAt, duration: p.duration,
   };
 }
 
 /** Present pipelines with their users loaded in one query. */
-export function presentPipelines(ctx: AppContext, rows: readonly PipelineRow[]) {
-  const byId = usersById(ctx, rows.map((p) => p.userId));
-  return rows.map((p) => pipelineEntity(ctx, p, p.userId === null ? null : byId.get(p.userId)));
+export async function presentPipelines(ctx: AppContext, rows: readonly PipelineRow[]) {
+  const byId = await usersById(ctx, rows.map((p) => p.userId));
+  const gravatar = await gravatarEnabledAsync(ctx);
+  return rows.map((p) => pipelineEntity(ctx, p, p.userId === null ? null : byId.get(p.userId), gravatar));
 }
 
 /** Response schema of Pipeline. */

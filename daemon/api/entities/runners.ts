@@ -3,13 +3,11 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { RunnerRow } from '../../db/schema-ci.js';
-import { statement } from '../../db/statements.js';
 import { toProject } from '../../db/rows.js';
-import { placeholders } from '../../db/sql.js';
-import { authorizedProjectsSql, canProject } from '../../policy/permissions.js';
+import { authorizedProjectsWhere, canProjectAsync } from '../../policy/permissions.js';
 import { runnerProjectIds, runnerTags } from '../../services/runners.js';
 import { Nullable } from '../params.js';
-import { BasicProjectSchema, presentBasicProjects } from './projects.js';
+import { BasicProjectSchema, presentBasicProjectsAsync } from './projects.js';
 
 /** The Runner entity (also the `runner` of a Build). */
 export function runnerEntity(r: RunnerRow) {
@@ -22,15 +20,21 @@ export const RunnerSchema = Type.Object({
 });
 
 /** The RunnerDetails entity; `projects` lists only those the viewer is authorized on (all for admins). */
-export function runnerDetails(ctx: AppContext, viewer: UserRow, runner: RunnerRow) {
-  const ids = runnerProjectIds(ctx, runner.id);
-  const rows = (statement(ctx, `SELECT * FROM projects WHERE id IN (${placeholders(ids)})`).all(...ids) as Record<string, unknown>[]).map(toProject);
-  const authorized = (p: ProjectRow) => !!statement(ctx, `SELECT 1 FROM projects p WHERE p.id = ? AND ${authorizedProjectsSql(viewer.id)}`).get(p.id);
-  const visible = viewer.isAdmin ? rows : rows.filter((p) => canProject(ctx, viewer, 'read_project', p) && authorized(p));
+export async function runnerDetails(ctx: AppContext, viewer: UserRow, runner: RunnerRow) {
+  const ids = await runnerProjectIds(ctx, runner.id);
+  const d = ctx.data.dialect;
+  const rows = ids.length ? (await ctx.data.all(`SELECT * FROM projects WHERE id IN ${d.inIds} ORDER BY id`, [d.ids(ids)])).map(toProject) : [];
+  let visible: ProjectRow[] = rows;
+  if (!viewer.isAdmin && rows.length) {
+    const auth = authorizedProjectsWhere(d, viewer.id);
+    const authorized = new Set((await ctx.data.all<{ id: number }>(`SELECT p.id FROM projects p WHERE p.id IN ${d.inIds} AND ${auth.sql}`, [d.ids(ids), ...auth.args])).map((r) => r.id));
+    visible = [];
+    for (const p of rows) if (authorized.has(p.id) && (await canProjectAsync(ctx, viewer, 'read_project', p))) visible.push(p);
+  }
   return {
     ...runnerEntity(runner), tag_list: runnerTags(runner), run_untagged: runner.runUntagged, locked: runner.locked, version: runner.version,
     revision: runner.revision, platform: runner.platform, architecture: runner.architecture, contacted_at: runner.contactedAt,
-    projects: presentBasicProjects(ctx, visible),
+    projects: await presentBasicProjectsAsync(ctx, visible),
   };
 }
 

@@ -212,6 +212,25 @@ function listenerOf(pg: PgModule, url: string) {
   };
 }
 
+/** Run `fn` holding the session advisory lock `key` on a connection of its own, or answer null when it is taken. */
+export async function withAdvisoryLockOn<T>(pool: Pool, key: number, fn: () => Promise<T>): Promise<T | null> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [key]);
+    if (!got.rows[0]?.ok) return null;
+    try {
+      return await fn();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [key]).catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e)); // the session ends with the connection: the lock goes too
+      });
+    }
+  } finally {
+    client.release(broken);
+  }
+}
+
 /** Options of postgresDatabase beyond the URL. */
 export interface PostgresOptions {
   /** Connections in the pool (default 10). */
@@ -295,6 +314,7 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
       await notifications.close();
       await pool.end();
     },
+    withAdvisoryLock: (key, fn) => withAdvisoryLockOn(pool, key, fn),
     pool,
   };
 }

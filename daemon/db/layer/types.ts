@@ -42,6 +42,11 @@ export interface Database extends Queries {
   listen?(channel: string, fn: (payload: string | null) => void): Promise<() => Promise<void>>;
   /** Send a notification (outside a transaction; inside one, `SELECT pg_notify(?, ?)` on `tx` is sent at its commit). */
   notify?(channel: string, payload?: string): Promise<void>;
+  /**
+   * PostgreSQL only: run `fn` while holding the session advisory lock `key` (pg_try_advisory_lock on a connection of
+   * its own); null without running it when another session holds the lock.
+   */
+  withAdvisoryLock?<T>(key: number, fn: () => Promise<T>): Promise<T | null>;
 }
 
 /**
