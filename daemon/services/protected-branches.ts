@@ -94,8 +94,8 @@ export function protectBranch(ctx: AppContext, projectId: number, name: string, 
 
 /**
  * protectBranch on the data layer, in one statement: an upsert on the (project, name) key (atomic on both engines), so
- * two daemons protecting one branch at once both succeed with one rule. A missing flag of an existing rule keeps its value. 404 `Project Not
- * Found` when the project was deleted meanwhile.
+ * two daemons protecting one branch at once both succeed with one rule. A missing flag of an existing rule keeps its
+ * value. 404 `Project Not Found` when the project was deleted meanwhile.
  */
 export async function protectBranchAsync(
   ctx: Pick<AppContext, 'data'>, projectId: number, name: string, flags: { developersCanPush?: boolean; developersCanMerge?: boolean } = {},
@@ -103,18 +103,18 @@ export async function protectBranchAsync(
   const t = now();
   const push = flags.developersCanPush ?? null;
   const merge = flags.developersCanMerge ?? null;
-  const write = () => ctx.data.get(
-    `INSERT INTO protected_branches (project_id, name, developers_can_push, developers_can_merge, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (project_id, name) DO UPDATE SET
-       developers_can_push = COALESCE(?, protected_branches.developers_can_push),
-       developers_can_merge = COALESCE(?, protected_branches.developers_can_merge),
-       updated_at = excluded.updated_at
-     RETURNING *`,
-    [projectId, name, push ?? false, merge ?? false, t, t, push, merge],
-  );
   try {
-    return toProtectedBranch((await write())!);
+    const row = await ctx.data.get(
+      `INSERT INTO protected_branches (project_id, name, developers_can_push, developers_can_merge, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (project_id, name) DO UPDATE SET
+         developers_can_push = COALESCE(?, protected_branches.developers_can_push),
+         developers_can_merge = COALESCE(?, protected_branches.developers_can_merge),
+         updated_at = excluded.updated_at
+       RETURNING *`,
+      [projectId, name, push ?? false, merge ?? false, t, t, push, merge],
+    );
+    return toProtectedBranch(row!);
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
