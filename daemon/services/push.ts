@@ -196,7 +196,9 @@ export async function processPush(
   try {
     await ctx.data.transaction(async (tx) => {
       for (const u of withData) await recordEventAsync(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
-      await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ?', [now(), project.id]);
+      // Never backwards: two pushes through two daemons may commit in the other order than they read the clock.
+      const t = now();
+      await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?', [t, project.id, t]);
       for (const l of active) {
         if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, push);
         // SQLite only: the data layer's transaction runs on ctx.db's connection within this turn, so the synchronous

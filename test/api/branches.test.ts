@@ -165,6 +165,15 @@ describe('protect and unprotect', () => {
     expect((await s.api('PUT', `${base}/alpha`, cast.master)).status).toBe(404);
     expect((await s.api('PUT', `${base}/alpha/protect`, cast.master, { developers_can_push: 'maybe' })).status).toBe(400);
   });
+  it('two protects of one branch at once both answer 200 and leave one rule', async () => {
+    const both = await Promise.all([{ developers_can_push: true }, { developers_can_merge: true }].map((flags) => s.api('PUT', `${base}/zeta/protect`, cast.master, flags)));
+    expect(both.map((r) => [r.status, r.body.protected])).toEqual([[200, true], [200, true]]);
+    const rules = await s.ctx.data.all<{ name: string }>('SELECT name FROM protected_branches WHERE project_id = ? AND name = ?', [project.id, 'zeta']);
+    expect(rules).toHaveLength(1);
+    // each request's flag is kept: the second upsert keeps the first one's (a missing flag keeps its value)
+    expect((await s.api('GET', `${base}/zeta`, cast.reporter)).body).toMatchObject({ protected: true, developers_can_push: true, developers_can_merge: true });
+    expect((await s.api('PUT', `${base}/zeta/unprotect`, cast.master)).body.protected).toBe(false);
+  });
   it('the default branch shows the default_branch_protection setting', async () => {
     await s.api('PUT', '/application/settings', s.root, { default_branch_protection: 1 });
     expect((await s.api('GET', `${base}/master`, cast.reporter)).body).toMatchObject({ protected: true, developers_can_push: true, developers_can_merge: true });

@@ -105,6 +105,13 @@ describe('releases', () => {
     expect((await s.api('PUT', `${base}/nope/release`, cast.developer, { description: 'x' })).body).toEqual({ message: 'Tag does not exist' });
     expect((await s.api('POST', `${base}/release/1/release`, cast.developer, { description: 'slash' })).body).toEqual({ tag_name: 'release/1', description: 'slash' });
   });
+  it('two POSTs of release notes at once: one 201, the other 409, one release stored', async () => {
+    expect((await s.api('POST', base, cast.developer, { tag_name: 'race', ref: 'master' })).status).toBe(201);
+    const both = await Promise.all(['one', 'two'].map((d) => s.api('POST', `${base}/race/release`, cast.developer, { description: d })));
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
+    const winner = both.find((r) => r.status === 201)!.body.description;
+    expect((await s.api('GET', `${base}/race`, cast.reporter)).body.release).toEqual({ tag_name: 'race', description: winner });
+  });
 });
 
 describe('DELETE tags', () => {

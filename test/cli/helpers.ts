@@ -7,6 +7,7 @@ import { startDaemon } from '../../daemon/main.js';
 import { resolveConfig } from '../../daemon/config.js';
 import { run } from '../../cli/main.js';
 import type { IO } from '../../cli/io.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 
 export const ROOT_PASSWORD = 'cli-root-password';
 
@@ -50,7 +51,9 @@ export interface CliFixture {
 export async function startCliFixture(opts: { ssh?: boolean } = {}): Promise<CliFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gantry-cli-data-'));
   const configDir = mkdtempSync(join(tmpdir(), 'gantry-cli-cfg-'));
-  const daemon = await startDaemon(resolveConfig({ dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent', sshPort: opts.ssh ? '0' : 'off' }, {}), { logger: false });
+  // On PostgreSQL (GANTRY_TEST_DATABASE_URL set) the daemon gets an empty database of its own, migrated at its start.
+  const pg = TEST_DATABASE_URL ? await createTestDatabase(TEST_DATABASE_URL) : null;
+  const daemon = await startDaemon(resolveConfig({ dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent', sshPort: opts.ssh ? '0' : 'off', databaseUrl: pg?.url }, {}), { logger: false });
   const cli: CliFixture['cli'] = async (args, opts = {}) => {
     const io = fakeIO({ GANTRY_CONFIG_DIR: configDir, ...opts.env }, opts.input);
     if (opts.cwd) io.cwd = opts.cwd;
@@ -61,6 +64,7 @@ export async function startCliFixture(opts: { ssh?: boolean } = {}): Promise<Cli
     url: daemon.url, dataDir, configDir, cli,
     async close() {
       await daemon.close();
+      await pg?.drop();
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(configDir, { recursive: true, force: true });
     },

@@ -2,6 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPostgres } from '../helpers/app.js';
 import { ROOT_PASSWORD, startCliFixture, type CliFixture } from './helpers.js';
 
 let f: CliFixture;
@@ -136,7 +137,8 @@ describe('gantry branch', () => {
 });
 
 describe('gantry status', () => {
-  it('sets and lists commit statuses', async () => {
+  // Commit statuses are the CI room's: on PostgreSQL once that room is ported.
+  it.skipIf(onPostgres)('sets and lists commit statuses', async () => {
     const sha = (await f.cli(['commit', 'show', P, 'master', '--json'])).json().id as string;
     const set = await f.cli(['status', 'set', P, sha, 'running', '--name', 'lint', '--description', 'linting', '--target-url', 'https://ci.example.com/1']);
     expect(set.code, set.stderr).toBe(0);

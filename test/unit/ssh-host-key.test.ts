@@ -1,12 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import ssh2, { type ParsedKey } from 'ssh2';
 import { damagedEd25519Seed, generateOpenSshEd25519, HOST_KEY_FILE, loadOrCreateHostKey, openSshEd25519 } from '../../daemon/ssh/host-key.js';
 
 const { utils } = ssh2;
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const dirs: string[] = [];
 const tempDir = () => {
   const d = mkdtempSync(join(tmpdir(), 'gantry-hostkey-'));
@@ -112,4 +114,41 @@ describe('SSH host key', () => {
     }
     expect(damagedEd25519Seed('not a key')).toBeNull();
   });
+
+  it('gives several processes starting at once on one data dir one key: each serves the key the file holds', async () => {
+    // Daemons sharing a data dir (PostgreSQL, several daemons) all create the key when it is missing. Each child
+    // waits for a go signal, then loads or creates the key at the same moment; all must print the same key.
+    const dir = tempDir();
+    const go = join(dir, 'go');
+    const script = join(dir, 'child.ts');
+    writeFileSync(script, [
+      `import { existsSync } from 'node:fs';`,
+      `import { loadOrCreateHostKey } from ${JSON.stringify(join(ROOT, 'daemon/ssh/host-key.ts'))};`,
+      `process.stderr.write('ready\\n');`,
+      `while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 1));`,
+      `process.stdout.write(loadOrCreateHostKey(${JSON.stringify(dir)}));`,
+    ].join('\n'));
+    const children = Array.from({ length: 6 }, () => {
+      const p = spawn(process.execPath, [join(ROOT, 'node_modules/vite-node/vite-node.mjs'), script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      p.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+      const ready = new Promise<void>((resolve) => p.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (err.includes('ready')) resolve();
+      }));
+      const done = new Promise<{ code: number | null; out: string; err: string }>((resolve) => p.on('close', (code) => resolve({ code, out, err })));
+      return { ready, done };
+    });
+    await Promise.all(children.map((c) => c.ready));
+    writeFileSync(go, '');
+    const results = await Promise.all(children.map((c) => c.done));
+    for (const r of results) expect(r.code, r.err).toBe(0);
+    const stored = readFileSync(join(dir, HOST_KEY_FILE), 'utf8');
+    expect(results.map((r) => r.out)).toEqual(results.map(() => stored));
+    expect(utils.parseKey(stored)).not.toBeInstanceOf(Error);
+    // the .pub beside it is the public half of that one key, and no temporary file is left behind
+    expect(sshKeygenPublic(join(dir, HOST_KEY_FILE))).toBe(readFileSync(join(dir, `${HOST_KEY_FILE}.pub`), 'utf8').trim().split(' ').slice(0, 2).join(' '));
+    expect(readdirSync(dir).filter((f) => f.startsWith(`.${HOST_KEY_FILE}-`))).toEqual([]);
+  }, 60_000);
 });
