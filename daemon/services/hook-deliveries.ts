@@ -10,14 +10,15 @@
  *
  * A worker runs on the data layer and may run on several daemons at once over one PostgreSQL database: it claims due
  * rows in one statement (UPDATE ... WHERE id IN (the due pending rows ... FOR UPDATE SKIP LOCKED on PostgreSQL), which
- * moves next_attempt_at to the end of a lease), so each attempt is posted by one worker only. It posts the JSON payload with GitLab's headers (Content-Type,
- * X-Gitlab-Event, X-Gitlab-Token when the hook has a token, User-Agent) and a timeout, a few at a time. A 2xx answer
- * marks the row delivered (never sent again); anything else is retried with exponential backoff until the attempts
- * run out (failed). A daemon that dies mid-send leaves the row pending with a lease; it is sent again when the lease
- * ends (at least once). Every attempt of one delivery carries the same `Idempotency-Key` header (a UUID derived from
- * the row, as GitLab 17.4+ sends), so a receiver that got a delivery whose answer the daemon never recorded (killed
- * in between) can recognise the resend and process it once. Knobs for tests and operators: GANTRY_HOOK_RETRY_BASE_MS (default 10000) and
- * GANTRY_HOOK_MAX_ATTEMPTS (default 8), or the options of startHookDeliveryWorker.
+ * moves next_attempt_at to the end of a lease), so each attempt is posted by one worker only. It posts the JSON
+ * payload with GitLab's headers (Content-Type, X-Gitlab-Event, X-Gitlab-Token when the hook has a token, User-Agent)
+ * and a timeout, a few at a time. A 2xx answer marks the row delivered (never sent again); anything else is retried
+ * with exponential backoff until the attempts run out (failed). A daemon that dies mid-send leaves the row pending
+ * with a lease; it is sent again when the lease ends (at least once). Every attempt of one delivery carries the same
+ * `Idempotency-Key` header (a UUID derived from the row, as GitLab 17.4+ sends), so a receiver that got a delivery
+ * whose answer the daemon never recorded (killed in between) can recognise the resend and process it once. Knobs for
+ * tests and operators: GANTRY_HOOK_RETRY_BASE_MS (default 10000) and GANTRY_HOOK_MAX_ATTEMPTS (default 8), or the
+ * options of startHookDeliveryWorker.
  */
 import { and, asc, eq } from 'drizzle-orm';
 import type { Agent, Dispatcher } from 'undici';
@@ -58,7 +59,8 @@ export type HookWriter = Pick<AppContext['db'], 'select' | 'insert'>;
  * tag_push_events, issue -> issues_events, merge_request -> merge_requests_events, note -> note_events, build ->
  * build_events, pipeline -> pipeline_events). Call it inside the transaction that records the change, passing
  * `tx`, with the complete GitLab payload (object_kind ...); it is sent as is. The running workers are woken once the
- * synchronous transaction is over. Returns the number of deliveries queued.
+ * synchronous transaction is over. Returns the number of deliveries queued. SQLite only: the twin of
+ * queueHookDeliveriesAsync for the rooms not ported yet, to be deleted with its last caller.
  */
 export function queueHookDeliveries(tx: HookWriter, projectId: number, event: HookEvent, payload: unknown): number {
   const flag = FLAG_COLUMN[HOOK_EVENT_FLAG[event]];

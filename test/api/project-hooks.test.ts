@@ -114,6 +114,18 @@ describe('project hooks', () => {
     for (const a of answers) expect([200, 404]).toContain(a.status);
     expect((await s.api('GET', `/projects/${projectId}/hooks/${hook.id}`, alice)).status).toBe(404);
   });
+  it('a hook added while its project is deleted: 201 or 404, never a 500, and no hook left behind', async () => {
+    for (let i = 0; i < 3; i++) {
+      const p = await makeProject(s, alice, `doomed-${i}`);
+      const [added, deleted] = await Promise.all([
+        s.api('POST', `/projects/${p.id}/hooks`, alice, { url: 'http://late.example/' }),
+        s.api('DELETE', `/projects/${p.id}`, alice),
+      ]);
+      expect([201, 404]).toContain(added.status);
+      expect(deleted.status).toBe(200);
+      expect(await s.ctx.data.get('SELECT COUNT(*) AS n FROM project_hooks WHERE project_id = ?', [p.id])).toEqual({ n: 0 });
+    }
+  });
   it('hooks go away with their project', async () => {
     const p = await makeProject(s, alice, 'short-lived');
     await s.api('POST', `/projects/${p.id}/hooks`, alice, { url: 'http://x.example/' });
