@@ -441,6 +441,7 @@ export const POLICY_TABLE: Row[] = [
 
   // routes outside the OpenAPI document (router paths)
   { method: 'GET', path: '/-/health', ability: 'public' },
+  { method: 'GET', path: '/-/readiness', ability: 'public' },
   { method: 'GET', path: '/-/metrics', ability: 'metrics' },
   { method: 'GET', path: '/oauth/assets/oauth.css', ability: 'public' },
   { method: 'GET', path: '/oauth/authorize', ability: 'oauth_page' },

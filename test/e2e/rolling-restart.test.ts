@@ -256,6 +256,7 @@ describe.skipIf(!TEST_DATABASE_URL || !NGINX)('two gantryd behind nginx (deploy/
     await sleep(1000);
     await load.stop();
     const summary = JSON.stringify(Object.fromEntries(load.counts));
+    console.log(`rolling restart: ${load.total()} requests through nginx, ${load.failures.length} failed: ${summary}`);
     expect(load.failures, `${summary}\n${log()}`).toEqual([]);
     expect(load.total()).toBeGreaterThan(100);
     for (const what of ['POST /projects', 'POST /users', 'PUT /projects/:id', 'GET /projects/:id']) expect(load.counts.get(what) ?? 0, summary).toBeGreaterThan(10);
@@ -276,7 +277,7 @@ describe.skipIf(!TEST_DATABASE_URL || !NGINX)('two gantryd behind nginx (deploy/
     const unexpected = load.failures.filter((f) => !(f.what.startsWith('POST ') && f.status === 502));
     expect(unexpected, `${summary}\n${log()}`).toEqual([]);
     expect(load.failures.length, `${JSON.stringify(load.failures)}\n${log()}`).toBeLessThanOrEqual(6); // at most one per client
-    if (load.failures.length) console.log(`SIGKILL: ${load.failures.length} POST(s) in flight on the killed daemon failed with 502 (of ${load.total()} requests)`);
+    console.log(`SIGKILL: ${load.total()} requests through nginx, ${load.failures.length} POST(s) in flight on the killed daemon failed with 502: ${summary}`);
     expect(load.total()).toBeGreaterThan(50);
     expect(await load.missing()).toEqual([]);
   }, 180_000);
