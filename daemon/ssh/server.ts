@@ -169,9 +169,9 @@ export async function startSshServer(ctx: AppContext, log: SshLog, limits: SshLi
           return;
         }
         try {
-          authenticateKey(ctx, auth, utils.parseKey, (identity) => {
+          void authenticateKey(ctx, auth, utils.parseKey, (identity) => {
             state.identity = identity;
-          });
+          }, (e) => log('warn', 'ssh: key lookup failed', e));
         } catch (e) {
           // A failed lookup (a busy database) refuses this attempt; it must never escape into ssh2's packet parser.
           log('warn', 'ssh: key lookup failed', e);

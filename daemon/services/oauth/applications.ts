@@ -48,6 +48,9 @@ function redirectUriProblem(uri: string): string | null {
   return null;
 }
 
+/** Whether an id can name a row (PostgreSQL's ids are `integer`: a larger number must not reach a query). */
+const validId = (id: number) => Number.isSafeInteger(id) && id > 0 && id <= 2147483647;
+
 /** Register an application owned by `owner`; the secret is returned once and stored only hashed. An owner deleted meanwhile: 404 User. */
 export async function createApplication(ctx: AppContext, owner: UserRow, p: CreateApplicationParams): Promise<{ app: OauthApplicationRow; secret: string }> {
   const errors: Record<string, string[]> = {};
@@ -113,9 +116,6 @@ export async function applicationOwnerName(ctx: AppContext, app: OauthApplicatio
   if (app.ownerId === null) return null;
   return (await ctx.data.get<{ username: string }>('SELECT username FROM users WHERE id = ?', [app.ownerId]))?.username ?? null;
 }
-
-/** Whether an id can name a row (PostgreSQL's ids are `integer`: a larger number must not reach a query). */
-const validId = (id: number) => Number.isSafeInteger(id) && id > 0 && id <= 2147483647;
 
 /** A public client (no secret: the built-in CLI application) proves nothing by its client_id, so PKCE is required. */
 export const isPublicClient = (app: OauthApplicationRow) => app.secretHash === null;
