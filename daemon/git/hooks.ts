@@ -4,7 +4,8 @@
  * decisions travel in environment variables (or a file, for very many refs) set when receive-pack is spawned, so
  * the hook never calls back into the daemon.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,8 +40,14 @@ export function ensureHooksDir(dir: string): string {
   if (!existsSync(PRE_RECEIVE_SCRIPT)) throw new Error(`pre-receive hook missing at ${PRE_RECEIVE_SCRIPT}; rebuild gantry`);
   const file = join(dir, 'pre-receive');
   mkdirSync(dir, { recursive: true });
-  if (!existsSync(file) || readFileSync(file, 'utf8') !== SHIM) writeFileSync(file, SHIM, { mode: 0o755 });
-  chmodSync(file, 0o755);
+  if (!existsSync(file) || readFileSync(file, 'utf8') !== SHIM) {
+    // Whole or not at all (a temporary name, then renamed): another daemon sharing the data dir may be running the
+    // shim for a push right now, and a half-written one that does nothing would let that push past the protection.
+    const temp = join(dir, `.pre-receive-${randomBytes(6).toString('hex')}`);
+    writeFileSync(temp, SHIM, { mode: 0o755 });
+    chmodSync(temp, 0o755);
+    renameSync(temp, file);
+  } else chmodSync(file, 0o755);
   ready.add(dir);
   return dir;
 }
