@@ -60,8 +60,17 @@ export class ResponseCache {
   }
 }
 
-/** The cache key: the host (for the Link headers) and what the route names. */
-const keyOf = (request: FastifyRequest, key: string) => `${request.protocol}://${request.headers.host ?? ''}\u0000${key}`;
+/**
+ * The cache key: the host (for the Link headers), the caller's attributes that answers depend on, and what the route
+ * names. The caller's row was read before the version (by authentication), so a change of it made meanwhile on another
+ * daemon is not covered by the version: with the attributes in the key, an answer made for the caller as they were is
+ * never sent to them as they are now.
+ */
+const keyOf = (request: FastifyRequest, key: string) => {
+  const u = request.user;
+  const caller = u ? `${u.id}:${u.isAdmin ? 1 : 0}:${u.external ? 1 : 0}:${u.state}` : '-';
+  return `${request.protocol}://${request.headers.host ?? ''}\u0000${caller}\u0000${key}`;
+};
 
 /** The answer of a computed payload: its serialized bytes and the headers set while computing it (those not in `before`). */
 function capture(reply: FastifyReply, payload: unknown, before: Set<string>): CachedAnswer {

@@ -226,13 +226,13 @@ function fieldErrors(actor: UserRow, p: ProjectParams, restricted: readonly numb
 /** Whether fieldErrors needs the restricted visibility levels (a non-admin sets a visibility). */
 const needsRestricted = (actor: UserRow, p: ProjectParams) => p.visibility_level !== undefined && !actor.isAdmin;
 
-/** validateProjectFields' checks that need no project rows (the restricted levels come from the settings). */
+/** The field checks of create and update that need no project rows (the restricted levels come from the settings). */
 async function fieldErrorsAsync(ctx: AppContext, actor: UserRow, p: ProjectParams): Promise<Record<string, string[]>> {
   return fieldErrors(actor, p, needsRestricted(actor, p) ? await restrictedVisibilityLevelsAsync(ctx) : []);
 }
 
 /**
- * validateProjectFields' "has already been taken" checks (name and path, case-insensitive, in the namespace), added to
+ * The "has already been taken" checks (name and path, case-insensitive, in the namespace), added to
  * `errors` for the fields without an error yet; on `q` (ctx.data, or the transaction that then writes the row).
  */
 async function addTakenErrors(q: Queries, errors: Record<string, string[]>, p: ProjectParams, namespaceId: number, selfId: number | null): Promise<void> {
@@ -254,7 +254,7 @@ const takenPath = (e: unknown) =>
   isUniqueViolation(e) ? validationError({ path: ['has already been taken'] })
     : isForeignKeyViolation(e) ? validationError({ namespace: ['is not valid'] }) : e;
 
-/** The async twin of targetNamespace, on the data layer. */
+/** Resolve the target namespace of a create: the owner's personal namespace by default, or a group the actor may create in. */
 export async function targetNamespaceAsync(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): Promise<NamespaceRow> {
   if (namespaceId === undefined) {
     return toNamespace((await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [owner.id]))!);
@@ -266,7 +266,7 @@ export async function targetNamespaceAsync(ctx: AppContext, actor: UserRow, owne
   return ns;
 }
 
-/** The async twin of personalProjectCount. */
+/** Personal projects a user owns (counted against projects_limit). */
 export async function personalProjectCountAsync(ctx: AppContext, user: UserRow): Promise<number> {
   const row = await ctx.data.get<{ n: number }>(PERSONAL_COUNT, [user.id]);
   return Number(row!.n);
@@ -282,8 +282,9 @@ const INSERT_OWNER = `INSERT INTO members (source_type, source_id, user_id, acce
   VALUES ('Project', ?, ?, ${MASTER}, ?, ?, ?)`;
 
 /**
- * The async twin of createProject, on the data layer: the same checks, then the project, the owner's membership and
- * the `created` event in one transaction (the runners token hashed before it).
+ * Create a project owned by `owner` (the actor, or another user when an admin creates for them): the checks, then the
+ * project, the owner's membership and the `created` event in one transaction (the runners token hashed before it).
+ * `forkedFromId`: a fork's source, checked again in that transaction (404 when deleted meanwhile).
  */
 export async function createProjectAsync(
   ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }, extra: { forkedFromId?: number } = {},
@@ -350,7 +351,7 @@ export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promi
   await tx.run('DELETE FROM projects WHERE id = ?', [projectId]);
 }
 
-/** The async twin of deleteProjectRows: the same statements in one transaction of the data layer. */
+/** Delete a project's rows (deleteProjectRowsIn) in one transaction of the data layer. */
 export async function deleteProjectRowsAsync(ctx: AppContext, project: ProjectRow): Promise<void> {
   await ctx.data.transaction((tx) => deleteProjectRowsIn(tx, project.id));
 }

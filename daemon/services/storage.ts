@@ -21,7 +21,9 @@ export interface StorageHandler {
 }
 
 const handlers: StorageHandler[] = [
-  { removed: async (ctx, id) => rm(join(ctx.paths.uploads, String(id)), { recursive: true, force: true }) },
+  // (retried when an upload that raced the deletion wrote into the directory meanwhile: ENOTEMPTY; that upload then
+  // finds its project gone and removes its file)
+  { removed: async (ctx, id) => rm(join(ctx.paths.uploads, String(id)), { recursive: true, force: true, maxRetries: 5, retryDelay: 20 }) },
 ];
 
 /** Register a storage handler (repositories, artifacts, traces). */

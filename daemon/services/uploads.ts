@@ -38,8 +38,8 @@ export interface StoredUpload {
 
 /**
  * Store an uploaded file for a project; 413 when it is larger than max_attachment_size (nothing is stored). The file
- * is written first, then its row; when the row cannot be written (the project deleted meanwhile: 404) the file goes
- * again, so no upload is left without its row.
+ * is written first, then its row; when either fails because the project was deleted meanwhile the answer is 404, and
+ * the file goes again, so no upload is left without its row.
  */
 export async function saveUpload(ctx: AppContext, project: ProjectRow, uploader: UserRow, originalName: string, data: Buffer): Promise<StoredUpload> {
   if (data.length > (await maxUploadBytes(ctx))) throw tooLarge();
@@ -54,8 +54,10 @@ export async function saveUpload(ctx: AppContext, project: ProjectRow, uploader:
     );
   } catch (e) {
     await rm(dir, { recursive: true, force: true });
-    if (!isForeignKeyViolation(e)) throw e;
-    // the project's own directory too, unless another upload is in it (its deletion may have removed it already)
+    // The project deleted meanwhile: its row is gone (the foreign key), or its directory was being removed under the
+    // file (a deletion removes the rows first, then the files). 404, and its own directory goes too unless another
+    // upload is in it.
+    if (!isForeignKeyViolation(e) && (await ctx.data.get('SELECT id FROM projects WHERE id = ?', [project.id]))) throw e;
     await rmdir(join(ctx.paths.uploads, String(project.id))).catch(() => undefined);
     throw notFound('Project');
   }

@@ -232,11 +232,20 @@ describe('writes at the same moment (one daemon or several: the answers one afte
       expect(unlinks.map((r) => r.status).sort()).toEqual([200, 304]);
     }
   });
-  it('archive of a project deleted at the same moment: 201 or 404, never a 500', async () => {
+  it('archive, star, share and fork link of a project deleted at the same moment: done or 404, never a 500', async () => {
+    const g = await makeGroup(s.ctx, 'race-deleted-sharers', { visibility: 20 });
+    const other = await makeProject(s, alice, 'race-deleted-other', { visibility: 20 });
     for (let i = 0; i < 4; i++) {
-      const p = await makeProject(s, alice, `archive-race-${i}`);
-      const [archive, del] = await Promise.all([s.api('POST', `/projects/${p.id}/archive`, alice), s.api('DELETE', `/projects/${p.id}`, alice)]);
-      expect([201, 404]).toContain(archive.status);
+      const p = await makeProject(s, alice, `archive-race-${i}`, { visibility: 20 });
+      const [archive, star, share, link, del] = await Promise.all([
+        s.api('POST', `/projects/${p.id}/archive`, alice), s.api('POST', `/projects/${p.id}/star`, bob),
+        s.api('POST', `/projects/${p.id}/share`, alice, { group_id: g, group_access: 30 }), s.api('POST', `/projects/${p.id}/fork/${other.id}`, s.root),
+        s.api('DELETE', `/projects/${p.id}`, alice),
+      ]);
+      expect([201, 404], archive.text).toContain(archive.status);
+      expect([201, 404], star.text).toContain(star.status);
+      expect([201, 404], share.text).toContain(share.status);
+      expect([201, 404], link.text).toContain(link.status);
       expect(del.status).toBe(200);
     }
   });

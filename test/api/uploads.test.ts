@@ -149,6 +149,19 @@ describe('GET /:namespace/:project/uploads/:secret/:filename', () => {
       expect(r.json()).toEqual({ message: '404 Not Found' });
     }
   });
+  it('an upload into a project deleted at the same moment: 201 or 404, and no file left behind', async () => {
+    for (let i = 0; i < 6; i++) {
+      const p = await makeProject(s, alice, `vanishing-${i}`);
+      const [up, del] = await Promise.all([
+        upload(p.id, alice, { file: { name: 'x.txt', data: 'x' } }),
+        new Promise((resolve) => setTimeout(resolve, i * 3)).then(() => s.api('DELETE', `/projects/${p.id}`, alice)),
+      ]);
+      expect([201, 404], JSON.stringify(up.body)).toContain(up.status);
+      expect(del.status, del.text).toBe(200);
+      expect(existsSync(join(s.ctx.paths.uploads, String(p.id)))).toBe(false);
+      expect(await s.ctx.data.get('SELECT id FROM uploads WHERE project_id = ?', [p.id])).toBeUndefined();
+    }
+  });
   it('upload files disappear with the project', async () => {
     const p = await makeProject(s, alice, 'temp-files');
     await upload(p.id, alice, { file: { name: 'x.txt', data: 'x' } });

@@ -144,7 +144,7 @@ const FORKED_FROM = (d: Dialect) =>
   `SELECT p.id, p.name, p.path, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${d.inIds}`;
 
 /**
- * The data-layer presenter (both engines): the same entities as presentProjects in two statements (the numbers and
+ * The presenter (both engines): the Project entities of a page in two statements (the numbers and
  * group shares of every project, the namespaces with their owners), a third only when a project is a fork, run side
  * by side; the viewer's access level for the runners token only when not given (`opts.level`) and needed.
  */
