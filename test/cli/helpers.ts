@@ -7,6 +7,7 @@ import { startDaemon } from '../../daemon/main.js';
 import { resolveConfig } from '../../daemon/config.js';
 import { run } from '../../cli/main.js';
 import type { IO } from '../../cli/io.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 
 export const ROOT_PASSWORD = 'cli-root-password';
 
@@ -50,7 +51,11 @@ export interface CliFixture {
 export async function startCliFixture(opts: { ssh?: boolean } = {}): Promise<CliFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gantry-cli-data-'));
   const configDir = mkdtempSync(join(tmpdir(), 'gantry-cli-cfg-'));
-  const daemon = await startDaemon(resolveConfig({ dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent', sshPort: opts.ssh ? '0' : 'off' }, {}), { logger: false });
+  // With GANTRY_TEST_DATABASE_URL (the PostgreSQL pass), the daemon runs on a fresh database of that server.
+  const pg = TEST_DATABASE_URL ? await createTestDatabase(TEST_DATABASE_URL, { migrated: true }) : null;
+  const daemon = await startDaemon(resolveConfig({
+    dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent', sshPort: opts.ssh ? '0' : 'off', ...(pg ? { databaseUrl: pg.url } : {}),
+  }, {}), { logger: false });
   const cli: CliFixture['cli'] = async (args, opts = {}) => {
     const io = fakeIO({ GANTRY_CONFIG_DIR: configDir, ...opts.env }, opts.input);
     if (opts.cwd) io.cwd = opts.cwd;
@@ -61,6 +66,7 @@ export async function startCliFixture(opts: { ssh?: boolean } = {}): Promise<Cli
     url: daemon.url, dataDir, configDir, cli,
     async close() {
       await daemon.close();
+      await pg?.drop();
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(configDir, { recursive: true, force: true });
     },
