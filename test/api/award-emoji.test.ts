@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { ACTORS, expectedStatus, insertIssueAsync, sqlValue, type Actor } from '../helpers/collaboration.js';
+import { ACTORS, expectedStatus, insertIssueAsync, issueCountsAndRecount, sqlValue, type Actor } from '../helpers/collaboration.js';
 import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 
 let s: TestServer;
@@ -218,5 +218,13 @@ describe('awards at once', () => {
     const id = (await s.api('POST', issueAwards(pid, issue), cast.guest, { name: 'rocket' })).body.id;
     const rs = await Promise.all([0, 1].map(() => s.api('DELETE', `${issueAwards(pid, issue)}/${id}`, cast.guest)));
     expect(rs.map((r) => r.status).sort()).toEqual([200, 404]);
+  });
+});
+
+describe('live issue counts (kept by triggers on both engines)', () => {
+  it('equal a recount of the live issues after the writes of this file', async () => {
+    const { kept, recount } = await issueCountsAndRecount(s.ctx);
+    expect(recount.length).toBeGreaterThan(0);
+    expect(kept).toEqual(recount);
   });
 });

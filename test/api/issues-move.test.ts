@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
-import { addProjectHook, insertLabelAsync, insertMilestoneAsync, sqlRows } from '../helpers/collaboration.js';
+import { addProjectHook, insertLabelAsync, insertMilestoneAsync, issueCountsAndRecount, sqlRows } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -97,5 +97,13 @@ describe('moves at once', () => {
     ]);
     expect([201, 404]).toContain(move.status);
     expect([200, 404]).toContain(del.status);
+  });
+});
+
+describe('live issue counts (kept by triggers on both engines)', () => {
+  it('equal a recount of the live issues after the writes of this file', async () => {
+    const { kept, recount } = await issueCountsAndRecount(s.ctx);
+    expect(recount.length).toBeGreaterThan(0);
+    expect(kept).toEqual(recount);
   });
 });

@@ -84,6 +84,17 @@ describe('POST /projects/:id/labels', () => {
     expect(rs.map((r) => r.status).sort()).toEqual([200, 404]);
   });
 
+  it('a subscription and a delete of one label at once: the subscription answers 201 or 404, and none outlives the label', async () => {
+    const id = await insertLabelAsync(s.ctx, project.id, 'watched-going');
+    const [sub, del] = await Promise.all([
+      s.api('POST', `/projects/${project.id}/labels/${id}/subscription`, cast.guest),
+      s.api('DELETE', `/projects/${project.id}/labels?name=watched-going`, cast.reporter),
+    ]);
+    expect(del.status).toBe(200);
+    expect([201, 404]).toContain(sub.status);
+    expect(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM subscriptions WHERE subscribable_type = 'Label' AND subscribable_id = ?`, [id])).toBe(0);
+  });
+
   it('names are case-sensitive (as 8.x): "Bug" is another label', async () => {
     const r = await s.api('POST', `/projects/${project.id}/labels`, cast.reporter, { name: 'Bug', color: '#00FF00' });
     expect(r.status).toBe(201);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSystemNoteAsync } from '../../daemon/services/collaboration/notes.js';
 import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hook-deliveries.js';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { ACTORS, addProjectHook, expectedStatus, insertIssueAsync, sqlRows, sqlValue, type Actor } from '../helpers/collaboration.js';
+import { ACTORS, addProjectHook, expectedStatus, insertIssueAsync, issueCountsAndRecount, sqlRows, sqlValue, type Actor } from '../helpers/collaboration.js';
 import { addCastMembersAsync, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
 
@@ -417,5 +417,13 @@ describe('notes at once, and what a note queues', () => {
       issue: { id: issue.id, iid: issue.iid, title: 'Queued' },
     });
     expect(await count(`SELECT COUNT(*) AS n FROM hook_deliveries WHERE hook_id = ?`, otherHook.body.id)).toBe(0);
+  });
+});
+
+describe('live issue counts (kept by triggers on both engines)', () => {
+  it('equal a recount of the live issues after the writes of this file', async () => {
+    const { kept, recount } = await issueCountsAndRecount(s.ctx);
+    expect(recount.length).toBeGreaterThan(0);
+    expect(kept).toEqual(recount);
   });
 });

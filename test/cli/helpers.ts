@@ -51,9 +51,11 @@ export interface CliFixture {
 export async function startCliFixture(opts: { ssh?: boolean } = {}): Promise<CliFixture> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gantry-cli-data-'));
   const configDir = mkdtempSync(join(tmpdir(), 'gantry-cli-cfg-'));
-  // On PostgreSQL (GANTRY_TEST_DATABASE_URL set) the daemon gets an empty database of its own, migrated at its start.
-  const pg = TEST_DATABASE_URL ? await createTestDatabase(TEST_DATABASE_URL) : null;
-  const daemon = await startDaemon(resolveConfig({ dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent', sshPort: opts.ssh ? '0' : 'off', databaseUrl: pg?.url }, {}), { logger: false });
+  // With GANTRY_TEST_DATABASE_URL (the PostgreSQL pass), the daemon runs on a fresh database of that server.
+  const pg = TEST_DATABASE_URL ? await createTestDatabase(TEST_DATABASE_URL, { migrated: true }) : null;
+  const daemon = await startDaemon(resolveConfig({
+    dataDir, port: '0', rootPassword: ROOT_PASSWORD, logLevel: 'silent', sshPort: opts.ssh ? '0' : 'off', ...(pg ? { databaseUrl: pg.url } : {}),
+  }, {}), { logger: false });
   const cli: CliFixture['cli'] = async (args, opts = {}) => {
     const io = fakeIO({ GANTRY_CONFIG_DIR: configDir, ...opts.env }, opts.input);
     if (opts.cwd) io.cwd = opts.cwd;

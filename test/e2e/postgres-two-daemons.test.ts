@@ -152,9 +152,9 @@ describe.skipIf(!TEST_DATABASE_URL)('two gantryd processes on one PostgreSQL dat
 
   it('answers 501 for a route not ported yet, on both', async () => {
     for (const d of [a, b]) {
-      const r = await api(d.url, 'GET', `/projects/${ids.project}/issues`, root);
+      const r = await api(d.url, 'GET', `/projects/${ids.project}/merge_requests`, root);
       expect(r.status).toBe(501);
-      expect(r.body).toEqual({ message: '501 Not Implemented: GET /api/v3/projects/:id/issues is not available on PostgreSQL yet (docs/design/postgres.md)' });
+      expect(r.body).toEqual({ message: '501 Not Implemented: GET /api/v3/projects/:id/merge_requests is not available on PostgreSQL yet (docs/design/postgres.md)' });
     }
   });
 

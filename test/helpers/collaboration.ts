@@ -254,3 +254,15 @@ export async function sqlRows(ctx: AppContext, sql: string, args: unknown[] = []
   return (await ctx.data.all<Record<string, unknown>>(sql, args)).map((r) =>
     Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'boolean' ? Number(v) : typeof v === 'bigint' ? Number(v) : v])));
 }
+
+/**
+ * The live issue counts kept by the triggers (issue_counts, migration 0018 / the PostgreSQL baseline) beside a recount
+ * of the live issues: a test file that writes issues ends with `expect(kept).toEqual(recount)`.
+ */
+export async function issueCountsAndRecount(ctx: AppContext): Promise<{ kept: Record<string, unknown>[]; recount: Record<string, unknown>[] }> {
+  const kept = await sqlRows(ctx, `SELECT project_id, author_id, state, confidential, n FROM issue_counts WHERE n <> 0
+    ORDER BY project_id, author_id, state, confidential`);
+  const recount = await sqlRows(ctx, `SELECT project_id, COALESCE(author_id, 0) AS author_id, state, confidential, COUNT(*) AS n FROM issues
+    WHERE deleted_at IS NULL GROUP BY project_id, COALESCE(author_id, 0), state, confidential ORDER BY project_id, author_id, state, confidential`);
+  return { kept, recount };
+}

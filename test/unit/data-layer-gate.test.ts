@@ -35,9 +35,9 @@ describe('the engine gate', () => {
 
   it.runIf(onPostgres)('answers 501 for a route of a room not ported yet, whoever asks, before authentication', async () => {
     for (const as of [s.root, null]) {
-      const r = await s.api('GET', '/projects/1/issues', as);
+      const r = await s.api('GET', '/projects/1/merge_requests', as);
       expect(r.status).toBe(501);
-      expect(r.body).toEqual({ message: '501 Not Implemented: GET /api/v3/projects/:id/issues is not available on PostgreSQL yet (docs/design/postgres.md)' });
+      expect(r.body).toEqual({ message: '501 Not Implemented: GET /api/v3/projects/:id/merge_requests is not available on PostgreSQL yet (docs/design/postgres.md)' });
     }
     const runner = await s.app.inject({ method: 'POST', url: '/ci/api/v1/runners/register', payload: { token: 'x' } });
     expect(runner.statusCode).toBe(501);

@@ -5,6 +5,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
+import { sqliteTransactionSeconds } from '../../metrics.js';
 
 /** A FIFO async lock: a transaction's awaits never interleave with another write. */
 export class AsyncLock {
@@ -98,18 +99,23 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
               }
             });
             prepared(begin).run();
+            // gantry_sqlite_transaction_duration_seconds times these as it times better-sqlite3's transactions
+            const started = performance.now();
+            const timed = () => sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
             new Promise<T>((r) => r(fn(tx)))
               .then(
                 (out) => {
                   if (done) return;
                   done = true;
                   prepared('COMMIT').run();
+                  timed();
                   resolve(out);
                 },
                 (e) => {
                   if (done) return;
                   done = true;
                   if (conn.inTransaction) prepared('ROLLBACK').run();
+                  timed();
                   reject(e);
                 },
               )

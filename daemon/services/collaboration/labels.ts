@@ -11,6 +11,7 @@ import { chunks, subscribeAsync, unsubscribeAsync } from './subscriptions.js';
 import type { Target, Tx } from './tx.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList, placeholders } from '../../db/sql.js';
+import { LOCKS, lockAsync } from './tx.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
 import { toLabel } from '../../db/rows.js';
@@ -328,6 +329,9 @@ export async function updateLabel(ctx: AppContext, projectId: number, p: UpdateL
 export async function deleteLabel(ctx: AppContext, projectId: number, name: string | undefined): Promise<LabelRow> {
   if (name === undefined || name === '') throw badRequest('name');
   const deleted = await ctx.data.transaction(async (tx) => {
+    const found = await findLabelByTitle(tx, projectId, name);
+    if (!found) return null;
+    await lockAsync(tx, LOCKS.label, found.id); // no subscription lands on it while it goes
     const label = await findLabelByTitle(tx, projectId, name);
     if (!label) return null;
     await tx.run(`DELETE FROM label_links WHERE label_id = ?`, [label.id]);
@@ -339,9 +343,18 @@ export async function deleteLabel(ctx: AppContext, projectId: number, name: stri
   return deleted;
 }
 
-/** Subscribe a user to a label (POST .../labels/:label_id/subscription); false when already subscribed (304). */
-export function subscribeToLabel(ctx: AppContext, userId: number, label: LabelRow): Promise<boolean> {
-  return subscribeAsync(ctx.data, userId, 'Label', label.id);
+/**
+ * Subscribe a user to a label (POST .../labels/:label_id/subscription); false when already subscribed (304); 404
+ * `Label Not Found` when the label was deleted meanwhile (no subscription is left behind).
+ */
+export async function subscribeToLabel(ctx: AppContext, userId: number, label: LabelRow): Promise<boolean> {
+  const done = await ctx.data.transaction(async (tx) => {
+    await lockAsync(tx, LOCKS.label, label.id);
+    if (!(await tx.get(`SELECT 1 AS x FROM labels WHERE id = ?`, [label.id]))) return null;
+    return subscribeAsync(tx, userId, 'Label', label.id);
+  });
+  if (done === null) throw notFound('Label');
+  return done;
 }
 
 /** Unsubscribe a user from a label; false when not subscribed (304). */
