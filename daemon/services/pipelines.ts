@@ -183,7 +183,7 @@ export function pipelineDuration(builds: readonly Pick<CommitStatusRow, 'started
  */
 export async function updatePipelineStatus(ctx: AppContext, q: Queries, pipelineId: number): Promise<PipelineRow | null> {
   if (!isRowId(pipelineId)) return null;
-  const locked = await q.get(`SELECT * FROM pipelines WHERE id = ?${q.dialect.name === 'postgres' ? ' FOR UPDATE' : ''}`, [pipelineId]);
+  const locked = await q.get(`SELECT * FROM pipelines WHERE id = ?${q.dialect.name === 'postgres' ? ' FOR NO KEY UPDATE' : ''}`, [pipelineId]);
   if (!locked) return null;
   const p = toPipeline(locked);
   const latest = await latestPipelineStatuses(q, pipelineId);
