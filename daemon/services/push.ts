@@ -1,7 +1,8 @@
 /**
  * After a push: one entry point (processPush) for every accepted change of refs, whether it came from git over
  * HTTP or from the API (files, commits, branches, tags). It records a push event per ref with GitLab's push data
- * and touches the project in one transaction, then tells the listeners (hook deliveries, pipelines, merge requests).
+ * and touches the project in one transaction, with what the listeners write there (hook deliveries, pipelines), then
+ * tells the listeners after the commit (merge requests).
  */
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
@@ -81,7 +82,12 @@ export interface PushListener {
    * only the synchronous part runs on SQLite (on the same connection, inside the same transaction) and cannot run on
    * PostgreSQL.
    */
-  inTransactionAsync?(tx: Queries, ctx: AppContext, push: ProcessedPush): Promise<void>;
+  inTransactionAsync?(tx: Queries, ctx: AppContext, push: ProcessedPush, prepared?: unknown): Promise<void>;
+  /**
+   * Runs before the push transaction (may read the repository, which never happens inside a transaction); what it
+   * returns is handed to inTransactionAsync as `prepared`. An error is logged and the listener gets undefined.
+   */
+  prepare?(ctx: AppContext, push: ProcessedPush): Promise<unknown>;
   /** Runs after the commit (may read the repository); errors are logged and never undo the push. */
   afterCommit?(ctx: AppContext, push: ProcessedPush): Promise<void> | void;
 }
@@ -162,8 +168,9 @@ export async function buildPushData(ctx: AppContext, project: ProjectRow, user: 
 }
 
 /**
- * Process accepted ref updates by `user`: one transaction records a `pushed` event per ref (with push data) and
- * touches last_activity_at, and runs the listeners' in-transaction part; then the listeners' after-commit part.
+ * Process accepted ref updates by `user`: the listeners' prepare part (reading the repository), then one transaction
+ * records a `pushed` event per ref (with push data), touches last_activity_at and runs the listeners' in-transaction
+ * part; then the listeners' after-commit part.
  */
 export async function processPush(
   ctx: AppContext,
@@ -177,11 +184,21 @@ export async function processPush(
   for (const u of updates) withData.push({ ...u, data: await buildPushData(ctx, project, user, u, repo) });
   const push: ProcessedPush = { project, user, updates: withData };
   if (!withData.length) return push;
+  const log = opts.log ?? ((err, message) => process.stderr.write(`gantry: ${message}: ${(err as Error)?.message ?? String(err)}\n`));
+  const prepared = new Map<PushListener, unknown>();
+  for (const l of listeners) {
+    if (!l.prepare) continue;
+    try {
+      prepared.set(l, await l.prepare(ctx, push));
+    } catch (e) {
+      log(e, 'push listener failed');
+    }
+  }
   await ctx.data.transaction(async (tx) => {
     for (const u of withData) await recordEventAsync(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
     await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ?', [now(), project.id]);
     for (const l of listeners) {
-      if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, push);
+      if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, push, prepared.get(l));
       // SQLite only: the data layer's transaction runs on ctx.db's connection within this turn, so the synchronous
       // writes land inside it (docs/design/postgres.md, "without a flag day"). On PostgreSQL such a listener's room is
       // not ported yet: it is skipped (and named once), as the background workers of unported rooms are.
@@ -191,7 +208,6 @@ export async function processPush(
       }
     }
   });
-  const log = opts.log ?? ((err, message) => process.stderr.write(`gantry: ${message}: ${(err as Error)?.message ?? String(err)}\n`));
   for (const l of listeners) {
     try {
       await l.afterCommit?.(ctx, push);
