@@ -17,6 +17,7 @@ import { openPostgres, type OpenedDatabase } from '../../daemon/db/layer/open.js
 import { ARTIFACTS_EXPIRY_LOCK, settleBuildWork, sweepExpiredArtifacts } from '../../daemon/services/builds.js';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
+import { pushFiles } from '../helpers/ci.js';
 import { SHA, buildRow, exec, insertBuild, insertPipeline, projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';
 
 const BUILDS = 300;
@@ -203,6 +204,22 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
     } finally {
       await exec(s, 'DELETE FROM project_hooks WHERE id = ?', [hook]);
     }
+  });
+
+  it('a commit status posted through both daemons at once makes one pipeline and one status', async () => {
+    const sha = await pushFiles(s.ctx, projectId, s.root.id, { 'README.md': 'statuses\n' }, { branch: 'statuses' });
+    const post = (app: FastifyInstance, state: string) => app.inject({
+      method: 'POST', url: `/api/v3/projects/${projectId}/statuses/${sha}`,
+      headers: { 'private-token': s.root.token, 'content-type': 'application/json' },
+      payload: JSON.stringify({ state, ref: 'statuses', name: 'external' }),
+    });
+    const answers = await Promise.all([post(s.app, 'pending'), post(app2, 'pending'), post(s.app, 'running'), post(app2, 'running')]);
+    // Each is 201, or the state machine's 400 for a move that the other daemon's post already made impossible.
+    for (const a of answers) expect([201, 400]).toContain(a.statusCode);
+    const pipelines = await s.ctx.data.all('SELECT id FROM pipelines WHERE project_id = ? AND sha = ?', [projectId, sha]);
+    expect(pipelines).toHaveLength(1);
+    const statuses = await s.ctx.data.all<{ status: string }>("SELECT status FROM commit_statuses WHERE type = 'generic' AND pipeline_id = ?", [(pipelines[0] as { id: number }).id]);
+    expect(statuses).toHaveLength(1);
   });
 
   it('sweeps expired artifacts in one daemon at a time (the advisory lock), and the sweep removes them', async () => {
