@@ -5,11 +5,9 @@
 import type { AppContext } from '../context.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { statement } from '../db/statements.js';
-import { inArray } from 'drizzle-orm';
-import { projects, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { toProject as toProjectRow } from '../db/rows.js';
-import { placeholders } from '../db/sql.js';
 
 export const GUEST = 10;
 export const REPORTER = 20;
@@ -626,84 +624,20 @@ export function ownsOauthApplication(user: UserRow, app: { ownerId: number | nul
 /** Runner abilities (GitLab 8.12 lib/api/runners.rb authenticate_*_runner! helpers). */
 export type RunnerAbility = 'read_runner' | 'update_runner' | 'delete_runner' | 'assign_runner';
 
-/** The projects a runner is assigned to, as rows. */
-function runnerProjectRows(ctx: AppContext, runnerId: number): ProjectRow[] {
-  const ids = (statement(ctx, `SELECT project_id AS id FROM runner_projects WHERE runner_id = ?`).all(runnerId) as { id: number }[]).map((r) => r.id);
-  return projectRows(ctx, ids);
-}
-
-/** Project rows by id. */
-function projectRows(ctx: AppContext, ids: number[]): ProjectRow[] {
-  if (ids.length === 0) return [];
-  return ctx.db.select().from(projects).where(inArray(projects.id, ids)).all();
-}
-
-/** Whether the runner is a specific runner of a project the user masters (GitLab's ci_authorized_runners). */
-export function ownsRunner(ctx: AppContext, user: UserRow | null, runner: RunnerRow): boolean {
-  if (!user || runner.isShared) return false;
-  return runnerProjectRows(ctx, runner.id).some((p) => canProject(ctx, user, 'admin_project', p));
-}
-
-/** Ids of the specific runners of projects the user may administer (ci_authorized_runners), for GET /runners. */
-export function ownedRunnerIds(ctx: AppContext, user: UserRow): number[] {
-  const rows = statement(ctx,
-    `SELECT DISTINCT rp.project_id AS id FROM runner_projects rp JOIN projects p ON p.id = rp.project_id WHERE ${authorizedProjectsSql(user.id)}`,
-  ).all() as { id: number }[];
-  const mastered = projectRows(ctx, rows.map((r) => r.id)).filter((p) => canProject(ctx, user, 'admin_project', p)).map((p) => p.id);
-  if (mastered.length === 0) return [];
-  return (ctx.db.$client
-    .prepare(`SELECT DISTINCT rp.runner_id AS id FROM runner_projects rp JOIN runners r ON r.id = rp.runner_id
-              WHERE r.is_shared = 0 AND rp.project_id IN (${placeholders(mastered)})`)
-    .all(...mastered) as { id: number }[]).map((r) => r.id);
-}
-
-/**
- * Why `user` may not do `ability` on `runner` (the 403 reason), or null when allowed. As 8.12: shared runners are
- * readable by everyone and changed only by admins; a specific runner is read and updated by admins and masters of
- * one of its projects, deleted by them only while it has one project; enabling one for another project is never
- * possible for a shared or locked runner, and needs the runner to be the caller's otherwise.
- */
-export function runnerDenial(ctx: AppContext, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): string | null {
-  if (!user || user.state !== 'active') return 'No access granted';
-  const owner = () => (ownsRunner(ctx, user, runner) ? null : 'No access granted');
-  switch (ability) {
-    case 'read_runner':
-      return runner.isShared || user.isAdmin ? null : owner();
-    case 'update_runner':
-      if (user.isAdmin) return null;
-      return runner.isShared ? 'Runner is shared' : owner();
-    case 'delete_runner': {
-      if (user.isAdmin) return null;
-      if (runner.isShared) return 'Runner is shared';
-      const n = (statement(ctx, `SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?`).get(runner.id) as { n: number }).n;
-      return n > 1 ? 'Runner associated with more than one project' : owner();
-    }
-    case 'assign_runner':
-      if (runner.isShared) return 'Runner is shared';
-      if (runner.locked) return 'Runner is locked';
-      return user.isAdmin ? null : owner();
-  }
-}
-
-/** Whether `user` may do `ability` on `runner`. */
-export function canRunner(ctx: AppContext, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): boolean {
-  return runnerDenial(ctx, user, ability, runner) === null;
-}
-
 /** The projects a runner is assigned to, as rows, on the data layer. */
 async function runnerProjectRowsAsync(ctx: Pick<AppContext, 'data'>, runnerId: number): Promise<ProjectRow[]> {
   return (await ctx.data.all('SELECT p.* FROM projects p JOIN runner_projects rp ON rp.project_id = p.id WHERE rp.runner_id = ? ORDER BY p.id', [runnerId]))
     .map(toProjectRow);
 }
 
-/** ownsRunner on the data layer (either engine). */
+/** Whether the runner is a specific runner of a project the user masters (GitLab's ci_authorized_runners). */
 export async function ownsRunnerAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, runner: RunnerRow): Promise<boolean> {
   if (!user || runner.isShared) return false;
   for (const p of await runnerProjectRowsAsync(ctx, runner.id)) if (await canProjectAsync(ctx, user, 'admin_project', p)) return true;
   return false;
 }
 
-/** ownedRunnerIds on the data layer (either engine). */
+/** Ids of the specific runners of projects the user may administer (ci_authorized_runners), for GET /runners. */
 export async function ownedRunnerIdsAsync(ctx: Pick<AppContext, 'data'>, user: UserRow): Promise<number[]> {
   const d = ctx.data.dialect;
   const auth = authorizedProjectsWhere(d, user.id);
@@ -718,7 +652,12 @@ export async function ownedRunnerIdsAsync(ctx: Pick<AppContext, 'data'>, user: U
   )).map((r) => r.id);
 }
 
-/** runnerDenial on the data layer (either engine): the same reasons. */
+/**
+ * Why `user` may not do `ability` on `runner` (the 403 reason), or null when allowed. As 8.12: shared runners are
+ * readable by everyone and changed only by admins; a specific runner is read and updated by admins and masters of
+ * one of its projects, deleted by them only while it has one project; enabling one for another project is never
+ * possible for a shared or locked runner, and needs the runner to be the caller's otherwise. On either engine.
+ */
 export async function runnerDenialAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<string | null> {
   if (!user || user.state !== 'active') return 'No access granted';
   const owner = async () => ((await ownsRunnerAsync(ctx, user, runner)) ? null : 'No access granted');
@@ -741,7 +680,7 @@ export async function runnerDenialAsync(ctx: Pick<AppContext, 'data'>, user: Use
   }
 }
 
-/** canRunner on the data layer (either engine). */
+/** Whether `user` may do `ability` on `runner`. */
 export async function canRunnerAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<boolean> {
   return (await runnerDenialAsync(ctx, user, ability, runner)) === null;
 }

@@ -80,6 +80,9 @@ export async function postCommitStatus(ctx: AppContext, project: ProjectRow, use
   const state = input.state as CommitStatusState;
   const name = input.name || 'default';
   return ctx.data.transaction(async (tx) => {
+    // Two posts for one commit and ref through two daemons: the second waits here for the first to commit, so both
+    // find (or one makes) the same pipeline and the same running status (SQLite's single writer already serialises).
+    if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?::int, hashtext(?)) AS locked', [project.id, `${ref} ${commit.sha}`]);
     let pipeline = await pipelineForAsync(tx, project.id, ref, commit.sha);
     pipeline ??= await insertPipeline(tx, {
       projectId: project.id, ref, sha: commit.sha, userId: user.id, tag: false, committedAt: commit.committer.date.toISOString(),

@@ -80,13 +80,19 @@ function buildValues(project: ProjectRow, pipeline: PipelineRow, jobs: CiJob[], 
 }
 
 /**
- * Create the pipeline of a pushed branch or tag (8.13 CreatePipelineService for pushes). Returns null, saving nothing,
- * when builds are disabled, the ref was deleted, the commit or .gitlab-ci.yml is missing, or no job matches the ref. An
- * invalid file gives a `failed` pipeline with yaml_errors and no builds; `[ci skip]` in the message a `skipped` one.
- * Otherwise the builds are created and the pipeline processed (first stage pending). The repository is read first;
- * the rows are then written in one transaction on the data layer.
+ * What a push's pipeline will be, read from the repository before any transaction: a pipeline born finished (an
+ * invalid .gitlab-ci.yml: failed with yaml_errors; `[ci skip]`: skipped), or one with the jobs that match the ref.
  */
-export async function createPipelineForPush(ctx: AppContext, project: ProjectRow, user: UserRow | null, push: PipelinePush): Promise<PipelineRow | null> {
+export type PreparedPipeline =
+  | { kind: 'finished'; values: Omit<Partial<PipelineRow>, 'createdAt' | 'updatedAt'> }
+  | { kind: 'jobs'; values: Omit<Partial<PipelineRow>, 'createdAt' | 'updatedAt'>; jobs: CiJob[] };
+
+/**
+ * Read what the pipeline of a pushed branch or tag needs (8.13 CreatePipelineService for pushes): null when builds
+ * are disabled, the ref was deleted, the commit or .gitlab-ci.yml is missing, or no job matches the ref. Reads the
+ * repository, so it runs before the transaction that writes the pipeline (writePreparedPipeline).
+ */
+export async function preparePipelineForPush(ctx: AppContext, project: ProjectRow, user: UserRow | null, push: PipelinePush): Promise<PreparedPipeline | null> {
   if (!project.buildsEnabled || isZeroSha(push.after)) return null;
   const ref = push.ref.replace(/^refs\/(heads|tags)\//, '');
   const repo = projectRepository(ctx, project);
@@ -98,27 +104,39 @@ export async function createPipelineForPush(ctx: AppContext, project: ProjectRow
     projectId: project.id, ref, sha: commit.sha, beforeSha: push.before ?? null, tag: push.tag, userId: user?.id ?? null,
     committedAt: commit.committer.date.toISOString(), ...pipelineCommitColumns(commit),
   };
-  // A pipeline born finished (invalid file, [ci skip]) gets its Pipeline Hook with the insert.
-  const insertFinished = (values: Omit<Partial<PipelineRow>, 'createdAt' | 'updatedAt'>) => ctx.data.transaction(async (tx) => {
-    const p = await insertPipeline(tx, values);
-    await queuePipelineHook(ctx, tx, p);
-    return p;
-  });
   const parsed = parseCiConfig(file.content.toString('utf8'));
-  if (!parsed.ok) {
-    const at = now();
-    return insertFinished({ ...base, status: 'failed', yamlErrors: parsed.error, finishedAt: at });
-  }
-  if (SKIP_CI.test(commit.message)) return insertFinished({ ...base, status: 'skipped' });
+  if (!parsed.ok) return { kind: 'finished', values: { ...base, status: 'failed', yamlErrors: parsed.error, finishedAt: now() } };
+  if (SKIP_CI.test(commit.message)) return { kind: 'finished', values: { ...base, status: 'skipped' } };
   const ns = await projectNamespaceAsync(ctx, project);
   const refCtx = { ref, tag: push.tag, source: 'push' as const, projectPath: `${ns.path}/${project.path}` };
   const jobs = parsed.config.jobs.filter((j) => jobMatchesRef(j, refCtx));
   if (!jobs.length) return null;
-  return ctx.data.transaction(async (tx) => {
-    const pipeline = await insertPipeline(tx, base);
-    for (const values of buildValues(project, pipeline, jobs, user)) await insertStatusRow(tx, values);
-    return processPipeline(ctx, pipeline.id, tx);
-  });
+  return { kind: 'jobs', values: base, jobs };
+}
+
+/**
+ * Write a prepared pipeline inside `tx` (the push's transaction, or one of its own): a pipeline born finished gets its
+ * Pipeline Hook with the insert; otherwise its builds are created and the pipeline processed (first stage pending).
+ */
+export async function writePreparedPipeline(ctx: AppContext, tx: Queries, project: ProjectRow, user: UserRow | null, prepared: PreparedPipeline): Promise<PipelineRow> {
+  if (prepared.kind === 'finished') {
+    const p = await insertPipeline(tx, prepared.values);
+    await queuePipelineHook(ctx, tx, p);
+    return p;
+  }
+  const pipeline = await insertPipeline(tx, prepared.values);
+  for (const values of buildValues(project, pipeline, prepared.jobs, user)) await insertStatusRow(tx, values);
+  return (await processPipeline(ctx, pipeline.id, tx)) ?? pipeline;
+}
+
+/**
+ * Create the pipeline of a pushed branch or tag: preparePipelineForPush, then writePreparedPipeline in a transaction
+ * of its own. Returns null, saving nothing, when there is no pipeline to make (see preparePipelineForPush).
+ */
+export async function createPipelineForPush(ctx: AppContext, project: ProjectRow, user: UserRow | null, push: PipelinePush): Promise<PipelineRow | null> {
+  const prepared = await preparePipelineForPush(ctx, project, user, push);
+  if (!prepared) return null;
+  return ctx.data.transaction((tx) => writePreparedPipeline(ctx, tx, project, user, prepared));
 }
 
 /** A status row as the status logic sees it. */
@@ -183,7 +201,7 @@ export function pipelineDuration(builds: readonly Pick<CommitStatusRow, 'started
  */
 export async function updatePipelineStatus(ctx: AppContext, q: Queries, pipelineId: number): Promise<PipelineRow | null> {
   if (!isRowId(pipelineId)) return null;
-  const locked = await q.get(`SELECT * FROM pipelines WHERE id = ?${q.dialect.name === 'postgres' ? ' FOR UPDATE' : ''}`, [pipelineId]);
+  const locked = await q.get(`SELECT * FROM pipelines WHERE id = ?${q.dialect.name === 'postgres' ? ' FOR NO KEY UPDATE' : ''}`, [pipelineId]);
   if (!locked) return null;
   const p = toPipeline(locked);
   const latest = await latestPipelineStatuses(q, pipelineId);
@@ -335,19 +353,22 @@ export async function cancelPipeline(ctx: AppContext, pipeline: PipelineRow): Pr
   return (await findPipelineAsync(ctx.data, pipeline.id)) ?? pipeline;
 }
 
-// The pipelines of a push are made after its commit: creating them reads the repository (the commit and its
-// .gitlab-ci.yml), which never happens inside a transaction; the rows are then written in one transaction of their own.
+// The pipelines of a push are written in the push's own transaction, with its events: what they need (the commit and
+// its .gitlab-ci.yml) is read from the repository before the transaction starts (prepare), never inside it.
 onPush({
-  async afterCommit(ctx, push) {
+  name: 'pipelines',
+  async prepare(ctx, push) {
+    const out: PreparedPipeline[] = [];
     for (const u of push.updates) {
       const tag = u.ref.startsWith('refs/tags/');
       if (!tag && !u.ref.startsWith('refs/heads/')) continue;
       if (isZeroSha(u.after)) continue;
-      try {
-        await createPipelineForPush(ctx, push.project, push.user, { ref: u.ref, tag, before: u.before, after: u.after });
-      } catch (e) {
-        process.stderr.write(`gantry: pipeline creation failed for ${u.ref}: ${(e as Error)?.message ?? String(e)}\n`);
-      }
+      const prepared = await preparePipelineForPush(ctx, push.project, push.user, { ref: u.ref, tag, before: u.before, after: u.after });
+      if (prepared) out.push(prepared);
     }
+    return out;
+  },
+  async inTransactionAsync(tx, ctx, push, prepared) {
+    for (const p of (prepared as PreparedPipeline[] | undefined) ?? []) await writePreparedPipeline(ctx, tx, push.project, push.user, p);
   },
 });

@@ -1,7 +1,8 @@
 /**
  * After a push: one entry point (processPush) for every accepted change of refs, whether it came from git over
  * HTTP or from the API (files, commits, branches, tags). It records a push event per ref with GitLab's push data
- * and touches the project in one transaction, then tells the listeners (hook deliveries, pipelines, merge requests).
+ * and touches the project in one transaction, with what the listeners write there (hook deliveries, pipelines), then
+ * tells the listeners after the commit (merge requests).
  */
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
@@ -84,7 +85,12 @@ export interface PushListener {
    * only the synchronous part runs on SQLite (on the same connection, inside the same transaction) and cannot run on
    * PostgreSQL.
    */
-  inTransactionAsync?(tx: Queries, ctx: AppContext, push: ProcessedPush): Promise<void>;
+  inTransactionAsync?(tx: Queries, ctx: AppContext, push: ProcessedPush, prepared?: unknown): Promise<void>;
+  /**
+   * Runs before the push transaction (may read the repository, which never happens inside a transaction); what it
+   * returns is handed to inTransactionAsync as `prepared`. An error is logged and the listener gets undefined.
+   */
+  prepare?(ctx: AppContext, push: ProcessedPush): Promise<unknown>;
   /** Runs after the commit (may read the repository); errors are logged and never undo the push. */
   afterCommit?(ctx: AppContext, push: ProcessedPush): Promise<void> | void;
 }
@@ -175,9 +181,9 @@ function runsHere(ctx: AppContext, l: PushListener): boolean {
 const defaultLog = (err: unknown, message: string) => process.stderr.write(`gantry: ${message}: ${(err as Error)?.message ?? String(err)}\n`);
 
 /**
- * Process accepted ref updates by `user`: one transaction records a `pushed` event per ref (with push data) and
- * touches last_activity_at, and runs the listeners' in-transaction part; then the listeners' after-commit part.
- * A project deleted meanwhile is a 404 `Project Not Found` and writes nothing.
+ * Process accepted ref updates by `user`: the listeners' prepare part (reading the repository), then one transaction
+ * records a `pushed` event per ref (with push data), touches last_activity_at and runs the listeners' in-transaction
+ * part; then the listeners' after-commit part. A project deleted meanwhile is a 404 `Project Not Found` and writes nothing.
  */
 export async function processPush(
   ctx: AppContext,
@@ -193,6 +199,15 @@ export async function processPush(
   if (!withData.length) return push;
   const log = opts.log ?? defaultLog;
   const active = listeners.filter((l) => runsHere(ctx, l));
+  const prepared = new Map<PushListener, unknown>();
+  for (const l of active) {
+    if (!l.prepare) continue;
+    try {
+      prepared.set(l, await l.prepare(ctx, push));
+    } catch (e) {
+      log(e, 'push listener failed');
+    }
+  }
   try {
     await ctx.data.transaction(async (tx) => {
       for (const u of withData) await recordEventAsync(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
@@ -200,7 +215,7 @@ export async function processPush(
       const t = now();
       await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?', [t, project.id, t]);
       for (const l of active) {
-        if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, push);
+        if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, push, prepared.get(l));
         // SQLite only: the data layer's transaction runs on ctx.db's connection within this turn, so the synchronous
         // writes land inside it (docs/design/postgres.md, "without a flag day"); runsHere leaves them out on PostgreSQL.
         else if (l.inTransaction) l.inTransaction(ctx.db as unknown as Tx, ctx, push);

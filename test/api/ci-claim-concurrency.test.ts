@@ -64,7 +64,7 @@ async function drain(runner: { id: number; token: string }): Promise<{ id: numbe
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: runner.token }),
     });
     if (res.status === 204) return got;
-    expect(res.status).toBe(201);
+    if (res.status !== 201) throw new Error(`claim answered ${res.status}: ${await res.text()}`);
     expect(res.headers.get('content-type')).toBe('application/json');
     const body = (await res.json()) as { id: number; token: string; status: string };
     expect(body.status).toBe('running');

@@ -6,7 +6,7 @@
  * Build Hook.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { buildNamed, drive, pipelinesOf, pushFiles, rows } from '../helpers/ci.js';
 import { startReceiver, waitUntil, type HookReceiver, type Received } from '../helpers/hook-receiver.js';
@@ -66,7 +66,9 @@ afterAll(async () => {
   await s?.close();
 });
 
-describe('build and pipeline hooks', () => {
+// Hooks are made through the hooks room's routes (and delivered by its worker), not on PostgreSQL yet: these run on
+// SQLite until they are; the outbox rows these hooks queue on PostgreSQL are checked in ci-two-daemons.test.ts.
+describe.skipIf(onPostgres)('build and pipeline hooks', () => {
   it('a build_events hook gets a Build Hook per status change: pending, running, success', async () => {
     const { projectId, path } = await projectWithHooks('bh');
     const sha = await pushFiles(s.ctx, projectId, alice.id, { '.gitlab-ci.yml': ONE_JOB }, { message: 'Add CI\n\nwith a body' });
