@@ -154,7 +154,7 @@ export async function changeBuildStatus(ctx: AppContext, buildId: number, event:
 }
 
 /** Coverage extraction and the finished-build listeners, after the commit. */
-export function afterFinished(ctx: AppContext, build: CommitStatusRow): void {
+function afterFinished(ctx: AppContext, build: CommitStatusRow): void {
   track(
     (async () => {
       let current = build;

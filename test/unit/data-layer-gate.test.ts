@@ -39,9 +39,10 @@ describe('the engine gate', () => {
       expect(r.status).toBe(501);
       expect(r.body).toEqual({ message: '501 Not Implemented: GET /api/v3/projects/:id/merge_requests is not available on PostgreSQL yet (docs/design/postgres.md)' });
     }
-    const runner = await s.app.inject({ method: 'POST', url: '/ci/api/v1/runners/register', payload: { token: 'x' } });
-    expect(runner.statusCode).toBe(501);
-    expect(runner.json().message).toBe('501 Not Implemented: POST /ci/api/v1/runners/register is not available on PostgreSQL yet (docs/design/postgres.md)');
+    // Outside /api/v3 as well (git over HTTP; the runner API that was the example here is ported).
+    const git = await s.app.inject({ method: 'GET', url: '/root/nothing.git/info/refs?service=git-upload-pack' });
+    expect(git.statusCode).toBe(501);
+    expect(git.json().message).toMatch(/^501 Not Implemented: GET \/\S+ is not available on PostgreSQL yet \(docs\/design\/postgres\.md\)$/);
   });
 
   it.runIf(onPostgres)('makes ctx.db throw on any use', () => {
