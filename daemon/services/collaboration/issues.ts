@@ -13,7 +13,7 @@ import { issueHookPayload, issueHookPayloadAsync, type IssueHookAction } from '.
 import { canReadIssuableAsync } from '../../policy/permissions.js';
 import { recordEvent, recordEventAsync } from '../events.js';
 import { queueHookDeliveries, queueHookDeliveriesAsync } from '../hook-deliveries.js';
-import { findOrCreateLabelsAsync, INT_MAX, setTargetLabelsAsync } from './labels.js';
+import { findOrCreateLabelsAsync, setTargetLabelsAsync } from './labels.js';
 import { findProjectMilestoneAsync } from './milestones.js';
 import { createSystemNote, createSystemNoteAsync } from './notes.js';
 import { subscribeAsync, unsubscribeAsync } from './subscriptions.js';
@@ -23,7 +23,7 @@ import {
 import {
   markTodoAsync, markTodosDoneOnClose, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForUpdatedIssuableAsync, type IssuableInfo,
 } from './todos.js';
-import { LOCKS, lockAsync, type Tx } from './tx.js';
+import { INT_MAX, LOCKS, lockAsync, type Tx } from './tx.js';
 import { validDate } from '../../dates.js';
 import { assigneeOfAsync, labelTitles } from './issuable-params.js';
 import type { Queries } from '../../db/layer/types.js';
