@@ -13,8 +13,7 @@ import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toAwardEmoji } from '../../db/rows.js';
 import { notFoundMessage } from '../../errors.js';
-import { INT_MAX } from './labels.js';
-import { LOCKS, lockAsync } from './tx.js';
+import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 
 /** Upvotes (thumbsup) and downvotes (thumbsdown) per awardable: one query for a page. */
 export function voteCounts(ctx: AppContext, type: AwardableType, ids: number[]): Map<number, { upvotes: number; downvotes: number }> {

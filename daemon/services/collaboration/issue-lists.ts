@@ -14,7 +14,7 @@ import {
   confidentialIssuesWhereAsync, issueProjectsWhere, readableIssuesWhere, seesConfidentialIssuesAsync, type SqlCondition,
 } from '../../policy/permissions.js';
 import type { Queries } from '../../db/layer/types.js';
-import { INT_MAX } from './labels.js';
+import { INT_MAX } from './tx.js';
 import { toIssue } from '../../db/rows.js';
 
 /** Which issues a list covers. */

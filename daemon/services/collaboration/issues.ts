@@ -13,7 +13,7 @@ import { issueHookPayload, issueHookPayloadAsync, type IssueHookAction } from '.
 import { canReadIssuableAsync } from '../../policy/permissions.js';
 import { recordEvent, recordEventAsync } from '../events.js';
 import { queueHookDeliveries, queueHookDeliveriesAsync } from '../hook-deliveries.js';
-import { findOrCreateLabelsAsync, INT_MAX, setTargetLabelsAsync } from './labels.js';
+import { findOrCreateLabelsAsync, setTargetLabelsAsync } from './labels.js';
 import { findProjectMilestoneAsync } from './milestones.js';
 import { createSystemNote, createSystemNoteAsync } from './notes.js';
 import { subscribeAsync, unsubscribeAsync } from './subscriptions.js';
@@ -23,7 +23,7 @@ import {
 import {
   markTodoAsync, markTodosDoneOnClose, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForUpdatedIssuableAsync, type IssuableInfo,
 } from './todos.js';
-import { LOCKS, lockAsync, type Tx } from './tx.js';
+import { INT_MAX, LOCKS, lockAsync, type Tx } from './tx.js';
 import { validDate } from '../../dates.js';
 import { assigneeOfAsync, labelTitles } from './issuable-params.js';
 import type { Queries } from '../../db/layer/types.js';
@@ -313,9 +313,15 @@ export async function updateIssue(ctx: AppContext, actor: UserRow, project: Proj
   }).catch(raced);
 }
 
-/** DELETE /projects/:id/issues/:issue_id: soft delete (hidden everywhere, the iid stays taken); 404 when already gone. */
+/**
+ * DELETE /projects/:id/issues/:issue_id: soft delete (hidden everywhere, the iid stays taken); 404 when already gone.
+ * It waits for the issue's other writers (an update, a note, an award in progress) and they see it gone after it.
+ */
 export async function deleteIssue(ctx: AppContext, actor: UserRow, issue: IssueRow): Promise<IssueRow> {
-  const row = await ctx.data.get<Rec>(`UPDATE issues SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [now(), actor.id, issue.id]);
+  const row = await ctx.data.transaction(async (tx) => {
+    await lockAsync(tx, LOCKS.issue, issue.id);
+    return tx.get<Rec>(`UPDATE issues SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [now(), actor.id, issue.id]);
+  });
   if (!row) throw notFoundMessage('404 Not found');
   return toIssue(row);
 }

@@ -11,17 +11,13 @@ import { chunks, subscribeAsync, unsubscribeAsync } from './subscriptions.js';
 import type { Target, Tx } from './tx.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList, placeholders } from '../../db/sql.js';
-import { LOCKS, lockAsync } from './tx.js';
+import { INT_MAX, LOCKS, lockAsync, MAX_ROWS } from './tx.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
 import { toLabel } from '../../db/rows.js';
 import type { SqlCondition } from '../../policy/permissions.js';
 
 type Rec = Record<string, unknown>;
-/** The LIMIT of "no limit" (both engines take a number there). */
-export const MAX_ROWS = 2 ** 31 - 1;
-/** Ids beyond PostgreSQL's integer columns match nothing (and must not reach a query there). */
-export const INT_MAX = 2147483647;
 
 /** Colour of labels created on the fly (8.x Label::DEFAULT_COLOR). */
 export const DEFAULT_LABEL_COLOR = '#428BCA';

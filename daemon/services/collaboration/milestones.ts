@@ -14,7 +14,7 @@ import { toIssue, toMilestone } from '../../db/rows.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
 import type { SqlCondition } from '../../policy/permissions.js';
-import { INT_MAX, MAX_ROWS } from './labels.js';
+import { INT_MAX, MAX_ROWS } from './tx.js';
 
 type Rec = Record<string, unknown>;
 import { validDate } from '../../dates.js';

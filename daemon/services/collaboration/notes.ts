@@ -18,9 +18,8 @@ import { queueHookDeliveries, queueHookDeliveriesAsync } from '../hook-deliverie
 import { awardOnCreate, awardOnCreateAsync, awardableBodyName, deleteAwardsOfAsync } from './award-emoji.js';
 import { mentionedUsernames } from './mentions.js';
 import { todosForNote, todosForNoteAsync } from './todos.js';
-import { LOCKS, lockAsync, type Tx } from './tx.js';
+import { INT_MAX, LOCKS, lockAsync, type Tx } from './tx.js';
 import { getSettingsAsync } from '../settings.js';
-import { INT_MAX } from './labels.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';

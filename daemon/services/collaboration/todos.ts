@@ -11,12 +11,11 @@ import { todos, type TodoAction, type TodoRow } from '../../db/schema-collaborat
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { canProjectAsync, canReadIssuable, canReadIssuableAsync, readableTodosWhere } from '../../policy/permissions.js';
 import { mentionedUsers, mentionedUsersAsync } from './mentions.js';
-import { LOCKS, lockAsync, type Target, type Tx } from './tx.js';
+import { INT_MAX, LOCKS, lockAsync, type Target, type Tx } from './tx.js';
 import { keysetPageAsync } from '../../db/keyset.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toTodo } from '../../db/rows.js';
 import { lookupProjectAsync } from '../projects.js';
-import { INT_MAX } from './labels.js';
 
 /** What todo hooks need to know about the issuable. */
 export interface IssuableInfo {

@@ -1,4 +1,7 @@
-/** The database handle collaboration services write with: the caller's transaction (`tx`), or ctx.db outside one. */
+/**
+ * What the collaboration services share about their database handles: the drizzle handle of the synchronous twins merge
+ * requests still call (`Tx`), the locks of the data-layer writes, and the bounds of ids and LIMITs on both engines.
+ */
 import type { Queries } from '../../db/layer/types.js';
 import type { AppContext } from '../../context.js';
 
@@ -22,3 +25,8 @@ export const LOCKS = { issueIid: 0x6c0101, issue: 0x6c0102, todoTarget: 0x6c0103
 export async function lockAsync(tx: Queries, key: number, id: number): Promise<void> {
   if (tx.dialect.name === 'postgres') await tx.get(`SELECT pg_advisory_xact_lock(CAST(? AS integer), CAST(? AS integer))`, [key, id]);
 }
+
+/** The LIMIT of "no limit" (both engines take a number there). */
+export const MAX_ROWS = 2 ** 31 - 1;
+/** Ids beyond PostgreSQL's integer columns match nothing (and must not reach a query there). */
+export const INT_MAX = 2147483647;
