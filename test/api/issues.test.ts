@@ -1,6 +1,6 @@
 /** Issues API: shapes, filters, pagination, writes with their notes/events/todos/hooks, and bad input. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeGroupAsync, makeProject } from '../helpers/fixtures.js';
 import { addProjectHook, insertIssueAsync, insertMilestoneAsync, issueCountsAndRecount, projectEventsOf, sqlRows, sqlValue } from '../helpers/collaboration.js';
 
@@ -381,6 +381,35 @@ describe('writes at once (two requests, or two daemons, racing)', () => {
     const rs = await Promise.all([0, 1].map(() => s.api('POST', `/projects/${project.id}/issues/${c.body.id}/todo`, bob)));
     expect(rs.map((r) => r.status).sort()).toEqual([201, 304]);
     expect(await count(`SELECT COUNT(*) AS n FROM todos WHERE user_id = ? AND target_id = ? AND state = 'pending'`, bob.id, c.body.id)).toBe(1);
+  });
+});
+
+describe('values one engine refuses', () => {
+  it('a NUL in an issue title or a note: 400 and nothing written on PostgreSQL, stored on SQLite', async () => {
+    const before = await count(`SELECT COUNT(*) AS n FROM issues`);
+    const r = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'a\u0000b' });
+    if (onPostgres) {
+      expect(r).toMatchObject({ status: 400, body: { message: '400 (Bad request) text must not contain NUL (\\u0000) characters' } });
+      expect(await count(`SELECT COUNT(*) AS n FROM issues`)).toBe(before);
+    } else {
+      expect(r.status).toBe(201);
+    }
+    const target = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'commented' });
+    const note = await s.api('POST', `/projects/${project.id}/issues/${target.body.id}/notes`, alice, { body: 'x\u0000y' });
+    expect(note.status).toBe(onPostgres ? 400 : 201);
+  });
+
+  it('ids past the integer columns: 404 (or an empty list), never 500', async () => {
+    const big = '99999999999';
+    expect((await s.api('GET', `/projects/${project.id}/issues/${big}`, alice)).status).toBe(404);
+    expect((await s.api('GET', `/projects/${project.id}/issues/${big}/notes`, alice)).status).toBe(404);
+    expect((await s.api('GET', `/projects/${project.id}/milestones/${big}`, alice)).status).toBe(404);
+    expect((await s.api('POST', `/projects/${project.id}/labels/${big}/subscription`, alice)).status).toBe(404);
+    expect((await s.api('GET', `/projects/${project.id}/issues?iid[]=${big}`, alice)).body).toEqual([]);
+    expect((await s.api('DELETE', `/todos/${big}`, alice)).status).toBe(404);
+    expect((await s.api('GET', `/todos?project_id=${big}`, alice)).body).toEqual([]);
+    const c = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'assigned far', assignee_id: Number(big) });
+    expect(c.status).toBe(400);
   });
 });
 
