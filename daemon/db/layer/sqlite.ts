@@ -4,6 +4,7 @@
  * before; the asynchronous shape adds one resolved promise per statement.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { sqliteTransactionSeconds } from '../../metrics.js';
 import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
 
 /** A FIFO async lock: a transaction's awaits never interleave with another write. */
@@ -97,19 +98,27 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
                 reject(new TransactionAwaitError());
               }
             });
+            // Timed like the synchronous transactions of ctx.db (db/connection.ts), BEGIN to COMMIT or ROLLBACK.
+            const started = performance.now();
+            const observe = () => sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
             prepared(begin).run();
             new Promise<T>((r) => r(fn(tx)))
               .then(
                 (out) => {
                   if (done) return;
                   done = true;
-                  prepared('COMMIT').run();
+                  try {
+                    prepared('COMMIT').run();
+                  } finally {
+                    observe();
+                  }
                   resolve(out);
                 },
                 (e) => {
                   if (done) return;
                   done = true;
                   if (conn.inTransaction) prepared('ROLLBACK').run();
+                  observe();
                   reject(e);
                 },
               )
