@@ -1,15 +1,13 @@
 /**
  * The one permission module: access levels, visibility and abilities for projects and groups (GitLab 8.12
- * ProjectPolicy/GroupPolicy). Routes ask `canProject`/`canGroup`; list queries use the SQL fragments below.
+ * ProjectPolicy/GroupPolicy). Routes ask `canProjectAsync`/`canGroupAsync`; list queries use the SQL fragments below.
  */
 import type { AppContext } from '../context.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { statement } from '../db/statements.js';
-import { inArray } from 'drizzle-orm';
-import { projects, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { toProject as toProjectRow } from '../db/rows.js';
-import { placeholders } from '../db/sql.js';
 
 export const GUEST = 10;
 export const REPORTER = 20;
@@ -238,44 +236,6 @@ export function canUpdateMergeRequest(ctx: AppContext, user: UserRow | null, pro
   return project.mergeRequestsEnabled && !project.archived && user.state === 'active' && (user.id === mr.authorId || user.id === mr.assigneeId);
 }
 
-/**
- * SQL condition (text) over an `issues` alias `i` of ONE project: the confidential issues the user may not read are
- * left out (admins, reporters and up see all; others their own and those assigned to them). Integers only.
- */
-export function confidentialIssuesSql(ctx: AppContext, user: UserRow, project: ProjectRow): string {
-  if (seesConfidentialIssues(ctx, user, project)) return '1';
-  const id = Math.trunc(user.id);
-  return `(i.confidential = 0 OR i.author_id = ${id} OR i.assignee_id = ${id})`;
-}
-
-/** Whether the user reads every confidential issue of the project (admins, reporters and up). */
-export function seesConfidentialIssues(ctx: AppContext, user: UserRow, project: ProjectRow): boolean {
-  return user.isAdmin || projectAccessLevel(ctx, user, project) >= REPORTER;
-}
-
-/**
- * SQL condition (text) over the `events` table of ONE project the user may read: the events they may see (8.x
- * Event#visible_to_user?): an issue's events and the comments on it only when they may read that issue (issues on;
- * a confidential one as its author, assignee, a reporter and up or an admin), a merge request's and its comments'
- * only while merge requests are on. Integers only.
- */
-export function visibleEventsSql(ctx: AppContext, user: UserRow | null, project: ProjectRow): string {
-  const hidden: string[] = [];
-  const pid = Math.trunc(project.id);
-  const onIssues = (ids: string) => `("events"."target_type" = 'Issue' AND "events"."target_id" IN (${ids}))
-    OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'Issue' AND n.noteable_id IN (${ids})))`;
-  if (!canProject(ctx, user, 'read_issue', project)) hidden.push(onIssues(`SELECT i.id FROM issues i WHERE i.project_id = ${pid}`));
-  else if (user && !seesConfidentialIssues(ctx, user, project)) {
-    hidden.push(onIssues(`SELECT i.id FROM issues i WHERE i.project_id = ${pid} AND NOT COALESCE(${confidentialIssuesSql(ctx, user, project)}, 0)`));
-  }
-  if (!canProject(ctx, user, 'read_merge_request', project)) {
-    hidden.push(`"events"."target_type" = 'MergeRequest'
-      OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'MergeRequest'))`);
-  }
-  // events without a target (pushes) have NULL in these columns: a NULL test counts as "not hidden"
-  return hidden.length ? `NOT COALESCE((${hidden.join(') OR (')}), 0)` : '1';
-}
-
 /** SQL subquery (text) of the ids of the projects whose issues the user may list: visible, with issues enabled. */
 export function issueProjectsSql(user: UserRow): string {
   return `SELECT p.id FROM projects p WHERE p.issues_enabled = 1 AND ${visibleProjectsSql(user)}`;
@@ -339,12 +299,15 @@ export async function canUpdateIssueAsync(
   return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
 }
 
-/** The async twin of seesConfidentialIssues. */
+/** Whether the user reads every confidential issue of the project (admins, reporters and up). */
 export async function seesConfidentialIssuesAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number): Promise<boolean> {
   return user.isAdmin || (level ?? (await projectAccessLevelAsync(ctx, user, project))) >= REPORTER;
 }
 
-/** The portable twin of confidentialIssuesSql (over `issues i` of ONE project): the user id bound, booleans portable. */
+/**
+ * SQL condition over an `issues` alias `i` of ONE project: the confidential issues the user may not read are left out
+ * (admins, reporters and up see all; others their own and those assigned to them). The user id bound, booleans portable.
+ */
 export async function confidentialIssuesWhereAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number): Promise<SqlCondition> {
   if (await seesConfidentialIssuesAsync(ctx, user, project, level)) return { sql: 'TRUE', args: [] };
   return { sql: '(i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ?)', args: [user.id, user.id] };
@@ -505,19 +468,8 @@ const GROUP_LEVELS = {
 } as const;
 export type GroupAbility = keyof typeof GROUP_LEVELS;
 
-/** The caller's access level in a group (0 when not a member). */
-export function groupAccessLevel(ctx: AppContext, user: UserRow | null, group: NamespaceRow): number {
-  if (!user) return 0;
-  const row = statement(ctx,
-      `SELECT m.access_level AS level FROM members m WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.user_id = ?
-       AND (m.expires_at IS NULL OR m.expires_at >= date('now'))`,
-    )
-    .get(group.id, user.id) as { level: number } | undefined;
-  return row?.level ?? 0;
-}
-
 const groupLevelTexts = new Map<string, string>();
-/** The async twin of groupAccessLevel, through the data layer. One statement. */
+/** The caller's access level in a group (0 when not a member), through the data layer. One statement. */
 export async function groupAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, group: NamespaceRow, q: Queries = ctx.data): Promise<number> {
   if (!user) return 0;
   const d = q.dialect;
@@ -531,14 +483,14 @@ export async function groupAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user:
   return row?.level ?? 0;
 }
 
-/** The part of canGroup decided without a lookup: false (no active user), true (an admin), else undefined. */
+/** The part of canGroupAsync decided without a lookup: false (no active user), true (an admin), else undefined. */
 export function groupAbilityWithoutProjects(user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean | undefined {
   if (!user || user.state !== 'active') return false;
   if (user.isAdmin) return true;
   return undefined;
 }
 
-/** canGroup's rule for an active non-admin at `level`: true/false, or 'projects' (read_group via a visible project). */
+/** canGroupAsync's rule for an active non-admin at `level`: true/false, or 'projects' (read_group via a visible project). */
 export function groupAbilityAtLevel(user: UserRow, ability: GroupAbility, group: NamespaceRow, level: number): boolean | 'projects' {
   if (level >= GROUP_LEVELS[ability]) return true;
   if (ability !== 'read_group') return false;
@@ -546,18 +498,10 @@ export function groupAbilityAtLevel(user: UserRow, ability: GroupAbility, group:
   return 'projects';
 }
 
-/** Whether `user` may do `ability` on `group`. read_group also covers anyone who can see a project in it. */
-export function canGroup(ctx: AppContext, user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean {
-  const decided = groupAbilityWithoutProjects(user, ability, group);
-  if (decided !== undefined) return decided;
-  const atLevel = groupAbilityAtLevel(user!, ability, group, groupAccessLevel(ctx, user, group));
-  if (atLevel !== 'projects') return atLevel;
-  const visible = statement(ctx,`SELECT 1 FROM projects p WHERE p.namespace_id = ? AND ${visibleProjectsSql(user!)} LIMIT 1`)
-    .get(group.id);
-  return Boolean(visible);
-}
-
-/** The async twin of canGroup, through the data layer: the same rules, the same statements (one, or two for read_group). */
+/**
+ * Whether `user` may do `ability` on `group`, through the data layer. read_group also covers anyone who can see a
+ * project in it (one statement, or two for read_group).
+ */
 export async function canGroupAsync(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: GroupAbility, group: NamespaceRow, q: Queries = ctx.data,
 ): Promise<boolean> {
@@ -626,84 +570,20 @@ export function ownsOauthApplication(user: UserRow, app: { ownerId: number | nul
 /** Runner abilities (GitLab 8.12 lib/api/runners.rb authenticate_*_runner! helpers). */
 export type RunnerAbility = 'read_runner' | 'update_runner' | 'delete_runner' | 'assign_runner';
 
-/** The projects a runner is assigned to, as rows. */
-function runnerProjectRows(ctx: AppContext, runnerId: number): ProjectRow[] {
-  const ids = (statement(ctx, `SELECT project_id AS id FROM runner_projects WHERE runner_id = ?`).all(runnerId) as { id: number }[]).map((r) => r.id);
-  return projectRows(ctx, ids);
-}
-
-/** Project rows by id. */
-function projectRows(ctx: AppContext, ids: number[]): ProjectRow[] {
-  if (ids.length === 0) return [];
-  return ctx.db.select().from(projects).where(inArray(projects.id, ids)).all();
-}
-
-/** Whether the runner is a specific runner of a project the user masters (GitLab's ci_authorized_runners). */
-export function ownsRunner(ctx: AppContext, user: UserRow | null, runner: RunnerRow): boolean {
-  if (!user || runner.isShared) return false;
-  return runnerProjectRows(ctx, runner.id).some((p) => canProject(ctx, user, 'admin_project', p));
-}
-
-/** Ids of the specific runners of projects the user may administer (ci_authorized_runners), for GET /runners. */
-export function ownedRunnerIds(ctx: AppContext, user: UserRow): number[] {
-  const rows = statement(ctx,
-    `SELECT DISTINCT rp.project_id AS id FROM runner_projects rp JOIN projects p ON p.id = rp.project_id WHERE ${authorizedProjectsSql(user.id)}`,
-  ).all() as { id: number }[];
-  const mastered = projectRows(ctx, rows.map((r) => r.id)).filter((p) => canProject(ctx, user, 'admin_project', p)).map((p) => p.id);
-  if (mastered.length === 0) return [];
-  return (ctx.db.$client
-    .prepare(`SELECT DISTINCT rp.runner_id AS id FROM runner_projects rp JOIN runners r ON r.id = rp.runner_id
-              WHERE r.is_shared = 0 AND rp.project_id IN (${placeholders(mastered)})`)
-    .all(...mastered) as { id: number }[]).map((r) => r.id);
-}
-
-/**
- * Why `user` may not do `ability` on `runner` (the 403 reason), or null when allowed. As 8.12: shared runners are
- * readable by everyone and changed only by admins; a specific runner is read and updated by admins and masters of
- * one of its projects, deleted by them only while it has one project; enabling one for another project is never
- * possible for a shared or locked runner, and needs the runner to be the caller's otherwise.
- */
-export function runnerDenial(ctx: AppContext, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): string | null {
-  if (!user || user.state !== 'active') return 'No access granted';
-  const owner = () => (ownsRunner(ctx, user, runner) ? null : 'No access granted');
-  switch (ability) {
-    case 'read_runner':
-      return runner.isShared || user.isAdmin ? null : owner();
-    case 'update_runner':
-      if (user.isAdmin) return null;
-      return runner.isShared ? 'Runner is shared' : owner();
-    case 'delete_runner': {
-      if (user.isAdmin) return null;
-      if (runner.isShared) return 'Runner is shared';
-      const n = (statement(ctx, `SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?`).get(runner.id) as { n: number }).n;
-      return n > 1 ? 'Runner associated with more than one project' : owner();
-    }
-    case 'assign_runner':
-      if (runner.isShared) return 'Runner is shared';
-      if (runner.locked) return 'Runner is locked';
-      return user.isAdmin ? null : owner();
-  }
-}
-
-/** Whether `user` may do `ability` on `runner`. */
-export function canRunner(ctx: AppContext, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): boolean {
-  return runnerDenial(ctx, user, ability, runner) === null;
-}
-
 /** The projects a runner is assigned to, as rows, on the data layer. */
 async function runnerProjectRowsAsync(ctx: Pick<AppContext, 'data'>, runnerId: number): Promise<ProjectRow[]> {
   return (await ctx.data.all('SELECT p.* FROM projects p JOIN runner_projects rp ON rp.project_id = p.id WHERE rp.runner_id = ? ORDER BY p.id', [runnerId]))
     .map(toProjectRow);
 }
 
-/** ownsRunner on the data layer (either engine). */
+/** Whether the runner is a specific runner of a project the user masters (GitLab's ci_authorized_runners), on either engine. */
 export async function ownsRunnerAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, runner: RunnerRow): Promise<boolean> {
   if (!user || runner.isShared) return false;
   for (const p of await runnerProjectRowsAsync(ctx, runner.id)) if (await canProjectAsync(ctx, user, 'admin_project', p)) return true;
   return false;
 }
 
-/** ownedRunnerIds on the data layer (either engine). */
+/** Ids of the specific runners of projects the user may administer (ci_authorized_runners), for GET /runners, on either engine. */
 export async function ownedRunnerIdsAsync(ctx: Pick<AppContext, 'data'>, user: UserRow): Promise<number[]> {
   const d = ctx.data.dialect;
   const auth = authorizedProjectsWhere(d, user.id);
@@ -718,7 +598,12 @@ export async function ownedRunnerIdsAsync(ctx: Pick<AppContext, 'data'>, user: U
   )).map((r) => r.id);
 }
 
-/** runnerDenial on the data layer (either engine): the same reasons. */
+/**
+ * Why `user` may not do `ability` on `runner` (the 403 reason), or null when allowed, on either engine. As 8.12: shared
+ * runners are readable by everyone and changed only by admins; a specific runner is read and updated by admins and
+ * masters of one of its projects, deleted by them only while it has one project; enabling one for another project is
+ * never possible for a shared or locked runner, and needs the runner to be the caller's otherwise.
+ */
 export async function runnerDenialAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<string | null> {
   if (!user || user.state !== 'active') return 'No access granted';
   const owner = async () => ((await ownsRunnerAsync(ctx, user, runner)) ? null : 'No access granted');
@@ -741,7 +626,7 @@ export async function runnerDenialAsync(ctx: Pick<AppContext, 'data'>, user: Use
   }
 }
 
-/** canRunner on the data layer (either engine). */
+/** Whether `user` may do `ability` on `runner`, on either engine. */
 export async function canRunnerAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<boolean> {
   return (await runnerDenialAsync(ctx, user, ability, runner)) === null;
 }
