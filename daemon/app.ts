@@ -75,6 +75,9 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     ...(instance ? { loggerInstance: instance } : { logger: opts.logger ?? false }),
     // JSON, form and text bodies (--max-body-size); uploads, artifacts and git pushes have their own limits.
     bodyLimit: ctx.config.limits.maxBodyBytes,
+    // Behind trusted balancers (--trusted-proxies), request.ip is the client X-Forwarded-For names: the sign-in throttle
+    // counts clients, not the balancer. Any other peer is the client itself, whatever it sends.
+    ...(ctx.config.trustedProxies.length > 0 ? { trustProxy: ctx.config.trustedProxies } : {}),
     routerOptions: {
       querystringParser: parseQuery,
       ignoreTrailingSlash: true,

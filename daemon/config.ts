@@ -1,4 +1,5 @@
 /** Daemon settings: flags win over environment variables, which win over defaults (CONTRACT.md). */
+import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -20,6 +21,11 @@ export interface DaemonConfig {
   metricsToken: string | null;
   /** A PostgreSQL database (postgres:// or postgresql:// URL); null = SQLite in the data directory (the default). */
   databaseUrl: string | null;
+  /**
+   * Reverse proxies and balancers whose X-Forwarded-For is believed (addresses and CIDR ranges); empty (the default):
+   * none, every request's client is its TCP peer.
+   */
+  trustedProxies: string[];
 }
 
 /** Request size limits and the failed sign-in throttle (README "Configuration"). */
@@ -90,6 +96,7 @@ export interface DaemonFlags {
   signinTrustedAddresses?: string;
   metricsToken?: string;
   databaseUrl?: string;
+  trustedProxies?: string;
 }
 
 /** The default port of the built-in SSH server. */
@@ -141,7 +148,26 @@ export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = proce
     limits: resolveLimits(flags, pick),
     metricsToken: nonEmpty(flags.metricsToken) ?? nonEmpty(env.GANTRY_METRICS_TOKEN) ?? null,
     databaseUrl: databaseUrl(pick(flags.databaseUrl, 'GANTRY_DATABASE_URL')),
+    trustedProxies: trustedProxies(pick(flags.trustedProxies, 'GANTRY_TRUSTED_PROXIES')),
   };
+}
+
+/** Comma-separated addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`), or `none`; a ConfigError names a bad one. */
+function trustedProxies(text: string | undefined): string[] {
+  if (text === undefined || text.toLowerCase() === 'none') return [];
+  const list = text.split(/[\s,]+/).filter(Boolean);
+  for (const entry of list) {
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new ConfigError(
+        `invalid trusted proxy "${entry}": use addresses or CIDR ranges, comma-separated, such as 10.0.0.5,10.1.0.0/16,fd00::/8 (or none)`,
+      );
+    }
+  }
+  return list;
 }
 
 /** A PostgreSQL URL as given, or a ConfigError saying what is accepted (the password is never repeated). */

@@ -102,8 +102,10 @@ export function routeSeries(route: string, method: string): RouteSeries {
   return s;
 }
 
+/** The family of SQLite transaction timings (a daemon on PostgreSQL leaves it out of its page). */
+export const SQLITE_TRANSACTION_SECONDS = 'gantry_sqlite_transaction_duration_seconds';
 /** Transactions on the SQLite database, from BEGIN to COMMIT or ROLLBACK. */
-export const sqliteTransactionSeconds = histogram('gantry_sqlite_transaction_duration_seconds', 'SQLite transaction time, BEGIN to COMMIT (outermost transactions)')();
+export const sqliteTransactionSeconds = histogram(SQLITE_TRANSACTION_SECONDS, 'SQLite transaction time, BEGIN to COMMIT (outermost transactions)')();
 
 const gitDuration = histogram('gantry_git_process_duration_seconds', 'git child processes by subcommand, from spawn to exit', PROCESS_BUCKETS);
 const gitSeries = new Map<string, Histogram>();
@@ -148,10 +150,14 @@ function labelText(labels: Labels | undefined, extra?: [string, string]): string
 
 const num = (v: number) => (Number.isNaN(v) ? 'NaN' : v === Infinity ? '+Inf' : v === -Infinity ? '-Inf' : String(v));
 
-/** Everything in the text exposition format: the registered families, then the given scrape-time gauges. */
-export function renderMetrics(gauges: readonly Gauge[] = []): string {
+/**
+ * Everything in the text exposition format: the registered families (but those named in `omit`), then the given
+ * scrape-time gauges.
+ */
+export function renderMetrics(gauges: readonly Gauge[] = [], omit?: ReadonlySet<string>): string {
   const out: string[] = [];
   for (const f of families) {
+    if (omit?.has(f.name)) continue;
     out.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
     for (const { labels, metric } of f.series.values()) {
       if (metric instanceof Counter) {

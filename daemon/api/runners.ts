@@ -3,7 +3,7 @@
  * caller masters), GET /runners/all (admin), GET /runners/:id (RunnerDetails), PUT and DELETE /runners/:id,
  * GET /projects/:id/runners (the project's specific runners plus the shared ones; needs admin_project), and
  * POST/DELETE /projects/:id/runners(/:runner_id) to enable or disable a specific runner for another project.
- * Who may do what is daemon/policy/permissions.ts (runnerDenial).
+ * Who may do what is daemon/policy/permissions.ts (runnerDenialAsync).
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';

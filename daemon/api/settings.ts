@@ -12,7 +12,7 @@ const ListOf = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Typ
 const Visibility = (what: string) => Type.Optional(Int({ description: `default visibility of new ${what}: 0, 10 or 20 (0, 1, 2 and private/internal/public are accepted)` }));
 const Text = (description: string) => Type.Optional(Nullable(Type.String({ description })));
 
-/** The body of PUT /application/settings. It documents the types; updateSettings() does the checking (see below). */
+/** The body of PUT /application/settings. It documents the types; updateSettingsAsync() does the checking (see below). */
 const UpdateBody = Type.Object({
   default_projects_limit: Type.Optional(Int({ description: 'projects a new user may create (default 10), at least 0' })),
   signup_enabled: Type.Optional(Bool()),
@@ -52,7 +52,7 @@ export default async function settingsRoutes(api: FastifyInstance): Promise<void
     preValidation: adminOnly,
     config: { postgres: true },
     // The schema documents the body, but the body is not validated or coerced by it: a wrong value must answer
-    // the validation hash `{message: {field: [...]}}` naming every bad field, which updateSettings() builds.
+    // the validation hash `{message: {field: [...]}}` naming every bad field, which updateSettingsAsync() builds.
     validatorCompiler: () => () => true,
     schema: { tags: ['settings'], summary: 'Change application settings (admin); nothing changes if any field is invalid', body: UpdateBody, response: { 200: SettingsSchema } },
   }, async (request) => {

@@ -3,32 +3,28 @@
  * Tokens arrive as a query param, form or JSON body param, or header; a param wins over the header. The same path
  * serves the API's hook (app.ts), the live trace WebSocket's upgrade (live/trace.ts), uploads and /-/metrics.
  */
-import { and, eq, or } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { UntilNextWrite } from '../db/read-cache.js';
-import { statement } from '../db/statements.js';
 import { toUser } from '../db/rows.js';
-import { personalAccessTokens, users, type UserRow } from '../db/schema.js';
+import type { UserRow } from '../db/schema.js';
 import { forbidden, notFoundMessage, unauthorized } from '../errors.js';
 import { hashToken } from '../secrets.js';
-import { tokenActiveSql } from '../services/users.js';
 
-/** Resolves an OAuth access token to a user id, or null (not revoked, not expired). Installed by daemon/oauth/index.ts. */
-export type BearerResolver = (ctx: AppContext, token: string) => number | null;
-/** The same through the data layer (either engine), with the token's user row (blocked users too: the caller refuses them). */
+/**
+ * Resolves an OAuth access token (not revoked, not expired) to its user row, or null, through the data layer (either
+ * engine); blocked users too: the caller refuses them. Installed by daemon/oauth/index.ts.
+ */
 export type AsyncBearerResolver = (ctx: AppContext, token: string) => Promise<UserRow | null>;
-let bearerResolver: BearerResolver | null = null;
 let bearerResolverAsync: AsyncBearerResolver | null = null;
 
 /**
- * Install the OAuth access-token resolver and its data-layer twin (daemon/oauth/index.ts installs
- * services/oauth/tokens.ts resolveAccessToken when it loads): the policy layer does not import the OAuth service.
+ * Install the OAuth access-token resolver (daemon/oauth/index.ts installs services/oauth/tokens.ts
+ * resolveAccessTokenAsync when it loads): the policy layer does not import the OAuth service.
  */
-export function setBearerResolver(resolver: BearerResolver, asyncResolver?: AsyncBearerResolver): void {
-  bearerResolver = resolver;
-  bearerResolverAsync = asyncResolver ?? null;
+export function setBearerResolver(asyncResolver: AsyncBearerResolver): void {
+  bearerResolverAsync = asyncResolver;
 }
 
 /**
@@ -65,38 +61,6 @@ function tokenHash(token: string): string {
   return hash;
 }
 
-/** The user owning a private or personal access token, or null. Blocked users count as nobody. */
-export function userForToken(ctx: AppContext, token: string): UserRow | null {
-  const hash = tokenHash(token);
-  return tokenUsers.get(ctx, hash, () => ({ user: lookupTokenUser(ctx, hash) })).user;
-}
-
-function lookupTokenUser(ctx: AppContext, hash: string): UserRow | null {
-  // Hot path (every request): cached statements over raw rows instead of the query builder.
-  let row = statement(ctx, 'SELECT * FROM users WHERE private_token_hash = ?').get(hash) as Record<string, unknown> | undefined;
-  if (!row) {
-    const pat = ctx.db
-      .select({ userId: personalAccessTokens.userId })
-      .from(personalAccessTokens)
-      .where(and(eq(personalAccessTokens.tokenHash, hash), tokenActiveSql()))
-      .get();
-    if (pat) row = statement(ctx, 'SELECT * FROM users WHERE id = ?').get(pat.userId) as Record<string, unknown> | undefined;
-  }
-  const user = row ? toUser(row) : null;
-  return user && user.state === 'active' ? user : null;
-}
-
-/**
- * The active user an OAuth access token authenticates, or null: the synchronous twin (SQLite only) of
- * userForOauthTokenAsync, kept for `authenticate`, which web/uploads.ts and web/metrics.ts still call synchronously.
- */
-export function userForOauthToken(ctx: AppContext, token: string): UserRow | null {
-  const id = bearerResolver ? bearerResolver(ctx, token) : null;
-  const row = id ? (statement(ctx, 'SELECT * FROM users WHERE id = ?').get(id) as Record<string, unknown> | undefined) : undefined;
-  const user = row ? toUser(row) : null;
-  return user && user.state === 'active' ? user : null;
-}
-
 /** The active user of a raw `users` row, or null (blocked users count as nobody). */
 function activeUser(row: Record<string, unknown> | undefined): UserRow | null {
   const user = row ? toUser(row) : null;
@@ -108,9 +72,10 @@ const USER_BY_PERSONAL_TOKEN = `SELECT u.* FROM personal_access_tokens t JOIN us
   WHERE t.token_hash = ? AND t.revoked = FALSE AND (t.expires_at IS NULL OR t.expires_at > ?)`;
 
 /**
- * The async twin of userForToken, through the data layer: the same cache on SQLite (a hit costs the cache's
- * `total_changes()` read, a miss one statement more for a private token), one statement per private token on
- * PostgreSQL (two for a personal access token: the private token is tried first).
+ * The user owning a private or personal access token, or null (blocked users count as nobody), through the data layer:
+ * cached on SQLite until the next write (a hit costs the cache's `total_changes()` read, a miss one statement more for
+ * a private token), one statement per private token on PostgreSQL (two for a personal access token: the private token
+ * is tried first).
  */
 export async function userForTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
   const hash = tokenHash(token);
@@ -123,8 +88,8 @@ async function lookupTokenUserAsync(ctx: AppContext, hash: string): Promise<User
 }
 
 /**
- * The async twin of userForOauthToken, through the data layer (the resolver's twin installed by the OAuth module): one
- * statement for the token and its user on either engine, none on SQLite while nothing was written since.
+ * The active user an OAuth access token authenticates, or null, through the data layer (the resolver installed by the
+ * OAuth module): one statement for the token and its user on either engine, none on SQLite while nothing was written since.
  */
 export async function userForOauthTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
   const user = bearerResolverAsync ? await bearerResolverAsync(ctx, token) : null;
@@ -151,8 +116,9 @@ export function authenticateNow(ctx: AppContext, request: CredentialSource): Use
 }
 
 /**
- * The async twin of authenticate, through the data layer on either engine: the same order (private or personal
- * access token, then an OAuth bearer token, then sudo), the same errors.
+ * Authenticate a request (GitLab 8.12 order), through the data layer on either engine: a private or personal access
+ * token (param, else PRIVATE-TOKEN header), then an OAuth bearer token; then sudo. Returns the acting user, or null
+ * when no valid credential was sent (sudo is then ignored and the caller gets 401).
  */
 export async function authenticateAsync(ctx: AppContext, request: CredentialSource): Promise<UserRow | null> {
   const token = param(request, 'private_token') ?? header(request, 'private-token');
@@ -180,38 +146,6 @@ async function applySudoAsync(ctx: AppContext, caller: UserRow, sudo: string): P
     : await ctx.data.get(`SELECT * FROM users WHERE ${d.nocaseEq('username')}`, [sudo]);
   if (!row) throw notFoundMessage(`404 Not Found: No user id or username for: ${sudo}`);
   return toUser(row);
-}
-
-/** The user of an OAuth bearer token (access_token param, bearer_token param or Authorization header), or null. */
-function userForBearer(ctx: AppContext, request: CredentialSource): UserRow | null {
-  const bearer = bearerToken(request);
-  return bearer ? userForOauthToken(ctx, bearer) : null;
-}
-
-/**
- * Authenticate a request (GitLab 8.12 order): a private or personal access token (param, else PRIVATE-TOKEN
- * header), then an OAuth bearer token; then sudo. Returns the acting user, or null when no valid credential was
- * sent (sudo is then ignored and the caller gets 401).
- */
-export function authenticate(ctx: AppContext, request: CredentialSource): UserRow | null {
-  const token = param(request, 'private_token') ?? header(request, 'private-token');
-  const user = (token ? userForToken(ctx, token) : null) ?? userForBearer(ctx, request);
-  if (!user) return null;
-  const sudo = param(request, 'sudo') ?? header(request, 'sudo');
-  return sudo ? applySudo(ctx, user, sudo) : user;
-}
-
-function applySudo(ctx: AppContext, caller: UserRow, sudo: string): UserRow {
-  const byId = /^\d+$/.test(sudo);
-  if (byId ? Number(sudo) === caller.id : sudo.toLowerCase() === caller.username.toLowerCase()) return caller;
-  if (!caller.isAdmin) throw forbidden('Must be admin to use sudo');
-  const target = ctx.db
-    .select()
-    .from(users)
-    .where(byId ? or(eq(users.id, Number(sudo)), eq(users.username, sudo)) : eq(users.username, sudo))
-    .get();
-  if (!target) throw notFoundMessage(`404 Not Found: No user id or username for: ${sudo}`);
-  return target;
 }
 
 /** The signed-in user of a request, or 401. */

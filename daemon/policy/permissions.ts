@@ -1,6 +1,6 @@
 /**
  * The one permission module: access levels, visibility and abilities for projects and groups (GitLab 8.12
- * ProjectPolicy/GroupPolicy). Routes ask `canProject`/`canGroup`; list queries use the SQL fragments below.
+ * ProjectPolicy/GroupPolicy). Routes ask `canProjectAsync`/`canGroupAsync`; list queries use the SQL fragments below.
  */
 import type { AppContext } from '../context.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
@@ -236,44 +236,6 @@ export function canUpdateMergeRequest(ctx: AppContext, user: UserRow | null, pro
   return project.mergeRequestsEnabled && !project.archived && user.state === 'active' && (user.id === mr.authorId || user.id === mr.assigneeId);
 }
 
-/**
- * SQL condition (text) over an `issues` alias `i` of ONE project: the confidential issues the user may not read are
- * left out (admins, reporters and up see all; others their own and those assigned to them). Integers only.
- */
-export function confidentialIssuesSql(ctx: AppContext, user: UserRow, project: ProjectRow): string {
-  if (seesConfidentialIssues(ctx, user, project)) return '1';
-  const id = Math.trunc(user.id);
-  return `(i.confidential = 0 OR i.author_id = ${id} OR i.assignee_id = ${id})`;
-}
-
-/** Whether the user reads every confidential issue of the project (admins, reporters and up). */
-export function seesConfidentialIssues(ctx: AppContext, user: UserRow, project: ProjectRow): boolean {
-  return user.isAdmin || projectAccessLevel(ctx, user, project) >= REPORTER;
-}
-
-/**
- * SQL condition (text) over the `events` table of ONE project the user may read: the events they may see (8.x
- * Event#visible_to_user?): an issue's events and the comments on it only when they may read that issue (issues on;
- * a confidential one as its author, assignee, a reporter and up or an admin), a merge request's and its comments'
- * only while merge requests are on. Integers only.
- */
-export function visibleEventsSql(ctx: AppContext, user: UserRow | null, project: ProjectRow): string {
-  const hidden: string[] = [];
-  const pid = Math.trunc(project.id);
-  const onIssues = (ids: string) => `("events"."target_type" = 'Issue' AND "events"."target_id" IN (${ids}))
-    OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'Issue' AND n.noteable_id IN (${ids})))`;
-  if (!canProject(ctx, user, 'read_issue', project)) hidden.push(onIssues(`SELECT i.id FROM issues i WHERE i.project_id = ${pid}`));
-  else if (user && !seesConfidentialIssues(ctx, user, project)) {
-    hidden.push(onIssues(`SELECT i.id FROM issues i WHERE i.project_id = ${pid} AND NOT COALESCE(${confidentialIssuesSql(ctx, user, project)}, 0)`));
-  }
-  if (!canProject(ctx, user, 'read_merge_request', project)) {
-    hidden.push(`"events"."target_type" = 'MergeRequest'
-      OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'MergeRequest'))`);
-  }
-  // events without a target (pushes) have NULL in these columns: a NULL test counts as "not hidden"
-  return hidden.length ? `NOT COALESCE((${hidden.join(') OR (')}), 0)` : '1';
-}
-
 /** SQL subquery (text) of the ids of the projects whose issues the user may list: visible, with issues enabled. */
 export function issueProjectsSql(user: UserRow): string {
   return `SELECT p.id FROM projects p WHERE p.issues_enabled = 1 AND ${visibleProjectsSql(user)}`;
@@ -337,12 +299,15 @@ export async function canUpdateIssueAsync(
   return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
 }
 
-/** The async twin of seesConfidentialIssues. */
+/** Whether the user reads every confidential issue of the project (admins, reporters and up). */
 export async function seesConfidentialIssuesAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number): Promise<boolean> {
   return user.isAdmin || (level ?? (await projectAccessLevelAsync(ctx, user, project))) >= REPORTER;
 }
 
-/** The portable twin of confidentialIssuesSql (over `issues i` of ONE project): the user id bound, booleans portable. */
+/**
+ * SQL condition over an `issues` alias `i` of ONE project: the confidential issues the user may not read are left out
+ * (admins, reporters and up see all; others their own and those assigned to them). The user id bound, booleans portable.
+ */
 export async function confidentialIssuesWhereAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number): Promise<SqlCondition> {
   if (await seesConfidentialIssuesAsync(ctx, user, project, level)) return { sql: 'TRUE', args: [] };
   return { sql: '(i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ?)', args: [user.id, user.id] };
@@ -503,19 +468,8 @@ const GROUP_LEVELS = {
 } as const;
 export type GroupAbility = keyof typeof GROUP_LEVELS;
 
-/** The caller's access level in a group (0 when not a member). */
-export function groupAccessLevel(ctx: AppContext, user: UserRow | null, group: NamespaceRow): number {
-  if (!user) return 0;
-  const row = statement(ctx,
-      `SELECT m.access_level AS level FROM members m WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.user_id = ?
-       AND (m.expires_at IS NULL OR m.expires_at >= date('now'))`,
-    )
-    .get(group.id, user.id) as { level: number } | undefined;
-  return row?.level ?? 0;
-}
-
 const groupLevelTexts = new Map<string, string>();
-/** The async twin of groupAccessLevel, through the data layer. One statement. */
+/** The caller's access level in a group (0 when not a member), through the data layer. One statement. */
 export async function groupAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, group: NamespaceRow, q: Queries = ctx.data): Promise<number> {
   if (!user) return 0;
   const d = q.dialect;
@@ -529,14 +483,14 @@ export async function groupAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user:
   return row?.level ?? 0;
 }
 
-/** The part of canGroup decided without a lookup: false (no active user), true (an admin), else undefined. */
+/** The part of canGroupAsync decided without a lookup: false (no active user), true (an admin), else undefined. */
 export function groupAbilityWithoutProjects(user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean | undefined {
   if (!user || user.state !== 'active') return false;
   if (user.isAdmin) return true;
   return undefined;
 }
 
-/** canGroup's rule for an active non-admin at `level`: true/false, or 'projects' (read_group via a visible project). */
+/** canGroupAsync's rule for an active non-admin at `level`: true/false, or 'projects' (read_group via a visible project). */
 export function groupAbilityAtLevel(user: UserRow, ability: GroupAbility, group: NamespaceRow, level: number): boolean | 'projects' {
   if (level >= GROUP_LEVELS[ability]) return true;
   if (ability !== 'read_group') return false;
@@ -544,18 +498,10 @@ export function groupAbilityAtLevel(user: UserRow, ability: GroupAbility, group:
   return 'projects';
 }
 
-/** Whether `user` may do `ability` on `group`. read_group also covers anyone who can see a project in it. */
-export function canGroup(ctx: AppContext, user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean {
-  const decided = groupAbilityWithoutProjects(user, ability, group);
-  if (decided !== undefined) return decided;
-  const atLevel = groupAbilityAtLevel(user!, ability, group, groupAccessLevel(ctx, user, group));
-  if (atLevel !== 'projects') return atLevel;
-  const visible = statement(ctx,`SELECT 1 FROM projects p WHERE p.namespace_id = ? AND ${visibleProjectsSql(user!)} LIMIT 1`)
-    .get(group.id);
-  return Boolean(visible);
-}
-
-/** The async twin of canGroup, through the data layer: the same rules, the same statements (one, or two for read_group). */
+/**
+ * Whether `user` may do `ability` on `group`, through the data layer. read_group also covers anyone who can see a
+ * project in it (one statement, or two for read_group).
+ */
 export async function canGroupAsync(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: GroupAbility, group: NamespaceRow, q: Queries = ctx.data,
 ): Promise<boolean> {

@@ -50,7 +50,7 @@ export async function recordEventAsync(tx: Queries, e: EventInput): Promise<void
  * bound values: an issue's events and the comments on it only when they may read that issue (issues on; a confidential
  * one as its author, assignee, a reporter and up or an admin), a merge request's and its comments' only while merge
  * requests are on. `level`: the caller's access level when already read (loadProjectAsync), else read here once if
- * needed. The same rules as policy's visibleEventsSql, on the data layer.
+ * needed.
  */
 export async function visibleEventsWhere(
   ctx: AppContext, user: UserRow | null, project: ProjectRow, level?: number, q: Queries = ctx.data,

@@ -1,13 +1,12 @@
 /** Groups: lookup by path or id with the 404-for-hidden rule, list, create, update (with storage moves), delete, transfer. */
-import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
-import { namespaces, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { forbidden, notFound, unauthorized, validationError } from '../errors.js';
 import {
-  canGroup, groupAbilityAtLevel, groupAbilityWithoutProjects, groupAccessLevelAsync, memberActiveSql, OWNER, visibleGroupsWhere,
+  groupAbilityAtLevel, groupAbilityWithoutProjects, groupAccessLevelAsync, memberActiveSql, OWNER, visibleGroupsWhere,
   visibleProjectsWhere, type GroupAbility, type SqlCondition,
 } from '../policy/permissions.js';
 import { getSettingsAsync } from './settings.js';
@@ -17,18 +16,9 @@ import { validPath } from './users.js';
 import { likePattern } from '../db/sql.js';
 import { toNamespace, toProject } from '../db/rows.js';
 
-/** Find a group by path (case-insensitive) first, then by numeric id; null if absent. */
-export function lookupGroup(ctx: AppContext, idOrPath: string | number): NamespaceRow | null {
-  const text = String(idOrPath);
-  const byPath = ctx.db.select().from(namespaces).where(and(eq(namespaces.kind, 'group'), eq(namespaces.path, text))).get();
-  if (byPath) return byPath;
-  if (!/^\d+$/.test(text)) return null;
-  return ctx.db.select().from(namespaces).where(and(eq(namespaces.kind, 'group'), eq(namespaces.id, Number(text)))).get() ?? null;
-}
-
 /**
- * The async twin of lookupGroup, on the data layer (both engines): path first (case-insensitive), then numeric id, in
- * one statement (a numeric text may match either; the path match is preferred). A UNION ALL rather than an OR: each
+ * Find a group by path (case-insensitive) first, then by numeric id; null if absent. On the data layer (both
+ * engines), in one statement (a numeric text may match either; the path match is preferred). A UNION ALL rather than an OR: each
  * half uses its index on both engines (SQLite scanned the table for the OR).
  */
 export async function lookupGroupAsync(ctx: AppContext, idOrPath: string | number): Promise<NamespaceRow | null> {
@@ -45,19 +35,9 @@ export async function lookupGroupAsync(ctx: AppContext, idOrPath: string | numbe
 }
 
 /**
- * Resolve a group `:id` for a caller: 404 `Group Not Found` when absent or hidden; 403 when visible but
- * `ability` (beyond reading) is not allowed.
- */
-export function findGroup(ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: GroupAbility = 'read_group'): NamespaceRow {
-  const group = lookupGroup(ctx, idOrPath);
-  if (!group || !canGroup(ctx, user, 'read_group', group)) throw notFound('Group');
-  if (ability !== 'read_group' && !canGroup(ctx, user, ability, group)) throw forbidden();
-  return group;
-}
-
-/**
- * The async twin of findGroup, on the data layer: the same 404 `Group Not Found` and 403. The caller's access level in
- * the group is read at most once (both checks share it).
+ * Resolve a group `:id` for a caller, on the data layer: 404 `Group Not Found` when absent or hidden; 403 when visible
+ * but `ability` (beyond reading) is not allowed. The caller's access level in the group is read at most once (both
+ * checks share it).
  */
 export async function findGroupAsync(ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: GroupAbility = 'read_group'): Promise<NamespaceRow> {
   const group = await lookupGroupAsync(ctx, idOrPath);

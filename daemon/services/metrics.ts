@@ -1,13 +1,12 @@
 /**
  * What GET /-/metrics adds to the counters and histograms of daemon/metrics.ts, read at scrape time: the build
- * queue, the webhook outbox, git processes, process memory, CPU, open files and event loop lag. Nothing here runs
- * per request.
+ * queue, the webhook outbox, git processes, the PostgreSQL connection pool, process memory, CPU, open files and event
+ * loop lag. Nothing here runs per request.
  */
 import { readdirSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { AppContext } from '../context.js';
-import { gitProcessesRunning, renderMetrics, type Gauge } from '../metrics.js';
-import { statement } from '../db/statements.js';
+import { gitProcessesRunning, renderMetrics, SQLITE_TRANSACTION_SECONDS, type Gauge } from '../metrics.js';
 
 let loopDelay: IntervalHistogram | null = null;
 
@@ -52,19 +51,48 @@ function processGauges(): Gauge[] {
   return gauges;
 }
 
-function queueGauges(ctx: AppContext): Gauge[] {
-  const builds = statement(ctx, `SELECT status, COUNT(*) AS n FROM commit_statuses WHERE status IN ('pending', 'running') AND type = 'build' GROUP BY status`)
-    .all() as { status: string; n: number }[];
+async function queueGauges(ctx: AppContext): Promise<Gauge[]> {
+  const builds = await ctx.data.all<{ status: string; n: number }>(
+    `SELECT status, COUNT(*) AS n FROM commit_statuses WHERE status IN ('pending', 'running') AND type = 'build' GROUP BY status`);
+  const outbox = await ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM hook_deliveries WHERE status = 'pending'`);
   const count = (status: string) => builds.find((b) => b.status === status)?.n ?? 0;
-  const outbox = statement(ctx, `SELECT COUNT(*) AS n FROM hook_deliveries WHERE status = 'pending'`).get() as { n: number };
   return [
     { name: 'gantry_builds', help: 'Builds waiting for a runner (pending) and being run (running)', samples: ['pending', 'running'].map((s) => ({ labels: { status: s }, value: count(s) })) },
-    { name: 'gantry_webhook_outbox_pending', help: 'Webhook deliveries not yet sent (the outbox depth)', samples: [{ value: outbox.n }] },
+    { name: 'gantry_webhook_outbox_pending', help: 'Webhook deliveries not yet sent (the outbox depth)', samples: [{ value: outbox?.n ?? 0 }] },
     { name: 'gantry_git_processes', help: 'git child processes running now', samples: [{ value: gitProcessesRunning() }] },
   ];
 }
 
-/** The whole metrics page of a daemon in the Prometheus text format. */
-export function metricsText(ctx: AppContext): string {
-  return renderMetrics([...queueGauges(ctx), ...processGauges(), ...eventLoopGauges()]);
+/** What the PostgreSQL executor exposes of its pg pool (db/layer/postgres.ts). */
+interface PoolCounts {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
 }
+
+/** The pooled connections of this daemon (PostgreSQL only: SQLite has one connection and nothing to wait for). */
+function poolGauges(ctx: AppContext): Gauge[] {
+  const pool = (ctx.data as { pool?: PoolCounts }).pool;
+  if (!pool) return [];
+  return [
+    {
+      name: 'gantry_postgres_pool_connections',
+      help: 'Connections of the PostgreSQL pool, in use by a query or transaction (busy) or idle',
+      samples: [
+        { labels: { state: 'busy' }, value: pool.totalCount - pool.idleCount },
+        { labels: { state: 'idle' }, value: pool.idleCount },
+      ],
+    },
+    { name: 'gantry_postgres_pool_waiting', help: 'Queries and transactions waiting for a connection of the pool', samples: [{ value: pool.waitingCount }] },
+  ];
+}
+
+/** The whole metrics page of a daemon in the Prometheus text format. */
+export async function metricsText(ctx: AppContext): Promise<string> {
+  const queues = await queueGauges(ctx);
+  // The SQLite transaction timings are process-wide: a daemon on PostgreSQL has none of its own to show.
+  const omit = ctx.data.dialect.name === 'postgres' ? SQLITE_ONLY : undefined;
+  return renderMetrics([...queues, ...poolGauges(ctx), ...processGauges(), ...eventLoopGauges()], omit);
+}
+
+const SQLITE_ONLY: ReadonlySet<string> = new Set([SQLITE_TRANSACTION_SECONDS]);

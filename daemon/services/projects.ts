@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { statement } from '../db/statements.js';
 import { toNamespace, toProject } from '../db/rows.js';
 import { now } from '../context.js';
-import { namespaces, projects, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import { namespaces, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
 import {
   canGroupAsync, canProject, canProjectAsync, MASTER, memberActiveSql, OWNER, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, PUBLIC, type ProjectAbility,
@@ -354,16 +354,6 @@ export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promi
 /** Delete a project's rows (deleteProjectRowsIn) in one transaction of the data layer. */
 export async function deleteProjectRowsAsync(ctx: AppContext, project: ProjectRow): Promise<void> {
   await ctx.data.transaction((tx) => deleteProjectRowsIn(tx, project.id));
-}
-
-/** Touch last_activity_at (pushes, issues, ...). */
-export function touchProject(ctx: AppContext, projectId: number): void {
-  ctx.db.update(projects).set({ lastActivityAt: now() }).where(eq(projects.id, projectId)).run();
-}
-
-/** `namespace/path` of a project. */
-export function projectFullPath(ctx: AppContext, project: ProjectRow): string {
-  return `${projectNamespace(ctx, project).path}/${project.path}`;
 }
 
 /** Whether `ref` is a valid git branch name (git check-ref-format rules, as a branch). */

@@ -14,29 +14,10 @@ import { normalizeBoolean } from '../api/params.js';
 
 const cache = new WeakMap<AppContext, ApplicationSettingsRow>();
 
-/** Create the settings row on first start (with the instance runner registration token) and keep it in sync. */
-export function ensureSettings(ctx: AppContext): void {
-  const existing = ctx.db.select().from(applicationSettings).where(eq(applicationSettings.id, 1)).get();
-  const token = ctx.config.runnersToken;
-  if (!existing) {
-    const t = now();
-    ctx.db
-      .insert(applicationSettings)
-      .values({
-        id: 1, defaultProjectsLimit: 10, signupEnabled: true, signinEnabled: true, gravatarEnabled: true,
-        defaultBranchProtection: 2, maxAttachmentSize: 10, sessionExpireDelay: 10080, defaultProjectVisibility: 0,
-        defaultSnippetVisibility: 0, defaultGroupVisibility: 0, domainBlacklistEnabled: false, userOauthApplications: true,
-        containerRegistryTokenExpireDelay: 5, repositoryStorage: 'default',
-        runnersRegistrationToken: ctx.secrets.seal(token ?? randomToken()), createdAt: t, updatedAt: t,
-      })
-      .run();
-  } else if (token && ctx.secrets.open(existing.runnersRegistrationToken) !== token) {
-    ctx.db.update(applicationSettings).set({ runnersRegistrationToken: ctx.secrets.seal(token) }).where(eq(applicationSettings.id, 1)).run();
-  }
-  cache.delete(ctx);
-}
-
-/** The current settings (cached). */
+/**
+ * The current settings (cached): the synchronous read (SQLite only) kept for branchRules (merge-requests/merge.ts) and
+ * the presenters' default `gravatar` argument (merge request and collaboration rooms) until they move to getSettingsAsync.
+ */
 export function getSettings(ctx: AppContext): ApplicationSettingsRow {
   let row = cache.get(ctx);
   if (!row) {
@@ -65,7 +46,10 @@ const column = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()
 
 const SELECT_SETTINGS = 'SELECT * FROM application_settings WHERE id = 1';
 
-/** The async twin of ensureSettings, on either engine (bootstrap): creates the row, or re-seals a configured token. */
+/**
+ * Create the settings row on first start (with the instance runner registration token) and keep it in sync: on either
+ * engine (bootstrap), the row made, or a configured token re-sealed.
+ */
 export async function ensureSettingsAsync(ctx: AppContext): Promise<void> {
   const raw = await ctx.data.get(SELECT_SETTINGS);
   const existing = raw ? toSettings(raw) : undefined;
@@ -102,19 +86,9 @@ export function restrictedLevelsOf(settings: ApplicationSettingsRow): number[] {
   return text ? (JSON.parse(text) as number[]) : [];
 }
 
-/** The async twin of restrictedVisibilityLevels. */
+/** The visibility levels non-admins may not use (empty when nothing is restricted). */
 export async function restrictedVisibilityLevelsAsync(ctx: AppContext): Promise<number[]> {
   return restrictedLevelsOf(await getSettingsAsync(ctx));
-}
-
-/** The instance-wide runner registration token in plain text. */
-export function runnersRegistrationToken(ctx: AppContext): string {
-  return ctx.secrets.open(getSettings(ctx).runnersRegistrationToken);
-}
-
-/** The visibility levels non-admins may not use (empty when nothing is restricted). */
-export function restrictedVisibilityLevels(ctx: AppContext): number[] {
-  return restrictedLevelsOf(getSettings(ctx));
 }
 
 /** Parameters of PUT /application/settings (all optional), as they are stored. */
@@ -146,7 +120,7 @@ export interface UpdateSettingsParams {
 
 /**
  * What PUT /application/settings may send: any value for each field, as clients send them (numbers as strings,
- * booleans as 1/0/yes/no, lists as arrays or comma-separated strings). updateSettings() checks every one.
+ * booleans as 1/0/yes/no, lists as arrays or comma-separated strings). updateSettingsAsync() checks every one.
  */
 export type SettingsInput = { [K in keyof UpdateSettingsParams]?: unknown };
 
@@ -181,19 +155,9 @@ const URL_PATTERN = /^https?:\/\/[^\s/?#]+[^\s]*$/i;
 const DOMAIN_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
 
 /**
- * Validate and apply a settings update. Every field is checked first; when any is invalid the reply is 400 with
- * the validation hash (`{message: {field: [errors]}}`) and nothing is changed.
- */
-export function updateSettings(ctx: AppContext, p: SettingsInput): ApplicationSettingsRow {
-  const set = settingsChanges(p, getSettings(ctx));
-  ctx.db.update(applicationSettings).set(set).where(eq(applicationSettings.id, 1)).run();
-  cache.delete(ctx);
-  return getSettings(ctx);
-}
-
-/**
- * The async twin of updateSettings, on either engine: the same checks, then one `UPDATE ... RETURNING *` (the
- * current row, needed by the blacklist check, comes from getSettingsAsync: cached on SQLite).
+ * Validate and apply a settings update, on either engine. Every field is checked first; when any is invalid the reply
+ * is 400 with the validation hash (`{message: {field: [errors]}}`) and nothing is changed. Then one
+ * `UPDATE ... RETURNING *` (the current row, needed by the blacklist check, comes from getSettingsAsync: cached on SQLite).
  */
 export async function updateSettingsAsync(ctx: AppContext, p: SettingsInput): Promise<ApplicationSettingsRow> {
   const set = settingsChanges(p, await getSettingsAsync(ctx));

@@ -1,8 +1,7 @@
 /** Users: create, update, delete, block, sign in, personal access tokens. */
-import { eq, sql, type SQL } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { personalAccessTokens, users, type PersonalAccessTokenRow, type UserRow } from '../db/schema.js';
+import type { PersonalAccessTokenRow, UserRow } from '../db/schema.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import { toPersonalAccessToken, toUser } from '../db/rows.js';
@@ -207,17 +206,9 @@ export async function updateUser(ctx: AppContext, user: UserRow, p: UserParams):
 }
 
 /**
- * Find a user by id or 404 `404 User Not Found`. Gantry answers this one message for every unknown user id
- * (GitLab 8.12 said `404 Not found` on GET/PUT and `404 User Not Found` on DELETE/block: one form is clearer).
- * Synchronous (SQLite only), for the rooms not yet on the data layer; the slice uses findUserAsync.
+ * Find a user by id or 404 `404 User Not Found`, on either engine. Gantry answers this one message for every unknown
+ * user id (GitLab 8.12 said `404 Not found` on GET/PUT and `404 User Not Found` on DELETE/block: one form is clearer).
  */
-export function findUser(ctx: AppContext, id: number, message = 'User'): UserRow {
-  const user = Number.isSafeInteger(id) ? ctx.db.select().from(users).where(eq(users.id, id)).get() : undefined;
-  if (!user) throw notFound(message);
-  return user;
-}
-
-/** findUser on the data layer (either engine). */
 export async function findUserAsync(ctx: AppContext, id: number, message = 'User'): Promise<UserRow> {
   const row = validId(id) ? await ctx.data.get('SELECT * FROM users WHERE id = ?', [id]) : undefined;
   if (!row) throw notFound(message);
@@ -343,11 +334,6 @@ const today = () => now().slice(0, 10);
  */
 export function tokenActive(t: Pick<PersonalAccessTokenRow, 'revoked' | 'expiresAt'>): boolean {
   return !t.revoked && (t.expiresAt === null || t.expiresAt > today());
-}
-
-/** SQL condition of tokenActive() (the same rule, for lookups and lists). Drizzle, SQLite only: see TOKEN_ACTIVE. */
-export function tokenActiveSql(): SQL {
-  return sql`(${personalAccessTokens.revoked} = 0 AND (${personalAccessTokens.expiresAt} IS NULL OR ${personalAccessTokens.expiresAt} > ${today()}))`;
 }
 
 /**

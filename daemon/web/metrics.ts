@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRes
 import type { AppContext } from '../context.js';
 import { ApiError, notFound } from '../errors.js';
 import { routeSeries } from '../metrics.js';
-import { authenticate } from '../policy/authentication.js';
+import { authenticateAsync } from '../policy/authentication.js';
 import { metricsText } from '../services/metrics.js';
 
 const METRICS_HOOK = Symbol('gantry.metricsHook');
@@ -46,14 +46,14 @@ const same = (given: unknown, expected: string): boolean => {
 };
 
 /** Whether the request may read the metrics: the scraper token, or an administrator. */
-function mayRead(ctx: AppContext, request: FastifyRequest): boolean {
+async function mayRead(ctx: AppContext, request: FastifyRequest): Promise<boolean> {
   const token = ctx.config.metricsToken;
   if (token) {
     const bearer = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
     if (same(bearer, token) || same((request.query as { token?: unknown }).token, token)) return true;
   }
   try {
-    return authenticate(ctx, request)?.isAdmin === true;
+    return (await authenticateAsync(ctx, request))?.isAdmin === true;
   } catch (e) {
     if (e instanceof ApiError) return false;
     throw e;
@@ -63,8 +63,9 @@ function mayRead(ctx: AppContext, request: FastifyRequest): boolean {
 /** Registers GET /-/metrics. */
 export default async function metricsRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  app.get('/-/metrics', { schema: { hide: true } }, async (request, reply) => {
-    if (!mayRead(ctx, request)) throw notFound();
-    return reply.header('cache-control', 'no-store').type('text/plain; version=0.0.4; charset=utf-8').send(metricsText(ctx));
+  app.get('/-/metrics', { config: { postgres: true }, schema: { hide: true } }, async (request, reply) => {
+    if (!(await mayRead(ctx, request))) throw notFound();
+    const text = await metricsText(ctx);
+    return reply.header('cache-control', 'no-store').type('text/plain; version=0.0.4; charset=utf-8').send(text);
   });
 }

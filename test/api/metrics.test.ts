@@ -1,10 +1,11 @@
 /**
  * GET /-/metrics: the Prometheus text format (every line a comment or a valid sample), counts that move with
- * requests (per route pattern and status class), builds, runner claims, the webhook outbox, SQLite and git timings,
- * sign-in failures, process memory; readable with the --metrics-token or an administrator's token, 404 for everyone else.
+ * requests (per route pattern and status class), builds, runner claims, the webhook outbox, SQLite transaction
+ * timings (SQLite) or the connection pool (PostgreSQL), git timings, sign-in failures, process memory; readable with
+ * the --metrics-token or an administrator's token, 404 for everyone else. On both engines.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { onPostgres, ROOT_PASSWORD, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { tokenRequest } from '../helpers/oauth.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
@@ -144,13 +145,36 @@ describe('format and values', () => {
     expect(value(after, 'gantry_runner_build_requests_total{result="claimed"}') - value(before, 'gantry_runner_build_requests_total{result="claimed"}')).toBe(1);
   });
 
-  it('shows the webhook outbox depth and times SQLite transactions', async () => {
+  it('shows the webhook outbox depth', async () => {
     const before = await scrape();
     expect((await s.api('POST', `/projects/${projectId}/hooks`, alice, { url: 'http://127.0.0.1:9/hook', issues_events: true, push_events: false })).status).toBe(201);
     expect((await s.api('POST', `/projects/${projectId}/issues`, alice, { title: 'measured' })).status).toBe(201);
     const after = await scrape();
     expect(value(after, 'gantry_webhook_outbox_pending') - value(before, 'gantry_webhook_outbox_pending')).toBe(1);
-    expect(value(after, 'gantry_sqlite_transaction_duration_seconds_count')).toBeGreaterThan(value(before, 'gantry_sqlite_transaction_duration_seconds_count'));
+  });
+
+  it.skipIf(onPostgres)('times SQLite transactions, those of the data layer included', async () => {
+    const before = await scrape();
+    expect((await s.api('POST', `/projects/${projectId}/issues`, alice, { title: 'timed' })).status).toBe(201);
+    const mid = await scrape();
+    expect(value(mid, 'gantry_sqlite_transaction_duration_seconds_count')).toBeGreaterThan(value(before, 'gantry_sqlite_transaction_duration_seconds_count'));
+    // A transaction of ctx.data alone (no ctx.db underneath) is timed too.
+    await s.ctx.data.transaction(async (tx) => tx.get('SELECT 1 AS one'));
+    const after = await scrape();
+    expect(value(after, 'gantry_sqlite_transaction_duration_seconds_count') - value(mid, 'gantry_sqlite_transaction_duration_seconds_count')).toBe(1);
+    expect(after.has('gantry_postgres_pool_connections{state="idle"}')).toBe(false);
+  });
+
+  it.runIf(onPostgres)('shows the connection pool and no SQLite timings on PostgreSQL', async () => {
+    const m = await scrape();
+    expect([...m.keys()].some((k) => k.startsWith('gantry_sqlite_'))).toBe(false);
+    const busy = value(m, 'gantry_postgres_pool_connections{state="busy"}');
+    const idle = value(m, 'gantry_postgres_pool_connections{state="idle"}');
+    expect(m.has('gantry_postgres_pool_connections{state="busy"}') && m.has('gantry_postgres_pool_connections{state="idle"}')).toBe(true);
+    // The scrape's own queries have run and returned their connection: the pool holds at least one, idle now.
+    expect(idle).toBeGreaterThanOrEqual(1);
+    expect(busy).toBeGreaterThanOrEqual(0);
+    expect(m.get('gantry_postgres_pool_waiting')).toBe(0);
   });
 
   it('times git processes by subcommand', async () => {

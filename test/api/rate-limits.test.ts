@@ -1,7 +1,8 @@
 /**
  * The failed sign-in throttle (policy/sign-in-throttle.ts) on every password check: POST /session and git over HTTP
  * basic auth. Per address: 10 failures within 60 s ban the address for an hour; per user: 10 failures in a row lock
- * the user for 10 minutes. Time moves with the throttle's injectable clock. On SQLite the counters are in memory; on
+ * the user for 10 minutes. Behind a balancer named in --trusted-proxies the client of X-Forwarded-For is counted.
+ * Time moves with the throttle's injectable clock. On SQLite the counters are in memory; on
  * PostgreSQL in a table every daemon shares (a ban made through one app context holds on another). Git over HTTP and
  * OAuth run on SQLite only until their rooms are on PostgreSQL.
  */
@@ -200,6 +201,117 @@ describe.skipIf(onPostgres)('OAuth: the password grant and the sign-in page', ()
     expect(jar.get('gantry_session')).toBeUndefined();
     now += 600 * 1000;
     expect((await tokenRequest(s, { grant_type: 'password', username: 'frank', password: 'password123' })).status).toBe(200);
+  });
+});
+
+describe('behind trusted proxies (--trusted-proxies): the client X-Forwarded-For names is counted, not the balancer', () => {
+  const PROXY = '10.20.0.3';
+  const OTHER_PROXY = '192.0.2.7';
+  const UNTRUSTED = '198.51.100.40';
+  let p: TestServer;
+  let repo: string;
+
+  beforeAll(async () => {
+    p = await startTestServer({ trustedProxies: '10.20.0.0/16, 192.0.2.7' });
+    await p.user('alice');
+    repo = (await makeProject(p, await p.user('carol'), 'behind-proxy')).path_with_namespace;
+    signInThrottle(p.ctx).clock = () => now;
+  });
+  afterAll(async () => { await p?.close(); });
+
+  /** A request as the balancer passes it on: from `peer`, with the X-Forwarded-For it built. */
+  const via = (peer: string, forwardedFor: string | undefined) => ({
+    remoteAddress: peer,
+    headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+  });
+  const sessionVia = async (peer: string, forwardedFor: string | undefined, login: string, password: string) => {
+    const { remoteAddress, headers } = via(peer, forwardedFor);
+    const r = await p.app.inject({ method: 'POST', url: '/api/v3/session', remoteAddress, headers, payload: { login, password } });
+    return r.statusCode;
+  };
+
+  it('POST /session: a client banned through one balancer is banned through the other; its neighbours and the balancer are not', async () => {
+    const client = freshAddress();
+    for (let i = 0; i < 10; i++) expect(await sessionVia(PROXY, client, `proxied${i}`, 'wrong')).toBe(401);
+    expect(await sessionVia(PROXY, client, 'alice', 'password123')).toBe(429);
+    expect(await sessionVia(OTHER_PROXY, client, 'alice', 'password123')).toBe(429);
+    // The balancer's own address and the other clients behind it are untouched.
+    expect(await sessionVia(PROXY, freshAddress(), 'alice', 'password123')).toBe(201);
+    expect(await sessionVia(PROXY, undefined, 'alice', 'password123')).toBe(201);
+  });
+
+  it('a client cannot choose its address: a forged X-Forwarded-For in front of what the balancer appended does not count', async () => {
+    const client = freshAddress();
+    for (let i = 0; i < 10; i++) expect(await sessionVia(PROXY, `203.0.114.${i}, ${client}`, `forger${i}`, 'wrong')).toBe(401);
+    expect(await sessionVia(PROXY, `203.0.114.99, ${client}`, 'alice', 'password123')).toBe(429);
+    expect(await sessionVia(PROXY, '203.0.114.1', 'alice', 'password123')).toBe(201);
+  });
+
+  it('a peer that is not a trusted proxy counts as itself, whatever X-Forwarded-For it sends', async () => {
+    for (let i = 0; i < 10; i++) expect(await sessionVia(UNTRUSTED, freshAddress(), `direct${i}`, 'wrong')).toBe(401);
+    expect(await sessionVia(UNTRUSTED, freshAddress(), 'alice', 'password123')).toBe(429);
+    expect(await sessionVia(UNTRUSTED, undefined, 'alice', 'password123')).toBe(429);
+    // The addresses it named were never counted.
+    const named = freshAddress();
+    for (let i = 0; i < 9; i++) expect(await sessionVia(UNTRUSTED, named, `again${i}`, 'wrong')).toBe(429);
+    expect(await sessionVia(PROXY, named, 'alice', 'password123')).toBe(201);
+  });
+
+  it("takes the scheme of pagination links from a trusted proxy's X-Forwarded-Proto only", async () => {
+    const links = async (peer: string) => {
+      const r = await p.app.inject({
+        method: 'GET', url: '/api/v3/users?per_page=1', remoteAddress: peer,
+        headers: { 'private-token': p.root.token, host: 'gantry.example', 'x-forwarded-proto': 'https', 'x-forwarded-for': freshAddress() },
+      });
+      expect(r.statusCode).toBe(200);
+      return String(r.headers.link);
+    };
+    expect(await links(PROXY)).toContain('<https://gantry.example/api/v3/users?page=1&per_page=1>; rel="first"');
+    expect(await links(UNTRUSTED)).toContain('<http://gantry.example/api/v3/users?page=1&per_page=1>; rel="first"');
+  });
+
+  it('git over HTTP counts the forwarded client', async () => {
+    const client = freshAddress();
+    const git = async (forwardedFor: string, username: string, password: string) => {
+      const { remoteAddress, headers } = via(PROXY, forwardedFor);
+      const r = await p.app.inject({
+        method: 'GET', url: `/${repo}.git/info/refs?service=git-upload-pack`, remoteAddress,
+        headers: { ...headers, authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
+      });
+      return r.statusCode;
+    };
+    for (let i = 0; i < 10; i++) expect(await git(client, `gitter${i}`, 'wrong')).toBe(401);
+    expect(await git(client, 'carol', 'password123')).toBe(429);
+    expect(await sessionVia(PROXY, client, 'alice', 'password123')).toBe(429);
+    expect(await git(freshAddress(), 'carol', 'password123')).toBe(200);
+  });
+
+  it('the OAuth password grant and sign-in page count the forwarded client', async () => {
+    const client = freshAddress();
+    for (let i = 0; i < 5; i++) {
+      const { remoteAddress, headers } = via(PROXY, client);
+      const r = await p.app.inject({
+        method: 'POST', url: '/oauth/token', remoteAddress, headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ grant_type: 'password', username: `granted${i}`, password: 'wrong' }).toString(),
+      });
+      expect(r.statusCode).toBe(401);
+    }
+    const app = await makeApplication(p, p.root, 'https://client.test/cb');
+    const query = { client_id: app.application_id, redirect_uri: 'https://client.test/cb', response_type: 'code', state: 's' };
+    const jar = new CookieJar();
+    const page = await browse(p, jar, 'GET', `/oauth/authorize?${new URLSearchParams(query)}`);
+    for (let i = 0; i < 5; i++) {
+      const { remoteAddress, headers } = via(PROXY, client);
+      const r = await p.app.inject({
+        method: 'POST', url: '/oauth/sign_in', remoteAddress,
+        headers: { ...headers, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ ...query, login: `paged${i}`, password: 'wrong', authenticity_token: csrfOf(page.body) }).toString(),
+      });
+      expect(r.statusCode).toBe(401);
+    }
+    // Ten failures over both OAuth paths from one forwarded client: that client is banned, not the balancer.
+    expect(await sessionVia(PROXY, client, 'alice', 'password123')).toBe(429);
+    expect(await sessionVia(PROXY, freshAddress(), 'alice', 'password123')).toBe(201);
   });
 });
 

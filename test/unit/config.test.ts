@@ -9,7 +9,7 @@ describe('resolveConfig', () => {
   it('uses the documented defaults', () => {
     expect(resolveConfig({}, {})).toEqual({
       host: '127.0.0.1', port: 3080, dataDir: join(homedir(), '.local/share/gantry'), externalUrl: null,
-      rootPassword: null, runnersToken: null, logLevel: 'info', ssh: sshDefaults('127.0.0.1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null,
+      rootPassword: null, runnersToken: null, logLevel: 'info', ssh: sshDefaults('127.0.0.1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [],
     });
   });
 
@@ -20,7 +20,7 @@ describe('resolveConfig', () => {
     });
     expect(c).toEqual({
       host: '0.0.0.0', port: 8080, dataDir: '/tmp/g', externalUrl: 'https://git.example.com', rootPassword: 'pw-from-env',
-      runnersToken: 'rt-env', logLevel: 'debug', ssh: sshDefaults('0.0.0.0'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null,
+      runnersToken: 'rt-env', logLevel: 'debug', ssh: sshDefaults('0.0.0.0'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [],
     });
   });
 
@@ -35,7 +35,7 @@ describe('resolveConfig', () => {
     }, env);
     expect(c).toEqual({
       host: '::1', port: 0, dataDir: resolve('rel/dir'), externalUrl: 'http://flag.example:8080', rootPassword: 'flag-password',
-      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null,
+      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [],
     });
   });
 
@@ -93,6 +93,16 @@ describe('resolveConfig', () => {
     for (const sshPort of ['no', '-1', '65536', '22.5']) expect(() => resolveConfig({ sshPort }, {}), sshPort).toThrow(/invalid SSH port .* or off for no SSH server/);
     expect(() => resolveConfig({ sshExternalPort: '0' }, {})).toThrow(/invalid SSH external port "0": use a number from 1 to 65535/);
     expect(() => resolveConfig({ sshExternalHost: 'git@example.com' }, {})).toThrow(/invalid SSH external host/);
+  });
+
+  it('reads the trusted proxies (addresses and CIDRs, or none) and rejects anything else with a ConfigError', () => {
+    expect(resolveConfig({}, { GANTRY_TRUSTED_PROXIES: '10.0.0.5, 10.1.0.0/16,fd00::/8 ::1' }).trustedProxies).toEqual(['10.0.0.5', '10.1.0.0/16', 'fd00::/8', '::1']);
+    expect(resolveConfig({ trustedProxies: '192.168.1.1' }, { GANTRY_TRUSTED_PROXIES: '10.0.0.5' }).trustedProxies).toEqual(['192.168.1.1']);
+    expect(resolveConfig({ trustedProxies: 'none' }, { GANTRY_TRUSTED_PROXIES: '10.0.0.5' }).trustedProxies).toEqual([]);
+    for (const bad of ['balancer.local', '10.0.0.0/33', '10.0.0.0/', 'fd00::/129', '10.0.0.256', '10.0.0.0/8/8', '10.0.0.0/-1']) {
+      expect(() => resolveConfig({ trustedProxies: bad }, {}), bad).toThrow(ConfigError);
+      expect(() => resolveConfig({ trustedProxies: `10.0.0.1,${bad}` }, {}), bad).toThrow(`invalid trusted proxy "${bad}"`);
+    }
   });
 
   it('reads a PostgreSQL database URL from --database-url or GANTRY_DATABASE_URL, and nothing else', () => {

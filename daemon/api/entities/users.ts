@@ -2,7 +2,6 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { statement } from '../../db/statements.js';
 import type { PersonalAccessTokenRow, UserRow } from '../../db/schema.js';
 import { getSettings, getSettingsAsync } from '../../services/settings.js';
 import { tokenActive } from '../../services/users.js';
@@ -36,7 +35,7 @@ export function userBasic(ctx: AppContext, u: UserRow, gravatar: boolean = getSe
 }
 
 /** User: UserBasic plus profile fields. `gravatar`: see avatarUrl. */
-export function userEntity(ctx: AppContext, u: UserRow, gravatar: boolean = getSettings(ctx).gravatarEnabled) {
+export function userEntity(ctx: AppContext, u: UserRow, gravatar: boolean) {
   return {
     ...userBasic(ctx, u, gravatar),
     created_at: u.createdAt,
@@ -54,14 +53,10 @@ export function userEntity(ctx: AppContext, u: UserRow, gravatar: boolean = getS
 const PERSONAL_PROJECTS = `SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`;
 
 /**
- * UserFull: User plus account fields (the user themself and admins). `personalProjects` (the number of projects in
- * the user's namespace, for can_create_project) and `gravatar` are read synchronously when not given (SQLite only);
- * the data layer's callers use userFullAsync / userFullsAsync.
+ * UserFull: User plus account fields (the user themself and admins), given `personalProjects` (the number of projects
+ * in the user's namespace, for can_create_project) and `gravatar`, which userFullAsync / userFullsAsync read.
  */
-export function userFull(
-  ctx: AppContext, u: UserRow, gravatar: boolean = getSettings(ctx).gravatarEnabled,
-  personalProjects: number = (statement(ctx, PERSONAL_PROJECTS).get(u.id) as { n: number }).n,
-) {
+function userFull(ctx: AppContext, u: UserRow, gravatar: boolean, personalProjects: number) {
   return {
     ...userEntity(ctx, u, gravatar),
     last_sign_in_at: u.lastSignInAt,
@@ -100,11 +95,6 @@ export async function userFullsAsync(ctx: AppContext, list: readonly UserRow[], 
 }
 
 /** UserLogin: UserFull plus the private token (POST /session only). */
-export function userLogin(ctx: AppContext, u: UserRow) {
-  return { ...userFull(ctx, u), private_token: ctx.secrets.derive('private', u.privateTokenSalt) };
-}
-
-/** userLogin on the data layer. */
 export async function userLoginAsync(ctx: AppContext, u: UserRow) {
   return { ...(await userFullAsync(ctx, u)), private_token: ctx.secrets.derive('private', u.privateTokenSalt) };
 }

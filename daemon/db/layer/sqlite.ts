@@ -4,8 +4,8 @@
  * before; the asynchronous shape adds one resolved promise per statement.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
 import { sqliteTransactionSeconds } from '../../metrics.js';
+import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
 
 /** A FIFO async lock: a transaction's awaits never interleave with another write. */
 export class AsyncLock {
@@ -98,24 +98,27 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
                 reject(new TransactionAwaitError());
               }
             });
-            prepared(begin).run();
-            // gantry_sqlite_transaction_duration_seconds times these as it times better-sqlite3's transactions
+            // Timed like the synchronous transactions of ctx.db (db/connection.ts), BEGIN to COMMIT or ROLLBACK.
             const started = performance.now();
-            const timed = () => sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
+            const observe = () => sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
+            prepared(begin).run();
             new Promise<T>((r) => r(fn(tx)))
               .then(
                 (out) => {
                   if (done) return;
                   done = true;
-                  prepared('COMMIT').run();
-                  timed();
+                  try {
+                    prepared('COMMIT').run();
+                  } finally {
+                    observe();
+                  }
                   resolve(out);
                 },
                 (e) => {
                   if (done) return;
                   done = true;
                   if (conn.inTransaction) prepared('ROLLBACK').run();
-                  timed();
+                  observe();
                   reject(e);
                 },
               )

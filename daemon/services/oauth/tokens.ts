@@ -8,7 +8,6 @@ import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import type { Queries } from '../../db/layer/types.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
 import { toOauthAccessGrant, toOauthAccessToken, toUser } from '../../db/rows.js';
-import { statement } from '../../db/statements.js';
 import type { UserRow } from '../../db/schema.js';
 import type { OauthAccessTokenRow, OauthApplicationRow } from '../../db/schema-oauth.js';
 import { hashToken } from '../../secrets.js';
@@ -275,28 +274,6 @@ export function tokenInfo(found: { row: OauthAccessTokenRow; applicationUid: str
     application: { uid: found.applicationUid },
     created_at: Math.floor(Date.parse(row.createdAt) / 1000),
   };
-}
-
-/**
- * Access token hash -> owner id and expiry (ms), exact until the next write (a revoke, a refresh, a block). The expiry
- * is compared with the clock on every use, so a cached token stops working the moment it expires.
- */
-const bearerTokens = new UntilNextWrite<{ userId: number; expiresAt: number } | { userId: null }>(1000);
-
-/**
- * The user id an access token authenticates (not revoked, not expired), or null: the synchronous twin (SQLite only) of
- * resolveAccessTokenAsync, kept for policy/authentication.ts `authenticate`, which web/uploads.ts and web/metrics.ts
- * still call synchronously.
- */
-export function resolveAccessToken(ctx: AppContext, token: string): number | null {
-  const hash = hashToken(token);
-  const hit = bearerTokens.get(ctx, hash, () => {
-    const row = statement(ctx, 'SELECT resource_owner_id, created_at, expires_in FROM oauth_access_tokens WHERE token_hash = ? AND revoked_at IS NULL')
-      .get(hash) as { resource_owner_id: number; created_at: string; expires_in: number } | undefined;
-    return row ? { userId: row.resource_owner_id, expiresAt: expiresAtMs({ createdAt: row.created_at, expiresIn: row.expires_in }) } : { userId: null };
-  });
-  if (hit.userId === null || hit.expiresAt <= clock()) return null;
-  return hit.userId;
 }
 
 /** Access token hash -> its owner's row and the token's expiry (ms), for the data layer's bearer resolver. */
