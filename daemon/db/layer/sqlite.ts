@@ -91,6 +91,17 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
               get: (text, args) => (done ? ended() : direct.get(text, args)),
               run: (text, args) => (done ? ended() : direct.run(text, args)),
             };
+            // Timed like the synchronous transactions of ctx.db (db/connection.ts), BEGIN to COMMIT or ROLLBACK.
+            const started = performance.now();
+            const observe = () => sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
+            try {
+              prepared(begin).run();
+            } catch (e) {
+              // The database was closed meanwhile (a request or worker still running at shutdown): refused, never thrown
+              // from this timer, where nothing could catch it.
+              reject(e);
+              return;
+            }
             setImmediate(() => {
               if (!done && conn.inTransaction) {
                 done = true;
@@ -98,10 +109,6 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
                 reject(new TransactionAwaitError());
               }
             });
-            // Timed like the synchronous transactions of ctx.db (db/connection.ts), BEGIN to COMMIT or ROLLBACK.
-            const started = performance.now();
-            const observe = () => sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
-            prepared(begin).run();
             new Promise<T>((r) => r(fn(tx)))
               .then(
                 (out) => {
