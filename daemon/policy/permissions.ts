@@ -229,16 +229,6 @@ export function canUpdateIssue(ctx: AppContext, user: UserRow | null, project: P
 }
 
 /**
- * Whether `user` may update one merge request (8.x MergeRequestPolicy): update_merge_request on its target project
- * (developer and up), or being its author or assignee while they can still read it (merge requests on).
- */
-export function canUpdateMergeRequest(ctx: AppContext, user: UserRow | null, project: ProjectRow, mr: Omit<ReadableIssuable, 'type'>): boolean {
-  if (!user || !canReadIssuable(ctx, user, project, { type: 'MergeRequest', ...mr })) return false;
-  if (canProject(ctx, user, 'update_merge_request', project)) return true;
-  return project.mergeRequestsEnabled && !project.archived && user.state === 'active' && (user.id === mr.authorId || user.id === mr.assigneeId);
-}
-
-/**
  * SQL condition (text) over an `issues` alias `i` of ONE project: the confidential issues the user may not read are
  * left out (admins, reporters and up see all; others their own and those assigned to them). Integers only.
  */
@@ -337,6 +327,20 @@ export async function canUpdateIssueAsync(
   if (!(await canReadIssuableAsync(ctx, user, project, { type: 'Issue', ...issue }, access))) return false;
   if (await canProjectAsync(ctx, user, 'update_issue', project, access)) return true;
   return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
+}
+
+/**
+ * Whether `user` may update one merge request (8.x MergeRequestPolicy): update_merge_request on its target project
+ * (developer and up), or being its author or assignee while they can still read it (merge requests on).
+ */
+export async function canUpdateMergeRequestAsync(
+  ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, mr: Omit<ReadableIssuable, 'type'>, level?: number,
+): Promise<boolean> {
+  if (!user) return false;
+  const access = level ?? (await projectAccessLevelAsync(ctx, user, project));
+  if (!(await canReadIssuableAsync(ctx, user, project, { type: 'MergeRequest', ...mr }, access))) return false;
+  if (await canProjectAsync(ctx, user, 'update_merge_request', project, access)) return true;
+  return project.mergeRequestsEnabled && !project.archived && user.state === 'active' && (user.id === mr.authorId || user.id === mr.assigneeId);
 }
 
 /** The async twin of seesConfidentialIssues. */

@@ -254,3 +254,19 @@ export async function sqlRows(ctx: AppContext, sql: string, args: unknown[] = []
   return (await ctx.data.all<Record<string, unknown>>(sql, args)).map((r) =>
     Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'boolean' ? Number(v) : typeof v === 'bigint' ? Number(v) : v])));
 }
+
+/** insertMergeRequestBetween through the data layer (either engine). */
+export async function insertMergeRequestBetweenAsync(ctx: AppContext, o: {
+  targetProjectId: number; sourceBranch: string; targetBranch?: string; sourceProjectId?: number; title?: string; description?: string | null;
+  authorId?: number | null; state?: 'opened' | 'reopened' | 'closed' | 'merged'; forceRemoveSourceBranch?: boolean;
+}): Promise<number> {
+  const t = now();
+  const iid = await nextIidAsync(ctx, 'merge_requests', 'target_project_id', o.targetProjectId);
+  const row = await ctx.data.get<{ id: number }>(
+    `INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, description, state, author_id,
+       force_remove_source_branch, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [o.targetProjectId, iid, o.sourceProjectId ?? o.targetProjectId, o.sourceBranch, o.targetBranch ?? 'master', o.title ?? `MR ${iid}`,
+      o.description ?? null, o.state ?? 'opened', o.authorId ?? null, !!o.forceRemoveSourceBranch, t, t],
+  );
+  return row!.id;
+}

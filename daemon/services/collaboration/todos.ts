@@ -279,3 +279,17 @@ export async function markTodoDone(ctx: AppContext, user: UserRow, id: number): 
 export async function markAllTodosDone(ctx: AppContext, user: UserRow): Promise<number> {
   return (await ctx.data.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE user_id = ? AND state = 'pending'`, [now(), user.id])).changes;
 }
+
+// The build todos of merge requests (services/merge-requests/auto-merge.ts) on the data layer, inside the caller's
+// transaction; they replace todoForBuildFailed and markBuildFailedTodosDone.
+
+/** A failed build of a merge request's head pipeline: a `build_failed` todo for its author (none while one is pending). */
+export async function todoForBuildFailedAsync(tx: Queries, author: UserRow, issuable: IssuableInfo): Promise<TodoRow | null> {
+  return (await createTodosAsync(tx, [author.id], author, issuable, 'build_failed'))[0] ?? null;
+}
+
+/** A failed build was retried: the MR author's pending `build_failed` todos on it become done (8.x merge_request_build_retried). */
+export async function markBuildFailedTodosDoneAsync(tx: Queries, target: Target): Promise<void> {
+  await tx.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE target_type = ? AND target_id = ? AND action = 'build_failed' AND state = 'pending'`,
+    [now(), target.type, target.id]);
+}
