@@ -9,7 +9,15 @@ import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helper
 import { insertIssueAsync, insertMergeRequestBetweenAsync, sqlRows } from '../helpers/collaboration.js';
 import { ACTORS, actorUser, commitTo, repositoryOf, type Actor } from '../helpers/repository.js';
 import { protectBranchAsync } from '../../daemon/services/protected-branches.js';
-import { mergeTestHooks, repairLockedMergeRequests } from '../../daemon/services/merge-requests/merge.js';
+import {
+  acceptMergeRequest, MERGE_LOCK_OWNER, mergeLockTimes, mergeTestHooks, repairLockedMergeRequests,
+} from '../../daemon/services/merge-requests/merge.js';
+import { findMergeRequest } from '../../daemon/services/merge-requests/find.js';
+import { lookupProjectAsync } from '../../daemon/services/projects.js';
+import { openDataLayer } from '../../daemon/db/layer/open.js';
+import { toUser } from '../../daemon/db/rows.js';
+import { ApiError } from '../../daemon/errors.js';
+import type { AppContext } from '../../daemon/context.js';
 import { createMergeCommit } from '../../daemon/git/merge.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 
@@ -413,6 +421,76 @@ describe('restart repair', () => {
     expect(await row('SELECT state, merge_commit_sha, lock_state FROM merge_requests WHERE id = ?', done.id)).toEqual({ state: 'merged', merge_commit_sha: sha, lock_state: null });
     expect((await rows(`SELECT action FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, done.id)).map((r) => r.action)).toEqual(['merged']);
     expect(await row('SELECT state, merge_error FROM merge_requests WHERE id = ?', undone.id)).toMatchObject({ state: 'reopened', merge_error: expect.stringMatching(/interrupted/) });
+  });
+});
+
+describe('merge locks across daemons', () => {
+  /** Lock a merge request as the daemon `owner` would, its last heartbeat `ageMs` ago. */
+  const lockAs = (id: number, owner: string, ageMs: number) => exec(
+    `UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = ?, lock_owner = ?, lock_heartbeat_at = ?, merge_user_id = ? WHERE id = ?`,
+    new Date().toISOString(), owner, new Date(Date.now() - ageMs).toISOString(), cast.master.id, id);
+
+  it('a merge lock names this daemon and its heartbeat while the merge runs, and both are cleared after', async () => {
+    const mr = await newMr();
+    let seen: Record<string, unknown> | undefined;
+    mergeTestHooks.beforePublish = async () => {
+      seen = await row('SELECT state, lock_owner, lock_heartbeat_at FROM merge_requests WHERE id = ?', mr.id);
+    };
+    expect((await merge(mr, cast.master)).status).toBe(200);
+    expect(seen).toMatchObject({ state: 'locked', lock_owner: MERGE_LOCK_OWNER });
+    expect(Date.now() - Date.parse(String(seen!.lock_heartbeat_at))).toBeLessThan(mergeLockTimes.leaseMs);
+    expect(await row('SELECT state, lock_owner, lock_heartbeat_at FROM merge_requests WHERE id = ?', mr.id))
+      .toEqual({ state: 'merged', lock_owner: null, lock_heartbeat_at: null });
+  });
+
+  it('the repair leaves a lock with a fresh heartbeat of another daemon alone and repairs one whose owner stopped beating', async () => {
+    const live = await newMr();
+    const dead = await newMr();
+    await lockAs(live.id, 'another-live-daemon', 1_000);
+    await lockAs(dead.id, 'a-dead-daemon', mergeLockTimes.leaseMs + 5_000);
+    expect(await repairLockedMergeRequests(s.ctx)).toEqual({ finished: 0, undone: 1 });
+    expect(await row('SELECT state, lock_owner FROM merge_requests WHERE id = ?', live.id)).toEqual({ state: 'locked', lock_owner: 'another-live-daemon' });
+    expect(await row('SELECT state, lock_owner, lock_state, merge_error FROM merge_requests WHERE id = ?', dead.id))
+      .toMatchObject({ state: 'opened', lock_owner: null, lock_state: null, merge_error: expect.stringMatching(/interrupted/) });
+    // a merge refused while the live daemon holds the lock: 406, as 8.x answers a locked merge request
+    expect((await merge(live, cast.master)).status).toBe(406);
+    // the live daemon stops beating: the next sweep takes the lock over and repairs it
+    await exec(`UPDATE merge_requests SET lock_heartbeat_at = ? WHERE id = ?`, new Date(Date.now() - mergeLockTimes.leaseMs - 1_000).toISOString(), live.id);
+    expect(await repairLockedMergeRequests(s.ctx)).toEqual({ finished: 0, undone: 1 });
+    expect((await row('SELECT state FROM merge_requests WHERE id = ?', live.id)).state).toBe('opened');
+    expect((await merge(live, cast.master)).status).toBe(200);
+  });
+
+  it('two merges of one merge request at once through two daemons\' connections: one merges, the other is refused, one merge commit', async () => {
+    const other = await openDataLayer(s.ctx.config);
+    const ctx2: AppContext = { ...s.ctx, db: other.db, data: other.data };
+    try {
+      const mr = await newMr();
+      const repo = await repositoryOf(s.ctx, project.id);
+      const before = (await repo.resolveBranch('master'))!;
+      const target = (await lookupProjectAsync(s.ctx, project.id))!;
+      const master = toUser((await s.ctx.data.get<Record<string, unknown>>('SELECT * FROM users WHERE id = ?', [cast.master.id]))!);
+      const row1 = (await findMergeRequest(s.ctx.data, mr.id))!;
+      const row2 = (await findMergeRequest(ctx2.data, mr.id))!;
+      const results = await Promise.allSettled([
+        acceptMergeRequest(s.ctx, master, target, row1, {}),
+        acceptMergeRequest(ctx2, master, target, row2, {}),
+      ]);
+      const ok = results.filter((r) => r.status === 'fulfilled');
+      const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+      expect(ok).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toBeInstanceOf(ApiError);
+      expect([405, 406]).toContain((refused[0] as ApiError).statusCode);
+      // master moved by exactly one merge commit of the merge request's head
+      const head = (await repo.resolveBranch('master'))!;
+      const commit = (await repo.readCommit(head))!;
+      expect(commit.parents).toEqual([before, mr.head]);
+      expect(await row('SELECT state, merge_commit_sha FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'merged', merge_commit_sha: head });
+      expect((await rows(`SELECT action FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, mr.id)).map((r) => r.action)).toEqual(['merged']);
+    } finally {
+      await other.close();
+    }
   });
 });
 
