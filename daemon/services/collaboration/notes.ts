@@ -18,7 +18,7 @@ import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
 import { awardOnCreateAsync, awardableBodyName, deleteAwardsOfAsync } from './award-emoji.js';
 import { mentionedUsernames } from './mentions.js';
 import { todosForNoteAsync } from './todos.js';
-import { LOCKS, lockAsync, type Tx } from './tx.js';
+import { LOCKS, lockAsync } from './tx.js';
 import { getSettingsAsync } from '../settings.js';
 import { INT_MAX } from './labels.js';
 import { statement } from '../../db/statements.js';
@@ -40,15 +40,6 @@ export interface SystemNoteInput {
 export const MAX_NOTE_LENGTH = 1_000_000;
 
 /** Write a system note (system = true) in the caller's transaction; no todos, no note hook, no event (as 8.x). */
-export function createSystemNote(tx: Tx, input: SystemNoteInput): NoteRow {
-  const t = now();
-  return tx.insert(notes).values({
-    projectId: input.projectId, noteableType: input.noteableType, noteableId: input.noteableId, note: input.body,
-    authorId: input.authorId, system: true, createdAt: t, updatedAt: t,
-  }).returning().get();
-}
-
-/** The async twin of createSystemNote, in the caller's transaction. */
 export async function createSystemNoteAsync(tx: Queries, input: SystemNoteInput): Promise<NoteRow> {
   const t = now();
   return toNote((await tx.get<Record<string, unknown>>(

@@ -318,8 +318,12 @@ export async function updateMergeRequest(
 
 /** DELETE /projects/:id/merge_requests/:merge_request_id: soft delete (hidden everywhere, the iid stays taken); 404 when already gone. */
 export async function deleteMergeRequest(ctx: AppContext, actor: UserRow, mr: MergeRequestRow): Promise<MergeRequestRow> {
-  const row = await ctx.data.get<Record<string, unknown>>(
-    `UPDATE merge_requests SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [now(), actor.id, mr.id]);
+  const row = await ctx.data.transaction(async (tx) => {
+    // after the writers of the merge request that hold its lock (a subscription, a todo, an update) are done
+    await lockAsync(tx, MR_LOCKS.mergeRequest, mr.id);
+    return tx.get<Record<string, unknown>>(
+      `UPDATE merge_requests SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [now(), actor.id, mr.id]);
+  });
   if (!row) throw notFoundMessage('404 Not found');
   return toMergeRequest(row);
 }
