@@ -10,7 +10,7 @@ import { acceptMergeRequest } from '../services/merge-requests/merge.js';
 import { cancelAutoMerge } from '../services/merge-requests/auto-merge.js';
 import { MergeRequestSchema, presentMergeRequest } from './entities/merge-requests.js';
 import { Bool } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const MergeParams = Type.Object({ id: Type.String(), merge_request_id: Type.String({ description: 'merge request ID (global)' }) });
@@ -21,17 +21,19 @@ const MergeBody = Type.Object({
   sha: O(Type.String({ description: 'must be the HEAD of the source branch (409 otherwise)' })),
 });
 const tags = ['merge requests'];
+/** The merge routes run on SQLite and PostgreSQL alike. */
+const config = { postgres: true };
 
 /** Registers the merge routes. */
 export default async function mergeRequestMergeRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('read_merge_request');
+  const read = loadProjectAsync('read_merge_request');
 
   /** The merge request of `:merge_request_id` the caller may read (404 `Not found` otherwise). */
   function mergeRequestOf(request: FastifyRequest) {
     const raw = (request.params as { merge_request_id: string }).merge_request_id;
     if (!/^\d+$/.test(raw)) throw notFoundMessage('404 Not found');
-    return findReadableMergeRequest(ctx, callerOf(request), projectOf(request), Number(raw));
+    return findReadableMergeRequest(ctx, callerOf(request), projectOf(request), Number(raw), projectLevelOf(request));
   }
 
   for (const segment of ['merge_requests', 'merge_request']) {
@@ -39,23 +41,25 @@ export default async function mergeRequestMergeRoutes(api: FastifyInstance): Pro
     const deprecated = segment === 'merge_request';
 
     api.put(`${base}/merge`, {
+      config,
       preValidation: [read, dropBlankParams],
       schema: { tags, deprecated, params: MergeParams, body: MergeBody, response: { 200: MergeRequestSchema } },
     }, async (request) => {
       const user = callerOf(request);
-      const row = await acceptMergeRequest(ctx, user, projectOf(request), mergeRequestOf(request), request.body as Static<typeof MergeBody>);
+      const row = await acceptMergeRequest(ctx, user, projectOf(request), await mergeRequestOf(request), request.body as Static<typeof MergeBody>);
       return presentMergeRequest(ctx, user, row);
     });
 
     // The spec routes cancel as PUT, 8.x as POST: both, answering 200 as the spec's row.
     for (const method of ['put', 'post'] as const) {
       api[method](`${base}/cancel_merge_when_build_succeeds`, {
+        config,
         preValidation: read,
         schema: { tags, deprecated, params: MergeParams, response: { 200: MergeRequestSchema } },
       }, async (request, reply) => {
         const user = callerOf(request);
-        const row = cancelAutoMerge(ctx, user, projectOf(request), mergeRequestOf(request));
-        return reply.code(200).send(presentMergeRequest(ctx, user, row));
+        const row = await cancelAutoMerge(ctx, user, projectOf(request), await mergeRequestOf(request));
+        return reply.code(200).send(await presentMergeRequest(ctx, user, row));
       });
     }
   }

@@ -10,34 +10,33 @@ import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } f
 import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
 import { mergeRequestHookAttributes, mergeRequestHookColumns } from '../hooks/merge-requests.js';
 import { setNoteableHookAttributes } from '../hooks/notes.js';
-import { canProject, canUpdateMergeRequest } from '../policy/permissions.js';
-import { countNotes, createNote, listNotes } from '../services/collaboration/notes.js';
+import { canProjectAsync, canUpdateMergeRequestAsync } from '../policy/permissions.js';
+import { countNotesAsync, createNoteAsync, listNotesAsync } from '../services/collaboration/notes.js';
 import {
-  canReadMergeRequest, checkMergeStatus, closesIssues, countMergeRequests, createMergeRequest, deleteMergeRequest, diffCommits,
-  findProjectMergeRequest, findReadableMergeRequest, latestDiff, listMergeRequests, markMergeRequestTodo, mergeRequestChanges,
+  canReadMergeRequest, canReadMergeRequestAsync, checkMergeStatus, closesIssues, countMergeRequests, createMergeRequest, deleteMergeRequest,
+  diffCommits, findProjectMergeRequest, findReadableMergeRequest, latestDiff, listMergeRequests, markMergeRequestTodo, mergeRequestChanges,
   mergeRequestNoteable, mergeRequestNoteablesByIds, mergeRequestsByIds, subscribeToMergeRequest, unsubscribeFromMergeRequest,
   updateMergeRequest, type MergeRequestListFilter,
 } from '../services/merge-requests/index.js';
 import type { MergeRequestRow } from '../db/schema-merge-requests.js';
+import type { Queries } from '../db/layer/types.js';
 import { updateAndMerge } from '../services/merge-requests/merge.js';
-import type { UserRow } from '../db/schema.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
 import { awardEmojiRoutes } from './award-emoji.js';
-import { IssueSchema, presentIssues } from './entities/issues.js';
+import { IssueSchema, presentIssuesAsync } from './entities/issues.js';
 import {
   MergeRequestChangesSchema, MergeRequestSchema, presentMergeRequest, presentMergeRequests, type ChangeEntry,
 } from './entities/merge-requests.js';
-import { presentTodo, setTodoTargetKind, TodoSchema } from './entities/todos.js';
+import { presentTodoAsync, setTodoTargetKind, TodoSchema } from './entities/todos.js';
 import { RepoCommitSchema } from './entities/repository.js';
-import { userBasic, UserBasicSchema } from './entities/users.js';
+import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/users.js';
 import { addEventNoteable, noteRoutes } from './notes.js';
 import type { NoteableKind } from './noteables.js';
-import { paginate, paginateArray } from './pagination.js';
+import { paginateArray, paginateAsync } from './pagination.js';
 import { Int, Nullable, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 import { commitTitle } from './entities/repository.js';
 import { toUser } from '../db/rows.js';
-import { statement } from '../db/statements.js';
-import { IN_IDS, idList } from '../db/sql.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
@@ -81,27 +80,32 @@ const DeletedSchema = Type.Object({
 /** The older MR comment (MRNote): the note text and its author. */
 const MRNoteSchema = Type.Object({ note: Type.String(), author: Nullable(UserBasicSchema) });
 const tags = ['merge requests'];
+/** Every merge request route runs on SQLite and PostgreSQL alike. */
+const config = { postgres: true };
 
 /** Merge requests as notes and award emoji address them: `/projects/:id/merge_requests/:merge_request_id`. */
 export const MERGE_REQUEST_NOTEABLES: NoteableKind = {
   segment: 'merge_requests',
   idParam: 'merge_request_id',
   tag: 'merge requests',
-  load: (ctx, project, id) => {
-    const row = findProjectMergeRequest(ctx, project.id, id);
+  loadAsync: async (ctx, project, id) => {
+    const row = await findProjectMergeRequest(ctx.data, project.id, id);
     return row ? mergeRequestNoteable(row) : null;
   },
   loadMany: (ctx, ids) => mergeRequestNoteablesByIds(ctx, ids),
   canRead: (ctx, user, project, n) => canReadMergeRequest(ctx, user, project, n.row as MergeRequestRow),
+  canReadAsync: (ctx, user, project, n, level) => canReadMergeRequestAsync(ctx, user, project, n.row as MergeRequestRow, level),
+  postgres: true,
 };
 
 // Comment events show merge request notes; note hooks embed the merge request; todos present merge request targets.
 addEventNoteable('MergeRequest', MERGE_REQUEST_NOTEABLES);
-setNoteableHookAttributes('MergeRequest', 'merge_request', (n) => `merge_requests/${n.iid}`, (ctx, row) => mergeRequestHookAttributes(ctx, row as MergeRequestRow));
+setNoteableHookAttributes('MergeRequest', 'merge_request', (n) => `merge_requests/${n.iid}`,
+  (ctx, q, row) => mergeRequestHookAttributes(ctx, q, row as MergeRequestRow));
 setTodoTargetKind<MergeRequestRow>('MergeRequest', {
-  load: (ctx, ids) => new Map(mergeRequestsByIds(ctx, ids).map((r) => [r.id, r])),
-  present: (ctx, viewer, rows) => {
-    const presented = presentMergeRequests(ctx, viewer, rows);
+  loadAsync: async (ctx, ids) => new Map((await mergeRequestsByIds(ctx.data, ids)).map((r) => [r.id, r])),
+  presentAsync: async (ctx, viewer, rows) => {
+    const presented = await presentMergeRequests(ctx, viewer, rows);
     return new Map(rows.map((r, i) => [r.id, presented[i]!]));
   },
   title: (row) => row.title,
@@ -128,32 +132,36 @@ function changeEntries(files: Awaited<ReturnType<typeof mergeRequestChanges>>['f
 }
 
 /** The MRNote entity of notes, authors loaded in one query. */
-function presentMRNotes(ctx: FastifyInstance['ctx'], rows: { note: string; authorId: number | null }[]) {
+async function presentMRNotes(ctx: FastifyInstance['ctx'], rows: { note: string; authorId: number | null }[], q: Queries = ctx.data) {
   const ids = [...new Set(rows.flatMap((r) => (r.authorId !== null ? [r.authorId] : [])))];
   const users = new Map(ids.length
-    ? (statement(ctx, `SELECT * FROM users WHERE id IN ${IN_IDS}`).all(idList(ids)) as Record<string, unknown>[]).map((u) => [u.id as number, toUser(u)])
+    ? (await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((u) => [u.id as number, toUser(u)])
     : []);
+  const gravatar = await gravatarEnabledAsync(ctx);
   return rows.map((r) => {
     const a = r.authorId !== null ? users.get(r.authorId) : undefined;
-    return { note: r.note, author: a ? userBasic(ctx, a) : null };
+    return { note: r.note, author: a ? userBasic(ctx, a, gravatar) : null };
   });
 }
 
 /** Registers the merge request routes. */
 export default async function mergeRequestRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProject('read_merge_request');
+  const read = loadProjectAsync('read_merge_request');
 
   /** The merge request of `:merge_request_id` the caller may read (404 `Not found` otherwise). */
-  function mrOf(request: FastifyRequest): MergeRequestRow {
+  function mrOf(request: FastifyRequest): Promise<MergeRequestRow> {
     const raw = (request.params as { merge_request_id: string }).merge_request_id;
     if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw notFoundMessage('404 Not found');
-    return findReadableMergeRequest(ctx, callerOf(request), projectOf(request), Number(raw));
+    return findReadableMergeRequest(ctx, callerOf(request), projectOf(request), Number(raw), projectLevelOf(request));
   }
 
-  const rightsOn = (user: UserRow) => (project: Parameters<typeof canProject>[3]) => ({ admin: canProject(ctx, user, 'admin_merge_request', project) });
+  /** What the caller may set on merge requests of `project` (the URL's project: its level is known). */
+  const rightsOn = (user: UserRow, request: FastifyRequest) => async (project: ProjectRow) =>
+    ({ admin: await canProjectAsync(ctx, user, 'admin_merge_request', project, project.id === projectOf(request).id ? projectLevelOf(request) : undefined) });
 
   api.get('/projects/:id/merge_requests', {
+    config,
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: ListQuery, response: { 200: Type.Array(MergeRequestSchema) } },
   }, async (request, reply) => {
@@ -163,18 +171,19 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
       projectId: projectOf(request).id, state: q.state, iids: q.iid,
       orderBy: q.order_by === 'updated_at' ? 'updated_at' : 'created_at', sort: q.sort === 'asc' ? 'asc' : 'desc',
     };
-    const rows = paginate(request, reply, () => countMergeRequests(ctx, f), (limit, offset, total) => listMergeRequests(ctx, f, limit, offset, total));
+    const rows = await paginateAsync(request, reply, ctx.data, (q) => countMergeRequests(q, f), (q, limit, offset, total) => listMergeRequests(ctx, q, f, limit, offset, total));
     return presentMergeRequests(ctx, user, rows);
   });
 
   api.post('/projects/:id/merge_requests', {
-    preValidation: [loadProject('create_merge_request'), dropBlankKeepLabels],
+    config,
+    preValidation: [loadProjectAsync('create_merge_request'), dropBlankKeepLabels],
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: MergeRequestSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
     const body = request.body as Static<typeof CreateBody>;
-    const mr = await createMergeRequest(ctx, user, projectOf(request), { ...body, labels: labelsParam(body.labels) }, rightsOn(user));
-    return reply.code(201).send(presentMergeRequest(ctx, user, mr));
+    const mr = await createMergeRequest(ctx, user, projectOf(request), { ...body, labels: labelsParam(body.labels) }, rightsOn(user, request));
+    return reply.code(201).send(await presentMergeRequest(ctx, user, mr));
   });
 
   // Per merge request: the plural routes and 8.x's deprecated singular aliases (`/merge_request/:merge_request_id`).
@@ -184,20 +193,22 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     const t = alias ? ['merge requests (deprecated singular)'] : tags;
 
     api.get(base, {
+      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, response: { 200: MergeRequestSchema } },
     }, async (request) => {
       const user = callerOf(request);
-      const mr = await checkMergeStatus(ctx, mrOf(request), projectOf(request));
+      const mr = await checkMergeStatus(ctx, await mrOf(request), projectOf(request));
       return presentMergeRequest(ctx, user, mr);
     });
 
     api.get(`${base}/commits`, {
+      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoCommitSchema) } },
     }, async (request, reply) => {
-      const mr = mrOf(request);
-      const commits = diffCommits(latestDiff(ctx, mr.id)).map((c) => ({
+      const mr = await mrOf(request);
+      const commits = diffCommits(await latestDiff(ctx.data, mr.id)).map((c) => ({
         id: c.id, short_id: c.id.slice(0, 8), title: commitTitle(c.message), author_name: c.author_name, author_email: c.author_email,
         created_at: c.committed_date, message: c.message,
       }));
@@ -205,108 +216,118 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     });
 
     api.get(`${base}/changes`, {
+      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, response: { 200: MergeRequestChangesSchema } },
     }, async (request) => {
       const user = callerOf(request);
       const project = projectOf(request);
-      const mr = await checkMergeStatus(ctx, mrOf(request), project);
+      const mr = await checkMergeStatus(ctx, await mrOf(request), project);
       const changes = await mergeRequestChanges(ctx, mr, project);
-      return { ...presentMergeRequest(ctx, user, mr), changes: changeEntries(changes.files), overflow: changes.overflow };
+      return { ...(await presentMergeRequest(ctx, user, mr)), changes: changeEntries(changes.files), overflow: changes.overflow };
     });
 
     api.put(base, {
+      config,
       preValidation: [read, dropBlankKeepLabels],
       schema: { tags: t, params: MrParams, body: UpdateBody, response: { 200: MergeRequestSchema } },
     }, async (request) => {
       const user = callerOf(request);
       const project = projectOf(request);
-      const mr = mrOf(request);
-      if (!canUpdateMergeRequest(ctx, user, project, mr)) throw forbidden();
+      const mr = await mrOf(request);
+      if (!(await canUpdateMergeRequestAsync(ctx, user, project, mr, projectLevelOf(request)))) throw forbidden();
       const body = request.body as Static<typeof UpdateBody>;
       const params = { ...body, labels: labelsParam(body.labels) };
       // state_event=merge merges, as PUT .../merge with its defaults (the spec's Merge request state table)
       const row = body.state_event === 'merge'
-        ? await updateAndMerge(ctx, user, project, mr, params, rightsOn(user)(project))
-        : await updateMergeRequest(ctx, user, project, mr, params, rightsOn(user)(project));
+        ? await updateAndMerge(ctx, user, project, mr, params, await rightsOn(user, request)(project))
+        : await updateMergeRequest(ctx, user, project, mr, params, await rightsOn(user, request)(project));
       return presentMergeRequest(ctx, user, row);
     });
 
     api.get(`${base}/closes_issues`, {
+      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(IssueSchema) } },
     }, async (request, reply) => {
       const user = callerOf(request);
-      const issues = closesIssues(ctx, user, mrOf(request), projectOf(request));
-      return presentIssues(ctx, user, paginateArray(request, reply, issues));
+      const issues = await closesIssues(ctx, user, await mrOf(request), projectOf(request));
+      return presentIssuesAsync(ctx, user, paginateArray(request, reply, issues));
     });
 
     api.get(`${base}/comments`, {
+      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(MRNoteSchema) } },
     }, async (request, reply) => {
-      const noteable = mergeRequestNoteable(mrOf(request));
-      const rows = paginate(request, reply, () => countNotes(ctx, noteable), (limit, offset) => listNotes(ctx, noteable, limit, offset));
+      const noteable = mergeRequestNoteable(await mrOf(request));
+      const rows = await paginateAsync(request, reply, ctx.data, (q) => countNotesAsync(q, noteable),
+        (q, limit, offset, total) => listNotesAsync(ctx, q, noteable, limit, offset, total));
       return presentMRNotes(ctx, rows);
     });
 
     api.post(`${base}/comments`, {
-      preValidation: [loadProject('create_note'), dropBlankParams],
+      config,
+      preValidation: [loadProjectAsync('create_note'), dropBlankParams],
       schema: { tags: t, params: MrParams, body: CommentBody, response: { 201: MRNoteSchema } },
     }, async (request, reply) => {
       const user = callerOf(request);
       const project = projectOf(request);
-      const mr = mrOf(request);
+      const mr = await mrOf(request);
       const note = (request.body as Static<typeof CommentBody>).note;
       if (note === undefined || note.trim() === '') throw badRequest('note');
-      const created = createNote(ctx, user, project, mergeRequestNoteable(mr), { body: note });
+      const created = await createNoteAsync(ctx, user, project, mergeRequestNoteable(mr), { body: note });
       const shown = created.kind === 'note' ? created.note : { note, authorId: user.id };
-      return reply.code(201).send(presentMRNotes(ctx, [shown])[0]);
+      return reply.code(201).send((await presentMRNotes(ctx, [shown]))[0]);
     });
   }
 
   // The spec: 404 when the merge request is absent or cannot be destroyed by the caller (owners and admins only).
   api.delete('/projects/:id/merge_requests/:merge_request_id', {
+    config,
     preValidation: read,
     schema: { tags, params: MrParams, response: { 200: DeletedSchema } },
   }, async (request) => {
     const user = callerOf(request);
     const project = projectOf(request);
-    const mr = mrOf(request);
-    if (!canProject(ctx, user, 'destroy_merge_request', project)) throw notFoundMessage('404 Not found');
-    const row = deleteMergeRequest(ctx, user, mr);
-    return { ...mergeRequestHookColumns(row), ...presentMergeRequest(ctx, user, row) };
+    const mr = await mrOf(request);
+    if (!(await canProjectAsync(ctx, user, 'destroy_merge_request', project, projectLevelOf(request)))) throw notFoundMessage('404 Not found');
+    const row = await deleteMergeRequest(ctx, user, mr);
+    return { ...mergeRequestHookColumns(row), ...(await presentMergeRequest(ctx, user, row)) };
   });
 
   api.post('/projects/:id/merge_requests/:merge_request_id/subscription', {
+    config,
     preValidation: read,
     schema: { tags, params: MrParams, response: { 201: MergeRequestSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    const mr = mrOf(request);
-    if (!subscribeToMergeRequest(ctx, user, mr)) throw notModified();
-    return reply.code(201).send(presentMergeRequest(ctx, user, mr));
+    const mr = await mrOf(request);
+    if (!(await subscribeToMergeRequest(ctx, user, mr))) throw notModified();
+    return reply.code(201).send(await presentMergeRequest(ctx, user, mr));
   });
 
   api.delete('/projects/:id/merge_requests/:merge_request_id/subscription', {
+    config,
     preValidation: read,
     schema: { tags, params: MrParams, response: { 200: MergeRequestSchema } },
   }, async (request) => {
     const user = callerOf(request);
-    const mr = mrOf(request);
-    if (!unsubscribeFromMergeRequest(ctx, user, mr)) throw notModified();
+    const mr = await mrOf(request);
+    if (!(await unsubscribeFromMergeRequest(ctx, user, mr))) throw notModified();
     return presentMergeRequest(ctx, user, mr);
   });
 
   api.post('/projects/:id/merge_requests/:merge_request_id/todo', {
+    config,
     preValidation: read,
     schema: { tags, params: MrParams, response: { 201: TodoSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    const mr = mrOf(request);
-    const todo = markMergeRequestTodo(ctx, user, projectOf(request), mr);
+    const mr = await mrOf(request);
+    const todo = await markMergeRequestTodo(ctx, user, projectOf(request), mr);
     if (!todo) throw notModified();
-    return reply.code(201).send(presentTodo(ctx, user, todo));
+    return reply.code(201).send(await presentTodoAsync(ctx, user, todo));
   });
 
   await api.register(noteRoutes(MERGE_REQUEST_NOTEABLES));

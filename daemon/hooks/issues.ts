@@ -83,40 +83,18 @@ function labelHookAttributes(l: LabelRow): Record<string, unknown> {
   };
 }
 
-/**
- * The whole issue hook payload (8.x Issue#to_hook_data plus IssuesBaseService#hook_data): object_kind "issue",
- * user (who acted), project, repository, object_attributes (columns + url + action), assignee when there is one,
- * and labels. Reads the current state of the issue's labels and assignee, so call it after the write, inside its
- * transaction.
- */
-export function issueHookPayload(ctx: AppContext, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction): Record<string, unknown> {
-  const blocks = projectHookBlocks(ctx, project);
-  const labels = (statement(ctx,
-    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'Issue' AND ll.target_id = ? ORDER BY l.title`,
-  ).all(issue.id) as Record<string, unknown>[]).map((r): LabelRow => ({
-    id: r.id as number, projectId: r.project_id as number, title: r.title as string, color: r.color as string,
-    description: r.description as string | null, template: !!r.template, createdAt: r.created_at as string, updatedAt: r.updated_at as string,
-  }));
-  const assigneeRaw = issue.assigneeId !== null ? (statement(ctx, `SELECT * FROM users WHERE id = ?`).get(issue.assigneeId) as Record<string, unknown> | undefined) : undefined;
-  const payload: Record<string, unknown> = {
-    object_kind: 'issue',
-    user: userHookAttributes(ctx, actor),
-    project: blocks.project,
-    repository: blocks.repository,
-    object_attributes: { ...issueHookAttributes(ctx, issue), url: `${blocks.project.web_url as string}/issues/${issue.iid}`, action },
-    labels: labels.map(labelHookAttributes),
-  };
-  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw));
-  return payload;
-}
-
 /** The async twin of projectHookBlocks, reading the namespace through `q` (a transaction or ctx.data). */
 export async function projectHookBlocksAsync(ctx: AppContext, q: Queries, project: ProjectRow): Promise<ReturnType<typeof projectHookBlocks>> {
   const ns = toNamespace((await q.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE id = ?`, [project.namespaceId]))!);
   return projectHookBlocksOf(ctx, ns, project);
 }
 
-/** The async twin of issueHookPayload, read through the writing transaction `tx`; `gravatar`: the setting, read before it. */
+/**
+ * The whole issue hook payload (8.x Issue#to_hook_data plus IssuesBaseService#hook_data): object_kind "issue",
+ * user (who acted), project, repository, object_attributes (columns + url + action), assignee when there is one,
+ * and labels. Reads the current state of the issue's labels and assignee, so call it after the write, inside its
+ * transaction.
+ */
 export async function issueHookPayloadAsync(
   ctx: AppContext, tx: Queries, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction, gravatar: boolean,
 ): Promise<Record<string, unknown>> {

@@ -5,12 +5,11 @@
  * Below the API: services build payloads without importing presenters.
  */
 import type { AppContext } from '../context.js';
-import type { LabelRow } from '../db/schema-collaboration.js';
 import type { MergeRequestRow } from '../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { statement } from '../db/statements.js';
+import type { Queries } from '../db/layer/types.js';
 import { toProject, toUser } from '../db/rows.js';
-import { projectHookBlocks, userHookAttributes } from './issues.js';
+import { projectHookBlocksAsync, userHookAttributes } from './issues.js';
 
 /** The `action` of a merge request hook (8.x: open, close, reopen, update, merge). */
 export type MergeRequestHookAction = 'open' | 'close' | 'reopen' | 'update' | 'merge';
@@ -61,9 +60,8 @@ export function mergeRequestHookColumns(mr: MergeRequestRow): Record<string, unk
 }
 
 /** Commit#hook_attrs of the newest commit of the merge request's latest diff, or null. */
-function lastCommit(ctx: AppContext, mr: MergeRequestRow, projectWebUrl: string): Record<string, unknown> | null {
-  const row = statement(ctx, `SELECT commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`).get(mr.id) as
-    { commits: string } | undefined;
+async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string): Promise<Record<string, unknown> | null> {
+  const row = await q.get<{ commits: string }>(`SELECT commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`, [mr.id]);
   if (!row) return null;
   let first: Record<string, string> | undefined;
   try {
@@ -82,32 +80,28 @@ function lastCommit(ctx: AppContext, mr: MergeRequestRow, projectWebUrl: string)
 }
 
 /** A project row by id (the source project of a merge request may be gone). */
-function projectById(ctx: AppContext, id: number | null): ProjectRow | null {
+async function projectById(q: Queries, id: number | null): Promise<ProjectRow | null> {
   if (id === null) return null;
-  const r = statement(ctx, `SELECT * FROM projects WHERE id = ?`).get(id) as Record<string, unknown> | undefined;
+  const r = await q.get<Record<string, unknown>>(`SELECT * FROM projects WHERE id = ?`, [id]);
   return r ? toProject(r) : null;
 }
 
 /**
  * MergeRequest#hook_attrs plus url and action: the columns, `source` and `target` (Project#hook_attrs), last_commit,
- * work_in_progress. Used as object_attributes of merge request hooks and as `merge_request` of note payloads.
+ * work_in_progress. Used as object_attributes of merge request hooks and as `merge_request` of note payloads; read
+ * through `q` (the writing transaction, or ctx.data).
  */
-export function mergeRequestHookAttributes(ctx: AppContext, mr: MergeRequestRow, target?: ProjectRow): Record<string, unknown> {
-  const targetProject = target ?? projectById(ctx, mr.targetProjectId)!;
-  const targetBlock = projectHookBlocks(ctx, targetProject).project;
-  const source = mr.sourceProjectId === targetProject.id ? targetProject : projectById(ctx, mr.sourceProjectId);
+export async function mergeRequestHookAttributes(ctx: AppContext, q: Queries, mr: MergeRequestRow, target?: ProjectRow): Promise<Record<string, unknown>> {
+  const targetProject = target ?? (await projectById(q, mr.targetProjectId))!;
+  const targetBlock = (await projectHookBlocksAsync(ctx, q, targetProject)).project;
+  const source = mr.sourceProjectId === targetProject.id ? targetProject : await projectById(q, mr.sourceProjectId);
   return {
     ...mergeRequestHookColumns(mr),
-    source: source ? projectHookBlocks(ctx, source).project : null,
+    source: source ? (await projectHookBlocksAsync(ctx, q, source)).project : null,
     target: targetBlock,
-    last_commit: lastCommit(ctx, mr, targetBlock.web_url as string),
+    last_commit: await lastCommit(q, mr, targetBlock.web_url as string),
     work_in_progress: WIP.test(mr.title),
   };
-}
-
-/** The web URL of a merge request: `<project web_url>/merge_requests/<iid>`. */
-export function mergeRequestWebUrl(ctx: AppContext, project: ProjectRow, mr: Pick<MergeRequestRow, 'iid'>): string {
-  return `${projectHookBlocks(ctx, project).project.web_url as string}/merge_requests/${mr.iid}`;
 }
 
 /** Label#hook_attrs. */
@@ -119,32 +113,33 @@ function labelHookAttributes(l: Record<string, unknown>): Record<string, unknown
 }
 
 /**
- * The whole merge request hook payload of a change by `actor` (call it after the write, inside its transaction: it
- * reads the current labels, assignee and latest diff). `oldrev` is the source head before a push (action update).
- * Engineer F builds the `merge` action with it.
+ * The whole merge request hook payload of a change by `actor`, read through the writing transaction `tx` (call it
+ * after the write: it reads the current labels, assignee and latest diff). `gravatar`: the setting, read before the
+ * transaction. `oldrev` is the source head before a push (action update).
  */
-export function mergeRequestHookPayload(
-  ctx: AppContext, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, action: MergeRequestHookAction, oldrev?: string | null,
-): Record<string, unknown> {
-  const blocks = projectHookBlocks(ctx, project);
-  const labels = (statement(ctx,
-    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'MergeRequest' AND ll.target_id = ? ORDER BY l.title`,
-  ).all(mr.id) as Record<string, unknown>[]).map(labelHookAttributes);
+export async function mergeRequestHookPayload(
+  ctx: AppContext, tx: Queries, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, action: MergeRequestHookAction, gravatar: boolean,
+  oldrev?: string | null,
+): Promise<Record<string, unknown>> {
+  const blocks = await projectHookBlocksAsync(ctx, tx, project);
+  const labels = (await tx.all<Record<string, unknown>>(
+    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'MergeRequest' AND ll.target_id = ? ORDER BY l.title`, [mr.id],
+  )).map(labelHookAttributes);
   const attrs: Record<string, unknown> = {
-    ...mergeRequestHookAttributes(ctx, mr, project),
+    ...(await mergeRequestHookAttributes(ctx, tx, mr, project)),
     url: `${blocks.project.web_url as string}/merge_requests/${mr.iid}`,
     action,
   };
   if (oldrev && !/^0+$/.test(oldrev)) attrs.oldrev = oldrev;
   const payload: Record<string, unknown> = {
     object_kind: 'merge_request',
-    user: userHookAttributes(ctx, actor),
+    user: userHookAttributes(ctx, actor, gravatar),
     project: blocks.project,
     repository: blocks.repository,
     object_attributes: attrs,
     labels,
   };
-  const assigneeRaw = mr.assigneeId !== null ? (statement(ctx, `SELECT * FROM users WHERE id = ?`).get(mr.assigneeId) as Record<string, unknown> | undefined) : undefined;
-  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw));
+  const assigneeRaw = mr.assigneeId !== null ? await tx.get<Record<string, unknown>>(`SELECT * FROM users WHERE id = ?`, [mr.assigneeId]) : undefined;
+  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw), gravatar);
   return payload;
 }

@@ -18,15 +18,19 @@ export interface HookNoteable {
   row: unknown;
 }
 
+/** How note payloads embed a kind of noteable: its key, its web path, and its hook attributes (read through `q`). */
+type NoteableHook = {
+  key: string; path: (n: HookNoteable) => string;
+  attributes: (ctx: AppContext, q: Queries, row: unknown) => Record<string, unknown> | Promise<Record<string, unknown>>;
+};
+
 /** The payload key and hook attributes of each kind of noteable; merge requests and snippets register theirs. */
-const NOTEABLE_HOOKS: Partial<Record<NoteableType, { key: string; path: (n: HookNoteable) => string; attributes: (ctx: AppContext, row: unknown) => Record<string, unknown> }>> = {
-  Issue: { key: 'issue', path: (n) => `issues/${n.iid}`, attributes: (ctx, row) => issueHookAttributes(ctx, row as IssueRow) },
+const NOTEABLE_HOOKS: Partial<Record<NoteableType, NoteableHook>> = {
+  Issue: { key: 'issue', path: (n) => `issues/${n.iid}`, attributes: (ctx, _q, row) => issueHookAttributes(ctx, row as IssueRow) },
 };
 
 /** Register how note payloads embed a kind of noteable (merge requests: `merge_request`, `merge_requests/<iid>`). */
-export function setNoteableHookAttributes(
-  type: NoteableType, key: string, path: (n: HookNoteable) => string, attributes: (ctx: AppContext, row: unknown) => Record<string, unknown>,
-): void {
+export function setNoteableHookAttributes(type: NoteableType, key: string, path: NoteableHook['path'], attributes: NoteableHook['attributes']): void {
   NOTEABLE_HOOKS[type] = { key, path, attributes };
 }
 
@@ -37,14 +41,10 @@ export function noteWebUrl(projectWebUrl: string, noteable: HookNoteable, noteId
   return `${projectWebUrl}/${path}#note_${noteId}`;
 }
 
-/** The whole note hook payload of a new note by `user` (call inside the note's transaction). */
-export function noteHookPayload(ctx: AppContext, project: ProjectRow, user: UserRow, note: NoteRow, noteable: HookNoteable): Record<string, unknown> {
-  return notePayloadOf(ctx, project, userHookAttributes(ctx, user), note, noteable, projectHookBlocks(ctx, project));
-}
-
-function notePayloadOf(
-  ctx: AppContext, project: ProjectRow, user: Record<string, unknown>, note: NoteRow, noteable: HookNoteable, blocks: ReturnType<typeof projectHookBlocks>,
-): Record<string, unknown> {
+async function notePayloadOf(
+  ctx: AppContext, q: Queries, project: ProjectRow, user: Record<string, unknown>, note: NoteRow, noteable: HookNoteable,
+  blocks: ReturnType<typeof projectHookBlocks>,
+): Promise<Record<string, unknown>> {
   const payload: Record<string, unknown> = {
     object_kind: 'note',
     user,
@@ -59,14 +59,14 @@ function notePayloadOf(
     },
   };
   const h = NOTEABLE_HOOKS[noteable.type];
-  if (h) payload[h.key] = h.attributes(ctx, noteable.row);
+  if (h) payload[h.key] = await h.attributes(ctx, q, noteable.row);
   return payload;
 }
 
-/** The async twin of noteHookPayload, read through the note's transaction `tx`; `gravatar`: the setting, read before it. */
+/** The whole note hook payload of a new note by `user`, read through the note's transaction `tx`; `gravatar`: the setting, read before it. */
 export async function noteHookPayloadAsync(
   ctx: AppContext, tx: Queries, project: ProjectRow, user: UserRow, note: NoteRow, noteable: HookNoteable, gravatar: boolean,
 ): Promise<Record<string, unknown>> {
   const blocks = await projectHookBlocksAsync(ctx, tx, project);
-  return notePayloadOf(ctx, project, userHookAttributes(ctx, user, gravatar), note, noteable, blocks);
+  return notePayloadOf(ctx, tx, project, userHookAttributes(ctx, user, gravatar), note, noteable, blocks);
 }

@@ -226,16 +226,6 @@ export function canUpdateIssue(ctx: AppContext, user: UserRow | null, project: P
   return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
 }
 
-/**
- * Whether `user` may update one merge request (8.x MergeRequestPolicy): update_merge_request on its target project
- * (developer and up), or being its author or assignee while they can still read it (merge requests on).
- */
-export function canUpdateMergeRequest(ctx: AppContext, user: UserRow | null, project: ProjectRow, mr: Omit<ReadableIssuable, 'type'>): boolean {
-  if (!user || !canReadIssuable(ctx, user, project, { type: 'MergeRequest', ...mr })) return false;
-  if (canProject(ctx, user, 'update_merge_request', project)) return true;
-  return project.mergeRequestsEnabled && !project.archived && user.state === 'active' && (user.id === mr.authorId || user.id === mr.assigneeId);
-}
-
 /** SQL subquery (text) of the ids of the projects whose issues the user may list: visible, with issues enabled. */
 export function issueProjectsSql(user: UserRow): string {
   return `SELECT p.id FROM projects p WHERE p.issues_enabled = 1 AND ${visibleProjectsSql(user)}`;
@@ -297,6 +287,20 @@ export async function canUpdateIssueAsync(
   if (!(await canReadIssuableAsync(ctx, user, project, { type: 'Issue', ...issue }, access))) return false;
   if (await canProjectAsync(ctx, user, 'update_issue', project, access)) return true;
   return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
+}
+
+/**
+ * Whether `user` may update one merge request (8.x MergeRequestPolicy): update_merge_request on its target project
+ * (developer and up), or being its author or assignee while they can still read it (merge requests on).
+ */
+export async function canUpdateMergeRequestAsync(
+  ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, mr: Omit<ReadableIssuable, 'type'>, level?: number,
+): Promise<boolean> {
+  if (!user) return false;
+  const access = level ?? (await projectAccessLevelAsync(ctx, user, project));
+  if (!(await canReadIssuableAsync(ctx, user, project, { type: 'MergeRequest', ...mr }, access))) return false;
+  if (await canProjectAsync(ctx, user, 'update_merge_request', project, access)) return true;
+  return project.mergeRequestsEnabled && !project.archived && user.state === 'active' && (user.id === mr.authorId || user.id === mr.assigneeId);
 }
 
 /** Whether the user reads every confidential issue of the project (admins, reporters and up). */

@@ -3,7 +3,7 @@
  * stage by stage (ProcessPipelineService) and given their status, timestamps and duration from their latest statuses.
  * Importing this module registers the push listener.
  */
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { pipelines, type CommitStatusRow, type PipelineRow } from '../db/schema-ci.js';
@@ -40,15 +40,6 @@ export interface PipelinePush {
 export const CI_CONFIG_PATH = '.gitlab-ci.yml';
 
 const SKIP_CI = /\[(ci skip|skip ci)\]/i;
-
-/**
- * A pipeline by id, or null: the synchronous twin (SQLite only) for merge requests' auto-merge
- * (services/merge-requests/auto-merge.ts); everything else uses findPipelineAsync.
- */
-export function findPipeline(db: Db, id: number): PipelineRow | null {
-  if (!Number.isSafeInteger(id)) return null;
-  return db.select().from(pipelines).where(eq(pipelines.id, id)).get() ?? null;
-}
 
 /** A pipeline by id, or null, through `q` (ctx.data or a transaction). */
 export async function findPipelineAsync(q: Queries, id: number): Promise<PipelineRow | null> {
@@ -242,15 +233,6 @@ export async function commitStatusOfAsync(ctx: AppContext, projectId: number, sh
   const rows = await ctx.data.all<{ status: string }>('SELECT status FROM pipelines WHERE project_id = ? AND sha = ?', [projectId, sha]);
   if (!rows.length) return null;
   return compositeStatus(rows.map((r) => ({ status: r.status as BuildStatus, allowFailure: false })));
-}
-
-/**
- * The newest pipeline of a project for (ref, sha), or null: the synchronous twin (SQLite only) for merge requests
- * (services/merge-requests/merge-state.ts); pipelineForAsync is the data layer's.
- */
-export function pipelineFor(db: Db, projectId: number, ref: string | null, sha: string): PipelineRow | null {
-  const refCond = ref === null ? sql`${pipelines.ref} IS NULL` : eq(pipelines.ref, ref);
-  return db.select().from(pipelines).where(and(eq(pipelines.projectId, projectId), eq(pipelines.sha, sha), refCond)).orderBy(desc(pipelines.id)).get() ?? null;
 }
 
 /** The newest pipeline of a project for (ref, sha), or null, through `q`. */

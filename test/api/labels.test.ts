@@ -10,7 +10,7 @@ import {
   sqlValue, type Actor,
 } from '../helpers/collaboration.js';
 import {
-  findOrCreateLabels, findOrCreateLabelsAsync, labelsByTitle, labelsByTitleAsync, labelTitlesOf, labelTitlesOfAsync, setTargetLabels, setTargetLabelsAsync,
+  findOrCreateLabelsAsync, labelsByTitleAsync, labelTitlesOfAsync, setTargetLabelsAsync,
 } from '../../daemon/services/collaboration/labels.js';
 import {
   subscribe, subscribeAsync, subscribedSet, subscribedSetAsync, subscriberIds, unsubscribe, unsubscribeAsync,
@@ -510,41 +510,9 @@ describe('label and subscription services (the contract issues and merge request
   });
 });
 
-describe.skipIf(onPostgres)('label and subscription services, synchronous twins (merge requests still call them; SQLite only)', async () => {
+describe.skipIf(onPostgres)('subscription services, synchronous twins (SQLite only)', async () => {
   let p: { id: number };
   beforeAll(async () => { p = await makeProject(s, cast.owner, 'labels-contract-sync'); });
-
-  it('findOrCreateLabels trims, drops blanks and duplicates, keeps order and creates missing labels with #428BCA', async () => {
-    insertLabel(s.ctx, p.id, 'existing', { color: '#000000' });
-    const rows = s.ctx.db.transaction((tx) => findOrCreateLabels(tx, p.id, [' new one ', '', 'existing', 'new one', '  '], true));
-    expect(rows.map((l) => [l.title, l.color])).toEqual([['new one', '#428BCA'], ['existing', '#000000']]);
-    expect(s.ctx.db.transaction((tx) => findOrCreateLabels(tx, p.id, ['missing', 'existing'], false)).map((l) => l.title)).toEqual(['existing']);
-    expect((await labelRow(p.id, 'missing'))).toBeUndefined();
-  });
-
-  it('findOrCreateLabels refuses a title that cannot be a label with the 8.x body, creating none', async () => {
-    let err: unknown;
-    try {
-      s.ctx.db.transaction((tx) => findOrCreateLabels(tx, p.id, ['fine', 'a&b'], true));
-    } catch (e) { err = e; }
-    expect(err).toMatchObject({ statusCode: 400, body: { message: { labels: { 'a&b': { title: ['is invalid'] } } } } });
-    expect((await labelRow(p.id, 'fine'))).toBeUndefined();
-  });
-
-  it('setTargetLabels answers the labels added and removed; labelTitlesOf sorts titles per target', async () => {
-    const [a, b, c] = ['b-label', 'a-label', 'c-label'].map((t) => insertLabel(s.ctx, p.id, t));
-    const target = { type: 'Issue' as const, id: insertIssue(s.ctx, p.id, { authorId: cast.owner.id }).id };
-    const first = s.ctx.db.transaction((tx) => setTargetLabels(tx, target, [a!, b!]));
-    expect(first.added.map((l) => l.title)).toEqual(['a-label', 'b-label']);
-    expect(first.removed).toEqual([]);
-    const second = s.ctx.db.transaction((tx) => setTargetLabels(tx, target, [c!, a!]));
-    expect(second.added.map((l) => l.title)).toEqual(['c-label']);
-    expect(second.removed.map((l) => l.title)).toEqual(['a-label']);
-    const titles = labelTitlesOf(s.ctx, 'Issue', [target.id, 999999]);
-    expect(titles.get(target.id)).toEqual(['b-label', 'c-label']);
-    expect(titles.get(999999)).toEqual([]);
-    expect(labelsByTitle(s.ctx, p.id, ['c-label', 'nope']).map((l) => l.id)).toEqual([c]);
-  });
 
   it('subscribe/unsubscribe with explicit rows and the implicit (author/assignee) rule; subscribedSet and subscriberIds', async () => {
     const u = cast.developer.id;

@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { insertMergeRequestBetween } from '../helpers/collaboration.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { insertMergeRequestBetweenAsync, sqlRows } from '../helpers/collaboration.js';
 import { drive, pipelinesOf, pushFiles } from '../helpers/ci.js';
+import { settleBuildWork } from '../../daemon/services/builds.js';
 import { repositoryOf } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -15,9 +16,9 @@ let cast: Cast;
 let project: { id: number };
 let n = 0;
 
-const row = (sql: string, ...args: unknown[]) => s.ctx.db.$client.prepare(sql).get(...args) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const notes = (mrId: number) => (s.ctx.db.$client.prepare(`SELECT note FROM notes WHERE noteable_type = 'MergeRequest' AND noteable_id = ? AND system = 1 ORDER BY id`)
-  .all(mrId) as { note: string }[]).map((r) => r.note);
+const row = async (sql: string, ...args: unknown[]) => (await sqlRows(s.ctx, sql, args))[0]!;
+const notes = async (mrId: number) =>
+  (await sqlRows(s.ctx, `SELECT note FROM notes WHERE noteable_type = 'MergeRequest' AND noteable_id = ? AND system = TRUE ORDER BY id`, [mrId])).map((r) => r.note as string);
 
 const CI = 'test:\n  script: make test\n';
 
@@ -25,10 +26,13 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'mw');
   project = await makeProject(s, cast.owner, 'auto-merge');
-  addCastMembers(s.ctx, cast, project.id);
+  await addCastMembersAsync(s.ctx, cast, project.id);
   await pushFiles(s.ctx, project.id, cast.owner.id, { '.gitlab-ci.yml': CI, 'README.md': 'hi\n' });
 });
-afterAll(async () => s.close());
+afterAll(async () => {
+  await settleBuildWork();
+  await s.close();
+});
 
 interface Mr {
   id: number;
@@ -41,7 +45,7 @@ interface Mr {
 async function newMr(projectId = project.id): Promise<Mr> {
   const branch = `feature-${++n}`;
   const head = await pushFiles(s.ctx, projectId, cast.developer.id, { [`${branch}.txt`]: 'x\n' }, { branch, from: 'master', message: `add ${branch}` });
-  const id = insertMergeRequestBetween(s.ctx, { targetProjectId: projectId, sourceBranch: branch, authorId: cast.developer.id, title: `Add ${branch}` });
+  const id = await insertMergeRequestBetweenAsync(s.ctx, { targetProjectId: projectId, sourceBranch: branch, authorId: cast.developer.id, title: `Add ${branch}` });
   const pipeline = (await pipelinesOf(s.ctx, projectId)).filter((p) => p.ref === branch).at(-1)!;
   expect(pipeline.status).toBe('pending');
   return { id, branch, head, pipelineId: pipeline.id };
@@ -58,16 +62,16 @@ describe('merge when the build succeeds', () => {
     const res = await merge(mr, cast.master, { merge_when_build_succeeds: true, merge_commit_message: 'Auto merge', should_remove_source_branch: true });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: mr.id, state: 'opened', merge_when_build_succeeds: true, should_remove_source_branch: true });
-    expect(row('SELECT merge_user_id, merge_params FROM merge_requests WHERE id = ?', mr.id)).toEqual({
+    expect(await row('SELECT merge_user_id, merge_params FROM merge_requests WHERE id = ?', mr.id)).toEqual({
       merge_user_id: cast.master.id, merge_params: JSON.stringify({ commit_message: 'Auto merge', should_remove_source_branch: true }),
     });
-    expect(notes(mr.id)).toEqual([`enabled an automatic merge when the build for ${mr.head} succeeds`]);
+    expect(await notes(mr.id)).toEqual([`enabled an automatic merge when the build for ${mr.head} succeeds`]);
     // setting it again updates the params (all of them, as 8.x's merge!) without a second note
     expect((await merge(mr, cast.master, { merge_when_build_succeeds: true, merge_commit_message: 'Auto merge 2', should_remove_source_branch: true })).status).toBe(200);
-    expect(notes(mr.id)).toHaveLength(1);
+    expect(await notes(mr.id)).toHaveLength(1);
 
     await drive(s.ctx, mr.pipelineId, 'test', 'run', 'success');
-    const merged = row('SELECT state, merge_commit_sha, merge_user_id, merge_when_build_succeeds FROM merge_requests WHERE id = ?', mr.id);
+    const merged = await row('SELECT state, merge_commit_sha, merge_user_id, merge_when_build_succeeds FROM merge_requests WHERE id = ?', mr.id);
     expect(merged).toMatchObject({ state: 'merged', merge_user_id: cast.master.id, merge_when_build_succeeds: 0 });
     const repo = await repositoryOf(s.ctx, project.id);
     const commit = (await repo.readCommit(merged.merge_commit_sha))!;
@@ -83,7 +87,7 @@ describe('merge when the build succeeds', () => {
     const mr = await newMr();
     expect((await merge(mr, cast.master, { merge_when_build_succeeds: true })).status).toBe(200);
     await drive(s.ctx, mr.pipelineId, 'test', 'run', 'drop');
-    expect(row('SELECT state, merge_when_build_succeeds FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'opened', merge_when_build_succeeds: 1 });
+    expect(await row('SELECT state, merge_when_build_succeeds FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'opened', merge_when_build_succeeds: 1 });
     const todos = await s.api('GET', '/todos?action=build_failed', cast.developer);
     expect(todos.status).toBe(200);
     expect(todos.body.filter((t: { target_type: string; target: { id: number } }) => t.target_type === 'MergeRequest' && t.target.id === mr.id)).toHaveLength(1);
@@ -94,16 +98,16 @@ describe('merge when the build succeeds', () => {
     const mr = await newMr();
     expect((await merge(mr, cast.master, { merge_when_build_succeeds: true })).status).toBe(200);
     await pushFiles(s.ctx, project.id, cast.developer.id, { 'more.txt': 'more\n' }, { branch: mr.branch });
-    expect(row('SELECT merge_when_build_succeeds, merge_user_id, merge_params FROM merge_requests WHERE id = ?', mr.id))
+    expect(await row('SELECT merge_when_build_succeeds, merge_user_id, merge_params FROM merge_requests WHERE id = ?', mr.id))
       .toEqual({ merge_when_build_succeeds: 0, merge_user_id: null, merge_params: null });
-    expect(notes(mr.id)).toContain('aborted the automatic merge because source branch was updated');
+    expect(await notes(mr.id)).toContain('aborted the automatic merge because source branch was updated');
     await drive(s.ctx, mr.pipelineId, 'test', 'run', 'success');
-    expect(row('SELECT state FROM merge_requests WHERE id = ?', mr.id).state).toBe('opened');
+    expect((await row('SELECT state FROM merge_requests WHERE id = ?', mr.id)).state).toBe('opened');
   });
 
   it('merges at once when the head pipeline is finished, and answers 405 when only_allow_merge_if_build_succeeds waits for it', async () => {
     const p = await makeProject(s, cast.owner, 'strict', { extra: { only_allow_merge_if_build_succeeds: true } });
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
     await pushFiles(s.ctx, p.id, cast.owner.id, { '.gitlab-ci.yml': CI });
     const running = await newMr(p.id);
     expect(await merge(running, cast.master, undefined, p.id)).toMatchObject({ status: 405, body: { message: '405 Method Not Allowed' } });
@@ -120,7 +124,7 @@ describe('merge when the build succeeds', () => {
   it('answers 401 to who may not merge', async () => {
     const mr = await newMr();
     expect((await merge(mr, cast.reporter, { merge_when_build_succeeds: true })).status).toBe(401);
-    expect(row('SELECT merge_when_build_succeeds FROM merge_requests WHERE id = ?', mr.id).merge_when_build_succeeds).toBe(0);
+    expect((await row('SELECT merge_when_build_succeeds FROM merge_requests WHERE id = ?', mr.id)).merge_when_build_succeeds).toBe(0);
   });
 });
 
@@ -131,12 +135,12 @@ describe('cancel_merge_when_build_succeeds', () => {
     const res = await cancel(mr, cast.master);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: mr.id, state: 'opened', merge_when_build_succeeds: false });
-    expect(notes(mr.id).at(-1)).toBe('canceled the automatic merge');
+    expect((await notes(mr.id)).at(-1)).toBe('canceled the automatic merge');
     const again = await cancel(mr, cast.master);
     expect(again.status).toBe(406);
     expect(again.body).toEqual({ message: "Can't cancel the automatic merge" });
     await drive(s.ctx, mr.pipelineId, 'test', 'run', 'success');
-    expect(row('SELECT state FROM merge_requests WHERE id = ?', mr.id).state).toBe('opened');
+    expect((await row('SELECT state FROM merge_requests WHERE id = ?', mr.id)).state).toBe('opened');
   });
 
   it('accepts POST and the singular route, lets the author cancel, and answers 401 to others', async () => {
@@ -154,7 +158,7 @@ describe('cancel_merge_when_build_succeeds', () => {
     expect((await merge(mr, cast.master)).status).toBe(200);
     expect(await cancel(mr, cast.master)).toMatchObject({ status: 405, body: { message: '405 Method Not Allowed' } });
     const closed = await newMr();
-    s.ctx.db.$client.prepare(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`).run(closed.id);
+    await s.ctx.data.run(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`, [closed.id]);
     expect((await cancel(closed, cast.master, 'POST')).status).toBe(405);
     expect((await cancel({ id: 999999 }, cast.master)).status).toBe(404);
   });

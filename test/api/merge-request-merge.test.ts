@@ -5,29 +5,43 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { insertIssue, insertMergeRequestBetween } from '../helpers/collaboration.js';
+import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { insertIssueAsync, insertMergeRequestBetweenAsync, sqlRows } from '../helpers/collaboration.js';
 import { ACTORS, actorUser, commitTo, repositoryOf, type Actor } from '../helpers/repository.js';
-import { protectBranch } from '../../daemon/services/protected-branches.js';
-import { mergeTestHooks, repairLockedMergeRequests } from '../../daemon/services/merge-requests/merge.js';
+import { protectBranchAsync } from '../../daemon/services/protected-branches.js';
+import {
+  acceptMergeRequest, MERGE_LOCK_OWNER, mergeLockTimes, mergeTestHooks, repairLockedMergeRequests,
+} from '../../daemon/services/merge-requests/merge.js';
+import { findMergeRequest } from '../../daemon/services/merge-requests/find.js';
+import { lookupProjectAsync } from '../../daemon/services/projects.js';
+import { openDataLayer } from '../../daemon/db/layer/open.js';
+import { toUser } from '../../daemon/db/rows.js';
+import { ApiError } from '../../daemon/errors.js';
+import type { AppContext } from '../../daemon/context.js';
 import { createMergeCommit } from '../../daemon/git/merge.js';
+import { settleBuildWork } from '../../daemon/services/builds.js';
 
 let s: TestServer;
 let cast: Cast;
 let project: { id: number; path_with_namespace: string };
 let n = 0;
 
-const rows = (sql: string, ...args: unknown[]) => s.ctx.db.$client.prepare(sql).all(...args) as Record<string, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
-const row = (sql: string, ...args: unknown[]) => s.ctx.db.$client.prepare(sql).get(...args) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+const rows = (sql: string, ...args: unknown[]) => sqlRows(s.ctx, sql, args);
+const row = async (sql: string, ...args: unknown[]) => (await sqlRows(s.ctx, sql, args))[0]!;
+/** A statement through the data layer (either engine). */
+const exec = (sql: string, ...args: unknown[]) => s.ctx.data.run(sql, args);
 
 beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'mm');
   project = await makeProject(s, cast.owner, 'merging');
-  addCastMembers(s.ctx, cast, project.id);
+  await addCastMembersAsync(s.ctx, cast, project.id);
   await commitTo(s.ctx, project.id, 'master', { 'README.md': 'hello\n', 'shared.txt': 'line 1\nline 2\nline 3\n' });
 });
-afterAll(async () => s.close());
+afterAll(async () => {
+  await settleBuildWork();
+  await s.close();
+});
 afterEach(() => {
   mergeTestHooks.beforePublish = null;
 });
@@ -43,11 +57,11 @@ interface Mr {
 async function newMr(projectId = project.id, o: { files?: Record<string, string>; title?: string; description?: string; author?: TestUser; target?: string; force?: boolean } = {}): Promise<Mr> {
   const branch = `feature-${++n}`;
   const head = await commitTo(s.ctx, projectId, branch, o.files ?? { [`${branch}.txt`]: `${branch}\n` }, { from: o.target ?? 'master', message: `add ${branch}` });
-  const id = insertMergeRequestBetween(s.ctx, {
+  const id = await insertMergeRequestBetweenAsync(s.ctx, {
     targetProjectId: projectId, sourceBranch: branch, targetBranch: o.target ?? 'master', title: o.title ?? `Add ${branch}`,
     description: o.description ?? null, authorId: (o.author ?? cast.developer).id, forceRemoveSourceBranch: o.force,
   });
-  return { id, iid: row('SELECT iid FROM merge_requests WHERE id = ?', id).iid, branch, head };
+  return { id, iid: (await row('SELECT iid FROM merge_requests WHERE id = ?', id)).iid, branch, head };
 }
 
 const merge = (mr: Pick<Mr, 'id'>, as: TestUser | null, body?: Record<string, unknown>, projectId = project.id) =>
@@ -75,13 +89,13 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
     const merges = (await repo.git(['log', '--merges', '--format=%H', 'master'])).stdout.toString().trim().split('\n');
     expect(merges[0]).toBe(head);
 
-    const stored = row('SELECT * FROM merge_requests WHERE id = ?', mr.id);
+    const stored = await row('SELECT * FROM merge_requests WHERE id = ?', mr.id);
     expect(stored).toMatchObject({ state: 'merged', merge_commit_sha: head, merge_user_id: cast.master.id, lock_state: null, locked_at: null });
     expect(stored.merged_at).toMatch(/^\d{4}-/);
-    expect(rows(`SELECT note FROM notes WHERE noteable_type = 'MergeRequest' AND noteable_id = ? AND system = 1`, mr.id).map((r) => r.note)).toEqual(['Status changed to merged']);
-    expect(rows(`SELECT action, author_id FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, mr.id)).toEqual([{ action: 'merged', author_id: cast.master.id }]);
+    expect((await rows(`SELECT note FROM notes WHERE noteable_type = 'MergeRequest' AND noteable_id = ? AND system = TRUE`, mr.id)).map((r) => r.note)).toEqual(['Status changed to merged']);
+    expect(await rows(`SELECT action, author_id FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, mr.id)).toEqual([{ action: 'merged', author_id: cast.master.id }]);
     // the post-push work of the target branch: a push event with the merge
-    const push = rows(`SELECT data FROM events WHERE project_id = ? AND action = 'pushed' ORDER BY id DESC LIMIT 1`, project.id)[0]!;
+    const push = (await rows(`SELECT data FROM events WHERE project_id = ? AND action = 'pushed' ORDER BY id DESC LIMIT 1`, project.id))[0]!;
     expect(JSON.parse(push.data)).toMatchObject({ ref: 'refs/heads/master', before, after: head, user_id: cast.master.id });
   });
 
@@ -116,7 +130,7 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
     expect(bad.status).toBe(409);
     expect(bad.body).toEqual({ message: `SHA does not match HEAD of source branch: ${mr.head}` });
     expect(await (await repositoryOf(s.ctx, project.id)).resolveBranch('master')).toBe(master);
-    expect(row('SELECT state FROM merge_requests WHERE id = ?', mr.id).state).toBe('opened');
+    expect((await row('SELECT state FROM merge_requests WHERE id = ?', mr.id)).state).toBe('opened');
     const ok = await merge(mr, cast.master, { sha: mr.head });
     expect(ok.status).toBe(200);
     expect(ok.body.state).toBe('merged');
@@ -129,13 +143,13 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
     expect(again.status).toBe(406);
     expect(again.body).toEqual({ message: '406 Method Not Allowed' });
     const closed = await newMr();
-    s.ctx.db.$client.prepare(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`).run(closed.id);
+    await exec(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`, closed.id);
     expect((await merge(closed, cast.master)).status).toBe(406);
   });
 
   it('merges a reopened merge request', async () => {
     const mr = await newMr();
-    s.ctx.db.$client.prepare(`UPDATE merge_requests SET state = 'reopened' WHERE id = ?`).run(mr.id);
+    await exec(`UPDATE merge_requests SET state = 'reopened' WHERE id = ?`, mr.id);
     expect((await merge(mr, cast.master)).body.state).toBe('merged');
   });
 
@@ -147,13 +161,13 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
     expect(res.status).toBe(405);
     expect(res.body).toEqual({ message: 'Branch cannot be merged' });
     expect(await (await repositoryOf(s.ctx, project.id)).resolveBranch('master')).toBe(master);
-    expect(row('SELECT state, merge_commit_sha FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'opened', merge_commit_sha: null });
+    expect(await row('SELECT state, merge_commit_sha FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'opened', merge_commit_sha: null });
   });
 
   it('answers 405 between unrelated histories, for a work in progress and when a branch is gone', async () => {
     const repo = await repositoryOf(s.ctx, project.id);
     await commitTo(s.ctx, project.id, 'orphan', { 'other.txt': 'unrelated\n' });
-    const orphan = insertMergeRequestBetween(s.ctx, { targetProjectId: project.id, sourceBranch: 'orphan', authorId: cast.developer.id });
+    const orphan = await insertMergeRequestBetweenAsync(s.ctx, { targetProjectId: project.id, sourceBranch: 'orphan', authorId: cast.developer.id });
     expect(await merge({ id: orphan }, cast.master)).toMatchObject({ status: 405, body: { message: 'Branch cannot be merged' } });
 
     const wip = await newMr(project.id, { title: 'WIP: not yet' });
@@ -181,7 +195,7 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ message: '401 Unauthorized' });
     }
-    expect(row('SELECT state FROM merge_requests WHERE id = ?', mr.id).state).toBe('opened');
+    expect((await row('SELECT state FROM merge_requests WHERE id = ?', mr.id)).state).toBe('opened');
   });
 
   it('serves the deprecated singular route as an alias', async () => {
@@ -195,22 +209,22 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
 describe('protected target branches', () => {
   it('refuses a developer where only masters may push, allows a master, and a developer with developers_can_merge', async () => {
     const p = await makeProject(s, cast.owner, 'protected-merge');
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
     await commitTo(s.ctx, p.id, 'master', { 'a.txt': 'a\n' });
     await commitTo(s.ctx, p.id, 'stable', { 'b.txt': 'b\n' }, { from: 'master' });
-    protectBranch(s.ctx, p.id, 'stable');
+    await protectBranchAsync(s.ctx, p.id, 'stable');
     const mr = await newMr(p.id, { target: 'stable' });
     expect((await merge(mr, cast.developer, undefined, p.id)).status).toBe(401);
     expect((await merge(mr, cast.master, undefined, p.id)).status).toBe(200);
 
-    protectBranch(s.ctx, p.id, 'stable', { developersCanMerge: true });
+    await protectBranchAsync(s.ctx, p.id, 'stable', { developersCanMerge: true });
     const mr2 = await newMr(p.id, { target: 'stable' });
     expect((await merge(mr2, cast.developer, undefined, p.id)).status).toBe(200);
   });
 
   it('honours default_branch_protection: a developer merges into the default branch only when developers may push', async () => {
     const p = await makeProject(s, cast.owner, 'default-protected');
-    addCastMembers(s.ctx, cast, p.id);
+    await addCastMembersAsync(s.ctx, cast, p.id);
     await commitTo(s.ctx, p.id, 'master', { 'a.txt': 'a\n' });
     const put = async (v: number) => expect((await s.api('PUT', '/application/settings', s.root, { default_branch_protection: v })).status).toBe(200);
     try {
@@ -237,13 +251,13 @@ describe('authorization matrix', () => {
   for (const vis of [0, 10, 20]) {
     it(`visibility ${vis}`, async () => {
       const p = await makeProject(s, cast.owner, `matrix-${vis}`, { visibility: vis });
-      addCastMembers(s.ctx, cast, p.id);
+      await addCastMembersAsync(s.ctx, cast, p.id);
       await commitTo(s.ctx, p.id, 'master', { 'a.txt': 'a\n' });
       for (const a of ACTORS) {
         const mr = await newMr(p.id);
         const res = await merge(mr, actorUser(cast, a), undefined, p.id);
         expect({ a, status: res.status }).toEqual({ a, status: expected(a, vis) });
-        expect(row('SELECT state FROM merge_requests WHERE id = ?', mr.id).state).toBe(res.status === 200 ? 'merged' : 'opened');
+        expect((await row('SELECT state FROM merge_requests WHERE id = ?', mr.id)).state).toBe(res.status === 200 ? 'merged' : 'opened');
       }
     });
   }
@@ -261,7 +275,7 @@ describe('concurrency', () => {
     const head = (await repo.resolveBranch('master'))!;
     for (const [mr, res] of [[a, ra], [b, rb]] as const) {
       if (res.status === 200) expect(await repo.isAncestor(mr.head, head)).toBe(true);
-      else expect(row('SELECT state FROM merge_requests WHERE id = ?', mr.id).state).toBe('opened');
+      else expect((await row('SELECT state FROM merge_requests WHERE id = ?', mr.id)).state).toBe('opened');
     }
     if (ok.length === 2) {
       // linear: one merge commit is the first parent of the other
@@ -293,7 +307,7 @@ describe('concurrency', () => {
 
   it('refuses cleanly when the target keeps moving: 409, the merge request back to opened, no merge on the branch', async () => {
     const mr = await newMr();
-    s.ctx.db.$client.prepare(`UPDATE merge_requests SET state = 'reopened' WHERE id = ?`).run(mr.id);
+    await exec(`UPDATE merge_requests SET state = 'reopened' WHERE id = ?`, mr.id);
     let last = '';
     mergeTestHooks.beforePublish = async () => {
       last = await advanceMaster();
@@ -304,23 +318,23 @@ describe('concurrency', () => {
     const repo = await repositoryOf(s.ctx, project.id);
     expect(await repo.resolveBranch('master')).toBe(last);
     expect(await repo.isAncestor(mr.head, last)).toBe(false);
-    expect(row('SELECT state, lock_state, merge_commit_sha FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'reopened', lock_state: null, merge_commit_sha: null });
+    expect(await row('SELECT state, lock_state, merge_commit_sha FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'reopened', lock_state: null, merge_commit_sha: null });
   });
 });
 
 describe('after the merge', () => {
   it('closes the issues named by "Closes #n" with a system note, when merging into the default branch', async () => {
-    const one = insertIssue(s.ctx, project.id, { title: 'bug one' });
-    const two = insertIssue(s.ctx, project.id, { title: 'bug two' });
-    const untouched = insertIssue(s.ctx, project.id, { title: 'bug three' });
+    const one = await insertIssueAsync(s.ctx, project.id, { title: 'bug one' });
+    const two = await insertIssueAsync(s.ctx, project.id, { title: 'bug two' });
+    const untouched = await insertIssueAsync(s.ctx, project.id, { title: 'bug three' });
     const mr = await newMr(project.id, { description: `Closes #${one.iid} and fixes #${two.iid}` });
     expect((await merge(mr, cast.master)).status).toBe(200);
     for (const issue of [one, two]) {
-      expect(row('SELECT state FROM issues WHERE id = ?', issue.id).state).toBe('closed');
-      expect(rows(`SELECT note FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ? AND system = 1`, issue.id).map((r) => r.note))
+      expect((await row('SELECT state FROM issues WHERE id = ?', issue.id)).state).toBe('closed');
+      expect((await rows(`SELECT note FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ? AND system = TRUE`, issue.id)).map((r) => r.note))
         .toContain(`Status changed to closed by !${mr.iid}`);
     }
-    expect(row('SELECT state FROM issues WHERE id = ?', untouched.id).state).toBe('opened');
+    expect((await row('SELECT state FROM issues WHERE id = ?', untouched.id)).state).toBe('opened');
   });
 
   it('removes the source branch when asked, but never a protected one', async () => {
@@ -332,7 +346,7 @@ describe('after the merge', () => {
     expect(await repo.resolveBranch(mr.branch)).toBeNull();
 
     const kept = await newMr();
-    protectBranch(s.ctx, project.id, kept.branch);
+    await protectBranchAsync(s.ctx, project.id, kept.branch);
     expect((await merge(kept, cast.master, { should_remove_source_branch: true })).status).toBe(200);
     expect(await repo.resolveBranch(kept.branch)).toBe(kept.head);
 
@@ -349,15 +363,15 @@ describe('after the merge', () => {
     const hook = await s.api('POST', `/projects/${project.id}/hooks`, cast.master, { url: 'http://hooks.example.test/mr', merge_requests_events: true, push_events: true });
     expect(hook.status).toBe(201);
     const mr = await newMr();
-    s.ctx.db.$client.prepare(`INSERT INTO todos (user_id, project_id, author_id, target_type, target_id, action, state, created_at, updated_at)
-      VALUES (?, ?, ?, 'MergeRequest', ?, 'assigned', 'pending', datetime('now'), datetime('now'))`).run(cast.master.id, project.id, cast.developer.id, mr.id);
+    await exec(`INSERT INTO todos (user_id, project_id, author_id, target_type, target_id, action, state, created_at, updated_at)
+      VALUES (?, ?, ?, 'MergeRequest', ?, 'assigned', 'pending', ?, ?)`, cast.master.id, project.id, cast.developer.id, mr.id, new Date().toISOString(), new Date().toISOString());
     expect((await merge(mr, cast.master)).status).toBe(200);
-    const deliveries = rows(`SELECT event, payload FROM hook_deliveries WHERE hook_id = ? ORDER BY id`, hook.body.id);
+    const deliveries = await rows(`SELECT event, payload FROM hook_deliveries WHERE hook_id = ? ORDER BY id`, hook.body.id);
     const mrHook = deliveries.filter((d) => d.event === 'merge_request').map((d) => JSON.parse(d.payload));
     expect(mrHook).toHaveLength(1);
     expect(mrHook[0]).toMatchObject({ object_kind: 'merge_request', user: { username: cast.master.username }, object_attributes: { action: 'merge', state: 'merged', iid: mr.iid } });
     expect(deliveries.some((d) => d.event === 'push')).toBe(true);
-    expect(row(`SELECT state FROM todos WHERE target_type = 'MergeRequest' AND target_id = ? AND user_id = ?`, mr.id, cast.master.id).state).toBe('done');
+    expect((await row(`SELECT state FROM todos WHERE target_type = 'MergeRequest' AND target_id = ? AND user_id = ?`, mr.id, cast.master.id)).state).toBe('done');
   });
 });
 
@@ -368,7 +382,7 @@ describe('fork merge requests', () => {
     const fork = forked.body as { id: number };
     await advanceMaster();
     const head = await commitTo(s.ctx, fork.id, 'from-fork', { 'fork.txt': 'from the fork\n' }, { from: 'master' });
-    const id = insertMergeRequestBetween(s.ctx, { targetProjectId: project.id, sourceProjectId: fork.id, sourceBranch: 'from-fork', authorId: cast.developer.id });
+    const id = await insertMergeRequestBetweenAsync(s.ctx, { targetProjectId: project.id, sourceProjectId: fork.id, sourceBranch: 'from-fork', authorId: cast.developer.id });
     // the merger may not push to the fork: asked to remove the source branch, it stays
     const res = await merge({ id }, cast.master, { should_remove_source_branch: true });
     expect(res.status).toBe(200);
@@ -381,7 +395,7 @@ describe('fork merge requests', () => {
 
     // forced by the author, who owns the fork: removed there as the author
     const forcedHead = await commitTo(s.ctx, fork.id, 'forced', { 'forced.txt': 'forced\n' }, { from: 'master' });
-    const forced = insertMergeRequestBetween(s.ctx, { targetProjectId: project.id, sourceProjectId: fork.id, sourceBranch: 'forced', authorId: cast.developer.id, forceRemoveSourceBranch: true });
+    const forced = await insertMergeRequestBetweenAsync(s.ctx, { targetProjectId: project.id, sourceProjectId: fork.id, sourceBranch: 'forced', authorId: cast.developer.id, forceRemoveSourceBranch: true });
     expect((await merge({ id: forced }, cast.master)).status).toBe(200);
     expect(await repo.isAncestor(forcedHead, (await repo.resolveBranch('master'))!)).toBe(true);
     expect(await (await repositoryOf(s.ctx, fork.id)).resolveBranch('forced')).toBeNull();
@@ -394,16 +408,89 @@ describe('restart repair', () => {
     const done = await newMr();
     const before = (await repo.resolveBranch('master'))!;
     const { sha } = await createMergeCommit(repo.path, { targetBranch: 'master', targetSha: before, sourceSha: done.head, message: 'interrupted merge', author: { name: 'x', email: 'x@example.com' } });
-    const lockRow = s.ctx.db.$client.prepare(`UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = datetime('now'), merge_user_id = ?, merge_commit_sha = ? WHERE id = ?`);
-    lockRow.run(cast.master.id, sha, done.id);
+    // locks taken before migration 0034: no owner and no heartbeat, so their owner counts as dead
+    const lockRow = (user: number, commit: string | null, id: number) => exec(
+      `UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = ?, merge_user_id = ?, merge_commit_sha = ? WHERE id = ?`,
+      new Date().toISOString(), user, commit, id);
+    await lockRow(cast.master.id, sha, done.id);
     const undone = await newMr();
-    lockRow.run(cast.master.id, null, undone.id);
-    s.ctx.db.$client.prepare(`UPDATE merge_requests SET lock_state = 'reopened' WHERE id = ?`).run(undone.id);
+    await lockRow(cast.master.id, null, undone.id);
+    await exec(`UPDATE merge_requests SET lock_state = 'reopened' WHERE id = ?`, undone.id);
 
     expect(await repairLockedMergeRequests(s.ctx)).toEqual({ finished: 1, undone: 1 });
-    expect(row('SELECT state, merge_commit_sha, lock_state FROM merge_requests WHERE id = ?', done.id)).toEqual({ state: 'merged', merge_commit_sha: sha, lock_state: null });
-    expect(rows(`SELECT action FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, done.id).map((r) => r.action)).toEqual(['merged']);
-    expect(row('SELECT state, merge_error FROM merge_requests WHERE id = ?', undone.id)).toMatchObject({ state: 'reopened', merge_error: expect.stringMatching(/interrupted/) });
+    expect(await row('SELECT state, merge_commit_sha, lock_state FROM merge_requests WHERE id = ?', done.id)).toEqual({ state: 'merged', merge_commit_sha: sha, lock_state: null });
+    expect((await rows(`SELECT action FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, done.id)).map((r) => r.action)).toEqual(['merged']);
+    expect(await row('SELECT state, merge_error FROM merge_requests WHERE id = ?', undone.id)).toMatchObject({ state: 'reopened', merge_error: expect.stringMatching(/interrupted/) });
+  });
+});
+
+describe('merge locks across daemons', () => {
+  /** Lock a merge request as the daemon `owner` would, its last heartbeat `ageMs` ago. */
+  const lockAs = (id: number, owner: string, ageMs: number) => exec(
+    `UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = ?, lock_owner = ?, lock_heartbeat_at = ?, merge_user_id = ? WHERE id = ?`,
+    new Date().toISOString(), owner, new Date(Date.now() - ageMs).toISOString(), cast.master.id, id);
+
+  it('a merge lock names this daemon and its heartbeat while the merge runs, and both are cleared after', async () => {
+    const mr = await newMr();
+    let seen: Record<string, unknown> | undefined;
+    mergeTestHooks.beforePublish = async () => {
+      seen = await row('SELECT state, lock_owner, lock_heartbeat_at FROM merge_requests WHERE id = ?', mr.id);
+    };
+    expect((await merge(mr, cast.master)).status).toBe(200);
+    expect(seen).toMatchObject({ state: 'locked', lock_owner: MERGE_LOCK_OWNER });
+    expect(Date.now() - Date.parse(String(seen!.lock_heartbeat_at))).toBeLessThan(mergeLockTimes.leaseMs);
+    expect(await row('SELECT state, lock_owner, lock_heartbeat_at FROM merge_requests WHERE id = ?', mr.id))
+      .toEqual({ state: 'merged', lock_owner: null, lock_heartbeat_at: null });
+  });
+
+  it('the repair leaves a lock with a fresh heartbeat of another daemon alone and repairs one whose owner stopped beating', async () => {
+    const live = await newMr();
+    const dead = await newMr();
+    await lockAs(live.id, 'another-live-daemon', 1_000);
+    await lockAs(dead.id, 'a-dead-daemon', mergeLockTimes.leaseMs + 5_000);
+    expect(await repairLockedMergeRequests(s.ctx)).toEqual({ finished: 0, undone: 1 });
+    expect(await row('SELECT state, lock_owner FROM merge_requests WHERE id = ?', live.id)).toEqual({ state: 'locked', lock_owner: 'another-live-daemon' });
+    expect(await row('SELECT state, lock_owner, lock_state, merge_error FROM merge_requests WHERE id = ?', dead.id))
+      .toMatchObject({ state: 'opened', lock_owner: null, lock_state: null, merge_error: expect.stringMatching(/interrupted/) });
+    // a merge refused while the live daemon holds the lock: 406, as 8.x answers a locked merge request
+    expect((await merge(live, cast.master)).status).toBe(406);
+    // the live daemon stops beating: the next sweep takes the lock over and repairs it
+    await exec(`UPDATE merge_requests SET lock_heartbeat_at = ? WHERE id = ?`, new Date(Date.now() - mergeLockTimes.leaseMs - 1_000).toISOString(), live.id);
+    expect(await repairLockedMergeRequests(s.ctx)).toEqual({ finished: 0, undone: 1 });
+    expect((await row('SELECT state FROM merge_requests WHERE id = ?', live.id)).state).toBe('opened');
+    expect((await merge(live, cast.master)).status).toBe(200);
+  });
+
+  it('two merges of one merge request at once through two daemons\' connections: one merges, the other is refused, one merge commit', async () => {
+    const other = await openDataLayer(s.ctx.config);
+    const ctx2: AppContext = { ...s.ctx, db: other.db, data: other.data };
+    try {
+      const mr = await newMr();
+      const repo = await repositoryOf(s.ctx, project.id);
+      const before = (await repo.resolveBranch('master'))!;
+      const target = (await lookupProjectAsync(s.ctx, project.id))!;
+      const master = toUser((await s.ctx.data.get<Record<string, unknown>>('SELECT * FROM users WHERE id = ?', [cast.master.id]))!);
+      const row1 = (await findMergeRequest(s.ctx.data, mr.id))!;
+      const row2 = (await findMergeRequest(ctx2.data, mr.id))!;
+      const results = await Promise.allSettled([
+        acceptMergeRequest(s.ctx, master, target, row1, {}),
+        acceptMergeRequest(ctx2, master, target, row2, {}),
+      ]);
+      const ok = results.filter((r) => r.status === 'fulfilled');
+      const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+      expect(ok).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toBeInstanceOf(ApiError);
+      expect([405, 406]).toContain((refused[0] as ApiError).statusCode);
+      // master moved by exactly one merge commit of the merge request's head
+      const head = (await repo.resolveBranch('master'))!;
+      const commit = (await repo.readCommit(head))!;
+      expect(commit.parents).toEqual([before, mr.head]);
+      expect(await row('SELECT state, merge_commit_sha FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'merged', merge_commit_sha: head });
+      expect((await rows(`SELECT action FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, mr.id)).map((r) => r.action)).toEqual(['merged']);
+    } finally {
+      await other.close();
+    }
   });
 });
 
@@ -425,7 +512,7 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id with state_event=me
 
   it('a refused merge changes nothing: 403/401 without rights, 405 on conflicts, 406 when closed, 400 for a bad field', async () => {
     const mr = await newMr();
-    const title = row('SELECT title FROM merge_requests WHERE id = ?', mr.id).title;
+    const title = (await row('SELECT title FROM merge_requests WHERE id = ?', mr.id)).title;
     // a reporter may not update; a developer may update but not merge into the protected default branch
     expect((await update(mr, cast.reporter, { state_event: 'merge', title: 'x' })).status).toBe(403);
     expect((await update(mr, cast.developer, { state_event: 'merge', title: 'x' })).status).toBe(401);
@@ -433,16 +520,16 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id with state_event=me
     expect(tooLong.status).toBe(400);
     const retarget = await update(mr, cast.master, { state_event: 'merge', target_branch: mr.branch });
     expect(retarget.status).toBe(400);
-    expect(row('SELECT state, title FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'opened', title });
+    expect(await row('SELECT state, title FROM merge_requests WHERE id = ?', mr.id)).toEqual({ state: 'opened', title });
 
     const left = await newMr(project.id, { files: { 'shared.txt': 'left\n' } });
     await commitTo(s.ctx, project.id, 'master', { 'shared.txt': `right ${++n}\n` });
     const conflicting = await update(left, cast.master, { state_event: 'merge', title: 'Should not stick' });
     expect(conflicting.status).toBe(405);
     expect(conflicting.body).toEqual({ message: 'Branch cannot be merged' });
-    expect(row('SELECT state, title FROM merge_requests WHERE id = ?', left.id).title).not.toBe('Should not stick');
+    expect((await row('SELECT state, title FROM merge_requests WHERE id = ?', left.id)).title).not.toBe('Should not stick');
 
-    s.ctx.db.$client.prepare(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`).run(mr.id);
+    await exec(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`, mr.id);
     expect((await update(mr, cast.master, { state_event: 'merge' })).status).toBe(406);
   });
 });
@@ -455,6 +542,6 @@ describe('merge_commit_message limits', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ message: '400 (Bad request) "merge_commit_message" is invalid' });
     expect(await (await repositoryOf(s.ctx, project.id)).resolveBranch('master')).toBe(master);
-    expect(row('SELECT state FROM merge_requests WHERE id = ?', mr.id).state).toBe('opened');
+    expect((await row('SELECT state FROM merge_requests WHERE id = ?', mr.id)).state).toBe('opened');
   });
 });

@@ -10,21 +10,26 @@ let s: TestServer;
 let pid: number;
 type Row = { id: number; created_at: string; updated_at: string; state: string };
 const N = 1234;
-const rows = () => s.ctx.db.$client.prepare('SELECT id, created_at, updated_at, state FROM merge_requests WHERE target_project_id = ? AND deleted_at IS NULL').all(pid) as Row[];
+const rows = () => s.ctx.data.all<Row>('SELECT id, created_at, updated_at, state FROM merge_requests WHERE target_project_id = ? AND deleted_at IS NULL', [pid]);
 
 beforeAll(async () => {
   s = await startTestServer();
   pid = (await s.api('POST', '/projects', s.root, { name: 'mr-pages' })).body.id;
-  const db = s.ctx.db.$client;
-  const insert = db.prepare(`INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, state, author_id, created_at, updated_at)
-    VALUES (?, ?, ?, ?, 'master', ?, ?, ?, ?, ?)`);
-  db.transaction(() => {
-    for (let i = 1; i <= N; i++) {
-      const created = new Date(Date.UTC(2024, 0, 1) + Math.floor(i / 3) * 60_000).toISOString();
-      const updated = new Date(Date.UTC(2025, 0, 1) - i * 1000).toISOString();
-      insert.run(pid, i, pid, `b${i}`, `MR ${i}`, ['opened', 'merged', 'closed', 'reopened'][i % 4], s.root.id, created, updated);
+  // through the data layer (either engine), 100 rows per statement
+  await s.ctx.data.transaction(async (tx) => {
+    for (let from = 1; from <= N; from += 100) {
+      const values: unknown[] = [];
+      const tuples: string[] = [];
+      for (let i = from; i < Math.min(from + 100, N + 1); i++) {
+        const created = new Date(Date.UTC(2024, 0, 1) + Math.floor(i / 3) * 60_000).toISOString();
+        const updated = new Date(Date.UTC(2025, 0, 1) - i * 1000).toISOString();
+        tuples.push(`(?, ?, ?, ?, 'master', ?, ?, ?, ?, ?)`);
+        values.push(pid, i, pid, `b${i}`, `MR ${i}`, ['opened', 'merged', 'closed', 'reopened'][i % 4], s.root.id, created, updated);
+      }
+      await tx.run(`INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, state, author_id, created_at, updated_at)
+        VALUES ${tuples.join(', ')}`, values);
     }
-  })();
+  });
 });
 afterAll(async () => s?.close());
 
@@ -42,7 +47,7 @@ async function page(query: string, n: number, perPage: number) {
 describe('long merge request lists', () => {
   for (const [key, sort] of [['created_at', 'desc'], ['created_at', 'asc'], ['updated_at', 'desc'], ['updated_at', 'asc']] as const) {
     it(`every page equals the sorted slice, order_by=${key} sort=${sort}`, async () => {
-      const want = sorted(rows(), key, sort);
+      const want = sorted(await rows(), key, sort);
       const got: number[] = [];
       for (let n = 1; n <= Math.ceil(N / 100); n++) got.push(...(await page(`order_by=${key}&sort=${sort}`, n, 100)).ids);
       expect(got).toEqual(want);
@@ -51,7 +56,7 @@ describe('long merge request lists', () => {
   }
 
   it('state=opened lists opened and reopened ones, deep pages included', async () => {
-    const want = sorted(rows().filter((r) => r.state === 'opened' || r.state === 'reopened'), 'created_at', 'desc');
+    const want = sorted((await rows()).filter((r) => r.state === 'opened' || r.state === 'reopened'), 'created_at', 'desc');
     const first = await page('state=opened', 1, 20);
     expect(first.total).toBe(want.length);
     for (const n of [1, 13, 26, 31]) expect((await page('state=opened', n, 20)).ids).toEqual(want.slice((n - 1) * 20, n * 20));
@@ -59,15 +64,15 @@ describe('long merge request lists', () => {
 
   it('X-Total follows creates, state changes and soft deletes exactly', async () => {
     const total = async (q = '') => (await page(q, 1, 1)).total;
-    const count = (states: string[]) => rows().filter((r) => states.includes(r.state)).length;
+    const count = async (states: string[]) => (await rows()).filter((r) => states.includes(r.state)).length;
     expect(await total()).toBe(N);
-    const [a, b] = rows().filter((r) => r.state === 'opened').map((r) => r.id);
-    s.ctx.db.$client.prepare(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`).run(a);
-    s.ctx.db.$client.prepare(`UPDATE merge_requests SET deleted_at = '2025-01-01T00:00:00.000Z' WHERE id = ?`).run(b);
+    const [a, b] = (await rows()).filter((r) => r.state === 'opened').map((r) => r.id);
+    await s.ctx.data.run(`UPDATE merge_requests SET state = 'closed' WHERE id = ?`, [a]);
+    await s.ctx.data.run(`UPDATE merge_requests SET deleted_at = '2025-01-01T00:00:00.000Z' WHERE id = ?`, [b]);
     expect(await total()).toBe(N - 1);
-    expect(await total('state=opened')).toBe(count(['opened', 'reopened']));
-    expect(await total('state=closed')).toBe(count(['closed']));
-    expect(await total('state=merged')).toBe(count(['merged']));
+    expect(await total('state=opened')).toBe(await count(['opened', 'reopened']));
+    expect(await total('state=closed')).toBe(await count(['closed']));
+    expect(await total('state=merged')).toBe(await count(['merged']));
     expect(await total('state=all')).toBe(N - 1);
   });
 });

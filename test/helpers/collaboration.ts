@@ -268,3 +268,19 @@ export async function issueCountsAndRecount(ctx: AppContext): Promise<{ kept: Re
     WHERE deleted_at IS NULL GROUP BY project_id, COALESCE(author_id, 0), state, confidential ORDER BY project_id, author_id, state, confidential`);
   return { kept, recount };
 }
+
+/** insertMergeRequestBetween through the data layer (either engine). */
+export async function insertMergeRequestBetweenAsync(ctx: AppContext, o: {
+  targetProjectId: number; sourceBranch: string; targetBranch?: string; sourceProjectId?: number; title?: string; description?: string | null;
+  authorId?: number | null; state?: 'opened' | 'reopened' | 'closed' | 'merged'; forceRemoveSourceBranch?: boolean;
+}): Promise<number> {
+  const t = now();
+  const iid = await nextIidAsync(ctx, 'merge_requests', 'target_project_id', o.targetProjectId);
+  const row = await ctx.data.get<{ id: number }>(
+    `INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, description, state, author_id,
+       force_remove_source_branch, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [o.targetProjectId, iid, o.sourceProjectId ?? o.targetProjectId, o.sourceBranch, o.targetBranch ?? 'master', o.title ?? `MR ${iid}`,
+      o.description ?? null, o.state ?? 'opened', o.authorId ?? null, !!o.forceRemoveSourceBranch, t, t],
+  );
+  return row!.id;
+}

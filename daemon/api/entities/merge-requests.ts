@@ -5,22 +5,28 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import type { Queries } from '../../db/layer/types.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { UserRow } from '../../db/schema.js';
 import { latestDiffHeads, workInProgress } from '../../services/merge-requests/find.js';
 import { Nullable } from '../params.js';
-import { loadIssuablePage } from './issuables.js';
+import { loadIssuablePageAsync } from './issuables.js';
 import { milestoneEntity, MilestoneSchema } from './milestones.js';
-import { userBasic, UserBasicSchema } from './users.js';
+import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 type Rec = Record<string, unknown>;
 
-/** Present a page of merge requests for `viewer` (subscribed is the viewer's) with a fixed number of queries. */
-export function presentMergeRequests(ctx: AppContext, viewer: UserRow | null, rows: MergeRequestRow[]): Rec[] {
+/**
+ * Present a page of merge requests for `viewer` (subscribed is the viewer's) with a fixed number of queries, read
+ * through `q` (ctx.data, or the snapshot the page was read in).
+ */
+export async function presentMergeRequests(ctx: AppContext, viewer: UserRow | null, rows: MergeRequestRow[], q: Queries = ctx.data): Promise<Rec[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const { labels, milestones, votes, notes, subscribed, users, webUrls } = loadIssuablePage(ctx, viewer, 'MergeRequest', rows.map((r) => ({ ...r, projectId: r.targetProjectId })));
-  const heads = latestDiffHeads(ctx, ids);
+  const { labels, milestones, votes, notes, subscribed, users, webUrls } =
+    await loadIssuablePageAsync(ctx, viewer, 'MergeRequest', rows.map((r) => ({ ...r, projectId: r.targetProjectId })), q);
+  const heads = await latestDiffHeads(q, ids);
+  const gravatar = await gravatarEnabledAsync(ctx);
   return rows.map((m) => {
     const author = m.authorId !== null ? users.get(m.authorId) : undefined;
     const assignee = m.assigneeId !== null ? users.get(m.assigneeId) : undefined;
@@ -39,8 +45,8 @@ export function presentMergeRequests(ctx: AppContext, viewer: UserRow | null, ro
       source_branch: m.sourceBranch,
       upvotes: v?.upvotes ?? 0,
       downvotes: v?.downvotes ?? 0,
-      author: author ? userBasic(ctx, author) : null,
-      assignee: assignee ? userBasic(ctx, assignee) : null,
+      author: author ? userBasic(ctx, author, gravatar) : null,
+      assignee: assignee ? userBasic(ctx, assignee, gravatar) : null,
       source_project_id: m.sourceProjectId,
       target_project_id: m.targetProjectId,
       labels: labels.get(m.id) ?? [],
@@ -60,8 +66,8 @@ export function presentMergeRequests(ctx: AppContext, viewer: UserRow | null, ro
 }
 
 /** Present one merge request. */
-export function presentMergeRequest(ctx: AppContext, viewer: UserRow | null, row: MergeRequestRow): Rec {
-  return presentMergeRequests(ctx, viewer, [row])[0]!;
+export async function presentMergeRequest(ctx: AppContext, viewer: UserRow | null, row: MergeRequestRow): Promise<Rec> {
+  return (await presentMergeRequests(ctx, viewer, [row]))[0]!;
 }
 
 const S = Type.String();

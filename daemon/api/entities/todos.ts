@@ -4,16 +4,13 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { inArray } from 'drizzle-orm';
-import { issues, type IssueRow, type TodoRow, type TodoTargetType } from '../../db/schema-collaboration.js';
+import { type IssueRow, type TodoRow, type TodoTargetType } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { statement } from '../../db/statements.js';
 import { toIssue, toProject, toUser } from '../../db/rows.js';
-import { placeholders } from '../../db/sql.js';
 import { Nullable } from '../params.js';
-import { IssueSchema, presentIssues, presentIssuesAsync } from './issues.js';
+import { IssueSchema, presentIssuesAsync } from './issues.js';
 import { MergeRequestSchema } from './merge-requests.js';
-import { BasicProjectSchema, presentBasicProjects, presentBasicProjectsAsync } from './projects.js';
+import { BasicProjectSchema, presentBasicProjectsAsync } from './projects.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 type Rec = Record<string, unknown>;
@@ -23,29 +20,18 @@ type Rec = Record<string, unknown>;
  * title for `body` and its path segment in `target_url`. Merge requests register theirs with setTodoTargetKind.
  */
 export interface TodoTargetKind<Row = unknown> {
-  load(ctx: AppContext, ids: number[]): Map<number, Row>;
-  present(ctx: AppContext, viewer: UserRow, rows: Row[]): Map<number, Rec>;
   title(row: Row): string;
   /** `issues/3`, `merge_requests/7`: appended to the project's web URL. */
   webPath(row: Row): string;
-  /**
-   * The data-layer twins of load and present, used by presentTodosAsync (on SQLite it falls back to the synchronous
-   * ones). A kind without them cannot be presented on PostgreSQL: merge requests add theirs when their room is ported
-   * (until then no merge request, so no todo on one, can exist on PostgreSQL: their routes answer 501 there).
-   */
-  loadAsync?(ctx: AppContext, ids: number[]): Promise<Map<number, Row>>;
-  presentAsync?(ctx: AppContext, viewer: UserRow, rows: Row[]): Promise<Map<number, Rec>>;
+  /** Its live rows by id, and the presented entities of a page, on the data layer (either engine). */
+  loadAsync(ctx: AppContext, ids: number[]): Promise<Map<number, Row>>;
+  presentAsync(ctx: AppContext, viewer: UserRow, rows: Row[]): Promise<Map<number, Rec>>;
 }
 
 const issueKind: TodoTargetKind<IssueRow> = {
-  // a deleted issue takes its todos out of sight (8.x destroyed them with it)
-  load: (ctx, ids) => new Map(ctx.db.select().from(issues).where(inArray(issues.id, ids)).all().filter((r) => r.deletedAt === null).map((r) => [r.id, r])),
-  present: (ctx, viewer, rows) => {
-    const presented = presentIssues(ctx, viewer, rows);
-    return new Map(rows.map((r, i) => [r.id, presented[i]!]));
-  },
   title: (row) => row.title,
   webPath: (row) => `issues/${row.iid}`,
+  // a deleted issue takes its todos out of sight (8.x destroyed them with it)
   loadAsync: async (ctx, ids) => new Map((await ctx.data.all<Rec>(`SELECT * FROM issues WHERE id IN ${ctx.data.dialect.inIds} AND deleted_at IS NULL`,
     [ctx.data.dialect.ids(ids)])).map((r) => [r.id as number, toIssue(r)])),
   presentAsync: async (ctx, viewer, rows) => {
@@ -61,61 +47,6 @@ export function setTodoTargetKind<Row>(type: TodoTargetType, kind: TodoTargetKin
   kinds[type] = kind;
 }
 
-/** Rows by id of one table (one query). */
-function rowsById<T>(ctx: AppContext, table: string, ids: number[], to: (r: Rec) => T): Map<number, T> {
-  const uniq = [...new Set(ids)];
-  if (uniq.length === 0) return new Map();
-  return new Map((statement(ctx, `SELECT * FROM ${table} WHERE id IN (${placeholders(uniq)})`).all(...uniq) as Rec[]).map((r) => [r.id as number, to(r)]));
-}
-
-/**
- * Present a page of the viewer's todos. body is the note's text when a note caused the todo, otherwise the target's
- * title; target_url is the target's web page, with `#note_<id>` for a note.
- */
-export function presentTodos(ctx: AppContext, viewer: UserRow, rows: TodoRow[]): Rec[] {
-  if (rows.length === 0) return [];
-  const projects = rowsById<ProjectRow>(ctx, 'projects', rows.map((r) => r.projectId), toProject);
-  const basic = new Map(presentBasicProjects(ctx, [...projects.values()]).map((p) => [p.id as number, p]));
-  const authors = rowsById<UserRow>(ctx, 'users', rows.flatMap((r) => (r.authorId !== null ? [r.authorId] : [])), toUser);
-  const noteIds = [...new Set(rows.flatMap((r) => (r.noteId !== null ? [r.noteId] : [])))];
-  const notes = new Map(noteIds.length
-    ? (statement(ctx, `SELECT id, note FROM notes WHERE id IN (${placeholders(noteIds)})`).all(...noteIds) as { id: number; note: string }[]).map((n) => [n.id, n.note])
-    : []);
-  const targets = new Map<TodoTargetType, { rows: Map<number, unknown>; presented: Map<number, Rec> }>();
-  for (const type of new Set(rows.map((r) => r.targetType))) {
-    const kind = kinds[type];
-    if (!kind) continue;
-    const loaded = kind.load(ctx, [...new Set(rows.filter((r) => r.targetType === type).map((r) => r.targetId))]);
-    targets.set(type, { rows: loaded, presented: kind.present(ctx, viewer, [...loaded.values()]) });
-  }
-  return rows.flatMap((t) => {
-    const kind = kinds[t.targetType];
-    const target = targets.get(t.targetType);
-    const row = target?.rows.get(t.targetId);
-    const project = basic.get(t.projectId);
-    if (!kind || !target || row === undefined || !project) return []; // its target is gone: nothing to show
-    const author = t.authorId !== null ? authors.get(t.authorId) : undefined;
-    const note = t.noteId !== null ? notes.get(t.noteId) : undefined;
-    return [{
-      id: t.id,
-      project,
-      author: author ? userBasic(ctx, author) : null,
-      action_name: t.action,
-      target_type: t.targetType,
-      target: target.presented.get(t.targetId)!,
-      target_url: `${project.web_url as string}/${kind.webPath(row)}${t.noteId !== null ? `#note_${t.noteId}` : ''}`,
-      body: note ?? kind.title(row),
-      state: t.state,
-      created_at: t.createdAt,
-    }];
-  });
-}
-
-/** Present one todo (DELETE /todos/:id, POST .../todo). */
-export function presentTodo(ctx: AppContext, viewer: UserRow, row: TodoRow): Rec | undefined {
-  return presentTodos(ctx, viewer, [row])[0];
-}
-
 const S = Type.String();
 const I = Type.Integer();
 /**
@@ -126,7 +57,11 @@ export const TodoSchema = Type.Object({
   target: Type.Union([IssueSchema, MergeRequestSchema]), target_url: S, body: S, state: S, created_at: S,
 });
 
-/** The async twin of presentTodos, on the data layer (either engine): the same fixed number of queries for a page. */
+/**
+ * Present a page of the viewer's todos (either engine): a fixed number of queries for a page. body is the note's text
+ * when a note caused the todo, otherwise the target's title; target_url is the target's web page, with `#note_<id>`
+ * for a note.
+ */
 export async function presentTodosAsync(ctx: AppContext, viewer: UserRow, rows: TodoRow[]): Promise<Rec[]> {
   if (rows.length === 0) return [];
   const q = ctx.data;
@@ -148,9 +83,8 @@ export async function presentTodosAsync(ctx: AppContext, viewer: UserRow, rows: 
     const kind = kinds[type];
     if (!kind) continue;
     const ids = [...new Set(rows.filter((r) => r.targetType === type).map((r) => r.targetId))];
-    const loaded = kind.loadAsync ? await kind.loadAsync(ctx, ids) : kind.load(ctx, ids);
-    const list = [...loaded.values()];
-    targets.set(type, { rows: loaded, presented: kind.presentAsync ? await kind.presentAsync(ctx, viewer, list) : kind.present(ctx, viewer, list) });
+    const loaded = await kind.loadAsync(ctx, ids);
+    targets.set(type, { rows: loaded, presented: await kind.presentAsync(ctx, viewer, [...loaded.values()]) });
   }
   return rows.flatMap((t) => {
     const kind = kinds[t.targetType];
@@ -175,7 +109,7 @@ export async function presentTodosAsync(ctx: AppContext, viewer: UserRow, rows: 
   });
 }
 
-/** The async twin of presentTodo. */
+/** Present one todo (DELETE /todos/:id, POST .../todo). */
 export async function presentTodoAsync(ctx: AppContext, viewer: UserRow, row: TodoRow): Promise<Rec | undefined> {
   return (await presentTodosAsync(ctx, viewer, [row]))[0];
 }

@@ -2,10 +2,9 @@
  * Award emoji on issues, merge requests and notes; upvotes and downvotes.
  * OWNER: notes/award-emoji engineer. The exported signatures below are a contract used by presenters.
  */
-import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { awardEmoji, type AwardEmojiRow, type AwardableType } from '../../db/schema-collaboration.js';
+import type { AwardEmojiRow, AwardableType } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { isEmojiName, normalizeEmojiName } from './emoji-names.js';
 import { statement } from '../../db/statements.js';
@@ -139,11 +138,6 @@ export async function removeAward(ctx: AppContext, award: AwardEmojiRow): Promis
 }
 
 /** Delete every award of awardables (for a deleted note, issue or merge request), in the caller's transaction. */
-export function deleteAwardsOf(tx: Pick<AppContext['db'], 'delete'>, type: AwardableType, ids: number[]): void {
-  if (ids.length) tx.delete(awardEmoji).where(and(eq(awardEmoji.awardableType, type), inArray(awardEmoji.awardableId, ids))).run();
-}
-
-/** The async twin of deleteAwardsOf. */
 export async function deleteAwardsOfAsync(tx: Queries, type: AwardableType, ids: number[]): Promise<void> {
   if (ids.length) await tx.run(`DELETE FROM award_emoji WHERE awardable_type = ? AND awardable_id IN ${tx.dialect.inIds}`, [type, tx.dialect.ids(ids)]);
 }
@@ -160,17 +154,6 @@ export function awardableBodyName(body: string): string | null {
  * POST .../notes with an emoji-only body (8.x Notes::CreateService): the award when the actor may award it; null
  * when not (an author's own vote), so a plain note is written instead. A second identical award is an error.
  */
-export function awardOnCreate(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): AwardEmojiRow | null {
-  if (awardable.type === 'Snippet' || !canAward(actor, awardable, name)) return null;
-  const n = normalizeEmojiName(name);
-  const t = now();
-  const award = ctx.db.insert(awardEmoji).values({ name: n, userId: actor.id, awardableType: awardable.type, awardableId: awardable.id, createdAt: t, updatedAt: t })
-    .onConflictDoNothing().returning().get();
-  if (!award) throw new AwardError({ name: ['has already been taken'] });
-  return award;
-}
-
-/** The async twin of awardOnCreate (POST .../notes with an emoji-only body); 404 when the awardable was deleted meanwhile. */
 export async function awardOnCreateAsync(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): Promise<AwardEmojiRow | null> {
   if (awardable.type === 'Snippet' || !canAward(actor, awardable, name)) return null;
   const r = await createAward(ctx, actor, awardable, name);

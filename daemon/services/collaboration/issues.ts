@@ -3,25 +3,24 @@
  * Issues::CreateService, UpdateService, CloseService, ReopenService). Every write is ONE transaction that also writes
  * the system notes, the event, the todos and the issue hook deliveries of the change.
  */
-import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { issues, type IssueRow, type TodoRow } from '../../db/schema-collaboration.js';
+import type { IssueRow, TodoRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { badRequest, notFoundMessage, validationError } from '../../errors.js';
-import { issueHookPayload, issueHookPayloadAsync, type IssueHookAction } from '../../hooks/issues.js';
+import { issueHookPayloadAsync, type IssueHookAction } from '../../hooks/issues.js';
 import { canReadIssuableAsync } from '../../policy/permissions.js';
 import { recordEvent, recordEventAsync } from '../events.js';
 import { queueHookDeliveries, queueHookDeliveriesAsync } from '../hook-deliveries.js';
 import { findOrCreateLabelsAsync, setTargetLabelsAsync } from './labels.js';
 import { findProjectMilestoneAsync } from './milestones.js';
-import { createSystemNote, createSystemNoteAsync } from './notes.js';
+import { createSystemNoteAsync } from './notes.js';
 import { subscribeAsync, unsubscribeAsync } from './subscriptions.js';
 import {
   assigneeNote, confidentialityNote, labelsNote, milestoneNote, stateChangeNote, titleNote,
 } from './system-notes.js';
 import {
-  markTodoAsync, markTodosDoneOnClose, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForUpdatedIssuableAsync, type IssuableInfo,
+  markTodoAsync, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForUpdatedIssuableAsync, type IssuableInfo,
 } from './todos.js';
 import { INT_MAX, LOCKS, lockAsync, type Tx } from './tx.js';
 import { validDate } from '../../dates.js';
@@ -94,34 +93,6 @@ function validate(p: UpdateIssueParams & { created_at?: string }, creating: bool
 /** What the todo service needs to know about an issue. */
 export function issuableInfo(project: ProjectRow, issue: IssueRow): IssuableInfo {
   return { project, target: { type: 'Issue', id: issue.id }, authorId: issue.authorId, assigneeId: issue.assigneeId, confidential: issue.confidential };
-}
-
-/** Queue the issue hook deliveries of a change (inside its transaction; the synchronous twin merge requests use). */
-function queueIssueHook(ctx: AppContext, tx: Tx, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction): void {
-  queueHookDeliveries(tx, project.id, 'issue', issueHookPayload(ctx, project, issue, actor, action));
-}
-
-/** The system note helper of a write: a note on the issue by the actor. */
-function noteOn(tx: Tx, project: ProjectRow, issue: IssueRow, actor: UserRow, body: string): void {
-  if (body) createSystemNote(tx, { projectId: project.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body });
-}
-
-/**
- * Close or reopen inside a transaction: state, closed_at, system note, event, todos done, hook. `source` names what
- * closed it (a merge request reference such as `!3`): the note reads "Status changed to closed by !3". The synchronous
- * twin merge requests call (closing issues on merge); issues use changeIssueStateInAsync.
- */
-export function changeIssueStateIn(
-  ctx: AppContext, tx: Tx, actor: UserRow, project: ProjectRow, issue: IssueRow, to: 'closed' | 'opened', opts: { hook?: boolean; at?: string; source?: string } = {},
-): IssueRow {
-  const t = opts.at ?? now();
-  const row = tx.update(issues).set({ state: to, closedAt: to === 'closed' ? t : null, updatedAt: t, updatedById: actor.id })
-    .where(eq(issues.id, issue.id)).returning().get()!;
-  noteOn(tx, project, row, actor, stateChangeNote(to === 'closed' ? 'closed' : 'reopened', to === 'closed' ? opts.source : null));
-  recordEvent(tx, { projectId: project.id, authorId: actor.id, action: to === 'closed' ? 'closed' : 'reopened', targetId: row.id, targetType: 'Issue', targetTitle: row.title });
-  if (to === 'closed') markTodosDoneOnClose(tx, actor, { type: 'Issue', id: row.id });
-  if (opts.hook !== false) queueIssueHook(ctx, tx, project, row, actor, to === 'closed' ? 'close' : 'reopen');
-  return row;
 }
 
 /** A live issue of the project by its global id, or null (`q`: ctx.data or a transaction). */
@@ -227,7 +198,10 @@ async function noteOnAsync(tx: Queries, project: ProjectRow, issue: IssueRow, ac
   if (body) await createSystemNoteAsync(tx, { projectId: project.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body });
 }
 
-/** The async twin of changeIssueStateIn, in the caller's transaction. */
+/**
+ * Close or reopen inside the caller's transaction: state, closed_at, system note, event, todos done, hook. `source`
+ * names what closed it (a merge request reference such as `!3`): the note reads "Status changed to closed by !3".
+ */
 export async function changeIssueStateInAsync(
   ctx: AppContext, tx: Queries, env: WriteEnv, actor: UserRow, project: ProjectRow, issue: IssueRow, to: 'closed' | 'opened',
   opts: { hook?: boolean; at?: string; source?: string } = {},

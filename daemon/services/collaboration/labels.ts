@@ -2,13 +2,12 @@
  * Project labels and their links to issues and merge requests.
  * OWNER: labels/milestones engineer. The exported signatures below are a contract used by issues and merge requests.
  */
-import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { labelLinks, labels, type LabelRow } from '../../db/schema-collaboration.js';
+import type { LabelRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, conflict, notFound, validationError } from '../../errors.js';
 import { chunks, subscribeAsync, unsubscribeAsync } from './subscriptions.js';
-import type { Target, Tx } from './tx.js';
+import type { Target } from './tx.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList, placeholders } from '../../db/sql.js';
 import { INT_MAX, LOCKS, lockAsync, MAX_ROWS } from './tx.js';
@@ -49,58 +48,6 @@ function cleanTitles(titles: string[]): string[] {
   return [...new Set(titles.map((t) => t.trim()).filter((t) => t !== ''))];
 }
 
-/**
- * The project's labels with these titles (case-sensitive, as 8.x), creating the missing ones with a default color
- * when `create` (labels given on issue/MR create and update are created on the fly, as 8.x's find_or_create).
- * Blank and duplicate titles are dropped. A title that cannot be a label (`&`, `?`, too long) answers 400 with the
- * 8.x body `{"message":{"labels":{"<title>":{"title":[...]}}}}` when it would be created.
- */
-export function findOrCreateLabels(tx: Tx, projectId: number, titles: string[], create: boolean): LabelRow[] {
-  const wanted = cleanTitles(titles);
-  if (wanted.length === 0) return [];
-  const found = new Map<string, LabelRow>();
-  for (const part of chunks(wanted)) {
-    for (const l of tx.select().from(labels).where(and(eq(labels.projectId, projectId), inArray(labels.title, part))).all()) found.set(l.title, l);
-  }
-  if (create) {
-    const missing = wanted.filter((t) => !found.has(t));
-    const invalid: Record<string, { title: string[] }> = {};
-    for (const t of missing) {
-      const errs = labelTitleErrors(t);
-      if (errs.length) invalid[t] = { title: errs };
-    }
-    if (Object.keys(invalid).length) throw validationError({ labels: invalid });
-    const t = now();
-    for (const title of missing) {
-      found.set(title, tx.insert(labels).values({ projectId, title, color: DEFAULT_LABEL_COLOR, createdAt: t, updatedAt: t }).returning().get());
-    }
-  }
-  return wanted.flatMap((t) => found.get(t) ?? []);
-}
-
-/** Replace the labels of a target; answers the titles added and removed (for the system note). */
-export function setTargetLabels(tx: Tx, target: Target, labelIds: number[]): { added: LabelRow[]; removed: LabelRow[] } {
-  const want = new Set(labelIds);
-  const current = tx.select({ label: labels }).from(labelLinks).innerJoin(labels, eq(labels.id, labelLinks.labelId))
-    .where(and(eq(labelLinks.targetType, target.type), eq(labelLinks.targetId, target.id))).all().map((r) => r.label);
-  const have = new Set(current.map((l) => l.id));
-  const removed = current.filter((l) => !want.has(l.id));
-  const addIds = [...want].filter((id) => !have.has(id));
-  if (removed.length) {
-    for (const part of chunks(removed.map((l) => l.id))) {
-      tx.delete(labelLinks).where(and(eq(labelLinks.targetType, target.type), eq(labelLinks.targetId, target.id), inArray(labelLinks.labelId, part))).run();
-    }
-  }
-  const added: LabelRow[] = [];
-  if (addIds.length) {
-    for (const part of chunks(addIds)) added.push(...tx.select().from(labels).where(inArray(labels.id, part)).all());
-    const t = now();
-    for (const l of added) tx.insert(labelLinks).values({ labelId: l.id, targetType: target.type, targetId: target.id, createdAt: t }).run();
-  }
-  const byTitle = (a: LabelRow, b: LabelRow) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0);
-  return { added: added.sort(byTitle), removed: removed.sort(byTitle) };
-}
-
 /** Label titles of each target (sorted by title), for presenters: one query for a page. */
 export function labelTitlesOf(ctx: AppContext, type: Target['type'], ids: number[]): Map<number, string[]> {
   const out = new Map<number, string[]>();
@@ -114,15 +61,6 @@ export function labelTitlesOf(ctx: AppContext, type: Target['type'], ids: number
 }
 
 /** Labels of one project with one of these titles (no creation). */
-export function labelsByTitle(ctx: AppContext, projectId: number, titles: string[]): LabelRow[] {
-  const wanted = cleanTitles(titles);
-  if (wanted.length === 0) return [];
-  const out: LabelRow[] = [];
-  for (const part of chunks(wanted)) out.push(...ctx.db.select().from(labels).where(and(eq(labels.projectId, projectId), inArray(labels.title, part))).all());
-  return out;
-}
-
-/** The async twin of labelsByTitle (`q`: ctx.data or a transaction). */
 export async function labelsByTitleAsync(q: Queries, projectId: number, titles: string[]): Promise<LabelRow[]> {
   const wanted = cleanTitles(titles);
   if (wanted.length === 0) return [];
@@ -162,7 +100,7 @@ export async function findOrCreateLabelsAsync(tx: Queries, projectId: number, ti
   return wanted.flatMap((t) => found.get(t) ?? []);
 }
 
-/** The async twin of setTargetLabels, in the caller's transaction. */
+/** Replace the labels of a target; answers the titles added and removed (for the system note). */
 export async function setTargetLabelsAsync(tx: Queries, target: Target, labelIds: number[]): Promise<{ added: LabelRow[]; removed: LabelRow[] }> {
   const want = new Set(labelIds);
   const current = (await tx.all<Rec>(

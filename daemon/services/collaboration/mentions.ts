@@ -2,9 +2,7 @@
  * `@username` mentions in descriptions and notes.
  * OWNER: todos engineer.
  */
-import { and, eq, inArray } from 'drizzle-orm';
-import type { AppContext } from '../../context.js';
-import { users, type UserRow } from '../../db/schema.js';
+import type { UserRow } from '../../db/schema.js';
 import type { Queries } from '../../db/layer/types.js';
 import { placeholders } from '../../db/sql.js';
 import { toUser } from '../../db/rows.js';
@@ -59,16 +57,6 @@ export function mentionedUsernames(text: string | null | undefined): string[] {
 }
 
 /** Active users named by `@username` in the text (unknown names are plain text; code spans and emails ignored). */
-export function mentionedUsers(ctx: AppContext, text: string | null | undefined): UserRow[] {
-  const names = mentionedUsernames(text);
-  if (names.length === 0) return [];
-  // usernames are COLLATE NOCASE: the IN matches whatever case the text used
-  const rows = ctx.db.select().from(users).where(and(inArray(users.username, names), eq(users.state, 'active'))).all();
-  const order = new Map(names.map((n, i) => [n, i]));
-  return rows.sort((a, b) => (order.get(a.username.toLowerCase()) ?? 0) - (order.get(b.username.toLowerCase()) ?? 0));
-}
-
-/** The async twin of mentionedUsers (`q`: ctx.data or the writing transaction). */
 export async function mentionedUsersAsync(q: Queries, text: string | null | undefined): Promise<UserRow[]> {
   const names = mentionedUsernames(text);
   if (names.length === 0) return [];

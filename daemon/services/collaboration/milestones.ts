@@ -2,10 +2,9 @@
  * Project milestones.
  * OWNER: labels/milestones engineer. The exported signatures below are a contract used by issues and merge requests.
  */
-import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { milestones, type IssueRow, type MilestoneRow } from '../../db/schema-collaboration.js';
+import type { IssueRow, MilestoneRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, notFound, notFoundMessage } from '../../errors.js';
 import { recordEventAsync } from '../events.js';
 import { statement } from '../../db/statements.js';
@@ -24,12 +23,6 @@ export const MILESTONE_TITLE_MAX = 255;
 export const MILESTONE_DESCRIPTION_MAX = 65535;
 
 /** A milestone of the project by id, or null. */
-export function findProjectMilestone(ctx: AppContext, projectId: number, milestoneId: number): MilestoneRow | null {
-  if (!Number.isSafeInteger(milestoneId)) return null;
-  return ctx.db.select().from(milestones).where(and(eq(milestones.projectId, projectId), eq(milestones.id, milestoneId))).get() ?? null;
-}
-
-/** The async twin of findProjectMilestone (`q`: ctx.data or a transaction). */
 export async function findProjectMilestoneAsync(q: Queries, projectId: number, milestoneId: number): Promise<MilestoneRow | null> {
   if (!Number.isSafeInteger(milestoneId) || Math.abs(milestoneId) > INT_MAX) return null;
   const row = await q.get<Rec>(`SELECT * FROM milestones WHERE project_id = ? AND id = ?`, [projectId, milestoneId]);

@@ -6,25 +6,25 @@
  * the `commented` project event, `mentioned` todos, the note webhook, and the noteable's updated_at (8.x notes
  * `touch` their noteable). System notes set off nothing.
  */
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, inArray, isNull } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { issues, notes, type AwardEmojiRow, type IssueRow, type NoteRow, type NoteableType } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { notFoundMessage, validationError } from '../../errors.js';
-import { noteHookPayload, noteHookPayloadAsync } from '../../hooks/notes.js';
-import { recordEvent, recordEventAsync } from '../events.js';
-import { queueHookDeliveries, queueHookDeliveriesAsync } from '../hook-deliveries.js';
-import { awardOnCreate, awardOnCreateAsync, awardableBodyName, deleteAwardsOfAsync } from './award-emoji.js';
+import { noteHookPayloadAsync } from '../../hooks/notes.js';
+import { recordEventAsync } from '../events.js';
+import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
+import { awardOnCreateAsync, awardableBodyName, deleteAwardsOfAsync } from './award-emoji.js';
 import { mentionedUsernames } from './mentions.js';
-import { todosForNote, todosForNoteAsync } from './todos.js';
+import { todosForNoteAsync } from './todos.js';
 import { INT_MAX, LOCKS, lockAsync, type Tx } from './tx.js';
 import { getSettingsAsync } from '../settings.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toNote } from '../../db/rows.js';
-import { idOrderedPage, inIdOrder, keysetPageAsync } from '../../db/keyset.js';
+import { inIdOrder, keysetPageAsync } from '../../db/keyset.js';
 
 /** Where a system note goes and who caused it. */
 export interface SystemNoteInput {
@@ -39,15 +39,6 @@ export interface SystemNoteInput {
 export const MAX_NOTE_LENGTH = 1_000_000;
 
 /** Write a system note (system = true) in the caller's transaction; no todos, no note hook, no event (as 8.x). */
-export function createSystemNote(tx: Tx, input: SystemNoteInput): NoteRow {
-  const t = now();
-  return tx.insert(notes).values({
-    projectId: input.projectId, noteableType: input.noteableType, noteableId: input.noteableId, note: input.body,
-    authorId: input.authorId, system: true, createdAt: t, updatedAt: t,
-  }).returning().get();
-}
-
-/** The async twin of createSystemNote, in the caller's transaction. */
 export async function createSystemNoteAsync(tx: Queries, input: SystemNoteInput): Promise<NoteRow> {
   const t = now();
   return toNote((await tx.get<Record<string, unknown>>(
@@ -111,18 +102,6 @@ export function issueNoteablesByIds(ctx: AppContext, ids: number[]): Map<number,
   return new Map(ctx.db.select().from(issues).where(and(inArray(issues.id, unique), isNull(issues.deletedAt))).all().map((r) => [r.id, issueNoteable(r)]));
 }
 
-/** Notes of a noteable in database order (system notes included). */
-export function listNotes(ctx: AppContext, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number, total?: number): NoteRow[] {
-  return idOrderedPage(ctx, 'notes', and(eq(notes.noteableType, noteable.type), eq(notes.noteableId, noteable.id)), false, limit, offset, total,
-    (ids) => ctx.db.select().from(notes).where(inArray(notes.id, ids)).all());
-}
-
-/** How many notes a noteable has (system notes included). */
-export function countNotes(ctx: AppContext, noteable: Pick<Noteable, 'type' | 'id'>): number {
-  return ctx.db.select({ n: sql<number>`count(*)` }).from(notes)
-    .where(and(eq(notes.noteableType, noteable.type), eq(notes.noteableId, noteable.id))).get()!.n;
-}
-
 /** The async twin of listNotes (`q`: ctx.data or the list's snapshot). */
 export async function listNotesAsync(
   ctx: AppContext, q: Queries, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number, total?: number,
@@ -172,41 +151,6 @@ export interface CreateNoteParams {
 export type CreatedNote = { kind: 'note'; note: NoteRow } | { kind: 'award'; award: AwardEmojiRow };
 
 /**
- * Create a user note by `actor` on `noteable` of `project`, with its event, todos, note hook and the noteable's
- * updated_at in one transaction. A body that is only an emoji the actor may award (`:+1:`) creates that award
- * instead (8.x). Throws 400 for a body over MAX_NOTE_LENGTH.
- */
-export function createNote(ctx: AppContext, actor: UserRow, project: ProjectRow, noteable: Noteable, params: CreateNoteParams): CreatedNote {
-  checkLength(params.body);
-  const emoji = awardableBodyName(params.body);
-  if (emoji !== null) {
-    const award = awardOnCreate(ctx, actor, { type: noteable.type, id: noteable.id, authorId: noteable.authorId }, emoji);
-    if (award) return { kind: 'award', award };
-  }
-  return ctx.db.transaction((tx) => {
-    const t = now();
-    const createdAt = params.createdAt ?? t;
-    const note = tx.insert(notes).values({
-      projectId: project.id, noteableType: noteable.type, noteableId: noteable.id, note: params.body, authorId: actor.id, system: false,
-      createdAt, updatedAt: createdAt,
-    }).returning().get();
-    recordEvent(tx, {
-      projectId: project.id, authorId: actor.id, action: 'commented', targetId: note.id, targetType: 'Note', targetTitle: noteable.title, noteId: note.id,
-    });
-    if (noteable.type !== 'Snippet') {
-      todosForNote(ctx, tx, actor, {
-        project, target: { type: noteable.type, id: noteable.id }, authorId: noteable.authorId, assigneeId: noteable.assigneeId,
-        confidential: noteable.confidential,
-      }, note.id, params.body);
-    }
-    const table = NOTEABLE_TABLE[noteable.type];
-    if (table) ctx.db.$client.prepare(`UPDATE ${table} SET updated_at = ? WHERE id = ?`).run(t, noteable.id);
-    queueHookDeliveries(tx, project.id, 'note', noteHookPayload(ctx, project, actor, note, noteable));
-    return { kind: 'note' as const, note };
-  });
-}
-
-/**
  * Whether the noteable is still there, inside the writing transaction (an issue's writers serialised), so a note never
  * lands on an issue or merge request deleted meanwhile (the route answers 404). Snippets have no table here.
  */
@@ -217,9 +161,10 @@ async function noteableLive(tx: Queries, noteable: Pick<Noteable, 'type' | 'id'>
 }
 
 /**
- * The async twin of createNote (merge requests still call the synchronous one): the note, its event, todos, note hook
- * and the noteable's updated_at in one transaction on the data layer; 404 `404 Not found` when the noteable was
- * deleted meanwhile.
+ * Create a user note by `actor` on `noteable` of `project`: the note, its event, todos, note hook and the noteable's
+ * updated_at in one transaction on the data layer; 404 `404 Not found` when the noteable was deleted meanwhile. A body
+ * that is only an emoji the actor may award (`:+1:`) creates that award instead (8.x). Throws 400 for a body over
+ * MAX_NOTE_LENGTH.
  */
 export async function createNoteAsync(ctx: AppContext, actor: UserRow, project: ProjectRow, noteable: Noteable, params: CreateNoteParams): Promise<CreatedNote> {
   checkLength(params.body);

@@ -4,13 +4,12 @@
  * inside their transactions. The rules are GitLab 8.x's TodoService: no todo for the actor themself, none for a
  * mentioned user who cannot read the target, and none while the user already has a pending todo on the target.
  */
-import { and, eq, inArray } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { todos, type TodoAction, type TodoRow } from '../../db/schema-collaboration.js';
+import type { TodoAction, TodoRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { canProjectAsync, canReadIssuable, canReadIssuableAsync, readableTodosWhere } from '../../policy/permissions.js';
-import { mentionedUsers, mentionedUsersAsync } from './mentions.js';
+import { mentionedUsersAsync } from './mentions.js';
 import { INT_MAX, LOCKS, lockAsync, type Target, type Tx } from './tx.js';
 import { keysetPageAsync } from '../../db/keyset.js';
 import type { Queries } from '../../db/layer/types.js';
@@ -27,103 +26,12 @@ export interface IssuableInfo {
   confidential?: boolean;
 }
 
+// The todo hooks run inside the caller's transaction `tx` (every read goes through it), on either engine.
+
 /**
  * Create one todo per user unless the user already has a pending todo on the target (8.x create_todos: one pending
- * todo per user and target, whatever its action). Returns the rows created.
- */
-function createTodos(tx: Tx, userIds: number[], actor: UserRow, issuable: IssuableInfo, action: TodoAction, noteId: number | null = null): TodoRow[] {
-  if (userIds.length === 0) return [];
-  const { target } = issuable;
-  const pending = new Set(
-    tx.select({ userId: todos.userId }).from(todos)
-      .where(and(eq(todos.targetType, target.type), eq(todos.targetId, target.id), inArray(todos.userId, userIds), eq(todos.state, 'pending')))
-      .all().map((r) => r.userId),
-  );
-  const t = now();
-  const created: TodoRow[] = [];
-  for (const userId of new Set(userIds)) {
-    if (pending.has(userId)) continue;
-    created.push(tx.insert(todos).values({
-      userId, projectId: issuable.project.id, authorId: actor.id, targetType: target.type, targetId: target.id,
-      action, state: 'pending', noteId, createdAt: t, updatedAt: t,
-    }).returning().get());
-  }
-  return created;
-}
-
-/** Users mentioned in `text` who get a `mentioned` todo: not the actor, not `skip`, and able to read the target. */
-function mentionRecipients(ctx: AppContext, actor: UserRow, issuable: IssuableInfo, text: string | null, skip: Set<number> = new Set()): number[] {
-  const readable = { type: issuable.target.type, confidential: issuable.confidential, authorId: issuable.authorId, assigneeId: issuable.assigneeId };
-  return mentionedUsers(ctx, text)
-    .filter((u) => u.id !== actor.id && !skip.has(u.id) && canReadIssuable(ctx, u, issuable.project, readable))
-    .map((u) => u.id);
-}
-
-/** An `assigned` todo for the assignee unless the actor assigned themself. */
-function assignmentTodo(tx: Tx, actor: UserRow, issuable: IssuableInfo): void {
-  if (issuable.assigneeId !== null && issuable.assigneeId !== actor.id) createTodos(tx, [issuable.assigneeId], actor, issuable, 'assigned');
-}
-
-/** After create: `assigned` todo for the assignee (unless self-assigned), `mentioned` for users mentioned in `text`. */
-export function todosForNewIssuable(ctx: AppContext, tx: Tx, actor: UserRow, issuable: IssuableInfo, text: string | null): void {
-  assignmentTodo(tx, actor, issuable);
-  createTodos(tx, mentionRecipients(ctx, actor, issuable, text), actor, issuable, 'mentioned');
-}
-
-/** After update: `assigned` when the assignee changed, `mentioned` for users newly mentioned (not in `oldText`). */
-export function todosForUpdatedIssuable(
-  ctx: AppContext, tx: Tx, actor: UserRow, issuable: IssuableInfo, change: { oldAssigneeId: number | null; oldText: string | null; newText: string | null },
-): void {
-  if (issuable.assigneeId !== change.oldAssigneeId) assignmentTodo(tx, actor, issuable);
-  if (change.newText === change.oldText) return;
-  const already = new Set(mentionedUsers(ctx, change.oldText).map((u) => u.id));
-  createTodos(tx, mentionRecipients(ctx, actor, issuable, change.newText, already), actor, issuable, 'mentioned');
-}
-
-/** After a user note: `mentioned` todos for users mentioned in it (with its note id); marks the actor's todos on the target done (8.x). */
-export function todosForNote(ctx: AppContext, tx: Tx, actor: UserRow, issuable: IssuableInfo, noteId: number, text: string): void {
-  markPendingDone(tx, actor.id, issuable.target);
-  createTodos(tx, mentionRecipients(ctx, actor, issuable, text), actor, issuable, 'mentioned', noteId);
-}
-
-/** The user's pending todos on a target become done. */
-function markPendingDone(tx: Tx, userId: number, target: Target): void {
-  tx.update(todos).set({ state: 'done', updatedAt: now() })
-    .where(and(eq(todos.userId, userId), eq(todos.targetType, target.type), eq(todos.targetId, target.id), eq(todos.state, 'pending')))
-    .run();
-}
-
-/** When `actor` closes (or merges) the target: their pending todos on it become done (8.x). */
-export function markTodosDoneOnClose(tx: Tx, actor: UserRow, target: Target): void {
-  markPendingDone(tx, actor.id, target);
-}
-
-/**
- * A build of the merge request's head pipeline failed: a `build_failed` todo for the MR's author, written by the author
- * (8.x TodoService#merge_request_build_failed), unless they already have a pending todo on it.
- */
-export function todoForBuildFailed(tx: Tx, author: UserRow, issuable: IssuableInfo): TodoRow | null {
-  return createTodos(tx, [author.id], author, issuable, 'build_failed')[0] ?? null;
-}
-
-/** A failed build was retried: the MR author's pending `build_failed` todos on it become done (8.x merge_request_build_retried). */
-export function markBuildFailedTodosDone(tx: Tx, target: Target): void {
-  tx.update(todos).set({ state: 'done', updatedAt: now() })
-    .where(and(eq(todos.targetType, target.type), eq(todos.targetId, target.id), eq(todos.action, 'build_failed'), eq(todos.state, 'pending')))
-    .run();
-}
-
-/** POST .../todo: a `marked` todo for the caller, or null when a pending one already exists (the route answers 304). */
-export function markTodo(ctx: AppContext, tx: Tx, actor: UserRow, issuable: IssuableInfo): TodoRow | null {
-  return createTodos(tx, [actor.id], actor, issuable, 'marked')[0] ?? null;
-}
-
-// The async twins of the todo hooks above, on the data layer, run inside the caller's transaction `tx` (every read
-// goes through it). Merge requests still call the synchronous versions.
-
-/**
- * createTodos on the data layer. The target's todo writers are serialised (lockAsync), so two requests at once
- * cannot both find no pending todo and both write one.
+ * todo per user and target, whatever its action); returns the rows created. The target's todo writers are serialised
+ * (lockAsync), so two requests at once cannot both find no pending todo and both write one.
  */
 async function createTodosAsync(
   tx: Queries, userIds: number[], actor: UserRow, issuable: IssuableInfo, action: TodoAction, noteId: number | null = null,
@@ -149,7 +57,7 @@ async function createTodosAsync(
   return created;
 }
 
-/** mentionRecipients on the data layer. */
+/** Users mentioned in `text` who get a `mentioned` todo: not the actor, not `skip`, and able to read the target. */
 async function mentionRecipientsAsync(
   ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, text: string | null, skip: Set<number> = new Set(),
 ): Promise<number[]> {
@@ -165,13 +73,13 @@ async function assignmentTodoAsync(tx: Queries, actor: UserRow, issuable: Issuab
   if (issuable.assigneeId !== null && issuable.assigneeId !== actor.id) await createTodosAsync(tx, [issuable.assigneeId], actor, issuable, 'assigned');
 }
 
-/** The async twin of todosForNewIssuable. */
+/** After create: `assigned` todo for the assignee (unless self-assigned), `mentioned` for users mentioned in `text`. */
 export async function todosForNewIssuableAsync(ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, text: string | null): Promise<void> {
   await assignmentTodoAsync(tx, actor, issuable);
   await createTodosAsync(tx, await mentionRecipientsAsync(ctx, tx, actor, issuable, text), actor, issuable, 'mentioned');
 }
 
-/** The async twin of todosForUpdatedIssuable. */
+/** After update: `assigned` when the assignee changed, `mentioned` for users newly mentioned (not in `oldText`). */
 export async function todosForUpdatedIssuableAsync(
   ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, change: { oldAssigneeId: number | null; oldText: string | null; newText: string | null },
 ): Promise<void> {
@@ -181,7 +89,7 @@ export async function todosForUpdatedIssuableAsync(
   await createTodosAsync(tx, await mentionRecipientsAsync(ctx, tx, actor, issuable, change.newText, already), actor, issuable, 'mentioned');
 }
 
-/** The async twin of todosForNote. */
+/** After a user note: `mentioned` todos for users mentioned in it (with its note id); marks the actor's todos on the target done (8.x). */
 export async function todosForNoteAsync(ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, noteId: number, text: string): Promise<void> {
   await markPendingDoneAsync(tx, actor.id, issuable.target);
   await createTodosAsync(tx, await mentionRecipientsAsync(ctx, tx, actor, issuable, text), actor, issuable, 'mentioned', noteId);
@@ -192,12 +100,12 @@ async function markPendingDoneAsync(tx: Queries, userId: number, target: Target)
     [now(), userId, target.type, target.id]);
 }
 
-/** The async twin of markTodosDoneOnClose. */
+/** When `actor` closes (or merges) the target: their pending todos on it become done (8.x). */
 export function markTodosDoneOnCloseAsync(tx: Queries, actor: UserRow, target: Target): Promise<void> {
   return markPendingDoneAsync(tx, actor.id, target);
 }
 
-/** The async twin of markTodo: a `marked` todo for the caller, or null when a pending one exists (304). */
+/** POST .../todo: a `marked` todo for the caller, or null when a pending one exists (the route answers 304). */
 export async function markTodoAsync(tx: Queries, actor: UserRow, issuable: IssuableInfo): Promise<TodoRow | null> {
   return (await createTodosAsync(tx, [actor.id], actor, issuable, 'marked'))[0] ?? null;
 }
@@ -277,4 +185,18 @@ export async function markTodoDone(ctx: AppContext, user: UserRow, id: number): 
 /** DELETE /todos: every pending todo of the user marked done; the number marked. */
 export async function markAllTodosDone(ctx: AppContext, user: UserRow): Promise<number> {
   return (await ctx.data.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE user_id = ? AND state = 'pending'`, [now(), user.id])).changes;
+}
+
+/**
+ * A build of the merge request's head pipeline failed: a `build_failed` todo for the MR's author, written by the author
+ * (8.x TodoService#merge_request_build_failed), unless they already have a pending todo on it.
+ */
+export async function todoForBuildFailedAsync(tx: Queries, author: UserRow, issuable: IssuableInfo): Promise<TodoRow | null> {
+  return (await createTodosAsync(tx, [author.id], author, issuable, 'build_failed'))[0] ?? null;
+}
+
+/** A failed build was retried: the MR author's pending `build_failed` todos on it become done (8.x merge_request_build_retried). */
+export async function markBuildFailedTodosDoneAsync(tx: Queries, target: Target): Promise<void> {
+  await tx.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE target_type = ? AND target_id = ? AND action = 'build_failed' AND state = 'pending'`,
+    [now(), target.type, target.id]);
 }

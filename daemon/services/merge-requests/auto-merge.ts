@@ -5,26 +5,28 @@
  * when a new commit arrives on the source branch (onPush, in the push transaction). Importing this module registers
  * the listeners.
  */
-import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
+import type { Queries } from '../../db/layer/types.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { users } from '../../db/schema.js';
 import type { CommitStatusRow, PipelineRow } from '../../db/schema-ci.js';
-import { mergeRequests, type MergeRequestRow } from '../../db/schema-merge-requests.js';
+import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { ApiError, notAllowed, unauthorized } from '../../errors.js';
 import { branchName } from '../../git/refs.js';
 import { isZeroSha } from '../../git/objects.js';
 import { onBuildFinished, onBuildRetried } from '../builds.js';
-import { createSystemNote, markBuildFailedTodosDone, todoForBuildFailed } from '../collaboration/index.js';
-import type { Tx } from '../collaboration/tx.js';
-import { findPipeline } from '../pipelines.js';
-import { lookupProject } from '../projects.js';
+import { createSystemNoteAsync } from '../collaboration/notes.js';
+import { markBuildFailedTodosDoneAsync, todoForBuildFailedAsync } from '../collaboration/todos.js';
+import { findPipelineAsync } from '../pipelines.js';
+import { lookupProjectAsync } from '../projects.js';
 import { onPush } from '../push.js';
 import { projectRepository } from '../repositories.js';
-import { isOpen, mergeRequestInfo } from './find.js';
+import { isOpen, mergeRequestInfo, toMergeRequest } from './find.js';
 import { canCancelAutoMerge, canMergeMergeRequest } from './merge-state.js';
-import { mergeMergeRequest, type MergeOptions } from './merge.js';
+import { mergeMergeRequest, userById, type MergeOptions } from './merge.js';
+import { lockMergeRequest } from './write.js';
+
+type Rec = Record<string, unknown>;
 
 /** System note texts (8.12 SystemNoteService; the abort wording is GitLab's later one: 8.x wrote no note). */
 export const AUTO_MERGE_NOTES = {
@@ -61,37 +63,45 @@ function withoutAutoMergeParams(mr: MergeRequestRow): string | null {
  * Set the automatic merge (or update its params when already set, without a second note): the flag, the merging
  * user, merge_params, and the system note naming the head commit. Returns the merge request.
  */
-export function enableAutoMerge(ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, sourceSha: string, options: MergeOptions): MergeRequestRow {
-  return ctx.db.transaction((tx) => {
-    const current = tx.select().from(mergeRequests).where(eq(mergeRequests.id, mr.id)).get();
+export async function enableAutoMerge(
+  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, sourceSha: string, options: MergeOptions,
+): Promise<MergeRequestRow> {
+  return ctx.data.transaction(async (tx) => {
+    const current = await lockMergeRequest(tx, mr.id);
     if (!current || !isOpen(current)) throw new ApiError(406, { message: '406 Method Not Allowed' });
     const params: StoredMergeParams = { ...mergeParamsOf(current), commit_message: options.commitMessage ?? null, should_remove_source_branch: !!options.removeSourceBranch };
-    const set: Partial<MergeRequestRow> = { mergeParams: JSON.stringify(params), shouldRemoveSourceBranch: !!options.removeSourceBranch, updatedAt: now() };
-    if (!current.mergeWhenBuildSucceeds) {
-      set.mergeWhenBuildSucceeds = true;
-      set.mergeUserId = actor.id;
-      createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: AUTO_MERGE_NOTES.enabled(sourceSha) });
+    const first = !current.mergeWhenBuildSucceeds;
+    if (first) {
+      await createSystemNoteAsync(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: AUTO_MERGE_NOTES.enabled(sourceSha) });
     }
-    return tx.update(mergeRequests).set(set).where(eq(mergeRequests.id, mr.id)).returning().get()!;
+    return toMergeRequest((await tx.get<Rec>(
+      `UPDATE merge_requests SET merge_params = ?, should_remove_source_branch = ?, updated_at = ?, merge_when_build_succeeds = TRUE,
+         merge_user_id = ${first ? '?' : 'merge_user_id'}
+       WHERE id = ? RETURNING *`,
+      [JSON.stringify(params), !!options.removeSourceBranch, now(), ...(first ? [actor.id] : []), mr.id],
+    ))!);
   });
 }
 
 /** Clear the automatic merge inside a transaction, with a system note by `actor`. */
-function clearAutoMerge(tx: Tx, actor: UserRow, mr: MergeRequestRow, note: string): MergeRequestRow {
-  createSystemNote(tx, { projectId: mr.targetProjectId, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: note });
-  return tx.update(mergeRequests)
-    .set({ mergeWhenBuildSucceeds: false, mergeUserId: null, mergeParams: withoutAutoMergeParams(mr), shouldRemoveSourceBranch: false, updatedAt: now() })
-    .where(eq(mergeRequests.id, mr.id)).returning().get()!;
+async function clearAutoMerge(tx: Queries, actor: UserRow, mr: MergeRequestRow, note: string): Promise<MergeRequestRow> {
+  await createSystemNoteAsync(tx, { projectId: mr.targetProjectId, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: note });
+  return toMergeRequest((await tx.get<Rec>(
+    `UPDATE merge_requests SET merge_when_build_succeeds = FALSE, merge_user_id = NULL, merge_params = ?, should_remove_source_branch = FALSE, updated_at = ?
+     WHERE id = ? RETURNING *`,
+    [withoutAutoMergeParams(mr), now(), mr.id],
+  ))!);
 }
 
 /**
  * PUT/POST .../cancel_merge_when_build_succeeds: 401 unless the caller may merge or wrote the merge request; 405 when
- * it is merged or closed; 406 when no automatic merge is set; else cleared with a system note.
+ * it is merged or closed; 406 when no automatic merge is set; else cleared with a system note. 404 when deleted meanwhile.
  */
-export function cancelAutoMerge(ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow): MergeRequestRow {
-  if (!canCancelAutoMerge(ctx, actor, project, mr)) throw unauthorized();
-  return ctx.db.transaction((tx) => {
-    const current = tx.select().from(mergeRequests).where(eq(mergeRequests.id, mr.id)).get() ?? mr;
+export async function cancelAutoMerge(ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow): Promise<MergeRequestRow> {
+  if (!(await canCancelAutoMerge(ctx, actor, project, mr))) throw unauthorized();
+  return ctx.data.transaction(async (tx) => {
+    const current = await lockMergeRequest(tx, mr.id);
+    if (!current) throw new ApiError(404, { message: '404 Not found' });
     if (!isOpen(current)) throw notAllowed();
     if (!current.mergeWhenBuildSucceeds) throw new ApiError(406, { message: "Can't cancel the automatic merge" });
     return clearAutoMerge(tx, actor, current, AUTO_MERGE_NOTES.canceled);
@@ -103,26 +113,26 @@ export function cancelAutoMerge(ctx: AppContext, actor: UserRow, project: Projec
 /** Open merge requests whose source is `ref` of the project and whose source head is `sha` (8.x Pipeline#merge_requests). */
 async function mergeRequestsOfPipeline(ctx: AppContext, pipeline: PipelineRow): Promise<{ mr: MergeRequestRow; source: ProjectRow }[]> {
   if (pipeline.tag || !pipeline.ref) return [];
-  const rows = ctx.db.select().from(mergeRequests).where(and(
-    eq(mergeRequests.sourceProjectId, pipeline.projectId), eq(mergeRequests.sourceBranch, pipeline.ref),
-    inArray(mergeRequests.state, ['opened', 'reopened']), isNull(mergeRequests.deletedAt),
-  )).all();
+  const rows = (await ctx.data.all<Rec>(
+    `SELECT * FROM merge_requests WHERE source_project_id = ? AND source_branch = ? AND state IN ('opened', 'reopened') AND deleted_at IS NULL ORDER BY id`,
+    [pipeline.projectId, pipeline.ref],
+  )).map(toMergeRequest);
   if (!rows.length) return [];
-  const source = lookupProject(ctx, pipeline.projectId);
+  const source = await lookupProjectAsync(ctx, pipeline.projectId);
   if (!source) return [];
   const head = await projectRepository(ctx, source).resolveBranch(pipeline.ref);
   return head === pipeline.sha ? rows.map((mr) => ({ mr, source })) : [];
 }
 
-const userById = (ctx: AppContext, id: number | null): UserRow | null => (id === null ? null : ctx.db.select().from(users).where(eq(users.id, id)).get() ?? null);
-
 /** A failed build of a head pipeline: a `build_failed` todo for each merge request's author. */
 async function buildFailed(ctx: AppContext, pipeline: PipelineRow): Promise<void> {
   for (const { mr } of await mergeRequestsOfPipeline(ctx, pipeline)) {
-    const author = userById(ctx, mr.authorId);
-    const target = lookupProject(ctx, mr.targetProjectId);
+    const author = await userById(ctx.data, mr.authorId);
+    const target = await lookupProjectAsync(ctx, mr.targetProjectId);
     if (!author || !target) continue;
-    ctx.db.transaction((tx) => todoForBuildFailed(tx, author, mergeRequestInfo(target, mr)));
+    await ctx.data.transaction(async (tx) => {
+      if (await lockMergeRequest(tx, mr.id)) await todoForBuildFailedAsync(tx, author, mergeRequestInfo(target, mr));
+    });
   }
 }
 
@@ -130,11 +140,11 @@ async function buildFailed(ctx: AppContext, pipeline: PipelineRow): Promise<void
 async function pipelineSucceeded(ctx: AppContext, pipeline: PipelineRow): Promise<void> {
   for (const { mr } of await mergeRequestsOfPipeline(ctx, pipeline)) {
     if (!mr.mergeWhenBuildSucceeds) continue;
-    const target = lookupProject(ctx, mr.targetProjectId);
-    const user = userById(ctx, mr.mergeUserId);
+    const target = await lookupProjectAsync(ctx, mr.targetProjectId);
+    const user = await userById(ctx.data, mr.mergeUserId);
     if (!target || !user) continue;
-    if (!canMergeMergeRequest(ctx, user, target, mr)) {
-      ctx.db.update(mergeRequests).set({ mergeError: 'The user who set the automatic merge may not merge any more' }).where(eq(mergeRequests.id, mr.id)).run();
+    if (!(await canMergeMergeRequest(ctx, user, target, mr))) {
+      await ctx.data.run(`UPDATE merge_requests SET merge_error = ? WHERE id = ?`, ['The user who set the automatic merge may not merge any more', mr.id]);
       continue;
     }
     const params = mergeParamsOf(mr);
@@ -149,7 +159,7 @@ async function pipelineSucceeded(ctx: AppContext, pipeline: PipelineRow): Promis
 
 /** The onBuildFinished listener: todos on failure, the automatic merge when the pipeline is now a success. */
 export async function afterBuildFinished(ctx: AppContext, build: CommitStatusRow): Promise<void> {
-  const pipeline = findPipeline(ctx.db, build.pipelineId);
+  const pipeline = await findPipelineAsync(ctx.data, build.pipelineId);
   if (!pipeline) return;
   if (build.status === 'failed') await buildFailed(ctx, pipeline);
   if (pipeline.status === 'success') await pipelineSucceeded(ctx, pipeline);
@@ -159,24 +169,29 @@ onBuildFinished(afterBuildFinished);
 
 // A retried build: the author's pending build_failed todos on the pipeline's merge requests are done (8.x).
 onBuildRetried(async (ctx, old) => {
-  const pipeline = findPipeline(ctx.db, old.pipelineId);
+  const pipeline = await findPipelineAsync(ctx.data, old.pipelineId);
   if (!pipeline) return;
   const mrs = await mergeRequestsOfPipeline(ctx, pipeline);
-  if (mrs.length) ctx.db.transaction((tx) => { for (const { mr } of mrs) markBuildFailedTodosDone(tx, { type: 'MergeRequest', id: mr.id }); });
+  if (mrs.length) {
+    await ctx.data.transaction(async (tx) => {
+      for (const { mr } of mrs) await markBuildFailedTodosDoneAsync(tx, { type: 'MergeRequest', id: mr.id });
+    });
+  }
 });
 
 // A new commit (or a deletion) on a source branch clears its automatic merges, in the push transaction.
 onPush({
-  inTransaction(tx, _ctx, push) {
+  name: 'merge requests: automatic merges aborted by a new commit',
+  async inTransactionAsync(tx, _ctx, push) {
     for (const u of push.updates) {
       const branch = branchName(u.ref);
       if (branch === null || isZeroSha(u.before)) continue;
-      const rows = tx.select().from(mergeRequests).where(and(
-        eq(mergeRequests.sourceProjectId, push.project.id), eq(mergeRequests.sourceBranch, branch), eq(mergeRequests.mergeWhenBuildSucceeds, true),
-        inArray(mergeRequests.state, ['opened', 'reopened']), isNull(mergeRequests.deletedAt),
-      )).all();
-      for (const mr of rows) clearAutoMerge(tx, push.user, mr, AUTO_MERGE_NOTES.aborted);
+      const rows = (await tx.all<Rec>(
+        `SELECT * FROM merge_requests WHERE source_project_id = ? AND source_branch = ? AND merge_when_build_succeeds = TRUE
+           AND state IN ('opened', 'reopened') AND deleted_at IS NULL ORDER BY id`,
+        [push.project.id, branch],
+      )).map(toMergeRequest);
+      for (const mr of rows) await clearAutoMerge(tx, push.user, mr, AUTO_MERGE_NOTES.aborted);
     }
   },
 });
-

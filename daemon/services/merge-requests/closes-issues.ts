@@ -4,13 +4,14 @@
  * description and commit messages of a merge request whose target is the project's default branch; only issues the
  * caller can read. `group/project#n` and issue URLs of this instance name issues of other projects.
  */
-import { and, eq, isNull } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import { issues, type IssueRow } from '../../db/schema-collaboration.js';
+import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { canReadIssuable } from '../../policy/permissions.js';
-import { lookupProject } from '../projects.js';
+import { canReadIssuableAsync } from '../../policy/permissions.js';
+import type { Queries } from '../../db/layer/types.js';
+import { toIssue } from '../../db/rows.js';
+import { lookupProjectAsync } from '../projects.js';
 import { diffCommits, latestDiff } from './find.js';
 
 const PATH = String.raw`[a-zA-Z0-9_.-]+(?:/[a-zA-Z0-9_.-]+)+`;
@@ -53,19 +54,21 @@ export function closingReferences(text: string, baseUrl: string): IssueReference
   return refs;
 }
 
-/** The live issue `iid` of a project, or null. */
-function issueByIid(ctx: AppContext, projectId: number, iid: number): IssueRow | null {
-  return ctx.db.select().from(issues).where(and(eq(issues.projectId, projectId), eq(issues.iid, iid), isNull(issues.deletedAt))).get() ?? null;
+/** The live issue `iid` of a project, or null (an iid beyond the integer column names none). */
+async function findIssueByIid(q: Queries, projectId: number, iid: number): Promise<IssueRow | null> {
+  if (!Number.isSafeInteger(iid) || Math.abs(iid) > 2147483647) return null;
+  const r = await q.get<Record<string, unknown>>(`SELECT * FROM issues WHERE project_id = ? AND iid = ? AND deleted_at IS NULL`, [projectId, iid]);
+  return r ? toIssue(r) : null;
 }
 
 /**
  * The issues the merge request closes when merged, as `user` may see them (open or closed: closing code filters):
  * none unless its target is the default branch of its project (8.x).
  */
-export function closesIssues(ctx: AppContext, user: UserRow | null, mr: MergeRequestRow, target?: ProjectRow): IssueRow[] {
-  const project = target ?? lookupProject(ctx, mr.targetProjectId);
+export async function closesIssues(ctx: AppContext, user: UserRow | null, mr: MergeRequestRow, target?: ProjectRow): Promise<IssueRow[]> {
+  const project = target ?? (await lookupProjectAsync(ctx, mr.targetProjectId));
   if (!project || mr.targetBranch !== project.defaultBranch) return [];
-  const messages = [mr.title, mr.description ?? '', ...diffCommits(latestDiff(ctx, mr.id)).map((c) => c.message)];
+  const messages = [mr.title, mr.description ?? '', ...diffCommits(await latestDiff(ctx.data, mr.id)).map((c) => c.message)];
   const base = ctx.externalUrl().replace(/\/+$/, '');
   const out: IssueRow[] = [];
   const seen = new Set<number>();
@@ -73,13 +76,13 @@ export function closesIssues(ctx: AppContext, user: UserRow | null, mr: MergeReq
   for (const ref of closingReferences(messages.join('\n'), base)) {
     let p: ProjectRow | null = project;
     if (ref.projectPath !== null) {
-      if (!projects.has(ref.projectPath)) projects.set(ref.projectPath, lookupProject(ctx, ref.projectPath));
+      if (!projects.has(ref.projectPath)) projects.set(ref.projectPath, await lookupProjectAsync(ctx, ref.projectPath));
       p = projects.get(ref.projectPath) ?? null;
     }
     if (!p) continue;
-    const issue = issueByIid(ctx, p.id, ref.iid);
+    const issue = await findIssueByIid(ctx.data, p.id, ref.iid);
     if (!issue || seen.has(issue.id)) continue;
-    if (!canReadIssuable(ctx, user, p, { type: 'Issue', confidential: issue.confidential, authorId: issue.authorId, assigneeId: issue.assigneeId })) continue;
+    if (!(await canReadIssuableAsync(ctx, user, p, { type: 'Issue', confidential: issue.confidential, authorId: issue.authorId, assigneeId: issue.assigneeId }))) continue;
     seen.add(issue.id);
     out.push(issue);
   }

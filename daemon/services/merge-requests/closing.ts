@@ -3,8 +3,8 @@ import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
-import { canUpdateIssue } from '../../policy/permissions.js';
-import { lookupProject } from '../projects.js';
+import { canUpdateIssueAsync } from '../../policy/permissions.js';
+import { lookupProjectAsync } from '../projects.js';
 import { closesIssues } from './closes-issues.js';
 
 /** An issue to close, with its project (a `group/project#n` reference may name another project). */
@@ -14,13 +14,13 @@ export interface ClosingIssue {
 }
 
 /** The open issues named by the merge request's closing pattern that `actor` may update (8.x: only when merging into the default branch). */
-export function closingIssuesOf(ctx: AppContext, actor: UserRow, target: ProjectRow, mr: MergeRequestRow): ClosingIssue[] {
-  const found: IssueRow[] = closesIssues(ctx, actor, mr, target);
+export async function closingIssuesOf(ctx: AppContext, actor: UserRow, target: ProjectRow, mr: MergeRequestRow): Promise<ClosingIssue[]> {
+  const found: IssueRow[] = await closesIssues(ctx, actor, mr, target);
   const out: ClosingIssue[] = [];
   for (const issue of found) {
     if (issue.state === 'closed') continue;
-    const project = issue.projectId === target.id ? target : lookupProject(ctx, issue.projectId);
-    if (!project || !canUpdateIssue(ctx, actor, project, issue)) continue;
+    const project = issue.projectId === target.id ? target : await lookupProjectAsync(ctx, issue.projectId);
+    if (!project || !(await canUpdateIssueAsync(ctx, actor, project, issue))) continue;
     out.push({ issue, project });
   }
   return out;

@@ -5,21 +5,19 @@
  * base of the two heads, the commits of the source not in the target (newest first), and whether the merge is clean
  * (`git merge-tree --write-tree`). Git runs outside every transaction: compute, then write.
  */
-import { eq } from 'drizzle-orm';
-import { statement } from '../../db/statements.js';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { mergeRequestDiffs, mergeRequests, type MergeRequestDiffRow, type MergeRequestRow, type MergeStatus } from '../../db/schema-merge-requests.js';
+import type { Queries } from '../../db/layer/types.js';
+import type { MergeRequestDiffRow, MergeRequestRow, MergeStatus } from '../../db/schema-merge-requests.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { changedFileCount, limitedDiff, DEFAULT_DIFF_LIMITS, type DiffLimits, type LimitedDiff } from '../../git/diff-stream.js';
 import { mergeTrees } from '../../git/merge.js';
 import { isoDate, type CommitInfo } from '../../git/objects.js';
 import { validBranchName } from '../../git/refs.js';
 import type { Repository } from '../../git/repository.js';
-import { lookupProject } from '../projects.js';
+import { lookupProjectAsync } from '../projects.js';
 import { projectRepository } from '../repositories.js';
-import type { Tx } from '../collaboration/tx.js';
-import { latestDiff, type StoredCommit } from './find.js';
+import { latestDiff, toMergeRequest, toMergeRequestDiff, type StoredCommit } from './find.js';
 
 /** At most this many commits are stored per diff version (commits_count keeps the real number). */
 export const MAX_STORED_COMMITS = 10_000;
@@ -38,9 +36,9 @@ export interface MergeRequestEnds {
 }
 
 /** The projects of a merge request row (the source may have been deleted). */
-export function endsOf(ctx: AppContext, mr: MergeRequestRow, target?: ProjectRow): MergeRequestEnds {
-  const targetProject = target ?? lookupProject(ctx, mr.targetProjectId)!;
-  const sourceProject = mr.sourceProjectId === null ? null : mr.sourceProjectId === targetProject.id ? targetProject : lookupProject(ctx, mr.sourceProjectId);
+export async function endsOf(ctx: AppContext, mr: MergeRequestRow, target?: ProjectRow): Promise<MergeRequestEnds> {
+  const targetProject = target ?? (await lookupProjectAsync(ctx, mr.targetProjectId))!;
+  const sourceProject = mr.sourceProjectId === null ? null : mr.sourceProjectId === targetProject.id ? targetProject : await lookupProjectAsync(ctx, mr.sourceProjectId);
   return { targetProject, sourceProject, sourceBranch: mr.sourceBranch, targetBranch: mr.targetBranch };
 }
 
@@ -115,11 +113,12 @@ export function diffChanged(stored: MergeRequestDiffRow | null, d: ComputedDiff)
 }
 
 /** Insert a diff version of a merge request (inside the caller's transaction). */
-export function insertDiff(tx: Tx, mergeRequestId: number, d: ComputedDiff): MergeRequestDiffRow {
-  return tx.insert(mergeRequestDiffs).values({
-    mergeRequestId, state: d.state, baseCommitSha: d.baseCommitSha, headCommitSha: d.headCommitSha, startCommitSha: d.startCommitSha,
-    commits: JSON.stringify(d.commits), commitsCount: d.commitsCount, realSize: d.realSize, createdAt: now(),
-  }).returning().get();
+export async function insertDiff(tx: Queries, mergeRequestId: number, d: ComputedDiff): Promise<MergeRequestDiffRow> {
+  return toMergeRequestDiff((await tx.get<Record<string, unknown>>(
+    `INSERT INTO merge_request_diffs (merge_request_id, state, base_commit_sha, head_commit_sha, start_commit_sha, commits, commits_count, real_size, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    [mergeRequestId, d.state, d.baseCommitSha, d.headCommitSha, d.startCommitSha, JSON.stringify(d.commits), d.commitsCount, d.realSize, now()],
+  ))!);
 }
 
 /** Keep `refs/merge-requests/<iid>/head` at the source head in the target repository (as 8.x; clients fetch it). */
@@ -144,17 +143,14 @@ export async function computeMergeStatus(ctx: AppContext, ends: MergeRequestEnds
 }
 
 /** The merge_status_version column (migration 0020), read raw: drizzle's schema file is not ours to extend. */
-function statusVersion(ctx: AppContext, id: number): number {
-  const r = statement(ctx, `SELECT merge_status_version AS v FROM merge_requests WHERE id = ?`).get(id) as { v: number } | undefined;
-  return r?.v ?? 0;
+async function statusVersion(q: Queries, id: number): Promise<number> {
+  const r = await q.get<{ v: number }>(`SELECT merge_status_version AS v FROM merge_requests WHERE id = ?`, [id]);
+  return Number(r?.v ?? 0);
 }
 
-/**
- * Set merge_status back to unchecked: a push or a new target branch. Call it inside the writing transaction (the
- * statement runs on the same connection, so it commits or rolls back with it).
- */
-export function resetMergeStatus(ctx: AppContext, mergeRequestId: number): void {
-  statement(ctx, `UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1 WHERE id = ?`).run(mergeRequestId);
+/** Set merge_status back to unchecked: a push or a new target branch (inside the writing transaction `tx`). */
+export async function resetMergeStatus(tx: Queries, mergeRequestId: number): Promise<void> {
+  await tx.run(`UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1 WHERE id = ?`, [mergeRequestId]);
 }
 
 /**
@@ -163,16 +159,17 @@ export function resetMergeStatus(ctx: AppContext, mergeRequestId: number): void 
  */
 export async function checkMergeStatus(ctx: AppContext, mr: MergeRequestRow, target?: ProjectRow): Promise<MergeRequestRow> {
   if (mr.mergeStatus !== 'unchecked' || (mr.state !== 'opened' && mr.state !== 'reopened')) return mr;
-  const version = statusVersion(ctx, mr.id);
-  const status = await computeMergeStatus(ctx, endsOf(ctx, mr, target));
-  statement(ctx, `UPDATE merge_requests SET merge_status = ? WHERE id = ? AND merge_status = 'unchecked' AND merge_status_version = ?`)
-    .run(status, mr.id, version);
-  return ctx.db.select().from(mergeRequests).where(eq(mergeRequests.id, mr.id)).get() ?? mr;
+  const version = await statusVersion(ctx.data, mr.id);
+  const status = await computeMergeStatus(ctx, await endsOf(ctx, mr, target));
+  await ctx.data.run(`UPDATE merge_requests SET merge_status = ? WHERE id = ? AND merge_status = 'unchecked' AND merge_status_version = ?`,
+    [status, mr.id, version]);
+  const fresh = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE id = ?`, [mr.id]);
+  return fresh ? toMergeRequest(fresh) : mr;
 }
 
 /** The changes of a merge request's latest diff version, within limits (GET .../changes). */
 export async function mergeRequestChanges(ctx: AppContext, mr: MergeRequestRow, target: ProjectRow, limits: DiffLimits = DEFAULT_DIFF_LIMITS): Promise<LimitedDiff> {
-  const diff = latestDiff(ctx, mr.id);
+  const diff = await latestDiff(ctx.data, mr.id);
   if (!diff || !diff.headCommitSha) return { files: [], overflow: false, total: 0 };
   const repo = projectRepository(ctx, target);
   if (!repo.exists()) return { files: [], overflow: false, total: 0 };

@@ -1,19 +1,25 @@
 /**
  * Reading merge requests: by id within a target project (readable by a user), by ids in one query, their latest diff
- * versions, and what the collaboration code (todos, notes) needs to know about one.
+ * versions, and what the collaboration code (todos, notes) needs to know about one. Everything reads through the data
+ * layer (`q`: ctx.data, a snapshot or the caller's transaction), on either engine; the comment events presenter,
+ * still synchronous and SQLite-only, keeps mergeRequestNoteablesByIds and canReadMergeRequest.
  */
-import { and, eq, isNull } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
-import { mergeRequests, type MergeRequestDiffRow, type MergeRequestRow } from '../../db/schema-merge-requests.js';
+import type { Queries } from '../../db/layer/types.js';
+import type { MergeRequestDiffRow, MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import { notFoundMessage } from '../../errors.js';
-import { canReadIssuable } from '../../policy/permissions.js';
+import { canReadIssuable, canReadIssuableAsync } from '../../policy/permissions.js';
 import type { Noteable } from '../collaboration/notes.js';
 import type { IssuableInfo } from '../collaboration/todos.js';
 
 type Rec = Record<string, unknown>;
+
+/** The largest id an integer column holds (PostgreSQL's int4): larger ids name nothing and never reach a query. */
+const INT_MAX = 2147483647;
+const validId = (id: number) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX;
 
 /** Map a raw `merge_requests` row (snake_case) to the drizzle shape. */
 export function toMergeRequest(r: Rec): MergeRequestRow {
@@ -41,32 +47,43 @@ export function toMergeRequestDiff(r: Rec): MergeRequestDiffRow {
 }
 
 /** A live (not deleted) merge request of the target project by its global id, or null. */
-export function findProjectMergeRequest(ctx: AppContext, projectId: number, mergeRequestId: number): MergeRequestRow | null {
-  return ctx.db.select().from(mergeRequests)
-    .where(and(eq(mergeRequests.id, mergeRequestId), eq(mergeRequests.targetProjectId, projectId), isNull(mergeRequests.deletedAt))).get() ?? null;
+export async function findProjectMergeRequest(q: Queries, projectId: number, mergeRequestId: number): Promise<MergeRequestRow | null> {
+  if (!validId(mergeRequestId)) return null;
+  const r = await q.get<Rec>(`SELECT * FROM merge_requests WHERE id = ? AND target_project_id = ? AND deleted_at IS NULL`, [mergeRequestId, projectId]);
+  return r ? toMergeRequest(r) : null;
 }
 
 /** A live merge request by global id (any project), or null. */
-export function findMergeRequest(ctx: AppContext, mergeRequestId: number): MergeRequestRow | null {
-  return ctx.db.select().from(mergeRequests).where(and(eq(mergeRequests.id, mergeRequestId), isNull(mergeRequests.deletedAt))).get() ?? null;
+export async function findMergeRequest(q: Queries, mergeRequestId: number): Promise<MergeRequestRow | null> {
+  if (!validId(mergeRequestId)) return null;
+  const r = await q.get<Rec>(`SELECT * FROM merge_requests WHERE id = ? AND deleted_at IS NULL`, [mergeRequestId]);
+  return r ? toMergeRequest(r) : null;
 }
 
-/** Whether `user` may read merge requests of the project (read_merge_request: feature on, project visible). */
+/** Whether `user` may read merge requests of the project (read_merge_request: feature on, project visible); `level` when known. */
+export function canReadMergeRequestAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, mr: MergeRequestRow, level?: number): Promise<boolean> {
+  return canReadIssuableAsync(ctx, user, project, { type: 'MergeRequest', authorId: mr.authorId, assigneeId: mr.assigneeId }, level);
+}
+
+/** canReadMergeRequestAsync for the synchronous comment events presenter (SQLite only). */
 export function canReadMergeRequest(ctx: AppContext, user: UserRow | null, project: ProjectRow, mr: MergeRequestRow): boolean {
   return canReadIssuable(ctx, user, project, { type: 'MergeRequest', authorId: mr.authorId, assigneeId: mr.assigneeId });
 }
 
 /** A live merge request of the target project the user may read, or 404 `404 Not found` (8.x's `find` miss). */
-export function findReadableMergeRequest(ctx: AppContext, user: UserRow | null, project: ProjectRow, mergeRequestId: number): MergeRequestRow {
-  const mr = findProjectMergeRequest(ctx, project.id, mergeRequestId);
-  if (!mr || !canReadMergeRequest(ctx, user, project, mr)) throw notFoundMessage('404 Not found');
+export async function findReadableMergeRequest(
+  ctx: AppContext, user: UserRow | null, project: ProjectRow, mergeRequestId: number, level?: number,
+): Promise<MergeRequestRow> {
+  const mr = await findProjectMergeRequest(ctx.data, project.id, mergeRequestId);
+  if (!mr || !(await canReadMergeRequestAsync(ctx, user, project, mr, level))) throw notFoundMessage('404 Not found');
   return mr;
 }
 
 /** Merge request rows by id (live ones), in the order of `ids` (one query). */
-export function mergeRequestsByIds(ctx: AppContext, ids: number[], opts: { deleted?: boolean } = {}): MergeRequestRow[] {
-  if (ids.length === 0) return [];
-  const rows = statement(ctx, `SELECT * FROM merge_requests WHERE id IN ${IN_IDS}`).all(idList([...new Set(ids)])) as Rec[];
+export async function mergeRequestsByIds(q: Queries, ids: number[], opts: { deleted?: boolean } = {}): Promise<MergeRequestRow[]> {
+  const wanted = [...new Set(ids)].filter(validId);
+  if (wanted.length === 0) return [];
+  const rows = await q.all<Rec>(`SELECT * FROM merge_requests WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(wanted)]);
   const byId = new Map(rows.map((r) => [r.id as number, toMergeRequest(r)]));
   return ids.flatMap((id) => {
     const r = byId.get(id);
@@ -75,12 +92,14 @@ export function mergeRequestsByIds(ctx: AppContext, ids: number[], opts: { delet
 }
 
 /** The latest diff version of each merge request (one query), keyed by merge request id. */
-export function latestDiffs(ctx: AppContext, mergeRequestIds: number[]): Map<number, MergeRequestDiffRow> {
-  if (mergeRequestIds.length === 0) return new Map();
-  const rows = statement(ctx,
+export async function latestDiffs(q: Queries, mergeRequestIds: number[]): Promise<Map<number, MergeRequestDiffRow>> {
+  const ids = [...new Set(mergeRequestIds)].filter(validId);
+  if (ids.length === 0) return new Map();
+  const rows = await q.all<Rec>(
     `SELECT d.* FROM merge_request_diffs d WHERE d.id IN (
-       SELECT MAX(x.id) FROM merge_request_diffs x WHERE x.merge_request_id IN ${IN_IDS} GROUP BY x.merge_request_id)`,
-  ).all(idList([...new Set(mergeRequestIds)])) as Rec[];
+       SELECT MAX(x.id) FROM merge_request_diffs x WHERE x.merge_request_id IN ${q.dialect.inIds} GROUP BY x.merge_request_id)`,
+    [q.dialect.ids(ids)],
+  );
   return new Map(rows.map((r) => [r.merge_request_id as number, toMergeRequestDiff(r)]));
 }
 
@@ -88,18 +107,20 @@ export function latestDiffs(ctx: AppContext, mergeRequestIds: number[]): Map<num
  * The source head of each merge request's latest diff version (the presenter's `sha`), without reading the versions'
  * stored commit lists (a 5,000-commit merge request keeps 1.5 MB of them).
  */
-export function latestDiffHeads(ctx: AppContext, mergeRequestIds: number[]): Map<number, string | null> {
-  if (mergeRequestIds.length === 0) return new Map();
-  const rows = statement(ctx,
+export async function latestDiffHeads(q: Queries, mergeRequestIds: number[]): Promise<Map<number, string | null>> {
+  const ids = [...new Set(mergeRequestIds)].filter(validId);
+  if (ids.length === 0) return new Map();
+  const rows = await q.all<{ id: number; head: string | null }>(
     `SELECT d.merge_request_id AS id, d.head_commit_sha AS head FROM merge_request_diffs d WHERE d.id IN (
-       SELECT MAX(x.id) FROM merge_request_diffs x WHERE x.merge_request_id IN ${IN_IDS} GROUP BY x.merge_request_id)`,
-  ).all(idList([...new Set(mergeRequestIds)])) as { id: number; head: string | null }[];
+       SELECT MAX(x.id) FROM merge_request_diffs x WHERE x.merge_request_id IN ${q.dialect.inIds} GROUP BY x.merge_request_id)`,
+    [q.dialect.ids(ids)],
+  );
   return new Map(rows.map((r) => [r.id, r.head]));
 }
 
 /** The latest diff version of one merge request, or null before the first one is written. */
-export function latestDiff(ctx: AppContext, mergeRequestId: number): MergeRequestDiffRow | null {
-  return latestDiffs(ctx, [mergeRequestId]).get(mergeRequestId) ?? null;
+export async function latestDiff(q: Queries, mergeRequestId: number): Promise<MergeRequestDiffRow | null> {
+  return (await latestDiffs(q, [mergeRequestId])).get(mergeRequestId) ?? null;
 }
 
 /** A commit as merge_request_diffs.commits stores it (newest first). */
@@ -150,7 +171,10 @@ export function mergeRequestNoteable(row: MergeRequestRow): Noteable {
   };
 }
 
-/** Live merge requests by global id as Noteables, in one query. */
+/** Live merge requests by global id as Noteables, in one query: for the synchronous comment events presenter (SQLite only). */
 export function mergeRequestNoteablesByIds(ctx: AppContext, ids: number[]): Map<number, Noteable> {
-  return new Map(mergeRequestsByIds(ctx, ids).map((r) => [r.id, mergeRequestNoteable(r)]));
+  const wanted = [...new Set(ids)].filter(validId);
+  if (wanted.length === 0) return new Map();
+  const rows = (statement(ctx, `SELECT * FROM merge_requests WHERE id IN ${IN_IDS} AND deleted_at IS NULL`).all(idList(wanted)) as Rec[]).map(toMergeRequest);
+  return new Map(rows.map((r) => [r.id, mergeRequestNoteable(r)]));
 }

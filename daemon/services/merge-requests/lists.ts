@@ -1,9 +1,9 @@
 /** Merge request lists of a project (GET /projects/:id/merge_requests): iid, state, order_by, sort, pagination. */
 import type { AppContext } from '../../context.js';
+import type { Queries } from '../../db/layer/types.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
-import { statement } from '../../db/statements.js';
 import { placeholders } from '../../db/sql.js';
-import { keysetPageIds, type KeysetList } from '../../db/keyset.js';
+import { keysetPageAsync, type KeysetList } from '../../db/keyset.js';
 import { mergeRequestsByIds } from './find.js';
 
 /** The filters of a project's merge request list (unknown order/sort values already fell back to the defaults). */
@@ -26,8 +26,12 @@ function whereOf(f: MergeRequestListFilter): { where: string; values: unknown[] 
     values.push(f.state);
   }
   if (f.iids && f.iids.length) {
-    parts.push(`m.iid IN (${placeholders(f.iids)})`);
-    values.push(...f.iids);
+    // an iid beyond the integer column names nothing (and must not reach PostgreSQL's int4 comparison)
+    const iids = f.iids.filter((n) => Number.isSafeInteger(n) && Math.abs(n) <= 2147483647);
+    if (iids.length) {
+      parts.push(`m.iid IN (${placeholders(iids)})`);
+      values.push(...iids);
+    } else parts.push('1 = 0');
   }
   return { where: parts.join(' AND '), values };
 }
@@ -43,24 +47,27 @@ function statesOf(state: string | undefined): string[] | null {
  * How many merge requests a filter matches (X-Total): from the live counts of migration 0023 (a few rows), or a count
  * when iids narrow the list.
  */
-export function countMergeRequests(ctx: AppContext, f: MergeRequestListFilter): number {
+export async function countMergeRequests(q: Queries, f: MergeRequestListFilter): Promise<number> {
   if (!f.iids || f.iids.length === 0) {
     const states = statesOf(f.state);
     const sql = `SELECT COALESCE(SUM(n), 0) AS n FROM merge_request_counts WHERE project_id = ?${states ? ` AND state IN (${placeholders(states)})` : ''}`;
-    return (statement(ctx, sql).get(f.projectId, ...(states ?? [])) as { n: number }).n;
+    return Number((await q.get<{ n: number }>(sql, [f.projectId, ...(states ?? [])]))!.n);
   }
   const { where, values } = whereOf(f);
-  return (statement(ctx, `SELECT COUNT(*) AS n FROM merge_requests m WHERE ${where}`).get(...values) as { n: number }).n;
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM merge_requests m WHERE ${where}`, values))!.n);
 }
 
 /**
  * One page of a list, newest first unless told (ties by id). With `total` a deep page costs what the first does
  * (db/keyset.ts: read from the nearer end, or from a keyset bookmark).
  */
-export function listMergeRequests(ctx: AppContext, f: MergeRequestListFilter, limit: number, offset: number, total?: number): MergeRequestRow[] {
+export async function listMergeRequests(
+  ctx: AppContext, q: Queries, f: MergeRequestListFilter, limit: number, offset: number, total?: number,
+): Promise<MergeRequestRow[]> {
   const { where, values } = whereOf(f);
   const list: KeysetList = {
     from: 'merge_requests m', where, values, key: f.orderBy === 'updated_at' ? 'm.updated_at' : 'm.created_at', id: 'm.id', desc: f.sort !== 'asc',
   };
-  return mergeRequestsByIds(ctx, keysetPageIds(ctx, list, limit, offset, total));
+  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, { ...list, select: 'm.id AS id' }, limit, offset, total)).map((r) => Number(r.id));
+  return mergeRequestsByIds(q, ids);
 }

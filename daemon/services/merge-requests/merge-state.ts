@@ -9,8 +9,8 @@ import type { PipelineRow } from '../../db/schema-ci.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { branchRef } from '../../git/refs.js';
 import { mergeTrees } from '../../git/merge.js';
-import { canMergeIntoBranch } from '../protected-branches.js';
-import { pipelineFor } from '../pipelines.js';
+import { canMergeIntoBranchAsync } from '../protected-branches.js';
+import { pipelineForAsync } from '../pipelines.js';
 import { projectRepository } from '../repositories.js';
 import { branchHead, endsOf, sourceHeadInTarget } from './diffs.js';
 
@@ -24,13 +24,13 @@ export const isActivePipeline = (p: Pick<PipelineRow, 'status'>): boolean => ACT
  * Whether `user` may merge the merge request (8.x can_be_merged_by?): push or merge access to the target branch of the
  * target project, so its protection applies (a developer cannot merge into a branch only masters may push).
  */
-export function canMergeMergeRequest(ctx: AppContext, user: UserRow | null, target: ProjectRow, mr: Pick<MergeRequestRow, 'targetBranch'>): boolean {
-  return canMergeIntoBranch(ctx, user, target, mr.targetBranch);
+export function canMergeMergeRequest(ctx: AppContext, user: UserRow | null, target: ProjectRow, mr: Pick<MergeRequestRow, 'targetBranch'>): Promise<boolean> {
+  return canMergeIntoBranchAsync(ctx, user, target, mr.targetBranch);
 }
 
 /** Whether `user` may cancel the automatic merge: who may merge, and the merge request's author (8.x). */
-export function canCancelAutoMerge(ctx: AppContext, user: UserRow | null, target: ProjectRow, mr: Pick<MergeRequestRow, 'targetBranch' | 'authorId'>): boolean {
-  return !!user && (user.id === mr.authorId || canMergeMergeRequest(ctx, user, target, mr));
+export async function canCancelAutoMerge(ctx: AppContext, user: UserRow | null, target: ProjectRow, mr: Pick<MergeRequestRow, 'targetBranch' | 'authorId'>): Promise<boolean> {
+  return !!user && (user.id === mr.authorId || (await canMergeMergeRequest(ctx, user, target, mr)));
 }
 
 /** The heads a merge is computed from; null where the branch (or the source project) is missing. */
@@ -42,7 +42,7 @@ export interface MergeHeads {
 
 /** Read both heads of a merge request, the source as a commit of the target repository (a fork's fetched). */
 export async function mergeHeads(ctx: AppContext, target: ProjectRow, mr: MergeRequestRow): Promise<MergeHeads> {
-  const ends = endsOf(ctx, mr, target);
+  const ends = await endsOf(ctx, mr, target);
   const [sourceSha, targetSha] = await Promise.all([sourceHeadInTarget(ctx, ends), branchHead(ctx, target, mr.targetBranch)]);
   return { source: ends.sourceProject, sourceSha, targetSha };
 }
@@ -59,9 +59,11 @@ export async function cleanMergeTree(ctx: AppContext, target: ProjectRow, target
 }
 
 /** The head pipeline (8.x MergeRequest#pipeline): the source project's newest pipeline for the source branch at its head. */
-export function headPipeline(ctx: AppContext, mr: Pick<MergeRequestRow, 'sourceBranch'>, source: ProjectRow | null, sourceSha: string | null): PipelineRow | null {
+export async function headPipeline(
+  ctx: AppContext, mr: Pick<MergeRequestRow, 'sourceBranch'>, source: ProjectRow | null, sourceSha: string | null,
+): Promise<PipelineRow | null> {
   if (!source || !sourceSha) return null;
-  return pipelineFor(ctx.db, source.id, mr.sourceBranch, sourceSha);
+  return pipelineForAsync(ctx.data, source.id, mr.sourceBranch, sourceSha);
 }
 
 /** 8.x mergeable_ci_state?: true unless the project only merges after a successful build and the head pipeline did not succeed. */

@@ -7,30 +7,32 @@
  * closes; then the target branch update goes through processPush as any push (push event and hooks, pipeline, merge
  * request refresh), and the source branch is removed when asked.
  */
+import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
+import type { Queries } from '../../db/layer/types.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { users } from '../../db/schema.js';
-import { mergeRequests, type MergeRequestRow } from '../../db/schema-merge-requests.js';
-import { statement } from '../../db/statements.js';
+import { toUser } from '../../db/rows.js';
+import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { ApiError, conflict, notAllowed, unauthorized, validationError } from '../../errors.js';
 import { createMergeCommit, MergeConflictError } from '../../git/merge.js';
 import { RefConflictError } from '../../git/errors.js';
 import { branchRef } from '../../git/refs.js';
-import { mergeRequestHookPayload } from '../../hooks/merge-requests.js';
-import { canProject } from '../../policy/permissions.js';
-import { and, eq } from 'drizzle-orm';
+import { canProjectAsync } from '../../policy/permissions.js';
 import { deleteBranch } from '../branches.js';
-import { changeIssueStateIn, createSystemNote, markTodosDoneOnClose, stateChangeNote } from '../collaboration/index.js';
-import { recordEvent } from '../events.js';
-import { queueHookDeliveries } from '../hook-deliveries.js';
-import { lookupProject, projectNamespace } from '../projects.js';
+import { changeIssueStateInAsync } from '../collaboration/issues.js';
+import { createSystemNoteAsync } from '../collaboration/notes.js';
+import { stateChangeNote } from '../collaboration/system-notes.js';
+import { markTodosDoneOnCloseAsync } from '../collaboration/todos.js';
+import { LOCKS, lockAsync } from '../collaboration/tx.js';
+import { recordEventAsync } from '../events.js';
+import { lookupProjectAsync, projectNamespaceAsync } from '../projects.js';
 import { registerWorker } from '../../background.js';
-import { branchRules } from '../protected-branches.js';
+import { branchRulesAsync } from '../protected-branches.js';
 import { processPush } from '../push.js';
 import { projectRepository } from '../repositories.js';
-import { findMergeRequest, isOpen, workInProgress } from './find.js';
-import { updateMergeRequest, type MergeRequestWriteRights, type UpdateMergeRequestParams } from './write.js';
+import { findMergeRequest, isOpen, toMergeRequest, workInProgress } from './find.js';
+import { queueMergeRequestHook, updateMergeRequest, writeEnv, type MergeRequestWriteRights, type UpdateMergeRequestParams } from './write.js';
 import {
   canMergeMergeRequest, defaultMergeCommitMessage, headPipeline, isActivePipeline, mergeableCiState, mergeHeads, cleanMergeTree,
 } from './merge-state.js';
@@ -100,7 +102,7 @@ export async function updateAndMerge(
 async function planAccept(
   ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, p: AcceptMergeRequestParams,
 ): Promise<(current: MergeRequestRow) => Promise<MergeRequestRow>> {
-  if (!canMergeMergeRequest(ctx, actor, project, mr)) throw unauthorized();
+  if (!(await canMergeMergeRequest(ctx, actor, project, mr))) throw unauthorized();
   if (!isOpen(mr)) throw notAcceptable();
   if (workInProgress(mr.title)) throw notAllowed();
   const heads = await mergeHeads(ctx, project, mr);
@@ -113,7 +115,7 @@ async function planAccept(
   }
   if (p.sha !== undefined && p.sha !== heads.sourceSha) throw conflict(`SHA does not match HEAD of source branch: ${heads.sourceSha}`);
   const options: MergeOptions = { commitMessage: p.merge_commit_message ?? null, removeSourceBranch: p.should_remove_source_branch ?? false };
-  const pipeline = headPipeline(ctx, mr, heads.source, heads.sourceSha);
+  const pipeline = await headPipeline(ctx, mr, heads.source, heads.sourceSha);
   if (p.merge_when_build_succeeds && pipeline && isActivePipeline(pipeline)) {
     return async (current) => enableAutoMerge(ctx, actor, project, current, heads.sourceSha!, options);
   }
@@ -121,27 +123,52 @@ async function planAccept(
   return async (current) => mergeMergeRequest(ctx, actor, project, current, options, heads.sourceSha!, { targetSha: heads.targetSha!, tree });
 }
 
-// ---- the lock (8.x in_locked_state) -----------------------------------------------------------------------------
+// ---- the lock (8.x in_locked_state), with its owner and heartbeat ------------------------------------------------
+
+/**
+ * This process's name on the merge locks it holds (docs/design/postgres.md, "Several daemons": the repair rule): a
+ * random id made at start, so a lock names the daemon that took it. While that daemon works on the merge it moves
+ * the lock's heartbeat (lock_heartbeat_at) every `heartbeatMs`; a lock whose heartbeat is older than `leaseMs` lost its
+ * owner (the daemon died or hung) and is repaired by whichever daemon sweeps next. Tests shorten the times.
+ */
+export const MERGE_LOCK_OWNER = randomUUID();
+export const mergeLockTimes = { leaseMs: 60_000, heartbeatMs: 10_000, sweepMs: 60_000 };
 
 /** Take the merge lock: open -> locked, remembering the state to go back to. False when it is not open any more. */
-function lock(ctx: AppContext, mrId: number, userId: number): boolean {
-  return statement(ctx,
-    `UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = ?, merge_user_id = ?, merge_commit_sha = NULL
-     WHERE id = ? AND state IN ('opened', 'reopened')`,
-  ).run(now(), userId, mrId).changes === 1;
+async function lock(ctx: AppContext, mrId: number, userId: number): Promise<boolean> {
+  const t = now();
+  return (await ctx.data.run(
+    `UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = ?, lock_owner = ?, lock_heartbeat_at = ?, merge_user_id = ?,
+       merge_commit_sha = NULL
+     WHERE id = ? AND state IN ('opened', 'reopened') AND deleted_at IS NULL`,
+    [t, MERGE_LOCK_OWNER, t, userId, mrId],
+  )).changes === 1;
 }
 
-/** Give the lock back (the merge was refused): the state it had, the reason in merge_error. */
-function unlock(ctx: AppContext, mrId: number, error: string | null): void {
-  statement(ctx,
-    `UPDATE merge_requests SET state = COALESCE(lock_state, 'opened'), lock_state = NULL, locked_at = NULL, merge_commit_sha = NULL, merge_error = ?
-     WHERE id = ? AND state = 'locked'`,
-  ).run(error, mrId);
+/** Move the heartbeat of a lock this daemon holds every heartbeatMs until the returned function is called. */
+function heartbeat(ctx: AppContext, mrId: number): () => void {
+  const timer = setInterval(() => {
+    ctx.data.run(`UPDATE merge_requests SET lock_heartbeat_at = ? WHERE id = ? AND state = 'locked' AND lock_owner = ?`, [now(), mrId, MERGE_LOCK_OWNER])
+      .catch((e: unknown) => process.stderr.write(`gantry: merge lock heartbeat of merge request ${mrId} failed: ${(e as Error)?.message ?? String(e)}\n`));
+  }, mergeLockTimes.heartbeatMs);
+  timer.unref?.();
+  return () => clearInterval(timer);
 }
 
-/** Record the merge commit about to be published, so a restart can finish a merge whose branch moved. */
-function recordCandidate(ctx: AppContext, mrId: number, sha: string): void {
-  statement(ctx, `UPDATE merge_requests SET merge_commit_sha = ? WHERE id = ? AND state = 'locked'`).run(sha, mrId);
+/** Give the lock back (the merge was refused): the state it had, the reason in merge_error. Only this daemon's lock. */
+async function unlock(q: Queries, mrId: number, error: string | null): Promise<void> {
+  await q.run(
+    `UPDATE merge_requests SET state = COALESCE(lock_state, 'opened'), lock_state = NULL, locked_at = NULL, lock_owner = NULL, lock_heartbeat_at = NULL,
+       merge_commit_sha = NULL, merge_error = ?
+     WHERE id = ? AND state = 'locked' AND lock_owner = ?`,
+    [error, mrId, MERGE_LOCK_OWNER],
+  );
+}
+
+/** Record the merge commit about to be published, so a repair can finish a merge whose branch moved. */
+async function recordCandidate(ctx: AppContext, mrId: number, sha: string): Promise<void> {
+  await ctx.data.run(`UPDATE merge_requests SET merge_commit_sha = ?, lock_heartbeat_at = ? WHERE id = ? AND state = 'locked' AND lock_owner = ?`,
+    [sha, now(), mrId, MERGE_LOCK_OWNER]);
 }
 
 // ---- the merge --------------------------------------------------------------------------------------------------
@@ -180,7 +207,7 @@ async function writeMerge(
       const { sha } = await createMergeCommit(repo.path, {
         targetBranch: mr.targetBranch, targetSha, sourceSha, message, author: person(actor), tree,
         beforePublish: async (candidate) => {
-          recordCandidate(ctx, mr.id, candidate);
+          await recordCandidate(ctx, mr.id, candidate);
           await mergeTestHooks.beforePublish?.(attempt);
         },
       });
@@ -205,24 +232,29 @@ async function writeMerge(
 export async function mergeMergeRequest(
   ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, options: MergeOptions, sourceSha?: string, checked?: CheckedMerge,
 ): Promise<MergeRequestRow> {
-  if (!lock(ctx, mr.id, actor.id)) throw notAcceptable();
-  let written: WrittenMerge;
+  if (!(await lock(ctx, mr.id, actor.id))) throw notAcceptable();
+  const stop = heartbeat(ctx, mr.id);
   try {
-    const head = await sourceHeadInTarget(ctx, endsOf(ctx, mr, project));
-    if (!head) throw notAllowed();
-    if (sourceSha !== undefined && head !== sourceSha) throw conflict(`SHA does not match HEAD of source branch: ${head}`);
-    written = await writeMerge(ctx, actor, project, mr, head, options.commitMessage || defaultMergeCommitMessage(mr), head === sourceSha ? checked : undefined);
-  } catch (e) {
-    unlock(ctx, mr.id, e instanceof ApiError ? String((e.body as { message?: unknown })?.message ?? '') : 'Something went wrong during merge');
-    throw e;
+    let written: WrittenMerge;
+    try {
+      const head = await sourceHeadInTarget(ctx, await endsOf(ctx, mr, project));
+      if (!head) throw notAllowed();
+      if (sourceSha !== undefined && head !== sourceSha) throw conflict(`SHA does not match HEAD of source branch: ${head}`);
+      written = await writeMerge(ctx, actor, project, mr, head, options.commitMessage || defaultMergeCommitMessage(mr), head === sourceSha ? checked : undefined);
+    } catch (e) {
+      await unlock(ctx.data, mr.id, e instanceof ApiError ? String((e.body as { message?: unknown })?.message ?? '') : 'Something went wrong during merge');
+      throw e;
+    }
+    return await finishMerge(ctx, actor, project, mr, written, options, stop);
+  } finally {
+    stop();
   }
-  return finishMerge(ctx, actor, project, mr, written, options);
 }
 
 /** The reference of a merge request as seen from `from` (`!3`, or `group/project!3` from another project). */
-function mergeRequestReference(ctx: AppContext, target: ProjectRow, mr: MergeRequestRow, from: ProjectRow): string {
+async function mergeRequestReference(tx: Queries, ctx: AppContext, target: ProjectRow, mr: MergeRequestRow, from: ProjectRow): Promise<string> {
   if (from.id === target.id) return `!${mr.iid}`;
-  return `${projectNamespace(ctx, target).path}/${target.path}!${mr.iid}`;
+  return `${(await projectNamespaceAsync(ctx, target, tx)).path}/${target.path}!${mr.iid}`;
 }
 
 /**
@@ -231,32 +263,43 @@ function mergeRequestReference(ctx: AppContext, target: ProjectRow, mr: MergeReq
  * then processPush for the target branch, then the source branch removal when asked.
  */
 export async function finishMerge(
-  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, written: WrittenMerge, options: MergeOptions,
+  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, written: WrittenMerge, options: MergeOptions, stopHeartbeat?: () => void,
 ): Promise<MergeRequestRow> {
   // closes_issues names none unless the target is the default branch (8.x PostMergeService).
-  const closing = closingIssuesOf(ctx, actor, project, mr);
+  const closing = await closingIssuesOf(ctx, actor, project, mr);
   const removeSource = !!options.removeSourceBranch || mr.forceRemoveSourceBranch;
-  const merged = ctx.db.transaction((tx) => {
+  const env = await writeEnv(ctx);
+  const merged = await ctx.data.transaction(async (tx) => {
     const at = now();
-    const row = tx.update(mergeRequests).set({
-      state: 'merged', mergedAt: at, mergeCommitSha: written.sha, mergeUserId: actor.id, mergeError: null, mergeWhenBuildSucceeds: false,
-      shouldRemoveSourceBranch: removeSource, updatedAt: at,
-    }).where(and(eq(mergeRequests.id, mr.id), eq(mergeRequests.state, 'locked'))).returning().get();
-    if (!row) return null;
-    statement(ctx, `UPDATE merge_requests SET lock_state = NULL, locked_at = NULL WHERE id = ?`).run(mr.id);
-    createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: row.id, authorId: actor.id, body: stateChangeNote('merged') });
-    recordEvent(tx, { projectId: project.id, authorId: actor.id, action: 'merged', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
-    markTodosDoneOnClose(tx, actor, { type: 'MergeRequest', id: row.id });
-    queueHookDeliveries(tx, project.id, 'merge_request', mergeRequestHookPayload(ctx, project, row, actor, 'merge'));
+    // only while this daemon still holds the lock (a repair of another daemon may have taken it over)
+    const r = await tx.get<Record<string, unknown>>(
+      `UPDATE merge_requests SET state = 'merged', merged_at = ?, merge_commit_sha = ?, merge_user_id = ?, merge_error = NULL,
+         merge_when_build_succeeds = FALSE, should_remove_source_branch = ?, updated_at = ?, lock_state = NULL, locked_at = NULL, lock_owner = NULL,
+         lock_heartbeat_at = NULL
+       WHERE id = ? AND state = 'locked' AND lock_owner = ? RETURNING *`,
+      [at, written.sha, actor.id, removeSource, at, mr.id, MERGE_LOCK_OWNER],
+    );
+    if (!r) return null;
+    const row = toMergeRequest(r);
+    await createSystemNoteAsync(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: row.id, authorId: actor.id, body: stateChangeNote('merged') });
+    await recordEventAsync(tx, { projectId: project.id, authorId: actor.id, action: 'merged', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
+    await markTodosDoneOnCloseAsync(tx, actor, { type: 'MergeRequest', id: row.id });
+    await queueMergeRequestHook(ctx, tx, env, project, row, actor, 'merge');
     for (const { issue, project: issueProject } of closing) {
-      changeIssueStateIn(ctx, tx, actor, issueProject, issue, 'closed', { source: mergeRequestReference(ctx, project, row, issueProject) });
+      // an issue closed or deleted since closes_issues was read stays as it is
+      await lockAsync(tx, LOCKS.issue, issue.id);
+      const open = await tx.get(`SELECT 1 AS x FROM issues WHERE id = ? AND deleted_at IS NULL AND state <> 'closed'`, [issue.id]);
+      if (!open) continue;
+      const source = await mergeRequestReference(tx, ctx, project, row, issueProject);
+      await changeIssueStateInAsync(ctx, tx, env, actor, issueProject, issue, 'closed', { source });
     }
     return row;
   });
-  if (!merged) return findMergeRequest(ctx, mr.id) ?? mr;
+  stopHeartbeat?.();
+  if (!merged) return (await findMergeRequest(ctx.data, mr.id)) ?? mr;
   await processPush(ctx, project, actor, [{ ref: branchRef(mr.targetBranch), before: written.before, after: written.sha }]);
   if (removeSource) await removeSourceBranch(ctx, actor, project, merged, written.source);
-  return findMergeRequest(ctx, mr.id) ?? merged;
+  return (await findMergeRequest(ctx.data, mr.id)) ?? merged;
 }
 
 /**
@@ -265,14 +308,12 @@ export async function finishMerge(
  * while the branch still points at the merged head. Failures are logged: the merge is done.
  */
 async function removeSourceBranch(ctx: AppContext, actor: UserRow, target: ProjectRow, mr: MergeRequestRow, mergedHead: string): Promise<void> {
-  const source = endsOf(ctx, mr, target).sourceProject;
+  const source = (await endsOf(ctx, mr, target)).sourceProject;
   if (!source) return;
   let user = actor;
-  if (mr.forceRemoveSourceBranch && mr.authorId !== null && mr.authorId !== actor.id) {
-    user = ctx.db.select().from(users).where(eq(users.id, mr.authorId)).get() ?? actor;
-  }
-  if (!canProject(ctx, user, 'push_code', source)) return;
-  if (mr.sourceBranch === source.defaultBranch || branchRules(ctx, source, mr.sourceBranch).protected) return;
+  if (mr.forceRemoveSourceBranch && mr.authorId !== null && mr.authorId !== actor.id) user = (await userById(ctx.data, mr.authorId)) ?? actor;
+  if (!(await canProjectAsync(ctx, user, 'push_code', source))) return;
+  if (mr.sourceBranch === source.defaultBranch || (await branchRulesAsync(ctx, source, mr.sourceBranch)).protected) return;
   if ((await projectRepository(ctx, source).resolveBranch(mr.sourceBranch)) !== mergedHead) return;
   try {
     await deleteBranch(ctx, source, user, mr.sourceBranch);
@@ -281,37 +322,83 @@ async function removeSourceBranch(ctx: AppContext, actor: UserRow, target: Proje
   }
 }
 
+/** A user by id, or null. */
+export async function userById(q: Queries, id: number | null): Promise<UserRow | null> {
+  if (id === null) return null;
+  const r = await q.get<Record<string, unknown>>(`SELECT * FROM users WHERE id = ?`, [id]);
+  return r ? toUser(r) : null;
+}
+
 /**
- * After a restart: finish or undo merges left locked. A merge whose recorded commit is on the target branch is
- * finished (merged state, event, note, hook, closed issues, push processing) as its merging user; any other goes
- * back to the state it had, with merge_error set. Returns how many were finished and undone.
+ * Take over the lock of a merge whose owner's heartbeat is older than the lease (the owner died): one conditional
+ * UPDATE, so of several daemons sweeping at once exactly one takes it, and a live owner's lock is never taken.
+ */
+async function claimStaleLock(ctx: AppContext, mrId: number, staleBefore: string): Promise<boolean> {
+  return (await ctx.data.run(
+    `UPDATE merge_requests SET lock_owner = ?, lock_heartbeat_at = ?
+     WHERE id = ? AND state = 'locked' AND (lock_heartbeat_at IS NULL OR lock_heartbeat_at < ?)`,
+    [MERGE_LOCK_OWNER, now(), mrId, staleBefore],
+  )).changes === 1;
+}
+
+/**
+ * Finish or undo merges left locked by a daemon that died (its heartbeat older than the lease; locks of live daemons,
+ * this one's included, are left alone). A merge whose recorded commit is on the target branch is finished (merged
+ * state, event, note, hook, closed issues, push processing) as its merging user; any other goes back to the state it
+ * had, with merge_error set. Runs at start and every sweepMs. Returns how many were finished and undone.
  */
 export async function repairLockedMergeRequests(ctx: AppContext): Promise<{ finished: number; undone: number }> {
-  const locked = (statement(ctx, `SELECT id FROM merge_requests WHERE state = 'locked'`).all() as { id: number }[]).map((r) => r.id);
+  const staleBefore = new Date(Date.now() - mergeLockTimes.leaseMs).toISOString();
+  const locked = (await ctx.data.all<{ id: number }>(
+    `SELECT id FROM merge_requests WHERE state = 'locked' AND (lock_heartbeat_at IS NULL OR lock_heartbeat_at < ?) ORDER BY id`, [staleBefore],
+  )).map((r) => Number(r.id));
   let finished = 0;
   let undone = 0;
   for (const id of locked) {
-    const mr = findMergeRequest(ctx, id);
-    const target = mr ? lookupProject(ctx, mr.targetProjectId) : null;
-    const user = mr?.mergeUserId != null ? ctx.db.select().from(users).where(eq(users.id, mr.mergeUserId)).get() ?? null : null;
-    const repo = target ? projectRepository(ctx, target) : null;
-    const head = repo && mr ? await repo.resolveBranch(mr.targetBranch) : null;
-    const commit = repo && mr?.mergeCommitSha ? await repo.readCommit(mr.mergeCommitSha) : null;
-    if (mr && target && user && head && commit && commit.parents.length === 2 && (await repo!.isAncestor(commit.sha, head))) {
-      await finishMerge(ctx, user, target, mr, { sha: commit.sha, before: commit.parents[0]!, source: commit.parents[1]! }, {});
-      finished++;
-    } else {
-      unlock(ctx, id, 'The merge was interrupted; merge again');
-      undone++;
+    if (!(await claimStaleLock(ctx, id, staleBefore))) continue;
+    const stop = heartbeat(ctx, id);
+    try {
+      const r = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE id = ?`, [id]);
+      const mr = r ? toMergeRequest(r) : null;
+      const target = mr ? await lookupProjectAsync(ctx, mr.targetProjectId) : null;
+      const user = mr ? await userById(ctx.data, mr.mergeUserId) : null;
+      const repo = target ? projectRepository(ctx, target) : null;
+      const head = repo && mr ? await repo.resolveBranch(mr.targetBranch) : null;
+      const commit = repo && mr?.mergeCommitSha ? await repo.readCommit(mr.mergeCommitSha) : null;
+      if (mr && mr.deletedAt === null && target && user && head && commit && commit.parents.length === 2 && (await repo!.isAncestor(commit.sha, head))) {
+        await finishMerge(ctx, user, target, mr, { sha: commit.sha, before: commit.parents[0]!, source: commit.parents[1]! }, {}, stop);
+        finished++;
+      } else {
+        await unlock(ctx.data, id, 'The merge was interrupted; merge again');
+        undone++;
+      }
+    } finally {
+      stop();
     }
   }
   return { finished, undone };
 }
 
+let sweep: ReturnType<typeof setInterval> | null = null;
+let sweeping: Promise<unknown> | null = null;
+
 registerWorker({
   name: 'merge lock repair',
+  postgres: true,
   start(ctx) {
-    repairLockedMergeRequests(ctx).catch((e: unknown) => process.stderr.write(`gantry: repairing locked merge requests failed: ${(e as Error)?.message ?? String(e)}\n`));
+    const run = () => {
+      if (sweeping) return;
+      sweeping = repairLockedMergeRequests(ctx)
+        .catch((e: unknown) => process.stderr.write(`gantry: repairing locked merge requests failed: ${(e as Error)?.message ?? String(e)}\n`))
+        .finally(() => { sweeping = null; });
+    };
+    run();
+    sweep = setInterval(run, mergeLockTimes.sweepMs);
+    sweep.unref?.();
   },
-  stop() {},
+  async stop() {
+    if (sweep) clearInterval(sweep);
+    sweep = null;
+    await sweeping;
+  },
 });

@@ -5,33 +5,34 @@
  * source, the `update` hook (with `oldrev`) and a fresh merge status check.
  */
 import type { AppContext } from '../../context.js';
+import type { Queries } from '../../db/layer/types.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
-import { statement } from '../../db/statements.js';
-import { IN_IDS } from '../../db/sql.js';
+import { placeholders } from '../../db/sql.js';
 import { branchName } from '../../git/refs.js';
 import { messageTitle } from '../../git/objects.js';
 import { onPush, type ProcessedPush } from '../push.js';
-import { lookupProject } from '../projects.js';
+import { lookupProjectAsync } from '../projects.js';
 import { checkMergeStatus, computeDiff, diffChanged, endsOf, insertDiff, writeHeadRef } from './diffs.js';
 import { diffCommits, latestDiff, toMergeRequest } from './find.js';
-import { mergeRequestNote, queueMergeRequestHook } from './write.js';
+import { lockMergeRequest, mergeRequestNote, queueMergeRequestHook, writeEnv } from './write.js';
 
 const OPEN = `state IN ('opened', 'reopened') AND deleted_at IS NULL`;
 
 /** Open merge requests with `branch` of `projectId` as their source. */
-function sourceSide(ctx: AppContext, projectId: number, branch: string): MergeRequestRow[] {
-  return (statement(ctx, `SELECT * FROM merge_requests WHERE ${OPEN} AND source_project_id = @p AND source_branch = @b ORDER BY id`)
-    .all({ p: projectId, b: branch }) as Record<string, unknown>[]).map(toMergeRequest);
+async function sourceSide(q: Queries, projectId: number, branch: string): Promise<MergeRequestRow[]> {
+  return (await q.all<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE ${OPEN} AND source_project_id = ? AND source_branch = ? ORDER BY id`,
+    [projectId, branch])).map(toMergeRequest);
 }
 
 /** Open merge requests into `branch` of `projectId` (from another branch) whose source head is among `pushed` commits. */
-function targetSideReached(ctx: AppContext, projectId: number, branch: string, pushed: string[]): MergeRequestRow[] {
+async function targetSideReached(q: Queries, projectId: number, branch: string, pushed: string[]): Promise<MergeRequestRow[]> {
   if (pushed.length === 0) return [];
-  return (statement(ctx,
-    `SELECT * FROM merge_requests WHERE ${OPEN} AND target_project_id = @p AND target_branch = @b
-       AND NOT (source_project_id = @p AND source_branch = @b)
-       AND id IN (SELECT merge_request_id FROM merge_request_diffs WHERE head_commit_sha IN ${IN_IDS.replace('?', '@pushed')}) ORDER BY id`,
-  ).all({ p: projectId, b: branch, pushed: JSON.stringify(pushed) }) as Record<string, unknown>[]).map(toMergeRequest);
+  return (await q.all<Record<string, unknown>>(
+    `SELECT * FROM merge_requests WHERE ${OPEN} AND target_project_id = ? AND target_branch = ?
+       AND NOT (source_project_id = ? AND source_branch = ?)
+       AND id IN (SELECT merge_request_id FROM merge_request_diffs WHERE head_commit_sha IN (${placeholders(pushed)})) ORDER BY id`,
+    [projectId, branch, projectId, branch, ...pushed],
+  )).map(toMergeRequest);
 }
 
 /** The branch names a push moved (tags do not concern merge requests). */
@@ -53,25 +54,27 @@ export function addedCommitsNote(commits: { id: string; message: string }[], tot
 export async function refreshMergeRequest(
   ctx: AppContext, mr: MergeRequestRow, opts: { push?: ProcessedPush; sourceMoved?: { before: string } } = {},
 ): Promise<MergeRequestRow> {
-  const target = lookupProject(ctx, mr.targetProjectId);
+  const target = await lookupProjectAsync(ctx, mr.targetProjectId);
   if (!target) return mr;
-  const ends = endsOf(ctx, mr, target);
+  const ends = await endsOf(ctx, mr, target);
   const diff = await computeDiff(ctx, ends);
   if (diff) {
-    const stored = latestDiff(ctx, mr.id);
+    const stored = await latestDiff(ctx.data, mr.id);
     if (diffChanged(stored, diff)) {
       const known = new Set(diffCommits(stored).map((c) => c.id));
       const added = diff.commits.filter((c) => !known.has(c.id));
-      ctx.db.transaction((tx) => {
-        // the merge request may have been closed or merged meanwhile: only open ones get a new version
-        const current = statement(ctx, `SELECT * FROM merge_requests WHERE id = ? AND ${OPEN}`).get(mr.id) as Record<string, unknown> | undefined;
-        if (!current) return;
-        insertDiff(tx, mr.id, diff);
-        const row = toMergeRequest(current);
+      const env = await writeEnv(ctx);
+      await ctx.data.transaction(async (tx) => {
+        // the merge request may have been closed or merged meanwhile: only open ones get a new version; two
+        // refreshes at once (two daemons' pushes) write one version for one head
+        const row = await lockMergeRequest(tx, mr.id);
+        if (!row || !(row.state === 'opened' || row.state === 'reopened')) return;
+        if (!diffChanged(await latestDiff(tx, mr.id), diff)) return;
+        await insertDiff(tx, mr.id, diff);
         const actor = opts.push?.user;
         if (opts.sourceMoved && actor && added.length) {
-          mergeRequestNote(tx, target, row, actor, addedCommitsNote(added.slice(0, 100), added.length));
-          queueMergeRequestHook(ctx, tx, target, row, actor, 'update', opts.sourceMoved.before);
+          await mergeRequestNote(tx, target, row, actor, addedCommitsNote(added.slice(0, 100), added.length));
+          await queueMergeRequestHook(ctx, tx, env, target, row, actor, 'update', opts.sourceMoved.before);
         }
       });
       try {
@@ -81,19 +84,21 @@ export async function refreshMergeRequest(
       }
     }
   }
-  const fresh = statement(ctx, `SELECT * FROM merge_requests WHERE id = ?`).get(mr.id) as Record<string, unknown> | undefined;
+  const fresh = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE id = ?`, [mr.id]);
   return fresh ? checkMergeStatus(ctx, toMergeRequest(fresh), target) : mr;
 }
 
 // Every push to a branch: the merge requests of that branch go unchecked in the push transaction, and are refreshed
 // (diff version, note, hook, merge status) after it.
 onPush({
-  inTransaction(_tx, ctx, push) {
+  name: 'merge requests: refresh',
+  async inTransactionAsync(tx, _ctx, push) {
     for (const { branch } of branchesOf(push)) {
-      statement(ctx,
+      await tx.run(
         `UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1
-         WHERE ${OPEN} AND ((source_project_id = @p AND source_branch = @b) OR (target_project_id = @p AND target_branch = @b))`,
-      ).run({ p: push.project.id, b: branch });
+         WHERE ${OPEN} AND ((source_project_id = ? AND source_branch = ?) OR (target_project_id = ? AND target_branch = ?))`,
+        [push.project.id, branch, push.project.id, branch],
+      );
     }
   },
   async afterCommit(ctx, push) {
@@ -102,8 +107,8 @@ onPush({
       // 8.x reload_merge_requests: a push to the source reloads the diff; a push to the target only when it brought
       // the merge request's commits (its source head: it was merged by hand); the others just stay unchecked and are
       // checked when read, so a target branch with thousands of open merge requests costs one indexed query here.
-      for (const mr of sourceSide(ctx, push.project.id, branch)) await refreshMergeRequest(ctx, mr, { push, sourceMoved: { before } });
-      for (const mr of targetSideReached(ctx, push.project.id, branch, pushed)) await refreshMergeRequest(ctx, mr, { push });
+      for (const mr of await sourceSide(ctx.data, push.project.id, branch)) await refreshMergeRequest(ctx, mr, { push, sourceMoved: { before } });
+      for (const mr of await targetSideReached(ctx.data, push.project.id, branch, pushed)) await refreshMergeRequest(ctx, mr, { push });
     }
   },
 });

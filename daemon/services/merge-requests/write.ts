@@ -4,30 +4,46 @@
  * read first (branches, diff version, merge status); then ONE transaction writes the merge request with its diff
  * version, labels, system notes, event, todos and merge request hook.
  */
-import { and, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
+import type { Queries } from '../../db/layer/types.js';
 import type { TodoRow } from '../../db/schema-collaboration.js';
-import { mergeRequests, type MergeRequestRow } from '../../db/schema-merge-requests.js';
-import { users, type ProjectRow, type UserRow } from '../../db/schema.js';
-import { ApiError, badRequest, badRequestMessage, notFound, validationError } from '../../errors.js';
+import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
+import type { ProjectRow, UserRow } from '../../db/schema.js';
+import { ApiError, badRequest, badRequestMessage, notFound, notFoundMessage, validationError } from '../../errors.js';
 import { mergeRequestHookPayload, type MergeRequestHookAction } from '../../hooks/merge-requests.js';
-import { canProject } from '../../policy/permissions.js';
-import { recordEvent } from '../events.js';
-import { queueHookDeliveries } from '../hook-deliveries.js';
-import { lookupProject } from '../projects.js';
-import { findOrCreateLabels, setTargetLabels } from '../collaboration/labels.js';
-import { findProjectMilestone } from '../collaboration/milestones.js';
-import { createSystemNote } from '../collaboration/notes.js';
-import { subscribe, unsubscribe } from '../collaboration/subscriptions.js';
+import { canProjectAsync } from '../../policy/permissions.js';
+import { recordEventAsync } from '../events.js';
+import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
+import { lookupProjectAsync } from '../projects.js';
+import { findOrCreateLabelsAsync, setTargetLabelsAsync } from '../collaboration/labels.js';
+import { findProjectMilestoneAsync } from '../collaboration/milestones.js';
+import { createSystemNoteAsync } from '../collaboration/notes.js';
+import { subscribeAsync, unsubscribeAsync } from '../collaboration/subscriptions.js';
 import { assigneeNote, labelsNote, milestoneNote, stateChangeNote, titleNote } from '../collaboration/system-notes.js';
-import { markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForUpdatedIssuable } from '../collaboration/todos.js';
-import type { Tx } from '../collaboration/tx.js';
+import { markTodoAsync, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForUpdatedIssuableAsync } from '../collaboration/todos.js';
+import { lockAsync } from '../collaboration/tx.js';
+import { writeEnv, type WriteEnv } from '../collaboration/issues.js';
 import {
   branchHead, checkMergeStatus, computeDiff, diffChanged, endsOf, insertDiff, resetMergeStatus, writeHeadRef, type ComputedDiff,
 } from './diffs.js';
-import { isOpen, latestDiff, mergeRequestInfo } from './find.js';
-import { assigneeOf, labelTitles } from '../collaboration/issuable-params.js';
+import { isOpen, latestDiff, mergeRequestInfo, toMergeRequest } from './find.js';
+import { assigneeOfAsync, labelTitles } from '../collaboration/issuable-params.js';
+
+export { writeEnv, type WriteEnv };
+
+/**
+ * Keys of the merge requests' transaction locks (lockAsync: PostgreSQL advisory locks, nothing on SQLite): the iids and
+ * open pairs of a target project (creates and target branch changes), and one merge request's writers.
+ */
+export const MR_LOCKS = { projectMergeRequests: 0x6d0101, mergeRequest: 0x6d0102 } as const;
+
+/** The merge request row as it is now inside `tx`, with its writers serialised; null when deleted meanwhile. */
+export async function lockMergeRequest(tx: Queries, id: number): Promise<MergeRequestRow | null> {
+  await lockAsync(tx, MR_LOCKS.mergeRequest, id);
+  const r = await tx.get<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE id = ? AND deleted_at IS NULL`, [id]);
+  return r ? toMergeRequest(r) : null;
+}
 
 /** Longest merge request title (8.x: a string column). */
 export const MR_TITLE_MAX = 255;
@@ -81,46 +97,47 @@ function validateText(p: { title?: string; description?: string }): void {
 }
 
 /** 409 when another open merge request has the same source project+branch and target project+branch (8.x validate_branches). */
-function checkDuplicate(tx: Tx, p: { sourceProjectId: number; sourceBranch: string; targetProjectId: number; targetBranch: string }, except: number | null): void {
-  const similar = tx.select({ title: mergeRequests.title }).from(mergeRequests).where(and(
-    eq(mergeRequests.sourceProjectId, p.sourceProjectId), eq(mergeRequests.sourceBranch, p.sourceBranch),
-    eq(mergeRequests.targetProjectId, p.targetProjectId), eq(mergeRequests.targetBranch, p.targetBranch),
-    inArray(mergeRequests.state, ['opened', 'reopened', 'locked']), isNull(mergeRequests.deletedAt),
-    except !== null ? ne(mergeRequests.id, except) : sql`1`,
-  )).all();
+async function checkDuplicate(
+  tx: Queries, p: { sourceProjectId: number; sourceBranch: string; targetProjectId: number; targetBranch: string }, except: number | null,
+): Promise<void> {
+  const similar = await tx.all<{ title: string }>(
+    `SELECT title FROM merge_requests WHERE source_project_id = ? AND source_branch = ? AND target_project_id = ? AND target_branch = ?
+       AND state IN ('opened', 'reopened', 'locked') AND deleted_at IS NULL AND id <> ? ORDER BY id`,
+    [p.sourceProjectId, p.sourceBranch, p.targetProjectId, p.targetBranch, except ?? 0],
+  );
   if (similar.length) {
     throw new ApiError(409, { message: [`Cannot Create: This merge request already exists: ${JSON.stringify(similar.map((s) => s.title))}`] });
   }
 }
 
-/** The next iid of a project's merge requests (inside the writing transaction). */
-function nextIid(tx: Tx, projectId: number): number {
-  const row = tx.select({ n: sql<number>`COALESCE(MAX(${mergeRequests.iid}), 0)` }).from(mergeRequests).where(eq(mergeRequests.targetProjectId, projectId)).get();
-  return (row?.n ?? 0) + 1;
+/** The next iid of a project's merge requests (inside the writing transaction, under the project's lock). */
+async function nextIid(tx: Queries, projectId: number): Promise<number> {
+  const row = await tx.get<{ n: number }>(`SELECT COALESCE(MAX(iid), 0) AS n FROM merge_requests WHERE target_project_id = ?`, [projectId]);
+  return Number(row?.n ?? 0) + 1;
 }
 
 /** Queue the merge request hook deliveries of a change (inside its transaction). */
-export function queueMergeRequestHook(
-  ctx: AppContext, tx: Tx, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, action: MergeRequestHookAction, oldrev?: string | null,
-): void {
-  queueHookDeliveries(tx, project.id, 'merge_request', mergeRequestHookPayload(ctx, project, mr, actor, action, oldrev));
+export async function queueMergeRequestHook(
+  ctx: AppContext, tx: Queries, env: WriteEnv, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, action: MergeRequestHookAction, oldrev?: string | null,
+): Promise<void> {
+  await queueHookDeliveriesAsync(tx, project.id, 'merge_request', await mergeRequestHookPayload(ctx, tx, project, mr, actor, action, env.gravatar, oldrev));
 }
 
 /** A system note on the merge request by the actor. */
-export function mergeRequestNote(tx: Tx, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, body: string): void {
-  if (body) createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body });
+export async function mergeRequestNote(tx: Queries, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, body: string): Promise<void> {
+  if (body) await createSystemNoteAsync(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body });
 }
 
 /**
  * The target project of a create: the URL's project, or `target_project_id` naming the project's upstream (the
  * project it was forked from). An unknown or hidden target is 404; a project that is not a fork of it 422 (8.x).
  */
-function targetProjectOf(ctx: AppContext, actor: UserRow, source: ProjectRow, targetProjectId: number | undefined): ProjectRow {
+async function targetProjectOf(ctx: AppContext, actor: UserRow, source: ProjectRow, targetProjectId: number | undefined): Promise<ProjectRow> {
   if (targetProjectId === undefined || targetProjectId === source.id) return source;
-  const target = lookupProject(ctx, targetProjectId);
-  if (!target || !canProject(ctx, actor, 'read_project', target)) throw notFound('Project');
+  const target = await lookupProjectAsync(ctx, targetProjectId);
+  if (!target || !(await canProjectAsync(ctx, actor, 'read_project', target))) throw notFound('Project');
   if (source.forkedFromId !== target.id) throw unprocessableList('Source project is not a fork of the target project');
-  if (!canProject(ctx, actor, 'read_merge_request', target)) throw notFound('Project');
+  if (!(await canProjectAsync(ctx, actor, 'read_merge_request', target))) throw notFound('Project');
   return target;
 }
 
@@ -131,7 +148,7 @@ function targetProjectOf(ctx: AppContext, actor: UserRow, source: ProjectRow, ta
  * labels, event, todos and hook are one transaction.
  */
 export async function createMergeRequest(
-  ctx: AppContext, actor: UserRow, source: ProjectRow, p: CreateMergeRequestParams, rightsOf: (target: ProjectRow) => MergeRequestWriteRights,
+  ctx: AppContext, actor: UserRow, source: ProjectRow, p: CreateMergeRequestParams, rightsOf: (target: ProjectRow) => Promise<MergeRequestWriteRights>,
 ): Promise<MergeRequestRow> {
   for (const attr of ['source_branch', 'target_branch', 'title'] as const) {
     const v = p[attr];
@@ -140,7 +157,7 @@ export async function createMergeRequest(
   validateText(p);
   const sourceBranch = p.source_branch!;
   const targetBranch = p.target_branch!;
-  const target = targetProjectOf(ctx, actor, source, p.target_project_id);
+  const target = await targetProjectOf(ctx, actor, source, p.target_project_id);
   if (target.id === source.id && sourceBranch === targetBranch) throw unprocessableList('You can not use same project/branch for source and target');
   const [sourceHead, targetHead] = await Promise.all([branchHead(ctx, source, sourceBranch), branchHead(ctx, target, targetBranch)]);
   const missing: Record<string, string[]> = {};
@@ -149,23 +166,28 @@ export async function createMergeRequest(
   if (Object.keys(missing).length) throw validationError(missing);
   const ends = { targetProject: target, sourceProject: source, sourceBranch, targetBranch };
   const diff = await computeDiff(ctx, ends);
-  const rights = rightsOf(target);
-  const mr = ctx.db.transaction((tx) => {
-    checkDuplicate(tx, { sourceProjectId: source.id, sourceBranch, targetProjectId: target.id, targetBranch }, null);
-    const labelIds = rights.admin && p.labels !== undefined ? findOrCreateLabels(tx, target.id, labelTitles(p.labels), true).map((l) => l.id) : [];
-    const milestone = rights.admin && p.milestone_id ? findProjectMilestone(ctx, target.id, p.milestone_id) : null;
-    const assigneeId = rights.admin ? assigneeOf(tx, p.assignee_id) : undefined;
+  const rights = await rightsOf(target);
+  const env = await writeEnv(ctx);
+  const mr = await ctx.data.transaction(async (tx) => {
+    // creates into one project one at a time: the iid and the open-pair check see every earlier create
+    await lockAsync(tx, MR_LOCKS.projectMergeRequests, target.id);
+    await checkDuplicate(tx, { sourceProjectId: source.id, sourceBranch, targetProjectId: target.id, targetBranch }, null);
+    const labelIds = rights.admin && p.labels !== undefined ? (await findOrCreateLabelsAsync(tx, target.id, labelTitles(p.labels), true)).map((l) => l.id) : [];
+    const milestone = rights.admin && p.milestone_id ? await findProjectMilestoneAsync(tx, target.id, p.milestone_id) : null;
+    const assigneeId = rights.admin ? await assigneeOfAsync(tx, p.assignee_id) : undefined;
     const t = now();
-    const row = tx.insert(mergeRequests).values({
-      targetProjectId: target.id, iid: nextIid(tx, target.id), sourceProjectId: source.id, sourceBranch, targetBranch, title: p.title!,
-      description: p.description ?? null, state: 'opened', mergeStatus: 'unchecked', authorId: actor.id, assigneeId: assigneeId ?? null,
-      milestoneId: milestone?.id ?? null, createdAt: t, updatedAt: t,
-    }).returning().get();
-    if (diff) insertDiff(tx, row.id, diff);
-    if (labelIds.length) setTargetLabels(tx, { type: 'MergeRequest', id: row.id }, labelIds);
-    recordEvent(tx, { projectId: target.id, authorId: actor.id, action: 'created', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
-    todosForNewIssuable(ctx, tx, actor, mergeRequestInfo(target, row), row.description);
-    queueMergeRequestHook(ctx, tx, target, row, actor, 'open');
+    const row = toMergeRequest((await tx.get<Record<string, unknown>>(
+      `INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, description, state, merge_status,
+         author_id, assignee_id, milestone_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'opened', 'unchecked', ?, ?, ?, ?, ?) RETURNING *`,
+      [target.id, await nextIid(tx, target.id), source.id, sourceBranch, targetBranch, p.title!, p.description ?? null, actor.id, assigneeId ?? null,
+        milestone?.id ?? null, t, t],
+    ))!);
+    if (diff) await insertDiff(tx, row.id, diff);
+    if (labelIds.length) await setTargetLabelsAsync(tx, { type: 'MergeRequest', id: row.id }, labelIds);
+    await recordEventAsync(tx, { projectId: target.id, authorId: actor.id, action: 'created', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
+    await todosForNewIssuableAsync(ctx, tx, actor, mergeRequestInfo(target, row), row.description);
+    await queueMergeRequestHook(ctx, tx, env, target, row, actor, 'open');
     return row;
   });
   await afterWrite(ctx, target, mr, diff);
@@ -182,16 +204,19 @@ async function afterWrite(ctx: AppContext, target: ProjectRow, mr: MergeRequestR
 }
 
 /** Close or reopen inside a transaction: state, closed_at, system note, event, todos done, hook. */
-export function changeMergeRequestStateIn(
-  ctx: AppContext, tx: Tx, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, to: 'closed' | 'reopened', opts: { at?: string; hook?: boolean } = {},
-): MergeRequestRow {
+export async function changeMergeRequestStateIn(
+  ctx: AppContext, tx: Queries, env: WriteEnv, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, to: 'closed' | 'reopened',
+  opts: { at?: string; hook?: boolean } = {},
+): Promise<MergeRequestRow> {
   const t = opts.at ?? now();
-  const row = tx.update(mergeRequests).set({ state: to, closedAt: to === 'closed' ? t : null, updatedAt: t, updatedById: actor.id })
-    .where(eq(mergeRequests.id, mr.id)).returning().get()!;
-  mergeRequestNote(tx, project, row, actor, stateChangeNote(to));
-  recordEvent(tx, { projectId: project.id, authorId: actor.id, action: to, targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
-  if (to === 'closed') markTodosDoneOnClose(tx, actor, { type: 'MergeRequest', id: row.id });
-  if (opts.hook !== false) queueMergeRequestHook(ctx, tx, project, row, actor, to === 'closed' ? 'close' : 'reopen');
+  const row = toMergeRequest((await tx.get<Record<string, unknown>>(
+    `UPDATE merge_requests SET state = ?, closed_at = ?, updated_at = ?, updated_by_id = ? WHERE id = ? RETURNING *`,
+    [to, to === 'closed' ? t : null, t, actor.id, mr.id],
+  ))!);
+  await mergeRequestNote(tx, project, row, actor, stateChangeNote(to));
+  await recordEventAsync(tx, { projectId: project.id, authorId: actor.id, action: to, targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
+  if (to === 'closed') await markTodosDoneOnCloseAsync(tx, actor, { type: 'MergeRequest', id: row.id });
+  if (opts.hook !== false) await queueMergeRequestHook(ctx, tx, env, project, row, actor, to === 'closed' ? 'close' : 'reopen');
   return row;
 }
 
@@ -214,10 +239,17 @@ export async function updateMergeRequest(
     if (newTarget.trim() === '') throw validationError({ target_branch: ["can't be blank"] });
     if (mr.sourceProjectId === project.id && newTarget === mr.sourceBranch) throw unprocessableList('You can not use same project/branch for source and target');
     if (!(await branchHead(ctx, project, newTarget))) throw validationError({ target_branch: ['does not exist'] });
-    diff = await computeDiff(ctx, { ...endsOf(ctx, mr, project), targetBranch: newTarget });
+    diff = await computeDiff(ctx, { ...(await endsOf(ctx, mr, project)), targetBranch: newTarget });
   }
-  const row = ctx.db.transaction((tx) => {
-    const set: Partial<MergeRequestRow> = {};
+  const env = await writeEnv(ctx);
+  const mrId = mr.id;
+  const row = await ctx.data.transaction(async (tx) => {
+    if (newTarget !== null) await lockAsync(tx, MR_LOCKS.projectMergeRequests, project.id);
+    // the merge request as it is now (its writers serialised): deleted meanwhile is a 404
+    const before = await lockMergeRequest(tx, mrId);
+    if (!before) return null;
+    const mr = before;
+    const set: Record<string, unknown> = {};
     const notes: string[] = [];
     if (p.title !== undefined && p.title !== mr.title) {
       set.title = p.title;
@@ -226,30 +258,30 @@ export async function updateMergeRequest(
     if (p.description !== undefined && p.description !== mr.description) set.description = p.description;
     if (newTarget !== null) {
       if (isOpen(mr) && mr.sourceProjectId !== null) {
-        checkDuplicate(tx, { sourceProjectId: mr.sourceProjectId, sourceBranch: mr.sourceBranch, targetProjectId: project.id, targetBranch: newTarget }, mr.id);
+        await checkDuplicate(tx, { sourceProjectId: mr.sourceProjectId, sourceBranch: mr.sourceBranch, targetProjectId: project.id, targetBranch: newTarget }, mr.id);
       }
-      set.targetBranch = newTarget;
+      set.target_branch = newTarget;
       notes.push(`Target branch changed from \`${mr.targetBranch}\` to \`${newTarget}\``);
     }
     if (rights.admin) {
-      const assigneeId = assigneeOf(tx, p.assignee_id);
+      const assigneeId = await assigneeOfAsync(tx, p.assignee_id);
       if (assigneeId !== undefined && assigneeId !== mr.assigneeId) {
-        set.assigneeId = assigneeId;
-        const u = assigneeId !== null ? tx.select({ username: users.username }).from(users).where(eq(users.id, assigneeId)).get() : undefined;
+        set.assignee_id = assigneeId;
+        const u = assigneeId !== null ? await tx.get<{ username: string }>(`SELECT username FROM users WHERE id = ?`, [assigneeId]) : undefined;
         notes.push(assigneeNote(u?.username ?? null));
       }
       if (p.milestone_id !== undefined) {
-        const m = p.milestone_id ? findProjectMilestone(ctx, project.id, p.milestone_id) : null;
+        const m = p.milestone_id ? await findProjectMilestoneAsync(tx, project.id, p.milestone_id) : null;
         if ((m?.id ?? null) !== mr.milestoneId) {
-          set.milestoneId = m?.id ?? null;
+          set.milestone_id = m?.id ?? null;
           notes.push(milestoneNote(m ? { iid: m.iid } : null));
         }
       }
     }
     let labelsChanged = false;
     if (rights.admin && p.labels !== undefined) {
-      const wanted = findOrCreateLabels(tx, project.id, labelTitles(p.labels), true);
-      const { added, removed } = setTargetLabels(tx, { type: 'MergeRequest', id: mr.id }, wanted.map((l) => l.id));
+      const wanted = await findOrCreateLabelsAsync(tx, project.id, labelTitles(p.labels), true);
+      const { added, removed } = await setTargetLabelsAsync(tx, { type: 'MergeRequest', id: mr.id }, wanted.map((l) => l.id));
       if (added.length || removed.length) {
         labelsChanged = true;
         notes.push(labelsNote(added.map((l) => ({ id: l.id })), removed.map((l) => ({ id: l.id }))));
@@ -258,45 +290,68 @@ export async function updateMergeRequest(
     const fieldsChanged = Object.keys(set).length > 0 || labelsChanged;
     const at = now();
     let out = mr;
-    if (fieldsChanged) out = tx.update(mergeRequests).set({ ...set, updatedAt: at, updatedById: actor.id }).where(eq(mergeRequests.id, mr.id)).returning().get()!;
+    if (fieldsChanged) {
+      const cols = Object.keys(set);
+      out = toMergeRequest((await tx.get<Record<string, unknown>>(
+        `UPDATE merge_requests SET ${cols.map((c) => `${c} = ?`).join(', ')}, updated_at = ?, updated_by_id = ? WHERE id = ? RETURNING *`,
+        [...cols.map((c) => set[c]), at, actor.id, mr.id],
+      ))!);
+    }
     if (newTarget !== null) {
-      if (diff && diffChanged(latestDiff(ctx, mr.id), diff)) insertDiff(tx, mr.id, diff);
-      resetMergeStatus(ctx, mr.id);
+      if (diff && diffChanged(await latestDiff(tx, mr.id), diff)) await insertDiff(tx, mr.id, diff);
+      await resetMergeStatus(tx, mr.id);
       out = { ...out, mergeStatus: 'unchecked' };
     }
-    for (const body of notes) mergeRequestNote(tx, project, out, actor, body);
+    for (const body of notes) await mergeRequestNote(tx, project, out, actor, body);
     if (fieldsChanged) {
-      todosForUpdatedIssuable(ctx, tx, actor, mergeRequestInfo(project, out), { oldAssigneeId: mr.assigneeId, oldText: mr.description, newText: out.description });
+      await todosForUpdatedIssuableAsync(ctx, tx, actor, mergeRequestInfo(project, out), { oldAssigneeId: mr.assigneeId, oldText: mr.description, newText: out.description });
     }
     const to = p.state_event === 'close' && isOpen(out) ? 'closed' : p.state_event === 'reopen' && out.state === 'closed' ? 'reopened' : null;
-    if (to) out = changeMergeRequestStateIn(ctx, tx, actor, project, out, to, { at });
-    if (fieldsChanged) queueMergeRequestHook(ctx, tx, project, out, actor, 'update');
+    if (to) out = await changeMergeRequestStateIn(ctx, tx, env, actor, project, out, to, { at });
+    if (fieldsChanged) await queueMergeRequestHook(ctx, tx, env, project, out, actor, 'update');
     return out;
   });
+  if (!row) throw notFoundMessage('404 Not found');
   if (diff) await afterWrite(ctx, project, row, diff);
   return checkMergeStatus(ctx, row, project);
 }
 
-/** DELETE /projects/:id/merge_requests/:merge_request_id: soft delete (hidden everywhere, the iid stays taken). */
-export function deleteMergeRequest(ctx: AppContext, actor: UserRow, mr: MergeRequestRow): MergeRequestRow {
-  return ctx.db.transaction((tx) =>
-    tx.update(mergeRequests).set({ deletedAt: now(), updatedById: actor.id }).where(eq(mergeRequests.id, mr.id)).returning().get()!);
+/** DELETE /projects/:id/merge_requests/:merge_request_id: soft delete (hidden everywhere, the iid stays taken); 404 when already gone. */
+export async function deleteMergeRequest(ctx: AppContext, actor: UserRow, mr: MergeRequestRow): Promise<MergeRequestRow> {
+  const row = await ctx.data.transaction(async (tx) => {
+    // after the writers of the merge request that hold its lock (a subscription, a todo, an update) are done
+    await lockAsync(tx, MR_LOCKS.mergeRequest, mr.id);
+    return tx.get<Record<string, unknown>>(
+      `UPDATE merge_requests SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [now(), actor.id, mr.id]);
+  });
+  if (!row) throw notFoundMessage('404 Not found');
+  return toMergeRequest(row);
 }
 
 /** Whether the user is implicitly subscribed (its author or assignee, as 8.x's participants). */
 const implicitlySubscribed = (user: UserRow, mr: MergeRequestRow) => user.id === mr.authorId || user.id === mr.assigneeId;
 
-/** POST .../subscription: false when already subscribed (304). */
-export function subscribeToMergeRequest(ctx: AppContext, user: UserRow, mr: MergeRequestRow): boolean {
-  return ctx.db.transaction((tx) => subscribe(tx, user.id, 'MergeRequest', mr.id, implicitlySubscribed(user, mr)));
+/** POST .../subscription: false when already subscribed (304); 404 when the merge request was deleted meanwhile. */
+export async function subscribeToMergeRequest(ctx: AppContext, user: UserRow, mr: MergeRequestRow): Promise<boolean> {
+  return liveOr404(await ctx.data.transaction(async (tx) =>
+    (await lockMergeRequest(tx, mr.id)) ? subscribeAsync(tx, user.id, 'MergeRequest', mr.id, implicitlySubscribed(user, mr)) : null));
 }
 
-/** DELETE .../subscription: false when not subscribed (304). */
-export function unsubscribeFromMergeRequest(ctx: AppContext, user: UserRow, mr: MergeRequestRow): boolean {
-  return ctx.db.transaction((tx) => unsubscribe(tx, user.id, 'MergeRequest', mr.id, implicitlySubscribed(user, mr)));
+/** DELETE .../subscription: false when not subscribed (304); 404 when the merge request was deleted meanwhile. */
+export async function unsubscribeFromMergeRequest(ctx: AppContext, user: UserRow, mr: MergeRequestRow): Promise<boolean> {
+  return liveOr404(await ctx.data.transaction(async (tx) =>
+    (await lockMergeRequest(tx, mr.id)) ? unsubscribeAsync(tx, user.id, 'MergeRequest', mr.id, implicitlySubscribed(user, mr)) : null));
 }
 
-/** POST .../todo: a `marked` todo for the caller, or null when a pending one exists (304). */
-export function markMergeRequestTodo(ctx: AppContext, user: UserRow, project: ProjectRow, mr: MergeRequestRow): TodoRow | null {
-  return ctx.db.transaction((tx) => markTodo(ctx, tx, user, mergeRequestInfo(project, mr)));
+/** POST .../todo: a `marked` todo for the caller, or null when a pending one exists (304); 404 when deleted meanwhile. */
+export async function markMergeRequestTodo(ctx: AppContext, user: UserRow, project: ProjectRow, mr: MergeRequestRow): Promise<TodoRow | null> {
+  const made = await ctx.data.transaction(async (tx) =>
+    (await lockMergeRequest(tx, mr.id)) ? { todo: await markTodoAsync(tx, user, mergeRequestInfo(project, mr)) } : null);
+  return liveOr404(made).todo;
+}
+
+/** The answer of a write whose merge request was there, or 404 when it was deleted meanwhile. */
+function liveOr404<T>(v: T | null): T {
+  if (v === null) throw notFoundMessage('404 Not found');
+  return v;
 }
