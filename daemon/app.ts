@@ -33,10 +33,6 @@ declare module 'fastify' {
     /** The shutdown state GET /-/readiness reports (daemon/main.ts drains on SIGTERM). */
     drain: DrainState;
   }
-  interface FastifyContextConfig {
-    /** The route runs on PostgreSQL (its room is ported to ctx.data); every other route answers 501 there. */
-    postgres?: boolean;
-  }
 }
 
 /** Whether this daemon is stopping, and whether a balancer watches it (daemon/main.ts drains on SIGTERM). */
@@ -103,15 +99,6 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   });
   app.decorate('ctx', ctx);
   app.decorateRequest('user', null);
-  // The engine gate: on PostgreSQL only the routes of the ported rooms run (`config: { postgres: true }`); the others
-  // answer 501 before anything reaches ctx.db. Requests that match no route keep their 404.
-  if (ctx.data.dialect.name === 'postgres') {
-    app.addHook('onRequest', (request, reply, done) => {
-      const route = request.routeOptions;
-      if (route.url === undefined || route.config.postgres) return done();
-      reply.code(501).send({ message: `501 Not Implemented: ${request.method} ${route.url} is not available on PostgreSQL yet (docs/design/postgres.md)` });
-    });
-  }
   // Request counts and latency per route pattern for GET /-/metrics: a hook on each route registered below.
   instrumentRoutes(app);
   // One log line per request, with secrets masked out of the URL; never a token, password or body. Not even hooked
@@ -204,7 +191,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     },
   });
 
-  app.get('/-/health', { config: { public: true, postgres: true }, schema: { hide: true } }, async (_req, reply) => {
+  app.get('/-/health', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
     await ctx.data.get('SELECT 1 AS ok');
     return reply.send({ status: 'ok' });
   });
@@ -212,7 +199,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   // when its database does not answer within 2 s. Never cached: a balancer asks every few seconds.
   const drain: DrainState = { draining: false, readinessChecked: false };
   app.decorate('drain', drain);
-  app.get('/-/readiness', { config: { public: true, postgres: true }, schema: { hide: true } }, async (_req, reply) => {
+  app.get('/-/readiness', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
     drain.readinessChecked = true;
     reply.header('cache-control', 'no-store');
     if (drain.draining) return reply.code(503).send({ status: 'draining' });
@@ -245,7 +232,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
         authenticateAsync(ctx, request).then(admit, (e: Error) => done(e));
       });
       // Served at /api/v3/openapi.json (the .json suffix is stripped by rewriteUrl, as on every route).
-      api.get('/openapi', { config: { public: true, postgres: true }, schema: { hide: true } }, async () => app.swagger());
+      api.get('/openapi', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       await api.register(apiRoutes);
     },
     { prefix: '/api/v3' },

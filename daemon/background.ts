@@ -2,10 +2,11 @@
 import type { AppContext } from './context.js';
 
 /**
- * `name` says what it does (in the start log); `postgres: true` once the worker runs on the data layer and is safe with
- * several daemons at once (claims with SKIP LOCKED, an advisory lock or a lease), as docs/design/postgres.md says.
+ * A worker runs on every daemon at once, so it must be safe with several of them on one database: it claims its work
+ * (SKIP LOCKED, a conditional UPDATE, a lease) or holds an advisory lock while it runs (docs/design/postgres.md).
+ * `name` says what it does.
  */
-type Worker = { name?: string; postgres?: boolean; start(ctx: AppContext): void; stop(): void | Promise<void> };
+type Worker = { name: string; start(ctx: AppContext): void; stop(): void | Promise<void> };
 const workers: Worker[] = [];
 
 /** Register a background worker; later issues add theirs here. */
@@ -13,17 +14,8 @@ export function registerWorker(worker: Worker): void {
   workers.push(worker);
 }
 
-/**
- * Start every registered worker. On PostgreSQL only those marked `postgres: true` start: the others belong to rooms
- * not ported yet (docs/design/postgres.md).
- */
-export function startBackground(ctx: AppContext, log: (message: string) => void = () => undefined): void {
-  if (ctx.data.dialect.name === 'postgres') {
-    const waiting = workers.filter((w) => !w.postgres);
-    if (waiting.length) log(`background workers not on PostgreSQL yet, not started: ${waiting.map((w) => w.name ?? 'unnamed').join(', ')}`);
-    for (const w of workers) if (w.postgres) w.start(ctx);
-    return;
-  }
+/** Start every registered worker, on either engine. */
+export function startBackground(ctx: AppContext): void {
   for (const w of workers) w.start(ctx);
 }
 

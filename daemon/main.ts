@@ -29,7 +29,6 @@ export async function startDaemon(
   // The data dir is marked in use until close() (run-lock.ts: gantryd migrate-db refuses to run meanwhile).
   const database = await withDaemonMark(config.dataDir, () => openDataLayer(config));
   const { db, data } = database;
-  const postgres = data.dialect.name === 'postgres';
   let externalUrl = config.externalUrl ?? `http://${config.host}:${config.port}`;
   const ctx: AppContext = { db, data, config, secrets, paths, externalUrl: () => externalUrl };
   // The first start hashes the root password (scrypt, in libuv's thread pool): the routes are built meanwhile.
@@ -75,7 +74,7 @@ export async function startDaemon(
   }
   const sshAddress = advertisedSshAddress(config.ssh, externalUrl, ssh?.port ?? null);
   ctx.sshAddress = () => sshAddress;
-  startBackground(ctx, (message) => daemonLog(logger)('info', message));
+  startBackground(ctx);
   opts.onListening?.(url);
   // Route schemas compile on first use; the rest compile now in 5 ms slices, so requests never wait long behind them.
   setImmediate(() => void compilePendingSchemas(5));

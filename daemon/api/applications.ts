@@ -33,9 +33,7 @@ async function manager(ctx: FastifyInstance['ctx'], request: FastifyRequest): Pr
 /** Registers /applications (on the data layer: served on SQLite and PostgreSQL). */
 export default async function applicationRoutes(api: FastifyInstance): Promise<void> {
   const ctx = api.ctx;
-  const config = { postgres: true };
   api.post('/applications', {
-    config,
     schema: { tags, summary: 'Register an OAuth application; the secret is shown only in this answer', body: CreateBody, response: { 201: ApplicationWithSecretSchema } },
   }, async (request, reply) => {
     const user = await manager(ctx, request);
@@ -43,14 +41,12 @@ export default async function applicationRoutes(api: FastifyInstance): Promise<v
     return reply.code(201).send({ ...applicationEntity(app), secret });
   });
   api.get('/applications', {
-    config,
     schema: { tags, summary: "The caller's OAuth applications (an admin: all), without secrets", querystring: Type.Object(PageParams), response: { 200: Type.Array(ApplicationSchema) } },
   }, async (request, reply) => {
     const listing = listApplications(await manager(ctx, request));
     return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(applicationEntity);
   });
   api.delete('/applications/:id', {
-    config,
     schema: { tags, summary: 'Delete an OAuth application and revoke its tokens and codes', params: Type.Object({ id: Int({ description: 'application ID' }) }) },
   }, async (request, reply) => {
     await deleteApplication(ctx, await manager(ctx, request), (request.params as { id: number }).id);

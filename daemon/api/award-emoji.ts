@@ -26,8 +26,6 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
     const { ctx } = api;
     const tags = [kind.tag, 'award emoji'];
     const read = [loadProjectAsync('read_project'), loadNoteable(kind)];
-    // routes on PostgreSQL too when the kind's lookups run on the data layer (issues; merge requests once ported)
-    const config = { postgres: kind.postgres === true };
 
     /** The issue (or merge request, snippet) itself, or its note `:note_id` (404 `404 Not found` when absent). */
     const awardableOf = async (request: FastifyRequest, onNote: boolean): Promise<Awardable> => {
@@ -45,7 +43,6 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
       const AwardParams = Type.Object({ ...ids, award_id: Type.Integer() });
 
       api.get(base, {
-        config,
         preValidation: read,
         schema: { tags, params: Params, querystring: Type.Object(PageParams), response: { 200: Type.Array(AwardEmojiSchema) } },
       }, async (request, reply) => {
@@ -54,7 +51,6 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
       });
 
       api.get(`${base}/:award_id`, {
-        config,
         preValidation: read,
         schema: { tags, params: AwardParams, response: { 200: AwardEmojiSchema } },
       }, async (request) => {
@@ -64,7 +60,6 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
       });
 
       api.post(base, {
-        config,
         preValidation: [...read, dropBlankParams],
         schema: { tags, params: Params, body: AwardBody, response: { 201: AwardEmojiSchema } },
       }, async (request, reply) => {
@@ -80,7 +75,6 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
       });
 
       api.delete(`${base}/:award_id`, {
-        config,
         preValidation: read,
         schema: { tags, params: AwardParams, response: { 200: AwardEmojiSchema } },
       }, async (request) => {

@@ -35,19 +35,16 @@ export default async function branchRoutes(api: FastifyInstance): Promise<void> 
   const push = loadProjectAsync('push_code');
 
   api.get('/projects/:id/repository/branches', {
-    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoBranchSchema) } },
   }, async (request, reply) => paginateArray(request, reply, await listBranchesWithRules(ctx, projectOf(request))).map(present));
 
   api.get('/projects/:id/repository/branches/*', {
-    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: BranchParams, response: { 200: RepoBranchSchema } },
   }, async (request) => present(await findBranchWithRules(ctx, projectOf(request), wildcardOf(request))));
 
   api.post('/projects/:id/repository/branches', {
-    config: { postgres: true },
     preValidation: [push, mergeQueryParams, dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: RepoBranchSchema } },
   }, async (request, reply) => {
@@ -57,7 +54,6 @@ export default async function branchRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.delete('/projects/:id/repository/branches/*', {
-    config: { postgres: true },
     preValidation: push,
     schema: { tags, params: BranchParams, response: { 200: Type.Object({ branch_name: Type.String() }) } },
   }, async (request) => {
@@ -68,7 +64,6 @@ export default async function branchRoutes(api: FastifyInstance): Promise<void> 
 
   // PUT .../branches/<name>/protect and .../unprotect (the name may itself contain `/`).
   api.put('/projects/:id/repository/branches/*', {
-    config: { postgres: true },
     preValidation: [loadProjectAsync('admin_project'), mergeQueryParams, dropBlankParams],
     schema: { tags, params: BranchParams, body: ProtectBody, response: { 200: RepoBranchSchema } },
   }, async (request) => {

@@ -75,7 +75,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   const read = loadProjectAsync('read_build');
   const update = loadProjectAsync('update_build');
-  const config = { postgres: true };
 
   const list = async (request: FastifyRequest, reply: FastifyReply, filter: BuildListFilter) => {
     const project = projectOf(request);
@@ -90,13 +89,11 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.get('/projects/:id/builds', {
     preValidation: read,
-    config,
     schema: { tags, summary: 'Builds of a project, newest first', params: ProjectIdParams, querystring: ScopeQuery, response: { 200: Type.Array(BuildSchema) } },
   }, async (request, reply) => list(request, reply, { statuses: parseBuildScope((request.query as { scope?: unknown }).scope) }));
 
   api.get('/projects/:id/repository/commits/:sha/builds', {
     preValidation: read,
-    config,
     schema: { tags, summary: 'Builds of every pipeline of a commit, newest first', params: SHAParams, querystring: ScopeQuery, response: { 200: Type.Array(BuildSchema) } },
   }, async (request, reply) => {
     const statuses = parseBuildScope((request.query as { scope?: unknown }).scope);
@@ -110,7 +107,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.get('/projects/:id/builds/:build_id', {
     preValidation: read,
-    config,
     schema: { tags, summary: 'One build', params: BuildParams, response: { 200: BuildSchema } },
   }, async (request) => {
     const project = projectOf(request);
@@ -119,7 +115,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.get('/projects/:id/builds/:build_id/artifacts', {
     preValidation: read,
-    config,
     schema: { tags, summary: 'Download the artifacts archive of a build (404 when none)', params: BuildParams, response: { 200: FileResponse('application/octet-stream', 'the artifacts archive') } },
   }, async (request, reply) => {
     const build = await buildOf(request, projectOf(request));
@@ -130,7 +125,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.get('/projects/:id/builds/artifacts/:ref_name/download', {
     preValidation: read,
-    config,
     schema: {
       tags, summary: 'Download the artifacts of the newest successful build of a job on a ref', params: DownloadParams, querystring: DownloadQuery,
       response: { 200: FileResponse('application/octet-stream', 'the artifacts archive') },
@@ -146,7 +140,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.get('/projects/:id/builds/:build_id/trace', {
     preValidation: read,
-    config,
     schema: { tags, summary: 'The trace (log) of a build as text/plain (404 when none)', params: BuildParams, response: { 200: FileResponse('text/plain', 'the trace') } },
   }, async (request, reply) => {
     const build = await buildOf(request, projectOf(request));
@@ -157,7 +150,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.post('/projects/:id/builds/:build_id/cancel', {
     preValidation: update,
-    config,
     schema: { tags, summary: 'Cancel a build (created, pending or running); other builds are returned unchanged', params: BuildParams, response: { 201: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
@@ -167,7 +159,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.post('/projects/:id/builds/:build_id/retry', {
     preValidation: update,
-    config,
     schema: { tags, summary: 'Retry a finished build: returns the new pending build (403 when not retryable)', params: BuildParams, response: { 201: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
@@ -178,7 +169,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.post('/projects/:id/builds/:build_id/erase', {
     preValidation: update,
-    config,
     schema: { tags, summary: 'Erase the artifacts and trace of a finished build (403 when not erasable)', params: BuildParams, response: { 201: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
@@ -189,7 +179,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.post('/projects/:id/builds/:build_id/artifacts/keep', {
     preValidation: update,
-    config,
     schema: { tags, summary: 'Keep the artifacts of a build (clears their expiry; 404 when none)', params: BuildParams, response: { 200: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);
@@ -200,7 +189,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
 
   api.post('/projects/:id/builds/:build_id/play', {
     preValidation: update,
-    config,
     schema: { tags, summary: 'Play a manual build waiting in skipped (400 otherwise)', params: BuildParams, response: { 200: BuildSchema } },
   }, async (request, reply) => {
     const project = projectOf(request);

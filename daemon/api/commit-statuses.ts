@@ -36,7 +36,6 @@ export default async function commitStatusRoutes(api: FastifyInstance): Promise<
 
   api.post('/projects/:id/statuses/:sha', {
     preValidation: [loadProjectAsync('create_commit_status'), dropBlankParams],
-    config: { postgres: true },
     schema: { tags, summary: 'Add or update a status of a commit', params: SHAParams, body: PostBody, response: { 201: CommitStatusSchema } },
   }, async (request, reply) => {
     const b = request.body as { state: string; ref?: string; name?: string; context?: string; target_url?: string; description?: string };
@@ -48,7 +47,6 @@ export default async function commitStatusRoutes(api: FastifyInstance): Promise<
 
   api.get('/projects/:id/repository/commits/:sha/statuses', {
     preValidation: loadProjectAsync('read_commit_status'),
-    config: { postgres: true },
     schema: { tags, summary: 'Statuses of a commit (newest per name unless all=true)', params: SHAParams, querystring: ListQuery, response: { 200: Type.Array(CommitStatusSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);

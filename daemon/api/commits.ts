@@ -41,10 +41,8 @@ const BlobQuery = Type.Object({ filepath: RequiredString({ description: 'path of
 export default async function commitRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   const read = loadProjectAsync('download_code');
-  const config = { postgres: true };
 
   api.get('/projects/:id/repository/commits', {
-    config,
     preValidation: read,
     schema: { tags, params: Type.Object({ id: Type.String() }), querystring: ListQuery, response: { 200: Type.Array(RepoCommitListItemSchema) } },
   }, async (request, reply) => {
@@ -57,7 +55,6 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/projects/:id/repository/commits/:sha', {
-    config,
     preValidation: read,
     schema: { tags, params: ShaParams, response: { 200: RepoCommitDetailSchema } },
   }, async (request) => {
@@ -66,7 +63,6 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/projects/:id/repository/commits/:sha/diff', {
-    config,
     preValidation: read,
     schema: { tags, params: ShaParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoDiffSchema) } },
   }, async (request, reply) => {
@@ -75,7 +71,6 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/projects/:id/repository/commits/:sha/blob', {
-    config,
     preValidation: read,
     schema: { tags, params: ShaParams, querystring: BlobQuery, response: { 200: FileResponse('text/plain', 'the raw file content') } },
   }, async (request, reply) => {
@@ -84,7 +79,6 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/projects/:id/repository/commits/:sha/comments', {
-    config,
     preValidation: read,
     schema: { tags, params: ShaParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(CommitNoteSchema) } },
   }, async (request, reply) => {
@@ -97,7 +91,6 @@ export default async function commitRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.post('/projects/:id/repository/commits/:sha/comments', {
-    config,
     preValidation: [read, async (request) => {
       if (!(await canProjectAsync(ctx, request.user, 'create_note', projectOf(request), projectLevelOf(request)))) throw forbidden();
     }, mergeQueryParams, dropBlankParams],

@@ -24,10 +24,8 @@ const deployKeyNotFound = () => notFound('Deploy Key');
 export default async function deployKeyRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   const admin = loadProjectAsync('admin_project');
-  const config = { postgres: true };
 
   api.get('/deploy_keys', {
-    config,
     preValidation: adminOnly,
     schema: { tags: ['deploy keys'], summary: 'Every deploy key (admin)', querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
   }, async (request, reply) => {
@@ -41,7 +39,6 @@ export default async function deployKeyRoutes(api: FastifyInstance): Promise<voi
     const base = `/projects/:id/${path}`;
 
     api.get(base, {
-      config,
       preValidation: admin,
       schema: { tags, summary: "A project's deploy keys (master and up)", params: ProjectIdParams, querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
     }, async (request, reply) => {
@@ -50,7 +47,6 @@ export default async function deployKeyRoutes(api: FastifyInstance): Promise<voi
     });
 
     api.get(`${base}/:key_id`, {
-      config,
       preValidation: admin,
       schema: { tags, summary: 'One deploy key of the project', params: KeyParams, response: { 200: SSHKeySchema } },
     }, async (request) => {
@@ -60,7 +56,6 @@ export default async function deployKeyRoutes(api: FastifyInstance): Promise<voi
     });
 
     api.post(base, {
-      config,
       preValidation: [admin, dropBlankParams],
       schema: {
         tags,
@@ -73,7 +68,6 @@ export default async function deployKeyRoutes(api: FastifyInstance): Promise<voi
     });
 
     api.post(`${base}/:key_id/enable`, {
-      config,
       preValidation: admin,
       schema: {
         tags, summary: 'Enable on this project a deploy key of another project you are a master of', params: KeyParams, response: { 201: SSHKeySchema },
@@ -85,7 +79,6 @@ export default async function deployKeyRoutes(api: FastifyInstance): Promise<voi
     });
 
     api.delete(`${base}/:key_id/disable`, {
-      config,
       preValidation: admin,
       schema: { tags, summary: 'Disable a deploy key on this project (it stays on its other projects)', params: KeyParams, response: { 200: SSHKeySchema } },
     }, async (request) => {
@@ -95,7 +88,6 @@ export default async function deployKeyRoutes(api: FastifyInstance): Promise<voi
     });
 
     api.delete(`${base}/:key_id`, {
-      config,
       preValidation: admin,
       schema: {
         tags, summary: 'Remove a deploy key from the project; deleted when no other project uses it', params: KeyParams, response: { 200: KeyRecordSchema },

@@ -47,10 +47,8 @@ function projectFilters(q: Record<string, string | undefined>): GroupProjectFilt
 /** Registers the groups routes (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function groupsRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const config = { postgres: true };
 
   api.get('/groups', {
-    config,
     schema: {
       tags: ['groups'],
       querystring: Type.Object({ search: Type.Optional(Type.String()), all_available: Type.Optional(Bool()), ...PageParams }),
@@ -64,7 +62,6 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/groups/:id', {
-    config,
     schema: { tags: ['groups'], params: GroupIdParams, response: { 200: GroupDetailSchema } },
   }, async (request) => {
     const user = requireUser(request);
@@ -72,7 +69,6 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/groups/:id/projects', {
-    config,
     schema: {
       tags: ['groups'],
       params: GroupIdParams,
@@ -95,7 +91,6 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.post('/groups', {
-    config,
     schema: { tags: ['groups'], body: Type.Object(GroupFields), response: { 201: GroupSchema } },
   }, async (request, reply) => {
     const user = requireUser(request);
@@ -108,7 +103,6 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.put('/groups/:id', {
-    config,
     schema: { tags: ['groups'], params: GroupIdParams, body: Type.Object(GroupFields), response: { 200: GroupDetailSchema } },
   }, async (request) => {
     const user = requireUser(request);
@@ -118,7 +112,6 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.delete('/groups/:id', {
-    config,
     schema: { tags: ['groups'], params: GroupIdParams, response: { 200: GroupSchema } },
   }, async (request) => {
     const user = requireUser(request);
@@ -129,7 +122,6 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.post('/groups/:id/projects/:project_id', {
-    config,
     schema: {
       tags: ['groups'],
       params: Type.Object({ id: Type.String({ description: 'group ID or path' }), project_id: Type.String({ description: 'project ID or URL-encoded NAMESPACE/PATH' }) }),

@@ -87,7 +87,6 @@ function filterOf(viewer: UserRow, scope: IssueListScope, q: Static<typeof Proje
 export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   const read = loadProjectAsync('read_issue');
-  const config = { postgres: true };
 
   /** The issue of `:issue_id` the caller may read (404 `Not found` otherwise). */
   async function issueOf(request: FastifyRequest) {
@@ -115,7 +114,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   }
 
   api.get('/issues', {
-    config,
     schema: { tags, querystring: ListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
@@ -123,7 +121,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.get('/groups/:id/issues', {
-    config,
     schema: { tags, params: Type.Object({ id: S('group ID or path') }), querystring: GroupListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
@@ -132,7 +129,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.get('/projects/:id/issues', {
-    config,
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: ProjectListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
@@ -141,13 +137,11 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.get('/projects/:id/issues/:issue_id', {
-    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 200: IssueSchema } },
   }, async (request) => presentIssueAsync(ctx, callerOf(request), await issueOf(request)));
 
   api.post('/projects/:id/issues', {
-    config,
     preValidation: [loadProjectAsync('create_issue'), dropBlankKeepLabels],
     schema: { tags, params: ProjectIdParams, body: IssueBody, response: { 201: IssueSchema } },
   }, async (request, reply) => {
@@ -159,7 +153,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.put('/projects/:id/issues/:issue_id', {
-    config,
     preValidation: [read, dropBlankKeepLabels],
     schema: { tags, params: IssueParams, body: UpdateBody, response: { 200: IssueSchema } },
   }, async (request) => {
@@ -175,7 +168,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
 
   // The spec: 404 when the issue is absent or cannot be destroyed by the caller (owners and admins only).
   api.delete('/projects/:id/issues/:issue_id', {
-    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 200: DeletedIssueSchema } },
   }, async (request) => {
@@ -188,7 +180,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/projects/:id/issues/:issue_id/move', {
-    config,
     preValidation: [read, dropBlankParams],
     schema: { tags, params: IssueParams, body: MoveBody, response: { 201: IssueSchema } },
   }, async (request, reply) => {
@@ -202,7 +193,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/projects/:id/issues/:issue_id/subscription', {
-    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 201: IssueSchema } },
   }, async (request, reply) => {
@@ -213,7 +203,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.delete('/projects/:id/issues/:issue_id/subscription', {
-    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 200: IssueSchema } },
   }, async (request) => {
@@ -224,7 +213,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/projects/:id/issues/:issue_id/todo', {
-    config,
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 201: TodoSchema } },
   }, async (request, reply) => {

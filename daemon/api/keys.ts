@@ -39,15 +39,12 @@ async function findUserOr404(ctx: FastifyInstance['ctx'], id: number) {
 /** Registers the user key routes (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function keyRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const config = { postgres: true };
 
   api.get('/user/keys', {
-    config,
     schema: { tags, summary: "The signed-in user's SSH keys", querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
   }, async (request, reply) => paginateArray(request, reply, await listUserKeys(ctx, callerOf(request).id)).map(sshKeyEntity));
 
   api.get('/user/keys/:key_id', {
-    config,
     schema: { tags, summary: "One of the signed-in user's SSH keys", params: KeyIdParams, response: { 200: SSHKeySchema } },
   }, async (request) => {
     const key = await findUserKey(ctx, callerOf(request).id, keyIdOf(request));
@@ -56,14 +53,12 @@ export default async function keyRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/user/keys', {
-    config,
     preValidation: dropBlankParams,
     schema: { tags, summary: 'Add an SSH key to the signed-in user', body: KeyBody, response: { 201: SSHKeySchema } },
   }, async (request, reply) =>
     reply.code(201).send(sshKeyEntity(await createUserKey(ctx, callerOf(request), request.body as Static<typeof KeyBody>))));
 
   api.delete('/user/keys/:key_id', {
-    config,
     schema: { tags, summary: "Delete one of the signed-in user's SSH keys", params: KeyIdParams, response: { 200: KeyRecordSchema } },
   }, async (request) => {
     const key = await deleteUserKey(ctx, callerOf(request).id, keyIdOf(request));
@@ -72,7 +67,6 @@ export default async function keyRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.get('/users/:id/keys', {
-    config,
     preValidation: adminOnly,
     schema: { tags, summary: "A user's SSH keys (admin)", params: UserIdParams, querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
   }, async (request, reply) => {
@@ -81,7 +75,6 @@ export default async function keyRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/users/:id/keys', {
-    config,
     preValidation: [adminOnly, dropBlankParams],
     schema: { tags, summary: 'Add an SSH key to a user (admin)', params: UserIdParams, body: KeyBody, response: { 201: SSHKeySchema } },
   }, async (request, reply) => {
@@ -91,7 +84,6 @@ export default async function keyRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.delete('/users/:id/keys/:key_id', {
-    config,
     preValidation: adminOnly,
     schema: { tags, summary: "Delete a user's SSH key (admin)", params: UserKeyParams, response: { 200: KeyRecordSchema } },
   }, async (request) => {
@@ -102,7 +94,6 @@ export default async function keyRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.get('/keys/:id', {
-    config,
     preValidation: adminOnly,
     schema: { tags, summary: 'Any SSH key with its user (admin; user null for a deploy key)', params: UserIdParams, response: { 200: SSHKeyWithUserSchema } },
   }, async (request) => {

@@ -40,10 +40,8 @@ export default async function labelRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   const read = loadProjectAsync('read_label');
   const admin = loadProjectAsync('admin_label');
-  const config = { postgres: true };
 
   api.get('/projects/:id/labels', {
-    config,
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(LabelSchema) } },
   }, async (request, reply) => {
@@ -53,7 +51,6 @@ export default async function labelRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/projects/:id/labels', {
-    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: LabelSchema } },
   }, async (request, reply) => {
@@ -63,7 +60,6 @@ export default async function labelRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.put('/projects/:id/labels', {
-    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: ProjectIdParams, querystring: NameParam, body: UpdateBody, response: { 200: LabelSchema } },
   }, async (request) => {
@@ -76,7 +72,6 @@ export default async function labelRoutes(api: FastifyInstance): Promise<void> {
 
   // The name may come in the query string (most clients) or in a form/JSON body, as 8.x read every param.
   api.delete('/projects/:id/labels', {
-    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: ProjectIdParams, querystring: NameParam, body: NameParam, response: { 200: LabelRecordSchema } },
   }, async (request) => {
@@ -86,7 +81,6 @@ export default async function labelRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/projects/:id/labels/:label_id/subscription', {
-    config,
     preValidation: read,
     schema: { tags, params: SubscriptionParams, response: { 201: LabelSchema } },
   }, async (request, reply) => {
@@ -97,7 +91,6 @@ export default async function labelRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.delete('/projects/:id/labels/:label_id/subscription', {
-    config,
     preValidation: read,
     schema: { tags, params: SubscriptionParams, response: { 200: LabelSchema } },
   }, async (request) => {

@@ -37,12 +37,10 @@ type Body = { user_id?: number; access_level?: number; expires_at?: string | nul
 /** Registers the members routes for projects and groups (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function membersRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const config = { postgres: true };
   for (const [prefix, resolve] of Object.entries(SOURCES)) {
     const tags = [prefix === 'projects' ? 'project members' : 'group members'];
 
     api.get(`/${prefix}/:id/members`, {
-      config,
       schema: {
         tags,
         params: SourceParams,
@@ -56,7 +54,6 @@ export default async function membersRoutes(api: FastifyInstance): Promise<void>
     });
 
     api.get(`/${prefix}/:id/members/:user_id`, {
-      config,
       schema: { tags, params: MemberParams, response: { 200: MemberSchema } },
     }, async (request) => {
       const source = await resolve(request, requireUser(request), 'read');
@@ -65,7 +62,6 @@ export default async function membersRoutes(api: FastifyInstance): Promise<void>
     });
 
     api.post(`/${prefix}/:id/members`, {
-      config,
       schema: { tags, params: SourceParams, body: MemberBody, response: { 201: MemberSchema } },
     }, async (request, reply) => {
       const actor = requireUser(request);
@@ -78,7 +74,6 @@ export default async function membersRoutes(api: FastifyInstance): Promise<void>
     });
 
     api.put(`/${prefix}/:id/members/:user_id`, {
-      config,
       schema: { tags, params: MemberParams, body: MemberBody, response: { 200: MemberSchema } },
     }, async (request) => {
       const source = await resolve(request, requireUser(request), 'admin');
@@ -89,7 +84,6 @@ export default async function membersRoutes(api: FastifyInstance): Promise<void>
     });
 
     api.delete(`/${prefix}/:id/members/:user_id`, {
-      config,
       schema: {
         tags,
         params: MemberParams,

@@ -22,7 +22,6 @@ const MergeBody = Type.Object({
 });
 const tags = ['merge requests'];
 /** The merge routes run on SQLite and PostgreSQL alike. */
-const config = { postgres: true };
 
 /** Registers the merge routes. */
 export default async function mergeRequestMergeRoutes(api: FastifyInstance): Promise<void> {
@@ -41,7 +40,6 @@ export default async function mergeRequestMergeRoutes(api: FastifyInstance): Pro
     const deprecated = segment === 'merge_request';
 
     api.put(`${base}/merge`, {
-      config,
       preValidation: [read, dropBlankParams],
       schema: { tags, deprecated, params: MergeParams, body: MergeBody, response: { 200: MergeRequestSchema } },
     }, async (request) => {
@@ -53,7 +51,6 @@ export default async function mergeRequestMergeRoutes(api: FastifyInstance): Pro
     // The spec routes cancel as PUT, 8.x as POST: both, answering 200 as the spec's row.
     for (const method of ['put', 'post'] as const) {
       api[method](`${base}/cancel_merge_when_build_succeeds`, {
-        config,
         preValidation: read,
         schema: { tags, deprecated, params: MergeParams, response: { 200: MergeRequestSchema } },
       }, async (request, reply) => {

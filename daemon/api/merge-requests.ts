@@ -81,7 +81,6 @@ const DeletedSchema = Type.Object({
 const MRNoteSchema = Type.Object({ note: Type.String(), author: Nullable(UserBasicSchema) });
 const tags = ['merge requests'];
 /** Every merge request route runs on SQLite and PostgreSQL alike. */
-const config = { postgres: true };
 
 /** Merge requests as notes and award emoji address them: `/projects/:id/merge_requests/:merge_request_id`. */
 export const MERGE_REQUEST_NOTEABLES: NoteableKind = {
@@ -95,7 +94,6 @@ export const MERGE_REQUEST_NOTEABLES: NoteableKind = {
   loadMany: (ctx, ids) => mergeRequestNoteablesByIds(ctx, ids),
   canRead: (ctx, user, project, n) => canReadMergeRequest(ctx, user, project, n.row as MergeRequestRow),
   canReadAsync: (ctx, user, project, n, level) => canReadMergeRequestAsync(ctx, user, project, n.row as MergeRequestRow, level),
-  postgres: true,
 };
 
 // Comment events show merge request notes; note hooks embed the merge request; todos present merge request targets.
@@ -161,7 +159,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     ({ admin: await canProjectAsync(ctx, user, 'admin_merge_request', project, project.id === projectOf(request).id ? projectLevelOf(request) : undefined) });
 
   api.get('/projects/:id/merge_requests', {
-    config,
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: ListQuery, response: { 200: Type.Array(MergeRequestSchema) } },
   }, async (request, reply) => {
@@ -176,7 +173,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
   });
 
   api.post('/projects/:id/merge_requests', {
-    config,
     preValidation: [loadProjectAsync('create_merge_request'), dropBlankKeepLabels],
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: MergeRequestSchema } },
   }, async (request, reply) => {
@@ -193,7 +189,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     const t = alias ? ['merge requests (deprecated singular)'] : tags;
 
     api.get(base, {
-      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, response: { 200: MergeRequestSchema } },
     }, async (request) => {
@@ -203,7 +198,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     });
 
     api.get(`${base}/commits`, {
-      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoCommitSchema) } },
     }, async (request, reply) => {
@@ -216,7 +210,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     });
 
     api.get(`${base}/changes`, {
-      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, response: { 200: MergeRequestChangesSchema } },
     }, async (request) => {
@@ -228,7 +221,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     });
 
     api.put(base, {
-      config,
       preValidation: [read, dropBlankKeepLabels],
       schema: { tags: t, params: MrParams, body: UpdateBody, response: { 200: MergeRequestSchema } },
     }, async (request) => {
@@ -246,7 +238,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     });
 
     api.get(`${base}/closes_issues`, {
-      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(IssueSchema) } },
     }, async (request, reply) => {
@@ -256,7 +247,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     });
 
     api.get(`${base}/comments`, {
-      config,
       preValidation: read,
       schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(MRNoteSchema) } },
     }, async (request, reply) => {
@@ -267,7 +257,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     });
 
     api.post(`${base}/comments`, {
-      config,
       preValidation: [loadProjectAsync('create_note'), dropBlankParams],
       schema: { tags: t, params: MrParams, body: CommentBody, response: { 201: MRNoteSchema } },
     }, async (request, reply) => {
@@ -284,7 +273,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
 
   // The spec: 404 when the merge request is absent or cannot be destroyed by the caller (owners and admins only).
   api.delete('/projects/:id/merge_requests/:merge_request_id', {
-    config,
     preValidation: read,
     schema: { tags, params: MrParams, response: { 200: DeletedSchema } },
   }, async (request) => {
@@ -297,7 +285,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
   });
 
   api.post('/projects/:id/merge_requests/:merge_request_id/subscription', {
-    config,
     preValidation: read,
     schema: { tags, params: MrParams, response: { 201: MergeRequestSchema } },
   }, async (request, reply) => {
@@ -308,7 +295,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
   });
 
   api.delete('/projects/:id/merge_requests/:merge_request_id/subscription', {
-    config,
     preValidation: read,
     schema: { tags, params: MrParams, response: { 200: MergeRequestSchema } },
   }, async (request) => {
@@ -319,7 +305,6 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
   });
 
   api.post('/projects/:id/merge_requests/:merge_request_id/todo', {
-    config,
     preValidation: read,
     schema: { tags, params: MrParams, response: { 201: TodoSchema } },
   }, async (request, reply) => {

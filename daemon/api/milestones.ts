@@ -42,10 +42,8 @@ export default async function milestoneRoutes(api: FastifyInstance): Promise<voi
   const { ctx } = api;
   const read = loadProjectAsync('read_milestone');
   const admin = loadProjectAsync('admin_milestone');
-  const config = { postgres: true };
 
   api.get('/projects/:id/milestones', {
-    config,
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: ListQuery, response: { 200: Type.Array(MilestoneSchema) } },
   }, async (request, reply) => {
@@ -57,13 +55,11 @@ export default async function milestoneRoutes(api: FastifyInstance): Promise<voi
   });
 
   api.get('/projects/:id/milestones/:milestone_id', {
-    config,
     preValidation: read,
     schema: { tags, params: MilestoneParams, response: { 200: MilestoneSchema } },
   }, async (request) => milestoneEntity(await milestoneOf(request)));
 
   api.post('/projects/:id/milestones', {
-    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: MilestoneBody, response: { 201: MilestoneSchema } },
   }, async (request, reply) => {
@@ -73,7 +69,6 @@ export default async function milestoneRoutes(api: FastifyInstance): Promise<voi
   });
 
   api.put('/projects/:id/milestones/:milestone_id', {
-    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: MilestoneParams, body: MilestoneBody, response: { 200: MilestoneSchema } },
   }, async (request) => {
@@ -83,7 +78,6 @@ export default async function milestoneRoutes(api: FastifyInstance): Promise<voi
 
   // Issues of a milestone in every state, without the confidential ones the caller may not read (8.x visible_to_user).
   api.get('/projects/:id/milestones/:milestone_id/issues', {
-    config,
     preValidation: read,
     schema: { tags, params: MilestoneParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {

@@ -11,7 +11,6 @@ import { PageParams } from './params.js';
 export default async function namespacesRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   api.get('/namespaces', {
-    config: { postgres: true },
     schema: {
       tags: ['namespaces'],
       querystring: Type.Object({ search: Type.Optional(Type.String({ description: 'matches path or name' })), ...PageParams }),

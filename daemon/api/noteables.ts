@@ -30,11 +30,6 @@ export interface NoteableKind {
   loadAsync?(ctx: AppContext, project: ProjectRow, id: number): Promise<Noteable | null>;
   /** canRead on the data layer; `level`: the user's access level on the project when known. */
   canReadAsync?(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable, level?: number): Promise<boolean>;
-  /**
-   * Whether the kind runs on the data layer (loadAsync, canReadAsync and its noteable's hook attributes): then its
-   * note and award emoji routes are registered for PostgreSQL too (issues; merge requests once their room is ported).
-   */
-  postgres?: boolean;
 }
 
 /** Issues: `/projects/:id/issues/:issue_id`; confidential issues only for those who may read them. */
@@ -51,7 +46,6 @@ export const ISSUE_NOTEABLES: NoteableKind = {
     canReadIssuable(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }),
   canReadAsync: (ctx, user, project, n, level) =>
     canReadIssuableAsync(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }, level),
-  postgres: true,
 };
 
 const resolved = new WeakMap<FastifyRequest, Noteable>();

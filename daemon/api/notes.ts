@@ -59,11 +59,8 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
     const Params = Type.Object({ id: Type.String(), [kind.idParam]: Type.String() });
     const NoteParams = Type.Object({ id: Type.String(), [kind.idParam]: Type.String(), note_id: Type.Integer() });
     const read = [loadProjectAsync('read_project'), loadNoteable(kind)];
-    // routes on PostgreSQL too when the kind's lookups run on the data layer (issues; merge requests once ported)
-    const config = { postgres: kind.postgres === true };
 
     api.get(base, {
-      config,
       preValidation: read,
       schema: { tags, params: Params, querystring: Type.Object(PageParams), response: { 200: Type.Array(NoteSchema) } },
     }, async (request, reply) => {
@@ -73,7 +70,6 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
     });
 
     api.get(`${base}/:note_id`, {
-      config,
       preValidation: read,
       schema: { tags, params: NoteParams, response: { 200: NoteSchema } },
     }, async (request) => {
@@ -83,7 +79,6 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
     });
 
     api.post(base, {
-      config,
       preValidation: [...read, dropBlankParams],
       schema: { tags, params: Params, body: NoteBody, response: { 201: Type.Union([NoteSchema, AwardEmojiSchema]) } },
     }, async (request, reply) => {
@@ -109,7 +104,6 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
     });
 
     api.put(`${base}/:note_id`, {
-      config,
       preValidation: [...read, dropBlankParams],
       schema: { tags, params: NoteParams, body: UpdateBody, response: { 200: NoteSchema } },
     }, async (request) => {
@@ -124,7 +118,6 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
     });
 
     api.delete(`${base}/:note_id`, {
-      config,
       preValidation: read,
       schema: { tags, params: NoteParams, response: { 200: NoteSchema } },
     }, async (request) => {

@@ -34,11 +34,9 @@ export default async function pipelineRoutes(api: FastifyInstance): Promise<void
   const { ctx } = api;
   const read = loadProjectAsync('read_pipeline');
   const update = loadProjectAsync('update_pipeline');
-  const config = { postgres: true };
 
   api.get('/projects/:id/pipelines', {
     preValidation: read,
-    config,
     schema: { tags, summary: 'Pipelines of a project, newest first', params: ProjectIdParams, querystring: ListQuery, response: { 200: Type.Array(PipelineSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
@@ -50,13 +48,11 @@ export default async function pipelineRoutes(api: FastifyInstance): Promise<void
 
   api.get('/projects/:id/pipelines/:pipeline_id', {
     preValidation: read,
-    config,
     schema: { tags, summary: 'One pipeline', params: PipelineParams, response: { 200: PipelineSchema } },
   }, async (request) => (await presentPipelines(ctx, [await pipelineOf(request, projectOf(request))]))[0]);
 
   api.post('/projects/:id/pipelines/:pipeline_id/retry', {
     preValidation: update,
-    config,
     schema: { tags, summary: 'Retry the failed builds of a pipeline', params: PipelineParams, response: { 201: PipelineSchema } },
   }, async (request, reply) => {
     const p = await retryPipeline(ctx, await pipelineOf(request, projectOf(request)), callerOf(request));
@@ -65,7 +61,6 @@ export default async function pipelineRoutes(api: FastifyInstance): Promise<void
 
   api.post('/projects/:id/pipelines/:pipeline_id/cancel', {
     preValidation: update,
-    config,
     schema: { tags, summary: 'Cancel the pending and running builds of a pipeline', params: PipelineParams, response: { 200: PipelineSchema } },
   }, async (request, reply) => {
     const p = await cancelPipeline(ctx, await pipelineOf(request, projectOf(request)));

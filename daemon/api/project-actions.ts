@@ -21,14 +21,12 @@ const ForkLinkSchema = Type.Object({
   forked_to_project_id: Type.Integer(), forked_from_project_id: Type.Integer(), created_at: Type.String(), updated_at: Type.String(),
 });
 const tags = ['projects'];
-const config = { postgres: true };
 
 /** Registers the project action routes. */
 export default async function projectActionRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
 
   api.post('/projects/fork/:id', {
-    config,
     preValidation: [loadProjectAsync('fork_project'), dropBlankParams],
     schema: {
       tags, params: ProjectIdParams,
@@ -47,7 +45,6 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   });
 
   api.post('/projects/:id/fork/:forked_from_id', {
-    config,
     preValidation: adminOnly,
     schema: {
       tags, summary: 'Mark a project as a fork of another (administrators only)',
@@ -66,7 +63,6 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   });
 
   api.delete('/projects/:id/fork', {
-    config,
     preValidation: loadProjectAsync('remove_fork_project'),
     schema: { tags, params: ProjectIdParams, response: { 200: ProjectSchema } },
   }, async (request) => {
@@ -76,7 +72,6 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   });
 
   api.post('/projects/:id/star', {
-    config,
     preValidation: loadProjectAsync('read_project'),
     schema: { tags, params: ProjectIdParams, response: { 201: ProjectSchema } },
   }, async (request, reply) => {
@@ -87,7 +82,6 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   });
 
   api.delete('/projects/:id/star', {
-    config,
     preValidation: loadProjectAsync('read_project'),
     schema: { tags, params: ProjectIdParams, response: { 200: ProjectSchema } },
   }, async (request) => {
@@ -99,7 +93,6 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
 
   for (const [action, archived] of [['archive', true], ['unarchive', false]] as const) {
     api.post(`/projects/:id/${action}`, {
-      config,
       preValidation: loadProjectAsync('archive_project'),
       schema: { tags, params: ProjectIdParams, response: { 201: ProjectSchema } },
     }, async (request, reply) => {
@@ -109,7 +102,6 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   }
 
   api.post('/projects/:id/share', {
-    config,
     preValidation: [loadProjectAsync('admin_project'), dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: ShareBody, response: { 201: ProjectGroupLinkSchema } },
   }, async (request, reply) => {
@@ -118,7 +110,6 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   });
 
   api.delete('/projects/:id/share/:group_id', {
-    config,
     preValidation: loadProjectAsync('admin_project'),
     schema: { tags, params: Type.Object({ id: Type.String(), group_id: Type.Integer() }), response: { 204: Type.Null() } },
   }, async (request, reply) => {

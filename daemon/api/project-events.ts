@@ -11,7 +11,6 @@ import { callerOf, loadProjectAsync, projectLevelOf, projectOf } from './project
 export default async function projectEventRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   api.get('/projects/:id/events', {
-    config: { postgres: true },
     preValidation: loadProjectAsync('read_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(EventSchema) } },
   }, async (request, reply) => {

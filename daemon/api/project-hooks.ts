@@ -33,10 +33,8 @@ const hookNotFound = () => notFoundMessage('404 Not found');
 export default async function projectHookRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   const admin = loadProjectAsync('admin_project');
-  const config = { postgres: true };
 
   api.get('/projects/:id/hooks', {
-    config,
     preValidation: admin,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(ProjectHookSchema) } },
   }, async (request, reply) => {
@@ -47,7 +45,6 @@ export default async function projectHookRoutes(api: FastifyInstance): Promise<v
   });
 
   api.get('/projects/:id/hooks/:hook_id', {
-    config,
     preValidation: admin,
     schema: { tags, params: HookParams, response: { 200: ProjectHookSchema } },
   }, async (request) => {
@@ -57,7 +54,6 @@ export default async function projectHookRoutes(api: FastifyInstance): Promise<v
   });
 
   api.post('/projects/:id/hooks', {
-    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: HookBody, response: { 201: ProjectHookSchema } },
   }, async (request, reply) => {
@@ -66,7 +62,6 @@ export default async function projectHookRoutes(api: FastifyInstance): Promise<v
   });
 
   api.put('/projects/:id/hooks/:hook_id', {
-    config,
     preValidation: [admin, dropBlankParams],
     schema: { tags, params: HookParams, body: HookBody, response: { 200: ProjectHookSchema } },
   }, async (request) => {
@@ -79,7 +74,6 @@ export default async function projectHookRoutes(api: FastifyInstance): Promise<v
 
   // Idempotent (the spec): the deleted hook, or an empty 200 when there was none.
   api.delete('/projects/:id/hooks/:hook_id', {
-    config,
     preValidation: admin,
     schema: { tags, params: HookParams, response: { 200: Type.Union([ProjectHookSchema, Type.Null()]) } },
   }, async (request, reply) => {

@@ -35,7 +35,6 @@ export default async function projectUploadRoutes(api: FastifyInstance): Promise
     parseMultipartForm(String(request.headers['content-type']), await readBodyWithin(payload, (await maxUploadBytes(ctx)) + FORM_OVERHEAD)));
 
   api.post('/projects/:id/uploads', {
-    config: { postgres: true },
     preValidation: [loadProjectAsync('upload_file'), dropBlankParams],
     schema: {
       tags: ['projects'],

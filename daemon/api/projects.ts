@@ -66,7 +66,6 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   // A page depends only on the caller, the URL and the database: clients that poll a list (CLI views, dashboards,
   // CI tools) get the same page again without a query until something is written (on SQLite; db/read-cache.ts).
   // Every route here runs on the data layer, on either engine.
-  const config = { postgres: true };
   const list = (request: FastifyRequest, reply: FastifyReply, scope: ProjectListScope, withAccess: boolean, extraSearch?: string) => {
     return answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000${request.url}`, async () => {
       const page = pageOf(request);
@@ -84,24 +83,22 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   };
   const listSchema = (summary: string) => ({ tags: ['projects'], summary, querystring: ListQuery, response: { 200: ProjectListSchema } });
 
-  api.get('/projects', { config, schema: listSchema('Projects the caller is a member of (ProjectWithAccess)') }, (request, reply) =>
+  api.get('/projects', { schema: listSchema('Projects the caller is a member of (ProjectWithAccess)') }, (request, reply) =>
     list(request, reply, { kind: 'authorized', user: callerOf(request) }, true));
-  api.get('/projects/owned', { config, schema: listSchema('Projects in the caller\'s personal namespace') }, (request, reply) =>
+  api.get('/projects/owned', { schema: listSchema('Projects in the caller\'s personal namespace') }, (request, reply) =>
     list(request, reply, { kind: 'owned', user: callerOf(request) }, true));
-  api.get('/projects/starred', { config, schema: listSchema('Visible projects the caller starred') }, (request, reply) =>
+  api.get('/projects/starred', { schema: listSchema('Visible projects the caller starred') }, (request, reply) =>
     list(request, reply, { kind: 'starred', user: callerOf(request) }, false));
-  api.get('/projects/visible', { config, schema: listSchema('Every project the caller can see') }, (request, reply) =>
+  api.get('/projects/visible', { schema: listSchema('Every project the caller can see') }, (request, reply) =>
     list(request, reply, { kind: 'visible', user: callerOf(request) }, true));
-  api.get('/projects/all', { config, preValidation: adminOnly, schema: listSchema('All projects (administrators only)') }, (request, reply) =>
+  api.get('/projects/all', { preValidation: adminOnly, schema: listSchema('All projects (administrators only)') }, (request, reply) =>
     list(request, reply, { kind: 'all' }, true));
   api.get('/projects/search/:query', {
-    config,
     schema: { ...listSchema('Visible projects whose path, name or description contains :query'), params: Type.Object({ query: Type.String() }) },
   }, (request, reply) =>
     list(request, reply, { kind: 'visible', user: callerOf(request) }, false, (request.params as { query: string }).query));
 
   api.get('/projects/:id', {
-    config,
     preValidation: loadProjectAsync('read_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: ProjectSchema } },
   }, (request, reply) => answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, async () => {
@@ -114,7 +111,6 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   }));
 
   api.post('/projects', {
-    config,
     preValidation: dropBlankParams,
     schema: { tags: ['projects'], body: CreateBody, response: { 201: ProjectSchema } },
   }, async (request, reply) => {
@@ -125,7 +121,6 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   });
 
   api.post('/projects/user/:user_id', {
-    config,
     preValidation: [adminOnly, dropBlankParams],
     schema: { tags: ['projects'], params: Type.Object({ user_id: Type.Integer() }), body: CreateForUserBody, response: { 201: ProjectSchema } },
   }, async (request, reply) => {
@@ -137,7 +132,6 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   });
 
   api.put('/projects/:id', {
-    config,
     preValidation: [loadProjectAsync('admin_project'), dropBlankParams],
     schema: { tags: ['projects'], params: ProjectIdParams, body: UpdateBody, response: { 200: ProjectSchema } },
   }, async (request) => {
@@ -149,7 +143,6 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   });
 
   api.delete('/projects/:id', {
-    config,
     preValidation: loadProjectAsync('remove_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: Type.Boolean() } },
   }, async (request) => {

@@ -32,7 +32,6 @@ export default async function repositoryFileRoutes(api: FastifyInstance): Promis
   const { ctx } = api;
 
   api.get('/projects/:id/repository/files', {
-    config: { postgres: true },
     preValidation: loadProjectAsync('download_code'),
     schema: { tags, params: ProjectIdParams, querystring: ReadQuery, response: { 200: RepositoryFileSchema } },
   }, async (request) => {
@@ -51,19 +50,16 @@ export default async function repositoryFileRoutes(api: FastifyInstance): Promis
   const writeHooks = [loadProjectAsync('push_code'), mergeQueryParams, dropBlankParams];
 
   api.post('/projects/:id/repository/files', {
-    config: { postgres: true },
     preValidation: writeHooks,
     schema: { tags, params: ProjectIdParams, body: ContentBody, response: { 201: FileCommitSchema } },
   }, write('create', 201));
 
   api.put('/projects/:id/repository/files', {
-    config: { postgres: true },
     preValidation: writeHooks,
     schema: { tags, params: ProjectIdParams, body: ContentBody, response: { 200: FileCommitSchema } },
   }, write('update', 200));
 
   api.delete('/projects/:id/repository/files', {
-    config: { postgres: true },
     preValidation: writeHooks,
     schema: { tags, params: ProjectIdParams, body: DeleteBody, response: { 200: FileCommitSchema } },
   }, write('delete', 200));

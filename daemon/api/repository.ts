@@ -38,7 +38,6 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
   const read = loadProjectAsync('download_code');
 
   api.get('/projects/:id/repository/tree', {
-    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: TreeQuery, response: { 200: Type.Array(TreeObjectSchema) } },
   }, async (request, reply) => {
@@ -48,7 +47,6 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
   });
 
   api.get('/projects/:id/repository/blobs/:sha', {
-    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ShaParams, querystring: BlobQuery, response: { 200: FileResponse('text/plain', 'the raw file content') } },
   }, async (request, reply) => {
@@ -57,7 +55,6 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
   });
 
   api.get('/projects/:id/repository/raw_blobs/:sha', {
-    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ShaParams, response: { 200: FileResponse('text/plain', 'the raw blob content') } },
   }, async (request, reply) => sendRaw(reply, await rawBlob(ctx, projectOf(request), (request.params as Static<typeof ShaParams>).sha)));
@@ -73,13 +70,12 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
       .send(a.child.stdout);
   };
   const archiveSchema = { tags, params: ProjectIdParams, querystring: ArchiveQuery, response: { 200: FileResponse('application/octet-stream', 'the archive (tar.gz by default)') } };
-  api.get('/projects/:id/repository/archive', { config: { postgres: true }, preValidation: read, schema: archiveSchema }, archive(undefined));
+  api.get('/projects/:id/repository/archive', { preValidation: read, schema: archiveSchema }, archive(undefined));
   for (const suffix of ARCHIVE_SUFFIXES) {
-    api.get(`/projects/:id/repository/archive.${suffix}`, { config: { postgres: true }, preValidation: read, schema: { ...archiveSchema, hide: true } }, archive(suffix));
+    api.get(`/projects/:id/repository/archive.${suffix}`, { preValidation: read, schema: { ...archiveSchema, hide: true } }, archive(suffix));
   }
 
   api.get('/projects/:id/repository/compare', {
-    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: CompareQuery, response: { 200: CompareSchema } },
   }, async (request) => {
@@ -89,7 +85,6 @@ export default async function repositoryRoutes(api: FastifyInstance): Promise<vo
   });
 
   api.get('/projects/:id/repository/contributors', {
-    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(ContributorSchema) } },
   }, async (request, reply) => paginateArray(request, reply, await listContributors(ctx, projectOf(request))));

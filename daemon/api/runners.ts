@@ -87,7 +87,6 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   const { ctx } = api;
 
   api.get('/runners', {
-    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "Specific runners of the projects the caller masters (scope: active, paused, online)",
       querystring: Type.Object({ scope: Scope(OWN_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
@@ -103,7 +102,6 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
 
   api.get('/runners/all', {
     preValidation: adminOnly,
-    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: 'Every runner (admin; scope: specific, shared, active, paused, online)',
       querystring: Type.Object({ scope: Scope(ALL_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
@@ -115,7 +113,6 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
 
   api.get('/runners/:id', {
     preValidation: loadRunner('read_runner'),
-    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "A runner's details: shared runners for everyone, specific ones for admins and masters of its projects",
       params: RunnerIdParams, response: { 200: RunnerDetailsSchema },
@@ -124,7 +121,6 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
 
   api.put('/runners/:id', {
     preValidation: [loadRunner('update_runner'), dropBlankParams],
-    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "Update a runner (admins; for a specific runner also masters of one of its projects; shared runners: admins only)",
       params: RunnerIdParams, body: UpdateRunnerBody, response: { 200: RunnerDetailsSchema },
@@ -136,7 +132,6 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
 
   api.delete('/runners/:id', {
     preValidation: loadRunner('delete_runner'),
-    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: 'Remove a runner; its token stops working (admins; masters of its only project for a specific runner)',
       params: RunnerIdParams, response: { 200: RunnerSchema },
@@ -149,7 +144,6 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
 
   api.get('/projects/:id/runners', {
     preValidation: loadProjectAsync('admin_project'),
-    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "The project's specific runners and the shared runners (needs admin_project; scope as /runners/all)",
       params: ProjectIdParams, querystring: Type.Object({ scope: Scope(ALL_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
@@ -163,7 +157,6 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
 
   api.post('/projects/:id/runners', {
     preValidation: loadProjectAsync('admin_project'),
-    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "Enable a specific runner of the caller's for this project too (not shared or locked runners; needs admin_project)",
       params: ProjectIdParams, body: Type.Object({ runner_id: Type.Integer({ description: 'runner id' }) }, { required: ['runner_id'] }),
@@ -181,7 +174,6 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
 
   api.delete('/projects/:id/runners/:runner_id', {
     preValidation: loadProjectAsync('admin_project'),
-    config: { postgres: true },
     schema: {
       tags: ['runners'], summary: "Disable a runner for this project (not its last project: remove the runner instead; needs admin_project)",
       params: ProjectRunnerParams, response: { 200: RunnerSchema },

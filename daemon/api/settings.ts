@@ -44,13 +44,11 @@ export default async function settingsRoutes(api: FastifyInstance): Promise<void
   const { ctx } = api;
   api.get('/application/settings', {
     preValidation: adminOnly,
-    config: { postgres: true },
     schema: { tags: ['settings'], summary: 'Application settings (admin)', response: { 200: SettingsSchema } },
   }, async () => settingsEntity(ctx, await getSettingsAsync(ctx)));
 
   api.put('/application/settings', {
     preValidation: adminOnly,
-    config: { postgres: true },
     // The schema documents the body, but the body is not validated or coerced by it: a wrong value must answer
     // the validation hash `{message: {field: [...]}}` naming every bad field, which updateSettingsAsync() builds.
     validatorCompiler: () => () => true,

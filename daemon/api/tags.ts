@@ -38,13 +38,11 @@ export default async function tagRoutes(api: FastifyInstance): Promise<void> {
   const push = loadProjectAsync('push_code');
 
   api.get('/projects/:id/repository/tags', {
-    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoTagSchema) } },
   }, async (request, reply) => paginateArray(request, reply, await listTagsWithReleases(ctx, projectOf(request))).map(present));
 
   api.get('/projects/:id/repository/tags/*', {
-    config: { postgres: true },
     preValidation: read,
     schema: { tags, params: TagParams, response: { 200: RepoTagSchema } },
   }, async (request) => {
@@ -54,7 +52,6 @@ export default async function tagRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/projects/:id/repository/tags', {
-    config: { postgres: true },
     preValidation: [push, mergeQueryParams, dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: RepoTagSchema } },
   }, async (request, reply) => {
@@ -66,7 +63,6 @@ export default async function tagRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.delete('/projects/:id/repository/tags/*', {
-    config: { postgres: true },
     preValidation: push,
     schema: { tags, params: TagParams, response: { 200: Type.Object({ tag_name: Type.String() }) } },
   }, async (request) => {
@@ -77,7 +73,6 @@ export default async function tagRoutes(api: FastifyInstance): Promise<void> {
 
   // POST/PUT .../tags/<name>/release: add or change the release notes of a tag.
   api.post('/projects/:id/repository/tags/*', {
-    config: { postgres: true },
     preValidation: [push, mergeQueryParams, dropBlankParams],
     schema: { tags, params: TagParams, body: ReleaseBody, response: { 201: ReleaseSchema } },
   }, async (request, reply) => {
@@ -87,7 +82,6 @@ export default async function tagRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.put('/projects/:id/repository/tags/*', {
-    config: { postgres: true },
     preValidation: [push, mergeQueryParams, dropBlankParams],
     schema: { tags, params: TagParams, body: ReleaseBody, response: { 200: ReleaseSchema } },
   }, async (request) => {

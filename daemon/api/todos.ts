@@ -34,10 +34,8 @@ function oneOf<T extends string>(name: string, value: string | undefined, allowe
 /** Registers the todo routes. */
 export default async function todoRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const config = { postgres: true };
 
   api.get('/todos', {
-    config,
     schema: { tags, summary: "The caller's todos, newest first (pending unless state=done)", querystring: ListQuery, response: { 200: Type.Array(TodoSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
@@ -52,7 +50,6 @@ export default async function todoRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.delete('/todos/:id', {
-    config,
     schema: { tags, summary: 'Mark one of the caller\'s todos done (404 for another user\'s)', params: TodoParams, response: { 200: TodoSchema } },
   }, async (request) => {
     const user = callerOf(request);
@@ -63,7 +60,6 @@ export default async function todoRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.delete('/todos', {
-    config,
     schema: { tags, summary: "Mark every pending todo of the caller done; answers how many", response: { 200: Type.Integer() } },
   }, async (request) => markAllTodosDone(ctx, callerOf(request)));
 }

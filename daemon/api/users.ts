@@ -68,14 +68,13 @@ async function dropBlank(request: FastifyRequest): Promise<void> {
 }
 
 /**
- * Registers the session, user and users routes. All of them run on the data layer (ctx.data) and are served on both
- * engines (`config.postgres`).
+ * Registers the session, user and users routes, on the data layer (ctx.data) like every route.
  */
 export default async function userRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
 
   api.post('/session', {
-    config: { public: true, postgres: true },
+    config: { public: true },
     schema: {
       tags: ['session'],
       summary: 'Sign in with login (username or email) or email, and password; returns the private token. 401 when wrong; 429 with Retry-After after too many failures (README "Limits")',
@@ -96,12 +95,10 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.get('/user', {
-    config: { postgres: true },
     schema: { tags: ['users'], summary: 'The signed-in user', response: { 200: UserFullSchema } },
   }, async (request) => userFullAsync(ctx, requireUser(request)));
 
   api.get('/users', {
-    config: { postgres: true },
     schema: {
       tags: ['users'],
       summary: 'List users (admins get UserFull, others UserBasic); ?username= is exact (a paginated list of at most one)',
@@ -126,7 +123,6 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.get('/users/:id', {
-    config: { postgres: true },
     schema: { tags: ['users'], summary: 'One user (UserFull for admins and the user themself)', params: UserIdParams, response: { 200: Type.Union([UserFullSchema, UserSchema]) } },
   }, async (request) => {
     const viewer = requireUser(request);
@@ -135,7 +131,6 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.post('/users', {
-    config: { postgres: true },
     preValidation: [adminOnly, dropBlank],
     schema: { tags: ['users'], summary: 'Create a user (admin)', body: CreateUserBody, response: { 201: UserFullSchema } },
   }, async (request, reply) => {
@@ -144,7 +139,6 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.put('/users/:id', {
-    config: { postgres: true },
     preValidation: [adminOnly, dropBlank],
     schema: { tags: ['users'], summary: 'Update a user (admin)', params: UserIdParams, body: Type.Object(UserFields), response: { 200: UserFullSchema } },
   }, async (request) => {
@@ -153,7 +147,6 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.delete('/users/:id', {
-    config: { postgres: true },
     preValidation: adminOnly,
     schema: {
       tags: ['users'],
@@ -173,7 +166,6 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
 
   for (const [action, state] of [['block', 'blocked'], ['unblock', 'active']] as const) {
     api.put(`/users/:id/${action}`, {
-      config: { postgres: true },
       preValidation: adminOnly,
       schema: { tags: ['users'], summary: `${action[0]!.toUpperCase()}${action.slice(1)} a user (admin)`, params: UserIdParams, response: { 200: Type.Boolean() } },
     }, async (request) => {
@@ -199,7 +191,6 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     const itemParams = forUser ? UserTokenParams : TokenParams;
     const who = forUser ? "a user's (admin, or the user themself)" : "the signed-in user's";
     api.get(base, {
-      config: { postgres: true },
       schema: {
         tags: ['personal access tokens'], summary: `List ${who} personal access tokens (never the secret)`, params,
         querystring: Type.Object({ state: Type.Optional(Type.String({ description: 'active or inactive; all when omitted' })), ...PageParams }),
@@ -212,14 +203,12 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
       return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(personalAccessTokenEntity);
     });
     api.get(`${base}/:token_id`, {
-      config: { postgres: true },
       schema: { tags: ['personal access tokens'], summary: `One of ${who} personal access tokens`, params: itemParams, response: { 200: PersonalAccessTokenSchema } },
     }, async (request) => {
       const owner = await tokenOwner(request);
       return personalAccessTokenEntity(await findPersonalAccessToken(ctx, owner, numericParam(request, 'token_id', 'Personal Access Token')));
     });
     api.post(base, {
-      config: { postgres: true },
       schema: {
         tags: ['personal access tokens'], summary: `Create a personal access token for ${who.replace("'s", '')}; the token is shown only here`, params,
         body: Type.Object({ name: RequiredString(), expires_at: Type.Optional(Type.String({ description: 'YYYY-MM-DD; the token stops working on that day' })) }),
@@ -235,7 +224,6 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
       return reply.code(201).send({ ...personalAccessTokenEntity(row), token });
     });
     api.delete(`${base}/:token_id`, {
-      config: { postgres: true },
       schema: { tags: ['personal access tokens'], summary: 'Revoke a personal access token', params: itemParams, response: { 200: PersonalAccessTokenSchema } },
     }, async (request) => {
       const owner = await tokenOwner(request);

@@ -23,12 +23,10 @@ const variableNotFound = () => notFound('Variable');
 export default async function variableRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   const admin = loadProjectAsync('admin_build');
-  const config = { postgres: true };
   const keyOf = (request: { params: unknown }) => (request.params as Static<typeof VariableParams>).key;
 
   api.get('/projects/:id/variables', {
     preValidation: admin,
-    config,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(VariableSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
@@ -37,7 +35,6 @@ export default async function variableRoutes(api: FastifyInstance): Promise<void
 
   api.get('/projects/:id/variables/:key', {
     preValidation: admin,
-    config,
     schema: { tags, params: VariableParams, response: { 200: VariableSchema } },
   }, async (request) => {
     const variable = await findVariable(ctx, projectOf(request).id, keyOf(request));
@@ -47,7 +44,6 @@ export default async function variableRoutes(api: FastifyInstance): Promise<void
 
   api.post('/projects/:id/variables', {
     preValidation: [admin, dropBlankParams],
-    config,
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: VariableSchema } },
   }, async (request, reply) => {
     const body = request.body as Static<typeof CreateBody>;
@@ -56,7 +52,6 @@ export default async function variableRoutes(api: FastifyInstance): Promise<void
 
   api.put('/projects/:id/variables/:key', {
     preValidation: [admin, dropBlankParams],
-    config,
     schema: { tags, params: VariableParams, body: UpdateBody, response: { 200: VariableSchema } },
   }, async (request) => {
     const { value } = request.body as Static<typeof UpdateBody>;
@@ -67,7 +62,6 @@ export default async function variableRoutes(api: FastifyInstance): Promise<void
 
   api.delete('/projects/:id/variables/:key', {
     preValidation: admin,
-    config,
     schema: { tags, params: VariableParams, response: { 200: VariableSchema } },
   }, async (request) => {
     const variable = await deleteVariable(ctx, projectOf(request).id, keyOf(request));

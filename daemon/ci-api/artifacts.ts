@@ -23,7 +23,6 @@ export default async function artifactRoutes(api: FastifyInstance): Promise<void
   const { ctx } = api;
 
   api.post('/builds/:id/artifacts', {
-    config: { postgres: true },
     schema: {
       tags: ['runner api'],
       summary: 'Upload the artifacts archive of a running build (multipart field `file`, query expire_in): 201 build; 400 no file; 403; 404; 413 too large',
@@ -52,7 +51,6 @@ export default async function artifactRoutes(api: FastifyInstance): Promise<void
   });
 
   api.get('/builds/:id/artifacts', {
-    config: { postgres: true },
     schema: {
       tags: ['runner api'],
       summary: "Download a build's artifacts (its own token, or the token of a running build of the same pipeline): 200 file; 403; 404",
@@ -74,7 +72,6 @@ export default async function artifactRoutes(api: FastifyInstance): Promise<void
   });
 
   api.delete('/builds/:id/artifacts', {
-    config: { postgres: true },
     schema: {
       tags: ['runner api'], summary: "Remove a build's artifacts: 200 build; 403; 404",
       params: IdParams, querystring: TokenQuery, response: { 200: RunnerBuildSchema },

@@ -34,7 +34,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
 
   api.post('/builds/register', {
-    config: { postgres: true },
     schema: {
       tags: ['runner api'],
       summary: 'Claim the oldest pending build this runner may run: 201 build payload; 204 nothing to do; 403 bad runner token; 404 paused runner',
@@ -51,7 +50,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
   });
 
   api.put('/builds/:id', {
-    config: { postgres: true },
     schema: {
       tags: ['runner api'],
       summary: 'Update a running build: state (success, failed; others ignored) and the full trace. 403 bad token; 404 unless the build runs (for this runner)',
@@ -98,7 +96,6 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
     raw.removeAllContentTypeParsers();
     raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     raw.patch('/builds/:id/trace.txt', {
-      config: { postgres: true },
       schema: {
         tags: ['runner api'],
         summary: 'Append a trace part at Content-Range `<start>-<end>`: 202 with Build-Status and Range 0-<length>; 416 with Range when start is not the current length',

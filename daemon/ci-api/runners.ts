@@ -27,7 +27,6 @@ export default async function runnerRegistrationRoutes(api: FastifyInstance): Pr
   const { ctx } = api;
 
   api.post('/runners/register', {
-    config: { postgres: true },
     schema: {
       tags: ['runner api'], summary: 'Register a runner: 201 {id, token}; 403 for a bad registration token; 404 for no tags with run_untagged false',
       body: RegisterBody, response: { 201: Type.Object({ id: Type.Integer(), token: Type.String() }) },
@@ -43,7 +42,6 @@ export default async function runnerRegistrationRoutes(api: FastifyInstance): Pr
   });
 
   api.delete('/runners/delete', {
-    config: { postgres: true },
     schema: {
       tags: ['runner api'], summary: 'Remove the runner with this token: 200; 400 without token; 403 unknown token',
       body: Type.Object({ token: Type.Optional(Type.String()) }), response: { 200: RunnerSchema },

@@ -112,7 +112,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
   app.get<{ Params: RepoParams; Querystring: { service?: string } }>(
     '/:namespace/:project/info/refs',
     // No automatic HEAD route: it would start git and never read its output.
-    { config: { public: true, postgres: true }, schema: { hide: true }, exposeHeadRoute: false },
+    { config: { public: true }, schema: { hide: true }, exposeHeadRoute: false },
     async (request, reply) => {
       const service = request.query.service as Service;
       if (!SERVICES.includes(service)) {
@@ -132,7 +132,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
     },
   );
 
-  app.post<{ Params: RepoParams }>('/:namespace/:project/git-upload-pack', { config: { public: true, postgres: true }, schema: { hide: true } }, async (request, reply) => {
+  app.post<{ Params: RepoParams }>('/:namespace/:project/git-upload-pack', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const target = await prepare(request, reply, 'git-upload-pack');
     if (!target) return reply;
     const child = spawnGit(['upload-pack', '--stateless-rpc', target.repo.path], { env: protocolEnv(request, 'git-upload-pack') });
@@ -149,7 +149,7 @@ export default async function gitHttpRoutes(app: FastifyInstance): Promise<void>
     return reply.code(200).headers(NO_CACHE).type('application/x-git-upload-pack-result').send(out);
   });
 
-  app.post<{ Params: RepoParams }>('/:namespace/:project/git-receive-pack', { config: { public: true, postgres: true }, schema: { hide: true } }, async (request, reply) => {
+  app.post<{ Params: RepoParams }>('/:namespace/:project/git-receive-pack', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
     const target = await prepare(request, reply, 'git-receive-pack');
     if (!target) return reply;
     // A push that says it is larger than --max-push-size is refused unread; git itself enforces the cap on the rest.

@@ -149,7 +149,6 @@ async function showConsent(ctx: AppContext, reply: FastifyReply, user: UserRow, 
  */
 export default async function authorizeRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
-  const config = { postgres: true };
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof PageError) return sendPage(reply, error.status, errorPage(error.title, error.text));
     if (bodyTooLarge(error)) {
@@ -163,7 +162,7 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
   });
 
   // The authorization request: sign-in page, consent page, or straight back when the app was authorized before.
-  app.get('/authorize', { config, schema: { hide: true } }, async (request, reply) => {
+  app.get('/authorize', { schema: { hide: true } }, async (request, reply) => {
     const p = authorizeParams(request);
     const { app: client, redirectUri } = await checkClient(ctx, p);
     const checked = checkOrRedirect(reply, client, redirectUri, p);
@@ -175,7 +174,7 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
   });
 
   // The consent page's answer: decision=authorize or decision=deny.
-  app.post('/authorize', { config, schema: { hide: true } }, async (request, reply) => {
+  app.post('/authorize', { schema: { hide: true } }, async (request, reply) => {
     const p = authorizeParams(request);
     const { app: client, redirectUri } = await checkClient(ctx, p);
     const { user, token } = await browserSession(ctx, request);
@@ -189,7 +188,7 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
     return redirectError(reply, client, redirectUri, p.state, oauthError('access_denied', 'The user denied the authorization request'));
   });
 
-  app.post('/sign_in', { config, schema: { hide: true } }, async (request, reply) => {
+  app.post('/sign_in', { schema: { hide: true } }, async (request, reply) => {
     const all = oauthParams(request);
     const p = authorizeParams(request);
     const { app: client } = await checkClient(ctx, p);
@@ -216,7 +215,7 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
     return reply.redirect(`authorize?${new URLSearchParams(p as Record<string, string>).toString()}`, 303);
   });
 
-  app.post('/sign_out', { config, schema: { hide: true } }, async (request, reply) => {
+  app.post('/sign_out', { schema: { hide: true } }, async (request, reply) => {
     const p = authorizeParams(request);
     const { token } = await browserSession(ctx, request);
     if (!csrfValid(ctx, request, oauthParams(request).authenticity_token, token)) return forgedPage(reply);

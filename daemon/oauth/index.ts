@@ -26,7 +26,7 @@ let css: string | undefined;
 export default async function oauthRoutes(app: FastifyInstance): Promise<void> {
   await app.register(tokenRoutes);
   await app.register(authorizeRoutes);
-  app.get('/assets/oauth.css', { config: { postgres: true }, schema: { hide: true } }, async (_request, reply) => {
+  app.get('/assets/oauth.css', { schema: { hide: true } }, async (_request, reply) => {
     css ??= readFileSync(daemonAsset('oauth/oauth.css'), 'utf8');
     return reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css);
   });

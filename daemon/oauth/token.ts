@@ -73,7 +73,6 @@ function asOAuthError(ctx: AppContext, error: unknown): OAuthError | null {
 /** Registers the token endpoints (under /oauth; on the data layer: served on SQLite and PostgreSQL). */
 export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
-  const config = { postgres: true };
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof SignInThrottled) {
       // Too many failed sign-ins (services/users.ts signIn): 429 with Retry-After, in OAuth's body form.
@@ -86,7 +85,7 @@ export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
     return reply.code(500).send({ error: 'server_error', error_description: 'The server failed; try again later' });
   });
 
-  app.post('/token', { config, schema: { hide: true } }, async (request, reply) => {
+  app.post('/token', { schema: { hide: true } }, async (request, reply) => {
     const p = oauthParams(request);
     const client = () => authenticateClient(ctx, clientCredentials(request, p));
     let answer;
@@ -112,7 +111,7 @@ export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
     return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(answer);
   });
 
-  app.post('/revoke', { config, schema: { hide: true } }, async (request, reply) => {
+  app.post('/revoke', { schema: { hide: true } }, async (request, reply) => {
     const p = oauthParams(request);
     const creds = clientCredentials(request, p);
     let c: OauthApplicationRow | null = null;
@@ -121,7 +120,7 @@ export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
     return reply.header('cache-control', 'no-store').send({});
   });
 
-  app.get('/token/info', { config, schema: { hide: true } }, async (request, reply) => {
+  app.get('/token/info', { schema: { hide: true } }, async (request, reply) => {
     const token = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1] ?? oauthParams(request).access_token;
     const found = token ? await checkAccessToken(ctx, token) : { problem: 'unknown' as const };
     if ('problem' in found) {

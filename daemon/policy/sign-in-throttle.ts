@@ -417,7 +417,6 @@ const sweepers = new Map<AppContext, NodeJS.Timeout>();
 // The sweep of the shared counters (the in-memory ones bound themselves): started with the daemon on PostgreSQL.
 registerWorker({
   name: 'sign-in throttle sweep',
-  postgres: true,
   start(ctx) {
     if (ctx.data.dialect.name !== 'postgres' || sweepers.has(ctx)) return;
     const throttle = signInThrottle(ctx);

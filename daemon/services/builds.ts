@@ -349,7 +349,6 @@ export function startArtifactsExpiryWorker(ctx: AppContext, intervalMs = ARTIFAC
 const expiryWorkers = new Map<AppContext, () => void>();
 registerWorker({
   name: 'artifact expiry',
-  postgres: true,
   start(ctx) {
     if (!expiryWorkers.has(ctx)) expiryWorkers.set(ctx, startArtifactsExpiryWorker(ctx));
   },

@@ -449,7 +449,6 @@ export function startHookDeliveryWorker(ctx: AppContext, opts: HookWorkerOptions
 const daemonWorkers = new Map<AppContext, HookDeliveryWorker>();
 registerWorker({
   name: 'hook deliveries',
-  postgres: true,
   start(ctx) {
     if (!daemonWorkers.has(ctx)) daemonWorkers.set(ctx, startHookDeliveryWorker(ctx));
   },

@@ -18,15 +18,13 @@ import {
 import type { CiWhen } from '../ci/config-types.js';
 import { insertPipelineRow, insertStatusRow, isRowId, updatePipelineRow } from '../ci/sql.js';
 import { isZeroSha, type CommitInfo } from '../git/objects.js';
-import { onPush, type Tx } from './push.js';
+import { onPush } from './push.js';
 import { projectNamespaceAsync } from './projects.js';
 import { projectRepository } from './repositories.js';
 import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuilds } from './builds.js';
 import { queuePipelineHook } from './ci-hooks.js';
 import { keysetPageAsync } from '../db/keyset.js';
 
-/** The synchronous database or a transaction handle (the synchronous twins below, for merge requests). */
-export type Db = AppContext['db'] | Tx;
 
 /** What a pushed ref change needs to create a pipeline; `ref` is the branch or tag name (refs/... prefixes are stripped). */
 export interface PipelinePush {

@@ -71,19 +71,13 @@ export interface ProcessedPush {
   updates: (RefUpdate & { data: PushData })[];
 }
 
-/** The transaction handle of ctx.db.transaction. */
-export type Tx = Parameters<Parameters<AppContext['db']['transaction']>[0]>[0];
-
 /** Something that reacts to pushes (hook deliveries, pipelines, merge request refresh). */
 export interface PushListener {
-  /** What it does, for the log line that says it was skipped on PostgreSQL. */
+  /** What it does (for readers and logs). */
   name?: string;
-  /** Runs inside the push transaction (synchronous): write outbox rows here so they commit with the event. */
-  inTransaction?(tx: Tx, ctx: AppContext, push: ProcessedPush): void;
   /**
-   * The same on the data layer (a room that is ported gives this one instead): awaits only `tx`. A listener with
-   * only the synchronous part runs on SQLite (on the same connection, inside the same transaction) and cannot run on
-   * PostgreSQL.
+   * Runs inside the push transaction, on either engine: write outbox rows and the like here so they commit with the
+   * event. Awaits only `tx` (never git, files or the network).
    */
   inTransactionAsync?(tx: Queries, ctx: AppContext, push: ProcessedPush, prepared?: unknown): Promise<void>;
   /**
@@ -161,23 +155,6 @@ export async function buildPushData(ctx: AppContext, project: ProjectRow, user: 
   };
 }
 
-/** Listeners skipped on PostgreSQL (only a synchronous in-transaction part), each named in the log once. */
-const skippedOnPostgres = new WeakSet<PushListener>();
-
-/**
- * Whether a listener runs on this engine: on PostgreSQL, one with only the synchronous in-transaction part is left
- * out whole (its after-commit part belongs to the same unported room and would reach ctx.db, which throws there),
- * and the log says so once per listener. On SQLite every listener runs.
- */
-function runsHere(ctx: AppContext, l: PushListener): boolean {
-  if (ctx.data.dialect.name !== 'postgres' || l.inTransactionAsync || !l.inTransaction) return true;
-  if (!skippedOnPostgres.has(l)) {
-    skippedOnPostgres.add(l);
-    process.stderr.write('gantry: a push listener with only a synchronous part does not run on PostgreSQL: its room is not ported to the data layer yet (docs/design/postgres.md)\n');
-  }
-  return false;
-}
-
 const defaultLog = (err: unknown, message: string) => process.stderr.write(`gantry: ${message}: ${(err as Error)?.message ?? String(err)}\n`);
 
 /**
@@ -198,7 +175,7 @@ export async function processPush(
   const push: ProcessedPush = { project, user, updates: withData };
   if (!withData.length) return push;
   const log = opts.log ?? defaultLog;
-  const active = listeners.filter((l) => runsHere(ctx, l));
+  const active = [...listeners];
   const prepared = new Map<PushListener, unknown>();
   for (const l of active) {
     if (!l.prepare) continue;
@@ -216,9 +193,6 @@ export async function processPush(
       await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?', [t, project.id, t]);
       for (const l of active) {
         if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, push, prepared.get(l));
-        // SQLite only: the data layer's transaction runs on ctx.db's connection within this turn, so the synchronous
-        // writes land inside it (docs/design/postgres.md, "without a flag day"); runsHere leaves them out on PostgreSQL.
-        else if (l.inTransaction) l.inTransaction(ctx.db as unknown as Tx, ctx, push);
       }
     });
   } catch (e) {

@@ -63,7 +63,7 @@ async function mayRead(ctx: AppContext, request: FastifyRequest): Promise<boolea
 /** Registers GET /-/metrics. */
 export default async function metricsRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  app.get('/-/metrics', { config: { postgres: true }, schema: { hide: true } }, async (request, reply) => {
+  app.get('/-/metrics', { schema: { hide: true } }, async (request, reply) => {
     if (!(await mayRead(ctx, request))) throw notFound();
     const text = await metricsText(ctx);
     return reply.header('cache-control', 'no-store').type('text/plain; version=0.0.4; charset=utf-8').send(text);

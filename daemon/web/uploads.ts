@@ -22,7 +22,7 @@ const TYPES: Record<string, string> = {
 /** Registers the uploads download route. */
 export default async function uploadRoutes(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  app.get('/:namespace/:project/uploads/:secret/:filename', { config: { postgres: true }, schema: { hide: true } }, async (request, reply) => {
+  app.get('/:namespace/:project/uploads/:secret/:filename', { schema: { hide: true } }, async (request, reply) => {
     const p = request.params as { namespace: string; project: string; secret: string; filename: string };
     const project = await lookupProjectAsync(ctx, `${p.namespace}/${p.project}`);
     if (!project) throw notFound();

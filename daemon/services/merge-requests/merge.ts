@@ -384,7 +384,6 @@ let sweeping: Promise<unknown> | null = null;
 
 registerWorker({
   name: 'merge lock repair',
-  postgres: true,
   start(ctx) {
     const run = () => {
       if (sweeping) return;
