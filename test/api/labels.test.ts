@@ -13,7 +13,7 @@ import {
   findOrCreateLabelsAsync, labelsByTitleAsync, labelTitlesOfAsync, setTargetLabelsAsync,
 } from '../../daemon/services/collaboration/labels.js';
 import {
-  subscribe, subscribeAsync, subscribedSet, subscribedSetAsync, subscriberIds, unsubscribe, unsubscribeAsync,
+  subscribeAsync, subscribedSetAsync, unsubscribeAsync,
 } from '../../daemon/services/collaboration/subscriptions.js';
 
 let s: TestServer;
@@ -510,26 +510,3 @@ describe('label and subscription services (the contract issues and merge request
   });
 });
 
-describe.skipIf(onPostgres)('subscription services, synchronous twins (SQLite only)', async () => {
-  let p: { id: number };
-  beforeAll(async () => { p = await makeProject(s, cast.owner, 'labels-contract-sync'); });
-
-  it('subscribe/unsubscribe with explicit rows and the implicit (author/assignee) rule; subscribedSet and subscriberIds', async () => {
-    const u = cast.developer.id;
-    const v = cast.reporter.id;
-    const tx = s.ctx.db;
-    expect(subscribe(tx, u, 'Issue', 777)).toBe(true);
-    expect(subscribe(tx, u, 'Issue', 777)).toBe(false);
-    // An implicit subscriber (author) is already subscribed: 304; an explicit unsubscription overrides the rule.
-    expect(subscribe(tx, v, 'Issue', 778, true)).toBe(false);
-    expect(unsubscribe(tx, v, 'Issue', 778, true)).toBe(true);
-    expect(unsubscribe(tx, v, 'Issue', 778, true)).toBe(false);
-    expect(unsubscribe(tx, u, 'Issue', 779)).toBe(false);
-    const implicit = new Map([[778, [v]], [779, [v]]]);
-    expect([...subscribedSet(s.ctx, v, 'Issue', [777, 778, 779], implicit)]).toEqual([779]);
-    expect([...subscribedSet(s.ctx, u, 'Issue', [777, 778, 779], implicit)]).toEqual([777]);
-    expect(subscribedSet(s.ctx, u, 'Label', [777]).size).toBe(0);
-    expect(subscriberIds(s.ctx, 'Issue', 777)).toEqual([u]);
-    expect(subscriberIds(s.ctx, 'Issue', 778)).toEqual([]);
-  });
-});

@@ -6,14 +6,12 @@
 import type { AppContext } from '../../context.js';
 import type { MilestoneRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
-import { statement } from '../../db/statements.js';
 import { toUser } from '../../db/rows.js';
-import { IN_IDS, idList } from '../../db/sql.js';
-import { labelTitlesOf, labelTitlesOfAsync } from '../../services/collaboration/labels.js';
-import { milestonesById, milestonesByIdAsync } from '../../services/collaboration/milestones.js';
-import { voteCounts, voteCountsAsync } from '../../services/collaboration/award-emoji.js';
-import { userNotesCounts, userNotesCountsAsync } from '../../services/collaboration/notes.js';
-import { subscribedSet, subscribedSetAsync } from '../../services/collaboration/subscriptions.js';
+import { labelTitlesOfAsync } from '../../services/collaboration/labels.js';
+import { milestonesByIdAsync } from '../../services/collaboration/milestones.js';
+import { voteCountsAsync } from '../../services/collaboration/award-emoji.js';
+import { userNotesCountsAsync } from '../../services/collaboration/notes.js';
+import { subscribedSetAsync } from '../../services/collaboration/subscriptions.js';
 import type { Queries } from '../../db/layer/types.js';
 
 /** The columns of an issue or merge request the page loads need. */
@@ -36,40 +34,7 @@ export interface IssuablePage {
   webUrls: Map<number, string>;
 }
 
-/** Users by id (one query). */
-function usersById(ctx: AppContext, ids: number[]): Map<number, UserRow> {
-  const uniq = [...new Set(ids)];
-  if (uniq.length === 0) return new Map();
-  return new Map((statement(ctx, `SELECT * FROM users WHERE id IN ${IN_IDS}`).all(idList(uniq)) as Record<string, unknown>[]).map((u) => [u.id as number, toUser(u)]));
-}
-
-/** `<base>/<namespace path>/<project path>` per project id (one query). */
-function projectWebUrls(ctx: AppContext, projectIds: number[]): Map<number, string> {
-  const uniq = [...new Set(projectIds)];
-  const base = ctx.externalUrl();
-  return new Map((statement(ctx,
-    `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${IN_IDS}`,
-  ).all(idList(uniq)) as { id: number; ns: string; path: string }[]).map((r) => [r.id, `${base}/${r.ns}/${r.path}`]));
-}
-
 /** Load a page of issues or merge requests for `viewer`. */
-export function loadIssuablePage(ctx: AppContext, viewer: UserRow | null, type: 'Issue' | 'MergeRequest', rows: readonly IssuableRef[]): IssuablePage {
-  const ids = rows.map((r) => r.id);
-  const milestoneIds = [...new Set(rows.map((r) => r.milestoneId).filter((x): x is number => x !== null))];
-  const people = (r: IssuableRef) => [r.authorId, r.assigneeId].filter((x): x is number => x !== null);
-  const implicit = new Map(rows.map((r) => [r.id, people(r)]));
-  return {
-    labels: labelTitlesOf(ctx, type, ids),
-    milestones: milestoneIds.length ? milestonesById(ctx, milestoneIds) : new Map(),
-    votes: voteCounts(ctx, type, ids),
-    notes: userNotesCounts(ctx, type, ids),
-    subscribed: viewer ? subscribedSet(ctx, viewer.id, type, ids, implicit) : new Set<number>(),
-    users: usersById(ctx, rows.flatMap(people)),
-    webUrls: projectWebUrls(ctx, rows.map((r) => r.projectId)),
-  };
-}
-
-/** The async twin of loadIssuablePage, on the data layer (`q`: ctx.data or a snapshot): the same fixed number of queries. */
 export async function loadIssuablePageAsync(
   ctx: AppContext, viewer: UserRow | null, type: 'Issue' | 'MergeRequest', rows: readonly IssuableRef[], q: Queries = ctx.data,
 ): Promise<IssuablePage> {

@@ -1,54 +1,20 @@
 /**
  * Issue presenter (GitLab v3 Issue, lib/api/entities.rb @ 8.12), batched: a fixed number of queries for a page
  * (labels, milestones, votes, user notes counts, subscriptions, users, project paths), never one per row.
- * Used by the issue routes, the milestone issues list, todos and (later) merge requests' closes_issues.
+ * Used by the issue routes, the milestone issues list, todos and merge requests' closes_issues.
  */
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { Nullable } from '../params.js';
-import { loadIssuablePage, loadIssuablePageAsync } from './issuables.js';
+import { loadIssuablePageAsync } from './issuables.js';
 import { milestoneEntity, MilestoneSchema } from './milestones.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 type Rec = Record<string, unknown>;
 
 /** Present a page of issues for `viewer` (subscribed is the viewer's) with a fixed number of queries. */
-export function presentIssues(ctx: AppContext, viewer: UserRow | null, rows: IssueRow[]): Rec[] {
-  if (rows.length === 0) return [];
-  const ids = rows.map((r) => r.id);
-  const { labels, milestones, votes, notes, subscribed, users, webUrls } = loadIssuablePage(ctx, viewer, 'Issue', rows.map((r) => ({ ...r, projectId: r.projectId })));
-  return rows.map((i) => {
-    const author = i.authorId !== null ? users.get(i.authorId) : undefined;
-    const assignee = i.assigneeId !== null ? users.get(i.assigneeId) : undefined;
-    const milestone = i.milestoneId !== null ? milestones.get(i.milestoneId) : undefined;
-    const v = votes.get(i.id);
-    return {
-      id: i.id,
-      iid: i.iid,
-      project_id: i.projectId,
-      title: i.title,
-      description: i.description,
-      state: i.state,
-      created_at: i.createdAt,
-      updated_at: i.updatedAt,
-      labels: labels.get(i.id) ?? [],
-      milestone: milestone ? milestoneEntity(milestone) : null,
-      assignee: assignee ? userBasic(ctx, assignee) : null,
-      author: author ? userBasic(ctx, author) : null,
-      subscribed: subscribed.has(i.id),
-      user_notes_count: notes.get(i.id) ?? 0,
-      upvotes: v?.upvotes ?? 0,
-      downvotes: v?.downvotes ?? 0,
-      due_date: i.dueDate,
-      confidential: i.confidential,
-      web_url: `${webUrls.get(i.projectId) ?? ctx.externalUrl()}/issues/${i.iid}`,
-    };
-  });
-}
-
-/** The async twin of presentIssues, on the data layer (either engine). */
 export async function presentIssuesAsync(ctx: AppContext, viewer: UserRow | null, rows: IssueRow[]): Promise<Rec[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
@@ -83,14 +49,9 @@ export async function presentIssuesAsync(ctx: AppContext, viewer: UserRow | null
   });
 }
 
-/** The async twin of presentIssue. */
+/** Present one issue. */
 export async function presentIssueAsync(ctx: AppContext, viewer: UserRow | null, row: IssueRow): Promise<Rec> {
   return (await presentIssuesAsync(ctx, viewer, [row]))[0]!;
-}
-
-/** Present one issue. */
-export function presentIssue(ctx: AppContext, viewer: UserRow | null, row: IssueRow): Rec {
-  return presentIssues(ctx, viewer, [row])[0]!;
 }
 
 const S = Type.String();

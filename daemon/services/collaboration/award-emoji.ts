@@ -7,31 +7,12 @@ import { now } from '../../context.js';
 import type { AwardEmojiRow, AwardableType } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { isEmojiName, normalizeEmojiName } from './emoji-names.js';
-import { statement } from '../../db/statements.js';
-import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toAwardEmoji } from '../../db/rows.js';
 import { notFoundMessage } from '../../errors.js';
 import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 
 /** Upvotes (thumbsup) and downvotes (thumbsdown) per awardable: one query for a page. */
-export function voteCounts(ctx: AppContext, type: AwardableType, ids: number[]): Map<number, { upvotes: number; downvotes: number }> {
-  const out = new Map<number, { upvotes: number; downvotes: number }>();
-  if (!ids.length) return out;
-  const unique = [...new Set(ids)];
-  for (const id of unique) out.set(id, { upvotes: 0, downvotes: 0 });
-  // one cached statement whatever the number of ids (a hot path of every issue list)
-  const rows = statement(ctx, `SELECT awardable_id AS id, name, COUNT(*) AS n FROM award_emoji
-    WHERE awardable_type = ? AND awardable_id IN ${IN_IDS} AND name IN ('thumbsup', 'thumbsdown') GROUP BY awardable_id, name`)
-    .all(type, idList(unique)) as { id: number; name: string; n: number }[];
-  for (const r of rows) {
-    const c = out.get(r.id)!;
-    if (r.name === 'thumbsup') c.upvotes = Number(r.n); else c.downvotes = Number(r.n);
-  }
-  return out;
-}
-
-/** The async twin of voteCounts (one statement for a page). */
 export async function voteCountsAsync(q: Queries, type: AwardableType, ids: number[]): Promise<Map<number, { upvotes: number; downvotes: number }>> {
   const out = new Map<number, { upvotes: number; downvotes: number }>();
   if (!ids.length) return out;

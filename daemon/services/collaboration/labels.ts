@@ -48,18 +48,6 @@ function cleanTitles(titles: string[]): string[] {
   return [...new Set(titles.map((t) => t.trim()).filter((t) => t !== ''))];
 }
 
-/** Label titles of each target (sorted by title), for presenters: one query for a page. */
-export function labelTitlesOf(ctx: AppContext, type: Target['type'], ids: number[]): Map<number, string[]> {
-  const out = new Map<number, string[]>();
-  for (const id of ids) out.set(id, []);
-  if (ids.length === 0) return out;
-  // one cached statement whatever the number of ids (a hot path of every issue list)
-  const rows = statement(ctx, `SELECT ll.target_id AS targetId, l.title AS title FROM label_links ll JOIN labels l ON l.id = ll.label_id
-    WHERE ll.target_type = ? AND ll.target_id IN ${IN_IDS} ORDER BY l.title`).all(type, idList([...new Set(ids)])) as { targetId: number; title: string }[];
-  for (const r of rows) out.get(r.targetId)!.push(r.title);
-  return out;
-}
-
 /** Labels of one project with one of these titles (no creation). */
 export async function labelsByTitleAsync(q: Queries, projectId: number, titles: string[]): Promise<LabelRow[]> {
   const wanted = cleanTitles(titles);
@@ -128,7 +116,7 @@ export async function setTargetLabelsAsync(tx: Queries, target: Target, labelIds
   return { added: added.sort(byTitle), removed: removed.sort(byTitle) };
 }
 
-/** The async twin of labelTitlesOf (one statement for a page). */
+/** Label titles of each target (sorted by title), for presenters: one query for a page. */
 export async function labelTitlesOfAsync(q: Queries, type: Target['type'], ids: number[]): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>();
   for (const id of ids) out.set(id, []);

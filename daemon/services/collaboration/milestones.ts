@@ -7,8 +7,7 @@ import { now } from '../../context.js';
 import type { IssueRow, MilestoneRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, notFound, notFoundMessage } from '../../errors.js';
 import { recordEventAsync } from '../events.js';
-import { statement } from '../../db/statements.js';
-import { IN_IDS, idList, placeholders } from '../../db/sql.js';
+import { placeholders } from '../../db/sql.js';
 import { toIssue, toMilestone } from '../../db/rows.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
@@ -36,17 +35,6 @@ export async function findMilestoneByTitle(q: Queries, projectId: number, title:
 }
 
 /** Milestones by id, for presenters (one query for a page). */
-export function milestonesById(ctx: AppContext, ids: number[]): Map<number, MilestoneRow> {
-  const out = new Map<number, MilestoneRow>();
-  if (ids.length === 0) return out;
-  // one cached statement whatever the number of ids (a hot path of every issue list)
-  for (const m of statement(ctx, `SELECT * FROM milestones WHERE id IN ${IN_IDS}`).all(idList([...new Set(ids)])) as Record<string, unknown>[]) {
-    out.set(m.id as number, toMilestone(m));
-  }
-  return out;
-}
-
-/** The async twin of milestonesById. */
 export async function milestonesByIdAsync(q: Queries, ids: number[]): Promise<Map<number, MilestoneRow>> {
   const out = new Map<number, MilestoneRow>();
   if (ids.length === 0) return out;

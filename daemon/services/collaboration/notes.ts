@@ -48,19 +48,6 @@ export async function createSystemNoteAsync(tx: Queries, input: SystemNoteInput)
 }
 
 /** Number of user (non-system) notes per noteable, for `user_notes_count`: one query for a page. */
-export function userNotesCounts(ctx: AppContext, type: NoteableType, ids: number[]): Map<number, number> {
-  const out = new Map<number, number>();
-  if (!ids.length) return out;
-  const unique = [...new Set(ids)];
-  for (const id of unique) out.set(id, 0);
-  // one cached statement whatever the number of ids (a hot path of every issue list); notes_noteable serves it
-  const rows = statement(ctx, `SELECT noteable_id AS id, COUNT(*) AS n FROM notes
-    WHERE noteable_type = ? AND noteable_id IN ${IN_IDS} AND system = 0 GROUP BY noteable_id`).all(type, idList(unique)) as { id: number; n: number }[];
-  for (const r of rows) out.set(r.id, Number(r.n));
-  return out;
-}
-
-/** The async twin of userNotesCounts (one statement for a page). */
 export async function userNotesCountsAsync(q: Queries, type: NoteableType, ids: number[]): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (!ids.length) return out;

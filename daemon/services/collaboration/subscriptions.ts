@@ -2,76 +2,9 @@
  * Subscriptions of users to issues, merge requests and labels (POST/DELETE .../subscription, the `subscribed` field).
  * OWNER: labels/milestones engineer. Signatures are a contract used by issues and merge requests.
  */
-import { and, eq } from 'drizzle-orm';
-import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { subscriptions, type SubscribableType } from '../../db/schema-collaboration.js';
-import type { Tx } from './tx.js';
-import { statement } from '../../db/statements.js';
-import { IN_IDS, idList } from '../../db/sql.js';
+import type { SubscribableType } from '../../db/schema-collaboration.js';
 import type { Queries } from '../../db/layer/types.js';
-
-function rowOf(tx: Tx, userId: number, type: SubscribableType, id: number) {
-  return tx.select().from(subscriptions)
-    .where(and(eq(subscriptions.subscribableType, type), eq(subscriptions.subscribableId, id), eq(subscriptions.userId, userId))).get();
-}
-
-/** Write the explicit (un)subscription row of a user, inserting or updating it. */
-function setSubscribed(tx: Tx, userId: number, type: SubscribableType, id: number, subscribed: boolean): void {
-  const t = now();
-  tx.insert(subscriptions).values({ userId, subscribableType: type, subscribableId: id, subscribed, createdAt: t, updatedAt: t })
-    .onConflictDoUpdate({ target: [subscriptions.subscribableType, subscriptions.subscribableId, subscriptions.userId], set: { subscribed, updatedAt: t } })
-    .run();
-}
-
-/**
- * Subscribe a user; false when already subscribed (the route answers 304). `implicitly` says the user is already
- * subscribed without a row (the author, assignee or a participant of an issue or merge request, as 8.x).
- */
-export function subscribe(tx: Tx, userId: number, type: SubscribableType, id: number, implicitly = false): boolean {
-  const row = rowOf(tx, userId, type, id);
-  if (row ? row.subscribed : implicitly) return false;
-  setSubscribed(tx, userId, type, id, true);
-  return true;
-}
-
-/**
- * Unsubscribe a user; false when not subscribed (the route answers 304). `implicitly` as for subscribe: an implicit
- * subscriber is unsubscribed by an explicit row with subscribed = 0.
- */
-export function unsubscribe(tx: Tx, userId: number, type: SubscribableType, id: number, implicitly = false): boolean {
-  const row = rowOf(tx, userId, type, id);
-  if (!(row ? row.subscribed : implicitly)) return false;
-  setSubscribed(tx, userId, type, id, false);
-  return true;
-}
-
-/**
- * Which of `ids` the user is subscribed to: an explicit subscription row, or (for issues and merge requests, as 8.x's
- * Subscribable#subscribed?) being the author or the assignee or a participant without an explicit unsubscription.
- * `implicit` gives the author/assignee ids per target for that rule.
- */
-export function subscribedSet(ctx: AppContext, userId: number, type: SubscribableType, ids: number[], implicit?: Map<number, number[]>): Set<number> {
-  const out = new Set<number>();
-  if (ids.length === 0) return out;
-  const explicit = new Map<number, boolean>();
-  // one cached statement whatever the number of ids (a hot path of every issue list)
-  const rows = statement(ctx, `SELECT subscribable_id AS id, subscribed FROM subscriptions
-    WHERE user_id = ? AND subscribable_type = ? AND subscribable_id IN ${IN_IDS}`).all(userId, type, idList([...new Set(ids)])) as { id: number; subscribed: number }[];
-  for (const r of rows) explicit.set(r.id, !!r.subscribed);
-  for (const id of ids) {
-    const e = explicit.get(id);
-    if (e === undefined ? (implicit?.get(id)?.includes(userId) ?? false) : e) out.add(id);
-  }
-  return out;
-}
-
-/** Users subscribed to a target (explicitly), for notifications. */
-export function subscriberIds(ctx: AppContext, type: SubscribableType, id: number): number[] {
-  return ctx.db.select({ userId: subscriptions.userId }).from(subscriptions)
-    .where(and(eq(subscriptions.subscribableType, type), eq(subscriptions.subscribableId, id), eq(subscriptions.subscribed, true)))
-    .orderBy(subscriptions.userId).all().map((r) => r.userId);
-}
 
 /** Whether the user's explicit row says subscribed: true, false, or undefined when there is no row. */
 async function explicitAsync(q: Queries, userId: number, type: SubscribableType, id: number): Promise<boolean | undefined> {
