@@ -23,7 +23,7 @@ import { getSettingsAsync } from '../settings.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
-import { toNote } from '../../db/rows.js';
+import { toIssue, toNote } from '../../db/rows.js';
 import { idOrderedPage, inIdOrder, keysetPageAsync } from '../../db/keyset.js';
 
 /** Where a system note goes and who caused it. */
@@ -111,6 +111,14 @@ export function issueNoteablesByIds(ctx: AppContext, ids: number[]): Map<number,
   return new Map(ctx.db.select().from(issues).where(and(inArray(issues.id, unique), isNull(issues.deletedAt))).all().map((r) => [r.id, issueNoteable(r)]));
 }
 
+/** The async twin of issueNoteablesByIds (either engine). */
+export async function issueNoteablesByIdsAsync(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
+  const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
+  if (!unique.length) return new Map();
+  const rows = await q.all<Record<string, unknown>>(`SELECT * FROM issues WHERE id IN ${q.dialect.inIds} AND deleted_at IS NULL`, [q.dialect.ids(unique)]);
+  return new Map(rows.map(toIssue).map((r) => [r.id, issueNoteable(r)]));
+}
+
 /** Notes of a noteable in database order (system notes included). */
 export function listNotes(ctx: AppContext, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number, total?: number): NoteRow[] {
   return idOrderedPage(ctx, 'notes', and(eq(notes.noteableType, noteable.type), eq(notes.noteableId, noteable.id)), false, limit, offset, total,
@@ -151,6 +159,13 @@ export async function findNote(q: Queries, noteable: Pick<Noteable, 'type' | 'id
 export function notesByIds(ctx: AppContext, ids: number[]): NoteRow[] {
   const unique = [...new Set(ids)];
   return unique.length ? ctx.db.select().from(notes).where(inArray(notes.id, unique)).all() : [];
+}
+
+/** The async twin of notesByIds (either engine). */
+export async function notesByIdsAsync(q: Queries, ids: number[]): Promise<NoteRow[]> {
+  const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
+  if (!unique.length) return [];
+  return (await q.all<Record<string, unknown>>(`SELECT * FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(unique)])).map(toNote);
 }
 
 /** 400 with the validation hash when a note body is too long (nothing is written). */
