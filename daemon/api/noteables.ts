@@ -9,7 +9,7 @@ import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFoundMessage } from '../errors.js';
 import { canReadIssuable, canReadIssuableAsync } from '../policy/permissions.js';
 import { findProjectIssue } from '../services/collaboration/issues.js';
-import { issueNoteable, issueNoteablesByIds, type Noteable } from '../services/collaboration/notes.js';
+import { issueNoteable, issueNoteablesByIds, issueNoteablesByIdsAsync, type Noteable } from '../services/collaboration/notes.js';
 import { projectLevelOf, projectOf } from './project-scope.js';
 
 /** A kind of noteable, as routes address it: `/projects/:id/<segment>/:<idParam>/...`. */
@@ -24,6 +24,8 @@ export interface NoteableKind {
   load?(ctx: AppContext, project: ProjectRow, id: number): Noteable | null;
   /** Several by global id, any project, in one query (comment events of a page; the events presenter is synchronous). */
   loadMany(ctx: AppContext, ids: number[]): Map<number, Noteable>;
+  /** loadMany on the data layer (either engine); comment events use it (with canReadAsync) when given. */
+  loadManyAsync?(ctx: AppContext, ids: number[]): Promise<Map<number, Noteable>>;
   /** Whether `user` may read it (and so its notes and awards): project feature, visibility, confidentiality. */
   canRead(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable): boolean;
   /** load on the data layer (either engine); the routes use it when given. */
@@ -42,6 +44,7 @@ export const ISSUE_NOTEABLES: NoteableKind = {
     return row ? issueNoteable(row) : null;
   },
   loadMany: (ctx, ids) => issueNoteablesByIds(ctx, ids),
+  loadManyAsync: (ctx, ids) => issueNoteablesByIdsAsync(ctx.data, ids),
   canRead: (ctx, user, project, n) =>
     canReadIssuable(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }),
   canReadAsync: (ctx, user, project, n, level) =>

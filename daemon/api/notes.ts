@@ -6,16 +6,17 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.js';
-import type { UserRow } from '../db/schema.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import type { NoteRow } from '../db/schema-collaboration.js';
 import { badRequest, forbidden, notFound, notFoundMessage, validationError } from '../errors.js';
 import { canProject, canProjectAsync } from '../policy/permissions.js';
 import { AwardError } from '../services/collaboration/award-emoji.js';
 import {
-  countNotesAsync, createNoteAsync, deleteNote, findNote, listNotesAsync, notesByIds, updateNote, type Noteable,
+  countNotesAsync, createNoteAsync, deleteNote, findNote, listNotesAsync, notesByIds, notesByIdsAsync, updateNote, type Noteable,
 } from '../services/collaboration/notes.js';
-import { lookupProject } from '../services/projects.js';
+import { lookupProject, lookupProjectAsync } from '../services/projects.js';
 import { presentAwardAsync, AwardEmojiSchema } from './entities/award-emoji.js';
-import { setEventNotePresenter } from './entities/events.js';
+import { setEventNotePresenter, setEventNotePresenterAsync } from './entities/events.js';
 import { NoteSchema, presentNoteAsync, presentNotes, presentNotesAsync } from './entities/notes.js';
 import { ISSUE_NOTEABLES, loadNoteable, noteableOf, type NoteableKind } from './noteables.js';
 import { paginateAsync } from './pagination.js';
@@ -172,8 +173,48 @@ function eventNotes(ctx: AppContext, noteIds: number[], viewer: UserRow | null):
   return new Map(visible.map((n, i) => [n.id, shown[i]! as Record<string, unknown>]));
 }
 
-/** Registers the note routes of issues and the note presenter of comment events. */
+/**
+ * The data-layer twin of eventNotes (either engine), with the same fixed number of queries. A kind without
+ * loadManyAsync/canReadAsync (a room not on the data layer yet) is read synchronously on SQLite and shows no note on
+ * PostgreSQL, where its notes cannot have been written.
+ */
+async function eventNotesAsync(ctx: AppContext, noteIds: number[], viewer: UserRow | null): Promise<Map<number, Record<string, unknown>>> {
+  const rows = await notesByIdsAsync(ctx.data, noteIds);
+  const sqlite = ctx.data.dialect.name === 'sqlite';
+  const noteables = new Map<string, Map<number, Noteable>>();
+  for (const [type, kind] of EVENT_NOTEABLES) {
+    const ids = rows.filter((n) => n.noteableType === type).map((n) => n.noteableId);
+    if (!ids.length) continue;
+    if (kind.loadManyAsync && kind.canReadAsync) noteables.set(type, await kind.loadManyAsync(ctx, ids));
+    else if (sqlite) noteables.set(type, kind.loadMany(ctx, ids));
+  }
+  const projects = new Map<number, ProjectRow | null>();
+  const decided = new Map<string, boolean>();
+  const visible: NoteRow[] = [];
+  for (const n of rows) {
+    const kind = EVENT_NOTEABLES.get(n.noteableType);
+    const noteable = noteables.get(n.noteableType)?.get(n.noteableId);
+    if (!kind || !noteable || noteable.projectId !== n.projectId) continue;
+    if (!projects.has(n.projectId)) projects.set(n.projectId, await lookupProjectAsync(ctx, n.projectId));
+    const project = projects.get(n.projectId);
+    if (!project) continue;
+    // the answer depends only on the project, the kind, confidentiality and whether the viewer wrote or is assigned it
+    const mine = viewer ? `${noteable.authorId === viewer.id}:${noteable.assigneeId === viewer.id}` : '-';
+    const key = `${n.noteableType}:${n.projectId}:${noteable.confidential}:${mine}`;
+    let ok = decided.get(key);
+    if (ok === undefined) {
+      ok = kind.loadManyAsync && kind.canReadAsync ? await kind.canReadAsync(ctx, viewer, project, noteable) : kind.canRead(ctx, viewer, project, noteable);
+      decided.set(key, ok);
+    }
+    if (ok) visible.push(n);
+  }
+  const shown = await presentNotesAsync(ctx, visible);
+  return new Map(visible.map((n, i) => [n.id, shown[i]! as Record<string, unknown>]));
+}
+
+/** Registers the note routes of issues and the note presenters of comment events. */
 export default async function notesRoutes(api: FastifyInstance): Promise<void> {
   setEventNotePresenter(eventNotes);
+  setEventNotePresenterAsync(eventNotesAsync);
   await api.register(noteRoutes(ISSUE_NOTEABLES));
 }

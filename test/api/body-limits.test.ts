@@ -12,6 +12,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
+import { sqlValue } from '../helpers/collaboration.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { buildRow, claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
 import { commitFiles, git, gitOk, repoUrl, workTree } from '../helpers/git.js';
@@ -87,7 +88,7 @@ function multipart(parts: { name: string; filename?: string; data: Buffer | stri
 
 const AUTH = () => ({ 'private-token': s.root.token });
 const issuesPath = () => `/api/v3/projects/${projectId}/issues`;
-const issueCount = () => (s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM issues').get() as { n: number }).n;
+const issueCount = async () => Number(await sqlValue(s.ctx, 'SELECT COUNT(*) AS n FROM issues'));
 const files = (dir: string): string[] =>
   existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name)) : [];
 
@@ -95,25 +96,25 @@ describe('API bodies (--max-body-size)', () => {
   const huge = 'y'.repeat(LIMIT + 1);
 
   it.each([false, true])('JSON over the limit: 413, nothing created (chunked: %s)', async (chunked) => {
-    const before = issueCount();
+    const before = await issueCount();
     const r = await send('POST', issuesPath(), { ...AUTH(), 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ title: 't', description: huge })), chunked);
     expect(r).toEqual({ status: 413, body: TOO_LARGE });
-    expect(issueCount()).toBe(before);
+    expect(await issueCount()).toBe(before);
   });
 
   it.each([false, true])('a form over the limit: 413 (chunked: %s)', async (chunked) => {
-    const before = issueCount();
+    const before = await issueCount();
     const r = await send('POST', issuesPath(), { ...AUTH(), 'content-type': 'application/x-www-form-urlencoded' }, Buffer.from(`title=t&description=${huge}`), chunked);
     expect(r).toEqual({ status: 413, body: TOO_LARGE });
-    expect(issueCount()).toBe(before);
+    expect(await issueCount()).toBe(before);
   });
 
   it.each([false, true])('a multipart form over the limit: 413, never a shortened field (chunked: %s)', async (chunked) => {
-    const before = issueCount();
+    const before = await issueCount();
     const body = multipart([{ name: 'title', data: 't' }, { name: 'description', data: huge }]);
     const r = await send('POST', issuesPath(), { ...AUTH(), 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, body, chunked);
     expect(r).toEqual({ status: 413, body: TOO_LARGE });
-    expect(issueCount()).toBe(before);
+    expect(await issueCount()).toBe(before);
   });
 
   it('takes bodies within the limit, multipart included', async () => {
@@ -137,10 +138,10 @@ describe('API bodies (--max-body-size)', () => {
 describe('/oauth bodies (--max-body-size)', () => {
   const huge = 'y'.repeat(LIMIT + 1);
   const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-  const tokenCount = () => (s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM oauth_access_tokens').get() as { n: number }).n;
+  const tokenCount = async () => Number(await sqlValue(s.ctx, 'SELECT COUNT(*) AS n FROM oauth_access_tokens'));
 
   it.each([false, true])('POST /oauth/token and /oauth/revoke over the limit: 413 invalid_request saying the limit, no token (chunked: %s)', async (chunked) => {
-    const before = tokenCount();
+    const before = await tokenCount();
     const body = Buffer.from(`grant_type=password&username=root&password=rootpassword123&scope=${huge}`);
     for (const path of ['/oauth/token', '/oauth/revoke']) {
       const r = await send('POST', path, FORM, body, chunked);
@@ -151,7 +152,7 @@ describe('/oauth bodies (--max-body-size)', () => {
     }
     const json = await send('POST', '/oauth/token', { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ grant_type: 'password', scope: huge })), chunked);
     expect(json).toMatchObject({ status: 413, body: { error: 'invalid_request' } });
-    expect(tokenCount()).toBe(before);
+    expect(await tokenCount()).toBe(before);
     // within the limit the same grant works
     const ok = await send('POST', '/oauth/token', FORM, Buffer.from('grant_type=password&username=root&password=rootpassword123'));
     expect(ok.status).toBe(200);
@@ -164,7 +165,7 @@ describe('/oauth bodies (--max-body-size)', () => {
       expect(r.body).toContain('The form is too large');
       expect(r.body).toContain('at most 64 KiB (65536 bytes)');
     }
-    expect((s.ctx.db.$client.prepare('SELECT COUNT(*) AS n FROM oauth_sessions').get() as { n: number }).n).toBe(0);
+    expect(Number(await sqlValue(s.ctx, 'SELECT COUNT(*) AS n FROM oauth_sessions'))).toBe(0);
   });
 });
 
@@ -201,7 +202,7 @@ describe('uploads (max_attachment_size) and artifacts (max_artifacts_size)', () 
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ message: { max_artifacts_size: ['must be greater than 0'] } });
     expect((await s.api('PUT', '/application/settings', s.root, { max_artifacts_size: 250 })).body).not.toHaveProperty('max_artifacts_size');
-    expect(s.ctx.db.$client.prepare('SELECT max_artifacts_size AS mb FROM application_settings').get()).toEqual({ mb: 250 });
+    expect(Number(await sqlValue(s.ctx, 'SELECT max_artifacts_size AS mb FROM application_settings'))).toBe(250);
     expect((await s.api('PUT', '/application/settings', s.root, { max_artifacts_size: 100 })).status).toBe(200);
   });
 

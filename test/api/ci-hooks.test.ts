@@ -68,7 +68,7 @@ afterAll(async () => {
 
 // Hooks are made through the hooks room's routes (and delivered by its worker), not on PostgreSQL yet: these run on
 // SQLite until they are; the outbox rows these hooks queue on PostgreSQL are checked in ci-two-daemons.test.ts.
-describe.skipIf(onPostgres)('build and pipeline hooks', () => {
+describe('build and pipeline hooks', () => {
   it('a build_events hook gets a Build Hook per status change: pending, running, success', async () => {
     const { projectId, path } = await projectWithHooks('bh');
     const sha = await pushFiles(s.ctx, projectId, alice.id, { '.gitlab-ci.yml': ONE_JOB }, { message: 'Add CI\n\nwith a body' });

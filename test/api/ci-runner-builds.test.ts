@@ -251,7 +251,7 @@ describe('PUT /ci/api/v1/builds/:id', () => {
 });
 
 // Git over HTTP (git-http/) is another room, not on PostgreSQL yet: these run on SQLite until it is.
-describe.skipIf(onPostgres)('build tokens for git over HTTP', () => {
+describe('build tokens for git over HTTP', () => {
   /** The server's port, listening from the first call on. */
   const listening = async () => {
     if (!s.app.server.listening) await s.app.listen({ port: 0, host: '127.0.0.1' });

@@ -142,7 +142,7 @@ describe('GET /projects/:id/repository/commits/:sha', () => {
     expect((await s.api('GET', `${base}/${sha.c2}`, cast.reporter)).body.status).toBe('running');
   });
   // The commit statuses API is the CI room's: on PostgreSQL once that room is ported.
-  it.skipIf(onPostgres)('status is the combined status of the commit\'s pipelines', async () => {
+  it('status is the combined status of the commit\'s pipelines', async () => {
     const posted = await s.api('POST', `/projects/${project.id}/statuses/${sha.c3}`, cast.developer, { state: 'success', name: 'lint', ref: 'master' });
     expect(posted.status).toBe(201);
     expect((await s.api('GET', `${base}/${sha.c3}`, cast.reporter)).body.status).toBe('success');

@@ -90,7 +90,7 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-describe.skipIf(onPostgres)('push hooks', () => {
+describe('push hooks', () => {
   beforeAll(cloneOnce);
   it('posts GitLab push data with the hook headers after a git push; hooks without push_events get nothing', async () => {
     const withToken = await addHook('/push', { token: 's3cret' });

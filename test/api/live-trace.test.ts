@@ -175,7 +175,7 @@ describe('live trace WebSocket', () => {
   });
 
   // OAuth tokens are made through the OAuth room's routes, not on PostgreSQL yet: these three run on SQLite until they are.
-  it.skipIf(onPostgres)('takes an OAuth access token as the API does: Authorization: Bearer or ?access_token=, with the token owner\'s abilities', async () => {
+  it('takes an OAuth access token as the API does: Authorization: Bearer or ?access_token=, with the token owner\'s abilities', async () => {
     const b = await running();
     const t = await oauthToken('lreporter');
     expect((await attempt(b.id, '', { authorization: `Bearer ${t}` })).status).toBe(101);
@@ -192,7 +192,7 @@ describe('live trace WebSocket', () => {
     expect(await attempt(b.id, '', { authorization: `Bearer ${'f'.repeat(64)}` })).toEqual({ status: 401, body: { message: '401 Unauthorized' } });
   });
 
-  it.skipIf(onPostgres)('refuses an expired or a revoked OAuth access token with 401, sent either way', async () => {
+  it('refuses an expired or a revoked OAuth access token with 401, sent either way', async () => {
     const b = await running();
     const expired = await oauthToken('lreporter');
     expect((await attempt(b.id, `access_token=${expired}`)).status).toBe(101);
@@ -208,7 +208,7 @@ describe('live trace WebSocket', () => {
     expect((await attempt(b.id, `access_token=${revoked}`)).status).toBe(401);
   });
 
-  it.skipIf(onPostgres)('applies sudo as the API does: an admin acts as the user named, others get the API\'s 403', async () => {
+  it('applies sudo as the API does: an admin acts as the user named, others get the API\'s 403', async () => {
     const b = await running();
     const root = await oauthToken('root', 'rootpassword123');
     expect((await attempt(b.id, 'sudo=lreporter', { authorization: `Bearer ${root}` })).status).toBe(101);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSystemNoteAsync } from '../../daemon/services/collaboration/notes.js';
 import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hook-deliveries.js';
-import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { ACTORS, addProjectHook, expectedStatus, insertIssueAsync, issueCountsAndRecount, sqlRows, sqlValue, type Actor } from '../helpers/collaboration.js';
 import { addCastMembersAsync, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
@@ -116,7 +116,6 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
     expect(updated > '2015-01-01T00:00:00.000Z').toBe(true);
     const stored = await sqlRows(s.ctx, `SELECT action, target_type, target_title, author_id, note_id FROM events WHERE target_type = 'Note' AND target_id = ?`, [r.body.id]);
     expect(stored).toEqual([{ action: 'commented', target_type: 'Note', target_title: 'Touch me', author_id: cast.guest.id, note_id: r.body.id }]);
-    if (onPostgres) return; // GET /projects/:id/events belongs to the events room, SQLite-only until it is ported
     const ev = await s.api('GET', `/projects/${pid}/events`, cast.guest);
     const comment = ev.body.find((e: { action_name: string; target_id: number }) => e.action_name === 'commented on' && e.target_id === r.body.id);
     expect(comment).toMatchObject({ target_type: 'Note', target_title: 'Touch me', author_id: cast.guest.id, author_username: cast.guest.username });
@@ -183,7 +182,7 @@ describe('with the issues API', () => {
     expect((await s.api('GET', `/projects/${pid}/issues/${id}`, cast.reporter)).body.user_notes_count).toBe(1);
   });
   // GET /projects/:id/events belongs to the events room, SQLite-only until it is ported
-  it.skipIf(onPostgres)('comment events of a page show the notes of every issue, and none for a deleted note or issue', async () => {
+  it('comment events of a page show the notes of every issue, and none for a deleted note or issue', async () => {
     const p = projects[20]!.id;
     const made: { id: number; issue: number }[] = [];
     for (let i = 0; i < 3; i++) {
@@ -319,7 +318,7 @@ describe('authorization matrix', () => {
     }
   });
 
-  it.skipIf(onPostgres)('comment events on a confidential issue are shown (with the note) only to those who may read it', async () => {
+  it('comment events on a confidential issue are shown (with the note) only to those who may read it', async () => {
     const p = projects[20]!.id;
     const issue = (await insertIssueAsync(s.ctx, p, { confidential: true, authorId: cast.reporter.id })).id;
     const note = (await s.api('POST', notesUrl(p, issue), cast.reporter, { body: 'hidden note' })).body;
@@ -338,7 +337,7 @@ describe('authorization matrix', () => {
 });
 
 // The delivery worker belongs to the hooks room (its port is another's); what this room queues is checked on both engines above.
-describe.skipIf(onPostgres)('note webhook', () => {
+describe('note webhook', () => {
   let recv: HookReceiver;
   let worker: HookDeliveryWorker;
   beforeAll(async () => {

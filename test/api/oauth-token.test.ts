@@ -416,7 +416,7 @@ describe('bearer tokens on the API', () => {
   });
 
   // git over HTTP is not on PostgreSQL yet (the git entry points' room): its routes answer 501 there.
-  it.skipIf(onPostgres)('git over HTTP takes oauth2:<access token>', async () => {
+  it('git over HTTP takes oauth2:<access token>', async () => {
     const project = await makeProject(s, alice, 'oauth-git');
     const t = await codeTokens();
     const refs = (user: string, password: string) => s.app.inject({

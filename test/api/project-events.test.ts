@@ -72,7 +72,8 @@ describe('GET /projects/:id/events', () => {
       return r.body.find((e: { action_name: string }) => e.action_name === 'commented on');
     };
     setEventNotePresenter((_ctx, noteIds) => new Map(noteIds.map((id) => [id, note(id, 'looks good')])));
-    // the synchronous presenter serves SQLite only (the notes room on PostgreSQL installs the data-layer one)
+    // without a data-layer presenter (the notes room installs one), the synchronous one serves SQLite only
+    setEventNotePresenterAsync(null);
     if (onPostgres) expect((await comment()).note).toBeUndefined();
     else expect((await comment()).note).toMatchObject({ id: 11, body: 'looks good', noteable_type: 'Issue', author: { username: 'bob' } });
     setEventNotePresenterAsync(async (_ctx, noteIds) => new Map(noteIds.map((id) => [id, note(id, 'looks async')])));

@@ -150,7 +150,7 @@ describe('per user (Devise lockable: maximum_attempts 10, unlock_in 10 minutes)'
   });
 });
 
-describe.skipIf(onPostgres)('git over HTTP basic auth', () => {
+describe('git over HTTP basic auth', () => {
   it('throttles username + password the same way, sharing the count with POST /session', async () => {
     const ip = freshAddress();
     for (let i = 0; i < 5; i++) expect((await gitInfoRefs(`intruder${i}`, 'wrong', ip)).status).toBe(401);
@@ -179,7 +179,7 @@ describe.skipIf(onPostgres)('git over HTTP basic auth', () => {
   });
 });
 
-describe.skipIf(onPostgres)('OAuth: the password grant and the sign-in page', () => {
+describe('OAuth: the password grant and the sign-in page', () => {
   it('count failures toward the user lock, and a locked user gets no token and no session', async () => {
     await s.user('frank');
     const app = await makeApplication(s, s.root, 'https://client.test/cb');

@@ -58,9 +58,8 @@ beforeAll(async () => {
       const key = `${row.method} ${row.path}`;
       if (!onPostgresRoutes.has(key) && (await passesGate(row.method, probeUrl(row.path)))) onPostgresRoutes.add(key);
     }
-  } else {
-    ssh = await startSsh(w);
   }
+  ssh = await startSsh(w);
 }, 120_000);
 afterAll(async () => {
   await ssh?.server.close();
@@ -257,8 +256,7 @@ describe('authorization matrix', () => {
     expect(routes.length).toBeGreaterThan(200);
   });
 
-  // (no SSH server on PostgreSQL yet: git over SSH is a later room)
-  it.skipIf(onPostgres)('answers git over SSH as the policy table says, for every key on every project', async () => {
+  it('answers git over SSH as the policy table says, for every key on every project', async () => {
     const failures: string[] = [];
     if (!ssh) throw new Error('no SSH server');
     const callers: SshCaller[] = [...CALLERS, 'deployKey'];

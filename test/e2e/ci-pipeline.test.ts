@@ -9,11 +9,13 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 import { api, cleanEnv, cleanupTmp, killAll, ROOT, runCli, startGantryd, tmp, type Daemon, type RunResult } from './helpers.js';
 
 const PASSWORD = 'ci-e2e-root-password';
 const RUNNERS_TOKEN = 'ci-e2e-registration-token-0123456789';
 const RUNNER_BIN = join(ROOT, 'bin', 'gantry-runner.js');
+let pg: Awaited<ReturnType<typeof createTestDatabase>> | null = null;
 
 let daemon: Daemon;
 let token: string;
@@ -87,7 +89,9 @@ beforeAll(async () => {
   const dataDir = tmp('gantry-ci-e2e-data-');
   cliConfig = tmp('gantry-ci-e2e-cli-');
   runnerConfigDir = tmp('gantry-ci-e2e-runner-');
-  daemon = await startGantryd(['--port', '0', '--data-dir', dataDir, '--root-password', PASSWORD, '--runners-token', RUNNERS_TOKEN]);
+  // the PostgreSQL pass: the daemon runs on a fresh database of that server (it migrates it)
+  pg = TEST_DATABASE_URL ? await createTestDatabase(TEST_DATABASE_URL) : null;
+  daemon = await startGantryd(['--port', '0', '--data-dir', dataDir, '--root-password', PASSWORD, '--runners-token', RUNNERS_TOKEN, ...(pg ? ['--database-url', pg.url] : [])]);
   const session = await api(daemon.url, 'POST', '/session', null, { login: 'root', password: PASSWORD });
   expect(session.status).toBe(201);
   token = session.body.private_token;
@@ -111,6 +115,7 @@ afterAll(async () => {
   }
   if (daemon) await daemon.stop();
   killAll();
+  await pg?.drop();
   cleanupTmp();
   for (const d of work) rmSync(d, { recursive: true, force: true });
 });

@@ -6,11 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, cleanupTmp, killAll, runCli, startGantryd, tmp, type Daemon } from './helpers.js';
 import { startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 
 const PASSWORD = 'collab-root-password';
 const P = 'root/e2e-collab';
 
 let daemon: Daemon;
+let pg: Awaited<ReturnType<typeof createTestDatabase>> | null = null;
 let recv: HookReceiver;
 let rootCfg: string;
 let aliceCfg: string;
@@ -25,7 +27,9 @@ async function ok(p: ReturnType<typeof runCli>) {
 
 beforeAll(async () => {
   recv = await startReceiver();
-  daemon = await startGantryd(['--port', '0', '--data-dir', tmp(), '--root-password', PASSWORD], cleanEnv());
+  // the PostgreSQL pass: the daemon runs on a fresh database of that server (it migrates it)
+  pg = TEST_DATABASE_URL ? await createTestDatabase(TEST_DATABASE_URL) : null;
+  daemon = await startGantryd(['--port', '0', '--data-dir', tmp(), '--root-password', PASSWORD, ...(pg ? ['--database-url', pg.url] : [])], cleanEnv());
   rootCfg = tmp('gantry-e2e-cfg-');
   aliceCfg = tmp('gantry-e2e-cfg-');
   await ok(runCli(['login', '--url', daemon.url, '--username', 'root', '--password-stdin'], { configDir: rootCfg, input: `${PASSWORD}\n` }));
@@ -36,6 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await daemon?.stop();
   killAll();
+  await pg?.drop();
   await recv?.stop();
   cleanupTmp();
 });

@@ -468,7 +468,7 @@ describe('branch protection', () => {
 
 describe('forks and deletion', () => {
   // Forks are the projects room's: on PostgreSQL once it is ported.
-  it.skipIf(onPostgres)('copies refs into a fork and removes the repository with the project', async () => {
+  it('copies refs into a fork and removes the repository with the project', async () => {
     const fork = await s.api('POST', `/projects/fork/${project.id}`, mary);
     expect(fork.status).toBe(201);
     const src = new Repository(repositoryPath(s.ctx, project.id));

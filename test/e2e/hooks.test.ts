@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
 import { commitFiles, git, gitOk, repoUrl } from '../helpers/git.js';
 import { sleep, startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
+import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 
 const PASSWORD = 'hooks-root-password';
 const BASE_MS = 100;
@@ -22,8 +23,21 @@ let work: string;
 let hookId: number;
 
 interface Row { status: string; attempts: number; last_status_code: number | null; last_error: string | null }
-/** The deliveries as the database has them (read-only, beside the running daemon: WAL allows it). */
-function rows(): Row[] {
+/**
+ * The deliveries as the database has them (read-only, beside the running daemon: WAL allows it; in the PostgreSQL
+ * pass, a client of the daemon's database).
+ */
+async function rows(): Promise<Row[]> {
+  if (pg) {
+    const { default: PG } = await import('pg');
+    const client = new PG.Client({ connectionString: pg.url });
+    await client.connect();
+    try {
+      return (await client.query<Row>('SELECT status, attempts, last_status_code, last_error FROM hook_deliveries WHERE hook_id = $1 ORDER BY id', [hookId])).rows;
+    } finally {
+      await client.end();
+    }
+  }
   const db = new Database(join(dataDir, 'gantry.db'), { readonly: true });
   try {
     return db.prepare('SELECT status, attempts, last_status_code, last_error FROM hook_deliveries WHERE hook_id = ? ORDER BY id').all(hookId) as Row[];
@@ -31,7 +45,9 @@ function rows(): Row[] {
     db.close();
   }
 }
-const start = () => startGantryd(['--port', '0', '--data-dir', dataDir, '--root-password', PASSWORD], env);
+// the PostgreSQL pass: the daemon (every start of it) runs on one fresh database of that server
+let pg: Awaited<ReturnType<typeof createTestDatabase>> | null = null;
+const start = () => startGantryd(['--port', '0', '--data-dir', dataDir, '--root-password', PASSWORD, ...(pg ? ['--database-url', pg.url] : [])], env);
 
 async function pushCommit(name: string): Promise<string> {
   const sha = await commitFiles(work, { [`${name}.txt`]: `${name}\n` }, name);
@@ -42,6 +58,7 @@ async function pushCommit(name: string): Promise<string> {
 
 beforeAll(async () => {
   dataDir = tmp();
+  pg = TEST_DATABASE_URL ? await createTestDatabase(TEST_DATABASE_URL) : null;
   recv = await startReceiver({ listen: false }); // a port that nobody listens on, for now
   daemon = await start();
   token = (await api(daemon.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
@@ -56,6 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   killAll();
+  await pg?.drop();
   await recv?.stop();
   cleanupTmp();
 });
@@ -63,14 +81,14 @@ afterAll(async () => {
 describe('hook deliveries across restarts', () => {
   it('delivers a push queued while the receiver was down after a SIGTERM and a restart, exactly once', async () => {
     const sha = await pushCommit('first');
-    await waitUntil(() => rows()[0]?.last_error != null, 'a failed attempt');
-    expect(rows()[0]).toMatchObject({ status: 'pending', last_status_code: null });
-    expect(rows()[0].last_error).toMatch(/ECONNREFUSED/);
+    await waitUntil(async () => (await rows())[0]?.last_error != null, 'a failed attempt');
+    expect((await rows())[0]).toMatchObject({ status: 'pending', last_status_code: null });
+    expect((await rows())[0].last_error).toMatch(/ECONNREFUSED/);
     expect((await daemon.stop('SIGTERM')).code).toBe(0);
 
     await recv.start();
     daemon = await start();
-    await waitUntil(() => rows()[0]?.status === 'delivered', 'the delivery after the restart', 15_000);
+    await waitUntil(async () => (await rows())[0]?.status === 'delivered', 'the delivery after the restart', 15_000);
     expect(recv.to('/e2e')).toHaveLength(1);
     const [req] = recv.to('/e2e');
     expect(req.headers['x-gitlab-event']).toBe('Push Hook');
@@ -86,16 +104,16 @@ describe('hook deliveries across restarts', () => {
   it('delivers a push queued before a SIGKILL once the daemon is back', async () => {
     await recv.stop();
     const sha = await pushCommit('second');
-    await waitUntil(() => rows().length === 2 && rows()[1].last_error != null, 'a failed attempt');
+    await waitUntil(async () => { const r = await rows(); return r.length === 2 && r[1].last_error != null; }, 'a failed attempt');
     await daemon.stop('SIGKILL');
 
     await recv.start();
     daemon = await start();
-    await waitUntil(() => rows()[1]?.status === 'delivered', 'the delivery after the crash', 30_000);
+    await waitUntil(async () => (await rows())[1]?.status === 'delivered', 'the delivery after the crash', 30_000);
     await sleep(BASE_MS * 6);
     const got = recv.to('/e2e').map((r) => r.json().after);
     expect(got).toEqual([expect.any(String), sha]);
-    expect(rows().map((r) => r.status)).toEqual(['delivered', 'delivered']);
+    expect((await rows()).map((r) => r.status)).toEqual(['delivered', 'delivered']);
     expect((await daemon.stop('SIGTERM')).code).toBe(0);
   });
 });

@@ -23,8 +23,8 @@ import { getSettingsAsync } from '../settings.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
-import { toNote } from '../../db/rows.js';
-import { inIdOrder, keysetPageAsync } from '../../db/keyset.js';
+import { toNote, toIssue } from '../../db/rows.js';
+import { inIdOrder, keysetPageAsync, idOrderedPage } from '../../db/keyset.js';
 
 /** Where a system note goes and who caused it. */
 export interface SystemNoteInput {
@@ -89,6 +89,14 @@ export function issueNoteablesByIds(ctx: AppContext, ids: number[]): Map<number,
   return new Map(ctx.db.select().from(issues).where(and(inArray(issues.id, unique), isNull(issues.deletedAt))).all().map((r) => [r.id, issueNoteable(r)]));
 }
 
+/** The async twin of issueNoteablesByIds (either engine). */
+export async function issueNoteablesByIdsAsync(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
+  const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
+  if (!unique.length) return new Map();
+  const rows = await q.all<Record<string, unknown>>(`SELECT * FROM issues WHERE id IN ${q.dialect.inIds} AND deleted_at IS NULL`, [q.dialect.ids(unique)]);
+  return new Map(rows.map(toIssue).map((r) => [r.id, issueNoteable(r)]));
+}
+
 /** The async twin of listNotes (`q`: ctx.data or the list's snapshot). */
 export async function listNotesAsync(
   ctx: AppContext, q: Queries, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number, total?: number,
@@ -117,6 +125,13 @@ export async function findNote(q: Queries, noteable: Pick<Noteable, 'type' | 'id
 export function notesByIds(ctx: AppContext, ids: number[]): NoteRow[] {
   const unique = [...new Set(ids)];
   return unique.length ? ctx.db.select().from(notes).where(inArray(notes.id, unique)).all() : [];
+}
+
+/** The async twin of notesByIds (either engine). */
+export async function notesByIdsAsync(q: Queries, ids: number[]): Promise<NoteRow[]> {
+  const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
+  if (!unique.length) return [];
+  return (await q.all<Record<string, unknown>>(`SELECT * FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(unique)])).map(toNote);
 }
 
 /** 400 with the validation hash when a note body is too long (nothing is written). */
