@@ -164,3 +164,45 @@ export async function api(url: string, method: string, path: string, token?: str
 export function lines(text: string): string[] {
   return text.split('\n').filter((l) => l.trim() !== '');
 }
+
+/** Two gantryd on one fresh PostgreSQL database and one data dir, as the two-daemon tests run them. */
+export interface DaemonPair {
+  a: Daemon;
+  b: Daemon;
+  dataDir: string;
+  databaseUrl: string;
+  /** SIGTERM both (each must exit 0), then drop the database and the temporary folders. */
+  stop(): Promise<Exit[]>;
+}
+
+/**
+ * Start two gantryd at once on an empty PostgreSQL database of the test server and one new data dir (both migrate
+ * and bootstrap at the same moment: one wins, both end up with the same schema, secret, root user and SSH host key).
+ * `args`: more flags for both (e.g. `['--ssh-port', '0']`; SSH is off unless given).
+ */
+export async function startDaemonPair(serverUrl: string, password: string, args: string[] = [], prefix = 'gantry-two-'): Promise<DaemonPair> {
+  const { createTestDatabase } = await import('../helpers/postgres.js');
+  const db = await createTestDatabase(serverUrl); // empty: the daemons migrate it
+  const dataDir = tmp(prefix);
+  const all = ['--port', '0', '--data-dir', dataDir, '--root-password', password, '--database-url', db.url, ...(args.includes('--ssh-port') ? [] : ['--ssh-port', 'off']), ...args];
+  let a: Daemon | undefined;
+  let b: Daemon | undefined;
+  try {
+    [a, b] = await Promise.all([startGantryd(all, cleanEnv(), 60_000), startGantryd(all, cleanEnv(), 60_000)]);
+  } catch (e) {
+    killAll();
+    await db.drop();
+    throw e;
+  }
+  const [da, db2] = [a, b];
+  return {
+    a: da, b: db2, dataDir, databaseUrl: db.url,
+    stop: async () => {
+      const exits = [await da.stop('SIGTERM'), await db2.stop('SIGTERM')];
+      killAll();
+      await db.drop();
+      cleanupTmp();
+      return exits;
+    },
+  };
+}

@@ -11,9 +11,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
+import { TEST_DATABASE_URL } from '../helpers/postgres.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
-import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, startDaemonPair, type Daemon, type DaemonPair } from './helpers.js';
 
 const PASSWORD = 'two-daemons-git-root-password';
 
@@ -23,7 +23,7 @@ describe.skipIf(!TEST_DATABASE_URL)('git through two gantryd processes on one Po
   const sshPort = new Map<Daemon, number>();
   let dataDir: string;
   let dbUrl: string;
-  let drop: (() => Promise<void>) | undefined;
+  let pair: DaemonPair | undefined;
   let root: string;
   let alice: { id: number; username: string; token: string; key: TestKeyPair };
   let project: { id: number; path_with_namespace: string };
@@ -52,13 +52,9 @@ describe.skipIf(!TEST_DATABASE_URL)('git through two gantryd processes on one Po
   }
 
   beforeAll(async () => {
-    const db = await createTestDatabase(TEST_DATABASE_URL!); // empty: the daemons migrate it
-    drop = db.drop;
-    dbUrl = db.url;
-    dataDir = tmp('gantry-two-git-');
-    const args = ['--port', '0', '--ssh-port', '0', '--data-dir', dataDir, '--root-password', PASSWORD, '--database-url', db.url];
     // Both start at once on an empty data dir: each would make an SSH host key, one key must win for both.
-    [a, b] = await Promise.all([startGantryd(args, cleanEnv(), 60_000), startGantryd(args, cleanEnv(), 60_000)]);
+    pair = await startDaemonPair(TEST_DATABASE_URL!, PASSWORD, ['--ssh-port', '0'], 'gantry-two-git-');
+    ({ a, b, dataDir, databaseUrl: dbUrl } = pair);
     for (const d of [a, b]) sshPort.set(d, await readSshPort(d));
     root = (await api(a.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
     const user = await api(a.url, 'POST', '/users', root, { username: 'alice', email: 'alice@example.com', name: 'Alice', password: 'alicepassword1', projects_limit: 10 });
@@ -71,10 +67,7 @@ describe.skipIf(!TEST_DATABASE_URL)('git through two gantryd processes on one Po
   }, 120_000);
 
   afterAll(async () => {
-    for (const d of [a, b]) if (d) expect(await d.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    killAll();
-    await drop?.();
-    cleanupTmp();
+    if (pair) expect(await pair.stop()).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }]);
   });
 
   it('both serve SSH with the one host key of the shared data dir', () => {

@@ -8,8 +8,8 @@
  * keys are checked through the API.) Runs when GANTRY_TEST_DATABASE_URL is set; needs the build.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
+import { api, startDaemonPair, type Daemon, type DaemonPair } from './helpers.js';
+import { TEST_DATABASE_URL } from '../helpers/postgres.js';
 import { CookieJar, csrfOf, pkcePair } from '../helpers/oauth.js';
 import { generateKeyPair } from '../helpers/ssh-keys.js';
 
@@ -44,17 +44,15 @@ const me = async (base: string, accessToken: string) => {
 describe.skipIf(!TEST_DATABASE_URL)('OAuth and keys across two gantryd processes on one PostgreSQL database', () => {
   let a: Daemon;
   let b: Daemon;
-  let drop: (() => Promise<void>) | undefined;
+  let pair: DaemonPair | undefined;
   let root: string;
   let olivia: { id: number; token: string };
   let client: { application_id: string; secret: string };
   const why = (r: { body: unknown }) => `${typeof r.body === 'string' ? r.body.slice(0, 500) : JSON.stringify(r.body)}\nA: ${a.stderr().slice(-3000)}\nB: ${b.stderr().slice(-3000)}`;
 
   beforeAll(async () => {
-    const db = await createTestDatabase(TEST_DATABASE_URL!);
-    drop = db.drop;
-    const args = ['--port', '0', '--data-dir', tmp('gantry-two-oauth-'), '--root-password', PASSWORD, '--database-url', db.url, '--ssh-port', 'off'];
-    [a, b] = await Promise.all([startGantryd(args, cleanEnv(), 60_000), startGantryd(args, cleanEnv(), 60_000)]);
+    pair = await startDaemonPair(TEST_DATABASE_URL!, PASSWORD, [], 'gantry-two-oauth-');
+    ({ a, b } = pair);
     root = (await api(a.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
     const user = await api(a.url, 'POST', '/users', root, { username: 'olivia', email: 'olivia@example.com', name: 'Olivia', password: 'oliviapassword1' });
     expect(user.status, why(user)).toBe(201);
@@ -66,10 +64,7 @@ describe.skipIf(!TEST_DATABASE_URL)('OAuth and keys across two gantryd processes
   }, 90_000);
 
   afterAll(async () => {
-    for (const d of [a, b]) if (d) expect(await d.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    killAll();
-    await drop?.();
-    cleanupTmp();
+    if (pair) expect(await pair.stop()).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }]);
   });
 
   it('a sign-in started on A, posted to B, approved on A, traded on B: the token works on A; refresh, revoke and sign-out hold across', async () => {

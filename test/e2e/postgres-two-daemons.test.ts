@@ -8,8 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, cleanEnv, cleanupTmp, killAll, lines, runGantryd, startGantryd, tmp, type Daemon } from './helpers.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
+import { api, cleanEnv, cleanupTmp, lines, runGantryd, startDaemonPair, tmp, type Daemon, type DaemonPair } from './helpers.js';
+import { TEST_DATABASE_URL } from '../helpers/postgres.js';
 
 const PASSWORD = 'two-daemons-root-password';
 
@@ -36,27 +36,21 @@ describe.skipIf(!TEST_DATABASE_URL)('two gantryd processes on one PostgreSQL dat
   let a: Daemon;
   let b: Daemon;
   let dataDir: string;
-  let drop: (() => Promise<void>) | undefined;
+  let pair: DaemonPair | undefined;
   let root: string;
   /** A failed step's answer with the tail of both daemons' logs (an error answered 500 is logged there). */
   const why = (r: { body: unknown }) => `${JSON.stringify(r.body)}\nA: ${a.stderr().slice(-3000)}\nB: ${b.stderr().slice(-3000)}`;
   const ids: { user?: number; userToken?: string; group?: number; project?: number; pathWithNamespace?: string } = {};
 
   beforeAll(async () => {
-    const db = await createTestDatabase(TEST_DATABASE_URL!); // empty: the daemons migrate it
-    drop = db.drop;
-    dataDir = tmp('gantry-two-');
-    const args = ['--port', '0', '--data-dir', dataDir, '--root-password', PASSWORD, '--database-url', db.url, '--ssh-port', 'off'];
     // Both start at once on the empty database and the empty data dir: one migrates (the other waits on the migration
     // lock), one makes the secret and the root user, and both end up with the same ones.
-    [a, b] = await Promise.all([startGantryd(args, cleanEnv(), 60_000), startGantryd(args, cleanEnv(), 60_000)]);
+    pair = await startDaemonPair(TEST_DATABASE_URL!, PASSWORD);
+    ({ a, b, dataDir } = pair);
   }, 90_000);
 
   afterAll(async () => {
-    for (const d of [a, b]) if (d) expect(await d.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    killAll();
-    await drop?.();
-    cleanupTmp();
+    if (pair) expect(await pair.stop()).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }]);
   });
 
   it('start on the same schema, secret and root user', async () => {
