@@ -2,7 +2,7 @@
  * The matrix's cells outside the route table: git over SSH, the runner API with its own credentials, and requests
  * that name another object in their body. Data, like policy-table.ts, with the source of each expectation.
  */
-import { runnersRegistrationToken } from '../../daemon/services/settings.js';
+import { getSettingsAsync } from '../../daemon/services/settings.js';
 import { insertBuild, registerRunner } from '../helpers/runner-fixtures.js';
 import type { Ability } from './abilities.js';
 import { MULTIPART } from './requests.js';
@@ -25,7 +25,7 @@ const json = (body: unknown) => ({ payload: JSON.stringify(body), contentType: '
 
 /** For each runner API route, a request with a valid runner, registration or build token (runner-protocol.md). */
 export const RUNNER_REQUESTS: Record<string, (w: World) => Promise<RunnerRequest>> = {
-  'POST /ci/api/v1/runners/register': async (w) => ({ url: '/ci/api/v1/runners/register', ...json({ token: runnersRegistrationToken(w.s.ctx) }) }),
+  'POST /ci/api/v1/runners/register': async (w) => ({ url: '/ci/api/v1/runners/register', ...json({ token: w.s.ctx.secrets.open((await getSettingsAsync(w.s.ctx)).runnersRegistrationToken) }) }),
   'DELETE /ci/api/v1/runners/delete': async (w) => ({ url: '/ci/api/v1/runners/delete', ...json({ token: (await registerRunner(w.s)).token }) }),
   'POST /ci/api/v1/builds/register': async (w) => {
     const b = await fresh.claimedBuild(w);

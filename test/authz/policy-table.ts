@@ -381,10 +381,10 @@ export const POLICY_TABLE: Row[] = [
   { method: 'GET', path: `${V3}/todos`, ability: 'user' },
   { method: 'DELETE', path: `${V3}/todos`, ability: 'user' },
   {
-    method: 'DELETE', path: `${V3}/todos/{id}`, ability: 'user', fresh: async (c) => ({ id: fresh.todo(c.w, c.w.projects[20], c.userId || c.w.s.root.id) }),
+    method: 'DELETE', path: `${V3}/todos/{id}`, ability: 'user', fresh: async (c) => ({ id: await fresh.todo(c.w, c.w.projects[20], c.userId || c.w.s.root.id) }),
     why: "each caller's own todo (on the public project, which all of them see); someone else's is a variant",
   },
-  { method: 'DELETE', path: `${V3}/todos/{id}`, variant: "the owner's todo", ability: 'own', params: (c) => ({ id: fresh.todo(c.w, c.p, c.w.cast.owner.id) }) },
+  { method: 'DELETE', path: `${V3}/todos/{id}`, variant: "the owner's todo", ability: 'own', fresh: async (c) => ({ id: await fresh.todo(c.w, c.p, c.w.cast.owner.id) }) },
 
   // merge requests (reference 4.2)
   { method: 'GET', path: `${P}/merge_requests`, ability: 'read_merge_request' },
