@@ -3,7 +3,7 @@
  * kind of caller (anonymous, non-member, external non-member, guest .. master, owner, admin) against each route.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 
 type Actor = 'anonymous' | 'nonMember' | 'external' | 'guest' | 'reporter' | 'developer' | 'master' | 'owner' | 'admin';
@@ -53,21 +53,19 @@ interface Case {
   path: (id: number) => string;
   body?: (a: Actor, vis: number) => unknown;
   expect: (a: Actor, vis: number) => number;
-  /** The route is not on the data layer yet: SQLite only (its room is ported later). */
-  sqliteOnly?: boolean;
 }
 
 const CASES: Case[] = [
   { name: 'GET project', method: 'GET', path: (id) => `/projects/${id}`, expect: (a, v) => expected(a, v, 10, 200, true) },
-  { name: 'GET events', method: 'GET', path: (id) => `/projects/${id}/events`, sqliteOnly: true, expect: (a, v) => expected(a, v, 10, 200, true) },
+  { name: 'GET events', method: 'GET', path: (id) => `/projects/${id}/events`, expect: (a, v) => expected(a, v, 10, 200, true) },
   { name: 'POST star', method: 'POST', path: (id) => `/projects/${id}/star`, expect: (a, v) => expected(a, v, 10, 201, true) },
   { name: 'PUT settings', method: 'PUT', path: (id) => `/projects/${id}`, body: (a) => ({ description: `by ${a}` }), expect: (a, v) => expected(a, v, 40, 200) },
   { name: 'PUT rename', method: 'PUT', path: (id) => `/projects/${id}`, body: (a, v) => ({ name: `renamed ${v} by ${a}` }), expect: (a, v) => expected(a, v, 50, 200) },
   { name: 'PUT visibility', method: 'PUT', path: (id) => `/projects/${id}`, body: () => ({ visibility_level: 0 }), expect: (a, v) => (v === 0 && LEVEL[a] >= 40 ? 200 : expected(a, v, 50, 200)) },
   { name: 'POST archive', method: 'POST', path: (id) => `/projects/${id}/archive`, expect: (a, v) => expected(a, v, 50, 201) },
   { name: 'POST unarchive', method: 'POST', path: (id) => `/projects/${id}/unarchive`, expect: (a, v) => expected(a, v, 50, 201) },
-  { name: 'GET hooks', method: 'GET', path: (id) => `/projects/${id}/hooks`, sqliteOnly: true, expect: (a, v) => expected(a, v, 40, 200) },
-  { name: 'POST hook', method: 'POST', path: (id) => `/projects/${id}/hooks`, sqliteOnly: true, body: () => ({ url: 'http://hooks.example/' }), expect: (a, v) => expected(a, v, 40, 201) },
+  { name: 'GET hooks', method: 'GET', path: (id) => `/projects/${id}/hooks`, expect: (a, v) => expected(a, v, 40, 200) },
+  { name: 'POST hook', method: 'POST', path: (id) => `/projects/${id}/hooks`, body: () => ({ url: 'http://hooks.example/' }), expect: (a, v) => expected(a, v, 40, 201) },
   // Authorization comes before parameter checks, so a permitted caller without params gets 400.
   { name: 'POST share (no params)', method: 'POST', path: (id) => `/projects/${id}/share`, body: () => ({}), expect: (a, v) => expected(a, v, 40, 400) },
   {
@@ -81,8 +79,7 @@ const CASES: Case[] = [
 
 describe.each(VISIBILITIES)('project with visibility %i', (vis) => {
   for (const c of CASES) {
-    // Routes of rooms not on the data layer yet (events, hooks) are skipped on PostgreSQL.
-    it.skipIf(onPostgres && c.sqliteOnly)(c.name, async () => {
+    it(c.name, async () => {
       const { id } = projects[vis]!;
       const got: Record<string, number> = {};
       const want: Record<string, number> = {};

@@ -133,7 +133,8 @@ let fingerprintText: string | undefined;
 async function totalChanges(): Promise<string | number> {
   if (!onPostgres) return s.ctx.db.$client.prepare('SELECT total_changes()').pluck().get() as number;
   if (!fingerprintText) {
-    // sign_in_failures: a refused password sign-in (a blocked user's git push) counts a failure there, as on SQLite in memory
+    // sign_in_failures left out: a refused credential counts as a failed sign-in, which SQLite keeps in memory and
+    // PostgreSQL in that table (shared by the daemons); it is not a change the refused request made to the world
     const tables = await s.ctx.data.all<{ t: string }>(
       `SELECT tablename AS t FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'sign_in_failures' ORDER BY tablename`,
     );
