@@ -20,7 +20,6 @@ import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './ar
 import { registerWorker } from '../background.js';
 import { queueBuildHook } from './ci-hooks.js';
 import { keysetPageAsync } from '../db/keyset.js';
-import { DB_UNAVAILABLE } from '../db/layer/open.js';
 
 /** The events changeBuildStatus accepts (the runner, the API and processing fire them). */
 export type BuildStatusEvent = 'enqueue' | 'run' | 'success' | 'drop' | 'cancel' | 'skip';
@@ -60,8 +59,6 @@ export function onBuildRetried(listener: BuildRetriedListener): () => void {
 
 // After-finish work runs after the response; tests (and shutdown) can wait for it with settleBuildWork.
 const pendingWork = new Set<Promise<void>>();
-// A listener of a room not on PostgreSQL yet fails on ctx.db there: said once, not on every build.
-let unported = false;
 
 /** Wait until the coverage extraction and listeners of every finished build so far have run. */
 export async function settleBuildWork(): Promise<void> {
@@ -70,12 +67,7 @@ export async function settleBuildWork(): Promise<void> {
 
 function track(work: Promise<void>): void {
   const p = work.catch((e: unknown) => {
-    const message = (e as Error)?.message ?? String(e);
-    if (message === DB_UNAVAILABLE) {
-      if (unported) return;
-      unported = true;
-    }
-    process.stderr.write(`gantry: build listener failed: ${message}\n`);
+    process.stderr.write(`gantry: build listener failed: ${(e as Error)?.message ?? String(e)}\n`);
   });
   pendingWork.add(p);
   void p.finally(() => pendingWork.delete(p));
@@ -163,7 +155,7 @@ function afterFinished(ctx: AppContext, build: CommitStatusRow): void {
         const coverage = trace ? extractCoverage(trace.toString('utf8'), build.coverageRegex) : null;
         if (coverage !== null) current = (await updateStatusRow(ctx.data, build.id, { coverage })) ?? current;
       }
-      // Each listener on its own: one that fails (a room not on PostgreSQL yet) never keeps the others from running.
+      // Each listener on its own: one that fails never keeps the others from running.
       for (const l of [...finishedListeners]) track(Promise.resolve().then(() => l(ctx, current)));
     })(),
   );

@@ -3,8 +3,8 @@
  *
  * Producers call queueHookDeliveriesAsync(tx, projectId, event, payload) INSIDE the transaction that records what
  * happened (a push, an issue change, a note, a build, a pipeline): one pending row per hook of the project that is
- * subscribed to the event, so the delivery commits (or rolls back) with the change (rooms not ported yet call the
- * synchronous twin, queueHookDeliveries, on SQLite). The workers are woken right after that transaction (on SQLite in
+ * subscribed to the event, so the delivery commits (or rolls back) with the change. The workers are woken right after that
+ * transaction (on SQLite in
  * this process; on PostgreSQL on every daemon, through `NOTIFY gantry_hooks` sent at the commit, which each worker
  * LISTENs to) and also poll, so rows left by an earlier run (or a notification lost) are sent too.
  *
@@ -20,12 +20,10 @@
  * tests and operators: GANTRY_HOOK_RETRY_BASE_MS (default 10000) and GANTRY_HOOK_MAX_ATTEMPTS (default 8), or the
  * options of startHookDeliveryWorker.
  */
-import { and, asc, eq } from 'drizzle-orm';
 import type { Agent, Dispatcher } from 'undici';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { projectHooks } from '../db/schema.js';
-import { hookDeliveries, type HookEvent } from '../db/schema-hooks.js';
+import type { HookEvent } from '../db/schema-hooks.js';
 import { registerWorker } from '../background.js';
 import type { Queries } from '../db/layer/types.js';
 import type { HookEventKind } from './project-hooks.js';
@@ -45,41 +43,13 @@ export const HOOK_EVENT_FLAG: Record<HookEvent, HookEventKind> = {
   build: 'build_events', pipeline: 'pipeline_events',
 };
 
-const FLAG_COLUMN = {
-  push_events: projectHooks.pushEvents, tag_push_events: projectHooks.tagPushEvents, issues_events: projectHooks.issuesEvents,
-  merge_requests_events: projectHooks.mergeRequestsEvents, note_events: projectHooks.noteEvents, build_events: projectHooks.buildEvents,
-  pipeline_events: projectHooks.pipelineEvents, wiki_page_events: projectHooks.wikiPageEvents,
-} as const;
-
-/** A database handle to write with: the caller's transaction (`tx`), or ctx.db outside one. */
-export type HookWriter = Pick<AppContext['db'], 'select' | 'insert'>;
-
-/**
- * Queue `payload` for every hook of the project subscribed to `event` (push -> push_events, tag_push ->
- * tag_push_events, issue -> issues_events, merge_request -> merge_requests_events, note -> note_events, build ->
- * build_events, pipeline -> pipeline_events). Call it inside the transaction that records the change, passing
- * `tx`, with the complete GitLab payload (object_kind ...); it is sent as is. The running workers are woken once the
- * synchronous transaction is over. Returns the number of deliveries queued. SQLite only: the twin of
- * queueHookDeliveriesAsync for the rooms not ported yet, to be deleted with its last caller.
- */
-export function queueHookDeliveries(tx: HookWriter, projectId: number, event: HookEvent, payload: unknown): number {
-  const flag = FLAG_COLUMN[HOOK_EVENT_FLAG[event]];
-  const hooks = tx.select({ id: projectHooks.id }).from(projectHooks)
-    .where(and(eq(projectHooks.projectId, projectId), eq(flag, true))).orderBy(asc(projectHooks.id)).all();
-  if (!hooks.length) return 0;
-  const t = now();
-  const body = JSON.stringify(payload);
-  tx.insert(hookDeliveries).values(hooks.map((h) => ({ hookId: h.id, event, payload: body, nextAttemptAt: t, createdAt: t }))).run();
-  // better-sqlite3 transactions are synchronous: this runs after the commit (or the rollback, when it finds nothing).
-  setImmediate(notifyHookDeliveries);
-  return hooks.length;
-}
-
 /** The notification channel that wakes the delivery workers of every daemon (PostgreSQL). */
 export const HOOKS_CHANNEL = 'gantry_hooks';
 
 /**
- * The async twin of queueHookDeliveries, on the data layer: call it inside the writing transaction (`tx`) of
+ * Queue `payload` for every hook of the project subscribed to `event` (push -> push_events, tag_push -> tag_push_events,
+ * issue -> issues_events, merge_request -> merge_requests_events, note -> note_events, build -> build_events, pipeline ->
+ * pipeline_events), with the complete GitLab payload (object_kind ...), sent as is. Call it inside the writing transaction (`tx`) of
  * ctx.data.transaction. One read of the subscribed hooks and one INSERT of their rows. On SQLite the workers of this process are woken
  * on the next turn (after the commit: a transaction runs within one turn); on PostgreSQL it sends `NOTIFY
  * gantry_hooks` in the same transaction, which PostgreSQL delivers at the commit (never for a rollback) to the
@@ -101,7 +71,7 @@ export async function queueHookDeliveriesAsync(tx: Queries, projectId: number, e
   return hooks.length;
 }
 
-/** Wake every running delivery worker now (queueHookDeliveries does this itself after the transaction). */
+/** Wake every running delivery worker of this process now (queueHookDeliveriesAsync does this after its transaction). */
 export function notifyHookDeliveries(): void {
   for (const w of running) w.wake();
 }

@@ -66,8 +66,8 @@ afterAll(async () => {
   await s?.close();
 });
 
-// Hooks are made through the hooks room's routes (and delivered by its worker), not on PostgreSQL yet: these run on
-// SQLite until they are; the outbox rows these hooks queue on PostgreSQL are checked in ci-two-daemons.test.ts.
+// Hooks are made through the hooks room's routes and delivered by its worker, on either engine; the outbox rows of two
+// daemons are checked in ci-two-daemons.test.ts.
 describe('build and pipeline hooks', () => {
   it('a build_events hook gets a Build Hook per status change: pending, running, success', async () => {
     const { projectId, path } = await projectWithHooks('bh');

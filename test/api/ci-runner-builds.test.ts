@@ -250,7 +250,7 @@ describe('PUT /ci/api/v1/builds/:id', () => {
   });
 });
 
-// Git over HTTP (git-http/) is another room, not on PostgreSQL yet: these run on SQLite until it is.
+// Git over HTTP (git-http/) with build tokens, on either engine.
 describe('build tokens for git over HTTP', () => {
   /** The server's port, listening from the first call on. */
   const listening = async () => {

@@ -1,6 +1,5 @@
 /**
- * Hook delivery through a real HTTP receiver: push and tag push payloads and headers after real git pushes (SQLite:
- * git over HTTP is a room not on PostgreSQL yet), the event switches, retries with backoff, giving up, network errors
+ * Hook delivery through a real HTTP receiver: push and tag push payloads and headers after real git pushes, the event switches, retries with backoff, giving up, network errors
  * and timeouts, SSL verification, claims that never send a delivery twice, leases after a crash, the outbox for any
  * event, and stopping mid-send; the outbox and the worker on either engine.
  */
@@ -12,7 +11,7 @@ import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { sleep, startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
 import {
-  HOOK_EVENTS, HOOK_EVENT_HEADER, queueHookDeliveries, queueHookDeliveriesAsync, retryDelay, startHookDeliveryWorker, type HookDeliveryWorker,
+  HOOK_EVENTS, HOOK_EVENT_HEADER, queueHookDeliveriesAsync, retryDelay, startHookDeliveryWorker, type HookDeliveryWorker,
   type HookEvent,
 } from '../../daemon/services/hook-deliveries.js';
 
@@ -273,23 +272,6 @@ describe('the outbox', () => {
     });
     expect(recv.to('/issues').map((r) => r.headers['x-gitlab-event'])).toEqual(['Issue Hook']);
     expect(await deliveries(none)).toEqual([]);
-  });
-
-  it.skipIf(onPostgres)('the synchronous twin (rooms not ported yet) queues inside a SQLite transaction and wakes the worker', async () => {
-    const hook = await addHook('/sync', { push_events: false, note_events: true });
-    let queued = 0;
-    s.ctx.db.transaction((tx) => {
-      queued = queueHookDeliveries(tx, project.id, 'note', { object_kind: 'note', n: 'sync' });
-    });
-    expect(queued).toBe(1);
-    await waitUntil(settled(hook), 'the delivery');
-    expect(recv.to('/sync').map((r) => r.json().n)).toEqual(['sync']);
-    expect(() => s.ctx.db.transaction((tx) => {
-      queueHookDeliveries(tx, project.id, 'note', { object_kind: 'note', n: 'rolled back' });
-      throw new Error('boom');
-    })).toThrow('boom');
-    await sleep(100);
-    expect(await deliveries(hook)).toHaveLength(1);
   });
 
   it('queues nothing when the transaction rolls back', async () => {

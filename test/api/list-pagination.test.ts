@@ -6,7 +6,7 @@
  * per_page is capped at 100, and page 2 of per_page=1 starts with another item than page 1 whenever X-Total >= 2.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { pushFiles } from '../helpers/ci.js';
 import { insertTodoAsync } from '../helpers/collaboration.js';
 import { ci, projectRunnersToken } from '../helpers/runner-fixtures.js';
@@ -90,9 +90,7 @@ beforeAll(async () => {
   const paths = (doc.json() as { paths: Record<string, Record<string, Op>> }).paths;
   routes = Object.entries(paths)
     .filter(([, methods]) => methods.get?.responses?.['200']?.content?.['application/json']?.schema?.type === 'array')
-    .map(([path]) => path)
-    // merge requests: not on PostgreSQL yet (their routes answer 501 there until their room is ported)
-    .filter((path) => !onPostgres || !/\/merge_requests?(\/|$)/.test(path));
+    .map(([path]) => path);
 
   // merge requests: only when their routes are mounted (a merge request needs the feature branch pushed above)
   if (routes.some((r) => r.includes('{merge_request_id}'))) {

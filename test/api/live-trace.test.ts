@@ -174,7 +174,6 @@ describe('live trace WebSocket', () => {
     expect(await new Promise((r) => { other.on('unexpected-response', (_q, res) => r(res.statusCode)); other.on('error', () => r(-1)); })).toBe(404);
   });
 
-  // OAuth tokens are made through the OAuth room's routes, not on PostgreSQL yet: these three run on SQLite until they are.
   it('takes an OAuth access token as the API does: Authorization: Bearer or ?access_token=, with the token owner\'s abilities', async () => {
     const b = await running();
     const t = await oauthToken('lreporter');

@@ -415,7 +415,6 @@ describe('bearer tokens on the API', () => {
     expect((await bearer(t.access_token)).status).toBe(200);
   });
 
-  // git over HTTP is not on PostgreSQL yet (the git entry points' room): its routes answer 501 there.
   it('git over HTTP takes oauth2:<access token>', async () => {
     const project = await makeProject(s, alice, 'oauth-git');
     const t = await codeTokens();

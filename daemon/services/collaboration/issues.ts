@@ -11,7 +11,7 @@ import { badRequest, notFoundMessage, validationError } from '../../errors.js';
 import { issueHookPayloadAsync, type IssueHookAction } from '../../hooks/issues.js';
 import { canReadIssuableAsync } from '../../policy/permissions.js';
 import { recordEvent, recordEventAsync } from '../events.js';
-import { queueHookDeliveries, queueHookDeliveriesAsync } from '../hook-deliveries.js';
+import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
 import { findOrCreateLabelsAsync, setTargetLabelsAsync } from './labels.js';
 import { findProjectMilestoneAsync } from './milestones.js';
 import { createSystemNoteAsync } from './notes.js';
