@@ -298,16 +298,19 @@ class Worker implements HookDeliveryWorker {
     if (this.stopped) return [];
     const t = Date.now();
     const at = iso(t);
-    const skipLocked = this.ctx.data.dialect.name === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
-    const rows = await this.ctx.data.transaction((tx) =>
-      tx.all<{ id: number; hook_id: number; event: HookEvent; payload: string; attempts: number }>(
-        `UPDATE hook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, locked_at = ?
-         WHERE id IN (SELECT id FROM hook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
-                      ORDER BY next_attempt_at, id LIMIT ?${skipLocked})
-           AND status = 'pending'
-         RETURNING id, hook_id, event, payload, attempts`,
-        [iso(t + this.o.leaseMs), at, at, limit],
-      ));
+    type Row = { id: number; hook_id: number; event: HookEvent; payload: string; attempts: number };
+    const set = 'UPDATE hook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, locked_at = ?';
+    const due = "SELECT id FROM hook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?";
+    const returning = 'RETURNING id, hook_id, event, payload, attempts';
+    // On PostgreSQL the due rows are picked once, in a materialized CTE: a `WHERE id IN (... LIMIT n FOR UPDATE SKIP
+    // LOCKED)` subquery may be rescanned by the plan, and each rescan skips the rows it locked before and takes others,
+    // so one claim could take every due row (seen in CI: 15 rows claimed by a worker asking for 3).
+    const rows = await this.ctx.data.transaction((tx) => this.ctx.data.dialect.name === 'postgres'
+      ? tx.all<Row>(`WITH due AS MATERIALIZED (${due} FOR UPDATE SKIP LOCKED)
+          ${set} WHERE id IN (SELECT id FROM due) AND status = 'pending' ${returning}`,
+        [at, limit, iso(t + this.o.leaseMs), at])
+      : tx.all<Row>(`${set} WHERE id IN (${due}) AND status = 'pending' ${returning}`,
+        [iso(t + this.o.leaseMs), at, at, limit]));
     if (!rows.length) return [];
     const d = this.ctx.data.dialect;
     const hookIds = [...new Set(rows.map((r) => r.hook_id))];

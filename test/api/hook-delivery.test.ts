@@ -297,8 +297,8 @@ describe('the outbox', () => {
       // distinct deliveries have distinct keys
       expect(new Set(recv.to('/many').map((r) => r.headers['idempotency-key'])).size).toBe(15);
       expect((await deliveries(hook)).every((r) => r.status === 'delivered' && r.attempts === 1)).toBe(true);
-      expect(recv.maxActive).toBeGreaterThan(1);
-      expect(recv.maxActive).toBeLessThanOrEqual(6);
+      expect(recv.maxActiveOn('/many')).toBeGreaterThan(1);
+      expect(recv.maxActiveOn('/many')).toBeLessThanOrEqual(6);
     } finally {
       await second.stop();
     }
@@ -391,8 +391,8 @@ describe.runIf(onPostgres)('several daemons on one PostgreSQL database', () => {
       expect(rows.every((r) => r.status === 'delivered' && r.attempts === 1)).toBe(true);
       expect(new Set(keys.keys())).toEqual(new Set(rows.map((r) => s.ctx.secrets.uuid('hook-delivery', String(r.id)))));
       // both took part: more requests at once than one worker's concurrency
-      expect(recv.maxActive).toBeGreaterThan(opts.concurrency);
-      expect(recv.maxActive).toBeLessThanOrEqual(2 * opts.concurrency);
+      expect(recv.maxActiveOn('/fleet')).toBeGreaterThan(opts.concurrency);
+      expect(recv.maxActiveOn('/fleet')).toBeLessThanOrEqual(2 * opts.concurrency);
 
       // and the other way round, with the first daemon's worker alone: woken by a commit on the second's pool
       await two.stop();

@@ -37,6 +37,8 @@ export interface HookReceiver {
   /** Requests being answered right now (for concurrency checks) and the most seen at once. */
   readonly active: number;
   readonly maxActive: number;
+  /** The most requests to `path` in progress at once (from arrival to the answer sent or the connection gone). */
+  maxActiveOn(path: string): number;
   /** Listen again (on the same port). */
   start(): Promise<void>;
   /** Stop listening and drop every connection (hanging answers included). */
@@ -65,9 +67,19 @@ export async function startReceiver(opts: { https?: boolean; port?: number; list
   const hanging = new Set<ServerResponse>();
   let active = 0;
   let maxActive = 0;
+  // requests at once on each path: counted from arrival until the answer is sent or the connection is gone
+  const activeOn = new Map<string, number>();
+  const maxOn = new Map<string, number>();
   const handler = (req: import('node:http').IncomingMessage, res: ServerResponse) => {
+    const at = (req.url ?? '/').split('?')[0];
     active++;
     maxActive = Math.max(maxActive, active);
+    activeOn.set(at, (activeOn.get(at) ?? 0) + 1);
+    maxOn.set(at, Math.max(maxOn.get(at) ?? 0, activeOn.get(at)!));
+    res.on('close', () => {
+      active--;
+      activeOn.set(at, activeOn.get(at)! - 1);
+    });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -80,10 +92,9 @@ export async function startReceiver(opts: { https?: boolean; port?: number; list
       const answer = (responders.get(path) ?? (() => 200))(n, r);
       if (answer === 'hang') {
         hanging.add(res);
-        res.on('close', () => { hanging.delete(res); active--; });
+        res.on('close', () => { hanging.delete(res); });
         return;
       }
-      res.on('close', () => { active--; });
       void Promise.resolve(answer).then((code) => {
         if (!res.destroyed) res.writeHead(code, { 'content-type': 'text/plain' }).end(`answer ${code}\n`);
       });
@@ -120,6 +131,7 @@ export async function startReceiver(opts: { https?: boolean; port?: number; list
     on: (path, responder) => { responders.set(path, responder); },
     get active() { return active; },
     get maxActive() { return maxActive; },
+    maxActiveOn: (path) => maxOn.get(path) ?? 0,
     start: listen,
     stop: async () => {
       const s = server;
