@@ -211,7 +211,9 @@ async function printAnswer(io: IO, pages: Answer[], o: ApiCommandOptions): Promi
     return;
   }
   for (const p of pages) io.out(p.text);
-  if (io.stdoutIsTTY && pages[pages.length - 1]!.text && !pages[pages.length - 1]!.text.endsWith('\n')) io.out('\n');
+  // A JSON answer ends with a newline in a pipe too (as jq and gh print it); raw bytes (a file) stay exact there.
+  const tail = pages[pages.length - 1]!.text;
+  if ((io.stdoutIsTTY || data !== undefined) && tail && !tail.endsWith('\n')) io.out('\n');
 }
 
 /** All of stdin as bytes (for --input -). */

@@ -32,6 +32,7 @@ describe('gantry api', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json().username).toBe('root');
     expect(r.stdout).not.toContain('\n  '); // not re-indented: passed through
+    expect(r.stdout.endsWith('}\n')).toBe(true); // and ended with one newline, as jq and gh do
     const abs = await api(['/api/v3/user']);
     expect(abs.json().username).toBe('root');
   });
