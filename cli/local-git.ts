@@ -47,10 +47,23 @@ export async function runGit(io: IO, args: string[], opts: GitOptions = {}): Pro
 export async function gitOrFail(io: IO, args: string[], hint: string | null = null, opts: GitOptions = {}): Promise<string> {
   const r = await runGit(io, args, opts);
   if (r.code !== 0) {
-    const reason = r.stderr.trim().split('\n').filter((l) => !/^hint:/.test(l)).pop() ?? `exit code ${r.code}`;
-    throw new CliError(`git ${args[0]} failed: ${reason.replace(/^(fatal|error): /, '')}`, hint);
+    throw new CliError(`git ${args[0]} failed: ${gitFailureReason(r.stderr) ?? `exit code ${r.code}`}`, hint);
   }
   return r.stdout.trim();
+}
+
+/**
+ * Why git failed, from its stderr: its `fatal:` (or `error:`) line, with the line of ssh or the network that caused it
+ * (`Permission denied (publickey)`, a refused connection...), never the last line of git's advice ("and the repository
+ * exists.").
+ */
+export function gitFailureReason(stderr: string): string | null {
+  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !/^hint:/.test(l));
+  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
+  const cause = lines.find((l) => /Permission denied|Host key verification failed|Connection refused|Connection timed out|Could not resolve hostname|Connection closed/i.test(l));
+  const main = fatal?.replace(/^(fatal|error): /, '') ?? lines[lines.length - 1];
+  if (!main) return null;
+  return cause && cause !== fatal ? `${main} (${cause.replace(/^(fatal|error): /, '')})` : main;
 }
 
 /** Whether io.cwd is inside a git work tree. */

@@ -1,10 +1,14 @@
-/** gantry auth status: which server, which user, which kind of token, and whether the server answers. */
+/**
+ * gantry auth status: which server, which user, which kind of token, and whether the server answers; auth setup-git and
+ * auth git-credential (git's credentials from the logins: ./git-credential.ts).
+ */
 import type { Command } from 'commander';
 import { ApiError, type Factory } from '../client.js';
 import { CliError } from '../errors.js';
 import { printJson, renderRecord } from '../output.js';
 import { loadConfig, tokenKind } from '../profiles.js';
 import { connectionFlags } from './common.js';
+import { registerGitCredential } from './git-credential.js';
 
 const KIND_TEXT: Record<string, string> = {
   private: 'private token (the account\'s own; changes only when reset)',
@@ -16,6 +20,7 @@ const KIND_TEXT: Record<string, string> = {
 /** Adds the verbs of the `auth` noun. */
 export function registerAuth(noun: Command, factory: Factory): void {
   const { io } = factory;
+  registerGitCredential(noun, factory);
   noun.command('status')
     .description('show the server, the user and the kind of token in use, and whether the server answers')
     .option('--json', 'print JSON')

@@ -2,9 +2,11 @@
 import type { Command } from 'commander';
 import { noteMorePages, type ApiClient, type Factory } from '../client.js';
 import { UsageError } from '../errors.js';
+import { basename, resolve } from 'node:path';
 import { gitOrFail, tokenAuthEnv } from '../local-git.js';
 import { printList, type Column } from '../output.js';
 import { connectionFlags, idOrPath, listFlags, listOptions } from './common.js';
+import { registerCredentialHelper, serverOrigin } from './git-credential.js';
 
 /** A tree entry as the API sends it. */
 export interface TreeEntry {
@@ -59,7 +61,7 @@ export function registerRepo(program: Command, factory: Factory): void {
     .argument('<project>', 'id or namespace/path')
     .argument('[directory]', 'where to clone to (default: the project\'s path)')
     .option('--ssh', 'clone over SSH')
-    .option('--http', 'clone over HTTP with your token (nothing is saved in the clone)')
+    .option('--http', 'clone over HTTP with your token (the clone asks gantry for it: `gantry auth git-credential`)')
     .addHelpText('after', '\nExamples:\n  gantry repo clone root/my-app\n  gantry repo clone root/my-app work/app --http')
     .action(async (id: string, directory: string | undefined, o: { ssh?: boolean; http?: boolean }, cmd: Command) => {
       const api = client(cmd);
@@ -72,6 +74,11 @@ export function registerRepo(program: Command, factory: Factory): void {
         ? 'check that ssh offers the key you added (`ssh-add -l`, ~/.ssh/config or GIT_SSH_COMMAND), or clone over HTTP with --http'
         : 'check that you can read the project (`gantry project show`) and that the server is reachable';
       await gitOrFail(io, ['clone', '--', url, ...(directory ? [directory] : [])], hint, { env, showProgress: true });
+      if (!ssh) {
+        // The token was lent to the clone only: the clone's own config now asks gantry for it, so pushes go through.
+        const dir = resolve(io.cwd ?? process.cwd(), directory ?? basename(p.path_with_namespace));
+        await registerCredentialHelper({ ...io, cwd: dir }, serverOrigin(p.http_url_to_repo), ['--local']);
+      }
     });
 
   listFlags(repo.command('tree').alias('ls').description('list the files and directories of a repository'))

@@ -114,3 +114,14 @@ describe('config dir', () => {
     }
   });
 });
+
+describe('gitFailureReason', () => {
+  it('names git\'s fatal line and the ssh cause, never the last line of its advice', async () => {
+    const { gitFailureReason } = await import('../../cli/local-git.js');
+    const ssh = "Cloning into 'c'...\ngit@127.0.0.1: Permission denied (publickey).\r\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
+    expect(gitFailureReason(ssh)).toBe('Could not read from remote repository. (git@127.0.0.1: Permission denied (publickey).)');
+    expect(gitFailureReason("fatal: repository 'http://x/y.git/' not found\n")).toBe("repository 'http://x/y.git/' not found");
+    expect(gitFailureReason('hint: do this\nerror: failed to push some refs\n')).toBe('failed to push some refs');
+    expect(gitFailureReason('')).toBeNull();
+  });
+});
