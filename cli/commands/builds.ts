@@ -12,6 +12,7 @@ import { printJson, printList, renderRecord, shortTime, type Column } from '../o
 import { confirm } from '../prompt.js';
 import { elapsed, formatBytes, shortSha, type Build, type Pipeline } from '../views/ci-format.js';
 import { followTrace } from '../views/trace-stream.js';
+import { cloneProject } from '../current-project.js';
 import { connectionFlags, idOrPath, listFlags, listOptions, positiveInt } from './common.js';
 import { pipelineBuilds } from './pipelines.js';
 
@@ -216,6 +217,11 @@ export function registerBuilds(program: Command, factory: Factory): void {
     .action(async (project: string, id: string | undefined, o: { output?: string; ref?: string; job?: string; force?: boolean }, cmd: Command) => {
       const api = client(cmd);
       let saved: { file: string; size: number };
+      if (id === undefined && !o.ref && !o.job && /^\d+$/.test(project) && !cmd.opts<{ repo?: string }>().repo) {
+        // `gantry build artifacts 42` inside a clone: the one word is the build (as for `build show 42`), the clone the project.
+        const remote = await cloneProject(io, api.connection.url);
+        if (remote) [project, id] = [remote.project, project];
+      }
       if (id !== undefined) {
         if (o.ref || o.job) throw new UsageError('give a build id or --ref and --job, not both');
         saved = await download(io, api, `${buildPath(project, id)}/artifacts`, {}, o.output, `artifacts-${buildId(id)}.tar.gz`, Boolean(o.force));

@@ -138,7 +138,17 @@ export function registerPipelines(program: Command, factory: Factory): void {
       else if (!io.stdoutIsTTY) for (const line of pipelineLines(last.pipeline, last.builds).slice(1)) io.out(`${line}\n`);
       const status = last.pipeline.status;
       if (status === 'success') return;
-      if (status === 'failed' || status === 'canceled' || status === 'skipped') throw new CliError(`pipeline #${last.pipeline.id} ${status}`, `see the failed build's log: gantry build trace ${project} <build id>`);
+      if (status === 'failed' || status === 'canceled' || status === 'skipped') throw new CliError(`pipeline #${last.pipeline.id} ${status}`, finishedHint(project, last.pipeline.id, last.builds));
       throw new CliError(`pipeline #${last.pipeline.id} is still ${status} after ${o.timeout} s`);
     });
+}
+
+/** What to look at next after a pipeline that did not succeed: the log of its (first) failed build, named by id. */
+export function finishedHint(project: string, pipelineId: number, builds: readonly Build[]): string {
+  const failed = builds.filter((b) => b.status === 'failed');
+  if (failed.length) {
+    const more = failed.length > 1 ? ` (${failed.length - 1} more failed: ${failed.slice(1).map((b) => `${b.name} #${b.id}`).join(', ')})` : '';
+    return `see the log of ${failed[0]!.name}: gantry build trace ${project} ${failed[0]!.id}${more}`;
+  }
+  return `see its builds: gantry build list ${project} --pipeline ${pipelineId}`;
 }

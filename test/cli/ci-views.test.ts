@@ -10,6 +10,7 @@ import { watchPipeline } from '../../cli/views/pipeline-watch.js';
 import { startLiveView } from '../../cli/views/render.js';
 import { liveTraceUrl } from '../../cli/views/trace-stream.js';
 import { dispositionFilename } from '../../cli/commands/builds.js';
+import { finishedHint } from '../../cli/commands/pipelines.js';
 import { fakeIO, ROOT_PASSWORD, startCliFixture, type CliFixture } from './helpers.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00.000Z');
@@ -80,6 +81,12 @@ describe('formatting', () => {
 });
 
 describe('pipeline watch', () => {
+  it('after a failed pipeline, names the failed build to read (never a placeholder)', () => {
+    const builds = [build(4, 'compile', 'build', 'success'), build(7, 'rspec', 'test', 'failed'), build(8, 'lint', 'test', 'failed')];
+    expect(finishedHint('root/app', 12, builds)).toBe('see the log of rspec: gantry build trace root/app 7 (1 more failed: lint #8)');
+    expect(finishedHint('root/app', 12, [build(4, 'compile', 'build', 'canceled')])).toBe('see its builds: gantry build list root/app --pipeline 12');
+  });
+
   it('off a terminal, prints one line per change until the pipeline finishes', async () => {
     const snapshots = [
       { pipeline: pipeline({ status: 'pending' }), builds: [build(4, 'compile', 'build', 'pending')] },

@@ -140,7 +140,7 @@ describe('registration', () => {
 
 describe('a two-stage pipeline with artifacts', () => {
   it('stage 1 saves a file as an artifact, stage 2 reads it; artifacts and traces through the API and the CLI', async () => {
-    const { project, sha } = await pushProject('two-stage', {
+    const { project, sha, dir: clone } = await pushProject('two-stage', {
       '.gitlab-ci.yml': [
         'stages: [build, test]',
         'make:',
@@ -195,6 +195,12 @@ describe('a two-stage pipeline with artifacts', () => {
     const byRef = await cli('build', 'artifacts', project.path_with_namespace, '--ref', 'master', '--job', 'make', '-o', join(dir, 'ref.tar.gz'));
     expect(byRef.code, byRef.stderr).toBe(0);
     expect(readFileSync(join(dir, 'ref.tar.gz'))).toEqual(readFileSync(out));
+    // inside a clone of the project, the one word is the build id (as for `build show 42`)
+    await gitOk(clone, ['remote', 'add', 'origin', `${daemon.url}/${project.path_with_namespace}.git`]);
+    const inClone = await runCli(['build', 'artifacts', String(builds.make.id), '-o', join(dir, 'clone.tar.gz')],
+      { configDir: cliConfig, env: { GANTRY_URL: daemon.url, GANTRY_TOKEN: token }, cwd: clone });
+    expect(inClone.code, inClone.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'clone.tar.gz'))).toEqual(readFileSync(out));
 
     // the trace of stage 2 shows the downloaded artifact being read
     const trace = await cli('build', 'trace', project.path_with_namespace, String(builds.check.id));
