@@ -5,6 +5,7 @@ import { CliError } from '../errors.js';
 import type { IO } from '../io.js';
 import { printJson, printList, renderRecord, renderTable, shortTime, type Column } from '../output.js';
 import { elapsed, formatSeconds, latestBuilds, pipelineLines, shortSha, stagesOf, type Build, type Pipeline } from '../views/ci-format.js';
+import { ciHints, withManualStatus } from '../views/ci-hints.js';
 import { watchPipeline, type PipelineSnapshot } from '../views/pipeline-watch.js';
 import { connectionFlags, idOrPath, listFlags, listOptions, positiveInt } from './common.js';
 
@@ -96,7 +97,9 @@ export function registerPipelines(program: Command, factory: Factory): void {
       const p = await findPipeline(api, project, id);
       const builds = await pipelineBuilds(api, project, p);
       if (o.json) return printJson(io, { pipeline: p, builds });
-      printPipeline(io, p, builds);
+      const shown = await withManualStatus(api, project, p, builds);
+      printPipeline(io, p, shown);
+      for (const hint of ciHints(project, latestBuilds(shown))) io.err(`${hint}\n`);
     });
 
   const action = (verb: 'retry' | 'cancel', description: string, done: string) =>
@@ -131,9 +134,14 @@ export function registerPipelines(program: Command, factory: Factory): void {
         const p = await api.get<Pipeline>(`/projects/${idOrPath(project)}/pipelines/${first.id}`);
         return { pipeline: p, builds: await pipelineBuilds(api, project, p) };
       };
-      const last = await watchPipeline(io, fetch, {
-        intervalMs: o.interval * 1000, live: io.stdoutIsTTY && !o.json, timeoutMs: o.timeout !== undefined ? o.timeout * 1000 : undefined,
+      const live = io.stdoutIsTTY && !o.json;
+      const watched = await watchPipeline(io, fetch, {
+        intervalMs: o.interval * 1000, live, timeoutMs: o.timeout !== undefined ? o.timeout * 1000 : undefined,
+        hints: o.json ? undefined : (snap) => ciHints(project, latestBuilds(snap.builds)),
       });
+      // Manual builds wait as skipped: say which, and how to start them, once the rest is done.
+      const last = o.json ? watched : { ...watched, builds: await withManualStatus(api, project, watched.pipeline, watched.builds) };
+      if (!o.json) for (const hint of ciHints(project, latestBuilds(last.builds)).filter((h) => h.includes('manual job'))) io.err(`${hint}\n`);
       if (o.json) printJson(io, last);
       else if (!io.stdoutIsTTY) for (const line of pipelineLines(last.pipeline, last.builds).slice(1)) io.out(`${line}\n`);
       const status = last.pipeline.status;

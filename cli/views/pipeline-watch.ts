@@ -19,6 +19,8 @@ export interface WatchOptions {
   live: boolean;
   /** Stop after this long without the pipeline finishing (ms; default: no limit). */
   timeoutMs?: number;
+  /** Hints for a snapshot (a build waiting for a runner): printed once each off a terminal, the note of the live view. */
+  hints?: (snap: PipelineSnapshot) => string[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,6 +40,7 @@ export async function watchPipeline(io: IO, fetch: () => Promise<PipelineSnapsho
         let note: string | null = null;
         try {
           snap = await fetch();
+          note = options.hints?.(snap)[0] ?? null;
         } catch (e) {
           note = `refresh failed: ${(e as Error).message}; retrying`;
         }
@@ -51,6 +54,7 @@ export async function watchPipeline(io: IO, fetch: () => Promise<PipelineSnapsho
   }
   let lastHeader = '';
   const seen = new Map<number, string>();
+  const hinted = new Set<string>();
   const print = (s: PipelineSnapshot) => {
     const stamp = new Date().toISOString().slice(11, 19);
     const header = `pipeline #${s.pipeline.id} ${s.pipeline.status}`;
@@ -58,6 +62,10 @@ export async function watchPipeline(io: IO, fetch: () => Promise<PipelineSnapsho
     if (header !== lastHeader) io.out(`${stamp} ${isFinal(s.pipeline.status) ? pipelineHeader(s.pipeline) : header}\n`);
     lastHeader = header;
     for (const b of latestBuilds(s.builds)) seen.set(b.id, b.status);
+    for (const hint of options.hints?.(s) ?? []) {
+      if (!hinted.has(hint)) io.err(`${hint}\n`);
+      hinted.add(hint);
+    }
   };
   print(snap);
   while (!isFinal(snap.pipeline.status) && !timedOut()) {

@@ -11,6 +11,7 @@ import { startLiveView } from '../../cli/views/render.js';
 import { liveTraceUrl } from '../../cli/views/trace-stream.js';
 import { dispositionFilename } from '../../cli/commands/builds.js';
 import { finishedHint } from '../../cli/commands/pipelines.js';
+import { ciHints, manualJobNames } from '../../cli/views/ci-hints.js';
 import { fakeIO, ROOT_PASSWORD, startCliFixture, type CliFixture } from './helpers.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00.000Z');
@@ -77,6 +78,23 @@ describe('formatting', () => {
     expect(dispositionFilename(undefined)).toBeNull();
     expect(liveTraceUrl('http://127.0.0.1:3080', 7)).toBe('ws://127.0.0.1:3080/-/live/builds/7/trace');
     expect(liveTraceUrl('https://h/gantry/', 7)).toBe('wss://h/gantry/-/live/builds/7/trace');
+  });
+});
+
+describe('CI hints', () => {
+  it('finds the manual jobs of a config, and not hidden or skipped ones', async () => {
+    const yml = 'stages: [a]\n.tpl: &t\n  when: manual\nbuild:\n  script: [x]\nship:\n  <<: *t\n  script: [y]\nlater:\n  when: on_failure\n  script: [z]\n';
+    expect([...await manualJobNames(yml)]).toEqual(['ship']);
+    expect([...await manualJobNames(': not yaml: [')]).toEqual([]);
+  });
+
+  it('says how to start a manual build, and asks about runners for a build pending over 30 s', () => {
+    const now = T0 + 45_000;
+    expect(ciHints('root/app', [build(3, 'ship', 'deploy', 'manual')], now)).toEqual(['ship #3 is a manual job: start it with `gantry build play root/app 3`']);
+    expect(ciHints('root/app', [build(4, 'test', 'test', 'pending', { created_at: at(20) })], now)).toEqual([]);
+    const stuck = ciHints('root/app', [build(4, 'test', 'test', 'pending'), build(5, 'lint', 'test', 'pending')], now);
+    expect(stuck).toHaveLength(1);
+    expect(stuck[0]).toMatch(/^test #4, lint #5 have waited over 30 s for a runner: .*gantry runner list/);
   });
 });
 

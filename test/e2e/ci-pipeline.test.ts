@@ -276,6 +276,13 @@ describe('a manual build', () => {
     expect(builds.ship.status).toBe('skipped');
     await sleep(1500); // still waiting: no runner takes a manual build by itself
     expect(await buildStatus(project, builds.ship.id)).toBe('skipped');
+    // the CLI tells a manual build from a skipped one (8.x has no manual status) and says how to start it
+    const hint = `ship #${builds.ship.id} is a manual job: start it with \`gantry build play ${project.path_with_namespace} ${builds.ship.id}\``;
+    expect(watch.stderr, watch.stdout).toContain(hint);
+    expect(watch.stdout).toMatch(new RegExp(`manual\\s+ship\\s+#${builds.ship.id}`));
+    const show = await cli('pipeline', 'show', project.path_with_namespace, String(pipeline.id));
+    expect(show.stdout).toMatch(new RegExp(`deploy\\s+${builds.ship.id}\\s+ship\\s+manual`));
+    expect(show.stderr).toContain(hint);
 
     const play = await cli('build', 'play', project.path_with_namespace, String(builds.ship.id));
     expect(play.code, play.stderr).toBe(0);
