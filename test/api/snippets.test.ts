@@ -354,8 +354,8 @@ describe('notes on snippets', () => {
 
   it('comment events show a snippet note only to who may read the snippet', async () => {
     const p = projects[20]!;
-    const hidden = await snippet(p, { by: cast.developer, visibility: 0 });
-    const shown = await snippet(p, { by: cast.developer, visibility: 20 });
+    const hidden = await snippet(p, { by: cast.developer, visibility: 0, title: 'Hidden snippet title' });
+    const shown = await snippet(p, { by: cast.developer, visibility: 20, title: 'Open snippet title' });
     await s.api('POST', notes(p, hidden.id), cast.guest, { body: 'secret remark' });
     await s.api('POST', notes(p, shown.id), cast.guest, { body: 'open remark' });
     const member = await s.api('GET', `/projects/${p.id}/events?per_page=100`, cast.reporter);
@@ -364,7 +364,17 @@ describe('notes on snippets', () => {
     const outsider = await s.api('GET', `/projects/${p.id}/events?per_page=100`, cast.nonMember);
     expect(outsider.status).toBe(200);
     expect(outsider.text).not.toContain('secret remark');
+    expect(outsider.text).not.toContain('Hidden snippet title');
     expect(outsider.text).toContain('open remark');
+    expect(outsider.text).toContain('Open snippet title');
+    expect(member.text).toContain('Hidden snippet title');
+    // with the snippets feature off, no one sees comments on snippets (the event's title is the snippet's)
+    expect((await s.api('PUT', `/projects/${p.id}`, cast.owner, { snippets_enabled: false })).status).toBe(200);
+    try {
+      for (const who of [cast.reporter, s.root]) expect((await s.api('GET', `/projects/${p.id}/events?per_page=100`, who)).text).not.toContain('snippet title');
+    } finally {
+      expect((await s.api('PUT', `/projects/${p.id}`, cast.owner, { snippets_enabled: true })).status).toBe(200);
+    }
   });
 
   it('per caller on each project (public snippets): read for who sees it, write for who may create notes', async () => {
@@ -436,5 +446,17 @@ describe('award emoji on snippets and their notes', () => {
       expect(await count(`SELECT COUNT(*) AS n FROM notes WHERE noteable_type = 'Snippet' AND noteable_id = ?`, made.id)).toBe(0);
       expect(await count(`SELECT COUNT(*) AS n FROM award_emoji WHERE awardable_type = 'Snippet' AND awardable_id = ?`, made.id)).toBe(0);
     }
+  });
+});
+
+describe('OpenAPI', () => {
+  it('lists every snippet route', async () => {
+    const doc = (await s.app.inject({ method: 'GET', url: '/api/v3/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+    const one = '/api/v3/projects/{id}/snippets/{snippet_id}';
+    expect(Object.keys(doc.paths['/api/v3/projects/{id}/snippets'] ?? {}).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths[one] ?? {}).sort()).toEqual(['delete', 'get', 'put']);
+    expect(Object.keys(doc.paths[`${one}/raw`] ?? {})).toEqual(['get']);
+    expect(Object.keys(doc.paths[`${one}/notes/{note_id}`] ?? {}).sort()).toEqual(['delete', 'get', 'put']);
+    expect(Object.keys(doc.paths[`${one}/notes/{note_id}/award_emoji/{award_id}`] ?? {}).sort()).toEqual(['delete', 'get']);
   });
 });
