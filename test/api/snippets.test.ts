@@ -103,6 +103,21 @@ describe('CRUD and raw', () => {
   });
 });
 
+describe('a deleted author', () => {
+  it('leaves the snippet to the project with author null; admins still change it', async () => {
+    const p = projects[0]!;
+    const leaving = await s.user('snleaving');
+    await s.api('POST', `/projects/${p.id}/members`, cast.owner, { user_id: leaving.id, access_level: 30 });
+    const made = await snippet(p, { by: leaving });
+    expect((await s.api('DELETE', `/users/${leaving.id}`, s.root)).status).toBe(200);
+    const shown = await s.api('GET', `${base(p)}/${made.id}`, cast.guest);
+    expect(shown.status).toBe(200);
+    expect(shown.body.author).toBeNull();
+    expect((await s.api('PUT', `${base(p)}/${made.id}`, cast.master, { title: 'x' })).status).toBe(403);
+    expect((await s.api('PUT', `${base(p)}/${made.id}`, s.root, { title: 'kept' })).status).toBe(200);
+  });
+});
+
 describe('create: 8.13 required params and validation', () => {
   const p = () => projects[0]!;
   const full = { title: 't', file_name: 'f.txt', code: 'x', visibility_level: 0 };
