@@ -15,7 +15,7 @@ import {
 import { DeletedSnippetSchema, presentDeletedSnippet, presentSnippet, presentSnippets, SnippetSchema } from './entities/snippets.js';
 import { paginateAsync } from './pagination.js';
 import { FileResponse, Int, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const tags = ['snippets'];
@@ -44,18 +44,22 @@ function snippetsAbility(ability: SnippetAbility): preValidationAsyncHookHandler
   };
 }
 
+const blank = (v: unknown) => v === null || (typeof v === 'string' && v.trim() === '');
+
 /**
- * preValidation hook of PUT: null counts as not given, as does a blank visibility; a blank title, file name or code
- * stays, so that it is refused (400 `can't be blank`) rather than dropped.
+ * preValidation hook: drop the params `drop` says are not given (the schema would coerce a blank visibility to 0,
+ * private). A request without a body gets an empty one.
  */
-const dropNullParams: preValidationAsyncHookHandler = async function (request) {
+const dropParams = (drop: (key: string, value: unknown) => boolean): preValidationAsyncHookHandler => async function (request) {
   if (request.body === undefined || request.body === null) request.body = {};
   const b = request.body;
   if (!b || typeof b !== 'object' || Buffer.isBuffer(b) || Array.isArray(b)) return;
-  for (const [k, v] of Object.entries(b as Record<string, unknown>)) {
-    if (v === null || (k === 'visibility_level' && v === '')) delete (b as Record<string, unknown>)[k];
-  }
+  for (const [k, v] of Object.entries(b as Record<string, unknown>)) if (drop(k, v)) delete (b as Record<string, unknown>)[k];
 };
+/** POST: blank text is not given (8.13 required_attributes! asks `present?`). */
+const dropBlank = dropParams((_k, v) => blank(v));
+/** PUT: null and a blank visibility are not given; a blank title, file name or code stays, to be refused (`can't be blank`), never erased. */
+const dropNull = dropParams((k, v) => v === null || (k === 'visibility_level' && blank(v)));
 
 /** Registers the project snippet routes (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function snippetRoutes(api: FastifyInstance): Promise<void> {
@@ -107,11 +111,11 @@ export default async function snippetRoutes(api: FastifyInstance): Promise<void>
   });
 
   api.post('/projects/:id/snippets', {
-    preValidation: [loadProjectAsync('read_project'), snippetsAbility('create_project_snippet'), dropBlankParams],
+    preValidation: [loadProjectAsync('read_project'), snippetsAbility('create_project_snippet'), dropBlank],
     schema: { tags, summary: 'Create a snippet (reporters and up)', params: ProjectIdParams, body: CreateBody, response: { 201: SnippetSchema } },
   }, async (request, reply) => {
     const body = request.body as Static<typeof CreateBody>;
-    // 8.13 required_attributes!, in its order
+    // 8.13 required_attributes!, in its order (blank text was dropped before: `present?`)
     for (const key of ['title', 'file_name', 'code', 'visibility_level'] as const) if (body[key] === undefined) throw badRequest(key);
     const project = projectOf(request);
     const snippet = await createSnippet(ctx, callerOf(request), project, {
@@ -122,7 +126,7 @@ export default async function snippetRoutes(api: FastifyInstance): Promise<void>
 
   api.put('/projects/:id/snippets/:snippet_id', {
     ...read,
-    preValidation: [read.preValidation, dropNullParams],
+    preValidation: [read.preValidation, dropNull],
     schema: { tags, summary: 'Change a snippet (its author or an admin)', params: SnippetParamsSchema, body: UpdateBody, response: { 200: SnippetSchema } },
   }, async (request) => {
     const snippet = await ownSnippetOf(request);
