@@ -49,6 +49,7 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'mr', alias: 'merge-request', description: 'list, show, create, merge, diff, check out and comment on merge requests', load: async () => (await import('./commands/merge-requests.js')).registerMergeRequests },
   { name: 'ssh-key', alias: 'ssh-keys', description: 'list, add and remove your SSH keys (for git over SSH)', load: async () => (await import('./commands/ssh-keys.js')).registerSshKeys },
   { name: 'member', alias: 'members', description: 'list, add, change and remove the members of a project or group, by name and role', load: async () => (await import('./commands/members.js')).registerMembers },
+  { name: 'snippet', alias: 'snippets', description: 'list, create, show, edit and delete a project\'s snippets', load: async () => (await import('./commands/snippets.js')).registerSnippets },
   { name: 'deploy-key', alias: 'deploy-keys', description: 'list, add, enable and remove a project\'s read-only deploy keys', load: async () => (await import('./commands/deploy-keys.js')).registerDeployKeys },
 ];
 

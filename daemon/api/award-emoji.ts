@@ -1,7 +1,7 @@
 /**
  * /api/v3/projects/:id/<awardables>/:<awardable_id>/award_emoji and .../notes/:note_id/award_emoji (reference
- * 2.11): list, get, award and remove. `awardEmojiRoutes(kind)` builds them for one kind of noteable (issues now;
- * merge requests and snippets mount the same factory); the default export mounts them for issues.
+ * 2.11): list, get, award and remove. `awardEmojiRoutes(kind)` builds them for one kind of noteable (merge requests
+ * mount it in their room); the default export mounts them for issues and snippets.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -11,7 +11,7 @@ import {
 } from '../services/collaboration/award-emoji.js';
 import { findNote } from '../services/collaboration/notes.js';
 import { AwardEmojiSchema, presentAwardAsync, presentAwardsAsync } from './entities/award-emoji.js';
-import { ISSUE_NOTEABLES, loadNoteable, noteableOf, type NoteableKind } from './noteables.js';
+import { ISSUE_NOTEABLES, loadNoteable, noteableOf, SNIPPET_NOTEABLES, type NoteableKind } from './noteables.js';
 import { paginateAsync } from './pagination.js';
 import { PageParams } from './params.js';
 import { callerOf, dropBlankParams, loadProjectAsync } from './project-scope.js';
@@ -90,7 +90,8 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
   };
 }
 
-/** Registers the award emoji routes of issues and their notes. */
+/** Registers the award emoji routes of issues, snippets and their notes. */
 export default async function awardEmojiRoutesForIssues(api: FastifyInstance): Promise<void> {
   await api.register(awardEmojiRoutes(ISSUE_NOTEABLES));
+  await api.register(awardEmojiRoutes(SNIPPET_NOTEABLES));
 }

@@ -1,6 +1,5 @@
 /**
- * The kinds of things notes and award emoji hang on (issues now; merge requests and snippets mount the same routes
- * later): the path segment, the id param, how to load one in a project and who may read it. Shared by the route
+ * The kinds of things notes and award emoji hang on (issues and snippets here; merge requests in their room): the path segment, the id param, how to load one in a project and who may read it. Shared by the route
  * factories of notes (api/notes.ts) and award emoji (api/award-emoji.ts).
  */
 import type { preValidationAsyncHookHandler, FastifyRequest } from 'fastify';
@@ -9,6 +8,9 @@ import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFoundMessage } from '../errors.js';
 import { canReadIssuable, canReadIssuableAsync } from '../policy/permissions.js';
 import { findProjectIssue } from '../services/collaboration/issues.js';
+import { findProjectSnippet, snippetNoteable, snippetNoteablesByIdsAsync } from '../services/snippets.js';
+import { canReadSnippetAsync } from '../policy/snippets.js';
+import type { SnippetRow } from '../db/rows.js';
 import { issueNoteable, issueNoteablesByIds, issueNoteablesByIdsAsync, type Noteable } from '../services/collaboration/notes.js';
 import { projectLevelOf, projectOf } from './project-scope.js';
 
@@ -22,12 +24,12 @@ export interface NoteableKind {
   tag: string;
   /** The noteable of the project with this global id, or null when absent (or deleted); SQLite only (see loadAsync). */
   load?(ctx: AppContext, project: ProjectRow, id: number): Noteable | null;
-  /** Several by global id, any project, in one query (comment events of a page; the events presenter is synchronous). */
-  loadMany(ctx: AppContext, ids: number[]): Map<number, Noteable>;
+  /** Several by global id, any project, in one query (the synchronous events presenter; kinds without it show there no note). */
+  loadMany?(ctx: AppContext, ids: number[]): Map<number, Noteable>;
   /** loadMany on the data layer (either engine); comment events use it (with canReadAsync) when given. */
   loadManyAsync?(ctx: AppContext, ids: number[]): Promise<Map<number, Noteable>>;
-  /** Whether `user` may read it (and so its notes and awards): project feature, visibility, confidentiality. */
-  canRead(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable): boolean;
+  /** Whether `user` may read it (and so its notes and awards): project feature, visibility, confidentiality (SQLite only; see canReadAsync). */
+  canRead?(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable): boolean;
   /** load on the data layer (either engine); the routes use it when given. */
   loadAsync?(ctx: AppContext, project: ProjectRow, id: number): Promise<Noteable | null>;
   /** canRead on the data layer; `level`: the user's access level on the project when known. */
@@ -51,6 +53,19 @@ export const ISSUE_NOTEABLES: NoteableKind = {
     canReadIssuableAsync(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }, level),
 };
 
+/** Project snippets: `/projects/:id/snippets/:snippet_id`; readable as their project's snippets feature and own visibility say. */
+export const SNIPPET_NOTEABLES: NoteableKind = {
+  segment: 'snippets',
+  idParam: 'snippet_id',
+  tag: 'snippets',
+  loadAsync: async (ctx, project, id) => {
+    const row = await findProjectSnippet(ctx.data, project.id, id);
+    return row ? snippetNoteable(row) : null;
+  },
+  loadManyAsync: (ctx, ids) => snippetNoteablesByIdsAsync(ctx.data, ids),
+  canReadAsync: (ctx, user, project, n, level) => canReadSnippetAsync(ctx, user, project, n.row as SnippetRow, level),
+};
+
 const resolved = new WeakMap<FastifyRequest, Noteable>();
 
 /**
@@ -68,7 +83,7 @@ export function loadNoteable(kind: NoteableKind, hiddenMessage = '404 Not found'
     const noteable = !valid ? null : kind.loadAsync ? await kind.loadAsync(ctx, project, id) : kind.load!(ctx, project, id);
     if (!noteable) throw notFoundMessage('404 Not found');
     const user = request.user ?? null;
-    const readable = kind.canReadAsync ? await kind.canReadAsync(ctx, user, project, noteable, projectLevelOf(request)) : kind.canRead(ctx, user, project, noteable);
+    const readable = kind.canReadAsync ? await kind.canReadAsync(ctx, user, project, noteable, projectLevelOf(request)) : !!kind.canRead?.(ctx, user, project, noteable);
     if (!readable) throw notFoundMessage(hiddenMessage);
     resolved.set(request, noteable);
   };

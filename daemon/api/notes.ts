@@ -1,7 +1,7 @@
 /**
  * /api/v3/projects/:id/<noteables>/:<noteable_id>/notes (reference 2.5): list, get, create, update and delete notes.
- * `noteRoutes(kind)` builds the routes for one kind of noteable (issues now; merge requests and snippets mount the
- * same factory); the default export mounts them for issues and installs the note presenter of comment events.
+ * `noteRoutes(kind)` builds the routes for one kind of noteable (merge requests mount it in their room); the default
+ * export mounts them for issues and snippets and installs the note presenter of comment events.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
@@ -18,7 +18,7 @@ import { lookupProject, lookupProjectAsync } from '../services/projects.js';
 import { presentAwardAsync, AwardEmojiSchema } from './entities/award-emoji.js';
 import { setEventNotePresenter, setEventNotePresenterAsync } from './entities/events.js';
 import { NoteSchema, presentNoteAsync, presentNotes, presentNotesAsync } from './entities/notes.js';
-import { ISSUE_NOTEABLES, loadNoteable, noteableOf, type NoteableKind } from './noteables.js';
+import { ISSUE_NOTEABLES, loadNoteable, noteableOf, SNIPPET_NOTEABLES, type NoteableKind } from './noteables.js';
 import { paginateAsync } from './pagination.js';
 import { PageParams } from './params.js';
 import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
@@ -134,7 +134,7 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
 }
 
 /** The kinds whose notes comment events may show, by noteable type (merge requests and snippets add theirs). */
-const EVENT_NOTEABLES = new Map<string, NoteableKind>([['Issue', ISSUE_NOTEABLES]]);
+const EVENT_NOTEABLES = new Map<string, NoteableKind>([['Issue', ISSUE_NOTEABLES], ['Snippet', SNIPPET_NOTEABLES]]);
 
 /** Register a kind of noteable whose notes comment events show (merge requests, snippets). */
 export function addEventNoteable(type: string, kind: NoteableKind): void {
@@ -151,7 +151,7 @@ function eventNotes(ctx: AppContext, noteIds: number[], viewer: UserRow | null):
   const noteables = new Map<string, Map<number, Noteable>>();
   for (const [type, kind] of EVENT_NOTEABLES) {
     const ids = rows.filter((n) => n.noteableType === type).map((n) => n.noteableId);
-    if (ids.length) noteables.set(type, kind.loadMany(ctx, ids));
+    if (ids.length && kind.loadMany) noteables.set(type, kind.loadMany(ctx, ids));
   }
   const projects = new Map<number, ReturnType<typeof lookupProject>>();
   const decided = new Map<string, boolean>();
@@ -164,9 +164,9 @@ function eventNotes(ctx: AppContext, noteIds: number[], viewer: UserRow | null):
     if (!project) return false;
     // the answer depends only on the project, the kind, confidentiality and whether the viewer wrote or is assigned it
     const mine = viewer ? `${noteable.authorId === viewer.id}:${noteable.assigneeId === viewer.id}` : '-';
-    const key = `${n.noteableType}:${n.projectId}:${noteable.confidential}:${mine}`;
+    const key = `${n.noteableType}:${n.projectId}:${noteable.confidential}:${noteable.visibilityLevel ?? ''}:${mine}`;
     let ok = decided.get(key);
-    if (ok === undefined) decided.set(key, (ok = kind.canRead(ctx, viewer, project, noteable)));
+    if (ok === undefined) decided.set(key, (ok = !!kind.canRead?.(ctx, viewer, project, noteable)));
     return ok;
   });
   const shown = presentNotes(ctx, visible);
@@ -186,7 +186,7 @@ async function eventNotesAsync(ctx: AppContext, noteIds: number[], viewer: UserR
     const ids = rows.filter((n) => n.noteableType === type).map((n) => n.noteableId);
     if (!ids.length) continue;
     if (kind.loadManyAsync && kind.canReadAsync) noteables.set(type, await kind.loadManyAsync(ctx, ids));
-    else if (sqlite) noteables.set(type, kind.loadMany(ctx, ids));
+    else if (sqlite && kind.loadMany) noteables.set(type, kind.loadMany(ctx, ids));
   }
   const projects = new Map<number, ProjectRow | null>();
   const decided = new Map<string, boolean>();
@@ -200,10 +200,10 @@ async function eventNotesAsync(ctx: AppContext, noteIds: number[], viewer: UserR
     if (!project) continue;
     // the answer depends only on the project, the kind, confidentiality and whether the viewer wrote or is assigned it
     const mine = viewer ? `${noteable.authorId === viewer.id}:${noteable.assigneeId === viewer.id}` : '-';
-    const key = `${n.noteableType}:${n.projectId}:${noteable.confidential}:${mine}`;
+    const key = `${n.noteableType}:${n.projectId}:${noteable.confidential}:${noteable.visibilityLevel ?? ''}:${mine}`;
     let ok = decided.get(key);
     if (ok === undefined) {
-      ok = kind.loadManyAsync && kind.canReadAsync ? await kind.canReadAsync(ctx, viewer, project, noteable) : kind.canRead(ctx, viewer, project, noteable);
+      ok = kind.loadManyAsync && kind.canReadAsync ? await kind.canReadAsync(ctx, viewer, project, noteable) : !!kind.canRead?.(ctx, viewer, project, noteable);
       decided.set(key, ok);
     }
     if (ok) visible.push(n);
@@ -212,9 +212,10 @@ async function eventNotesAsync(ctx: AppContext, noteIds: number[], viewer: UserR
   return new Map(visible.map((n, i) => [n.id, shown[i]! as Record<string, unknown>]));
 }
 
-/** Registers the note routes of issues and the note presenters of comment events. */
+/** Registers the note routes of issues and snippets and the note presenters of comment events. */
 export default async function notesRoutes(api: FastifyInstance): Promise<void> {
   setEventNotePresenter(eventNotes);
   setEventNotePresenterAsync(eventNotesAsync);
   await api.register(noteRoutes(ISSUE_NOTEABLES));
+  await api.register(noteRoutes(SNIPPET_NOTEABLES));
 }

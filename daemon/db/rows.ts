@@ -280,3 +280,25 @@ export const PIPELINE_COLUMNS: Record<string, string> = {
   duration: 'duration', startedAt: 'started_at', finishedAt: 'finished_at', committedAt: 'committed_at', commitMessage: 'commit_message',
   commitAuthorName: 'commit_author_name', commitAuthorEmail: 'commit_author_email', createdAt: 'created_at', updatedAt: 'updated_at',
 };
+
+/** A `snippets` row (project snippets, migration 0037). */
+export interface SnippetRow {
+  id: number;
+  projectId: number;
+  authorId: number | null;
+  title: string;
+  fileName: string;
+  content: string;
+  visibilityLevel: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Map a raw `snippets` row (snake_case) to a SnippetRow. */
+export function toSnippet(r: Record<string, unknown>): SnippetRow {
+  return {
+    id: r.id as number, projectId: r.project_id as number, authorId: r.author_id as number | null, title: r.title as string,
+    fileName: r.file_name as string, content: r.content as string, visibilityLevel: Number(r.visibility_level), createdAt: r.created_at as string,
+    updatedAt: r.updated_at as string,
+  };
+}

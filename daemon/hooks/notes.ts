@@ -9,6 +9,8 @@ import type { IssueRow, NoteRow, NoteableType } from '../db/schema-collaboration
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { issueHookAttributes, projectHookBlocks, projectHookBlocksAsync, userHookAttributes } from './issues.js';
 import type { Queries } from '../db/layer/types.js';
+import type { SnippetRow } from '../db/rows.js';
+import { snippetHookAttributes } from './snippets.js';
 
 /** What the payload needs of the noteable: its kind, number, and own row (for its hook attributes). */
 export interface HookNoteable {
@@ -24,9 +26,10 @@ type NoteableHook = {
   attributes: (ctx: AppContext, q: Queries, row: unknown) => Record<string, unknown> | Promise<Record<string, unknown>>;
 };
 
-/** The payload key and hook attributes of each kind of noteable; merge requests and snippets register theirs. */
+/** The payload key and hook attributes of each kind of noteable; merge requests register theirs. */
 const NOTEABLE_HOOKS: Partial<Record<NoteableType, NoteableHook>> = {
   Issue: { key: 'issue', path: (n) => `issues/${n.iid}`, attributes: (ctx, _q, row) => issueHookAttributes(ctx, row as IssueRow) },
+  Snippet: { key: 'snippet', path: (n) => `snippets/${n.id}`, attributes: (_ctx, _q, row) => snippetHookAttributes(row as SnippetRow) },
 };
 
 /** Register how note payloads embed a kind of noteable (merge requests: `merge_request`, `merge_requests/<iid>`). */

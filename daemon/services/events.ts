@@ -8,6 +8,7 @@ import type { Queries } from '../db/layer/types.js';
 import {
   projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, REPORTER, type ProjectAbility, type SqlCondition,
 } from '../policy/permissions.js';
+import { canProjectSnippetsAsync, visibleSnippetLevels } from '../policy/snippets.js';
 
 /** What an event records; `action` is one of GitLab's action names (created, joined, left, pushed to, ...). */
 export interface EventInput {
@@ -49,7 +50,7 @@ export async function recordEventAsync(tx: Queries, e: EventInput): Promise<void
  * The events of ONE project the caller may read (8.x Event#visible_to_user?), as a condition over `events` with its
  * bound values: an issue's events and the comments on it only when they may read that issue (issues on; a confidential
  * one as its author, assignee, a reporter and up or an admin), a merge request's and its comments' only while merge
- * requests are on. `level`: the caller's access level when already read (loadProjectAsync), else read here once if
+ * requests are on, a snippet's comments only when they may read that snippet. `level`: the caller's access level when already read (loadProjectAsync), else read here once if
  * needed.
  */
 export async function visibleEventsWhere(
@@ -78,6 +79,20 @@ export async function visibleEventsWhere(
   if (!(await can('read_merge_request'))) {
     hidden.push(`"events"."target_type" = 'MergeRequest'
       OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'MergeRequest'))`);
+  }
+  // comments on snippets: none while the caller may not read the project's snippets, else those on snippets whose
+  // visibility hides them from the caller (policy/snippets.ts)
+  const snippetNotes = (where: string) =>
+    `"events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'Snippet' AND n.noteable_id IN (${where}))`;
+  if (!user || !(await canProjectSnippetsAsync(ctx, user, 'read_project_snippet', project, access, q))) {
+    hidden.push(snippetNotes('SELECT s.id FROM snippets s WHERE s.project_id = ?'));
+    values.push(project.id);
+  } else {
+    const levels = visibleSnippetLevels(user, user.isAdmin ? 0 : (access ??= await projectAccessLevelAsync(ctx, user, project, q)));
+    if (levels) {
+      hidden.push(snippetNotes(`SELECT s.id FROM snippets s WHERE s.project_id = ? AND s.visibility_level NOT IN (${levels.map(() => '?').join(', ')})`));
+      values.push(project.id, ...levels);
+    }
   }
   // events without a target (pushes) have NULL in these columns: a NULL test counts as "not hidden"
   return hidden.length ? { sql: `NOT COALESCE((${hidden.join(') OR (')}), FALSE)`, args: values } : { sql: 'TRUE', args: [] };

@@ -118,6 +118,17 @@ export const ABILITIES = {
   destroy_merge_request: { kind: 'project', level: OWNER, denied: 404 },
   /** 2.11: only the awarder (root in the world) or an admin removes an award; others 401 `401 Unauthorized`. */
   destroy_award: { kind: 'project', level: 1000, denied: 401 },
+  // project snippets (8.13 ProjectPolicy and ProjectSnippetPolicy; the world's snippets have their project's visibility)
+  read_project_snippet: { kind: 'project', level: GUEST, visible: true },
+  create_project_snippet: { kind: 'project', level: REPORTER },
+  /** 8.13 ProjectSnippetPolicy: its author (root in the world) or an admin; masters and owners too are refused (403). */
+  update_project_snippet: { kind: 'project', level: 1000 },
+  /** create_note on a snippet the caller reads. */
+  create_snippet_note: { kind: 'project', level: GUEST, visible: true },
+  /** admin_note on a snippet's note (its author, masters and up). */
+  admin_snippet_note: { kind: 'project', level: MASTER },
+  /** destroy_award on a snippet or its note: the awarder (root) or an admin; others 401. */
+  destroy_snippet_award: { kind: 'project', level: 1000, denied: 401 },
   // 4.3 groups
   read_group: { kind: 'group', level: GUEST, visible: true },
   /** 4.3: read_group also for anyone who can see a project in the group (a public one here): every signed-in user. */
@@ -173,13 +184,15 @@ export type Ability = keyof typeof ABILITIES;
 
 /**
  * Abilities a disabled feature removes from everyone, admins included (reference 4.1: issues, merge requests,
- * builds with pipelines; labels and milestones when issues and merge requests are both off).
+ * builds with pipelines; labels and milestones when issues and merge requests are both off; snippets).
  */
 export const FEATURE_ABILITIES = new Set<Ability>([
   'read_issue', 'create_issue', 'update_issue', 'admin_issue', 'move_issue', 'destroy_issue',
   'read_merge_request', 'create_merge_request', 'update_merge_request', 'destroy_merge_request',
   'read_build', 'update_build', 'admin_build', 'read_pipeline', 'update_pipeline',
   'read_label', 'admin_label', 'read_milestone', 'admin_milestone',
+  // snippets_enabled off (8.13 disabled_features!: project_snippet); their notes and awards hang on what no one reads
+  'read_project_snippet', 'create_project_snippet', 'update_project_snippet', 'create_snippet_note', 'admin_snippet_note', 'destroy_snippet_award',
 ]);
 
 /** Abilities archiving removes from everyone, admins included (reference 4.1). */

@@ -120,6 +120,8 @@ const SECRETS: { text: string; readers: string[] }[] = [
   { text: 'mxprivate', readers: ['guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
   // (the hidden group's name may show in a project's shared_with_groups once an admin shared it: 8.x lists every link)
   { text: 'mx-hidden', readers: ['admin'] },
+  // a private snippet of the internal and public projects: their members and admins only
+  { text: 'mx-snippet-secret', readers: ['guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
   { text: 'mxowner/mx-10', readers: ['nonMember', 'guest', 'reporter', 'developer', 'master', 'owner', 'admin'] },
 ];
 

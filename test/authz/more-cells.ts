@@ -72,6 +72,15 @@ export interface CrossCase {
 
 /** Requests that reach for an object the caller may not use through another one they may. */
 export const CROSS_CASES: CrossCase[] = [
+  ...(['GET', 'PUT', 'DELETE'] as const).map((method): CrossCase => ({
+    name: `${method} another project's snippet through a project the caller may change snippets of`, as: 'admin', method,
+    path: (w) => `/projects/${w.projects[20].id}/snippets/${w.projects[0].snippetId}`, body: method === 'PUT' ? () => ({ title: 'x' }) : undefined,
+    status: 404, why: "8.13 finds a snippet among the project's own (project.snippets.find)",
+  })),
+  {
+    name: "comment on another project's snippet through a project the caller may read", as: 'admin', method: 'POST',
+    path: (w) => `/projects/${w.projects[20].id}/snippets/${w.projects[0].snippetId}/notes`, body: () => ({ body: 'x' }), status: 404, why: '8.13 notes.rb',
+  },
   {
     name: 'move an issue into a project the caller cannot see', as: 'master', method: 'POST',
     path: (w) => `/projects/${w.projects[20].id}/issues/${w.projects[20].issueId}/move`, body: (w) => ({ to_project_id: w.hiddenProjectId }),

@@ -85,6 +85,44 @@ function noteableRows(kind: 'issues' | 'merge_requests', idParam: string): Row[]
   ];
 }
 
+/** Rows of the project snippet routes (8.13 project_snippets.rb), their notes and award emoji (notes.rb, award_emoji.rb). */
+function snippetRows(): Row[] {
+  const one = `${P}/snippets/{snippet_id}`;
+  const ids = (c: Cell) => ({ snippet_id: c.p.snippetId, note_id: c.p.snippetNoteId });
+  const awardIds = (note: boolean) => (c: Cell) => ({ ...ids(c), award_id: note ? c.p.snippetNoteAwardId : c.p.snippetAwardId });
+  const awardPath = (c: Cell, note: boolean) => `/projects/${c.p.id}/snippets/${c.p.snippetId}${note ? `/notes/${c.p.snippetNoteId}` : ''}`;
+  const awards = (note: boolean): Row[] => {
+    const base = `${one}${note ? '/notes/{note_id}' : ''}/award_emoji`;
+    return [
+      { method: 'GET', path: base, ability: 'read_project_snippet', params: ids },
+      { method: 'POST', path: base, ability: 'read_project_snippet', params: ids, body: (c) => ({ name: AWARD_OF[c.caller] }), ok: [201], why: 'anyone who reads the snippet may award' },
+      { method: 'GET', path: `${base}/{award_id}`, ability: 'read_project_snippet', params: awardIds(note) },
+      {
+        method: 'DELETE', path: `${base}/{award_id}`, ability: 'destroy_snippet_award', params: awardIds(note),
+        fresh: async (c) => ({ award_id: await fresh.award(c.w, awardPath(c, note)) }),
+      },
+    ];
+  };
+  return [
+    { method: 'GET', path: `${P}/snippets`, ability: 'read_project_snippet' },
+    {
+      method: 'POST', path: `${P}/snippets`, ability: 'create_project_snippet',
+      body: (c) => ({ title: `snippet ${c.u}`, file_name: 'a.rb', code: 'puts 1', visibility_level: 0 }),
+    },
+    { method: 'GET', path: one, ability: 'read_project_snippet', params: ids },
+    { method: 'GET', path: `${one}/raw`, ability: 'read_project_snippet', params: ids },
+    { method: 'PUT', path: one, ability: 'update_project_snippet', params: ids, body: (c) => ({ title: `edited ${c.u}` }) },
+    { method: 'DELETE', path: one, ability: 'update_project_snippet', params: ids, fresh: async (c) => ({ snippet_id: await fresh.snippet(c.w, c.p, c.vis) }) },
+    { method: 'GET', path: `${one}/notes`, ability: 'read_project_snippet', params: ids },
+    { method: 'POST', path: `${one}/notes`, ability: 'create_snippet_note', params: ids, body: (c) => ({ body: `note ${c.u}` }) },
+    { method: 'GET', path: `${one}/notes/{note_id}`, ability: 'read_project_snippet', params: ids },
+    { method: 'PUT', path: `${one}/notes/{note_id}`, ability: 'admin_snippet_note', params: ids, body: (c) => ({ body: `edited ${c.u}` }) },
+    { method: 'DELETE', path: `${one}/notes/{note_id}`, ability: 'admin_snippet_note', params: ids, fresh: async (c) => ({ note_id: await fresh.snippetNote(c.w, c.p) }) },
+    ...awards(false),
+    ...awards(true),
+  ];
+}
+
 /** A different emoji per caller, so that every permitted award in a cell is a new one. */
 const AWARD_OF: Record<Caller, string> = {
   anonymous: 'a', blocked: 'b', nonMember: 'smile', external: 'heart', guest: 'rocket', reporter: 'eyes', developer: 'fire', master: 'star', owner: 'clap', admin: 'wave',
@@ -339,6 +377,8 @@ export const POLICY_TABLE: Row[] = [
     params: (c) => ({ issue_id: c.p.confidentialIssueId }), body: (c) => ({ body: `note ${c.u}` }), why: 'decisions.md "notes and awards of an issue the caller may not read": 404',
   },
   ...noteableRows('issues', 'issue_id'),
+  // project snippets, their notes and award emoji
+  ...snippetRows(),
   // item-level rules (4.2): the guest wrote a confidential issue and a note on it, and awarded it; the reporter
   // opened a merge request. The confidential issue's notes are out of reach (404) for whoever may not read it
   { method: 'GET', path: `${P}/issues/{issue_id}`, variant: "guest's confidential issue", ability: 'read_issue', confidential: true, also: ['guest'], params: (c) => ({ issue_id: c.p.guestIssueId }) },

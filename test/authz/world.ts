@@ -57,6 +57,11 @@ export interface ProjectWorld {
   hookId: number;
   runnerId: number;
   uploadUrl: string;
+  /** A snippet of root's with the project's visibility, a note of root's on it, root's award on each. */
+  snippetId: number;
+  snippetNoteId: number;
+  snippetAwardId: number;
+  snippetNoteAwardId: number;
 }
 
 /** The whole world. */
@@ -174,6 +179,7 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
     id, path, pipelineId: 0, buildId: 0, sha: '', issueId: 0, confidentialIssueId: 0, mergeRequestId: 0, issueNoteId: 0, mrNoteId: 0,
     issueAwardId: 0, issueNoteAwardId: 0, mrAwardId: 0, mrNoteAwardId: 0, labelId: 0, deployKeyId: 0, guestIssueId: 0, guestNoteId: 0,
     guestAwardId: 0, reporterMergeRequestId: 0, milestoneId: 0, hookId: 0, runnerId: 0, uploadUrl: '',
+    snippetId: 0, snippetNoteId: 0, snippetAwardId: 0, snippetNoteAwardId: 0,
   };
   await part(w, `${name}: pushed files, pipeline, build, trace and artifacts`, async () => {
     p.sha = await pushFiles(w.s.ctx, id, w.cast.owner.id, { 'README.md': 'readme\n', '.gitlab-ci.yml': CI_YML, 'docs/a.txt': 'a\n' });
@@ -245,6 +251,15 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
     p.reporterMergeRequestId = await fresh.mergeRequest(w, p);
     await w.s.ctx.data.run(`UPDATE merge_requests SET author_id = ? WHERE id = ?`, [w.cast.reporter.id, p.reporterMergeRequestId]);
   });
+  await part(w, `${name}: snippets, a note and awards`, async () => {
+    await w.s.ctx.data.run(`UPDATE projects SET snippets_enabled = TRUE WHERE id = ?`, [id]);
+    p.snippetId = await fresh.snippet(w, p, vis);
+    p.snippetNoteId = (await asRoot(w, 'POST', `${base}/snippets/${p.snippetId}/notes`, { body: 'a snippet note' })).id;
+    p.snippetAwardId = (await asRoot(w, 'POST', `${base}/snippets/${p.snippetId}/award_emoji`, { name: 'tada' })).id;
+    p.snippetNoteAwardId = (await asRoot(w, 'POST', `${base}/snippets/${p.snippetId}/notes/${p.snippetNoteId}/award_emoji`, { name: 'tada' })).id;
+    // a private snippet of a visible project: only members and admins may ever read its title (SECRETS)
+    if (vis > 0) await asRoot(w, 'POST', `${base}/snippets`, { title: 'mx-snippet-secret', file_name: 'secret.txt', code: 'x', visibility_level: 0 });
+  });
   await part(w, `${name}: a runner`, async () => {
     p.runnerId = await fresh.runner(w, [id]);
   });
@@ -265,7 +280,7 @@ export async function buildWorld(s: TestServer): Promise<World> {
   w.privateGroupId = await freshGroup(w, 0, 'mxprivate');
   for (const vis of VISIBILITIES) w.projects[vis] = await buildProject(w, vis);
   w.featuresOff = await buildProject(w, 20, 'mx-features-off');
-  await s.ctx.data.run(`UPDATE projects SET issues_enabled = FALSE, merge_requests_enabled = FALSE, builds_enabled = FALSE WHERE id = ?`, [w.featuresOff.id]);
+  await s.ctx.data.run(`UPDATE projects SET issues_enabled = FALSE, merge_requests_enabled = FALSE, builds_enabled = FALSE, snippets_enabled = FALSE WHERE id = ?`, [w.featuresOff.id]);
   w.archived = await buildProject(w, 20, 'mx-archived');
   await s.ctx.data.run(`UPDATE projects SET archived = TRUE WHERE id = ?`, [w.archived.id]);
   w.expired = await s.user('mxexpired');
@@ -338,6 +353,12 @@ export const fresh = {
     }
     throw new Error(`no award left on ${path}`);
   },
+  /** A snippet of root's in the project (its visibility `vis`, the project's by default). */
+  snippet: async (w: World, p: Pick<ProjectWorld, 'id'>, vis = 0) =>
+    (await asRoot(w, 'POST', `/projects/${p.id}/snippets`, { title: uniq(w, 'snippet'), file_name: 'a.rb', code: 'puts 1', visibility_level: vis })).id as number,
+  /** A note of root's on the project's snippet. */
+  snippetNote: async (w: World, p: ProjectWorld) =>
+    (await asRoot(w, 'POST', `/projects/${p.id}/snippets/${p.snippetId}/notes`, { body: uniq(w, 'note') })).id as number,
   label: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/labels`, { name: uniq(w, 'label'), color: '#00FF00' })).name as string,
   hook: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/hooks`, { url: `http://hooks.invalid/${uniq(w)}` })).id as number,
   variable: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/variables`, { key: uniq(w, 'VAR'), value: 'v' })).key as string,

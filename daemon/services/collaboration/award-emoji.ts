@@ -11,6 +11,7 @@ import type { Queries } from '../../db/layer/types.js';
 import { toAwardEmoji } from '../../db/rows.js';
 import { notFoundMessage } from '../../errors.js';
 import { INT_MAX, LOCKS, lockAsync } from './tx.js';
+import { snippetLive } from '../snippets.js';
 
 /** Upvotes (thumbsup) and downvotes (thumbsdown) per awardable: one query for a page. */
 export async function voteCountsAsync(q: Queries, type: AwardableType, ids: number[]): Promise<Map<number, { upvotes: number; downvotes: number }>> {
@@ -70,7 +71,7 @@ export type AwardResult = { award: AwardEmojiRow } | { errors: Record<string, st
 
 /**
  * Whether the thing awarded is still there, inside the writing transaction (its writers serialised: an issue's lock,
- * a note's), so an award never outlives what it is on. Snippets have no table of their own to check here.
+ * a note's, a snippet's), so an award never outlives what it is on.
  */
 export async function awardableLive(tx: Queries, awardable: Pick<Awardable, 'type' | 'id'>): Promise<boolean> {
   switch (awardable.type) {
@@ -82,6 +83,8 @@ export async function awardableLive(tx: Queries, awardable: Pick<Awardable, 'typ
     case 'Note':
       await lockAsync(tx, LOCKS.note, awardable.id);
       return !!(await tx.get(`SELECT 1 AS x FROM notes WHERE id = ?`, [awardable.id]));
+    case 'Snippet':
+      return snippetLive(tx, awardable.id);
     default:
       return true;
   }
@@ -136,7 +139,7 @@ export function awardableBodyName(body: string): string | null {
  * when not (an author's own vote), so a plain note is written instead. A second identical award is an error.
  */
 export async function awardOnCreateAsync(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): Promise<AwardEmojiRow | null> {
-  if (awardable.type === 'Snippet' || !canAward(actor, awardable, name)) return null;
+  if (!canAward(actor, awardable, name)) return null;
   const r = await createAward(ctx, actor, awardable, name);
   if ('errors' in r) throw new AwardError(r.errors);
   return r.award;

@@ -20,6 +20,7 @@ import { mentionedUsernames } from './mentions.js';
 import { todosForNoteAsync } from './todos.js';
 import { INT_MAX, LOCKS, lockAsync, type Tx } from './tx.js';
 import { getSettingsAsync } from '../settings.js';
+import { snippetLive } from '../snippets.js';
 import { statement } from '../../db/statements.js';
 import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
@@ -70,6 +71,8 @@ export interface Noteable {
   authorId: number | null;
   assigneeId: number | null;
   confidential: boolean;
+  /** A snippet's visibility level (who reads it depends on it); absent for issues and merge requests. */
+  visibilityLevel?: number;
   /** The noteable's own row (IssueRow for issues), for the hook payload. */
   row: unknown;
 }
@@ -139,8 +142,8 @@ function checkLength(body: string): void {
   if (body.length > MAX_NOTE_LENGTH) throw validationError({ note: [`is too long (maximum is ${MAX_NOTE_LENGTH} characters)`] });
 }
 
-/** The noteable's table, for touching its updated_at (snippets have none yet). */
-const NOTEABLE_TABLE: Partial<Record<NoteableType, string>> = { Issue: 'issues', MergeRequest: 'merge_requests' };
+/** The noteable's table, for touching its updated_at (8.13 notes touch snippets too). */
+const NOTEABLE_TABLE: Partial<Record<NoteableType, string>> = { Issue: 'issues', MergeRequest: 'merge_requests', Snippet: 'snippets' };
 
 /** Parameters of a new note. */
 export interface CreateNoteParams {
@@ -157,6 +160,7 @@ export type CreatedNote = { kind: 'note'; note: NoteRow } | { kind: 'award'; awa
  * lands on an issue or merge request deleted meanwhile (the route answers 404). Snippets have no table here.
  */
 async function noteableLive(tx: Queries, noteable: Pick<Noteable, 'type' | 'id'>): Promise<boolean> {
+  if (noteable.type === 'Snippet') return snippetLive(tx, noteable.id);
   if (noteable.type === 'Issue') await lockAsync(tx, LOCKS.issue, noteable.id);
   const table = NOTEABLE_TABLE[noteable.type];
   return !table || !!(await tx.get(`SELECT 1 AS x FROM ${table} WHERE id = ? AND deleted_at IS NULL`, [noteable.id]));

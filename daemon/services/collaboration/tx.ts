@@ -15,7 +15,7 @@ export interface Target<T extends string = 'Issue' | 'MergeRequest'> {
 }
 
 /** Keys of the transaction locks below (the first half of PostgreSQL's two-integer advisory lock key). */
-export const LOCKS = { issueIid: 0x6c0101, issue: 0x6c0102, todoTarget: 0x6c0103, mergeRequestTodoTarget: 0x6c0104, note: 0x6c0105, label: 0x6c0106 } as const;
+export const LOCKS = { issueIid: 0x6c0101, issue: 0x6c0102, todoTarget: 0x6c0103, mergeRequestTodoTarget: 0x6c0104, note: 0x6c0105, label: 0x6c0106, snippet: 0x6c0107 } as const;
 
 /**
  * Serialise the writers of one thing (an issue, a project's iids, the todos of a target) until the end of the
