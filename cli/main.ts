@@ -48,6 +48,7 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'oauth-app', alias: 'oauth-apps', description: 'register, list and delete OAuth applications', load: async () => (await import('./commands/oauth-apps.js')).registerOAuthApps },
   { name: 'mr', alias: 'merge-request', description: 'list, show, create, merge, diff, check out and comment on merge requests', load: async () => (await import('./commands/merge-requests.js')).registerMergeRequests },
   { name: 'ssh-key', alias: 'ssh-keys', description: 'list, add and remove your SSH keys (for git over SSH)', load: async () => (await import('./commands/ssh-keys.js')).registerSshKeys },
+  { name: 'trigger', alias: 'triggers', description: 'list, create and remove a project\'s build triggers, and start pipelines with them', load: async () => (await import('./commands/triggers.js')).registerTriggers },
   { name: 'deploy-key', alias: 'deploy-keys', description: 'list, add, enable and remove a project\'s read-only deploy keys', load: async () => (await import('./commands/deploy-keys.js')).registerDeployKeys },
 ];
 

@@ -40,8 +40,7 @@ export default async function triggerRoutes(api: FastifyInstance): Promise<void>
     const project = await lookupProjectAsync(ctx, (request.params as Static<typeof ProjectIdParams>).id);
     if (!project) throw notFound();
     const variables = checkTriggerVariables(body.variables);
-    const triggerRequest = await runTrigger(ctx, project, String(body.token), String(body.ref), variables);
-    return reply.code(201).send(triggerRequestEntity(triggerRequest));
+    return reply.code(201).send(triggerRequestEntity(await runTrigger(ctx, project, String(body.token), String(body.ref), variables)));
   });
 
   api.get('/projects/:id/triggers', {

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ProjectRow } from '../db/schema.js';
+import type { PipelineRow } from '../db/schema-ci.js';
 import type { Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
 import { toTrigger, toTriggerRequest, type TriggerRequestRow, type TriggerRow } from '../db/rows.js';
@@ -19,6 +20,12 @@ import { preparePipelineForTrigger, writePreparedPipeline } from './pipelines.js
 /** A trigger request as the API shows it: its variables opened (null when none were given). */
 export interface TriggerRequest extends TriggerRequestRow {
   variables: Record<string, string> | null;
+}
+
+/** What POST /projects/:id/trigger/builds made: the trigger request and its pipeline. */
+export interface TriggeredPipeline {
+  request: TriggerRequest;
+  pipeline: PipelineRow;
 }
 
 /** Every column of a trigger and its last use (8.13 Trigger#last_used: the newest trigger request's created_at). */
@@ -97,28 +104,29 @@ function openRequest(ctx: AppContext, row: TriggerRequestRow): TriggerRequest {
  * POST /projects/:id/trigger/builds (8.13 CreateTriggerRequestService): the trigger of `token` must be a live trigger
  * of `project` (404 otherwise, see docs/decisions.md); a pipeline is created for `ref` from its .gitlab-ci.yml
  * (preparePipelineForTrigger; 400 "No builds created" when none is) and the trigger request recorded with it in one
- * transaction. Returns the trigger request.
+ * transaction. Returns the trigger request and the pipeline.
  */
 export async function runTrigger(
   ctx: AppContext, project: ProjectRow, token: string, ref: string, variables: Record<string, string> | null,
-): Promise<TriggerRequest> {
+): Promise<TriggeredPipeline> {
   const trigger = await ctx.data.get<{ id: number; project_id: number }>(
     'SELECT id, project_id FROM ci_triggers WHERE token_hash = ? AND deleted_at IS NULL', [hashToken(token)]);
   if (!trigger || trigger.project_id !== project.id) throw notFound();
   const prepared = await preparePipelineForTrigger(ctx, project, ref);
   if (!prepared) throw badRequestMessage('No builds created');
   try {
-    const row = await ctx.data.transaction(async (tx) => {
+    const made = await ctx.data.transaction(async (tx) => {
       // the trigger may have been deleted while the repository was read
       if (!(await tx.get('SELECT id FROM ci_triggers WHERE id = ? AND deleted_at IS NULL', [trigger.id]))) return null;
       const pipeline = await writePreparedPipeline(ctx, tx, project, null, prepared);
       const at = now();
       const sealed = variables === null ? null : ctx.secrets.seal(JSON.stringify(variables));
-      return tx.get('INSERT INTO ci_trigger_requests (trigger_id, pipeline_id, variables, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *',
+      const row = await tx.get('INSERT INTO ci_trigger_requests (trigger_id, pipeline_id, variables, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *',
         [trigger.id, pipeline.id, sealed, at, at]);
+      return { row: row!, pipeline };
     });
-    if (!row) throw notFound();
-    return openRequest(ctx, toTriggerRequest(row));
+    if (!made) throw notFound();
+    return { request: openRequest(ctx, toTriggerRequest(made.row)), pipeline: made.pipeline };
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;

@@ -184,10 +184,12 @@ describe('POST /projects/:id/trigger/builds', () => {
     expect(r.body).toEqual({
       id: expect.any(Number), variables: { TRIGGER_KEY: 'TRIGGER_VALUE', OTHER: 'two words' },
       created_at: expect.any(String), updated_at: expect.any(String), deleted_at: null,
+      pipeline: { id: expect.any(Number), sha: expect.stringMatching(/^[0-9a-f]{40}$/), ref: 'master', status: 'pending' },
     });
     const after = await pipelinesOf(s.ctx, priv.id);
     expect(after.length).toBe(before.length + 1);
     const pipeline = after.at(-1)!;
+    expect(r.body.pipeline.id).toBe(pipeline.id);
     // the commit says [ci skip]: a trigger ignores it (8.13 ignore_skip_ci)
     expect(pipeline).toMatchObject({ ref: 'master', tag: false, userId: null, status: 'pending' });
     const names = (await buildsOf(s.ctx, pipeline.id)).map((b) => b.name).sort();

@@ -2,8 +2,9 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { TriggerRow } from '../../db/rows.js';
-import { triggerToken, type TriggerRequest } from '../../services/triggers.js';
+import { triggerToken, type TriggeredPipeline } from '../../services/triggers.js';
 import { Nullable } from '../params.js';
+import { pipelineBasic, PipelineBasicSchema } from './pipelines.js';
 
 const NS = Nullable(Type.String());
 
@@ -17,13 +18,15 @@ export function triggerEntity(ctx: AppContext, t: TriggerRow) {
 
 /**
  * TriggerRequest: 8.13's id and variables (the hash given, or null), with created_at, updated_at and deleted_at of
- * the row as later GitLab versions show them (a superset, docs/DECISIONS.md rule 2).
+ * the row as later GitLab versions show them, and the pipeline it created (PipelineBasic), which 8.13 did not send:
+ * a superset (docs/DECISIONS.md rule 2), so that a caller can follow the pipeline it started.
  */
 export const TriggerRequestSchema = Type.Object({
   id: Type.Integer(), variables: Nullable(Type.Record(Type.String(), Type.String())), created_at: Type.String(), updated_at: Type.String(), deleted_at: NS,
+  pipeline: PipelineBasicSchema,
 });
 
-/** The TriggerRequest entity. */
-export function triggerRequestEntity(r: TriggerRequest) {
-  return { id: r.id, variables: r.variables, created_at: r.createdAt, updated_at: r.updatedAt, deleted_at: null };
+/** The TriggerRequest entity, with its pipeline. */
+export function triggerRequestEntity({ request: r, pipeline }: TriggeredPipeline) {
+  return { id: r.id, variables: r.variables, created_at: r.createdAt, updated_at: r.updatedAt, deleted_at: null, pipeline: pipelineBasic(pipeline) };
 }
