@@ -348,3 +348,12 @@ describe('POST /projects/:id/trigger/builds', () => {
     });
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('lists every trigger route', async () => {
+    const doc = (await s.app.inject({ method: 'GET', url: '/api/v3/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+    expect(Object.keys(doc.paths['/api/v3/projects/{id}/triggers'] ?? {}).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths['/api/v3/projects/{id}/triggers/{token}'] ?? {}).sort()).toEqual(['delete', 'get']);
+    expect(Object.keys(doc.paths['/api/v3/projects/{id}/trigger/builds'] ?? {})).toEqual(['post']);
+  });
+});
