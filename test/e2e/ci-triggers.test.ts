@@ -4,17 +4,14 @@
  * and the real gantry-runner (shell executor) running the builds: the trigger variables are in the job's trace.
  * Needs `npm run build`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
-import { api, cleanEnv, cleanupTmp, killAll, ROOT, runCli, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, cleanupTmp, eventually as eventuallyOr, killAll, runCli, startGantryd, startRunnerAgent, tmp, type Daemon, type RunnerAgent } from './helpers.js';
 
 const PASSWORD = 'trigger-e2e-root-password';
 const RUNNERS_TOKEN = 'trigger-e2e-registration-token-0123456789';
-const RUNNER_BIN = join(ROOT, 'bin', 'gantry-runner.js');
 const CI_YML = [
   'deploy:',
   '  script:',
@@ -28,22 +25,12 @@ let daemon: Daemon;
 let token: string;
 let cliConfig: string;
 let runnerConfigDir: string;
-let runner: { proc: ChildProcess; log(): string; exited: Promise<number | null> };
+let runner: RunnerAgent;
 let project: { id: number; path_with_namespace: string };
 let work: string;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Poll `fn` until it returns a value, or fail after timeoutMs with the runner's log. */
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs = 30_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false && v !== null) return v;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}\nrunner log:\n${runner?.log().slice(-3000)}`);
-    await sleep(250);
-  }
-}
+const eventually = <T>(what: string, fn: () => Promise<T | undefined | false | null>) =>
+  eventuallyOr(what, fn, 30_000, () => `runner log:\n${runner?.log().slice(-3000)}`);
 
 /** The finished build of a pipeline and its trace. */
 async function finishedBuild(pipelineId: number): Promise<{ id: number; status: string; trace: string }> {
@@ -72,22 +59,7 @@ beforeAll(async () => {
   await commitFiles(work, { '.gitlab-ci.yml': CI_YML }, 'add CI');
   await gitOk(work, ['push', '-q', repoUrl(daemon.url, project.path_with_namespace, { username: 'root', password: PASSWORD }), 'HEAD:master']);
 
-  const reg = await new Promise<{ code: number | null; output: string }>((done) => {
-    const p = spawn(process.execPath, [RUNNER_BIN, 'register', '--url', daemon.url, '--registration-token', RUNNERS_TOKEN, '--description', 'trigger-e2e'],
-      { env: cleanEnv({ GANTRY_CONFIG_DIR: runnerConfigDir }), stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    p.stdout.on('data', (d: Buffer) => { output += d.toString(); });
-    p.stderr.on('data', (d: Buffer) => { output += d.toString(); });
-    p.on('close', (code) => done({ code, output }));
-  });
-  expect(reg.code, reg.output).toBe(0);
-  const proc = spawn(process.execPath, [RUNNER_BIN, 'run', '--builds-dir', tmp('gantry-trigger-e2e-builds-')], {
-    env: cleanEnv({ GANTRY_CONFIG_DIR: runnerConfigDir }), stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  proc.stdout.on('data', (d: Buffer) => { log += d.toString(); });
-  proc.stderr.on('data', (d: Buffer) => { log += d.toString(); });
-  runner = { proc, log: () => log, exited: new Promise((done) => proc.on('close', (code) => done(code))) };
+  runner = await startRunnerAgent(daemon.url, RUNNERS_TOKEN, { configDir: runnerConfigDir, buildsDir: tmp('gantry-trigger-e2e-builds-'), description: 'trigger-e2e' });
 }, 60_000);
 
 afterAll(async () => {
