@@ -4,7 +4,8 @@
  * no user at all: the trigger token is the credential, and the pipeline it starts has no user.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { ProjectRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import { lookupProjectAsync } from '../services/projects.js';
 import { checkTriggerVariables, countTriggers, createTrigger, deleteTrigger, findTrigger, listTriggers, runTrigger } from '../services/triggers.js';
@@ -28,17 +29,25 @@ export default async function triggerRoutes(api: FastifyInstance): Promise<void>
   const { ctx } = api;
   const admin = loadProjectAsync('admin_build');
 
+  // The project by id or path whoever asks (the token decides), found before the body is read: 404 first, as every
+  // project route answers an `:id` that names nothing.
+  const triggerProjects = new WeakMap<FastifyRequest, ProjectRow>();
+  const findTriggerProject: preValidationAsyncHookHandler = async (request) => {
+    const project = await lookupProjectAsync(ctx, (request.params as Static<typeof ProjectIdParams>).id);
+    if (!project) throw notFound();
+    triggerProjects.set(request, project);
+  };
+
   api.post('/projects/:id/trigger/builds', {
     config: { public: true },
-    preValidation: dropBlankParams,
+    preValidation: [findTriggerProject, dropBlankParams],
     schema: {
       tags, summary: 'Start a pipeline for a ref with a trigger token (no user authentication)', params: ProjectIdParams, body: RunBody,
       response: { 201: TriggerRequestSchema },
     },
   }, async (request, reply) => {
     const body = request.body as Static<typeof RunBody>;
-    const project = await lookupProjectAsync(ctx, (request.params as Static<typeof ProjectIdParams>).id);
-    if (!project) throw notFound();
+    const project = triggerProjects.get(request)!;
     const variables = checkTriggerVariables(body.variables);
     return reply.code(201).send(triggerRequestEntity(await runTrigger(ctx, project, String(body.token), String(body.ref), variables)));
   });
