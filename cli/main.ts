@@ -50,6 +50,7 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'ssh-key', alias: 'ssh-keys', description: 'list, add and remove your SSH keys (for git over SSH)', load: async () => (await import('./commands/ssh-keys.js')).registerSshKeys },
   { name: 'member', alias: 'members', description: 'list, add, change and remove the members of a project or group, by name and role', load: async () => (await import('./commands/members.js')).registerMembers },
   { name: 'snippet', alias: 'snippets', description: 'list, create, show, edit and delete a project\'s snippets', load: async () => (await import('./commands/snippets.js')).registerSnippets },
+  { name: 'trigger', alias: 'triggers', description: 'list, create and remove a project\'s build triggers, and start pipelines with them', load: async () => (await import('./commands/triggers.js')).registerTriggers },
   { name: 'deploy-key', alias: 'deploy-keys', description: 'list, add, enable and remove a project\'s read-only deploy keys', load: async () => (await import('./commands/deploy-keys.js')).registerDeployKeys },
 ];
 

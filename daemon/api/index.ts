@@ -45,4 +45,5 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./keys.js')).default);
   await api.register((await import('./deploy-keys.js')).default);
   await api.register((await import('./snippets.js')).default);
+  await api.register((await import('./triggers.js')).default);
 }

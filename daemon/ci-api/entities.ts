@@ -9,6 +9,7 @@ import { buildVariables } from '../ci/variables.js';
 import type { CiVariable } from '../ci/config-types.js';
 import { runnerTags } from '../services/runners.js';
 import { secretVariables } from '../services/variables.js';
+import { triggerRequestOfPipeline } from '../services/triggers.js';
 import { statusRowsInOrder } from '../services/builds.js';
 
 const ZERO_SHA = '0'.repeat(40);
@@ -141,10 +142,11 @@ export async function buildDetails(ctx: AppContext, build: CommitStatusRow, toke
   const userId = build.userId ?? pipeline.userId;
   const user = userId ? ((await ctx.data.get<{ id: number; email: string }>('SELECT id, email FROM users WHERE id = ?', [userId])) ?? null) : null;
   const secrets = await secretVariables(ctx, build.projectId);
+  const triggerRequest = await triggerRequestOfPipeline(ctx, build.pipelineId);
   const variables = buildVariables({
     build: {
       id: build.id, token, sha: pipeline.sha, beforeSha: pipeline.beforeSha, ref: build.ref ?? '', tag: !!build.tag,
-      name: build.name, stage: build.stage ?? '', when: build.when,
+      name: build.name, stage: build.stage ?? '', when: build.when, triggered: triggerRequest !== null,
     },
     server: CI_SERVER,
     project: { id: project.id, path: project.path, pathWithNamespace: fullPath, namespacePath: project.namespacePath, webUrl: `${ctx.externalUrl()}/${fullPath}` },
@@ -153,6 +155,7 @@ export async function buildDetails(ctx: AppContext, build: CommitStatusRow, toke
     user,
     yamlVariables: yamlVariables(build.yamlVariables),
     secretVariables: secrets,
+    triggerVariables: Object.entries(triggerRequest?.variables ?? {}).map(([key, value]) => ({ key, value })),
   });
   // Dependencies are downloaded with this build's token: it is valid for artifacts of its own pipeline.
   const depends = (await earlierBuilds(ctx, build)).map((d) => presentBuild(d, pipeline.sha, project, token));

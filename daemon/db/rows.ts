@@ -302,3 +302,40 @@ export function toSnippet(r: Record<string, unknown>): SnippetRow {
     updatedAt: r.updated_at as string,
   };
 }
+
+/** A `ci_triggers` row (migration 0035): a project's trigger, its token sealed; `lastUsed` when selected with it. */
+export interface TriggerRow {
+  id: number;
+  projectId: number;
+  tokenSealed: string;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt: string | null;
+  lastUsed: string | null;
+}
+
+/** Map a raw `ci_triggers` row (with an optional `last_used` column) to TriggerRow. */
+export function toTrigger(t: Rec): TriggerRow {
+  return {
+    id: t.id as number, projectId: t.project_id as number, tokenSealed: t.token_sealed as string, createdAt: t.created_at as string,
+    updatedAt: t.updated_at as string, deletedAt: (t.deleted_at ?? null) as string | null, lastUsed: (t.last_used ?? null) as string | null,
+  };
+}
+
+/** A `ci_trigger_requests` row (migration 0035): one use of a trigger, its pipeline and its variables (sealed JSON). */
+export interface TriggerRequestRow {
+  id: number;
+  triggerId: number;
+  pipelineId: number;
+  variablesSealed: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Map a raw `ci_trigger_requests` row to TriggerRequestRow. */
+export function toTriggerRequest(r: Rec): TriggerRequestRow {
+  return {
+    id: r.id as number, triggerId: r.trigger_id as number, pipelineId: r.pipeline_id as number,
+    variablesSealed: (r.variables ?? null) as string | null, createdAt: r.created_at as string, updatedAt: r.updated_at as string,
+  };
+}

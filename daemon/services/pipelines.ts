@@ -10,7 +10,7 @@ import { pipelines, type CommitStatusRow, type PipelineRow } from '../db/schema-
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
 import { toCommitStatus, toPipeline } from '../db/rows.js';
-import { parseCiConfig, jobMatchesRef, type CiJob } from '../ci/config.js';
+import { parseCiConfig, jobMatchesRef, type CiJob, type PipelineSource } from '../ci/config.js';
 import {
   compositeStatus, isFinished, nextPipelineStatus, nextStageActions, pipelineCancelTargets, pipelineRetryTargets, pipelineStatus,
   type BuildStatus, type ProcessableBuild,
@@ -76,6 +76,41 @@ export type PreparedPipeline =
   | { kind: 'finished'; values: Omit<Partial<PipelineRow>, 'createdAt' | 'updatedAt'> }
   | { kind: 'jobs'; values: Omit<Partial<PipelineRow>, 'createdAt' | 'updatedAt'>; jobs: CiJob[] };
 
+/** Where a pipeline's commit comes from: a pushed ref change, or a ref named to the trigger API. */
+interface PipelineOrigin {
+  ref: string;
+  tag: boolean;
+  before: string | null;
+  sha: string;
+  source: PipelineSource;
+}
+
+/**
+ * Read the pipeline of `origin` from its commit's .gitlab-ci.yml (8.13 CreatePipelineService): null when the commit or
+ * the file is missing or no job matches the ref; born failed for an invalid file; born skipped for `[ci skip]` unless
+ * the trigger API asked (ignore_skip_ci). Reads the repository, so it runs before the writing transaction.
+ */
+async function preparePipeline(ctx: AppContext, project: ProjectRow, user: UserRow | null, origin: PipelineOrigin): Promise<PreparedPipeline | null> {
+  const repo = projectRepository(ctx, project);
+  const commit = await repo.readCommit(origin.sha);
+  if (!commit) return null;
+  const file = await repo.readFileAt(commit.sha, CI_CONFIG_PATH);
+  if (!file) return null;
+  const { ref, tag } = origin;
+  const base = {
+    projectId: project.id, ref, sha: commit.sha, beforeSha: origin.before, tag, userId: user?.id ?? null,
+    committedAt: commit.committer.date.toISOString(), ...pipelineCommitColumns(commit),
+  };
+  const parsed = parseCiConfig(file.content.toString('utf8'));
+  if (!parsed.ok) return { kind: 'finished', values: { ...base, status: 'failed', yamlErrors: parsed.error, finishedAt: now() } };
+  if (origin.source !== 'trigger' && SKIP_CI.test(commit.message)) return { kind: 'finished', values: { ...base, status: 'skipped' } };
+  const ns = await projectNamespaceAsync(ctx, project);
+  const refCtx = { ref, tag, source: origin.source, projectPath: `${ns.path}/${project.path}` };
+  const jobs = parsed.config.jobs.filter((j) => jobMatchesRef(j, refCtx));
+  if (!jobs.length) return null;
+  return { kind: 'jobs', values: base, jobs };
+}
+
 /**
  * Read what the pipeline of a pushed branch or tag needs (8.13 CreatePipelineService for pushes): null when builds
  * are disabled, the ref was deleted, the commit or .gitlab-ci.yml is missing, or no job matches the ref. Reads the
@@ -84,23 +119,23 @@ export type PreparedPipeline =
 export async function preparePipelineForPush(ctx: AppContext, project: ProjectRow, user: UserRow | null, push: PipelinePush): Promise<PreparedPipeline | null> {
   if (!project.buildsEnabled || isZeroSha(push.after)) return null;
   const ref = push.ref.replace(/^refs\/(heads|tags)\//, '');
+  return preparePipeline(ctx, project, user, { ref, tag: push.tag, before: push.before ?? null, sha: push.after, source: 'push' });
+}
+
+/**
+ * Read the pipeline the trigger API asks for on a branch or tag (8.13 CreatePipelineService with a trigger request:
+ * no user, `[ci skip]` ignored, a tag of that name wins over a branch as git's own lookup does; `refs/heads/` and
+ * `refs/tags/` prefixes are stripped). Null when builds are disabled, the ref names no branch or tag, or no pipeline
+ * comes of it (see preparePipeline).
+ */
+export async function preparePipelineForTrigger(ctx: AppContext, project: ProjectRow, refName: string): Promise<PreparedPipeline | null> {
+  if (!project.buildsEnabled) return null;
+  const ref = refName.replace(/^refs\/(heads|tags)\//, '');
   const repo = projectRepository(ctx, project);
-  const commit = await repo.readCommit(push.after);
-  if (!commit) return null;
-  const file = await repo.readFileAt(commit.sha, CI_CONFIG_PATH);
-  if (!file) return null;
-  const base = {
-    projectId: project.id, ref, sha: commit.sha, beforeSha: push.before ?? null, tag: push.tag, userId: user?.id ?? null,
-    committedAt: commit.committer.date.toISOString(), ...pipelineCommitColumns(commit),
-  };
-  const parsed = parseCiConfig(file.content.toString('utf8'));
-  if (!parsed.ok) return { kind: 'finished', values: { ...base, status: 'failed', yamlErrors: parsed.error, finishedAt: now() } };
-  if (SKIP_CI.test(commit.message)) return { kind: 'finished', values: { ...base, status: 'skipped' } };
-  const ns = await projectNamespaceAsync(ctx, project);
-  const refCtx = { ref, tag: push.tag, source: 'push' as const, projectPath: `${ns.path}/${project.path}` };
-  const jobs = parsed.config.jobs.filter((j) => jobMatchesRef(j, refCtx));
-  if (!jobs.length) return null;
-  return { kind: 'jobs', values: base, jobs };
+  const tagged = (await repo.refValue(`refs/tags/${ref}`)) ? await repo.resolveRef(`refs/tags/${ref}`) : null;
+  const sha = tagged ?? (await repo.resolveBranch(ref));
+  if (!sha) return null;
+  return preparePipeline(ctx, project, null, { ref, tag: tagged !== null, before: null, sha, source: 'trigger' });
 }
 
 /**

@@ -68,6 +68,7 @@ beforeAll(async () => {
 
   for (const url of ['http://example.com/one', 'http://example.com/two']) await ok('POST', `/projects/${pid}/hooks`, s.root, { url });
   for (const key of ['ONE', 'TWO']) await ok('POST', `/projects/${pid}/variables`, s.root, { key, value: 'v' });
+  for (let i = 0; i < 2; i++) await ok('POST', `/projects/${pid}/triggers`, s.root);
   let runner = 0;
   for (const description of ['first runner', 'second runner']) {
     const r = await ci(s, 'POST', '/runners/register', { token: await projectRunnersToken(s, pid), description });

@@ -64,6 +64,7 @@ function defaultParam(name: string, row: Row, c: Cell): string | number {
     case 'hook_id': return c.p.hookId;
     case 'key_id': return c.p.deployKeyId;
     case 'key': return 'SECRET';
+    case 'token': return c.p.triggerToken;
     case 'build_id': return c.p.buildId;
     case 'pipeline_id': return c.p.pipelineId;
     case 'sha': return c.p.sha;

@@ -9,7 +9,7 @@
  */
 import type { Ability } from './abilities.js';
 import { MULTIPART, receivePackRequest, uploadPackRequest } from './requests.js';
-import { fresh, freshBuild, freshGroup, freshProject, sshPublicKey, type Caller, type ProjectWorld, type Visibility, type World } from './world.js';
+import { asRoot, fresh, freshBuild, freshGroup, freshProject, sshPublicKey, type Caller, type ProjectWorld, type Visibility, type World } from './world.js';
 
 /** One cell: a route called by one caller on the subjects of one visibility. */
 export interface Cell {
@@ -355,6 +355,16 @@ export const POLICY_TABLE: Row[] = [
   { method: 'GET', path: `${P}/variables/{key}`, ability: 'admin_build', params: () => ({ key: 'SECRET' }) },
   { method: 'PUT', path: `${P}/variables/{key}`, ability: 'admin_build', params: () => ({ key: 'SECRET' }), body: (c) => ({ value: c.u }) },
   { method: 'DELETE', path: `${P}/variables/{key}`, ability: 'admin_build', fresh: async (c) => ({ key: await fresh.variable(c.w, c.p) }) },
+
+  // build triggers (8.13 triggers.rb: admin_build, master and up); trigger/builds takes the trigger token, no user
+  { method: 'GET', path: `${P}/triggers`, ability: 'admin_build' },
+  { method: 'POST', path: `${P}/triggers`, ability: 'admin_build' },
+  { method: 'GET', path: `${P}/triggers/{token}`, ability: 'admin_build' },
+  { method: 'DELETE', path: `${P}/triggers/{token}`, ability: 'admin_build', fresh: async (c) => ({ token: (await asRoot(c.w, 'POST', `/projects/${c.p.id}/triggers`)).token }) },
+  {
+    method: 'POST', path: `${P}/trigger/builds`, ability: 'public', body: (c) => ({ token: c.p.triggerToken, ref: 'master' }),
+    why: "8.13: the trigger token is the credential; anyone holding it starts a pipeline, on any visibility (a user's token is no trigger token: test/api/triggers.test.ts)",
+  },
 
   // issues (reference 4.2; issue move: admin_issue on the source, create_issue on the target)
   { method: 'GET', path: `${V3}/issues`, ability: 'user' },

@@ -62,6 +62,8 @@ export interface ProjectWorld {
   snippetNoteId: number;
   snippetAwardId: number;
   snippetNoteAwardId: number;
+  /** The token of a build trigger of the project. */
+  triggerToken: string;
 }
 
 /** The whole world. */
@@ -232,6 +234,9 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
   });
   await part(w, `${name}: a secret variable`, async () => {
     await asRoot(w, 'POST', `${base}/variables`, { key: 'SECRET', value: 'mx-s3cret-value' });
+  });
+  await part(w, `${name}: a build trigger`, async () => {
+    p.triggerToken = (await asRoot(w, 'POST', `${base}/triggers`)).token;
   });
   await part(w, `${name}: a commit status`, async () => {
     await asRoot(w, 'POST', `${base}/statuses/${p.sha}`, { state: 'success', name: 'lint' });

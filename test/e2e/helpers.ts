@@ -128,6 +128,45 @@ export function runCli(args: string[], opts: { configDir: string; env?: Record<s
   return runNode(GANTRY, args, cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir, ...opts.env }), opts.input, opts.timeoutMs, opts.cwd);
 }
 
+const GANTRY_RUNNER = join(ROOT, 'bin', 'gantry-runner.js');
+
+/** A running `gantry-runner run` (registered first); its output is kept for failure messages. */
+export interface RunnerAgent {
+  proc: ChildProcess;
+  log(): string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Register a gantry-runner with `registrationToken` into `configDir`, then start `gantry-runner run --builds-dir
+ * <buildsDir> ...runArgs` from that config (killed by killAll() if the test does not stop it).
+ */
+export async function startRunnerAgent(
+  url: string, registrationToken: string, opts: { configDir: string; buildsDir: string; description: string; runArgs?: string[] },
+): Promise<RunnerAgent> {
+  const env = cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir });
+  const reg = await runNode(GANTRY_RUNNER, ['register', '--url', url, '--registration-token', registrationToken, '--description', opts.description], env);
+  if (reg.code !== 0) throw new Error(`gantry-runner register failed (${reg.code}): ${reg.stdout}${reg.stderr}`);
+  const proc = spawn(process.execPath, [GANTRY_RUNNER, 'run', '--builds-dir', opts.buildsDir, ...(opts.runArgs ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(proc);
+  let log = '';
+  proc.stdout!.on('data', (d: Buffer) => { log += d.toString(); });
+  proc.stderr!.on('data', (d: Buffer) => { log += d.toString(); });
+  const exited = new Promise<number | null>((done) => proc.on('close', (code) => { running.delete(proc); done(code); }));
+  return { proc, log: () => log, exited };
+}
+
+/** Poll `fn` every 250 ms until it returns a value (not undefined, false or null); after timeoutMs fail with `context()` in the message. */
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs = 30_000, context: () => string = () => ''): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false && v !== null) return v;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}\n${context()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 /** Kill every process these helpers started that is still running (afterAll safety net). */
 export function killAll(): void {
   for (const proc of running) proc.kill('SIGKILL');
