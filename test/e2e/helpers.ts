@@ -206,3 +206,54 @@ export async function startDaemonPair(serverUrl: string, password: string, args:
     },
   };
 }
+
+/** Poll `fn` until it returns a value (not undefined, null or false); fail after timeoutMs with `what` and `context()`. */
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, context: () => string = () => ''): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== null && v !== false) return v;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}\n${context()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A registered gantry-runner running `run` (the real agent, bin/gantry-runner.js) with a config dir of its own. */
+export interface RunnerProcess {
+  proc: ChildProcess;
+  /** The runner's id and token as the server handed them out at registration. */
+  id: number;
+  token: string;
+  /** Everything the agent logged so far. */
+  log(): string;
+  /** Send a signal (SIGTERM by default: running builds finish first) and wait for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+/**
+ * Register a shared runner at `url` with the registration token and start `gantry-runner run` on it (debug log, its own
+ * builds dir). `tags`: its tag list (it then takes builds with those tags, and untagged ones only with `runUntagged`).
+ */
+export async function startRunner(url: string, registrationToken: string, opts: { description: string; tags?: string[]; runUntagged?: boolean; concurrent?: number }): Promise<RunnerProcess> {
+  const bin = join(ROOT, 'bin', 'gantry-runner.js');
+  const configDir = tmp('gantry-e2e-runner-');
+  const env = cleanEnv({ GANTRY_CONFIG_DIR: configDir });
+  const reg = await runNode(bin, [
+    'register', '--url', url, '--registration-token', registrationToken, '--description', opts.description, '--json',
+    ...(opts.tags?.length ? ['--tag-list', opts.tags.join(',')] : []), ...(opts.runUntagged ? ['--run-untagged'] : []),
+  ], env);
+  if (reg.code !== 0) throw new Error(`gantry-runner register failed (${reg.code}): ${reg.stdout}\n${reg.stderr}`);
+  const saved = JSON.parse(reg.stdout) as { id: number; token: string };
+  const proc = spawn(process.execPath, [bin, 'run', '--concurrent', String(opts.concurrent ?? 1), '--builds-dir', tmp('gantry-e2e-builds-'), '--log-level', 'debug'], {
+    env, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(proc);
+  let log = '';
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => { log += d; });
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => { log += d; });
+  const exited = new Promise<Exit>((resolveExit) => proc.on('exit', (code, signal) => {
+    running.delete(proc);
+    resolveExit({ code, signal });
+  }));
+  return { proc, id: saved.id, token: saved.token, log: () => log, stop: (signal: NodeJS.Signals = 'SIGTERM') => { proc.kill(signal); return exited; } };
+}
