@@ -178,9 +178,10 @@ export interface DaemonPair {
 /**
  * Start two gantryd at once on an empty PostgreSQL database of the test server and one new data dir (both migrate
  * and bootstrap at the same moment: one wins, both end up with the same schema, secret, root user and SSH host key).
- * `args`: more flags for both (e.g. `['--ssh-port', '0']`; SSH is off unless given).
+ * `args`: more flags for both (e.g. `['--ssh-port', '0']`; SSH is off unless given); `env`: more environment for both
+ * (e.g. GANTRY_HOOK_RETRY_BASE_MS).
  */
-export async function startDaemonPair(serverUrl: string, password: string, args: string[] = [], prefix = 'gantry-two-'): Promise<DaemonPair> {
+export async function startDaemonPair(serverUrl: string, password: string, args: string[] = [], prefix = 'gantry-two-', env: Record<string, string> = {}): Promise<DaemonPair> {
   const { createTestDatabase } = await import('../helpers/postgres.js');
   const db = await createTestDatabase(serverUrl); // empty: the daemons migrate it
   const dataDir = tmp(prefix);
@@ -188,7 +189,7 @@ export async function startDaemonPair(serverUrl: string, password: string, args:
   let a: Daemon | undefined;
   let b: Daemon | undefined;
   try {
-    [a, b] = await Promise.all([startGantryd(all, cleanEnv(), 60_000), startGantryd(all, cleanEnv(), 60_000)]);
+    [a, b] = await Promise.all([startGantryd(all, cleanEnv(env), 60_000), startGantryd(all, cleanEnv(env), 60_000)]);
   } catch (e) {
     killAll();
     await db.drop();
