@@ -234,7 +234,8 @@ export class BuildJob {
         if (res.ok) ok = true;
         else {
           this.notice(yellow(`WARNING: Downloading artifacts from coordinator... ${res.message}`));
-          if (!res.retry) break;
+          if (!res.retry || attempt === attempts + 2 || this.abortReason) break;
+          this.o.log.warn('artifacts download failed; retrying', { build: build.id, dependency: dep.id, attempt, error: res.message });
           await sleep(retryDelay(attempt, this.o.transferRetryMs));
         }
       }
@@ -293,6 +294,7 @@ export class BuildJob {
       }
       this.notice(yellow(`WARNING: Uploading artifacts to coordinator... ${res.message}`));
       if (!res.retry || attempt === UPLOAD_ATTEMPTS || this.abortReason) break;
+      this.o.log.warn('artifacts upload failed; retrying', { build: build.id, attempt, error: res.message });
       await sleep(retryDelay(attempt, this.o.transferRetryMs));
     }
     this.notice(red('ERROR: Uploading artifacts to coordinator... failed'));
