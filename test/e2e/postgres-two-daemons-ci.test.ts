@@ -1,17 +1,19 @@
 /**
  * CI across two gantryd processes on one PostgreSQL database (issue 22, items 2 and 7): a push through A creates a
- * pipeline seen through B; real gantry-runner agents registered on A and on B share its builds, each build run once;
+ * pipeline seen through B; real gantry-runner agents registered on A and on B share its builds (both daemons hand
+ * builds out at once), each build run once;
  * a trace written through A is followed live over WebSocket (/-/live) through B; a merge set to merge when the
  * pipeline succeeds through B is merged when the pipeline finishes through A; a build canceled through B stops on the
  * runner that talks to A.
  * Runs when GANTRY_TEST_DATABASE_URL is set (npm test's PostgreSQL pass); needs the build (npm test builds first).
  */
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
-import { api, eventually, startDaemonPair, startRunner, type Daemon, type DaemonPair, type RunnerProcess } from './helpers.js';
+import { api, eventually, startDaemonPair, startRunner, tmp, type Daemon, type DaemonPair, type RunnerProcess } from './helpers.js';
 
 const PASSWORD = 'two-daemons-ci-root-password';
 const RUNNERS_TOKEN = 'two-daemons-ci-registration-token-0123';
@@ -83,12 +85,23 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
   });
 
   it('a push through A makes a pipeline seen through B; its builds are shared by the runners of A and B, each run once', async () => {
-    const jobs = Array.from({ length: 8 }, (_, i) => `job${i}:\n  script:\n    - echo "running $CI_BUILD_NAME"\n    - sleep 0.5\n`).join('');
+    // four builds that wait for a marker: four running at once takes both runners (two builds each at the most), so
+    // both daemons hand builds out
+    const marker = join(tmp('gantry-two-ci-marker-'), 'go-on');
+    const wait = `for i in $(seq 1 300); do [ -f ${marker} ] && break; sleep 0.2; done; [ -f ${marker} ]`;
+    const jobs = Array.from({ length: 4 }, (_, i) => `job${i}:\n  script:\n    - echo "running $CI_BUILD_NAME"\n    - ${wait}\n`).join('');
     const p = await pushThroughA('ci-shared', { '.gitlab-ci.yml': jobs, 'README.md': '# shared\n' });
     const pipeline = await pipelineThroughB(p.id, p.sha);
+    const running = await eventually('four builds running at once', async () => {
+      const builds = await buildsOf(b, p.id, pipeline);
+      return builds.length === 4 && builds.every((x) => x.status === 'running') ? builds : null;
+    }, 30_000, context);
+    const on = (runner: RunnerProcess) => running.filter((x) => x.runner?.id === runner.id).length;
+    expect([on(onA), on(onB)]).toEqual([2, 2]);
+    writeFileSync(marker, 'go\n');
     expect((await finished(b, p.id, pipeline.id)).status).toBe('success');
-    const builds = await buildsOf(b, p.id, pipeline);
-    expect(builds).toHaveLength(8);
+    const builds = await buildsOf(a, p.id, pipeline);
+    expect(builds).toHaveLength(4);
     const started = (log: string) => [...log.matchAll(/build started build=(\d+) /g)].map((m) => Number(m[1]));
     const byA = started(onA.log()).filter((id) => builds.some((x) => x.id === id));
     const byB = started(onB.log()).filter((id) => builds.some((x) => x.id === id));
@@ -98,7 +111,7 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
       expect(build.status).toBe('success');
       expect(build.runner?.id).toBe(byA.includes(build.id) ? onA.id : onB.id);
       const trace = await fetch(`${a.url}/api/v3/projects/${p.id}/builds/${build.id}/trace`, { headers: { 'private-token': root } }).then((r) => r.text());
-      expect(trace).toContain(`running ${build.name}`);
+      expect(trace).toContain(`\nrunning ${build.name}\n`);
       expect(trace.match(/Running with gantry-runner/g)).toHaveLength(1);
     }
   }, 90_000);
