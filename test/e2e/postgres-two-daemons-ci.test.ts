@@ -71,6 +71,9 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
     return ['success', 'failed', 'canceled'].includes(r.body.status) ? (r.body as Pipeline) : null;
   }, 60_000, context);
 
+  /** A script line that waits (at most 60 s) until the test writes `marker`, and fails if it never does. */
+  const waitFor = (marker: string) => `for i in $(seq 1 300); do [ -f ${marker} ] && break; sleep 0.2; done; [ -f ${marker} ]`;
+
   /** The builds of a pipeline (8.13 lists them per commit), oldest first. */
   const buildsOf = async (d: Daemon, projectId: number, pipeline: Pipeline): Promise<Build[]> =>
     ((await api(d.url, 'GET', `/projects/${projectId}/repository/commits/${pipeline.sha}/builds?per_page=100`, root)).body as Build[])
@@ -88,8 +91,7 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
     // four builds that wait for a marker: four running at once takes both runners (two builds each at the most), so
     // both daemons hand builds out
     const marker = join(tmp('gantry-two-ci-marker-'), 'go-on');
-    const wait = `for i in $(seq 1 300); do [ -f ${marker} ] && break; sleep 0.2; done; [ -f ${marker} ]`;
-    const jobs = Array.from({ length: 4 }, (_, i) => `job${i}:\n  script:\n    - echo "running $CI_BUILD_NAME"\n    - ${wait}\n`).join('');
+    const jobs = Array.from({ length: 4 }, (_, i) => `job${i}:\n  script:\n    - echo "running $CI_BUILD_NAME"\n    - ${waitFor(marker)}\n`).join('');
     const p = await pushThroughA('ci-shared', { '.gitlab-ci.yml': jobs, 'README.md': '# shared\n' });
     const pipeline = await pipelineThroughB(p.id, p.sha);
     const running = await eventually('four builds running at once', async () => {
@@ -145,10 +147,10 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
   }, 60_000);
 
   it('merge when the pipeline succeeds, set through B: the pipeline finishing through A merges it', async () => {
-    const ci = 'wait:\n  tags: [via-a]\n  script:\n    - sleep 2\n    - echo checked\n';
+    // the builds (of master and of the feature) wait for a marker: the pipeline is unfinished while the merge is set
+    const marker = join(tmp('gantry-two-ci-marker-'), 'go-on');
+    const ci = `wait:\n  tags: [via-a]\n  script:\n    - ${waitFor(marker)}\n    - echo checked\n`;
     const p = await pushThroughA('ci-mwps', { '.gitlab-ci.yml': ci, 'README.md': '# base\n' });
-    // the target branch's own pipeline first, so the merge request's head pipeline is the feature's
-    expect((await finished(a, p.id, (await pipelineThroughB(p.id, p.sha)).id)).status).toBe('success');
     const sha = await commitFiles(p.dir, { 'feature.txt': 'feature\n' }, 'feature');
     await gitOk(p.dir, ['push', '-q', repoUrl(a.url, p.path, { username: 'root', password: PASSWORD }), 'HEAD:feature']);
     const mr = await api(a.url, 'POST', `/projects/${p.id}/merge_requests`, root, { source_branch: 'feature', target_branch: 'master', title: 'Feature' });
@@ -157,6 +159,7 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
     const set = await api(b.url, 'PUT', `/projects/${p.id}/merge_requests/${mr.body.id}/merge`, root, { merge_when_build_succeeds: true });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     expect(set.body).toMatchObject({ state: 'opened', merge_when_build_succeeds: true });
+    writeFileSync(marker, 'go\n');
     expect((await finished(a, p.id, pipeline.id)).status).toBe('success');
     const merged = await eventually('the merge', async () => {
       const r = await api(a.url, 'GET', `/projects/${p.id}/merge_requests/${mr.body.id}`, root);
