@@ -163,6 +163,17 @@ describe.skipIf(!TEST_DATABASE_URL)('issues across two gantryd processes', () =>
     expect((await api(a.url, 'POST', `/projects/${other}/issues/${moved.body.id}/move`, root, { to_project_id: other })).status).toBe(400);
   });
 
+  it('a user renamed through B is renamed at once in what A answers about the issues it wrote and was given', async () => {
+    // A answers the issue (its assignee Erin) twice, the second from its caches, before B writes
+    for (let i = 0; i < 2; i++) expect((await api(a.url, 'GET', `/projects/${project}/issues/${issue.id}`, root)).body.assignee).toMatchObject({ name: 'Erin' });
+    const put = await api(b.url, 'PUT', `/users/${erin.id}`, root, { name: 'Erin Renamed' });
+    expect(put.status, why(put)).toBe(200);
+    expect((await api(a.url, 'GET', `/projects/${project}/issues/${issue.id}`, root)).body.assignee).toMatchObject({ id: erin.id, name: 'Erin Renamed' });
+    const listed = (await api(a.url, 'GET', `/projects/${project}/issues`, root)).body as Array<{ id: number; assignee: { name: string } | null }>;
+    expect(listed.find((x) => x.id === issue.id)?.assignee?.name).toBe('Erin Renamed');
+    expect((await api(a.url, 'GET', '/user', erin.token)).body.name).toBe('Erin Renamed');
+  });
+
   it('a project renamed through A is renamed in B\'s answers at once (its cached GET /projects/:id and lists)', async () => {
     for (let i = 0; i < 2; i++) expect((await api(b.url, 'GET', `/projects/${project}`, root)).body.description).toBeFalsy();
     expect((await api(b.url, 'GET', '/projects?search=tracker', root)).body).toHaveLength(1);
