@@ -2,7 +2,8 @@
  * Merge requests across two gantryd processes on one PostgreSQL database (issue 22, items 2 and 7): created through A,
  * noted, edited and merged through B and read through the other; two merges of one merge request at once, one through
  * each daemon, make one merge commit; a merge lock left by a daemon that stopped beating is repaired by another daemon
- * (one joining: its start-time sweep), while the lock of a live daemon is left alone.
+ * (one joining: its start-time sweep), while the lock of a live daemon is left alone: undone when its merge commit never
+ * reached the target branch, finished (merged state, closed issues) when it did.
  * (The merge when the pipeline succeeds across daemons is in postgres-two-daemons-ci.test.ts, where runners run.)
  * Runs when GANTRY_TEST_DATABASE_URL is set (npm test's PostgreSQL pass); needs the build (npm test builds first).
  */
@@ -165,6 +166,47 @@ describe.skipIf(!TEST_DATABASE_URL)('merge requests across two gantryd processes
       const merged = await api(a.url, 'PUT', `/projects/${project.id}/merge_requests/${mr.id}/merge`, root);
       expect(merged.status, why(merged)).toBe(200);
       expect(merged.body.state).toBe('merged');
+    } finally {
+      expect((await c.stop('SIGTERM')).code).toBe(0);
+    }
+  }, 90_000);
+  it('a merge whose commit reached the target branch before its daemon died is finished by another daemon\'s sweep', async () => {
+    const issue = await api(b.url, 'POST', `/projects/${project.id}/issues`, root, { title: 'Half done' });
+    const sha = await branch('half-done');
+    const r = await api(a.url, 'POST', `/projects/${project.id}/merge_requests`, root, {
+      source_branch: 'half-done', target_branch: 'master', title: 'Half done', description: `Closes #${issue.body.iid}`,
+    });
+    expect(r.status, why(r)).toBe(201);
+    const mr = r.body as { id: number };
+    const me = (await api(a.url, 'GET', '/user', root)).body.id as number;
+    // the dying daemon had taken the lock and written the merge commit; master moved to it; then it was killed (its
+    // heartbeat is past the lease) before the merged state was written
+    await db.query(
+      `UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = $1, lock_owner = 'daemon-d', lock_heartbeat_at = $1, merge_user_id = $2 WHERE id = $3`,
+      [new Date(Date.now() - LEASE_MS - 5_000).toISOString(), me, mr.id],
+    );
+    const url = repoUrl(a.url, project.path, { username: 'root', password: PASSWORD });
+    await gitOk(dir, ['fetch', '-q', url, 'master']);
+    await gitOk(dir, ['checkout', '-q', '-B', 'local-master', 'FETCH_HEAD']);
+    await gitOk(dir, ['merge', '-q', '--no-ff', '-m', "Merge branch 'half-done' into 'master'", 'half-done']);
+    const merge = await gitOk(dir, ['rev-parse', 'HEAD']);
+    await gitOk(dir, ['push', '-q', url, 'HEAD:master']);
+    await db.query('UPDATE merge_requests SET merge_commit_sha = $1 WHERE id = $2', [merge, mr.id]);
+    expect((await api(b.url, 'GET', `/projects/${project.id}/merge_requests/${mr.id}`, root)).body.state).toBe('locked');
+
+    const args = ['--port', '0', '--data-dir', pair!.dataDir, '--root-password', PASSWORD, '--database-url', pair!.databaseUrl, '--ssh-port', 'off'];
+    const c = await startGantryd(args, cleanEnv(), 60_000);
+    try {
+      const done = await eventually('the sweep to finish the merge', async () => {
+        const m = await api(b.url, 'GET', `/projects/${project.id}/merge_requests/${mr.id}`, root);
+        return m.body.state === 'locked' ? null : m.body;
+      }, 15_000, () => c.stderr());
+      expect(done).toMatchObject({ state: 'merged', merge_commit_sha: merge });
+      expect((await db.query('SELECT lock_owner, lock_heartbeat_at, merge_error FROM merge_requests WHERE id = $1', [mr.id])).rows[0])
+        .toEqual({ lock_owner: null, lock_heartbeat_at: null, merge_error: null });
+      // finished as the merge would have: its issue closed, its merge commit on master with the source head as parent
+      expect((await api(a.url, 'GET', `/projects/${project.id}/issues/${issue.body.id}`, root)).body.state).toBe('closed');
+      expect((await api(a.url, 'GET', `/projects/${project.id}/repository/commits/${merge}`, root)).body.parent_ids[1]).toBe(sha);
     } finally {
       expect((await c.stop('SIGTERM')).code).toBe(0);
     }
