@@ -71,6 +71,16 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
     return ['success', 'failed', 'canceled'].includes(r.body.status) ? (r.body as Pipeline) : null;
   }, 60_000, context);
 
+  /** A build's trace as stored, read through `d`. */
+  const traceOf = (d: Daemon, projectId: number, buildId: number) =>
+    fetch(`${d.url}/api/v3/projects/${projectId}/builds/${buildId}/trace`, { headers: { 'private-token': root } }).then((r) => r.text());
+
+  /** The one build of a pipeline once it runs (read through B) and `ready` holds for it. */
+  const runningBuild = (projectId: number, pipeline: Pipeline, ready: (x: Build) => Promise<boolean>) => eventually('the build running', async () => {
+    const [x] = await buildsOf(b, projectId, pipeline);
+    return x?.status === 'running' && (await ready(x)) ? x : null;
+  }, 30_000, context);
+
   /** A script line that waits (at most 60 s) until the test writes `marker`, and fails if it never does. */
   const waitFor = (marker: string) => `for i in $(seq 1 300); do [ -f ${marker} ] && break; sleep 0.2; done; [ -f ${marker} ]`;
 
@@ -112,7 +122,7 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
     for (const build of builds) {
       expect(build.status).toBe('success');
       expect(build.runner?.id).toBe(byA.includes(build.id) ? onA.id : onB.id);
-      const trace = await fetch(`${a.url}/api/v3/projects/${p.id}/builds/${build.id}/trace`, { headers: { 'private-token': root } }).then((r) => r.text());
+      const trace = await traceOf(a, p.id, build.id);
       expect(trace).toContain(`\nrunning ${build.name}\n`);
       expect(trace.match(/Running with gantry-runner/g)).toHaveLength(1);
     }
@@ -122,10 +132,7 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
     const ci = 'slow:\n  tags: [via-a]\n  script:\n    - echo first-marker\n    - sleep 3\n    - echo second-marker\n';
     const p = await pushThroughA('ci-live', { '.gitlab-ci.yml': ci });
     const pipeline = await pipelineThroughB(p.id, p.sha);
-    const build = await eventually('the build running', async () => {
-      const [x] = await buildsOf(b, p.id, pipeline);
-      return x?.status === 'running' ? x : null;
-    }, 20_000, context);
+    const build = await runningBuild(p.id, pipeline, async () => true);
     expect(build.runner?.id).toBe(onA.id); // its trace goes through A
     const ws = new WebSocket(`${b.url.replace(/^http/, 'ws')}/-/live/builds/${build.id}/trace?private_token=${root}`);
     const bytes: Buffer[] = [];
@@ -142,7 +149,7 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
     expect(closed).toBe(1000);
     expect(messages.at(-1)).toEqual({ type: 'finished', build_id: build.id, status: 'success' });
     expect(text()).toContain('second-marker');
-    const stored = await fetch(`${b.url}/api/v3/projects/${p.id}/builds/${build.id}/trace`, { headers: { 'private-token': root } }).then((r) => r.text());
+    const stored = await traceOf(b, p.id, build.id);
     expect(text()).toBe(stored);
   }, 60_000);
 
@@ -174,12 +181,7 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
     const ci = 'long:\n  tags: [via-a]\n  script:\n    - echo started-long\n    - sleep 60\n    - echo never-printed\n';
     const p = await pushThroughA('ci-cancel', { '.gitlab-ci.yml': ci });
     const pipeline = await pipelineThroughB(p.id, p.sha);
-    const build = await eventually('the build running with output', async () => {
-      const [x] = await buildsOf(b, p.id, pipeline);
-      if (x?.status !== 'running') return null;
-      const trace = await fetch(`${b.url}/api/v3/projects/${p.id}/builds/${x.id}/trace`, { headers: { 'private-token': root } }).then((r) => r.text());
-      return trace.includes('started-long') ? x : null;
-    }, 30_000, context);
+    const build = await runningBuild(p.id, pipeline, async (x) => (await traceOf(b, p.id, x.id)).includes('started-long'));
     const cancel = await api(b.url, 'POST', `/projects/${p.id}/builds/${build.id}/cancel`, root);
     expect(cancel.status).toBe(201);
     expect(cancel.body.status).toBe('canceled');
@@ -188,7 +190,7 @@ describe.skipIf(!TEST_DATABASE_URL)('CI across two gantryd processes', () => {
     await eventually('the build to finish on the runner', async () => new RegExp(`build finished build=${build.id} `).test(onA.log()), 20_000, context);
     const after = await api(a.url, 'GET', `/projects/${p.id}/builds/${build.id}`, root);
     expect(after.body.status).toBe('canceled');
-    const trace = await fetch(`${a.url}/api/v3/projects/${p.id}/builds/${build.id}/trace`, { headers: { 'private-token': root } }).then((r) => r.text());
+    const trace = await traceOf(a, p.id, build.id);
     expect(trace).toContain('started-long');
     expect(trace).not.toContain('never-printed');
   }, 60_000);
