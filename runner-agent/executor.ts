@@ -38,6 +38,19 @@ export interface JobOptions {
   baseEnv?: NodeJS.ProcessEnv;
   /** Delay between retries of the final update (ms; runner 1.x: 3 s). */
   finalRetryMs?: number;
+  /** First delay between retries of an artifacts upload or download (ms, doubled each time; default 1 s). */
+  transferRetryMs?: number;
+}
+
+/** Attempts of an artifacts upload: runner 1.x makes 3, 1 s apart; 5 with a doubling delay outlast a daemon's restart. */
+export const UPLOAD_ATTEMPTS = 5;
+
+/**
+ * The delay before retry number `attempt` (1 = the first retry) of a request that failed on the way (a 502 from the
+ * balancer, a refused or reset connection): `firstMs` doubled each time, at most 8 times `firstMs` (1, 2, 4, 8, 8 s...).
+ */
+export function retryDelay(attempt: number, firstMs = 1000): number {
+  return firstMs * 2 ** Math.min(Math.max(attempt - 1, 0), 3);
 }
 
 const busyDirs = new Set<string>();
@@ -221,8 +234,9 @@ export class BuildJob {
         if (res.ok) ok = true;
         else {
           this.notice(yellow(`WARNING: Downloading artifacts from coordinator... ${res.message}`));
-          if (!res.retry) break;
-          await sleep(1000);
+          if (!res.retry || attempt === attempts + 2 || this.abortReason) break;
+          this.o.log.warn('artifacts download failed; retrying', { build: build.id, dependency: dep.id, attempt, error: res.message });
+          await sleep(retryDelay(attempt, this.o.transferRetryMs));
         }
       }
       if (!ok) {
@@ -272,15 +286,16 @@ export class BuildJob {
       this.notice(red(`ERROR: Creating the artifacts archive: ${(e as Error).message}`));
       return false;
     }
-    for (let attempt = 1; attempt <= 3; attempt++) {
+    for (let attempt = 1; attempt <= UPLOAD_ATTEMPTS; attempt++) {
       const res = await client.uploadArtifacts(build.id, build.token, file, name, options.expire_in);
       if (res.ok) {
         this.notice(`Uploading artifacts to coordinator... ok        id=${build.id} responseStatus=201 Created\n`);
         return true;
       }
       this.notice(yellow(`WARNING: Uploading artifacts to coordinator... ${res.message}`));
-      if (!res.retry || attempt === 3) break;
-      await sleep(1000);
+      if (!res.retry || attempt === UPLOAD_ATTEMPTS || this.abortReason) break;
+      this.o.log.warn('artifacts upload failed; retrying', { build: build.id, attempt, error: res.message });
+      await sleep(retryDelay(attempt, this.o.transferRetryMs));
     }
     this.notice(red('ERROR: Uploading artifacts to coordinator... failed'));
     return false;

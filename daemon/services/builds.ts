@@ -349,3 +349,47 @@ registerWorker({
     expiryWorkers.clear();
   },
 });
+
+/** A pending or running build whose row has not changed for this long is stuck (8.13 StuckCiBuildsWorker: 1 day). */
+export const STUCK_BUILD_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+/** How often each daemon looks for stuck builds (8.13: a daily cron; hourly here, so one is dropped within 25 h). */
+export const STUCK_BUILDS_INTERVAL_MS = 60 * 60 * 1000;
+
+/**
+ * Drop (fail) the builds still pending or running whose row has not changed for STUCK_BUILD_TIMEOUT_MS (a trace append
+ * changes it), as 8.13's StuckCiBuildsWorker does: a build whose runner vanished, or whose claim answer was lost when
+ * the daemon that handed it out died (the runner never learnt it had it), would otherwise hold its pipeline for ever.
+ * Each drop is the state machine's, conditional on the status read, so daemons sweeping at once drop a build once (its
+ * pipeline processed, its hook queued once). Returns how many this call dropped.
+ */
+export async function dropStuckBuilds(ctx: AppContext, at = Date.now()): Promise<number> {
+  const before = new Date(at - STUCK_BUILD_TIMEOUT_MS).toISOString();
+  const stuck = await ctx.data.all<{ id: number }>(
+    `SELECT id FROM commit_statuses WHERE type = 'build' AND status IN ('pending', 'running') AND updated_at < ? ORDER BY id`, [before],
+  );
+  let dropped = 0;
+  for (const { id } of stuck) if (await changeBuildStatus(ctx, Number(id), 'drop')) dropped++;
+  return dropped;
+}
+
+let stuckSweep: ReturnType<typeof setInterval> | null = null;
+let stuckSweeping: Promise<unknown> | null = null;
+registerWorker({
+  name: 'stuck builds',
+  start(ctx) {
+    const run = () => {
+      if (stuckSweeping) return;
+      stuckSweeping = dropStuckBuilds(ctx)
+        .catch((e: unknown) => process.stderr.write(`gantry: dropping stuck builds failed: ${(e as Error)?.message ?? String(e)}\n`))
+        .finally(() => { stuckSweeping = null; });
+    };
+    run();
+    stuckSweep = setInterval(run, STUCK_BUILDS_INTERVAL_MS);
+    stuckSweep.unref?.();
+  },
+  async stop() {
+    if (stuckSweep) clearInterval(stuckSweep);
+    stuckSweep = null;
+    await stuckSweeping;
+  },
+});

@@ -217,9 +217,10 @@ export interface DaemonPair {
 /**
  * Start two gantryd at once on an empty PostgreSQL database of the test server and one new data dir (both migrate
  * and bootstrap at the same moment: one wins, both end up with the same schema, secret, root user and SSH host key).
- * `args`: more flags for both (e.g. `['--ssh-port', '0']`; SSH is off unless given).
+ * `args`: more flags for both (e.g. `['--ssh-port', '0']`; SSH is off unless given); `env`: more environment for both
+ * (e.g. GANTRY_HOOK_RETRY_BASE_MS).
  */
-export async function startDaemonPair(serverUrl: string, password: string, args: string[] = [], prefix = 'gantry-two-'): Promise<DaemonPair> {
+export async function startDaemonPair(serverUrl: string, password: string, args: string[] = [], prefix = 'gantry-two-', env: Record<string, string> = {}): Promise<DaemonPair> {
   const { createTestDatabase } = await import('../helpers/postgres.js');
   const db = await createTestDatabase(serverUrl); // empty: the daemons migrate it
   const dataDir = tmp(prefix);
@@ -227,7 +228,7 @@ export async function startDaemonPair(serverUrl: string, password: string, args:
   let a: Daemon | undefined;
   let b: Daemon | undefined;
   try {
-    [a, b] = await Promise.all([startGantryd(all, cleanEnv(), 60_000), startGantryd(all, cleanEnv(), 60_000)]);
+    [a, b] = await Promise.all([startGantryd(all, cleanEnv(env), 60_000), startGantryd(all, cleanEnv(env), 60_000)]);
   } catch (e) {
     killAll();
     await db.drop();
@@ -244,4 +245,44 @@ export async function startDaemonPair(serverUrl: string, password: string, args:
       return exits;
     },
   };
+}
+
+/** A registered gantry-runner running `run` (the real agent, bin/gantry-runner.js) with a config dir of its own. */
+export interface RunnerProcess {
+  proc: ChildProcess;
+  /** The runner's id and token as the server handed them out at registration. */
+  id: number;
+  token: string;
+  /** Everything the agent logged so far. */
+  log(): string;
+  /** Send a signal (SIGTERM by default: running builds finish first) and wait for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+/**
+ * Register a shared runner at `url` with the registration token and start `gantry-runner run` on it (debug log, its own
+ * builds dir). `tags`: its tag list (it then takes builds with those tags, and untagged ones only with `runUntagged`).
+ */
+export async function startRunner(url: string, registrationToken: string, opts: { description: string; tags?: string[]; runUntagged?: boolean; concurrent?: number }): Promise<RunnerProcess> {
+  const bin = join(ROOT, 'bin', 'gantry-runner.js');
+  const configDir = tmp('gantry-e2e-runner-');
+  const env = cleanEnv({ GANTRY_CONFIG_DIR: configDir });
+  const reg = await runNode(bin, [
+    'register', '--url', url, '--registration-token', registrationToken, '--description', opts.description, '--json',
+    ...(opts.tags?.length ? ['--tag-list', opts.tags.join(',')] : []), ...(opts.runUntagged ? ['--run-untagged'] : []),
+  ], env);
+  if (reg.code !== 0) throw new Error(`gantry-runner register failed (${reg.code}): ${reg.stdout}\n${reg.stderr}`);
+  const saved = JSON.parse(reg.stdout) as { id: number; token: string };
+  const proc = spawn(process.execPath, [bin, 'run', '--concurrent', String(opts.concurrent ?? 1), '--builds-dir', tmp('gantry-e2e-builds-'), '--log-level', 'debug'], {
+    env, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(proc);
+  let log = '';
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => { log += d; });
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => { log += d; });
+  const exited = new Promise<Exit>((resolveExit) => proc.on('exit', (code, signal) => {
+    running.delete(proc);
+    resolveExit({ code, signal });
+  }));
+  return { proc, id: saved.id, token: saved.token, log: () => log, stop: (signal: NodeJS.Signals = 'SIGTERM') => { proc.kill(signal); return exited; } };
 }

@@ -45,6 +45,8 @@ export interface FakeServer {
   patchHook: ((build: FakeBuild, start: number, body: Buffer) => { status: number; store?: boolean } | null) | null;
   /** Answer PATCHes with 404 (no incremental trace support). */
   noIncremental: boolean;
+  /** Called for each artifacts request before it is handled; return a status to answer instead (a balancer's 502, say). */
+  artifactsHook: ((build: FakeBuild, method: string) => number | null) | null;
   /** Wait until the build reached a final state through PUT. */
   waitFinished(id: number, timeoutMs?: number): Promise<FakeBuild>;
   close(): Promise<void>;
@@ -91,6 +93,7 @@ export async function startFakeServer(): Promise<FakeServer> {
     runnerTokens: new Set(),
     patchHook: null,
     noIncremental: false,
+    artifactsHook: null,
     enqueue(payload) {
       const b: FakeBuild = { payload, status: 'pending', trace: Buffer.alloc(0), finalTrace: null, states: [], patches: [], patchStatuses: [], traceBeforeFinal: null, artifacts: null };
       fake.builds.set(payload.id, b);
@@ -192,6 +195,8 @@ export async function startFakeServer(): Promise<FakeServer> {
         const b = fake.builds.get(Number(m[1]));
         if (!b) return json(res, 404, { message: '404 Not Found' });
         if (req.headers['build-token'] !== b.payload.token) return json(res, 403, { message: '403 Forbidden' });
+        const injected = fake.artifactsHook?.(b, req.method ?? '');
+        if (injected) return json(res, injected, { message: `${injected} injected` });
         if (req.method === 'POST') {
           if (b.status !== 'running') return json(res, 403, { message: '403 Forbidden  - Build is not running!' });
           const file = multipartFile(String(req.headers['content-type']), body);
