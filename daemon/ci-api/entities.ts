@@ -5,15 +5,15 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
-import { buildVariables } from '../ci/variables.js';
+import { buildVariables, CI_SERVER } from '../ci/variables.js';
 import type { CiVariable } from '../ci/config-types.js';
 import { runnerTags } from '../services/runners.js';
 import { secretVariables } from '../services/variables.js';
 import { statusRowsInOrder } from '../services/builds.js';
 
 const ZERO_SHA = '0'.repeat(40);
-/** What CI_SERVER_VERSION/REVISION report: the GitLab version whose runner API this is. */
-export const CI_SERVER = { name: 'GitLab', version: '8.13.0', revision: 'gantry' };
+/** What CI_SERVER_VERSION/REVISION report (kept in ci/variables.ts, where deployments read it too). */
+export { CI_SERVER };
 /** Build timeout sent to runners (seconds; GitLab's project default). */
 export const BUILD_TIMEOUT = 3600;
 
