@@ -49,6 +49,8 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'mr', alias: 'merge-request', description: 'list, show, create, merge, diff, check out and comment on merge requests', load: async () => (await import('./commands/merge-requests.js')).registerMergeRequests },
   { name: 'ssh-key', alias: 'ssh-keys', description: 'list, add and remove your SSH keys (for git over SSH)', load: async () => (await import('./commands/ssh-keys.js')).registerSshKeys },
   { name: 'deploy-key', alias: 'deploy-keys', description: 'list, add, enable and remove a project\'s read-only deploy keys', load: async () => (await import('./commands/deploy-keys.js')).registerDeployKeys },
+  { name: 'environment', alias: 'environments', description: 'list, create and delete a project\'s environments', load: async () => (await import('./commands/environments.js')).registerEnvironments },
+  { name: 'deployment', alias: 'deployments', description: 'list the deployments a project\'s builds recorded', load: async () => (await import('./commands/environments.js')).registerDeployments },
 ];
 
 /** Global options that take a value (their value is not the noun). */
