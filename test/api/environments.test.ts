@@ -203,3 +203,13 @@ describe('authorization (8.13: read reporter, create developer, edit and delete 
     expect((await s.api('POST', base(p), cast.admin, { name: 'x' })).status).toBe(403);
   });
 });
+
+describe('OpenAPI', () => {
+  it('lists the environment and deployment routes', async () => {
+    const doc = (await s.app.inject({ method: 'GET', url: '/api/v3/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+    expect(Object.keys(doc.paths['/api/v3/projects/{id}/environments'] ?? {}).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths['/api/v3/projects/{id}/environments/{environment_id}'] ?? {}).sort()).toEqual(['delete', 'put']);
+    expect(Object.keys(doc.paths['/api/v3/projects/{id}/deployments'] ?? {})).toEqual(['get']);
+    expect(Object.keys(doc.paths['/api/v3/projects/{id}/deployments/{deployment_id}'] ?? {})).toEqual(['get']);
+  });
+});
