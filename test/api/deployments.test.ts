@@ -4,7 +4,8 @@
  * with 8.13's entity; the ways no deployment is recorded; once per build even when success races; authorization.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
+import { openPostgres } from '../../daemon/db/layer/open.js';
 import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { ci, claim, clearQueue, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
@@ -222,6 +223,34 @@ describe('once per build', () => {
     await Promise.all(ids.map((id) => changeBuildStatus(s.ctx, id, 'success')));
     await settleBuildWork();
     expect((await deploymentRows(p.id)).map((r) => r.iid).sort()).toEqual([1, 2]);
+  });
+});
+
+describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
+  it('success moves racing through both record one deployment per build, one environment per name and distinct iids', async () => {
+    const second = await openPostgres(s.ctx.config.databaseUrl!);
+    try {
+      const ctx2 = { ...s.ctx, db: second.db, data: second.data };
+      const p = await makeProject(s, cast.owner, 'two-daemon-deploys');
+      const pipeline = await insertPipeline(s, p.id);
+      const ids: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        const env = i % 2 ? 'production' : `review/${i % 4}`;
+        const id = await insertBuild(s, p.id, pipeline, { name: `job${i}`, status: 'running', options: { environment: { name: env } } });
+        await s.ctx.data.run('UPDATE commit_statuses SET environment = ? WHERE id = ?', [env, id]);
+        ids.push(id);
+      }
+      // every build's success is reported to both daemons at once
+      const moved = await Promise.all(ids.flatMap((id) => [changeBuildStatus(s.ctx, id, 'success'), changeBuildStatus(ctx2, id, 'success')]));
+      expect(moved.filter((m) => m !== null)).toHaveLength(ids.length);
+      await settleBuildWork();
+      const rows = await deploymentRows(p.id);
+      expect(rows.map((r) => r.deployable_id).sort((a, b) => a - b)).toEqual(ids);
+      expect(rows.map((r) => r.iid).sort((a, b) => a - b)).toEqual(ids.map((_, i) => i + 1));
+      expect((await environmentRows(p.id)).map((e) => e.name).sort()).toEqual(['production', 'review/0', 'review/2']);
+    } finally {
+      await second.close();
+    }
   });
 });
 
