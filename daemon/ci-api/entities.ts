@@ -5,8 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
-import { buildVariables, CI_SERVER } from '../ci/variables.js';
-import type { CiVariable } from '../ci/config-types.js';
+import { buildVariables, CI_SERVER, parseYamlVariables } from '../ci/variables.js';
 import { runnerTags } from '../services/runners.js';
 import { secretVariables } from '../services/variables.js';
 import { statusRowsInOrder } from '../services/builds.js';
@@ -105,16 +104,6 @@ function parseJson<T>(text: string | null, fallback: T): T {
   }
 }
 
-function yamlVariables(text: string | null): CiVariable[] {
-  const v = parseJson<unknown>(text, []);
-  if (Array.isArray(v)) {
-    return v
-      .filter((x): x is { key: unknown; value: unknown; public?: unknown } => !!x && typeof x === 'object' && 'key' in x)
-      .map((x) => ({ key: String(x.key), value: String(x.value ?? ''), public: x.public !== false }));
-  }
-  if (v && typeof v === 'object') return Object.entries(v).map(([key, value]) => ({ key, value: String(value ?? ''), public: true }));
-  return [];
-}
 
 /** `<scheme>://gitlab-ci-token:<token>@<host>[/prefix]/<ns>/<project>.git`. */
 export function repoUrl(ctx: AppContext, fullPath: string, token: string): string {
@@ -151,7 +140,7 @@ export async function buildDetails(ctx: AppContext, build: CommitStatusRow, toke
     pipeline: { id: pipeline.id },
     runner: { id: runner.id, description: runner.description, tags: runnerTags(runner) },
     user,
-    yamlVariables: yamlVariables(build.yamlVariables),
+    yamlVariables: parseYamlVariables(build.yamlVariables),
     secretVariables: secrets,
   });
   // Dependencies are downloaded with this build's token: it is valid for artifacts of its own pipeline.

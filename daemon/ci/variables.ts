@@ -132,3 +132,20 @@ export function expandVariables(value: string, variables: readonly { key: string
   return value.replace(/\$([a-zA-Z_][a-zA-Z0-9_]*)|\$\{([a-zA-Z_][a-zA-Z0-9_]*)\}|%([a-zA-Z_][a-zA-Z0-9_]*)%/g,
     (_m, a?: string, b?: string, c?: string) => byKey.get((a ?? b ?? c)!) ?? '');
 }
+
+/** A build's stored yaml_variables (JSON: a list of {key, value, public}, or an older {key: value} hash); [] when unreadable. */
+export function parseYamlVariables(text: string | null): CiVariable[] {
+  let v: unknown;
+  try {
+    v = text ? JSON.parse(text) : [];
+  } catch {
+    return [];
+  }
+  if (Array.isArray(v)) {
+    return v
+      .filter((x): x is { key: unknown; value: unknown; public?: unknown } => !!x && typeof x === 'object' && 'key' in x)
+      .map((x) => ({ key: String(x.key), value: String(x.value ?? ''), public: x.public !== false }));
+  }
+  if (v && typeof v === 'object') return Object.entries(v).map(([key, value]) => ({ key, value: String(value ?? ''), public: true }));
+  return [];
+}

@@ -10,14 +10,12 @@ import { now } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import type { CommitStatusRow } from '../../db/schema-ci.js';
 import { toDeployment, toEnvironment, type DeploymentRow, type EnvironmentRow } from '../../db/rows.js';
-import { buildVariables, CI_SERVER, expandVariables } from '../../ci/variables.js';
+import { buildVariables, CI_SERVER, expandVariables, parseYamlVariables } from '../../ci/variables.js';
 import type { CiEnvironment, CiVariable } from '../../ci/config-types.js';
 import { isRowId } from '../../ci/sql.js';
 import { runnerTags } from '../runners.js';
 import { secretVariables } from '../variables.js';
 import { environmentType, nameErrors, urlErrors } from './environments.js';
-
-type Rec = Record<string, unknown>;
 
 function parseJson(text: string | null): unknown {
   if (!text) return null;
@@ -33,14 +31,6 @@ function environmentOptions(build: CommitStatusRow): Partial<CiEnvironment> {
   const options = parseJson(build.options) as { environment?: unknown } | null;
   const env = options?.environment;
   return env && typeof env === 'object' ? (env as Partial<CiEnvironment>) : {};
-}
-
-function yamlVariables(text: string | null): CiVariable[] {
-  const v = parseJson(text);
-  if (!Array.isArray(v)) return [];
-  return v
-    .filter((x): x is Rec => !!x && typeof x === 'object' && 'key' in x)
-    .map((x) => ({ key: String(x.key), value: String(x.value ?? ''), public: x.public !== false }));
 }
 
 /**
@@ -64,7 +54,7 @@ async function variablesOf(ctx: AppContext, tx: Queries, build: CommitStatusRow,
     pipeline: { id: pipeline.id },
     runner: runner ? { id: runner.id, description: runner.description, tags: runnerTags({ tagList: runner.tag_list }) } : null,
     user: user ?? null,
-    yamlVariables: yamlVariables(build.yamlVariables),
+    yamlVariables: parseYamlVariables(build.yamlVariables),
     secretVariables: await secretVariables(ctx, build.projectId, tx),
   });
 }
