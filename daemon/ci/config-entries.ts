@@ -146,7 +146,8 @@ const ENVIRONMENT_KEYS = new Set(['name', 'url', 'action', 'on_stop']);
 export const ENVIRONMENT_NAME = /^[a-zA-Z0-9_\\/${}. -]+$/;
 /** 8.13's environment_name_regex_message. */
 export const ENVIRONMENT_NAME_MESSAGE = "can contain only letters, digits, '-', '_', '/', '$', '{', '}', '.' and spaces";
-const URL_FORM = /^(?:https?|ssh|git):\/\/[^\s/?#]+[^\s]*$/i;
+// no whitespace or control characters anywhere (URI.regexp refuses them)
+const URL_FORM = /^(?:https?|ssh|git):\/\/[^\s/?#\x00-\x1f\x7f]+[^\s\x00-\x1f\x7f]*$/i;
 
 /** 8.13's AddressableUrlValidator with its default protocols: an http, https, ssh or git URL with a host. */
 export function isAddressableUrl(url: string): boolean {

@@ -96,6 +96,8 @@ describe('validation and 404s', () => {
       [{ name: 'x'.repeat(256) }, { name: ['is too long (maximum is 255 characters)'] }],
       [{ name: 'ok', external_url: 'test.gitlab.com' }, { external_url: ['must be a valid URL'] }],
       [{ name: 'ok', external_url: 'ftp://files.example.com' }, { external_url: ['must be a valid URL'] }],
+      [{ name: 'ok', external_url: 'https://nul\u0000.example.com' }, { external_url: ['must be a valid URL'] }],
+      [{ name: 'nul\u0000name' }, { name: [NAME_FORMAT] }],
       [{ name: 'ok', external_url: `https://${'a'.repeat(250)}.com` }, { external_url: ['is too long (maximum is 255 characters)'] }],
       [{ name: 'ok', external_url: 'https://feature-1.example.com' }, { external_url: ['has already been taken'] }],
       [{ name: 'a|b', external_url: 'nope' }, { name: [NAME_FORMAT], external_url: ['must be a valid URL'] }],

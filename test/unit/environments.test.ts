@@ -56,7 +56,7 @@ describe('Environment validations', () => {
 
   it('URLs: http, https, ssh or git with a host, at most 255; a blank one is none', () => {
     for (const ok of ['http://a.example.com', 'https://a.example.com/path?q=1', 'ssh://git@host:22/x', 'git://host/repo']) expect(urlErrors(ok)).toEqual([]);
-    for (const bad of ['test.gitlab.com', 'ftp://files', 'https://', 'javascript:alert(1)']) expect(urlErrors(bad)).toEqual(['must be a valid URL']);
+    for (const bad of ['test.gitlab.com', 'ftp://files', 'https://', 'javascript:alert(1)', 'https://a\0b', 'https://a.com/\x7f']) expect(urlErrors(bad)).toEqual(['must be a valid URL']);
     expect(urlErrors(`https://${'a'.repeat(252)}`)).toEqual(['is too long (maximum is 255 characters)']);
     expect(normalizeUrl('  ')).toBeNull();
     expect(normalizeUrl(undefined)).toBeNull();

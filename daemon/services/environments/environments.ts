@@ -49,8 +49,9 @@ export function urlErrors(url: string): string[] {
   return errors;
 }
 
-/** Another environment of the project (not `exceptId`) has this column value. */
+/** Another environment of the project (not `exceptId`) has this column value (never one with NUL: none is stored). */
 async function taken(q: Queries, projectId: number, column: 'name' | 'external_url', value: string, exceptId: number | null): Promise<boolean> {
+  if (value.includes('\0')) return false; // PostgreSQL refuses NUL in text even in a comparison
   return !!(await q.get(`SELECT 1 AS x FROM environments WHERE project_id = ? AND ${column} = ? AND id <> ?`, [projectId, value, exceptId ?? 0]));
 }
 
