@@ -11,8 +11,6 @@ import { secretVariables } from '../services/variables.js';
 import { statusRowsInOrder } from '../services/builds.js';
 
 const ZERO_SHA = '0'.repeat(40);
-/** What CI_SERVER_VERSION/REVISION report (kept in ci/variables.ts, where deployments read it too). */
-export { CI_SERVER };
 /** Build timeout sent to runners (seconds; GitLab's project default). */
 export const BUILD_TIMEOUT = 3600;
 
@@ -103,7 +101,6 @@ function parseJson<T>(text: string | null, fallback: T): T {
     return fallback;
   }
 }
-
 
 /** `<scheme>://gitlab-ci-token:<token>@<host>[/prefix]/<ns>/<project>.git`. */
 export function repoUrl(ctx: AppContext, fullPath: string, token: string): string {
