@@ -52,6 +52,8 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'snippet', alias: 'snippets', description: 'list, create, show, edit and delete a project\'s snippets', load: async () => (await import('./commands/snippets.js')).registerSnippets },
   { name: 'trigger', alias: 'triggers', description: 'list, create and remove a project\'s build triggers, and start pipelines with them', load: async () => (await import('./commands/triggers.js')).registerTriggers },
   { name: 'deploy-key', alias: 'deploy-keys', description: 'list, add, enable and remove a project\'s read-only deploy keys', load: async () => (await import('./commands/deploy-keys.js')).registerDeployKeys },
+  { name: 'environment', alias: 'environments', description: 'list, create and delete a project\'s environments', load: async () => (await import('./commands/environments.js')).registerEnvironments },
+  { name: 'deployment', alias: 'deployments', description: 'list the deployments a project\'s builds recorded', load: async () => (await import('./commands/environments.js')).registerDeployments },
 ];
 
 /** Global options that take a value (their value is not the noun). */

@@ -46,4 +46,6 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./deploy-keys.js')).default);
   await api.register((await import('./snippets.js')).default);
   await api.register((await import('./triggers.js')).default);
+  await api.register((await import('./environments.js')).default);
+  await api.register((await import('./deployments.js')).default);
 }

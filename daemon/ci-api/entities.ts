@@ -5,16 +5,13 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
-import { buildVariables } from '../ci/variables.js';
-import type { CiVariable } from '../ci/config-types.js';
+import { buildVariables, CI_SERVER, parseYamlVariables } from '../ci/variables.js';
 import { runnerTags } from '../services/runners.js';
 import { secretVariables } from '../services/variables.js';
 import { triggerRequestOfPipeline } from '../services/triggers.js';
 import { statusRowsInOrder } from '../services/builds.js';
 
 const ZERO_SHA = '0'.repeat(40);
-/** What CI_SERVER_VERSION/REVISION report: the GitLab version whose runner API this is. */
-export const CI_SERVER = { name: 'GitLab', version: '8.13.0', revision: 'gantry' };
 /** Build timeout sent to runners (seconds; GitLab's project default). */
 export const BUILD_TIMEOUT = 3600;
 
@@ -106,17 +103,6 @@ function parseJson<T>(text: string | null, fallback: T): T {
   }
 }
 
-function yamlVariables(text: string | null): CiVariable[] {
-  const v = parseJson<unknown>(text, []);
-  if (Array.isArray(v)) {
-    return v
-      .filter((x): x is { key: unknown; value: unknown; public?: unknown } => !!x && typeof x === 'object' && 'key' in x)
-      .map((x) => ({ key: String(x.key), value: String(x.value ?? ''), public: x.public !== false }));
-  }
-  if (v && typeof v === 'object') return Object.entries(v).map(([key, value]) => ({ key, value: String(value ?? ''), public: true }));
-  return [];
-}
-
 /** `<scheme>://gitlab-ci-token:<token>@<host>[/prefix]/<ns>/<project>.git`. */
 export function repoUrl(ctx: AppContext, fullPath: string, token: string): string {
   const base = new URL(ctx.externalUrl());
@@ -153,7 +139,7 @@ export async function buildDetails(ctx: AppContext, build: CommitStatusRow, toke
     pipeline: { id: pipeline.id },
     runner: { id: runner.id, description: runner.description, tags: runnerTags(runner) },
     user,
-    yamlVariables: yamlVariables(build.yamlVariables),
+    yamlVariables: parseYamlVariables(build.yamlVariables),
     secretVariables: secrets,
     triggerVariables: Object.entries(triggerRequest?.variables ?? {}).map(([key, value]) => ({ key, value })),
   });

@@ -142,9 +142,17 @@ export function artifactsEntry(v: unknown, location: string): CiArtifacts {
 }
 
 const ENVIRONMENT_KEYS = new Set(['name', 'url', 'action', 'on_stop']);
-const ENVIRONMENT_NAME = /^[a-zA-Z0-9_\\/${}. -]+$/;
-const ENVIRONMENT_NAME_MESSAGE = "can contain only letters, digits, '-', '_', '/', '$', '{', '}', '.' and spaces";
-const URL_FORM = /^(?:https?|ssh|git):\/\/[^\s/?#]+[^\s]*$/i;
+/** 8.13's Gitlab::Regex.environment_name_regex: the characters an environment name may use. */
+export const ENVIRONMENT_NAME = /^[a-zA-Z0-9_\\/${}. -]+$/;
+/** 8.13's environment_name_regex_message. */
+export const ENVIRONMENT_NAME_MESSAGE = "can contain only letters, digits, '-', '_', '/', '$', '{', '}', '.' and spaces";
+// no whitespace or control characters anywhere (URI.regexp refuses them)
+const URL_FORM = /^(?:https?|ssh|git):\/\/[^\s/?#\x00-\x1f\x7f]+[^\s\x00-\x1f\x7f]*$/i;
+
+/** 8.13's AddressableUrlValidator with its default protocols: an http, https, ssh or git URL with a host. */
+export function isAddressableUrl(url: string): boolean {
+  return URL_FORM.test(url.trim());
+}
 
 /** environment: a name, or {name, url, action: start|stop, on_stop}. */
 export function environmentEntry(v: unknown, location: string): CiEnvironment {
@@ -159,7 +167,7 @@ export function environmentEntry(v: unknown, location: string): CiEnvironment {
   const url = get(v, 'url');
   if (url !== undefined) {
     if (typeof url === 'string' && url.length > 255) fail(location, 'url is too long (maximum is 255 characters)');
-    if (typeof url !== 'string' || !URL_FORM.test(url.trim())) fail(location, 'url must be a valid URL');
+    if (typeof url !== 'string' || !isAddressableUrl(url)) fail(location, 'url must be a valid URL');
     env.url = url;
   }
   const action = get(v, 'action');

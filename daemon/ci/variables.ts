@@ -41,6 +41,9 @@ export interface BuildVariablesInput extends PredefinedVariablesInput {
 
 const ZERO_SHA = '0'.repeat(40);
 
+/** What CI_SERVER_VERSION/REVISION report: the GitLab version whose runner API this is. */
+export const CI_SERVER = { name: 'GitLab', version: '8.13.0', revision: 'gantry' };
+
 function v(key: string, value: string, isPublic = true): CiVariable {
   return { key, value, public: isPublic };
 }
@@ -118,4 +121,31 @@ export function buildVariables(input: BuildVariablesInput): CiVariable[] {
     ...(input.secretVariables ?? []).map((x) => v(x.key, x.value, false)),
     ...(input.triggerVariables ?? []).map((x) => v(x.key, x.value, false)),
   ];
+}
+
+/**
+ * 8.13's ExpandVariables.expand: `$NAME`, `${NAME}` and `%NAME%` replaced by the variable's value (the last one of a
+ * key wins), an unknown name by nothing. Used for an environment's name and url when its deployment is recorded.
+ */
+export function expandVariables(value: string, variables: readonly { key: string; value: string }[]): string {
+  const byKey = new Map(variables.map((x) => [x.key, x.value]));
+  return value.replace(/\$([a-zA-Z_][a-zA-Z0-9_]*)|\$\{([a-zA-Z_][a-zA-Z0-9_]*)\}|%([a-zA-Z_][a-zA-Z0-9_]*)%/g,
+    (_m, a?: string, b?: string, c?: string) => byKey.get((a ?? b ?? c)!) ?? '');
+}
+
+/** A build's stored yaml_variables (JSON: a list of {key, value, public}, or an older {key: value} hash); [] when unreadable. */
+export function parseYamlVariables(text: string | null): CiVariable[] {
+  let v: unknown;
+  try {
+    v = text ? JSON.parse(text) : [];
+  } catch {
+    return [];
+  }
+  if (Array.isArray(v)) {
+    return v
+      .filter((x): x is { key: unknown; value: unknown; public?: unknown } => !!x && typeof x === 'object' && 'key' in x)
+      .map((x) => ({ key: String(x.key), value: String(x.value ?? ''), public: x.public !== false }));
+  }
+  if (v && typeof v === 'object') return Object.entries(v).map(([key, value]) => ({ key, value: String(value ?? ''), public: true }));
+  return [];
 }

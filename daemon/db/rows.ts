@@ -339,3 +339,49 @@ export function toTriggerRequest(r: Rec): TriggerRequestRow {
     variablesSealed: (r.variables ?? null) as string | null, createdAt: r.created_at as string, updatedAt: r.updated_at as string,
   };
 }
+
+/** An environments row (0036). */
+export interface EnvironmentRow {
+  id: number;
+  projectId: number;
+  name: string;
+  externalUrl: string | null;
+  environmentType: string | null;
+  state: 'available' | 'stopped';
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** An environments row from the database. */
+export function toEnvironment(r: Rec): EnvironmentRow {
+  return {
+    id: r.id as number, projectId: r.project_id as number, name: r.name as string, externalUrl: (r.external_url ?? null) as string | null,
+    environmentType: (r.environment_type ?? null) as string | null, state: r.state as EnvironmentRow['state'],
+    createdAt: r.created_at as string, updatedAt: r.updated_at as string,
+  };
+}
+
+/** A deployments row (0036). */
+export interface DeploymentRow {
+  id: number;
+  iid: number;
+  projectId: number;
+  environmentId: number;
+  ref: string;
+  tag: boolean;
+  sha: string;
+  userId: number | null;
+  deployableId: number | null;
+  onStop: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A deployments row from the database. */
+export function toDeployment(r: Rec): DeploymentRow {
+  return {
+    id: r.id as number, iid: r.iid as number, projectId: r.project_id as number, environmentId: r.environment_id as number, ref: r.ref as string,
+    tag: !!r.tag, sha: r.sha as string, userId: (r.user_id ?? null) as number | null, deployableId: (r.deployable_id ?? null) as number | null,
+    onStop: (r.on_stop ?? null) as string | null, createdAt: r.created_at as string, updatedAt: r.updated_at as string,
+  };
+}

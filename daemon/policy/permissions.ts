@@ -40,6 +40,8 @@ const PROJECT_LEVELS = {
   read_commit_status: REPORTER,
   read_build: REPORTER,
   read_pipeline: REPORTER,
+  read_environment: REPORTER,
+  read_deployment: REPORTER,
   create_merge_request: DEVELOPER,
   update_merge_request: DEVELOPER,
   admin_merge_request: DEVELOPER,
@@ -47,6 +49,7 @@ const PROJECT_LEVELS = {
   create_commit_status: DEVELOPER,
   update_build: DEVELOPER,
   update_pipeline: DEVELOPER,
+  create_environment: DEVELOPER,
   push_code_to_protected_branches: MASTER,
   admin_project: MASTER,
   admin_project_member: MASTER,
@@ -54,6 +57,7 @@ const PROJECT_LEVELS = {
   admin_note: MASTER,
   admin_build: MASTER,
   admin_pipeline: MASTER,
+  update_environment: MASTER,
   admin_commit_status: MASTER,
   change_visibility_level: OWNER,
   rename_project: OWNER,
@@ -86,8 +90,11 @@ const MERGE_REQUESTS_FEATURE = new Set<ProjectAbility>([
 /** Removed while issues AND merge requests are both disabled (8.12: labels and milestones serve both). */
 const LABELS_MILESTONES_FEATURE = new Set<ProjectAbility>(['read_label', 'admin_label', 'read_milestone', 'admin_milestone']);
 
-/** Removed from everyone while builds are disabled on a project (8.12 disabled_features!: builds and pipelines). */
-const BUILDS_FEATURE = new Set<ProjectAbility>(['read_build', 'update_build', 'admin_build', 'read_pipeline', 'update_pipeline', 'admin_pipeline']);
+/** Removed from everyone while builds are disabled on a project (8.13 disabled_features!: builds, pipelines, environments, deployments). */
+const BUILDS_FEATURE = new Set<ProjectAbility>([
+  'read_build', 'update_build', 'admin_build', 'read_pipeline', 'update_pipeline', 'admin_pipeline',
+  'read_environment', 'create_environment', 'update_environment', 'read_deployment',
+]);
 
 const MEMBER_ACTIVE = `(m.expires_at IS NULL OR m.expires_at >= date('now'))`;
 

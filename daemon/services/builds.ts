@@ -19,6 +19,7 @@ import { notifyTrace, readTrace, removeTrace } from './traces.js';
 import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './artifacts.js';
 import { registerWorker } from '../background.js';
 import { queueBuildHook } from './ci-hooks.js';
+import { recordDeploymentIn } from './environments/index.js';
 import { keysetPageAsync } from '../db/keyset.js';
 
 /** The events changeBuildStatus accepts (the runner, the API and processing fire them). */
@@ -104,7 +105,8 @@ export function transitionColumns(row: Pick<CommitStatusRow, 'status' | 'queuedA
  * Apply one event to a status row inside a transaction; the updated row, or null when the move is impossible or the
  * row changed meanwhile (the UPDATE is conditional on the status it was read with, so two daemons never apply two
  * moves from one state). A build (not a generic status) that moved gets its Build Hook queued in the same
- * transaction (services/ci-hooks.ts); one that stopped running loses its sealed token.
+ * transaction (services/ci-hooks.ts), and its deployment recorded when it succeeded with an environment
+ * (services/environments/); one that stopped running loses its sealed token.
  */
 export async function applyEvent(ctx: AppContext, tx: Queries, row: CommitStatusRow, event: BuildEvent, extra: Partial<CommitStatusRow> = {}): Promise<CommitStatusRow | null> {
   const set = transitionColumns(row, event);
@@ -112,6 +114,8 @@ export async function applyEvent(ctx: AppContext, tx: Queries, row: CommitStatus
   if (set.status !== 'running' && row.tokenSealed) set.tokenSealed = null;
   const next = await updateStatusRow(tx, row.id, { ...set, ...extra }, { sql: ' AND status = ?', args: [row.status] });
   if (next) await queueBuildHook(ctx, tx, next);
+  // 8.13's BuildSuccessWorker: a build that names an environment records its deployment (once: this move is conditional)
+  if (next?.status === 'success' && next.type === 'build' && next.environment) await recordDeploymentIn(ctx, tx, next);
   return next;
 }
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { pushFiles } from '../helpers/ci.js';
+import { drive, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { insertTodoAsync } from '../helpers/collaboration.js';
 import { ci, projectRunnersToken } from '../helpers/runner-fixtures.js';
 import { generateKeyPair } from '../helpers/ssh-keys.js';
@@ -23,7 +23,7 @@ let routes: string[] = [];
  */
 const SKIP: Record<string, string> = {};
 
-const CI_YML = 'stages: [test]\nrspec:\n  stage: test\n  script: echo rspec\nlint:\n  stage: test\n  script: echo lint\n';
+const CI_YML = 'stages: [test]\nrspec:\n  stage: test\n  script: echo rspec\n  environment: production\nlint:\n  stage: test\n  script: echo lint\n';
 
 async function ok(method: 'POST' | 'PUT', path: string, as: TestUser, payload: Record<string, unknown> = {}): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
   const r = await s.api(method, path, as, payload);
@@ -49,6 +49,9 @@ beforeAll(async () => {
   await pushFiles(s.ctx, pid, s.root.id, { '.gitlab-ci.yml': CI_YML, 'README.md': 'hello\n' }, { message: 'first' });
   const sha = await pushFiles(s.ctx, pid, s.root.id, { 'a.txt': 'a\n', 'b.txt': 'b\n' }, { message: 'second', tag: 'v1' });
   await pushFiles(s.ctx, pid, s.root.id, { 'c.txt': 'c\n' }, { branch: 'feature', from: 'master', message: 'feature' });
+  // two deployments (the rspec build of each pipeline deploys to production) and two more environments
+  for (const pipeline of await pipelinesOf(s.ctx, pid)) if (pipeline.ref === 'master') await drive(s.ctx, pipeline.id, 'rspec', 'run', 'success');
+  for (const name of ['staging', 'review/walk']) await ok('POST', `/projects/${pid}/environments`, s.root, { name });
   for (const name of ['ci/one', 'ci/two']) await ok('POST', `/projects/${pid}/statuses/${sha}`, s.root, { state: 'success', name });
   for (const note of ['first comment', 'second comment']) await ok('POST', `/projects/${pid}/repository/commits/${sha}/comments`, s.root, { note });
 

@@ -109,6 +109,11 @@ export const ABILITIES = {
   admin_milestone: { kind: 'project', level: MASTER },
   admin_note: { kind: 'project', level: MASTER },
   admin_build: { kind: 'project', level: MASTER },
+  /** GitLab 8.13 ProjectPolicy: environments and deployments are read by reporters, created by developers, edited by masters. */
+  read_environment: { kind: 'project', level: REPORTER },
+  read_deployment: { kind: 'project', level: REPORTER },
+  create_environment: { kind: 'project', level: DEVELOPER },
+  update_environment: { kind: 'project', level: MASTER },
   // 4.2 Owner (50)
   remove_project: { kind: 'project', level: OWNER },
   archive_project: { kind: 'project', level: OWNER },
@@ -190,6 +195,8 @@ export const FEATURE_ABILITIES = new Set<Ability>([
   'read_issue', 'create_issue', 'update_issue', 'admin_issue', 'move_issue', 'destroy_issue',
   'read_merge_request', 'create_merge_request', 'update_merge_request', 'destroy_merge_request',
   'read_build', 'update_build', 'admin_build', 'read_pipeline', 'update_pipeline',
+  // 8.13 disabled_features!: builds off removes environments and deployments too
+  'read_environment', 'read_deployment', 'create_environment', 'update_environment',
   'read_label', 'admin_label', 'read_milestone', 'admin_milestone',
   // snippets_enabled off (8.13 disabled_features!: project_snippet); their notes and awards hang on what no one reads
   'read_project_snippet', 'create_project_snippet', 'update_project_snippet', 'create_snippet_note', 'admin_snippet_note', 'destroy_snippet_award',

@@ -355,6 +355,19 @@ export const POLICY_TABLE: Row[] = [
   { method: 'GET', path: `${P}/variables/{key}`, ability: 'admin_build', params: () => ({ key: 'SECRET' }) },
   { method: 'PUT', path: `${P}/variables/{key}`, ability: 'admin_build', params: () => ({ key: 'SECRET' }), body: (c) => ({ value: c.u }) },
   { method: 'DELETE', path: `${P}/variables/{key}`, ability: 'admin_build', fresh: async (c) => ({ key: await fresh.variable(c.w, c.p) }) },
+  // environments and deployments (GitLab 8.13 environments.rb, deployments.rb and ProjectPolicy)
+  { method: 'GET', path: `${P}/environments`, ability: 'read_environment' },
+  { method: 'POST', path: `${P}/environments`, ability: 'create_environment', body: (c) => ({ name: `env-${c.u}` }) },
+  {
+    method: 'PUT', path: `${P}/environments/{environment_id}`, ability: 'update_environment',
+    params: (c) => ({ environment_id: c.p.environmentId }), body: (c) => ({ external_url: `https://${c.u}.example.com` }),
+  },
+  {
+    method: 'DELETE', path: `${P}/environments/{environment_id}`, ability: 'update_environment',
+    fresh: async (c) => ({ environment_id: await fresh.environment(c.w, c.p) }), standIn: (c) => ({ environment_id: c.p.environmentId }),
+  },
+  { method: 'GET', path: `${P}/deployments`, ability: 'read_deployment' },
+  { method: 'GET', path: `${P}/deployments/{deployment_id}`, ability: 'read_deployment', params: (c) => ({ deployment_id: c.p.deploymentId }) },
 
   // build triggers (8.13 triggers.rb: admin_build, master and up); trigger/builds takes the trigger token, no user
   { method: 'GET', path: `${P}/triggers`, ability: 'admin_build' },

@@ -27,7 +27,7 @@ export const LEVEL: Record<Caller, number> = {
 export const VISIBILITIES = [0, 10, 20] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
 
-export const CI_YML = `rspec:\n  script: rspec\ndeploy:\n  script: deploy\n  when: manual\n`;
+export const CI_YML = `rspec:\n  script: rspec\n  environment: production\ndeploy:\n  script: deploy\n  when: manual\n`;
 
 /** The objects of one project of the world. */
 export interface ProjectWorld {
@@ -64,6 +64,9 @@ export interface ProjectWorld {
   snippetNoteAwardId: number;
   /** The token of a build trigger of the project. */
   triggerToken: string;
+  /** The environment and deployment the successful rspec build (environment: production) recorded. */
+  environmentId: number;
+  deploymentId: number;
 }
 
 /** The whole world. */
@@ -182,6 +185,7 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
     issueAwardId: 0, issueNoteAwardId: 0, mrAwardId: 0, mrNoteAwardId: 0, labelId: 0, deployKeyId: 0, guestIssueId: 0, guestNoteId: 0,
     guestAwardId: 0, reporterMergeRequestId: 0, milestoneId: 0, hookId: 0, runnerId: 0, uploadUrl: '',
     snippetId: 0, snippetNoteId: 0, snippetAwardId: 0, snippetNoteAwardId: 0,
+    environmentId: 0, deploymentId: 0,
   };
   await part(w, `${name}: pushed files, pipeline, build, trace and artifacts`, async () => {
     p.sha = await pushFiles(w.s.ctx, id, w.cast.owner.id, { 'README.md': 'readme\n', '.gitlab-ci.yml': CI_YML, 'docs/a.txt': 'a\n' });
@@ -191,6 +195,12 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
     const b = (await findBuild(w.s.ctx, p.buildId))!;
     await replaceTrace(w.s.ctx, b, 'rspec trace\n');
     await storeArtifacts(w.s.ctx, b, Readable.from([Buffer.from('PK-zip')]), 'artifacts.zip');
+  });
+  await part(w, `${name}: the production environment and deployment of rspec`, async () => {
+    const d = await w.s.ctx.data.get<{ id: number; environment_id: number }>('SELECT id, environment_id FROM deployments WHERE deployable_id = ?', [p.buildId]);
+    if (!d) throw new Error('the rspec build recorded no deployment');
+    p.deploymentId = d.id;
+    p.environmentId = d.environment_id;
   });
   await part(w, `${name}: branches, protected branches and a tag`, async () => {
     for (const branch of ['dev', 'protected', 'prot-target']) await asRoot(w, 'POST', `${base}/repository/branches`, { branch_name: branch, ref: 'master' });
@@ -366,6 +376,7 @@ export const fresh = {
     (await asRoot(w, 'POST', `/projects/${p.id}/snippets/${p.snippetId}/notes`, { body: uniq(w, 'note') })).id as number,
   label: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/labels`, { name: uniq(w, 'label'), color: '#00FF00' })).name as string,
   hook: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/hooks`, { url: `http://hooks.invalid/${uniq(w)}` })).id as number,
+  environment: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/environments`, { name: uniq(w, 'env') })).id as number,
   variable: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/variables`, { key: uniq(w, 'VAR'), value: 'v' })).key as string,
   tag: async (w: World, p: ProjectWorld) => (await asRoot(w, 'POST', `/projects/${p.id}/repository/tags`, { tag_name: uniq(w, 't'), ref: 'master' })).name as string,
   file: async (w: World, p: ProjectWorld) => {

@@ -1,5 +1,5 @@
 /** CLI test helpers: a real daemon in this process (from source) and the CLI's run() with a captured IO. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -70,5 +70,20 @@ export async function startCliFixture(opts: { ssh?: boolean } = {}): Promise<Cli
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(configDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The token `gantry login` stored in the fixture's config (the default profile's). */
+export function loginToken(f: Pick<CliFixture, 'configDir'>): string {
+  return JSON.parse(readFileSync(join(f.configDir, 'config.json'), 'utf8')).profiles.default.token;
+}
+
+/** A caller of the fixture daemon's API with `token`: `/ci/...` paths as they are, every other under /api/v3. */
+export function apiCaller(f: Pick<CliFixture, 'url'>, token: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${f.url}${path.startsWith('/ci/') ? '' : '/api/v3'}${path}`, {
+      method, headers: { 'private-token': token, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: await res.json().catch(() => null) };
   };
 }

@@ -1,26 +1,18 @@
 /** `gantry runner update|remove|enable|disable` against a real daemon (HTTP, in this process). */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_PASSWORD, startCliFixture, type CliFixture } from './helpers.js';
+import { apiCaller, loginToken, ROOT_PASSWORD, startCliFixture, type CliFixture } from './helpers.js';
 
 let f: CliFixture;
-let rootToken: string;
 let runner: { id: number; token: string };
 
-/** Call the API as root. */
-async function rootApi(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${f.url}${path.startsWith('/ci/') ? '' : '/api/v3'}${path}`, {
-    method, headers: { 'private-token': rootToken, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: await res.json().catch(() => null) };
-}
+/** Calls the API as root. */
+let rootApi: ReturnType<typeof apiCaller>;
 
 beforeAll(async () => {
   f = await startCliFixture();
   const login = await f.cli(['login', '--url', f.url, '--username', 'root', '--password-stdin'], { input: `${ROOT_PASSWORD}\n` });
   expect(login.code, login.stderr).toBe(0);
-  rootToken = JSON.parse(readFileSync(join(f.configDir, 'config.json'), 'utf8')).profiles.default.token;
+  rootApi = apiCaller(f, loginToken(f));
   expect((await f.cli(['project', 'create', 'rone'])).code).toBe(0);
   expect((await f.cli(['project', 'create', 'rtwo'])).code).toBe(0);
   const p = await rootApi('GET', '/projects/root%2Frone');

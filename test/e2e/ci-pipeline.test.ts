@@ -138,6 +138,36 @@ describe('registration', () => {
   });
 });
 
+describe('a deploy job', () => {
+  it('records its deployment to the environment it names, with the URL expanded; `gantry deployment list` shows it', async () => {
+    const { project, sha } = await pushProject('deploys', {
+      '.gitlab-ci.yml': [
+        'deploy:',
+        '  script:',
+        '    - echo "deploying $CI_BUILD_REF_NAME"',
+        '  environment:',
+        '    name: review/$CI_BUILD_REF_NAME',
+        '    url: https://$CI_BUILD_REF_NAME.example.com',
+        '',
+      ].join('\n'),
+    });
+    const pipeline = await pipelineOf(project, sha);
+    await eventually('the pipeline to succeed', async () => {
+      const r = await api(daemon.url, 'GET', `/projects/${project.id}/pipelines/${pipeline.id}`, token);
+      return r.body.status === 'success' || undefined;
+    });
+    const build = (await buildsOf(project, pipeline)).deploy!;
+    const deployments = await api(daemon.url, 'GET', `/projects/${project.id}/deployments`, token);
+    expect(deployments.status).toBe(200);
+    expect(deployments.body).toHaveLength(1);
+    expect(deployments.body[0]).toMatchObject({ iid: 1, ref: 'master', sha, environment: { name: 'review/master', external_url: 'https://master.example.com' } });
+    expect(deployments.body[0].deployable).toMatchObject({ id: build.id, name: 'deploy', status: 'success' });
+    const listed = await cli('deployment', 'list', project.path_with_namespace);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^1\s+review\/master\s+master\s/m);
+  });
+});
+
 describe('a two-stage pipeline with artifacts', () => {
   it('stage 1 saves a file as an artifact, stage 2 reads it; artifacts and traces through the API and the CLI', async () => {
     const { project, sha, dir: clone } = await pushProject('two-stage', {

@@ -42,7 +42,10 @@ const DATE_COLUMNS = new Set([
 /** Byte sizes: `bigint` on PostgreSQL. */
 const BIGINT_COLUMNS = new Set(['commit_statuses.trace_size', 'commit_statuses.artifacts_size', 'uploads.size']);
 /** 0/1 columns with no drizzle definition (the trigger-kept count tables). */
-const EXTRA_BOOLEAN_COLUMNS = new Set(['issue_counts.confidential']);
+const EXTRA_BOOLEAN_COLUMNS = new Set([
+  'issue_counts.confidential',
+  'deployments.tag', // 0036: tables without drizzle definitions
+]);
 
 /** table.column of every drizzle column declared `mode: 'boolean'`. */
 function drizzleBooleans(): Set<string> {
