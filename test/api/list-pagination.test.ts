@@ -72,6 +72,15 @@ beforeAll(async () => {
   for (const url of ['http://example.com/one', 'http://example.com/two']) await ok('POST', `/projects/${pid}/hooks`, s.root, { url });
   for (const key of ['ONE', 'TWO']) await ok('POST', `/projects/${pid}/variables`, s.root, { key, value: 'v' });
   for (let i = 0; i < 2; i++) await ok('POST', `/projects/${pid}/triggers`, s.root);
+  await ok('PUT', `/projects/${pid}`, s.root, { snippets_enabled: true });
+  const snippet = await ok('POST', `/projects/${pid}/snippets`, s.root, { title: 'walk snippet', file_name: 'a.rb', code: 'puts 1', visibility_level: 0 });
+  await ok('POST', `/projects/${pid}/snippets`, s.root, { title: 'second snippet', file_name: 'b.rb', code: 'puts 2', visibility_level: 0 });
+  const snippetNote = await ok('POST', `/projects/${pid}/snippets/${snippet.id}/notes`, s.root, { body: 'a snippet note' });
+  await ok('POST', `/projects/${pid}/snippets/${snippet.id}/notes`, s.root, { body: 'another snippet note' });
+  for (const name of ['smile', 'tada']) {
+    await ok('POST', `/projects/${pid}/snippets/${snippet.id}/award_emoji`, s.root, { name });
+    await ok('POST', `/projects/${pid}/snippets/${snippet.id}/notes/${snippetNote.id}/award_emoji`, s.root, { name });
+  }
   let runner = 0;
   for (const description of ['first runner', 'second runner']) {
     const r = await ci(s, 'POST', '/runners/register', { token: await projectRunnersToken(s, pid), description });
@@ -86,7 +95,7 @@ beforeAll(async () => {
 
   Object.assign(ids, {
     project: String(pid), group: String(group.id), user: String(s.root.id), runner: String(runner), sha, issue_id: String(issue.id),
-    note_id: String(note.id), milestone_id: String(milestone.id), query: 'walk',
+    note_id: String(note.id), milestone_id: String(milestone.id), query: 'walk', snippet_id: String(snippet.id), snippet_note_id: String(snippetNote.id),
   });
 
   const doc = await s.app.inject({ method: 'GET', url: '/api/v3/openapi.json' });
@@ -120,6 +129,7 @@ function valueOf(path: string, name: string): string | undefined {
     return undefined;
   }
   if (name === 'note_id' && path.includes('{merge_request_id}')) return ids.mr_note_id;
+  if (name === 'note_id' && path.includes('{snippet_id}')) return ids.snippet_note_id;
   return ids[name];
 }
 
