@@ -203,7 +203,14 @@ async function printAnswer(io: IO, pages: Answer[], o: ApiCommandOptions): Promi
   if (o.jq !== undefined) {
     if (data === undefined) throw new CliError('the answer is not JSON: --jq has nothing to filter', 'leave out --jq');
     const { runJq } = await import('./jq.js');
-    for (const line of await runJq(o.jq, data, io.stdoutIsTTY)) io.out(`${line}\n`);
+    try {
+      io.out(await runJq(o.jq, data, io.stdoutIsTTY));
+    } catch (e) {
+      // what jq printed before its error, as jq itself leaves it on stdout
+      const printed = (e as { output?: string }).output;
+      if (printed) io.out(printed);
+      throw e;
+    }
     return;
   }
   if (data !== undefined && (io.stdoutIsTTY || pages.length > 1)) {
