@@ -42,7 +42,13 @@ const DATE_COLUMNS = new Set([
 /** Byte sizes: `bigint` on PostgreSQL. */
 const BIGINT_COLUMNS = new Set(['commit_statuses.trace_size', 'commit_statuses.artifacts_size', 'uploads.size']);
 /** 0/1 columns with no drizzle definition (the trigger-kept count tables). */
-const EXTRA_BOOLEAN_COLUMNS = new Set(['issue_counts.confidential']);
+const EXTRA_BOOLEAN_COLUMNS = new Set([
+  'issue_counts.confidential',
+  // 0038: system hooks and project services
+  'system_hooks.push_events', 'system_hooks.tag_push_events', 'system_hooks.enable_ssl_verification',
+  ...['active', 'push_events', 'issues_events', 'merge_requests_events', 'tag_push_events', 'note_events', 'build_events', 'pipeline_events']
+    .map((c) => `project_services.${c}`),
+]);
 
 /** table.column of every drizzle column declared `mode: 'boolean'`. */
 function drizzleBooleans(): Set<string> {
