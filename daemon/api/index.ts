@@ -44,4 +44,6 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./applications.js')).default);
   await api.register((await import('./keys.js')).default);
   await api.register((await import('./deploy-keys.js')).default);
+  await api.register((await import('./system-hooks.js')).default);
+  await api.register((await import('./services.js')).default);
 }
