@@ -31,6 +31,8 @@ const ZERO_SHA = /^0{40}$/;
 const blank = (v: unknown) => v === null || v === undefined || v === '';
 const short = (sha: unknown) => String(sha ?? '').slice(0, 8);
 const firstLine = (s: unknown) => String(s ?? '').split('\n')[0]!.replace(/\r$/, '');
+/** A stored checkbox: true (or 8.13's 'true' / '1'). */
+const checked = (v: unknown) => v === true || v === 'true' || v === '1' || v === 1;
 const seconds = (n: unknown) => `${n ?? ''} ${n === 1 ? 'second' : 'seconds'}`;
 
 /** Slack::Notifier::LinkFormatter: `[text](http...)` becomes `<http...|text>` (inner links first). */
@@ -105,21 +107,27 @@ function statusMessage(text: string, status: unknown): Omit<SlackMessage, 'chann
 
 const humanized = (status: unknown) => (status === 'success' ? 'passed' : String(status));
 
+/**
+ * A build's message. 8.13 decided on, and showed, `commit.status` and `commit.duration` (the pipeline's), which its
+ * pipeline had already updated when the build's hook ran; Gantry's build data carries the pipeline as it was before the
+ * build's change, so the message follows the build's own outcome and duration (build_status, build_duration).
+ */
 function buildMessage(d: Data, project: string, p: SlackProperties): Omit<SlackMessage, 'channel' | 'username'> | null {
-  const status = d.commit?.status;
-  if (!(status === 'failed' || (status === 'success' && !p.notify_only_broken_builds))) return null;
+  const status = d.build_status;
+  if (!(status === 'failed' || (status === 'success' && !checked(p.notify_only_broken_builds)))) return null;
   const url = String(d.project_url);
   const refType = d.tag ? 'tag' : 'branch';
+  const duration = typeof d.build_duration === 'number' ? Math.round(d.build_duration) : d.build_duration;
   return statusMessage(
     `${project}: Commit ${link(short(d.sha), `${url}/commit/${d.sha}/builds`)} of ${link(d.ref, `${url}/commits/${d.ref}`)} ${refType} by ` +
-      `${d.commit?.author_name} ${humanized(status)} in ${seconds(d.commit?.duration)}`,
+      `${d.commit?.author_name} ${humanized(status)} in ${seconds(duration)}`,
     status,
   );
 }
 
 function pipelineMessage(d: Data, p: SlackProperties): Omit<SlackMessage, 'channel' | 'username'> | null {
   const a = d.object_attributes ?? {};
-  if (!(a.status === 'failed' || (a.status === 'success' && !p.notify_only_broken_pipelines))) return null;
+  if (!(a.status === 'failed' || (a.status === 'success' && !checked(p.notify_only_broken_pipelines)))) return null;
   const url = String(d.project?.web_url);
   const refType = a.tag ? 'tag' : 'branch';
   // 8.13 read commit.author_name, which its pipeline data did not have (the name came out blank): the author's name here
