@@ -49,6 +49,8 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'mr', alias: 'merge-request', description: 'list, show, create, merge, diff, check out and comment on merge requests', load: async () => (await import('./commands/merge-requests.js')).registerMergeRequests },
   { name: 'ssh-key', alias: 'ssh-keys', description: 'list, add and remove your SSH keys (for git over SSH)', load: async () => (await import('./commands/ssh-keys.js')).registerSshKeys },
   { name: 'deploy-key', alias: 'deploy-keys', description: 'list, add, enable and remove a project\'s read-only deploy keys', load: async () => (await import('./commands/deploy-keys.js')).registerDeployKeys },
+  { name: 'system-hook', alias: 'system-hooks', description: 'list, add, test and remove the system hooks (administrators)', load: async () => (await import('./commands/system-hooks.js')).registerSystemHooks },
+  { name: 'service', alias: 'services', description: 'show, set up and remove a project\'s services (Slack notifications)', load: async () => (await import('./commands/services.js')).registerServices },
 ];
 
 /** Global options that take a value (their value is not the noun). */
