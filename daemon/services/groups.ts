@@ -252,9 +252,11 @@ export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParam
       [group.id, actor.id, OWNER, actor.id, t, t],
     );
     // system hooks: group_create, then the creator's membership (user_add_to_group)
-    await queueSystemHooksAsync(tx, await groupSystemData(tx, group.id, 'create'));
-    const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Namespace' AND source_id = ? AND user_id = ?`, [group.id, actor.id]);
-    if (m) await queueSystemHooksAsync(tx, await memberSystemData(tx, m.id, 'create'));
+    await queueSystemHooksAsync(tx, () => groupSystemData(tx, group.id, 'create'));
+    await queueSystemHooksAsync(tx, async () => {
+      const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Namespace' AND source_id = ? AND user_id = ?`, [group.id, actor.id]);
+      return m ? memberSystemData(tx, m.id, 'create') : null;
+    });
     return group;
   })).catch((e: unknown) => {
     throw isForeignKeyViolation(e) ? unauthorized() : e; // the acting user was deleted meanwhile: nothing is written
@@ -296,7 +298,7 @@ export async function deleteGroup(ctx: AppContext, group: NamespaceRow): Promise
     for (const id of owned) await deleteProjectRowsIn(tx, id);
     // system hooks (read before the rows go): the memberships, then group_destroy
     await queueMemberRemovalsAsync(tx, `source_type = 'Namespace' AND source_id = ?`, [group.id]);
-    await queueSystemHooksAsync(tx, await groupSystemData(tx, group.id, 'destroy'));
+    await queueSystemHooksAsync(tx, () => groupSystemData(tx, group.id, 'destroy'));
     await tx.run(`DELETE FROM members WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
     await tx.run(`DELETE FROM namespaces WHERE id = ?`, [group.id]);
     return owned;
@@ -331,7 +333,7 @@ export async function transferProject(ctx: AppContext, group: NamespaceRow, proj
     moved = await ctx.data.transaction(async (tx) => {
       const row = await tx.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]);
       if (!row) throw notFound('Project'); // deleted by another request since it was found
-      await queueSystemHooksAsync(tx, await projectSystemData(tx, project.id, 'transfer', `${from.path}/${project.path}`));
+      await queueSystemHooksAsync(tx, () => projectSystemData(tx, project.id, 'transfer', `${from.path}/${project.path}`));
       return toProject(row);
     });
   } catch (e) {

@@ -335,10 +335,12 @@ export async function createProjectAsync(
     if (ns.kind === 'user') await tx.run(INSERT_OWNER, [row.id, owner.id, actor.id, t, t]);
     await recordEventAsync(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
     // system hooks: project_create, then the owner's membership (user_add_to_team), as 8.13's create service
-    await queueSystemHooksAsync(tx, await projectSystemData(tx, row.id, 'create'));
+    await queueSystemHooksAsync(tx, () => projectSystemData(tx, row.id, 'create'));
     if (ns.kind === 'user') {
-      const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Project' AND source_id = ? AND user_id = ?`, [row.id, owner.id]);
-      if (m) await queueSystemHooksAsync(tx, await memberSystemData(tx, m.id, 'create'));
+      await queueSystemHooksAsync(tx, async () => {
+        const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Project' AND source_id = ? AND user_id = ?`, [row.id, owner.id]);
+        return m ? memberSystemData(tx, m.id, 'create') : null;
+      });
     }
     return row;
   }).catch((e: unknown) => {
@@ -354,7 +356,7 @@ export async function createProjectAsync(
 export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promise<void> {
   // system hooks (read before the rows go): the memberships, then project_destroy
   await queueMemberRemovalsAsync(tx, `source_type = 'Project' AND source_id = ?`, [projectId]);
-  await queueSystemHooksAsync(tx, await projectSystemData(tx, projectId, 'destroy'));
+  await queueSystemHooksAsync(tx, () => projectSystemData(tx, projectId, 'destroy'));
   await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
   await deleteProjectOnlyDeployKeysIn(tx, projectId);
   await tx.run('UPDATE projects SET forked_from_id = NULL WHERE forked_from_id = ?', [projectId]);
@@ -441,7 +443,7 @@ export async function updateProjectAsync(ctx: AppContext, actor: UserRow, projec
       [...keys.map((k) => set[k]), project.id],
     );
     // a new path is written in a transaction (`q`): project_rename with the old path (8.13's rename_repo)
-    if (row && pathChanged) await queueSystemHooksAsync(q, await projectSystemData(q, project.id, 'rename', `${ns.path}/${project.path}`));
+    if (row && pathChanged) await queueSystemHooksAsync(q, () => projectSystemData(q, project.id, 'rename', `${ns.path}/${project.path}`));
     return row;
   };
   // a new name or path is checked in the transaction that writes it (as createProjectAsync)

@@ -90,14 +90,20 @@ export async function testSystemHook(ctx: AppContext, id: number): Promise<Syste
 
 /**
  * Queue `data` for every system hook (or those with `scope` set: push_events, tag_push_events), inside the writing
- * transaction. Returns the number of deliveries queued.
+ * transaction; `data` may be a function that reads the payload through the transaction, called only when a hook wants
+ * it (an instance without system hooks pays one indexed read). Returns the number of deliveries queued.
  */
-export async function queueSystemHooksAsync(tx: Queries, data: SystemHookData | null, scope?: 'push_events' | 'tag_push_events'): Promise<number> {
+export async function queueSystemHooksAsync(
+  tx: Queries, data: SystemHookData | null | (() => Promise<SystemHookData | null>), scope?: 'push_events' | 'tag_push_events',
+): Promise<number> {
   if (!data) return 0;
   const hooks = await tx.all<{ id: number }>(`SELECT id FROM system_hooks${scope ? ` WHERE ${scope} = TRUE` : ''} ORDER BY id`);
   if (!hooks.length) return 0;
-  const body = JSON.stringify(data);
-  return insertDeliveriesAsync(tx, hooks.map((h) => ({ target: 'system_hook_id' as const, id: h.id, event: data.event_name, body })));
+  // a payload that needs reading is read only when some hook wants it
+  const payload = typeof data === 'function' ? await data() : data;
+  if (!payload) return 0;
+  const body = JSON.stringify(payload);
+  return insertDeliveriesAsync(tx, hooks.map((h) => ({ target: 'system_hook_id' as const, id: h.id, event: payload.event_name, body })));
 }
 
 // ---- payloads (8.13's SystemHooksService#build_event_data)
@@ -226,6 +232,6 @@ export function systemPushData(push: PushData): SystemHookData {
 export async function queueMemberRemovalsAsync(tx: Queries, where: string, args: unknown[]): Promise<void> {
   if (!(await tx.get('SELECT 1 AS x FROM system_hooks LIMIT 1'))) return;
   for (const m of await tx.all<{ id: number }>(`SELECT id FROM members WHERE ${where} ORDER BY id`, args)) {
-    await queueSystemHooksAsync(tx, await memberSystemData(tx, m.id, 'destroy'));
+    await queueSystemHooksAsync(tx, () => memberSystemData(tx, m.id, 'destroy'));
   }
 }

@@ -285,8 +285,10 @@ export async function deleteUser(ctx: AppContext, user: UserRow): Promise<{ dele
     for (const id of owned) await deleteProjectRowsIn(tx, id);
     // system hooks: the memberships that go with the user, then the user (read before the rows go)
     await queueMemberRemovalsAsync(tx, 'user_id = ?', [user.id]);
-    const gone = await tx.get('SELECT * FROM users WHERE id = ?', [user.id]);
-    if (gone) await queueSystemHooksAsync(tx, userSystemData(toUser(gone), 'destroy'));
+    await queueSystemHooksAsync(tx, async () => {
+      const gone = await tx.get('SELECT * FROM users WHERE id = ?', [user.id]);
+      return gone ? userSystemData(toUser(gone), 'destroy') : null;
+    });
     if (ns) await tx.run('DELETE FROM namespaces WHERE id = ?', [ns.id]);
     // A group never disappears with a user (owner_id cascades), whatever wrote that column.
     await tx.run(`UPDATE namespaces SET owner_id = NULL WHERE kind = 'group' AND owner_id = ?`, [user.id]);

@@ -116,8 +116,10 @@ export async function deleteUserKey(ctx: AppContext, userId: number, keyId: numb
     const row = await tx.get<Rec>(`DELETE FROM keys WHERE id = ? AND type = 'Key' AND user_id = ? RETURNING *`, [keyId, userId]);
     if (!row) return null;
     const key = toKey(row);
-    const user = await tx.get<{ username: string }>('SELECT username FROM users WHERE id = ?', [userId]);
-    await queueSystemHooksAsync(tx, keySystemData(key, user?.username ?? null, 'destroy'));
+    await queueSystemHooksAsync(tx, async () => {
+      const user = await tx.get<{ username: string }>('SELECT username FROM users WHERE id = ?', [userId]);
+      return keySystemData(key, user?.username ?? null, 'destroy');
+    });
     return key;
   });
 }
