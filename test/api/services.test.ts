@@ -12,7 +12,7 @@ import { ACTORS, expectedStatus, type Actor } from '../helpers/collaboration.js'
 import { buildNamed, drive, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { sleep, startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
 import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hook-deliveries.js';
-import { slackLinks } from '../../daemon/services/project-services/slack.js';
+import { slackLinks, slackMessage } from '../../daemon/services/project-services/slack.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -156,6 +156,30 @@ describe('who may', () => {
 describe('Slack messages', () => {
   it('turns Markdown links into Slack links, inner ones first', () => {
     expect(slackLinks('[[a](http://x/a)] and [b c](https://y/b) [not](ftp://z)')).toBe('[<http://x/a|a>] and <https://y/b|b c> [not](ftp://z)');
+  });
+
+  it('words tag pushes, removed branches, commit and merge request comments and merged requests as 8.13 (pure)', () => {
+    const web = 'http://g.test/a/p';
+    const project = { web_url: web };
+    const props = { webhook: 'http://x.test/h' };
+    const zero = '0'.repeat(40);
+    expect(slackMessage('tag_push', { project, user_name: 'Ann', ref: 'refs/tags/v1', before: zero, after: 'a'.repeat(40) }, props, 'a/p')).toEqual({
+      text: `Ann pushed new tag <${web}/commits/v1|v1> to <${web}|a/p>`, attachments: [],
+    });
+    expect(slackMessage('push', { project, user_name: 'Ann', ref: 'refs/heads/old', before: 'b'.repeat(40), after: zero }, props, 'a/p')).toEqual({
+      text: `Ann removed branch old from <${web}|a/p>`, attachments: [],
+    });
+    const note = (noteable_type: string, extra: Record<string, unknown>) => slackMessage('note', {
+      project, user: { username: 'ann' }, object_attributes: { note: 'LGTM', url: `${web}/x#note_1`, noteable_type }, ...extra,
+    }, props, 'a/p')!.text;
+    expect(note('Commit', { commit: { id: 'c'.repeat(40), message: 'Fix it\nbody' } })).toBe(`ann commented on <${web}/x#note_1|commit cccccccc> in <${web}|a/p>: *Fix it*`);
+    expect(note('MergeRequest', { merge_request: { iid: 4, title: 'Feature' } })).toBe(`ann commented on <${web}/x#note_1|merge request !4> in <${web}|a/p>: *Feature*`);
+    expect(slackMessage('merge_request', { project, user: { username: 'ann' }, object_attributes: { iid: 4, state: 'merged', title: 'Feature', action: 'merge' } }, props, 'a/p'))
+      .toEqual({ text: `ann merged <${web}/merge_requests/4|merge request !4> in <${web}|a/p>: *Feature*`, attachments: [] });
+    // no message: an edit, no webhook, a running build
+    expect(slackMessage('merge_request', { project, user: { username: 'ann' }, object_attributes: { iid: 4, state: 'opened', title: 'F', action: 'update' } }, props, 'a/p')).toBeNull();
+    expect(slackMessage('push', { project, user_name: 'Ann', ref: 'refs/heads/x', before: zero, after: 'a'.repeat(40) }, { webhook: null }, 'a/p')).toBeNull();
+    expect(slackMessage('build', { project, build_status: 'running', commit: {} }, { ...props, notify_only_broken_builds: false }, 'a/p')).toBeNull();
   });
 
   it('posts pushes, issues, notes and merge requests in 8.13 wording, each once, to the event channel, without GitLab headers', async () => {
