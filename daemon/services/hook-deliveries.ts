@@ -1,9 +1,12 @@
 /**
- * Durable project hook delivery: an outbox table (hook_deliveries) and a background worker that posts it.
+ * Durable hook delivery: an outbox table (hook_deliveries) and a background worker that posts it. A row is aimed at a
+ * project hook, a system hook (services/system-hooks.ts) or a project service (services/project-services/: Slack).
  *
  * Producers call queueHookDeliveriesAsync(tx, projectId, event, payload) INSIDE the transaction that records what
  * happened (a push, an issue change, a note, a build, a pipeline): one pending row per hook of the project that is
- * subscribed to the event, so the delivery commits (or rolls back) with the change. The workers are woken right after that
+ * subscribed to the event, and one per active service of the project subscribed to it that has a message for it, so
+ * the delivery commits (or rolls back) with the change. System hook events are queued the same way by the services of
+ * users, projects, groups, members and keys (queueSystemHooksAsync), and pushes here. The workers are woken right after that
  * transaction (on SQLite in
  * this process; on PostgreSQL on every daemon, through `NOTIFY gantry_hooks` sent at the commit, which each worker
  * LISTENs to) and also poll, so rows left by an earlier run (or a notification lost) are sent too.
@@ -11,7 +14,8 @@
  * A worker runs on the data layer and may run on several daemons at once over one PostgreSQL database: it claims due
  * rows in one statement (UPDATE ... WHERE id IN (the due pending rows ... FOR UPDATE SKIP LOCKED on PostgreSQL), which
  * moves next_attempt_at to the end of a lease), so each attempt is posted by one worker only. It posts the JSON
- * payload with GitLab's headers (Content-Type, X-Gitlab-Event, X-Gitlab-Token when the hook has a token, User-Agent)
+ * payload with GitLab's headers (Content-Type, X-Gitlab-Event (`System Hook` for system hooks; none for a service's
+ * message, which goes to its webhook URL), X-Gitlab-Token when the hook has a token, User-Agent)
  * and a timeout, a few at a time. A 2xx answer marks the row delivered (never sent again); anything else is retried
  * with exponential backoff until the attempts run out (failed). A daemon that dies mid-send leaves the row pending
  * with a lease; it is sent again when the lease ends (at least once). Every attempt of one delivery carries the same
