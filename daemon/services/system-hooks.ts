@@ -235,3 +235,11 @@ export async function queueMemberRemovalsAsync(tx: Queries, where: string, args:
     await queueSystemHooksAsync(tx, () => memberSystemData(tx, m.id, 'destroy'));
   }
 }
+
+/** Queue key_destroy for each SSH key of a user being deleted (8.13: the user's keys were destroyed one by one). */
+export async function queueUserKeyRemovalsAsync(tx: Queries, userId: number, username: string): Promise<void> {
+  if (!(await tx.get('SELECT 1 AS x FROM system_hooks LIMIT 1'))) return;
+  const keys = await tx.all<{ id: number; key: string; created_at: string; updated_at: string }>(
+    "SELECT id, key, created_at, updated_at FROM keys WHERE type = 'Key' AND user_id = ? ORDER BY id", [userId]);
+  for (const k of keys) await queueSystemHooksAsync(tx, keySystemData({ id: k.id, key: k.key, createdAt: k.created_at, updatedAt: k.updated_at }, username, 'destroy'));
+}

@@ -147,7 +147,7 @@ describe('routes', () => {
 });
 
 describe('events', () => {
-  it('user_create and user_destroy', async () => {
+  it('user_create and user_destroy (with the key_destroy of her keys)', async () => {
     await addHook('/users', { push_events: false });
     const carol = await s.user('carol', { name: 'Carol C' });
     await received('/users', 'user_create');
@@ -157,9 +157,14 @@ describe('events', () => {
       name: 'Carol C', email: 'carol@example.com', user_id: carol.id, username: 'carol',
     });
     expect(one('/users', 'user_create').headers['x-gitlab-event']).toBe('System Hook');
+    const key = await s.api('POST', `/users/${carol.id}/keys`, s.root, { title: 'k', key: generateKeyPair('ed25519').publicKey });
+    expect(key.status).toBe(201);
     expect((await s.api('DELETE', `/users/${carol.id}`, s.root)).status).toBe(200);
     await received('/users', 'user_destroy');
     await drained();
+    // her key went with her: key_destroy before user_destroy
+    expect(events('/users')).toEqual(['user_create', 'key_create', 'key_destroy', 'user_destroy']);
+    expect(one('/users', 'key_destroy').json()).toMatchObject({ id: key.body.id, username: 'carol' });
     expect(one('/users', 'user_destroy').json()).toMatchObject({ event_name: 'user_destroy', user_id: carol.id, username: 'carol', email: 'carol@example.com' });
   });
 
