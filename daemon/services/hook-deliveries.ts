@@ -55,7 +55,6 @@ export const HOOK_EVENT_FLAG: Record<HookEvent, HookEventKind> = {
 /** The X-Gitlab-Event header of every system hook delivery (8.13: 'system_hooks'.singularize.titleize). */
 export const SYSTEM_HOOK_HEADER = 'System Hook';
 
-
 /**
  * Queue `payload` for every hook of the project subscribed to `event` (push -> push_events, tag_push -> tag_push_events,
  * issue -> issues_events, merge_request -> merge_requests_events, note -> note_events, build -> build_events, pipeline ->
@@ -68,7 +67,7 @@ export const SYSTEM_HOOK_HEADER = 'System Hook';
 export async function queueHookDeliveriesAsync(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<number> {
   const flag = HOOK_EVENT_FLAG[event];
   const hooks = await tx.all<{ id: number }>(`SELECT id FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE ORDER BY id`, [projectId]);
-  const body = JSON.stringify(payload);
+  const body = hooks.length ? JSON.stringify(payload) : '';
   const rows: QueuedDelivery[] = hooks.map((h) => ({ target: 'hook_id', id: h.id, event, body }));
   rows.push(...await serviceDeliveriesAsync(tx, projectId, event, payload));
   return insertDeliveriesAsync(tx, rows);
