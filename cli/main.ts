@@ -54,6 +54,8 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'deploy-key', alias: 'deploy-keys', description: 'list, add, enable and remove a project\'s read-only deploy keys', load: async () => (await import('./commands/deploy-keys.js')).registerDeployKeys },
   { name: 'environment', alias: 'environments', description: 'list, create and delete a project\'s environments', load: async () => (await import('./commands/environments.js')).registerEnvironments },
   { name: 'deployment', alias: 'deployments', description: 'list the deployments a project\'s builds recorded', load: async () => (await import('./commands/environments.js')).registerDeployments },
+  { name: 'system-hook', alias: 'system-hooks', description: 'list, add, test and remove the system hooks (administrators)', load: async () => (await import('./commands/system-hooks.js')).registerSystemHooks },
+  { name: 'service', alias: 'services', description: 'show, set up and remove a project\'s services (Slack notifications)', load: async () => (await import('./commands/services.js')).registerServices },
 ];
 
 /** Global options that take a value (their value is not the noun). */

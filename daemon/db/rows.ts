@@ -385,3 +385,51 @@ export function toDeployment(r: Rec): DeploymentRow {
     onStop: (r.on_stop ?? null) as string | null, createdAt: r.created_at as string, updatedAt: r.updated_at as string,
   };
 }
+
+/** A `project_services` row (0038): a project's settings of one service type. */
+export interface ProjectServiceRow {
+  id: number;
+  projectId: number;
+  type: string;
+  active: boolean;
+  /** The settings as stored (JSON text). */
+  properties: string;
+  pushEvents: boolean;
+  issuesEvents: boolean;
+  mergeRequestsEvents: boolean;
+  tagPushEvents: boolean;
+  noteEvents: boolean;
+  buildEvents: boolean;
+  pipelineEvents: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Map a raw `project_services` row to its shape. */
+export function toProjectService(r: Rec): ProjectServiceRow {
+  return {
+    id: r.id as number, projectId: r.project_id as number, type: r.type as string, active: !!r.active, properties: r.properties as string,
+    pushEvents: !!r.push_events, issuesEvents: !!r.issues_events, mergeRequestsEvents: !!r.merge_requests_events, tagPushEvents: !!r.tag_push_events,
+    noteEvents: !!r.note_events, buildEvents: !!r.build_events, pipelineEvents: !!r.pipeline_events,
+    createdAt: r.created_at as string, updatedAt: r.updated_at as string,
+  };
+}
+
+/** A `system_hooks` row (0038). */
+export interface SystemHookRow {
+  id: number;
+  url: string;
+  token: string | null;
+  pushEvents: boolean;
+  tagPushEvents: boolean;
+  enableSslVerification: boolean;
+  createdAt: string;
+}
+
+/** Map a raw `system_hooks` row to its shape. */
+export function toSystemHook(r: Rec): SystemHookRow {
+  return {
+    id: r.id as number, url: r.url as string, token: (r.token ?? null) as string | null, pushEvents: !!r.push_events, tagPushEvents: !!r.tag_push_events,
+    enableSslVerification: !!r.enable_ssl_verification, createdAt: r.created_at as string,
+  };
+}

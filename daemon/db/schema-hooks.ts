@@ -10,7 +10,8 @@ export type HookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export const hookDeliveries = sqliteTable('hook_deliveries', {
   id: integer('id').primaryKey({ autoIncrement: true }),
-  hookId: integer('hook_id').notNull(),
+  /** The project hook (0038: or null, when the row is for a system hook or a service). */
+  hookId: integer('hook_id'),
   event: text('event').$type<HookEvent>().notNull(),
   /** The JSON body posted to the hook. */
   payload: text('payload').notNull(),

@@ -11,12 +11,11 @@ import type { Queries } from '../db/layer/types.js';
 import { toCommitStatus, toNamespace, toPipeline, toProject, toRunner, toUser } from '../db/rows.js';
 import { projectUrls } from '../api/entities/projects.js';
 import { avatarUrl } from '../api/entities/users.js';
-import { queueHookDeliveriesAsync } from './hook-deliveries.js';
+import { projectWantsEventAsync, queueHookDeliveriesAsync } from './hook-deliveries.js';
 
-/** Whether the project has a hook subscribed to build (build_events) or pipeline (pipeline_events) events. */
+/** Whether the project has a hook or an active service subscribed to build (build_events) or pipeline (pipeline_events) events. */
 export async function projectWantsHook(q: Queries, projectId: number, event: 'build' | 'pipeline'): Promise<boolean> {
-  const flag = event === 'build' ? 'build_events' : 'pipeline_events';
-  return !!(await q.get(`SELECT id FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE LIMIT 1`, [projectId]));
+  return projectWantsEventAsync(q, projectId, event);
 }
 
 /** Seconds between two time stamps (to `now` while unfinished), or null before the start (8.13 calculate_duration). */

@@ -1,4 +1,5 @@
 /** Groups: lookup by path or id with the 404-for-hidden rule, list, create, update (with storage moves), delete, transfer. */
+import { groupSystemData, memberSystemData, projectSystemData, queueMemberRemovalsAsync, queueSystemHooksAsync } from './system-hooks.js';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
@@ -250,6 +251,12 @@ export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParam
        VALUES ('Namespace', ?, ?, ?, NULL, ?, ?, ?)`,
       [group.id, actor.id, OWNER, actor.id, t, t],
     );
+    // system hooks: group_create, then the creator's membership (user_add_to_group)
+    await queueSystemHooksAsync(tx, () => groupSystemData(tx, group.id, 'create'));
+    await queueSystemHooksAsync(tx, async () => {
+      const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Namespace' AND source_id = ? AND user_id = ?`, [group.id, actor.id]);
+      return m ? memberSystemData(tx, m.id, 'create') : null;
+    });
     return group;
   })).catch((e: unknown) => {
     throw isForeignKeyViolation(e) ? unauthorized() : e; // the acting user was deleted meanwhile: nothing is written
@@ -289,6 +296,9 @@ export async function deleteGroup(ctx: AppContext, group: NamespaceRow): Promise
   const projectIds = await ctx.data.transaction(async (tx) => {
     const owned = (await tx.all<{ id: number }>(`SELECT id FROM projects WHERE namespace_id = ? ORDER BY id`, [group.id])).map((r) => r.id);
     for (const id of owned) await deleteProjectRowsIn(tx, id);
+    // system hooks (read before the rows go): the memberships, then group_destroy
+    await queueMemberRemovalsAsync(tx, `source_type = 'Namespace' AND source_id = ?`, [group.id]);
+    await queueSystemHooksAsync(tx, () => groupSystemData(tx, group.id, 'destroy'));
     await tx.run(`DELETE FROM members WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
     await tx.run(`DELETE FROM namespaces WHERE id = ?`, [group.id]);
     return owned;
@@ -320,9 +330,12 @@ export async function transferProject(ctx: AppContext, group: NamespaceRow, proj
   if (Object.keys(errors).length) throw validationError(errors);
   let moved: ProjectRow;
   try {
-    const row = await ctx.data.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]);
-    if (!row) throw notFound('Project'); // deleted by another request since it was found
-    moved = toProject(row);
+    moved = await ctx.data.transaction(async (tx) => {
+      const row = await tx.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]);
+      if (!row) throw notFound('Project'); // deleted by another request since it was found
+      await queueSystemHooksAsync(tx, () => projectSystemData(tx, project.id, 'transfer', `${from.path}/${project.path}`));
+      return toProject(row);
+    });
   } catch (e) {
     // a project with the same path got there after the check above (the unique index on namespace_id, path)
     if (isUniqueViolation(e)) throw validationError({ namespace: ['Project with same path in target namespace already exists'] });

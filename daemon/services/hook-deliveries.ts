@@ -1,9 +1,12 @@
 /**
- * Durable project hook delivery: an outbox table (hook_deliveries) and a background worker that posts it.
+ * Durable hook delivery: an outbox table (hook_deliveries) and a background worker that posts it. A row is aimed at a
+ * project hook, a system hook (services/system-hooks.ts) or a project service (services/project-services/: Slack).
  *
  * Producers call queueHookDeliveriesAsync(tx, projectId, event, payload) INSIDE the transaction that records what
  * happened (a push, an issue change, a note, a build, a pipeline): one pending row per hook of the project that is
- * subscribed to the event, so the delivery commits (or rolls back) with the change. The workers are woken right after that
+ * subscribed to the event, and one per active service of the project subscribed to it that has a message for it, so
+ * the delivery commits (or rolls back) with the change. System hook events are queued the same way by the services of
+ * users, projects, groups, members and keys (queueSystemHooksAsync), and pushes here. The workers are woken right after that
  * transaction (on SQLite in
  * this process; on PostgreSQL on every daemon, through `NOTIFY gantry_hooks` sent at the commit, which each worker
  * LISTENs to) and also poll, so rows left by an earlier run (or a notification lost) are sent too.
@@ -11,7 +14,8 @@
  * A worker runs on the data layer and may run on several daemons at once over one PostgreSQL database: it claims due
  * rows in one statement (UPDATE ... WHERE id IN (the due pending rows ... FOR UPDATE SKIP LOCKED on PostgreSQL), which
  * moves next_attempt_at to the end of a lease), so each attempt is posted by one worker only. It posts the JSON
- * payload with GitLab's headers (Content-Type, X-Gitlab-Event, X-Gitlab-Token when the hook has a token, User-Agent)
+ * payload with GitLab's headers (Content-Type, X-Gitlab-Event (`System Hook` for system hooks; none for a service's
+ * message, which goes to its webhook URL), X-Gitlab-Token when the hook has a token, User-Agent)
  * and a timeout, a few at a time. A 2xx answer marks the row delivered (never sent again); anything else is retried
  * with exponential backoff until the attempts run out (failed). A daemon that dies mid-send leaves the row pending
  * with a lease; it is sent again when the lease ends (at least once). Every attempt of one delivery carries the same
@@ -28,8 +32,13 @@ import { registerWorker } from '../background.js';
 import type { Queries } from '../db/layer/types.js';
 import type { HookEventKind } from './project-hooks.js';
 import { onPush } from './push.js';
+import { HOOKS_CHANNEL, insertDeliveriesAsync, onDeliveriesQueued, type QueuedDelivery } from './hook-outbox.js';
+import { parseProperties } from './project-services/services.js';
+import { slackMessage } from './project-services/slack.js';
+import { queueSystemHooksAsync, systemPushData } from './system-hooks.js';
 
 export { HOOK_EVENTS, type HookEvent } from '../db/schema-hooks.js';
+export { HOOKS_CHANNEL, insertDeliveriesAsync, type DeliveryTarget, type QueuedDelivery } from './hook-outbox.js';
 
 /** The X-Gitlab-Event header of each event (GitLab: the hook name, singular and titleized). */
 export const HOOK_EVENT_HEADER: Record<HookEvent, string> = {
@@ -43,43 +52,72 @@ export const HOOK_EVENT_FLAG: Record<HookEvent, HookEventKind> = {
   build: 'build_events', pipeline: 'pipeline_events',
 };
 
-/** The notification channel that wakes the delivery workers of every daemon (PostgreSQL). */
-export const HOOKS_CHANNEL = 'gantry_hooks';
+/** The X-Gitlab-Event header of every system hook delivery (8.13: 'system_hooks'.singularize.titleize). */
+export const SYSTEM_HOOK_HEADER = 'System Hook';
 
 /**
  * Queue `payload` for every hook of the project subscribed to `event` (push -> push_events, tag_push -> tag_push_events,
  * issue -> issues_events, merge_request -> merge_requests_events, note -> note_events, build -> build_events, pipeline ->
- * pipeline_events), with the complete GitLab payload (object_kind ...), sent as is. Call it inside the writing transaction (`tx`) of
- * ctx.data.transaction. One read of the subscribed hooks and one INSERT of their rows. On SQLite the workers of this process are woken
- * on the next turn (after the commit: a transaction runs within one turn); on PostgreSQL it sends `NOTIFY
- * gantry_hooks` in the same transaction, which PostgreSQL delivers at the commit (never for a rollback) to the
- * workers of every daemon. Returns the number of deliveries queued.
+ * pipeline_events), with the complete GitLab payload (object_kind ...), sent as is; and, the one seam for services, the
+ * message of every active service of the project subscribed to the event (Slack: services/project-services/slack.ts),
+ * when 8.13 sends one for this payload. Call it inside the writing transaction (`tx`) of ctx.data.transaction. One read
+ * of the subscribed hooks, one of the subscribed services and one INSERT of their rows. Returns the number of deliveries
+ * queued.
  */
 export async function queueHookDeliveriesAsync(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<number> {
   const flag = HOOK_EVENT_FLAG[event];
   const hooks = await tx.all<{ id: number }>(`SELECT id FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE ORDER BY id`, [projectId]);
-  if (!hooks.length) return 0;
-  const t = now();
-  const body = JSON.stringify(payload);
-  // (INSERT ... SELECT would leave PostgreSQL to guess the types of parameters in a select list; VALUES gives them)
-  await tx.run(
-    `INSERT INTO hook_deliveries (hook_id, event, payload, next_attempt_at, created_at) VALUES ${hooks.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
-    hooks.flatMap((h) => [h.id, event, body, t, t]),
-  );
-  if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_notify(?, ?)', [HOOKS_CHANNEL, '']);
-  else setImmediate(notifyHookDeliveries);
-  return hooks.length;
+  const body = hooks.length ? JSON.stringify(payload) : '';
+  const rows: QueuedDelivery[] = hooks.map((h) => ({ target: 'hook_id', id: h.id, event, body }));
+  rows.push(...await serviceDeliveriesAsync(tx, projectId, event, payload));
+  return insertDeliveriesAsync(tx, rows);
 }
 
-/** Wake every running delivery worker of this process now (queueHookDeliveriesAsync does this after its transaction). */
+/** Whether the project has a hook or an active service subscribed to `event` (so its payload is worth building). */
+export async function projectWantsEventAsync(q: Queries, projectId: number, event: HookEvent): Promise<boolean> {
+  const flag = HOOK_EVENT_FLAG[event];
+  return !!(await q.get(
+    `SELECT 1 AS x FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE
+     UNION ALL SELECT 1 AS x FROM project_services WHERE project_id = ? AND active = TRUE AND ${flag} = TRUE LIMIT 1`,
+    [projectId, projectId],
+  ));
+}
+
+/** The deliveries of the project's active services subscribed to `event`: the service's message for the payload. */
+async function serviceDeliveriesAsync(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<QueuedDelivery[]> {
+  const services = await tx.all<{ id: number; type: string; properties: string }>(
+    `SELECT id, type, properties FROM project_services WHERE project_id = ? AND active = TRUE AND ${HOOK_EVENT_FLAG[event]} = TRUE ORDER BY id`, [projectId],
+  );
+  if (!services.length) return [];
+  const names = await tx.get<{ name: string; ns_name: string }>(
+    'SELECT p.name, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?', [projectId],
+  );
+  if (!names) return [];
+  // 8.13: the project's name_with_namespace without its spaces
+  const projectName = `${names.ns_name} / ${names.name}`.replace(/\s/g, '');
+  const out: QueuedDelivery[] = [];
+  for (const s of services) {
+    const message = s.type === 'slack' ? slackMessage(event, payload as Record<string, unknown>, parseProperties(s.properties), projectName) : null;
+    if (message) out.push({ target: 'service_id', id: s.id, event, body: JSON.stringify(message) });
+  }
+  return out;
+}
+
+/** Wake every running delivery worker of this process now (insertDeliveriesAsync does this after its transaction). */
 export function notifyHookDeliveries(): void {
   for (const w of running) w.wake();
 }
+onDeliveriesQueued(notifyHookDeliveries);
 
-// Pushes: one push or tag_push delivery per ref update, with the push data services/push.ts built.
+// Pushes: one push or tag_push delivery per ref update, with the push data services/push.ts built; and the system
+// hooks subscribed to pushes (push_events) or tag pushes (tag_push_events) get 8.13's system push data.
 onPush({
   async inTransactionAsync(tx, _ctx, push) {
-    for (const u of push.updates) await queueHookDeliveriesAsync(tx, push.project.id, u.data.object_kind, u.data);
+    for (const u of push.updates) {
+      await queueHookDeliveriesAsync(tx, push.project.id, u.data.object_kind, u.data);
+      const tag = u.data.object_kind === 'tag_push';
+      await queueSystemHooksAsync(tx, systemPushData(u.data), tag ? 'tag_push_events' : 'push_events');
+    }
   },
 });
 
@@ -132,12 +170,13 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** A due delivery with what sending it needs from its hook. */
 interface Claimed {
   id: number;
-  event: HookEvent;
   payload: string;
   attempts: number;
   url: string;
   token: string | null;
   verifySsl: boolean;
+  /** The X-Gitlab-Event header (none for a service: Slack's webhook is not a GitLab hook). */
+  header: string | null;
 }
 
 /** The outcome of one attempt. */
@@ -298,10 +337,10 @@ class Worker implements HookDeliveryWorker {
     if (this.stopped) return [];
     const t = Date.now();
     const at = iso(t);
-    type Row = { id: number; hook_id: number; event: HookEvent; payload: string; attempts: number };
+    type Row = { id: number; hook_id: number | null; system_hook_id: number | null; service_id: number | null; event: string; payload: string; attempts: number };
     const set = 'UPDATE hook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, locked_at = ?';
     const due = "SELECT id FROM hook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?";
-    const returning = 'RETURNING id, hook_id, event, payload, attempts';
+    const returning = 'RETURNING id, hook_id, system_hook_id, service_id, event, payload, attempts';
     // On PostgreSQL the due rows are picked once, in a materialized CTE: a `WHERE id IN (... LIMIT n FOR UPDATE SKIP
     // LOCKED)` subquery may be rescanned by the plan, and each rescan skips the rows it locked before and takes others,
     // so one claim could take every due row (seen in CI: 15 rows claimed by a worker asking for 3).
@@ -312,19 +351,38 @@ class Worker implements HookDeliveryWorker {
       : tx.all<Row>(`${set} WHERE id IN (${due}) AND status = 'pending' ${returning}`,
         [iso(t + this.o.leaseMs), at, at, limit]));
     if (!rows.length) return [];
+    type Target = { id: number; url: string; token: string | null; enable_ssl_verification: unknown };
     const d = this.ctx.data.dialect;
-    const hookIds = [...new Set(rows.map((r) => r.hook_id))];
-    const hooks = new Map(
-      (await this.ctx.data.all<{ id: number; url: string; token: string | null; enable_ssl_verification: unknown }>(
-        `SELECT id, url, token, enable_ssl_verification FROM project_hooks WHERE id IN ${d.inIds}`, [d.ids(hookIds)],
-      )).map((h) => [h.id, h]),
-    );
+    const targets = async (column: 'hook_id' | 'system_hook_id' | 'service_id', select: string): Promise<Map<number, Target>> => {
+      const ids = [...new Set(rows.map((r) => r[column]).filter((id): id is number => id !== null))];
+      if (!ids.length) return new Map();
+      return new Map((await this.ctx.data.all<Target>(`${select} WHERE id IN ${d.inIds}`, [d.ids(ids)])).map((h) => [h.id, h]));
+    };
+    const [hooks, systemHooks, services] = await Promise.all([
+      targets('hook_id', 'SELECT id, url, token, enable_ssl_verification FROM project_hooks'),
+      targets('system_hook_id', 'SELECT id, url, token, enable_ssl_verification FROM system_hooks'),
+      targets('service_id', 'SELECT id, properties AS url, NULL AS token, TRUE AS enable_ssl_verification FROM project_services'),
+    ]);
     const claimed: Claimed[] = [];
+    const orphans: Claimed[] = [];
     for (const r of rows.sort((a, b) => a.id - b.id)) {
-      const h = hooks.get(r.hook_id);
-      // a hook deleted meanwhile took its deliveries with it
-      if (h) claimed.push({ id: r.id, event: r.event, payload: r.payload, attempts: r.attempts, url: h.url, token: h.token, verifySsl: !!h.enable_ssl_verification });
+      const base = { id: r.id, payload: r.payload, attempts: r.attempts };
+      if (r.hook_id !== null) {
+        const h = hooks.get(r.hook_id);
+        // a hook deleted meanwhile took its deliveries with it
+        if (h) claimed.push({ ...base, url: h.url, token: h.token, verifySsl: !!h.enable_ssl_verification, header: HOOK_EVENT_HEADER[r.event as HookEvent] ?? null });
+      } else if (r.system_hook_id !== null) {
+        const h = systemHooks.get(r.system_hook_id);
+        if (h) claimed.push({ ...base, url: h.url, token: h.token, verifySsl: !!h.enable_ssl_verification, header: SYSTEM_HOOK_HEADER });
+      } else if (r.service_id !== null) {
+        const s = services.get(r.service_id);
+        // the service's webhook, read now: a service deactivated since the row was queued has none (the row fails)
+        const webhook = s ? parseProperties(s.url).webhook : null;
+        if (typeof webhook === 'string' && webhook) claimed.push({ ...base, url: webhook, token: null, verifySsl: true, header: null });
+        else if (s) orphans.push({ ...base, url: '', token: null, verifySsl: true, header: null });
+      }
     }
+    for (const o of orphans) await this.record({ ...o, attempts: Math.max(o.attempts, this.o.maxAttempts) }, { ok: false, status: null, error: 'the service has no webhook' }, o.attempts);
     return claimed;
   }
 
@@ -348,10 +406,10 @@ class Worker implements HookDeliveryWorker {
   private async post(d: Claimed, stop: AbortSignal): Promise<Attempt> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
-      'x-gitlab-event': HOOK_EVENT_HEADER[d.event],
       'user-agent': 'Gantry',
       'idempotency-key': this.ctx.secrets.uuid('hook-delivery', String(d.id)),
     };
+    if (d.header) headers['x-gitlab-event'] = d.header;
     if (d.token) headers['x-gitlab-token'] = d.token;
     const timeout = AbortSignal.timeout(this.o.timeoutMs);
     try {
@@ -375,10 +433,10 @@ class Worker implements HookDeliveryWorker {
    * still this attempt's (pending, same attempt count): a sender whose lease ran out and whose row another worker took
    * meanwhile leaves the row to that one.
    */
-  private async record(d: Claimed, a: Attempt): Promise<void> {
+  private async record(d: Claimed, a: Attempt, attempts = d.attempts): Promise<void> {
     const t = Date.now();
     const mine = 'WHERE id = ? AND status = ? AND attempts = ?';
-    const where = [d.id, 'pending', d.attempts];
+    const where = [d.id, 'pending', attempts];
     if (a.ok) {
       await this.ctx.data.run(`UPDATE hook_deliveries SET status = 'delivered', delivered_at = ?, locked_at = NULL, last_status_code = ?, last_error = ? ${mine}`,
         [iso(t), a.status, a.error, ...where]);

@@ -3,6 +3,7 @@
  * Callers resolve the source with the read or admin ability first; removal checks its own rules here.
  * Everything runs on the data layer (ctx.data), on SQLite and PostgreSQL alike.
  */
+import { memberSystemData, queueSystemHooksAsync } from './system-hooks.js';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
@@ -130,6 +131,7 @@ export async function addMember(ctx: AppContext, actor: UserRow, source: MemberS
         [sourceType, sourceId, user.id, p.access_level, expires, actor.id, t, t],
       );
       if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: user.id, action: 'joined' });
+      await queueSystemHooksAsync(tx, () => memberSystemData(tx, row!.id as number, 'create'));
       return toMember(row!);
     });
   } catch (e) {
@@ -179,6 +181,7 @@ export async function removeMember(ctx: AppContext, actor: UserRow, source: Memb
     if (!self && !(await canGroupAsync(ctx, actor, 'admin_group_member', source.group))) throw forbidden();
   }
   await ctx.data.transaction(async (tx) => {
+    await queueSystemHooksAsync(tx, () => memberSystemData(tx, found.member.id, 'destroy'));
     await tx.run(`DELETE FROM members WHERE id = ?`, [found.member.id]);
     if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: userId, action: 'left' });
   });

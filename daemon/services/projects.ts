@@ -1,4 +1,5 @@
 /** Projects: lookup by id or path with the 404-for-hidden rule, create, delete, and lifecycle hooks for storage. */
+import { memberSystemData, projectSystemData, queueMemberRemovalsAsync, queueSystemHooksAsync } from './system-hooks.js';
 import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { statement } from '../db/statements.js';
@@ -333,6 +334,14 @@ export async function createProjectAsync(
     const row = toProject((await tx.get<Record<string, unknown>>(INSERT_PROJECT, values))!);
     if (ns.kind === 'user') await tx.run(INSERT_OWNER, [row.id, owner.id, actor.id, t, t]);
     await recordEventAsync(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
+    // system hooks: project_create, then the owner's membership (user_add_to_team), as 8.13's create service
+    await queueSystemHooksAsync(tx, () => projectSystemData(tx, row.id, 'create'));
+    if (ns.kind === 'user') {
+      await queueSystemHooksAsync(tx, async () => {
+        const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Project' AND source_id = ? AND user_id = ?`, [row.id, owner.id]);
+        return m ? memberSystemData(tx, m.id, 'create') : null;
+      });
+    }
     return row;
   }).catch((e: unknown) => {
     throw takenPath(e);
@@ -345,6 +354,9 @@ export async function createProjectAsync(
  * larger transaction (users, groups).
  */
 export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promise<void> {
+  // system hooks (read before the rows go): the memberships, then project_destroy
+  await queueMemberRemovalsAsync(tx, `source_type = 'Project' AND source_id = ?`, [projectId]);
+  await queueSystemHooksAsync(tx, () => projectSystemData(tx, projectId, 'destroy'));
   await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
   await deleteProjectOnlyDeployKeysIn(tx, projectId);
   await tx.run('UPDATE projects SET forked_from_id = NULL WHERE forked_from_id = ?', [projectId]);
@@ -426,10 +438,13 @@ export async function updateProjectAsync(ctx: AppContext, actor: UserRow, projec
     const taken: Record<string, string[]> = {};
     await addTakenErrors(q, taken, checked, project.namespaceId, project.id);
     if (Object.keys(taken).length) throw validationError(taken);
-    return q.get<Record<string, unknown>>(
+    const row = await q.get<Record<string, unknown>>(
       `UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ? RETURNING *`,
       [...keys.map((k) => set[k]), project.id],
     );
+    // a new path is written in a transaction (`q`): project_rename with the old path (8.13's rename_repo)
+    if (row && pathChanged) await queueSystemHooksAsync(q, () => projectSystemData(q, project.id, 'rename', `${ns.path}/${project.path}`));
+    return row;
   };
   // a new name or path is checked in the transaction that writes it (as createProjectAsync)
   const raw = await (checked.name !== undefined || checked.path !== undefined ? ctx.data.transaction(write) : write(ctx.data)).catch((e: unknown) => {

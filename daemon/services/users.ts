@@ -1,4 +1,5 @@
 /** Users: create, update, delete, block, sign in, personal access tokens. */
+import { queueMemberRemovalsAsync, queueSystemHooksAsync, queueUserKeyRemovalsAsync, userSystemData } from './system-hooks.js';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { PersonalAccessTokenRow, UserRow } from '../db/schema.js';
@@ -159,6 +160,7 @@ export async function createUser(ctx: AppContext, p: UserParams & { email: strin
       await tx.run(`INSERT INTO namespaces (name, path, kind, owner_id, created_at, updated_at) VALUES (?, ?, 'user', ?, ?, ?)`, [
         p.username, p.username, user.id, t, t,
       ]);
+      await queueSystemHooksAsync(tx, userSystemData(user, 'create'));
       return user;
     });
   } catch (e) {
@@ -281,6 +283,13 @@ export async function deleteUser(ctx: AppContext, user: UserRow): Promise<{ dele
     const ns = await tx.get<{ id: number }>(`SELECT id FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [user.id]);
     const owned = ns ? (await tx.all<{ id: number }>('SELECT id FROM projects WHERE namespace_id = ?', [ns.id])).map((p) => p.id) : [];
     for (const id of owned) await deleteProjectRowsIn(tx, id);
+    // system hooks: the memberships and keys that go with the user, then the user (read before the rows go)
+    await queueMemberRemovalsAsync(tx, 'user_id = ?', [user.id]);
+    await queueUserKeyRemovalsAsync(tx, user.id, user.username);
+    await queueSystemHooksAsync(tx, async () => {
+      const gone = await tx.get('SELECT * FROM users WHERE id = ?', [user.id]);
+      return gone ? userSystemData(toUser(gone), 'destroy') : null;
+    });
     if (ns) await tx.run('DELETE FROM namespaces WHERE id = ?', [ns.id]);
     // A group never disappears with a user (owner_id cascades), whatever wrote that column.
     await tx.run(`UPDATE namespaces SET owner_id = NULL WHERE kind = 'group' AND owner_id = ?`, [user.id]);

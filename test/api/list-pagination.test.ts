@@ -70,6 +70,7 @@ beforeAll(async () => {
   await insertTodoAsync(s.ctx, { userId: s.root.id, projectId: pid, targetId: issue2.id, authorId: other.id, action: 'mentioned' });
 
   for (const url of ['http://example.com/one', 'http://example.com/two']) await ok('POST', `/projects/${pid}/hooks`, s.root, { url });
+  for (const url of ['http://example.com/sys-one', 'http://example.com/sys-two']) await ok('POST', '/hooks', s.root, { url, push_events: false });
   for (const key of ['ONE', 'TWO']) await ok('POST', `/projects/${pid}/variables`, s.root, { key, value: 'v' });
   for (let i = 0; i < 2; i++) await ok('POST', `/projects/${pid}/triggers`, s.root);
   await ok('PUT', `/projects/${pid}`, s.root, { snippets_enabled: true });

@@ -486,6 +486,15 @@ export const POLICY_TABLE: Row[] = [
     { method: 'DELETE', path: `${P}/${seg}/{key_id}`, ability: 'admin_project', fresh: async (c) => ({ key_id: await fresh.deployKey(c.w, c.p.id) }) },
   ]),
 
+  // system hooks (8.13 lib/api/system_hooks.rb: authenticated_as_admin!) and project services (lib/api/services.rb: authorize_admin_project)
+  { method: 'GET', path: `${V3}/hooks`, ability: 'admin' },
+  { method: 'POST', path: `${V3}/hooks`, ability: 'admin', body: (c) => ({ url: `http://hooks.invalid/${c.u}` }) },
+  { method: 'GET', path: `${V3}/hooks/{id}`, ability: 'admin', fresh: async (c) => ({ id: await systemHook(c) }), why: 'the test fire' },
+  { method: 'DELETE', path: `${V3}/hooks/{id}`, ability: 'admin', fresh: async (c) => ({ id: await systemHook(c) }) },
+  { method: 'GET', path: `${P}/services/{slug}`, ability: 'admin_project', params: () => ({ slug: 'slack' }) },
+  { method: 'PUT', path: `${P}/services/{slug}`, ability: 'admin_project', params: () => ({ slug: 'slack' }), body: (c) => ({ webhook: `http://slack.invalid/${c.u}` }) },
+  { method: 'DELETE', path: `${P}/services/{slug}`, ability: 'admin_project', params: () => ({ slug: 'slack' }) },
+
   // OAuth applications (CONTRACT.md step 5: user_oauth_applications is on by default)
   { method: 'GET', path: `${V3}/applications`, ability: 'user' },
   { method: 'POST', path: `${V3}/applications`, ability: 'user', body: (c) => ({ name: c.u, redirect_uri: 'https://client.test/cb' }) },
@@ -525,6 +534,12 @@ export const POLICY_TABLE: Row[] = [
   },
   { method: 'GET', path: '/:namespace/:project/uploads/:secret/:filename', ability: 'web_read_project' },
 ];
+
+/** A new system hook (made by root). */
+async function systemHook(c: Cell): Promise<number> {
+  const r = await c.w.s.api('POST', '/hooks', c.w.s.root, { url: `http://hooks.invalid/${c.u}` });
+  return r.body.id as number;
+}
 
 /** The blob sha of README.md at master. */
 async function blobSha(c: Cell): Promise<string> {

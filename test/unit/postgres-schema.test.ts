@@ -45,6 +45,10 @@ const BIGINT_COLUMNS = new Set(['commit_statuses.trace_size', 'commit_statuses.a
 const EXTRA_BOOLEAN_COLUMNS = new Set([
   'issue_counts.confidential',
   'deployments.tag', // 0036: tables without drizzle definitions
+  // 0038: system hooks and project services
+  'system_hooks.push_events', 'system_hooks.tag_push_events', 'system_hooks.enable_ssl_verification',
+  ...['active', 'push_events', 'issues_events', 'merge_requests_events', 'tag_push_events', 'note_events', 'build_events', 'pipeline_events']
+    .map((c) => `project_services.${c}`),
 ]);
 
 /** table.column of every drizzle column declared `mode: 'boolean'`. */

@@ -4,6 +4,7 @@
  * one user or one deploy key. Everything runs on the data layer (ctx.data), on SQLite and PostgreSQL alike, except
  * keyForSsh, the synchronous twin the SSH session still calls (daemon/ssh/session.ts).
  */
+import { keySystemData, queueSystemHooksAsync } from '../system-hooks.js';
 import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
@@ -96,7 +97,11 @@ export async function findUserKey(ctx: AppContext, userId: number, keyId: number
 export async function createUserKey(ctx: AppContext, user: UserRow, params: KeyParams, userGone: () => ApiError = () => notFound('User')): Promise<KeyRow> {
   const parsed = await validKey(ctx, params);
   try {
-    return await insertKey(ctx.data, 'Key', user.id, params.title.trim(), parsed);
+    return await ctx.data.transaction(async (tx) => {
+      const key = await insertKey(tx, 'Key', user.id, params.title.trim(), parsed);
+      await queueSystemHooksAsync(tx, keySystemData(key, user.username, 'create'));
+      return key;
+    });
   } catch (e) {
     if (isUniqueViolation(e)) throw fingerprintTaken();
     if (isForeignKeyViolation(e)) throw userGone();
@@ -107,8 +112,16 @@ export async function createUserKey(ctx: AppContext, user: UserRow, params: KeyP
 /** Delete one of a user's keys; the deleted row, or null when the user has no such key. */
 export async function deleteUserKey(ctx: AppContext, userId: number, keyId: number): Promise<KeyRow | null> {
   if (!validId(userId) || !validId(keyId)) return null;
-  const row = await ctx.data.get<Rec>(`DELETE FROM keys WHERE id = ? AND type = 'Key' AND user_id = ? RETURNING *`, [keyId, userId]);
-  return row ? toKey(row) : null;
+  return ctx.data.transaction(async (tx) => {
+    const row = await tx.get<Rec>(`DELETE FROM keys WHERE id = ? AND type = 'Key' AND user_id = ? RETURNING *`, [keyId, userId]);
+    if (!row) return null;
+    const key = toKey(row);
+    await queueSystemHooksAsync(tx, async () => {
+      const user = await tx.get<{ username: string }>('SELECT username FROM users WHERE id = ?', [userId]);
+      return keySystemData(key, user?.username ?? null, 'destroy');
+    });
+    return key;
+  });
 }
 
 /** Any key by id (GET /keys/:id) with its user (null for a deploy key), or null. */

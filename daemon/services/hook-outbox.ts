@@ -1,0 +1,54 @@
+/**
+ * The outbox's write side (hook_deliveries, migrations 0008 and 0038): rows written inside the transaction of the change
+ * they report, each aimed at a project hook, a system hook or a project service, and the wake-up of the delivery workers
+ * (services/hook-deliveries.ts, which registers itself here). Kept apart from the worker so the services that queue
+ * system hook events (users, projects, groups, members, keys) do not import the worker and its push listener.
+ */
+import { now } from '../context.js';
+import type { Queries } from '../db/layer/types.js';
+
+/** The notification channel that wakes the delivery workers of every daemon (PostgreSQL). */
+export const HOOKS_CHANNEL = 'gantry_hooks';
+
+const wakers = new Set<() => void>();
+
+/** Call `wake` after each write of outbox rows on SQLite (the delivery workers of this process). */
+export function onDeliveriesQueued(wake: () => void): void {
+  wakers.add(wake);
+}
+
+const wakeLocal = () => {
+  for (const w of wakers) w();
+};
+
+/** What a delivery row is sent to: a project hook, a system hook or a project service (exactly one per row). */
+export type DeliveryTarget = 'hook_id' | 'system_hook_id' | 'service_id';
+
+/** One outbox row to write: its target, the event it is for and the JSON body. */
+export interface QueuedDelivery {
+  target: DeliveryTarget;
+  id: number;
+  event: string;
+  body: string;
+}
+
+/**
+ * Write outbox rows inside the caller's transaction (one INSERT) and wake the workers: on SQLite those of this process
+ * on the next turn (after the commit: a transaction runs within one turn); on PostgreSQL `NOTIFY gantry_hooks` in the
+ * same transaction, which PostgreSQL delivers at the commit (never for a rollback) to the workers of every daemon.
+ */
+export async function insertDeliveriesAsync(tx: Queries, rows: readonly QueuedDelivery[]): Promise<number> {
+  if (!rows.length) return 0;
+  const t = now();
+  // (INSERT ... SELECT would leave PostgreSQL to guess the types of parameters in a select list; VALUES gives them)
+  await tx.run(
+    `INSERT INTO hook_deliveries (hook_id, system_hook_id, service_id, event, payload, next_attempt_at, created_at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+    rows.flatMap((r) => [
+      r.target === 'hook_id' ? r.id : null, r.target === 'system_hook_id' ? r.id : null, r.target === 'service_id' ? r.id : null, r.event, r.body, t, t,
+    ]),
+  );
+  if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_notify(?, ?)', [HOOKS_CHANNEL, '']);
+  else setImmediate(wakeLocal);
+  return rows.length;
+}
+
