@@ -4,7 +4,6 @@
  */
 import type { AppContext } from '../context.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
-import { statement } from '../db/statements.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { toProject as toProjectRow } from '../db/rows.js';
@@ -91,29 +90,6 @@ const BUILDS_FEATURE = new Set<ProjectAbility>(['read_build', 'update_build', 'a
 
 const MEMBER_ACTIVE = `(m.expires_at IS NULL OR m.expires_at >= date('now'))`;
 
-/**
- * The caller's effective access level on a project: max(direct membership, group membership through the
- * namespace, group share capped by its group_access); 50 for the personal namespace owner. 0 when none.
- */
-export function projectAccessLevel(ctx: AppContext, user: UserRow | null, project: ProjectRow): number {
-  if (!user) return 0;
-  const row = statement(ctx,
-      `SELECT MAX(level) AS level FROM (
-         SELECT CASE WHEN n.kind = 'user' AND n.owner_id = @user THEN ${OWNER} ELSE 0 END AS level
-           FROM namespaces n WHERE n.id = @ns
-         UNION ALL SELECT m.access_level FROM members m
-           WHERE m.source_type = 'Project' AND m.source_id = @project AND m.user_id = @user AND ${MEMBER_ACTIVE}
-         UNION ALL SELECT m.access_level FROM members m
-           WHERE m.source_type = 'Namespace' AND m.source_id = @ns AND m.user_id = @user AND ${MEMBER_ACTIVE}
-         UNION ALL SELECT MIN(m.access_level, l.group_access) FROM project_group_links l
-           JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = @user
-           WHERE l.project_id = @project AND (l.expires_at IS NULL OR l.expires_at >= date('now'))
-       )`,
-    )
-    .get({ user: user.id, ns: project.namespaceId, project: project.id }) as { level: number | null };
-  return row.level ?? 0;
-}
-
 /** A membership is active: no expiry, or an expiry today or later (over a `members` alias `m`), in a dialect. */
 export const memberActiveSql = (d: Dialect) => `(m.expires_at IS NULL OR m.expires_at >= ${d.today})`;
 
@@ -139,7 +115,11 @@ function projectAccessLevelText(d: Dialect): string {
   return text;
 }
 
-/** The async twin of projectAccessLevel, through the data layer (`q`: ctx.data or a transaction). One statement. */
+/**
+ * The caller's effective access level on a project: max(direct membership, group membership through the
+ * namespace, group share capped by its group_access); 50 for the personal namespace owner. 0 when none. One statement
+ * through the data layer (`q`: ctx.data or a transaction).
+ */
 export async function projectAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, q: Queries = ctx.data): Promise<number> {
   if (!user) return 0;
   const row = await q.get<{ level: number | null }>(projectAccessLevelText(q.dialect), [
@@ -178,15 +158,18 @@ export function projectAbilityAtLevel(user: UserRow, ability: ProjectAbility, pr
   return false;
 }
 
-/** Whether `user` may do `ability` on `project`. Admins may do everything; blocked or absent users nothing. */
-export function canProject(ctx: AppContext, user: UserRow | null, ability: ProjectAbility, project: ProjectRow, level?: number): boolean {
+/**
+ * Whether `user` may do `ability` on `project`, given the caller's access level (projectAccessLevelAsync, read once per
+ * request). Admins may do everything; blocked or absent users nothing.
+ */
+export function canProject(user: UserRow | null, ability: ProjectAbility, project: ProjectRow, level: number): boolean {
   const decided = projectAbilityWithoutLevel(user, ability, project);
   if (decided !== undefined) return decided;
-  return projectAbilityAtLevel(user!, ability, project, level ?? projectAccessLevel(ctx, user, project));
+  return projectAbilityAtLevel(user!, ability, project, level);
 }
 
 /**
- * The async twin of canProject, through the data layer: the same rules (shared above), the access level read with
+ * canProject through the data layer: the same rules (shared above), the access level read with
  * projectAccessLevelAsync (one statement) unless given or not needed.
  */
 export async function canProjectAsync(
@@ -203,27 +186,6 @@ export interface ReadableIssuable {
   confidential?: boolean;
   authorId: number | null;
   assigneeId: number | null;
-}
-
-/**
- * Whether `user` may read one issue or merge request (8.x IssuePolicy): read_issue / read_merge_request on the
- * project, and for a confidential issue also being its author, its assignee, a reporter or up, or an admin.
- */
-export function canReadIssuable(ctx: AppContext, user: UserRow | null, project: ProjectRow, issuable: ReadableIssuable): boolean {
-  if (!canProject(ctx, user, issuable.type === 'Issue' ? 'read_issue' : 'read_merge_request', project)) return false;
-  if (!issuable.confidential || !user) return !!user;
-  if (user.isAdmin || user.id === issuable.authorId || user.id === issuable.assigneeId) return true;
-  return projectAccessLevel(ctx, user, project) >= REPORTER;
-}
-
-/**
- * Whether `user` may update one issue (8.x IssuePolicy): update_issue on the project (reporter and up), or being its
- * author or assignee while they can still read it.
- */
-export function canUpdateIssue(ctx: AppContext, user: UserRow | null, project: ProjectRow, issue: Omit<ReadableIssuable, 'type'>): boolean {
-  if (!user || !canReadIssuable(ctx, user, project, { type: 'Issue', ...issue })) return false;
-  if (canProject(ctx, user, 'update_issue', project)) return true;
-  return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
 }
 
 /** SQL subquery (text) of the ids of the projects whose issues the user may list: visible, with issues enabled. */
@@ -261,8 +223,9 @@ export function readableTodosSql(user: UserRow): string {
 }
 
 /**
- * The async twin of canReadIssuable, through the data layer: the same rule, the access level read once (or given as
- * `level`, the caller's level on the project when the route already has it).
+ * Whether `user` may read one issue or merge request (8.x IssuePolicy): read_issue / read_merge_request on the
+ * project, and for a confidential issue also being its author, its assignee, a reporter or up, or an admin. The access
+ * level is read once (or given as `level`, the caller's level on the project when the route already has it).
  */
 export async function canReadIssuableAsync(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, issuable: ReadableIssuable, level?: number, q: Queries = ctx.data,
@@ -278,7 +241,10 @@ export async function canReadIssuableAsync(
   return confidentialOk || access >= REPORTER;
 }
 
-/** The async twin of canUpdateIssue. */
+/**
+ * Whether `user` may update one issue (8.x IssuePolicy): update_issue on the project (reporter and up), or being its
+ * author or assignee while they can still read it.
+ */
 export async function canUpdateIssueAsync(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, issue: Omit<ReadableIssuable, 'type'>, level?: number,
 ): Promise<boolean> {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysetPageQuery, type KeysetList } from '../../daemon/db/keyset.js';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { insertIssue } from '../helpers/collaboration.js';
+import { insertIssueAsync, sqlValue } from '../helpers/collaboration.js';
 import { commitTo } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -22,8 +22,9 @@ beforeAll(async () => {
   s = await startTestServer();
   pid = (await s.api('POST', '/projects', s.root, { name: 'pages' })).body.id;
   sha = await commitTo(s.ctx, pid, 'master', { 'README.md': 'pages\n' });
-  issueId = insertIssue(s.ctx, pid, { authorId: s.root.id }).id;
-  const db = s.ctx.db.$client;
+  issueId = (await insertIssueAsync(s.ctx, pid, { authorId: s.root.id })).id;
+  // a bulk load in SQLite's own SQL (this file checks SQLite's query plans): the raw connection
+  const db = s.sqlite!;
   const seq = `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ${N})`;
   const t = `strftime('%Y-%m-%dT%H:%M:%fZ', '2024-01-01', '+' || i || ' seconds')`;
   db.transaction(() => {
@@ -105,15 +106,15 @@ describe('deep pages of long lists', () => {
     expect(before).toEqual(eventTimes.slice(59 * 20, 60 * 20));
     // deleting the newest events moves every later page by that many rows
     const newest = ids.events!.slice(0, 7);
-    s.ctx.db.$client.prepare(`DELETE FROM events WHERE id IN (${newest.join(',')})`).run();
+    await s.ctx.data.run(`DELETE FROM events WHERE id IN (${newest.join(',')})`);
     const rest = eventTimes.slice(7);
     expect(await page(`/projects/${pid}/events`, 60, 20)).toEqual(rest.slice(59 * 20, 60 * 20));
     expect(await page(`/projects/${pid}/events`, 30, 20)).toEqual(rest.slice(29 * 20, 30 * 20));
   });
 
-  it('page and bookmark queries walk an index in list order, never sort the list', () => {
+  it('page and bookmark queries walk an index in list order, never sort the list', async () => {
     const plan = (sql: string, args: unknown[]) =>
-      (s.ctx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n');
+      (s.sqlite!.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n');
     const cases: [string, KeysetList][] = [
       ['events', { from: 'events e', where: 'e.project_id = ?', values: [pid], key: 'e.id', id: 'e.id', desc: true }],
       ['builds', { from: 'commit_statuses c', where: `c.project_id = ? AND c.type = 'build' AND c.status IN ('success')`, values: [pid], key: 'c.id', id: 'c.id', desc: true }],
@@ -123,8 +124,8 @@ describe('deep pages of long lists', () => {
       ['users', { from: 'users u', where: `u.state = 'active'`, values: [], key: 'u.id', id: 'u.id', desc: false }],
     ];
     for (const [name, list] of cases) {
-      const total = (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM ${list.from} WHERE ${list.where}`).get(...list.values) as { n: number }).n;
-      const q = keysetPageQuery(s.ctx, list, 20, Math.floor(total / 2) - 20, total)!;
+      const total = (await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM ${list.from} WHERE ${list.where}`, list.values))!;
+      const q = (await keysetPageQuery(s.ctx, s.ctx.data, list, 20, Math.floor(total / 2) - 20, total, false))!;
       // never more than two bookmark steps of OFFSET; in the lists of 2,345 one step
       expect(q.args.at(-1), `${name}: rows skipped after the bookmark`).toBeLessThan(total > 2300 ? 500 : 1000);
       const p = plan(q.sql, q.args);
