@@ -134,7 +134,7 @@ async function presentMRNotes(ctx: FastifyInstance['ctx'], rows: { note: string;
   const users = new Map(ids.length
     ? (await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((u) => [u.id as number, toUser(u)])
     : []);
-  const gravatar = await gravatarEnabledAsync(ctx);
+  const gravatar = await gravatarEnabledAsync(ctx, q);
   return rows.map((r) => {
     const a = r.authorId !== null ? users.get(r.authorId) : undefined;
     return { note: r.note, author: a ? userBasic(ctx, a, gravatar) : null };

@@ -270,8 +270,10 @@ export async function canUpdateMergeRequestAsync(
 }
 
 /** Whether the user reads every confidential issue of the project (admins, reporters and up). */
-export async function seesConfidentialIssuesAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number): Promise<boolean> {
-  return user.isAdmin || (level ?? (await projectAccessLevelAsync(ctx, user, project))) >= REPORTER;
+export async function seesConfidentialIssuesAsync(
+  ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number, q: Queries = ctx.data,
+): Promise<boolean> {
+  return user.isAdmin || (level ?? (await projectAccessLevelAsync(ctx, user, project, q))) >= REPORTER;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ApplicationSettingsRow } from '../db/schema.js';
 import { toSettings } from '../db/rows.js';
+import type { Queries } from '../db/layer/types.js';
 import { validationError } from '../errors.js';
 import { randomToken } from '../secrets.js';
 import { normalizeBoolean } from '../api/params.js';
@@ -51,12 +52,15 @@ export async function ensureSettingsAsync(ctx: AppContext): Promise<void> {
   cache.delete(ctx);
 }
 
-/** The current settings: cached on SQLite (one process writes the row), one statement per call on PostgreSQL. */
-export async function getSettingsAsync(ctx: AppContext): Promise<ApplicationSettingsRow> {
+/**
+ * The current settings: cached on SQLite (one process writes the row), one statement per call on PostgreSQL, read on
+ * `q` (the caller's transaction or snapshot, when it has one).
+ */
+export async function getSettingsAsync(ctx: AppContext, q: Queries = ctx.data): Promise<ApplicationSettingsRow> {
   const sqlite = ctx.data.dialect.name === 'sqlite';
   let row = sqlite ? cache.get(ctx) : undefined;
   if (!row) {
-    const raw = await ctx.data.get(SELECT_SETTINGS);
+    const raw = await q.get(SELECT_SETTINGS);
     if (!raw) throw new Error('application settings missing');
     row = toSettings(raw);
     if (sqlite) cache.set(ctx, row);

@@ -164,7 +164,7 @@ export async function presentProjectsAsync(
     ),
     q.all<Rec>(NAMESPACES_WITH_OWNERS(d), [nsIds]),
     forkedFromIds.length ? q.all<Rec>(FORKED_FROM(d), [d.ids(forkedFromIds)]) : Promise.resolve([]),
-    gravatarEnabledAsync(ctx),
+    gravatarEnabledAsync(ctx, q),
   ]);
   const forkedFrom = new Map(forkedFromRows.map((p) => [p.id as number, p]));
 

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { PersonalAccessTokenRow, UserRow } from '../../db/schema.js';
+import type { Queries } from '../../db/layer/types.js';
 import { getSettingsAsync } from '../../services/settings.js';
 import { tokenActive } from '../../services/users.js';
 import { Nullable } from '../params.js';
@@ -17,9 +18,12 @@ export function avatarUrl(ctx: AppContext, user: Pick<UserRow, 'email'>, gravata
   return `https://www.gravatar.com/avatar/${md5}?s=80&d=identicon`;
 }
 
-/** The gravatar_enabled setting on the data layer (cached on SQLite), for the presenters' `gravatar` argument. */
-export async function gravatarEnabledAsync(ctx: AppContext): Promise<boolean> {
-  return (await getSettingsAsync(ctx)).gravatarEnabled;
+/**
+ * The gravatar_enabled setting on the data layer (cached on SQLite), for the presenters' `gravatar` argument; read on
+ * `q` (the caller's transaction or snapshot, when it has one).
+ */
+export async function gravatarEnabledAsync(ctx: AppContext, q: Queries = ctx.data): Promise<boolean> {
+  return (await getSettingsAsync(ctx, q)).gravatarEnabled;
 }
 
 /** UserBasic: id, name, username, state, avatar_url, web_url. `gravatar`: see avatarUrl. */

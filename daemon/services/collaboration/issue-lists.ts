@@ -112,7 +112,7 @@ async function countFromCounters(ctx: AppContext, q: Queries, f: IssueListFilter
       [f.scope.userId, ...stateArgs, ...projects.args]);
   }
   const project = f.scope.project;
-  if (await seesConfidentialIssuesAsync(ctx, f.viewer, project, level)) {
+  if (await seesConfidentialIssuesAsync(ctx, f.viewer, project, level, q)) {
     return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ?${stateSql}`, [project.id, ...stateArgs]);
   }
   const open = await sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ? AND c.confidential = FALSE${stateSql}`, [project.id, ...stateArgs]);
