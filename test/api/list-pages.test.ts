@@ -46,21 +46,21 @@ beforeAll(async () => {
       SELECT 'pager' || i, 'pager' || i || '@example.com', 'Pager ' || i, 'x', 's' || i, 'h' || i,
         CASE WHEN i % 5 = 0 THEN 'blocked' ELSE 'active' END, ${t}, ${t} FROM seq`);
   })();
-  const col = (sql: string) => (db.prepare(sql).all() as { id: number }[]).map((r) => r.id);
+  const col = async (sql: string) => (await s.ctx.data.all<{ id: number }>(sql)).map((r) => r.id);
   // events have no id in the API: they are told apart by created_at (one second apart here)
-  ids.events = col(`SELECT id FROM events WHERE project_id = ${pid} ORDER BY id DESC`);
-  eventTimes = (db.prepare(`SELECT created_at AS t FROM events WHERE project_id = ${pid} ORDER BY id DESC`).all() as { t: string }[])
+  ids.events = await col(`SELECT id FROM events WHERE project_id = ${pid} ORDER BY id DESC`);
+  eventTimes = (await s.ctx.data.all<{ t: string }>(`SELECT created_at AS t FROM events WHERE project_id = ${pid} ORDER BY id DESC`))
     .map((r) => new Date(r.t).toISOString());
-  ids.pipelines = col(`SELECT id FROM pipelines WHERE project_id = ${pid} ORDER BY id DESC`);
-  ids.runningPipelines = col(`SELECT id FROM pipelines WHERE project_id = ${pid} AND status = 'running' ORDER BY id DESC`);
-  ids.builds = col(`SELECT id FROM commit_statuses WHERE project_id = ${pid} AND type = 'build' ORDER BY id DESC`);
-  ids.successBuilds = col(`SELECT id FROM commit_statuses WHERE project_id = ${pid} AND type = 'build' AND status = 'success' ORDER BY id DESC`);
+  ids.pipelines = await col(`SELECT id FROM pipelines WHERE project_id = ${pid} ORDER BY id DESC`);
+  ids.runningPipelines = await col(`SELECT id FROM pipelines WHERE project_id = ${pid} AND status = 'running' ORDER BY id DESC`);
+  ids.builds = await col(`SELECT id FROM commit_statuses WHERE project_id = ${pid} AND type = 'build' ORDER BY id DESC`);
+  ids.successBuilds = await col(`SELECT id FROM commit_statuses WHERE project_id = ${pid} AND type = 'build' AND status = 'success' ORDER BY id DESC`);
   ids.statuses = [...ids.builds].reverse();
-  ids.todos = col(`SELECT id FROM todos WHERE user_id = ${s.root.id} ORDER BY id DESC`);
-  ids.assignedTodos = col(`SELECT id FROM todos WHERE user_id = ${s.root.id} AND action = 'assigned' ORDER BY id DESC`);
-  ids.notes = col(`SELECT id FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ${issueId} ORDER BY id`);
-  ids.users = col(`SELECT id FROM users ORDER BY id`);
-  ids.activeUsers = col(`SELECT id FROM users WHERE state = 'active' ORDER BY id`);
+  ids.todos = await col(`SELECT id FROM todos WHERE user_id = ${s.root.id} ORDER BY id DESC`);
+  ids.assignedTodos = await col(`SELECT id FROM todos WHERE user_id = ${s.root.id} AND action = 'assigned' ORDER BY id DESC`);
+  ids.notes = await col(`SELECT id FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ${issueId} ORDER BY id`);
+  ids.users = await col(`SELECT id FROM users ORDER BY id`);
+  ids.activeUsers = await col(`SELECT id FROM users WHERE state = 'active' ORDER BY id`);
 }, 60_000);
 afterAll(async () => s?.close());
 
