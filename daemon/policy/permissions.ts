@@ -88,8 +88,6 @@ const LABELS_MILESTONES_FEATURE = new Set<ProjectAbility>(['read_label', 'admin_
 /** Removed from everyone while builds are disabled on a project (8.12 disabled_features!: builds and pipelines). */
 const BUILDS_FEATURE = new Set<ProjectAbility>(['read_build', 'update_build', 'admin_build', 'read_pipeline', 'update_pipeline', 'admin_pipeline']);
 
-const MEMBER_ACTIVE = `(m.expires_at IS NULL OR m.expires_at >= date('now'))`;
-
 /** A membership is active: no expiry, or an expiry today or later (over a `members` alias `m`), in a dialect. */
 export const memberActiveSql = (d: Dialect) => `(m.expires_at IS NULL OR m.expires_at >= ${d.today})`;
 
@@ -188,40 +186,6 @@ export interface ReadableIssuable {
   assigneeId: number | null;
 }
 
-/** SQL subquery (text) of the ids of the projects whose issues the user may list: visible, with issues enabled. */
-export function issueProjectsSql(user: UserRow): string {
-  return `SELECT p.id FROM projects p WHERE p.issues_enabled = 1 AND ${visibleProjectsSql(user)}`;
-}
-
-/**
- * SQL condition (text) over `issues i` across projects (GET /groups/:id/issues, GET /issues): the issue's project is
- * visible to the user with issues enabled, and a confidential issue is the user's own, assigned to them, or in a
- * project where they are reporter or up. Integers only.
- */
-export function readableIssuesSql(user: UserRow): string {
-  if (user.isAdmin) return `i.project_id IN (SELECT p.id FROM projects p WHERE p.issues_enabled = 1)`;
-  const id = Math.trunc(user.id);
-  const reporterProjects = `SELECT p.id FROM projects p WHERE ${authorizedProjectsSql(id)} AND (
-      p.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ${id} AND m.access_level >= ${REPORTER} AND ${MEMBER_ACTIVE})
-      OR p.namespace_id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${id} AND m.access_level >= ${REPORTER} AND ${MEMBER_ACTIVE})
-      OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ${id})
-      OR p.id IN (SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id
-                  AND m.user_id = ${id} WHERE MIN(m.access_level, l.group_access) >= ${REPORTER}))`;
-  return `(i.project_id IN (${issueProjectsSql(user)})
-    AND (i.confidential = 0 OR i.author_id = ${id} OR i.assignee_id = ${id} OR i.project_id IN (${reporterProjects})))`;
-}
-
-/**
- * SQL condition (text) over `todos t` of one user: the todos whose target the user may still read (an issue as
- * readableIssuesSql says, a merge request of a visible project with merge requests on). 8.x listed every todo, so a
- * user removed from a project, or an issue made confidential, kept showing its title and text in GET /todos.
- */
-export function readableTodosSql(user: UserRow): string {
-  return `((t.target_type = 'Issue' AND t.target_id IN (SELECT i.id FROM issues i WHERE ${readableIssuesSql(user)}))
-    OR (t.target_type = 'MergeRequest' AND t.project_id IN (SELECT p.id FROM projects p WHERE p.merge_requests_enabled = 1 AND ${visibleProjectsSql(user)}))
-    OR t.target_type NOT IN ('Issue', 'MergeRequest'))`;
-}
-
 /**
  * Whether `user` may read one issue or merge request (8.x IssuePolicy): read_issue / read_merge_request on the
  * project, and for a confidential issue also being its author, its assignee, a reporter or up, or an admin. The access
@@ -285,13 +249,17 @@ export async function confidentialIssuesWhereAsync(ctx: Pick<AppContext, 'data'>
   return { sql: '(i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ?)', args: [user.id, user.id] };
 }
 
-/** The portable twin of issueProjectsSql: the ids of the projects whose issues the user may list. */
+/** SQL subquery of the ids of the projects whose issues the user may list: visible, with issues enabled. */
 export function issueProjectsWhere(d: Dialect, user: UserRow): SqlCondition {
   const visible = visibleProjectsWhere(d, user);
   return { sql: `SELECT p.id FROM projects p WHERE p.issues_enabled = TRUE AND ${visible.sql}`, args: visible.args };
 }
 
-/** The portable twin of readableIssuesSql (over `issues i` across projects). */
+/**
+ * SQL condition over `issues i` across projects (GET /groups/:id/issues, GET /issues): the issue's project is visible
+ * to the user with issues enabled, and a confidential issue is the user's own, assigned to them, or in a project where
+ * they are reporter or up.
+ */
 export function readableIssuesWhere(d: Dialect, user: UserRow): SqlCondition {
   if (user.isAdmin) return { sql: `i.project_id IN (SELECT p.id FROM projects p WHERE p.issues_enabled = TRUE)`, args: [] };
   const active = memberActiveSql(d);
@@ -310,7 +278,11 @@ export function readableIssuesWhere(d: Dialect, user: UserRow): SqlCondition {
   };
 }
 
-/** The portable twin of readableTodosSql (over `todos t` of one user). */
+/**
+ * SQL condition over `todos t` of one user: the todos whose target the user may still read (an issue as
+ * readableIssuesWhere says, a merge request of a visible project with merge requests on). 8.x listed every todo, so a
+ * user removed from a project, or an issue made confidential, kept showing its title and text in GET /todos.
+ */
 export function readableTodosWhere(d: Dialect, user: UserRow): SqlCondition {
   const issues = readableIssuesWhere(d, user);
   const visible = visibleProjectsWhere(d, user);
@@ -336,27 +308,6 @@ export function anonymousCanDownload(project: ProjectRow): boolean {
 export type ProjectSqlPlan = 'index' | 'scan';
 
 /**
- * SQL condition (text) over a `projects` alias `p`: projects the user is authorized on (member, group member,
- * group share, or personal namespace owner), as GET /projects lists them. userId is an integer, never user input.
- */
-export function authorizedProjectsSql(userId: number, plan: ProjectSqlPlan = 'index'): string {
-  const id = Math.trunc(userId);
-  const owned = `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ${id}`;
-  const groups = `SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${id} AND ${MEMBER_ACTIVE}`;
-  const direct = `SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ${id} AND ${MEMBER_ACTIVE}`;
-  const shared = `SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = ${id}`;
-  if (plan === 'scan') {
-    return `(+p.namespace_id IN (${owned}) OR +p.namespace_id IN (${groups}) OR +p.id IN (${direct}) OR +p.id IN (${shared}))`;
-  }
-  return `(
-    p.id IN (${direct})
-    OR p.namespace_id IN (${groups})
-    OR p.namespace_id IN (${owned})
-    OR p.id IN (${shared})
-  )`;
-}
-
-/**
  * SQL subquery of the ids of the projects `user` holds admin_project on (master and up, as canProject: the personal
  * namespace owner, direct or group members at 40+, group shares capped by group_access; every project for an admin,
  * none for a blocked user), with the user id bound and dates and MIN through the dialect (either engine). Deploy keys
@@ -378,13 +329,6 @@ export function administeredProjectsWhere(d: Dialect, user: UserRow): SqlConditi
   };
 }
 
-/** SQL condition (text) over `projects p`: every project the user can see (authorized, public, or internal if not external). */
-export function visibleProjectsSql(user: UserRow, plan: ProjectSqlPlan = 'index'): string {
-  if (user.isAdmin) return '1';
-  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
-  return `(${plan === 'scan' ? '+' : ''}p.visibility_level IN (${levels}) OR ${authorizedProjectsSql(user.id, plan)})`;
-}
-
 /** An SQL condition with `?` placeholders and the values to bind, in the order they appear. */
 export interface SqlCondition {
   sql: string;
@@ -392,8 +336,9 @@ export interface SqlCondition {
 }
 
 /**
- * The portable twin of authorizedProjectsSql (over a `projects` alias `p`): the user id bound, dates and MIN through
- * the dialect. `plan` as there ('scan' switches SQLite's indexes on `p` off with `+`; PostgreSQL plans for itself).
+ * SQL condition over a `projects` alias `p`: projects the user is authorized on (member, group member, group share, or
+ * personal namespace owner), as GET /projects lists them; the user id bound, dates and MIN through the dialect. `plan`:
+ * 'scan' switches SQLite's indexes on `p` off with `+` (PostgreSQL plans for itself).
  */
 export function authorizedProjectsWhere(d: Dialect, userId: number, plan: ProjectSqlPlan = 'index'): SqlCondition {
   const active = memberActiveSql(d);
@@ -419,7 +364,7 @@ export function authorizedProjectsWhere(d: Dialect, userId: number, plan: Projec
   };
 }
 
-/** The portable twin of visibleProjectsSql (over `projects p`): every project the user can see. */
+/** SQL condition over `projects p`: every project the user can see (authorized, public, or internal if not external). */
 export function visibleProjectsWhere(d: Dialect, user: UserRow, plan: ProjectSqlPlan = 'index'): SqlCondition {
   if (user.isAdmin) return { sql: 'TRUE', args: [] };
   const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
@@ -487,18 +432,9 @@ export async function canGroupAsync(
 }
 
 /**
- * SQL condition (text) over a `namespaces` alias `n`: the groups the user can read (read_group): public groups,
- * internal ones unless external, groups they are a member of, and groups holding a project they can see.
+ * SQL condition over a `namespaces` alias `n`: the groups the user can read (read_group): public groups, internal ones
+ * unless external, groups they are a member of, and groups holding a project they can see; the user id bound.
  */
-export function visibleGroupsSql(user: UserRow): string {
-  if (user.isAdmin) return `n.kind = 'group'`;
-  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
-  return `(n.kind = 'group' AND (n.visibility_level IN (${levels})
-    OR n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${Math.trunc(user.id)} AND ${MEMBER_ACTIVE})
-    OR n.id IN (SELECT p.namespace_id FROM projects p WHERE ${visibleProjectsSql(user)})))`;
-}
-
-/** The portable twin of visibleGroupsSql (over `namespaces n`): the groups the user can read, the user id bound. */
 export function visibleGroupsWhere(d: Dialect, user: UserRow): SqlCondition {
   if (user.isAdmin) return { sql: `n.kind = 'group'`, args: [] };
   const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;

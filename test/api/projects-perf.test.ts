@@ -4,7 +4,7 @@
  * measured by `npm run bench` (docs/benchmarks.md), not here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizedProjectsSql, visibleProjectsSql } from '../../daemon/policy/permissions.js';
+import { authorizedProjectsWhere, visibleProjectsWhere, type SqlCondition } from '../../daemon/policy/permissions.js';
 import { projectListQueryAsync, type ProjectListQuery, type ProjectListScope, type ProjectListFilters } from '../../daemon/services/project-lists.js';
 import { keysetPageQuery } from '../../daemon/db/keyset.js';
 import type { UserRow } from '../../daemon/db/schema.js';
@@ -58,16 +58,17 @@ async function pageSql(q: ProjectListQuery, offset = 0, total?: number): Promise
   return (await keysetPageQuery(s.ctx, s.ctx.data, { from: 'projects p', where: q.where, values: q.args, key: q.key, id: 'p.id', desc: q.desc, select: 'p.*' }, 20, offset, total, false))!;
 }
 const plan = (sql: string, args: unknown[] = []) => (s.sqlite!.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n');
-const count = async (where: string) => Number(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM projects p WHERE ${where}`));
+const count = async (where: SqlCondition) => Number(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM projects p WHERE ${where.sql}`, where.args));
+const d = () => s.ctx.data.dialect;
 
 describe('project lists with 10,000 projects', () => {
   it('the scan and index plans of the policy SQL select the same projects', async () => {
     for (const id of [s.root.id, bob.id, carol.id]) {
-      expect(await count(authorizedProjectsSql(id, 'scan'))).toBe(await count(authorizedProjectsSql(id, 'index')));
+      expect(await count(authorizedProjectsWhere(d(), id, 'scan'))).toBe(await count(authorizedProjectsWhere(d(), id, 'index')));
       const u = await userRow(id);
-      expect(await count(visibleProjectsSql(u, 'scan'))).toBe(await count(visibleProjectsSql(u, 'index')));
+      expect(await count(visibleProjectsWhere(d(), u, 'scan'))).toBe(await count(visibleProjectsWhere(d(), u, 'index')));
     }
-    expect(await count(authorizedProjectsSql(bob.id, 'scan'))).toBe(602);
+    expect(await count(authorizedProjectsWhere(d(), bob.id, 'scan'))).toBe(602);
   });
 
   it('pages are read in list order, never by sorting every matching project', async () => {
