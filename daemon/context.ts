@@ -1,14 +1,11 @@
 /** What every route and service receives: the database, configuration, secrets and storage paths. */
 import { join } from 'node:path';
-import type { Db } from './db/connection.js';
 import type { Database } from './db/layer/types.js';
 import type { DaemonConfig } from './config.js';
 import type { Secrets } from './secrets.js';
 
 export interface AppContext {
-  /** The synchronous SQLite handle of the rooms not yet ported to the data layer (SQLite only). */
-  db: Db;
-  /** The asynchronous data layer (docs/design/postgres.md): SQLite or PostgreSQL. */
+  /** The data layer (docs/design/postgres.md): SQLite or PostgreSQL, the one way to the database. */
   data: Database;
   config: DaemonConfig;
   secrets: Secrets;

@@ -25,12 +25,12 @@ export async function startDaemon(
   const paths = dataPaths(config.dataDir);
   prepareDataDir(paths);
   const secrets = loadSecrets(paths.data);
-  // SQLite in the data directory, or PostgreSQL with --database-url (then ctx.db throws: only ported rooms run).
+  // SQLite in the data directory, or PostgreSQL with --database-url.
   // The data dir is marked in use until close() (run-lock.ts: gantryd migrate-db refuses to run meanwhile).
   const database = await withDaemonMark(config.dataDir, () => openDataLayer(config));
-  const { db, data } = database;
+  const { data } = database;
   let externalUrl = config.externalUrl ?? `http://${config.host}:${config.port}`;
-  const ctx: AppContext = { db, data, config, secrets, paths, externalUrl: () => externalUrl };
+  const ctx: AppContext = { data, config, secrets, paths, externalUrl: () => externalUrl };
   // The first start hashes the root password (scrypt, in libuv's thread pool): the routes are built meanwhile.
   const booting = bootstrap(ctx);
   booting.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled

@@ -13,9 +13,9 @@ import { setNoteableHookAttributes } from '../hooks/notes.js';
 import { canProjectAsync, canUpdateMergeRequestAsync } from '../policy/permissions.js';
 import { countNotesAsync, createNoteAsync, listNotesAsync } from '../services/collaboration/notes.js';
 import {
-  canReadMergeRequest, canReadMergeRequestAsync, checkMergeStatus, closesIssues, countMergeRequests, createMergeRequest, deleteMergeRequest,
+  canReadMergeRequestAsync, checkMergeStatus, closesIssues, countMergeRequests, createMergeRequest, deleteMergeRequest,
   diffCommits, findProjectMergeRequest, findReadableMergeRequest, latestDiff, listMergeRequests, markMergeRequestTodo, mergeRequestChanges,
-  mergeRequestNoteable, mergeRequestNoteablesByIds, mergeRequestsByIds, subscribeToMergeRequest, unsubscribeFromMergeRequest,
+  mergeRequestNoteable, mergeRequestNoteablesByIdsAsync, mergeRequestsByIds, subscribeToMergeRequest, unsubscribeFromMergeRequest,
   updateMergeRequest, type MergeRequestListFilter,
 } from '../services/merge-requests/index.js';
 import type { MergeRequestRow } from '../db/schema-merge-requests.js';
@@ -91,8 +91,7 @@ export const MERGE_REQUEST_NOTEABLES: NoteableKind = {
     const row = await findProjectMergeRequest(ctx.data, project.id, id);
     return row ? mergeRequestNoteable(row) : null;
   },
-  loadMany: (ctx, ids) => mergeRequestNoteablesByIds(ctx, ids),
-  canRead: (ctx, user, project, n) => canReadMergeRequest(ctx, user, project, n.row as MergeRequestRow),
+  loadManyAsync: (ctx, ids) => mergeRequestNoteablesByIdsAsync(ctx.data, ids),
   canReadAsync: (ctx, user, project, n, level) => canReadMergeRequestAsync(ctx, user, project, n.row as MergeRequestRow, level),
 };
 
@@ -135,7 +134,7 @@ async function presentMRNotes(ctx: FastifyInstance['ctx'], rows: { note: string;
   const users = new Map(ids.length
     ? (await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((u) => [u.id as number, toUser(u)])
     : []);
-  const gravatar = await gravatarEnabledAsync(ctx);
+  const gravatar = await gravatarEnabledAsync(ctx, q);
   return rows.map((r) => {
     const a = r.authorId !== null ? users.get(r.authorId) : undefined;
     return { note: r.note, author: a ? userBasic(ctx, a, gravatar) : null };

@@ -6,12 +6,12 @@ import type { preValidationAsyncHookHandler, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFoundMessage } from '../errors.js';
-import { canReadIssuable, canReadIssuableAsync } from '../policy/permissions.js';
+import { canReadIssuableAsync } from '../policy/permissions.js';
 import { findProjectIssue } from '../services/collaboration/issues.js';
 import { findProjectSnippet, snippetNoteable, snippetNoteablesByIdsAsync } from '../services/snippets.js';
 import { canReadSnippetAsync } from '../policy/snippets.js';
 import type { SnippetRow } from '../db/rows.js';
-import { issueNoteable, issueNoteablesByIds, issueNoteablesByIdsAsync, type Noteable } from '../services/collaboration/notes.js';
+import { issueNoteable, issueNoteablesByIdsAsync, type Noteable } from '../services/collaboration/notes.js';
 import { projectLevelOf, projectOf } from './project-scope.js';
 
 /** A kind of noteable, as routes address it: `/projects/:id/<segment>/:<idParam>/...`. */
@@ -22,18 +22,15 @@ export interface NoteableKind {
   idParam: string;
   /** OpenAPI tag of the routes. */
   tag: string;
-  /** The noteable of the project with this global id, or null when absent (or deleted); SQLite only (see loadAsync). */
-  load?(ctx: AppContext, project: ProjectRow, id: number): Noteable | null;
-  /** Several by global id, any project, in one query (the synchronous events presenter; kinds without it show there no note). */
-  loadMany?(ctx: AppContext, ids: number[]): Map<number, Noteable>;
-  /** loadMany on the data layer (either engine); comment events use it (with canReadAsync) when given. */
-  loadManyAsync?(ctx: AppContext, ids: number[]): Promise<Map<number, Noteable>>;
-  /** Whether `user` may read it (and so its notes and awards): project feature, visibility, confidentiality (SQLite only; see canReadAsync). */
-  canRead?(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable): boolean;
-  /** load on the data layer (either engine); the routes use it when given. */
-  loadAsync?(ctx: AppContext, project: ProjectRow, id: number): Promise<Noteable | null>;
-  /** canRead on the data layer; `level`: the user's access level on the project when known. */
-  canReadAsync?(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable, level?: number): Promise<boolean>;
+  /** Several by global id, any project, in one query (comment events of a page). */
+  loadManyAsync(ctx: AppContext, ids: number[]): Promise<Map<number, Noteable>>;
+  /** The noteable of the project with this global id, or null when absent (or deleted). */
+  loadAsync(ctx: AppContext, project: ProjectRow, id: number): Promise<Noteable | null>;
+  /**
+   * Whether `user` may read it (and so its notes and awards): project feature, visibility, confidentiality; `level`:
+   * the user's access level on the project when known.
+   */
+  canReadAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, noteable: Noteable, level?: number): Promise<boolean>;
 }
 
 /** Issues: `/projects/:id/issues/:issue_id`; confidential issues only for those who may read them. */
@@ -45,10 +42,7 @@ export const ISSUE_NOTEABLES: NoteableKind = {
     const row = await findProjectIssue(ctx.data, project.id, id);
     return row ? issueNoteable(row) : null;
   },
-  loadMany: (ctx, ids) => issueNoteablesByIds(ctx, ids),
   loadManyAsync: (ctx, ids) => issueNoteablesByIdsAsync(ctx.data, ids),
-  canRead: (ctx, user, project, n) =>
-    canReadIssuable(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }),
   canReadAsync: (ctx, user, project, n, level) =>
     canReadIssuableAsync(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }, level),
 };
@@ -80,10 +74,10 @@ export function loadNoteable(kind: NoteableKind, hiddenMessage = '404 Not found'
     const raw = (request.params as Record<string, unknown>)[kind.idParam];
     const id = Number(raw);
     const valid = /^\d+$/.test(String(raw)) && Number.isSafeInteger(id);
-    const noteable = !valid ? null : kind.loadAsync ? await kind.loadAsync(ctx, project, id) : kind.load!(ctx, project, id);
+    const noteable = !valid ? null : await kind.loadAsync(ctx, project, id);
     if (!noteable) throw notFoundMessage('404 Not found');
     const user = request.user ?? null;
-    const readable = kind.canReadAsync ? await kind.canReadAsync(ctx, user, project, noteable, projectLevelOf(request)) : !!kind.canRead?.(ctx, user, project, noteable);
+    const readable = await kind.canReadAsync(ctx, user, project, noteable, projectLevelOf(request));
     if (!readable) throw notFoundMessage(hiddenMessage);
     resolved.set(request, noteable);
   };

@@ -9,15 +9,15 @@ import type { AppContext } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { NoteRow } from '../db/schema-collaboration.js';
 import { badRequest, forbidden, notFound, notFoundMessage, validationError } from '../errors.js';
-import { canProject, canProjectAsync } from '../policy/permissions.js';
+import { canProjectAsync } from '../policy/permissions.js';
 import { AwardError } from '../services/collaboration/award-emoji.js';
 import {
-  countNotesAsync, createNoteAsync, deleteNote, findNote, listNotesAsync, notesByIds, notesByIdsAsync, updateNote, type Noteable,
+  countNotesAsync, createNoteAsync, deleteNote, findNote, listNotesAsync, notesByIdsAsync, updateNote, type Noteable,
 } from '../services/collaboration/notes.js';
-import { lookupProject, lookupProjectAsync } from '../services/projects.js';
+import { lookupProjectAsync } from '../services/projects.js';
 import { presentAwardAsync, AwardEmojiSchema } from './entities/award-emoji.js';
-import { setEventNotePresenter, setEventNotePresenterAsync } from './entities/events.js';
-import { NoteSchema, presentNoteAsync, presentNotes, presentNotesAsync } from './entities/notes.js';
+import { setEventNotePresenterAsync } from './entities/events.js';
+import { NoteSchema, presentNoteAsync, presentNotesAsync } from './entities/notes.js';
 import { ISSUE_NOTEABLES, loadNoteable, noteableOf, SNIPPET_NOTEABLES, type NoteableKind } from './noteables.js';
 import { paginateAsync } from './pagination.js';
 import { PageParams } from './params.js';
@@ -46,7 +46,7 @@ function requiredBody(body: { body?: unknown } | undefined): string {
 
 /** Whether `user` may edit or delete `note` (8.x admin_note: its author, or master and up / admin). */
 async function canAdminNote(
-  ctx: AppContext, user: UserRow, project: Parameters<typeof canProject>[3], note: { authorId: number | null }, level?: number,
+  ctx: AppContext, user: UserRow, project: ProjectRow, note: { authorId: number | null }, level?: number,
 ): Promise<boolean> {
   return (note.authorId === user.id && user.state === 'active') || canProjectAsync(ctx, user, 'admin_note', project, level);
 }
@@ -146,47 +146,13 @@ export function addEventNoteable(type: string, kind: NoteableKind): void {
  * confidential issue) or it is gone. A fixed number of queries for a page: the notes, their noteables per kind,
  * their projects, their authors, and the viewer's access once per project and kind of check.
  */
-function eventNotes(ctx: AppContext, noteIds: number[], viewer: UserRow | null): Map<number, Record<string, unknown>> {
-  const rows = notesByIds(ctx, noteIds);
-  const noteables = new Map<string, Map<number, Noteable>>();
-  for (const [type, kind] of EVENT_NOTEABLES) {
-    const ids = rows.filter((n) => n.noteableType === type).map((n) => n.noteableId);
-    if (ids.length && kind.loadMany) noteables.set(type, kind.loadMany(ctx, ids));
-  }
-  const projects = new Map<number, ReturnType<typeof lookupProject>>();
-  const decided = new Map<string, boolean>();
-  const visible = rows.filter((n) => {
-    const kind = EVENT_NOTEABLES.get(n.noteableType);
-    const noteable = noteables.get(n.noteableType)?.get(n.noteableId);
-    if (!kind || !noteable || noteable.projectId !== n.projectId) return false;
-    if (!projects.has(n.projectId)) projects.set(n.projectId, lookupProject(ctx, n.projectId));
-    const project = projects.get(n.projectId);
-    if (!project) return false;
-    // the answer depends only on the project, the kind, confidentiality and whether the viewer wrote or is assigned it
-    const mine = viewer ? `${noteable.authorId === viewer.id}:${noteable.assigneeId === viewer.id}` : '-';
-    const key = `${n.noteableType}:${n.projectId}:${noteable.confidential}:${noteable.visibilityLevel ?? ''}:${mine}`;
-    let ok = decided.get(key);
-    if (ok === undefined) decided.set(key, (ok = !!kind.canRead?.(ctx, viewer, project, noteable)));
-    return ok;
-  });
-  const shown = presentNotes(ctx, visible);
-  return new Map(visible.map((n, i) => [n.id, shown[i]! as Record<string, unknown>]));
-}
-
-/**
- * The data-layer twin of eventNotes (either engine), with the same fixed number of queries. A kind without
- * loadManyAsync/canReadAsync (a room not on the data layer yet) is read synchronously on SQLite and shows no note on
- * PostgreSQL, where its notes cannot have been written.
- */
 async function eventNotesAsync(ctx: AppContext, noteIds: number[], viewer: UserRow | null): Promise<Map<number, Record<string, unknown>>> {
   const rows = await notesByIdsAsync(ctx.data, noteIds);
-  const sqlite = ctx.data.dialect.name === 'sqlite';
   const noteables = new Map<string, Map<number, Noteable>>();
   for (const [type, kind] of EVENT_NOTEABLES) {
     const ids = rows.filter((n) => n.noteableType === type).map((n) => n.noteableId);
     if (!ids.length) continue;
-    if (kind.loadManyAsync && kind.canReadAsync) noteables.set(type, await kind.loadManyAsync(ctx, ids));
-    else if (sqlite && kind.loadMany) noteables.set(type, kind.loadMany(ctx, ids));
+    noteables.set(type, await kind.loadManyAsync(ctx, ids));
   }
   const projects = new Map<number, ProjectRow | null>();
   const decided = new Map<string, boolean>();
@@ -203,7 +169,7 @@ async function eventNotesAsync(ctx: AppContext, noteIds: number[], viewer: UserR
     const key = `${n.noteableType}:${n.projectId}:${noteable.confidential}:${noteable.visibilityLevel ?? ''}:${mine}`;
     let ok = decided.get(key);
     if (ok === undefined) {
-      ok = kind.loadManyAsync && kind.canReadAsync ? await kind.canReadAsync(ctx, viewer, project, noteable) : !!kind.canRead?.(ctx, viewer, project, noteable);
+      ok = await kind.canReadAsync(ctx, viewer, project, noteable);
       decided.set(key, ok);
     }
     if (ok) visible.push(n);
@@ -214,7 +180,6 @@ async function eventNotesAsync(ctx: AppContext, noteIds: number[], viewer: UserR
 
 /** Registers the note routes of issues and snippets and the note presenters of comment events. */
 export default async function notesRoutes(api: FastifyInstance): Promise<void> {
-  setEventNotePresenter(eventNotes);
   setEventNotePresenterAsync(eventNotesAsync);
   await api.register(noteRoutes(ISSUE_NOTEABLES));
   await api.register(noteRoutes(SNIPPET_NOTEABLES));

@@ -64,30 +64,15 @@ export function paginateArray<T>(request: FastifyRequest, reply: FastifyReply, i
   return items.slice(page.offset, page.offset + page.limit);
 }
 
-/**
- * Paginate a query: `count()` gives the total, `fetch(limit, offset, total)` one page of rows (the total lets a
- * keyset-paged list read a deep page from its nearer end: db/keyset.ts).
- */
-export function paginate<T>(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  count: () => number,
-  fetch: (limit: number, offset: number, total: number) => T[],
-): T[] {
-  const page = pageOf(request);
-  const total = count();
-  setPageHeaders(request, reply, page, total);
-  return total === 0 ? [] : fetch(page.limit, page.offset, total);
-}
-
 /** Scheme and host of the request, as the client addressed us. */
 export function requestBaseUrl(request: FastifyRequest): string {
   return `${request.protocol}://${request.headers.host ?? request.hostname}`;
 }
 
 /**
- * The data-layer twin of paginate(): `count` and `fetch` run in one `ctx.data.snapshot` (the COUNT and the page agree
- * on both engines, docs/design/postgres.md "Reads that must agree"); the headers are set as paginate() sets them.
+ * Paginate a query: `count` gives the total, `fetch(q, limit, offset, total)` one page of rows (the total lets a
+ * keyset-paged list read a deep page from its nearer end: db/keyset.ts). Both run in one `ctx.data.snapshot` (the
+ * COUNT and the page agree on both engines, docs/design/postgres.md "Reads that must agree").
  */
 export async function paginateAsync<T>(
   request: FastifyRequest,

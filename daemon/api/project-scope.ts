@@ -6,23 +6,15 @@ import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { requireUser } from '../policy/authentication.js';
 import type { ProjectAbility } from '../policy/permissions.js';
-import { findProject, findProjectWithLevelAsync } from '../services/projects.js';
+import { findProjectWithLevelAsync } from '../services/projects.js';
 
 const resolved = new WeakMap<FastifyRequest, ProjectRow>();
-
-/** preValidation hook: resolve the project of `:id` for the caller, needing `ability`. */
-export function loadProject(ability: ProjectAbility = 'read_project'): preValidationAsyncHookHandler {
-  return async function (request) {
-    const { id } = request.params as { id: string };
-    resolved.set(request, findProject(request.server.ctx, request.user, id, ability));
-  };
-}
 
 const levels = new WeakMap<FastifyRequest, number>();
 
 /**
- * loadProject on the data layer (either engine): the same 404/403. The caller's access level, when it was read, is
- * kept for the route (projectLevelOf).
+ * preValidation hook: resolve the project of `:id` for the caller, needing `ability` (404 hidden, 403 ability missing).
+ * The caller's access level, when it was read, is kept for the route (projectLevelOf).
  */
 export function loadProjectAsync(ability: ProjectAbility = 'read_project'): preValidationAsyncHookHandler {
   return async function (request) {
@@ -41,7 +33,7 @@ export function projectLevelOf(request: FastifyRequest): number | undefined {
 /** The project resolved by loadProject for this request. */
 export function projectOf(request: FastifyRequest): ProjectRow {
   const project = resolved.get(request);
-  if (!project) throw new Error('projectOf() without the loadProject() hook on the route');
+  if (!project) throw new Error('projectOf() without the loadProjectAsync() hook on the route');
   return project;
 }
 

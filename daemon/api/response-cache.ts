@@ -25,21 +25,7 @@ export class ResponseCache {
 
   /**
    * Send the cached answer for `key`, or run `compute` (which may set headers on the reply), serialize its result
-   * with the route's response schema and keep the bytes. Returns the reply (already sent).
-   */
-  send(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, key: string, compute: () => unknown): FastifyReply {
-    const fullKey = keyOf(request, key);
-    let computed = false;
-    const answer = this.answers.get(ctx, fullKey, () => {
-      computed = true;
-      const headersBefore = new Set(Object.keys(reply.getHeaders()));
-      return capture(reply, compute(), headersBefore);
-    });
-    return sendAnswer(reply, answer, !computed);
-  }
-
-  /**
-   * send() for routes on the data layer: `compute` is async. On SQLite the same cache, and a kept answer goes out at
+   * with the route's response schema and keep the bytes. On SQLite a kept answer goes out at
    * once, without a promise (the hot path of cached lists and projects); on PostgreSQL the answers are kept under the
    * database's snapshot (db/read-cache.ts), read first, so an answer kept by this daemon is sent only while no daemon
    * has written anything since.

@@ -1,5 +1,5 @@
 /**
- * SQL helpers of the CI room on the data layer (either engine): rows written from partial drizzle-shaped objects
+ * SQL helpers of the CI room on the data layer (either engine): rows written from partial row-shaped objects
  * (camelCase fields to snake_case columns), and the id guard of PostgreSQL's integer columns.
  */
 import type { Queries } from '../db/layer/types.js';

@@ -1,13 +1,9 @@
 /** Opens the SQLite database (WAL, foreign keys, full sync) and applies the migrations in migrations/. */
 import Database from 'better-sqlite3';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { daemonAsset } from '../assets.js';
-import * as schema from './schema.js';
 import { sqliteTransactionSeconds } from '../metrics.js';
-
-export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
 const MIGRATIONS_DIR = daemonAsset('db/migrations');
 
@@ -29,7 +25,7 @@ export function knownMigrations(): Migration[] {
 }
 
 /** Open (creating if needed) the database file and bring its schema up to date. */
-export function openDatabase(file: string): Db {
+export function openDatabase(file: string): Database.Database {
   const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');
   // FULL: every commit is fsynced before the 2xx goes out, so acknowledged writes survive a crash.
@@ -43,7 +39,7 @@ export function openDatabase(file: string): Db {
   sqlite.pragma('cache_size = -4096');
   migrate(sqlite);
   timeTransactions(sqlite);
-  return drizzle(sqlite, { schema }) as Db;
+  return sqlite;
 }
 
 function migrate(sqlite: Database.Database): void {
@@ -72,7 +68,7 @@ function migrate(sqlite: Database.Database): void {
 
 type TransactionFn = ((...args: unknown[]) => unknown) & Record<'default' | 'deferred' | 'immediate' | 'exclusive', (...args: unknown[]) => unknown>;
 
-/** Time every outermost transaction (drizzle's and direct ones) into gantry_sqlite_transaction_duration_seconds. */
+/** Time every outermost transaction of better-sqlite3's own (the migrations) into gantry_sqlite_transaction_duration_seconds. */
 function timeTransactions(sqlite: Database.Database): void {
   const make = sqlite.transaction.bind(sqlite);
   const timed = (run: (...args: unknown[]) => unknown) =>

@@ -7,11 +7,8 @@
  *   in one pass over the list's index and cached until the next write (db/read-cache.ts). The page is then a range
  *   condition the index answers directly, plus an OFFSET of fewer than 500 rows.
  */
-import type { SQL } from 'drizzle-orm';
-import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { AppContext } from '../context.js';
 import { UntilNextWrite } from './read-cache.js';
-import { statement } from './statements.js';
 import type { Queries } from './layer/types.js';
 
 /** Rows between two keyset bookmarks of a long list. */
@@ -42,20 +39,6 @@ export interface KeysetList {
 const bookmarks = new UntilNextWrite<[unknown, number][]>(200);
 
 const orderOf = (l: KeysetList, dir: 'ASC' | 'DESC') => (l.key === l.id ? `${l.id} ${dir}` : `${l.key} ${dir}, ${l.id} ${dir}`);
-
-/** The bookmarks of one ordered list (one pass over its index on first use after a write). */
-function listBookmarks(ctx: AppContext, l: KeysetList, dir: 'ASC' | 'DESC'): [unknown, number][] {
-  const key = `${l.from}\u0000${l.where}\u0000${orderOf(l, dir)}\u0000${JSON.stringify(l.values)}`;
-  return bookmarks.get(ctx, key, () => {
-    const marks: [unknown, number][] = [];
-    let i = 0;
-    const rows = statement(ctx, `SELECT ${l.key} AS k, ${l.id} AS id FROM ${l.from} WHERE ${l.where} ORDER BY ${orderOf(l, dir)}`).raw();
-    for (const row of rows.iterate(...l.values) as Iterable<[unknown, number]>) {
-      if (i++ % BOOKMARK_STEP === 0) marks.push(row);
-    }
-    return marks;
-  });
-}
 
 /** Where a page starts: read forwards or from the other end, with what LIMIT and OFFSET (null: past the end). */
 function pagePlan(l: KeysetList, limit: number, offset: number, total?: number): { reverse: boolean; lim: number; off: number; dir: 'ASC' | 'DESC' } | null {
@@ -102,27 +85,19 @@ function pageQuery(l: KeysetList, plan: NonNullable<ReturnType<typeof pagePlan>>
   return { sql, args: [...l.values, ...keysetArgs, lim, off], reverse };
 }
 
-/** The SELECT text and its values for one page (exported for EXPLAIN QUERY PLAN checks in tests). */
-export function keysetPageQuery(ctx: AppContext, l: KeysetList, limit: number, offset: number, total?: number): { sql: string; args: unknown[]; reverse: boolean } | null {
+/**
+ * The SELECT text and its values for one page, run on `q` (see keysetPageAsync; exported for EXPLAIN QUERY PLAN checks
+ * in tests). The bookmarks of a deep page are read on SQLite (one pass over the list's index on first use after a write).
+ */
+export async function keysetPageQuery(
+  ctx: AppContext, q: Queries, l: KeysetList, limit: number, offset: number, total?: number, inSnapshot = true,
+): Promise<{ sql: string; args: unknown[]; reverse: boolean } | null> {
   const plan = pagePlan(l, limit, offset, total);
   if (!plan) return null;
-  // Inside a transaction nothing is cached, so a bookmark pass would cost more than the offset it saves.
-  const marks = wantsBookmark(l, plan.off) && !ctx.db.$client.inTransaction ? listBookmarks(ctx, l, plan.dir) : null;
-  return pageQuery(l, plan, marks);
-}
-
-/**
- * The data-layer twin of keysetPage, run on `q` (ctx.data, or the snapshot of a list's COUNT and page: `inSnapshot`).
- * On SQLite deep pages start from the same cached bookmarks; on PostgreSQL (no cache across daemons) a page reads from
- * the nearer end with an OFFSET.
- */
-export async function keysetPageAsync<T = Record<string, unknown>>(
-  ctx: AppContext, q: Queries, l: KeysetList, limit: number, offset: number, total?: number, inSnapshot = true,
-): Promise<T[]> {
-  const plan = pagePlan(l, limit, offset, total);
-  if (!plan) return [];
   let marks: [unknown, number][] | null = null;
-  if (wantsBookmark(l, plan.off) && q.dialect.name === 'sqlite' && (inSnapshot || !ctx.db.$client.inTransaction)) {
+  // Inside a write transaction nothing is cached, so a bookmark pass would cost more than the offset it saves.
+  const conn = ctx.data.sqlite;
+  if (wantsBookmark(l, plan.off) && q.dialect.name === 'sqlite' && conn && (inSnapshot || !conn.inTransaction())) {
     const key = `${l.from}\u0000${l.where}\u0000${orderOf(l, plan.dir)}\u0000${JSON.stringify(l.values)}`;
     marks = await bookmarks.getAsync(ctx, key, async () => {
       const rows = await q.all<{ k: unknown; id: number }>(`SELECT ${l.key} AS k, ${l.id} AS id FROM ${l.from} WHERE ${l.where} ORDER BY ${orderOf(l, plan.dir)}`, l.values);
@@ -131,61 +106,27 @@ export async function keysetPageAsync<T = Record<string, unknown>>(
       return out;
     }, inSnapshot);
   }
-  const page = pageQuery(l, plan, marks);
+  return pageQuery(l, plan, marks);
+}
+
+/**
+ * One page of an ordered list, in list order: `limit` rows from `offset`, run on `q` (ctx.data, or the snapshot of a
+ * list's COUNT and page: `inSnapshot`). With `total` (the list's count), a page in the second half is read from the
+ * end; on SQLite a page deeper than two bookmark steps from its end starts from a cached bookmark; on PostgreSQL (no
+ * cache across daemons) a page reads from the nearer end with an OFFSET.
+ */
+export async function keysetPageAsync<T = Record<string, unknown>>(
+  ctx: AppContext, q: Queries, l: KeysetList, limit: number, offset: number, total?: number, inSnapshot = true,
+): Promise<T[]> {
+  const page = await keysetPageQuery(ctx, q, l, limit, offset, total, inSnapshot);
+  if (!page) return [];
   const rows = await q.all<T>(page.sql, page.args);
   if (page.reverse) rows.reverse();
   return rows;
-}
-
-/**
- * One page of an ordered list, in list order: `limit` rows from `offset`. With `total` (the list's count), a page in
- * the second half is read from the end; a page deeper than two bookmark steps from its end starts from a bookmark.
- * `read` may wrap the query (a cache of page ids); it gets the SQL text and values and must run them.
- */
-export function keysetPage<T = Record<string, unknown>>(
-  ctx: AppContext, l: KeysetList, limit: number, offset: number, total?: number,
-  read: (sql: string, args: unknown[], run: () => T[]) => T[] = (_s, _a, run) => run(),
-): T[] {
-  const q = keysetPageQuery(ctx, l, limit, offset, total);
-  if (!q) return [];
-  const rows = [...read(q.sql, q.args, () => statement(ctx, q.sql).all(...q.args) as T[])];
-  if (q.reverse) rows.reverse();
-  return rows;
-}
-
-/** The ids of one page (see keysetPage). */
-export function keysetPageIds(ctx: AppContext, l: KeysetList, limit: number, offset: number, total?: number): number[] {
-  return keysetPage<{ id: number }>(ctx, { ...l, select: `${l.id} AS id` }, limit, offset, total).map((r) => r.id);
-}
-
-const dialect = new SQLiteSyncDialect();
-
-/**
- * The WHERE text and values of a drizzle condition, for a KeysetList over the table itself (drizzle writes columns
- * table-qualified: `"commit_statuses"."id"`, so `from` is the quoted table name without an alias).
- */
-export function drizzleWhere(where: SQL | undefined): { where: string; values: unknown[] } {
-  if (!where) return { where: '1', values: [] };
-  const q = dialect.sqlToQuery(where);
-  return { where: q.sql, values: q.params };
 }
 
 /** `rows` (loaded by id in any order) in the order of `ids`. */
 export function inIdOrder<T extends { id: number }>(ids: readonly number[], rows: readonly T[]): T[] {
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
-}
-
-/**
- * One page of a table ordered by id under a drizzle condition: the page's ids through keysetPageIds, then its rows
- * through `load` (one query by id), in list order.
- */
-export function idOrderedPage<T extends { id: number }>(
-  ctx: AppContext, table: string, where: SQL | undefined, desc: boolean, limit: number, offset: number, total: number | undefined,
-  load: (ids: number[]) => T[],
-): T[] {
-  const w = drizzleWhere(where);
-  const id = `"${table}"."id"`;
-  const ids = keysetPageIds(ctx, { from: `"${table}"`, where: w.where, values: w.values, key: id, id, desc }, limit, offset, total);
-  return ids.length ? inIdOrder(ids, load(ids)) : [];
 }

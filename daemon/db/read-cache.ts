@@ -11,13 +11,12 @@
  * one: exact across daemons. Reading it is a statement of its own, so on PostgreSQL only the caches whose hit saves
  * several statements use it (`postgres: true`: the response cache); the others compute every time there.
  */
-import type Database from 'better-sqlite3';
 import type { AppContext } from '../context.js';
-import { statement } from './statements.js';
+import type { SqliteConnectionState } from './layer/types.js';
 
 /** How often data_version (another connection's commits) is read again; this connection's writes show at once. */
 const OTHER_CONNECTIONS_MS = 100;
-const external = new WeakMap<Database.Database, { at: number; d: number; day: string }>();
+const external = new WeakMap<SqliteConnectionState, { at: number; d: number; day: string }>();
 
 /** The UTC day, part of every version (memberships and tokens expire by the day). */
 const utcDay = () => new Date().toISOString().slice(0, 10);
@@ -26,26 +25,25 @@ const utcDay = () => new Date().toISOString().slice(0, 10);
  * The write version on either engine: writeVersion on SQLite; on PostgreSQL the current snapshot (`xmin:xmax:xip`) and
  * the UTC day, one statement. Read it BEFORE reading what is kept under it.
  */
-export async function writeVersionAsync(ctx: Pick<AppContext, 'db' | 'data'>): Promise<string> {
-  if (ctx.data.dialect.name === 'sqlite') return writeVersion(ctx);
+export async function writeVersionAsync(ctx: Pick<AppContext, 'data'>): Promise<string> {
+  if (ctx.data.sqlite) return writeVersion(ctx.data.sqlite);
   const day = utcDay();
   const row = await ctx.data.get<{ v: string }>('SELECT pg_current_snapshot()::text AS v');
   return `${row!.v}:${day}`;
 }
 
 /**
- * The current write version of the context's database: changes with every write of this connection (total_changes(),
+ * The current write version of a SQLite connection: changes with every write of this connection (total_changes(),
  * read on every call), with another connection's commits (data_version: read at most every 100 ms, so a process that
  * writes behind the daemon's back is seen within 0.1 s) and with the UTC date.
  */
-export function writeVersion(ctx: Pick<AppContext, 'db'>): string {
-  const client = ctx.db.$client;
-  const n = statement(ctx, 'SELECT total_changes()').pluck().get() as number;
+function writeVersion(conn: SqliteConnectionState): string {
+  const n = conn.totalChanges();
   const now = Date.now();
-  let e = external.get(client);
+  let e = external.get(conn);
   if (!e || now - e.at >= OTHER_CONNECTIONS_MS) {
-    e = { at: now, d: statement(ctx, 'PRAGMA data_version').pluck().get() as number, day: new Date(now).toISOString().slice(0, 10) };
-    external.set(client, e);
+    e = { at: now, d: conn.dataVersion(), day: new Date(now).toISOString().slice(0, 10) };
+    external.set(conn, e);
   }
   return `${n}:${e.d}:${e.day}`;
 }
@@ -57,52 +55,36 @@ export class UntilNextWrite<T> {
   /** `postgres`: also cache on PostgreSQL, paying a statement per use for the version (worth it when a hit saves several). */
   constructor(private readonly maxEntries: number, private readonly options: { postgres?: boolean } = {}) {}
 
-  /** The cached value for `key`, or `compute()` (cached when outside a transaction). */
-  get(ctx: Pick<AppContext, 'db'>, key: string, compute: () => T): T {
-    const client = ctx.db.$client;
-    if (client.inTransaction) return compute();
-    const version = writeVersion(ctx);
-    let entry = this.byClient.get(client);
-    if (!entry || entry.version !== version) this.byClient.set(client, (entry = { version, values: new Map() }));
-    let value = entry.values.get(key);
-    if (value === undefined) {
-      value = compute();
-      if (entry.values.size >= this.maxEntries) entry.values.delete(entry.values.keys().next().value as string);
-      entry.values.set(key, value);
-    }
-    return value;
-  }
-
   /**
    * The value kept for `key` if it is still current, without computing anything (undefined otherwise, and always on
    * PostgreSQL or inside a transaction): lets a hot path answer a cache hit synchronously, without a promise.
    */
-  peek(ctx: Pick<AppContext, 'db' | 'data'>, key: string): T | undefined {
-    if (ctx.data.dialect.name !== 'sqlite') return undefined;
-    const client = ctx.db.$client;
-    if (client.inTransaction) return undefined;
-    const entry = this.byClient.get(client);
-    return entry && entry.version === writeVersion(ctx) ? entry.values.get(key) : undefined;
+  peek(ctx: Pick<AppContext, 'data'>, key: string): T | undefined {
+    const conn = ctx.data.sqlite;
+    if (!conn || conn.inTransaction()) return undefined;
+    const entry = this.byClient.get(conn);
+    return entry && entry.version === writeVersion(conn) ? entry.values.get(key) : undefined;
   }
 
   /**
-   * The async twin of `get` for code on the data layer: on SQLite the same cache (the version is read in the same
+   * The cached value for `key`, or `compute()`: on SQLite kept until the next write (the version is read in the same
    * synchronous stretch as `compute`'s first statement, so a kept value is at least as new as its version); on
    * PostgreSQL, for a cache made with `postgres: true`, the snapshot version read by a statement before `compute`, and
    * for the others no cache (`compute()` every time).
    * `inSnapshot`: the caller runs inside `ctx.data.snapshot` (reads only): on SQLite nothing can write on the connection
-   * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached, as in `get`. On
+   * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached (a rollback could
+   * bring the counter back to a remembered value). On
    * PostgreSQL nothing is cached inside a snapshot (its reads are as of its start, older than a version read now).
    */
-  async getAsync(ctx: Pick<AppContext, 'db' | 'data'>, key: string, compute: () => Promise<T>, inSnapshot = false): Promise<T> {
-    if (ctx.data.dialect.name !== 'sqlite') {
+  async getAsync(ctx: Pick<AppContext, 'data'>, key: string, compute: () => Promise<T>, inSnapshot = false): Promise<T> {
+    const conn = ctx.data.sqlite;
+    if (!conn) {
       // (a snapshot's reads run on their own connection from its start: a version read now could be newer than them)
       if (!this.options.postgres || inSnapshot) return compute();
       return this.keep(ctx.data, await writeVersionAsync(ctx), key, compute);
     }
-    const client = ctx.db.$client;
-    if (client.inTransaction && !inSnapshot) return compute();
-    return this.keep(client, writeVersion(ctx), key, compute);
+    if (conn.inTransaction() && !inSnapshot) return compute();
+    return this.keep(conn, writeVersion(conn), key, compute);
   }
 
   /** The value kept for `key` under `version` (read before), or compute() kept under it. */

@@ -1,4 +1,4 @@
-/** Raw snake_case rows (from cached prepared statements) mapped to the drizzle row shapes. */
+/** Raw snake_case rows (from cached prepared statements) mapped to the row types of db/schema*.ts. */
 import type { ApplicationSettingsRow, MemberRow, NamespaceRow, PersonalAccessTokenRow, ProjectRow, UserRow } from './schema.js';
 import type { RunnerRow } from './schema-ci.js';
 import type { AwardEmojiRow, IssueRow, LabelRow, MilestoneRow, NoteRow, TodoRow } from './schema-collaboration.js';
@@ -7,7 +7,7 @@ import type { CommitNoteRow, ReleaseRow } from './schema-notes.js';
 
 type Rec = Record<string, unknown>;
 
-/** Map a raw `namespaces` row (snake_case) to the drizzle shape. */
+/** Map a raw `namespaces` row (snake_case) to its row type. */
 export function toNamespace(n: Rec): NamespaceRow {
   return {
     id: n.id as number, name: n.name as string, path: n.path as string, kind: n.kind as 'user' | 'group', ownerId: n.owner_id as number | null,
@@ -16,7 +16,7 @@ export function toNamespace(n: Rec): NamespaceRow {
   };
 }
 
-/** Map a raw `users` row (snake_case) to the drizzle shape. */
+/** Map a raw `users` row (snake_case) to its row type. */
 export function toUser(u: Rec): UserRow {
   return {
     id: u.id as number, username: u.username as string, email: u.email as string, name: u.name as string, passwordHash: u.password_hash as string,
@@ -28,7 +28,7 @@ export function toUser(u: Rec): UserRow {
   };
 }
 
-/** Map a raw `projects` row (snake_case, from ctx.db.$client) to the drizzle shape. */
+/** Map a raw `projects` row (snake_case) to its row type. */
 export function toProject(p: Record<string, unknown>): ProjectRow {
   return {
     id: p.id as number, name: p.name as string, path: p.path as string, namespaceId: p.namespace_id as number,
@@ -43,7 +43,7 @@ export function toProject(p: Record<string, unknown>): ProjectRow {
   };
 }
 
-/** Map a raw `runners` row (snake_case) to the drizzle shape. */
+/** Map a raw `runners` row (snake_case) to its row type. */
 export function toRunner(raw: Record<string, unknown>): RunnerRow {
   return {
     id: raw.id as number, tokenHash: raw.token_hash as string, description: raw.description as string | null, name: raw.name as string | null,
@@ -54,7 +54,7 @@ export function toRunner(raw: Record<string, unknown>): RunnerRow {
   };
 }
 
-/** Map a raw `issues` row (snake_case) to the drizzle shape. */
+/** Map a raw `issues` row (snake_case) to its row type. */
 export function toIssue(i: Rec): IssueRow {
   return {
     id: i.id as number, projectId: i.project_id as number, iid: i.iid as number, title: i.title as string, description: i.description as string | null,
@@ -65,7 +65,7 @@ export function toIssue(i: Rec): IssueRow {
   };
 }
 
-/** Map a raw `milestones` row (snake_case) to the drizzle shape. */
+/** Map a raw `milestones` row (snake_case) to its row type. */
 export function toMilestone(m: Rec): MilestoneRow {
   return {
     id: m.id as number, projectId: m.project_id as number, iid: m.iid as number, title: m.title as string, description: m.description as string,
@@ -74,7 +74,7 @@ export function toMilestone(m: Rec): MilestoneRow {
   };
 }
 
-/** Map a raw `application_settings` row (snake_case) to the drizzle shape. */
+/** Map a raw `application_settings` row (snake_case) to its row type. */
 export function toSettings(s: Rec): ApplicationSettingsRow {
   return {
     id: s.id as number, defaultProjectsLimit: s.default_projects_limit as number, signupEnabled: !!s.signup_enabled,
@@ -92,7 +92,7 @@ export function toSettings(s: Rec): ApplicationSettingsRow {
   };
 }
 
-/** Map a raw `personal_access_tokens` row (snake_case) to the drizzle shape. */
+/** Map a raw `personal_access_tokens` row (snake_case) to its row type. */
 export function toPersonalAccessToken(t: Rec): PersonalAccessTokenRow {
   return {
     id: t.id as number, userId: t.user_id as number, name: t.name as string, tokenHash: t.token_hash as string,
@@ -101,7 +101,7 @@ export function toPersonalAccessToken(t: Rec): PersonalAccessTokenRow {
 }
 
 /**
- * Map a raw `members` row (snake_case) to the drizzle shape; `prefix` for a row joined with others whose member columns
+ * Map a raw `members` row (snake_case) to its row type; `prefix` for a row joined with others whose member columns
  * were selected as `m.id AS <prefix>id, ...` (see MEMBER_COLUMNS in services/members.ts).
  */
 export function toMember(m: Rec, prefix = ''): MemberRow {
@@ -113,7 +113,7 @@ export function toMember(m: Rec, prefix = ''): MemberRow {
   };
 }
 
-/** Map a raw `keys` row (snake_case) to the drizzle shape (SSH keys of users and deploy keys). */
+/** Map a raw `keys` row (snake_case) to its row type (SSH keys of users and deploy keys). */
 export function toKey(k: Rec): import('./schema-keys.js').KeyRow {
   return {
     id: k.id as number, type: k.type as 'Key' | 'DeployKey', userId: k.user_id as number | null, title: k.title as string, key: k.key as string,
@@ -122,7 +122,7 @@ export function toKey(k: Rec): import('./schema-keys.js').KeyRow {
   };
 }
 
-/** Map a raw `oauth_applications` row (snake_case) to the drizzle shape. */
+/** Map a raw `oauth_applications` row (snake_case) to its row type. */
 export function toOauthApplication(a: Rec): import('./schema-oauth.js').OauthApplicationRow {
   return {
     id: a.id as number, name: a.name as string, uid: a.uid as string, secretHash: a.secret_hash as string | null, redirectUri: a.redirect_uri as string,
@@ -130,7 +130,7 @@ export function toOauthApplication(a: Rec): import('./schema-oauth.js').OauthApp
   };
 }
 
-/** Map a raw `oauth_access_grants` row (snake_case) to the drizzle shape. */
+/** Map a raw `oauth_access_grants` row (snake_case) to its row type. */
 export function toOauthAccessGrant(g: Rec): import('./schema-oauth.js').OauthAccessGrantRow {
   return {
     id: g.id as number, resourceOwnerId: g.resource_owner_id as number, applicationId: g.application_id as number, tokenHash: g.token_hash as string,
@@ -139,7 +139,7 @@ export function toOauthAccessGrant(g: Rec): import('./schema-oauth.js').OauthAcc
   };
 }
 
-/** Map a raw `oauth_access_tokens` row (snake_case) to the drizzle shape. */
+/** Map a raw `oauth_access_tokens` row (snake_case) to its row type. */
 export function toOauthAccessToken(t: Rec): import('./schema-oauth.js').OauthAccessTokenRow {
   return {
     id: t.id as number, resourceOwnerId: t.resource_owner_id as number, applicationId: t.application_id as number | null, grantId: t.grant_id as number | null,
@@ -148,7 +148,7 @@ export function toOauthAccessToken(t: Rec): import('./schema-oauth.js').OauthAcc
   };
 }
 
-/** Map a raw `project_group_links` row (snake_case) to the drizzle shape. */
+/** Map a raw `project_group_links` row (snake_case) to its row type. */
 export function toProjectGroupLink(l: Rec): import('./schema.js').ProjectGroupLinkRow {
   return {
     id: l.id as number, projectId: l.project_id as number, groupId: l.group_id as number, groupAccess: l.group_access as number,
@@ -156,7 +156,7 @@ export function toProjectGroupLink(l: Rec): import('./schema.js').ProjectGroupLi
   };
 }
 
-/** Map a raw `project_hooks` row (snake_case) to the drizzle shape. */
+/** Map a raw `project_hooks` row (snake_case) to its row type. */
 export function toProjectHook(h: Rec): import('./schema.js').ProjectHookRow {
   return {
     id: h.id as number, projectId: h.project_id as number, url: h.url as string, token: h.token as string | null,
@@ -166,7 +166,7 @@ export function toProjectHook(h: Rec): import('./schema.js').ProjectHookRow {
   };
 }
 
-/** Map a raw `events` row (snake_case) to the drizzle shape. */
+/** Map a raw `events` row (snake_case) to its row type. */
 export function toEvent(e: Rec): import('./schema.js').EventRow {
   return {
     id: e.id as number, projectId: e.project_id as number | null, authorId: e.author_id as number | null, action: e.action as string,
@@ -175,7 +175,7 @@ export function toEvent(e: Rec): import('./schema.js').EventRow {
   };
 }
 
-/** Map a raw `labels` row (snake_case) to the drizzle shape. */
+/** Map a raw `labels` row (snake_case) to its row type. */
 export function toLabel(l: Rec): LabelRow {
   return {
     id: l.id as number, projectId: l.project_id as number, title: l.title as string, color: l.color as string,
@@ -183,7 +183,7 @@ export function toLabel(l: Rec): LabelRow {
   };
 }
 
-/** Map a raw `notes` row (snake_case) to the drizzle shape. */
+/** Map a raw `notes` row (snake_case) to its row type. */
 export function toNote(n: Rec): NoteRow {
   return {
     id: n.id as number, projectId: n.project_id as number, noteableType: n.noteable_type as NoteRow['noteableType'], noteableId: n.noteable_id as number,
@@ -192,7 +192,7 @@ export function toNote(n: Rec): NoteRow {
   };
 }
 
-/** Map a raw `award_emoji` row (snake_case) to the drizzle shape. */
+/** Map a raw `award_emoji` row (snake_case) to its row type. */
 export function toAwardEmoji(a: Rec): AwardEmojiRow {
   return {
     id: a.id as number, name: a.name as string, userId: a.user_id as number, awardableType: a.awardable_type as AwardEmojiRow['awardableType'],
@@ -200,7 +200,7 @@ export function toAwardEmoji(a: Rec): AwardEmojiRow {
   };
 }
 
-/** Map a raw `todos` row (snake_case) to the drizzle shape. */
+/** Map a raw `todos` row (snake_case) to its row type. */
 export function toTodo(t: Rec): TodoRow {
   return {
     id: t.id as number, userId: t.user_id as number, projectId: t.project_id as number, authorId: t.author_id as number | null,
@@ -210,7 +210,7 @@ export function toTodo(t: Rec): TodoRow {
   };
 }
 
-/** Map a raw `protected_branches` row (snake_case) to the drizzle shape. */
+/** Map a raw `protected_branches` row (snake_case) to its row type. */
 export function toProtectedBranch(r: Rec): ProtectedBranchRow {
   return {
     id: r.id as number, projectId: r.project_id as number, name: r.name as string, developersCanPush: !!r.developers_can_push,
@@ -218,7 +218,7 @@ export function toProtectedBranch(r: Rec): ProtectedBranchRow {
   };
 }
 
-/** Map a raw `releases` row (snake_case) to the drizzle shape. */
+/** Map a raw `releases` row (snake_case) to its row type. */
 export function toRelease(r: Rec): ReleaseRow {
   return {
     id: r.id as number, projectId: r.project_id as number, tagName: r.tag_name as string, description: r.description as string,
@@ -226,7 +226,7 @@ export function toRelease(r: Rec): ReleaseRow {
   };
 }
 
-/** Map a raw `commit_notes` row (snake_case) to the drizzle shape. */
+/** Map a raw `commit_notes` row (snake_case) to its row type. */
 export function toCommitNote(r: Rec): CommitNoteRow {
   return {
     id: r.id as number, projectId: r.project_id as number, commitSha: r.commit_sha as string, note: r.note as string, path: r.path as string | null,
@@ -235,7 +235,7 @@ export function toCommitNote(r: Rec): CommitNoteRow {
   };
 }
 
-/** Map a raw `pipelines` row (snake_case) to the drizzle shape. */
+/** Map a raw `pipelines` row (snake_case) to its row type. */
 export function toPipeline(p: Rec): import('./schema-ci.js').PipelineRow {
   return {
     id: p.id as number, projectId: p.project_id as number, ref: p.ref as string | null, sha: p.sha as string, beforeSha: p.before_sha as string | null,
@@ -246,7 +246,7 @@ export function toPipeline(p: Rec): import('./schema-ci.js').PipelineRow {
   };
 }
 
-/** Map a raw `commit_statuses` row (snake_case) to the drizzle shape. */
+/** Map a raw `commit_statuses` row (snake_case) to its row type. */
 export function toCommitStatus(c: Rec): import('./schema-ci.js').CommitStatusRow {
   return {
     id: c.id as number, type: c.type as 'build' | 'generic', projectId: c.project_id as number, pipelineId: c.pipeline_id as number,

@@ -1,10 +1,8 @@
 /**
- * Drizzle definitions of the collaboration tables: issues, labels, milestones, notes, award emoji, subscriptions
- * and todos (migration 0012_collaboration.sql is the source of truth). Polymorphic targets are (type, id) pairs.
+ * Row types (the camelCase shape the converters of db/rows.ts return) of the collaboration tables: issues, labels,
+ * milestones, notes, award emoji, subscriptions and todos (migration 0012_collaboration.sql is the source of truth).
+ * Polymorphic targets are (type, id) pairs.
  */
-import { sqliteTable, integer, text } from 'drizzle-orm/sqlite-core';
-
-const bool = (name: string) => integer(name, { mode: 'boolean' });
 
 /** Target types of label links, notes, award emoji, subscriptions and todos. */
 export type NoteableType = 'Issue' | 'MergeRequest' | 'Snippet';
@@ -13,111 +11,111 @@ export type SubscribableType = 'Issue' | 'MergeRequest' | 'Label';
 export type TodoTargetType = 'Issue' | 'MergeRequest';
 export type TodoAction = 'assigned' | 'mentioned' | 'build_failed' | 'marked' | 'approval_required';
 
-export const milestones = sqliteTable('milestones', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  projectId: integer('project_id').notNull(),
-  iid: integer('iid').notNull(),
-  title: text('title').notNull(),
-  description: text('description').notNull().default(''),
-  state: text('state', { enum: ['active', 'closed'] }).notNull().default('active'),
-  dueDate: text('due_date'),
-  startDate: text('start_date'),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type MilestoneRow = typeof milestones.$inferSelect;
+/** A row of `milestones`. */
+export interface MilestoneRow {
+  id: number;
+  projectId: number;
+  iid: number;
+  title: string;
+  description: string;
+  state: 'active' | 'closed';
+  dueDate: string | null;
+  startDate: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
 
-export const labels = sqliteTable('labels', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  projectId: integer('project_id').notNull(),
-  title: text('title').notNull(),
-  color: text('color').notNull(),
-  description: text('description'),
-  template: bool('template').notNull().default(false),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type LabelRow = typeof labels.$inferSelect;
+/** A row of `labels`. */
+export interface LabelRow {
+  id: number;
+  projectId: number;
+  title: string;
+  color: string;
+  description: string | null;
+  template: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
 
-export const issues = sqliteTable('issues', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  projectId: integer('project_id').notNull(),
-  iid: integer('iid').notNull(),
-  title: text('title').notNull(),
-  description: text('description'),
-  state: text('state', { enum: ['opened', 'closed'] }).notNull().default('opened'),
-  confidential: bool('confidential').notNull().default(false),
-  authorId: integer('author_id'),
-  assigneeId: integer('assignee_id'),
-  milestoneId: integer('milestone_id'),
-  dueDate: text('due_date'),
-  movedToId: integer('moved_to_id'),
-  updatedById: integer('updated_by_id'),
-  closedAt: text('closed_at'),
-  deletedAt: text('deleted_at'),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type IssueRow = typeof issues.$inferSelect;
+/** A row of `issues`. */
+export interface IssueRow {
+  id: number;
+  projectId: number;
+  iid: number;
+  title: string;
+  description: string | null;
+  state: 'opened' | 'closed';
+  confidential: boolean;
+  authorId: number | null;
+  assigneeId: number | null;
+  milestoneId: number | null;
+  dueDate: string | null;
+  movedToId: number | null;
+  updatedById: number | null;
+  closedAt: string | null;
+  deletedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
 
-export const labelLinks = sqliteTable('label_links', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  labelId: integer('label_id').notNull(),
-  targetType: text('target_type').notNull(),
-  targetId: integer('target_id').notNull(),
-  createdAt: text('created_at').notNull(),
-});
-export type LabelLinkRow = typeof labelLinks.$inferSelect;
+/** A row of `label_links`. */
+export interface LabelLinkRow {
+  id: number;
+  labelId: number;
+  targetType: string;
+  targetId: number;
+  createdAt: string;
+}
 
-export const notes = sqliteTable('notes', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  projectId: integer('project_id').notNull(),
-  noteableType: text('noteable_type').$type<NoteableType>().notNull(),
-  noteableId: integer('noteable_id').notNull(),
-  note: text('note').notNull(),
-  authorId: integer('author_id'),
-  system: bool('system').notNull().default(false),
-  attachment: text('attachment'),
-  updatedById: integer('updated_by_id'),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type NoteRow = typeof notes.$inferSelect;
+/** A row of `notes`. */
+export interface NoteRow {
+  id: number;
+  projectId: number;
+  noteableType: NoteableType;
+  noteableId: number;
+  note: string;
+  authorId: number | null;
+  system: boolean;
+  attachment: string | null;
+  updatedById: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
 
-export const awardEmoji = sqliteTable('award_emoji', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  name: text('name').notNull(),
-  userId: integer('user_id').notNull(),
-  awardableType: text('awardable_type').$type<AwardableType>().notNull(),
-  awardableId: integer('awardable_id').notNull(),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type AwardEmojiRow = typeof awardEmoji.$inferSelect;
+/** A row of `award_emoji`. */
+export interface AwardEmojiRow {
+  id: number;
+  name: string;
+  userId: number;
+  awardableType: AwardableType;
+  awardableId: number;
+  createdAt: string;
+  updatedAt: string;
+}
 
-export const subscriptions = sqliteTable('subscriptions', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  userId: integer('user_id').notNull(),
-  subscribableType: text('subscribable_type').$type<SubscribableType>().notNull(),
-  subscribableId: integer('subscribable_id').notNull(),
-  subscribed: bool('subscribed').notNull(),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type SubscriptionRow = typeof subscriptions.$inferSelect;
+/** A row of `subscriptions`. */
+export interface SubscriptionRow {
+  id: number;
+  userId: number;
+  subscribableType: SubscribableType;
+  subscribableId: number;
+  subscribed: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
 
-export const todos = sqliteTable('todos', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  userId: integer('user_id').notNull(),
-  projectId: integer('project_id').notNull(),
-  authorId: integer('author_id'),
-  targetType: text('target_type').$type<TodoTargetType>().notNull(),
-  targetId: integer('target_id').notNull(),
-  action: text('action').$type<TodoAction>().notNull(),
-  state: text('state', { enum: ['pending', 'done'] }).notNull().default('pending'),
-  noteId: integer('note_id'),
-  commitId: text('commit_id'),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type TodoRow = typeof todos.$inferSelect;
+/** A row of `todos`. */
+export interface TodoRow {
+  id: number;
+  userId: number;
+  projectId: number;
+  authorId: number | null;
+  targetType: TodoTargetType;
+  targetId: number;
+  action: TodoAction;
+  state: 'pending' | 'done';
+  noteId: number | null;
+  commitId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}

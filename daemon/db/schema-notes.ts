@@ -1,27 +1,29 @@
-/** Drizzle definitions of the repository API tables: commit comments and tag releases (migration 0007_commit_notes.sql is the source of truth). */
-import { sqliteTable, integer, text } from 'drizzle-orm/sqlite-core';
+/**
+ * Row types of the repository API tables: commit comments and tag releases (migration 0007_commit_notes.sql is the
+ * source of truth).
+ */
 
-export const commitNotes = sqliteTable('commit_notes', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  projectId: integer('project_id').notNull(),
+/** A row of `commit_notes`. */
+export interface CommitNoteRow {
+  id: number;
+  projectId: number;
   /** The full sha of the commented commit. */
-  commitSha: text('commit_sha').notNull(),
-  note: text('note').notNull(),
-  path: text('path'),
-  line: integer('line'),
-  lineType: text('line_type', { enum: ['new', 'old'] }),
-  authorId: integer('author_id'),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type CommitNoteRow = typeof commitNotes.$inferSelect;
+  commitSha: string;
+  note: string;
+  path: string | null;
+  line: number | null;
+  lineType: 'new' | 'old' | null;
+  authorId: number | null;
+  createdAt: string;
+  updatedAt: string;
+}
 
-export const releases = sqliteTable('releases', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  projectId: integer('project_id').notNull(),
-  tagName: text('tag_name').notNull(),
-  description: text('description').notNull(),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type ReleaseRow = typeof releases.$inferSelect;
+/** A row of `releases`. */
+export interface ReleaseRow {
+  id: number;
+  projectId: number;
+  tagName: string;
+  description: string;
+  createdAt: string;
+  updatedAt: string;
+}

@@ -1,60 +1,47 @@
-/** Drizzle definitions of the OAuth 2 provider's tables (migration 0025_oauth.sql is the source of truth). */
-import { sqliteTable, integer, text } from 'drizzle-orm/sqlite-core';
+/** Row types of the OAuth 2 provider's tables (migration 0025_oauth.sql is the source of truth). */
 
 /** Registered OAuth applications (clients); `uid` is the client_id. */
-export const oauthApplications = sqliteTable('oauth_applications', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  name: text('name').notNull(),
-  uid: text('uid').notNull(),
+export interface OauthApplicationRow {
+  id: number;
+  name: string;
+  uid: string;
   /** SHA-256 of the client secret; NULL for a public client (gantry-cli). */
-  secretHash: text('secret_hash'),
+  secretHash: string | null;
   /** Redirect URIs, one per line. */
-  redirectUri: text('redirect_uri').notNull(),
+  redirectUri: string;
   /** Space-separated scopes the application may ask for. */
-  scopes: text('scopes').notNull(),
-  ownerId: integer('owner_id'),
-  builtin: integer('builtin', { mode: 'boolean' }).notNull(),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type OauthApplicationRow = typeof oauthApplications.$inferSelect;
+  scopes: string;
+  ownerId: number | null;
+  builtin: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
 
 /** Authorization codes (single use, 10 minutes). */
-export const oauthAccessGrants = sqliteTable('oauth_access_grants', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  resourceOwnerId: integer('resource_owner_id').notNull(),
-  applicationId: integer('application_id').notNull(),
-  tokenHash: text('token_hash').notNull(),
-  expiresIn: integer('expires_in').notNull(),
-  redirectUri: text('redirect_uri').notNull(),
-  scopes: text('scopes').notNull(),
-  codeChallenge: text('code_challenge'),
-  codeChallengeMethod: text('code_challenge_method'),
-  createdAt: text('created_at').notNull(),
-  revokedAt: text('revoked_at'),
-});
-export type OauthAccessGrantRow = typeof oauthAccessGrants.$inferSelect;
+export interface OauthAccessGrantRow {
+  id: number;
+  resourceOwnerId: number;
+  applicationId: number;
+  tokenHash: string;
+  expiresIn: number;
+  redirectUri: string;
+  scopes: string;
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
 
 /** Access tokens and their refresh tokens. */
-export const oauthAccessTokens = sqliteTable('oauth_access_tokens', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  resourceOwnerId: integer('resource_owner_id').notNull(),
-  applicationId: integer('application_id'),
-  grantId: integer('grant_id'),
-  tokenHash: text('token_hash').notNull(),
-  refreshTokenHash: text('refresh_token_hash'),
-  expiresIn: integer('expires_in').notNull(),
-  scopes: text('scopes').notNull(),
-  createdAt: text('created_at').notNull(),
-  revokedAt: text('revoked_at'),
-});
-export type OauthAccessTokenRow = typeof oauthAccessTokens.$inferSelect;
-
-/** Browser sessions of the OAuth pages. */
-export const oauthSessions = sqliteTable('oauth_sessions', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  tokenHash: text('token_hash').notNull(),
-  userId: integer('user_id').notNull(),
-  createdAt: text('created_at').notNull(),
-  expiresAt: text('expires_at').notNull(),
-});
+export interface OauthAccessTokenRow {
+  id: number;
+  resourceOwnerId: number;
+  applicationId: number | null;
+  grantId: number | null;
+  tokenHash: string;
+  refreshTokenHash: string | null;
+  expiresIn: number;
+  scopes: string;
+  createdAt: string;
+  revokedAt: string | null;
+}

@@ -1,13 +1,12 @@
-/** Drizzle definitions of project secret variables (migration 0010_variables.sql is the source of truth). */
-import { sqliteTable, integer, text } from 'drizzle-orm/sqlite-core';
+/** Row types of project secret variables (migration 0010_variables.sql is the source of truth). */
 
-export const ciVariables = sqliteTable('ci_variables', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
-  projectId: integer('project_id').notNull(),
-  key: text('key').notNull(),
+/** A row of `ci_variables`. */
+export interface CiVariableRow {
+  id: number;
+  projectId: number;
+  key: string;
   /** The value sealed with Secrets.seal(); open it with Secrets.open(). */
-  value: text('value').notNull(),
-  createdAt: text('created_at').notNull(),
-  updatedAt: text('updated_at').notNull(),
-});
-export type CiVariableRow = typeof ciVariables.$inferSelect;
+  value: string;
+  createdAt: string;
+  updatedAt: string;
+}

@@ -7,7 +7,6 @@
 import type { AppContext } from '../context.js';
 import type { IssueRow, LabelRow } from '../db/schema-collaboration.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
-import { statement } from '../db/statements.js';
 import { toLabel, toNamespace, toUser } from '../db/rows.js';
 import type { Queries } from '../db/layer/types.js';
 import { projectUrls } from '../api/entities/projects.js';
@@ -41,22 +40,15 @@ export function issueHookAttributes(_ctx: AppContext, issue: IssueRow): Record<s
   };
 }
 
-/** The namespace of a project (one indexed read; works inside the caller's transaction, same connection). */
-function namespaceOf(ctx: AppContext, project: ProjectRow): NamespaceRow {
-  return toNamespace(statement(ctx, `SELECT * FROM namespaces WHERE id = ?`).get(project.namespaceId) as Record<string, unknown>);
-}
-
 /** User#hook_attrs: name, username, avatar_url. */
-export function userHookAttributes(ctx: AppContext, user: UserRow, gravatar?: boolean): Record<string, unknown> {
-  return { name: user.name, username: user.username, avatar_url: gravatar === undefined ? avatarUrl(ctx, user) : avatarUrl(ctx, user, gravatar) };
+export function userHookAttributes(ctx: AppContext, user: UserRow, gravatar: boolean): Record<string, unknown> {
+  return { name: user.name, username: user.username, avatar_url: avatarUrl(ctx, user, gravatar) };
 }
 
-/** Project#hook_attrs and the `repository` block of 8.x issue, merge request and note payloads. */
-export function projectHookBlocks(ctx: AppContext, project: ProjectRow): { project: Record<string, unknown>; repository: Record<string, unknown> } {
-  return projectHookBlocksOf(ctx, namespaceOf(ctx, project), project);
-}
+/** The `project` and `repository` blocks of a hook payload. */
+export type ProjectHookBlocks = { project: Record<string, unknown>; repository: Record<string, unknown> };
 
-/** projectHookBlocks with the namespace already read. */
+/** projectHookBlocksAsync with the namespace already read. */
 function projectHookBlocksOf(ctx: AppContext, ns: NamespaceRow, project: ProjectRow): { project: Record<string, unknown>; repository: Record<string, unknown> } {
   const urls = projectUrls(ctx, ns, project);
   return {
@@ -70,11 +62,6 @@ function projectHookBlocksOf(ctx: AppContext, ns: NamespaceRow, project: Project
   };
 }
 
-/** The web URL of an issue: `<project web_url>/issues/<iid>` (Gitlab::UrlBuilder). */
-export function issueWebUrl(ctx: AppContext, project: ProjectRow, issue: Pick<IssueRow, 'iid'>): string {
-  return `${projectUrls(ctx, namespaceOf(ctx, project), project).web_url}/issues/${issue.iid}`;
-}
-
 /** Label#hook_attrs: the label's columns. */
 function labelHookAttributes(l: LabelRow): Record<string, unknown> {
   return {
@@ -83,8 +70,11 @@ function labelHookAttributes(l: LabelRow): Record<string, unknown> {
   };
 }
 
-/** The async twin of projectHookBlocks, reading the namespace through `q` (a transaction or ctx.data). */
-export async function projectHookBlocksAsync(ctx: AppContext, q: Queries, project: ProjectRow): Promise<ReturnType<typeof projectHookBlocks>> {
+/**
+ * Project#hook_attrs and the `repository` block of 8.x issue, merge request and note payloads, reading the namespace
+ * through `q` (a transaction or ctx.data).
+ */
+export async function projectHookBlocksAsync(ctx: AppContext, q: Queries, project: ProjectRow): Promise<ProjectHookBlocks> {
   const ns = toNamespace((await q.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE id = ?`, [project.namespaceId]))!);
   return projectHookBlocksOf(ctx, ns, project);
 }

@@ -7,7 +7,7 @@
 import type { AppContext } from '../context.js';
 import type { IssueRow, NoteRow, NoteableType } from '../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { issueHookAttributes, projectHookBlocks, projectHookBlocksAsync, userHookAttributes } from './issues.js';
+import { issueHookAttributes, projectHookBlocksAsync, userHookAttributes, type ProjectHookBlocks } from './issues.js';
 import type { Queries } from '../db/layer/types.js';
 import type { SnippetRow } from '../db/rows.js';
 import { snippetHookAttributes } from './snippets.js';
@@ -46,7 +46,7 @@ export function noteWebUrl(projectWebUrl: string, noteable: HookNoteable, noteId
 
 async function notePayloadOf(
   ctx: AppContext, q: Queries, project: ProjectRow, user: Record<string, unknown>, note: NoteRow, noteable: HookNoteable,
-  blocks: ReturnType<typeof projectHookBlocks>,
+  blocks: ProjectHookBlocks,
 ): Promise<Record<string, unknown>> {
   const payload: Record<string, unknown> = {
     object_kind: 'note',

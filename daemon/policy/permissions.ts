@@ -4,7 +4,6 @@
  */
 import type { AppContext } from '../context.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
-import { statement } from '../db/statements.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { toProject as toProjectRow } from '../db/rows.js';
@@ -96,31 +95,6 @@ const BUILDS_FEATURE = new Set<ProjectAbility>([
   'read_environment', 'create_environment', 'update_environment', 'read_deployment',
 ]);
 
-const MEMBER_ACTIVE = `(m.expires_at IS NULL OR m.expires_at >= date('now'))`;
-
-/**
- * The caller's effective access level on a project: max(direct membership, group membership through the
- * namespace, group share capped by its group_access); 50 for the personal namespace owner. 0 when none.
- */
-export function projectAccessLevel(ctx: AppContext, user: UserRow | null, project: ProjectRow): number {
-  if (!user) return 0;
-  const row = statement(ctx,
-      `SELECT MAX(level) AS level FROM (
-         SELECT CASE WHEN n.kind = 'user' AND n.owner_id = @user THEN ${OWNER} ELSE 0 END AS level
-           FROM namespaces n WHERE n.id = @ns
-         UNION ALL SELECT m.access_level FROM members m
-           WHERE m.source_type = 'Project' AND m.source_id = @project AND m.user_id = @user AND ${MEMBER_ACTIVE}
-         UNION ALL SELECT m.access_level FROM members m
-           WHERE m.source_type = 'Namespace' AND m.source_id = @ns AND m.user_id = @user AND ${MEMBER_ACTIVE}
-         UNION ALL SELECT MIN(m.access_level, l.group_access) FROM project_group_links l
-           JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = @user
-           WHERE l.project_id = @project AND (l.expires_at IS NULL OR l.expires_at >= date('now'))
-       )`,
-    )
-    .get({ user: user.id, ns: project.namespaceId, project: project.id }) as { level: number | null };
-  return row.level ?? 0;
-}
-
 /** A membership is active: no expiry, or an expiry today or later (over a `members` alias `m`), in a dialect. */
 export const memberActiveSql = (d: Dialect) => `(m.expires_at IS NULL OR m.expires_at >= ${d.today})`;
 
@@ -146,7 +120,11 @@ function projectAccessLevelText(d: Dialect): string {
   return text;
 }
 
-/** The async twin of projectAccessLevel, through the data layer (`q`: ctx.data or a transaction). One statement. */
+/**
+ * The caller's effective access level on a project: max(direct membership, group membership through the
+ * namespace, group share capped by its group_access); 50 for the personal namespace owner. 0 when none. One statement
+ * through the data layer (`q`: ctx.data or a transaction).
+ */
 export async function projectAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, q: Queries = ctx.data): Promise<number> {
   if (!user) return 0;
   const row = await q.get<{ level: number | null }>(projectAccessLevelText(q.dialect), [
@@ -185,15 +163,18 @@ export function projectAbilityAtLevel(user: UserRow, ability: ProjectAbility, pr
   return false;
 }
 
-/** Whether `user` may do `ability` on `project`. Admins may do everything; blocked or absent users nothing. */
-export function canProject(ctx: AppContext, user: UserRow | null, ability: ProjectAbility, project: ProjectRow, level?: number): boolean {
+/**
+ * Whether `user` may do `ability` on `project`, given the caller's access level (projectAccessLevelAsync, read once per
+ * request). Admins may do everything; blocked or absent users nothing.
+ */
+export function canProject(user: UserRow | null, ability: ProjectAbility, project: ProjectRow, level: number): boolean {
   const decided = projectAbilityWithoutLevel(user, ability, project);
   if (decided !== undefined) return decided;
-  return projectAbilityAtLevel(user!, ability, project, level ?? projectAccessLevel(ctx, user, project));
+  return projectAbilityAtLevel(user!, ability, project, level);
 }
 
 /**
- * The async twin of canProject, through the data layer: the same rules (shared above), the access level read with
+ * canProject through the data layer: the same rules (shared above), the access level read with
  * projectAccessLevelAsync (one statement) unless given or not needed.
  */
 export async function canProjectAsync(
@@ -214,62 +195,8 @@ export interface ReadableIssuable {
 
 /**
  * Whether `user` may read one issue or merge request (8.x IssuePolicy): read_issue / read_merge_request on the
- * project, and for a confidential issue also being its author, its assignee, a reporter or up, or an admin.
- */
-export function canReadIssuable(ctx: AppContext, user: UserRow | null, project: ProjectRow, issuable: ReadableIssuable): boolean {
-  if (!canProject(ctx, user, issuable.type === 'Issue' ? 'read_issue' : 'read_merge_request', project)) return false;
-  if (!issuable.confidential || !user) return !!user;
-  if (user.isAdmin || user.id === issuable.authorId || user.id === issuable.assigneeId) return true;
-  return projectAccessLevel(ctx, user, project) >= REPORTER;
-}
-
-/**
- * Whether `user` may update one issue (8.x IssuePolicy): update_issue on the project (reporter and up), or being its
- * author or assignee while they can still read it.
- */
-export function canUpdateIssue(ctx: AppContext, user: UserRow | null, project: ProjectRow, issue: Omit<ReadableIssuable, 'type'>): boolean {
-  if (!user || !canReadIssuable(ctx, user, project, { type: 'Issue', ...issue })) return false;
-  if (canProject(ctx, user, 'update_issue', project)) return true;
-  return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
-}
-
-/** SQL subquery (text) of the ids of the projects whose issues the user may list: visible, with issues enabled. */
-export function issueProjectsSql(user: UserRow): string {
-  return `SELECT p.id FROM projects p WHERE p.issues_enabled = 1 AND ${visibleProjectsSql(user)}`;
-}
-
-/**
- * SQL condition (text) over `issues i` across projects (GET /groups/:id/issues, GET /issues): the issue's project is
- * visible to the user with issues enabled, and a confidential issue is the user's own, assigned to them, or in a
- * project where they are reporter or up. Integers only.
- */
-export function readableIssuesSql(user: UserRow): string {
-  if (user.isAdmin) return `i.project_id IN (SELECT p.id FROM projects p WHERE p.issues_enabled = 1)`;
-  const id = Math.trunc(user.id);
-  const reporterProjects = `SELECT p.id FROM projects p WHERE ${authorizedProjectsSql(id)} AND (
-      p.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ${id} AND m.access_level >= ${REPORTER} AND ${MEMBER_ACTIVE})
-      OR p.namespace_id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${id} AND m.access_level >= ${REPORTER} AND ${MEMBER_ACTIVE})
-      OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ${id})
-      OR p.id IN (SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id
-                  AND m.user_id = ${id} WHERE MIN(m.access_level, l.group_access) >= ${REPORTER}))`;
-  return `(i.project_id IN (${issueProjectsSql(user)})
-    AND (i.confidential = 0 OR i.author_id = ${id} OR i.assignee_id = ${id} OR i.project_id IN (${reporterProjects})))`;
-}
-
-/**
- * SQL condition (text) over `todos t` of one user: the todos whose target the user may still read (an issue as
- * readableIssuesSql says, a merge request of a visible project with merge requests on). 8.x listed every todo, so a
- * user removed from a project, or an issue made confidential, kept showing its title and text in GET /todos.
- */
-export function readableTodosSql(user: UserRow): string {
-  return `((t.target_type = 'Issue' AND t.target_id IN (SELECT i.id FROM issues i WHERE ${readableIssuesSql(user)}))
-    OR (t.target_type = 'MergeRequest' AND t.project_id IN (SELECT p.id FROM projects p WHERE p.merge_requests_enabled = 1 AND ${visibleProjectsSql(user)}))
-    OR t.target_type NOT IN ('Issue', 'MergeRequest'))`;
-}
-
-/**
- * The async twin of canReadIssuable, through the data layer: the same rule, the access level read once (or given as
- * `level`, the caller's level on the project when the route already has it).
+ * project, and for a confidential issue also being its author, its assignee, a reporter or up, or an admin. The access
+ * level is read once (or given as `level`, the caller's level on the project when the route already has it).
  */
 export async function canReadIssuableAsync(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, issuable: ReadableIssuable, level?: number, q: Queries = ctx.data,
@@ -285,7 +212,10 @@ export async function canReadIssuableAsync(
   return confidentialOk || access >= REPORTER;
 }
 
-/** The async twin of canUpdateIssue. */
+/**
+ * Whether `user` may update one issue (8.x IssuePolicy): update_issue on the project (reporter and up), or being its
+ * author or assignee while they can still read it.
+ */
 export async function canUpdateIssueAsync(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, issue: Omit<ReadableIssuable, 'type'>, level?: number,
 ): Promise<boolean> {
@@ -311,8 +241,10 @@ export async function canUpdateMergeRequestAsync(
 }
 
 /** Whether the user reads every confidential issue of the project (admins, reporters and up). */
-export async function seesConfidentialIssuesAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number): Promise<boolean> {
-  return user.isAdmin || (level ?? (await projectAccessLevelAsync(ctx, user, project))) >= REPORTER;
+export async function seesConfidentialIssuesAsync(
+  ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number, q: Queries = ctx.data,
+): Promise<boolean> {
+  return user.isAdmin || (level ?? (await projectAccessLevelAsync(ctx, user, project, q))) >= REPORTER;
 }
 
 /**
@@ -324,13 +256,17 @@ export async function confidentialIssuesWhereAsync(ctx: Pick<AppContext, 'data'>
   return { sql: '(i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ?)', args: [user.id, user.id] };
 }
 
-/** The portable twin of issueProjectsSql: the ids of the projects whose issues the user may list. */
+/** SQL subquery of the ids of the projects whose issues the user may list: visible, with issues enabled. */
 export function issueProjectsWhere(d: Dialect, user: UserRow): SqlCondition {
   const visible = visibleProjectsWhere(d, user);
   return { sql: `SELECT p.id FROM projects p WHERE p.issues_enabled = TRUE AND ${visible.sql}`, args: visible.args };
 }
 
-/** The portable twin of readableIssuesSql (over `issues i` across projects). */
+/**
+ * SQL condition over `issues i` across projects (GET /groups/:id/issues, GET /issues): the issue's project is visible
+ * to the user with issues enabled, and a confidential issue is the user's own, assigned to them, or in a project where
+ * they are reporter or up.
+ */
 export function readableIssuesWhere(d: Dialect, user: UserRow): SqlCondition {
   if (user.isAdmin) return { sql: `i.project_id IN (SELECT p.id FROM projects p WHERE p.issues_enabled = TRUE)`, args: [] };
   const active = memberActiveSql(d);
@@ -349,7 +285,11 @@ export function readableIssuesWhere(d: Dialect, user: UserRow): SqlCondition {
   };
 }
 
-/** The portable twin of readableTodosSql (over `todos t` of one user). */
+/**
+ * SQL condition over `todos t` of one user: the todos whose target the user may still read (an issue as
+ * readableIssuesWhere says, a merge request of a visible project with merge requests on). 8.x listed every todo, so a
+ * user removed from a project, or an issue made confidential, kept showing its title and text in GET /todos.
+ */
 export function readableTodosWhere(d: Dialect, user: UserRow): SqlCondition {
   const issues = readableIssuesWhere(d, user);
   const visible = visibleProjectsWhere(d, user);
@@ -375,27 +315,6 @@ export function anonymousCanDownload(project: ProjectRow): boolean {
 export type ProjectSqlPlan = 'index' | 'scan';
 
 /**
- * SQL condition (text) over a `projects` alias `p`: projects the user is authorized on (member, group member,
- * group share, or personal namespace owner), as GET /projects lists them. userId is an integer, never user input.
- */
-export function authorizedProjectsSql(userId: number, plan: ProjectSqlPlan = 'index'): string {
-  const id = Math.trunc(userId);
-  const owned = `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ${id}`;
-  const groups = `SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${id} AND ${MEMBER_ACTIVE}`;
-  const direct = `SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ${id} AND ${MEMBER_ACTIVE}`;
-  const shared = `SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = ${id}`;
-  if (plan === 'scan') {
-    return `(+p.namespace_id IN (${owned}) OR +p.namespace_id IN (${groups}) OR +p.id IN (${direct}) OR +p.id IN (${shared}))`;
-  }
-  return `(
-    p.id IN (${direct})
-    OR p.namespace_id IN (${groups})
-    OR p.namespace_id IN (${owned})
-    OR p.id IN (${shared})
-  )`;
-}
-
-/**
  * SQL subquery of the ids of the projects `user` holds admin_project on (master and up, as canProject: the personal
  * namespace owner, direct or group members at 40+, group shares capped by group_access; every project for an admin,
  * none for a blocked user), with the user id bound and dates and MIN through the dialect (either engine). Deploy keys
@@ -417,13 +336,6 @@ export function administeredProjectsWhere(d: Dialect, user: UserRow): SqlConditi
   };
 }
 
-/** SQL condition (text) over `projects p`: every project the user can see (authorized, public, or internal if not external). */
-export function visibleProjectsSql(user: UserRow, plan: ProjectSqlPlan = 'index'): string {
-  if (user.isAdmin) return '1';
-  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
-  return `(${plan === 'scan' ? '+' : ''}p.visibility_level IN (${levels}) OR ${authorizedProjectsSql(user.id, plan)})`;
-}
-
 /** An SQL condition with `?` placeholders and the values to bind, in the order they appear. */
 export interface SqlCondition {
   sql: string;
@@ -431,8 +343,9 @@ export interface SqlCondition {
 }
 
 /**
- * The portable twin of authorizedProjectsSql (over a `projects` alias `p`): the user id bound, dates and MIN through
- * the dialect. `plan` as there ('scan' switches SQLite's indexes on `p` off with `+`; PostgreSQL plans for itself).
+ * SQL condition over a `projects` alias `p`: projects the user is authorized on (member, group member, group share, or
+ * personal namespace owner), as GET /projects lists them; the user id bound, dates and MIN through the dialect. `plan`:
+ * 'scan' switches SQLite's indexes on `p` off with `+` (PostgreSQL plans for itself).
  */
 export function authorizedProjectsWhere(d: Dialect, userId: number, plan: ProjectSqlPlan = 'index'): SqlCondition {
   const active = memberActiveSql(d);
@@ -458,7 +371,7 @@ export function authorizedProjectsWhere(d: Dialect, userId: number, plan: Projec
   };
 }
 
-/** The portable twin of visibleProjectsSql (over `projects p`): every project the user can see. */
+/** SQL condition over `projects p`: every project the user can see (authorized, public, or internal if not external). */
 export function visibleProjectsWhere(d: Dialect, user: UserRow, plan: ProjectSqlPlan = 'index'): SqlCondition {
   if (user.isAdmin) return { sql: 'TRUE', args: [] };
   const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
@@ -526,18 +439,9 @@ export async function canGroupAsync(
 }
 
 /**
- * SQL condition (text) over a `namespaces` alias `n`: the groups the user can read (read_group): public groups,
- * internal ones unless external, groups they are a member of, and groups holding a project they can see.
+ * SQL condition over a `namespaces` alias `n`: the groups the user can read (read_group): public groups, internal ones
+ * unless external, groups they are a member of, and groups holding a project they can see; the user id bound.
  */
-export function visibleGroupsSql(user: UserRow): string {
-  if (user.isAdmin) return `n.kind = 'group'`;
-  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
-  return `(n.kind = 'group' AND (n.visibility_level IN (${levels})
-    OR n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ${Math.trunc(user.id)} AND ${MEMBER_ACTIVE})
-    OR n.id IN (SELECT p.namespace_id FROM projects p WHERE ${visibleProjectsSql(user)})))`;
-}
-
-/** The portable twin of visibleGroupsSql (over `namespaces n`): the groups the user can read, the user id bound. */
 export function visibleGroupsWhere(d: Dialect, user: UserRow): SqlCondition {
   if (user.isAdmin) return { sql: `n.kind = 'group'`, args: [] };
   const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;

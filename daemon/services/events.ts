@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { keysetPageAsync } from '../db/keyset.js';
 import { toEvent } from '../db/rows.js';
-import { events, type EventRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import type { EventRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
 import {
   projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, REPORTER, type ProjectAbility, type SqlCondition,
@@ -24,21 +24,10 @@ export interface EventInput {
   noteId?: number | null;
 }
 
-/** Record one event; pass the transaction's db (`tx`) when called inside a transaction. */
-export function recordEvent(db: Pick<AppContext['db'], 'insert'>, e: EventInput): void {
-  db.insert(events)
-    .values({
-      projectId: e.projectId, authorId: e.authorId, action: e.action, targetId: e.targetId ?? null, targetType: e.targetType ?? null,
-      targetTitle: e.targetTitle ?? null, title: e.title ?? null, data: e.data === undefined ? null : JSON.stringify(e.data),
-      noteId: e.noteId ?? null, createdAt: now(),
-    })
-    .run();
-}
-
 const INSERT_EVENT = `INSERT INTO events (project_id, author_id, action, target_id, target_type, target_title, title, data, note_id, created_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-/** The async twin of recordEvent, on the data layer: pass the transaction (`tx`) it belongs to. */
+/** Record one event, in the transaction (`tx`) it belongs to. */
 export async function recordEventAsync(tx: Queries, e: EventInput): Promise<void> {
   await tx.run(INSERT_EVENT, [
     e.projectId, e.authorId, e.action, e.targetId ?? null, e.targetType ?? null, e.targetTitle ?? null, e.title ?? null,

@@ -74,11 +74,11 @@ export async function decideGitAccess(ctx: AppContext, protocol: GitProtocol, cr
   }
   // The caller's access level, read once (one statement) for the three ability checks.
   const level = user.isAdmin || user.state !== 'active' ? 0 : await projectAccessLevelAsync(ctx, user, project);
-  if (!canProject(ctx, user, 'read_project', project, level)) {
+  if (!canProject(user, 'read_project', project, level)) {
     if (!write && anonymousCanDownload(project)) return { ok: true, user };
     return deny(404, GIT_ACCESS_MESSAGES.notFound);
   }
-  if (!write) return canProject(ctx, user, 'download_code', project, level) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.download);
+  if (!write) return canProject(user, 'download_code', project, level) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.download);
   if (cred.readOnly) return deny(403, GIT_ACCESS_MESSAGES.upload);
-  return canProject(ctx, user, 'push_code', project, level) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.push);
+  return canProject(user, 'push_code', project, level) ? { ok: true, user } : deny(403, GIT_ACCESS_MESSAGES.push);
 }

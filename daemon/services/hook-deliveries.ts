@@ -276,7 +276,7 @@ class Worker implements HookDeliveryWorker {
 
   /** Whether the context's database was closed (a test that closed it without stopping the worker). */
   private closed(): boolean {
-    if (this.ctx.data.dialect.name === 'sqlite') return !this.ctx.db.$client.open;
+    if (this.ctx.data.sqlite) return !this.ctx.data.sqlite.isOpen();
     return (this.ctx.data as { pool?: { ending?: boolean } }).pool?.ending === true;
   }
 

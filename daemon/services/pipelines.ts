@@ -3,10 +3,9 @@
  * stage by stage (ProcessPipelineService) and given their status, timestamps and duration from their latest statuses.
  * Importing this module registers the push listener.
  */
-import { and, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { pipelines, type CommitStatusRow, type PipelineRow } from '../db/schema-ci.js';
+import type { CommitStatusRow, PipelineRow } from '../db/schema-ci.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
 import { toCommitStatus, toPipeline } from '../db/rows.js';
@@ -248,20 +247,8 @@ export async function updatePipelineStatus(ctx: AppContext, q: Queries, pipeline
 
 /**
  * The combined status of every pipeline of a commit (the single commit's `status` field): the composite of the
- * pipeline statuses, or null when the commit has no pipeline. The synchronous twin (SQLite only) for
- * services/commits.ts; commitStatusOfAsync is the data layer's.
+ * pipeline statuses, or null when the commit has no pipeline.
  */
-export function commitStatusOf(ctx: AppContext, projectId: number, sha: string): string | null {
-  const rows = ctx.db
-    .select({ status: pipelines.status })
-    .from(pipelines)
-    .where(and(eq(pipelines.projectId, projectId), eq(pipelines.sha, sha)))
-    .all();
-  if (!rows.length) return null;
-  return compositeStatus(rows.map((r) => ({ status: r.status as BuildStatus, allowFailure: false })));
-}
-
-/** commitStatusOf on the data layer (either engine). */
 export async function commitStatusOfAsync(ctx: AppContext, projectId: number, sha: string): Promise<string | null> {
   const rows = await ctx.data.all<{ status: string }>('SELECT status FROM pipelines WHERE project_id = ? AND sha = ?', [projectId, sha]);
   if (!rows.length) return null;

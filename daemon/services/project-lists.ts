@@ -4,7 +4,6 @@
  * deep pages included (db/keyset.ts).
  */
 import type { AppContext } from '../context.js';
-import { statement } from '../db/statements.js';
 import { UntilNextWrite } from '../db/read-cache.js';
 import { keysetPageAsync } from '../db/keyset.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
@@ -56,19 +55,9 @@ const densePlanArgs = (userId: number, ownedOnly: boolean, cap: number) => (owne
 /**
  * Whether a user reaches so many projects (through their namespace, groups and direct memberships) that a list
  * should walk projects in order ('scan') rather than gather and sort the user's projects ('index'): more than 500
- * and more than a quarter of all projects. Each part reads at most that many index entries.
- */
-function densePlan(ctx: AppContext, userId: number, ownedOnly: boolean): boolean {
-  const total = (statement(ctx, 'SELECT COUNT(*) AS n FROM projects').get() as { n: number }).n;
-  const threshold = Math.max(500, Math.ceil(total / 4));
-  const reach = memoised(ctx, `reach:${ownedOnly}:${userId}`, () =>
-    (statement(ctx, densePlanSql(ownedOnly)).get(...densePlanArgs(userId, ownedOnly, threshold + 1)) as { n: number }).n);
-  return reach > threshold;
-}
-
-/**
- * The async twin of densePlan (SQLite only: the plan choice is SQLite's `+` hints; PostgreSQL plans for itself and
- * gets 'index'). Memoised as densePlan is, inside the list's snapshot too.
+ * and more than a quarter of all projects. Each part reads at most that many index entries. SQLite only (the plan
+ * choice is SQLite's `+` hints; PostgreSQL plans for itself and gets 'index'); memoised until the next write, inside
+ * the list's snapshot too.
  */
 async function densePlanAsync(ctx: AppContext, q: Queries, userId: number, ownedOnly: boolean): Promise<boolean> {
   if (q.dialect.name !== 'sqlite') return false;
@@ -134,15 +123,9 @@ function buildProjectListQuery(
 }
 
 /**
- * Build the WHERE/ORDER BY of a project list on SQLite, synchronously (the statements the routes run, for the query
- * plan checks of test/api/projects-perf.test.ts); 400 when `visibility` is not public, internal or private.
+ * The WHERE/ORDER BY of a project list, on `q` (ctx.data or the list's snapshot), for either engine; 400 when
+ * `visibility` is not public, internal or private.
  */
-export function projectListQuery(ctx: AppContext, scope: ProjectListScope, filters: ProjectListFilters, extraSearch?: string): ProjectListQuery {
-  const dense = (scope.kind === 'authorized' || scope.kind === 'owned') && densePlan(ctx, scope.user.id, scope.kind === 'owned');
-  return buildProjectListQuery(ctx.data.dialect, scope, filters, extraSearch, dense);
-}
-
-/** The async twin of projectListQuery, on `q` (ctx.data or the list's snapshot), for either engine. */
 export async function projectListQueryAsync(
   ctx: AppContext, q: Queries, scope: ProjectListScope, filters: ProjectListFilters, extraSearch?: string,
 ): Promise<ProjectListQuery> {
@@ -152,7 +135,6 @@ export async function projectListQueryAsync(
 
 /** Small query results (counts, plan choices), exact until the next write. */
 const counts = new UntilNextWrite<number>(1000);
-const memoised = (ctx: AppContext, key: string, compute: () => number) => counts.get(ctx, key, compute);
 
 /**
  * Number of projects a list query matches, on `q` (the list's snapshot; memoised until the next write on SQLite).

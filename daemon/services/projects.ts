@@ -1,14 +1,12 @@
 /** Projects: lookup by id or path with the 404-for-hidden rule, create, delete, and lifecycle hooks for storage. */
 import { memberSystemData, projectSystemData, queueMemberRemovalsAsync, queueSystemHooksAsync } from './system-hooks.js';
-import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
-import { statement } from '../db/statements.js';
 import { toNamespace, toProject } from '../db/rows.js';
 import { now } from '../context.js';
-import { namespaces, type NamespaceRow, type ProjectRow, type UserRow } from '../db/schema.js';
+import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
 import {
-  canGroupAsync, canProject, canProjectAsync, MASTER, memberActiveSql, OWNER, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, PUBLIC, type ProjectAbility,
+  canGroupAsync, canProjectAsync, MASTER, memberActiveSql, OWNER, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, PUBLIC, type ProjectAbility,
 } from '../policy/permissions.js';
 import { hashToken, randomToken } from '../secrets.js';
 import { restrictedVisibilityLevelsAsync, getSettingsAsync } from './settings.js';
@@ -20,32 +18,10 @@ import { validPath } from './users.js';
 import { deleteProjectOnlyDeployKeysIn } from './keys/keys.js';
 import { UntilNextWrite } from '../db/read-cache.js';
 
-/** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. */
-export function lookupProject(ctx: AppContext, idOrPath: string | number): ProjectRow | null {
-  const text = String(idOrPath);
-  // every project-scoped request starts here: the row is kept until the next write
-  return projectLookups.get(ctx, text, () => ({ row: readProject(ctx, text) })).row;
-}
-
 /** `:id` (id or namespace/path) -> project row, exact until the next write. */
 const projectLookups = new UntilNextWrite<{ row: ProjectRow | null }>(1000);
 
-function readProject(ctx: AppContext, text: string): ProjectRow | null {
-  const slash = text.indexOf('/');
-  if (slash > 0) {
-    const nsPath = text.slice(0, slash);
-    const path = text.slice(slash + 1);
-    const candidates = statement(ctx, `SELECT p.*, n.path AS ns_path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.path = ? AND p.path = ?`)
-      .all(nsPath, path) as Record<string, unknown>[];
-    const exact = candidates.find((c) => c.ns_path === nsPath && c.path === path) ?? candidates[0];
-    if (exact) return toProject(exact);
-  }
-  if (!/^\d+$/.test(text)) return null;
-  const row = statement(ctx, 'SELECT * FROM projects WHERE id = ?').get(Number(text)) as Record<string, unknown> | undefined;
-  return row ? toProject(row) : null;
-}
-
-/** The async twin of lookupProject, on the data layer (both engines; the same cache on SQLite). */
+/** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. Kept until the next write on SQLite. */
 export async function lookupProjectAsync(ctx: AppContext, idOrPath: string | number): Promise<ProjectRow | null> {
   const text = String(idOrPath);
   return (await projectLookups.getAsync(ctx, text, async () => ({ row: (await readProjectAsync(ctx, text)).row }))).row;
@@ -108,18 +84,7 @@ async function readProjectAsync(ctx: AppContext, text: string, userId?: number):
 
 /**
  * Resolve `:id` for a caller: 404 `Project Not Found` when absent or hidden; 403 when visible but `ability`
- * (beyond reading) is not allowed.
- */
-export function findProject(ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project'): ProjectRow {
-  const project = lookupProject(ctx, idOrPath);
-  if (!project || !canProject(ctx, user, 'read_project', project)) throw notFound('Project');
-  if (ability !== 'read_project' && !canProject(ctx, user, ability, project)) throw forbidden();
-  return project;
-}
-
-/**
- * The async twin of findProject, on the data layer: the same 404 and 403. The caller's access level is read at most
- * once (both checks share it).
+ * (beyond reading) is not allowed. The caller's access level is read at most once (both checks share it).
  */
 export async function findProjectAsync(
   ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project',
@@ -155,15 +120,10 @@ export async function findProjectWithLevelAsync(
   return { project: found, level };
 }
 
-/** The namespace of a project. */
-export function projectNamespace(ctx: AppContext, project: ProjectRow): NamespaceRow {
-  return ctx.db.select().from(namespaces).where(eq(namespaces.id, project.namespaceId)).get()!;
-}
-
 /** An id as PostgreSQL's integer columns take it (a larger number matches no row on either engine). */
 const dbId = (n: number) => (Number.isSafeInteger(n) && n > 0 && n <= 2147483647 ? n : 0);
 
-/** The async twin of projectNamespace, on the data layer. */
+/** The namespace of a project. */
 export async function projectNamespaceAsync(ctx: AppContext, project: ProjectRow, q: Queries = ctx.data): Promise<NamespaceRow> {
   return toNamespace((await q.get<Record<string, unknown>>('SELECT * FROM namespaces WHERE id = ?', [project.namespaceId]))!);
 }

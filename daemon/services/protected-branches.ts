@@ -3,11 +3,10 @@
  * protected by the default_branch_protection setting (0 none, 1 developers push but nobody force pushes or deletes,
  * 2 only masters push). The one place that decides who may push, force push or delete a branch.
  */
-import { and, asc, eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { protectedBranches, type ProtectedBranchRow } from '../db/schema-git.js';
+import type { ProtectedBranchRow } from '../db/schema-git.js';
 import { isZeroSha } from '../git/objects.js';
 import { branchName } from '../git/refs.js';
 import type { RefRule } from '../git/hooks.js';
@@ -16,7 +15,7 @@ import type { Queries } from '../db/layer/types.js';
 import { toProtectedBranch } from '../db/rows.js';
 import { notFound } from '../errors.js';
 import { canProject, projectAccessLevelAsync } from '../policy/permissions.js';
-import { getSettings, getSettingsAsync } from './settings.js';
+import { getSettingsAsync } from './settings.js';
 
 /** GitLab's refusal messages, shown by git as `remote: ...` before `(pre-receive hook declined)`. */
 export const PROTECTION_MESSAGES = {
@@ -48,54 +47,18 @@ export function ruleMatches(rule: string, branch: string): boolean {
   return re.test(branch);
 }
 
-/** A project's protected branch rules, sorted by name (synchronous twin of listProtectedBranchesAsync, for branchRules). */
-export function listProtectedBranches(ctx: AppContext, projectId: number): ProtectedBranchRow[] {
-  return ctx.db.select().from(protectedBranches).where(eq(protectedBranches.projectId, projectId)).orderBy(asc(protectedBranches.name)).all();
-}
-
-/** The rule with exactly this name, or null. */
-export function findProtectedBranch(ctx: AppContext, projectId: number, name: string): ProtectedBranchRow | null {
-  return ctx.db.select().from(protectedBranches).where(and(eq(protectedBranches.projectId, projectId), eq(protectedBranches.name, name))).get() ?? null;
-}
-
 const SELECT_RULES = 'SELECT * FROM protected_branches WHERE project_id = ? ORDER BY name';
 
-/** The async twin of listProtectedBranches, on the data layer (`q`: ctx.data or a transaction). */
+/** A project's protected branch rules, sorted by name, on the data layer (`q`: ctx.data or a transaction). */
 export async function listProtectedBranchesAsync(ctx: Pick<AppContext, 'data'>, projectId: number, q: Queries = ctx.data): Promise<ProtectedBranchRow[]> {
   return (await q.all(SELECT_RULES, [projectId])).map(toProtectedBranch);
 }
 
 /**
- * Protect a branch (PUT .../branches/:branch/protect; synchronous twin of protectBranchAsync, kept for the tests of the
- * merge requests room until they move to the twin). A new rule takes missing flags as false; on an existing rule a
- * missing flag keeps its value (only an explicit false removes developer access), as GitLab 8.12 did.
- */
-export function protectBranch(ctx: AppContext, projectId: number, name: string, flags: { developersCanPush?: boolean; developersCanMerge?: boolean } = {}): ProtectedBranchRow {
-  const existing = findProtectedBranch(ctx, projectId, name);
-  const t = now();
-  if (existing) {
-    return ctx.db
-      .update(protectedBranches)
-      .set({
-        developersCanPush: flags.developersCanPush ?? existing.developersCanPush,
-        developersCanMerge: flags.developersCanMerge ?? existing.developersCanMerge,
-        updatedAt: t,
-      })
-      .where(eq(protectedBranches.id, existing.id))
-      .returning()
-      .get();
-  }
-  return ctx.db
-    .insert(protectedBranches)
-    .values({ projectId, name, developersCanPush: flags.developersCanPush ?? false, developersCanMerge: flags.developersCanMerge ?? false, createdAt: t, updatedAt: t })
-    .returning()
-    .get();
-}
-
-/**
- * protectBranch on the data layer, in one statement: an upsert on the (project, name) key (atomic on both engines), so
- * two daemons protecting one branch at once both succeed with one rule. A missing flag of an existing rule keeps its
- * value. 404 `Project Not Found` when the project was deleted meanwhile.
+ * Protect a branch (PUT .../branches/:branch/protect) in one statement: an upsert on the (project, name) key (atomic on
+ * both engines), so two daemons protecting one branch at once both succeed with one rule. A new rule takes missing flags
+ * as false; on an existing rule a missing flag keeps its value (only an explicit false removes developer access), as
+ * GitLab 8.12 did. 404 `Project Not Found` when the project was deleted meanwhile.
  */
 export async function protectBranchAsync(
   ctx: Pick<AppContext, 'data'>, projectId: number, name: string, flags: { developersCanPush?: boolean; developersCanMerge?: boolean } = {},
@@ -128,14 +91,8 @@ export async function unprotectBranch(ctx: Pick<AppContext, 'data'>, projectId: 
 
 /**
  * The protection of a branch: matching explicit rules (any rule granting developers access grants it), else the
- * default-branch setting when `branch` is the project's default branch. Synchronous twin of branchRulesAsync, kept for
- * merge-requests/merge.ts (another room's) until it moves to the twin.
+ * default-branch setting when `branch` is the project's default branch (the rules read when not given).
  */
-export function branchRules(ctx: AppContext, project: ProjectRow, branch: string, rules = listProtectedBranches(ctx, project.id)): BranchRules {
-  return branchRulesOf(project, branch, rules, getSettings(ctx).defaultBranchProtection);
-}
-
-/** The async twin of branchRules, on the data layer (the rules read when not given). */
 export async function branchRulesAsync(ctx: AppContext, project: ProjectRow, branch: string, rules?: ProtectedBranchRow[]): Promise<BranchRules> {
   const rows = rules ?? (await listProtectedBranchesAsync(ctx, project.id));
   return branchRulesOf(project, branch, rows, (await getSettingsAsync(ctx)).defaultBranchProtection);
@@ -163,44 +120,29 @@ export async function isProtected(ctx: AppContext, project: ProjectRow, branch: 
   return (await branchRulesAsync(ctx, project, branch)).protected;
 }
 
-/** Whether `user` may push commits to `branch` (push_code, and for a protected branch master or developers_can_push). */
-export function canPushToBranch(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string, rules?: BranchRules): boolean {
-  if (!canProject(ctx, user, 'push_code', project)) return false;
-  const r = rules ?? branchRules(ctx, project, branch);
-  if (!r.protected) return true;
-  return canProject(ctx, user, 'push_code_to_protected_branches', project) || r.developersCanPush;
-}
-
-/**
- * Whether `user` may merge into `branch` (as pushing, or developers_can_merge on a protected branch). Synchronous twin
- * of canMergeIntoBranchAsync (with canPushToBranch), kept for merge-requests/merge-state.ts until it moves to the twin.
- */
-export function canMergeIntoBranch(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string): boolean {
-  const r = branchRules(ctx, project, branch);
-  if (canPushToBranch(ctx, user, project, branch, r)) return true;
-  return r.protected && r.developersCanMerge && canProject(ctx, user, 'push_code', project);
-}
-
 /** The caller's access level on the project, read once for several ability checks (0 without a user). */
 async function levelOf(ctx: AppContext, user: UserRow | null, project: ProjectRow): Promise<number> {
   return user && !user.isAdmin ? projectAccessLevelAsync(ctx, user, project) : 0;
 }
 
-/** The async twin of canPushToBranch, on the data layer (`level`: the caller's access level when already known). */
+/**
+ * Whether `user` may push commits to `branch` (push_code, and for a protected branch master or developers_can_push);
+ * `level`: the caller's access level when already known.
+ */
 export async function canPushToBranchAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string, rules?: BranchRules, level?: number): Promise<boolean> {
   const lv = level ?? (await levelOf(ctx, user, project));
-  if (!canProject(ctx, user, 'push_code', project, lv)) return false;
+  if (!canProject(user, 'push_code', project, lv)) return false;
   const r = rules ?? (await branchRulesAsync(ctx, project, branch));
   if (!r.protected) return true;
-  return canProject(ctx, user, 'push_code_to_protected_branches', project, lv) || r.developersCanPush;
+  return canProject(user, 'push_code_to_protected_branches', project, lv) || r.developersCanPush;
 }
 
-/** The async twin of canMergeIntoBranch, on the data layer. */
+/** Whether `user` may merge into `branch` (as pushing, or developers_can_merge on a protected branch). */
 export async function canMergeIntoBranchAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string): Promise<boolean> {
   const r = await branchRulesAsync(ctx, project, branch);
   const level = await levelOf(ctx, user, project);
   if (await canPushToBranchAsync(ctx, user, project, branch, r, level)) return true;
-  return r.protected && r.developersCanMerge && canProject(ctx, user, 'push_code', project, level);
+  return r.protected && r.developersCanMerge && canProject(user, 'push_code', project, level);
 }
 
 /** One ref update a client asked for. */

@@ -1,32 +1,17 @@
 /**
- * Application settings: one row, cached in memory, validated on update. The `...Async` functions run through the data
- * layer (ctx.data) on either engine; on SQLite they share the synchronous functions' cache (one process writes the
- * row), on PostgreSQL they read the row every time (another daemon may have changed it).
+ * Application settings: one row, validated on update, read through the data layer (ctx.data) on either engine: cached
+ * in memory on SQLite (one process writes the row), read every time on PostgreSQL (another daemon may have changed it).
  */
-import { eq } from 'drizzle-orm';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { applicationSettings, type ApplicationSettingsRow } from '../db/schema.js';
+import type { ApplicationSettingsRow } from '../db/schema.js';
 import { toSettings } from '../db/rows.js';
+import type { Queries } from '../db/layer/types.js';
 import { validationError } from '../errors.js';
 import { randomToken } from '../secrets.js';
 import { normalizeBoolean } from '../api/params.js';
 
 const cache = new WeakMap<AppContext, ApplicationSettingsRow>();
-
-/**
- * The current settings (cached): the synchronous read (SQLite only) kept for branchRules (merge-requests/merge.ts) and
- * the presenters' default `gravatar` argument (merge request and collaboration rooms) until they move to getSettingsAsync.
- */
-export function getSettings(ctx: AppContext): ApplicationSettingsRow {
-  let row = cache.get(ctx);
-  if (!row) {
-    row = ctx.db.select().from(applicationSettings).where(eq(applicationSettings.id, 1)).get();
-    if (!row) throw new Error('application settings missing');
-    cache.set(ctx, row);
-  }
-  return row;
-}
 
 /** The settings row as first created (the runner registration token sealed by the caller). */
 function initialSettings(sealedToken: string): ApplicationSettingsRow {
@@ -59,7 +44,7 @@ export async function ensureSettingsAsync(ctx: AppContext): Promise<void> {
     const keys = Object.keys(row);
     await ctx.data.run(
       `INSERT INTO application_settings (${keys.map(column).join(', ')}) VALUES (${keys.map(() => '?').join(', ')}) ON CONFLICT (id) DO NOTHING`,
-      keys.map((k) => (row as Record<string, unknown>)[k]),
+      keys.map((k) => (row as unknown as Record<string, unknown>)[k]),
     );
   } else if (token && ctx.secrets.open(existing.runnersRegistrationToken) !== token) {
     await ctx.data.run('UPDATE application_settings SET runners_registration_token = ? WHERE id = 1', [ctx.secrets.seal(token)]);
@@ -67,12 +52,15 @@ export async function ensureSettingsAsync(ctx: AppContext): Promise<void> {
   cache.delete(ctx);
 }
 
-/** The async twin of getSettings: cached on SQLite (the same cache), one statement per call on PostgreSQL. */
-export async function getSettingsAsync(ctx: AppContext): Promise<ApplicationSettingsRow> {
+/**
+ * The current settings: cached on SQLite (one process writes the row), one statement per call on PostgreSQL, read on
+ * `q` (the caller's transaction or snapshot, when it has one).
+ */
+export async function getSettingsAsync(ctx: AppContext, q: Queries = ctx.data): Promise<ApplicationSettingsRow> {
   const sqlite = ctx.data.dialect.name === 'sqlite';
   let row = sqlite ? cache.get(ctx) : undefined;
   if (!row) {
-    const raw = await ctx.data.get(SELECT_SETTINGS);
+    const raw = await q.get(SELECT_SETTINGS);
     if (!raw) throw new Error('application settings missing');
     row = toSettings(raw);
     if (sqlite) cache.set(ctx, row);

@@ -6,7 +6,7 @@
 import type { AuthContext, utils } from 'ssh2';
 import type { AppContext } from '../context.js';
 import type { UserRow } from '../db/schema.js';
-import { keyForSsh, keyForSshAsync, sha256Fingerprint, touchKeyUsed, type SshKeyIdentity } from '../services/keys/index.js';
+import { keyForSshAsync, sha256Fingerprint, touchKeyUsed, type SshKeyIdentity } from '../services/keys/index.js';
 import type { GitCredential } from '../services/git-access.js';
 
 /** The only username accepted (as GitLab's and Gitea's `git@host`). */
@@ -37,11 +37,6 @@ export async function identityFor(ctx: AppContext, fingerprint: string): Promise
  */
 export async function credentialForAsync(ctx: AppContext, identity: SshIdentity): Promise<GitCredential | null> {
   return credentialOf(identity, await keyForSshAsync(ctx, identity.fingerprint));
-}
-
-/** The synchronous twin of credentialForAsync (SQLite only), for the SSH session (daemon/ssh/session.ts) until it awaits. */
-export function credentialFor(ctx: AppContext, identity: SshIdentity): GitCredential | null {
-  return credentialOf(identity, keyForSsh(ctx, identity.fingerprint));
 }
 
 function credentialOf(identity: SshIdentity, found: SshKeyIdentity | null): GitCredential | null {

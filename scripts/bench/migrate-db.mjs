@@ -17,8 +17,7 @@ const fmt = (n) => Math.round(n).toLocaleString('en-US');
 /** A data directory with a SQLite database of `projects` projects, filled by direct inserts; returns its row count. */
 async function makeInstallation(dir, projects) {
   const { openDatabase } = await import(join(ROOT, 'dist/daemon/db/connection.js'));
-  const db = openDatabase(join(dir, 'gantry.db'));
-  const s = db.$client;
+  const s = openDatabase(join(dir, 'gantry.db'));
   s.pragma('synchronous = OFF');
   const t = '2026-01-01T00:00:00.000Z';
   const users = 1000;

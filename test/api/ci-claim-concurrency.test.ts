@@ -18,7 +18,7 @@ let buildIds: number[];
 beforeAll(async () => {
   s = await startTestServer();
   // This test is about exactly-once claims, not disk speed: skip the per-commit fsync (atomicity is unchanged).
-  if (!onPostgres) s.ctx.db.$client.pragma('synchronous = NORMAL');
+  s.sqlite?.pragma('synchronous = NORMAL');
   const owner = await s.user('cowner', { projects_limit: 10 });
   const a = (await makeProject(s, owner, 'alpha')).id;
   const b = (await makeProject(s, owner, 'beta')).id;

@@ -35,7 +35,7 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
     s = await startTestServer();
     // The second daemon: its own pool on the same database, the same data directory and secret.
     second = await openPostgres(s.ctx.config.databaseUrl!);
-    ctx2 = { ...s.ctx, db: second.db, data: second.data };
+    ctx2 = { ...s.ctx, data: second.data };
     app2 = await buildApp(ctx2);
     await app2.ready();
     for (const app of [s.app, app2]) {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import {
-  ACTORS, countStatements, expectedStatus, insertIssue, insertIssueAsync, insertLabel, insertLabelAsync, insertMergeRequestAsync, linkLabelAsync,
+  ACTORS, countStatements, expectedStatus, insertIssueAsync, insertLabelAsync, insertMergeRequestAsync, linkLabelAsync,
   sqlValue, type Actor,
 } from '../helpers/collaboration.js';
 import {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysetPageQuery, type KeysetList } from '../../daemon/db/keyset.js';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { insertIssue } from '../helpers/collaboration.js';
+import { insertIssueAsync, sqlValue } from '../helpers/collaboration.js';
 import { commitTo } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -22,8 +22,9 @@ beforeAll(async () => {
   s = await startTestServer();
   pid = (await s.api('POST', '/projects', s.root, { name: 'pages' })).body.id;
   sha = await commitTo(s.ctx, pid, 'master', { 'README.md': 'pages\n' });
-  issueId = insertIssue(s.ctx, pid, { authorId: s.root.id }).id;
-  const db = s.ctx.db.$client;
+  issueId = (await insertIssueAsync(s.ctx, pid, { authorId: s.root.id })).id;
+  // a bulk load in SQLite's own SQL (this file checks SQLite's query plans): the raw connection
+  const db = s.sqlite!;
   const seq = `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ${N})`;
   const t = `strftime('%Y-%m-%dT%H:%M:%fZ', '2024-01-01', '+' || i || ' seconds')`;
   db.transaction(() => {
@@ -45,21 +46,21 @@ beforeAll(async () => {
       SELECT 'pager' || i, 'pager' || i || '@example.com', 'Pager ' || i, 'x', 's' || i, 'h' || i,
         CASE WHEN i % 5 = 0 THEN 'blocked' ELSE 'active' END, ${t}, ${t} FROM seq`);
   })();
-  const col = (sql: string) => (db.prepare(sql).all() as { id: number }[]).map((r) => r.id);
+  const col = async (sql: string) => (await s.ctx.data.all<{ id: number }>(sql)).map((r) => r.id);
   // events have no id in the API: they are told apart by created_at (one second apart here)
-  ids.events = col(`SELECT id FROM events WHERE project_id = ${pid} ORDER BY id DESC`);
-  eventTimes = (db.prepare(`SELECT created_at AS t FROM events WHERE project_id = ${pid} ORDER BY id DESC`).all() as { t: string }[])
+  ids.events = await col(`SELECT id FROM events WHERE project_id = ${pid} ORDER BY id DESC`);
+  eventTimes = (await s.ctx.data.all<{ t: string }>(`SELECT created_at AS t FROM events WHERE project_id = ${pid} ORDER BY id DESC`))
     .map((r) => new Date(r.t).toISOString());
-  ids.pipelines = col(`SELECT id FROM pipelines WHERE project_id = ${pid} ORDER BY id DESC`);
-  ids.runningPipelines = col(`SELECT id FROM pipelines WHERE project_id = ${pid} AND status = 'running' ORDER BY id DESC`);
-  ids.builds = col(`SELECT id FROM commit_statuses WHERE project_id = ${pid} AND type = 'build' ORDER BY id DESC`);
-  ids.successBuilds = col(`SELECT id FROM commit_statuses WHERE project_id = ${pid} AND type = 'build' AND status = 'success' ORDER BY id DESC`);
+  ids.pipelines = await col(`SELECT id FROM pipelines WHERE project_id = ${pid} ORDER BY id DESC`);
+  ids.runningPipelines = await col(`SELECT id FROM pipelines WHERE project_id = ${pid} AND status = 'running' ORDER BY id DESC`);
+  ids.builds = await col(`SELECT id FROM commit_statuses WHERE project_id = ${pid} AND type = 'build' ORDER BY id DESC`);
+  ids.successBuilds = await col(`SELECT id FROM commit_statuses WHERE project_id = ${pid} AND type = 'build' AND status = 'success' ORDER BY id DESC`);
   ids.statuses = [...ids.builds].reverse();
-  ids.todos = col(`SELECT id FROM todos WHERE user_id = ${s.root.id} ORDER BY id DESC`);
-  ids.assignedTodos = col(`SELECT id FROM todos WHERE user_id = ${s.root.id} AND action = 'assigned' ORDER BY id DESC`);
-  ids.notes = col(`SELECT id FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ${issueId} ORDER BY id`);
-  ids.users = col(`SELECT id FROM users ORDER BY id`);
-  ids.activeUsers = col(`SELECT id FROM users WHERE state = 'active' ORDER BY id`);
+  ids.todos = await col(`SELECT id FROM todos WHERE user_id = ${s.root.id} ORDER BY id DESC`);
+  ids.assignedTodos = await col(`SELECT id FROM todos WHERE user_id = ${s.root.id} AND action = 'assigned' ORDER BY id DESC`);
+  ids.notes = await col(`SELECT id FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ${issueId} ORDER BY id`);
+  ids.users = await col(`SELECT id FROM users ORDER BY id`);
+  ids.activeUsers = await col(`SELECT id FROM users WHERE state = 'active' ORDER BY id`);
 }, 60_000);
 afterAll(async () => s?.close());
 
@@ -105,15 +106,15 @@ describe('deep pages of long lists', () => {
     expect(before).toEqual(eventTimes.slice(59 * 20, 60 * 20));
     // deleting the newest events moves every later page by that many rows
     const newest = ids.events!.slice(0, 7);
-    s.ctx.db.$client.prepare(`DELETE FROM events WHERE id IN (${newest.join(',')})`).run();
+    await s.ctx.data.run(`DELETE FROM events WHERE id IN (${newest.join(',')})`);
     const rest = eventTimes.slice(7);
     expect(await page(`/projects/${pid}/events`, 60, 20)).toEqual(rest.slice(59 * 20, 60 * 20));
     expect(await page(`/projects/${pid}/events`, 30, 20)).toEqual(rest.slice(29 * 20, 30 * 20));
   });
 
-  it('page and bookmark queries walk an index in list order, never sort the list', () => {
+  it('page and bookmark queries walk an index in list order, never sort the list', async () => {
     const plan = (sql: string, args: unknown[]) =>
-      (s.ctx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n');
+      (s.sqlite!.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n');
     const cases: [string, KeysetList][] = [
       ['events', { from: 'events e', where: 'e.project_id = ?', values: [pid], key: 'e.id', id: 'e.id', desc: true }],
       ['builds', { from: 'commit_statuses c', where: `c.project_id = ? AND c.type = 'build' AND c.status IN ('success')`, values: [pid], key: 'c.id', id: 'c.id', desc: true }],
@@ -123,8 +124,8 @@ describe('deep pages of long lists', () => {
       ['users', { from: 'users u', where: `u.state = 'active'`, values: [], key: 'u.id', id: 'u.id', desc: false }],
     ];
     for (const [name, list] of cases) {
-      const total = (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM ${list.from} WHERE ${list.where}`).get(...list.values) as { n: number }).n;
-      const q = keysetPageQuery(s.ctx, list, 20, Math.floor(total / 2) - 20, total)!;
+      const total = (await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM ${list.from} WHERE ${list.where}`, list.values))!;
+      const q = (await keysetPageQuery(s.ctx, s.ctx.data, list, 20, Math.floor(total / 2) - 20, total, false))!;
       // never more than two bookmark steps of OFFSET; in the lists of 2,345 one step
       expect(q.args.at(-1), `${name}: rows skipped after the bookmark`).toBeLessThan(total > 2300 ? 500 : 1000);
       const p = plan(q.sql, q.args);

@@ -463,7 +463,7 @@ describe('merge locks across daemons', () => {
 
   it('two merges of one merge request at once through two daemons\' connections: one merges, the other is refused, one merge commit', async () => {
     const other = await openDataLayer(s.ctx.config);
-    const ctx2: AppContext = { ...s.ctx, db: other.db, data: other.data };
+    const ctx2: AppContext = { ...s.ctx, data: other.data };
     try {
       const mr = await newMr();
       const repo = await repositoryOf(s.ctx, project.id);

@@ -476,9 +476,8 @@ describe('notes, award emoji and the older comments API', () => {
     const events = (await s.api('GET', `/projects/${project.id}/events`, alice)).body;
     const commented = events.find((e: { action_name: string }) => e.action_name === 'commented on');
     expect(commented).toMatchObject({ target_type: 'Note', target_title: 'Fixes #2' });
-    // the `note` of comment events comes from the synchronous note presenter, on SQLite only until the collaboration
-    // room installs its data-layer one (setEventNotePresenterAsync)
-    if (!onPostgres) expect(commented).toMatchObject({ note: { noteable_type: 'MergeRequest' } });
+    // the `note` of a comment event on a merge request, on either engine (the kind's loadManyAsync)
+    expect(commented).toMatchObject({ note: { body: 'Older API', noteable_type: 'MergeRequest', noteable_id: mrId, author: { username: 'bob' } } });
   });
 });
 

@@ -4,22 +4,25 @@
  * measured by `npm run bench` (docs/benchmarks.md), not here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizedProjectsSql, visibleProjectsSql } from '../../daemon/policy/permissions.js';
-import { projectListQuery, type ProjectListQuery, type ProjectListScope } from '../../daemon/services/project-lists.js';
+import { authorizedProjectsWhere, visibleProjectsWhere, type SqlCondition } from '../../daemon/policy/permissions.js';
+import { projectListQueryAsync, type ProjectListQuery, type ProjectListScope, type ProjectListFilters } from '../../daemon/services/project-lists.js';
 import { keysetPageQuery } from '../../daemon/db/keyset.js';
 import type { UserRow } from '../../daemon/db/schema.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addMember, makeGroup, makeProject } from '../helpers/fixtures.js';
+import { addMemberAsync as addMember, makeGroupAsync as makeGroup, makeProject } from '../helpers/fixtures.js';
+import { sqlRows, sqlValue } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let bob: TestUser;
 let carol: TestUser;
 let groupId: number;
-const userRow = (id: number) => s.ctx.db.$client.prepare('SELECT id, is_admin AS isAdmin, external FROM users WHERE id = ?').get(id) as UserRow;
+const userRow = async (id: number) => (await sqlRows(s.ctx, 'SELECT id, is_admin AS "isAdmin", external FROM users WHERE id = ?', [id]))[0] as UserRow;
+const projectListQuery = (scope: ProjectListScope, filters: ProjectListFilters) => projectListQueryAsync(s.ctx, s.ctx.data, scope, filters);
 
 /** Insert `n` projects into a namespace in one statement (created one second apart, oldest first), with master rows for `memberId`. */
 function bulkProjects(nsId: number, prefix: string, n: number, memberId?: number): void {
-  const db = s.ctx.db.$client;
+  // a bulk load in SQLite's own SQL (this file checks SQLite's query plans): the raw connection
+  const db = s.sqlite!;
   db.exec(`
     WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ${n})
     INSERT INTO projects (name, path, namespace_id, description, visibility_level, creator_id, runners_token_salt, runners_token_hash,
@@ -37,52 +40,53 @@ function bulkProjects(nsId: number, prefix: string, n: number, memberId?: number
 beforeAll(async () => {
   s = await startTestServer();
   [bob, carol] = await Promise.all([s.user('bob'), s.user('carol')]);
-  const rootNs = (s.ctx.db.$client.prepare(`SELECT id FROM namespaces WHERE owner_id = ?`).get(s.root.id) as { id: number }).id;
+  const rootNs = (await sqlValue(s.ctx, `SELECT id FROM namespaces WHERE owner_id = ?`, [s.root.id]))!;
   bulkProjects(rootNs, 'bench', 9400, s.root.id);
   // five projects share each updated_at, so deep pages by updated_at meet ties (ordered by id)
-  s.ctx.db.$client.exec(`UPDATE projects SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2021-01-01', '+' || (id / 5) || ' seconds')`);
-  groupId = makeGroup(s.ctx, 'big');
+  s.sqlite!.exec(`UPDATE projects SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', '2021-01-01', '+' || (id / 5) || ' seconds')`);
+  groupId = await makeGroup(s.ctx, 'big');
   bulkProjects(groupId, 'grp', 600);
-  addMember(s.ctx, { type: 'Namespace', id: groupId }, bob.id, 30);
+  await addMember(s.ctx, { type: 'Namespace', id: groupId }, bob.id, 30);
   await makeProject(s, bob, 'bobs own');
   const c = await makeProject(s, carol, 'carols own');
-  addMember(s.ctx, { type: 'Project', id: c.id }, bob.id, 20);
+  await addMember(s.ctx, { type: 'Project', id: c.id }, bob.id, 20);
 }, 60000);
 afterAll(async () => { await s.close(); });
 
 /** The SELECT of one page of a list query, as fetchProjects runs it (a deep page starts from a keyset bookmark). */
-function pageSql(q: ProjectListQuery, offset = 0, total?: number): { sql: string; args: unknown[] } {
-  return keysetPageQuery(s.ctx, { from: 'projects p', where: q.where, values: q.args, key: q.key, id: 'p.id', desc: q.desc, select: 'p.*' }, 20, offset, total)!;
+async function pageSql(q: ProjectListQuery, offset = 0, total?: number): Promise<{ sql: string; args: unknown[] }> {
+  return (await keysetPageQuery(s.ctx, s.ctx.data, { from: 'projects p', where: q.where, values: q.args, key: q.key, id: 'p.id', desc: q.desc, select: 'p.*' }, 20, offset, total, false))!;
 }
-const plan = (sql: string, args: unknown[] = []) => (s.ctx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n');
-const count = (where: string) => (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM projects p WHERE ${where}`).get() as { n: number }).n;
+const plan = (sql: string, args: unknown[] = []) => (s.sqlite!.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n');
+const count = async (where: SqlCondition) => Number(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM projects p WHERE ${where.sql}`, where.args));
+const d = () => s.ctx.data.dialect;
 
 describe('project lists with 10,000 projects', () => {
-  it('the scan and index plans of the policy SQL select the same projects', () => {
+  it('the scan and index plans of the policy SQL select the same projects', async () => {
     for (const id of [s.root.id, bob.id, carol.id]) {
-      expect(count(authorizedProjectsSql(id, 'scan'))).toBe(count(authorizedProjectsSql(id, 'index')));
-      const u = userRow(id);
-      expect(count(visibleProjectsSql(u, 'scan'))).toBe(count(visibleProjectsSql(u, 'index')));
+      expect(await count(authorizedProjectsWhere(d(), id, 'scan'))).toBe(await count(authorizedProjectsWhere(d(), id, 'index')));
+      const u = await userRow(id);
+      expect(await count(visibleProjectsWhere(d(), u, 'scan'))).toBe(await count(visibleProjectsWhere(d(), u, 'index')));
     }
-    expect(count(authorizedProjectsSql(bob.id, 'scan'))).toBe(602);
+    expect(await count(authorizedProjectsWhere(d(), bob.id, 'scan'))).toBe(602);
   });
 
-  it('pages are read in list order, never by sorting every matching project', () => {
+  it('pages are read in list order, never by sorting every matching project', async () => {
     const scopes: [string, ProjectListScope][] = [
-      ['root authorized', { kind: 'authorized', user: userRow(s.root.id) }],
-      ['root owned', { kind: 'owned', user: userRow(s.root.id) }],
-      ['bob visible', { kind: 'visible', user: userRow(bob.id) }],
+      ['root authorized', { kind: 'authorized', user: await userRow(s.root.id) }],
+      ['root owned', { kind: 'owned', user: await userRow(s.root.id) }],
+      ['bob visible', { kind: 'visible', user: await userRow(bob.id) }],
       ['all', { kind: 'all' }],
     ];
     for (const [label, scope] of scopes) {
       for (const order_by of ['created_at', 'id', 'name', 'path', 'updated_at', 'last_activity_at']) {
-        const q = projectListQuery(s.ctx, scope, { order_by });
-        const first = pageSql(q);
+        const q = await projectListQuery(scope, { order_by });
+        const first = await pageSql(q);
         const p = plan(first.sql, first.args);
         expect(p, `${label} order_by=${order_by}\n${p}`).not.toMatch(/TEMP B-TREE/);
         // a middle page starts from a bookmark: a range on the sort index, not an OFFSET walk
-        const total = (s.ctx.db.$client.prepare(`SELECT COUNT(*) AS n FROM projects p WHERE ${q.where}`).get(...q.args) as { n: number }).n;
-        const deep = pageSql(q, Math.floor(total / 2) - 20, total);
+        const total = Number(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM projects p WHERE ${q.where}`, q.args));
+        const deep = await pageSql(q, Math.floor(total / 2) - 20, total);
         expect(deep.args.at(-1), `${label} order_by=${order_by}: offset after the bookmark`).toBeLessThan(500);
         const d = plan(deep.sql, deep.args);
         expect(d, `${label} order_by=${order_by}\n${d}`).not.toMatch(/TEMP B-TREE/);
@@ -91,7 +95,7 @@ describe('project lists with 10,000 projects', () => {
     }
     // A user who reaches a small share of the projects gets them through the member indexes (then sorts those few).
     for (const u of [carol, bob]) {
-      const few = pageSql(projectListQuery(s.ctx, { kind: 'authorized', user: userRow(u.id) }, {}));
+      const few = await pageSql(await projectListQuery({ kind: 'authorized', user: await userRow(u.id) }, {}));
       expect(plan(few.sql, few.args)).toMatch(/MULTI-INDEX OR/);
     }
   });
@@ -100,9 +104,9 @@ describe('project lists with 10,000 projects', () => {
     const before = Number((await s.api('GET', '/projects?per_page=1', s.root)).headers['x-total']);
     const p = await makeProject(s, s.root, 'one more');
     expect(Number((await s.api('GET', '/projects?per_page=1', s.root)).headers['x-total'])).toBe(before + 1);
-    addMember(s.ctx, { type: 'Project', id: p.id }, carol.id, 10);
+    await addMember(s.ctx, { type: 'Project', id: p.id }, carol.id, 10);
     expect((await s.api('GET', '/projects?per_page=1', carol)).headers['x-total']).toBe('2');
-    s.ctx.db.$client.prepare('DELETE FROM members WHERE source_type = ? AND source_id = ? AND user_id = ?').run('Project', p.id, carol.id);
+    await s.ctx.data.run('DELETE FROM members WHERE source_type = ? AND source_id = ? AND user_id = ?', ['Project', p.id, carol.id]);
     expect((await s.api('GET', '/projects?per_page=1', carol)).headers['x-total']).toBe('1');
     await s.api('DELETE', `/projects/${p.id}`, s.root);
     expect(Number((await s.api('GET', '/projects?per_page=1', s.root)).headers['x-total'])).toBe(before);
@@ -126,10 +130,9 @@ describe('project lists with 10,000 projects', () => {
 
   it('every page equals the same slice of the sorted list, deep pages and ties included', async () => {
     for (const [order_by, sort] of [['updated_at', 'desc'], ['updated_at', 'asc'], ['created_at', 'desc'], ['name', 'asc']] as const) {
-      const q = projectListQuery(s.ctx, { kind: 'authorized', user: userRow(s.root.id) }, { order_by, sort });
+      const q = await projectListQuery({ kind: 'authorized', user: await userRow(s.root.id) }, { order_by, sort });
       const dir = q.desc ? 'DESC' : 'ASC';
-      const want = (s.ctx.db.$client.prepare(`SELECT p.id FROM projects p WHERE ${q.where} ORDER BY ${q.key} ${dir}, p.id ${dir}`).all(...q.args) as { id: number }[])
-        .map((r) => r.id);
+      const want = (await sqlRows(s.ctx, `SELECT p.id FROM projects p WHERE ${q.where} ORDER BY ${q.key} ${dir}, p.id ${dir}`, q.args)).map((r) => r.id as number);
       const got: number[] = [];
       for (let n = 1; n <= Math.ceil(want.length / 100); n++) {
         const r = await s.api('GET', `/projects?order_by=${order_by}&sort=${sort}&per_page=100&page=${n}&simple=true`, s.root);

@@ -238,7 +238,7 @@ describe('runners_registration_token', () => {
         prepareDataDir(paths);
         const database = await openDataLayer(config);
         opened.push(database);
-        const ctx: AppContext = { db: database.db, data: database.data, config, secrets: loadSecrets(dir), paths, externalUrl: () => 'http://x.test' };
+        const ctx: AppContext = { data: database.data, config, secrets: loadSecrets(dir), paths, externalUrl: () => 'http://x.test' };
         await bootstrap(ctx);
         return ctx;
       },

@@ -134,7 +134,7 @@ let fingerprintText: string | undefined;
  * or update gives its row the writing transaction's id, a delete lowers the count).
  */
 async function totalChanges(): Promise<string | number> {
-  if (!onPostgres) return s.ctx.db.$client.prepare('SELECT total_changes()').pluck().get() as number;
+  if (!onPostgres) return s.ctx.data.sqlite!.totalChanges();
   if (!fingerprintText) {
     // sign_in_failures left out: a refused credential counts as a failed sign-in, which SQLite keeps in memory and
     // PostgreSQL in that table (shared by the daemons); it is not a change the refused request made to the world

@@ -7,13 +7,14 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../daemon/app.js';
 import { resolveConfig, type DaemonFlags } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
+import type BetterSqlite3 from 'better-sqlite3';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
 import { createTestDatabase, TEST_DATABASE_URL } from './postgres.js';
 
 /**
  * Whether the tests run on PostgreSQL (GANTRY_TEST_DATABASE_URL is set: every startTestServer gets a fresh database
- * there, and `ctx.db` throws). For the few assertions that only hold on SQLite; use sparingly.
+ * there). For the few assertions that only hold on SQLite; use sparingly.
  */
 export const onPostgres = TEST_DATABASE_URL !== undefined;
 
@@ -31,6 +32,11 @@ export interface TestServer {
   ctx: AppContext;
   root: TestUser;
   dataDir: string;
+  /**
+   * SQLite only: the raw connection under ctx.data, for what exists only there (EXPLAIN QUERY PLAN, PRAGMAs). Read
+   * and write the database through ctx.data (either engine) everywhere else.
+   */
+  sqlite?: BetterSqlite3.Database;
   /** Call /api/v3<path> as `as` (a token, a user, or null for anonymous). */
   api(method: InjectOptions['method'], path: string, as: TestUser | string | null, payload?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
   /** Create a user (as root) and return it with its private token. */
@@ -59,7 +65,6 @@ export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServ
   prepareDataDir(paths);
   const database = await openDataLayer(config);
   const ctx: AppContext = {
-    db: database.db,
     data: database.data,
     config,
     secrets: loadSecrets(dataDir),
@@ -100,7 +105,7 @@ export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServ
   };
 
   return {
-    app, ctx, root, dataDir, api, user,
+    app, ctx, root, dataDir, api, user, sqlite: database.sqlite,
     close: async () => {
       await app.close();
       await database.close();

@@ -2,75 +2,6 @@
 import type { AppContext } from '../../daemon/context.js';
 import { now } from '../../daemon/context.js';
 
-/** Insert an issue row (next iid of the project) and return its id and iid. */
-export function insertIssue(
-  ctx: AppContext, projectId: number,
-  opts: { title?: string; description?: string | null; authorId?: number | null; assigneeId?: number | null; confidential?: boolean; state?: 'opened' | 'closed' } = {},
-): { id: number; iid: number } {
-  const t = now();
-  const { iid } = ctx.db.$client.prepare(`SELECT COALESCE(MAX(iid), 0) + 1 AS iid FROM issues WHERE project_id = ?`).get(projectId) as { iid: number };
-  const r = ctx.db.$client
-    .prepare(`INSERT INTO issues (project_id, iid, title, description, state, confidential, author_id, assignee_id, created_at, updated_at)
-              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-    .run(projectId, iid, opts.title ?? `Issue ${iid}`, opts.description ?? null, opts.state ?? 'opened', opts.confidential ? 1 : 0,
-      opts.authorId ?? null, opts.assigneeId ?? null, t, t);
-  return { id: Number(r.lastInsertRowid), iid };
-}
-
-/** Insert a todo row directly (pending unless told) and return its id. */
-export function insertTodo(
-  ctx: AppContext,
-  t: { userId: number; projectId: number; targetId: number; authorId?: number | null; action?: string; state?: 'pending' | 'done'; targetType?: 'Issue' | 'MergeRequest' },
-): number {
-  const ts = now();
-  const r = ctx.db.$client
-    .prepare(`INSERT INTO todos (user_id, project_id, author_id, target_type, target_id, action, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-    .run(t.userId, t.projectId, t.authorId ?? null, t.targetType ?? 'Issue', t.targetId, t.action ?? 'assigned', t.state ?? 'pending', ts, ts);
-  return Number(r.lastInsertRowid);
-}
-
-/** Insert a label row of a project and return its id. */
-export function insertLabel(ctx: AppContext, projectId: number, title: string, opts: { color?: string; description?: string | null } = {}): number {
-  const t = now();
-  const r = ctx.db.$client
-    .prepare(`INSERT INTO labels (project_id, title, color, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
-    .run(projectId, title, opts.color ?? '#428BCA', opts.description ?? null, t, t);
-  return Number(r.lastInsertRowid);
-}
-
-/** Put a label on an issue or merge request. */
-export function linkLabel(ctx: AppContext, labelId: number, target: { type: 'Issue' | 'MergeRequest'; id: number }): void {
-  ctx.db.$client.prepare(`INSERT INTO label_links (label_id, target_type, target_id, created_at) VALUES (?, ?, ?, ?)`).run(labelId, target.type, target.id, now());
-}
-
-/** Insert a milestone row (next iid of the project) and return its id and iid. */
-export function insertMilestone(
-  ctx: AppContext, projectId: number, opts: { title?: string; state?: 'active' | 'closed'; dueDate?: string | null; description?: string } = {},
-): { id: number; iid: number } {
-  const t = now();
-  const { iid } = ctx.db.$client.prepare(`SELECT COALESCE(MAX(iid), 0) + 1 AS iid FROM milestones WHERE project_id = ?`).get(projectId) as { iid: number };
-  const r = ctx.db.$client
-    .prepare(`INSERT INTO milestones (project_id, iid, title, description, state, due_date, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-    .run(projectId, iid, opts.title ?? `Milestone ${iid}`, opts.description ?? '', opts.state ?? 'active', opts.dueDate ?? null, t, t);
-  return { id: Number(r.lastInsertRowid), iid };
-}
-
-/** Set the milestone of an issue. */
-export function setIssueMilestone(ctx: AppContext, issueId: number, milestoneId: number | null): void {
-  ctx.db.$client.prepare(`UPDATE issues SET milestone_id = ? WHERE id = ?`).run(milestoneId, issueId);
-}
-
-/** Insert an open merge request row (branches `feature` -> `master`) of a project and return its id. */
-export function insertMergeRequest(ctx: AppContext, projectId: number, opts: { state?: 'opened' | 'reopened' | 'closed' | 'merged'; authorId?: number | null } = {}): number {
-  const t = now();
-  const { iid } = ctx.db.$client.prepare(`SELECT COALESCE(MAX(iid), 0) + 1 AS iid FROM merge_requests WHERE target_project_id = ?`).get(projectId) as { iid: number };
-  const r = ctx.db.$client
-    .prepare(`INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, state, author_id, created_at, updated_at)
-              VALUES (?, ?, ?, ?, 'master', ?, ?, ?, ?, ?)`)
-    .run(projectId, iid, projectId, `feature-${iid}`, `MR ${iid}`, opts.state ?? 'opened', opts.authorId ?? null, t, t);
-  return Number(r.lastInsertRowid);
-}
-
 /** Callers of an authorization matrix: anonymous, outsiders, each member level, the owner and the admin. */
 export type Actor = 'anonymous' | 'nonMember' | 'external' | 'guest' | 'reporter' | 'developer' | 'master' | 'owner' | 'admin';
 export const ACTORS: Actor[] = ['anonymous', 'nonMember', 'external', 'guest', 'reporter', 'developer', 'master', 'owner', 'admin'];
@@ -91,24 +22,9 @@ export function expectedStatus(actor: Actor, vis: number, min: number, ok: numbe
   return 403;
 }
 
-/** A merge request row between branches (same project unless `sourceProjectId`), with no diff version; returns its id. */
-export function insertMergeRequestBetween(ctx: AppContext, o: {
-  targetProjectId: number; sourceBranch: string; targetBranch?: string; sourceProjectId?: number; title?: string; description?: string | null;
-  authorId?: number | null; state?: 'opened' | 'reopened' | 'closed' | 'merged'; forceRemoveSourceBranch?: boolean;
-}): number {
-  const t = now();
-  const { iid } = ctx.db.$client.prepare(`SELECT COALESCE(MAX(iid), 0) + 1 AS iid FROM merge_requests WHERE target_project_id = ?`).get(o.targetProjectId) as { iid: number };
-  const r = ctx.db.$client
-    .prepare(`INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, description, state, author_id,
-              force_remove_source_branch, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-    .run(o.targetProjectId, iid, o.sourceProjectId ?? o.targetProjectId, o.sourceBranch, o.targetBranch ?? 'master', o.title ?? `MR ${iid}`,
-      o.description ?? null, o.state ?? 'opened', o.authorId ?? null, o.forceRemoveSourceBranch ? 1 : 0, t, t);
-  return Number(r.lastInsertRowid);
-}
+// Fixtures written through the data layer (ctx.data), on SQLite and on PostgreSQL alike.
 
-// The same fixtures through the data layer (ctx.data), for the tests that run on SQLite and on PostgreSQL alike.
-
-/** insertIssue through the data layer (either engine). */
+/** Insert an issue row (next iid of the project) and return its id and iid. */
 export async function insertIssueAsync(
   ctx: AppContext, projectId: number,
   opts: { title?: string; description?: string | null; authorId?: number | null; assigneeId?: number | null; confidential?: boolean; state?: 'opened' | 'closed' } = {},
@@ -127,7 +43,7 @@ async function nextIidAsync(ctx: AppContext, table: string, column: string, id: 
   return Number((await ctx.data.get<{ n: number }>(`SELECT COALESCE(MAX(iid), 0) + 1 AS n FROM ${table} WHERE ${column} = ?`, [id]))!.n);
 }
 
-/** insertTodo through the data layer. */
+/** Insert a todo row directly (pending unless told) and return its id. */
 export async function insertTodoAsync(
   ctx: AppContext,
   t: { userId: number; projectId: number; targetId: number; authorId?: number | null; action?: string; state?: 'pending' | 'done'; targetType?: 'Issue' | 'MergeRequest' },
@@ -140,7 +56,7 @@ export async function insertTodoAsync(
   return row!.id;
 }
 
-/** insertLabel through the data layer. */
+/** Insert a label row of a project and return its id. */
 export async function insertLabelAsync(ctx: AppContext, projectId: number, title: string, opts: { color?: string; description?: string | null } = {}): Promise<number> {
   const t = now();
   const row = await ctx.data.get<{ id: number }>(
@@ -150,12 +66,12 @@ export async function insertLabelAsync(ctx: AppContext, projectId: number, title
   return row!.id;
 }
 
-/** linkLabel through the data layer. */
+/** Put a label on an issue or merge request. */
 export async function linkLabelAsync(ctx: AppContext, labelId: number, target: { type: 'Issue' | 'MergeRequest'; id: number }): Promise<void> {
   await ctx.data.run(`INSERT INTO label_links (label_id, target_type, target_id, created_at) VALUES (?, ?, ?, ?)`, [labelId, target.type, target.id, now()]);
 }
 
-/** insertMilestone through the data layer. */
+/** Insert a milestone row (next iid of the project) and return its id and iid. */
 export async function insertMilestoneAsync(
   ctx: AppContext, projectId: number, opts: { title?: string; state?: 'active' | 'closed'; dueDate?: string | null; description?: string } = {},
 ): Promise<{ id: number; iid: number }> {
@@ -168,12 +84,12 @@ export async function insertMilestoneAsync(
   return { id: row!.id, iid };
 }
 
-/** setIssueMilestone through the data layer. */
+/** Set the milestone of an issue. */
 export async function setIssueMilestoneAsync(ctx: AppContext, issueId: number, milestoneId: number | null): Promise<void> {
   await ctx.data.run(`UPDATE issues SET milestone_id = ? WHERE id = ?`, [milestoneId, issueId]);
 }
 
-/** insertMergeRequest through the data layer. */
+/** Insert an open merge request row (branches `feature` -> `master`) of a project and return its id. */
 export async function insertMergeRequestAsync(ctx: AppContext, projectId: number, opts: { state?: 'opened' | 'reopened' | 'closed' | 'merged'; authorId?: number | null } = {}): Promise<number> {
   const t = now();
   const iid = await nextIidAsync(ctx, 'merge_requests', 'target_project_id', projectId);
@@ -201,7 +117,11 @@ export async function countStatements(ctx: AppContext, fn: () => Promise<unknown
   const { vi } = await import('vitest');
   const spies: { mockRestore(): void; mock: { calls: unknown[]; contexts: unknown[] } }[] = [];
   if (ctx.data.dialect.name === 'sqlite') {
-    const proto = Object.getPrototypeOf(ctx.db.$client.prepare('SELECT 1')) as Record<string, unknown>;
+    // better-sqlite3's Statement prototype (shared by every connection), from a throwaway in-memory one
+    const BetterSqlite = (await import('better-sqlite3')).default;
+    const probe = new BetterSqlite(':memory:');
+    const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, unknown>;
+    probe.close();
     for (const m of ['all', 'get', 'run'] as const) spies.push(vi.spyOn(proto as never, m as never) as never);
   } else {
     const pg = ((await import('pg')) as unknown as { default: { Client: { prototype: Record<string, unknown> } } }).default;
@@ -269,7 +189,7 @@ export async function issueCountsAndRecount(ctx: AppContext): Promise<{ kept: Re
   return { kept, recount };
 }
 
-/** insertMergeRequestBetween through the data layer (either engine). */
+/** A merge request row between branches (same project unless `sourceProjectId`), with no diff version; returns its id. */
 export async function insertMergeRequestBetweenAsync(ctx: AppContext, o: {
   targetProjectId: number; sourceBranch: string; targetBranch?: string; sourceProjectId?: number; title?: string; description?: string | null;
   authorId?: number | null; state?: 'opened' | 'reopened' | 'closed' | 'merged'; forceRemoveSourceBranch?: boolean;

@@ -8,28 +8,6 @@ export const LEVELS = { guest: 10, reporter: 20, developer: 30, master: 40 } as 
 /** A member role of the matrix. */
 export type Role = keyof typeof LEVELS;
 
-/** Add (or replace) a membership row of a project or group. */
-export function addMember(ctx: AppContext, source: { type: 'Project' | 'Namespace'; id: number }, userId: number, level: number): void {
-  const t = now();
-  ctx.db.$client
-    .prepare(
-      `INSERT INTO members (source_type, source_id, user_id, access_level, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (source_type, source_id, user_id) DO UPDATE SET access_level = excluded.access_level`,
-    )
-    .run(source.type, source.id, userId, level, t, t);
-}
-
-/** Create a group namespace (and make `owner` its owner, level 50, when given); returns its id. */
-export function makeGroup(ctx: AppContext, path: string, opts: { visibility?: number; owner?: TestUser; shareWithGroupLock?: boolean } = {}): number {
-  const t = now();
-  const r = ctx.db.$client
-    .prepare(`INSERT INTO namespaces (name, path, kind, visibility_level, share_with_group_lock, created_at, updated_at) VALUES (?, ?, 'group', ?, ?, ?, ?)`)
-    .run(path, path, opts.visibility ?? 0, opts.shareWithGroupLock ? 1 : 0, t, t);
-  const id = Number(r.lastInsertRowid);
-  if (opts.owner) addMember(ctx, { type: 'Namespace', id }, opts.owner.id, 50);
-  return id;
-}
-
 /** Create a project through POST /projects as `owner`; returns the response body (a Project). */
 export async function makeProject(
   s: TestServer, owner: TestUser, name: string, opts: { visibility?: number; namespaceId?: number; extra?: Record<string, unknown> } = {},
@@ -62,12 +40,7 @@ export async function makeCast(s: TestServer, prefix: string): Promise<Cast> {
   return { owner: owner!, guest: guest!, reporter: reporter!, developer: developer!, master: master!, nonMember: nonMember!, external: external!, admin: s.root };
 }
 
-/** Give the cast's role users their levels on a project. */
-export function addCastMembers(ctx: AppContext, cast: Cast, projectId: number): void {
-  for (const role of Object.keys(LEVELS) as Role[]) addMember(ctx, { type: 'Project', id: projectId }, cast[role].id, LEVELS[role]);
-}
-
-/** addMember on the data layer (either engine). */
+/** Add (or replace) a membership row of a project or group (either engine). */
 export async function addMemberAsync(ctx: AppContext, source: { type: 'Project' | 'Namespace'; id: number }, userId: number, level: number): Promise<void> {
   const t = now();
   await ctx.data.run(
@@ -77,7 +50,7 @@ export async function addMemberAsync(ctx: AppContext, source: { type: 'Project' 
   );
 }
 
-/** makeGroup on the data layer (either engine); returns the group's id. */
+/** Create a group namespace (and make `owner` its owner, level 50, when given); returns its id (either engine). */
 export async function makeGroupAsync(
   ctx: AppContext, path: string, opts: { visibility?: number; owner?: TestUser; shareWithGroupLock?: boolean } = {},
 ): Promise<number> {
@@ -91,7 +64,7 @@ export async function makeGroupAsync(
   return id;
 }
 
-/** addCastMembers on the data layer (either engine). */
+/** Give the cast's role users their levels on a project (either engine). */
 export async function addCastMembersAsync(ctx: AppContext, cast: Cast, projectId: number): Promise<void> {
   for (const role of Object.keys(LEVELS) as Role[]) await addMemberAsync(ctx, { type: 'Project', id: projectId }, cast[role].id, LEVELS[role]);
 }

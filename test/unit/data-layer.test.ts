@@ -254,13 +254,13 @@ describe('the daemon\'s SQLite connection', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gantry-conn-'));
     const db = openDatabase(join(dir, 'gantry.db'));
     try {
-      const pragma = (name: string) => db.$client.pragma(name, { simple: true });
+      const pragma = (name: string) => db.pragma(name, { simple: true });
       expect(pragma('journal_mode')).toBe('wal');
       expect(pragma('synchronous')).toBe(2);
       expect(pragma('foreign_keys')).toBe(1);
       expect(pragma('cache_size')).toBe(-4096);
     } finally {
-      db.$client.close();
+      db.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -44,7 +44,7 @@ describe.skipIf(!TEST_DATABASE_URL)('migrateDb on PostgreSQL', () => {
     const paths = dataPaths(dir);
     prepareDataDir(paths);
     const database = await openDataLayer(config);
-    const ctx: AppContext = { db: database.db, data: database.data, config, secrets: loadSecrets(dir), paths, externalUrl: () => 'http://gantry.test' };
+    const ctx: AppContext = { data: database.data, config, secrets: loadSecrets(dir), paths, externalUrl: () => 'http://gantry.test' };
     await bootstrap(ctx);
     const app = await buildApp(ctx);
     await app.ready();
@@ -60,7 +60,7 @@ describe.skipIf(!TEST_DATABASE_URL)('migrateDb on PostgreSQL', () => {
     ids.first = (await call('POST', `/projects/${ids.project}/issues`, { title: 'first', confidential: true })).id;
     ids.second = (await call('POST', `/projects/${ids.project}/issues`, { title: 'second' })).id;
     await app.close();
-    const sqlite = database.db.$client;
+    const sqlite = database.sqlite!;
     sqlite.prepare("UPDATE users SET created_at = '2026-01-02 03:04:05' WHERE username = 'root'").run();
     sqlite.prepare('UPDATE issues SET moved_to_id = ? WHERE id = ?').run(ids.second, ids.first);
     await database.close();

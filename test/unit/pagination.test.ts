@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { pageOf, paginate, paginateArray, setPageHeaders } from '../../daemon/api/pagination.js';
+import { pageOf, paginateArray, paginateAsync, setPageHeaders } from '../../daemon/api/pagination.js';
+import type { Database, Queries } from '../../daemon/db/layer/types.js';
 
 /** A minimal request: the URL, parsed query, path params and body, as Fastify gives them. */
 function req(url: string, query: Record<string, unknown> = {}, params: Record<string, unknown> = {}, body?: unknown): FastifyRequest {
@@ -11,6 +12,8 @@ function rep(): FastifyReply & { h: Record<string, string> } {
   const h: Record<string, string> = {};
   return { h, header(k: string, v: string) { h[k] = v; return this; } } as unknown as FastifyReply & { h: Record<string, string> };
 }
+/** A database whose snapshot runs its function at once (the paginate tests send no statement). */
+const snapshotOnly = { snapshot: <T>(fn: (q: Queries) => Promise<T>) => fn({} as Queries) } as unknown as Database;
 const links = (link: string) => link.split(', ').map((l) => { const m = /^<([^>]+)>; rel="(\w+)"$/.exec(l)!; return { url: m[1]!, rel: m[2]! }; });
 
 describe('pageOf', () => {
@@ -79,18 +82,18 @@ describe('paginate and paginateArray', () => {
     expect(r.h).toMatchObject({ 'X-Total': '5', 'X-Total-Pages': '3', 'X-Page': '9', 'X-Next-Page': '' });
   });
 
-  it('slices arrays and passes limit/offset to the fetcher', () => {
+  it('slices arrays and passes limit/offset to the fetcher', async () => {
     const r = rep();
     expect(paginateArray(req('/l', { page: '2', per_page: '2' }), r, [1, 2, 3, 4, 5])).toEqual([3, 4]);
     const calls: [number, number][] = [];
-    const rows = paginate(req('/l', { page: '3', per_page: '4' }), rep(), () => 10, (limit, offset) => { calls.push([limit, offset]); return ['row']; });
+    const rows = await paginateAsync(req('/l', { page: '3', per_page: '4' }), rep(), snapshotOnly, async () => 10, async (_q, limit, offset) => { calls.push([limit, offset]); return ['row']; });
     expect(rows).toEqual(['row']);
     expect(calls).toEqual([[4, 8]]);
   });
 
-  it('does not fetch when the total is 0', () => {
+  it('does not fetch when the total is 0', async () => {
     let fetched = false;
-    expect(paginate(req('/l'), rep(), () => 0, () => { fetched = true; return [1]; })).toEqual([]);
+    expect(await paginateAsync(req('/l'), rep(), snapshotOnly, async () => 0, async () => { fetched = true; return [1]; })).toEqual([]);
     expect(fetched).toBe(false);
   });
 });

@@ -14,22 +14,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getTableConfig, SQLiteTable } from 'drizzle-orm/sqlite-core';
-import { openDatabase, SchemaError, type Db } from '../../daemon/db/connection.js';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openDatabase, SchemaError } from '../../daemon/db/connection.js';
 import { sqliteDatabase } from '../../daemon/db/layer/sqlite.js';
 import { postgresDatabase } from '../../daemon/db/layer/postgres.js';
 import type { Database } from '../../daemon/db/layer/types.js';
 import { knownPostgresMigrations, migratePostgres } from '../../daemon/db/migrate-postgres.js';
-import * as schemaMain from '../../daemon/db/schema.js';
-import * as schemaCi from '../../daemon/db/schema-ci.js';
-import * as schemaCollaboration from '../../daemon/db/schema-collaboration.js';
-import * as schemaGit from '../../daemon/db/schema-git.js';
-import * as schemaHooks from '../../daemon/db/schema-hooks.js';
-import * as schemaKeys from '../../daemon/db/schema-keys.js';
-import * as schemaMergeRequests from '../../daemon/db/schema-merge-requests.js';
-import * as schemaNotes from '../../daemon/db/schema-notes.js';
-import * as schemaOauth from '../../daemon/db/schema-oauth.js';
-import * as schemaVariables from '../../daemon/db/schema-variables.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 
 const PG_URL = process.env.GANTRY_TEST_DATABASE_URL;
@@ -41,29 +31,37 @@ const DATE_COLUMNS = new Set([
 ]);
 /** Byte sizes: `bigint` on PostgreSQL. */
 const BIGINT_COLUMNS = new Set(['commit_statuses.trace_size', 'commit_statuses.artifacts_size', 'uploads.size']);
-/** 0/1 columns with no drizzle definition (the trigger-kept count tables). */
+/**
+ * The 0/1 columns of SQLite that the rows carry as booleans (the row types of daemon/db/schema*.ts, the converters of
+ * db/rows.ts): `boolean` on PostgreSQL.
+ */
+const BOOLEAN_COLUMNS = new Set([
+  'application_settings.domain_blacklist_enabled', 'application_settings.gravatar_enabled',
+  'application_settings.signin_enabled', 'application_settings.signup_enabled',
+  'application_settings.user_oauth_applications', 'commit_statuses.allow_failure', 'commit_statuses.tag',
+  'issues.confidential', 'keys.can_push', 'labels.template', 'merge_requests.force_remove_source_branch',
+  'merge_requests.merge_when_build_succeeds', 'merge_requests.should_remove_source_branch', 'namespaces.lfs_enabled',
+  'namespaces.request_access_enabled', 'namespaces.share_with_group_lock', 'notes.system',
+  'oauth_applications.builtin', 'personal_access_tokens.revoked', 'pipelines.tag', 'project_hooks.build_events',
+  'project_hooks.enable_ssl_verification', 'project_hooks.issues_events', 'project_hooks.merge_requests_events',
+  'project_hooks.note_events', 'project_hooks.pipeline_events', 'project_hooks.push_events',
+  'project_hooks.tag_push_events', 'project_hooks.wiki_page_events', 'projects.archived', 'projects.builds_enabled',
+  'projects.container_registry_enabled', 'projects.issues_enabled', 'projects.lfs_enabled',
+  'projects.merge_requests_enabled', 'projects.only_allow_merge_if_build_succeeds', 'projects.public_builds',
+  'projects.request_access_enabled', 'projects.shared_runners_enabled', 'projects.snippets_enabled',
+  'projects.wiki_enabled', 'protected_branches.developers_can_merge', 'protected_branches.developers_can_push',
+  'runners.active', 'runners.is_shared', 'runners.locked', 'runners.run_untagged', 'subscriptions.subscribed',
+  'users.can_create_group', 'users.external', 'users.is_admin',
+]);
+/** 0/1 columns with no row type (the trigger-kept count tables). */
 const EXTRA_BOOLEAN_COLUMNS = new Set([
   'issue_counts.confidential',
-  'deployments.tag', // 0036: tables without drizzle definitions
+  'deployments.tag', // 0036
   // 0038: system hooks and project services
   'system_hooks.push_events', 'system_hooks.tag_push_events', 'system_hooks.enable_ssl_verification',
   ...['active', 'push_events', 'issues_events', 'merge_requests_events', 'tag_push_events', 'note_events', 'build_events', 'pipeline_events']
     .map((c) => `project_services.${c}`),
 ]);
-
-/** table.column of every drizzle column declared `mode: 'boolean'`. */
-function drizzleBooleans(): Set<string> {
-  const out = new Set<string>();
-  const modules = [schemaMain, schemaCi, schemaCollaboration, schemaGit, schemaHooks, schemaKeys, schemaMergeRequests, schemaNotes, schemaOauth, schemaVariables];
-  for (const m of modules) {
-    for (const v of Object.values(m)) {
-      if (!(v instanceof SQLiteTable)) continue;
-      const t = getTableConfig(v);
-      for (const c of t.columns) if (c.columnType === 'SQLiteBoolean') out.add(`${t.name}.${c.name}`);
-    }
-  }
-  return out;
-}
 
 interface Column {
   name: string;
@@ -99,8 +97,7 @@ const byTable = <T>(rows: (T & { tbl: string })[]): Map<string, T[]> => {
   return m;
 };
 
-function sqliteSchema(db: Db): Schema {
-  const c = db.$client;
+function sqliteSchema(c: BetterSqlite3.Database): Schema {
   const tables = (c.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as {
     name: string;
     sql: string;
@@ -181,7 +178,7 @@ const sortFks = (list: ForeignKey[] = []) => list.map((f) => `${f.column} -> ${f
 
 describe.skipIf(!PG_URL)('the PostgreSQL schema against the SQLite schema', () => {
   let dir: string;
-  let sqliteDb: Db;
+  let sqliteDb: BetterSqlite3.Database;
   let lite: Database;
   let pg: Database;
   let dropPg: () => Promise<void>;
@@ -191,7 +188,7 @@ describe.skipIf(!PG_URL)('the PostgreSQL schema against the SQLite schema', () =
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gantry-schema-'));
     sqliteDb = openDatabase(join(dir, 'gantry.db'));
-    lite = sqliteDatabase(sqliteDb.$client);
+    lite = sqliteDatabase(sqliteDb);
     const fresh = await createTestDatabase(PG_URL!);
     dropPg = fresh.drop;
     pg = await postgresDatabase(fresh.url, { max: 2 });
@@ -202,12 +199,12 @@ describe.skipIf(!PG_URL)('the PostgreSQL schema against the SQLite schema', () =
   afterAll(async () => {
     await pg?.close();
     await dropPg?.();
-    sqliteDb?.$client.close();
+    sqliteDb?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('is at the same schema version', async () => {
-    const sqliteVersion = sqliteDb.$client.pragma('user_version', { simple: true });
+    const sqliteVersion = sqliteDb.pragma('user_version', { simple: true });
     const pgVersion = await pg.get<{ v: number }>('SELECT MAX(version) AS v FROM schema_migrations');
     expect(pgVersion?.v).toBe(sqliteVersion);
   });
@@ -235,7 +232,6 @@ describe.skipIf(!PG_URL)('the PostgreSQL schema against the SQLite schema', () =
   });
 
   it('maps every column type as the design says', () => {
-    const booleans = drizzleBooleans();
     const diffs: string[] = [];
     for (const t of sl.tables) {
       for (const c of sl.columns.get(t) ?? []) {
@@ -244,7 +240,7 @@ describe.skipIf(!PG_URL)('the PostgreSQL schema against the SQLite schema', () =
         if (!p) continue;
         let want: string;
         if (c.type === 'INTEGER') {
-          want = booleans.has(key) || EXTRA_BOOLEAN_COLUMNS.has(key) ? 'boolean' : BIGINT_COLUMNS.has(key) ? 'bigint' : 'integer';
+          want = BOOLEAN_COLUMNS.has(key) || EXTRA_BOOLEAN_COLUMNS.has(key) ? 'boolean' : BIGINT_COLUMNS.has(key) ? 'bigint' : 'integer';
         } else if (c.type === 'TEXT') {
           want = DATE_COLUMNS.has(key) ? 'date' : c.name.endsWith('_at') ? 'timestamp with time zone' : 'text';
         } else if (c.type === 'REAL') {
@@ -435,7 +431,7 @@ describe('the SQLite issue counts when users are deleted', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gantry-counts-'));
     const db = openDatabase(join(dir, 'gantry.db'));
     try {
-      const c = db.$client;
+      const c = db;
       const T = '2026-11-25T10:00:00.000Z';
       for (const id of [1, 2, 3]) {
         c.prepare(`INSERT INTO users (id, username, email, name, password_hash, private_token_salt, private_token_hash, created_at, updated_at)
@@ -452,7 +448,7 @@ describe('the SQLite issue counts when users are deleted', () => {
       c.prepare('DELETE FROM users WHERE id = 2').run();
       expect(c.prepare('SELECT author_id, state, n FROM issue_counts WHERE n > 0').all()).toEqual([{ author_id: 0, state: 'opened', n: 2 }]);
     } finally {
-      db.$client.close();
+      db.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -3,42 +3,32 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { AwardEmojiRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
-import { usersByIds, usersByIdsAsync } from './notes.js';
+import { usersByIdsAsync } from './notes.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 /** Present a page of awards: id, name, user, created_at, updated_at, awardable_id, awardable_type. */
-export function presentAwards(ctx: AppContext, rows: AwardEmojiRow[]) {
-  return awardEntities(ctx, rows, usersByIds(ctx, rows.map((r) => r.userId)));
-}
-
-/** The async twin of presentAwards, on the data layer. */
 export async function presentAwardsAsync(ctx: AppContext, rows: AwardEmojiRow[]) {
   return awardEntities(ctx, rows, await usersByIdsAsync(ctx, rows.map((r) => r.userId)), await gravatarEnabledAsync(ctx));
 }
 
-/** The async twin of presentAward. */
+/** Present one award. */
 export async function presentAwardAsync(ctx: AppContext, row: AwardEmojiRow) {
   return (await presentAwardsAsync(ctx, [row]))[0]!;
 }
 
-function awardEntities(ctx: AppContext, rows: AwardEmojiRow[], users: Map<number, UserRow>, gravatar?: boolean) {
+function awardEntities(ctx: AppContext, rows: AwardEmojiRow[], users: Map<number, UserRow>, gravatar: boolean) {
   return rows.map((a) => {
     const u = users.get(a.userId);
     return {
       id: a.id,
       name: a.name,
-      user: u ? (gravatar === undefined ? userBasic(ctx, u) : userBasic(ctx, u, gravatar)) : { name: 'Ghost User', username: 'ghost', id: 0, state: 'active', avatar_url: null, web_url: `${ctx.externalUrl()}/ghost` },
+      user: u ? userBasic(ctx, u, gravatar) : { name: 'Ghost User', username: 'ghost', id: 0, state: 'active', avatar_url: null, web_url: `${ctx.externalUrl()}/ghost` },
       created_at: a.createdAt,
       updated_at: a.updatedAt,
       awardable_id: a.awardableId,
       awardable_type: a.awardableType,
     };
   });
-}
-
-/** Present one award. */
-export function presentAward(ctx: AppContext, row: AwardEmojiRow) {
-  return presentAwards(ctx, [row])[0]!;
 }
 
 const S = Type.String();

@@ -32,20 +32,9 @@ export function actionName(e: Pick<EventRow, 'action' | 'targetId' | 'targetType
 }
 
 /** Presents the notes of comment events (installed by the notes module; until then no note is shown). */
-export type EventNotePresenter = (ctx: AppContext, noteIds: number[], viewer: UserRow | null) => Map<number, Record<string, unknown>>;
-let notePresenter: EventNotePresenter = () => new Map();
-/** Install the presenter of `note` on comment events (notes module). */
-export function setEventNotePresenter(fn: EventNotePresenter): void {
-  notePresenter = fn;
-}
-
-/** The data-layer form of EventNotePresenter (a notes module on the data layer installs this one). */
 export type EventNotePresenterAsync = (ctx: AppContext, noteIds: number[], viewer: UserRow | null) => Promise<Map<number, Record<string, unknown>>>;
 let notePresenterAsync: EventNotePresenterAsync | null = null;
-/**
- * Install the data-layer presenter of `note` on comment events; presentEventsAsync prefers it. Until one is installed,
- * the synchronous presenter serves SQLite, and PostgreSQL (where notes are not written yet) shows no note.
- */
+/** Install the presenter of `note` on comment events (the notes module). */
 export function setEventNotePresenterAsync(fn: EventNotePresenterAsync | null): void {
   notePresenterAsync = fn;
 }
@@ -60,7 +49,7 @@ function parseData(text: string | null): unknown {
 }
 
 /** One event as the API shows it, given its author and note. */
-function eventEntity(ctx: AppContext, e: EventRow, author: UserRow | undefined, note: Record<string, unknown> | undefined, gravatar?: boolean) {
+function eventEntity(ctx: AppContext, e: EventRow, author: UserRow | undefined, note: Record<string, unknown> | undefined, gravatar: boolean) {
   const data = parseData(e.data);
   return {
     title: e.title,
@@ -80,7 +69,7 @@ function eventEntity(ctx: AppContext, e: EventRow, author: UserRow | undefined, 
 
 /**
  * Present events on the data layer (either engine): one query for their authors, one call for their notes (the
- * data-layer note presenter when installed; else the synchronous one on SQLite).
+ * note presenter the notes module installed).
  */
 export async function presentEventsAsync(ctx: AppContext, viewer: UserRow | null, rows: EventRow[]): Promise<Record<string, unknown>[]> {
   if (rows.length === 0) return [];
@@ -93,7 +82,6 @@ export async function presentEventsAsync(ctx: AppContext, viewer: UserRow | null
   let notes = new Map<number, Record<string, unknown>>();
   if (noteIds.length) {
     if (notePresenterAsync) notes = await notePresenterAsync(ctx, noteIds, viewer);
-    else if (d.name === 'sqlite') notes = notePresenter(ctx, noteIds, viewer);
   }
   const gravatar = authors.size ? await gravatarEnabledAsync(ctx) : false;
   return rows.map((e) => eventEntity(ctx, e, e.authorId !== null ? authors.get(e.authorId) : undefined, e.noteId !== null ? notes.get(e.noteId) : undefined, gravatar));

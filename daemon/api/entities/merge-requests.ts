@@ -26,7 +26,7 @@ export async function presentMergeRequests(ctx: AppContext, viewer: UserRow | nu
   const { labels, milestones, votes, notes, subscribed, users, webUrls } =
     await loadIssuablePageAsync(ctx, viewer, 'MergeRequest', rows.map((r) => ({ ...r, projectId: r.targetProjectId })), q);
   const heads = await latestDiffHeads(q, ids);
-  const gravatar = await gravatarEnabledAsync(ctx);
+  const gravatar = await gravatarEnabledAsync(ctx, q);
   return rows.map((m) => {
     const author = m.authorId !== null ? users.get(m.authorId) : undefined;
     const assignee = m.assigneeId !== null ? users.get(m.assigneeId) : undefined;

@@ -3,21 +3,11 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { NoteRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
-import { statement } from '../../db/statements.js';
 import { toUser } from '../../db/rows.js';
-import { placeholders } from '../../db/sql.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 /** Users by id (one query). */
-export function usersByIds(ctx: AppContext, ids: (number | null)[]): Map<number, UserRow> {
-  const uniq = [...new Set(ids.filter((x): x is number => x !== null))];
-  if (!uniq.length) return new Map();
-  return new Map((statement(ctx, `SELECT * FROM users WHERE id IN (${placeholders(uniq)})`).all(...uniq) as Record<string, unknown>[])
-    .map((u) => [u.id as number, toUser(u)]));
-}
-
-/** The async twin of usersByIds. */
 export async function usersByIdsAsync(ctx: AppContext, ids: (number | null)[]): Promise<Map<number, UserRow>> {
   const uniq = [...new Set(ids.filter((x): x is number => x !== null))];
   if (!uniq.length) return new Map();
@@ -31,12 +21,12 @@ function ghost(ctx: AppContext): ReturnType<typeof userBasic> {
 }
 
 /** One note with its author already loaded. upvote and downvote are always false in 8.x (kept for old clients). */
-export function noteEntity(ctx: AppContext, n: NoteRow, author: UserRow | undefined, gravatar?: boolean) {
+export function noteEntity(ctx: AppContext, n: NoteRow, author: UserRow | undefined, gravatar: boolean) {
   return {
     id: n.id,
     body: n.note,
     attachment: n.attachment,
-    author: author ? (gravatar === undefined ? userBasic(ctx, author) : userBasic(ctx, author, gravatar)) : ghost(ctx),
+    author: author ? userBasic(ctx, author, gravatar) : ghost(ctx),
     created_at: n.createdAt,
     updated_at: n.updatedAt,
     system: n.system,
@@ -48,24 +38,13 @@ export function noteEntity(ctx: AppContext, n: NoteRow, author: UserRow | undefi
 }
 
 /** Present a page of notes: one query for their authors. */
-export function presentNotes(ctx: AppContext, rows: NoteRow[]): ReturnType<typeof noteEntity>[] {
-  const users = usersByIds(ctx, rows.map((r) => r.authorId));
-  return rows.map((n) => noteEntity(ctx, n, n.authorId !== null ? users.get(n.authorId) : undefined));
-}
-
-/** Present one note. */
-export function presentNote(ctx: AppContext, row: NoteRow): ReturnType<typeof noteEntity> {
-  return presentNotes(ctx, [row])[0]!;
-}
-
-/** The async twin of presentNotes, on the data layer. */
 export async function presentNotesAsync(ctx: AppContext, rows: NoteRow[]): Promise<ReturnType<typeof noteEntity>[]> {
   const users = await usersByIdsAsync(ctx, rows.map((r) => r.authorId));
   const gravatar = await gravatarEnabledAsync(ctx);
   return rows.map((n) => noteEntity(ctx, n, n.authorId !== null ? users.get(n.authorId) : undefined, gravatar));
 }
 
-/** The async twin of presentNote. */
+/** Present one note. */
 export async function presentNoteAsync(ctx: AppContext, row: NoteRow): Promise<ReturnType<typeof noteEntity>> {
   return (await presentNotesAsync(ctx, [row]))[0]!;
 }

@@ -1,14 +1,12 @@
 /** Project presenters (GitLab v3 Project / ProjectWithAccess / BasicProjectDetails), batched for lists. */
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { statement } from '../../db/statements.js';
 import { toNamespace } from '../../db/rows.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
 import { projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync } from '../../policy/permissions.js';
 import type { Dialect, Queries } from '../../db/layer/types.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
-import { placeholders } from '../../db/sql.js';
 import { sshCloneUrl } from '../../ssh/address.js';
 
 /** What a project presentation adds beyond the Project entity. */
@@ -166,7 +164,7 @@ export async function presentProjectsAsync(
     ),
     q.all<Rec>(NAMESPACES_WITH_OWNERS(d), [nsIds]),
     forkedFromIds.length ? q.all<Rec>(FORKED_FROM(d), [d.ids(forkedFromIds)]) : Promise.resolve([]),
-    gravatarEnabledAsync(ctx),
+    gravatarEnabledAsync(ctx, q),
   ]);
   const forkedFrom = new Map(forkedFromRows.map((p) => [p.id as number, p]));
 
@@ -217,7 +215,7 @@ export async function presentProjectAsync(ctx: AppContext, viewer: UserRow | nul
   return (await presentProjectsAsync(ctx, viewer, [row], opts))[0]!;
 }
 
-/** The data-layer twin of presentBasicProjects (one namespace statement). */
+/** BasicProjectDetails for many projects, with one namespace statement. */
 export async function presentBasicProjectsAsync(ctx: AppContext, rows: ProjectRow[], q: Queries = ctx.data): Promise<Rec[]> {
   if (rows.length === 0) return [];
   const d = q.dialect;
@@ -264,19 +262,6 @@ export const ProjectSchema = Type.Object({
   only_allow_merge_if_build_succeeds: B, request_access_enabled: B,
   permissions: Type.Optional(Type.Object({ project_access: Access, group_access: Access })),
 });
-
-/**
- * BasicProjectDetails for many projects, with one namespace query: the synchronous twin of presentBasicProjectsAsync,
- * kept while unported rooms call it (entities/runners.ts, entities/todos.ts).
- */
-export function presentBasicProjects(ctx: AppContext, rows: ProjectRow[]): Rec[] {
-  if (rows.length === 0) return [];
-  const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
-  const nsById = new Map(
-    (statement(ctx, `SELECT * FROM namespaces WHERE id IN (${placeholders(nsIds)})`).all(...nsIds) as Rec[]).map((n) => [n.id as number, toNamespace(n)]),
-  );
-  return rows.map((p) => basicProject(ctx, p, nsById.get(p.namespaceId)!));
-}
 
 /** Response schema of a project list: Project (with access where the route adds it) or, with `simple=true`, BasicProjectDetails. */
 export const ProjectListSchema = Type.Array(Type.Union([ProjectSchema, BasicProjectSchema]));

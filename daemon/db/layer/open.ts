@@ -6,37 +6,19 @@
 import { join } from 'node:path';
 import type { DaemonConfig } from '../../config.js';
 import { ConfigError } from '../../config.js';
-import { openDatabase, type Db } from '../connection.js';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openDatabase } from '../connection.js';
 import { sqliteDatabase } from './sqlite.js';
 import type { Database } from './types.js';
 
 export interface OpenedDatabase {
-  /** The synchronous SQLite handle; on PostgreSQL a stand-in that throws on any use (see unavailableDb). */
-  db: Db;
   data: Database;
+  /**
+   * SQLite only: the raw connection under `data`, for the few checks that only exist on SQLite (EXPLAIN QUERY PLAN in
+   * tests); the code reaches the database through `data` alone.
+   */
+  sqlite?: BetterSqlite3.Database;
   close(): Promise<void>;
-}
-
-/** The message of ctx.db on PostgreSQL. */
-export const DB_UNAVAILABLE = 'ctx.db is not available on PostgreSQL: this room is not ported yet';
-
-/**
- * `ctx.db` on PostgreSQL: any use throws, so code of a room not yet ported fails loudly instead of reaching a SQLite
- * file. (`then` and symbols read as undefined, so awaiting or printing a context does not throw.)
- */
-export function unavailableDb(): Db {
-  return new Proxy({} as Db, {
-    get(_target, key) {
-      if (typeof key === 'symbol' || key === 'then') return undefined;
-      throw new Error(DB_UNAVAILABLE);
-    },
-    set() {
-      throw new Error(DB_UNAVAILABLE);
-    },
-    has() {
-      throw new Error(DB_UNAVAILABLE);
-    },
-  });
 }
 
 /** Why a connection failed, in a few words (pg's AggregateError of a refused connection has no message of its own). */
@@ -50,8 +32,8 @@ function reason(e: unknown): string {
 /** Open and migrate the database of a configuration. */
 export async function openDataLayer(config: DaemonConfig): Promise<OpenedDatabase> {
   if (!config.databaseUrl) {
-    const db = openDatabase(join(config.dataDir, 'gantry.db'));
-    return { db, data: sqliteDatabase(db.$client), close: async () => void db.$client.close() };
+    const sqlite = openDatabase(join(config.dataDir, 'gantry.db'));
+    return { sqlite, data: sqliteDatabase(sqlite), close: async () => void sqlite.close() };
   }
   return openPostgres(config.databaseUrl);
 }
@@ -73,5 +55,5 @@ export async function openPostgres(url: string): Promise<OpenedDatabase> {
     await data.close().catch(() => undefined);
     throw e;
   }
-  return { db: unavailableDb(), data, close: () => data.close() };
+  return { data, close: () => data.close() };
 }

@@ -1,5 +1,5 @@
 /**
- * The data layer on SQLite: the daemon's own better-sqlite3 connection (the one `ctx.db` uses), statements prepared
+ * The data layer on SQLite: the daemon's own better-sqlite3 connection, statements prepared
  * once per text, writes and transactions behind a FIFO lock. The work underneath is the same synchronous call as
  * before; the asynchronous shape adds one resolved promise per statement.
  */
@@ -66,11 +66,13 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
     run: async (text: string, args: readonly unknown[] = []) => runNow(text, args),
   };
   const lock = new AsyncLock();
+  // (statements of their own: pluck() changes the statement, so not the shared cache's)
+  const counters: { changes?: BetterSqlite3.Statement; version?: BetterSqlite3.Statement } = {};
 
   /**
    * BEGIN IMMEDIATE ... COMMIT, started on a fresh turn of the event loop (setImmediate), when no other request's
    * continuation is queued. Every `tx` call settles at once, so the transaction runs as one chain of microtasks that
-   * nothing else enters, and a synchronous write of code not yet ported (ctx.db, same connection) can never land
+   * nothing else enters, and no other write on the same connection can land
    * inside it. A transaction still open at the next turn awaited something else: it is rolled back and refused.
    */
   const transaction = <T>(fn: (tx: Queries) => Promise<T>, begin = 'BEGIN IMMEDIATE'): Promise<T> =>
@@ -79,7 +81,7 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
         new Promise<T>((resolve, reject) =>
           setImmediate(() => {
             if (conn.inTransaction) {
-              // A synchronous transaction of unported code cannot be open across turns; this is a bug if it happens.
+              // No transaction can be open across turns; this is a bug if it happens.
               reject(new Error('the SQLite connection is already in a transaction'));
               return;
             }
@@ -91,7 +93,7 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
               get: (text, args) => (done ? ended() : direct.get(text, args)),
               run: (text, args) => (done ? ended() : direct.run(text, args)),
             };
-            // Timed like the synchronous transactions of ctx.db (db/connection.ts), BEGIN to COMMIT or ROLLBACK.
+            // Timed into gantry_sqlite_transaction_duration_seconds, BEGIN to COMMIT or ROLLBACK.
             const started = performance.now();
             const observe = () => sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
             try {
@@ -145,6 +147,12 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
     // One connection: statements outside a transaction already see one state per synchronous stretch; DEFERRED keeps
     // the COUNT and the page of a list on one snapshot even when other writers commit in between.
     snapshot: (fn) => transaction(fn, 'BEGIN DEFERRED'),
-    close: async () => undefined, // the connection belongs to ctx.db and is closed with it
+    close: async () => undefined, // the connection belongs to openDataLayer and is closed with it
+    sqlite: {
+      inTransaction: () => conn.inTransaction,
+      isOpen: () => conn.open,
+      totalChanges: () => (counters.changes ??= conn.prepare('SELECT total_changes()').pluck()).get() as number,
+      dataVersion: () => (counters.version ??= conn.prepare('PRAGMA data_version').pluck()).get() as number,
+    },
   };
 }

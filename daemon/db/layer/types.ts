@@ -1,8 +1,7 @@
 /**
  * The asynchronous data layer (docs/design/postgres.md, "Data-layer shape"): one small interface over SQL text with
  * `?` placeholders, implemented for SQLite (better-sqlite3, the daemon's own connection) and for PostgreSQL (pg).
- * Services of the rooms ported so far reach the database only through `ctx.data`; the others still use `ctx.db`
- * (SQLite only) until their room is ported.
+ * Every room reaches the database only through `ctx.data`.
  */
 
 /** A row as the database returns it: plain object, column name to value. */
@@ -47,6 +46,20 @@ export interface Database extends Queries {
    * its own); null without running it when another session holds the lock.
    */
   withAdvisoryLock?<T>(key: number, fn: () => Promise<T>): Promise<T | null>;
+  /** SQLite only: the connection's state, read synchronously (the caches exact until the next write, db/read-cache.ts). */
+  readonly sqlite?: SqliteConnectionState;
+}
+
+/** What the SQLite layer tells about its one connection, synchronously. */
+export interface SqliteConnectionState {
+  /** Whether a transaction is open on the connection. */
+  inTransaction(): boolean;
+  /** Whether the connection is still open. */
+  isOpen(): boolean;
+  /** Rows written on this connection so far (total_changes()): moves with every write of this process. */
+  totalChanges(): number;
+  /** PRAGMA data_version: moves with every commit of another connection to the file. */
+  dataVersion(): number;
 }
 
 /**

@@ -14,4 +14,4 @@ export * from './system-notes.js';
 export * from './award-emoji.js';
 export * from './mentions.js';
 export * from './todos.js';
-export type { Target, Tx } from './tx.js';
+export type { Target } from './tx.js';

@@ -8,7 +8,6 @@ import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
 import { keysetPageAsync, type KeysetList } from '../../db/keyset.js';
-import { statement } from '../../db/statements.js';
 import { placeholders } from '../../db/sql.js';
 import {
   confidentialIssuesWhereAsync, issueProjectsWhere, readableIssuesWhere, seesConfidentialIssuesAsync, type SqlCondition,
@@ -113,7 +112,7 @@ async function countFromCounters(ctx: AppContext, q: Queries, f: IssueListFilter
       [f.scope.userId, ...stateArgs, ...projects.args]);
   }
   const project = f.scope.project;
-  if (await seesConfidentialIssuesAsync(ctx, f.viewer, project, level)) {
+  if (await seesConfidentialIssuesAsync(ctx, f.viewer, project, level, q)) {
     return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ?${stateSql}`, [project.id, ...stateArgs]);
   }
   const open = await sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ? AND c.confidential = FALSE${stateSql}`, [project.id, ...stateArgs]);
@@ -179,12 +178,4 @@ export async function listIssues(ctx: AppContext, q: Queries, lq: IssueListQuery
     ? await filteredPages.getAsync(ctx, `${cacheKey(lq.where, lq.values)}\u0000${list.key}:${list.desc}:${limit}:${offset}:${total}`, read, true)
     : await read();
   return issuesByIds(q, rows.map((r) => r.id));
-}
-
-/** Open (not deleted) issues per project, for `open_issues_count`: one query on the counters for a page of projects. */
-export function openIssuesCounts(ctx: AppContext, projectIds: number[]): Map<number, number> {
-  if (projectIds.length === 0) return new Map();
-  return new Map((statement(ctx,
-    `SELECT c.project_id AS id, SUM(c.n) AS n FROM issue_counts c WHERE c.project_id IN (${placeholders(projectIds)}) AND c.state = 'opened' GROUP BY c.project_id`,
-  ).all(...projectIds) as { id: number; n: number }[]).map((r) => [r.id, r.n]));
 }

@@ -10,7 +10,7 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { badRequest, notFoundMessage, validationError } from '../../errors.js';
 import { issueHookPayloadAsync, type IssueHookAction } from '../../hooks/issues.js';
 import { canReadIssuableAsync } from '../../policy/permissions.js';
-import { recordEvent, recordEventAsync } from '../events.js';
+import { recordEventAsync } from '../events.js';
 import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
 import { findOrCreateLabelsAsync, setTargetLabelsAsync } from './labels.js';
 import { findProjectMilestoneAsync } from './milestones.js';
@@ -22,7 +22,7 @@ import {
 import {
   markTodoAsync, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForUpdatedIssuableAsync, type IssuableInfo,
 } from './todos.js';
-import { INT_MAX, LOCKS, lockAsync, type Tx } from './tx.js';
+import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 import { validDate } from '../../dates.js';
 import { assigneeOfAsync, labelTitles } from './issuable-params.js';
 import type { Queries } from '../../db/layer/types.js';

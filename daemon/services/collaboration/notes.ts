@@ -6,10 +6,9 @@
  * the `commented` project event, `mentioned` todos, the note webhook, and the noteable's updated_at (8.x notes
  * `touch` their noteable). System notes set off nothing.
  */
-import { and, inArray, isNull } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { issues, notes, type AwardEmojiRow, type IssueRow, type NoteRow, type NoteableType } from '../../db/schema-collaboration.js';
+import type { AwardEmojiRow, IssueRow, NoteRow, NoteableType } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { notFoundMessage, validationError } from '../../errors.js';
 import { noteHookPayloadAsync } from '../../hooks/notes.js';
@@ -18,14 +17,12 @@ import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
 import { awardOnCreateAsync, awardableBodyName, deleteAwardsOfAsync } from './award-emoji.js';
 import { mentionedUsernames } from './mentions.js';
 import { todosForNoteAsync } from './todos.js';
-import { INT_MAX, LOCKS, lockAsync, type Tx } from './tx.js';
+import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 import { getSettingsAsync } from '../settings.js';
 import { snippetLive } from '../snippets.js';
-import { statement } from '../../db/statements.js';
-import { IN_IDS, idList } from '../../db/sql.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toNote, toIssue } from '../../db/rows.js';
-import { inIdOrder, keysetPageAsync, idOrderedPage } from '../../db/keyset.js';
+import { inIdOrder, keysetPageAsync } from '../../db/keyset.js';
 
 /** Where a system note goes and who caused it. */
 export interface SystemNoteInput {
@@ -86,13 +83,6 @@ export function issueNoteable(row: IssueRow): Noteable {
 }
 
 /** Live (not deleted) issues by global id as Noteables, in one query (comment events of a page). */
-export function issueNoteablesByIds(ctx: AppContext, ids: number[]): Map<number, Noteable> {
-  const unique = [...new Set(ids)];
-  if (!unique.length) return new Map();
-  return new Map(ctx.db.select().from(issues).where(and(inArray(issues.id, unique), isNull(issues.deletedAt))).all().map((r) => [r.id, issueNoteable(r)]));
-}
-
-/** The async twin of issueNoteablesByIds (either engine). */
 export async function issueNoteablesByIdsAsync(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
   const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
   if (!unique.length) return new Map();
@@ -100,7 +90,7 @@ export async function issueNoteablesByIdsAsync(q: Queries, ids: number[]): Promi
   return new Map(rows.map(toIssue).map((r) => [r.id, issueNoteable(r)]));
 }
 
-/** The async twin of listNotes (`q`: ctx.data or the list's snapshot). */
+/** One page of the notes of a noteable, oldest first (`q`: ctx.data or the list's snapshot). */
 export async function listNotesAsync(
   ctx: AppContext, q: Queries, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number, total?: number,
 ): Promise<NoteRow[]> {
@@ -112,7 +102,7 @@ export async function listNotesAsync(
   return inIdOrder(ids, (await q.all<Record<string, unknown>>(`SELECT * FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map(toNote));
 }
 
-/** The async twin of countNotes. */
+/** Number of notes of a noteable. */
 export async function countNotesAsync(q: Queries, noteable: Pick<Noteable, 'type' | 'id'>): Promise<number> {
   return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM notes WHERE noteable_type = ? AND noteable_id = ?`, [noteable.type, noteable.id]))!.n);
 }
@@ -125,12 +115,6 @@ export async function findNote(q: Queries, noteable: Pick<Noteable, 'type' | 'id
 }
 
 /** Notes by id (any noteable), for presenters of other resources (comment events). */
-export function notesByIds(ctx: AppContext, ids: number[]): NoteRow[] {
-  const unique = [...new Set(ids)];
-  return unique.length ? ctx.db.select().from(notes).where(inArray(notes.id, unique)).all() : [];
-}
-
-/** The async twin of notesByIds (either engine). */
 export async function notesByIdsAsync(q: Queries, ids: number[]): Promise<NoteRow[]> {
   const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
   if (!unique.length) return [];

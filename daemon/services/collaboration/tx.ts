@@ -1,12 +1,8 @@
 /**
- * What the collaboration services share about their database handles: the drizzle handle of the synchronous twins merge
- * requests still call (`Tx`), the locks of the data-layer writes, and the bounds of ids and LIMITs on both engines.
+ * What the collaboration services share about their database handles: the locks of the data-layer writes, and the
+ * bounds of ids and LIMITs on both engines.
  */
 import type { Queries } from '../../db/layer/types.js';
-import type { AppContext } from '../../context.js';
-
-/** Drizzle query builders of a transaction (or of ctx.db); every write of one request goes through one of these. */
-export type Tx = Pick<AppContext['db'], 'select' | 'insert' | 'update' | 'delete'>;
 
 /** What an issue, merge request or note is, by GitLab's polymorphic (type, id) pair. */
 export interface Target<T extends string = 'Issue' | 'MergeRequest'> {

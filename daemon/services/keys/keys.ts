@@ -1,16 +1,13 @@
 /**
  * SSH keys (GitLab 8.x Key / DeployKey): a user's keys, deploy keys and the projects they are enabled on, and the
  * lookup the SSH server authenticates with. A fingerprint is unique over both kinds, so one key line names at most
- * one user or one deploy key. Everything runs on the data layer (ctx.data), on SQLite and PostgreSQL alike, except
- * keyForSsh, the synchronous twin the SSH session still calls (daemon/ssh/session.ts).
+ * one user or one deploy key. Everything runs on the data layer (ctx.data), on SQLite and PostgreSQL alike.
  */
 import { keySystemData, queueSystemHooksAsync } from '../system-hooks.js';
-import { eq } from 'drizzle-orm';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { users, type ProjectRow, type UserRow } from '../../db/schema.js';
-import { keys, type KeyRow } from '../../db/schema-keys.js';
-import { statement } from '../../db/statements.js';
+import type { ProjectRow, UserRow } from '../../db/schema.js';
+import type { KeyRow } from '../../db/schema-keys.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toKey, toUser } from '../../db/rows.js';
@@ -315,22 +312,6 @@ export async function keyForSshAsync(ctx: AppContext, fingerprintSha256: string)
   }
   const projects = await ctx.data.all<{ id: number }>('SELECT project_id AS id FROM deploy_keys_projects WHERE deploy_key_id = ? ORDER BY project_id', [key.id]);
   return { key, user: null, deployProjectIds: projects.map((r) => r.id) };
-}
-
-/**
- * The synchronous twin of keyForSshAsync (SQLite only), for credentialFor, which the SSH session (daemon/ssh/session.ts,
- * another room) still calls synchronously; deleted with it.
- */
-export function keyForSsh(ctx: AppContext, fingerprintSha256: string): SshKeyIdentity | null {
-  const key = ctx.db.select().from(keys).where(eq(keys.fingerprintSha256, fingerprintSha256)).get();
-  if (!key) return null;
-  if (key.type === 'Key') {
-    const user = ctx.db.select().from(users).where(eq(users.id, key.userId!)).get() ?? null;
-    return user ? { key, user, deployProjectIds: [] } : null;
-  }
-  const projectIds = (statement(ctx, `SELECT project_id AS id FROM deploy_keys_projects WHERE deploy_key_id = ? ORDER BY project_id`)
-    .all(key.id) as { id: number }[]).map((r) => r.id);
-  return { key, user: null, deployProjectIds: projectIds };
 }
 
 /** How often a key's last_used_at is written at most (8.x: once a minute per key). */

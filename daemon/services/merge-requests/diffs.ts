@@ -142,7 +142,7 @@ export async function computeMergeStatus(ctx: AppContext, ends: MergeRequestEnds
   }
 }
 
-/** The merge_status_version column (migration 0020), read raw: drizzle's schema file is not ours to extend. */
+/** The merge_status_version column (migration 0020), read raw: it is not part of MergeRequestRow. */
 async function statusVersion(q: Queries, id: number): Promise<number> {
   const r = await q.get<{ v: number }>(`SELECT merge_status_version AS v FROM merge_requests WHERE id = ?`, [id]);
   return Number(r?.v ?? 0);

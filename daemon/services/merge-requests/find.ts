@@ -1,17 +1,14 @@
 /**
  * Reading merge requests: by id within a target project (readable by a user), by ids in one query, their latest diff
  * versions, and what the collaboration code (todos, notes) needs to know about one. Everything reads through the data
- * layer (`q`: ctx.data, a snapshot or the caller's transaction), on either engine; the comment events presenter,
- * still synchronous and SQLite-only, keeps mergeRequestNoteablesByIds and canReadMergeRequest.
+ * layer (`q`: ctx.data, a snapshot or the caller's transaction), on either engine.
  */
 import type { AppContext } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import type { MergeRequestDiffRow, MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { statement } from '../../db/statements.js';
-import { IN_IDS, idList } from '../../db/sql.js';
 import { notFoundMessage } from '../../errors.js';
-import { canReadIssuable, canReadIssuableAsync } from '../../policy/permissions.js';
+import { canReadIssuableAsync } from '../../policy/permissions.js';
 import type { Noteable } from '../collaboration/notes.js';
 import type { IssuableInfo } from '../collaboration/todos.js';
 
@@ -21,7 +18,7 @@ type Rec = Record<string, unknown>;
 const INT_MAX = 2147483647;
 const validId = (id: number) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX;
 
-/** Map a raw `merge_requests` row (snake_case) to the drizzle shape. */
+/** Map a raw `merge_requests` row (snake_case) to its row type. */
 export function toMergeRequest(r: Rec): MergeRequestRow {
   return {
     id: r.id as number, targetProjectId: r.target_project_id as number, iid: r.iid as number, sourceProjectId: r.source_project_id as number | null,
@@ -36,7 +33,7 @@ export function toMergeRequest(r: Rec): MergeRequestRow {
   };
 }
 
-/** Map a raw `merge_request_diffs` row to the drizzle shape. */
+/** Map a raw `merge_request_diffs` row to its row type. */
 export function toMergeRequestDiff(r: Rec): MergeRequestDiffRow {
   return {
     id: r.id as number, mergeRequestId: r.merge_request_id as number, state: r.state as MergeRequestDiffRow['state'],
@@ -63,11 +60,6 @@ export async function findMergeRequest(q: Queries, mergeRequestId: number): Prom
 /** Whether `user` may read merge requests of the project (read_merge_request: feature on, project visible); `level` when known. */
 export function canReadMergeRequestAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, mr: MergeRequestRow, level?: number): Promise<boolean> {
   return canReadIssuableAsync(ctx, user, project, { type: 'MergeRequest', authorId: mr.authorId, assigneeId: mr.assigneeId }, level);
-}
-
-/** canReadMergeRequestAsync for the synchronous comment events presenter (SQLite only). */
-export function canReadMergeRequest(ctx: AppContext, user: UserRow | null, project: ProjectRow, mr: MergeRequestRow): boolean {
-  return canReadIssuable(ctx, user, project, { type: 'MergeRequest', authorId: mr.authorId, assigneeId: mr.assigneeId });
 }
 
 /** A live merge request of the target project the user may read, or 404 `404 Not found` (8.x's `find` miss). */
@@ -171,10 +163,7 @@ export function mergeRequestNoteable(row: MergeRequestRow): Noteable {
   };
 }
 
-/** Live merge requests by global id as Noteables, in one query: for the synchronous comment events presenter (SQLite only). */
-export function mergeRequestNoteablesByIds(ctx: AppContext, ids: number[]): Map<number, Noteable> {
-  const wanted = [...new Set(ids)].filter(validId);
-  if (wanted.length === 0) return new Map();
-  const rows = (statement(ctx, `SELECT * FROM merge_requests WHERE id IN ${IN_IDS} AND deleted_at IS NULL`).all(idList(wanted)) as Rec[]).map(toMergeRequest);
-  return new Map(rows.map((r) => [r.id, mergeRequestNoteable(r)]));
+/** Live merge requests by global id as Noteables, in one query (comment events of a page). */
+export async function mergeRequestNoteablesByIdsAsync(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
+  return new Map((await mergeRequestsByIds(q, ids)).map((r) => [r.id, mergeRequestNoteable(r)]));
 }
