@@ -1,7 +1,8 @@
 // npm run bench [suite...]: runs the benchmark suites (default: all) against a freshly built gantryd and writes
 // the results into docs/benchmarks.md. Suites: api, git, ssh, ci, collaboration, merge-requests, startup; driver (better-sqlite3 against node:sqlite, no daemon);
 // the hardening suites fuzz (100,000 requests), crash (20 SIGKILL rounds) and soak (GANTRY_SOAK_MINUTES, default 60),
-// which run only when named, as do engines (SQLite before/after the data layer and PostgreSQL) and migrate-db (a SQLite
+// which run only when named, as do engines (every room's hot request on SQLite before/after the port and on PostgreSQL,
+// beside the floor; two daemons behind nginx) and migrate-db (a SQLite
 // installation copied into PostgreSQL), which need a PostgreSQL server.
 import { execSync } from 'node:child_process';
 import { ROOT } from './bench/lib.mjs';

@@ -104,9 +104,10 @@ export function writeSection(name, markdown) {
 /**
  * Open-loop load at a fixed rate (as wrk2 does): one request every 1000/rate ms, each timed from its *scheduled*
  * start, so a slow response delays nothing else and queueing shows up in the percentiles (no coordinated omission).
- * `pathFor(i)` gives the path of the i-th request. Uses undici's Pool with up to `connections` sockets.
+ * `pathFor(i)` gives the path of the i-th request (and `bodyFor(i)` its body, with `method`). Uses undici's Pool with up
+ * to `connections` sockets.
  */
-export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor }) {
+export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor, method = 'GET', bodyFor }) {
   const { Pool } = await import('undici');
   const origin = new URL(url).origin;
   const pool = new Pool(origin, { connections, pipelining: 1 });
@@ -124,7 +125,7 @@ export async function paced({ title, url, headers, rate, seconds, connections = 
     while (i < total && t0 + i * interval <= now) {
       const scheduled = t0 + i * interval;
       inflight.push(
-        pool.request({ method: 'GET', path: pathFor(i), headers }).then(
+        pool.request({ method, path: pathFor(i), headers, body: bodyFor?.(i) }).then(
           async (res) => {
             await res.body.dump();
             if (res.statusCode >= 300) errors += 1;
