@@ -8,8 +8,11 @@
 // and the floor: a bare Fastify process answering each request with the bytes Gantry answered (reference-server.mjs).
 // Per request and daemon: the statements it sends (gantry_db_statements_total on /-/metrics, over BENCH_SEQUENTIAL
 // sequential requests), its latency alone (those sequential requests: p50, p99), its latency paced at BENCH_RATE
-// requests/s (open loop, p50/p99) and its throughput (autocannon, 4 connections, BENCH_SECONDS). Then two daemons
-// behind nginx (deploy/nginx.conf) on one PostgreSQL database against one daemon behind the same nginx.
+// requests/s for BENCH_PACED_SECONDS (open loop, p50/p99), and at full speed (autocannon, 4 connections) BENCH_ROUNDS
+// rounds of BENCH_SECONDS, daemons and floor in turn: the median rate and the serving process's CPU time per request
+// (from /proc: what the 10 % bar is judged on, as it hardly moves with the machine's load). BENCH_DAEMONS=before
+// leaves PostgreSQL out. Then two daemons behind nginx (deploy/nginx.conf) on one PostgreSQL database against one
+// daemon behind the same nginx (BENCH_PAIR_ROUNDS rounds of BENCH_PAIR_SECONDS; 0 rounds leaves it out).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -53,6 +56,12 @@ export async function freshPostgres(url) {
   };
 }
 
+/** CPU time (user + system) a process has used, in ms (Linux /proc; clock ticks of 10 ms). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 /** A JSON API call that must succeed. */
 async function api(url, token, method, path, body) {
   const res = await fetch(`${url}${path}`, {
@@ -73,7 +82,7 @@ async function inFlight(n, width, fn) {
  * What every daemon gets, through its API: `projects` projects, one of them ("hot") with `issues` issues, `notes`
  * notes on its first issue, `mrs` merge requests (one branch and commit each) and one CI build claimed by a runner.
  */
-async function seed(d, { projects, issues, notes, mrs }, work) {
+export async function seed(d, { projects, issues, notes, mrs }, work) {
   const token = await rootToken(d.url);
   const hot = await api(d.url, token, 'POST', '/api/v3/projects', { name: 'hot', path: 'hot' });
   await inFlight(projects - 1, 4, (i) => api(d.url, token, 'POST', '/api/v3/projects', { name: `bench ${i}`, path: `bench-${i}` }));
@@ -261,10 +270,11 @@ export async function scaleOut(dbUrl, seconds, rounds, size) {
 
 export async function run() {
   const env = process.env;
-  const size = { projects: Number(env.BENCH_PROJECTS ?? 300), issues: Number(env.BENCH_ISSUES ?? 200), notes: Number(env.BENCH_NOTES ?? 50), mrs: Number(env.BENCH_MRS ?? 25) };
+  const size = { projects: Number(env.BENCH_PROJECTS ?? 200), issues: Number(env.BENCH_ISSUES ?? 200), notes: Number(env.BENCH_NOTES ?? 50), mrs: Number(env.BENCH_MRS ?? 25) };
   const rate = Number(env.BENCH_RATE ?? 100);
-  const pacedSeconds = Number(env.BENCH_PACED_SECONDS ?? 4);
-  const seconds = Number(env.BENCH_SECONDS ?? 3);
+  const pacedSeconds = Number(env.BENCH_PACED_SECONDS ?? 2);
+  const seconds = Number(env.BENCH_SECONDS ?? 1);
+  const rounds = Number(env.BENCH_ROUNDS ?? 3);
   const sequentialN = Number(env.BENCH_SEQUENTIAL ?? 100);
   const pairRounds = Number(env.BENCH_PAIR_ROUNDS ?? 2);
   const pgBase = env.GANTRY_BENCH_DATABASE_URL ?? env.GANTRY_TEST_DATABASE_URL;
@@ -282,6 +292,10 @@ export async function run() {
     { name: 'SQLite (this checkout)', short: 'sqlite', counts: true, start: () => startDaemon({}) },
     { name: 'PostgreSQL 15 (this checkout)', short: 'pg', counts: true, start: () => startDaemon({ GANTRY_DATABASE_URL: db.url }) },
   ];
+  // BENCH_DAEMONS=before,sqlite (say) measures only those (the SQLite check without PostgreSQL); SQLite is always kept,
+  // the floor's bytes come from it
+  const only = env.BENCH_DAEMONS?.split(',');
+  if (only) variants.splice(0, variants.length, ...variants.filter((v) => v.short === 'sqlite' || only.includes(v.short)));
   const running = [];
   let floor;
   const results = []; // per scenario: { name, room, per: { short: {...} }, floor: {...} }
@@ -313,21 +327,38 @@ export async function run() {
       results.push(row);
       process.stderr.write(`bench engines: ${sc0.name}\n`);
       const floorSc = { ...sc0, path: () => sc0.floorPath ?? sc0.path(0), headersFor: undefined };
-      const targets = [...running.map((r) => ({ key: r.short, url: r.d.url, d: r.d, counts: r.counts, sc: r.d.scenarios[k] })), { key: 'floor', url: floor.url, d: { url: floor.url }, counts: false, sc: floorSc }];
+      const targets = [...running.map((r) => ({ key: r.short, url: r.d.url, d: r.d, counts: r.counts, sc: r.d.scenarios[k] })), { key: 'floor', url: floor.url, d: { url: floor.url, pid: floor.pid }, counts: false, sc: floorSc }];
+      const entries = new Map();
       for (const t of targets) {
         if (t.key !== 'floor') await t.sc.start?.(t.url);
         const seq = await sequentialCost(t.d, t.sc, sequentialN, t.counts);
         const p = t.sc.paced === false ? null : await pacedRequests({ url: t.url, sc: t.sc, rate, seconds: pacedSeconds });
-        const tp = await cannon({
-          // (copies: autocannon writes content-length into the headers object it is given)
-          title: t.key, url: `${t.url}${t.sc.path(0)}`, method: t.sc.method, headers: { ...t.sc.headers }, duration: seconds,
-          // the trace appends must arrive in order: one connection
-          connections: t.sc.paced === false ? 1 : 4,
-          requests: [{ setupRequest: (req) => ({ ...req, path: t.sc.path(0), headers: { ...(t.sc.headersFor ? t.sc.headersFor() : t.sc.headers) }, body: t.sc.body?.(0) }) }],
-        });
-        const entry = { ...seq, paced: p, rps: tp.rps, errors: tp.errors + (p?.errors ?? 0) };
-        if (t.key === 'floor') row.floor = entry;
-        else row.per[t.key] = entry;
+        entries.set(t.key, { ...seq, paced: p, rates: [], cpuMs: 0, requests: 0, errors: p?.errors ?? 0 });
+      }
+      // Full speed: `rounds` rounds, the targets in turn in each (the median rate; CPU over all the rounds' requests).
+      for (let round = 0; round < rounds; round++) {
+        for (const t of targets) {
+          if (t.key !== 'floor') await t.sc.start?.(t.url);
+          const e = entries.get(t.key);
+          const cpu0 = cpuMs(t.d.pid);
+          const tp = await cannon({
+            // (copies: autocannon writes content-length into the headers object it is given)
+            title: t.key, url: `${t.url}${t.sc.path(0)}`, method: t.sc.method, headers: { ...t.sc.headers }, duration: seconds,
+            // the trace appends must arrive in order: one connection
+            connections: t.sc.paced === false ? 1 : 4,
+            requests: [{ setupRequest: (req) => ({ ...req, path: t.sc.path(0), headers: { ...(t.sc.headersFor ? t.sc.headersFor() : t.sc.headers) }, body: t.sc.body?.(0) }) }],
+          });
+          e.cpuMs += cpuMs(t.d.pid) - cpu0;
+          e.requests += tp.requests;
+          e.rates.push(tp.rps);
+          e.errors += tp.errors;
+        }
+      }
+      for (const [key, e] of entries) {
+        // cpu: ms of the process's CPU per request at full speed
+        const entry = { ...e, rps: median(e.rates), cpu: e.cpuMs / e.requests };
+        if (key === 'floor') row.floor = entry;
+        else row.per[key] = entry;
       }
     }
     for (const r of running) r.rss = rssMb(r.d.pid);
@@ -337,7 +368,7 @@ export async function run() {
   }
   try {
     process.stderr.write('bench engines: two daemons behind nginx on PostgreSQL...\n');
-    pair = await scaleOut(pairDb.url, Number(env.BENCH_PAIR_SECONDS ?? 8), pairRounds, size);
+    if (pairRounds > 0) pair = await scaleOut(pairDb.url, Number(env.BENCH_PAIR_SECONDS ?? 8), pairRounds, size);
   } finally {
     await db.drop();
     await pairDb.drop();
@@ -345,7 +376,7 @@ export async function run() {
     rmSync(work, { recursive: true, force: true });
   }
   const endLoad = loadavg()[0];
-  report({ results, running, rev, baseline, size, rate, pacedSeconds, seconds, sequentialN, pair, started, startLoad, endLoad });
+  report({ results, running, rev, size, rate, pacedSeconds, seconds, rounds, sequentialN, pair, started, startLoad, endLoad });
 }
 
 /** Paced (open-loop) requests of a scenario at `rate`/s: p50/p99 from each request's scheduled start. */
@@ -367,11 +398,12 @@ async function startFloor(responses) {
     });
     child.on('exit', (code) => reject(new Error(`reference server exited with ${code}`)));
   });
-  return { url, stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); } };
+  return { url, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); } };
 }
 
-function report({ results, running, rev, baseline, size, rate, pacedSeconds, seconds, sequentialN, pair, started, startLoad, endLoad }) {
+function report({ results, running, rev, size, rate, pacedSeconds, seconds, rounds, sequentialN, pair, started, startLoad, endLoad }) {
   const keys = running.map((r) => r.short);
+  const hasBefore = keys.includes('before');
   const label = { before: `SQLite ${rev}`, sqlite: 'SQLite', pg: 'PostgreSQL' };
   const f1 = (x) => (x === null || x === undefined ? '-' : Number(x).toFixed(1));
   const f2 = (x) => (x === null || x === undefined ? '-' : Number(x).toFixed(2));
@@ -384,7 +416,12 @@ function report({ results, running, rev, baseline, size, rate, pacedSeconds, sec
   const tpRows = results.map((r) => {
     const fl = r.floor.rps;
     const cells = keys.map((k) => `${r.per[k].rps} (${f2(r.per[k].rps / fl)})`);
-    return `| ${r.name} | ${[...cells, fl].join(' | ')} |${baseline ? ` ${f2(r.per.sqlite.rps / r.per.before.rps)} |` : ''}`;
+    return `| ${r.name} | ${[...cells, fl].join(' | ')} |${hasBefore ? ` ${f2(r.per.sqlite.rps / r.per.before.rps)} |` : ''}`;
+  });
+  const cpuRows = results.map((r) => {
+    const us = (e) => Math.round(e.cpu * 1000);
+    const cells = keys.map((k) => `${us(r.per[k])} (${f2(r.per[k].cpu / r.floor.cpu)})`);
+    return `| ${r.name} | ${[...cells, us(r.floor)].join(' | ')} |${hasBefore ? ` **${f2(r.per.sqlite.cpu / r.per.before.cpu)}** |` : ''}`;
   });
   const errors = results.flatMap((r) => [...keys.map((k) => r.per[k].errors), r.floor.errors]).reduce((a, b) => a + b, 0);
   const pairMed = (xs) => median(xs.map((x) => x.rps));
@@ -393,15 +430,15 @@ function report({ results, running, rev, baseline, size, rate, pacedSeconds, sec
 Machine: ${machine()}. **Measured under load**: the machine's 2 cores were shared with other work (load average
 ${startLoad.toFixed(1)} at the start, ${endLoad.toFixed(1)} at the end), so absolute figures drift between runs: read each
 figure beside the floor and the other daemons of the same run. \`GANTRY_BENCH_DATABASE_URL=$(scripts/postgres-test-server) npm run bench -- engines\`
-(scripts/bench/engines.mjs). Daemons side by side, each on its own fresh database: ${baseline ? `SQLite at ${rev} (before the port to the data layer), ` : ''}SQLite and
+(scripts/bench/engines.mjs). Daemons side by side, each on its own fresh database: ${hasBefore ? `SQLite at ${rev} (before the port to the data layer), ` : ''}SQLite and
 PostgreSQL 15 on this checkout (PostgreSQL on the same machine over TCP, the test server's settings: fsync off), and the
 floor: a bare Fastify process answering each request with the bytes SQLite answered (no database, authentication or
 presenter). Each daemon was seeded through its API with ${size.projects} projects, one of them with ${size.issues} issues, ${size.notes} notes on one
 issue, ${size.mrs} merge requests and one running build (a runner claimed it, so the register request finds nothing to do).
 Every request is measured on every daemon in turn before the next request: ${sequentialN} sequential requests (the statements
 they sent, from \`gantry_db_statements_total\` on /-/metrics, and the latency of a request alone), ${pacedSeconds} s paced at ${rate}
-requests/s (open loop, timed from each request's scheduled start), then ${seconds} s at full speed (autocannon, 4 connections;
-the trace appends: 1, in order). Writes are real (each POST creates an issue or a note).
+requests/s (open loop, timed from each request's scheduled start); then ${rounds} rounds of ${seconds} s at full speed (autocannon, 4
+connections; the trace appends: 1, in order), the daemons and the floor in turn in each round (the median rate is shown). Writes are real (each POST creates an issue or a note).
 
 Statements per request (BEGIN and COMMIT count as statements; on SQLite the count includes the cached synchronous
 statements of db/statements.ts and the write-version probes of the read caches):
@@ -416,16 +453,25 @@ Latency in ms, p50 / p99: alone (${sequentialN} sequential requests), and paced 
 |---|${[...keys, 'f', ...keys, 'f'].map(() => '---').join('|')}|
 ${latencyRows.join('\n')}
 
-Throughput, requests/s at full speed (in brackets: the ratio to the floor of the same run)${baseline ? `; the last column is SQLite on this checkout over SQLite at ${rev}` : ''}:
+Throughput, requests/s at full speed (in brackets: the ratio to the floor of the same run)${hasBefore ? `; the last column is SQLite on this checkout over SQLite at ${rev}` : ''}:
 
-| request | ${keys.map((k) => label[k]).join(' | ')} | floor |${baseline ? ' SQLite now / before |' : ''}
-|---|${keys.map(() => '---').join('|')}|---|${baseline ? '---|' : ''}
+| request | ${keys.map((k) => label[k]).join(' | ')} | floor |${hasBefore ? ' SQLite now / before |' : ''}
+|---|${keys.map(() => '---').join('|')}|---|${hasBefore ? '---|' : ''}
 ${tpRows.join('\n')}
+
+CPU time of the serving process per request, in µs, during the full-speed runs (user + system time of the process
+from /proc, over the requests it answered; in brackets: the ratio to the floor's). Unlike the rates above it hardly
+moves with the machine's load, so it is the figure the 10 % bar is judged on${hasBefore ? `; the last column is SQLite on this checkout over SQLite at ${rev} (below 1.10: within the bar)` : ''}. PostgreSQL's own
+server processes are not counted in the PostgreSQL column.
+
+| request | ${keys.map((k) => label[k]).join(' | ')} | floor |${hasBefore ? ' SQLite now / before |' : ''}
+|---|${keys.map(() => '---').join('|')}|---|${hasBefore ? '---|' : ''}
+${cpuRows.join('\n')}
 
 Non-2xx answers or errors in all: ${errors}. Daemon RSS after the run: ${running.map((r) => `${label[r.short]} ${r.rss} MB`).join(', ')}.
 Seeding through the API took ${running.map((r) => `${label[r.short]} ${r.d.seedSeconds.toFixed(1)} s`).join(', ')}.
 
-Two daemons behind nginx (deploy/nginx.conf, access log off) on one PostgreSQL database and one shared data dir,
+${pair ? `Two daemons behind nginx (deploy/nginx.conf, access log off) on one PostgreSQL database and one shared data dir,
 against one daemon behind the same nginx (both upstream lines pointing at it), a read mix (a random project, an issue
 list page, GET /user in turn), 8 connections, ${pair.one.length} alternating rounds:
 
@@ -433,7 +479,7 @@ list page, GET /user in turn), 8 connections, ${pair.one.length} alternating rou
 |---|---|---|---|---|---|
 ${[['one daemon', pair.one], ['two daemons', pair.two]].map(([n, xs]) => `| ${n} | ${pairMed(xs)} | ${xs.map((x) => x.rps).join(', ')} | ${median(xs.map((x) => x.p50))} | ${median(xs.map((x) => x.p99))} | ${xs.reduce((a, x) => a + x.errors, 0)} |`).join('\n')}
 
-Two daemons over one: **${f2(pairMed(pair.two) / pairMed(pair.one))}x**, with nginx, PostgreSQL, both daemons and the load generator on the same 2 cores.`;
+Two daemons over one: **${f2(pairMed(pair.two) / pairMed(pair.one))}x**, with nginx, PostgreSQL, both daemons and the load generator on the same 2 cores.` : ''}`;
   writeSection('engines', md);
   process.stdout.write(`${md}\n`);
 }
