@@ -14,12 +14,12 @@
 // leaves PostgreSQL out. Then two daemons behind nginx (deploy/nginx.conf) on one PostgreSQL database against one
 // daemon behind the same nginx (BENCH_PAIR_ROUNDS rounds of BENCH_PAIR_SECONDS; 0 rounds leaves it out).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ROOT, cannon, machine, paced, rootToken, rssMb, startDaemon, startReference, writeSection } from './lib.mjs';
+import { ROOT, api, cannon, machine, paced, rootToken, rssMb, startDaemon, startReferenceServer, writeSection } from './lib.mjs';
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
@@ -60,16 +60,6 @@ export async function freshPostgres(url) {
 function cpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
-
-/** A JSON API call that must succeed. */
-async function api(url, token, method, path, body) {
-  const res = await fetch(`${url}${path}`, {
-    method, headers: { 'private-token': token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
 }
 
 /** Run `fn(i)` for i < n, `width` at a time. */
@@ -321,7 +311,7 @@ export async function run() {
       if (res.status >= 300) throw new Error(`${sc.method} ${path}: ${res.status}`);
       floorResponses[path] = { status: res.status, type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()).toString('base64') };
     }
-    floor = await startFloor(floorResponses);
+    floor = await startReferenceServer(floorResponses);
     for (const [k, sc0] of ref.scenarios.entries()) {
       const row = { name: sc0.name, room: sc0.room, per: {}, floor: null };
       results.push(row);
@@ -382,23 +372,6 @@ export async function run() {
 /** Paced (open-loop) requests of a scenario at `rate`/s: p50/p99 from each request's scheduled start. */
 function pacedRequests({ url, sc, rate, seconds }) {
   return paced({ title: sc.name, url, rate, seconds, method: sc.method, headers: sc.headers, pathFor: (i) => sc.path(i), bodyFor: sc.body ? (i) => sc.body(i) : undefined });
-}
-
-/** The reference server with the given responses (any method). */
-async function startFloor(responses) {
-  const file = join(mkdtempSync(join(tmpdir(), 'gantry-ref-')), 'responses.json');
-  writeFileSync(file, JSON.stringify(responses));
-  const child = spawn(process.execPath, [join(ROOT, 'scripts/bench/reference-server.mjs'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/listening on (\S+)/);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`reference server exited with ${code}`)));
-  });
-  return { url, pid: child.pid, stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); } };
 }
 
 function report({ results, running, rev, size, rate, pacedSeconds, seconds, rounds, sequentialN, pair, started, startLoad, endLoad }) {
