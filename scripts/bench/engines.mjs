@@ -10,7 +10,7 @@
 // sequential requests), its latency alone (those sequential requests: p50, p99), its latency paced at BENCH_RATE
 // requests/s for BENCH_PACED_SECONDS (open loop, p50/p99), and at full speed (autocannon, 4 connections) BENCH_ROUNDS
 // rounds of BENCH_SECONDS, daemons and floor in turn: the median rate and the serving process's CPU time per request
-// (from /proc: what the 10 % bar is judged on, as it hardly moves with the machine's load). BENCH_DAEMONS=before
+// (from /proc: what the 10 % bar is judged on, as it moves less with the machine's load than the rates). BENCH_DAEMONS=before
 // leaves PostgreSQL out. Then two daemons behind nginx (deploy/nginx.conf) on one PostgreSQL database against one
 // daemon behind the same nginx (BENCH_PAIR_ROUNDS rounds of BENCH_PAIR_SECONDS; 0 rounds leaves it out).
 import { execFileSync, spawn } from 'node:child_process';
@@ -433,8 +433,9 @@ Throughput, requests/s at full speed (in brackets: the ratio to the floor of the
 ${tpRows.join('\n')}
 
 CPU time of the serving process per request, in µs, during the full-speed runs (user + system time of the process
-from /proc, over the requests it answered; in brackets: the ratio to the floor's). Unlike the rates above it hardly
-moves with the machine's load, so it is the figure the 10 % bar is judged on${hasBefore ? `; the last column is SQLite on this checkout over SQLite at ${rev} (below 1.10: within the bar)` : ''}. PostgreSQL's own
+from /proc, over the requests it answered; in brackets: the ratio to the floor's). It moves with the machine's load
+too (shared caches and cores), but less than the rates, and the daemons are measured in the same rounds: it is the
+figure the 10 % bar is judged on${hasBefore ? `; the last column is SQLite on this checkout over SQLite at ${rev} (below 1.10: within the bar)` : ''}. PostgreSQL's own
 server processes are not counted in the PostgreSQL column.
 
 | request | ${keys.map((k) => label[k]).join(' | ')} | floor |${hasBefore ? ' SQLite now / before |' : ''}
