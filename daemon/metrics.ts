@@ -107,6 +107,15 @@ export const SQLITE_TRANSACTION_SECONDS = 'gantry_sqlite_transaction_duration_se
 /** Transactions on the SQLite database, from BEGIN to COMMIT or ROLLBACK. */
 export const sqliteTransactionSeconds = histogram(SQLITE_TRANSACTION_SECONDS, 'SQLite transaction time, BEGIN to COMMIT (outermost transactions)')();
 
+/**
+ * Statements sent to the database, by engine: every statement of the data layer (BEGIN, COMMIT and ROLLBACK
+ * included: on PostgreSQL each is a round trip).
+ * The per-request cost of a route is the difference across requests (scripts/bench/engines.mjs reads it so).
+ */
+const dbStatements = counter('gantry_db_statements_total', 'Statements sent to the database (BEGIN and COMMIT included), by engine');
+/** The statement counter of an engine (its series appears once a database of that engine is opened). */
+export const dbStatementsOf = (engine: 'sqlite' | 'postgres'): Counter => dbStatements({ engine });
+
 const gitDuration = histogram('gantry_git_process_duration_seconds', 'git child processes by subcommand, from spawn to exit', PROCESS_BUCKETS);
 const gitSeries = new Map<string, Histogram>();
 let gitRunning = 0;

@@ -54,6 +54,16 @@ export async function rootToken(url) {
   return (await res.json()).private_token;
 }
 
+/** A JSON API call that must succeed. */
+export async function api(url, token, method, path, body) {
+  const res = await fetch(`${url}${path}`, {
+    method, headers: { 'private-token': token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
 /** Run autocannon and return a compact summary. */
 export async function cannon(opts) {
   const result = await autocannon({ connections: 10, ...opts });
@@ -104,9 +114,10 @@ export function writeSection(name, markdown) {
 /**
  * Open-loop load at a fixed rate (as wrk2 does): one request every 1000/rate ms, each timed from its *scheduled*
  * start, so a slow response delays nothing else and queueing shows up in the percentiles (no coordinated omission).
- * `pathFor(i)` gives the path of the i-th request. Uses undici's Pool with up to `connections` sockets.
+ * `pathFor(i)` gives the path of the i-th request (and `bodyFor(i)` its body, with `method`). Uses undici's Pool with up
+ * to `connections` sockets.
  */
-export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor }) {
+export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor, method = 'GET', bodyFor }) {
   const { Pool } = await import('undici');
   const origin = new URL(url).origin;
   const pool = new Pool(origin, { connections, pipelining: 1 });
@@ -124,7 +135,7 @@ export async function paced({ title, url, headers, rate, seconds, connections = 
     while (i < total && t0 + i * interval <= now) {
       const scheduled = t0 + i * interval;
       inflight.push(
-        pool.request({ method: 'GET', path: pathFor(i), headers }).then(
+        pool.request({ method, path: pathFor(i), headers, body: bodyFor?.(i) }).then(
           async (res) => {
             await res.body.dump();
             if (res.statusCode >= 300) errors += 1;
@@ -157,6 +168,14 @@ export async function startReference(gantryUrl, headers, paths) {
     const res = await fetch(`${gantryUrl}${path}`, { headers });
     responses[path] = { status: res.status, type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()).toString('base64') };
   }
+  return startReferenceServer(responses);
+}
+
+/**
+ * The reference server answering each path of `responses` (path -> { status, type, body (base64) }), whatever the
+ * method. Resolves with { url, pid, stop }.
+ */
+export async function startReferenceServer(responses) {
   const file = join(mkdtempSync(join(tmpdir(), 'gantry-ref-')), 'responses.json');
   writeFileSync(file, JSON.stringify(responses));
   const child = spawn(process.execPath, [join(ROOT, 'scripts/bench/reference-server.mjs'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -171,6 +190,7 @@ export async function startReference(gantryUrl, headers, paths) {
   });
   return {
     url,
+    pid: child.pid,
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

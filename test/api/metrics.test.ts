@@ -131,6 +131,19 @@ describe('format and values', () => {
     expect(value(after, 'gantry_http_request_duration_seconds_sum{route="/api/v3/projects/:id",method="GET",status="2xx"}')).toBeGreaterThan(0);
   });
 
+  it('counts the statements sent to this engine, BEGIN and COMMIT included, and shows no other engine', async () => {
+    const engine = onPostgres ? 'postgres' : 'sqlite';
+    const other = onPostgres ? 'sqlite' : 'postgres';
+    const key = (e: string) => `gantry_db_statements_total{engine="${e}"}`;
+    const before = await scrape();
+    const created = await s.api('POST', `/projects/${projectId}/issues`, alice, { title: 'counted' });
+    expect(created.status).toBe(201);
+    const after = await scrape();
+    // at least BEGIN, the INSERT and COMMIT of the issue (the counter is process-wide: workers may add more)
+    expect(value(after, key(engine)) - value(before, key(engine))).toBeGreaterThanOrEqual(3);
+    expect(after.has(key(other))).toBe(false);
+  });
+
   it('shows pending and running builds and counts runner claims', async () => {
     const runner = await registerRunner(s, {});
     const before = await scrape();

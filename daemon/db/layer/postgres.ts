@@ -8,6 +8,7 @@
  * and RSS are measured); this module itself only imports pg's types.
  */
 import type { Client, Pool, PoolClient, PoolConfig, QueryResult } from 'pg';
+import { dbStatementsOf } from '../../metrics.js';
 import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
 
 export const postgresDialect: Dialect = {
@@ -216,12 +217,15 @@ function listenerOf(pg: PgModule, url: string) {
 export async function withAdvisoryLockOn<T>(pool: Pool, key: number, fn: () => Promise<T>): Promise<T | null> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  const counted = dbStatementsOf('postgres');
   try {
+    counted.value += 1;
     const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [key]);
     if (!got.rows[0]?.ok) return null;
     try {
       return await fn();
     } finally {
+      counted.value += 1;
       await client.query('SELECT pg_advisory_unlock($1)', [key]).catch((e: unknown) => {
         broken = e instanceof Error ? e : new Error(String(e)); // the session ends with the connection: the lock goes too
       });
@@ -255,7 +259,9 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
     }
   }
 
+  const counted = dbStatementsOf('postgres');
   const query = (on: Pool | PoolClient, text: string, args: readonly unknown[]): Promise<QueryResult> => {
+    counted.value += 1;
     const t = toPostgres(text);
     return on.query({ name: t.name, text: t.text, values: args as unknown[] });
   };
@@ -274,6 +280,7 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
       // Several statements without parameters (a migration file): pg's simple query protocol.
       exec: async (text: string): Promise<void> => {
         if (!open()) return ended();
+        counted.value += 1;
         await on.query(text);
       },
     };
@@ -285,13 +292,16 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
     let open = true;
     let broken: unknown;
     try {
+      counted.value += 1;
       await client.query(begin);
       const out = await fn(queries(client, () => open));
       open = false;
+      counted.value += 1;
       await client.query('COMMIT');
       return out;
     } catch (e) {
       open = false;
+      counted.value += 1;
       await client.query('ROLLBACK').catch((err: unknown) => {
         broken = err; // the connection is unusable: destroy it instead of returning it to the pool
       });

@@ -4,7 +4,7 @@
  * before; the asynchronous shape adds one resolved promise per statement.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { sqliteTransactionSeconds } from '../../metrics.js';
+import { dbStatementsOf, sqliteTransactionSeconds } from '../../metrics.js';
 import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
 
 /** A FIFO async lock: a transaction's awaits never interleave with another write. */
@@ -40,7 +40,10 @@ export class TransactionAwaitError extends Error {
 
 export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
   const cache = new Map<string, BetterSqlite3.Statement>();
+  const counted = dbStatementsOf('sqlite');
+  // Every statement this layer runs goes through here once (BEGIN, COMMIT and ROLLBACK included).
   const prepared = (text: string) => {
+    counted.value += 1;
     let s = cache.get(text);
     if (!s) {
       s = conn.prepare(text);
