@@ -29,7 +29,13 @@ export const sqliteDialect: Dialect = {
 };
 
 /** Booleans bound as 1/0 (better-sqlite3 refuses JS booleans); other values as they are. */
-const bind = (args: readonly unknown[]) => args.map((v) => (v === true ? 1 : v === false ? 0 : v));
+const bind = (args: readonly unknown[]): readonly unknown[] => {
+  // (most statements bind no boolean: those keep their array, no copy per statement)
+  for (let i = 0; i < args.length; i++) {
+    if (typeof args[i] === 'boolean') return args.map((v) => (v === true ? 1 : v === false ? 0 : v));
+  }
+  return args;
+};
 
 /** Thrown when a transaction awaited something other than the database (it has been rolled back). */
 export class TransactionAwaitError extends Error {
@@ -78,11 +84,11 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
    * nothing else enters, and no other write on the same connection can land
    * inside it. A transaction still open at the next turn awaited something else: it is rolled back and refused.
    */
-  const transaction = <T>(fn: (tx: Queries) => Promise<T>, begin = 'BEGIN IMMEDIATE'): Promise<T> =>
+  const transaction = <T>(fn: (tx: Queries) => Promise<T>, begin = 'BEGIN IMMEDIATE', freshTurn = true): Promise<T> =>
     lock.run(
       () =>
         new Promise<T>((resolve, reject) =>
-          setImmediate(() => {
+          (freshTurn ? setImmediate : (start: () => void) => start())(() => {
             if (conn.inTransaction) {
               // No transaction can be open across turns; this is a bug if it happens.
               reject(new Error('the SQLite connection is already in a transaction'));
@@ -148,8 +154,10 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
     run: (text, args = []) => lock.run(() => runNow(text, args)),
     transaction: (fn) => transaction(fn),
     // One connection: statements outside a transaction already see one state per synchronous stretch; DEFERRED keeps
-    // the COUNT and the page of a list on one snapshot even when other writers commit in between.
-    snapshot: (fn) => transaction(fn, 'BEGIN DEFERRED'),
+    // the COUNT and the page of a list on one snapshot even when other writers commit in between. It reads only, so it
+    // starts at once under the lock (no fresh turn): other requests' reads in between see what it sees, and their
+    // writes wait for the lock.
+    snapshot: (fn) => transaction(fn, 'BEGIN DEFERRED', false),
     close: async () => undefined, // the connection belongs to openDataLayer and is closed with it
     sqlite: {
       inTransaction: () => conn.inTransaction,
