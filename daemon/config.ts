@@ -1,7 +1,12 @@
-/** Daemon settings: flags win over environment variables, which win over defaults (CONTRACT.md). */
+/**
+ * Daemon settings: flags win over environment variables, which win over the config file (`--config <file>`, else
+ * `<data-dir>/gantry.yml`), which wins over the defaults (CONTRACT.md; README "Configuration").
+ */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
 
 export interface DaemonConfig {
   host: string;
@@ -105,12 +110,17 @@ export const DEFAULT_SSH_PORT = 2222;
 /** pino's levels, accepted by --log-level. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** Resolve the effective configuration from flags and an environment (an empty value counts as unset). */
-export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
+/**
+ * Resolve the effective configuration from flags, an environment and a config file's values (an empty value counts
+ * as unset); the file's values are keyed by DaemonFlags names, as readConfigFile gives them.
+ */
+export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = process.env, file: DaemonFlags = {}): DaemonConfig {
+  const fromFile = new Map(SETTINGS.map((s) => [s.env, file[s.flag]]));
   const pick: PickValue = (flag, name) => {
-    for (const v of [flag, env[name]]) if (v !== undefined && v.trim() !== '') return v.trim();
+    for (const v of [flag, env[name], fromFile.get(name)]) if (v !== undefined && v.trim() !== '') return v.trim();
     return undefined;
   };
+  const secret = (flag: string | undefined, name: string) => nonEmpty(flag) ?? nonEmpty(env[name]) ?? nonEmpty(fromFile.get(name));
   const port = portNumber(pick(flags.port, 'GANTRY_PORT') ?? '3080', 'port');
   const externalUrl = pick(flags.externalUrl, 'GANTRY_EXTERNAL_URL') ?? null;
   if (externalUrl !== null && !validHttpUrl(externalUrl)) {
@@ -141,12 +151,12 @@ export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = proce
     dataDir: resolve(pick(flags.dataDir, 'GANTRY_DATA_DIR') ?? join(homedir(), '.local/share/gantry')),
     externalUrl: externalUrl ? externalUrl.replace(/\/+$/, '') : null,
     // Secrets are taken as given (no trimming: a password may end in a space).
-    rootPassword: nonEmpty(flags.rootPassword) ?? nonEmpty(env.GANTRY_ROOT_PASSWORD) ?? null,
+    rootPassword: secret(flags.rootPassword, 'GANTRY_ROOT_PASSWORD') ?? null,
     runnersToken: pick(flags.runnersToken, 'GANTRY_RUNNERS_TOKEN') ?? null,
     logLevel,
     ssh,
     limits: resolveLimits(flags, pick),
-    metricsToken: nonEmpty(flags.metricsToken) ?? nonEmpty(env.GANTRY_METRICS_TOKEN) ?? null,
+    metricsToken: secret(flags.metricsToken, 'GANTRY_METRICS_TOKEN') ?? null,
     databaseUrl: databaseUrl(pick(flags.databaseUrl, 'GANTRY_DATABASE_URL')),
     trustedProxies: trustedProxies(pick(flags.trustedProxies, 'GANTRY_TRUSTED_PROXIES')),
   };
@@ -253,3 +263,139 @@ function validHttpUrl(text: string): boolean {
 
 /** A configuration problem reported to the person starting the daemon (one line, no stack). */
 export class ConfigError extends Error {}
+
+/** One setting of gantryd: its flag (and config file key), its DaemonFlags name and its environment variable. */
+export interface Setting {
+  /** The flag without its dashes, also the key in the config file: `ssh-port`. */
+  key: string;
+  flag: keyof DaemonFlags;
+  env: string;
+  /** Shown as `(set)` by --print-config. */
+  secret?: boolean;
+  /** The effective value as --print-config shows it. */
+  show: (c: DaemonConfig) => string;
+}
+
+const list = (items: string[]) => (items.length ? items.join(',') : 'none');
+const unset = (v: string | null) => v ?? '(unset)';
+
+/** Every setting, in the order of `gantryd --help` (CONTRACT.md's flags and the rest of README "Configuration"). */
+export const SETTINGS: readonly Setting[] = [
+  { key: 'host', flag: 'host', env: 'GANTRY_HOST', show: (c) => c.host },
+  { key: 'port', flag: 'port', env: 'GANTRY_PORT', show: (c) => String(c.port) },
+  { key: 'data-dir', flag: 'dataDir', env: 'GANTRY_DATA_DIR', show: (c) => c.dataDir },
+  { key: 'external-url', flag: 'externalUrl', env: 'GANTRY_EXTERNAL_URL', show: (c) => c.externalUrl ?? `(http://<host>:<port>)` },
+  { key: 'root-password', flag: 'rootPassword', env: 'GANTRY_ROOT_PASSWORD', secret: true, show: (c) => unset(c.rootPassword) },
+  { key: 'runners-token', flag: 'runnersToken', env: 'GANTRY_RUNNERS_TOKEN', secret: true, show: (c) => unset(c.runnersToken) },
+  { key: 'log-level', flag: 'logLevel', env: 'GANTRY_LOG_LEVEL', show: (c) => c.logLevel },
+  { key: 'ssh-port', flag: 'sshPort', env: 'GANTRY_SSH_PORT', show: (c) => (c.ssh.port === null ? 'off' : String(c.ssh.port)) },
+  { key: 'ssh-host', flag: 'sshHost', env: 'GANTRY_SSH_HOST', show: (c) => c.ssh.host },
+  { key: 'ssh-external-host', flag: 'sshExternalHost', env: 'GANTRY_SSH_EXTERNAL_HOST', show: (c) => unset(c.ssh.externalHost) },
+  { key: 'ssh-external-port', flag: 'sshExternalPort', env: 'GANTRY_SSH_EXTERNAL_PORT', show: (c) => (c.ssh.externalPort === null ? '(the SSH port)' : String(c.ssh.externalPort)) },
+  { key: 'max-body-size', flag: 'maxBodySize', env: 'GANTRY_MAX_BODY_SIZE', show: (c) => String(c.limits.maxBodyBytes) },
+  { key: 'max-push-size', flag: 'maxPushSize', env: 'GANTRY_MAX_PUSH_SIZE', show: (c) => String(c.limits.maxPushBytes) },
+  { key: 'signin-max-failures', flag: 'signinMaxFailures', env: 'GANTRY_SIGNIN_MAX_FAILURES', show: (c) => String(c.limits.signIn.maxFailures) },
+  { key: 'signin-find-time', flag: 'signinFindTime', env: 'GANTRY_SIGNIN_FIND_TIME', show: (c) => String(c.limits.signIn.findTimeSeconds) },
+  { key: 'signin-ban-time', flag: 'signinBanTime', env: 'GANTRY_SIGNIN_BAN_TIME', show: (c) => String(c.limits.signIn.banTimeSeconds) },
+  { key: 'signin-lock-time', flag: 'signinLockTime', env: 'GANTRY_SIGNIN_LOCK_TIME', show: (c) => String(c.limits.signIn.lockTimeSeconds) },
+  { key: 'signin-trusted-addresses', flag: 'signinTrustedAddresses', env: 'GANTRY_SIGNIN_TRUSTED_ADDRESSES', show: (c) => list(c.limits.signIn.trustedAddresses) },
+  { key: 'trusted-proxies', flag: 'trustedProxies', env: 'GANTRY_TRUSTED_PROXIES', show: (c) => list(c.trustedProxies) },
+  { key: 'metrics-token', flag: 'metricsToken', env: 'GANTRY_METRICS_TOKEN', secret: true, show: (c) => unset(c.metricsToken) },
+  { key: 'database-url', flag: 'databaseUrl', env: 'GANTRY_DATABASE_URL', secret: true, show: (c) => unset(c.databaseUrl) },
+];
+
+/** The config file of a data dir, read when no --config is given. */
+export const configFileOf = (dataDir: string): string => join(dataDir, 'gantry.yml');
+
+/** A config file's values, keyed by DaemonFlags names; `path` names it in errors. */
+export interface ConfigFile {
+  path: string;
+  values: DaemonFlags;
+}
+
+/**
+ * Read a YAML config file: a mapping of setting keys (the flags without dashes, `ssh-port: 2322`) to scalars, or lists
+ * for the comma-separated settings. Null when it does not exist and `required` is false. Unknown keys, values of the
+ * wrong kind and values the setting does not accept are ConfigErrors naming the file and the key.
+ */
+export function readConfigFile(path: string, required: boolean): ConfigFile | null {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !required) return null;
+    throw new ConfigError(`cannot read the config file ${path}: ${code ?? (e as Error).message}`);
+  }
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length) throw new ConfigError(`${path}: not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
+  const data: unknown = doc.toJS();
+  if (data === null || data === undefined) return { path, values: {} };
+  if (typeof data !== 'object' || Array.isArray(data)) throw new ConfigError(`${path}: expected a mapping of settings such as "port: 3080"`);
+  const values: DaemonFlags = {};
+  for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
+    const setting = SETTINGS.find((s) => s.key === key);
+    if (!setting) {
+      throw new ConfigError(`${path}: unknown key "${key}"; the keys are the flags of gantryd without their dashes: ${SETTINGS.map((s) => s.key).join(', ')}`);
+    }
+    const text = scalarText(value, key === 'ssh-port');
+    if (text === null) throw new ConfigError(`${path}: key "${key}": expected a single value${key.endsWith('-addresses') || key === 'trusted-proxies' ? ' or a list' : ''}, not ${JSON.stringify(value)}`);
+    // Each value is checked on its own, so that the error names the key it came from.
+    try {
+      resolveConfig({ [setting.flag]: text }, {});
+    } catch (e) {
+      if (e instanceof ConfigError) throw new ConfigError(`${path}: key "${key}": ${e.message}`);
+      throw e;
+    }
+    values[setting.flag] = text;
+  }
+  return { path, values };
+}
+
+/** A YAML value as the flag's text: strings, numbers, lists of them (comma-joined); `false` is `off` for ssh-port. */
+function scalarText(value: unknown, offForFalse: boolean): string | null {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (value === false && offForFalse) return 'off';
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number')) return value.join(',');
+  return null;
+}
+
+/** Where the effective value of each setting came from. */
+export type SettingSource = 'flag' | 'environment' | 'file' | 'default';
+
+/**
+ * The configuration for gantryd's flags and environment and, when one applies, its config file: `--config <file>`
+ * (or GANTRY_CONFIG), which must exist, else `<data-dir>/gantry.yml` if it exists. The data dir of that default file
+ * is the one of the flags, environment or default; a data dir set inside it is ignored (it would be another file).
+ */
+export function loadConfig(flags: DaemonFlags & { config?: string }, env: NodeJS.ProcessEnv = process.env) {
+  const given = nonEmpty(flags.config) ?? nonEmpty(env.GANTRY_CONFIG);
+  let file: ConfigFile | null;
+  if (given !== undefined) {
+    file = readConfigFile(resolve(given), true);
+  } else {
+    file = readConfigFile(configFileOf(resolveConfig({ dataDir: flags.dataDir }, env).dataDir), false);
+    if (file) delete file.values.dataDir;
+  }
+  const config = resolveConfig(flags, env, file?.values ?? {});
+  const sources = new Map<string, SettingSource>();
+  for (const s of SETTINGS) {
+    const set = (v: string | undefined) => v !== undefined && v.trim() !== '';
+    sources.set(s.key, set(flags[s.flag]) ? 'flag' : set(env[s.env]) ? 'environment' : set(file?.values[s.flag]) ? 'file' : 'default');
+  }
+  return { config, file: file?.path ?? null, sources };
+}
+
+/** `gantryd --print-config`: one line per setting, `key: value  # source`; secrets show only whether they are set. */
+export function printableConfig(loaded: ReturnType<typeof loadConfig>): string {
+  const width = Math.max(...SETTINGS.map((s) => s.key.length)) + 2;
+  const lines = [`# config file: ${loaded.file ?? `none (${configFileOf(loaded.config.dataDir)} does not exist)`}`];
+  for (const s of SETTINGS) {
+    const source = loaded.sources.get(s.key)!;
+    const where = source === 'environment' ? `environment ${s.env}` : source === 'file' ? `file ${loaded.file}` : source;
+    const shown = s.secret ? (s.show(loaded.config) === '(unset)' ? '(unset)' : '(set)') : s.show(loaded.config);
+    lines.push(`${`${s.key}:`.padEnd(width)}${shown}  # ${where}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { resolveConfig, ConfigError, type DaemonConfig, type DaemonFlags } from './config.js';
+import { loadConfig, printableConfig, ConfigError, type DaemonConfig, type DaemonFlags } from './config.js';
 import { dataPaths, type AppContext } from './context.js';
 import { SchemaError } from './db/connection.js';
 import { openDataLayer } from './db/layer/open.js';
@@ -64,9 +64,15 @@ export async function startDaemon(
   if (!config.externalUrl) externalUrl = url;
   // SSH binds its port now (a taken port that was given ends the start as a taken HTTP port does); ssh2 loads after.
   let ssh: SshServer | null = null;
+  // Why SSH is not running although it was not switched off (the default port taken): main() says it on the terminal.
+  let sshWarning: string | null = null;
+  const log = daemonLog(logger);
   try {
     // On either engine; several daemons on one data dir serve the one host key stored there (ssh/host-key.ts).
-    ssh = await startSshServer(ctx, daemonLog(logger), opts.sshLimits);
+    ssh = await startSshServer(ctx, (level, message, err) => {
+      if (level === 'warn') sshWarning ??= message;
+      log(level, message, err);
+    }, opts.sshLimits);
   } catch (e) {
     await app.close();
     await database.close();
@@ -120,7 +126,7 @@ export async function startDaemon(
     if (!cut) log('info', `stopped after ${Date.now() - started} ms`);
   })());
   const close = () => drain({ graceMs: 0 });
-  return { app, ctx, url, ssh, generatedPassword, close, drain };
+  return { app, ctx, url, ssh, sshWarning: ssh ? null : sshWarning, generatedPassword, close, drain };
 }
 
 /** How SIGTERM stops the daemon: GANTRY_DRAIN_GRACE and GANTRY_DRAIN_TIMEOUT, in seconds (README "Running several daemons"). */
@@ -185,6 +191,9 @@ export async function main(argv: string[]): Promise<void> {
     .option('--trusted-proxies <list>', 'balancers and reverse proxies whose X-Forwarded-For names the client: addresses or CIDRs, comma-separated (GANTRY_TRUSTED_PROXIES, default none)')
     .option('--metrics-token <token>', 'bearer token for GET /-/metrics scrapers (GANTRY_METRICS_TOKEN; admins can always read it)')
     .option('--database-url <url>', 'PostgreSQL database, postgres://user:password@host:5432/name (GANTRY_DATABASE_URL; default: SQLite in the data dir)')
+    .option('--config <file>', 'YAML config file, every flag above without its dashes as a key (GANTRY_CONFIG; default <data-dir>/gantry.yml if it exists)')
+    .option('--print-config', 'print the effective settings and where each came from (flag, environment, file, default), then exit')
+    .addHelpText('after', '\nPrecedence: flags, then environment variables, then the config file, then the defaults.')
     .addHelpText('after', '\nCommands:\n  migrate-db --to <url>  copy a stopped installation\'s SQLite database into PostgreSQL (gantryd migrate-db --help)')
     .addHelpText('after', '\nStopping: SIGTERM drains (GET /-/readiness answers 503, requests in flight finish) and exits 0. GANTRY_DRAIN_GRACE\n' +
       '(seconds, default 5): how long new connections are still served when a balancer checks readiness; GANTRY_DRAIN_TIMEOUT\n' +
@@ -193,9 +202,14 @@ export async function main(argv: string[]): Promise<void> {
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   let drainSettings: DrainOptions;
   try {
-    const config = resolveConfig(program.opts<DaemonFlags>());
+    const opts = program.opts<DaemonFlags & { config?: string; printConfig?: boolean }>();
+    const loaded = loadConfig(opts);
+    if (opts.printConfig) {
+      process.stdout.write(printableConfig(loaded));
+      return;
+    }
     drainSettings = drainOptions(process.env);
-    daemon = await startDaemon(config);
+    daemon = await startDaemon(loaded.config);
   } catch (e) {
     if (e instanceof ConfigError || e instanceof SchemaError) {
       process.stderr.write(`gantryd: ${e.message}\n`);
@@ -240,6 +254,8 @@ export async function main(argv: string[]): Promise<void> {
   if (daemon.ssh) {
     const host = daemon.ssh.host.includes(':') ? `[${daemon.ssh.host}]` : daemon.ssh.host;
     ready += `gantryd ssh listening on ${host}:${daemon.ssh.port}\n`;
+  } else if (daemon.sshWarning) {
+    ready += `gantryd: no SSH: ${daemon.sshWarning}\n`;
   }
   process.stdout.write(ready);
 }

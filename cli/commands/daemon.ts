@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { ConfigError, resolveConfig, type DaemonFlags } from '../../daemon/config.js';
+import { isMap, parseDocument } from 'yaml';
+import { ConfigError, SETTINGS, configFileOf, resolveConfig, type DaemonFlags } from '../../daemon/config.js';
 import { HttpClient } from '../../shared/http.js';
 import type { Factory } from '../client.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
@@ -14,11 +15,15 @@ import { nonNegativeInt, positiveInt } from './common.js';
 import { daemonEnv } from '../../shared/daemon-env.js';
 
 const READY = /^gantryd listening on (\S+)\s*$/m;
+const SSH_READY = /^gantryd ssh listening on (\S+)\s*$/m;
+const NO_SSH = /^gantryd: no SSH: (.+)$/m;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The files `gantry daemon` keeps in a data dir. */
 export function daemonFiles(dataDir: string) {
-  return { pid: join(dataDir, 'gantryd.pid'), url: join(dataDir, 'gantryd.url'), log: join(dataDir, 'gantryd.log') };
+  return {
+    pid: join(dataDir, 'gantryd.pid'), url: join(dataDir, 'gantryd.url'), ssh: join(dataDir, 'gantryd.ssh'), log: join(dataDir, 'gantryd.log'),
+  };
 }
 
 /** The data dir the daemon would use for these flags and environment (same rules as gantryd). */
@@ -53,6 +58,8 @@ interface DaemonState {
   dataDir: string;
   pid: number | null;
   url: string | null;
+  /** host:port of the SSH server, null when it does not run. */
+  ssh: string | null;
   running: boolean;
 }
 
@@ -68,13 +75,13 @@ function readState(dataDir: string): DaemonState {
   };
   const pidText = read(files.pid);
   const pid = pidText && /^\d+$/.test(pidText) ? Number(pidText) : null;
-  return { dataDir, pid, url: read(files.url), running: pid !== null && isGantryd(pid) };
+  return { dataDir, pid, url: read(files.url), ssh: read(files.ssh), running: pid !== null && isGantryd(pid) };
 }
 
 /** Remove the pid and URL files. */
 function clearState(dataDir: string): void {
   const files = daemonFiles(dataDir);
-  for (const file of [files.pid, files.url]) {
+  for (const file of [files.pid, files.url, files.ssh]) {
     try {
       rmSync(file, { force: true });
     } catch {
@@ -117,6 +124,35 @@ async function healthy(url: string): Promise<boolean> {
 interface StartOptions extends DaemonFlags {
   timeout: number;
   json?: boolean;
+}
+
+/** The start flags remembered in the data dir's gantry.yml: not the secrets (the root password counts only once). */
+const REMEMBERED: ReadonlyArray<keyof DaemonFlags> = [
+  'host', 'port', 'externalUrl', 'logLevel', 'sshPort', 'sshHost', 'sshExternalHost', 'sshExternalPort',
+];
+
+/**
+ * Write the settings given to this start into `<data-dir>/gantry.yml` (gantryd reads that file at every start), keeping
+ * what else the file says and its comments. Returns the flags written, or null when none was given.
+ */
+function remember(dataDir: string, o: StartOptions): { given: string; file: string } | null {
+  const given = SETTINGS.filter((s) => REMEMBERED.includes(s.flag) && o[s.flag] !== undefined);
+  if (!given.length) return null;
+  const file = configFileOf(dataDir);
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    text = '# gantryd settings (README "Configuration"): flags and GANTRY_* variables override them.\n';
+  }
+  const doc = parseDocument(text);
+  if (!isMap(doc.contents)) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
+  for (const s of given) {
+    const value = String(o[s.flag]);
+    doc.set(s.key, /^\d{1,5}$/.test(value) ? Number(value) : value);
+  }
+  writeFileSync(file, String(doc), { mode: 0o600 });
+  return { given: given.map((s) => `--${s.key} ${o[s.flag]}`).join(' '), file };
 }
 
 /** Start gantryd detached; resolve once it printed its ready line and answers /-/health. */
@@ -201,8 +237,15 @@ async function startDaemon(io: IO, o: StartOptions): Promise<void> {
     throw new CliError(`gantryd (pid ${pid}) printed ${url} but GET /-/health does not answer 200`, `see ${files.log}`);
   }
   writeFileSync(files.url, `${url}\n`, { mode: 0o644 });
+  const ssh = SSH_READY.exec(output)?.[1] ?? null;
+  if (ssh) writeFileSync(files.ssh, `${ssh}\n`, { mode: 0o644 });
   child.unref();
   io.err(' ready.\n');
+  // Not only in the log: why git over SSH is unavailable (the default port taken by another program, say).
+  const noSsh = NO_SSH.exec(output)?.[1];
+  if (noSsh) io.err(`Warning: gantryd runs without SSH: ${noSsh}\n`);
+  const remembered = remember(dataDir, o);
+  if (remembered) io.err(`Remembered ${remembered.given} in ${remembered.file}: a plain \`gantry daemon start\` uses them next time.\n`);
 
   let rootPassword: string | null = null;
   if (/created user root with password/.test(output)) {
@@ -213,10 +256,10 @@ async function startDaemon(io: IO, o: StartOptions): Promise<void> {
     }
   }
   if (o.json) {
-    printJson(io, { url, pid, data_dir: dataDir, log_file: files.log, root_password: rootPassword });
+    printJson(io, { url, pid, ssh, ssh_warning: noSsh ?? null, data_dir: dataDir, log_file: files.log, root_password: rootPassword });
   } else {
     io.out(`${url}\n`);
-    io.err(`gantryd is running (pid ${pid}) at ${url}.\n`);
+    io.err(`gantryd is running (pid ${pid}) at ${url}${ssh ? `, git over SSH on ${ssh}` : ''}.\n`);
     if (rootPassword) {
       io.err(`First start: created user root with password ${rootPassword}\n` +
         `  (shown once; also in ${join(dataDir, 'initial_root_password')}; change it and delete that file)\n`);
@@ -266,12 +309,16 @@ async function statusDaemon(io: IO, o: { dataDir?: string; json?: boolean }): Pr
   const health = state.running && state.url ? await healthy(state.url) : false;
   const files = daemonFiles(dataDir);
   if (o.json) {
-    printJson(io, { running: state.running, pid: state.running ? state.pid : null, url: state.running ? state.url : null, healthy: health, data_dir: dataDir, log_file: files.log });
+    printJson(io, {
+      running: state.running, pid: state.running ? state.pid : null, url: state.running ? state.url : null,
+      ssh: state.running ? state.ssh : null, healthy: health, data_dir: dataDir, log_file: files.log,
+    });
   } else if (state.running) {
     io.out(renderRecord([
       ['status', health ? 'running' : 'running, not answering /-/health'],
       ['pid', state.pid],
       ['url', state.url],
+      ['ssh', state.ssh ?? 'not running'],
       ['data dir', dataDir],
       ['log', files.log],
     ]));
@@ -317,7 +364,7 @@ export function registerDaemon(program: Command, factory: Factory): void {
 
   daemon
     .command('start')
-    .description('start gantryd in the background and wait until it is ready')
+    .description('start gantryd in the background and wait until it is ready; the settings given are remembered in <data-dir>/gantry.yml')
     .option('--host <host>', 'address to listen on (GANTRY_HOST, default 127.0.0.1)')
     .option('--port <port>', 'port, 0 picks a free one (GANTRY_PORT, default 3080)')
     .option(...dataDirOption)
@@ -330,7 +377,7 @@ export function registerDaemon(program: Command, factory: Factory): void {
     .option('--ssh-external-host <host>', 'SSH host advertised in ssh_url_to_repo (GANTRY_SSH_EXTERNAL_HOST)')
     .option('--ssh-external-port <port>', 'SSH port advertised in ssh_url_to_repo (GANTRY_SSH_EXTERNAL_PORT)')
     .option('--timeout <seconds>', 'how long to wait for the daemon to be ready', positiveInt, 30)
-    .option('--json', 'print {url, pid, data_dir, log_file, root_password} as JSON')
+    .option('--json', 'print {url, pid, ssh, ssh_warning, data_dir, log_file, root_password} as JSON')
     .action((o: StartOptions) => startDaemon(io, o));
 
   daemon
@@ -343,7 +390,7 @@ export function registerDaemon(program: Command, factory: Factory): void {
 
   daemon
     .command('status')
-    .description('show whether gantryd runs, its pid and URL (exit code 3 when stopped)')
+    .description('show whether gantryd runs, its pid, URL and SSH address (exit code 3 when stopped)')
     .option(...dataDirOption)
     .option('--json', 'print JSON')
     .action((o: { dataDir?: string; json?: boolean }) => statusDaemon(io, o));

@@ -5,6 +5,8 @@
  * configuration for every logged-in server. `gantry repo clone` registers it in the clone it makes, so the first
  * `git push` goes through without a password prompt.
  */
+import { resolve } from 'node:path';
+import { isSea } from 'node:sea';
 import type { Command } from 'commander';
 import type { Factory } from '../client.js';
 import { CliError } from '../errors.js';
@@ -18,8 +20,9 @@ const shellQuote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
 /** The helper as git's configuration names it: this very program, however it was started. */
 export function credentialHelper(): string {
   const script = process.argv[1];
-  // A single-file executable runs itself; `node bin/gantry.js` runs node with the script.
-  const program = script && /\.(m?js|cjs)$/.test(script) ? [process.execPath, script] : [process.execPath];
+  // A single-file executable runs itself; `node bin/gantry.js` runs node with the script, and so does the `gantry`
+  // that `npm install -g` links into <prefix>/bin (a script without a .js ending).
+  const program = script && !isSea() ? [process.execPath, resolve(script)] : [process.execPath];
   return `!${program.map(shellQuote).join(' ')} auth git-credential`;
 }
 
