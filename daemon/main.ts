@@ -168,6 +168,7 @@ function daemonLog(logger: pino.Logger | false) {
 export async function main(argv: string[]): Promise<void> {
   // `gantryd migrate-db ...` has options of its own (db/migrate-db.ts); loaded only when asked for.
   if (argv[2] === 'migrate-db') return (await import('./db/migrate-db.js')).migrateDbCommand(argv.slice(3));
+  if (argv[2] === 'backup') return (await import('./backup.js')).backupCommand(argv.slice(3));
   const program = new Command('gantryd')
     .description('Gantry daemon: GitLab API v3, runner API v1 and git over HTTP on one port; git over SSH on another')
     .option('--host <host>', 'address to listen on (GANTRY_HOST, default 127.0.0.1)')
@@ -194,7 +195,8 @@ export async function main(argv: string[]): Promise<void> {
     .option('--config <file>', 'YAML config file, every flag above without its dashes as a key (GANTRY_CONFIG; default <data-dir>/gantry.yml if it exists)')
     .option('--print-config', 'print the effective settings and where each came from (flag, environment, file, default), then exit')
     .addHelpText('after', '\nPrecedence: flags, then environment variables, then the config file, then the defaults.')
-    .addHelpText('after', '\nCommands:\n  migrate-db --to <url>  copy a stopped installation\'s SQLite database into PostgreSQL (gantryd migrate-db --help)')
+    .addHelpText('after', '\nCommands:\n  migrate-db --to <url>  copy a stopped installation\'s SQLite database into PostgreSQL (gantryd migrate-db --help)\n' +
+      '  backup <dir>           copy a data directory while gantryd runs: database, repositories, files (gantryd backup --help)')
     .addHelpText('after', '\nStopping: SIGTERM drains (GET /-/readiness answers 503, requests in flight finish) and exits 0. GANTRY_DRAIN_GRACE\n' +
       '(seconds, default 5): how long new connections are still served when a balancer checks readiness; GANTRY_DRAIN_TIMEOUT\n' +
       '(seconds, default 30): the bound on the whole stop. README "Running several daemons".\n')
