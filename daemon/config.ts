@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 
 export interface DaemonConfig {
@@ -347,7 +347,8 @@ export function readConfigFile(path: string, required: boolean): ConfigFile | nu
       if (e instanceof ConfigError) throw new ConfigError(`${path}: key "${key}": ${e.message}`);
       throw e;
     }
-    values[setting.flag] = text;
+    // A relative data dir is relative to the file, not to wherever gantryd was started.
+    values[setting.flag] = key === 'data-dir' ? resolve(dirname(path), text.trim()) : text;
   }
   return { path, values };
 }

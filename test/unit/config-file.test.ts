@@ -84,6 +84,11 @@ describe('the config file', () => {
     expect(empty.config.ssh.port).toBe(2222);
   });
 
+  it('a relative data-dir in a --config file is relative to the file', () => {
+    const path = file('data-dir: data\n');
+    expect(loadConfig({ config: path }, {}).config.dataDir).toBe(join(path, '..', 'data'));
+  });
+
   it('GANTRY_CONFIG names the file too; a named file that does not exist is an error', () => {
     const path = file('port: 4100\n');
     expect(loadConfig({}, { GANTRY_CONFIG: path }).config.port).toBe(4100);
