@@ -25,9 +25,9 @@ afterAll(() => {
 });
 
 /** Run a program to its end in `cwd` with exactly `env`. */
-function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number; input?: string }): Promise<RunResult> {
+function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
@@ -41,7 +41,6 @@ function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.Proce
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
-    proc.stdin.end(opts.input ?? '');
   });
 }
 
