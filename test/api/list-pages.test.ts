@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysetPageAsync, keysetPageQuery, type KeysetList } from '../../daemon/db/keyset.js';
-import type { Queries } from '../../daemon/db/layer/types.js';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { insertIssueAsync } from '../helpers/collaboration.js';
+import { explainPostgres, recordStatements } from '../helpers/postgres.js';
 import { commitTo } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -152,18 +152,11 @@ describe('deep pages of long lists', () => {
     for (const [name, list] of planCases()) {
       const n = await total(list);
       // the statement the routes send for the middle page, recorded instead of run
-      const sent: { sql: string; args: readonly unknown[] }[] = [];
-      const recorder: Queries = {
-        dialect: s.ctx.data.dialect,
-        all: async <T,>(sql: string, args: readonly unknown[] = []) => { sent.push({ sql, args }); return [] as T[]; },
-        get: async () => undefined,
-        run: async () => ({ changes: 0 }),
-      };
-      await keysetPageAsync(s.ctx, recorder, list, 20, Math.floor(n / 2) - 20, n);
+      const sent = await recordStatements(s.ctx.data.dialect, (q) => keysetPageAsync(s.ctx, q, list, 20, Math.floor(n / 2) - 20, n));
       expect(sent.length, `${name}: one statement, no bookmark pass`).toBe(1);
       const { sql, args } = sent[0]!;
       expect(Number(args.at(-1)), `${name}: rows skipped`).toBeLessThanOrEqual(n / 2);
-      const p = (await s.ctx.data.all<Record<string, string>>(`EXPLAIN ${sql}`, args)).map((r) => r['QUERY PLAN']).join('\n');
+      const p = await explainPostgres(s.ctx.data, sql, args);
       expect(p, `${name}\n${p}`).not.toMatch(/Sort/);
       expect(p, `${name}\n${p}`).toMatch(/Index (Only )?Scan/);
     }

@@ -12,10 +12,10 @@ import {
   projectListQuery, projectListQueryAsync, type ProjectListQuery, type ProjectListScope,
 } from '../../daemon/services/project-lists.js';
 import { keysetPageAsync, keysetPageQuery } from '../../daemon/db/keyset.js';
-import type { Queries } from '../../daemon/db/layer/types.js';
 import type { UserRow } from '../../daemon/db/schema.js';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeGroupAsync, makeProject } from '../helpers/fixtures.js';
+import { explainPostgres, recordStatements } from '../helpers/postgres.js';
 
 let s: TestServer;
 let bob: TestUser;
@@ -70,20 +70,12 @@ function pageSql(q: ProjectListQuery, offset = 0, total?: number): { sql: string
 }
 /** The statement fetchProjectsAsync sends for one page (recorded, not run): PostgreSQL's, read from the nearer end. */
 async function pageSqlAsync(q: ProjectListQuery, offset = 0, total?: number): Promise<{ sql: string; args: readonly unknown[] }> {
-  const sent: { sql: string; args: readonly unknown[] }[] = [];
-  const recorder: Queries = {
-    dialect: s.ctx.data.dialect,
-    all: async <T,>(sql: string, args: readonly unknown[] = []) => { sent.push({ sql, args }); return [] as T[]; },
-    get: async () => undefined,
-    run: async () => ({ changes: 0 }),
-  };
-  await keysetPageAsync(s.ctx, recorder, { from: 'projects p', where: q.where, values: q.args, key: q.key, id: 'p.id', desc: q.desc, select: 'p.*' }, 20, offset, total);
+  const list = { from: 'projects p', where: q.where, values: q.args, key: q.key, id: 'p.id', desc: q.desc, select: 'p.*' };
+  const sent = await recordStatements(s.ctx.data.dialect, (r) => keysetPageAsync(s.ctx, r, list, 20, offset, total));
   expect(sent).toHaveLength(1);
   return sent[0]!;
 }
 const plan = (sql: string, args: unknown[] = []) => (s.ctx.db.$client.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('\n');
-const pgPlan = async (sql: string, args: readonly unknown[]) =>
-  (await s.ctx.data.all<Record<string, string>>(`EXPLAIN ${sql}`, args)).map((r) => r['QUERY PLAN']).join('\n');
 const count = async (c: SqlCondition) =>
   Number((await s.ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM projects p WHERE ${c.sql}`, c.args))!.n);
 /** The policy SQL: SQLite's inlined text (what its routes use), or the portable twin with bound values on PostgreSQL. */
@@ -141,7 +133,7 @@ describe('project lists with 10,000 projects', () => {
       for (const order_by of ORDERS.filter((o) => o !== 'path')) {
         const q = await projectListQueryAsync(s.ctx, s.ctx.data, scope, { order_by });
         const first = await pageSqlAsync(q);
-        const p = await pgPlan(first.sql, first.args);
+        const p = await explainPostgres(s.ctx.data, first.sql, first.args);
         // no Sort of the matching rows; an Incremental Sort over the sort column's index orders ties by id only
         expect(p, `${label} order_by=${order_by}\n${p}`).not.toMatch(/(^|-> +)Sort /m);
         expect(p, `${label} order_by=${order_by}\n${p}`).toMatch(/Index Scan/);
