@@ -5,6 +5,7 @@
 // requests (scripts/fuzz/requests.mjs) and reports 5xx answers (with the request to replay), answers slower than 2 s,
 // a crash, files written outside the data dir, and afterwards PRAGMA integrity_check and git fsck of every
 // repository. Exit code 1 when anything but slowness was found. `--only I` replays request I of the seed alone.
+// `--database-url URL` runs the daemon on that (empty) PostgreSQL database instead of SQLite in the data dir.
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
@@ -57,6 +58,28 @@ export async function checkDatabase(file) {
     return problems;
   } finally {
     db.close();
+  }
+}
+
+/**
+ * The PostgreSQL counterpart of checkDatabase: the server enforces foreign keys and checks its pages itself, so what
+ * can go wrong is a constraint or index left unvalidated (NOT VALID, or an index build that failed): a list of those.
+ */
+export async function checkPostgresDatabase(url) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const constraints = await client.query(`SELECT conrelid::regclass::text AS t, conname FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+      WHERE n.nspname = current_schema() AND NOT c.convalidated`);
+    const indexes = await client.query(`SELECT indexrelid::regclass::text AS i FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid
+      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND NOT (x.indisvalid AND x.indisready)`);
+    return [
+      ...constraints.rows.map((r) => `constraint not validated: ${r.t}.${r.conname}`),
+      ...indexes.rows.map((r) => `index not valid: ${r.i}`),
+    ];
+  } finally {
+    await client.end();
   }
 }
 
@@ -127,14 +150,15 @@ function describe(req, seed, i) {
  * Run a fuzz round: { requests, seed, concurrency, only, log } -> report { seed, sent, statuses, failures, slow,
  * crash, stray, database, repositories, stopCode, ms, ok }.
  */
-export async function runFuzz({ requests = 3000, seed = 1, concurrency = 6, only = null, log = () => undefined } = {}) {
+export async function runFuzz({ requests = 3000, seed = 1, concurrency = 6, only = null, databaseUrl = null, log = () => undefined } = {}) {
   const t0 = performance.now();
   const parent = mkdtempSync(join(tmpdir(), 'gantry-fuzz-'));
   const work = mkdtempSync(join(tmpdir(), 'gantry-fuzz-work-'));
   const dataDir = join(parent, 'data');
   for (const d of ['data', 'home', 'cwd', 'tmp']) mkdirSync(join(parent, d));
   const receiver = await startReceiver();
-  const daemon = await startDaemon({ HOME: join(parent, 'home'), TMPDIR: join(parent, 'tmp'), GANTRY_LOG_LEVEL: 'warn' }, { dataDir, cwd: join(parent, 'cwd'), keep: true, stderr: 'pipe' });
+  const env = { HOME: join(parent, 'home'), TMPDIR: join(parent, 'tmp'), GANTRY_LOG_LEVEL: 'warn', ...(databaseUrl ? { GANTRY_DATABASE_URL: databaseUrl } : {}) };
+  const daemon = await startDaemon(env, { dataDir, cwd: join(parent, 'cwd'), keep: true, stderr: 'pipe' });
   const report = { seed, requests, sent: 0, statuses: {}, adminNotFound: {}, failures: [], slow: [], crash: null, stray: [], database: [], repositories: [], stopCode: null, ms: 0, ok: false };
   try {
     log(`fuzz: daemon at ${daemon.url}, data ${dataDir}; seeding...`);
@@ -215,7 +239,7 @@ export async function runFuzz({ requests = 3000, seed = 1, concurrency = 6, only
       } else if (end.code !== 0) report.crash = { exit: end, stderr: daemon.stderr().slice(-4000), inflight: [] };
     }
     report.stray = strayFiles(before, snapshot(parent, [dataDir]));
-    report.database = await checkDatabase(join(dataDir, 'gantry.db'));
+    report.database = databaseUrl ? await checkPostgresDatabase(databaseUrl) : await checkDatabase(join(dataDir, 'gantry.db'));
     report.repositories = checkRepositories(dataDir);
   } finally {
     if (daemon.child.exitCode === null && daemon.child.signalCode === null) {
@@ -250,14 +274,14 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     return i >= 0 ? process.argv[i + 1] : dflt;
   };
   if (process.argv.includes('--help')) {
-    process.stdout.write('usage: node scripts/fuzz/run.mjs [--requests N (3000)] [--seed N (1)] [--concurrency N (6)] [--only I] [--json]\n');
+    process.stdout.write('usage: node scripts/fuzz/run.mjs [--requests N (3000)] [--seed N (1)] [--concurrency N (6)] [--only I] [--database-url URL] [--json]\n');
     process.exit(0);
   }
   if (!existsSync(join(ROOT, 'dist/daemon/main.js')) && !existsSync(join(ROOT, 'dist/bundle'))) process.stderr.write('fuzz: run `npm run build` first\n');
   const only = arg('only', null);
   const report = await runFuzz({
     requests: Number(arg('requests', 3000)), seed: Number(arg('seed', 1)), concurrency: Number(arg('concurrency', 6)),
-    only: only === null ? null : Number(only), log: (m) => process.stderr.write(`${m}\n`),
+    only: only === null ? null : Number(only), databaseUrl: arg('database-url', null), log: (m) => process.stderr.write(`${m}\n`),
   });
   process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(report, null, 2)}\n` : `${summary(report)}\n`);
   process.exit(report.ok ? 0 : 1);

@@ -1,7 +1,7 @@
 /**
  * Values one engine stores and the other refuses as data: PostgreSQL refuses NUL characters in text and numbers past
  * its integer columns. They must be the client's 400 there (never a 500), and change nothing; SQLite keeps them as
- * text, as it always has. Runs on both engines (test/postgres-files.json).
+ * text, as it always has. Runs on both engines (npm test runs every file on each).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';

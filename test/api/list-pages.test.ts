@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysetPageQuery, type KeysetList } from '../../daemon/db/keyset.js';
-import { startTestServer, type TestServer } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { insertIssueAsync, sqlValue } from '../helpers/collaboration.js';
 import { commitTo } from '../helpers/repository.js';
 
@@ -19,6 +19,7 @@ const ids: Record<string, number[]> = {};
 let eventTimes: string[] = [];
 
 beforeAll(async () => {
+  if (onPostgres) return; // see the describe below
   s = await startTestServer();
   pid = (await s.api('POST', '/projects', s.root, { name: 'pages' })).body.id;
   sha = await commitTo(s.ctx, pid, 'master', { 'README.md': 'pages\n' });
@@ -87,7 +88,9 @@ async function page(url: string, n: number, perPage: number): Promise<(number | 
   return r.body.map((x: { id?: number; created_at: string }) => x.id ?? x.created_at);
 }
 
-describe('deep pages of long lists', () => {
+// SQLite only for now: bulk loads in SQLite's own SQL and EXPLAIN QUERY PLAN checks (PostgreSQL's EXPLAIN twins of
+// these checks are still to be written on the data layer's keyset API).
+describe.skipIf(onPostgres)('deep pages of long lists', () => {
   for (const [name, url, want] of lists()) {
     it(`${name}: every page equals the sorted slice, single pages around the bookmarks too`, async () => {
       const all = want();

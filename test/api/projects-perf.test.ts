@@ -8,7 +8,7 @@ import { authorizedProjectsWhere, visibleProjectsWhere, type SqlCondition } from
 import { projectListQueryAsync, type ProjectListQuery, type ProjectListScope, type ProjectListFilters } from '../../daemon/services/project-lists.js';
 import { keysetPageQuery } from '../../daemon/db/keyset.js';
 import type { UserRow } from '../../daemon/db/schema.js';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync as addMember, makeGroupAsync as makeGroup, makeProject } from '../helpers/fixtures.js';
 import { sqlRows, sqlValue } from '../helpers/collaboration.js';
 
@@ -38,6 +38,7 @@ function bulkProjects(nsId: number, prefix: string, n: number, memberId?: number
 }
 
 beforeAll(async () => {
+  if (onPostgres) return; // see the describe below
   s = await startTestServer();
   [bob, carol] = await Promise.all([s.user('bob'), s.user('carol')]);
   const rootNs = (await sqlValue(s.ctx, `SELECT id FROM namespaces WHERE owner_id = ?`, [s.root.id]))!;
@@ -51,7 +52,7 @@ beforeAll(async () => {
   const c = await makeProject(s, carol, 'carols own');
   await addMember(s.ctx, { type: 'Project', id: c.id }, bob.id, 20);
 }, 60000);
-afterAll(async () => { await s.close(); });
+afterAll(async () => { await s?.close(); });
 
 /** The SELECT of one page of a list query, as fetchProjects runs it (a deep page starts from a keyset bookmark). */
 async function pageSql(q: ProjectListQuery, offset = 0, total?: number): Promise<{ sql: string; args: unknown[] }> {
@@ -61,7 +62,9 @@ const plan = (sql: string, args: unknown[] = []) => (s.sqlite!.prepare(`EXPLAIN 
 const count = async (where: SqlCondition) => Number(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM projects p WHERE ${where.sql}`, where.args));
 const d = () => s.ctx.data.dialect;
 
-describe('project lists with 10,000 projects', () => {
+// SQLite only for now: bulk loads in SQLite's own SQL and EXPLAIN QUERY PLAN checks (PostgreSQL's EXPLAIN twins of
+// these checks are still to be written on the data layer's keyset API).
+describe.skipIf(onPostgres)('project lists with 10,000 projects', () => {
   it('the scan and index plans of the policy SQL select the same projects', async () => {
     for (const id of [s.root.id, bob.id, carol.id]) {
       expect(await count(authorizedProjectsWhere(d(), id, 'scan'))).toBe(await count(authorizedProjectsWhere(d(), id, 'index')));

@@ -1,9 +1,18 @@
-/** `gantry daemon start|status|logs|stop` against the real gantryd, in the background. */
+/**
+ * `gantry daemon start|status|logs|stop` against the real gantryd, in the background; on the PostgreSQL pass the CLI
+ * passes GANTRY_DATABASE_URL (a fresh database per data dir) on to the daemon it starts.
+ */
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { api, cleanupTmp, killAll, runCli, tmp } from './helpers.js';
+import { api, cleanupTmp, databaseUrlOf, dropDatabases, killAll, runCli, tmp } from './helpers.js';
+
+/** The environment that gives a daemon started by the CLI on `dataDir` the database of the test pass's engine. */
+async function engineEnv(dataDir: string): Promise<Record<string, string>> {
+  const url = await databaseUrlOf(dataDir);
+  return url ? { GANTRY_DATABASE_URL: url } : {};
+}
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -19,6 +28,7 @@ afterAll(async () => {
     }
   }
   killAll();
+  await dropDatabases();
   cleanupTmp();
 });
 
@@ -27,7 +37,8 @@ describe('gantry daemon', () => {
     const dataDir = tmp();
     dirs.push(dataDir);
     const configDir = tmp('gantry-cfg-');
-    const cli = (...args: string[]) => runCli(args, { configDir });
+    const env = await engineEnv(dataDir);
+    const cli = (...args: string[]) => runCli(args, { configDir, env });
 
     // --ssh-port passes through to gantryd (0: a free port, announced in the log)
     const start = await cli('daemon', 'start', '--port', '0', '--ssh-port', '0', '--data-dir', dataDir, '--json');
@@ -94,7 +105,7 @@ describe('gantry daemon', () => {
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     const port = (server.address() as { port: number }).port;
     try {
-      const r = await runCli(['daemon', 'start', '--port', String(port), '--data-dir', dataDir, '--root-password', 'e2e-root-password'], { configDir: tmp() });
+      const r = await runCli(['daemon', 'start', '--port', String(port), '--data-dir', dataDir, '--root-password', 'e2e-root-password'], { configDir: tmp(), env: await engineEnv(dataDir) });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`gantry: gantryd did not start \\(exit code 1\\): port ${port} on 127.0.0.1 is already in use`));
       expect(r.stderr).toContain(`hint: its log is ${join(dataDir, 'gantryd.log')}`);

@@ -4,12 +4,13 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { api, cleanupTmp, killAll, lines, runCli, runGantryd, startGantryd, tmp } from './helpers.js';
+import { api, cleanupTmp, databaseUrlOf, dataDirArgs, dropDatabases, killAll, lines, runCli, runGantryd, startGantryd, tmp } from './helpers.js';
 
 const PASSWORD = 'e2e-root-password';
 
-afterAll(() => {
+afterAll(async () => {
   killAll();
+  await dropDatabases();
   cleanupTmp();
 });
 
@@ -17,7 +18,7 @@ describe('gantryd process', () => {
   it('prints the ready line, answers /-/health, works with the CLI, stops on SIGTERM and keeps its data', async () => {
     const dataDir = tmp();
     const configDir = tmp('gantry-cfg-');
-    const daemon = await startGantryd(['--port', '0', '--data-dir', dataDir, '--root-password', PASSWORD]);
+    const daemon = await startGantryd(['--port', '0', ...(await dataDirArgs(dataDir)), '--root-password', PASSWORD]);
     expect(daemon.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(daemon.stdout()).not.toMatch(/password/); // a given root password is never printed
 
@@ -54,7 +55,7 @@ describe('gantryd process', () => {
 
     expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 
-    const again = await startGantryd(['--port', '0', '--data-dir', dataDir]);
+    const again = await startGantryd(['--port', '0', ...(await dataDirArgs(dataDir))]);
     try {
       expect(again.stdout()).not.toMatch(/created user root/);
       // the saved profile points at the old port: pass the new URL, the token still works
@@ -73,7 +74,7 @@ describe('gantryd process', () => {
 
   it('on first start without a root password, prints a generated one once and keeps it in initial_root_password (0600)', async () => {
     const dataDir = tmp();
-    const daemon = await startGantryd(['--port', '0', '--data-dir', dataDir]);
+    const daemon = await startGantryd(['--port', '0', ...(await dataDirArgs(dataDir))]);
     const printed = /created user root with password (\S+)/.exec(daemon.stdout())?.[1];
     expect(printed).toBeTruthy();
     const file = join(dataDir, 'initial_root_password');
@@ -84,7 +85,7 @@ describe('gantryd process', () => {
     expect(typeof session.body.private_token).toBe('string');
     expect(await daemon.stop()).toEqual({ code: 0, signal: null });
 
-    const again = await startGantryd(['--port', '0', '--data-dir', dataDir]);
+    const again = await startGantryd(['--port', '0', ...(await dataDirArgs(dataDir))]);
     expect(again.stdout()).not.toMatch(/password/);
     expect(await again.stop()).toEqual({ code: 0, signal: null });
   });
@@ -105,7 +106,7 @@ describe('gantryd process', () => {
       await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
       const port = (server.address() as { port: number }).port;
       try {
-        const r = await runGantryd(['--port', String(port), '--data-dir', tmp(), '--root-password', PASSWORD]);
+        const r = await runGantryd(['--port', String(port), ...(await dataDirArgs(tmp())), '--root-password', PASSWORD]);
         expectOneLine(r, new RegExp(`port ${port} .*already in use`));
       } finally {
         server.close();
@@ -115,23 +116,33 @@ describe('gantryd process', () => {
     it('unusable data dir (a path below a regular file, which fails for root too)', async () => {
       const file = join(tmp(), 'not-a-dir');
       writeFileSync(file, 'x');
-      const r = await runGantryd(['--port', '0', '--data-dir', join(file, 'sub'), '--root-password', PASSWORD]);
+      const r = await runGantryd(['--port', '0', ...(await dataDirArgs(join(file, 'sub'))), '--root-password', PASSWORD]);
       expectOneLine(r, /cannot use data dir .*not-a-dir\/sub/);
     });
 
     it('database schema newer than the code', async () => {
       const dataDir = tmp();
-      const daemon = await startGantryd(['--port', '0', '--data-dir', dataDir, '--root-password', PASSWORD]);
+      const daemon = await startGantryd(['--port', '0', ...(await dataDirArgs(dataDir)), '--root-password', PASSWORD]);
       expect((await daemon.stop()).code).toBe(0);
-      const db = new Database(join(dataDir, 'gantry.db'));
-      db.pragma('user_version = 999');
-      db.close();
-      const r = await runGantryd(['--port', '0', '--data-dir', dataDir]);
+      const url = await databaseUrlOf(dataDir);
+      if (!url) {
+        const db = new Database(join(dataDir, 'gantry.db'));
+        db.pragma('user_version = 999');
+        db.close();
+      } else {
+        // PostgreSQL keeps the applied migrations in schema_migrations
+        const pg = (await import('pg')).default;
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        await client.query(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from the future', now())`);
+        await client.end();
+      }
+      const r = await runGantryd(['--port', '0', ...(await dataDirArgs(dataDir))]);
       expectOneLine(r, /schema \(version 999\) is newer/);
     });
 
     it('invalid port', async () => {
-      const r = await runGantryd(['--port', 'abc', '--data-dir', tmp()]);
+      const r = await runGantryd(['--port', 'abc', ...(await dataDirArgs(tmp()))]);
       expectOneLine(r, /invalid port "abc"/);
     });
   });

@@ -2,23 +2,25 @@
  * SIGTERM drains (issue 22, CONTRACT.md): GET /-/readiness turns 503 at once, requests in flight and requests that
  * still arrive on open keep-alive connections are answered (with `Connection: close`, never Fastify's 503), new
  * connections are served for GANTRY_DRAIN_GRACE when a balancer checks readiness and refused after it, and the process
- * exits 0; GANTRY_DRAIN_TIMEOUT bounds the whole stop. One gantryd on SQLite (the built daemon, as operators run it).
+ * exits 0; GANTRY_DRAIN_TIMEOUT bounds the whole stop. One gantryd (the built daemon, as operators run it) on the test
+ * pass's engine: SQLite, or a fresh PostgreSQL database on the PostgreSQL pass.
  */
 import { request, Agent, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupTmp, killAll, runGantryd, startGantryd, tmp, type Daemon } from './helpers.js';
+import { cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, runGantryd, startGantryd, tmp, type Daemon } from './helpers.js';
 
 const PASSWORD = 'drain-root-password';
 
-afterAll(() => {
+afterAll(async () => {
   killAll();
+  await dropDatabases();
   cleanupTmp();
 });
 
-const start = (env: Record<string, string> = {}) =>
-  startGantryd(['--port', '0', '--data-dir', tmp('gantry-drain-'), '--root-password', PASSWORD], cleanEnv(env));
+const start = async (env: Record<string, string> = {}) =>
+  startGantryd(['--port', '0', ...(await dataDirArgs(tmp('gantry-drain-'))), '--root-password', PASSWORD], cleanEnv(env));
 
 /** One HTTP request with node:http (an agent of our own to keep a connection open); the body text and headers. */
 function send(url: string, path: string, opts: { method?: string; agent?: Agent; body?: string } = {}) {
@@ -172,10 +174,10 @@ describe('gantryd drains on SIGTERM', () => {
   }, 30_000);
 
   it('refuses drain settings that are not seconds, in one line', async () => {
-    const bad = await runGantryd(['--port', '0', '--data-dir', tmp('gantry-drain-')], cleanEnv({ GANTRY_DRAIN_GRACE: 'soon' }));
+    const bad = await runGantryd(['--port', '0', ...(await dataDirArgs(tmp('gantry-drain-')))], cleanEnv({ GANTRY_DRAIN_GRACE: 'soon' }));
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe('gantryd: invalid GANTRY_DRAIN_GRACE "soon": use a number of seconds from 0 to 3600');
-    const inverted = await runGantryd(['--port', '0', '--data-dir', tmp('gantry-drain-')], cleanEnv({ GANTRY_DRAIN_GRACE: '10', GANTRY_DRAIN_TIMEOUT: '5' }));
+    const inverted = await runGantryd(['--port', '0', ...(await dataDirArgs(tmp('gantry-drain-')))], cleanEnv({ GANTRY_DRAIN_GRACE: '10', GANTRY_DRAIN_TIMEOUT: '5' }));
     expect(inverted.code).toBe(1);
     expect(inverted.stderr.trim()).toBe('gantryd: GANTRY_DRAIN_GRACE (10 s) must not exceed GANTRY_DRAIN_TIMEOUT (5 s)');
   }, 30_000);

@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { TEST_DATABASE_URL } from '../helpers/postgres.js';
 import { api, cleanupTmp, killAll, ROOT, startGantryd, tmp } from './helpers.js';
 
 const PASSWORD = 'gc-stress-root-password';
@@ -37,7 +38,9 @@ async function burst(url: string, token: string, ms: number, min: number, tag: s
   return n;
 }
 
-describe('gantryd under a garbage collection loop', () => {
+// The SQLite pass only: better-sqlite3's native statements are what is finalized; a PostgreSQL daemon has none (and under
+// a collection every millisecond, one between each await of its queries, a project takes it ~10 s to create).
+describe.skipIf(TEST_DATABASE_URL)('gantryd under a garbage collection loop', () => {
   it('serves a burst of writes and reads, stays up while idle, and ends by exit 0 on SIGTERM (twice)', async () => {
     const dataDir = tmp();
     for (let round = 0; round < 2; round++) {

@@ -286,3 +286,36 @@ export async function startRunner(url: string, registrationToken: string, opts: 
   }));
   return { proc, id: saved.id, token: saved.token, log: () => log, stop: (signal: NodeJS.Signals = 'SIGTERM') => { proc.kill(signal); return exited; } };
 }
+
+/** The databases dataDirArgs made, by data dir (GANTRY_TEST_DATABASE_URL set), for dropDatabases. */
+const dirDatabases = new Map<string, Promise<{ url: string; drop: () => Promise<void> }>>();
+
+/**
+ * The database of a data dir on the engine of the test pass: none on SQLite (the file in the data dir); on the
+ * PostgreSQL pass (GANTRY_TEST_DATABASE_URL set) an empty database of its own, the same one each time for the same
+ * dir, so a daemon restarted on a data dir finds its data as it would in SQLite's file. dropDatabases() removes them.
+ */
+export async function databaseUrlOf(dir: string): Promise<string | undefined> {
+  const server = process.env.GANTRY_TEST_DATABASE_URL;
+  if (!server) return undefined;
+  if (!dirDatabases.has(dir)) {
+    const { createTestDatabase } = await import('../helpers/postgres.js');
+    const made = createTestDatabase(server);
+    made.catch(() => dirDatabases.delete(dir));
+    dirDatabases.set(dir, made);
+  }
+  return (await dirDatabases.get(dir)!).url;
+}
+
+/** gantryd's `--data-dir` flag for `dir`, with `--database-url` of databaseUrlOf(dir) on the PostgreSQL pass. */
+export async function dataDirArgs(dir: string): Promise<string[]> {
+  const url = await databaseUrlOf(dir);
+  return ['--data-dir', dir, ...(url ? ['--database-url', url] : [])];
+}
+
+/** Drop every database dataDirArgs made (afterAll, once the daemons stopped; nothing on SQLite). */
+export async function dropDatabases(): Promise<void> {
+  const made = [...dirDatabases.values()];
+  dirDatabases.clear();
+  for (const db of made) await (await db.catch(() => null))?.drop();
+}

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, tempDir, workTree } from '../helpers/git.js';
-import { api, cleanEnv, cleanupTmp, killAll, ROOT, runCli, startGantryd, tmp, type Daemon, type RunResult } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, ROOT, runCli, startGantryd, tmp, type Daemon, type RunResult } from './helpers.js';
 
 const PASSWORD = 'mr-e2e-root-password';
 const RUNNERS_TOKEN = 'mr-e2e-registration-token-0123456789';
@@ -81,7 +81,7 @@ async function branch(name: string, files: Record<string, string>, message: stri
 beforeAll(async () => {
   cliConfig = tmp('gantry-mr-e2e-cli-');
   runnerConfigDir = tmp('gantry-mr-e2e-runner-');
-  daemon = await startGantryd(['--port', '0', '--data-dir', tmp('gantry-mr-e2e-data-'), '--root-password', PASSWORD, '--runners-token', RUNNERS_TOKEN]);
+  daemon = await startGantryd(['--port', '0', ...(await dataDirArgs(tmp('gantry-mr-e2e-data-'))), '--root-password', PASSWORD, '--runners-token', RUNNERS_TOKEN]);
   await ok(runCli(['login', '--url', daemon.url, '--username', 'root', '--password-stdin'], { configDir: cliConfig, input: `${PASSWORD}\n` }));
   const session = await api(daemon.url, 'POST', '/session', null, { login: 'root', password: PASSWORD });
   token = session.body.private_token;
@@ -110,6 +110,7 @@ afterAll(async () => {
   }
   await daemon?.stop();
   killAll();
+  await dropDatabases();
   cleanupTmp();
 });
 

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
 import { freePort, NGINX, startNginx, type Nginx } from './nginx.js';
 import { commitFiles, gitOk, repoUrl, tempDir, workTree } from '../helpers/git.js';
 
@@ -31,7 +31,7 @@ describe.skipIf(!NGINX)('deploy/nginx.conf in front of gantryd', () => {
     for (const k of Object.keys(ports) as (keyof typeof ports)[]) ports[k] = await freePort();
     const dataDir = tmp('gantry-nginx-deploy-');
     daemon = await startGantryd([
-      '--port', String(ports.http), '--data-dir', dataDir, '--root-password', PASSWORD, '--ssh-port', String(ports.ssh),
+      '--port', String(ports.http), ...(await dataDirArgs(dataDir)), '--root-password', PASSWORD, '--ssh-port', String(ports.ssh),
       '--external-url', `http://127.0.0.1:${ports.nginxHttp}`, '--ssh-external-port', String(ports.nginxSsh),
     ], cleanEnv(), 30_000);
     const one = `127.0.0.1:${ports.http}`;
@@ -48,6 +48,7 @@ describe.skipIf(!NGINX)('deploy/nginx.conf in front of gantryd', () => {
     nginx?.stop();
     if (daemon && daemon.proc.exitCode === null) expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     killAll();
+    await dropDatabases();
     cleanupTmp();
   });
 

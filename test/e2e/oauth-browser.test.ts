@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { api, cleanEnv, cleanupTmp, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
 
 const ROOT_PASSWORD = 'rootpassword123';
 const SCREENSHOTS = process.env.GANTRY_SCREENSHOTS === '1';
@@ -20,7 +20,7 @@ const received: URL[] = [];
 let app: { application_id: string; secret: string };
 
 beforeAll(async () => {
-  daemon = await startGantryd(['--port', '0', '--data-dir', tmp()], cleanEnv({ GANTRY_ROOT_PASSWORD: ROOT_PASSWORD }));
+  daemon = await startGantryd(['--port', '0', ...(await dataDirArgs(tmp()))], cleanEnv({ GANTRY_ROOT_PASSWORD: ROOT_PASSWORD }));
   listener = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (url.pathname === '/callback') received.push(url); // not the browser's /favicon.ico
@@ -45,6 +45,7 @@ afterAll(async () => {
   await new Promise((resolve) => listener?.close(resolve));
   await daemon?.stop();
   killAll();
+  await dropDatabases();
   cleanupTmp();
 });
 

@@ -10,7 +10,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupTmp, killAll, ROOT, runCli, startGantryd, tmp, type Daemon } from './helpers.js';
+import { cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, ROOT, runCli, startGantryd, tmp, type Daemon } from './helpers.js';
 
 const PASSWORD = 'e2e-oauth-cli-password';
 let daemon: Daemon;
@@ -42,7 +42,7 @@ function startLogin(args: string[]) {
 }
 
 beforeAll(async () => {
-  daemon = await startGantryd(['--port', '0', '--data-dir', tmp(), '--root-password', PASSWORD]);
+  daemon = await startGantryd(['--port', '0', ...(await dataDirArgs(tmp())), '--root-password', PASSWORD]);
   configDir = tmp('gantry-e2e-cfg-');
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   // A project to list (made with the password login of another profile).
@@ -55,6 +55,7 @@ afterAll(async () => {
   await browser?.close();
   await daemon?.stop();
   killAll();
+  await dropDatabases();
   cleanupTmp();
 });
 

@@ -14,9 +14,8 @@ import { startDaemon } from '../../daemon/main.js';
 import { DEFAULT_SSH_LIMITS, MAX_UNAUTHENTICATED_PER_ADDRESS } from '../../daemon/ssh/server.js';
 import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
 import { startReceiver, waitUntil } from '../helpers/hook-receiver.js';
-import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
-import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, databaseUrlOf, dataDirArgs, dropDatabases, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
 
 const PASSWORD = 'ssh-e2e-root-password';
 
@@ -34,24 +33,9 @@ let other: { id: number; path_with_namespace: string; ssh_url_to_repo: string };
 let deployKey: TestKeyPair;
 let unknownKey: TestKeyPair;
 
-/** Databases of the data dirs (GANTRY_TEST_DATABASE_URL set: each data dir gets an empty PostgreSQL database, kept
- * across a restart), and their drops. */
-const databases = new Map<string, Promise<{ url: string; drop: () => Promise<void> }>>();
-/** The database of a data dir: none on SQLite (the file in the data dir); its own empty database on PostgreSQL. */
-async function databaseUrlOf(dir: string): Promise<string | undefined> {
-  if (!TEST_DATABASE_URL) return undefined;
-  if (!databases.has(dir)) databases.set(dir, createTestDatabase(TEST_DATABASE_URL));
-  return (await databases.get(dir)!).url;
-}
-/** gantryd's arguments for a data dir, with --database-url on PostgreSQL. */
-async function dirArgs(dir: string): Promise<string[]> {
-  const url = await databaseUrlOf(dir);
-  return ['--data-dir', dir, ...(url ? ['--database-url', url] : [])];
-}
-
 /** Start gantryd with SSH on a free port (on `dir`); returns the daemon and its SSH port. */
 async function start(dir: string): Promise<{ d: Daemon; port: number }> {
-  const d = await startGantryd(['--port', '0', '--ssh-port', '0', ...(await dirArgs(dir))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }), 60_000);
+  const d = await startGantryd(['--port', '0', '--ssh-port', '0', ...(await dataDirArgs(dir))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }), 60_000);
   return { d, port: await sshReadyPort(d) };
 }
 
@@ -122,7 +106,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await daemon?.stop();
   killAll();
-  for (const db of databases.values()) await (await db).drop();
+  await dropDatabases();
   cleanupTmp();
 });
 
@@ -463,7 +447,7 @@ describe('git over SSH', () => {
 describe('SSH port settings', () => {
   it('ends the start when a given SSH port is taken, and only warns when the default 2222 is', async () => {
     // the port is held by the running daemon
-    const given = await startGantryd(['--port', '0', '--ssh-port', String(sshPort), ...(await dirArgs(tmp()))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD })).then(
+    const given = await startGantryd(['--port', '0', '--ssh-port', String(sshPort), ...(await dataDirArgs(tmp()))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD })).then(
       (d) => d.stop().then(() => 'started'),
       (e: Error) => e.message,
     );
@@ -477,7 +461,7 @@ describe('SSH port settings', () => {
       holder.listen(DEFAULT_SSH_PORT, '127.0.0.1', () => resolve());
     });
     try {
-      const d = await startGantryd(['--port', '0', ...(await dirArgs(tmp()))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD, GANTRY_SSH_PORT: '' }));
+      const d = await startGantryd(['--port', '0', ...(await dataDirArgs(tmp()))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD, GANTRY_SSH_PORT: '' }));
       try {
         expect(d.stdout()).not.toContain('ssh listening');
         // the warning is a log line on stderr, which may arrive just after the ready line on stdout
@@ -493,7 +477,7 @@ describe('SSH port settings', () => {
   });
 
   it('runs without SSH when the port is off', async () => {
-    const d = await startGantryd(['--port', '0', '--ssh-port', 'off', ...(await dirArgs(tmp()))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }));
+    const d = await startGantryd(['--port', '0', '--ssh-port', 'off', ...(await dataDirArgs(tmp()))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }));
     try {
       expect(d.stdout()).not.toContain('ssh listening');
       const token = (await api(d.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
@@ -505,7 +489,7 @@ describe('SSH port settings', () => {
   });
 
   it('listens on --ssh-host only, says so in its ready line and advertises it', async () => {
-    const d = await startGantryd(['--port', '0', '--ssh-port', '0', '--ssh-host', '127.0.0.2', ...(await dirArgs(tmp()))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }));
+    const d = await startGantryd(['--port', '0', '--ssh-port', '0', '--ssh-host', '127.0.0.2', ...(await dataDirArgs(tmp()))], cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }));
     try {
       const port = await sshReadyPort(d, '127.0.0.2');
       expect(d.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -528,7 +512,7 @@ describe('SSH port settings', () => {
 
   it('advertises --ssh-external-host/port in ssh_url_to_repo', async () => {
     const d = await startGantryd(
-      ['--port', '0', '--ssh-port', '0', '--ssh-external-host', 'git.example.com', '--ssh-external-port', '22', ...(await dirArgs(tmp()))],
+      ['--port', '0', '--ssh-port', '0', '--ssh-external-host', 'git.example.com', '--ssh-external-port', '22', ...(await dataDirArgs(tmp()))],
       cleanEnv({ GANTRY_ROOT_PASSWORD: PASSWORD }),
     );
     try {

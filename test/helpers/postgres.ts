@@ -106,3 +106,26 @@ export async function createTestDatabase(
     drop: () => admin(serverUrl, [`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]),
   };
 }
+
+type Queries = import('../../daemon/db/layer/types.js').Queries;
+
+/**
+ * The statements `fn` sends through the Queries it is given, recorded instead of run (reads answer no rows): what a
+ * page reader sends for a page, say, to EXPLAIN it on its own.
+ */
+export async function recordStatements(dialect: Queries['dialect'], fn: (q: Queries) => Promise<unknown>): Promise<{ sql: string; args: readonly unknown[] }[]> {
+  const sent: { sql: string; args: readonly unknown[] }[] = [];
+  const recorder: Queries = {
+    dialect,
+    all: async <T>(sql: string, args: readonly unknown[] = []) => { sent.push({ sql, args }); return [] as T[]; },
+    get: async (sql: string, args: readonly unknown[] = []) => { sent.push({ sql, args }); return undefined; },
+    run: async (sql: string, args: readonly unknown[] = []) => { sent.push({ sql, args }); return { changes: 0 }; },
+  };
+  await fn(recorder);
+  return sent;
+}
+
+/** PostgreSQL's EXPLAIN of one statement, as its text lines. */
+export async function explainPostgres(q: Queries, sql: string, args: readonly unknown[]): Promise<string> {
+  return (await q.all<Record<string, string>>(`EXPLAIN ${sql}`, args)).map((r) => r['QUERY PLAN']).join('\n');
+}

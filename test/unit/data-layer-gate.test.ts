@@ -1,7 +1,7 @@
 /**
  * The context on either engine (daemon/app.ts, daemon/db/layer/open.ts): every route runs on SQLite and on PostgreSQL
  * (the engine gate that answered 501 for rooms not yet ported is gone), and the context has one way to the database,
- * ctx.data. Runs on both engines (test/postgres-files.json).
+ * ctx.data. Runs on both engines (npm test runs every file on each).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
