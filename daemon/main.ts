@@ -11,11 +11,22 @@ import { openDataLayer } from './db/layer/open.js';
 import { withDaemonMark } from './run-lock.js';
 import { bootstrap, loadSecrets, prepareDataDir } from './bootstrap.js';
 import { buildApp } from './app.js';
-import { startBackground, stopBackground } from './background.js';
+import { startBackground, stopBackground, type BackgroundWorker } from './background.js';
 import { compilePendingSchemas } from './schema-compilers.js';
 import { advertisedSshAddress } from './ssh/address.js';
 import { startSshServer, type SshLimits, type SshServer } from './ssh/server.js';
-import './services/hook-deliveries.js'; // registers the hook delivery worker and its push listener
+import { hookDeliveryWorker } from './services/hook-deliveries.js'; // (and its push listener, registered on import)
+import { artifactExpiryWorker, stuckBuildsWorker } from './services/builds.js';
+import { mergeLockSweepWorker } from './services/merge-requests/merge.js';
+import { signInThrottlePruneWorker } from './policy/sign-in-throttle.js';
+
+/**
+ * Every background job of the daemon, in one list (each safe with several daemons at once: see background.ts):
+ * checked at start, each job exactly once.
+ */
+export const BACKGROUND_WORKERS: readonly BackgroundWorker[] = [
+  hookDeliveryWorker, artifactExpiryWorker, stuckBuildsWorker, mergeLockSweepWorker, signInThrottlePruneWorker,
+];
 
 /** Start a daemon for a configuration; resolves once listening. Used by main() and by tests. */
 export async function startDaemon(
@@ -80,7 +91,7 @@ export async function startDaemon(
   }
   const sshAddress = advertisedSshAddress(config.ssh, externalUrl, ssh?.port ?? null);
   ctx.sshAddress = () => sshAddress;
-  startBackground(ctx);
+  startBackground(ctx, BACKGROUND_WORKERS);
   opts.onListening?.(url);
   // Route schemas compile on first use; the rest compile now in 5 ms slices, so requests never wait long behind them.
   setImmediate(() => void compilePendingSchemas(5));

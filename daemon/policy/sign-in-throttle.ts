@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import type { SignInLimits } from '../config.js';
 import type { Database } from '../db/layer/types.js';
-import { registerWorker } from '../background.js';
+import type { BackgroundWorker } from '../background.js';
 import { ApiError } from '../errors.js';
 import { counter } from '../metrics.js';
 
@@ -415,7 +415,7 @@ const SWEEP_EVERY_MS = 60_000;
 const sweepers = new Map<AppContext, NodeJS.Timeout>();
 
 // The sweep of the shared counters (the in-memory ones bound themselves): started with the daemon on PostgreSQL.
-registerWorker({
+export const signInThrottlePruneWorker: BackgroundWorker = {
   name: 'sign-in throttle sweep',
   start(ctx) {
     if (ctx.data.dialect.name !== 'postgres' || sweepers.has(ctx)) return;
@@ -431,4 +431,4 @@ registerWorker({
     for (const timer of sweepers.values()) clearInterval(timer);
     sweepers.clear();
   },
-});
+};

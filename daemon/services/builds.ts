@@ -17,7 +17,7 @@ import { insertStatusRow, isRowId, updateStatusRow } from '../ci/sql.js';
 import { processPipeline, updatePipelineStatus } from './pipelines.js';
 import { notifyTrace, readTrace, removeTrace } from './traces.js';
 import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './artifacts.js';
-import { registerWorker } from '../background.js';
+import type { BackgroundWorker } from '../background.js';
 import { queueBuildHook } from './ci-hooks.js';
 import { recordDeploymentIn } from './environments/index.js';
 import { keysetPageAsync } from '../db/keyset.js';
@@ -343,7 +343,7 @@ export function startArtifactsExpiryWorker(ctx: AppContext, intervalMs = ARTIFAC
 }
 
 const expiryWorkers = new Map<AppContext, () => void>();
-registerWorker({
+export const artifactExpiryWorker: BackgroundWorker = {
   name: 'artifact expiry',
   start(ctx) {
     if (!expiryWorkers.has(ctx)) expiryWorkers.set(ctx, startArtifactsExpiryWorker(ctx));
@@ -352,7 +352,7 @@ registerWorker({
     for (const stop of expiryWorkers.values()) stop();
     expiryWorkers.clear();
   },
-});
+};
 
 /** A pending or running build whose row has not changed for this long is stuck (8.13 StuckCiBuildsWorker: 1 day). */
 export const STUCK_BUILD_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -378,7 +378,7 @@ export async function dropStuckBuilds(ctx: AppContext, at = Date.now()): Promise
 
 let stuckSweep: ReturnType<typeof setInterval> | null = null;
 let stuckSweeping: Promise<unknown> | null = null;
-registerWorker({
+export const stuckBuildsWorker: BackgroundWorker = {
   name: 'stuck builds',
   start(ctx) {
     const run = () => {
@@ -396,4 +396,4 @@ registerWorker({
     stuckSweep = null;
     await stuckSweeping;
   },
-});
+};

@@ -28,7 +28,7 @@ import type { Agent, Dispatcher } from 'undici';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { HookEvent } from '../db/schema-hooks.js';
-import { registerWorker } from '../background.js';
+import type { BackgroundWorker } from '../background.js';
 import type { Queries } from '../db/layer/types.js';
 import type { HookEventKind } from './project-hooks.js';
 import { onPush } from './push.js';
@@ -467,7 +467,7 @@ function errorText(e: unknown): string {
   return code && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
-/** Start a delivery worker for a context (the daemon does this through registerWorker; tests may call it directly). */
+/** Start a delivery worker for a context (the daemon does this through hookDeliveryWorker, in main.ts's list; tests may call it directly). */
 export function startHookDeliveryWorker(ctx: AppContext, opts: HookWorkerOptions = {}): HookDeliveryWorker {
   const w = new Worker(ctx, opts);
   running.add(w);
@@ -478,7 +478,7 @@ export function startHookDeliveryWorker(ctx: AppContext, opts: HookWorkerOptions
 
 // The daemon's worker: started with the daemon (startBackground), stopped on shutdown.
 const daemonWorkers = new Map<AppContext, HookDeliveryWorker>();
-registerWorker({
+export const hookDeliveryWorker: BackgroundWorker = {
   name: 'hook deliveries',
   start(ctx) {
     if (!daemonWorkers.has(ctx)) daemonWorkers.set(ctx, startHookDeliveryWorker(ctx));
@@ -488,4 +488,4 @@ registerWorker({
     daemonWorkers.clear();
     await Promise.all(workers.map((w) => w.stop()));
   },
-});
+};

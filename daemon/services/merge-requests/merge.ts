@@ -27,7 +27,7 @@ import { markTodosDoneOnCloseAsync } from '../collaboration/todos.js';
 import { LOCKS, lockAsync } from '../collaboration/tx.js';
 import { recordEventAsync } from '../events.js';
 import { lookupProjectAsync, projectNamespaceAsync } from '../projects.js';
-import { registerWorker } from '../../background.js';
+import type { BackgroundWorker } from '../../background.js';
 import { branchRulesAsync } from '../protected-branches.js';
 import { processPush } from '../push.js';
 import { projectRepository } from '../repositories.js';
@@ -382,7 +382,7 @@ export async function repairLockedMergeRequests(ctx: AppContext): Promise<{ fini
 let sweep: ReturnType<typeof setInterval> | null = null;
 let sweeping: Promise<unknown> | null = null;
 
-registerWorker({
+export const mergeLockSweepWorker: BackgroundWorker = {
   name: 'merge lock repair',
   start(ctx) {
     const run = () => {
@@ -400,4 +400,4 @@ registerWorker({
     sweep = null;
     await sweeping;
   },
-});
+};
