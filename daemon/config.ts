@@ -324,7 +324,8 @@ export function readConfigFile(path: string, required: boolean): ConfigFile | nu
     text = readFileSync(path, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && !required) return null;
+    // (ENOTDIR: the data dir is no directory; the data dir's own check says so, in its words)
+    if ((code === 'ENOENT' || code === 'ENOTDIR') && !required) return null;
     throw new ConfigError(`cannot read the config file ${path}: ${code ?? (e as Error).message}`);
   }
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
