@@ -33,7 +33,7 @@ import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/use
 import { addEventNoteable, noteRoutes } from './notes.js';
 import type { NoteableKind } from './noteables.js';
 import { paginateArray, paginateAsync } from './pagination.js';
-import { Int, Nullable, PageParams, ProjectIdParams } from './params.js';
+import { Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 import { commitTitle } from './entities/repository.js';
 import { toUser } from '../db/rows.js';
@@ -59,9 +59,9 @@ const CreateBody = Type.Object({
   labels: O(Labels),
 });
 const UpdateBody = Type.Object({
-  title: O(S('title')),
+  title: O(NotBlank({ description: 'title (blank: 400 can\'t be blank)' })),
   description: O(S('description')),
-  target_branch: O(S('a new target branch')),
+  target_branch: O(NotBlank({ description: 'a new target branch (blank: 400 can\'t be blank)' })),
   source_branch: O(S('cannot be changed (400)')),
   assignee_id: O(Int({ description: 'assignee user ID (0 removes it)' })),
   milestone_id: O(Int({ description: 'milestone ID (0 removes it)' })),
