@@ -48,4 +48,6 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./triggers.js')).default);
   await api.register((await import('./environments.js')).default);
   await api.register((await import('./deployments.js')).default);
+  await api.register((await import('./version.js')).default);
+  await api.register((await import('./project-users.js')).default);
 }

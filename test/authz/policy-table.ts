@@ -160,6 +160,7 @@ export const POLICY_TABLE: Row[] = [
   // session and users (reference 2.1; CONTRACT.md bootstrap)
   { method: 'POST', path: `${V3}/session`, ability: 'public', body: () => ({ login: 'mxguest', password: 'password123' }) },
   { method: 'GET', path: `${V3}/user`, ability: 'user' },
+  { method: 'GET', path: `${V3}/version`, ability: 'user' },
   { method: 'GET', path: `${V3}/users`, ability: 'user' },
   { method: 'POST', path: `${V3}/users`, ability: 'admin', body: (c) => ({ username: c.u, email: `${c.u}@example.com`, name: c.u, password: 'password123' }) },
   { method: 'GET', path: `${V3}/users/{id}`, ability: 'user', params: (c) => ({ id: c.w.cast.guest.id }) },
@@ -207,6 +208,7 @@ export const POLICY_TABLE: Row[] = [
     method: 'POST', path: `${P}/fork/{forked_from_id}`, ability: 'admin', params: (c) => ({ forked_from_id: c.w.moveTargetId }),
     fresh: async (c) => ({ id: (await freshProject(c.w, c.vis)).id }), why: "8.x's authenticated_as_admin!: only administrators link a fork",
   },
+  { method: 'GET', path: `${P}/users`, ability: 'read_project' },
   { method: 'POST', path: `${P}/star`, ability: 'read_project', ok: [201, 304] },
   { method: 'DELETE', path: `${P}/star`, ability: 'read_project', ok: [200, 304] },
   { method: 'POST', path: `${P}/archive`, ability: 'archive_project', fresh: async (c) => ({ id: (await freshProject(c.w, c.vis)).id }) },
