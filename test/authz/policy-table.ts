@@ -460,6 +460,8 @@ export const POLICY_TABLE: Row[] = [
   },
   { method: 'DELETE', path: `${P}/merge_requests/{merge_request_id}`, ability: 'destroy_merge_request', fresh: async (c) => ({ merge_request_id: await fresh.mergeRequest(c.w, c.p) }) },
   { method: 'POST', path: `${P}/merge_requests/{merge_request_id}/subscription`, ability: 'read_merge_request', ok: [201, 304] },
+  { method: 'GET', path: `${P}/merge_requests/{merge_request_id}/versions`, ability: 'read_merge_request' },
+  { method: 'GET', path: `${P}/merge_requests/{merge_request_id}/versions/{version_id}`, ability: 'read_merge_request' },
   { method: 'DELETE', path: `${P}/merge_requests/{merge_request_id}/subscription`, ability: 'read_merge_request', ok: [200, 304] },
   { method: 'POST', path: `${P}/merge_requests/{merge_request_id}/todo`, ability: 'read_merge_request', ok: [201, 304] },
   ...mergeRequestRows('merge_requests'),
