@@ -54,6 +54,7 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'deploy-key', alias: 'deploy-keys', description: 'list, add, enable and remove a project\'s read-only deploy keys', load: async () => (await import('./commands/deploy-keys.js')).registerDeployKeys },
   { name: 'environment', alias: 'environments', description: 'list, create and delete a project\'s environments', load: async () => (await import('./commands/environments.js')).registerEnvironments },
   { name: 'deployment', alias: 'deployments', description: 'list the deployments a project\'s builds recorded', load: async () => (await import('./commands/environments.js')).registerDeployments },
+  { name: 'template', alias: 'templates', description: 'list and print the server\'s .gitignore, .gitlab-ci.yml and license templates', load: async () => (await import('./commands/templates.js')).registerTemplates },
 ];
 
 /** Global options that take a value (their value is not the noun). */

@@ -51,4 +51,5 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./version.js')).default);
   await api.register((await import('./project-users.js')).default);
   await api.register((await import('./merge-request-versions.js')).default);
+  await api.register((await import('./templates.js')).default);
 }
