@@ -28,6 +28,14 @@ describe('gantry template', () => {
     expect(cpp.code, cpp.stderr).toBe(0);
   });
 
+  it('prints a license with the holder filled in, and lists the popular ones', async () => {
+    const mit = await f.cli(['template', 'show', 'license', 'mit', '--fullname', 'ACME Inc.']);
+    expect(mit.code, mit.stderr).toBe(0);
+    expect(mit.stdout).toContain(`Copyright (c) ${new Date().getUTCFullYear()} ACME Inc.`);
+    const popular = await f.cli(['template', 'list', 'license', '--popular', '--json']);
+    expect(popular.json().map((l: { key: string }) => l.key)).toEqual(['apache-2.0', 'gpl-3.0', 'mit']);
+  });
+
   it('explains an unknown kind (usage, exit 2) and an unknown name (404, exit 1)', async () => {
     const kind = await f.cli(['template', 'list', 'dockerfile']);
     expect(kind.code).toBe(2);
