@@ -56,6 +56,7 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'deployment', alias: 'deployments', description: 'list the deployments a project\'s builds recorded', load: async () => (await import('./commands/environments.js')).registerDeployments },
   { name: 'system-hook', alias: 'system-hooks', description: 'list, add, test and remove the system hooks (administrators)', load: async () => (await import('./commands/system-hooks.js')).registerSystemHooks },
   { name: 'service', alias: 'services', description: 'show, set up and remove a project\'s services (Slack notifications)', load: async () => (await import('./commands/services.js')).registerServices },
+  { name: 'template', alias: 'templates', description: 'list and print the server\'s .gitignore, .gitlab-ci.yml and license templates', load: async () => (await import('./commands/templates.js')).registerTemplates },
 ];
 
 /** Global options that take a value (their value is not the noun). */

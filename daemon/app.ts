@@ -6,7 +6,7 @@ import type { AppContext } from './context.js';
 import type { UserRow } from './db/schema.js';
 import { ApiError, bodyTooLarge, notFound, unauthorized } from './errors.js';
 import { dataExceptionMessage } from './db/layer/errors.js';
-import { normalizeBoolean, oddIdParam } from './api/params.js';
+import { NOT_BLANK, normalizeBoolean, oddIdParam } from './api/params.js';
 import { authenticateAsync, authenticateNow } from './policy/authentication.js';
 import { apiRoutes } from './api/index.js';
 import { multipartFormParser } from './api/multipart-form.js';
@@ -93,7 +93,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     return503OnClosing: false,
     // Fastify's own per-request lines are off (the onResponse hook logs one redacted line instead).
     logController: new LogController({ disableRequestLogging: true }),
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false, keywords: [NOT_BLANK] } },
     // Fastify's own compilers, compiling each route's schemas on first use (daemon/schema-compilers.ts).
     schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } },
   });

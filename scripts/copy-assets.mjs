@@ -1,5 +1,6 @@
 // Copies non-TypeScript assets (SQL migrations of both engines) next to the compiled code in dist/.
-import { cpSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,3 +14,10 @@ cpSync(join(root, 'daemon/git/hooks'), join(root, 'dist/daemon/git/hooks'), { re
 // The stylesheet of the OAuth sign-in and consent pages (daemon/oauth/index.ts serves it).
 mkdirSync(join(root, 'dist/daemon/oauth'), { recursive: true });
 cpSync(join(root, 'daemon/oauth/oauth.css'), join(root, 'dist/daemon/oauth/oauth.css'));
+// The git revision GET /version reports (daemon/services/version.ts); none outside a git checkout (it says unknown).
+try {
+  const revision = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  writeFileSync(join(root, 'dist/build-info.json'), `${JSON.stringify({ revision })}\n`);
+} catch {
+  rmSync(join(root, 'dist/build-info.json'), { force: true });
+}

@@ -298,6 +298,23 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
       ], { json: o.json, noun: 'commits' });
     });
 
+  mrVerb(noun, 'versions', 'list the diff versions of a merge request (one per push), newest first')
+    .option('--json', 'print the raw API JSON')
+    .action(async (first: string, second: string, o: { json?: boolean }, cmd: Command) => {
+      const api = client(cmd);
+      const { project, mr } = await target(io, api, first, second);
+      type Version = { id: number; head_commit_sha: string | null; base_commit_sha: string | null; state: string; real_size: string | null; created_at: string };
+      const versions = await api.get<Version[]>(`${mrsPath(project)}/${mr.id}/versions`);
+      printList(io, versions, [
+        { header: 'version', value: (v) => v.id },
+        { header: 'head', value: (v) => (v.head_commit_sha ? shortSha(v.head_commit_sha) : '') },
+        { header: 'base', value: (v) => (v.base_commit_sha ? shortSha(v.base_commit_sha) : '') },
+        { header: 'state', value: (v) => v.state },
+        { header: 'files', value: (v) => v.real_size ?? '' },
+        { header: 'created', value: (v) => shortTime(v.created_at) },
+      ], { json: o.json, noun: 'versions' });
+    });
+
   mrVerb(noun, 'checkout', 'fetch a merge request\'s source branch (also from a fork) into a local branch and switch to it')
     .alias('co')
     .option('-b, --branch <name>', 'the local branch (default: the source branch\'s name)')

@@ -50,4 +50,8 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./deployments.js')).default);
   await api.register((await import('./system-hooks.js')).default);
   await api.register((await import('./services.js')).default);
+  await api.register((await import('./version.js')).default);
+  await api.register((await import('./project-users.js')).default);
+  await api.register((await import('./merge-request-versions.js')).default);
+  await api.register((await import('./templates.js')).default);
 }

@@ -17,7 +17,7 @@ import { issueHookAttributes } from '../hooks/issues.js';
 import { IssueSchema, presentIssueAsync, presentIssuesAsync } from './entities/issues.js';
 import { presentTodoAsync, TodoSchema } from './entities/todos.js';
 import { paginateAsync } from './pagination.js';
-import { Bool, Int, Nullable, PageParams, ProjectIdParams } from './params.js';
+import { Bool, Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
@@ -48,6 +48,7 @@ const IssueBody = Type.Object({
 });
 const UpdateBody = Type.Object({
   ...IssueBody.properties,
+  title: O(NotBlank({ description: 'title (blank: 400 can\'t be blank)' })),
   state_event: O(S('close or reopen')),
   updated_at: O(S('ISO 8601 time (admins and project owners)')),
 });

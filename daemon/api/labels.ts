@@ -6,7 +6,7 @@ import {
   countProjectLabels, createLabel, deleteLabel, findLabelByIdOrTitle, listProjectLabels, subscribeToLabel, unsubscribeFromLabel, updateLabel,
 } from '../services/collaboration/labels.js';
 import { labelRecord, LabelRecordSchema, LabelSchema, presentLabel, presentLabels } from './entities/labels.js';
-import { PageParams, ProjectIdParams } from './params.js';
+import { NotBlank, PageParams, ProjectIdParams } from './params.js';
 import { paginateAsync } from './pagination.js';
 import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 
@@ -19,8 +19,8 @@ const CreateBody = Type.Object({
 });
 const UpdateBody = Type.Object({
   name: O(S('title of the existing label (required)')),
-  new_name: O(S('new title (required if color is absent)')),
-  color: O(S('new colour, # and 6 hex digits (required if new_name is absent)')),
+  new_name: O(NotBlank({ description: 'new title (required if color is absent; blank: 400 can\'t be blank)' })),
+  color: O(NotBlank({ description: 'new colour, # and 6 hex digits (required if new_name is absent; blank: 400)' })),
   description: O(S('new description')),
 });
 const NameParam = Type.Object({ name: O(S('title of the label (required)')) });

@@ -25,7 +25,7 @@ import type { ProjectRow, UserRow } from '../db/schema.js';
 import { awardEmojiRoutes } from './award-emoji.js';
 import { IssueSchema, presentIssuesAsync } from './entities/issues.js';
 import {
-  MergeRequestChangesSchema, MergeRequestSchema, presentMergeRequest, presentMergeRequests, type ChangeEntry,
+  MergeRequestChangesSchema, MergeRequestSchema, presentMergeRequest, presentMergeRequests, versionCommits, type ChangeEntry,
 } from './entities/merge-requests.js';
 import { presentTodoAsync, setTodoTargetKind, TodoSchema } from './entities/todos.js';
 import { RepoCommitSchema } from './entities/repository.js';
@@ -33,9 +33,8 @@ import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/use
 import { addEventNoteable, noteRoutes } from './notes.js';
 import type { NoteableKind } from './noteables.js';
 import { paginateArray, paginateAsync } from './pagination.js';
-import { Int, Nullable, PageParams, ProjectIdParams } from './params.js';
+import { Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
-import { commitTitle } from './entities/repository.js';
 import { toUser } from '../db/rows.js';
 
 const O = Type.Optional;
@@ -59,9 +58,9 @@ const CreateBody = Type.Object({
   labels: O(Labels),
 });
 const UpdateBody = Type.Object({
-  title: O(S('title')),
+  title: O(NotBlank({ description: 'title (blank: 400 can\'t be blank)' })),
   description: O(S('description')),
-  target_branch: O(S('a new target branch')),
+  target_branch: O(NotBlank({ description: 'a new target branch (blank: 400 can\'t be blank)' })),
   source_branch: O(S('cannot be changed (400)')),
   assignee_id: O(Int({ description: 'assignee user ID (0 removes it)' })),
   milestone_id: O(Int({ description: 'milestone ID (0 removes it)' })),
@@ -121,7 +120,7 @@ const dropBlankKeepLabels: preValidationAsyncHookHandler = async function (reque
 };
 
 /** A page of changes as the API shows them (RepoDiff plus too_large). */
-function changeEntries(files: Awaited<ReturnType<typeof mergeRequestChanges>>['files']): ChangeEntry[] {
+export function changeEntries(files: Awaited<ReturnType<typeof mergeRequestChanges>>['files']): ChangeEntry[] {
   return files.map((f) => ({
     old_path: f.oldPath, new_path: f.newPath, a_mode: f.aMode, b_mode: f.bMode, diff: f.diff, new_file: f.newFile,
     renamed_file: f.renamedFile, deleted_file: f.deletedFile, too_large: f.tooLarge,
@@ -141,17 +140,19 @@ async function presentMRNotes(ctx: FastifyInstance['ctx'], rows: { note: string;
   });
 }
 
+/** The merge request of `:merge_request_id` the caller may read in the project of loadProjectAsync (404 `Not found` otherwise). */
+export function readableMergeRequestOf(request: FastifyRequest): Promise<MergeRequestRow> {
+  const raw = (request.params as { merge_request_id: string }).merge_request_id;
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw notFoundMessage('404 Not found');
+  return findReadableMergeRequest(request.server.ctx, callerOf(request), projectOf(request), Number(raw), projectLevelOf(request));
+}
+
 /** Registers the merge request routes. */
 export default async function mergeRequestRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   const read = loadProjectAsync('read_merge_request');
 
-  /** The merge request of `:merge_request_id` the caller may read (404 `Not found` otherwise). */
-  function mrOf(request: FastifyRequest): Promise<MergeRequestRow> {
-    const raw = (request.params as { merge_request_id: string }).merge_request_id;
-    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw notFoundMessage('404 Not found');
-    return findReadableMergeRequest(ctx, callerOf(request), projectOf(request), Number(raw), projectLevelOf(request));
-  }
+  const mrOf = readableMergeRequestOf;
 
   /** What the caller may set on merge requests of `project` (the URL's project: its level is known). */
   const rightsOn = (user: UserRow, request: FastifyRequest) => async (project: ProjectRow) =>
@@ -201,11 +202,7 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
       schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(RepoCommitSchema) } },
     }, async (request, reply) => {
       const mr = await mrOf(request);
-      const commits = diffCommits(await latestDiff(ctx.data, mr.id)).map((c) => ({
-        id: c.id, short_id: c.id.slice(0, 8), title: commitTitle(c.message), author_name: c.author_name, author_email: c.author_email,
-        created_at: c.committed_date, message: c.message,
-      }));
-      return paginateArray(request, reply, commits);
+      return paginateArray(request, reply, versionCommits(await latestDiff(ctx.data, mr.id)));
     });
 
     api.get(`${base}/changes`, {

@@ -10,7 +10,7 @@ import {
 import { IssueSchema, presentIssuesAsync } from './entities/issues.js';
 import { milestoneEntity, MilestoneSchema } from './entities/milestones.js';
 import { paginateAsync } from './pagination.js';
-import { PageParams, ProjectIdParams } from './params.js';
+import { NotBlank, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
@@ -21,7 +21,7 @@ const ListQuery = Type.Object({
   ...PageParams,
 });
 const MilestoneBody = Type.Object({
-  title: O(S('title (required on create)')),
+  title: O(NotBlank({ description: 'title (required on create; a blank one on update: 400 can\'t be blank)' })),
   description: O(S('description')),
   due_date: O(S('YYYY-MM-DD')),
   state_event: O(S('close or activate (update only)')),

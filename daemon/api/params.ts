@@ -5,6 +5,14 @@ import type { FastifyRequest } from 'fastify';
 /** A required non-blank string: blank counts as not given, as GitLab's required_attributes! does. */
 export const RequiredString = (opts: object = {}) => Type.String({ minLength: 1, ...opts });
 
+/**
+ * A text field that an update may change but never erase: on a PUT, dropBlankParams keeps its blank value (instead of
+ * dropping it as not given) so the service refuses it, `{"message":{"<field>":["can't be blank"]}}`. On a POST a blank
+ * is still not given (8.x required_attributes!). The `x-not-blank` mark is a no-op keyword for the validator (app.ts).
+ */
+export const NotBlank = (opts: object = {}) => Type.String({ ...opts, [NOT_BLANK]: true });
+export const NOT_BLANK = 'x-not-blank';
+
 /** A boolean param; app.ts turns 1/0, t/f, yes/no, on/off (any case) into true/false before validation. */
 export const Bool = (opts: object = {}) => Type.Boolean(opts);
 

@@ -5,6 +5,7 @@
 import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { requireUser } from '../policy/authentication.js';
+import { NOT_BLANK } from './params.js';
 import type { ProjectAbility } from '../policy/permissions.js';
 import { findProjectWithLevelAsync } from '../services/projects.js';
 
@@ -45,7 +46,8 @@ export const callerOf = (request: FastifyRequest): UserRow => requireUser(reques
 
 /**
  * preValidation hook: drop body keys whose value is null or blank, as GitLab's attributes_for_keys did, so that
- * `null` never turns into false/0 through type coercion and a blank optional text field counts as not given.
+ * `null` never turns into false/0 through type coercion and a blank optional text field counts as not given; on a PUT
+ * a blank field marked NotBlank (params.ts) stays, so the update answers `can't be blank` instead of ignoring it.
  * A request without a body gets an empty one.
  */
 export const dropBlankParams: preValidationAsyncHookHandler = async function (request) {
@@ -54,5 +56,12 @@ export const dropBlankParams: preValidationAsyncHookHandler = async function (re
   const body = request.body;
   if (!body || typeof body !== 'object' || Buffer.isBuffer(body) || Array.isArray(body)) return;
   const b = body as Record<string, unknown>;
-  for (const [k, v] of Object.entries(b)) if (v === null || v === '') delete b[k];
+  const keep = request.method === 'PUT' ? notBlankKeys(request) : undefined;
+  for (const [k, v] of Object.entries(b)) if (v === null || (v === '' && !keep?.has(k))) delete b[k];
 };
+
+/** The body fields of the route marked NotBlank (params.ts): a blank one is kept on updates, for the service to refuse. */
+function notBlankKeys(request: FastifyRequest): Set<string> {
+  const body = (request.routeOptions.schema as { body?: { properties?: Record<string, Record<string, unknown>> } } | undefined)?.body;
+  return new Set(Object.entries(body?.properties ?? {}).filter(([, prop]) => prop[NOT_BLANK] === true).map(([k]) => k));
+}

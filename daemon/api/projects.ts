@@ -8,7 +8,7 @@ import { findUserAsync } from '../services/users.js';
 import { presentBasicProjectsAsync, presentProjectAsync, presentProjectsAsync, ProjectListSchema, ProjectSchema } from './entities/projects.js';
 import { pageOf, setPageHeaders } from './pagination.js';
 import { ResponseCache } from './response-cache.js';
-import { Bool, Int, PageParams, ProjectIdParams, RequiredString } from './params.js';
+import { Bool, Int, NotBlank, PageParams, ProjectIdParams, RequiredString } from './params.js';
 import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 import projectActionRoutes from './project-actions.js';
 import projectHookRoutes from './project-hooks.js';
@@ -46,7 +46,7 @@ const ProjectFlags = {
 };
 const CreateBody = Type.Object({ name: RequiredString(), path: O(Type.String()), namespace_id: O(Int()), import_url: O(Type.String()), ...ProjectFlags });
 const CreateForUserBody = Type.Object({ name: RequiredString(), import_url: O(Type.String()), ...ProjectFlags });
-const UpdateBody = Type.Object({ name: O(Type.String()), path: O(Type.String()), default_branch: O(Type.String()), ...ProjectFlags });
+const UpdateBody = Type.Object({ name: O(NotBlank({ description: 'blank: 400 can\'t be blank' })), path: O(NotBlank({ description: 'blank: 400 can\'t be blank' })), default_branch: O(Type.String()), ...ProjectFlags });
 /** Serialized list pages and single projects, exact until the next database write (bounded: about 30 KB a page). */
 const answers = new ResponseCache(200);
 const FLAG_KEYS = Object.keys(ProjectFlags) as (keyof typeof ProjectFlags)[];

@@ -166,7 +166,8 @@ function fieldErrors(actor: UserRow, p: ProjectParams, restricted: readonly numb
   const errors: Record<string, string[]> = {};
   const err = (k: string, m: string) => (errors[k] ??= []).push(m);
   if (p.name !== undefined) {
-    if (!NAME_PATTERN.test(p.name)) err('name', "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.");
+    if (!p.name.trim()) err('name', "can't be blank");
+    else if (!NAME_PATTERN.test(p.name)) err('name', "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.");
     if (p.name.length > 255) err('name', 'is too long (maximum is 255 characters)');
   }
   if (p.path !== undefined) {

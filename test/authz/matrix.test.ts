@@ -57,6 +57,7 @@ function defaultParam(name: string, row: Row, c: Cell): string | number {
       return c.p.id;
     case 'issue_id': return c.p.issueId;
     case 'merge_request_id': return c.p.mergeRequestId;
+    case 'version_id': return c.p.mrVersionId;
     case 'note_id': return issues ? c.p.issueNoteId : c.p.mrNoteId;
     case 'award_id': return onNote ? (issues ? c.p.issueNoteAwardId : c.p.mrNoteAwardId) : (issues ? c.p.issueAwardId : c.p.mrAwardId);
     case 'label_id': return 'bug';

@@ -39,6 +39,8 @@ export interface ProjectWorld {
   issueId: number;
   confidentialIssueId: number;
   mergeRequestId: number;
+  /** The merge request's first diff version (GET .../versions/:version_id). */
+  mrVersionId: number;
   issueNoteId: number;
   mrNoteId: number;
   issueAwardId: number;
@@ -181,7 +183,7 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
   const { id, path } = await freshProject(w, vis, name);
   const base = `/projects/${id}`;
   const p: ProjectWorld = {
-    id, path, pipelineId: 0, buildId: 0, sha: '', issueId: 0, confidentialIssueId: 0, mergeRequestId: 0, issueNoteId: 0, mrNoteId: 0,
+    id, path, pipelineId: 0, buildId: 0, sha: '', issueId: 0, confidentialIssueId: 0, mergeRequestId: 0, mrVersionId: 0, issueNoteId: 0, mrNoteId: 0,
     issueAwardId: 0, issueNoteAwardId: 0, mrAwardId: 0, mrNoteAwardId: 0, labelId: 0, deployKeyId: 0, guestIssueId: 0, guestNoteId: 0,
     guestAwardId: 0, reporterMergeRequestId: 0, milestoneId: 0, hookId: 0, runnerId: 0, uploadUrl: '',
     snippetId: 0, snippetNoteId: 0, snippetAwardId: 0, snippetNoteAwardId: 0,
@@ -227,6 +229,7 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
         title: 'A change', source_branch: 'feature', target_branch: 'master', description: `Closes #${issue.iid} and #${confidential.iid}`,
       });
       p.mergeRequestId = mr.id;
+      p.mrVersionId = ((await asRoot(w, 'GET', `${base}/merge_requests/${mr.id}/versions`)) as Array<{ id: number }>)[0]!.id;
       const mrNote = await asRoot(w, 'POST', `${base}/merge_requests/${mr.id}/notes`, { body: 'an mr note' });
       p.mrNoteId = mrNote.id;
       p.mrAwardId = (await asRoot(w, 'POST', `${base}/merge_requests/${mr.id}/award_emoji`, { name: 'tada' })).id;

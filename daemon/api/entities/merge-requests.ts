@@ -8,7 +8,9 @@ import type { AppContext } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { UserRow } from '../../db/schema.js';
-import { latestDiffHeads, workInProgress } from '../../services/merge-requests/find.js';
+import type { MergeRequestDiffRow } from '../../db/schema-merge-requests.js';
+import { diffCommits, latestDiffHeads, workInProgress } from '../../services/merge-requests/find.js';
+import { commitTitle, RepoCommitSchema } from './repository.js';
 import { Nullable } from '../params.js';
 import { loadIssuablePageAsync } from './issuables.js';
 import { milestoneEntity, MilestoneSchema } from './milestones.js';
@@ -103,3 +105,29 @@ export const ChangeSchema = Type.Object({
 
 /** Response schema of MergeRequestChanges: the merge request plus its changes (and `overflow` when files were left out). */
 export const MergeRequestChangesSchema = Type.Object({ ...MergeRequestSchema.properties, changes: Type.Array(ChangeSchema), overflow: B });
+
+/** The commits of a diff version as RepoCommit entities (newest first). */
+export function versionCommits(diff: Pick<MergeRequestDiffRow, 'commits'> | null) {
+  return diffCommits(diff).map((c) => ({
+    id: c.id, short_id: c.id.slice(0, 8), title: commitTitle(c.message), author_name: c.author_name, author_email: c.author_email,
+    created_at: c.committed_date, message: c.message,
+  }));
+}
+
+/** 8.13's MergeRequestDiff entity: one version of a merge request's diff. */
+export function mergeRequestDiffEntity(d: MergeRequestDiffRow) {
+  return {
+    id: d.id, head_commit_sha: d.headCommitSha, base_commit_sha: d.baseCommitSha, start_commit_sha: d.startCommitSha,
+    created_at: d.createdAt, merge_request_id: d.mergeRequestId, state: d.state, real_size: d.realSize,
+  };
+}
+
+/** Response schema of MergeRequestDiff. */
+export const MergeRequestDiffSchema = Type.Object({
+  id: I, head_commit_sha: NS, base_commit_sha: NS, start_commit_sha: NS, created_at: S, merge_request_id: I, state: S, real_size: NS,
+});
+
+/** Response schema of MergeRequestDiffFull: the version, its commits and its file diffs (RepoDiff, too_large as in changes). */
+export const MergeRequestDiffFullSchema = Type.Object({
+  ...MergeRequestDiffSchema.properties, commits: Type.Array(RepoCommitSchema), diffs: Type.Array(ChangeSchema),
+});

@@ -213,8 +213,9 @@ export async function createLabel(ctx: AppContext, projectId: number, p: CreateL
  */
 export async function updateLabel(ctx: AppContext, projectId: number, p: UpdateLabelParams): Promise<LabelRow> {
   if (p.name === undefined || p.name === '') throw badRequest('name');
-  const newName = p.new_name === '' ? undefined : p.new_name?.trim();
-  const color = p.color === '' ? undefined : p.color;
+  // A blank new_name or color reaches here only when the caller gave it (the route drops absent ones): refused, never erased.
+  const newName = p.new_name?.trim();
+  const color = p.color;
   // 8.x looked the label up first (404), then asked for new_name or color (400).
   const label = await findLabelByTitle(ctx.data, projectId, p.name);
   if (!label) throw notFound('Label not found');

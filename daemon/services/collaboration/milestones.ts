@@ -109,7 +109,9 @@ async function validate(q: Queries, projectId: number, p: MilestoneParams, selfI
 /** 8.x's attributes_for_keys: empty values are dropped (an optional field cannot be cleared with ''). */
 function present(p: MilestoneParams): MilestoneParams {
   const out: MilestoneParams = {};
-  for (const k of ['title', 'description', 'due_date', 'state_event'] as const) if (p[k] !== undefined && p[k] !== '') out[k] = p[k];
+  for (const k of ['description', 'due_date', 'state_event'] as const) if (p[k] !== undefined && p[k] !== '') out[k] = p[k];
+  // A blank title stays, to be refused (`can't be blank`): an update never erases it.
+  if (p.title !== undefined) out.title = p.title;
   return out;
 }
 

@@ -169,7 +169,23 @@ export async function checkMergeStatus(ctx: AppContext, mr: MergeRequestRow, tar
 
 /** The changes of a merge request's latest diff version, within limits (GET .../changes). */
 export async function mergeRequestChanges(ctx: AppContext, mr: MergeRequestRow, target: ProjectRow, limits: DiffLimits = DEFAULT_DIFF_LIMITS): Promise<LimitedDiff> {
-  const diff = await latestDiff(ctx.data, mr.id);
+  return versionChanges(ctx, await latestDiff(ctx.data, mr.id), target, limits);
+}
+
+/** The diff versions of a merge request, newest first (8.13 `GET .../versions`). */
+export async function listDiffVersions(q: Queries, mergeRequestId: number): Promise<MergeRequestDiffRow[]> {
+  return (await q.all<Record<string, unknown>>(`SELECT * FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC`, [mergeRequestId])).map(toMergeRequestDiff);
+}
+
+/** One diff version of a merge request, or null (another merge request's, or none: an id past int4 never reaches SQL). */
+export async function findDiffVersion(q: Queries, mergeRequestId: number, versionId: number): Promise<MergeRequestDiffRow | null> {
+  if (!Number.isSafeInteger(versionId) || versionId <= 0 || versionId > 2_147_483_647) return null;
+  const r = await q.get<Record<string, unknown>>(`SELECT * FROM merge_request_diffs WHERE id = ? AND merge_request_id = ?`, [versionId, mergeRequestId]);
+  return r ? toMergeRequestDiff(r) : null;
+}
+
+/** The file changes of one diff version (base, or start when unrelated, to head), from git within `limits`. */
+export async function versionChanges(ctx: AppContext, diff: MergeRequestDiffRow | null, target: ProjectRow, limits: DiffLimits = DEFAULT_DIFF_LIMITS): Promise<LimitedDiff> {
   if (!diff || !diff.headCommitSha) return { files: [], overflow: false, total: 0 };
   const repo = projectRepository(ctx, target);
   if (!repo.exists()) return { files: [], overflow: false, total: 0 };
