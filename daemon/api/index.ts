@@ -48,4 +48,6 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./triggers.js')).default);
   await api.register((await import('./environments.js')).default);
   await api.register((await import('./deployments.js')).default);
+  await api.register((await import('./access-requests.js')).default);
+  await api.register((await import('./boards.js')).default);
 }

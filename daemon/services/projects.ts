@@ -17,6 +17,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js'
 import { removeProjectStorage, storageCreated, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 import { deleteProjectOnlyDeployKeysIn } from './keys/keys.js';
+import { createBoardIn } from './boards.js';
 import { UntilNextWrite } from '../db/read-cache.js';
 
 /** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. */
@@ -308,7 +309,7 @@ export async function createProjectAsync(
     p.name, path, ns.id, p.description ?? null, visibility, p.default_branch ?? 'master', p.issues_enabled ?? true,
     p.merge_requests_enabled ?? true, p.builds_enabled ?? true, p.wiki_enabled ?? true, p.snippets_enabled ?? false,
     p.container_registry_enabled ?? false, p.shared_runners_enabled ?? true, p.public_builds ?? true, p.lfs_enabled ?? true,
-    p.request_access_enabled ?? false, p.only_allow_merge_if_build_succeeds ?? false, p.import_url || null, JSON.stringify(p.tag_list ?? []),
+    p.request_access_enabled ?? true, p.only_allow_merge_if_build_succeeds ?? false, p.import_url || null, JSON.stringify(p.tag_list ?? []),
     actor.id, extra.forkedFromId ?? null, salt, tokenHash, t, t, t,
   ];
   // The limit and the name and path checks run again in the transaction that writes the row, so creates at once
@@ -332,6 +333,7 @@ export async function createProjectAsync(
     }
     const row = toProject((await tx.get<Record<string, unknown>>(INSERT_PROJECT, values))!);
     if (ns.kind === 'user') await tx.run(INSERT_OWNER, [row.id, owner.id, actor.id, t, t]);
+    await createBoardIn(tx, row.id, t);
     await recordEventAsync(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
     return row;
   }).catch((e: unknown) => {
@@ -346,6 +348,7 @@ export async function createProjectAsync(
  */
 export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promise<void> {
   await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
+  await tx.run(`DELETE FROM access_requests WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
   await deleteProjectOnlyDeployKeysIn(tx, projectId);
   await tx.run('UPDATE projects SET forked_from_id = NULL WHERE forked_from_id = ?', [projectId]);
   await tx.run('DELETE FROM projects WHERE id = ?', [projectId]);
