@@ -53,6 +53,8 @@ const LAZY_NOUNS: LazyNoun[] = [
   { name: 'trigger', alias: 'triggers', description: 'list, create and remove a project\'s build triggers, and start pipelines with them', load: async () => (await import('./commands/triggers.js')).registerTriggers },
   { name: 'deploy-key', alias: 'deploy-keys', description: 'list, add, enable and remove a project\'s read-only deploy keys', load: async () => (await import('./commands/deploy-keys.js')).registerDeployKeys },
   { name: 'environment', alias: 'environments', description: 'list, create and delete a project\'s environments', load: async () => (await import('./commands/environments.js')).registerEnvironments },
+  { name: 'access-request', alias: 'access-requests', description: 'list, approve and deny requests to join a project or group, or ask to join', load: async () => (await import('./commands/access-requests.js')).registerAccessRequests },
+  { name: 'board', alias: 'boards', description: "list the lists of a project's issue board", load: async () => (await import('./commands/boards.js')).registerBoards },
   { name: 'deployment', alias: 'deployments', description: 'list the deployments a project\'s builds recorded', load: async () => (await import('./commands/environments.js')).registerDeployments },
 ];
 

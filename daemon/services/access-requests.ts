@@ -85,16 +85,17 @@ export async function requestAccess(ctx: AppContext, actor: UserRow, source: Mem
 }
 
 /**
- * Approve the request of `userId` with a level (default developer): 404 `404 Not found` when there is none, 403 unless
- * `actor` manages the source's members, 422 for a level the source does not have. The user becomes a member (the
+ * Approve the request of `userId` with a level (default developer): 403 unless `actor` manages the source's members,
+ * then 404 `404 Not found` when there is no request, 422 for a level the source does not have. The user becomes a member (the
  * request row deleted in the same transaction: of two approvals at once one finds no request and answers 404).
  */
 export async function approveAccessRequest(
   ctx: AppContext, actor: UserRow, source: MemberSource, userId: number, level: number = DEVELOPER,
 ): Promise<{ member: MemberRow; user: UserRow }> {
+  // the permission first (8.13 found the request first): who may not review learns nothing of who asked
+  if (!(await canManageAsync(ctx, actor, source))) throw forbidden();
   const found = await requestOf(ctx, source, userId);
   if (!found) throw notFoundRequest();
-  if (!(await canManageAsync(ctx, actor, source))) throw forbidden();
   checkLevel(source, level);
   try {
     const member = await ctx.data.transaction(async (tx) => {
@@ -113,13 +114,13 @@ export async function approveAccessRequest(
 }
 
 /**
- * Deny a request (those who manage the source's members) or withdraw one's own: 404 `404 Not found` when there is no
- * request of `userId` (a member is not a request), 403 for anyone else. Returns the request that went.
+ * Deny a request (those who manage the source's members) or withdraw one's own: 403 for anyone else, then 404
+ * `404 Not found` when there is no request of `userId` (a member is not a request). Returns the request that went.
  */
 export async function removeAccessRequest(ctx: AppContext, actor: UserRow, source: MemberSource, userId: number): Promise<AccessRequestWithUser> {
+  if (actor.id !== userId && !(await canManageAsync(ctx, actor, source))) throw forbidden();
   const found = await requestOf(ctx, source, userId);
   if (!found) throw notFoundRequest();
-  if (actor.id !== userId && !(await canManageAsync(ctx, actor, source))) throw forbidden();
   const gone = await ctx.data.get(`DELETE FROM access_requests WHERE id = ? RETURNING id`, [found.request.id]);
   if (!gone) throw notFoundRequest();
   return found;
