@@ -5,10 +5,9 @@
  */
 import type { Command } from 'commander';
 import { noteMorePages, type ApiClient, type Factory } from '../client.js';
-import { UsageError } from '../errors.js';
 import { printJson, printList, shortTime, type Column } from '../output.js';
-import { connectionFlags, idOrPath, listFlags, listOptions } from './common.js';
-import { accessLevel, ROLES } from './members.js';
+import { connectionFlags, listFlags, listOptions } from './common.js';
+import { accessLevel, ROLES, sourcePath } from './members.js';
 import { findUser } from './users.js';
 
 /** An access requester as the API shows it. */
@@ -28,13 +27,7 @@ const COLUMNS: Column<Requester>[] = [
   { header: 'requested', value: (r) => shortTime(r.requested_at) },
 ];
 
-/** `/projects/:id/access_requests` (the project argument or the clone's) or `/groups/:id/access_requests`. */
-function requestsPath(project: string | undefined, group: string | undefined): string {
-  if (group !== undefined && project !== undefined) throw new UsageError('a project and --group together', 'give one of them');
-  if (group !== undefined) return `/groups/${idOrPath(group)}/access_requests`;
-  if (project === undefined) throw new UsageError('no project given', 'name the project (namespace/path), run it inside a clone, or pass --group <group>');
-  return `/projects/${idOrPath(project)}/access_requests`;
-}
+const requestsPath = (project: string | undefined, group: string | undefined) => sourcePath(project, group, 'access_requests');
 
 /** Adds the verbs of the `access-request` noun. */
 export function registerAccessRequests(noun: Command, factory: Factory): void {
