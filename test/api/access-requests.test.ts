@@ -4,7 +4,11 @@
  * request that gives no access and is not a member, and approvals racing each other and a withdrawal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { openPostgres } from '../../daemon/db/layer/open.js';
+import { toProject } from '../../daemon/db/rows.js';
+import { approveAccessRequest, removeAccessRequest } from '../../daemon/services/access-requests.js';
+import { findUserAsync } from '../../daemon/services/users.js';
 import { addCastMembersAsync, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { makeGroup } from '../helpers/group-fixtures.js';
 
@@ -199,5 +203,36 @@ describe('who may see a source to request access', () => {
     expect((await s.api('DELETE', `/projects/${p.id}`, cast.owner)).status).toBeLessThan(300);
     const n = await s.ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM access_requests WHERE source_type = 'Project' AND source_id = ?`, [p.id]);
     expect(Number(n!.n)).toBe(0);
+  });
+});
+
+describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
+  it('approvals and withdrawals racing through both give one member or a 404, never an error', async () => {
+    const second = await openPostgres(s.ctx.config.databaseUrl!);
+    try {
+      const ctx2 = { ...s.ctx, db: second.db, data: second.data };
+      const project = toProject((await s.ctx.data.get<Record<string, unknown>>('SELECT * FROM projects WHERE id = ?', [pub.id]))!);
+      const source = { kind: 'project' as const, project };
+      const master = await findUserAsync(s.ctx, cast.master.id);
+      const admin = await findUserAsync(s.ctx, cast.admin.id);
+      for (let i = 0; i < 6; i++) {
+        const u = await s.user(`acrtwo${i}`);
+        expect((await s.api('POST', `/projects/${pub.id}/access_requests`, u)).status).toBe(201);
+        const requester = await findUserAsync(s.ctx, u.id);
+        const outcomes = await Promise.allSettled(i % 2
+          ? [approveAccessRequest(s.ctx, master, source, u.id, 20), approveAccessRequest(ctx2, admin, source, u.id, 30)]
+          : [approveAccessRequest(s.ctx, master, source, u.id), removeAccessRequest(ctx2, requester, source, u.id)]);
+        const failures = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+        for (const f of failures) expect((f.reason as { statusCode?: number }).statusCode).toBe(404);
+        expect(failures.length).toBeLessThanOrEqual(1);
+        const n = Number((await s.ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM members WHERE user_id = ?`, [u.id]))!.n);
+        const left = Number((await s.ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM access_requests WHERE user_id = ?`, [u.id]))!.n);
+        expect(left).toBe(0);
+        // two approvals: always one member; approval against withdrawal: a member exactly when the approval won
+        expect(n).toBe(i % 2 ? 1 : outcomes[0]!.status === 'fulfilled' ? 1 : 0);
+      }
+    } finally {
+      await second.close();
+    }
   });
 });

@@ -4,7 +4,9 @@
  * read_board for whoever reads the project, admin_list for reporters and up; every error answer changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/app.js';
+import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
+import { openPostgres } from '../../daemon/db/layer/open.js';
+import { createBoardList, moveBoardList } from '../../daemon/services/boards.js';
 import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { insertLabelAsync } from '../helpers/collaboration.js';
 
@@ -187,5 +189,31 @@ describe('/projects/:id/boards/:board_id/lists', () => {
     await Promise.all(made.slice(0, 3).map((r, i) => s.api('PUT', `${base}/${r.body.id}`, cast.owner, { position: 5 - i })));
     const positions = (await s.api('GET', base, cast.owner)).body.map((l: { position: number }) => l.position);
     expect(positions).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+});
+
+describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
+  it('lists created and moved through both keep positions 0..n-1 and one list per label', async () => {
+    const second = await openPostgres(s.ctx.config.databaseUrl!);
+    try {
+      const ctx2 = { ...s.ctx, db: second.db, data: second.data };
+      const p = await makeProject(s, cast.owner, 'board-two-daemons', { visibility: 0 });
+      const board = await boardOf(p);
+      const labels = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((t) => insertLabelAsync(s.ctx, p.id, t)));
+      // every label asked for on both daemons at once: one list each, the other answer 400 taken
+      const made = await Promise.allSettled(labels.flatMap((l) => [createBoardList(s.ctx, p.id, board, l), createBoardList(ctx2, p.id, board, l)]));
+      const rejected = made.filter((m): m is PromiseRejectedResult => m.status === 'rejected');
+      expect(rejected).toHaveLength(labels.length);
+      for (const r of rejected) expect((r.reason as { statusCode?: number }).statusCode).toBe(400);
+      const ids = (await listsOf(board)).filter((l) => l.list_type === 'label');
+      expect(ids.map((l) => l.position)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      const lists = await s.ctx.data.all<{ id: number }>(`SELECT id FROM board_lists WHERE board_id = ? AND list_type = 'label' ORDER BY position`, [board]);
+      // (a move may find its list at its target already, shifted there by another: 400, and nothing moves)
+      const moves = await Promise.allSettled(lists.slice(0, 4).map((l, i) => moveBoardList(i % 2 ? ctx2 : s.ctx, board, l.id, 7 - i)));
+      for (const m of moves) if (m.status === 'rejected') expect((m.reason as { statusCode?: number }).statusCode).toBe(400);
+      expect((await listsOf(board)).filter((l) => l.list_type === 'label').map((l) => l.position)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    } finally {
+      await second.close();
+    }
   });
 });
