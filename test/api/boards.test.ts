@@ -47,6 +47,15 @@ describe('GET /projects/:id/boards', () => {
     ]);
   });
 
+  it('gives a project without a board (none should be) one on first read, with its backlog and done lists', async () => {
+    const p = await makeProject(s, cast.owner, 'board-lazy', { visibility: 0 });
+    await s.ctx.data.run(`DELETE FROM boards WHERE project_id = ?`, [p.id]);
+    const both = await Promise.all([s.api('GET', `/projects/${p.id}/boards`, cast.owner), s.api('GET', `/projects/${p.id}/boards`, cast.owner)]);
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    expect(both[0]!.body[0].id).toBe(both[1]!.body[0].id);
+    expect((await listsOf(both[0]!.body[0].id)).map((l) => l.list_type)).toEqual(['backlog', 'done']);
+  });
+
   it('follows read_board: 401 anonymous, 404 for who cannot see the project, 200 for the rest', async () => {
     expect((await s.api('GET', `/projects/${pub.id}/boards`, null)).status).toBe(401);
     expect((await s.api('GET', `/projects/${priv.id}/boards`, null)).status).toBe(401);
