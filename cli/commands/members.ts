@@ -48,13 +48,17 @@ function printMember(io: IO, m: Member, json?: boolean): void {
   ]));
 }
 
-/** Where the members live: `/projects/:id/members` (the project argument or the clone's) or `/groups/:id/members`. */
-function membersPath(project: string | undefined, group: string | undefined): string {
+/**
+ * `/projects/:id/<what>` (the project argument or the clone's) or `/groups/:id/<what>` (`--group`): the members, or
+ * the access requests (access-requests.ts).
+ */
+export function sourcePath(project: string | undefined, group: string | undefined, what: 'members' | 'access_requests' = 'members'): string {
   if (group !== undefined && project !== undefined) throw new UsageError('a project and --group together', 'give one of them');
-  if (group !== undefined) return `/groups/${idOrPath(group)}/members`;
+  if (group !== undefined) return `/groups/${idOrPath(group)}/${what}`;
   if (project === undefined) throw new UsageError('no project given', 'name the project (namespace/path), run it inside a clone, or pass --group <group>');
-  return `/projects/${idOrPath(project)}/members`;
+  return `/projects/${idOrPath(project)}/${what}`;
 }
+const membersPath = (project: string | undefined, group: string | undefined) => sourcePath(project, group);
 
 /** Adds the verbs of the `member` noun. */
 export function registerMembers(member: Command, factory: Factory): void {

@@ -54,4 +54,6 @@ export async function apiRoutes(api: FastifyInstance): Promise<void> {
   await api.register((await import('./project-users.js')).default);
   await api.register((await import('./merge-request-versions.js')).default);
   await api.register((await import('./templates.js')).default);
+  await api.register((await import('./access-requests.js')).default);
+  await api.register((await import('./boards.js')).default);
 }

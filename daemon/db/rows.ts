@@ -433,3 +433,37 @@ export function toSystemHook(r: Rec): SystemHookRow {
     enableSslVerification: !!r.enable_ssl_verification, createdAt: r.created_at as string,
   };
 }
+
+/** An access request (GitLab 8.13 Member with requested_at): who asked to join which project or group, and when. */
+export interface AccessRequestRow {
+  id: number;
+  sourceType: 'Project' | 'Namespace';
+  sourceId: number;
+  userId: number;
+  requestedAt: string;
+}
+
+/** An access_requests row from the database (`prefix`: its columns' prefix in a join). */
+export function toAccessRequest(r: Rec, prefix = ''): AccessRequestRow {
+  return {
+    id: r[`${prefix}id`] as number, sourceType: r[`${prefix}source_type`] as 'Project' | 'Namespace', sourceId: r[`${prefix}source_id`] as number,
+    userId: r[`${prefix}user_id`] as number, requestedAt: r[`${prefix}requested_at`] as string,
+  };
+}
+
+/** A board list (GitLab 8.13 List): backlog and done have no label nor position; label lists have both. */
+export interface BoardListRow {
+  id: number;
+  boardId: number;
+  labelId: number | null;
+  listType: 'backlog' | 'label' | 'done';
+  position: number | null;
+}
+
+/** A board_lists row from the database. */
+export function toBoardList(r: Rec): BoardListRow {
+  return {
+    id: r.id as number, boardId: r.board_id as number, labelId: (r.label_id ?? null) as number | null,
+    listType: r.list_type as BoardListRow['listType'], position: (r.position ?? null) as number | null,
+  };
+}

@@ -28,6 +28,8 @@ const PROJECT_LEVELS = {
   read_project_member: GUEST,
   read_merge_request: GUEST,
   read_note: GUEST,
+  /** issue boards and their lists (8.13 read_board, read_list; not tied to the issues feature) */
+  read_board: GUEST,
   create_issue: GUEST,
   create_note: GUEST,
   upload_file: GUEST,
@@ -36,6 +38,8 @@ const PROJECT_LEVELS = {
   update_issue: REPORTER,
   admin_issue: REPORTER,
   admin_label: REPORTER,
+  /** create, move and delete the lists of a board (8.13 admin_list) */
+  admin_list: REPORTER,
   read_commit_status: REPORTER,
   read_build: REPORTER,
   read_pipeline: REPORTER,
@@ -75,7 +79,7 @@ export type ProjectAbility = keyof typeof PROJECT_LEVELS;
 const VISIBLE_NON_MEMBER = new Set<ProjectAbility>([
   'read_project', 'read_issue', 'read_label', 'read_milestone', 'read_project_member', 'read_merge_request',
   'read_note', 'create_issue', 'create_note', 'upload_file', 'download_code', 'fork_project', 'read_commit_status',
-  'read_pipeline',
+  'read_pipeline', 'read_board',
 ]);
 /** Removed from everyone while a project is archived. */
 const ARCHIVED_DENIES = new Set<ProjectAbility>(['push_code', 'push_code_to_protected_branches', 'create_merge_request', 'update_merge_request', 'admin_merge_request']);

@@ -244,7 +244,7 @@ export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParam
     const group = toNamespace((await tx.get<Rec>(
       `INSERT INTO namespaces (name, path, kind, owner_id, description, visibility_level, share_with_group_lock, request_access_enabled, lfs_enabled, created_at, updated_at)
        VALUES (?, ?, 'group', NULL, ?, ?, FALSE, ?, ?, ?, ?) RETURNING *`,
-      [p.name, p.path, p.description ?? '', visibility, p.request_access_enabled ?? false, p.lfs_enabled ?? true, t, t],
+      [p.name, p.path, p.description ?? '', visibility, p.request_access_enabled ?? true, p.lfs_enabled ?? true, t, t],
     ))!);
     await tx.run(
       `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
@@ -300,6 +300,7 @@ export async function deleteGroup(ctx: AppContext, group: NamespaceRow): Promise
     await queueMemberRemovalsAsync(tx, `source_type = 'Namespace' AND source_id = ?`, [group.id]);
     await queueSystemHooksAsync(tx, () => groupSystemData(tx, group.id, 'destroy'));
     await tx.run(`DELETE FROM members WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
+    await tx.run(`DELETE FROM access_requests WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
     await tx.run(`DELETE FROM namespaces WHERE id = ?`, [group.id]);
     return owned;
   });

@@ -45,7 +45,7 @@ type Rec = Record<string, unknown>;
 const toMemberWithUser = (r: Rec): MemberWithUser => ({ member: toMember(r, 'm_'), user: toUser(r) });
 
 /** `m.source_type = ? AND m.source_id = ?` and its arguments. */
-const sourceArgs = (s: MemberSource): [string, number] => (s.kind === 'project' ? ['Project', s.project.id] : ['Namespace', s.group.id]);
+export const sourceArgs = (s: MemberSource): [string, number] => (s.kind === 'project' ? ['Project', s.project.id] : ['Namespace', s.group.id]);
 const SOURCE = `m.source_type = ? AND m.source_id = ?`;
 
 /** Direct members of a source, optionally searched by name, email or username; ordered by membership id. */
@@ -80,7 +80,7 @@ export async function getMember(ctx: AppContext, source: MemberSource, userId: n
 }
 
 /** 422 `Access level is not known` unless the level is allowed for the source. */
-function checkLevel(source: MemberSource, level: number): void {
+export function checkLevel(source: MemberSource, level: number): void {
   if (!LEVELS[source.kind].includes(level)) throw unprocessable('Access level is not known');
 }
 
@@ -108,6 +108,27 @@ async function isLastOwner(ctx: AppContext, group: NamespaceRow, userId: number)
 }
 
 /**
+ * Insert a membership inside a transaction (`tx`), with the `joined` event of a project; a pending access request of
+ * the user for the source goes (a member is no longer a requester). Returns null when the user is a member already
+ * (`ifAbsent`: the unique index is then not an error); otherwise a duplicate throws the unique violation.
+ */
+export async function insertMemberIn(
+  tx: Queries, source: MemberSource, userId: number, level: number, expires: string | null, actorId: number, t: string, ifAbsent = false,
+): Promise<MemberRow | null> {
+  const [sourceType, sourceId] = sourceArgs(source);
+  const row = await tx.get<Rec>(
+    `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)${ifAbsent ? ' ON CONFLICT (source_type, source_id, user_id) DO NOTHING' : ''} RETURNING *`,
+    [sourceType, sourceId, userId, level, expires, actorId, t, t],
+  );
+  if (!row) return null;
+  await tx.run(`DELETE FROM access_requests WHERE source_type = ? AND source_id = ? AND user_id = ?`, [sourceType, sourceId, userId]);
+  if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: userId, action: 'joined' });
+  await queueSystemHooksAsync(tx, () => memberSystemData(tx, row.id as number, 'create'));
+  return toMember(row);
+}
+
+/**
  * Add a member. Project: an existing member is returned unchanged (GitLab 8.12); group: 409 `Member already
  * exists`. Unknown user: 404 `User Not Found`; bad level: 422. Records a `joined` event for projects.
  */
@@ -121,19 +142,9 @@ export async function addMember(ctx: AppContext, actor: UserRow, source: MemberS
   checkLevel(source, p.access_level);
   const expires = expiresAt(p.expires_at) ?? null;
   const t = now();
-  const [sourceType, sourceId] = sourceArgs(source);
   let member: MemberRow;
   try {
-    member = await ctx.data.transaction(async (tx) => {
-      const row = await tx.get<Rec>(
-        `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        [sourceType, sourceId, user.id, p.access_level, expires, actor.id, t, t],
-      );
-      if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: user.id, action: 'joined' });
-      await queueSystemHooksAsync(tx, () => memberSystemData(tx, row!.id as number, 'create'));
-      return toMember(row!);
-    });
+    member = await ctx.data.transaction(async (tx) => (await insertMemberIn(tx, source, user.id, p.access_level, expires, actor.id, t))!);
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('User'); // the user was deleted meanwhile
     // Added by another request since the check above (the unique index is the last guard): answer as if seen then.

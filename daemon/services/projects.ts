@@ -16,6 +16,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js'
 import { removeProjectStorage, storageCreated, storageMoved } from './storage.js';
 import { validPath } from './users.js';
 import { deleteProjectOnlyDeployKeysIn } from './keys/keys.js';
+import { createBoardIn } from './boards.js';
 import { UntilNextWrite } from '../db/read-cache.js';
 
 /** `:id` (id or namespace/path) -> project row, exact until the next write. */
@@ -270,7 +271,7 @@ export async function createProjectAsync(
     p.name, path, ns.id, p.description ?? null, visibility, p.default_branch ?? 'master', p.issues_enabled ?? true,
     p.merge_requests_enabled ?? true, p.builds_enabled ?? true, p.wiki_enabled ?? true, p.snippets_enabled ?? false,
     p.container_registry_enabled ?? false, p.shared_runners_enabled ?? true, p.public_builds ?? true, p.lfs_enabled ?? true,
-    p.request_access_enabled ?? false, p.only_allow_merge_if_build_succeeds ?? false, p.import_url || null, JSON.stringify(p.tag_list ?? []),
+    p.request_access_enabled ?? true, p.only_allow_merge_if_build_succeeds ?? false, p.import_url || null, JSON.stringify(p.tag_list ?? []),
     actor.id, extra.forkedFromId ?? null, salt, tokenHash, t, t, t,
   ];
   // The limit and the name and path checks run again in the transaction that writes the row, so creates at once
@@ -294,6 +295,7 @@ export async function createProjectAsync(
     }
     const row = toProject((await tx.get<Record<string, unknown>>(INSERT_PROJECT, values))!);
     if (ns.kind === 'user') await tx.run(INSERT_OWNER, [row.id, owner.id, actor.id, t, t]);
+    await createBoardIn(tx, row.id, t);
     await recordEventAsync(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
     // system hooks: project_create, then the owner's membership (user_add_to_team), as 8.13's create service
     await queueSystemHooksAsync(tx, () => projectSystemData(tx, row.id, 'create'));
@@ -319,6 +321,7 @@ export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promi
   await queueMemberRemovalsAsync(tx, `source_type = 'Project' AND source_id = ?`, [projectId]);
   await queueSystemHooksAsync(tx, () => projectSystemData(tx, projectId, 'destroy'));
   await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
+  await tx.run(`DELETE FROM access_requests WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
   await deleteProjectOnlyDeployKeysIn(tx, projectId);
   await tx.run('UPDATE projects SET forked_from_id = NULL WHERE forked_from_id = ?', [projectId]);
   await tx.run('DELETE FROM projects WHERE id = ?', [projectId]);

@@ -44,7 +44,7 @@ describe('POST /groups', () => {
     expect(r.status).toBe(201);
     expect(r.body).toEqual({
       id: expect.any(Number), name: 'Alpha Team', path: 'alpha', description: 'the A team', visibility_level: 10, lfs_enabled: true,
-      avatar_url: null, web_url: 'http://gantry.test/groups/alpha', request_access_enabled: false,
+      avatar_url: null, web_url: 'http://gantry.test/groups/alpha', request_access_enabled: true,
     });
     const m = await s.api('GET', `/groups/${r.body.id}/members/${alice.id}`, alice);
     expect(m.status).toBe(200);
@@ -131,7 +131,7 @@ describe('GET /groups and /groups/:id', () => {
     expect(r.body.map((g: { path: string }) => g.path)).toEqual(['list-private']);
     expect(r.body[0]).toEqual({
       id: priv.id, name: 'list-private', path: 'list-private', description: '', visibility_level: 0, lfs_enabled: true, avatar_url: null,
-      web_url: 'http://gantry.test/groups/list-private', request_access_enabled: false,
+      web_url: 'http://gantry.test/groups/list-private', request_access_enabled: true,
     });
     const admin = await s.api('GET', '/groups?per_page=100', s.root);
     const paths = admin.body.map((g: { path: string }) => g.path);

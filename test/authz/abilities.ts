@@ -47,7 +47,13 @@ export type Rule =
   /** Git over HTTP (decisions.md "git over HTTP refusals"): anonymous may read public code; 401 asks for credentials. */
   | { kind: 'git'; level: number; visible?: boolean; partly?: { level: number; status: number } }
   /** A web page of a project (uploads): anyone on public projects, else who may read the project; others 404. */
-  | { kind: 'web'; level: number; visible?: boolean };
+  | { kind: 'web'; level: number; visible?: boolean }
+  /**
+   * Asking to join a project or group (8.13 :request_access, with request_access_enabled on, as the world's are): a
+   * signed-in user who sees it and is no member; members 403; admins 403 on projects (they count as owners), allowed
+   * on public and internal groups they are not a member of (8.13 GroupPolicy).
+   */
+  | { kind: 'requester'; admin: boolean };
 
 /** The abilities of the reference, by name. */
 export const ABILITIES = {
@@ -134,6 +140,12 @@ export const ABILITIES = {
   admin_snippet_note: { kind: 'project', level: MASTER },
   /** destroy_award on a snippet or its note: the awarder (root) or an admin; others 401. */
   destroy_snippet_award: { kind: 'project', level: 1000, denied: 401 },
+  /** GitLab 8.13 ProjectPolicy: boards and lists read by guests and whoever sees the project, lists written by reporters. */
+  read_board: { kind: 'project', level: GUEST, visible: true },
+  admin_list: { kind: 'project', level: REPORTER },
+  /** 8.13 access_requests.rb: request access (see the rule); who reviews is admin_project_member / admin_group_member. */
+  request_project_access: { kind: 'requester', admin: false },
+  request_group_access: { kind: 'requester', admin: true },
   // 4.3 groups
   read_group: { kind: 'group', level: GUEST, visible: true },
   /** 4.3: read_group also for anyone who can see a project in the group (a public one here): every signed-in user. */
@@ -206,7 +218,7 @@ export const FEATURE_ABILITIES = new Set<Ability>([
 export const ARCHIVED_ABILITIES = new Set<Ability>(['push_code', 'push_code_to_protected_branches', 'create_merge_request', 'update_merge_request']);
 
 /** Whether the rule is checked once per project/group visibility (else once). */
-export const perVisibility = (r: Rule) => r.kind === 'project' || r.kind === 'group' || r.kind === 'runner' || r.kind === 'git' || r.kind === 'web';
+export const perVisibility = (r: Rule) => r.kind === 'project' || r.kind === 'group' || r.kind === 'runner' || r.kind === 'git' || r.kind === 'web' || r.kind === 'requester';
 
 /** Whether a signed-in caller sees a project or group of `vis` at all (4.4). */
 export function sees(c: Caller, vis: number): boolean {
@@ -263,6 +275,11 @@ export function expectedFor(rule: Rule, c: Caller, vis: number, opts: { confiden
       return c === 'owner' || (admin && rule.admin) ? 'ok' : 404;
     case 'runner':
       return admin || LEVEL[c] >= rule.level ? 'ok' : 403;
+    case 'requester':
+      if (!sees(c, vis)) return 404;
+      // (8.13 GroupPolicy: only a group visible to non-members takes requests, from admins too)
+      if (admin) return rule.admin && vis > 0 ? 'ok' : 403;
+      return LEVEL[c] > 0 ? 403 : 'ok';
     case 'group': {
       if (!sees(c, vis)) return 404;
       if (admin || LEVEL[c] >= rule.level || (rule.visible && byVisibility(c, vis))) return 'ok';

@@ -9,7 +9,7 @@
  */
 import type { Ability } from './abilities.js';
 import { MULTIPART, receivePackRequest, uploadPackRequest } from './requests.js';
-import { asRoot, fresh, freshBuild, freshGroup, freshProject, sshPublicKey, type Caller, type ProjectWorld, type Visibility, type World } from './world.js';
+import { asRoot, fresh, freshBuild, freshGroup, freshProject, sshPublicKey, uniq, type Caller, type ProjectWorld, type Visibility, type World } from './world.js';
 
 /** One cell: a route called by one caller on the subjects of one visibility. */
 export interface Cell {
@@ -62,6 +62,21 @@ export interface Row {
 
 const V3 = '/api/v3';
 const P = `${V3}/projects/{id}`;
+
+/** A fresh user's pending access request to a project or group; returns the user's id. */
+async function freshAccessRequest(c: Cell, type: 'Project' | 'Namespace', id: number): Promise<number> {
+  const userId = await fresh.user(c.w);
+  await c.w.s.ctx.data.run(`INSERT INTO access_requests (source_type, source_id, user_id, requested_at) VALUES (?, ?, ?, ?)`, [type, id, userId, new Date().toISOString()]);
+  return userId;
+}
+/** A fresh label of the cell's project; returns its id. */
+async function freshLabelId(c: Cell): Promise<number> {
+  return (await asRoot(c.w, 'POST', `/projects/${c.p.id}/labels`, { name: uniq(c.w, 'board'), color: '#00FF00' })).id as number;
+}
+/** A fresh label list at the end of the cell's project's board; returns its id. */
+async function freshBoardList(c: Cell): Promise<number> {
+  return (await asRoot(c.w, 'POST', `/projects/${c.p.id}/boards/${c.p.boardId}/lists`, { label_id: await freshLabelId(c) })).id as number;
+}
 
 /** Rows of the issue and merge request notes and award emoji routes (the same rules under both). */
 function noteableRows(kind: 'issues' | 'merge_requests', idParam: string): Row[] {
@@ -391,6 +406,45 @@ export const POLICY_TABLE: Row[] = [
   {
     method: 'POST', path: `${P}/trigger/builds`, ability: 'public', body: (c) => ({ token: c.p.triggerToken, ref: 'master' }),
     why: "8.13: the trigger token is the credential; anyone holding it starts a pipeline, on any visibility (a user's token is no trigger token: test/api/triggers.test.ts)",
+  },
+
+  // access requests (8.13 access_requests.rb): listed, approved and denied by who manages the members; the subject of
+  // an approval or denial is a fresh user's request, refused calls name the spare user (a member, no request)
+  { method: 'GET', path: `${P}/access_requests`, ability: 'admin_project_member' },
+  { method: 'POST', path: `${P}/access_requests`, ability: 'request_project_access' },
+  {
+    method: 'PUT', path: `${P}/access_requests/{user_id}/approve`, ability: 'admin_project_member', ok: [201], body: () => ({ access_level: 20 }),
+    fresh: async (c) => ({ user_id: await freshAccessRequest(c, 'Project', c.p.id) }),
+  },
+  { method: 'DELETE', path: `${P}/access_requests/{user_id}`, ability: 'admin_project_member', fresh: async (c) => ({ user_id: await freshAccessRequest(c, 'Project', c.p.id) }) },
+  { method: 'GET', path: `${V3}/groups/{id}/access_requests`, ability: 'admin_group_member' },
+  { method: 'POST', path: `${V3}/groups/{id}/access_requests`, ability: 'request_group_access' },
+  {
+    method: 'PUT', path: `${V3}/groups/{id}/access_requests/{user_id}/approve`, ability: 'admin_group_member', ok: [201], body: () => ({ access_level: 20 }),
+    fresh: async (c) => ({ user_id: await freshAccessRequest(c, 'Namespace', c.groupId) }),
+  },
+  {
+    method: 'DELETE', path: `${V3}/groups/{id}/access_requests/{user_id}`, ability: 'admin_group_member',
+    fresh: async (c) => ({ user_id: await freshAccessRequest(c, 'Namespace', c.groupId) }),
+  },
+
+  // issue boards (8.13 boards.rb: read_board for guests and whoever sees the project, admin_list for reporters and up);
+  // writes take a fresh label's list, refused ones the world's list of the label `bug`
+  { method: 'GET', path: `${P}/boards`, ability: 'read_board' },
+  { method: 'GET', path: `${P}/boards/{board_id}/lists`, ability: 'read_board', params: (c) => ({ board_id: c.p.boardId }) },
+  { method: 'GET', path: `${P}/boards/{board_id}/lists/{list_id}`, ability: 'read_board', params: (c) => ({ board_id: c.p.boardId, list_id: c.p.boardListId }) },
+  {
+    method: 'POST', path: `${P}/boards/{board_id}/lists`, ability: 'admin_list', params: (c) => ({ board_id: c.p.boardId }),
+    fresh: async (c) => ({ label: await freshLabelId(c) }), standIn: (c) => ({ label: c.p.labelId }), body: (c) => ({ label_id: c.f.label }),
+  },
+  {
+    method: 'PUT', path: `${P}/boards/{board_id}/lists/{list_id}`, ability: 'admin_list', body: () => ({ position: 0 }),
+    fresh: async (c) => ({ board_id: c.p.boardId, list_id: await freshBoardList(c) }), standIn: (c) => ({ board_id: c.p.boardId, list_id: c.p.boardListId }),
+    why: 'a fresh list (at the end) moved to the start; the world list of `bug` for refused calls (found, then refused)',
+  },
+  {
+    method: 'DELETE', path: `${P}/boards/{board_id}/lists/{list_id}`, ability: 'admin_list',
+    fresh: async (c) => ({ board_id: c.p.boardId, list_id: await freshBoardList(c) }), standIn: (c) => ({ board_id: c.p.boardId, list_id: c.p.boardListId }),
   },
 
   // issues (reference 4.2; issue move: admin_issue on the source, create_issue on the target)

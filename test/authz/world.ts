@@ -69,6 +69,9 @@ export interface ProjectWorld {
   /** The environment and deployment the successful rspec build (environment: production) recorded. */
   environmentId: number;
   deploymentId: number;
+  /** The project's issue board and a label list on it (for the label `bug`). */
+  boardId: number;
+  boardListId: number;
 }
 
 /** The whole world. */
@@ -187,7 +190,7 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
     issueAwardId: 0, issueNoteAwardId: 0, mrAwardId: 0, mrNoteAwardId: 0, labelId: 0, deployKeyId: 0, guestIssueId: 0, guestNoteId: 0,
     guestAwardId: 0, reporterMergeRequestId: 0, milestoneId: 0, hookId: 0, runnerId: 0, uploadUrl: '',
     snippetId: 0, snippetNoteId: 0, snippetAwardId: 0, snippetNoteAwardId: 0,
-    environmentId: 0, deploymentId: 0,
+    environmentId: 0, deploymentId: 0, boardId: 0, boardListId: 0,
   };
   await part(w, `${name}: pushed files, pipeline, build, trace and artifacts`, async () => {
     p.sha = await pushFiles(w.s.ctx, id, w.cast.owner.id, { 'README.md': 'readme\n', '.gitlab-ci.yml': CI_YML, 'docs/a.txt': 'a\n' });
@@ -277,6 +280,10 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
     p.snippetNoteAwardId = (await asRoot(w, 'POST', `${base}/snippets/${p.snippetId}/notes/${p.snippetNoteId}/award_emoji`, { name: 'tada' })).id;
     // a private snippet of a visible project: only members and admins may ever read its title (SECRETS)
     if (vis > 0) await asRoot(w, 'POST', `${base}/snippets`, { title: 'mx-snippet-secret', file_name: 'secret.txt', code: 'x', visibility_level: 0 });
+  });
+  await part(w, `${name}: a board list`, async () => {
+    p.boardId = (await asRoot(w, 'GET', `${base}/boards`))[0].id;
+    p.boardListId = (await asRoot(w, 'POST', `${base}/boards/${p.boardId}/lists`, { label_id: p.labelId })).id;
   });
   await part(w, `${name}: a runner`, async () => {
     p.runnerId = await fresh.runner(w, [id]);
