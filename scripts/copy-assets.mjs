@@ -13,3 +13,6 @@ cpSync(join(root, 'daemon/git/hooks'), join(root, 'dist/daemon/git/hooks'), { re
 // The stylesheet of the OAuth sign-in and consent pages (daemon/oauth/index.ts serves it).
 mkdirSync(join(root, 'dist/daemon/oauth'), { recursive: true });
 cpSync(join(root, 'daemon/oauth/oauth.css'), join(root, 'dist/daemon/oauth/oauth.css'));
+// The stylesheet of the web pages (daemon/web/pages/index.ts serves it).
+mkdirSync(join(root, 'dist/daemon/web/pages'), { recursive: true });
+cpSync(join(root, 'daemon/web/pages/web.css'), join(root, 'dist/daemon/web/pages/web.css'));
