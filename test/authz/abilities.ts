@@ -47,7 +47,14 @@ export type Rule =
   /** Git over HTTP (decisions.md "git over HTTP refusals"): anonymous may read public code; 401 asks for credentials. */
   | { kind: 'git'; level: number; visible?: boolean; partly?: { level: number; status: number } }
   /** A web page of a project (uploads): anyone on public projects, else who may read the project; others 404. */
-  | { kind: 'web'; level: number; visible?: boolean };
+  | { kind: 'web'; level: number; visible?: boolean }
+  /**
+   * A web page (issue 24): its credential is the browser session, never an API token, so every caller of the matrix
+   * (tokens) is a browser without one: the code of public projects answers 200 (`code`, as git over HTTP's anonymous
+   * reads), anything else sends the browser to /users/sign_in (302), existing or not. Pages with a session:
+   * test/web/pages.test.ts.
+   */
+  | { kind: 'page'; code?: boolean };
 
 /** The abilities of the reference, by name. */
 export const ABILITIES = {
@@ -184,6 +191,10 @@ export const ABILITIES = {
    */
   git_push_protected: { kind: 'git', level: MASTER, partly: { level: DEVELOPER, status: 200 } },
   web_read_project: { kind: 'web', level: GUEST, visible: true },
+  page_code: { kind: 'page', code: true },
+  page: { kind: 'page' },
+  /** A page's form posted without its CSRF token (sign-in, sign-out): 422, nothing done. */
+  page_form: { kind: 'foreign', status: 422 },
 } satisfies Record<string, Rule>;
 export type Ability = keyof typeof ABILITIES;
 
@@ -206,7 +217,7 @@ export const FEATURE_ABILITIES = new Set<Ability>([
 export const ARCHIVED_ABILITIES = new Set<Ability>(['push_code', 'push_code_to_protected_branches', 'create_merge_request', 'update_merge_request']);
 
 /** Whether the rule is checked once per project/group visibility (else once). */
-export const perVisibility = (r: Rule) => r.kind === 'project' || r.kind === 'group' || r.kind === 'runner' || r.kind === 'git' || r.kind === 'web';
+export const perVisibility = (r: Rule) => r.kind === 'project' || r.kind === 'group' || r.kind === 'runner' || r.kind === 'git' || r.kind === 'web' || r.kind === 'page';
 
 /** Whether a signed-in caller sees a project or group of `vis` at all (4.4). */
 export function sees(c: Caller, vis: number): boolean {
@@ -242,6 +253,8 @@ export function expectedFor(rule: Rule, c: Caller, vis: number, opts: { confiden
       if (admin || LEVEL[c] >= rule.level || (rule.visible && byVisibility(c, vis))) return 'ok';
       return rule.partly && LEVEL[c] >= rule.partly.level ? rule.partly.status : 403;
     }
+    case 'page':
+      return rule.code && vis === 20 ? 'ok' : 302;
     case 'web':
       // a page: public projects to anyone; otherwise a caller who may read the project, and 404 for everyone else,
       // anonymous included (decisions.md "project uploads ... the caller may not read")
