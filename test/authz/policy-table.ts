@@ -528,6 +528,7 @@ export const POLICY_TABLE: Row[] = [
   // the web pages (issue 24): a token is no session, so every caller here is an anonymous browser (abilities.ts `page`).
   // Fastify's route tree prints /tree/*, /blob/*, /raw/* and /commits/* as one `/:namespace/:project/*`: one variant each.
   { method: 'GET', path: '/-/assets/web.css', ability: 'public' },
+  { method: 'GET', path: '/-/assets/favicon.svg', ability: 'public' },
   { method: 'GET', path: '/users/sign_in', ability: 'public' },
   { method: 'POST', path: '/users/sign_in', ability: 'page_form' },
   { method: 'POST', path: '/users/sign_out', ability: 'page_form' },

@@ -21,6 +21,7 @@ import { pageContext } from './session.js';
 import signInPages from './sign-in.js';
 
 let css: string | undefined;
+const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1f5fbf"/><text x="16" y="23" font-family="sans-serif" font-size="20" font-weight="800" fill="#fff" text-anchor="middle">G</text></svg>';
 
 /** Registers the pages. */
 export default async function webPages(app: FastifyInstance): Promise<void> {
@@ -30,6 +31,10 @@ export default async function webPages(app: FastifyInstance): Promise<void> {
     css ??= readFileSync(daemonAsset('web/pages/web.css'), 'utf8');
     return reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(css);
   });
+
+  // The icon of the pages (browsers ask for one): the mark of the header.
+  app.get('/-/assets/favicon.svg', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=86400').header('x-content-type-options', 'nosniff').send(FAVICON));
 
   // `/api/v3/x/y`-like paths that only look like project pages go to the router's JSON 404.
   app.addHook('preHandler', async (request, reply) => {

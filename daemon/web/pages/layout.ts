@@ -7,8 +7,8 @@ import type { FastifyReply } from 'fastify';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { html, type Html } from './html.js';
 
-/** The content-security-policy of every page: nothing inline, nothing from elsewhere but images over https. */
-export const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self' https:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/** The content-security-policy of every page: nothing inline, nothing from elsewhere (Markdown images of other sites are links). */
+export const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /** What the layout needs to know about the request. */
 export interface PageContext {
@@ -52,6 +52,7 @@ export function layout(pc: PageContext, title: string, body: Html, nav?: Project
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Gantry</title>
 <link rel="stylesheet" href="/-/assets/web.css">
+<link rel="icon" href="/-/assets/favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <header class="site"><a class="brand" href="/"><span class="mark" aria-hidden="true">G</span> Gantry</a><div class="who">${who}</div></header>

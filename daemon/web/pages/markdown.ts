@@ -114,7 +114,13 @@ const SANITIZE: sanitizeHtml.IOptions = {
   allowedSchemesAppliedToAttributes: ['href', 'src'],
   allowProtocolRelative: false,
   exclusiveFilter: (frame) => frame.tag === 'input' && frame.attribs.type !== 'checkbox',
-  transformTags: { a: sanitizeHtml.simpleTransform('a', { rel: 'nofollow noreferrer noopener' }) },
+  transformTags: {
+    a: sanitizeHtml.simpleTransform('a', { rel: 'nofollow noreferrer noopener' }),
+    // An image from another site is a link to it, never loaded by the page (no tracking pixel, nothing to inject).
+    img: (tagName, attribs) => (/^[a-z][a-z0-9+.-]*:|^\/\//i.test(attribs.src ?? '')
+      ? { tagName: 'a', attribs: { href: attribs.src!, rel: 'nofollow noreferrer noopener' }, text: attribs.alt || attribs.src! }
+      : { tagName, attribs }),
+  },
 };
 
 /** Markdown rendered and sanitized. */
