@@ -189,6 +189,40 @@ describe('escaping and sanitizing', () => {
   });
 });
 
+describe('lists and refs', () => {
+  it('pages lists with ?page= (20 a page), newest first, keeping the state', async () => {
+    for (let i = 0; i < 21; i++) await s.api('POST', `/projects/${pub.id}/issues`, cast.owner, { title: `Paged issue ${i}` });
+    const first = await page(`${pub.web_url}/issues`, 'owner');
+    expect(first.body).toContain('Paged issue 20');
+    expect(first.body).not.toContain('Paged issue 0<');
+    expect(first.body).toContain('href="?state=opened&amp;page=2"');
+    const second = await page(`${pub.web_url}/issues?state=opened&page=2`, 'owner');
+    expect(second.body).toContain('Paged issue 0<');
+    expect(second.body).not.toContain('Paged issue 20');
+    expect(second.body).toContain('Page 2 of 2');
+    // a bad page number is page 1, never an error
+    expect((await page(`${pub.web_url}/issues?page=-3`, 'owner')).body).toContain('Paged issue 20');
+  });
+
+  it('a ref with a slash in it (release/1.0) is told from the path by the refs that exist', async () => {
+    await pushFiles(s.ctx, pub.id, cast.owner.id, { 'docs/guide.md': '# Guide\n' }, { branch: 'release/1.0', from: 'master' });
+    const tree = await page(`${pub.web_url}/tree/release/1.0/docs`, 'owner');
+    expect(tree.statusCode).toBe(200);
+    expect(tree.body).toContain(`href="/${pub.path_with_namespace}/blob/release/1.0/docs/guide.md"`);
+    const blob = await page(`${pub.web_url}/blob/release/1.0/docs/guide.md`, 'owner');
+    expect(blob.body).toContain('<h1>Guide</h1>');
+    expect((await page(`${pub.web_url}/blob/release/2.0/docs/guide.md`, 'owner')).statusCode).toBe(404);
+    expect((await page(`${pub.web_url}/blob/master/docs/guide.md`, 'owner')).statusCode).toBe(404);
+  });
+
+  it('a Markdown image of another site is a link, never loaded', async () => {
+    const i = await s.api('POST', `/projects/${pub.id}/issues`, cast.owner, { title: 'pixel', description: '![px](https://tracker.test/p.gif)' });
+    const r = await page(i.body.web_url, 'owner');
+    expect(r.body).not.toMatch(/<img[^>]*tracker\.test/);
+    expect(r.body).toMatch(/<a href="https:\/\/tracker\.test\/p\.gif"[^>]*>px<\/a>/);
+  });
+});
+
 describe('who sees what', () => {
   it('a non-member gets the 404 page wherever the API answers 404', async () => {
     expect((await s.api('GET', `/projects/${priv.id}`, cast.nonMember)).status).toBe(404);
