@@ -4,8 +4,7 @@
  * project when its builds are public), 404 for another project's ids.
  */
 import type { FastifyInstance } from 'fastify';
-import { latestPipelineBuilds } from '../../services/builds.js';
-import { findProjectBuild } from '../../services/builds.js';
+import { findProjectBuild, latestPipelineBuilds } from '../../services/builds.js';
 import { countPipelines, findProjectPipeline, listPipelines, pipelineListFilter } from '../../services/pipelines.js';
 import { readTrace } from '../../services/traces.js';
 import { html, pageNumber, pager, statusBadge, timeAgo } from './html.js';

@@ -89,10 +89,8 @@ export default async function issuablePages(app: FastifyInstance): Promise<void>
   app.get<{ Params: P }>('/:namespace/:project/issues/:iid', { schema: { hide: true } }, async (request, reply) => {
     const pc = await pageContext(ctx, request);
     const project = await pageProject(ctx, pc, request.params.namespace, request.params.project, 'read_issue');
-    const row = await issueByIid(pc.viewer!, project, pageId(request.params.iid!)).catch((e) => {
-      if ((e as { statusCode?: number }).statusCode === 404) throw new PageRefusal(404);
-      throw e;
-    });
+    // (an issue the caller may not read: findReadableIssue's 404, the API's answer, shown as the 404 page)
+    const row = await issueByIid(pc.viewer!, project, pageId(request.params.iid!));
     const [issue] = await presentIssuesAsync(ctx, pc.viewer, [row]);
     const i = issue!;
     const base = `/${request.params.namespace}/${request.params.project}`;
@@ -124,9 +122,7 @@ ${await notesSection(ctx, issueNoteable(row), base, request.query)}`;
     const project = await pageProject(ctx, pc, request.params.namespace, request.params.project, 'read_merge_request');
     const [found] = await listMergeRequests(ctx, ctx.data, { projectId: project.id, iids: [pageId(request.params.iid!)] }, 1, 0);
     if (!found) throw new PageRefusal(404);
-    const row = await findReadableMergeRequest(ctx, pc.viewer, project, found.id).catch(() => {
-      throw new PageRefusal(404);
-    });
+    const row = await findReadableMergeRequest(ctx, pc.viewer, project, found.id);
     const [m] = await presentMergeRequests(ctx, pc.viewer, [row]);
     const base = `/${request.params.namespace}/${request.params.project}`;
     const changes = await mergeRequestChanges(ctx, row, project);
