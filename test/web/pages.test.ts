@@ -274,3 +274,31 @@ describe('who sees what', () => {
     }
   });
 });
+
+describe('the sign-in throttle', () => {
+  it('after too many failed sign-ins: the form again with when to retry (429), not signed in even with the right password', async () => {
+    const t = await startTestServer({ signinMaxFailures: '3' });
+    try {
+      await t.user('hasty');
+      const jar = new CookieJar();
+      const form = await t.app.inject({ method: 'GET', url: '/users/sign_in' });
+      jar.take(form.headers);
+      const attempt = async (password: string) => {
+        const r = await t.app.inject({
+          method: 'POST', url: '/users/sign_in', headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+          payload: new URLSearchParams({ login: 'hasty', password, authenticity_token: csrfOf(form.body) }).toString(),
+        });
+        jar.take(r.headers);
+        return r;
+      };
+      for (let i = 0; i < 3; i++) expect((await attempt('wrong-password')).statusCode).toBe(401);
+      const r = await attempt('password123');
+      expect(r.statusCode).toBe(429);
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+      expect(r.body).toMatch(/Too many failed sign-ins for this account\. Try again in \d+ minutes?\./);
+      expect(jar.get('gantry_session')).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+  });
+});
