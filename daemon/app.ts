@@ -242,6 +242,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   await app.register((await import('./web/uploads.js')).default);
   await app.register(metricsRoutes);
   await app.register((await import('./oauth/index.js')).default, { prefix: '/oauth' });
+  // The web pages behind every web_url (after every other route: their paths are the most general).
+  await app.register((await import('./web/pages/index.js')).default);
   return app;
 }
 

@@ -21,3 +21,6 @@ try {
 } catch {
   rmSync(join(root, 'dist/build-info.json'), { force: true });
 }
+// The stylesheet of the web pages (daemon/web/pages/index.ts serves it).
+mkdirSync(join(root, 'dist/daemon/web/pages'), { recursive: true });
+cpSync(join(root, 'daemon/web/pages/web.css'), join(root, 'dist/daemon/web/pages/web.css'));

@@ -2,10 +2,10 @@
 import { queueMemberRemovalsAsync, queueSystemHooksAsync, queueUserKeyRemovalsAsync, userSystemData } from './system-hooks.js';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import type { PersonalAccessTokenRow, UserRow } from '../db/schema.js';
+import type { NamespaceRow, PersonalAccessTokenRow, UserRow } from '../db/schema.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
-import { toPersonalAccessToken, toUser } from '../db/rows.js';
+import { toNamespace, toPersonalAccessToken, toUser } from '../db/rows.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets.js';
 import { getSettingsAsync } from './settings.js';
@@ -398,4 +398,10 @@ export async function revokePersonalAccessToken(ctx: AppContext, user: UserRow, 
   const row = await findPersonalAccessToken(ctx, user, tokenId);
   await ctx.data.run('UPDATE personal_access_tokens SET revoked = TRUE WHERE id = ?', [row.id]);
   return { ...row, revoked: true };
+}
+
+/** The personal namespace of a user (kind `user`), or null (the web pages list its projects). */
+export async function userNamespaceAsync(ctx: AppContext, user: UserRow): Promise<NamespaceRow | null> {
+  const row = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [user.id]);
+  return row ? toNamespace(row) : null;
 }

@@ -53,7 +53,14 @@ export type Rule =
    * signed-in user who sees it and is no member; members 403; admins 403 on projects (they count as owners), allowed
    * on public and internal groups they are not a member of (8.13 GroupPolicy).
    */
-  | { kind: 'requester'; admin: boolean };
+  | { kind: 'requester'; admin: boolean }
+  /**
+   * A web page (issue 24): its credential is the browser session, never an API token, so every caller of the matrix
+   * (tokens) is a browser without one: the code of public projects answers 200 (`code`, as git over HTTP's anonymous
+   * reads), anything else sends the browser to /users/sign_in (302), existing or not. Pages with a session:
+   * test/web/pages.test.ts.
+   */
+  | { kind: 'page'; code?: boolean };
 
 /** The abilities of the reference, by name. */
 export const ABILITIES = {
@@ -196,6 +203,10 @@ export const ABILITIES = {
    */
   git_push_protected: { kind: 'git', level: MASTER, partly: { level: DEVELOPER, status: 200 } },
   web_read_project: { kind: 'web', level: GUEST, visible: true },
+  page_code: { kind: 'page', code: true },
+  page: { kind: 'page' },
+  /** A page's form posted without its CSRF token (sign-in, sign-out): 422, nothing done. */
+  page_form: { kind: 'foreign', status: 422 },
 } satisfies Record<string, Rule>;
 export type Ability = keyof typeof ABILITIES;
 
@@ -218,7 +229,7 @@ export const FEATURE_ABILITIES = new Set<Ability>([
 export const ARCHIVED_ABILITIES = new Set<Ability>(['push_code', 'push_code_to_protected_branches', 'create_merge_request', 'update_merge_request']);
 
 /** Whether the rule is checked once per project/group visibility (else once). */
-export const perVisibility = (r: Rule) => r.kind === 'project' || r.kind === 'group' || r.kind === 'runner' || r.kind === 'git' || r.kind === 'web' || r.kind === 'requester';
+export const perVisibility = (r: Rule) => r.kind === 'project' || r.kind === 'group' || r.kind === 'runner' || r.kind === 'git' || r.kind === 'web' || r.kind === 'requester' || r.kind === 'page';
 
 /** Whether a signed-in caller sees a project or group of `vis` at all (4.4). */
 export function sees(c: Caller, vis: number): boolean {
@@ -254,6 +265,8 @@ export function expectedFor(rule: Rule, c: Caller, vis: number, opts: { confiden
       if (admin || LEVEL[c] >= rule.level || (rule.visible && byVisibility(c, vis))) return 'ok';
       return rule.partly && LEVEL[c] >= rule.partly.level ? rule.partly.status : 403;
     }
+    case 'page':
+      return rule.code && vis === 20 ? 'ok' : 302;
     case 'web':
       // a page: public projects to anyone; otherwise a caller who may read the project, and 404 for everyone else,
       // anonymous included (decisions.md "project uploads ... the caller may not read")

@@ -603,12 +603,41 @@ export const POLICY_TABLE: Row[] = [
     raw: (c) => receivePackRequest(c.p.sha, `refs/heads/prot-${c.u}`),
   },
   { method: 'GET', path: '/:namespace/:project/uploads/:secret/:filename', ability: 'web_read_project' },
+
+  // the web pages (issue 24): a token is no session, so every caller here is an anonymous browser (abilities.ts `page`).
+  // Fastify's route tree prints /tree/*, /blob/*, /raw/* and /commits/* as one `/:namespace/:project/*`: one variant each.
+  { method: 'GET', path: '/-/assets/web.css', ability: 'public' },
+  { method: 'GET', path: '/-/assets/favicon.svg', ability: 'public' },
+  { method: 'GET', path: '/users/sign_in', ability: 'public' },
+  { method: 'POST', path: '/users/sign_in', ability: 'page_form' },
+  { method: 'POST', path: '/users/sign_out', ability: 'page_form' },
+  { method: 'GET', path: '/:namespace', ability: 'page' },
+  { method: 'GET', path: '/u/:username', ability: 'page', params: (c) => ({ username: c.w.cast.owner.username }) },
+  { method: 'GET', path: '/groups/:path', ability: 'page', params: () => ({ path: 'mxshare' }) },
+  { method: 'GET', path: '/:namespace/:project', ability: 'page_code', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/{*}', variant: 'tree', ability: 'page_code', params: (c) => ({ ...PAGE_PROJECT(c), '*': 'tree/master' }) },
+  { method: 'GET', path: '/:namespace/:project/{*}', variant: 'blob', ability: 'page_code', params: (c) => ({ ...PAGE_PROJECT(c), '*': 'blob/master/README.md' }) },
+  { method: 'GET', path: '/:namespace/:project/{*}', variant: 'raw', ability: 'page_code', params: (c) => ({ ...PAGE_PROJECT(c), '*': 'raw/master/README.md' }) },
+  { method: 'GET', path: '/:namespace/:project/{*}', variant: 'commits', ability: 'page_code', params: (c) => ({ ...PAGE_PROJECT(c), '*': 'commits/master' }) },
+  { method: 'GET', path: '/:namespace/:project/commit/:sha', ability: 'page_code', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/issues', ability: 'page', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/issues/:iid', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), iid: 1 }) },
+  { method: 'GET', path: '/:namespace/:project/merge_requests', ability: 'page', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/merge_requests/:iid', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), iid: 1 }) },
+  { method: 'GET', path: '/:namespace/:project/pipelines', ability: 'page', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/pipelines/:id', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), id: c.p.pipelineId }) },
+  { method: 'GET', path: '/:namespace/:project/builds/:id', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), id: c.p.buildId }) },
 ];
 
 /** A new system hook (made by root). */
 async function systemHook(c: Cell): Promise<number> {
   const r = await c.w.s.api('POST', '/hooks', c.w.s.root, { url: `http://hooks.invalid/${c.u}` });
   return r.body.id as number;
+}
+
+/** The project of a page row: its path without `.git` (the git rows' default). */
+function PAGE_PROJECT(c: Cell): Record<string, string> {
+  return { project: c.p.path.split('/')[1]! };
 }
 
 /** The blob sha of README.md at master. */
