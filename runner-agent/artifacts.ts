@@ -73,6 +73,8 @@ function walk(dir: string, prefix = '', out: string[] = []): string[] {
 export interface PathMatch {
   pattern: string;
   matches: string[];
+  /** How many files the matches hold (a matched directory counts the files under it, as GitLab Runner reports). */
+  files: number;
   /** Why nothing was matched, when the pattern was refused. */
   error?: string;
 }
@@ -82,12 +84,36 @@ export function matchArtifactPaths(projectDir: string, patterns: string[]): Path
   let all: string[] | null = null;
   return patterns.map((pattern) => {
     const rel = normaliseArtifactPath(String(pattern));
-    if (rel === null) return { pattern, matches: [], error: 'the path is outside of the project directory' };
-    if (!isGlob(rel)) return { pattern, matches: existsSync(join(projectDir, rel)) || isLink(join(projectDir, rel)) ? [rel] : [] };
+    if (rel === null) return { pattern, matches: [], files: 0, error: 'the path is outside of the project directory' };
+    if (!isGlob(rel)) {
+      const matches = existsSync(join(projectDir, rel)) || isLink(join(projectDir, rel)) ? [rel] : [];
+      return { pattern, matches, files: fileCount(projectDir, matches) };
+    }
     all ??= walk(projectDir);
     const re = globToRegExp(rel);
-    return { pattern, matches: all.filter((p) => re.test(p)) };
+    const matches = all.filter((p) => re.test(p));
+    return { pattern, matches, files: fileCount(projectDir, matches) };
   });
+}
+
+/** The files (not directories) the matched paths hold, each counted once: a directory counts what is under it. */
+function fileCount(projectDir: string, matches: string[]): number {
+  const files = new Set<string>();
+  for (const m of matches) {
+    if (isRealDir(join(projectDir, m))) {
+      for (const p of walk(projectDir, m)) if (!isRealDir(join(projectDir, p))) files.add(p);
+    } else files.add(m);
+  }
+  return files.size;
+}
+
+function isRealDir(path: string): boolean {
+  try {
+    const st = lstatSync(path);
+    return st.isDirectory() && !st.isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 function isLink(path: string): boolean {

@@ -270,7 +270,7 @@ export class BuildJob {
     for (const m of matchArtifactPaths(dir, Array.isArray(options.paths) ? options.paths : [])) {
       if (m.error) this.notice(yellow(`WARNING: ${m.pattern}: ${m.error}`));
       else if (m.matches.length === 0) this.notice(yellow(`WARNING: ${m.pattern}: no matching files`));
-      else this.notice(`${m.pattern}: found ${m.matches.length} matching files\n`);
+      else this.notice(`${m.pattern}: found ${m.files} matching file${m.files === 1 ? '' : 's'}\n`);
       paths.push(...m.matches);
     }
     const unique = dedupePaths(paths);

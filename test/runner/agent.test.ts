@@ -81,7 +81,7 @@ describe('a successful build', () => {
     expect(trace).toContain('\x1b[32;1m$ cat README.md\x1b[0;m\n# hello\n');
     expect(trace).toContain('var=my value');
     expect(trace).toContain(`after ${b.payload.id}`);
-    expect(trace).toContain('out/: found 1 matching files');
+    expect(trace).toContain('out/: found 1 matching file\n'); // the files under the directory, counted
     expect(trace).toContain('Uploading artifacts to coordinator... ok');
     expect(trace).toContain('Build succeeded');
     expect(done.traceBeforeFinal).toBe(trace);

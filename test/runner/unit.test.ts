@@ -247,8 +247,12 @@ describe('artifacts paths', () => {
     writeFileSync(join(dir, '.git', 'x.txt'), 'x');
     const m = matchArtifactPaths(dir, ['out/', '*.log', '**/*.txt', 'missing', '../etc']);
     expect(m[0].matches).toEqual(['out']);
+    expect(m[0].files).toBe(2); // the trace says "out/: found 2 matching files", not 1 (the directory)
     expect(m[1].matches).toEqual(['top.log']);
+    expect(m[1].files).toBe(1);
     expect(m[2].matches).toEqual(['out/a.txt', 'out/deep/b.txt']);
+    expect(m[2].files).toBe(2);
+    expect(matchArtifactPaths(dir, ['out/**'])[0].files).toBe(2);
     expect(m[3].matches).toEqual([]);
     expect(m[4].error).toMatch(/outside/);
     expect(normaliseArtifactPath('./a/../b/')).toBe('b');
