@@ -31,6 +31,8 @@ const SKIP: Record<string, string> = {
   '/api/v3/licenses': 'whole, as 8.13 lib/api/templates.rb (deprecated path)',
   '/api/v3/gitignores': 'whole, as 8.13 lib/api/templates.rb (deprecated path)',
   '/api/v3/gitlab_ci_ymls': 'whole, as 8.13 lib/api/templates.rb (deprecated path)',
+  '/api/v3/projects/{id}/boards': 'whole, as 8.13 lib/api/boards.rb (one board per project)',
+  '/api/v3/projects/{id}/boards/{board_id}/lists': 'whole, as 8.13 lib/api/boards.rb (a board\'s label lists)',
 };
 
 const CI_YML = 'stages: [test]\nrspec:\n  stage: test\n  script: echo rspec\n  environment: production\nlint:\n  stage: test\n  script: echo lint\n';
@@ -83,6 +85,15 @@ beforeAll(async () => {
   for (const url of ['http://example.com/sys-one', 'http://example.com/sys-two']) await ok('POST', '/hooks', s.root, { url, push_events: false });
   for (const key of ['ONE', 'TWO']) await ok('POST', `/projects/${pid}/variables`, s.root, { key, value: 'v' });
   for (let i = 0; i < 2; i++) await ok('POST', `/projects/${pid}/triggers`, s.root);
+  // two access requests to the project and to the group (request_access_enabled is on by default, as in 8.13; a
+  // non-member asks only where they see the project or group: internal)
+  await ok('PUT', `/projects/${pid}`, s.root, { visibility_level: 10 });
+  await ok('PUT', `/groups/${group.id}`, s.root, { visibility_level: 10 });
+  for (const name of ['asker-one', 'asker-two']) {
+    const asker = await s.user(name);
+    await ok('POST', `/projects/${pid}/access_requests`, asker);
+    await ok('POST', `/groups/${group.id}/access_requests`, asker);
+  }
   await ok('PUT', `/projects/${pid}`, s.root, { snippets_enabled: true });
   const snippet = await ok('POST', `/projects/${pid}/snippets`, s.root, { title: 'walk snippet', file_name: 'a.rb', code: 'puts 1', visibility_level: 0 });
   await ok('POST', `/projects/${pid}/snippets`, s.root, { title: 'second snippet', file_name: 'b.rb', code: 'puts 2', visibility_level: 0 });
