@@ -41,7 +41,16 @@ export interface DrainState {
   draining: boolean;
   /** Set by the first GET /-/readiness: a balancer checks this daemon, so a drain gives it time to see the 503. */
   readinessChecked: boolean;
+  /**
+   * Set for a moment at the start of a drain that no balancer watches through readiness: requests a balancer may send
+   * to another daemon (GET, HEAD, PUT, DELETE, OPTIONS) answer 503, so a balancer with passive checks (nginx's
+   * max_fails) takes this daemon out before it closes its port; a POST or PATCH is still served.
+   */
+  shedding: boolean;
 }
+
+/** The methods a balancer repeats on another daemon (nginx's proxy_next_upstream without non_idempotent). */
+const REPEATABLE = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
 /** How long GET /-/readiness waits for the database's answer before it says the database is unreachable. */
 const READINESS_DATABASE_TIMEOUT_MS = 2000;
@@ -197,8 +206,14 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   });
   // For load balancers (CONTRACT.md): 200 only while this daemon should get traffic; 503 once it drains (SIGTERM) or
   // when its database does not answer within 2 s. Never cached: a balancer asks every few seconds.
-  const drain: DrainState = { draining: false, readinessChecked: false };
+  const drain: DrainState = { draining: false, readinessChecked: false, shedding: false };
   app.decorate('drain', drain);
+  app.addHook('onRequest', async (request, reply) => {
+    if (drain.shedding && REPEATABLE.has(request.method) && request.url !== '/-/readiness') {
+      reply.header('retry-after', '1');
+      return reply.code(503).send({ message: '503 Service Unavailable: this daemon is stopping; another one takes the request' });
+    }
+  });
   app.get('/-/readiness', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
     drain.readinessChecked = true;
     reply.header('cache-control', 'no-store');

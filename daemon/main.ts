@@ -105,7 +105,7 @@ export async function startDaemon(
    * `timeoutMs` after the start is cut.
    */
   let stopping: Promise<void> | null = null;
-  const drain = (opts: Partial<DrainOptions> = {}) => (stopping ??= (async () => {
+  const drain = (opts: Partial<DrainOptions> & { shed?: boolean } = {}) => (stopping ??= (async () => {
     const { graceMs, timeoutMs } = { ...DEFAULT_DRAIN, ...opts };
     const started = Date.now();
     const log = daemonLog(logger);
@@ -114,6 +114,13 @@ export async function startDaemon(
     const grace = app.drain.readinessChecked ? Math.min(graceMs, timeoutMs) : 0;
     log('info', grace ? `stopping: readiness answers 503; still serving new connections for ${grace / 1000} s` : 'stopping: readiness answers 503');
     if (grace) await sleep(grace);
+    else if (opts.shed !== false && timeoutMs > 0) {
+      // No balancer checks readiness: one that checks passively (nginx's max_fails) learns of the stop from 503s to the
+      // requests it may send elsewhere, and stops sending before the port closes: a connection still waiting to be
+      // accepted when the port closes is reset, and a POST lost that way could not be retried.
+      app.drain.shedding = true;
+      await sleep(Math.min(SHED_MS, timeoutMs));
+    }
     let cut = false;
     let timer: NodeJS.Timeout | undefined;
     // At the bound: every HTTP connection is cut, and a second later the stop goes on whatever still runs (an SSH
@@ -136,9 +143,13 @@ export async function startDaemon(
     await database.close();
     if (!cut) log('info', `stopped after ${Date.now() - started} ms`);
   })());
-  const close = () => drain({ graceMs: 0 });
+  // (close(): the daemon's own stop, in tests and at a start failure; nothing balances it)
+  const close = () => drain({ graceMs: 0, shed: false });
   return { app, ctx, url, ssh, sshWarning: ssh ? null : sshWarning, generatedPassword, close, drain };
 }
+
+/** How long a drain without a readiness-checking balancer answers 503 to repeatable requests before its port closes. */
+const SHED_MS = 1000;
 
 /** How SIGTERM stops the daemon: GANTRY_DRAIN_GRACE and GANTRY_DRAIN_TIMEOUT, in seconds (README "Running several daemons"). */
 export interface DrainOptions {
