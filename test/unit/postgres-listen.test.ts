@@ -116,3 +116,36 @@ describe.runIf(PG_URL)('on PostgreSQL', () => {
     await expect(c.listen!(ch, () => undefined)).rejects.toThrow('closed');
   });
 });
+
+describe.runIf(!!process.env.GANTRY_TEST_DATABASE_URL)('connections that break while checked out', () => {
+  it('an advisory lock holder whose connection is terminated while it waits does not kill the process', async () => {
+    const { createTestDatabase } = await import('../helpers/postgres.js');
+    const { postgresDatabase } = await import('../../daemon/db/layer/postgres.js');
+    const tdb = await createTestDatabase(process.env.GANTRY_TEST_DATABASE_URL!, { migrated: false });
+    const data = await postgresDatabase(tdb.url);
+    const other = await postgresDatabase(tdb.url);
+    try {
+      const uncaught: unknown[] = [];
+      const onUncaught = (e: unknown) => uncaught.push(e);
+      process.on('uncaughtException', onUncaught);
+      try {
+        const held = data.withAdvisoryLock!(4242, async () => {
+          // the holder's connection is the one holding the lock: end it from another session, then wait a little
+          await other.run('SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = ? AND objid = ?', ['advisory', 4242]);
+          await new Promise((r) => setTimeout(r, 300));
+          return 'done';
+        });
+        expect(await held).toBe('done');
+        expect(uncaught).toEqual([]);
+        // the pool goes on with a fresh connection
+        expect(await data.get<{ ok: number }>('SELECT 1 AS ok')).toEqual({ ok: 1 });
+      } finally {
+        process.off('uncaughtException', onUncaught);
+      }
+    } finally {
+      await data.close();
+      await other.close();
+      await tdb.drop();
+    }
+  });
+});

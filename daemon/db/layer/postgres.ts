@@ -217,6 +217,10 @@ function listenerOf(pg: PgModule, url: string) {
 export async function withAdvisoryLockOn<T>(pool: Pool, key: number, fn: () => Promise<T>): Promise<T | null> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  // A checked-out connection that breaks while it waits (the server restarted, the database was dropped) emits
+  // 'error' with no listener of the pool's: without this one the process would die of it.
+  const onError = (e: Error) => { broken = e; };
+  client.on('error', onError);
   const counted = dbStatementsOf('postgres');
   try {
     counted.value += 1;
@@ -231,6 +235,7 @@ export async function withAdvisoryLockOn<T>(pool: Pool, key: number, fn: () => P
       });
     }
   } finally {
+    client.off('error', onError);
     client.release(broken);
   }
 }
@@ -291,6 +296,9 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
     const client = await pool.connect();
     let open = true;
     let broken: unknown;
+    // (as in withAdvisoryLockOn: a connection that breaks between the transaction's statements must not kill the process)
+    const onError = (e: Error) => { broken = e; };
+    client.on('error', onError);
     try {
       counted.value += 1;
       await client.query(begin);
@@ -307,6 +315,7 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
       });
       throw e;
     } finally {
+      client.off('error', onError);
       client.release(broken instanceof Error ? broken : undefined);
     }
   };
