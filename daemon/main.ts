@@ -114,12 +114,13 @@ export async function startDaemon(
     const grace = app.drain.readinessChecked ? Math.min(graceMs, timeoutMs) : 0;
     log('info', grace ? `stopping: readiness answers 503; still serving new connections for ${grace / 1000} s` : 'stopping: readiness answers 503');
     if (grace) await sleep(grace);
-    else if (opts.shed !== false && timeoutMs > 0) {
-      // No balancer checks readiness: one that checks passively (nginx's max_fails) learns of the stop from 503s to the
-      // requests it may send elsewhere, and stops sending before the port closes: a connection still waiting to be
-      // accepted when the port closes is reset, and a POST lost that way could not be retried.
+    if (opts.shed !== false && timeoutMs > grace) {
+      // Then (and at once when no balancer checked readiness) a balancer that checks passively (nginx's max_fails)
+      // learns of the stop from 503s to the requests it may send elsewhere, and stops sending before the port closes:
+      // a connection still waiting to be accepted when the port closes is reset, and a POST lost that way could not be
+      // retried. A balancer that checked readiness once (at the daemon's start) need not poll it: nginx does not.
       app.drain.shedding = true;
-      await sleep(Math.min(SHED_MS, timeoutMs));
+      await sleep(Math.min(SHED_MS, timeoutMs - grace));
     }
     let cut = false;
     let timer: NodeJS.Timeout | undefined;
@@ -148,7 +149,7 @@ export async function startDaemon(
   return { app, ctx, url, ssh, sshWarning: ssh ? null : sshWarning, generatedPassword, close, drain };
 }
 
-/** How long a drain without a readiness-checking balancer answers 503 to repeatable requests before its port closes. */
+/** How long a drain answers 503 to repeatable requests (after the grace, if any) before its port closes. */
 const SHED_MS = 1000;
 
 /** How SIGTERM stops the daemon: GANTRY_DRAIN_GRACE and GANTRY_DRAIN_TIMEOUT, in seconds (README "Running several daemons"). */

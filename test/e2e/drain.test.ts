@@ -101,7 +101,14 @@ describe('gantryd drains on SIGTERM', () => {
     expect(created.status).toBe(201);
 
     expect(Date.now() - signalled, 'the requests above ran within the grace').toBeLessThan(4000);
-    await sleep(signalled + 4500 - Date.now()); // past the grace: the port is closed, the slow request still runs
+    // After the grace, a second of 503s to repeatable requests (so that nginx, which never polls readiness, takes the
+    // daemon out before its port closes), while a POST is still served.
+    await sleep(signalled + 4300 - Date.now());
+    const shed = await send(d.url, '/-/health');
+    expect(shed.status).toBe(503);
+    expect(shed.headers['retry-after']).toBe('1');
+    expect((await send(d.url, '/api/v3/session', { method: 'POST', body: JSON.stringify({ login: 'root', password: PASSWORD }) })).status).toBe(201);
+    await sleep(signalled + 5500 - Date.now()); // past the shed: the port is closed, the slow request still runs
     expect(await accepts(d.url)).toBe(false);
     expect(d.proc.exitCode).toBe(null);
     slow.finish();
