@@ -531,7 +531,8 @@ describe('SSH connection limits (a daemon in this process with short timeouts)',
     const config = resolveConfig({ dataDir: dir, port: '0', sshPort: '0', rootPassword: PASSWORD, logLevel: 'silent', databaseUrl: await databaseUrlOf(dir) }, {});
     const d = await startDaemon(config, {
       logger: false,
-      sshLimits: { ...DEFAULT_SSH_LIMITS, authTimeoutMs: 300, idleTimeoutMs: 600, maxUnauthenticated: 3 },
+      // (timeouts long enough for ssh's own key exchange and authentication on a loaded 2-core machine)
+      sshLimits: { ...DEFAULT_SSH_LIMITS, authTimeoutMs: 2000, idleTimeoutMs: 1500, maxUnauthenticated: 3 },
     });
     try {
       const port = d.ssh!.port;
@@ -541,7 +542,7 @@ describe('SSH connection limits (a daemon in this process with short timeouts)',
         s.on('error', () => undefined);
         s.resume(); // read what the server sends, so its close is seen
       });
-      // three silent connections fill the unauthenticated slots: a fourth is closed at once, and the three after 300 ms
+      // three silent connections fill the unauthenticated slots: a fourth is closed at once, and the three after 2 s
       const silent = [await open(), await open(), await open()];
       const fourth = await open();
       await closed(fourth);
