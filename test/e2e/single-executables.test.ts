@@ -5,7 +5,7 @@
  * README's quick start (gantryd), `gantry login`, `gantry project create`, `gantry ssh-key add`, `gantry repo clone`
  * over SSH and over HTTP, a push each way (the HTTP one through git's credential helper, which is the gantry
  * executable itself; both through gantryd's pre-receive hook, which is the gantryd executable itself), and both
- * pipelines run to success by the executable gantry-runner.
+ * pipelines run to success by the executable gantry-runner; then `gantry daemon start`, `status` and `stop`.
  *
  * The executables are built once, into a folder of the test's own (not dist/sea), with the first Node that can
  * (the running one, or a Node 26 where this machine and CI keep one); without any, the test is skipped and says why.
@@ -171,6 +171,18 @@ describe.skipIf(onPostgres || !node || process.platform !== 'linux' || process.a
 
       expect(await runner.stop()).toBe(0);
       expect(await daemon.stop()).toBe(0);
+
+      // 7. `gantry daemon start` runs the gantryd executable beside it, in the background; status and stop find it.
+      const bgData = join(home, 'background');
+      const started = await run('gantry', ['daemon', 'start', '--data-dir', bgData, '--port', '0', '--ssh-port', 'off', '--root-password', PASSWORD, '--json'], { cwd: work, env, timeoutMs: 60_000 });
+      expect(started.code, started.stderr).toBe(0);
+      const bg = JSON.parse(started.stdout) as { url: string; pid: number };
+      expect((await fetch(`${bg.url}/-/health`)).status).toBe(200);
+      const status = await run('gantry', ['daemon', 'status', '--data-dir', bgData, '--json'], { cwd: work, env });
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ running: true, pid: bg.pid });
+      const stopped = await run('gantry', ['daemon', 'stop', '--data-dir', bgData], { cwd: work, env, timeoutMs: 60_000 });
+      expect(stopped.code, stopped.stderr).toBe(0);
     }, 900_000);
   },
 );
