@@ -124,6 +124,14 @@ describe.skipIf(onPostgres || !node || process.platform !== 'linux' || process.a
       expect(created.code, created.stderr).toBe(0);
       const project = JSON.parse(created.stdout) as { id: number; path_with_namespace: string };
       const token = (await api(url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token as string;
+      // what the programs read from the unpacked files: stylesheets, SPDX's license texts, jq (WebAssembly)
+      for (const asset of ['/-/assets/web.css', '/oauth/assets/oauth.css']) {
+        const res = await fetch(`${url}${asset}`);
+        expect(res.status, asset).toBe(200);
+        expect((await res.text()).length, asset).toBeGreaterThan(100);
+      }
+      const jq = await run('gantry', ['api', '/licenses/mit', '--jq', '.key'], { cwd: work, env });
+      expect([jq.code, jq.stdout, jq.stderr]).toEqual([0, 'mit\n', '']);
 
       // 4. Over SSH: a key, a clone, a push of a one-job pipeline.
       const keygen = await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(sshDir, 'id_ed25519')], { cwd: work, env });
