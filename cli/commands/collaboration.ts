@@ -4,6 +4,7 @@
  */
 import type { ApiClient } from '../client.js';
 import { CliError, UsageError } from '../errors.js';
+import { shortTime } from '../output.js';
 import { idOrPath } from './common.js';
 
 /** A user as embedded in issues, notes and todos. */
@@ -69,6 +70,8 @@ export interface AwardEmoji {
 
 /** A label as the API lists it. */
 export interface Label {
+  /** Gantry's addition to 8.13's Label entity: what system notes refer to (`~12`). */
+  id?: number;
   name: string;
   color: string;
   description: string | null;
@@ -101,6 +104,52 @@ export function parseIid(value: string, what = 'issue'): number {
 
 /** The issues path of a project. */
 export const issuesPath = (project: string) => `/projects/${idOrPath(project)}/issues`;
+
+/** A label reference as GitLab writes one by name: `~bug`, or `~"two words"` when the name needs quotes. */
+export const labelNameReference = (name: string) => (/^[A-Za-z0-9_\-?&.]+$/.test(name) && !/^\d+$/.test(name) ? `~${name}` : `~"${name}"`);
+
+/** A label reference by id in a system note: `~12` after the start, a space or an opening bracket, ended by a word end. */
+const LABEL_ID_REFERENCE = /(^|[\s(])~(\d+)(?![\w"])/g;
+
+/** Whether any system note refers to a label by id. */
+export const notesReferToLabels = (notes: Note[]) => notes.some((n) => n.system && new RegExp(LABEL_ID_REFERENCE.source).test(n.body));
+
+/**
+ * System notes as a reader wants them: 8.13 stores label changes by id ("Added ~2 label", `to_reference(format: :id)`),
+ * and the API answers that text; the CLI shows the labels' names instead ("Added ~bug label"). References to labels
+ * that are gone stay as they are. Other notes are untouched (a `~2` a person typed is theirs).
+ */
+export function withLabelNames(notes: Note[], labels: Label[]): Note[] {
+  const names = new Map<number, string>();
+  for (const l of labels) if (typeof l.id === 'number') names.set(l.id, l.name);
+  return notes.map((n) => (n.system ? {
+    ...n,
+    body: n.body.replace(LABEL_ID_REFERENCE, (whole, before: string, id: string) => {
+      const name = names.get(Number(id));
+      return name === undefined ? whole : `${before}${labelNameReference(name)}`;
+    }),
+  } : n));
+}
+
+/** Indent every line of a text block. */
+const indent = (text: string, by = '  ') => text.split('\n').map((l) => (l ? `${by}${l}` : l)).join('\n');
+
+/** The "Notes (n):" section of `gantry issue show` and `gantry mr show`: author, time, whether a system note, votes, text. */
+export function renderNotes(notes: Note[]): string {
+  const parts = [notes.length ? `Notes (${notes.length}):` : 'No notes.'];
+  for (const n of notes) {
+    const votes = n.upvotes || n.downvotes ? ` · +${n.upvotes ?? 0} -${n.downvotes ?? 0}` : '';
+    parts.push('', `${at(n.author) || '(deleted user)'} · ${shortTime(n.created_at)}${n.system ? ' · system' : ''}${votes}`, indent(n.body));
+  }
+  return parts.join('\n');
+}
+
+/** The notes of an issue or merge request with label ids in system notes shown as names (one request for the labels, when needed). */
+export async function notesForReading(api: ApiClient, project: string, notes: Note[]): Promise<Note[]> {
+  if (!notesReferToLabels(notes)) return notes;
+  const labels = await api.list<Label>(`/projects/${idOrPath(project)}/labels`, {}, { all: true });
+  return withLabelNames(notes, labels.items);
+}
 
 /** The issue `#iid` of a project (the API v3 addresses issues by their global id; people know the iid). */
 export async function findIssue(api: ApiClient, project: string, iidText: string): Promise<Issue> {

@@ -1,7 +1,8 @@
 /** gantry daemon start|stop|status|logs: run gantryd in the background, with its pid and log in the data dir. */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync, fstatSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { isSea } from 'node:sea';
 import type { Command } from 'commander';
 import { isMap, parseDocument } from 'yaml';
 import { ConfigError, SETTINGS, configFileOf, resolveConfig, type DaemonFlags } from '../../daemon/config.js';
@@ -155,6 +156,16 @@ function remember(dataDir: string, o: StartOptions): { given: string; file: stri
   return { given: given.map((s) => `--${s.key} ${o[s.flag]}`).join(' '), file };
 }
 
+/**
+ * The program that runs gantryd and the arguments before its own: node with bin/gantryd.js, or, for the single-file
+ * executable of gantry (npm run package), the gantryd executable beside it (else the one on PATH).
+ */
+function gantrydProgram(): { command: string; args: string[] } {
+  if (!isSea()) return { command: process.execPath, args: [join(packageRoot(), 'bin', 'gantryd.js')] };
+  const sibling = join(dirname(process.execPath), 'gantryd');
+  return { command: existsSync(sibling) ? sibling : 'gantryd', args: [] };
+}
+
 /** Start gantryd detached; resolve once it printed its ready line and answers /-/health. */
 async function startDaemon(io: IO, o: StartOptions): Promise<void> {
   const dataDir = dataDirOf(o, io.env);
@@ -176,7 +187,8 @@ async function startDaemon(io: IO, o: StartOptions): Promise<void> {
     throw new CliError(`cannot write ${files.log}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, 'choose a writable directory with --data-dir');
   }
   const offset = fstatSync(logFd).size;
-  const args = [join(packageRoot(), 'bin', 'gantryd.js'), '--data-dir', dataDir];
+  const program = gantrydProgram();
+  const args = [...program.args, '--data-dir', dataDir];
   const pass: Array<[keyof DaemonFlags, string]> = [
     ['host', '--host'], ['port', '--port'], ['externalUrl', '--external-url'], ['rootPassword', '--root-password'],
     ['runnersToken', '--runners-token'], ['logLevel', '--log-level'], ['sshPort', '--ssh-port'], ['sshHost', '--ssh-host'],
@@ -185,7 +197,7 @@ async function startDaemon(io: IO, o: StartOptions): Promise<void> {
   for (const [key, flag] of pass) if (o[key] !== undefined) args.push(flag, String(o[key]));
 
   io.err(`Starting gantryd (data dir ${dataDir}, log ${files.log})...`);
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', logFd, logFd], env: daemonEnv(io.env), cwd: dataDir });
+  const child = spawn(program.command, args, { detached: true, stdio: ['ignore', logFd, logFd], env: daemonEnv(io.env), cwd: dataDir });
   closeSync(logFd);
   let exited: { code: number | null; signal: string | null } | null = null;
   child.on('exit', (code, signal) => {

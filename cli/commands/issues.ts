@@ -6,7 +6,7 @@ import type { IO } from '../io.js';
 import { printJson, printList, renderRecord, shortTime, type Column } from '../output.js';
 import { confirm } from '../prompt.js';
 import {
-  at, findIssue, issuesPath, milestoneId, projectId, projectPathOf, userId, type AwardEmoji, type Issue, type Note, type Todo,
+  at, findIssue, issuesPath, notesForReading, renderNotes, milestoneId, projectId, projectPathOf, userId, type AwardEmoji, type Issue, type Note, type Todo,
 } from './collaboration.js';
 import { connectionFlags, idOrPath, listFlags, listOptions } from './common.js';
 
@@ -61,18 +61,11 @@ export function awardCounts(awards: AwardEmoji[]): string {
   return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([name, n]) => `${name} ${n}`).join(', ');
 }
 
-/** Indent every line of a text block. */
-const indent = (text: string, by = '  ') => text.split('\n').map((l) => (l ? `${by}${l}` : l)).join('\n');
-
 /** The issue, its description, award counts and notes, as `gantry issue show` prints them. */
 export function renderIssueShow(i: Issue, notes: Note[], awards: AwardEmoji[]): string {
   const parts = [issueRecord(i, awards).trimEnd()];
   parts.push('', i.description?.trim() ? i.description.trim() : '(no description)', '');
-  parts.push(notes.length ? `Notes (${notes.length}):` : 'No notes.');
-  for (const n of notes) {
-    const votes = n.upvotes || n.downvotes ? ` · +${n.upvotes ?? 0} -${n.downvotes ?? 0}` : '';
-    parts.push('', `${at(n.author) || '(deleted user)'} · ${shortTime(n.created_at)}${n.system ? ' · system' : ''}${votes}`, indent(n.body));
-  }
+  parts.push(renderNotes(notes));
   return `${parts.join('\n')}\n`;
 }
 
@@ -159,7 +152,7 @@ export function registerIssues(issue: Command, factory: Factory): void {
         api.list<AwardEmoji>(`${base}/award_emoji`, {}, { all: true }),
       ]);
       if (o.json) return printJson(io, { ...i, notes: notes.items, award_emoji: awards.items });
-      io.out(renderIssueShow(i, notes.items, awards.items));
+      io.out(renderIssueShow(i, await notesForReading(api, project, notes.items), awards.items));
     });
 
   attributeFlags(issue.command('create').alias('new').description('file an issue (opens your editor for the description on a terminal when none is given)'), false)

@@ -7,7 +7,7 @@ import { ApiError } from '../client.js';
 import { CliError, UsageError } from '../errors.js';
 import { renderRecord, shortTime } from '../output.js';
 import type { Build, Pipeline } from '../views/ci-format.js';
-import { at, type Milestone, type UserRef } from './collaboration.js';
+import { at, renderNotes, type Milestone, type Note, type UserRef } from './collaboration.js';
 import { idOrPath } from './common.js';
 
 /** A merge request as the API shows it (the fields the CLI prints; --json prints everything). */
@@ -130,10 +130,10 @@ export function mergeRequestRecord(mr: MergeRequest, opts: { pipeline?: Pipeline
   ]);
 }
 
-/** The record, then the description. */
-export function renderMergeRequestShow(mr: MergeRequest, pipeline: Pipeline | null, sourceProject?: string): string {
+/** The record, then the description, then the notes when given (`gantry mr show`). */
+export function renderMergeRequestShow(mr: MergeRequest, pipeline: Pipeline | null, sourceProject?: string, notes?: Note[]): string {
   const description = mr.description?.trim() ? mr.description.trim() : '(no description)';
-  return `${mergeRequestRecord(mr, { pipeline, sourceProject })}\n${description}\n`;
+  return `${mergeRequestRecord(mr, { pipeline, sourceProject })}\n${description}\n${notes ? `\n${renderNotes(notes)}\n` : ''}`;
 }
 
 /** GitLab's default title for a branch of several commits: `fix-login_page` -> `Fix login page` (titleize.humanize). */

@@ -10,7 +10,7 @@ import { printJson, printList, shortTime, type Column } from '../output.js';
 import { isFinal, shortSha } from '../views/ci-format.js';
 import { watchPipeline } from '../views/pipeline-watch.js';
 import type { Change } from '../views/diff.js';
-import { at, milestoneId, userId, type Note, type Todo } from './collaboration.js';
+import { at, milestoneId, notesForReading, userId, type Note, type Todo } from './collaboration.js';
 import { connectionFlags, listFlags, listOptions, positiveInt } from './common.js';
 import { pipelineBuilds } from './pipelines.js';
 import {
@@ -111,7 +111,7 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
       noteMorePages(io, page);
     });
 
-  mrVerb(noun, 'show', 'show a merge request: state, branches, merge status, its head pipeline and the description').alias('view')
+  mrVerb(noun, 'show', 'show a merge request: state, branches, merge status, its head pipeline, the description and the notes').alias('view')
     .option('-w, --watch', 'redraw the head pipeline until it finishes (live on a terminal)')
     .option('--interval <seconds>', 'refresh interval of --watch', positiveInt, 2)
     .option('--json', 'print the merge request JSON with `head_pipeline` added')
@@ -124,7 +124,8 @@ export function registerMergeRequests(noun: Command, factory: Factory): void {
         ? (await api.get<{ path_with_namespace: string }>(`/projects/${mr.source_project_id}`)).path_with_namespace : undefined;
       const pipeline = await headPipeline(api, mr);
       if (o.json) return printJson(io, { ...mr, head_pipeline: pipeline });
-      io.out(renderMergeRequestShow(mr, pipeline, sourceProject));
+      const notes = await api.list<Note>(`${mrsPath(project)}/${mr.id}/notes`, {}, { all: true });
+      io.out(renderMergeRequestShow(mr, pipeline, sourceProject, await notesForReading(api, project, notes.items)));
       if (!o.watch) return;
       if (!pipeline) {
         io.err(`Merge request !${mr.iid} has no pipeline for its head commit; nothing to watch.\n`);

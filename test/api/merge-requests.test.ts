@@ -364,6 +364,15 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id', () => {
     expect(actions).toEqual(['open', 'update', 'close', 'reopen']);
     expect((await rows(`SELECT note FROM notes WHERE noteable_id = ? AND noteable_type = 'MergeRequest' ORDER BY id DESC LIMIT 2`, mr.id)).map((n) => n.note))
       .toEqual(['Status changed to reopened', 'Status changed to closed']);
+    // labels alone (no column of the merge request changes): 200, a system note naming the labels by id (8.13's text)
+    const before = r.body.updated_at as string;
+    r = await s.api('PUT', `/projects/${p.id}/merge_requests/${mr.id}`, alice, { labels: 'x,y' });
+    expect(r.status).toBe(200);
+    expect(r.body.labels).toEqual(['x', 'y']);
+    expect(r.body.updated_at >= before).toBe(true);
+    const y = (await rows(`SELECT id FROM labels WHERE project_id = ? AND title = 'y'`, p.id))[0]!.id;
+    expect((await rows(`SELECT note FROM notes WHERE noteable_id = ? AND noteable_type = 'MergeRequest' ORDER BY id DESC LIMIT 1`, mr.id))[0]!.note)
+      .toBe(`Added ~${y} label`);
   });
 
   it('answers 400 for source_branch, a bad state_event, a missing target branch; 409 for a duplicate pair; 403 for a reporter', async () => {

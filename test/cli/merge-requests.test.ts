@@ -223,7 +223,7 @@ describe('reading and changing merge requests', () => {
     expect(show.stdout).toMatch(/^merge status:\s+(can_be_merged|unchecked)$/m);
     expect(show.stdout).toMatch(/^pipeline:\s+none$/m);
     expect(show.stdout).toMatch(/^comments:\s+0$/m);
-    expect(show.stdout).toMatch(/\n\nCloses #1\n$/);
+    expect(show.stdout).toMatch(/\n\nCloses #1\n\n(No notes\.|Notes \(\d+\):)/);
     const json = (await mr(['show', P, '!1', '--json'])).json();
     expect(json).toMatchObject({ iid: 1, head_pipeline: null });
     const watch = await mr(['show', P, '1', '--watch']);

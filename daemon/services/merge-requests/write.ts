@@ -291,9 +291,10 @@ export async function updateMergeRequest(
     const at = now();
     let out = mr;
     if (fieldsChanged) {
+      // A change of labels alone sets no column of its own: updated_at and updated_by_id only.
       const cols = Object.keys(set);
       out = toMergeRequest((await tx.get<Record<string, unknown>>(
-        `UPDATE merge_requests SET ${cols.map((c) => `${c} = ?`).join(', ')}, updated_at = ?, updated_by_id = ? WHERE id = ? RETURNING *`,
+        `UPDATE merge_requests SET ${[...cols.map((c) => `${c} = ?`), 'updated_at = ?', 'updated_by_id = ?'].join(', ')} WHERE id = ? RETURNING *`,
         [...cols.map((c) => set[c]), at, actor.id, mr.id],
       ))!);
     }

@@ -1,0 +1,14 @@
+// The daemon's single-file executable. The same executable also serves as git's pre-receive hook program: the hook
+// shim execs "$GANTRY_NODE" "$GANTRY_PRE_RECEIVE", and GANTRY_NODE is the daemon's own executable (daemon/git/hooks.ts).
+import './prelude.mjs';
+import { setFlagsFromString } from 'node:v8';
+
+const hook = process.env.GANTRY_PRE_RECEIVE;
+if (hook && process.argv[2] === hook) {
+  await import('../../daemon/git/hooks/pre-receive.mjs');
+} else {
+  // As bin/gantryd.js does: V8's young generation kept at its starting size (a small resident set under load).
+  setFlagsFromString('--semi-space-growth-factor=1');
+  const { main } = await import('../../dist/daemon/main.js');
+  await main(process.argv);
+}
