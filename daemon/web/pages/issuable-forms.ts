@@ -114,7 +114,7 @@ export async function mergeRequestActions(ctx: AppContext, pc: PageContext, proj
 <input type="hidden" name="sha" value="${heads.sourceSha ?? ''}">
 ${active ? html`<label><input type="checkbox" name="merge_when_build_succeeds" value="true" checked> Merge when the pipeline succeeds</label>` : ''}
 <label><input type="checkbox" name="should_remove_source_branch" value="true"> Remove the source branch</label>
-<button type="submit">${active ? 'Merge when pipeline succeeds' : 'Merge'}</button></form>`;
+<button type="submit">Merge</button></form>`;
     }
   }
   return html`<div class="actions">${merge}${update && mr.state !== 'merged' && mr.state !== 'locked'
