@@ -179,6 +179,9 @@ describe('issues', () => {
     const own = (await s.api('POST', `/projects/${priv.id}/issues`, cast.guest, { title: 'Mine' })).body;
     expect((await post('guest', `${base}/issues/${own.iid}/close`)).statusCode).toBe(303);
     expect((await post('nonMember', `${url}/close`)).statusCode).toBe(404);
+    // an administrator may, as on the API, without being a member
+    expect((await post('admin', `${url}/close`)).statusCode).toBe(303);
+    expect((await s.api('GET', `/projects/${priv.id}/issues/${issue.id}`, cast.owner)).body.state).toBe('closed');
   });
 });
 
@@ -306,6 +309,9 @@ describe('profile', () => {
     expect(r.body).toContain(cast.developer.username);
     expect((await get(null, '/profile')).statusCode).toBe(302);
     expect((await get(null, '/profile/keys')).statusCode).toBe(302);
+    for (const url of ['/dashboard/todos', '/dashboard/issues', '/dashboard/merge_requests', '/profile/personal_access_tokens']) {
+      expect((await get(null, url)).headers.location).toBe(`/users/sign_in?redirect_to=${encodeURIComponent(url)}`);
+    }
   });
 
   it('adds an SSH key (it shows in GET /user/keys), refuses a bad one with the message (400), deletes it; another user\'s key is 404', async () => {

@@ -23,7 +23,7 @@ import { canCancelAutoMerge, canMergeMergeRequest, headPipeline, isActivePipelin
 import { listProjectUsers } from '../../services/project-users.js';
 import { readableRepository } from '../../services/commits.js';
 import {
-  actionRefusedPage, buttonForm, csrfInput, formError, formField, formProject, formSession, runWrite, signedInPage, type SignedIn,
+  actionRefusedPage, buttonForm, csrfInput, formError, formField, formProject, formSession, refusalOf, runWrite, signedInPage, type SignedIn,
 } from './forms.js';
 import { html, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
@@ -180,8 +180,7 @@ ${admin ? await adminFields(ctx, project, v) : ''}
       const mr = await findReadableMergeRequest(ctx, pc.viewer, project, await mergeRequestIdOf(ctx, project, iid), level);
       return { project, level, issue: null, mr, noteable: mergeRequestNoteable(mr), url: `${baseOf(p)}/merge_requests/${iid}` };
     } catch (e) {
-      if (e instanceof PageRefusal) throw e;
-      throw new PageRefusal(404);
+      throw refusalOf(e); // findReadable*'s 404 (absent, or not the viewer's to read) as the 404 page
     }
   }
 
