@@ -4,13 +4,17 @@
  * SSH key, create a personal access token (shown once, working on the API) and revoke it, create an issue, comment,
  * close and reopen it, create a merge request from a branch, set it to merge when the pipeline succeeds and cancel
  * that, merge it; cancel, play and retry builds and a pipeline. No script runs in any page (the CSP allows none).
+ * With GANTRY_SCREENSHOTS=1 it writes docs/screenshots/web-new-merge-request.png, web-merge-request.png and
+ * web-dashboard.png.
  */
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
 import { generateKeyPair } from '../helpers/ssh-keys.js';
 
 const ROOT_PASSWORD = 'rootpassword123';
+const SCREENSHOTS = process.env.GANTRY_SCREENSHOTS === '1';
 let daemon: Daemon;
 let browser: Browser;
 let alice: string;
@@ -108,6 +112,7 @@ describe('the page forms in Chromium', () => {
     await page.getByLabel('Source branch').selectOption('mirror');
     await page.getByLabel('Target branch').selectOption('master');
     await page.getByLabel('Title').fill('Through the mirror');
+    if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs/screenshots/web-new-merge-request.png'), fullPage: true });
     await submit(page, 'Submit merge request');
     const [mr] = await get(`/projects/${project.id}/merge_requests`);
     expect(mr).toMatchObject({ title: 'Through the mirror', source_branch: 'mirror', target_branch: 'master', state: 'opened' });
@@ -115,6 +120,7 @@ describe('the page forms in Chromium', () => {
     await submit(page, 'Comment');
     expect((await get(`/projects/${project.id}/merge_requests/${mr.id}/notes`)).map((n: { body: string }) => n.body)).toContain('Curiouser and curiouser');
     expect(await page.getByLabel('Merge when the pipeline succeeds').isChecked()).toBe(true);
+    if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs/screenshots/web-merge-request.png'), fullPage: true });
     await submit(page, 'Merge');
     expect((await get(`/projects/${project.id}/merge_requests/${mr.id}`)).merge_when_build_succeeds).toBe(true);
     await submit(page, 'Cancel automatic merge');
@@ -150,7 +156,10 @@ describe('the page forms in Chromium', () => {
     expect((await get(`/projects/${project.id}/pipelines/${pipeline.id}`)).status).toBe('pending');
 
     expect(await page.locator('script').count()).toBe(0);
+    await page.goto(`${daemon.url}/dashboard/issues?scope=authored`);
+    await expect(page.getByRole('link', { name: 'The Jabberwock <b>returns</b>' }).count()).resolves.toBe(1);
+    if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs/screenshots/web-dashboard.png'), fullPage: true });
     expect(problems).toEqual([]);
     await context.close();
-  });
+  }, 120_000);
 });
