@@ -296,13 +296,19 @@ export function readableIssuesWhere(d: Dialect, user: UserRow): SqlCondition {
  */
 export function readableTodosWhere(d: Dialect, user: UserRow): SqlCondition {
   const issues = readableIssuesWhere(d, user);
-  const visible = visibleProjectsWhere(d, user);
+  const mrProjects = mergeRequestProjectsWhere(d, user);
   return {
     sql: `((t.target_type = 'Issue' AND t.target_id IN (SELECT i.id FROM issues i WHERE ${issues.sql}))
-    OR (t.target_type = 'MergeRequest' AND t.project_id IN (SELECT p.id FROM projects p WHERE p.merge_requests_enabled = TRUE AND ${visible.sql}))
+    OR (t.target_type = 'MergeRequest' AND t.project_id IN (${mrProjects.sql}))
     OR t.target_type NOT IN ('Issue', 'MergeRequest'))`,
-    args: [...issues.args, ...visible.args],
+    args: [...issues.args, ...mrProjects.args],
   };
+}
+
+/** SQL subquery of the ids of the projects whose merge requests the user may list: visible, with merge requests enabled. */
+export function mergeRequestProjectsWhere(d: Dialect, user: UserRow): SqlCondition {
+  const visible = visibleProjectsWhere(d, user);
+  return { sql: `SELECT p.id FROM projects p WHERE p.merge_requests_enabled = TRUE AND ${visible.sql}`, args: visible.args };
 }
 
 /** Whether an anonymous caller may read a project's code (git over HTTP only; the API always needs a user). */

@@ -6,7 +6,8 @@ import type { NamespaceRow, PersonalAccessTokenRow, UserRow } from '../db/schema
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import { toNamespace, toPersonalAccessToken, toUser } from '../db/rows.js';
-import { conflict, notFound, validationError } from '../errors.js';
+import { badRequest, conflict, invalidParam, notFound, validationError } from '../errors.js';
+import { validDate } from '../dates.js';
 import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets.js';
 import { getSettingsAsync } from './settings.js';
 import { signInThrottle, userKey } from '../policy/sign-in-throttle.js';
@@ -353,6 +354,10 @@ const TOKEN_ACTIVE = '(revoked = FALSE AND (expires_at IS NULL OR expires_at > ?
 
 /** Create a personal access token; the secret is returned once and stored only as its hash. */
 export async function createPersonalAccessToken(ctx: AppContext, user: UserRow, name: string, expiresAt: string | null) {
+  if (name.trim() === '') throw badRequest('name');
+  if (name.length > 255) throw validationError({ name: ['is too long (maximum is 255 characters)'] });
+  // Year 0000 passes validDate but is no PostgreSQL date: invalid on both engines.
+  if (expiresAt && (!validDate(expiresAt) || expiresAt.startsWith('0000'))) throw invalidParam('expires_at', 'is invalid (use YYYY-MM-DD)');
   const token = randomToken(24);
   const tokenHash = hashToken(token);
   const createdAt = now();

@@ -627,6 +627,29 @@ export const POLICY_TABLE: Row[] = [
   { method: 'GET', path: '/:namespace/:project/pipelines', ability: 'page', params: PAGE_PROJECT },
   { method: 'GET', path: '/:namespace/:project/pipelines/:id', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), id: c.p.pipelineId }) },
   { method: 'GET', path: '/:namespace/:project/builds/:id', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), id: c.p.buildId }) },
+  // the writing half (forms, dashboard, profile): GETs send a browser without a session to sign in, every POST without
+  // the session's CSRF token is 422 and changes nothing. Each role's answers with a session: test/web/forms.test.ts.
+  ...['/', '/dashboard', '/dashboard/projects', '/dashboard/todos', '/dashboard/issues', '/dashboard/merge_requests', '/profile', '/profile/keys',
+    '/profile/personal_access_tokens'].map((path) => ({ method: 'GET' as const, path, ability: 'page' as const })),
+  { method: 'GET', path: '/:namespace/:project/issues/new', ability: 'page', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/merge_requests/new', ability: 'page', params: PAGE_PROJECT },
+  { method: 'POST', path: '/dashboard/todos/:id/done', ability: 'page_form', params: () => ({ id: 1 }) },
+  { method: 'POST', path: '/profile/keys', ability: 'page_form' },
+  { method: 'POST', path: '/profile/keys/:id/delete', ability: 'page_form', params: () => ({ id: 1 }) },
+  { method: 'POST', path: '/profile/personal_access_tokens', ability: 'page_form' },
+  { method: 'POST', path: '/profile/personal_access_tokens/:id/revoke', ability: 'page_form', params: () => ({ id: 1 }) },
+  ...['cancel', 'play', 'retry'].map((a) => ({
+    method: 'POST' as const, path: `/:namespace/:project/builds/:id/${a}`, ability: 'page_form' as const, params: (c: Cell) => ({ ...PAGE_PROJECT(c), id: c.p.buildId }),
+  })),
+  ...['cancel', 'retry'].map((a) => ({
+    method: 'POST' as const, path: `/:namespace/:project/pipelines/:id/${a}`, ability: 'page_form' as const, params: (c: Cell) => ({ ...PAGE_PROJECT(c), id: c.p.pipelineId }),
+  })),
+  { method: 'POST', path: '/:namespace/:project/issues', ability: 'page_form', params: PAGE_PROJECT },
+  { method: 'POST', path: '/:namespace/:project/merge_requests', ability: 'page_form', params: PAGE_PROJECT },
+  ...['issues/:iid/close', 'issues/:iid/notes', 'issues/:iid/reopen', 'merge_requests/:iid/cancel_merge_when_build_succeeds', 'merge_requests/:iid/close',
+    'merge_requests/:iid/merge', 'merge_requests/:iid/notes', 'merge_requests/:iid/reopen'].map((tail) => ({
+    method: 'POST' as const, path: `/:namespace/:project/${tail}`, ability: 'page_form' as const, params: (c: Cell) => ({ ...PAGE_PROJECT(c), iid: 1 }),
+  })),
 ];
 
 /** A new system hook (made by root). */

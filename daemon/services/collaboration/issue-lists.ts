@@ -20,7 +20,9 @@ import { toIssue } from '../../db/rows.js';
 export type IssueListScope =
   | { kind: 'project'; project: ProjectRow }
   | { kind: 'group'; groupId: number }
-  | { kind: 'author'; userId: number };
+  | { kind: 'author'; userId: number }
+  /** The issues assigned to a user (the dashboard of the web pages). */
+  | { kind: 'assignee'; userId: number };
 
 /** The filters of the three issue lists (already parsed: unknown order/sort values fall back to the defaults). */
 export interface IssueListFilter {
@@ -62,6 +64,11 @@ async function whereOf(ctx: AppContext, f: IssueListFilter, level?: number): Pro
       // The author always reads their own confidential issues; the project must still be readable with issues on.
       add(readableIssuesWhere(d, f.viewer));
       break;
+    case 'assignee':
+      parts.push('i.assignee_id = ?');
+      values.push(f.scope.userId);
+      add(readableIssuesWhere(d, f.viewer));
+      break;
   }
   if (f.state === 'opened' || f.state === 'closed') {
     parts.push('i.state = ?');
@@ -101,7 +108,7 @@ const narrowed = (f: IssueListFilter) =>
 
 /** The count from the issue_counts table (migration 0018, kept by triggers on both engines), or null when the filter needs a real count. */
 async function countFromCounters(ctx: AppContext, q: Queries, f: IssueListFilter, level?: number): Promise<number | null> {
-  if (narrowed(f) || f.scope.kind === 'group') return null;
+  if (narrowed(f) || f.scope.kind === 'group' || f.scope.kind === 'assignee') return null;
   const state = f.state === 'opened' || f.state === 'closed' ? f.state : null;
   const stateSql = state ? ' AND c.state = ?' : '';
   const stateArgs = state ? [state] : [];
@@ -172,7 +179,7 @@ export async function listIssues(ctx: AppContext, q: Queries, lq: IssueListQuery
   const list: KeysetList = {
     from: 'issues i', where: lq.where, values: lq.values, key: f.orderBy === 'updated_at' ? 'i.updated_at' : 'i.created_at', id: 'i.id', desc: f.sort !== 'asc',
   };
-  const cached = narrowed(f) || f.scope.kind === 'group';
+  const cached = narrowed(f) || f.scope.kind === 'group' || f.scope.kind === 'assignee';
   const read = () => keysetPageAsync<{ id: number }>(ctx, q, list, limit, offset, total);
   const rows = cached
     ? await filteredPages.getAsync(ctx, `${cacheKey(lq.where, lq.values)}\u0000${list.key}:${list.desc}:${limit}:${offset}:${total}`, read, true)

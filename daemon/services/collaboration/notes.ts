@@ -10,7 +10,7 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { AwardEmojiRow, IssueRow, NoteRow, NoteableType } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { notFoundMessage, validationError } from '../../errors.js';
+import { badRequest, notFoundMessage, validationError } from '../../errors.js';
 import { noteHookPayloadAsync } from '../../hooks/notes.js';
 import { recordEventAsync } from '../events.js';
 import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
@@ -154,9 +154,10 @@ async function noteableLive(tx: Queries, noteable: Pick<Noteable, 'type' | 'id'>
  * Create a user note by `actor` on `noteable` of `project`: the note, its event, todos, note hook and the noteable's
  * updated_at in one transaction on the data layer; 404 `404 Not found` when the noteable was deleted meanwhile. A body
  * that is only an emoji the actor may award (`:+1:`) creates that award instead (8.x). Throws 400 for a body over
- * MAX_NOTE_LENGTH.
+ * MAX_NOTE_LENGTH and 400 `"body" not given` for a blank one.
  */
 export async function createNoteAsync(ctx: AppContext, actor: UserRow, project: ProjectRow, noteable: Noteable, params: CreateNoteParams): Promise<CreatedNote> {
+  if (params.body.trim() === '') throw badRequest('body');
   checkLength(params.body);
   const emoji = awardableBodyName(params.body);
   if (emoji !== null) {

@@ -1,10 +1,15 @@
-/** Merge request lists of a project (GET /projects/:id/merge_requests): iid, state, order_by, sort, pagination. */
+/**
+ * Merge request lists of a project (GET /projects/:id/merge_requests): iid, state, order_by, sort, pagination; and a
+ * user's merge requests across projects (the web pages' dashboard).
+ */
 import type { AppContext } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { placeholders } from '../../db/sql.js';
 import { keysetPageAsync, type KeysetList } from '../../db/keyset.js';
 import { mergeRequestsByIds } from './find.js';
+import type { UserRow } from '../../db/schema.js';
+import { mergeRequestProjectsWhere } from '../../policy/permissions.js';
 
 /** The filters of a project's merge request list (unknown order/sort values already fell back to the defaults). */
 export interface MergeRequestListFilter {
@@ -68,6 +73,43 @@ export async function listMergeRequests(
   const list: KeysetList = {
     from: 'merge_requests m', where, values, key: f.orderBy === 'updated_at' ? 'm.updated_at' : 'm.created_at', id: 'm.id', desc: f.sort !== 'asc',
   };
+  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, { ...list, select: 'm.id AS id' }, limit, offset, total)).map((r) => Number(r.id));
+  return mergeRequestsByIds(q, ids);
+}
+
+/** A user's merge requests across the projects a viewer may read (the dashboard of the web pages). */
+export interface UserMergeRequestFilter {
+  viewer: UserRow;
+  /** Assigned to this user, or authored by them. */
+  role: 'assignee' | 'author';
+  userId: number;
+  /** As MergeRequestListFilter's state. */
+  state?: string;
+}
+
+/** The WHERE of a user's merge requests: theirs, live, in a project whose merge requests the viewer may list (policy). */
+function userWhereOf(q: Queries, f: UserMergeRequestFilter): { where: string; values: unknown[] } {
+  const projects = mergeRequestProjectsWhere(q.dialect, f.viewer);
+  const parts = [`m.${f.role === 'assignee' ? 'assignee_id' : 'author_id'} = ?`, 'm.deleted_at IS NULL', `m.target_project_id IN (${projects.sql})`];
+  const values: unknown[] = [f.userId, ...projects.args];
+  const states = statesOf(f.state);
+  if (states) {
+    parts.push(`m.state IN (${placeholders(states)})`);
+    values.push(...states);
+  }
+  return { where: parts.join(' AND '), values };
+}
+
+/** How many merge requests a user filter matches. */
+export async function countUserMergeRequests(q: Queries, f: UserMergeRequestFilter): Promise<number> {
+  const { where, values } = userWhereOf(q, f);
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM merge_requests m WHERE ${where}`, values))!.n);
+}
+
+/** One page of a user filter's merge requests, newest first. */
+export async function listUserMergeRequests(ctx: AppContext, q: Queries, f: UserMergeRequestFilter, limit: number, offset: number, total?: number): Promise<MergeRequestRow[]> {
+  const { where, values } = userWhereOf(q, f);
+  const list: KeysetList = { from: 'merge_requests m', where, values, key: 'm.created_at', id: 'm.id', desc: true };
   const ids = (await keysetPageAsync<{ id: number }>(ctx, q, { ...list, select: 'm.id AS id' }, limit, offset, total)).map((r) => Number(r.id));
   return mergeRequestsByIds(q, ids);
 }

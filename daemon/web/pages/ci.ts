@@ -10,6 +10,7 @@ import { readTrace } from '../../services/traces.js';
 import { html, pageNumber, pager, statusBadge, timeAgo } from './html.js';
 import { layout, sendHtml } from './layout.js';
 import { pageId, pageProject, PageRefusal } from './scope.js';
+import { buildActions, pipelineActions } from './ci-forms.js';
 import { pageContext } from './session.js';
 
 type P = { namespace: string; project: string; id?: string };
@@ -56,7 +57,8 @@ export default async function ciPages(app: FastifyInstance): Promise<void> {
 <p class="muted">${pipeline.ref ?? ''} · <a href="${base}/commit/${pipeline.sha}"><code>${pipeline.sha.slice(0, 8)}</code></a> ${pipeline.commitMessage ? html`· ${pipeline.commitMessage.split('\n')[0]}` : ''} · ${timeAgo(pipeline.createdAt)}</p>
 ${pipeline.yamlErrors ? html`<p class="alert">${pipeline.yamlErrors}</p>` : ''}
 ${stages.map((s) => html`<section><h2>${s || 'builds'}</h2><ul class="list">${builds.filter((b) => (b.stage ?? '') === s).map((b) => html`<li>${
-      b.type === 'build' ? html`<a href="${base}/builds/${b.id}">${b.name ?? ''}</a>` : html`${b.name ?? ''}`} ${statusBadge(b.status)}</li>`)}</ul></section>`)}`;
+      b.type === 'build' ? html`<a href="${base}/builds/${b.id}">${b.name ?? ''}</a>` : html`${b.name ?? ''}`} ${statusBadge(b.status)}</li>`)}</ul></section>`)}
+${await pipelineActions(ctx, pc, project, pipeline, base)}`;
     return sendHtml(reply, 200, layout(pc, `Pipeline #${pipeline.id} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'pipelines' }));
   });
 
@@ -72,6 +74,7 @@ ${stages.map((s) => html`<section><h2>${s || 'builds'}</h2><ul class="list">${bu
     const body = html`<h1>Build #${build.id}: ${build.name ?? ''} ${statusBadge(build.status)}</h1>
 <p class="muted">Stage ${build.stage ?? ''} · ${build.ref ?? ''} · <a href="${base}/pipelines/${build.pipelineId}">Pipeline #${build.pipelineId}</a> · ${timeAgo(build.createdAt)}</p>
 ${cut ? html`<p class="muted">Showing the last ${MAX_TRACE_BYTES} bytes of the trace.</p>` : ''}
+${await buildActions(ctx, pc, project, build, base)}
 ${trace ? html`<pre class="trace" aria-label="Trace">${trace}</pre>` : html`<p class="muted">No trace yet.</p>`}`;
     return sendHtml(reply, 200, layout(pc, `Build #${build.id} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'pipelines' }));
   });

@@ -11,11 +11,15 @@ import { daemonAsset } from '../../assets.js';
 import { ApiError } from '../../errors.js';
 import { RESERVED_NAMESPACE_PATHS } from '../../services/users.js';
 import ciPages from './ci.js';
+import ciForms from './ci-forms.js';
 import codePages from './code.js';
+import dashboardPages from './dashboard.js';
 import { html } from './html.js';
+import issuableForms from './issuable-forms.js';
 import issuablePages from './issuables.js';
 import { forbiddenPage, layout, notFoundPage, sendHtml } from './layout.js';
 import peoplePages from './people.js';
+import profilePages from './profile.js';
 import { PageRefusal } from './scope.js';
 import { pageContext } from './session.js';
 import signInPages from './sign-in.js';
@@ -59,4 +63,9 @@ export default async function webPages(app: FastifyInstance): Promise<void> {
   await app.register(codePages);
   await app.register(issuablePages);
   await app.register(ciPages);
+  // the writing half: forms (CSRF-checked POSTs through the API's services), the dashboard and the profile
+  await app.register(issuableForms);
+  await app.register(ciForms);
+  await app.register(dashboardPages);
+  await app.register(profilePages);
 }

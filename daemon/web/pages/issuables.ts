@@ -20,6 +20,7 @@ import { layout, sendHtml } from './layout.js';
 import { renderMarkdown } from './markdown.js';
 import { diffLines } from './code.js';
 import { pageId, pageProject, PageRefusal } from './scope.js';
+import { issueActions, mergeRequestActions, newIssuableLink } from './issuable-forms.js';
 import { pageContext } from './session.js';
 
 type P = { namespace: string; project: string; iid?: string };
@@ -82,7 +83,7 @@ export default async function issuablePages(app: FastifyInstance): Promise<void>
     const base = `/${request.params.namespace}/${request.params.project}`;
     const items = issues.map((i) => html`<li><a href="${base}/issues/${i.iid as number}">${i.title as string}</a>
 <span class="muted">#${i.iid as number} ${i.confidential ? '· confidential ' : ''}· opened ${timeAgo(i.created_at as string)} by ${author(i)} ${statusBadge(i.state as string)} ${(i.labels as string[]).map((l) => html`<span class="label">${l}</span> `)}</span></li>`);
-    const body = html`<h1>Issues</h1>${tabs(state)}${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="muted">No issues here.</p>`}${pager(page, PER_PAGE, total, { state })}`;
+    const body = html`<h1>Issues</h1>${await newIssuableLink(ctx, pc, project, `${base}/issues/new`, 'create_issue', 'New issue')}${tabs(state)}${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="muted">No issues here.</p>`}${pager(page, PER_PAGE, total, { state })}`;
     return sendHtml(reply, 200, layout(pc, `Issues · ${project.name}`, body, nav(project, request.params, 'issues')));
   });
 
@@ -97,7 +98,8 @@ export default async function issuablePages(app: FastifyInstance): Promise<void>
     const body = html`<h1>${i.title as string} <span class="muted">#${i.iid as number}</span></h1>
 <p>${statusBadge(i.state as string)} ${i.confidential ? html`<span class="status">confidential</span>` : ''} Opened ${timeAgo(i.created_at as string)} by ${author(i)}</p>
 <div class="md description">${renderMarkdown((i.description as string | null) ?? '', { projectPath: base })}</div>
-${await notesSection(ctx, issueNoteable(row), base, request.query)}`;
+${await notesSection(ctx, issueNoteable(row), base, request.query)}
+${await issueActions(ctx, pc, project, row, base)}`;
     return sendHtml(reply, 200, layout(pc, `${i.title as string} · Issues`, body, nav(project, request.params, 'issues')));
   });
 
@@ -113,7 +115,7 @@ ${await notesSection(ctx, issueNoteable(row), base, request.query)}`;
     const base = `/${request.params.namespace}/${request.params.project}`;
     const items = mrs.map((m) => html`<li><a href="${base}/merge_requests/${m.iid as number}">${m.title as string}</a>
 <span class="muted">!${m.iid as number} · ${m.source_branch as string} → ${m.target_branch as string} · opened ${timeAgo(m.created_at as string)} by ${author(m)} ${statusBadge(m.state as string)}</span></li>`);
-    const body = html`<h1>Merge requests</h1>${tabs(state, ['merged'])}${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="muted">No merge requests here.</p>`}${pager(page, PER_PAGE, total, { state })}`;
+    const body = html`<h1>Merge requests</h1>${await newIssuableLink(ctx, pc, project, `${base}/merge_requests/new`, 'create_merge_request', 'New merge request')}${tabs(state, ['merged'])}${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="muted">No merge requests here.</p>`}${pager(page, PER_PAGE, total, { state })}`;
     return sendHtml(reply, 200, layout(pc, `Merge requests · ${project.name}`, body, nav(project, request.params, 'merge_requests')));
   });
 
@@ -132,7 +134,8 @@ ${await notesSection(ctx, issueNoteable(row), base, request.query)}`;
 <p>${statusBadge(m!.state as string)} <code>${m!.source_branch as string}</code> → <code>${m!.target_branch as string}</code>, opened ${timeAgo(m!.created_at as string)} by ${author(m!)}</p>
 <div class="md description">${renderMarkdown((m!.description as string | null) ?? '', { projectPath: base })}</div>
 <section aria-labelledby="changes-title"><h2 id="changes-title">Changes (${changes.total} file${changes.total === 1 ? '' : 's'})</h2>${files}${changes.overflow ? html`<p class="muted">Some files are not shown.</p>` : ''}</section>
-${await notesSection(ctx, mergeRequestNoteable(row), base, request.query)}`;
+${await notesSection(ctx, mergeRequestNoteable(row), base, request.query)}
+${await mergeRequestActions(ctx, pc, project, row, base)}`;
     return sendHtml(reply, 200, layout(pc, `${m!.title as string} · Merge requests`, body, nav(project, request.params, 'merge_requests')));
   });
 }
