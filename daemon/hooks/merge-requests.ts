@@ -61,13 +61,15 @@ export function mergeRequestHookColumns(mr: MergeRequestRow): Record<string, unk
 
 /** Commit#hook_attrs of the newest commit of the merge request's latest diff, or null. */
 async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string): Promise<Record<string, unknown> | null> {
-  const row = await q.get<{ commits: string }>(`SELECT commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`, [mr.id]);
-  if (!row) return null;
-  let first: Record<string, string> | undefined;
-  try {
-    first = (JSON.parse(row.commits) as Record<string, string>[])[0];
-  } catch {
-    first = undefined;
+  // The newest commit is the first of the stored list: read the list's head, and all of it only when the first commit
+  // is longer than that (a diff version of 5,000 commits is over a megabyte of JSON, read and parsed per hook before).
+  const sql = (column: string) => `SELECT ${column} AS commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`;
+  const head = await q.get<{ commits: string }>(sql(`substr(commits, 1, ${COMMITS_HEAD_CHARS})`), [mr.id]);
+  if (!head) return null;
+  let first = firstArrayElement(head.commits);
+  if (first === undefined && head.commits.length >= COMMITS_HEAD_CHARS) {
+    const row = await q.get<{ commits: string }>(sql('commits'), [mr.id]);
+    first = row ? firstArrayElement(row.commits) : undefined;
   }
   if (!first) return null;
   return {
@@ -77,6 +79,36 @@ async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string
     url: `${projectWebUrl}/commit/${first.id}`,
     author: { name: first.author_name, email: first.author_email },
   };
+}
+
+/** How much of a stored commit list is read to find its first commit. */
+const COMMITS_HEAD_CHARS = 16_384;
+
+/**
+ * The first object of a JSON array of objects given as text (possibly cut after it), or undefined when the text holds
+ * no complete first object: the object's end is found by counting braces outside strings, and only it is parsed.
+ */
+export function firstArrayElement(text: string): Record<string, string> | undefined {
+  const start = text.indexOf('{');
+  if (start < 0 || text.slice(0, start).trim() !== '[') return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b) depth++;
+    else if (c === 0x7d && --depth === 0) {
+      try {
+        return JSON.parse(text.slice(start, i + 1)) as Record<string, string>;
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** A project row by id (the source project of a merge request may be gone). */
