@@ -9,6 +9,7 @@ import type { MergeRequestRow } from '../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
 import { toProject, toUser } from '../db/rows.js';
+import { leadingArrayObjects } from '../json-head.js';
 import { projectHookBlocksAsync, userHookAttributes } from './issues.js';
 
 /** The `action` of a merge request hook (8.x: open, close, reopen, update, merge). */
@@ -66,10 +67,10 @@ async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string
   const sql = (column: string) => `SELECT ${column} AS commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`;
   const head = await q.get<{ commits: string }>(sql(`substr(commits, 1, ${COMMITS_HEAD_CHARS})`), [mr.id]);
   if (!head) return null;
-  let first = firstArrayElement(head.commits);
+  let first = leadingArrayObjects(head.commits, 1)[0] as Record<string, string> | undefined;
   if (first === undefined && head.commits.length >= COMMITS_HEAD_CHARS) {
     const row = await q.get<{ commits: string }>(sql('commits'), [mr.id]);
-    first = row ? firstArrayElement(row.commits) : undefined;
+    first = row ? (leadingArrayObjects(row.commits, 1)[0] as Record<string, string> | undefined) : undefined;
   }
   if (!first) return null;
   return {
@@ -83,33 +84,6 @@ async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string
 
 /** How much of a stored commit list is read to find its first commit. */
 const COMMITS_HEAD_CHARS = 16_384;
-
-/**
- * The first object of a JSON array of objects given as text (possibly cut after it), or undefined when the text holds
- * no complete first object: the object's end is found by counting braces outside strings, and only it is parsed.
- */
-export function firstArrayElement(text: string): Record<string, string> | undefined {
-  const start = text.indexOf('{');
-  if (start < 0 || text.slice(0, start).trim() !== '[') return undefined;
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b) depth++;
-    else if (c === 0x7d && --depth === 0) {
-      try {
-        return JSON.parse(text.slice(start, i + 1)) as Record<string, string>;
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
-}
 
 /** A project row by id (the source project of a merge request may be gone). */
 async function projectById(q: Queries, id: number | null): Promise<ProjectRow | null> {
