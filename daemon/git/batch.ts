@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Socket } from 'node:net';
-import { GIT_BINARY, gitArgs, gitEnv } from './command.js';
+import { GIT_BINARY, gitArgs, gitEnv, runGit } from './command.js';
 import { gitProcessStarted } from '../metrics.js';
 import { GitError, GitTimeoutError } from './errors.js';
 
@@ -193,6 +193,30 @@ function processFor(gitDir: string, withContent: boolean): CatFileProcess {
 /** Read one object with its content through the repository's `cat-file --batch`; null when missing. */
 export async function catFileObject(gitDir: string, name: string): Promise<RawObject | null> {
   return (await processFor(gitDir, true).request(name)) as RawObject | null;
+}
+
+/**
+ * Read many objects at once with one short-lived `git cat-file --batch` fed every name in one write: for thousands of
+ * objects (a merge request's 5,000 commits) this costs one process and one parse loop instead of a pipe round trip,
+ * a promise and a timer per object on the shared process. Missing names are left out.
+ */
+export async function catFileObjects(gitDir: string, names: readonly string[]): Promise<RawObject[]> {
+  const wanted = names.filter((n) => !/[\n\r\0]/.test(n));
+  if (wanted.length === 0) return [];
+  const { stdout } = await runGit(['cat-file', '--batch'], { gitDir, input: `${wanted.join('\n')}\n` });
+  const out: RawObject[] = [];
+  let off = 0;
+  while (off < stdout.length) {
+    const nl = stdout.indexOf(0x0a, off);
+    if (nl < 0) break;
+    const m = HEADER.exec(stdout.toString('utf8', off, nl));
+    off = nl + 1;
+    if (!m) continue; // `<name> missing`
+    const size = Number(m[3]);
+    out.push({ sha: m[1]!, type: m[2] as ObjectHeader['type'], size, content: stdout.subarray(off, off + size) });
+    off += size + 1;
+  }
+  return out;
 }
 
 /** Look up one object's id, type and size through the repository's `cat-file --batch-check`; null when missing. */

@@ -8,15 +8,29 @@ import { GitError, InvalidRefNameError } from './errors.js';
 import { branchRef, validBranchName } from './refs.js';
 import { gitMessage, personEnv, updateRef, type Person } from './write.js';
 
-/** What merging `theirs` into `ours` gives: the merged tree, or the paths in conflict. */
-export type MergeResult = { clean: true; tree: string } | { clean: false; conflicts: string[] };
+/**
+ * What merging `theirs` into `ours` gives: the merged tree, or the paths in conflict (none, with `unrelated`, when the
+ * two commits share no history: such a merge is refused).
+ */
+export type MergeResult = { clean: true; tree: string } | { clean: false; conflicts: string[]; unrelated?: boolean };
 
-/** Compute the merge of two commits without touching any ref or work tree (objects are written to the repository). */
+/** git's refusal of a merge of two commits without a common ancestor. */
+const UNRELATED = /refusing to merge unrelated histories/;
+
+/**
+ * Compute the merge of two commits without touching any ref or work tree (objects are written to the repository).
+ * git itself refuses commits without a merge base (one process: no `git merge-base` is run first to find out).
+ */
 export async function mergeTrees(gitDir: string, ours: string, theirs: string): Promise<MergeResult> {
-  const { stdout, exitCode } = await runGit(
-    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', '--allow-unrelated-histories', ours, theirs],
-    { gitDir, okCodes: [0, 1] },
+  const { stdout, stderr, exitCode } = await runGit(
+    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs],
+    { gitDir, okCodes: [0, 1, 128] },
   );
+  if (exitCode === 128) {
+    if (UNRELATED.test(stderr)) return { clean: false, conflicts: [], unrelated: true };
+    const first = stderr.split('\n').find((l) => l.trim()) ?? 'exit code 128';
+    throw new GitError(`git merge-tree failed: ${first}`, ['merge-tree'], exitCode, stderr);
+  }
   const fields = stdout.toString('utf8').split('\0').filter((f) => f !== '');
   const tree = fields[0];
   if (!tree || !/^[0-9a-f]{40,64}$/.test(tree)) throw new GitError('git merge-tree gave no tree', ['merge-tree'], exitCode, '');

@@ -1,13 +1,19 @@
 /** Repository: reads (refs, objects, trees, commits, log, diffs) and writes (commits, refs, tags) of one bare repository. */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { catFileHeader, catFileObject, closeRepositoryProcesses, type ObjectHeader, type RawObject } from './batch.js';
+import { catFileHeader, catFileObject, catFileObjects, closeRepositoryProcesses, type ObjectHeader, type RawObject } from './batch.js';
 import { gitText, runGit, type GitRunOptions, type GitResult } from './command.js';
 import { changedPaths, changedPathsOfCommits, diffTrees, type ChangedPaths, type FileDiff } from './diff.js';
 import { RevisionNotFoundError } from './errors.js';
-import { parseCommit, parseTag, parseTree, type CommitInfo, type Signature, type TreeEntry } from './objects.js';
+import { isFullSha, parseCommit, parseTag, parseTree, type CommitInfo, type Signature, type TreeEntry } from './objects.js';
 import { branchRef, safeRevision, tagRef, validBranchName, validRefName } from './refs.js';
 import { createCommit, createTag, normalizeFilePath, readRef, updateRef, type CreateCommitOptions, type CreateCommitResult, type Person } from './write.js';
+
+/**
+ * Up to this many commits are read through the repository's shared cat-file process (pipelined), and listed with a
+ * count walked in parallel; more are read by one cat-file process of their own.
+ */
+const SMALL_COMMIT_LIST = 100;
 
 /** A branch with its head commit. */
 export interface Branch {
@@ -199,11 +205,23 @@ export class Repository {
   /** Commits reachable from `to` but not from any of `exclude` (shas), newest first, at most `limit`. */
   async commitsBetween(to: string, exclude: string[], limit = 20): Promise<{ commits: CommitInfo[]; total: number }> {
     const not = exclude.length ? ['--not', ...exclude] : [];
-    const [list, count] = await Promise.all([
-      gitText(['rev-list', `--max-count=${Math.max(0, limit)}`, to, ...not], { gitDir: this.path }),
-      gitText(['rev-list', '--count', to, ...not], { gitDir: this.path }),
+    const max = Math.max(0, limit);
+    const listed = (out: string) => (out ? out.split('\n') : []);
+    if (max <= SMALL_COMMIT_LIST) {
+      // a short list (push data, compare): the count walks in parallel
+      const [list, count] = await Promise.all([
+        gitText(['rev-list', `--max-count=${max}`, to, ...not], { gitDir: this.path }),
+        gitText(['rev-list', '--count', to, ...not], { gitDir: this.path }),
+      ]);
+      return { commits: await this.readCommits(listed(list)), total: Number(count) };
+    }
+    // a long list (a merge request's commits): the count is the list's length unless the limit cut it
+    const shas = listed(await gitText(['rev-list', `--max-count=${max}`, to, ...not], { gitDir: this.path }));
+    const [commits, total] = await Promise.all([
+      this.readCommits(shas),
+      shas.length < max ? shas.length : gitText(['rev-list', '--count', to, ...not], { gitDir: this.path }).then(Number),
     ]);
-    return { commits: await this.readCommits(list ? list.split('\n') : []), total: Number(count) };
+    return { commits, total };
   }
 
   /**
@@ -227,6 +245,11 @@ export class Repository {
 
   /** Parse many commits by sha (pipelined through cat-file). */
   async readCommits(shas: string[]): Promise<CommitInfo[]> {
+    if (shas.length > SMALL_COMMIT_LIST && shas.every(isFullSha)) {
+      // many commits: one cat-file process for all of them (objects that are not commits are left out, as below)
+      if (!this.exists()) return [];
+      return (await catFileObjects(this.path, shas)).filter((o) => o.type === 'commit').map((o) => parseCommit(o.sha, o.content));
+    }
     const all = await Promise.all(shas.map((s) => this.readCommit(s)));
     return all.filter((c): c is CommitInfo => c !== null);
   }
@@ -241,6 +264,12 @@ export class Repository {
 
   /** The best common ancestor of two revisions, or null. */
   async mergeBase(a: string, b: string): Promise<string | null> {
+    if (isFullSha(a) && isFullSha(b)) {
+      // two object ids (the usual caller): git checks them itself, a missing or non-commit one is its 128
+      if (!this.exists()) return null;
+      const { stdout, exitCode } = await runGit(['merge-base', a, b], { gitDir: this.path, okCodes: [0, 1, 128] });
+      return exitCode === 0 ? stdout.toString().trim() : null;
+    }
     const [x, y] = await Promise.all([this.resolveRef(a), this.resolveRef(b)]);
     if (!x || !y) return null;
     const { stdout, exitCode } = await runGit(['merge-base', x, y], { gitDir: this.path, okCodes: [0, 1] });

@@ -9,6 +9,7 @@ import type { MergeRequestRow } from '../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
 import { toProject, toUser } from '../db/rows.js';
+import { leadingArrayObjects } from '../json-head.js';
 import { projectHookBlocksAsync, userHookAttributes } from './issues.js';
 
 /** The `action` of a merge request hook (8.x: open, close, reopen, update, merge). */
@@ -61,13 +62,15 @@ export function mergeRequestHookColumns(mr: MergeRequestRow): Record<string, unk
 
 /** Commit#hook_attrs of the newest commit of the merge request's latest diff, or null. */
 async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string): Promise<Record<string, unknown> | null> {
-  const row = await q.get<{ commits: string }>(`SELECT commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`, [mr.id]);
-  if (!row) return null;
-  let first: Record<string, string> | undefined;
-  try {
-    first = (JSON.parse(row.commits) as Record<string, string>[])[0];
-  } catch {
-    first = undefined;
+  // The newest commit is the first of the stored list: read the list's head, and all of it only when the first commit
+  // is longer than that (a diff version of 5,000 commits is over a megabyte of JSON, read and parsed per hook before).
+  const sql = (column: string) => `SELECT ${column} AS commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`;
+  const head = await q.get<{ commits: string }>(sql(`substr(commits, 1, ${COMMITS_HEAD_CHARS})`), [mr.id]);
+  if (!head) return null;
+  let first = leadingArrayObjects(head.commits, 1)[0] as Record<string, string> | undefined;
+  if (first === undefined && head.commits.length >= COMMITS_HEAD_CHARS) {
+    const row = await q.get<{ commits: string }>(sql('commits'), [mr.id]);
+    first = row ? (leadingArrayObjects(row.commits, 1)[0] as Record<string, string> | undefined) : undefined;
   }
   if (!first) return null;
   return {
@@ -78,6 +81,9 @@ async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string
     author: { name: first.author_name, email: first.author_email },
   };
 }
+
+/** How much of a stored commit list is read to find its first commit. */
+const COMMITS_HEAD_CHARS = 16_384;
 
 /** A project row by id (the source project of a merge request may be gone). */
 async function projectById(q: Queries, id: number | null): Promise<ProjectRow | null> {

@@ -106,8 +106,24 @@ export const PUSH_COMMITS_LIMIT = 20;
 /** Commit timestamps as Ruby's xmlschema: ISO 8601 without milliseconds, with the committer's offset. */
 const xmlschema = (c: CommitInfo) => isoDate(c.committer).replace(/\.\d{3}(?=[+-])/, '');
 
-async function commitsOf(repo: Repository, update: RefUpdate, tag: boolean): Promise<{ commits: CommitInfo[]; total: number; message: string | null; checkout: string | null }> {
+/**
+ * The commits a ref update brought when the caller already knows them (a merge: the merge commit and the merge request's
+ * stored commits): the newest first, at least PUSH_COMMITS_LIMIT of them (or all), and how many there are.
+ */
+export interface KnownPushCommits {
+  newestFirst: string[];
+  total: number;
+}
+
+async function commitsOf(
+  repo: Repository, update: RefUpdate, tag: boolean, known?: KnownPushCommits,
+): Promise<{ commits: CommitInfo[]; total: number; message: string | null; checkout: string | null }> {
   if (isZeroSha(update.after)) return { commits: [], total: 0, message: null, checkout: null };
+  if (known && !tag) {
+    // no walk of the history: the listed commits are read by sha
+    const commits = await repo.readCommits(known.newestFirst.slice(0, PUSH_COMMITS_LIMIT));
+    return { commits: commits.reverse(), total: known.total, message: null, checkout: update.after };
+  }
   if (tag) {
     const name = update.ref.slice('refs/tags/'.length);
     const t = await repo.findTag(name);
@@ -126,11 +142,13 @@ async function commitsOf(repo: Repository, update: RefUpdate, tag: boolean): Pro
 }
 
 /** Build GitLab's push data for one ref update (reads the repository). */
-export async function buildPushData(ctx: AppContext, project: ProjectRow, user: UserRow, update: RefUpdate, repo = projectRepository(ctx, project)): Promise<PushData> {
+export async function buildPushData(
+  ctx: AppContext, project: ProjectRow, user: UserRow, update: RefUpdate, repo = projectRepository(ctx, project), known?: KnownPushCommits,
+): Promise<PushData> {
   const [ns, settings] = await Promise.all([projectNamespaceAsync(ctx, project), getSettingsAsync(ctx)]);
   const urls = projectUrls(ctx, ns, project);
   const tag = update.ref.startsWith('refs/tags/');
-  const { commits, total, message, checkout } = await commitsOf(repo, update, tag);
+  const { commits, total, message, checkout } = await commitsOf(repo, update, tag, known);
   const paths = await repo.changedPathsOfCommits(commits);
   const pushCommits = commits.map((c) => ({
     id: c.sha, message: c.message, timestamp: xmlschema(c), url: `${urls.web_url}/commit/${c.sha}`,
@@ -167,11 +185,11 @@ export async function processPush(
   project: ProjectRow,
   user: UserRow,
   updates: RefUpdate[],
-  opts: { log?: (err: unknown, message: string) => void } = {},
+  opts: { log?: (err: unknown, message: string) => void; known?: Map<string, KnownPushCommits> } = {},
 ): Promise<ProcessedPush> {
   const repo = projectRepository(ctx, project);
   const withData: ProcessedPush['updates'] = [];
-  for (const u of updates) withData.push({ ...u, data: await buildPushData(ctx, project, user, u, repo) });
+  for (const u of updates) withData.push({ ...u, data: await buildPushData(ctx, project, user, u, repo, opts.known?.get(u.ref)) });
   const push: ProcessedPush = { project, user, updates: withData };
   if (!withData.length) return push;
   const log = opts.log ?? defaultLog;

@@ -1,19 +1,26 @@
 // Merge requests suite: a repository written with `git fast-import` while the daemon is stopped (a feature branch of
 // 5,000 commits changing 1,000 files off a diverged master, and a branch whose diff is 10 MB), 50,000 merge request
-// rows seeded straight into SQLite, then a restarted gantryd: create the big merge request (its diff version and
-// commits computed), GET its changes, merge it (PUT .../merge), each next to its floor (`git merge-tree --write-tree`
-// and `git diff` run directly on the same repository); GET changes of the 10 MB diff (time and daemon RSS, sampled
-// while it serves); the list of 50,000 merge requests at max throughput and paced.
-// Sizes: BENCH_MR_COMMITS, BENCH_MR_FILES, BENCH_MR_COUNT, BENCH_MR_DIFF_MB, BENCH_SECONDS (smoke-run with small ones).
+// rows seeded straight into SQLite, then a restarted gantryd: rounds of creating a merge request of the feature branch
+// (its diff version, commits and merge status computed) and merging it (PUT .../merge), each next to its floor run in
+// the same round (the git commands it needs, run directly on the same repository); GET changes and commits; GET
+// changes of the 10 MB diff (time and daemon RSS, sampled while it serves); the list of 50,000 merge requests at max
+// throughput and paced. With GANTRY_BENCH_DATABASE_URL (or GANTRY_TEST_DATABASE_URL) the create/merge rounds run
+// again on a fresh PostgreSQL database.
+// Sizes: BENCH_MR_COMMITS, BENCH_MR_FILES, BENCH_MR_COUNT, BENCH_MR_DIFF_MB, BENCH_MR_ROUNDS, BENCH_SECONDS (smoke-run
+// with small ones).
 import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startDaemon, rootToken, cannon, paced, rssMb, machine, table, writeSection, sequential } from './lib.mjs';
 
 const require = createRequire(import.meta.url);
 const ms = (t) => Number((performance.now() - t).toFixed(1));
-const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C' };
+const GIT_ENV = {
+  ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LC_ALL: 'C',
+  GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com',
+};
 
 /** Run git in a bare repository and return stdout (throws on failure). */
 function git(gitDir, args, input) {
@@ -27,6 +34,73 @@ function timedGit(gitDir, args) {
   const t = performance.now();
   git(gitDir, args);
   return ms(t);
+}
+
+const median = (xs) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2] : Number(((v[v.length / 2 - 1] + v[v.length / 2]) / 2).toFixed(1));
+};
+
+/**
+ * The git commands a merge request's creation needs, run directly (its floor): the merge base, the commits of the
+ * source not in the target with their contents (rev-list into one cat-file), the changed files, the merge.
+ */
+function floorCreate(gitDir, target, source) {
+  const t = performance.now();
+  const base = git(gitDir, ['merge-base', target, source]).trim();
+  const shas = git(gitDir, ['rev-list', '--max-count=10000', source, '--not', target]);
+  git(gitDir, ['cat-file', '--batch'], shas);
+  git(gitDir, ['diff-tree', '-r', '-M', '--name-only', '-z', base, source]);
+  git(gitDir, ['merge-tree', '--write-tree', '--name-only', '-z', target, source]);
+  return ms(t);
+}
+
+/** What a merge writes, run directly (its floor): the merged tree, the merge commit, the compare-and-set ref update. */
+function floorMerge(gitDir, target, source, ref) {
+  const before = git(gitDir, ['rev-parse', target]).trim();
+  git(gitDir, ['update-ref', ref, before]);
+  const t = performance.now();
+  const tree = git(gitDir, ['merge-tree', '--write-tree', '--name-only', '-z', target, source]).split('\0')[0];
+  const commit = git(gitDir, ['commit-tree', tree, '-p', target, '-p', source, '-F', '-'], 'floor merge\n').trim();
+  git(gitDir, ['update-ref', ref, commit, before]);
+  return ms(t);
+}
+
+/**
+ * `rounds` merge requests of the feature branch created and merged, each next to its floor in the same round: master
+ * is put back on its first head before each round (the same merge every time), the source is a new branch at
+ * `feature`. Returns the timings and the first merge request (for the reads measured on it before its merge).
+ */
+async function mergeRounds(d, headers, gitDir, projectId, rounds, beforeMerge) {
+  const mrs = `/projects/${projectId}/merge_requests`;
+  const master = git(gitDir, ['rev-parse', 'master']).trim();
+  const r = { create: [], floorCreate: [], merge: [], floorMerge: [], parents: 0 };
+  for (let i = 0; i < rounds; i++) {
+    git(gitDir, ['update-ref', 'refs/heads/master', master]);
+    git(gitDir, ['update-ref', `refs/heads/feature-${i}`, 'feature']);
+    r.floorCreate.push(floorCreate(gitDir, 'master', `feature-${i}`));
+    let t = performance.now();
+    const mr = (await call(d.url, headers, 'POST', mrs, { source_branch: `feature-${i}`, target_branch: 'master', title: `Big feature ${i}` }, 201)).json;
+    r.create.push(ms(t));
+    if (i === 0 && beforeMerge) await beforeMerge(mr);
+    r.floorMerge.push(floorMerge(gitDir, 'master', `feature-${i}`, `refs/heads/floor-${i}`));
+    t = performance.now();
+    const merged = (await call(d.url, headers, 'PUT', `${mrs}/${mr.id}/merge`, {}, 200)).json;
+    r.merge.push(ms(t));
+    if (merged.state !== 'merged' || !merged.merge_commit_sha) throw new Error(`merge answered state ${merged.state}`);
+    r.parents = git(gitDir, ['rev-list', '--parents', '-n', '1', 'master']).trim().split(' ').length - 1;
+  }
+  return r;
+}
+
+/** A row of the create/merge table: medians, their ratio, every round. */
+function roundRows(label, r) {
+  const row = (what, floorName, xs, fs) =>
+    `| ${what} (${label}) | **${median(xs)}** | ${floorName} | ${median(fs)} | **${(median(xs) / median(fs)).toFixed(2)}** | ${xs.join(', ')} / ${fs.join(', ')} |`;
+  return [
+    row('PUT .../merge', '`git merge-tree --write-tree` + `commit-tree` + `update-ref`', r.merge, r.floorMerge),
+    row('POST merge request', '`merge-base` + `rev-list` + `cat-file --batch` + `diff-tree` + `merge-tree`', r.create, r.floorCreate),
+  ].join('\n');
 }
 
 /**
@@ -102,11 +176,37 @@ async function call(url, headers, method, path, body, expected) {
   return { json: text ? JSON.parse(text) : null, bytes: Buffer.byteLength(text) };
 }
 
+/** The create/merge rounds on PostgreSQL: a fresh database, the same history (without the 10 MB branch). */
+async function postgresRounds(pgBase, { commits, files, rounds }) {
+  const { freshPostgres } = await import('./engines.mjs');
+  const db = await freshPostgres(pgBase);
+  let d = await startDaemon({ GANTRY_DATABASE_URL: db.url }, { keep: true });
+  const dataDir = d.dataDir;
+  try {
+    let headers = { 'private-token': await rootToken(d.url), 'content-type': 'application/json' };
+    const project = (await call(d.url, headers, 'POST', '/projects', { name: 'mr-bench' }, 201)).json;
+    await d.stop();
+    const gitDir = join(dataDir, 'repositories', `${project.id}.git`);
+    process.stderr.write('bench merge-requests: PostgreSQL rounds...\n');
+    await writeHistory(gitDir, { commits, files, diffMb: 0.01 });
+    d = await startDaemon({ GANTRY_DATABASE_URL: db.url }, { dataDir, keep: true });
+    headers = { 'private-token': await rootToken(d.url), 'content-type': 'application/json' };
+    return await mergeRounds(d, headers, gitDir, project.id, rounds);
+  } finally {
+    await d.stop();
+    const { rmSync } = await import('node:fs');
+    rmSync(dataDir, { recursive: true, force: true });
+    await db.drop();
+  }
+}
+
 export async function run({
   commits = Number(process.env.BENCH_MR_COMMITS ?? 5_000), files = Number(process.env.BENCH_MR_FILES ?? 1_000),
   count = Number(process.env.BENCH_MR_COUNT ?? 50_000), diffMb = Number(process.env.BENCH_MR_DIFF_MB ?? 10),
-  seconds = Number(process.env.BENCH_SECONDS ?? 10),
+  seconds = Number(process.env.BENCH_SECONDS ?? 10), rounds = Number(process.env.BENCH_MR_ROUNDS ?? 5),
+  pgBase = process.env.GANTRY_BENCH_DATABASE_URL ?? process.env.GANTRY_TEST_DATABASE_URL,
 } = {}) {
+  const startLoad = loadavg()[0].toFixed(2);
   let d = await startDaemon({}, { keep: true });
   const dataDir = d.dataDir;
   try {
@@ -125,25 +225,21 @@ export async function run({
     const mrs = `/projects/${project.id}/merge_requests`;
 
     // floors: git run directly on the same repository
-    const floorMerge = timedGit(gitDir, ['merge-tree', '--write-tree', '--name-only', 'master', 'feature']);
     const floorDiff = timedGit(gitDir, ['diff', '--patch', '--find-renames', 'master...feature']);
     const floorLog = timedGit(gitDir, ['rev-list', '--count', 'master..feature']);
     const floorBigDiff = timedGit(gitDir, ['diff', '--patch', 'master...bigdiff']);
 
-    t = performance.now();
-    const mr = (await call(d.url, headers, 'POST', mrs, { source_branch: 'feature', target_branch: 'master', title: 'Big feature' }, 201)).json;
-    const createMs = ms(t);
-    t = performance.now();
-    const changes = await call(d.url, headers, 'GET', `${mrs}/${mr.id}/changes`, undefined, 200);
-    const changesMs = ms(t);
-    t = performance.now();
-    const commitsRes = await call(d.url, headers, 'GET', `${mrs}/${mr.id}/commits`, undefined, 200);
-    const commitsMs = ms(t);
-    t = performance.now();
-    const merged = (await call(d.url, headers, 'PUT', `${mrs}/${mr.id}/merge`, {}, 200)).json;
-    const mergeMs = ms(t);
-    if (merged.state !== 'merged') throw new Error(`merge answered state ${merged.state}`);
-    const parents = git(gitDir, ['rev-list', '--parents', '-n', '1', 'master']).trim().split(' ').length - 1;
+    // create and merge, each round next to its floor; the reads are measured on the first merge request before its merge
+    let changes, changesMs, commitsRes, commitsMs;
+    const sqliteRounds = await mergeRounds(d, headers, gitDir, project.id, rounds, async (mr) => {
+      t = performance.now();
+      changes = await call(d.url, headers, 'GET', `${mrs}/${mr.id}/changes`, undefined, 200);
+      changesMs = ms(t);
+      t = performance.now();
+      commitsRes = await call(d.url, headers, 'GET', `${mrs}/${mr.id}/commits`, undefined, 200);
+      commitsMs = ms(t);
+    });
+    const parents = sqliteRounds.parents;
 
     // the 10 MB diff: time and RSS sampled every 10 ms while it serves
     const big = (await call(d.url, headers, 'POST', mrs, { source_branch: 'bigdiff', target_branch: 'master', title: 'Big diff' }, 201)).json;
@@ -172,18 +268,28 @@ export async function run({
     const first = await sequential(d.url, headers, `${list}&page=1`, 100);
     const last = await sequential(d.url, headers, `${list}&page=${lastPage}`, 100);
     const rss = rssMb(d.pid);
+    await d.stop();
+    const pgRounds = pgBase ? await postgresRounds(pgBase, { commits, files, rounds }) : null;
 
     const md = `## Merge requests (${new Date().toISOString().slice(0, 10)})
 
-Machine: ${machine()}. One gantryd, SQLite (WAL, synchronous=FULL). Repository written with git fast-import in ${historyMs} ms:
+Machine: ${machine()}, load average ${startLoad} (1 min) at the start. One gantryd, SQLite (WAL, synchronous=FULL); the
+create/merge rounds again on PostgreSQL 15 (scripts/postgres-test-server: fsync off, a throwaway server). Repository written with git fast-import in ${historyMs} ms:
 a feature branch of ${commits.toLocaleString('en')} commits changing ${files.toLocaleString('en')} files off a master that moved on, and
 a branch adding ${diffMb} MB of text. ${count.toLocaleString('en')} merge requests seeded in SQLite. Floors are the git commands run directly on the
 same repository.
 
-| operation | gantry ms | floor | floor ms |
+Create and merge: ${rounds} rounds, each a new merge request of the same feature branch into master (put back on its
+first head before each round) created and merged, each next to its floor run in the same round; medians, their
+ratio (goal: at most 2), and every round (gantry / floor). Measured while other work shared the 2 cores.
+
+| operation | gantry ms (median) | floor | floor ms (median) | ratio | rounds ms (gantry / floor) |
+|---|---|---|---|---|---|
+${roundRows('SQLite', sqliteRounds)}
+${pgRounds ? roundRows('PostgreSQL', pgRounds) : '| PostgreSQL | not run | (GANTRY_BENCH_DATABASE_URL unset) | | | |'}
+
+| read | gantry ms | floor | floor ms |
 |---|---|---|---|
-| **PUT .../merge** (merge-tree, commit-tree, compare-and-set update-ref, merged state, push processing) | **${mergeMs}** | \`git merge-tree --write-tree\` | ${floorMerge} |
-| POST merge request (diff version and ${commitsRes.json.length.toLocaleString('en')} stored commits computed) | ${createMs} | \`git diff master...feature\` + \`git rev-list --count\` | ${Number((floorDiff + floorLog).toFixed(1))} |
 | GET .../changes (${changes.json.changes?.length ?? 0} files, ${Math.round(changes.bytes / 1024)} KB) | ${changesMs} | \`git diff master...feature\` | ${floorDiff} |
 | GET .../commits | ${commitsMs} | \`git rev-list --count master..feature\` | ${floorLog} |
 | GET .../changes of the ${diffMb} MB diff (p50 of 5; answer ${Math.round(bigBytes / 1024)} KB) | ${bigTimes[2]} | \`git diff master...bigdiff\` | ${floorBigDiff} |
@@ -194,7 +300,7 @@ The merge commit on master has ${parents} parents. Daemon RSS: ${rssBefore} MB b
 ${table(rows)}
 
 List page cost, 100 sequential requests each: page 1 p50 ${first.p50} ms / p99 ${first.p99} ms; last page (${lastPage}) p50 ${last.p50} ms /
-p99 ${last.p99} ms. Targets: merge under 500 ms; RSS under 150 MB while serving the big diff.`;
+p99 ${last.p99} ms. Targets: merge and create within 2x of their floors; RSS under 150 MB while serving the big diff.`;
     writeSection('merge-requests', md);
     process.stdout.write(`${md}\n`);
   } finally {

@@ -13,6 +13,7 @@ import {
   acceptMergeRequest, MERGE_LOCK_OWNER, mergeLockTimes, mergeTestHooks, repairLockedMergeRequests,
 } from '../../daemon/services/merge-requests/merge.js';
 import { findMergeRequest } from '../../daemon/services/merge-requests/find.js';
+import { refreshMergeRequest } from '../../daemon/services/merge-requests/refresh.js';
 import { lookupProjectAsync } from '../../daemon/services/projects.js';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { toUser } from '../../daemon/db/rows.js';
@@ -74,6 +75,8 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
   it('writes a two-parent merge commit on the target branch and answers the merged merge request', async () => {
     const mr = await newMr(project.id, { description: 'Some details' });
     const before = await advanceMaster();
+    // its diff version computed on the heads the merge is made on (the push data of the merge comes from it)
+    await refreshMergeRequest(s.ctx, (await findMergeRequest(s.ctx.data, mr.id))!);
     const res = await merge(mr, cast.master);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: mr.id, iid: mr.iid, state: 'merged', merge_when_build_succeeds: false, source_branch: mr.branch, target_branch: 'master' });
@@ -97,6 +100,12 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
     // the post-push work of the target branch: a push event with the merge
     const push = (await rows(`SELECT data FROM events WHERE project_id = ? AND action = 'pushed' ORDER BY id DESC LIMIT 1`, project.id))[0]!;
     expect(JSON.parse(push.data)).toMatchObject({ ref: 'refs/heads/master', before, after: head, user_id: cast.master.id });
+    // its commits come from the merge request's diff version (no walk): the same as git's walk of what the merge brought
+    const walk = async (...args: string[]) => (await repo.git(['rev-list', ...args, head, '--not', before])).stdout.toString().trim();
+    const data = JSON.parse(push.data) as { commits: { id: string; added: string[] }[]; total_commits_count: number };
+    expect(data.commits.map((c) => c.id)).toEqual((await walk('--max-count=20')).split('\n').reverse());
+    expect(data.total_commits_count).toBe(Number(await walk('--count')));
+    expect(data.commits.find((c) => c.id !== head)?.added).toEqual([`${mr.branch}.txt`]);
   });
 
   it('uses merge_commit_message and keeps the merge request presented with the spec fields', async () => {

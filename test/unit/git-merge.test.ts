@@ -61,8 +61,8 @@ describe('merge base and ancestry (Repository)', () => {
 });
 
 describe('mergeTrees of unrelated histories', () => {
-  it('merges them (merge requests between unrelated branches are refused by the service, not by git)', async () => {
-    expect((await mergeTrees(gitDir, master, unrelated)).clean).toBe(true);
+  it('refuses them with no conflicting path (git decides: no `git merge-base` is run first)', async () => {
+    expect(await mergeTrees(gitDir, master, unrelated)).toEqual({ clean: false, conflicts: [], unrelated: true });
   });
 });
 

@@ -86,25 +86,40 @@ export interface ComputedDiff {
   commits: StoredCommit[];
   commitsCount: number;
   realSize: string | null;
+  /** Whether the head merges cleanly into the start (when asked for): the merge status of exactly this version. */
+  mergeStatus?: Exclude<MergeStatus, 'unchecked'>;
 }
 
 /**
  * Compute a diff version from git: the merge base of the target and source heads, the commits of the source not in
- * the target (newest first), the number of changed files. Null when a branch is missing (nothing to store).
+ * the target (newest first), the number of changed files, and with `mergeStatus` whether the merge is clean. The git
+ * commands that do not need each other's answer run at once (the commits walk, the merge base then the changed
+ * files, the merge). Null when a branch is missing (nothing to store).
  */
-export async function computeDiff(ctx: AppContext, ends: MergeRequestEnds): Promise<ComputedDiff | null> {
+export async function computeDiff(ctx: AppContext, ends: MergeRequestEnds, opts: { mergeStatus?: boolean } = {}): Promise<ComputedDiff | null> {
   const repo = projectRepository(ctx, ends.targetProject);
   if (!repo.exists()) return null;
   const [head, start] = await Promise.all([sourceHeadInTarget(ctx, ends), branchHead(ctx, ends.targetProject, ends.targetBranch)]);
   if (!head || !start) return null;
-  const base = await repo.mergeBase(start, head);
-  const { commits, total } = await repo.commitsBetween(head, [start], MAX_STORED_COMMITS);
-  const files = await changedFileCount(repo.path, base ?? start, head);
+  const [{ base, files }, { commits, total }, mergeStatus] = await Promise.all([
+    repo.mergeBase(start, head).then(async (b) => ({ base: b, files: await changedFileCount(repo.path, b ?? start, head) })),
+    repo.commitsBetween(head, [start], MAX_STORED_COMMITS),
+    opts.mergeStatus ? mergeStatusOf(repo, start, head) : undefined,
+  ]);
   return {
     state: base === null ? 'unrelated' : total === 0 ? 'empty' : 'collected',
     baseCommitSha: base, headCommitSha: head, startCommitSha: start, commits: commits.map(storedCommit), commitsCount: total,
-    realSize: String(files),
+    realSize: String(files), ...(mergeStatus ? { mergeStatus } : {}),
   };
+}
+
+/** Whether `head` merges cleanly into `start` (git refuses unrelated histories; a failed git is no clean merge). */
+async function mergeStatusOf(repo: Repository, start: string, head: string): Promise<Exclude<MergeStatus, 'unchecked'>> {
+  try {
+    return (await mergeTrees(repo.path, start, head)).clean ? 'can_be_merged' : 'cannot_be_merged';
+  } catch {
+    return 'cannot_be_merged';
+  }
 }
 
 /** Whether a computed diff differs from the stored one (a new version is needed). */
@@ -114,11 +129,18 @@ export function diffChanged(stored: MergeRequestDiffRow | null, d: ComputedDiff)
 
 /** Insert a diff version of a merge request (inside the caller's transaction). */
 export async function insertDiff(tx: Queries, mergeRequestId: number, d: ComputedDiff): Promise<MergeRequestDiffRow> {
-  return toMergeRequestDiff((await tx.get<Record<string, unknown>>(
+  const commits = JSON.stringify(d.commits);
+  const createdAt = now();
+  // only the id comes back: the commits just written (megabytes for thousands of commits) are not read again
+  const r = await tx.get<{ id: number }>(
     `INSERT INTO merge_request_diffs (merge_request_id, state, base_commit_sha, head_commit_sha, start_commit_sha, commits, commits_count, real_size, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    [mergeRequestId, d.state, d.baseCommitSha, d.headCommitSha, d.startCommitSha, JSON.stringify(d.commits), d.commitsCount, d.realSize, now()],
-  ))!);
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [mergeRequestId, d.state, d.baseCommitSha, d.headCommitSha, d.startCommitSha, commits, d.commitsCount, d.realSize, createdAt],
+  );
+  return toMergeRequestDiff({
+    id: Number(r!.id), merge_request_id: mergeRequestId, state: d.state, base_commit_sha: d.baseCommitSha, head_commit_sha: d.headCommitSha,
+    start_commit_sha: d.startCommitSha, commits, commits_count: d.commitsCount, real_size: d.realSize, created_at: createdAt,
+  });
 }
 
 /** Keep `refs/merge-requests/<iid>/head` at the source head in the target repository (as 8.x; clients fetch it). */
@@ -135,8 +157,7 @@ export async function computeMergeStatus(ctx: AppContext, ends: MergeRequestEnds
     if (!repo.exists()) return 'cannot_be_merged';
     const [head, start] = await Promise.all([sourceHeadInTarget(ctx, ends), branchHead(ctx, ends.targetProject, ends.targetBranch)]);
     if (!head || !start) return 'cannot_be_merged';
-    if (!(await repo.mergeBase(start, head))) return 'cannot_be_merged';
-    return (await mergeTrees(repo.path, start, head)).clean ? 'can_be_merged' : 'cannot_be_merged';
+    return await mergeStatusOf(repo, start, head);
   } catch {
     return 'cannot_be_merged';
   }

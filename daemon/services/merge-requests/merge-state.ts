@@ -52,9 +52,7 @@ export async function mergeHeads(ctx: AppContext, target: ProjectRow, mr: MergeR
  * conflict or share no history (unrelated histories cannot be merged).
  */
 export async function cleanMergeTree(ctx: AppContext, target: ProjectRow, targetSha: string, sourceSha: string): Promise<string | null> {
-  const repo = projectRepository(ctx, target);
-  if (!(await repo.mergeBase(targetSha, sourceSha))) return null;
-  const merged = await mergeTrees(repo.path, targetSha, sourceSha);
+  const merged = await mergeTrees(projectRepository(ctx, target).path, targetSha, sourceSha);
   return merged.clean ? merged.tree : null;
 }
 

@@ -29,7 +29,8 @@ import { recordEventAsync } from '../events.js';
 import { lookupProjectAsync, projectNamespaceAsync } from '../projects.js';
 import type { BackgroundWorker } from '../../background.js';
 import { branchRulesAsync } from '../protected-branches.js';
-import { processPush } from '../push.js';
+import { processPush, PUSH_COMMITS_LIMIT, type KnownPushCommits } from '../push.js';
+import { leadingArrayObjects } from '../../json-head.js';
 import { projectRepository } from '../repositories.js';
 import { findMergeRequest, isOpen, toMergeRequest, workInProgress } from './find.js';
 import { queueMergeRequestHook, updateMergeRequest, writeEnv, type MergeRequestWriteRights, type UpdateMergeRequestParams } from './write.js';
@@ -200,9 +201,9 @@ async function writeMerge(
   for (let attempt = 0; attempt < MERGE_ATTEMPTS; attempt++) {
     const targetSha = await repo.resolveBranch(mr.targetBranch);
     if (!targetSha) throw notAllowed();
-    // The tree the checks computed serves while the target has not moved; else merge again on the new head.
+    // The tree the checks computed serves while the target has not moved; else merge again on the new head (git
+    // refuses unrelated histories: a conflict).
     const tree = checked && checked.targetSha === targetSha ? checked.tree : undefined;
-    if (!tree && !(await repo.mergeBase(targetSha, sourceSha))) throw cannotBeMerged();
     try {
       const { sha } = await createMergeCommit(repo.path, {
         targetBranch: mr.targetBranch, targetSha, sourceSha, message, author: person(actor), tree,
@@ -297,9 +298,34 @@ export async function finishMerge(
   });
   stopHeartbeat?.();
   if (!merged) return (await findMergeRequest(ctx.data, mr.id)) ?? mr;
-  await processPush(ctx, project, actor, [{ ref: branchRef(mr.targetBranch), before: written.before, after: written.sha }]);
+  const ref = branchRef(mr.targetBranch);
+  const known = await mergedCommits(ctx, mr.id, written);
+  await processPush(ctx, project, actor, [{ ref, before: written.before, after: written.sha }], known ? { known: new Map([[ref, known]]) } : {});
   if (removeSource) await removeSourceBranch(ctx, actor, project, merged, written.source);
   return (await findMergeRequest(ctx.data, mr.id)) ?? merged;
+}
+
+/** How much of the stored commit list is read for the push data of a merge (its first PUSH_COMMITS_LIMIT commits). */
+const MERGED_COMMITS_HEAD_CHARS = 65_536;
+
+/**
+ * The commits a merge brought to the target branch, from the merge request's diff version when it was computed for
+ * exactly the two parents (its start is the head the merge was made on, its head the merged source): the merge commit,
+ * then the stored commits (newest first), so the push data needs no walk of a history of thousands of commits. Null
+ * when the version does not match or its list is not there: the push data walks the history as for any push.
+ */
+async function mergedCommits(ctx: AppContext, mrId: number, written: WrittenMerge): Promise<KnownPushCommits | null> {
+  const r = await ctx.data.get<{ head: string | null; start: string | null; n: number; commits: string }>(
+    `SELECT head_commit_sha AS head, start_commit_sha AS start, commits_count AS n, substr(commits, 1, ${MERGED_COMMITS_HEAD_CHARS}) AS commits
+     FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`,
+    [mrId],
+  );
+  if (!r || r.head !== written.source || r.start !== written.before) return null;
+  const count = Number(r.n);
+  const wanted = Math.min(count, PUSH_COMMITS_LIMIT - 1);
+  const ids = leadingArrayObjects(r.commits, wanted).map((c) => c.id).filter((id): id is string => typeof id === 'string');
+  if (ids.length < wanted) return null;
+  return { newestFirst: [written.sha, ...ids], total: count + 1 };
 }
 
 /**

@@ -165,7 +165,8 @@ export async function createMergeRequest(
   if (!targetHead) missing.target_branch = ['does not exist'];
   if (Object.keys(missing).length) throw validationError(missing);
   const ends = { targetProject: target, sourceProject: source, sourceBranch, targetBranch };
-  const diff = await computeDiff(ctx, ends);
+  // the diff version and its merge status from one set of heads, so the answer needs no second round of git
+  const diff = await computeDiff(ctx, ends, { mergeStatus: true });
   const rights = await rightsOf(target);
   const env = await writeEnv(ctx);
   const mr = await ctx.data.transaction(async (tx) => {
@@ -188,6 +189,11 @@ export async function createMergeRequest(
     await recordEventAsync(tx, { projectId: target.id, authorId: actor.id, action: 'created', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
     await todosForNewIssuableAsync(ctx, tx, actor, mergeRequestInfo(target, row), row.description);
     await queueMergeRequestHook(ctx, tx, env, target, row, actor, 'open');
+    // the check of the version just stored, as checkMergeStatus would write it right after (the hook said unchecked)
+    if (diff?.mergeStatus) {
+      await tx.run(`UPDATE merge_requests SET merge_status = ? WHERE id = ? AND merge_status = 'unchecked'`, [diff.mergeStatus, row.id]);
+      return { ...row, mergeStatus: diff.mergeStatus };
+    }
     return row;
   });
   await afterWrite(ctx, target, mr, diff);
