@@ -9,7 +9,7 @@ describe('resolveConfig', () => {
   it('uses the documented defaults', () => {
     expect(resolveConfig({}, {})).toEqual({
       host: '127.0.0.1', port: 3080, dataDir: join(homedir(), '.local/share/gantry'), externalUrl: null,
-      rootPassword: null, runnersToken: null, logLevel: 'info', ssh: sshDefaults('127.0.0.1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [],
+      rootPassword: null, runnersToken: null, logLevel: 'info', ssh: sshDefaults('127.0.0.1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [], runnerLongPollSeconds: 10,
     });
   });
 
@@ -20,7 +20,7 @@ describe('resolveConfig', () => {
     });
     expect(c).toEqual({
       host: '0.0.0.0', port: 8080, dataDir: '/tmp/g', externalUrl: 'https://git.example.com', rootPassword: 'pw-from-env',
-      runnersToken: 'rt-env', logLevel: 'debug', ssh: sshDefaults('0.0.0.0'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [],
+      runnersToken: 'rt-env', logLevel: 'debug', ssh: sshDefaults('0.0.0.0'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [], runnerLongPollSeconds: 10,
     });
   });
 
@@ -35,7 +35,7 @@ describe('resolveConfig', () => {
     }, env);
     expect(c).toEqual({
       host: '::1', port: 0, dataDir: resolve('rel/dir'), externalUrl: 'http://flag.example:8080', rootPassword: 'flag-password',
-      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [],
+      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [], runnerLongPollSeconds: 10,
     });
   });
 

@@ -1,0 +1,204 @@
+/**
+ * The wake-up side of the build queue (long-polling POST /ci/api/v1/builds/register, issue 26 item 3): a transaction
+ * that makes a build pending signals it (signalBuildQueued), and the runners held by this daemon for lack of a build
+ * (BuildWaiters) try their claim again. A signal is only a hint: the claim (services/runners.ts claimBuild) stays the
+ * only decider of who gets a build, so a build is never handed out twice, and a lost signal costs at most one hold.
+ *
+ * On SQLite the signal wakes the waiters of this process on the next turn (after the commit: a transaction runs within
+ * one turn there); on PostgreSQL it is `pg_notify('gantry_builds', '<project id>:<build id>')` in the same transaction,
+ * delivered at the commit (never for a rollback) to the one LISTEN of every daemon, this one included.
+ */
+import type { Database, Queries } from '../db/layer/types.js';
+import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
+
+/** The notification channel that tells every daemon a build was queued (PostgreSQL). */
+export const BUILDS_CHANNEL = 'gantry_builds';
+
+/** A wake-up: the project of the queued build, or null for "anything may have changed" (a lost LISTEN). */
+type Wake = (projectId: number | null) => void;
+
+const localWakers = new Set<Wake>();
+let held = 0;
+
+/** Build requests held now by this process (GET /-/metrics: gantry_runner_held_requests). */
+export const heldBuildRequests = (): number => held;
+
+/**
+ * Signal, inside the transaction that made `build` pending, that it waits for a runner. Every build gets its own
+ * payload (PostgreSQL folds identical notifications of one transaction into one): each wake-up is one more build.
+ */
+export async function signalBuildQueued(tx: Queries, build: Pick<CommitStatusRow, 'id' | 'projectId' | 'type'>): Promise<void> {
+  if (build.type !== 'build') return;
+  if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_notify(?, ?)', [BUILDS_CHANNEL, `${build.projectId}:${build.id}`]);
+  else setImmediate(() => {
+    for (const w of localWakers) w(build.projectId);
+  });
+}
+
+/** What a held request is answered with: a claimed build, or null (nothing came: 204). */
+export type Claimed = { build: CommitStatusRow; token: string } | null;
+
+/** How BuildWaiters claims for a runner (claimBuild on the runner as it is now; null when it is gone or paused). */
+export type ClaimFn = (runnerId: number, current?: RunnerRow) => Promise<Claimed>;
+
+interface Waiter {
+  runnerId: number;
+  /** The projects whose builds it may take; null: any project (a shared runner that is not locked). */
+  projects: ReadonlySet<number> | null;
+  state: 'held' | 'claiming' | 'done';
+  /** A wake-up came while it was claiming: claim once more. */
+  again: boolean;
+  /** Its hold ended (timeout, drain, client gone) while it was claiming: answer once the claim is done. */
+  expired: boolean;
+  timer: NodeJS.Timeout | null;
+  resolve: (r: Claimed) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * The runners this daemon holds, in arrival order. A wake-up for project P marks the waiters that may take P's builds
+ * (and every unlocked shared runner) to try again; one pass at a time tries them in order, oldest first, one claim
+ * after another, until as many builds were claimed as wake-ups came (the rest were taken elsewhere or fit no waiter).
+ * No timer polls the database: each waiter has one timer, its hold's end.
+ */
+export class BuildWaiters {
+  private readonly waiters = new Set<Waiter>();
+  private readonly toTry = new Set<Waiter>();
+  /** Builds signalled and not yet claimed by this pass (Infinity after a lost LISTEN: try everyone). */
+  private budget = 0;
+  private passing = false;
+  private closed = false;
+  private unlisten: Promise<(() => Promise<void>) | null> | null = null;
+  private readonly wake: Wake = (projectId) => this.woken(projectId);
+
+  constructor(private readonly claim: ClaimFn, private readonly log: (message: string, e: unknown) => void = () => undefined) {}
+
+  /** Start receiving wake-ups: this process's signals, and on PostgreSQL every daemon's through LISTEN. */
+  start(data: Database): void {
+    localWakers.add(this.wake);
+    const listen = data.listen;
+    if (!listen) return;
+    this.unlisten = listen.call(data, BUILDS_CHANNEL, (payload) => this.woken(payload === null ? null : Number.parseInt(payload, 10))).then(
+      (stop) => {
+        if (this.closed) void stop().catch(() => undefined);
+        return stop;
+      },
+      (e: unknown) => {
+        if (!this.closed) this.log('held runners cannot listen for queued builds (they wait for their hold to end instead)', e);
+        return null;
+      },
+    );
+  }
+
+  /** How many requests are held now. */
+  get size(): number {
+    return this.waiters.size;
+  }
+
+  /**
+   * Hold a runner for up to `ms`: claims once at once (so a build queued just before cannot be missed), then on each
+   * wake-up for its projects, until it got a build or the hold ends (null). `gone` fires when the client went away.
+   */
+  hold(runner: RunnerRow, projects: readonly number[] | null, ms: number, gone: (stop: () => void) => void): Promise<Claimed> {
+    return new Promise<Claimed>((resolve, reject) => {
+      const w: Waiter = {
+        runnerId: runner.id, projects: projects ? new Set(projects) : null, state: 'held', again: false, expired: false, timer: null, resolve, reject,
+      };
+      if (this.closed) return resolve(null);
+      this.waiters.add(w);
+      held++;
+      w.timer = setTimeout(() => this.expire(w), ms);
+      gone(() => this.expire(w));
+      void this.attempt(w, runner);
+    });
+  }
+
+  /** End every hold now (the drain): held requests answer 204, those claiming answer once their claim is done. */
+  close(): void {
+    this.closed = true;
+    localWakers.delete(this.wake);
+    for (const w of [...this.waiters]) this.expire(w);
+  }
+
+  /** Stop listening (the app closes). */
+  async stop(): Promise<void> {
+    this.close();
+    const stop = await this.unlisten;
+    await stop?.().catch(() => undefined);
+  }
+
+  private woken(projectId: number | null): void {
+    if (this.closed || this.waiters.size === 0) return;
+    let marked = false;
+    for (const w of this.waiters) {
+      if (projectId !== null && Number.isSafeInteger(projectId) && w.projects && !w.projects.has(projectId)) continue;
+      if (w.state === 'claiming') w.again = true;
+      else this.toTry.add(w);
+      marked = true;
+    }
+    if (!marked) return;
+    this.budget = projectId === null || !Number.isSafeInteger(projectId) ? Infinity : this.budget + 1;
+    void this.pass();
+  }
+
+  private async pass(): Promise<void> {
+    if (this.passing) return;
+    this.passing = true;
+    try {
+      while (this.toTry.size > 0 && this.budget > 0) {
+        const w = this.toTry.values().next().value!;
+        this.toTry.delete(w);
+        if (w.state === 'claiming') w.again = true;
+        if (w.state !== 'held') continue;
+        if (await this.attempt(w)) this.budget--;
+      }
+    } finally {
+      this.toTry.clear();
+      this.budget = 0;
+      this.passing = false;
+    }
+  }
+
+  /** Claim for a waiter (again while wake-ups came meanwhile); true when it got a build. */
+  private async attempt(w: Waiter, current?: RunnerRow): Promise<boolean> {
+    w.state = 'claiming';
+    w.again = false;
+    try {
+      for (;;) {
+        const got = await this.claim(w.runnerId, current);
+        current = undefined;
+        if (got) {
+          this.finish(w, got);
+          return true;
+        }
+        if (w.expired) break;
+        if (!w.again) {
+          w.state = 'held';
+          return false;
+        }
+        w.again = false;
+      }
+    } catch (e) {
+      this.finish(w, null, e);
+      return false;
+    }
+    this.finish(w, null);
+    return false;
+  }
+
+  private expire(w: Waiter): void {
+    if (w.state === 'done') return;
+    if (w.state === 'claiming') w.expired = true;
+    else this.finish(w, null);
+  }
+
+  private finish(w: Waiter, result: Claimed, error?: unknown): void {
+    if (w.state === 'done') return;
+    w.state = 'done';
+    if (w.timer) clearTimeout(w.timer);
+    if (this.waiters.delete(w)) held--;
+    this.toTry.delete(w);
+    if (error !== undefined) w.reject(error);
+    else w.resolve(result);
+  }
+}
