@@ -116,4 +116,12 @@ describe('resolveConfig', () => {
     // The message never repeats a password.
     expect(() => resolveConfig({ databaseUrl: 'mysql://u:secret@db/x' }, {})).toThrow(/^(?!.*secret)/);
   });
+  it('--runner-long-poll: seconds from 0 to 60 (default 10); anything else names the flag', () => {
+    expect(resolveConfig({}, {}).runnerLongPollSeconds).toBe(10);
+    expect(resolveConfig({}, { GANTRY_RUNNER_LONG_POLL: '0' }).runnerLongPollSeconds).toBe(0);
+    expect(resolveConfig({ runnerLongPoll: '60' }, { GANTRY_RUNNER_LONG_POLL: '5' }).runnerLongPollSeconds).toBe(60);
+    for (const bad of ['61', '-1', '1.5', 'soon']) {
+      expect(() => resolveConfig({ runnerLongPoll: bad }, {})).toThrow(/invalid --runner-long-poll/);
+    }
+  });
 });
