@@ -252,7 +252,7 @@ export async function claimBuild(ctx: AppContext, runner: RunnerRow): Promise<{ 
   return claimed;
 }
 
-const claims = counter('gantry_runner_build_requests_total', 'Runner requests for a build (POST /ci/api/v1/builds/register): claimed one, or none to run');
+const claims = counter('gantry_runner_build_requests_total', 'Claims of a build for a runner (POST /ci/api/v1/builds/register; a held request claims on arrival and on each wake-up): claimed one, or none to run');
 const CLAIMED = claims({ result: 'claimed' });
 const NOTHING = claims({ result: 'none' });
 
