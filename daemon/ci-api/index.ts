@@ -11,7 +11,7 @@ import runnerRegistrationRoutes from './runners.js';
 import buildRoutes from './builds.js';
 import artifactRoutes from './artifacts.js';
 import { BuildWaiters } from '../services/build-queue.js';
-import { claimBuild, findRunner } from '../services/runners.js';
+import { claimBuild, findRunner, pendingBuildIds } from '../services/runners.js';
 
 /** Registers the /ci/api/v1 routes (register with `{ prefix: '/ci/api/v1' }`). */
 export default async function ciApi(api: FastifyInstance): Promise<void> {
@@ -34,7 +34,7 @@ export default async function ciApi(api: FastifyInstance): Promise<void> {
   const waiters = new BuildWaiters(async (id, current) => {
     const runner = current ?? (await findRunner(ctx, id));
     return runner && runner.active ? claimBuild(ctx, runner) : null;
-  }, (message, e) => api.log.warn({ err: e }, message));
+  }, (ids) => pendingBuildIds(ctx, ids), (message, e) => api.log.warn({ err: e }, message));
   waiters.start(ctx.data);
   api.drain.onDrain.push(() => waiters.close());
   // (preClose: held requests answer before the server waits for its connections to end)

@@ -14,8 +14,8 @@ import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
 /** The notification channel that tells every daemon a build was queued (PostgreSQL). */
 export const BUILDS_CHANNEL = 'gantry_builds';
 
-/** A wake-up: the project of the queued build, or null for "anything may have changed" (a lost LISTEN). */
-type Wake = (projectId: number | null) => void;
+/** A wake-up: the project and id of the queued build, or nulls for "anything may have changed" (a lost LISTEN). */
+type Wake = (projectId: number | null, buildId: number | null) => void;
 
 const localWakers = new Set<Wake>();
 let held = 0;
@@ -31,7 +31,7 @@ export async function signalBuildQueued(tx: Queries, build: Pick<CommitStatusRow
   if (build.type !== 'build') return;
   if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_notify(?, ?)', [BUILDS_CHANNEL, `${build.projectId}:${build.id}`]);
   else setImmediate(() => {
-    for (const w of localWakers) w(build.projectId);
+    for (const w of localWakers) w(build.projectId, build.id);
   });
 }
 
@@ -40,6 +40,11 @@ export type Claimed = { build: CommitStatusRow; token: string } | null;
 
 /** How BuildWaiters claims for a runner (claimBuild on the runner as it is now; null when it is gone or paused). */
 export type ClaimFn = (runnerId: number, current?: RunnerRow) => Promise<Claimed>;
+
+/** Which of these builds still wait for a runner (pending, none assigned). */
+export type PendingFn = (buildIds: readonly number[]) => Promise<number[]>;
+
+const isId = (n: number) => Number.isSafeInteger(n) && n > 0 && n <= 2147483647;
 
 interface Waiter {
   runnerId: number;
@@ -56,29 +61,37 @@ interface Waiter {
 }
 
 /**
- * The runners this daemon holds, in arrival order. A wake-up for project P marks the waiters that may take P's builds
- * (and every unlocked shared runner) to try again; one pass at a time tries them in order, oldest first, one claim
- * after another, until as many builds were claimed as wake-ups came (the rest were taken elsewhere or fit no waiter).
- * No timer polls the database: each waiter has one timer, its hold's end.
+ * The runners this daemon holds, in arrival order. A wake-up for build B of project P marks the waiters that may take
+ * P's builds (and every unlocked shared runner) to try again; one pass at a time tries them in order, oldest first, one
+ * claim after another, while a signalled build still waits for a runner (so a build another daemon's runner took
+ * costs one lookup here, not a claim per held runner). No timer polls the database: each
+ * waiter has one timer, its hold's end.
  */
 export class BuildWaiters {
   private readonly waiters = new Set<Waiter>();
   private readonly toTry = new Set<Waiter>();
-  /** Builds signalled and not yet claimed by this pass (Infinity after a lost LISTEN: try everyone). */
-  private budget = 0;
+  /** The builds signalled for this pass; null after a wake-up that names none (a lost LISTEN): try every waiter. */
+  private signalled: Set<number> | null = new Set();
   private passing = false;
   private closed = false;
   private unlisten: Promise<(() => Promise<void>) | null> | null = null;
-  private readonly wake: Wake = (projectId) => this.woken(projectId);
+  private readonly wake: Wake = (projectId, buildId) => this.woken(projectId, buildId);
 
-  constructor(private readonly claim: ClaimFn, private readonly log: (message: string, e: unknown) => void = () => undefined) {}
+  constructor(
+    private readonly claim: ClaimFn,
+    private readonly pending: PendingFn,
+    private readonly log: (message: string, e: unknown) => void = () => undefined,
+  ) {}
 
   /** Start receiving wake-ups: this process's signals, and on PostgreSQL every daemon's through LISTEN. */
   start(data: Database): void {
     localWakers.add(this.wake);
     const listen = data.listen;
     if (!listen) return;
-    this.unlisten = listen.call(data, BUILDS_CHANNEL, (payload) => this.woken(payload === null ? null : Number.parseInt(payload, 10))).then(
+    this.unlisten = listen.call(data, BUILDS_CHANNEL, (payload) => {
+      const m = payload === null ? null : /^(\d+):(\d+)$/.exec(payload);
+      this.woken(m ? Number(m[1]) : null, m ? Number(m[2]) : null);
+    }).then(
       (stop) => {
         if (this.closed) void stop().catch(() => undefined);
         return stop;
@@ -127,17 +140,19 @@ export class BuildWaiters {
     await stop?.().catch(() => undefined);
   }
 
-  private woken(projectId: number | null): void {
+  private woken(projectId: number | null, buildId: number | null): void {
     if (this.closed || this.waiters.size === 0) return;
+    const known = projectId !== null && buildId !== null && isId(projectId) && isId(buildId);
     let marked = false;
     for (const w of this.waiters) {
-      if (projectId !== null && Number.isSafeInteger(projectId) && w.projects && !w.projects.has(projectId)) continue;
+      if (known && w.projects && !w.projects.has(projectId)) continue;
       if (w.state === 'claiming') w.again = true;
       else this.toTry.add(w);
       marked = true;
     }
     if (!marked) return;
-    this.budget = projectId === null || !Number.isSafeInteger(projectId) ? Infinity : this.budget + 1;
+    if (!known) this.signalled = null;
+    else this.signalled?.add(buildId);
     void this.pass();
   }
 
@@ -145,16 +160,25 @@ export class BuildWaiters {
     if (this.passing) return;
     this.passing = true;
     try {
-      while (this.toTry.size > 0 && this.budget > 0) {
+      while (this.toTry.size > 0) {
         const w = this.toTry.values().next().value!;
         this.toTry.delete(w);
         if (w.state === 'claiming') w.again = true;
         if (w.state !== 'held') continue;
-        if (await this.attempt(w)) this.budget--;
+        await this.attempt(w);
+        if (this.signalled && this.toTry.size > 0) {
+          // Go on only while a signalled build still waits (once taken, here or on another daemon: stop).
+          const asked = [...this.signalled];
+          const waiting = new Set(await this.pending(asked));
+          for (const id of asked) if (!waiting.has(id)) this.signalled?.delete(id);
+          if (this.signalled?.size === 0) break;
+        }
       }
+    } catch (e) {
+      this.log('held runners could not be woken (they wait for their hold to end instead)', e);
     } finally {
       this.toTry.clear();
-      this.budget = 0;
+      this.signalled = new Set();
       this.passing = false;
     }
   }
