@@ -14,8 +14,8 @@ import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
 /** The notification channel that tells every daemon a build was queued (PostgreSQL). */
 export const BUILDS_CHANNEL = 'gantry_builds';
 
-/** A wake-up: the project and id of the queued build, or nulls for "anything may have changed" (a lost LISTEN). */
-type Wake = (projectId: number | null, buildId: number | null) => void;
+/** A wake-up: the project and ids of the queued builds, or null for "anything may have changed" (a lost LISTEN). */
+type Wake = (projectId: number | null, buildIds: readonly number[] | null) => void;
 
 const localWakers = new Set<Wake>();
 let held = 0;
@@ -23,17 +23,39 @@ let held = 0;
 /** Build requests held now by this process (GET /-/metrics: gantry_runner_held_requests). */
 export const heldBuildRequests = (): number => held;
 
+/** Longest notification payload sent (PostgreSQL refuses 8000 bytes and more). */
+const MAX_PAYLOAD = 7000;
+
 /**
- * Signal, inside the transaction that made `build` pending, that it waits for a runner. Every build gets its own
- * payload (PostgreSQL folds identical notifications of one transaction into one): each wake-up is one more build.
+ * Signal, inside the transaction that made these builds pending, that they wait for a runner: one notification per
+ * project (ids comma-separated, split below PostgreSQL's payload limit), so a stage of many builds is one round trip.
+ * Generic commit statuses are not signalled.
  */
-export async function signalBuildQueued(tx: Queries, build: Pick<CommitStatusRow, 'id' | 'projectId' | 'type'>): Promise<void> {
-  if (build.type !== 'build') return;
-  if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_notify(?, ?)', [BUILDS_CHANNEL, `${build.projectId}:${build.id}`]);
-  else setImmediate(() => {
-    for (const w of localWakers) w(build.projectId, build.id);
-  });
+export async function signalBuildsQueued(tx: Queries, builds: readonly Pick<CommitStatusRow, 'id' | 'projectId' | 'type'>[]): Promise<void> {
+  const byProject = new Map<number, number[]>();
+  for (const b of builds) if (b.type === 'build') byProject.set(b.projectId, [...(byProject.get(b.projectId) ?? []), b.id]);
+  if (byProject.size === 0) return;
+  if (tx.dialect.name !== 'postgres') {
+    setImmediate(() => {
+      for (const [projectId, ids] of byProject) for (const w of localWakers) w(projectId, ids);
+    });
+    return;
+  }
+  for (const [projectId, ids] of byProject) {
+    let payload = '';
+    for (const id of ids) {
+      if (payload && payload.length + String(id).length + 1 > MAX_PAYLOAD) {
+        await tx.get('SELECT pg_notify(?, ?)', [BUILDS_CHANNEL, `${projectId}:${payload}`]);
+        payload = '';
+      }
+      payload += payload ? `,${id}` : String(id);
+    }
+    await tx.get('SELECT pg_notify(?, ?)', [BUILDS_CHANNEL, `${projectId}:${payload}`]);
+  }
 }
+
+/** signalBuildsQueued for one build. */
+export const signalBuildQueued = (tx: Queries, build: Pick<CommitStatusRow, 'id' | 'projectId' | 'type'>): Promise<void> => signalBuildsQueued(tx, [build]);
 
 /** What a held request is answered with: a claimed build, or null (nothing came: 204). */
 export type Claimed = { build: CommitStatusRow; token: string } | null;
@@ -75,7 +97,7 @@ export class BuildWaiters {
   private passing = false;
   private closed = false;
   private unlisten: Promise<(() => Promise<void>) | null> | null = null;
-  private readonly wake: Wake = (projectId, buildId) => this.woken(projectId, buildId);
+  private readonly wake: Wake = (projectId, buildIds) => this.woken(projectId, buildIds);
 
   constructor(
     private readonly claim: ClaimFn,
@@ -89,8 +111,8 @@ export class BuildWaiters {
     const listen = data.listen;
     if (!listen) return;
     this.unlisten = listen.call(data, BUILDS_CHANNEL, (payload) => {
-      const m = payload === null ? null : /^(\d+):(\d+)$/.exec(payload);
-      this.woken(m ? Number(m[1]) : null, m ? Number(m[2]) : null);
+      const m = payload === null ? null : /^(\d+):(\d+(?:,\d+)*)$/.exec(payload);
+      this.woken(m ? Number(m[1]) : null, m ? m[2]!.split(',').map(Number) : null);
     }).then(
       (stop) => {
         if (this.closed) void stop().catch(() => undefined);
@@ -140,9 +162,9 @@ export class BuildWaiters {
     await stop?.().catch(() => undefined);
   }
 
-  private woken(projectId: number | null, buildId: number | null): void {
+  private woken(projectId: number | null, buildIds: readonly number[] | null): void {
     if (this.closed || this.waiters.size === 0) return;
-    const known = projectId !== null && buildId !== null && isId(projectId) && isId(buildId);
+    const known = projectId !== null && buildIds !== null && isId(projectId) && buildIds.every(isId);
     let marked = false;
     for (const w of this.waiters) {
       if (known && w.projects && !w.projects.has(projectId)) continue;
@@ -152,7 +174,7 @@ export class BuildWaiters {
     }
     if (!marked) return;
     if (!known) this.signalled = null;
-    else this.signalled?.add(buildId);
+    else for (const id of buildIds) this.signalled?.add(id);
     void this.pass();
   }
 
