@@ -139,7 +139,7 @@ export class BuildWaiters {
       const w: Waiter = {
         runnerId: runner.id, projects: projects ? new Set(projects) : null, state: 'held', again: false, expired: false, timer: null, resolve, reject,
       };
-      if (this.closed) return resolve(null);
+      if (this.closed) return void this.claim(runner.id, runner).then(resolve, reject); // stopping: no hold
       this.waiters.add(w);
       held++;
       w.timer = setTimeout(() => this.expire(w), ms);
