@@ -47,6 +47,8 @@ export interface DrainState {
    * max_fails) takes this daemon out before it closes its port; a POST or PATCH is still served.
    */
   shedding: boolean;
+  /** Called once when the drain begins (held runner requests answer 204 at once: daemon/ci-api). */
+  onDrain: Array<() => void>;
 }
 
 /** The methods a balancer repeats on another daemon (nginx's proxy_next_upstream without non_idempotent). */
@@ -206,7 +208,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   });
   // For load balancers (CONTRACT.md): 200 only while this daemon should get traffic; 503 once it drains (SIGTERM) or
   // when its database does not answer within 2 s. Never cached: a balancer asks every few seconds.
-  const drain: DrainState = { draining: false, readinessChecked: false, shedding: false };
+  const drain: DrainState = { draining: false, readinessChecked: false, shedding: false, onDrain: [] };
   app.decorate('drain', drain);
   app.addHook('onRequest', async (request, reply) => {
     if (drain.shedding && REPEATABLE.has(request.method) && request.url !== '/-/readiness') {

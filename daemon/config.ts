@@ -31,6 +31,11 @@ export interface DaemonConfig {
    * none, every request's client is its TCP peer.
    */
   trustedProxies: string[];
+  /**
+   * How long POST /ci/api/v1/builds/register holds a runner that sends no X-Gantry-Long-Poll header (GitLab Runner
+   * 1.x) while no build is pending for it, in seconds; 0 answers 204 at once (README "Runners").
+   */
+  runnerLongPollSeconds: number;
 }
 
 /** Request size limits and the failed sign-in throttle (README "Configuration"). */
@@ -102,6 +107,7 @@ export interface DaemonFlags {
   metricsToken?: string;
   databaseUrl?: string;
   trustedProxies?: string;
+  runnerLongPoll?: string;
 }
 
 /** The default port of the built-in SSH server. */
@@ -159,7 +165,22 @@ export function resolveConfig(flags: DaemonFlags, env: NodeJS.ProcessEnv = proce
     metricsToken: secret(flags.metricsToken, 'GANTRY_METRICS_TOKEN') ?? null,
     databaseUrl: databaseUrl(pick(flags.databaseUrl, 'GANTRY_DATABASE_URL')),
     trustedProxies: trustedProxies(pick(flags.trustedProxies, 'GANTRY_TRUSTED_PROXIES')),
+    runnerLongPollSeconds: runnerLongPoll(pick(flags.runnerLongPoll, 'GANTRY_RUNNER_LONG_POLL')),
   };
+}
+
+/** The default hold of header-less build requests (seconds; docs/decisions.md "Long-polling builds/register"). */
+export const DEFAULT_RUNNER_LONG_POLL = 10;
+/** The longest hold a runner may ask for (X-Gantry-Long-Poll) or the setting may give: below nginx's proxy_read_timeout. */
+export const MAX_RUNNER_LONG_POLL = 60;
+
+function runnerLongPoll(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_RUNNER_LONG_POLL;
+  const n = /^\d{1,3}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 0 && n <= MAX_RUNNER_LONG_POLL)) {
+    throw new ConfigError(`invalid --runner-long-poll "${text}": use a number of seconds from 0 (no hold) to ${MAX_RUNNER_LONG_POLL}, such as ${DEFAULT_RUNNER_LONG_POLL}`);
+  }
+  return n;
 }
 
 /** Comma-separated addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`), or `none`; a ConfigError names a bad one. */
@@ -301,6 +322,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'signin-trusted-addresses', flag: 'signinTrustedAddresses', env: 'GANTRY_SIGNIN_TRUSTED_ADDRESSES', show: (c) => list(c.limits.signIn.trustedAddresses) },
   { key: 'trusted-proxies', flag: 'trustedProxies', env: 'GANTRY_TRUSTED_PROXIES', show: (c) => list(c.trustedProxies) },
   { key: 'metrics-token', flag: 'metricsToken', env: 'GANTRY_METRICS_TOKEN', secret: true, show: (c) => unset(c.metricsToken) },
+  { key: 'runner-long-poll', flag: 'runnerLongPoll', env: 'GANTRY_RUNNER_LONG_POLL', show: (c) => String(c.runnerLongPollSeconds) },
   { key: 'database-url', flag: 'databaseUrl', env: 'GANTRY_DATABASE_URL', secret: true, show: (c) => unset(c.databaseUrl) },
 ];
 

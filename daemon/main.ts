@@ -110,6 +110,7 @@ export async function startDaemon(
     const started = Date.now();
     const log = daemonLog(logger);
     app.drain.draining = true;
+    for (const f of app.drain.onDrain) f();
     app.server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('connection', 'close'));
     const grace = app.drain.readinessChecked ? Math.min(graceMs, timeoutMs) : 0;
     log('info', grace ? `stopping: readiness answers 503; still serving new connections for ${grace / 1000} s` : 'stopping: readiness answers 503');
@@ -214,6 +215,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--signin-trusted-addresses <list>', 'addresses never banned, comma-separated, or none (GANTRY_SIGNIN_TRUSTED_ADDRESSES, default 127.0.0.1,::1)')
     .option('--trusted-proxies <list>', 'balancers and reverse proxies whose X-Forwarded-For names the client: addresses or CIDRs, comma-separated (GANTRY_TRUSTED_PROXIES, default none)')
     .option('--metrics-token <token>', 'bearer token for GET /-/metrics scrapers (GANTRY_METRICS_TOKEN; admins can always read it)')
+    .option('--runner-long-poll <seconds>', 'how long builds/register holds a runner that does not ask (GitLab Runner 1.x) while no build is pending (GANTRY_RUNNER_LONG_POLL, default 10; 0 = no hold)')
     .option('--database-url <url>', 'PostgreSQL database, postgres://user:password@host:5432/name (GANTRY_DATABASE_URL; default: SQLite in the data dir)')
     .option('--config <file>', 'YAML config file, every flag above without its dashes as a key (GANTRY_CONFIG; default <data-dir>/gantry.yml if it exists)')
     .option('--print-config', 'print the effective settings and where each came from (flag, environment, file, default), then exit')

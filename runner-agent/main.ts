@@ -27,6 +27,12 @@ function positiveInt(value: string): number {
   return n;
 }
 
+function wholeSeconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 60) throw new InvalidArgumentError('must be a whole number of seconds from 0 to 60');
+  return n;
+}
+
 function checkUrl(url: string): string {
   try {
     ciApiBase(url);
@@ -113,14 +119,16 @@ export function buildProgram(io: RunnerIO, setExit: (code: number) => void): Com
     .option('-c, --config <file>', `config file (default: ${defaultConfigFile(io.env)})`)
     .option('--concurrent <n>', 'builds to run at the same time (default: the config file\'s "concurrent", 1)', positiveInt)
     .option('--builds-dir <dir>', `where builds are checked out (default: ${defaultBuildsDir(io.env)})`)
+    .option('--long-poll <seconds>', 'with one runner, let the server hold each build request this long while nothing is pending, so a build starts the moment it is queued (0 = off, default 50)', wholeSeconds)
     .option('--log-level <level>', 'error, warn, info or debug', 'info')
-    .action(async (o: { config?: string; concurrent?: number; buildsDir?: string; logLevel: string }) => {
+    .action(async (o: { config?: string; concurrent?: number; buildsDir?: string; longPoll?: number; logLevel: string }) => {
       const file = configFile(o);
       const config = loadConfig(file);
       if (config.runners.length === 0) throw new CliError(`no runners in ${file}`, 'register one first: gantry-runner register --url <url> --registration-token <token>');
       const log = createLogger(parseLogLevel(o.logLevel));
       const loop = new RunnerLoop({
         runners: config.runners, concurrent: o.concurrent ?? config.concurrent, buildsDir: resolve(o.buildsDir ?? defaultBuildsDir(io.env)), log,
+        longPollSeconds: o.longPoll,
       });
       setExit(await runLoop(loop, log));
     });
@@ -134,14 +142,15 @@ export function buildProgram(io: RunnerIO, setExit: (code: number) => void): Com
     .option('--builds-dir <dir>', `where builds are checked out (default: ${defaultBuildsDir(io.env)})`)
     .option('--max-builds <n>', 'exit after this many builds', positiveInt)
     .option('--wait-timeout <seconds>', 'exit when no build arrived for this long', positiveInt)
+    .option('--long-poll <seconds>', 'with one runner, let the server hold each build request this long while nothing is pending, so a build starts the moment it is queued (0 = off, default 50)', wholeSeconds)
     .option('--log-level <level>', 'error, warn, info or debug', 'info')
-    .action(async (o: { url: string; token: string; description: string; buildsDir?: string; maxBuilds?: number; waitTimeout?: number; logLevel: string }) => {
+    .action(async (o: { url: string; token: string; description: string; buildsDir?: string; maxBuilds?: number; waitTimeout?: number; longPoll?: number; logLevel: string }) => {
       const url = checkUrl(o.url);
       const log = createLogger(parseLogLevel(o.logLevel));
       const entry: RunnerEntry = { id: null, description: o.description, url, token: o.token, tags: [], run_untagged: true, locked: false, registered_at: '' };
       const loop = new RunnerLoop({
         runners: [entry], concurrent: 1, buildsDir: resolve(o.buildsDir ?? defaultBuildsDir(io.env)), log,
-        maxBuilds: o.maxBuilds, waitTimeoutS: o.waitTimeout,
+        maxBuilds: o.maxBuilds, waitTimeoutS: o.waitTimeout, longPollSeconds: o.longPoll,
       });
       setExit(await runLoop(loop, log));
     });

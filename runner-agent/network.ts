@@ -76,13 +76,19 @@ export class CiClient {
     return res.status;
   }
 
-  /** POST /builds/register: a build (201), nothing to do (204/404), forbidden (403: the token is gone) or an error. */
-  async requestBuild(token: string, lastUpdate: string | null): Promise<BuildRequestResult> {
+  /**
+   * POST /builds/register: a build (201), nothing to do (204/404), forbidden (403: the token is gone) or an error.
+   * `holdSeconds` asks a Gantry server to hold the request that long while no build is pending (X-Gantry-Long-Poll:
+   * long-polling; 0 = answer at once); other servers ignore the header. `signal` abandons the request (a stop).
+   */
+  async requestBuild(token: string, lastUpdate: string | null, holdSeconds = 0, signal?: AbortSignal): Promise<BuildRequestResult> {
     const body: Record<string, unknown> = { info: runnerInfo('shell'), token };
     if (lastUpdate) body.last_update = lastUpdate;
     let res;
     try {
-      res = await this.http.request<BuildPayload>('POST', '/builds/register.json', { body, allowErrors: true });
+      res = await this.http.request<BuildPayload>('POST', '/builds/register.json', {
+        body, allowErrors: true, headers: { 'x-gantry-long-poll': String(holdSeconds) }, ...(signal ? { signal } : {}),
+      });
     } catch (e) {
       return { kind: 'error', message: (e as Error).message };
     }

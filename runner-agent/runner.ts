@@ -45,7 +45,15 @@ export interface LoopOptions {
   timing?: UploaderTiming;
   /** How long a runner whose token was refused (403) is left alone (ms). */
   unhealthyMs?: number;
+  /**
+   * Seconds the server may hold a build request while nothing is pending (long-polling, default 50; 0 = off). Only
+   * with one registered runner: several are asked in turn, each answering at once, with the idle backoff between.
+   */
+  longPollSeconds?: number;
 }
+
+/** The default hold asked for: below the client's 60 s timeout and nginx's proxy_read_timeout. */
+export const DEFAULT_LONG_POLL_SECONDS = 50;
 
 interface RunnerState {
   entry: RunnerEntry;
@@ -64,6 +72,10 @@ export class RunnerLoop {
   private started = 0;
   private next = 0;
   private lastBuildAt = Date.now();
+  /** Abandons a held build request at a stop. */
+  private readonly polling = new AbortController();
+  /** The last empty answer was held by the server: ask again at once. */
+  private heldEmpty = false;
 
   constructor(private readonly o: LoopOptions) {
     this.states = o.runners.map((entry) => ({ entry, client: new CiClient(entry.url), lastUpdate: null, unhealthyUntil: 0 }));
@@ -84,6 +96,7 @@ export class RunnerLoop {
     if (this.stopping) return;
     this.stopping = true;
     this.o.log.info(this.running.size > 0 ? `stopping: waiting for ${this.running.size} running build(s) to finish` : 'stopping');
+    this.polling.abort();
     this.wake?.();
   }
 
@@ -96,6 +109,7 @@ export class RunnerLoop {
       job.giveUpFinalUpdate();
       job.abort('the runner was stopped');
     }
+    this.polling.abort();
     this.wake?.();
   }
 
@@ -117,10 +131,13 @@ export class RunnerLoop {
   /** Ask each runner (round robin) for one build; the first build found is started. Returns whether one was. */
   private async pollOnce(): Promise<boolean> {
     const now = Date.now();
+    this.heldEmpty = false;
     for (let i = 0; i < this.states.length; i++) {
       const state = this.states[(this.next + i) % this.states.length];
       if (state.unhealthyUntil > now) continue;
-      const res = await state.client.requestBuild(state.entry.token, state.lastUpdate);
+      const hold = this.holdSeconds();
+      const started = Date.now();
+      const res = await state.client.requestBuild(state.entry.token, state.lastUpdate, hold, this.polling.signal);
       // a build that arrives just after a stop still runs: the server has already marked it running
       if (this.stopping && res.kind !== 'build') return false;
       switch (res.kind) {
@@ -131,6 +148,8 @@ export class RunnerLoop {
           return true;
         case 'none':
           state.lastUpdate = res.lastUpdate;
+          // Held for a while (not a server that ignores the header, nor a draining one): no sleep before the next ask.
+          this.heldEmpty = hold > 0 && Date.now() - started >= 1000;
           break;
         case 'forbidden':
           state.unhealthyUntil = Date.now() + (this.o.unhealthyMs ?? 60_000);
@@ -142,6 +161,16 @@ export class RunnerLoop {
       }
     }
     return false;
+  }
+
+  /** The hold to ask for: with one runner, the long-poll seconds (within run-single's --wait-timeout); else 0. */
+  private holdSeconds(): number {
+    if (this.states.length !== 1) return 0;
+    let hold = this.o.longPollSeconds ?? DEFAULT_LONG_POLL_SECONDS;
+    if (this.o.waitTimeoutS !== undefined && this.running.size === 0) {
+      hold = Math.min(hold, Math.ceil(Math.max(0, this.o.waitTimeoutS * 1000 - (Date.now() - this.lastBuildAt)) / 1000));
+    }
+    return Math.max(0, Math.floor(hold));
   }
 
   private startJob(state: RunnerState, res: { build: BuildPayload }): void {
@@ -182,6 +211,7 @@ export class RunnerLoop {
         this.o.log.info(`no build received in ${this.o.waitTimeoutS} seconds, exiting`);
         break;
       }
+      if (this.heldEmpty) continue;
       await this.sleep(backoff.next());
     }
     while (this.running.size > 0) await this.sleep(60_000);

@@ -38,11 +38,12 @@ export class TraceUploader {
     private readonly debug: (message: string) => void = () => undefined,
   ) {}
 
-  /** Start the periodic uploads. */
+  /** Start the periodic uploads; what is already there (the runner's header lines) is sent at once, so the server sees the build start. */
   start(): void {
     this.lastSend = Date.now();
     this.timer = setInterval(() => void this.tick(false), Math.min(250, this.timing.intervalMs));
     this.timer.unref();
+    if (this.trace.pending > 0) void this.tick(true);
   }
 
   /** New output was appended: upload at once when enough is waiting. */

@@ -79,6 +79,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Return responses with status >= 400 instead of throwing HttpError. */
   allowErrors?: boolean;
+  /** Abandon the request when this aborts (it rejects with a connection error). */
+  signal?: AbortSignal;
 }
 
 /** Build `?a=1&b[]=x&b[]=y` from a Query (empty string when nothing is set). */
@@ -141,7 +143,7 @@ export class HttpClient {
     const { request, agent } = await this.transport();
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(url, { method: method as 'GET', headers, body, dispatcher: agent });
+      res = await request(url, { method: method as 'GET', headers, body, dispatcher: agent, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (e) {
       throw connectionError(this.baseUrl, e);
     }

@@ -7,7 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { badRequest, forbidden, invalidParam, notFound, ApiError } from '../errors.js';
 import { changeBuildStatus, findBuild } from '../services/builds.js';
 import { buildCredential, knownBuildToken, maskSecrets, projectRunnersToken, safeEqual } from '../services/build-tokens.js';
-import { claimBuild, runnerForToken, touchRunner } from '../services/runners.js';
+import { claimBuild, runnerForToken, runnerProjectIds, touchRunner } from '../services/runners.js';
+import type { BuildWaiters } from '../services/build-queue.js';
+import { MAX_RUNNER_LONG_POLL } from '../config.js';
 import { appendTrace, replaceTrace } from '../services/traces.js';
 import { hashToken } from '../secrets.js';
 import type { CommitStatusRow } from '../db/schema-ci.js';
@@ -29,22 +31,48 @@ export function contentRangeStart(header: string | undefined): number | null | u
   return m ? Number(m[1]) : null;
 }
 
+/** The header a runner sends to be held (seconds, 0 to MAX_RUNNER_LONG_POLL): gantry-runner sends it. */
+export const LONG_POLL_HEADER = 'x-gantry-long-poll';
+
+/**
+ * How long to hold a build request when nothing is pending: what the runner asks for in X-Gantry-Long-Poll, else
+ * --runner-long-poll (GitLab Runner 1.x sends nothing); null when the header is not a number of seconds.
+ */
+export function holdSeconds(header: string | string[] | undefined, fallback: number): number | null {
+  if (header === undefined) return fallback;
+  const text = Array.isArray(header) ? header.join(',') : header;
+  if (!/^\s*\d{1,6}\s*$/.test(text)) return null;
+  return Math.min(Number(text), MAX_RUNNER_LONG_POLL);
+}
+
 /** Registers the build routes (claim, update, trace). */
-export default async function buildRoutes(api: FastifyInstance): Promise<void> {
+export default async function buildRoutes(api: FastifyInstance, opts: { waiters: BuildWaiters }): Promise<void> {
   const { ctx } = api;
+  const { waiters } = opts;
 
   api.post('/builds/register', {
     schema: {
       tags: ['runner api'],
-      summary: 'Claim the oldest pending build this runner may run: 201 build payload; 204 nothing to do; 403 bad runner token; 404 paused runner',
+      summary: 'Claim the oldest pending build this runner may run: 201 build payload; 204 nothing to do; 403 bad runner token; 404 paused runner. ' +
+        'While nothing is pending the request is held until a build for this runner is queued (201) or the hold ends (204): ' +
+        'X-Gantry-Long-Poll seconds (0 = answer at once, at most 60), else the daemon\'s --runner-long-poll',
+      headers: Type.Object({ [LONG_POLL_HEADER]: Type.Optional(Type.String({ description: 'seconds to hold the request while no build is pending (0-60)' })) }),
       body: Type.Object({ token: Type.Optional(Type.String()), info: Type.Optional(Type.Unknown()), last_update: Type.Optional(Type.String()) }),
       response: { 201: BuildDetailsSchema, 204: Type.Null() },
     },
   }, async (request, reply) => {
     const runner = await requireRunner(ctx, request);
     if (!runner.active) throw notFound();
+    const seconds = holdSeconds(request.headers[LONG_POLL_HEADER], ctx.config.runnerLongPollSeconds);
+    if (seconds === null) throw invalidParam('X-Gantry-Long-Poll');
     const current = await touchRunner(ctx, runner, rawParam(request, 'info'));
-    const claimed = await claimBuild(ctx, current);
+    let claimed;
+    if (seconds === 0 || api.drain.draining) claimed = await claimBuild(ctx, current);
+    else {
+      // Held: woken by the builds queued for its projects (any project for an unlocked shared runner).
+      const projects = current.isShared && !current.locked ? null : await runnerProjectIds(ctx, current.id);
+      claimed = await waiters.hold(current, projects, seconds * 1000, (stop) => reply.raw.once('close', stop));
+    }
     if (!claimed) return reply.code(204).send();
     return reply.code(201).send(await buildDetails(ctx, claimed.build, claimed.token, current));
   });

@@ -10,6 +10,8 @@ import { attachLiveTrace } from '../live/trace.js';
 import runnerRegistrationRoutes from './runners.js';
 import buildRoutes from './builds.js';
 import artifactRoutes from './artifacts.js';
+import { BuildWaiters } from '../services/build-queue.js';
+import { claimBuild, findRunner, pendingBuildIds } from '../services/runners.js';
 
 /** Registers the /ci/api/v1 routes (register with `{ prefix: '/ci/api/v1' }`). */
 export default async function ciApi(api: FastifyInstance): Promise<void> {
@@ -27,7 +29,18 @@ export default async function ciApi(api: FastifyInstance): Promise<void> {
   });
 
   await api.register(runnerRegistrationRoutes);
-  await api.register(buildRoutes);
+  // Runners held by builds/register until a build is queued for them (long-polling; services/build-queue.ts).
+  const { ctx } = api;
+  const waiters = new BuildWaiters(async (id, current) => {
+    const runner = current ?? (await findRunner(ctx, id));
+    return runner && runner.active ? claimBuild(ctx, runner) : null;
+  }, (ids) => pendingBuildIds(ctx, ids), (message, e) => api.log.warn({ err: e }, message));
+  waiters.start(ctx.data);
+  api.drain.onDrain.push(() => waiters.close());
+  // (preClose: held requests answer before the server waits for its connections to end)
+  api.addHook('preClose', async () => waiters.close());
+  api.addHook('onClose', async () => waiters.stop());
+  await api.register(buildRoutes, { waiters });
   await api.register(artifactRoutes);
   const live = attachLiveTrace(api.ctx, api.server);
   api.addHook('preClose', async () => live.close());

@@ -20,6 +20,7 @@ import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './ar
 import type { BackgroundWorker } from '../background.js';
 import { queueBuildHook } from './ci-hooks.js';
 import { recordDeploymentIn } from './environments/index.js';
+import { signalBuildQueued } from './build-queue.js';
 import { keysetPageAsync } from '../db/keyset.js';
 
 /** The events changeBuildStatus accepts (the runner, the API and processing fire them). */
@@ -108,12 +109,19 @@ export function transitionColumns(row: Pick<CommitStatusRow, 'status' | 'queuedA
  * transaction (services/ci-hooks.ts), and its deployment recorded when it succeeded with an environment
  * (services/environments/); one that stopped running loses its sealed token.
  */
-export async function applyEvent(ctx: AppContext, tx: Queries, row: CommitStatusRow, event: BuildEvent, extra: Partial<CommitStatusRow> = {}): Promise<CommitStatusRow | null> {
+export async function applyEvent(
+  ctx: AppContext, tx: Queries, row: CommitStatusRow, event: BuildEvent, extra: Partial<CommitStatusRow> = {}, queued?: CommitStatusRow[],
+): Promise<CommitStatusRow | null> {
   const set = transitionColumns(row, event);
   if (!set) return null;
   if (set.status !== 'running' && row.tokenSealed) set.tokenSealed = null;
   const next = await updateStatusRow(tx, row.id, { ...set, ...extra }, { sql: ' AND status = ?', args: [row.status] });
   if (next) await queueBuildHook(ctx, tx, next);
+  // Runners held by builds/register (on any daemon) learn that a build waits for them (the caller signals `queued`).
+  if (next?.status === 'pending') {
+    if (queued) queued.push(next);
+    else await signalBuildQueued(tx, next);
+  }
   // 8.13's BuildSuccessWorker: a build that names an environment records its deployment (once: this move is conditional)
   if (next?.status === 'success' && next.type === 'build' && next.environment) await recordDeploymentIn(ctx, tx, next);
   return next;
@@ -201,6 +209,7 @@ export async function retryBuilds(ctx: AppContext, builds: readonly CommitStatus
       if (!b || b.type !== 'build' || !canRetry({ status: b.status as BuildStatus, commands: b.commands })) continue;
       const retried = await insertStatusRow(tx, retryValues(b, user, now()));
       await queueBuildHook(ctx, tx, retried);
+      await signalBuildQueued(tx, retried);
       await reprocessLaterStages(ctx, tx, b.pipelineId, b.stageIdx);
       out.push({ old: b, retried });
     }

@@ -6,6 +6,7 @@
 import { readdirSync } from 'node:fs';
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { AppContext } from '../context.js';
+import { heldBuildRequests } from './build-queue.js';
 import { gitProcessesRunning, renderMetrics, SQLITE_TRANSACTION_SECONDS, type Gauge } from '../metrics.js';
 
 let loopDelay: IntervalHistogram | null = null;
@@ -60,6 +61,7 @@ async function queueGauges(ctx: AppContext): Promise<Gauge[]> {
     { name: 'gantry_builds', help: 'Builds waiting for a runner (pending) and being run (running)', samples: ['pending', 'running'].map((s) => ({ labels: { status: s }, value: count(s) })) },
     { name: 'gantry_webhook_outbox_pending', help: 'Webhook deliveries not yet sent (the outbox depth)', samples: [{ value: outbox?.n ?? 0 }] },
     { name: 'gantry_git_processes', help: 'git child processes running now', samples: [{ value: gitProcessesRunning() }] },
+    { name: 'gantry_runner_held_requests', help: 'Runner build requests (POST /ci/api/v1/builds/register) held until a build is queued or the hold ends', samples: [{ value: heldBuildRequests() }] },
   ];
 }
 

@@ -21,6 +21,7 @@ import { onPush } from './push.js';
 import { projectNamespaceAsync } from './projects.js';
 import { projectRepository } from './repositories.js';
 import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuilds } from './builds.js';
+import { signalBuildsQueued } from './build-queue.js';
 import { queuePipelineHook } from './ci-hooks.js';
 import { keysetPageAsync } from '../db/keyset.js';
 
@@ -176,7 +177,9 @@ export async function processPipeline(ctx: AppContext, pipelineId: number, tx?: 
   const run = async (q: Queries) => {
     const latest = (await latestPipelineBuilds(q, pipelineId)).map(asStatus);
     const actions = nextStageActions(latest);
-    for (const b of actions.enqueue) await applyEvent(ctx, q, b.row, 'enqueue');
+    const queued: CommitStatusRow[] = [];
+    for (const b of actions.enqueue) await applyEvent(ctx, q, b.row, 'enqueue', {}, queued);
+    await signalBuildsQueued(q, queued); // one wake-up for the stage's builds
     for (const b of actions.skip) await applyEvent(ctx, q, b.row, 'skip');
     return updatePipelineStatus(ctx, q, pipelineId);
   };

@@ -221,6 +221,15 @@ export async function touchRunner(ctx: AppContext, runner: RunnerRow, info: unkn
   return (await updateRunnerRow(ctx.data, runner.id, { ...cols, contactedAt: at })) ?? runner;
 }
 
+/** Which of these builds still wait for a runner (pending, no runner): held runners stop trying once none does. */
+export async function pendingBuildIds(ctx: AppContext, ids: readonly number[]): Promise<number[]> {
+  const valid = ids.filter(isRowId);
+  if (!valid.length) return [];
+  const d = ctx.data.dialect;
+  return (await ctx.data.all<{ id: number }>(`SELECT id FROM commit_statuses WHERE id IN ${d.inIds} AND status = 'pending' AND runner_id IS NULL`, [d.ids(valid)]))
+    .map((r) => Number(r.id));
+}
+
 /**
  * The oldest pending build a runner may take (one statement text per kind of runner). On PostgreSQL the row is locked
  * with `FOR UPDATE OF cs SKIP LOCKED`: a build another daemon's claim holds is passed over, never waited on or taken
@@ -252,7 +261,7 @@ export async function claimBuild(ctx: AppContext, runner: RunnerRow): Promise<{ 
   return claimed;
 }
 
-const claims = counter('gantry_runner_build_requests_total', 'Runner requests for a build (POST /ci/api/v1/builds/register): claimed one, or none to run');
+const claims = counter('gantry_runner_build_requests_total', 'Claims of a build for a runner (POST /ci/api/v1/builds/register; a held request claims on arrival and on each wake-up): claimed one, or none to run');
 const CLAIMED = claims({ result: 'claimed' });
 const NOTHING = claims({ result: 'none' });
 

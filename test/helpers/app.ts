@@ -60,7 +60,8 @@ export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServ
   const dataDir = mkdtempSync(join(tmpdir(), 'gantry-test-'));
   const pg = TEST_DATABASE_URL && !flags.databaseUrl ? await createTestDatabase(TEST_DATABASE_URL, { migrated: true }) : null;
   const databaseUrl = flags.databaseUrl ?? pg?.url;
-  const config = resolveConfig({ ...flags, dataDir, rootPassword: ROOT_PASSWORD, logLevel: 'silent', port: '0', databaseUrl }, {});
+  // Runner requests without X-Gantry-Long-Poll answer at once unless a test asks for holds (runnerLongPoll).
+  const config = resolveConfig({ runnerLongPoll: '0', ...flags, dataDir, rootPassword: ROOT_PASSWORD, logLevel: 'silent', port: '0', databaseUrl }, {});
   const paths = dataPaths(dataDir);
   prepareDataDir(paths);
   const database = await openDataLayer(config);

@@ -44,13 +44,14 @@ describe('the config file', () => {
       'ssh-external-port: 22', 'max-body-size: 1m', 'max-push-size: 2g', 'signin-max-failures: 5', 'signin-find-time: 30',
       'signin-ban-time: 60', 'signin-lock-time: 90', 'signin-trusted-addresses: [10.0.0.1, "::1"]',
       'trusted-proxies:', '  - 10.0.0.5', '  - 10.1.0.0/16', 'metrics-token: mt', 'database-url: postgres://u:p@db:5432/gantry',
+      'runner-long-poll: 25',
     ].join('\n'));
     const { config, file: used, sources } = loadConfig({ config: path }, {});
     expect(used).toBe(path);
     expect(config).toMatchObject({
       host: '0.0.0.0', port: 4000, dataDir: '/srv/gantry', externalUrl: 'https://git.example.com', rootPassword: 's3cret ',
       runnersToken: 'rt', logLevel: 'warn', metricsToken: 'mt', databaseUrl: 'postgres://u:p@db:5432/gantry',
-      trustedProxies: ['10.0.0.5', '10.1.0.0/16'],
+      trustedProxies: ['10.0.0.5', '10.1.0.0/16'], runnerLongPollSeconds: 25,
       ssh: { port: 2322, portGiven: true, host: '127.0.0.2', hostGiven: true, externalHost: 'git.example.com', externalPort: 22 },
       limits: {
         maxBodyBytes: 1024 ** 2, maxPushBytes: 2 * 1024 ** 3,

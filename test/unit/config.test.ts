@@ -9,7 +9,7 @@ describe('resolveConfig', () => {
   it('uses the documented defaults', () => {
     expect(resolveConfig({}, {})).toEqual({
       host: '127.0.0.1', port: 3080, dataDir: join(homedir(), '.local/share/gantry'), externalUrl: null,
-      rootPassword: null, runnersToken: null, logLevel: 'info', ssh: sshDefaults('127.0.0.1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [],
+      rootPassword: null, runnersToken: null, logLevel: 'info', ssh: sshDefaults('127.0.0.1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [], runnerLongPollSeconds: 10,
     });
   });
 
@@ -20,7 +20,7 @@ describe('resolveConfig', () => {
     });
     expect(c).toEqual({
       host: '0.0.0.0', port: 8080, dataDir: '/tmp/g', externalUrl: 'https://git.example.com', rootPassword: 'pw-from-env',
-      runnersToken: 'rt-env', logLevel: 'debug', ssh: sshDefaults('0.0.0.0'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [],
+      runnersToken: 'rt-env', logLevel: 'debug', ssh: sshDefaults('0.0.0.0'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [], runnerLongPollSeconds: 10,
     });
   });
 
@@ -35,7 +35,7 @@ describe('resolveConfig', () => {
     }, env);
     expect(c).toEqual({
       host: '::1', port: 0, dataDir: resolve('rel/dir'), externalUrl: 'http://flag.example:8080', rootPassword: 'flag-password',
-      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [],
+      runnersToken: 'flag-token', logLevel: 'silent', ssh: sshDefaults('::1'), limits: DEFAULT_LIMITS, metricsToken: null, databaseUrl: null, trustedProxies: [], runnerLongPollSeconds: 10,
     });
   });
 
@@ -115,5 +115,13 @@ describe('resolveConfig', () => {
     }
     // The message never repeats a password.
     expect(() => resolveConfig({ databaseUrl: 'mysql://u:secret@db/x' }, {})).toThrow(/^(?!.*secret)/);
+  });
+  it('--runner-long-poll: seconds from 0 to 60 (default 10); anything else names the flag', () => {
+    expect(resolveConfig({}, {}).runnerLongPollSeconds).toBe(10);
+    expect(resolveConfig({}, { GANTRY_RUNNER_LONG_POLL: '0' }).runnerLongPollSeconds).toBe(0);
+    expect(resolveConfig({ runnerLongPoll: '60' }, { GANTRY_RUNNER_LONG_POLL: '5' }).runnerLongPollSeconds).toBe(60);
+    for (const bad of ['61', '-1', '1.5', 'soon']) {
+      expect(() => resolveConfig({ runnerLongPoll: bad }, {})).toThrow(/invalid --runner-long-poll/);
+    }
   });
 });
