@@ -10,7 +10,7 @@ import { UntilNextWrite } from '../../db/read-cache.js';
 import { toOauthAccessGrant, toOauthAccessToken, toUser } from '../../db/rows.js';
 import type { UserRow } from '../../db/schema.js';
 import type { OauthAccessTokenRow, OauthApplicationRow } from '../../db/schema-oauth.js';
-import { hashToken } from '../../secrets.js';
+import { hashRecentToken, hashToken } from '../../secrets.js';
 import { signIn } from '../users.js';
 import { isPublicClient, randomSecret } from './applications.js';
 import { oauthError, type OAuthError } from './errors.js';
@@ -286,7 +286,7 @@ const bearerUsers = new UntilNextWrite<{ user: UserRow; expiresAt: number } | { 
  * with the clock on every use, so a kept token stops working the moment it expires.
  */
 export async function resolveAccessTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
-  const hash = hashToken(token);
+  const hash = hashRecentToken(token);
   const hit = await bearerUsers.getAsync(ctx, hash, async () => {
     const row = await ctx.data.get<Record<string, unknown>>(
       `SELECT u.*, t.created_at AS token_created_at, t.expires_in AS token_expires_in FROM oauth_access_tokens t JOIN users u ON u.id = t.resource_owner_id
@@ -298,6 +298,13 @@ export async function resolveAccessTokenAsync(ctx: AppContext, token: string): P
   });
   if (hit.user === null || hit.expiresAt <= clock()) return null;
   return hit.user;
+}
+
+/** resolveAccessTokenAsync's answer when it is kept and current (SQLite, nothing written since), else undefined. */
+export function peekAccessToken(ctx: AppContext, token: string): UserRow | null | undefined {
+  const hit = bearerUsers.peek(ctx, hashRecentToken(token));
+  if (hit === undefined) return undefined;
+  return hit.user === null || hit.expiresAt <= clock() ? null : hit.user;
 }
 
 /**
