@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { UntilNextWrite } from '../db/read-cache.js';
+import { requestVersionAsync, UntilNextWrite } from '../db/read-cache.js';
 import { toUser } from '../db/rows.js';
 import type { UserRow } from '../db/schema.js';
 import { forbidden, notFoundMessage, unauthorized } from '../errors.js';
@@ -17,7 +17,7 @@ import { sudoUserRowAsync, userRowForTokenHashAsync } from '../db/access.js';
  * Resolves an OAuth access token (not revoked, not expired) to its user row, or null, through the data layer (either
  * engine); blocked users too: the caller refuses them. Installed by daemon/oauth/index.ts.
  */
-export type AsyncBearerResolver = (ctx: AppContext, token: string) => Promise<UserRow | null>;
+export type AsyncBearerResolver = (ctx: AppContext, token: string, version?: string) => Promise<UserRow | null>;
 let bearerResolverAsync: AsyncBearerResolver | null = null;
 /** The resolver's answer when it is kept and current (SQLite, nothing written since), synchronously; undefined otherwise. */
 export type BearerPeek = (ctx: AppContext, token: string) => UserRow | null | undefined;
@@ -36,7 +36,7 @@ export function setBearerResolver(asyncResolver: AsyncBearerResolver, peek?: Bea
  * What authentication reads of a request: its query and body params and its headers. A FastifyRequest is one; a raw
  * upgrade request (the live trace WebSocket) gives its parsed query string, no body, and its headers.
  */
-export type CredentialSource = Pick<FastifyRequest, 'query' | 'body' | 'headers'>;
+export type CredentialSource = Pick<FastifyRequest, 'query' | 'body' | 'headers'> & { method?: string };
 
 function param(request: CredentialSource, name: string): string | undefined {
   const q = request.query as Record<string, unknown> | undefined;
@@ -52,7 +52,7 @@ function header(request: CredentialSource, name: string): string | undefined {
 }
 
 /** Token hash -> its active user (or none), exact until the next write (a block, a revoke) or the next UTC day (expiry). */
-const tokenUsers = new UntilNextWrite<{ user: UserRow | null }>(1000);
+const tokenUsers = new UntilNextWrite<{ user: UserRow | null }>(1000, { postgres: true });
 
 
 
@@ -68,9 +68,11 @@ function activeUser(row: Record<string, unknown> | undefined): UserRow | null {
  * a private token), one statement per private token on PostgreSQL (two for a personal access token: the private token
  * is tried first).
  */
-export async function userForTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
+export async function userForTokenAsync(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
   const hash = hashRecentToken(token);
-  return (await tokenUsers.getAsync(ctx, hash, async () => ({ user: await lookupTokenUserAsync(ctx, hash) }))).user;
+  // on PostgreSQL kept only under a request's version (read anyway for its other caches), else one statement
+  if (!ctx.data.sqlite && version === undefined) return lookupTokenUserAsync(ctx, hash);
+  return (await tokenUsers.getAsync(ctx, hash, async () => ({ user: await lookupTokenUserAsync(ctx, hash) }), false, version)).user;
 }
 
 async function lookupTokenUserAsync(ctx: AppContext, hash: string): Promise<UserRow | null> {
@@ -81,8 +83,8 @@ async function lookupTokenUserAsync(ctx: AppContext, hash: string): Promise<User
  * The active user an OAuth access token authenticates, or null, through the data layer (the resolver installed by the
  * OAuth module): one statement for the token and its user on either engine, none on SQLite while nothing was written since.
  */
-export async function userForOauthTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
-  const user = bearerResolverAsync ? await bearerResolverAsync(ctx, token) : null;
+export async function userForOauthTokenAsync(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
+  const user = bearerResolverAsync ? await bearerResolverAsync(ctx, token, version) : null;
   return user && user.state === 'active' ? user : null;
 }
 
@@ -118,10 +120,16 @@ export function authenticateNow(ctx: AppContext, request: CredentialSource): Use
  */
 export async function authenticateAsync(ctx: AppContext, request: CredentialSource): Promise<UserRow | null> {
   const token = param(request, 'private_token') ?? header(request, 'private-token');
-  let user = token ? await userForTokenAsync(ctx, token) : null;
+  const bearer = token ? undefined : bearerToken(request);
+  // On PostgreSQL a read request's write version is read first (one statement, shared with the project lookup and the
+  // answer cache: db/read-cache.ts requestVersionAsync), so a kept token answer costs nothing more. (A write request
+  // reads its token as before: after a write somewhere the version would only add a statement.)
+  const reads = request.method === 'GET' || request.method === 'HEAD';
+  const version = ctx.data.sqlite || !reads || (!token && !bearer) ? undefined : await requestVersionAsync(ctx, request);
+  let user = token ? await userForTokenAsync(ctx, token, version) : null;
   if (!user) {
-    const bearer = bearerToken(request);
-    user = bearer ? await userForOauthTokenAsync(ctx, bearer) : null;
+    const other = bearer ?? bearerToken(request);
+    user = other ? await userForOauthTokenAsync(ctx, other, version) : null;
   }
   if (!user) return null;
   const sudo = param(request, 'sudo') ?? header(request, 'sudo');
