@@ -2,40 +2,69 @@
  * Route hooks shared by the project routes: resolve `:id` (404 hidden, 403 ability missing) BEFORE body validation,
  * as GitLab's `authorize!` ran before `required_attributes!`, so a caller without rights never learns about params.
  */
-import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, preValidationAsyncHookHandler, preValidationHookHandler } from 'fastify';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { requireUser } from '../policy/authentication.js';
 import { NOT_BLANK } from './params.js';
 import type { ProjectAbility } from '../policy/permissions.js';
-import { findProjectWithLevelAsync } from '../services/projects.js';
+import { checkProjectAccess } from '../services/projects.js';
+import { peekProjectAccess, projectAccessAsync, type ProjectWithLevel } from '../db/access.js';
+import { requestVersionAsync } from '../db/read-cache.js';
 
-const resolved = new WeakMap<FastifyRequest, ProjectRow>();
+/** What loadProjectAsync resolved for a request: the project and the caller's level on it (read once per request). */
+export interface ProjectAccess {
+  project: ProjectRow;
+  /** The caller's access level (undefined when no rule needs it: admins, blocked or anonymous callers). */
+  level: number | undefined;
+}
 
-const levels = new WeakMap<FastifyRequest, number>();
+const resolved = new WeakMap<FastifyRequest, ProjectAccess>();
+
+/** Reads that may share one write version for the whole request (db/read-cache.ts requestVersionAsync). */
+const READS = new Set(['GET', 'HEAD']);
 
 /**
- * preValidation hook: resolve the project of `:id` for the caller, needing `ability` (404 hidden, 403 ability missing).
- * The caller's access level, when it was read, is kept for the route (projectLevelOf).
+ * preValidation hook: resolve the project of `:id` for the caller, needing `ability` (404 hidden, 403 ability missing),
+ * and the caller's access level, once for the request (projectOf, projectLevelOf, projectAccessOf hand them down).
+ * A kept lookup (SQLite, nothing written since) is answered at once, without a promise; on PostgreSQL a read
+ * request reads the write version first and shares it with the response cache (one statement for a kept answer).
  */
-export function loadProjectAsync(ability: ProjectAbility = 'read_project'): preValidationAsyncHookHandler {
-  return async function (request) {
+export function loadProjectAsync(ability: ProjectAbility = 'read_project'): preValidationHookHandler {
+  return function (request, _reply, done) {
+    const ctx = request.server.ctx;
     const { id } = request.params as { id: string };
-    const { project, level } = await findProjectWithLevelAsync(request.server.ctx, request.user, id, ability);
-    resolved.set(request, project);
-    if (level !== undefined) levels.set(request, level);
+    const admit = (access: ProjectWithLevel) => {
+      try {
+        resolved.set(request, checkProjectAccess(request.user, access, ability));
+      } catch (e) {
+        return done(e as Error);
+      }
+      done();
+    };
+    const kept = peekProjectAccess(ctx, request.user, id);
+    if (kept) return admit(kept);
+    const version = !ctx.data.sqlite && READS.has(request.method) ? requestVersionAsync(ctx, request) : undefined;
+    Promise.resolve(version)
+      .then((v) => projectAccessAsync(ctx, request.user, id, v))
+      .then(admit, (e: Error) => done(e));
   };
 }
 
-/** The caller's access level on the project of loadProjectAsync, when it read it (undefined for admins and others). */
+/** The project and the caller's level resolved by loadProjectAsync for this request. */
+export function projectAccessOf(request: FastifyRequest): ProjectAccess {
+  const access = resolved.get(request);
+  if (!access) throw new Error('projectAccessOf() without the loadProjectAsync() hook on the route');
+  return access;
+}
+
+/** The caller's access level on the project of loadProjectAsync (undefined for admins, blocked or anonymous callers). */
 export function projectLevelOf(request: FastifyRequest): number | undefined {
-  return levels.get(request);
+  return projectAccessOf(request).level;
 }
 
 /** The project resolved by loadProject for this request. */
 export function projectOf(request: FastifyRequest): ProjectRow {
-  const project = resolved.get(request);
-  if (!project) throw new Error('projectOf() without the loadProjectAsync() hook on the route');
-  return project;
+  return projectAccessOf(request).project;
 }
 
 /** preValidation hook: administrators only (403 otherwise), checked before the params (the policy's rule). */

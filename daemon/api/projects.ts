@@ -3,13 +3,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeBoolean } from './params.js';
 import { countProjectsAsync, fetchProjectsAsync, projectListQueryAsync, type ProjectListFilters, type ProjectListScope } from '../services/project-lists.js';
-import { createProjectWithStorage, deleteProject, findProjectWithLevelAsync, updateProjectWithStorage, type ProjectParams } from '../services/projects.js';
+import { createProjectWithStorage, deleteProject, updateProjectWithStorage, type ProjectParams } from '../services/projects.js';
 import { findUserAsync } from '../services/users.js';
 import { presentBasicProjectsAsync, presentProjectAsync, presentProjectsAsync, ProjectListSchema, ProjectSchema } from './entities/projects.js';
 import { pageOf, setPageHeaders } from './pagination.js';
 import { ResponseCache } from './response-cache.js';
 import { Bool, Int, NotBlank, PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectAccessOf, projectLevelOf, projectOf } from './project-scope.js';
 import projectActionRoutes from './project-actions.js';
 import projectHookRoutes from './project-hooks.js';
 import projectEventRoutes from './project-events.js';
@@ -102,11 +102,9 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
     preValidation: loadProjectAsync('read_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: ProjectSchema } },
   }, (request, reply) => answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, async () => {
-    // On PostgreSQL the answer is kept under a version read after the lookup: it is made from a row read after it too
-    // (another daemon may have written in between), so that it is never older than its version.
-    const { project, level } = ctx.data.dialect.name === 'postgres'
-      ? await findProjectWithLevelAsync(ctx, callerOf(request), projectOf(request).id)
-      : { project: projectOf(request), level: projectLevelOf(request) };
+    // The project and the level were read once, by the hook (on PostgreSQL after the request's write version, which the
+    // answer is kept under: never older than its version).
+    const { project, level } = projectAccessOf(request);
     return presentProjectAsync(ctx, callerOf(request), project, { withAccess: true, withRunnersToken: true, level });
   }));
 

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { UntilNextWrite } from '../db/read-cache.js';
+import { requestVersionAsync, UntilNextWrite } from '../db/read-cache.js';
 
 interface CachedAnswer {
   body: Buffer;
@@ -36,11 +36,13 @@ export class ResponseCache {
     if (kept !== undefined) return sendAnswer(reply, kept, true);
     return (async () => {
       let computed = false;
+      // on PostgreSQL the request's one version read (a project route's hook read it before its lookup)
+      const version = ctx.data.sqlite ? undefined : await requestVersionAsync(ctx, request);
       const answer = await this.answers.getAsync(ctx, fullKey, async () => {
         computed = true;
         const headersBefore = new Set(Object.keys(reply.getHeaders()));
         return capture(reply, await compute(), headersBefore);
-      });
+      }, false, version);
       return sendAnswer(reply, answer, !computed);
     })();
   }

@@ -48,6 +48,20 @@ function writeVersion(conn: SqliteConnectionState): string {
   return `${n}:${e.d}:${e.day}`;
 }
 
+const requestVersions = new WeakMap<object, Promise<string>>();
+
+/**
+ * The write version for one request (`holder`: the request), read once however many caches the request consults, on
+ * either engine: on PostgreSQL one statement for the whole request instead of one per cache. Everything kept under it
+ * must be computed after it was read (so read it before the request's first lookup); on SQLite the version is cheap
+ * and each cache reads its own (getAsync ignores `version` there).
+ */
+export function requestVersionAsync(ctx: Pick<AppContext, 'data'>, holder: object): Promise<string> {
+  let v = requestVersions.get(holder);
+  if (!v) requestVersions.set(holder, (v = writeVersionAsync(ctx)));
+  return v;
+}
+
 /** A cache of values that are exact until the next write; at most `maxEntries` per connection (per database layer on PostgreSQL). */
 export class UntilNextWrite<T> {
   private readonly byClient = new WeakMap<object, { version: string; values: Map<string, T> }>();
@@ -75,13 +89,15 @@ export class UntilNextWrite<T> {
    * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached (a rollback could
    * bring the counter back to a remembered value). On
    * PostgreSQL nothing is cached inside a snapshot (its reads are as of its start, older than a version read now).
+   * `version` (PostgreSQL): the write version this request already read (requestVersionAsync), instead of a statement
+   * of its own; `compute` runs after it was read, so what it reads is at least as new as the version.
    */
-  async getAsync(ctx: Pick<AppContext, 'data'>, key: string, compute: () => Promise<T>, inSnapshot = false): Promise<T> {
+  async getAsync(ctx: Pick<AppContext, 'data'>, key: string, compute: () => Promise<T>, inSnapshot = false, version?: string): Promise<T> {
     const conn = ctx.data.sqlite;
     if (!conn) {
       // (a snapshot's reads run on their own connection from its start: a version read now could be newer than them)
       if (!this.options.postgres || inSnapshot) return compute();
-      return this.keep(ctx.data, await writeVersionAsync(ctx), key, compute);
+      return this.keep(ctx.data, version ?? (await writeVersionAsync(ctx)), key, compute);
     }
     if (conn.inTransaction() && !inSnapshot) return compute();
     return this.keep(conn, writeVersion(conn), key, compute);

@@ -8,11 +8,11 @@ import type { FastifyInstance } from 'fastify';
 import { daemonAsset } from '../assets.js';
 import { registerGitCredentialResolver } from '../git-http/auth.js';
 import { setBearerResolver, userForOauthTokenAsync } from '../policy/authentication.js';
-import { resolveAccessTokenAsync } from '../services/oauth/index.js';
+import { peekAccessToken, resolveAccessTokenAsync } from '../services/oauth/index.js';
 import authorizeRoutes from './authorize.js';
 import tokenRoutes from './token.js';
 
-setBearerResolver(resolveAccessTokenAsync);
+setBearerResolver(resolveAccessTokenAsync, peekAccessToken);
 // git over HTTP as GitLab: username `oauth2`, password an access token.
 registerGitCredentialResolver(async (ctx, username, password) => {
   if (username !== 'oauth2') return undefined;

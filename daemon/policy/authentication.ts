@@ -6,32 +6,37 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { UntilNextWrite } from '../db/read-cache.js';
+import { requestVersionAsync, UntilNextWrite } from '../db/read-cache.js';
 import { toUser } from '../db/rows.js';
 import type { UserRow } from '../db/schema.js';
 import { forbidden, notFoundMessage, unauthorized } from '../errors.js';
-import { hashToken } from '../secrets.js';
+import { hashRecentToken } from '../secrets.js';
+import { sudoUserRowAsync, userRowForTokenHashAsync } from '../db/access.js';
 
 /**
  * Resolves an OAuth access token (not revoked, not expired) to its user row, or null, through the data layer (either
  * engine); blocked users too: the caller refuses them. Installed by daemon/oauth/index.ts.
  */
-export type AsyncBearerResolver = (ctx: AppContext, token: string) => Promise<UserRow | null>;
+export type AsyncBearerResolver = (ctx: AppContext, token: string, version?: string) => Promise<UserRow | null>;
 let bearerResolverAsync: AsyncBearerResolver | null = null;
+/** The resolver's answer when it is kept and current (SQLite, nothing written since), synchronously; undefined otherwise. */
+export type BearerPeek = (ctx: AppContext, token: string) => UserRow | null | undefined;
+let bearerPeek: BearerPeek | null = null;
 
 /**
  * Install the OAuth access-token resolver (daemon/oauth/index.ts installs services/oauth/tokens.ts
  * resolveAccessTokenAsync when it loads): the policy layer does not import the OAuth service.
  */
-export function setBearerResolver(asyncResolver: AsyncBearerResolver): void {
+export function setBearerResolver(asyncResolver: AsyncBearerResolver, peek?: BearerPeek): void {
   bearerResolverAsync = asyncResolver;
+  bearerPeek = peek ?? null;
 }
 
 /**
  * What authentication reads of a request: its query and body params and its headers. A FastifyRequest is one; a raw
  * upgrade request (the live trace WebSocket) gives its parsed query string, no body, and its headers.
  */
-export type CredentialSource = Pick<FastifyRequest, 'query' | 'body' | 'headers'>;
+export type CredentialSource = Pick<FastifyRequest, 'query' | 'body' | 'headers'> & { method?: string };
 
 function param(request: CredentialSource, name: string): string | undefined {
   const q = request.query as Record<string, unknown> | undefined;
@@ -47,19 +52,9 @@ function header(request: CredentialSource, name: string): string | undefined {
 }
 
 /** Token hash -> its active user (or none), exact until the next write (a block, a revoke) or the next UTC day (expiry). */
-const tokenUsers = new UntilNextWrite<{ user: UserRow | null }>(1000);
+const tokenUsers = new UntilNextWrite<{ user: UserRow | null }>(1000, { postgres: true });
 
-/** Recent tokens' hashes: hashing is a measurable part of a cached request, and the same few tokens come back. */
-const recentHashes = new Map<string, string>();
-function tokenHash(token: string): string {
-  let hash = recentHashes.get(token);
-  if (hash === undefined) {
-    hash = hashToken(token);
-    if (recentHashes.size >= 1000) recentHashes.delete(recentHashes.keys().next().value as string);
-    recentHashes.set(token, hash);
-  }
-  return hash;
-}
+
 
 /** The active user of a raw `users` row, or null (blocked users count as nobody). */
 function activeUser(row: Record<string, unknown> | undefined): UserRow | null {
@@ -67,32 +62,29 @@ function activeUser(row: Record<string, unknown> | undefined): UserRow | null {
   return user && user.state === 'active' ? user : null;
 }
 
-const USER_BY_PRIVATE_TOKEN = 'SELECT * FROM users WHERE private_token_hash = ?';
-const USER_BY_PERSONAL_TOKEN = `SELECT u.* FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
-  WHERE t.token_hash = ? AND t.revoked = FALSE AND (t.expires_at IS NULL OR t.expires_at > ?)`;
-
 /**
  * The user owning a private or personal access token, or null (blocked users count as nobody), through the data layer:
  * cached on SQLite until the next write (a hit costs the cache's `total_changes()` read, a miss one statement more for
  * a private token), one statement per private token on PostgreSQL (two for a personal access token: the private token
  * is tried first).
  */
-export async function userForTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
-  const hash = tokenHash(token);
-  return (await tokenUsers.getAsync(ctx, hash, async () => ({ user: await lookupTokenUserAsync(ctx, hash) }))).user;
+export async function userForTokenAsync(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
+  const hash = hashRecentToken(token);
+  // on PostgreSQL kept only under a request's version (read anyway for its other caches), else one statement
+  if (!ctx.data.sqlite && version === undefined) return lookupTokenUserAsync(ctx, hash);
+  return (await tokenUsers.getAsync(ctx, hash, async () => ({ user: await lookupTokenUserAsync(ctx, hash) }), false, version)).user;
 }
 
 async function lookupTokenUserAsync(ctx: AppContext, hash: string): Promise<UserRow | null> {
-  const row = (await ctx.data.get(USER_BY_PRIVATE_TOKEN, [hash])) ?? (await ctx.data.get(USER_BY_PERSONAL_TOKEN, [hash, now().slice(0, 10)]));
-  return activeUser(row);
+  return activeUser(await userRowForTokenHashAsync(ctx.data, hash, now().slice(0, 10)));
 }
 
 /**
  * The active user an OAuth access token authenticates, or null, through the data layer (the resolver installed by the
  * OAuth module): one statement for the token and its user on either engine, none on SQLite while nothing was written since.
  */
-export async function userForOauthTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
-  const user = bearerResolverAsync ? await bearerResolverAsync(ctx, token) : null;
+export async function userForOauthTokenAsync(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
+  const user = bearerResolverAsync ? await bearerResolverAsync(ctx, token, version) : null;
   return user && user.state === 'active' ? user : null;
 }
 
@@ -104,14 +96,20 @@ function bearerToken(request: CredentialSource): string | undefined {
 
 /**
  * authenticateAsync's answer when it can be given without waiting (undefined otherwise): a request without any
- * credential (null), or a private token whose user is in the token cache, without sudo. The API's authentication hook
+ * credential (null), or a private token or OAuth access token whose user is in its cache, without sudo. The API's authentication hook
  * answers these, nearly every request, without a promise.
  */
 export function authenticateNow(ctx: AppContext, request: CredentialSource): UserRow | null | undefined {
   const token = param(request, 'private_token') ?? header(request, 'private-token');
-  if (!token) return bearerToken(request) === undefined ? null : undefined;
+  if (!token) {
+    const bearer = bearerToken(request);
+    if (bearer === undefined) return null;
+    if (param(request, 'sudo') !== undefined || header(request, 'sudo') !== undefined) return undefined;
+    const user = bearerPeek?.(ctx, bearer);
+    return user && user.state === 'active' ? user : undefined; // a token of nobody: the full path answers
+  }
   if (param(request, 'sudo') !== undefined || header(request, 'sudo') !== undefined) return undefined;
-  const user = tokenUsers.peek(ctx, tokenHash(token))?.user;
+  const user = tokenUsers.peek(ctx, hashRecentToken(token))?.user;
   return user ?? undefined; // a token of no user may still be followed by a bearer token: the full path decides
 }
 
@@ -122,28 +120,27 @@ export function authenticateNow(ctx: AppContext, request: CredentialSource): Use
  */
 export async function authenticateAsync(ctx: AppContext, request: CredentialSource): Promise<UserRow | null> {
   const token = param(request, 'private_token') ?? header(request, 'private-token');
-  let user = token ? await userForTokenAsync(ctx, token) : null;
+  const bearer = token ? undefined : bearerToken(request);
+  // On PostgreSQL a read request's write version is read first (one statement, shared with the project lookup and the
+  // answer cache: db/read-cache.ts requestVersionAsync), so a kept token answer costs nothing more. (A write request
+  // reads its token as before: after a write somewhere the version would only add a statement.)
+  const reads = request.method === 'GET' || request.method === 'HEAD';
+  const version = ctx.data.sqlite || !reads || (!token && !bearer) ? undefined : await requestVersionAsync(ctx, request);
+  let user = token ? await userForTokenAsync(ctx, token, version) : null;
   if (!user) {
-    const bearer = bearerToken(request);
-    user = bearer ? await userForOauthTokenAsync(ctx, bearer) : null;
+    const other = bearer ?? bearerToken(request);
+    user = other ? await userForOauthTokenAsync(ctx, other, version) : null;
   }
   if (!user) return null;
   const sudo = param(request, 'sudo') ?? header(request, 'sudo');
   return sudo ? applySudoAsync(ctx, user, sudo) : user;
 }
 
-/** Largest id a row can have (PostgreSQL's `integer`); a larger number can only be a username. */
-const MAX_ID = 2147483647;
-
 async function applySudoAsync(ctx: AppContext, caller: UserRow, sudo: string): Promise<UserRow> {
   const byId = /^\d+$/.test(sudo);
   if (byId ? Number(sudo) === caller.id : sudo.toLowerCase() === caller.username.toLowerCase()) return caller;
   if (!caller.isAdmin) throw forbidden('Must be admin to use sudo');
-  const d = ctx.data.dialect;
-  const id = byId ? Number(sudo) : NaN;
-  const row = id <= MAX_ID
-    ? await ctx.data.get(`SELECT * FROM users WHERE id = ? OR ${d.nocaseEq('username')} ORDER BY id LIMIT 1`, [id, sudo])
-    : await ctx.data.get(`SELECT * FROM users WHERE ${d.nocaseEq('username')}`, [sudo]);
+  const row = await sudoUserRowAsync(ctx.data, sudo);
   if (!row) throw notFoundMessage(`404 Not Found: No user id or username for: ${sudo}`);
   return toUser(row);
 }

@@ -1,6 +1,8 @@
 /**
- * The one permission module: access levels, visibility and abilities for projects and groups (GitLab 8.12
- * ProjectPolicy/GroupPolicy). Routes ask `canProjectAsync`/`canGroupAsync`; list queries use the SQL fragments below.
+ * The one permission module: the rules of access levels, visibility and abilities for projects and groups (GitLab 8.12
+ * ProjectPolicy/GroupPolicy). The levels themselves are read by the access data module (db/access.ts), once per
+ * request: routes resolve the project and the caller's level with loadProjectAsync and ask `canProject` with it;
+ * list queries use the SQL fragments below.
  */
 import type { AppContext } from '../context.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
@@ -8,11 +10,10 @@ import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { toProject as toProjectRow } from '../db/rows.js';
 
-export const GUEST = 10;
-export const REPORTER = 20;
-export const DEVELOPER = 30;
-export const MASTER = 40;
-export const OWNER = 50;
+import { DEVELOPER, GUEST, groupAccessLevelAsync, MASTER, memberActiveSql, OWNER, projectAccessLevelAsync, REPORTER } from '../db/access.js';
+
+// The access levels, the member-active condition and the level lookups live in the access data module; the rules here read them.
+export { DEVELOPER, GUEST, groupAccessLevelAsync, MASTER, memberActiveSql, OWNER, projectAccessLevelAsync, REPORTER };
 export const ACCESS_LEVELS = [GUEST, REPORTER, DEVELOPER, MASTER, OWNER] as const;
 
 export const PRIVATE = 0;
@@ -98,44 +99,6 @@ const BUILDS_FEATURE = new Set<ProjectAbility>([
   'read_build', 'update_build', 'admin_build', 'read_pipeline', 'update_pipeline', 'admin_pipeline',
   'read_environment', 'create_environment', 'update_environment', 'read_deployment',
 ]);
-
-/** A membership is active: no expiry, or an expiry today or later (over a `members` alias `m`), in a dialect. */
-export const memberActiveSql = (d: Dialect) => `(m.expires_at IS NULL OR m.expires_at >= ${d.today})`;
-
-/** projectAccessLevel's statement in one dialect: parameters user, ns, project, user, ns, user, user, project. */
-const accessLevelTexts = new Map<string, string>();
-function projectAccessLevelText(d: Dialect): string {
-  let text = accessLevelTexts.get(d.name);
-  if (!text) {
-    const active = memberActiveSql(d);
-    text = `SELECT MAX(t.level) AS level FROM (
-         SELECT CASE WHEN n.kind = 'user' AND n.owner_id = ? THEN ${OWNER} ELSE 0 END AS level
-           FROM namespaces n WHERE n.id = ?
-         UNION ALL SELECT m.access_level FROM members m
-           WHERE m.source_type = 'Project' AND m.source_id = ? AND m.user_id = ? AND ${active}
-         UNION ALL SELECT m.access_level FROM members m
-           WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.user_id = ? AND ${active}
-         UNION ALL SELECT ${d.least('m.access_level', 'l.group_access')} FROM project_group_links l
-           JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = ?
-           WHERE l.project_id = ? AND (l.expires_at IS NULL OR l.expires_at >= ${d.today})
-       ) t`;
-    accessLevelTexts.set(d.name, text);
-  }
-  return text;
-}
-
-/**
- * The caller's effective access level on a project: max(direct membership, group membership through the
- * namespace, group share capped by its group_access); 50 for the personal namespace owner. 0 when none. One statement
- * through the data layer (`q`: ctx.data or a transaction).
- */
-export async function projectAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, q: Queries = ctx.data): Promise<number> {
-  if (!user) return 0;
-  const row = await q.get<{ level: number | null }>(projectAccessLevelText(q.dialect), [
-    user.id, project.namespaceId, project.id, user.id, project.namespaceId, user.id, user.id, project.id,
-  ]);
-  return row?.level ?? 0;
-}
 
 /** Whether the project is visible to a logged-in user who is not a member. */
 function visibleToNonMember(user: UserRow, project: ProjectRow): boolean {
@@ -401,21 +364,6 @@ const GROUP_LEVELS = {
   change_visibility_level: OWNER,
 } as const;
 export type GroupAbility = keyof typeof GROUP_LEVELS;
-
-const groupLevelTexts = new Map<string, string>();
-/** The caller's access level in a group (0 when not a member), through the data layer. One statement. */
-export async function groupAccessLevelAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, group: NamespaceRow, q: Queries = ctx.data): Promise<number> {
-  if (!user) return 0;
-  const d = q.dialect;
-  let text = groupLevelTexts.get(d.name);
-  if (!text) {
-    text = `SELECT m.access_level AS level FROM members m WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.user_id = ?
-       AND ${memberActiveSql(d)}`;
-    groupLevelTexts.set(d.name, text);
-  }
-  const row = await q.get<{ level: number }>(text, [group.id, user.id]);
-  return row?.level ?? 0;
-}
 
 /** The part of canGroupAsync decided without a lookup: false (no active user), true (an admin), else undefined. */
 export function groupAbilityWithoutProjects(user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean | undefined {

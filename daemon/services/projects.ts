@@ -6,7 +6,7 @@ import { now } from '../context.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
 import {
-  canGroupAsync, canProjectAsync, MASTER, memberActiveSql, OWNER, projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, PUBLIC, type ProjectAbility,
+  canGroupAsync, canProject, canProjectAsync, MASTER, memberActiveSql, OWNER, PUBLIC, type ProjectAbility,
 } from '../policy/permissions.js';
 import { hashToken, randomToken } from '../secrets.js';
 import { restrictedVisibilityLevelsAsync, getSettingsAsync } from './settings.js';
@@ -18,6 +18,7 @@ import { validPath } from './users.js';
 import { deleteProjectOnlyDeployKeysIn } from './keys/keys.js';
 import { createBoardIn } from './boards.js';
 import { UntilNextWrite } from '../db/read-cache.js';
+import { projectAccessAsync, readProjectAsync, type ProjectWithLevel } from '../db/access.js';
 
 /** `:id` (id or namespace/path) -> project row, exact until the next write. */
 const projectLookups = new UntilNextWrite<{ row: ProjectRow | null }>(1000);
@@ -25,62 +26,7 @@ const projectLookups = new UntilNextWrite<{ row: ProjectRow | null }>(1000);
 /** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. Kept until the next write on SQLite. */
 export async function lookupProjectAsync(ctx: AppContext, idOrPath: string | number): Promise<ProjectRow | null> {
   const text = String(idOrPath);
-  return (await projectLookups.getAsync(ctx, text, async () => ({ row: (await readProjectAsync(ctx, text)).row }))).row;
-}
-
-/**
- * The caller's access level on the row's project as a column of the project's own SELECT (projectAccessLevelAsync's
- * rule, correlated; parameters: the user id four times), so that on PostgreSQL the lookup and the level are one round
- * trip (docs/design/postgres.md: "the project row carries the caller's access level").
- */
-const levelColumnTexts = new Map<string, string>();
-function levelColumn(d: Dialect): string {
-  let text = levelColumnTexts.get(d.name);
-  if (!text) {
-    const active = memberActiveSql(d);
-    text = `(SELECT MAX(t.level) FROM (
-         SELECT CASE WHEN n.kind = 'user' AND n.owner_id = ? THEN ${OWNER} ELSE 0 END AS level FROM namespaces n WHERE n.id = p.namespace_id
-         UNION ALL SELECT m.access_level FROM members m
-           WHERE m.source_type = 'Project' AND m.source_id = p.id AND m.user_id = ? AND ${active}
-         UNION ALL SELECT m.access_level FROM members m
-           WHERE m.source_type = 'Namespace' AND m.source_id = p.namespace_id AND m.user_id = ? AND ${active}
-         UNION ALL SELECT ${d.least('m.access_level', 'l.group_access')} FROM project_group_links l
-           JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = ?
-           WHERE l.project_id = p.id AND (l.expires_at IS NULL OR l.expires_at >= ${d.today})
-       ) t)`;
-    levelColumnTexts.set(d.name, text);
-  }
-  return text;
-}
-
-/** readProjectAsync's result: the row and, when asked for (`userId`), the user's access level on it. */
-interface ReadProject {
-  row: ProjectRow | null;
-  level?: number;
-}
-
-async function readProjectAsync(ctx: AppContext, text: string, userId?: number): Promise<ReadProject> {
-  const slash = text.indexOf('/');
-  const d = ctx.data.dialect;
-  const level = userId === undefined ? '' : `, ${levelColumn(d)} AS caller_level`;
-  const levelArgs = userId === undefined ? [] : [userId, userId, userId, userId];
-  const found = (raw: Record<string, unknown>): ReadProject =>
-    ({ row: toProject(raw), ...(userId === undefined ? {} : { level: Number(raw.caller_level ?? 0) }) });
-  if (slash > 0) {
-    const nsPath = text.slice(0, slash);
-    const path = text.slice(slash + 1);
-    const candidates = await ctx.data.all<Record<string, unknown>>(
-      `SELECT p.*, n.path AS ns_path${level} FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE ${d.nocaseEq('n.path')} AND ${d.nocaseEq('p.path')}`,
-      [...levelArgs, nsPath, path],
-    );
-    const exact = candidates.find((c) => c.ns_path === nsPath && c.path === path) ?? candidates[0];
-    if (exact) return found(exact);
-  }
-  if (!/^\d+$/.test(text)) return { row: null };
-  const id = Number(text);
-  if (!Number.isSafeInteger(id) || id > 2147483647) return { row: null };
-  const row = await ctx.data.get<Record<string, unknown>>(`SELECT p.*${level} FROM projects p WHERE p.id = ?`, [...levelArgs, id]);
-  return row ? found(row) : { row: null };
+  return (await projectLookups.getAsync(ctx, text, async () => ({ row: (await readProjectAsync(ctx.data, text)).row }))).row;
 }
 
 /**
@@ -94,31 +40,26 @@ export async function findProjectAsync(
 }
 
 /**
- * findProjectAsync that also returns the caller's access level on the project when it was read (undefined when the
- * abilities were decided without it: admins, blocked users), so a presenter can reuse it instead of reading it again.
+ * findProjectAsync that also returns the caller's access level on the project (undefined when no rule needs it:
+ * admins, blocked or anonymous callers), so the route hands it down instead of anything reading it again. The row and
+ * the level come from one statement, or from the access cache (db/access.ts); `version`: the write version the
+ * request read first (requestVersionAsync), for that cache on PostgreSQL.
  */
 export async function findProjectWithLevelAsync(
-  ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project',
+  ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project', version?: string,
 ): Promise<{ project: ProjectRow; level: number | undefined }> {
-  let project: ProjectRow | null;
-  let level: number | undefined;
-  if (ctx.data.dialect.name === 'postgres' && user && user.state === 'active' && !user.isAdmin) {
-    // no lookup cache on PostgreSQL: the row and the caller's level in one round trip
-    ({ row: project, level } = await readProjectAsync(ctx, String(idOrPath), user.id));
-  } else {
-    project = await lookupProjectAsync(ctx, idOrPath);
-  }
-  if (!project) throw notFound('Project');
-  const found = project;
-  const can = async (a: ProjectAbility) => {
-    const decided = projectAbilityWithoutLevel(user, a, found);
-    if (decided !== undefined) return decided;
-    level ??= await projectAccessLevelAsync(ctx, user, found);
-    return projectAbilityAtLevel(user!, a, found, level);
-  };
-  if (!(await can('read_project'))) throw notFound('Project');
-  if (ability !== 'read_project' && !(await can(ability))) throw forbidden();
-  return { project: found, level };
+  return checkProjectAccess(user, await projectAccessAsync(ctx, user, idOrPath, version), ability);
+}
+
+/**
+ * The rules of findProjectAsync over a project row and the caller's level read before: 404 `Project Not Found` when
+ * absent or hidden, 403 when visible but `ability` is not allowed.
+ */
+export function checkProjectAccess(user: UserRow | null, access: ProjectWithLevel, ability: ProjectAbility = 'read_project'): { project: ProjectRow; level: number | undefined } {
+  const project = access.row;
+  if (!project || !canProject(user, 'read_project', project, access.level ?? 0)) throw notFound('Project');
+  if (ability !== 'read_project' && !canProject(user, ability, project, access.level ?? 0)) throw forbidden();
+  return { project, level: access.level };
 }
 
 /** An id as PostgreSQL's integer columns take it (a larger number matches no row on either engine). */

@@ -1,11 +1,77 @@
 // API suite: POST /projects (creating 10,000 projects), then GET /projects (20 per page) and GET /projects/:id
-// on that database, at full speed and at a fixed 500 requests/s; daemon RSS after the run.
-import { startDaemon, rootToken, cannon, paced, rssMb, machine, table, writeSection, startReference, againstReference } from './lib.mjs';
+// on that database, at full speed and at a fixed 500 requests/s; then, as the outside harness of issue 26 asks, one
+// project read again and again by its owner (a private token, then an OAuth bearer token) and the owner's project
+// list, each beside the bare-Fastify floor; the same single-project read on PostgreSQL when a server is given
+// (GANTRY_BENCH_DATABASE_URL or GANTRY_TEST_DATABASE_URL); daemon RSS idle and after the run.
+import { startDaemon, rootToken, api, cannon, paced, rssMb, machine, table, writeSection, startReference, againstReference } from './lib.mjs';
+import { freshPostgres } from './engines.mjs';
 
-export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 10000), seconds = Number(process.env.BENCH_SECONDS ?? 15) } = {}) {
+const OWNER_PASSWORD = 'benchowner1pass';
+
+/**
+ * A non-admin user `owner` with `n` projects of their own on daemon `d` (root's token `root`): their private token, an
+ * OAuth access token (an application registered by root, then the password grant) and the id of their last project.
+ */
+async function ownerWithProjects(d, root, n) {
+  await api(d.url, root, 'POST', '/api/v3/users', { email: 'owner@example.com', username: 'owner', name: 'Owner', password: OWNER_PASSWORD, projects_limit: n + 10 });
+  const session = await fetch(`${d.url}/api/v3/session`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'owner', password: OWNER_PASSWORD }),
+  }).then((r) => r.json());
+  const token = session.private_token;
+  let id;
+  for (let i = 0; i < n; i++) id = (await api(d.url, token, 'POST', '/api/v3/projects', { name: `owned ${i}` })).id;
+  const app = await api(d.url, root, 'POST', '/api/v3/applications', { name: 'bench', redirect_uri: 'http://localhost/callback' });
+  const grant = await fetch(`${d.url}/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'password', username: 'owner', password: OWNER_PASSWORD, client_id: app.application_id, client_secret: app.secret }),
+  }).then((r) => r.json());
+  if (!grant.access_token) throw new Error(`password grant failed: ${JSON.stringify(grant)}`);
+  return { token, bearer: grant.access_token, id };
+}
+
+/** Gantry against the floor for `cases` ({ title, path, headers }), each after a warm-up of its own; the floor answers Gantry's bytes. */
+async function versusFloor(d, cases) {
+  const ref = await startReference(d.url, cases[0].headers, [...new Set(cases.map((c) => c.path))]);
+  const out = [];
+  try {
+    for (const c of cases) {
+      await cannon({ title: 'warm-up', url: `${d.url}${c.path}`, headers: c.headers, duration: 2, connections: 4 });
+      out.push(await againstReference({ title: c.title, gantryUrl: d.url, refUrl: ref.url, path: c.path, headers: c.headers }));
+    }
+  } finally {
+    await ref.stop();
+  }
+  return out;
+}
+
+/** GET /projects/:id as its owner on PostgreSQL (a fresh database on the server of `base`), beside its floor; null without a server. */
+async function postgresSingleProject(base, ownerProjects) {
+  if (!base) return null;
+  const db = await freshPostgres(base);
+  try {
+    const d = await startDaemon({ GANTRY_DATABASE_URL: db.url });
+    try {
+      const owner = await ownerWithProjects(d, await rootToken(d.url), ownerProjects);
+      const path = `/api/v3/projects/${owner.id}`;
+      return await versusFloor(d, [
+        { title: 'GET /projects/:id, one project as its owner (private token), PostgreSQL', path, headers: { 'private-token': owner.token } },
+        { title: 'GET /projects/:id, the same with an OAuth bearer token, PostgreSQL', path, headers: { authorization: `Bearer ${owner.bearer}` } },
+      ]);
+    } finally {
+      await d.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 10000), seconds = Number(process.env.BENCH_SECONDS ?? 15), ownerProjects = Number(process.env.BENCH_OWNER_PROJECTS ?? 2000) } = {}) {
   let n = 0;
   const d = await startDaemon();
   try {
+    // idle: started, nothing asked yet (as an installation waits for its first user)
+    await new Promise((r) => setTimeout(r, 3000));
+    const rssIdle = rssMb(d.pid);
     const token = await rootToken(d.url);
     const headers = { 'private-token': token, 'content-type': 'application/json' };
     const rows = [];
@@ -48,18 +114,29 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
     rows.push(await cannon({ ...one, title: 'GET /projects/:id (random), max throughput', duration: Math.max(2, Math.round(seconds * 2 / 3)) }));
     rows.push(await cannon({ ...one, title: 'GET /projects/:id (random) at 500 req/s (autocannon, 10 connections, bursty)', duration: seconds, overallRate: 500 }));
     rows.push(await paced({ ...one, title: '**GET /projects/:id (random) at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => `/api/v3/projects/${1 + Math.floor(Math.random() * maxId)}` }));
-    const rss = rssMb(d.pid);
     // The floor: a bare Fastify process answering the same bytes, alternated with Gantry in this run (4 connections).
     process.stderr.write('bench api: against the bare-Fastify reference...\n');
-    const refPaths = ['/api/v3/projects/1', '/api/v3/projects?per_page=20'];
-    const ref = await startReference(d.url, headers, refPaths);
-    const versus = [];
-    try {
-      versus.push(await againstReference({ title: 'GET /projects/:id', gantryUrl: d.url, refUrl: ref.url, path: refPaths[0], headers }));
-      versus.push(await againstReference({ title: 'GET /projects?per_page=20', gantryUrl: d.url, refUrl: ref.url, path: refPaths[1], headers }));
-    } finally {
-      await ref.stop();
-    }
+    const versus = await versusFloor(d, [
+      { title: 'GET /projects/1 as root (an admin)', path: '/api/v3/projects/1', headers },
+      { title: 'GET /projects?per_page=20 as root', path: '/api/v3/projects?per_page=20', headers },
+    ]);
+    // The outside harness's case: one project asked again and again by its owner (not an admin: the access level
+    // is part of the answer), who owns ${ownerProjects} projects; with a private token, then an OAuth bearer token.
+    process.stderr.write(`bench api: an owner of ${ownerProjects} projects...\n`);
+    const owner = await ownerWithProjects(d, token, ownerProjects);
+    const ownerHeaders = { 'private-token': owner.token };
+    versus.push(...await versusFloor(d, [
+      { title: '**GET /projects/:id, one project again and again as its owner (private token)**', path: `/api/v3/projects/${owner.id}`, headers: ownerHeaders },
+      { title: '**GET /projects?per_page=20 as that owner (private token)**', path: '/api/v3/projects?per_page=20', headers: ownerHeaders },
+    ]));
+    versus.push(...await versusFloor(d, [
+      { title: '**GET /projects/:id, the same with an OAuth bearer token**', path: `/api/v3/projects/${owner.id}`, headers: { authorization: `Bearer ${owner.bearer}` } },
+    ]));
+    const rss = rssMb(d.pid);
+    process.stderr.write('bench api: PostgreSQL...\n');
+    const pgBase = process.env.GANTRY_BENCH_DATABASE_URL ?? process.env.GANTRY_TEST_DATABASE_URL;
+    const pg = await postgresSingleProject(pgBase, 20);
+    if (pg) versus.push(...pg);
     const md = `## API: projects (${new Date().toISOString().slice(0, 10)})
 
 Machine: ${machine()}. Daemon: one gantryd process, SQLite (WAL, synchronous=FULL), 10 autocannon connections
@@ -75,7 +152,12 @@ authentication or presenter.
 |---|---|---|---|
 ${versus.map((v) => `| ${v.title} | ${v.gantry} | ${v.reference} | **${v.ratio}** |`).join('\n')}
 
-Daemon RSS after the run: **${rss} MB** (target < 120 MB).
+${pg ? 'The PostgreSQL rows: a second daemon on a fresh PostgreSQL database (an owner of 20 projects), its floor answering its bytes; a kept answer costs one statement there (the write version, `pg_current_snapshot()`, read once per request and shared by the project lookup and the answer cache), so a write through any daemon is seen by the next read.' : 'PostgreSQL: not measured in this run (give a server with GANTRY_BENCH_DATABASE_URL=$(scripts/postgres-test-server)).'}
+The floor and Gantry were measured while other work ran on the same 2 cores: the ratios (alternated, medians) hold up
+better than the absolute figures.
+
+Daemon RSS idle (started, 3 s, no request yet): **${rssIdle} MB** (target < 100 MB); after the run (before the
+PostgreSQL daemon started): **${rss} MB** (target < 120 MB).
 Targets: list and get p99 under 10 ms at 500 requests/s, judged on the paced rows, the two "in turn" rows included
 (every page of the list, then only its middle half: a deep page must cost what the first does). The paced generator sends one
 request every 2 ms whatever came back (as wrk2 does) and times each from its scheduled start, so queueing behind a

@@ -10,7 +10,7 @@ import { UntilNextWrite } from '../../db/read-cache.js';
 import { toOauthAccessGrant, toOauthAccessToken, toUser } from '../../db/rows.js';
 import type { UserRow } from '../../db/schema.js';
 import type { OauthAccessTokenRow, OauthApplicationRow } from '../../db/schema-oauth.js';
-import { hashToken } from '../../secrets.js';
+import { hashRecentToken, hashToken } from '../../secrets.js';
 import { signIn } from '../users.js';
 import { isPublicClient, randomSecret } from './applications.js';
 import { oauthError, type OAuthError } from './errors.js';
@@ -277,7 +277,7 @@ export function tokenInfo(found: { row: OauthAccessTokenRow; applicationUid: str
 }
 
 /** Access token hash -> its owner's row and the token's expiry (ms), for the data layer's bearer resolver. */
-const bearerUsers = new UntilNextWrite<{ user: UserRow; expiresAt: number } | { user: null }>(1000);
+const bearerUsers = new UntilNextWrite<{ user: UserRow; expiresAt: number } | { user: null }>(1000, { postgres: true });
 
 /**
  * The user an access token authenticates (not revoked, not expired; blocked users are returned for the caller to
@@ -285,9 +285,9 @@ const bearerUsers = new UntilNextWrite<{ user: UserRow; expiresAt: number } | { 
  * is kept until the next write (a revoke, a refresh, a block) as the private tokens' cache does; the expiry is compared
  * with the clock on every use, so a kept token stops working the moment it expires.
  */
-export async function resolveAccessTokenAsync(ctx: AppContext, token: string): Promise<UserRow | null> {
-  const hash = hashToken(token);
-  const hit = await bearerUsers.getAsync(ctx, hash, async () => {
+export async function resolveAccessTokenAsync(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
+  const hash = hashRecentToken(token);
+  const read = async (): Promise<{ user: UserRow; expiresAt: number } | { user: null }> => {
     const row = await ctx.data.get<Record<string, unknown>>(
       `SELECT u.*, t.created_at AS token_created_at, t.expires_in AS token_expires_in FROM oauth_access_tokens t JOIN users u ON u.id = t.resource_owner_id
        WHERE t.token_hash = ? AND t.revoked_at IS NULL`,
@@ -295,9 +295,18 @@ export async function resolveAccessTokenAsync(ctx: AppContext, token: string): P
     );
     if (!row) return { user: null };
     return { user: toUser(row), expiresAt: expiresAtMs({ createdAt: row.token_created_at as string, expiresIn: row.token_expires_in as number }) };
-  });
+  };
+  // on PostgreSQL kept only under the request's write version (authenticateAsync reads it), else one statement
+  const hit = !ctx.data.sqlite && version === undefined ? await read() : await bearerUsers.getAsync(ctx, hash, read, false, version);
   if (hit.user === null || hit.expiresAt <= clock()) return null;
   return hit.user;
+}
+
+/** resolveAccessTokenAsync's answer when it is kept and current (SQLite, nothing written since), else undefined. */
+export function peekAccessToken(ctx: AppContext, token: string): UserRow | null | undefined {
+  const hit = bearerUsers.peek(ctx, hashRecentToken(token));
+  if (hit === undefined) return undefined;
+  return hit.user === null || hit.expiresAt <= clock() ? null : hit.user;
 }
 
 /**

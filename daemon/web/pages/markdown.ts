@@ -4,10 +4,19 @@
  * whole output sanitized by sanitize-html (raw HTML in the source is allowed only as far as the sanitizer lets it:
  * no script, no event handlers, no javascript:/data: URLs). Code files are highlighted the same way.
  */
-import hljs from 'highlight.js';
-import MarkdownIt from 'markdown-it';
-import sanitizeHtml from 'sanitize-html';
+import { createRequire } from 'node:module';
+import type { HLJSApi } from 'highlight.js';
+import type MarkdownIt from 'markdown-it';
+import type sanitizeHtml from 'sanitize-html';
 import { escapeHtml, trusted, type Html } from './html.js';
+
+// highlight.js, markdown-it and sanitize-html (about 50 MB resident together) load on the first page that renders
+// Markdown or code, not with the daemon: an API-only daemon never needs them (issue 26: idle RSS under 100 MB).
+const load = createRequire(import.meta.url);
+let hljsModule: HLJSApi | undefined;
+const hljs = () => (hljsModule ??= load('highlight.js') as HLJSApi);
+let sanitizeModule: typeof sanitizeHtml | undefined;
+const sanitizer = () => (sanitizeModule ??= load('sanitize-html') as typeof sanitizeHtml);
 
 /** Where references point: the project's web path (`/ns/project`) and the root of the site. */
 export interface MarkdownContext {
@@ -15,9 +24,9 @@ export interface MarkdownContext {
 }
 
 function highlight(code: string, lang: string): string {
-  const language = lang && hljs.getLanguage(lang) ? lang : null;
+  const language = lang && hljs().getLanguage(lang) ? lang : null;
   try {
-    return language ? hljs.highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
+    return language ? hljs().highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
   } catch {
     return escapeHtml(code);
   }
@@ -25,7 +34,17 @@ function highlight(code: string, lang: string): string {
 
 type Token = ReturnType<InstanceType<typeof MarkdownIt>['parse']>[number];
 
-const md = new MarkdownIt({ html: true, linkify: true, highlight: (code, lang) => highlight(code, lang) });
+type Md = InstanceType<typeof MarkdownIt>;
+let mdInstance: Md | undefined;
+/** The renderer, made (with the rules below) on first use. */
+function markdownIt(): Md {
+  if (!mdInstance) {
+    const Ctor = load('markdown-it') as typeof MarkdownIt;
+    mdInstance = new Ctor({ html: true, linkify: true, highlight: (code, lang) => highlight(code, lang) });
+    installRules(mdInstance);
+  }
+  return mdInstance;
+}
 
 const REFERENCE = /(^|[^\w&/])(#(\d{1,9})|!(\d{1,9})|@([A-Za-z0-9_][A-Za-z0-9_.-]{0,254}[A-Za-z0-9_]|[A-Za-z0-9_]))(?![\w])/g;
 
@@ -62,41 +81,45 @@ function referenceTokens(state: { Token: new (type: string, tag: string, nesting
   return out;
 }
 
-// References outside links and code: a core rule over the inline tokens.
-md.core.ruler.push('gitlab_references', (state) => {
-  for (const block of state.tokens) {
-    if (block.type !== 'inline' || !block.children) continue;
-    const children: Token[] = [];
-    let inLink = 0;
-    for (const t of block.children) {
-      if (t.type === 'link_open') inLink++;
-      if (t.type === 'link_close') inLink--;
-      const split = t.type === 'text' && !inLink ? referenceTokens(state as never, t.content, t.level) : null;
-      if (split) children.push(...split);
-      else children.push(t);
+function installRules(md: Md): void {
+  // References outside links and code: a core rule over the inline tokens.
+  md.core.ruler.push('gitlab_references', (state) => {
+    for (const block of state.tokens) {
+      if (block.type !== 'inline' || !block.children) continue;
+      const children: Token[] = [];
+      let inLink = 0;
+      for (const t of block.children) {
+        if (t.type === 'link_open') inLink++;
+        if (t.type === 'link_close') inLink--;
+        const split = t.type === 'text' && !inLink ? referenceTokens(state as never, t.content, t.level) : null;
+        if (split) children.push(...split);
+        else children.push(t);
+      }
+      block.children = children;
     }
-    block.children = children;
-  }
-});
+  });
 
-// Task lists: a list item starting with `[ ]` or `[x]` gets a disabled checkbox.
-md.core.ruler.push('gitlab_task_lists', (state) => {
-  const tokens = state.tokens;
-  for (let i = 2; i < tokens.length; i++) {
-    const inline = tokens[i]!;
-    if (inline.type !== 'inline' || tokens[i - 1]!.type !== 'paragraph_open' || tokens[i - 2]!.type !== 'list_item_open') continue;
-    const first = inline.children?.[0];
-    const m = first?.type === 'text' ? /^\[([ xX])\]\s/.exec(first.content) : null;
-    if (!m || !first) continue;
-    first.content = first.content.slice(m[0].length);
-    const box = new state.Token('html_inline', '', 0);
-    box.content = `<input type="checkbox" class="task-list-item-checkbox" disabled${m[1] === ' ' ? '' : ' checked'}> `;
-    inline.children!.unshift(box);
-    tokens[i - 2]!.attrJoin('class', 'task-list-item');
-  }
-});
+  // Task lists: a list item starting with `[ ]` or `[x]` gets a disabled checkbox.
+  md.core.ruler.push('gitlab_task_lists', (state) => {
+    const tokens = state.tokens;
+    for (let i = 2; i < tokens.length; i++) {
+      const inline = tokens[i]!;
+      if (inline.type !== 'inline' || tokens[i - 1]!.type !== 'paragraph_open' || tokens[i - 2]!.type !== 'list_item_open') continue;
+      const first = inline.children?.[0];
+      const m = first?.type === 'text' ? /^\[([ xX])\]\s/.exec(first.content) : null;
+      if (!m || !first) continue;
+      first.content = first.content.slice(m[0].length);
+      const box = new state.Token('html_inline', '', 0);
+      box.content = `<input type="checkbox" class="task-list-item-checkbox" disabled${m[1] === ' ' ? '' : ' checked'}> `;
+      inline.children!.unshift(box);
+      tokens[i - 2]!.attrJoin('class', 'task-list-item');
+    }
+  });
+}
 
-const SANITIZE: sanitizeHtml.IOptions = {
+let sanitizeOptions: sanitizeHtml.IOptions | undefined;
+const SANITIZE = () => (sanitizeOptions ??= sanitizeRules(sanitizer()));
+const sanitizeRules = (sanitizeHtml: typeof import('sanitize-html')): sanitizeHtml.IOptions => ({
   allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'input', 'del', 's', 'details', 'summary', 'sup', 'sub', 'kbd', 'span'],
   allowedAttributes: {
     a: ['href', 'title', 'class', 'rel'],
@@ -121,20 +144,20 @@ const SANITIZE: sanitizeHtml.IOptions = {
       ? { tagName: 'a', attribs: { href: attribs.src!, rel: 'nofollow noreferrer noopener' }, text: attribs.alt || attribs.src! }
       : { tagName, attribs }),
   },
-};
+});
 
 /** Markdown rendered and sanitized. */
 export function renderMarkdown(source: string, env: MarkdownContext = {}): Html {
-  return trusted(sanitizeHtml(md.render(source, { ...env }), SANITIZE));
+  return trusted(sanitizer()(markdownIt().render(source, { ...env }), SANITIZE()));
 }
 
 /** Highlighted code (a language from the file name, when highlight.js knows it), one string per line. */
 export function highlightLines(code: string, fileName: string): Html[] {
   const ext = fileName.includes('.') ? fileName.slice(fileName.lastIndexOf('.') + 1).toLowerCase() : fileName.toLowerCase();
-  const lang = hljs.getLanguage(ext) ? ext : '';
+  const lang = hljs().getLanguage(ext) ? ext : '';
   const lines = code.replace(/\n$/, '').split('\n');
   if (!lang || code.length > 512 * 1024) return lines.map((l) => trusted(escapeHtml(l)));
-  return splitHighlighted(hljs.highlight(code.replace(/\n$/, ''), { language: lang, ignoreIllegals: true }).value);
+  return splitHighlighted(hljs().highlight(code.replace(/\n$/, ''), { language: lang, ignoreIllegals: true }).value);
 }
 
 /** Split highlight.js markup into lines, closing the spans open at a line's end and reopening them on the next. */
