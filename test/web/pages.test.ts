@@ -247,10 +247,11 @@ describe('who sees what', () => {
     expect((await page(priv.web_url, 'guest')).statusCode).toBe(200);
   });
 
-  it('an anonymous browser reads public code, and is sent to sign in for anything else (existing or not)', async () => {
+  it('an anonymous browser reads a public project (8.13 anonymous_rules), and is sent to sign in for anything else (existing or not)', async () => {
     expect((await page(pub.web_url, null)).statusCode).toBe(200);
     expect((await page(`${pub.web_url}/blob/master/README.md`, null)).statusCode).toBe(200);
-    for (const url of [priv.web_url, issue.web_url, `${pub.web_url}/issues`, '/nobody/nothing', `/u/${cast.owner.username}`]) {
+    expect((await page(`${pub.web_url}/issues`, null)).statusCode).toBe(200);
+    for (const url of [priv.web_url, issue.web_url, '/nobody/nothing', `/u/${cast.owner.username}`]) {
       const r = await page(url, null);
       expect([url, r.statusCode]).toEqual([url, 302]);
       expect(r.headers.location).toBe(`/users/sign_in?${new URLSearchParams({ redirect_to: url.replace(/^https?:\/\/[^/]+/, '') })}`);

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { canProjectAsync } from '../../policy/permissions.js';
 import { commitDiff, commitDetail, listCommits, readableRepository } from '../../services/commits.js';
 import { looksBinary } from '../../services/repository-browse.js';
+import { diffFiles, diffViewOf } from './diff.js';
 import { escapeHtml, html, pageNumber, pager, statusBadge, timeAgo, trusted, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { highlightLines, isMarkdownName, renderMarkdown } from './markdown.js';
@@ -134,19 +135,10 @@ ${files}${readme}`;
     if (!detail) throw new PageRefusal(404);
     const diffs = await commitDiff(ctx, project, detail.commit.sha);
     const c = detail.commit;
-    const files = diffs.map((d) => html`<section class="diff-file"><h3>${d.renamedFile ? `${d.oldPath} → ${d.newPath}` : d.newPath}
-<span class="muted">+${d.additions} −${d.deletions}</span></h3>${d.binary ? html`<p class="muted">Binary file</p>` : html`<pre class="diff">${diffLines(d.diff)}</pre>`}</section>`);
+    const files = diffFiles(diffs, diffViewOf(request.query));
     const body = html`<h1>${c.message.split('\n')[0]}</h1><p class="muted">Commit <code>${c.sha}</code> by ${c.author.name} ${timeAgo(c.author.date.toISOString())} ${statusBadge(detail.status)}</p>
 ${c.message.includes('\n') ? html`<pre class="message">${c.message.slice(c.message.indexOf('\n') + 1).trim()}</pre>` : ''}
 <p>Changes: <span class="add">+${detail.stats.additions}</span> <span class="del">−${detail.stats.deletions}</span></p>${files}`;
     return sendHtml(reply, 200, layout(pc, `Commit ${c.sha.slice(0, 8)} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'commits' }));
   });
-}
-
-/** A unified diff, each line classed (added, removed, hunk header). */
-export function diffLines(diff: string): Html {
-  return trusted(diff.split('\n').map((l) => {
-    const cls = l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : l.startsWith('@@') ? 'hunk' : '';
-    return `<span class="${cls}">${escapeHtml(l)}</span>`;
-  }).join('\n'));
 }

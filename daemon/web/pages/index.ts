@@ -14,6 +14,8 @@ import ciPages from './ci.js';
 import codePages from './code.js';
 import { html } from './html.js';
 import issuablePages from './issuables.js';
+import milestonePages from './milestones.js';
+import repositoryPages from './repository.js';
 import { forbiddenPage, layout, notFoundPage, sendHtml } from './layout.js';
 import peoplePages from './people.js';
 import { PageRefusal } from './scope.js';
@@ -59,4 +61,6 @@ export default async function webPages(app: FastifyInstance): Promise<void> {
   await app.register(codePages);
   await app.register(issuablePages);
   await app.register(ciPages);
+  await app.register(repositoryPages);
+  await app.register(milestonePages);
 }
