@@ -21,7 +21,7 @@ export interface PageContext {
 export interface ProjectNav {
   project: ProjectRow;
   path: string;
-  current: 'project' | 'files' | 'commits' | 'issues' | 'merge_requests' | 'pipelines';
+  current: 'project' | 'files' | 'commits' | 'branches' | 'issues' | 'milestones' | 'labels' | 'merge_requests' | 'pipelines';
 }
 
 function projectNav(n: ProjectNav): Html {
@@ -30,7 +30,10 @@ function projectNav(n: ProjectNav): Html {
     ['project', 'Project', '', true],
     ['files', 'Files', `/tree/${p.defaultBranch}`, true],
     ['commits', 'Commits', `/commits/${p.defaultBranch}`, true],
+    ['branches', 'Branches', '/branches', true],
     ['issues', 'Issues', '/issues', p.issuesEnabled],
+    ['milestones', 'Milestones', '/milestones', p.issuesEnabled || p.mergeRequestsEnabled],
+    ['labels', 'Labels', '/labels', p.issuesEnabled || p.mergeRequestsEnabled],
     ['merge_requests', 'Merge requests', '/merge_requests', p.mergeRequestsEnabled],
     ['pipelines', 'Pipelines', '/pipelines', p.buildsEnabled],
   ];

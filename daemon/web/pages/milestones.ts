@@ -27,7 +27,7 @@ export const labelColor = (color: string) => (/^#([0-9a-f]{3}|[0-9a-f]{6})$/i.te
 /** Registers the milestone and label pages. */
 export default async function milestonePages(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  const nav = (project: ProjectRow, p: P) => ({ project, path: `${p.namespace}/${p.project}`, current: 'issues' as const });
+  const nav = (project: ProjectRow, p: P, current: 'milestones' | 'labels' = 'milestones') => ({ project, path: `${p.namespace}/${p.project}`, current });
 
   // A label's colour swatch as an image of our own origin (the pages' CSP allows no inline style).
   app.get<{ Params: { color: string } }>('/-/assets/swatch/:color', { schema: { hide: true } }, async (request, reply) => {
@@ -87,6 +87,6 @@ ${milestone.description ? html`<div class="md description">${renderMarkdown(mile
         l.description ? html`<span class="muted">${l.description}</span>` : ''}</li>`;
     });
     const body = html`<h1>Labels</h1>${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="muted">No labels yet.</p>`}${pager(page, PER_PAGE, total)}`;
-    return sendHtml(reply, 200, layout(pc, `Labels · ${project.name}`, body, nav(project, request.params)));
+    return sendHtml(reply, 200, layout(pc, `Labels · ${project.name}`, body, nav(project, request.params, 'labels')));
   });
 }

@@ -28,7 +28,7 @@ export function commitItem(base: string, c: Pick<CommitInfo, 'sha' | 'message'> 
 /** Registers the branches, tags and compare pages. */
 export default async function repositoryPages(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
-  const nav = (project: ProjectRow, p: P) => ({ project, path: `${p.namespace}/${p.project}`, current: 'files' as const });
+  const nav = (project: ProjectRow, p: P) => ({ project, path: `${p.namespace}/${p.project}`, current: 'branches' as const });
 
   app.get<{ Params: P }>('/:namespace/:project/branches', { schema: { hide: true } }, async (request, reply) => {
     const pc = await pageContext(ctx, request);
