@@ -14,6 +14,7 @@ import ciPages from './ci.js';
 import codePages from './code.js';
 import { html } from './html.js';
 import issuablePages from './issuables.js';
+import livePages from './live.js';
 import milestonePages from './milestones.js';
 import repositoryPages from './repository.js';
 import { forbiddenPage, layout, notFoundPage, sendHtml } from './layout.js';
@@ -63,4 +64,5 @@ export default async function webPages(app: FastifyInstance): Promise<void> {
   await app.register(ciPages);
   await app.register(repositoryPages);
   await app.register(milestonePages);
+  await app.register(livePages);
 }

@@ -9,6 +9,8 @@ import { html, type Html } from './html.js';
 
 /** The content-security-policy of every page: nothing inline, nothing from elsewhere (Markdown images of other sites are links). */
 export const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/** The CSP of a page that follows a build or pipeline live: our one script file (/-/assets/live.js) and same-origin connections. */
+export const LIVE_CSP = `${PAGE_CSP}; script-src 'self'; connect-src 'self'`;
 
 /** What the layout needs to know about the request. */
 export interface PageContext {
@@ -43,7 +45,7 @@ function projectNav(n: ProjectNav): Html {
 }
 
 /** A whole page. */
-export function layout(pc: PageContext, title: string, body: Html, nav?: ProjectNav): Html {
+export function layout(pc: PageContext, title: string, body: Html, nav?: ProjectNav, opts: { live?: boolean } = {}): Html {
   const who = pc.viewer
     ? html`<a href="/${pc.viewer.username}">@${pc.viewer.username}</a>
 <form method="post" action="/users/sign_out" class="inline"><input type="hidden" name="authenticity_token" value="${pc.csrf ?? ''}"><button type="submit" class="link">Sign out</button></form>`
@@ -56,7 +58,8 @@ export function layout(pc: PageContext, title: string, body: Html, nav?: Project
 <title>${title} · Gantry</title>
 <link rel="stylesheet" href="/-/assets/web.css">
 <link rel="icon" href="/-/assets/favicon.svg" type="image/svg+xml">
-</head>
+${opts.live ? html`<script src="/-/assets/live.js" defer></script>
+` : ''}</head>
 <body>
 <header class="site"><a class="brand" href="/"><span class="mark" aria-hidden="true">G</span> Gantry</a><div class="who">${who}</div></header>
 ${nav ? projectNav(nav) : ''}
@@ -69,7 +72,7 @@ ${body}
 }
 
 /** Send a page. */
-export function sendHtml(reply: FastifyReply, status: number, page: Html): FastifyReply {
+export function sendHtml(reply: FastifyReply, status: number, page: Html, csp = PAGE_CSP): FastifyReply {
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
@@ -77,7 +80,7 @@ export function sendHtml(reply: FastifyReply, status: number, page: Html): Fasti
     .header('x-frame-options', 'DENY')
     .header('referrer-policy', 'same-origin')
     .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', PAGE_CSP)
+    .header('content-security-policy', csp)
     .send(page.text);
 }
 
