@@ -1,12 +1,13 @@
 /**
  * GitLab-flavoured Markdown for the pages: markdown-it (CommonMark, tables, fenced code, linkify) with a core rule of
- * our own for `#123` / `!45` / `@user` references and task lists, fenced code highlighted by highlight.js, and the
+ * our own for `#123` / `!45` / `@user` references, `:emoji:` and task lists, fenced code highlighted by highlight.js, and the
  * whole output sanitized by sanitize-html (raw HTML in the source is allowed only as far as the sanitizer lets it:
  * no script, no event handlers, no javascript:/data: URLs). Code files are highlighted the same way.
  */
 import hljs from 'highlight.js';
 import MarkdownIt from 'markdown-it';
 import sanitizeHtml from 'sanitize-html';
+import { replaceEmoji } from './emoji.js';
 import { escapeHtml, trusted, type Html } from './html.js';
 
 /** Where references point: the project's web path (`/ns/project`) and the root of the site. */
@@ -76,6 +77,14 @@ md.core.ruler.push('gitlab_references', (state) => {
       else children.push(t);
     }
     block.children = children;
+  }
+});
+
+// :emoji: in text (never in code spans, code blocks or link targets: only text tokens are rewritten).
+md.core.ruler.push('gitlab_emoji', (state) => {
+  for (const block of state.tokens) {
+    if (block.type !== 'inline' || !block.children) continue;
+    for (const t of block.children) if (t.type === 'text' && t.content.includes(':')) t.content = replaceEmoji(t.content);
   }
 });
 
