@@ -72,7 +72,8 @@ ${files}${readme}`;
   app.get<{ Params: P }>('/:namespace/:project/tree/*', { schema: { hide: true } }, async (request, reply) => {
     const pc = await pageContext(ctx, request);
     const t = await treePage(pc, request.params, null, request.params['*'] ?? '');
-    return sendHtml(reply, 200, layout(pc, `Files · ${t.project.name}`, t.body, { project: t.project, path: `${request.params.namespace}/${request.params.project}`, current: 'files' }));
+    const heading = html`<h1 class="sr">Files${t.at ? html` of ${t.at.ref}${t.at.path ? `/${t.at.path}` : ''}` : ''}</h1>`;
+    return sendHtml(reply, 200, layout(pc, `Files · ${t.project.name}`, html`${heading}${t.body}`, { project: t.project, path: `${request.params.namespace}/${request.params.project}`, current: 'files' }));
   });
 
   async function blobOf(pc: PageContext, params: P) {
@@ -96,7 +97,7 @@ ${files}${readme}`;
       content = html`<table class="code hljs"><tbody>${lines.map((l, i) => html`<tr id="L${i + 1}"><td class="ln"><a href="#L${i + 1}">${i + 1}</a></td><td class="line"><code>${l}</code></td></tr>`)}</tbody></table>`;
     }
     const rendered = isMarkdownName(name) && !looksBinary(blob.content) ? html`<div class="md">${renderMarkdown(blob.content.toString('utf8'), { projectPath: base })}</div>` : '';
-    const body = html`${crumbs(base, at.ref, at.path)}<p class="file-actions"><a href="${base}/raw/${at.ref}/${at.path}">Raw</a> · ${blob.size} bytes</p>${rendered}${content}`;
+    const body = html`<h1 class="sr">${at.path} at ${at.ref}</h1>${crumbs(base, at.ref, at.path)}<p class="file-actions"><a href="${base}/raw/${at.ref}/${at.path}">Raw</a> · ${blob.size} bytes</p>${rendered}${content}`;
     return sendHtml(reply, 200, layout(pc, `${name} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'files' }));
   });
 
