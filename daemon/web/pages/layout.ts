@@ -1,7 +1,7 @@
 /**
  * The layout of every page (a header with the sign-in state, the project's nav) and how a page is sent: text/html,
- * a strict content-security-policy (no script at all, styles from our own stylesheet), no framing, no caching of
- * pages that may be private.
+ * a strict content-security-policy (no script, styles from our own stylesheet; a page that follows a build or pipeline
+ * live loads our one script file, LIVE_CSP), no framing, no caching of pages that may be private.
  */
 import type { FastifyReply } from 'fastify';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
