@@ -87,6 +87,10 @@ describe('the build page of a running build', () => {
     expect(r.body).toContain('<script src="/-/assets/live.js" defer></script>');
     expect(r.body.match(/<script/g)).toHaveLength(1);
     expect(r.body).toContain('data-status-of="build"');
+    // no secret in the page: the build's token, the reader's API token or its session
+    expect(r.body).not.toContain(b.token);
+    expect(r.body).not.toContain(reporter.token);
+    expect(r.body).not.toContain(cookies[reporter.username]!.split('=')[1]!);
     expect(r.headers['content-security-policy']).toContain("script-src 'self'; connect-src 'self'");
     expect(r.headers['content-security-policy']).not.toContain('unsafe-inline');
     const js = await s.app.inject({ method: 'GET', url: '/-/assets/live.js' });
