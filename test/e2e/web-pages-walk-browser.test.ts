@@ -229,6 +229,7 @@ describe('live pages while gantry-runner runs the build', () => {
     await buildPage.waitForFunction(() => document.querySelector('pre.trace')?.textContent?.includes('middle-of-trace'), undefined, { timeout: 60_000 });
     expect(await buildPage.locator('pre.trace').textContent()).not.toContain('end-of-trace');
     expect((await call(tokens.reporter, 'GET', `/projects/${priv.id}/builds/${buildId}`)).body.status).toBe('running');
+    await expect(buildPage.locator('[data-status-of="build"]').textContent()).resolves.toBe('running');
     await pipelinePage.waitForFunction(() => document.querySelector('[data-status-of="pipeline"]')?.textContent === 'running', undefined, { timeout: 30_000 });
     if (SCREENSHOTS) await buildPage.screenshot({ path: join(ROOT, 'docs/screenshots/web-build-live.png') });
     // then the end, and the final status

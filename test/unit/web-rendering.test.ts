@@ -42,6 +42,11 @@ describe('Markdown', () => {
 describe('diffs', () => {
   const diff = '@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -10,2 +10,3 @@\n x\n+y\n z\n\\ No newline at end of file\n';
 
+  it('leaves out git\'s file header before the first hunk', () => {
+    const lines = parseUnified('--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n');
+    expect(lines.map((l) => [l.kind, l.text])).toEqual([['hunk', '@@ -0,0 +1 @@'], ['add', 'hello']]);
+  });
+
   it('numbers each line from the hunk headers', () => {
     expect(parseUnified(diff).map((l) => [l.kind, l.old, l.new])).toEqual([
       ['hunk', null, null], ['ctx', 1, 1], ['del', 2, null], ['add', null, 2], ['ctx', 3, 3],

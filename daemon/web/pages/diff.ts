@@ -29,9 +29,13 @@ export function parseUnified(diff: string): DiffLine[] {
   let n = 0;
   const lines = diff.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
+  let inHunk = false;
   for (const text of lines) {
     const h = HUNK.exec(text);
+    // git's file header (`--- a/x`, `+++ b/x`, `diff --git`, `index`) before the first hunk: the page's heading says it
+    if (!h && !inHunk) continue;
     if (h) {
+      inHunk = true;
       o = Number(h[1]);
       n = Number(h[2]);
       out.push({ kind: 'hunk', text, old: null, new: null });

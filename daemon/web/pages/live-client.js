@@ -44,6 +44,9 @@
     ws.onmessage = function (e) {
       if (typeof e.data !== 'string') {
         text += decoder.decode(new Uint8Array(e.data), { stream: true });
+        // trace bytes come only from a build that runs
+        var shown = document.querySelector('[data-status-of="build"]');
+        if (shown && (shown.textContent === 'pending' || shown.textContent === 'created')) setBadge(shown, 'running');
         return schedule();
       }
       var msg = JSON.parse(e.data);
