@@ -3,7 +3,7 @@
  * fenced code, sanitizing) and the diff views (line numbers, anchors, pairing of removed and added lines).
  */
 import { describe, expect, it } from 'vitest';
-import { diffTable, fileAnchor, parseUnified } from '../../daemon/web/pages/diff.js';
+import { diffFiles, diffTable, fileAnchor, parseUnified } from '../../daemon/web/pages/diff.js';
 import { renderMarkdown } from '../../daemon/web/pages/markdown.js';
 
 const md = (source: string) => renderMarkdown(source, { projectPath: '/grp/app' }).text;
@@ -68,5 +68,24 @@ describe('diffs', () => {
     expect(diffTable({ diff: '@@ -1 +1 @@\n-<b>\n+<script>x</script>\n', newPath: 'h.html' }, 'inline').text).toContain('&lt;script&gt;x&lt;/script&gt;');
     expect(diffTable({ diff: '', newPath: 'p.png', binary: true }, 'inline').text).toContain('Binary file');
     expect(diffTable({ diff: '', newPath: 'big', tooLarge: true }, 'parallel').text).toContain('too large');
+  });
+
+  it('a diff of many files is shown 50 files a page (?files_page=), the view kept across pages', () => {
+    const files = Array.from({ length: 120 }, (_, i) => ({
+      diff: `@@ -1 +1 @@\n-a${i}\n+b${i}\n`, oldPath: `f${i}.txt`, newPath: `f${i}.txt`, renamedFile: false, newFile: false, deletedFile: false,
+    }));
+    const first = diffFiles(files, {}).text;
+    expect(first.match(/class="diff-file"/g)).toHaveLength(50);
+    expect(first).toContain('Files 1–50 of 120');
+    expect(first).toContain('<a rel="next" href="?view=inline&amp;files_page=2">Next files ›</a>');
+    const second = diffFiles(files, { files_page: '2', view: 'parallel' }).text;
+    expect(second).toContain('Files 51–100 of 120');
+    expect(second).toContain(`id="${fileAnchor('f50.txt')}"`);
+    expect(second).not.toContain(`id="${fileAnchor('f49.txt')}"`);
+    expect(second).toContain('<a rel="prev" href="?view=parallel">‹ Previous files</a>');
+    expect(second).toContain('<a href="?view=inline&amp;files_page=2">Inline</a>');
+    // past the end: the last page; garbage: the first
+    expect(diffFiles(files, { files_page: '99' }).text).toContain('Files 101–120 of 120');
+    expect(diffFiles(files, { files_page: '-1' }).text).toContain('Files 1–50 of 120');
   });
 });

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { canProjectAsync } from '../../policy/permissions.js';
 import { commitDiff, commitDetail, listCommits, readableRepository } from '../../services/commits.js';
 import { looksBinary } from '../../services/repository-browse.js';
-import { diffFiles, diffViewOf } from './diff.js';
+import { diffFiles } from './diff.js';
 import { escapeHtml, html, pageNumber, pager, statusBadge, timeAgo, trusted, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { highlightLines, isMarkdownName, renderMarkdown } from './markdown.js';
@@ -136,7 +136,7 @@ ${files}${readme}`;
     if (!detail) throw new PageRefusal(404);
     const diffs = await commitDiff(ctx, project, detail.commit.sha);
     const c = detail.commit;
-    const files = diffFiles(diffs, diffViewOf(request.query));
+    const files = diffFiles(diffs, request.query);
     const body = html`<h1>${c.message.split('\n')[0]}</h1><p class="muted">Commit <code>${c.sha}</code> by ${c.author.name} ${timeAgo(c.author.date.toISOString())} ${statusBadge(detail.status)}</p>
 ${c.message.includes('\n') ? html`<pre class="message">${c.message.slice(c.message.indexOf('\n') + 1).trim()}</pre>` : ''}
 <p>Changes: <span class="add">+${detail.stats.additions}</span> <span class="del">−${detail.stats.deletions}</span></p>${files}`;

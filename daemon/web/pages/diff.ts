@@ -96,17 +96,32 @@ export function diffTable(d: Pick<FileDiff, 'diff' | 'newPath'> & { binary?: boo
     : html`<div class="diff-scroll"><table class="diff"><tbody>${inlineRows(anchor, lines)}</tbody></table></div>`;
 }
 
-/** Every file's diff with its heading (path, rename, +/-), and the inline/side-by-side switch above them. */
+/** Files of a diff shown a page (`?files_page=`): a 1,000-file change is 20 light pages, not one of megabytes. */
+export const DIFF_FILES_PER_PAGE = 50;
+
+/**
+ * Every file's diff with its heading (path, rename, +/-), one page of files (`?files_page=`), with the
+ * inline/side-by-side switch above them (`?view=`); each link keeps the other choice.
+ */
 export function diffFiles(
   files: (Pick<FileDiff, 'diff' | 'oldPath' | 'newPath' | 'renamedFile' | 'newFile' | 'deletedFile'> & { binary?: boolean; additions?: number; deletions?: number; tooLarge?: boolean })[],
-  view: DiffView, keep: Record<string, string> = {},
+  query: unknown,
 ): Html {
-  const link = (v: DiffView) => `?${new URLSearchParams({ ...keep, view: v }).toString()}`;
+  const view = diffViewOf(query);
+  const raw = (query as Record<string, unknown> | undefined)?.files_page;
+  const pages = Math.max(1, Math.ceil(files.length / DIFF_FILES_PER_PAGE));
+  const page = typeof raw === 'string' && /^\d{1,6}$/.test(raw) ? Math.min(Math.max(1, Number(raw)), pages) : 1;
+  const link = (v: DiffView, p = page) => `?${new URLSearchParams({ view: v, ...(p > 1 ? { files_page: String(p) } : {}) }).toString()}`;
   const toggle = html`<nav class="tabs diff-view" aria-label="Diff view"><a href="${link('inline')}"${view === 'inline' ? html` aria-current="page"` : ''}>Inline</a><a href="${link('parallel')}"${view === 'parallel' ? html` aria-current="page"` : ''}>Side-by-side</a></nav>`;
-  const items = files.map((d) => {
+  const shown = files.slice((page - 1) * DIFF_FILES_PER_PAGE, page * DIFF_FILES_PER_PAGE);
+  const items = shown.map((d) => {
     const stats = d.additions !== undefined ? html` <span class="muted"><span class="add">+${d.additions}</span> <span class="del">−${d.deletions ?? 0}</span></span>` : '';
     const what = d.newFile ? ' (new file)' : d.deletedFile ? ' (deleted)' : '';
     return html`<section class="diff-file" id="${fileAnchor(d.newPath)}"><h3><a href="#${fileAnchor(d.newPath)}">${d.renamedFile ? `${d.oldPath} → ${d.newPath}` : d.newPath}</a>${what}${stats}</h3>${diffTable(d, view)}</section>`;
   });
-  return html`${files.length ? toggle : ''}${items}`;
+  const pager = pages > 1
+    ? html`<nav class="pager" aria-label="Files">${page > 1 ? html`<a rel="prev" href="${link(view, page - 1)}">‹ Previous files</a>` : ''}<span>Files ${(page - 1) * DIFF_FILES_PER_PAGE + 1}–${(page - 1) * DIFF_FILES_PER_PAGE + shown.length} of ${files.length}</span>${
+      page < pages ? html`<a rel="next" href="${link(view, page + 1)}">Next files ›</a>` : ''}</nav>`
+    : '';
+  return html`${files.length ? toggle : ''}${pager}${items}${pager}`;
 }

@@ -132,9 +132,27 @@ const SANITIZE: sanitizeHtml.IOptions = {
   },
 };
 
+/**
+ * Rendered Markdown by project and source, the most recently used first out last: parsing and sanitizing cost about a
+ * millisecond a note, and an issue's notes are read far more often than written. The output depends only on the key,
+ * so an edited note is a new key and never reads a stale rendering.
+ */
+const RENDERED = new Map<string, string>();
+const RENDERED_MAX = 5000;
+const RENDERED_SOURCE_MAX = 32 * 1024;
+
 /** Markdown rendered and sanitized. */
 export function renderMarkdown(source: string, env: MarkdownContext = {}): Html {
-  return trusted(sanitizeHtml(md.render(source, { ...env }), SANITIZE));
+  if (source.length > RENDERED_SOURCE_MAX) return trusted(sanitizeHtml(md.render(source, { ...env }), SANITIZE));
+  const key = `${env.projectPath ?? ''}\0${source}`;
+  let out = RENDERED.get(key);
+  if (out !== undefined) RENDERED.delete(key);
+  else {
+    out = sanitizeHtml(md.render(source, { ...env }), SANITIZE);
+    if (RENDERED.size >= RENDERED_MAX) RENDERED.delete(RENDERED.keys().next().value!);
+  }
+  RENDERED.set(key, out);
+  return trusted(out);
 }
 
 /** Highlighted code (a language from the file name, when highlight.js knows it), one string per line. */

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { listBranchesWithRules, listTagsWithReleases } from '../../services/branches.js';
 import { compareRevisions } from '../../services/repository-browse.js';
 import { ApiError } from '../../errors.js';
-import { diffFiles, diffViewOf } from './diff.js';
+import { diffFiles } from './diff.js';
 import { html, pageNumber, pager, timeAgo, type Html } from './html.js';
 import { layout, sendHtml } from './layout.js';
 import { renderMarkdown } from './markdown.js';
@@ -83,11 +83,10 @@ export default async function repositoryPages(app: FastifyInstance): Promise<voi
       if (e instanceof ApiError && e.statusCode === 404) throw new PageRefusal(404);
       throw e;
     });
-    const view = diffViewOf(request.query);
     const body = html`<h1>Compare <code>${from}</code>…<code>${to}</code></h1>
 ${cmp.sameRef ? html`<p class="muted">These refs point at the same commit: nothing to compare.</p>` : html`
 <section aria-labelledby="cmp-commits"><h2 id="cmp-commits">${cmp.commits.length} commit${cmp.commits.length === 1 ? '' : 's'}</h2><ol class="list commits">${cmp.commits.map((c) => commitItem(base, c))}</ol></section>
-<section aria-labelledby="cmp-changes"><h2 id="cmp-changes">Changes (${cmp.diffs.length} file${cmp.diffs.length === 1 ? '' : 's'})</h2>${diffFiles(cmp.diffs, view)}</section>`}`;
+<section aria-labelledby="cmp-changes"><h2 id="cmp-changes">Changes (${cmp.diffs.length} file${cmp.diffs.length === 1 ? '' : 's'})</h2>${diffFiles(cmp.diffs, request.query)}</section>`}`;
     return sendHtml(reply, 200, layout(pc, `Compare ${from}...${to} · ${project.name}`, body, nav(project, request.params)));
   });
 }
