@@ -117,7 +117,8 @@ describe('every web_url the API prints', () => {
         expect(r.headers['content-type']).toBe('text/html; charset=utf-8');
         expect(r.headers['content-security-policy']).toContain("default-src 'none'");
         expect(r.headers['content-security-policy']).not.toContain('unsafe-inline');
-        expect(r.body).not.toMatch(/<script/i);
+        // (no script but the one file of the live pages: the pipeline and its build are still pending here)
+        expect(r.body.replace('<script src="/-/assets/live.js" defer></script>', '')).not.toMatch(/<script/i);
       }
     }
   });

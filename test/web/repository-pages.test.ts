@@ -256,3 +256,19 @@ describe('anonymous readers of a public project (8.13 anonymous_rules)', () => {
     }
   });
 });
+
+describe('a big folder', () => {
+  it('lists 200 entries a page (?page=), on the tree page and the project page', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 205; i++) files[`many/f${String(i).padStart(3, '0')}.txt`] = `${i}\n`;
+    await pushFiles(s.ctx, pub.id, cast.owner.id, files, { branch: 'big', from: 'master' });
+    const first = await page(`${pub.web_url}/tree/big/many`, 'owner');
+    expect(first.body.match(/<tr><td class="blob">/g)).toHaveLength(200);
+    expect(first.body).toContain('Page 1 of 2');
+    expect(first.body).toContain('f199.txt');
+    expect(first.body).not.toContain('f200.txt');
+    const second = await page(`${pub.web_url}/tree/big/many?page=2`, 'owner');
+    expect(second.body.match(/<tr><td class="blob">/g)).toHaveLength(5);
+    expect(second.body).toContain('f204.txt');
+  });
+});

@@ -15,6 +15,8 @@ import { pageContext } from './session.js';
 
 type P = { namespace: string; project: string; '*'?: string; sha?: string };
 const COMMITS_PER_PAGE = 40;
+/** Entries of a tree listed a page. */
+const TREE_PER_PAGE = 200;
 
 /** Breadcrumbs of a path in a ref. */
 function crumbs(base: string, ref: string, path: string): Html {
@@ -28,7 +30,7 @@ function crumbs(base: string, ref: string, path: string): Html {
 export default async function codePages(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
-  async function treePage(pc: PageContext, params: P, ref: string | null, rest: string) {
+  async function treePage(pc: PageContext, params: P, ref: string | null, rest: string, page = 1) {
     const project = await pageProject(ctx, pc, params.namespace, params.project, 'download_code');
     const base = `/${params.namespace}/${params.project}`;
     const repo = pageRepository(ctx, project);
@@ -36,8 +38,9 @@ export default async function codePages(app: FastifyInstance): Promise<void> {
     if (!at.sha) return { project, body: html`<p class="muted">This repository is empty.</p>`, entries: [] };
     const entries = await repo.readTree(at.sha, at.path);
     if (!entries) throw new PageRefusal(404);
-    const rows = entries.map((e) => html`<tr><td class="${e.type}">${e.type === 'tree' ? '📁' : '📄'}</td><td><a href="${base}/${e.type === 'tree' ? 'tree' : 'blob'}/${at.ref}/${e.path}">${e.name}</a></td></tr>`);
-    const body = html`${crumbs(base, at.ref, at.path)}<table class="tree"><thead><tr><th scope="col"><span class="sr">Type</span></th><th scope="col">Name</th></tr></thead><tbody>${rows}</tbody></table>`;
+    // a folder of thousands of entries is listed TREE_PER_PAGE at a time (`?page=`), folders first as git sorts them
+    const rows = entries.slice((page - 1) * TREE_PER_PAGE, page * TREE_PER_PAGE).map((e) => html`<tr><td class="${e.type}">${e.type === 'tree' ? '📁' : '📄'}</td><td><a href="${base}/${e.type === 'tree' ? 'tree' : 'blob'}/${at.ref}/${e.path}">${e.name}</a></td></tr>`);
+    const body = html`${crumbs(base, at.ref, at.path)}<table class="tree"><thead><tr><th scope="col"><span class="sr">Type</span></th><th scope="col">Name</th></tr></thead><tbody>${rows}</tbody></table>${pager(page, TREE_PER_PAGE, entries.length)}`;
     return { project, body, entries, at };
   }
 
@@ -53,7 +56,7 @@ export default async function codePages(app: FastifyInstance): Promise<void> {
     const sha = repo ? await repo.resolveRef(project.defaultBranch) : null;
     if (!code) files = html``;
     if (repo && sha) {
-      const tree = await treePage(pc, request.params, project.defaultBranch, '');
+      const tree = await treePage(pc, request.params, project.defaultBranch, '', pageNumber(request.query));
       files = tree.body;
       const entry = tree.entries.find((e) => e.type === 'blob' && /^readme(\.|$)/i.test(e.name));
       const blob = entry ? await repo.readFileAt(sha, entry.path) : null;
@@ -71,7 +74,7 @@ ${files}${readme}`;
 
   app.get<{ Params: P }>('/:namespace/:project/tree/*', { schema: { hide: true } }, async (request, reply) => {
     const pc = await pageContext(ctx, request);
-    const t = await treePage(pc, request.params, null, request.params['*'] ?? '');
+    const t = await treePage(pc, request.params, null, request.params['*'] ?? '', pageNumber(request.query));
     const heading = html`<h1 class="sr">Files${t.at ? html` of ${t.at.ref}${t.at.path ? `/${t.at.path}` : ''}` : ''}</h1>`;
     return sendHtml(reply, 200, layout(pc, `Files · ${t.project.name}`, html`${heading}${t.body}`, { project: t.project, path: `${request.params.namespace}/${request.params.project}`, current: 'files' }));
   });
