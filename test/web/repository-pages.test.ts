@@ -270,5 +270,5 @@ describe('a big folder', () => {
     const second = await page(`${pub.web_url}/tree/big/many?page=2`, 'owner');
     expect(second.body.match(/<tr><td class="blob">/g)).toHaveLength(5);
     expect(second.body).toContain('f204.txt');
-  });
+  }, 120_000);
 });
