@@ -159,6 +159,14 @@ describe('the merge request page', () => {
     for (const p of pipelines) expect(r.body).toContain(`href="/${priv.path_with_namespace}/pipelines/${p.id}"`);
   });
 
+  it('a push to the source branch shows in the changes at once (a new diff version, never the kept changes of the old)', async () => {
+    expect((await page(mr.web_url, 'reporter')).body).not.toContain('late-file.txt');
+    await pushFiles(s.ctx, priv.id, cast.owner.id, { 'late-file.txt': 'late\n' }, { branch: 'feature/x', message: 'A late change' });
+    const after = await page(mr.web_url, 'reporter');
+    expect(after.body).toContain('late-file.txt');
+    expect(after.body).toContain('A late change');
+  });
+
   it('a guest reads the merge request but not its pipelines (read_pipeline is reporter and up)', async () => {
     const r = await page(mr.web_url, 'guest');
     expect(r.statusCode).toBe(200);

@@ -12,14 +12,14 @@ import {
   countIssues, countNotesAsync, findReadableIssue, issueListQuery, issueNoteable, listIssues, listNotesAsync, type Noteable,
 } from '../../services/collaboration/index.js';
 import {
-  countMergeRequests, findReadableMergeRequest, listMergeRequests, mergeRequestChanges, mergeRequestNoteable,
+  countMergeRequests, findReadableMergeRequest, listMergeRequests, mergeRequestNoteable,
 } from '../../services/merge-requests/index.js';
 import type { AppContext } from '../../context.js';
 import { html, pageNumber, pager, statusBadge, timeAgo, type Html } from './html.js';
 import { layout, sendHtml } from './layout.js';
 import { renderMarkdown } from './markdown.js';
 import { diffFiles } from './diff.js';
-import { mergeRequestSections } from './merge-request-tabs.js';
+import { mergeRequestChangesKept, mergeRequestSections } from './merge-request-tabs.js';
 import { pageId, pageProject, PageRefusal } from './scope.js';
 import { pageContext } from './session.js';
 
@@ -128,7 +128,7 @@ ${await notesSection(ctx, issueNoteable(row), base, request.query)}`;
     const row = pc.viewer ? await findReadableMergeRequest(ctx, pc.viewer, project, found.id) : found;
     const [m] = await presentMergeRequests(ctx, pc.viewer, [row]);
     const base = `/${request.params.namespace}/${request.params.project}`;
-    const changes = await mergeRequestChanges(ctx, row, project);
+    const changes = await mergeRequestChangesKept(ctx, row, project);
     const files = diffFiles(changes.files, request.query);
     const body = html`<h1>${m!.title as string} <span class="muted">!${m!.iid as number}</span></h1>
 <p>${statusBadge(m!.state as string)} <code>${m!.source_branch as string}</code> → <code>${m!.target_branch as string}</code>, opened ${timeAgo(m!.created_at as string)} by ${author(m!)}</p>

@@ -7,7 +7,8 @@ import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { anonymousCanProject, canProjectAsync } from '../../policy/permissions.js';
-import { diffCommits, latestDiff, mergeRequestPipelines } from '../../services/merge-requests/index.js';
+import type { LimitedDiff } from '../../git/diff-stream.js';
+import { diffCommits, latestDiff, mergeRequestPipelines, versionChanges } from '../../services/merge-requests/index.js';
 import { html, statusBadge, timeAgo, type Html } from './html.js';
 import { commitItem } from './repository.js';
 
@@ -30,4 +31,27 @@ export async function mergeRequestSections(ctx: AppContext, viewer: UserRow | nu
       : html`<p class="muted">No pipelines for these commits.</p>`}</section>`
     : '';
   return html`${toc}${commitList}${pipelineList}`;
+}
+
+/**
+ * The changes of a merge request's latest diff version, as GET .../changes computes them, kept for the next readers:
+ * a version row is never changed (a push writes a new one), so its changes are the same until then, and a 1,000-file
+ * diff costs git a second or more to compute on every page view otherwise. The last CHANGES_KEPT versions are kept.
+ */
+const CHANGES = new Map<string, Promise<LimitedDiff>>();
+const CHANGES_KEPT = 16;
+
+export async function mergeRequestChangesKept(ctx: AppContext, mr: MergeRequestRow, target: ProjectRow): Promise<LimitedDiff> {
+  const diff = await latestDiff(ctx.data, mr.id);
+  if (!diff || !diff.headCommitSha) return versionChanges(ctx, diff, target);
+  const key = `${target.id}:${diff.id}`;
+  let changes = CHANGES.get(key);
+  if (changes) CHANGES.delete(key);
+  else {
+    changes = versionChanges(ctx, diff, target);
+    changes.catch(() => CHANGES.delete(key));
+    if (CHANGES.size >= CHANGES_KEPT) CHANGES.delete(CHANGES.keys().next().value!);
+  }
+  CHANGES.set(key, changes);
+  return changes;
 }
