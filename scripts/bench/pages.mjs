@@ -119,7 +119,10 @@ Paced load: ${RATE} requests a second for ${SECONDS} s (open loop, latency from 
 ${rows.map((r) => `| ${r.title} | ${r.load.p99} | ${r.floorLoad.p99} | ${r.alone.p50} / ${r.alone.p99} | ${r.vs.gantry} | ${r.vs.reference} | ${r.vs.ratio} | ${kb(r.w.html)} | ${kb(r.w.total)} | ${target(r)} |`).join('\n')}
 
 Errors (non-2xx) under paced load: ${rows.map((r) => `${r.title} ${r.load.errors}`).join(', ')}.
-The merge request page renders every file of the diff the API's changes route returns (within its limits), inline.`);
+The merge request page shows the first 50 files of its diff (inline; \`?files_page=\` for the rest, its changes kept per
+diff version), the tree its first 200 entries (\`?page=\`). Targets: p99 under 50 ms on SQLite is met alone at the median
+(5-13 ms) and by the tree under load, not by the others on this shared, overloaded machine (the floor's own p99 reached
+24-203 ms in the same run); every page but the big diff is under 100 KB.`);
   } finally {
     await daemon.stop();
     rmSync(work, { recursive: true, force: true });
