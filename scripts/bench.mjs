@@ -1,6 +1,7 @@
 // npm run bench [suite...]: runs the benchmark suites (default: all) against a freshly built gantryd and writes
 // the results into docs/benchmarks.md. Suites: api, git, ssh, ci, collaboration, merge-requests, startup; driver (better-sqlite3 against node:sqlite, no daemon);
 // drizzle (drizzle-orm's query builder against the data layer's SQL, no daemon);
+// pages (the web pages under load, and their weight);
 // the hardening suites fuzz (100,000 requests), crash (20 SIGKILL rounds) and soak (GANTRY_SOAK_MINUTES, default 60),
 // which run only when named, as do engines (every room's hot request on SQLite before/after the port and on PostgreSQL,
 // beside the floor; two daemons behind nginx) and migrate-db (a SQLite
@@ -8,7 +9,7 @@
 import { execSync } from 'node:child_process';
 import { ROOT } from './bench/lib.mjs';
 
-const suites = { api: () => import('./bench/api.mjs'), git: () => import('./bench/git.mjs'), ci: () => import('./bench/ci.mjs'), driver: () => import('./bench/driver.mjs'), drizzle: () => import('./bench/drizzle.mjs'), collaboration: () => import('./bench/collaboration.mjs'), 'merge-requests': () => import('./bench/merge-requests.mjs'), startup: () => import('./bench/startup.mjs'), ssh: () => import('./bench/ssh.mjs'), fuzz: () => import('./bench/fuzz.mjs'), crash: () => import('./bench/crash.mjs'), soak: () => import('./bench/soak.mjs'), engines: () => import('./bench/engines.mjs'), 'migrate-db': () => import('./bench/migrate-db.mjs') };
+const suites = { api: () => import('./bench/api.mjs'), git: () => import('./bench/git.mjs'), ci: () => import('./bench/ci.mjs'), driver: () => import('./bench/driver.mjs'), drizzle: () => import('./bench/drizzle.mjs'), collaboration: () => import('./bench/collaboration.mjs'), 'merge-requests': () => import('./bench/merge-requests.mjs'), startup: () => import('./bench/startup.mjs'), ssh: () => import('./bench/ssh.mjs'), fuzz: () => import('./bench/fuzz.mjs'), crash: () => import('./bench/crash.mjs'), soak: () => import('./bench/soak.mjs'), engines: () => import('./bench/engines.mjs'), 'migrate-db': () => import('./bench/migrate-db.mjs'), pages: () => import('./bench/pages.mjs') };
 const HARDENING = ['fuzz', 'crash', 'soak', 'engines', 'migrate-db'];
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const names = chosen.length ? chosen : Object.keys(suites).filter((n) => !HARDENING.includes(n));

@@ -24,3 +24,5 @@ try {
 // The stylesheet of the web pages (daemon/web/pages/index.ts serves it).
 mkdirSync(join(root, 'dist/daemon/web/pages'), { recursive: true });
 cpSync(join(root, 'daemon/web/pages/web.css'), join(root, 'dist/daemon/web/pages/web.css'));
+// ... and their one script (daemon/web/pages/live.ts serves it).
+cpSync(join(root, 'daemon/web/pages/live-client.js'), join(root, 'dist/daemon/web/pages/live-client.js'));

@@ -8,6 +8,10 @@
  *   answers to the upgrade request with a JSON body: 401 no/invalid/expired/revoked token, the API's 403/404 for a
  *   refused sudo, 404 no such build or the caller may not see it, 403 the caller sees the project but lacks read_build
  *   (404 for an unknown path under /-/live).
+ *   The web pages' build page follows the same socket: with no token, a same-origin upgrade (its Origin header names
+ *   this site: the Host it was sent to, or the external URL) authenticates by the pages' session cookie, or reads as an
+ *   anonymous reader of a public project (policy anonymousCanProject: public builds); a cross-site Origin never uses
+ *   the cookie (no cross-site WebSocket hijacking), so it is a 401 like any request without a token.
  *
  * Protocol (server -> client; the client sends nothing, pings are answered by ws):
  *   1. text  {"type":"status","build_id":N,"status":"running","trace_size":<bytes>}        first message
@@ -36,7 +40,9 @@ import type { UserRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
 import { authenticateAsync } from '../policy/authentication.js';
 import { parseQuery } from '../query-string.js';
-import { canProjectAsync } from '../policy/permissions.js';
+import { anonymousCanProject, canProjectAsync } from '../policy/permissions.js';
+import { SESSION_COOKIE } from '../oauth/browser.js';
+import { sessionUser } from '../services/oauth/index.js';
 import { findBuild, onBuildFinished } from '../services/builds.js';
 import { lookupProjectAsync } from '../services/projects.js';
 import { onTraceAppend, readTraceRange, TRACE_CHANNEL, tracePath, type TraceEvent } from '../services/traces.js';
@@ -193,6 +199,27 @@ function follow(ctx: AppContext, ws: WebSocket, build: CommitStatusRow, remote: 
   if (!ACTIVE.has(build.status)) finish(build);
 }
 
+/** Whether an upgrade comes from a page of this site: its Origin is the Host it was sent to, or the external URL's origin. */
+export function sameOrigin(ctx: AppContext, req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (!origin || origin === 'null') return false;
+  try {
+    const o = new URL(origin);
+    return (req.headers.host !== undefined && o.host === req.headers.host) || o.origin === new URL(ctx.externalUrl()).origin;
+  } catch {
+    return false;
+  }
+}
+
+/** The session cookie of an upgrade request (the first of the name), or undefined. */
+function sessionCookie(req: IncomingMessage): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
 /** Attach the live trace WebSocket endpoint to the daemon's HTTP server (once); returns a closer for shutdown. */
 export function attachLiveTrace(ctx: AppContext, server: Server): { close(): Promise<void> } {
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
@@ -212,13 +239,18 @@ export function attachLiveTrace(ctx: AppContext, server: Server): { close(): Pro
       return null;
     })
     : null;
-  /** Serve an authenticated upgrade: the build must exist and be readable by `user`. */
-  const admit = async (req: IncomingMessage, socket: Duplex, head: Buffer, buildId: number, user: UserRow) => {
+  /** Serve an authenticated upgrade: the build must exist and be readable by `user` (null: a page's anonymous reader). */
+  const admit = async (req: IncomingMessage, socket: Duplex, head: Buffer, buildId: number, user: UserRow | null) => {
     if (socket.destroyed) return;
     const build = await findBuild(ctx, buildId);
     const project = build ? await lookupProjectAsync(ctx, build.projectId) : null;
-    if (!build || !project || !(await canProjectAsync(ctx, user, 'read_project', project))) return refuse(socket, 404, 'Not Found');
-    if (!(await canProjectAsync(ctx, user, 'read_build', project))) return refuse(socket, 403, 'Forbidden');
+    if (!user) {
+      // as the pages answer an anonymous reader: what anonymous_rules do not grant needs a sign-in
+      if (!build || !project || !anonymousCanProject('read_build', project)) return refuse(socket, 401, 'Unauthorized');
+    } else {
+      if (!build || !project || !(await canProjectAsync(ctx, user, 'read_project', project))) return refuse(socket, 404, 'Not Found');
+      if (!(await canProjectAsync(ctx, user, 'read_build', project))) return refuse(socket, 403, 'Forbidden');
+    }
     if (socket.destroyed) return;
     wss.handleUpgrade(req, socket, head, (ws) => follow(ctx, ws, build, remote));
   };
@@ -235,9 +267,14 @@ export function attachLiveTrace(ctx: AppContext, server: Server): { close(): Pro
     const raw = req.url ?? '';
     const query = parseQuery(raw.includes('?') ? raw.slice(raw.indexOf('?') + 1) : '');
     authenticateAsync(ctx, { query, body: undefined, headers: req.headers }).then(
-      (user) => {
-        if (!user) return refuse(socket, 401, 'Unauthorized');
-        return admit(req, socket, head, Number(m[1]), user);
+      async (user) => {
+        if (user) return admit(req, socket, head, Number(m[1]), user);
+        if (!sameOrigin(ctx, req)) return refuse(socket, 401, 'Unauthorized');
+        // a page of this site: its session, or an anonymous reader when it has none (an ended session is a 401)
+        const cookie = sessionCookie(req);
+        const viewer = cookie ? await sessionUser(ctx, cookie) : null;
+        if (cookie && !viewer) return refuse(socket, 401, 'Unauthorized');
+        return admit(req, socket, head, Number(m[1]), viewer);
       },
       (e: unknown) => {
         // A refused sudo answers as on the API (403 not an admin, 404 no such user); anything else is ours.

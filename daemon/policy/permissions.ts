@@ -209,8 +209,9 @@ export async function canUpdateMergeRequestAsync(
 
 /** Whether the user reads every confidential issue of the project (admins, reporters and up). */
 export async function seesConfidentialIssuesAsync(
-  ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number, q: Queries = ctx.data,
+  ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, level?: number, q: Queries = ctx.data,
 ): Promise<boolean> {
+  if (!user) return false;
   return user.isAdmin || (level ?? (await projectAccessLevelAsync(ctx, user, project, q))) >= REPORTER;
 }
 
@@ -218,8 +219,9 @@ export async function seesConfidentialIssuesAsync(
  * SQL condition over an `issues` alias `i` of ONE project: the confidential issues the user may not read are left out
  * (admins, reporters and up see all; others their own and those assigned to them). The user id bound, booleans portable.
  */
-export async function confidentialIssuesWhereAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow, level?: number): Promise<SqlCondition> {
+export async function confidentialIssuesWhereAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, level?: number): Promise<SqlCondition> {
   if (await seesConfidentialIssuesAsync(ctx, user, project, level)) return { sql: 'TRUE', args: [] };
+  if (!user) return { sql: 'i.confidential = FALSE', args: [] };
   return { sql: '(i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ?)', args: [user.id, user.id] };
 }
 
@@ -272,6 +274,25 @@ export function readableTodosWhere(d: Dialect, user: UserRow): SqlCondition {
 export function mergeRequestProjectsWhere(d: Dialect, user: UserRow): SqlCondition {
   const visible = visibleProjectsWhere(d, user);
   return { sql: `SELECT p.id FROM projects p WHERE p.merge_requests_enabled = TRUE AND ${visible.sql}`, args: visible.args };
+}
+
+/** What an anonymous reader gets on a public project (8.13 ProjectPolicy#anonymous_rules; the API itself always needs a user). */
+const ANONYMOUS_PUBLIC = new Set<ProjectAbility>([
+  'read_project', 'read_board', 'read_label', 'read_milestone', 'read_project_member', 'read_merge_request', 'read_note',
+  'read_pipeline', 'read_commit_status', 'download_code', 'read_issue',
+]);
+
+/**
+ * Whether an anonymous reader (the web pages, git over HTTP) may do `ability` on `project`: the read abilities of
+ * anonymous_rules on a public project, read_build when its builds are public, less the disabled features.
+ */
+export function anonymousCanProject(ability: ProjectAbility, project: ProjectRow): boolean {
+  if (project.visibilityLevel !== PUBLIC) return false;
+  if (!project.buildsEnabled && BUILDS_FEATURE.has(ability)) return false;
+  if (!project.issuesEnabled && ISSUES_FEATURE.has(ability)) return false;
+  if (!project.mergeRequestsEnabled && MERGE_REQUESTS_FEATURE.has(ability)) return false;
+  if (!project.issuesEnabled && !project.mergeRequestsEnabled && LABELS_MILESTONES_FEATURE.has(ability)) return false;
+  return ANONYMOUS_PUBLIC.has(ability) || (ability === 'read_build' && project.publicBuilds);
 }
 
 /** Whether an anonymous caller may read a project's code (git over HTTP only; the API always needs a user). */

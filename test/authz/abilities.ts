@@ -56,9 +56,10 @@ export type Rule =
   | { kind: 'requester'; admin: boolean }
   /**
    * A web page (issue 24): its credential is the browser session, never an API token, so every caller of the matrix
-   * (tokens) is a browser without one: the code of public projects answers 200 (`code`, as git over HTTP's anonymous
-   * reads), anything else sends the browser to /users/sign_in (302), existing or not. Pages with a session:
-   * test/web/pages.test.ts.
+   * (tokens) is a browser without one: what 8.13's anonymous_rules let anyone read of a public project answers 200
+   * (`code`: its code, as git over HTTP's anonymous reads, and its issues, merge requests, pipelines, milestones and
+   * labels; builds only when public, which the world's are not), anything else sends the browser to /users/sign_in
+   * (302), existing or not. Pages with a session: test/web/pages.test.ts, test/web/repository-pages.test.ts.
    */
   | { kind: 'page'; code?: boolean };
 
@@ -204,6 +205,8 @@ export const ABILITIES = {
   git_push_protected: { kind: 'git', level: MASTER, partly: { level: DEVELOPER, status: 200 } },
   web_read_project: { kind: 'web', level: GUEST, visible: true },
   page_code: { kind: 'page', code: true },
+  /** a page a public project shows anyone (8.13 anonymous_rules): the same answers as page_code */
+  page_public: { kind: 'page', code: true },
   page: { kind: 'page' },
   /** A page's form posted without its CSRF token (sign-in, sign-out): 422, nothing done. */
   page_form: { kind: 'foreign', status: 422 },

@@ -620,12 +620,12 @@ export const POLICY_TABLE: Row[] = [
   { method: 'GET', path: '/:namespace/:project/{*}', variant: 'raw', ability: 'page_code', params: (c) => ({ ...PAGE_PROJECT(c), '*': 'raw/master/README.md' }) },
   { method: 'GET', path: '/:namespace/:project/{*}', variant: 'commits', ability: 'page_code', params: (c) => ({ ...PAGE_PROJECT(c), '*': 'commits/master' }) },
   { method: 'GET', path: '/:namespace/:project/commit/:sha', ability: 'page_code', params: PAGE_PROJECT },
-  { method: 'GET', path: '/:namespace/:project/issues', ability: 'page', params: PAGE_PROJECT },
-  { method: 'GET', path: '/:namespace/:project/issues/:iid', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), iid: 1 }) },
-  { method: 'GET', path: '/:namespace/:project/merge_requests', ability: 'page', params: PAGE_PROJECT },
-  { method: 'GET', path: '/:namespace/:project/merge_requests/:iid', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), iid: 1 }) },
-  { method: 'GET', path: '/:namespace/:project/pipelines', ability: 'page', params: PAGE_PROJECT },
-  { method: 'GET', path: '/:namespace/:project/pipelines/:id', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), id: c.p.pipelineId }) },
+  { method: 'GET', path: '/:namespace/:project/issues', ability: 'page_public', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/issues/:iid', ability: 'page_public', params: (c) => ({ ...PAGE_PROJECT(c), iid: 1 }) },
+  { method: 'GET', path: '/:namespace/:project/merge_requests', ability: 'page_public', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/merge_requests/:iid', ability: 'page_public', params: (c) => ({ ...PAGE_PROJECT(c), iid: 1 }) },
+  { method: 'GET', path: '/:namespace/:project/pipelines', ability: 'page_public', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/pipelines/:id', ability: 'page_public', params: (c) => ({ ...PAGE_PROJECT(c), id: c.p.pipelineId }) },
   { method: 'GET', path: '/:namespace/:project/builds/:id', ability: 'page', params: (c) => ({ ...PAGE_PROJECT(c), id: c.p.buildId }) },
   // the writing half (forms, dashboard, profile): GETs send a browser without a session to sign in, every POST without
   // the session's CSRF token is 422 and changes nothing. Each role's answers with a session: test/web/forms.test.ts.
@@ -650,6 +650,16 @@ export const POLICY_TABLE: Row[] = [
     'merge_requests/:iid/merge', 'merge_requests/:iid/notes', 'merge_requests/:iid/reopen'].map((tail) => ({
     method: 'POST' as const, path: `/:namespace/:project/${tail}`, ability: 'page_form' as const, params: (c: Cell) => ({ ...PAGE_PROJECT(c), iid: 1 }),
   })),
+  { method: 'GET', path: '/:namespace/:project/pipelines/:id/status.json', ability: 'page_public', params: (c) => ({ ...PAGE_PROJECT(c), id: c.p.pipelineId }) },
+  { method: 'GET', path: '/:namespace/:project/branches', ability: 'page_code', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/tags', ability: 'page_code', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/compare', ability: 'page_code', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/compare/{*}', ability: 'page_code', params: (c) => ({ ...PAGE_PROJECT(c), '*': 'master...master' }) },
+  { method: 'GET', path: '/:namespace/:project/milestones', ability: 'page_public', params: PAGE_PROJECT },
+  { method: 'GET', path: '/:namespace/:project/milestones/:iid', ability: 'page_public', params: (c) => ({ ...PAGE_PROJECT(c), iid: 1 }) },
+  { method: 'GET', path: '/:namespace/:project/labels', ability: 'page_public', params: PAGE_PROJECT },
+  { method: 'GET', path: '/-/assets/live.js', ability: 'public' },
+  { method: 'GET', path: '/-/assets/swatch/:color', ability: 'public', params: () => ({ color: 'd9534f.svg' }) },
 ];
 
 /** A new system hook (made by root). */

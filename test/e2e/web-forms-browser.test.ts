@@ -4,7 +4,7 @@
  * SSH key, create a personal access token (shown once, working on the API) and revoke it, create an issue, comment,
  * close and reopen it, create a merge request from a branch, set it to merge when the pipeline succeeds and cancel
  * that, merge it; cancel, play and retry builds and a pipeline. No script runs in any page (the CSP allows none).
- * With GANTRY_SCREENSHOTS=1 it writes docs/screenshots/web-new-merge-request.png, web-merge-request.png and
+ * With GANTRY_SCREENSHOTS=1 it writes docs/screenshots/web-new-merge-request.png, web-merge-request-merge.png and
  * web-dashboard.png.
  */
 import { join } from 'node:path';
@@ -120,7 +120,7 @@ describe('the page forms in Chromium', () => {
     await submit(page, 'Comment');
     expect((await get(`/projects/${project.id}/merge_requests/${mr.id}/notes`)).map((n: { body: string }) => n.body)).toContain('Curiouser and curiouser');
     expect(await page.getByLabel('Merge when the pipeline succeeds').isChecked()).toBe(true);
-    if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs/screenshots/web-merge-request.png'), fullPage: true });
+    if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs/screenshots/web-merge-request-merge.png'), fullPage: true });
     await submit(page, 'Merge');
     expect((await get(`/projects/${project.id}/merge_requests/${mr.id}`)).merge_when_build_succeeds).toBe(true);
     await submit(page, 'Cancel automatic merge');

@@ -27,7 +27,8 @@ export type IssueListScope =
 /** The filters of the three issue lists (already parsed: unknown order/sort values fall back to the defaults). */
 export interface IssueListFilter {
   scope: IssueListScope;
-  viewer: UserRow;
+  /** null: an anonymous reader of a public project's page (project scope only; other scopes then match nothing). */
+  viewer: UserRow | null;
   /** opened or closed; anything else lists every state. */
   state?: string;
   labels?: string[];
@@ -56,18 +57,18 @@ async function whereOf(ctx: AppContext, f: IssueListFilter, level?: number): Pro
     case 'group':
       parts.push('i.project_id IN (SELECT g.id FROM projects g WHERE g.namespace_id = ?)');
       values.push(f.scope.groupId);
-      add(readableIssuesWhere(d, f.viewer));
+      add(f.viewer ? readableIssuesWhere(d, f.viewer) : { sql: 'FALSE', args: [] });
       break;
     case 'author':
       parts.push('i.author_id = ?');
       values.push(f.scope.userId);
       // The author always reads their own confidential issues; the project must still be readable with issues on.
-      add(readableIssuesWhere(d, f.viewer));
+      add(f.viewer ? readableIssuesWhere(d, f.viewer) : { sql: 'FALSE', args: [] });
       break;
     case 'assignee':
       parts.push('i.assignee_id = ?');
       values.push(f.scope.userId);
-      add(readableIssuesWhere(d, f.viewer));
+      add(f.viewer ? readableIssuesWhere(d, f.viewer) : { sql: 'FALSE', args: [] });
       break;
   }
   if (f.state === 'opened' || f.state === 'closed') {
@@ -114,6 +115,7 @@ async function countFromCounters(ctx: AppContext, q: Queries, f: IssueListFilter
   const stateArgs = state ? [state] : [];
   const sum = async (sql: string, args: unknown[]) => Number((await q.get<{ n: number | null }>(sql, args))?.n ?? 0);
   if (f.scope.kind === 'author') {
+    if (!f.viewer) return 0;
     const projects = issueProjectsWhere(q.dialect, f.viewer);
     return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.author_id = ?${stateSql} AND c.project_id IN (${projects.sql})`,
       [f.scope.userId, ...stateArgs, ...projects.args]);
@@ -126,7 +128,7 @@ async function countFromCounters(ctx: AppContext, q: Queries, f: IssueListFilter
   const own = await sum(
     `SELECT COUNT(*) AS n FROM issues i WHERE i.deleted_at IS NULL AND i.confidential = TRUE AND i.project_id = ?${state ? ' AND i.state = ?' : ''}
        AND (i.author_id = ? OR i.assignee_id = ?)`,
-    [project.id, ...stateArgs, f.viewer.id, f.viewer.id],
+    [project.id, ...stateArgs, f.viewer?.id ?? null, f.viewer?.id ?? null],
   );
   return open + own;
 }

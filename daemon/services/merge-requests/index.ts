@@ -9,3 +9,4 @@ export * from './closes-issues.js';
 export * from './write.js';
 export * from './refresh.js';
 export * from './lists.js';
+export * from './pipelines.js';

@@ -8,7 +8,9 @@ import { findProjectBuild, latestPipelineBuilds } from '../../services/builds.js
 import { countPipelines, findProjectPipeline, listPipelines, pipelineListFilter } from '../../services/pipelines.js';
 import { readTrace } from '../../services/traces.js';
 import { html, pageNumber, pager, statusBadge, timeAgo } from './html.js';
-import { layout, sendHtml } from './layout.js';
+import { layout, LIVE_CSP, PAGE_CSP, sendHtml } from './layout.js';
+import { LIVE_STATUSES } from './live.js';
+import { liveTracePath } from '../../live/trace.js';
 import { pageId, pageProject, PageRefusal } from './scope.js';
 import { buildActions, pipelineActions } from './ci-forms.js';
 import { pageContext } from './session.js';
@@ -53,13 +55,14 @@ export default async function ciPages(app: FastifyInstance): Promise<void> {
     const base = `/${request.params.namespace}/${request.params.project}`;
     const builds = await latestPipelineBuilds(ctx.data, pipeline.id);
     const stages = [...new Set(builds.map((b) => b.stage ?? ''))];
-    const body = html`<h1>Pipeline #${pipeline.id} ${statusBadge(pipeline.status)}</h1>
+    const live = LIVE_STATUSES.has(pipeline.status);
+    const body = html`<h1>Pipeline #${pipeline.id} ${statusBadge(pipeline.status, 'pipeline')}</h1>${live ? html`<p hidden data-status-url="${base}/pipelines/${pipeline.id}/status.json"></p>` : ''}
 <p class="muted">${pipeline.ref ?? ''} · <a href="${base}/commit/${pipeline.sha}"><code>${pipeline.sha.slice(0, 8)}</code></a> ${pipeline.commitMessage ? html`· ${pipeline.commitMessage.split('\n')[0]}` : ''} · ${timeAgo(pipeline.createdAt)}</p>
 ${pipeline.yamlErrors ? html`<p class="alert">${pipeline.yamlErrors}</p>` : ''}
 ${stages.map((s) => html`<section><h2>${s || 'builds'}</h2><ul class="list">${builds.filter((b) => (b.stage ?? '') === s).map((b) => html`<li>${
-      b.type === 'build' ? html`<a href="${base}/builds/${b.id}">${b.name ?? ''}</a>` : html`${b.name ?? ''}`} ${statusBadge(b.status)}</li>`)}</ul></section>`)}
+      b.type === 'build' ? html`<a href="${base}/builds/${b.id}">${b.name ?? ''}</a>` : html`${b.name ?? ''}`} ${statusBadge(b.status, `build-${b.id}`)}</li>`)}</ul></section>`)}
 ${await pipelineActions(ctx, pc, project, pipeline, base)}`;
-    return sendHtml(reply, 200, layout(pc, `Pipeline #${pipeline.id} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'pipelines' }));
+    return sendHtml(reply, 200, layout(pc, `Pipeline #${pipeline.id} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'pipelines' }, { live }), live ? LIVE_CSP : PAGE_CSP);
   });
 
   app.get<{ Params: P }>('/:namespace/:project/builds/:id', { schema: { hide: true } }, async (request, reply) => {
@@ -71,11 +74,14 @@ ${await pipelineActions(ctx, pc, project, pipeline, base)}`;
     const raw = await readTrace(ctx, build);
     const cut = raw && raw.length > MAX_TRACE_BYTES;
     const trace = raw ? plainTrace((cut ? raw.subarray(raw.length - MAX_TRACE_BYTES) : raw).toString('utf8')) : '';
-    const body = html`<h1>Build #${build.id}: ${build.name ?? ''} ${statusBadge(build.status)}</h1>
+    const live = LIVE_STATUSES.has(build.status);
+    const body = html`<h1>Build #${build.id}: ${build.name ?? ''} ${statusBadge(build.status, 'build')}</h1>
 <p class="muted">Stage ${build.stage ?? ''} · ${build.ref ?? ''} · <a href="${base}/pipelines/${build.pipelineId}">Pipeline #${build.pipelineId}</a> · ${timeAgo(build.createdAt)}</p>
 ${cut ? html`<p class="muted">Showing the last ${MAX_TRACE_BYTES} bytes of the trace.</p>` : ''}
 ${await buildActions(ctx, pc, project, build, base)}
-${trace ? html`<pre class="trace" aria-label="Trace">${trace}</pre>` : html`<p class="muted">No trace yet.</p>`}`;
-    return sendHtml(reply, 200, layout(pc, `Build #${build.id} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'pipelines' }));
+${live ? html`<p id="live-state" class="muted" aria-live="polite">This build is ${build.status}: reload for more, or let the page follow it.</p>
+<pre class="trace" aria-label="Trace" data-live-trace="${liveTracePath(build.id)}">${trace}</pre>`
+    : trace ? html`<pre class="trace" aria-label="Trace">${trace}</pre>` : html`<p class="muted">No trace yet.</p>`}`;
+    return sendHtml(reply, 200, layout(pc, `Build #${build.id} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'pipelines' }, { live }), live ? LIVE_CSP : PAGE_CSP);
   });
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { canProjectAsync } from '../../policy/permissions.js';
 import { commitDiff, commitDetail, listCommits, readableRepository } from '../../services/commits.js';
 import { looksBinary } from '../../services/repository-browse.js';
+import { diffFiles } from './diff.js';
 import { escapeHtml, html, pageNumber, pager, statusBadge, timeAgo, trusted, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { highlightLines, isMarkdownName, renderMarkdown } from './markdown.js';
@@ -14,6 +15,8 @@ import { pageContext } from './session.js';
 
 type P = { namespace: string; project: string; '*'?: string; sha?: string };
 const COMMITS_PER_PAGE = 40;
+/** Entries of a tree listed a page. */
+const TREE_PER_PAGE = 200;
 
 /** Breadcrumbs of a path in a ref. */
 function crumbs(base: string, ref: string, path: string): Html {
@@ -27,7 +30,7 @@ function crumbs(base: string, ref: string, path: string): Html {
 export default async function codePages(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
-  async function treePage(pc: PageContext, params: P, ref: string | null, rest: string) {
+  async function treePage(pc: PageContext, params: P, ref: string | null, rest: string, page = 1) {
     const project = await pageProject(ctx, pc, params.namespace, params.project, 'download_code');
     const base = `/${params.namespace}/${params.project}`;
     const repo = pageRepository(ctx, project);
@@ -35,8 +38,9 @@ export default async function codePages(app: FastifyInstance): Promise<void> {
     if (!at.sha) return { project, body: html`<p class="muted">This repository is empty.</p>`, entries: [] };
     const entries = await repo.readTree(at.sha, at.path);
     if (!entries) throw new PageRefusal(404);
-    const rows = entries.map((e) => html`<tr><td class="${e.type}">${e.type === 'tree' ? '📁' : '📄'}</td><td><a href="${base}/${e.type === 'tree' ? 'tree' : 'blob'}/${at.ref}/${e.path}">${e.name}</a></td></tr>`);
-    const body = html`${crumbs(base, at.ref, at.path)}<table class="tree"><thead><tr><th scope="col"><span class="sr">Type</span></th><th scope="col">Name</th></tr></thead><tbody>${rows}</tbody></table>`;
+    // a folder of thousands of entries is listed TREE_PER_PAGE at a time (`?page=`), folders first as git sorts them
+    const rows = entries.slice((page - 1) * TREE_PER_PAGE, page * TREE_PER_PAGE).map((e) => html`<tr><td class="${e.type}">${e.type === 'tree' ? '📁' : '📄'}</td><td><a href="${base}/${e.type === 'tree' ? 'tree' : 'blob'}/${at.ref}/${e.path}">${e.name}</a></td></tr>`);
+    const body = html`${crumbs(base, at.ref, at.path)}<table class="tree"><thead><tr><th scope="col"><span class="sr">Type</span></th><th scope="col">Name</th></tr></thead><tbody>${rows}</tbody></table>${pager(page, TREE_PER_PAGE, entries.length)}`;
     return { project, body, entries, at };
   }
 
@@ -52,7 +56,7 @@ export default async function codePages(app: FastifyInstance): Promise<void> {
     const sha = repo ? await repo.resolveRef(project.defaultBranch) : null;
     if (!code) files = html``;
     if (repo && sha) {
-      const tree = await treePage(pc, request.params, project.defaultBranch, '');
+      const tree = await treePage(pc, request.params, project.defaultBranch, '', pageNumber(request.query));
       files = tree.body;
       const entry = tree.entries.find((e) => e.type === 'blob' && /^readme(\.|$)/i.test(e.name));
       const blob = entry ? await repo.readFileAt(sha, entry.path) : null;
@@ -70,8 +74,9 @@ ${files}${readme}`;
 
   app.get<{ Params: P }>('/:namespace/:project/tree/*', { schema: { hide: true } }, async (request, reply) => {
     const pc = await pageContext(ctx, request);
-    const t = await treePage(pc, request.params, null, request.params['*'] ?? '');
-    return sendHtml(reply, 200, layout(pc, `Files · ${t.project.name}`, t.body, { project: t.project, path: `${request.params.namespace}/${request.params.project}`, current: 'files' }));
+    const t = await treePage(pc, request.params, null, request.params['*'] ?? '', pageNumber(request.query));
+    const heading = html`<h1 class="sr">Files${t.at ? html` of ${t.at.ref}${t.at.path ? `/${t.at.path}` : ''}` : ''}</h1>`;
+    return sendHtml(reply, 200, layout(pc, `Files · ${t.project.name}`, html`${heading}${t.body}`, { project: t.project, path: `${request.params.namespace}/${request.params.project}`, current: 'files' }));
   });
 
   async function blobOf(pc: PageContext, params: P) {
@@ -95,7 +100,7 @@ ${files}${readme}`;
       content = html`<table class="code hljs"><tbody>${lines.map((l, i) => html`<tr id="L${i + 1}"><td class="ln"><a href="#L${i + 1}">${i + 1}</a></td><td class="line"><code>${l}</code></td></tr>`)}</tbody></table>`;
     }
     const rendered = isMarkdownName(name) && !looksBinary(blob.content) ? html`<div class="md">${renderMarkdown(blob.content.toString('utf8'), { projectPath: base })}</div>` : '';
-    const body = html`${crumbs(base, at.ref, at.path)}<p class="file-actions"><a href="${base}/raw/${at.ref}/${at.path}">Raw</a> · ${blob.size} bytes</p>${rendered}${content}`;
+    const body = html`<h1 class="sr">${at.path} at ${at.ref}</h1>${crumbs(base, at.ref, at.path)}<p class="file-actions"><a href="${base}/raw/${at.ref}/${at.path}">Raw</a> · ${blob.size} bytes</p>${rendered}${content}`;
     return sendHtml(reply, 200, layout(pc, `${name} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'files' }));
   });
 
@@ -134,19 +139,10 @@ ${files}${readme}`;
     if (!detail) throw new PageRefusal(404);
     const diffs = await commitDiff(ctx, project, detail.commit.sha);
     const c = detail.commit;
-    const files = diffs.map((d) => html`<section class="diff-file"><h3>${d.renamedFile ? `${d.oldPath} → ${d.newPath}` : d.newPath}
-<span class="muted">+${d.additions} −${d.deletions}</span></h3>${d.binary ? html`<p class="muted">Binary file</p>` : html`<pre class="diff">${diffLines(d.diff)}</pre>`}</section>`);
+    const files = diffFiles(diffs, request.query);
     const body = html`<h1>${c.message.split('\n')[0]}</h1><p class="muted">Commit <code>${c.sha}</code> by ${c.author.name} ${timeAgo(c.author.date.toISOString())} ${statusBadge(detail.status)}</p>
 ${c.message.includes('\n') ? html`<pre class="message">${c.message.slice(c.message.indexOf('\n') + 1).trim()}</pre>` : ''}
 <p>Changes: <span class="add">+${detail.stats.additions}</span> <span class="del">−${detail.stats.deletions}</span></p>${files}`;
     return sendHtml(reply, 200, layout(pc, `Commit ${c.sha.slice(0, 8)} · ${project.name}`, body, { project, path: `${request.params.namespace}/${request.params.project}`, current: 'commits' }));
   });
-}
-
-/** A unified diff, each line classed (added, removed, hunk header). */
-export function diffLines(diff: string): Html {
-  return trusted(diff.split('\n').map((l) => {
-    const cls = l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : l.startsWith('@@') ? 'hunk' : '';
-    return `<span class="${cls}">${escapeHtml(l)}</span>`;
-  }).join('\n'));
 }

@@ -70,5 +70,6 @@ export function pager(page: number, perPage: number, total: number, extra: Recor
 <span>Page ${page} of ${pages}</span>${page < pages ? html`<a rel="next" href="${link(page + 1)}">Next ›</a>` : ''}</nav>`;
 }
 
-/** A status badge (pipelines, builds, commits). */
-export const statusBadge = (status: string | null | undefined) => (status ? html`<span class="status status-${status.replace(/[^a-z_]/g, '')}">${status}</span>` : html``);
+/** A status badge (pipelines, builds, commits); `of` names what it shows for the live script (`pipeline`, `build`, `build-N`). */
+export const statusBadge = (status: string | null | undefined, of?: string) =>
+  (status ? html`<span class="status status-${status.replace(/[^a-z_]/g, '')}"${of ? html` data-status-of="${of}"` : ''}>${status}</span>` : html``);

@@ -17,6 +17,9 @@ import dashboardPages from './dashboard.js';
 import { html } from './html.js';
 import issuableForms from './issuable-forms.js';
 import issuablePages from './issuables.js';
+import livePages from './live.js';
+import milestonePages from './milestones.js';
+import repositoryPages from './repository.js';
 import { forbiddenPage, layout, notFoundPage, sendHtml } from './layout.js';
 import peoplePages from './people.js';
 import profilePages from './profile.js';
@@ -68,4 +71,7 @@ export default async function webPages(app: FastifyInstance): Promise<void> {
   await app.register(ciForms);
   await app.register(dashboardPages);
   await app.register(profilePages);
+  await app.register(repositoryPages);
+  await app.register(milestonePages);
+  await app.register(livePages);
 }

@@ -12,13 +12,14 @@ import {
   countIssues, countNotesAsync, findReadableIssue, issueListQuery, issueNoteable, listIssues, listNotesAsync, type Noteable,
 } from '../../services/collaboration/index.js';
 import {
-  countMergeRequests, findReadableMergeRequest, listMergeRequests, mergeRequestChanges, mergeRequestNoteable,
+  countMergeRequests, findReadableMergeRequest, listMergeRequests, mergeRequestNoteable,
 } from '../../services/merge-requests/index.js';
 import type { AppContext } from '../../context.js';
 import { html, pageNumber, pager, statusBadge, timeAgo, type Html } from './html.js';
 import { layout, sendHtml } from './layout.js';
 import { renderMarkdown } from './markdown.js';
-import { diffLines } from './code.js';
+import { diffFiles } from './diff.js';
+import { mergeRequestChangesKept, mergeRequestSections } from './merge-request-tabs.js';
 import { pageId, pageProject, PageRefusal } from './scope.js';
 import { issueActions, mergeRequestActions, newIssuableLink } from './issuable-forms.js';
 import { pageContext } from './session.js';
@@ -64,17 +65,18 @@ export default async function issuablePages(app: FastifyInstance): Promise<void>
   const { ctx } = app;
   const nav = (project: ProjectRow, p: P, current: 'issues' | 'merge_requests') => ({ project, path: `${p.namespace}/${p.project}`, current });
 
-  async function issueByIid(viewer: UserRow, project: ProjectRow, iid: number) {
+  async function issueByIid(viewer: UserRow | null, project: ProjectRow, iid: number) {
     const lq = await issueListQuery(ctx, { scope: { kind: 'project', project }, viewer, iids: [iid] });
     const [row] = await listIssues(ctx, ctx.data, lq, 1, 0);
     if (!row) throw new PageRefusal(404);
-    return findReadableIssue(ctx, viewer, project, row.id);
+    // (anonymous: pageProject granted read_issue on a public project and the list left confidential issues out)
+    return viewer ? findReadableIssue(ctx, viewer, project, row.id) : row;
   }
 
   app.get<{ Params: P }>('/:namespace/:project/issues', { schema: { hide: true } }, async (request, reply) => {
     const pc = await pageContext(ctx, request);
     const project = await pageProject(ctx, pc, request.params.namespace, request.params.project, 'read_issue');
-    const viewer = pc.viewer!;
+    const viewer = pc.viewer;
     const state = stateOf(request.query);
     const page = pageNumber(request.query);
     const lq = await issueListQuery(ctx, { scope: { kind: 'project', project }, viewer, state, orderBy: 'created_at', sort: 'desc' });
@@ -91,7 +93,7 @@ export default async function issuablePages(app: FastifyInstance): Promise<void>
     const pc = await pageContext(ctx, request);
     const project = await pageProject(ctx, pc, request.params.namespace, request.params.project, 'read_issue');
     // (an issue the caller may not read: findReadableIssue's 404, the API's answer, shown as the 404 page)
-    const row = await issueByIid(pc.viewer!, project, pageId(request.params.iid!));
+    const row = await issueByIid(pc.viewer, project, pageId(request.params.iid!));
     const [issue] = await presentIssuesAsync(ctx, pc.viewer, [row]);
     const i = issue!;
     const base = `/${request.params.namespace}/${request.params.project}`;
@@ -124,15 +126,16 @@ ${await issueActions(ctx, pc, project, row, base)}`;
     const project = await pageProject(ctx, pc, request.params.namespace, request.params.project, 'read_merge_request');
     const [found] = await listMergeRequests(ctx, ctx.data, { projectId: project.id, iids: [pageId(request.params.iid!)] }, 1, 0);
     if (!found) throw new PageRefusal(404);
-    const row = await findReadableMergeRequest(ctx, pc.viewer, project, found.id);
+    // (anonymous: pageProject granted read_merge_request on a public project; merge requests are never confidential)
+    const row = pc.viewer ? await findReadableMergeRequest(ctx, pc.viewer, project, found.id) : found;
     const [m] = await presentMergeRequests(ctx, pc.viewer, [row]);
     const base = `/${request.params.namespace}/${request.params.project}`;
-    const changes = await mergeRequestChanges(ctx, row, project);
-    const files = changes.files.map((d) => html`<section class="diff-file"><h3>${d.renamedFile ? `${d.oldPath} → ${d.newPath}` : d.newPath}</h3>${
-      d.tooLarge ? html`<p class="muted">This diff is too large to show.</p>` : html`<pre class="diff">${diffLines(d.diff)}</pre>`}</section>`);
+    const changes = await mergeRequestChangesKept(ctx, row, project);
+    const files = diffFiles(changes.files, request.query);
     const body = html`<h1>${m!.title as string} <span class="muted">!${m!.iid as number}</span></h1>
 <p>${statusBadge(m!.state as string)} <code>${m!.source_branch as string}</code> → <code>${m!.target_branch as string}</code>, opened ${timeAgo(m!.created_at as string)} by ${author(m!)}</p>
 <div class="md description">${renderMarkdown((m!.description as string | null) ?? '', { projectPath: base })}</div>
+${await mergeRequestSections(ctx, pc.viewer, project, row, base)}
 <section aria-labelledby="changes-title"><h2 id="changes-title">Changes (${changes.total} file${changes.total === 1 ? '' : 's'})</h2>${files}${changes.overflow ? html`<p class="muted">Some files are not shown.</p>` : ''}</section>
 ${await notesSection(ctx, mergeRequestNoteable(row), base, request.query)}
 ${await mergeRequestActions(ctx, pc, project, row, base)}`;

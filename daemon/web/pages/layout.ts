@@ -1,7 +1,7 @@
 /**
  * The layout of every page (a header with the sign-in state, the project's nav) and how a page is sent: text/html,
- * a strict content-security-policy (no script at all, styles from our own stylesheet), no framing, no caching of
- * pages that may be private.
+ * a strict content-security-policy (no script, styles from our own stylesheet; a page that follows a build or pipeline
+ * live loads our one script file, LIVE_CSP), no framing, no caching of pages that may be private.
  */
 import type { FastifyReply } from 'fastify';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
@@ -9,6 +9,8 @@ import { html, type Html } from './html.js';
 
 /** The content-security-policy of every page: nothing inline, nothing from elsewhere (Markdown images of other sites are links). */
 export const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/** The CSP of a page that follows a build or pipeline live: our one script file (/-/assets/live.js) and same-origin connections. */
+export const LIVE_CSP = `${PAGE_CSP}; script-src 'self'; connect-src 'self'`;
 
 /** What the layout needs to know about the request. */
 export interface PageContext {
@@ -21,7 +23,7 @@ export interface PageContext {
 export interface ProjectNav {
   project: ProjectRow;
   path: string;
-  current: 'project' | 'files' | 'commits' | 'issues' | 'merge_requests' | 'pipelines';
+  current: 'project' | 'files' | 'commits' | 'branches' | 'issues' | 'milestones' | 'labels' | 'merge_requests' | 'pipelines';
 }
 
 function projectNav(n: ProjectNav): Html {
@@ -30,7 +32,10 @@ function projectNav(n: ProjectNav): Html {
     ['project', 'Project', '', true],
     ['files', 'Files', `/tree/${p.defaultBranch}`, true],
     ['commits', 'Commits', `/commits/${p.defaultBranch}`, true],
+    ['branches', 'Branches', '/branches', true],
     ['issues', 'Issues', '/issues', p.issuesEnabled],
+    ['milestones', 'Milestones', '/milestones', p.issuesEnabled || p.mergeRequestsEnabled],
+    ['labels', 'Labels', '/labels', p.issuesEnabled || p.mergeRequestsEnabled],
     ['merge_requests', 'Merge requests', '/merge_requests', p.mergeRequestsEnabled],
     ['pipelines', 'Pipelines', '/pipelines', p.buildsEnabled],
   ];
@@ -40,7 +45,7 @@ function projectNav(n: ProjectNav): Html {
 }
 
 /** A whole page. */
-export function layout(pc: PageContext, title: string, body: Html, nav?: ProjectNav): Html {
+export function layout(pc: PageContext, title: string, body: Html, nav?: ProjectNav, opts: { live?: boolean } = {}): Html {
   const who = pc.viewer
     ? html`<a href="/${pc.viewer.username}">@${pc.viewer.username}</a>
 <form method="post" action="/users/sign_out" class="inline"><input type="hidden" name="authenticity_token" value="${pc.csrf ?? ''}"><button type="submit" class="link">Sign out</button></form>`
@@ -53,7 +58,8 @@ export function layout(pc: PageContext, title: string, body: Html, nav?: Project
 <title>${title} · Gantry</title>
 <link rel="stylesheet" href="/-/assets/web.css">
 <link rel="icon" href="/-/assets/favicon.svg" type="image/svg+xml">
-</head>
+${opts.live ? html`<script src="/-/assets/live.js" defer></script>
+` : ''}</head>
 <body>
 <header class="site"><a class="brand" href="/"><span class="mark" aria-hidden="true">G</span> Gantry</a><div class="who">${who}</div></header>
 ${nav ? projectNav(nav) : ''}
@@ -66,7 +72,7 @@ ${body}
 }
 
 /** Send a page. */
-export function sendHtml(reply: FastifyReply, status: number, page: Html): FastifyReply {
+export function sendHtml(reply: FastifyReply, status: number, page: Html, csp = PAGE_CSP): FastifyReply {
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
@@ -74,7 +80,7 @@ export function sendHtml(reply: FastifyReply, status: number, page: Html): Fasti
     .header('x-frame-options', 'DENY')
     .header('referrer-policy', 'same-origin')
     .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', PAGE_CSP)
+    .header('content-security-policy', csp)
     .send(page.text);
 }
 

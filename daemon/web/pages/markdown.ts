@@ -1,6 +1,6 @@
 /**
  * GitLab-flavoured Markdown for the pages: markdown-it (CommonMark, tables, fenced code, linkify) with a core rule of
- * our own for `#123` / `!45` / `@user` references and task lists, fenced code highlighted by highlight.js, and the
+ * our own for `#123` / `!45` / `@user` references, `:emoji:` and task lists, fenced code highlighted by highlight.js, and the
  * whole output sanitized by sanitize-html (raw HTML in the source is allowed only as far as the sanitizer lets it:
  * no script, no event handlers, no javascript:/data: URLs). Code files are highlighted the same way.
  */
@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { HLJSApi } from 'highlight.js';
 import type MarkdownIt from 'markdown-it';
 import type sanitizeHtml from 'sanitize-html';
+import { replaceEmoji } from './emoji.js';
 import { escapeHtml, trusted, type Html } from './html.js';
 
 // highlight.js, markdown-it and sanitize-html (about 50 MB resident together) load on the first page that renders
@@ -99,6 +100,14 @@ function installRules(md: Md): void {
     }
   });
 
+  // :emoji: in text (never in code spans, code blocks or link targets: only text tokens are rewritten).
+  md.core.ruler.push('gitlab_emoji', (state) => {
+    for (const block of state.tokens) {
+      if (block.type !== 'inline' || !block.children) continue;
+      for (const t of block.children) if (t.type === 'text' && t.content.includes(':')) t.content = replaceEmoji(t.content);
+    }
+  });
+
   // Task lists: a list item starting with `[ ]` or `[x]` gets a disabled checkbox.
   md.core.ruler.push('gitlab_task_lists', (state) => {
     const tokens = state.tokens;
@@ -146,9 +155,27 @@ const sanitizeRules = (sanitizeHtml: typeof import('sanitize-html')): sanitizeHt
   },
 });
 
+/**
+ * Rendered Markdown by project and source, the most recently used first out last: parsing and sanitizing cost about a
+ * millisecond a note, and an issue's notes are read far more often than written. The output depends only on the key,
+ * so an edited note is a new key and never reads a stale rendering.
+ */
+const RENDERED = new Map<string, string>();
+const RENDERED_MAX = 5000;
+const RENDERED_SOURCE_MAX = 32 * 1024;
+
 /** Markdown rendered and sanitized. */
 export function renderMarkdown(source: string, env: MarkdownContext = {}): Html {
-  return trusted(sanitizer()(markdownIt().render(source, { ...env }), SANITIZE()));
+  if (source.length > RENDERED_SOURCE_MAX) return trusted(sanitizer()(markdownIt().render(source, { ...env }), SANITIZE()));
+  const key = `${env.projectPath ?? ''}\0${source}`;
+  let out = RENDERED.get(key);
+  if (out !== undefined) RENDERED.delete(key);
+  else {
+    out = sanitizer()(markdownIt().render(source, { ...env }), SANITIZE());
+    if (RENDERED.size >= RENDERED_MAX) RENDERED.delete(RENDERED.keys().next().value!);
+  }
+  RENDERED.set(key, out);
+  return trusted(out);
 }
 
 /** Highlighted code (a language from the file name, when highlight.js knows it), one string per line. */

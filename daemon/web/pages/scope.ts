@@ -1,12 +1,13 @@
 /**
  * The project of a page and the caller's right to it, decided by the same policy as the API (findProjectWithLevelAsync:
  * 404 absent or hidden, 403 visible without the ability). A browser without a session reads what git over HTTP and
- * uploads let anonymous callers read (the code of public projects); anything else sends it to the sign-in page.
+ * what GitLab 8.13's anonymous rules let it read on a public project (code, issues that are not confidential, merge
+ * requests, pipelines, builds when they are public: policy anonymousCanProject); anything else sends it to sign in.
  */
 import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
-import { anonymousCanDownload, type ProjectAbility } from '../../policy/permissions.js';
+import { anonymousCanProject, type ProjectAbility } from '../../policy/permissions.js';
 import { readableRepository } from '../../services/commits.js';
 import { findProjectWithLevelAsync, lookupProjectAsync } from '../../services/projects.js';
 import type { Repository } from '../../git/repository.js';
@@ -19,15 +20,12 @@ export class PageRefusal extends Error {
   }
 }
 
-/** Abilities an anonymous browser has on a public project (reading its code: anonymousCanDownload). */
-const ANONYMOUS_CODE = new Set<ProjectAbility>(['read_project', 'download_code']);
-
 /** The project `<ns>/<name>` for the page's reader needing `ability`, or a PageRefusal. */
 export async function pageProject(ctx: AppContext, pc: PageContext, ns: string, name: string, ability: ProjectAbility = 'read_project'): Promise<ProjectRow> {
   const path = `${ns}/${name}`;
   if (!pc.viewer) {
     const project = await lookupProjectAsync(ctx, path);
-    if (project && ANONYMOUS_CODE.has(ability) && anonymousCanDownload(project)) return project;
+    if (project && anonymousCanProject(ability, project)) return project;
     throw new PageRefusal(401);
   }
   try {
