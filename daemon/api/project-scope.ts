@@ -31,6 +31,18 @@ export function projectLevelOf(request: FastifyRequest): number | undefined {
   return levels.get(request);
 }
 
+/**
+ * The project of loadProjectAsync and the caller's level, as of now: on SQLite those the hook read (its reads and the
+ * route's version read run in one stretch of promise callbacks, which no other request's write interleaves); on PostgreSQL read again, needing `ability` (404/403 as
+ * the hook), for an answer kept under a version read after the hook (api/response-cache.ts): another daemon may have
+ * written in between, and a kept answer must never be older than its version.
+ */
+export async function currentProjectAsync(request: FastifyRequest, ability: ProjectAbility): Promise<{ project: ProjectRow; level: number | undefined }> {
+  const { ctx } = request.server;
+  if (ctx.data.dialect.name !== 'postgres') return { project: projectOf(request), level: projectLevelOf(request) };
+  return findProjectWithLevelAsync(ctx, request.user, projectOf(request).id, ability);
+}
+
 /** The project resolved by loadProject for this request. */
 export function projectOf(request: FastifyRequest): ProjectRow {
   const project = resolved.get(request);
