@@ -129,3 +129,27 @@ export async function recordStatements(dialect: Queries['dialect'], fn: (q: Quer
 export async function explainPostgres(q: Queries, sql: string, args: readonly unknown[]): Promise<string> {
   return (await q.all<Record<string, string>>(`EXPLAIN ${sql}`, args)).map((r) => r['QUERY PLAN']).join('\n');
 }
+
+type Dialect = Queries['dialect'];
+
+/** `WITH RECURSIVE seq(i)`: the numbers 1..n, for bulk loads in one SQL text on both engines (`INSERT ... ${seq(n)} SELECT ... FROM seq`). */
+export const seq = (n: number) => `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ${Math.trunc(n)})`;
+
+/** The timestamp `i` units (second, minute) after midnight UTC of `day` (YYYY-MM-DD), in a bulk load over seq (stored as each engine stores times). */
+export const timeAt = (d: Dialect, day: string, unit: 'second' | 'minute', i = 'i') => (d.name === 'postgres'
+  ? `(timestamptz '${day}T00:00:00Z' + ${i} * interval '1 ${unit}')`
+  : `strftime('%Y-%m-%dT%H:%M:%fZ', '${day}', '+' || ${i} || ' ${unit}s')`);
+
+/**
+ * The plan of one statement: SQLite's EXPLAIN QUERY PLAN details, or PostgreSQL's EXPLAIN text. On PostgreSQL the
+ * plan is asked with sequential scans priced out (SET LOCAL enable_seqscan = off, in a transaction of its own): the
+ * test tables hold thousands of rows, where a seq scan and a sort are as cheap as an index walk, and the check is that
+ * an index *can* give the page in list order (a plan that still needs `Seq Scan` or `Sort` has no such index).
+ */
+export async function queryPlan(q: import('../../daemon/db/layer/types.js').Database, sql: string, args: readonly unknown[]): Promise<string> {
+  if (q.dialect.name !== 'postgres') return (await q.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => r.detail).join('\n');
+  return q.transaction(async (tx) => {
+    await tx.run('SET LOCAL enable_seqscan = off');
+    return explainPostgres(tx, sql, args);
+  });
+}
