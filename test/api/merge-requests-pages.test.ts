@@ -1,10 +1,14 @@
 /**
  * Long merge request lists: every page of 1,234 merge requests with tied timestamps equals the slice of the list
  * sorted in JavaScript (both orders, both sort keys, the state filter), read from the nearer end or a keyset bookmark;
- * X-Total comes from live counts kept by triggers, exact through creates, state changes and soft deletes.
+ * X-Total comes from live counts kept by triggers, exact through creates, state changes and soft deletes; the first
+ * and last pages walk an index on both engines (no scan of every merge request, no sort of the list).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/app.js';
+import { keysetPageQuery } from '../../daemon/db/keyset.js';
+import { mergeRequestKeysetList, type MergeRequestListFilter } from '../../daemon/services/merge-requests/index.js';
+import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
+import { queryPlan } from '../helpers/postgres.js';
 
 let s: TestServer;
 let pid: number;
@@ -74,5 +78,29 @@ describe('long merge request lists', () => {
     expect(await total('state=closed')).toBe(await count(['closed']));
     expect(await total('state=merged')).toBe(await count(['merged']));
     expect(await total('state=all')).toBe(N - 1);
+  });
+
+  it('the first and the last page of the list and of its state filters walk an index, on either engine', async () => {
+    if (onPostgres) await s.ctx.data.run('ANALYZE');
+    const filters: [string, Partial<MergeRequestListFilter>][] = [
+      ['default', {}], ['state=opened', { state: 'opened' }], ['state=merged', { state: 'merged' }],
+      ['order_by=updated_at', { orderBy: 'updated_at' }], ['sort=asc', { sort: 'asc' }],
+    ];
+    const bad: string[] = [];
+    for (const [name, extra] of filters) {
+      const list = mergeRequestKeysetList({ projectId: pid, orderBy: 'created_at', sort: 'desc', ...extra });
+      const total = Number((await s.ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${list.from} WHERE ${list.where}`, list.values))!.n);
+      for (const offset of [0, Math.floor((total - 1) / 20) * 20]) {
+        const q = (await keysetPageQuery(s.ctx, s.ctx.data, list, 20, offset, total, false))!;
+        // the last page is read backwards from the end: no OFFSET walk
+        expect(q.args.at(-1), `${name} offset ${offset}`).toBe(0);
+        const p = await queryPlan(s.ctx.data, q.sql, q.args);
+        const ok = onPostgres
+          ? !/Seq Scan on merge_requests|(?<!Incremental )\bSort {2}\(cost/.test(p) && /Index (Only )?Scan\S* .*on merge_requests/.test(p)
+          : !/TEMP B-TREE/.test(p) && /SEARCH m USING (COVERING )?INDEX/.test(p);
+        if (!ok) bad.push(`${name} offset ${offset}\n${p}`);
+      }
+    }
+    expect(bad).toEqual([]);
   });
 });
