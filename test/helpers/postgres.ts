@@ -153,3 +153,27 @@ export async function queryPlan(q: import('../../daemon/db/layer/types.js').Data
     return explainPostgres(tx, sql, args);
   });
 }
+
+/**
+ * What is wrong with the plans of the first and the last page of an ordered list (db/keyset.ts), [] when nothing: each
+ * page must be read from its nearer end without an OFFSET walk and walk an index of `table` (aliased `alias` in the
+ * list) in list order: no seq scan and no sort of the list on PostgreSQL (an Incremental Sort of ties is fine), no
+ * temporary b-tree on SQLite.
+ */
+export async function endPagePlanProblems(
+  ctx: import('../../daemon/context.js').AppContext, name: string, list: import('../../daemon/db/keyset.js').KeysetList, table: string, alias: string,
+): Promise<string[]> {
+  const { keysetPageQuery } = await import('../../daemon/db/keyset.js');
+  const total = Number((await ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${list.from} WHERE ${list.where}`, list.values))!.n);
+  const problems: string[] = [];
+  for (const offset of [0, Math.floor((total - 1) / 20) * 20]) {
+    const q = (await keysetPageQuery(ctx, ctx.data, list, 20, offset, total, false))!;
+    if (q.args.at(-1) !== 0) problems.push(`${name} offset ${offset}: skips ${String(q.args.at(-1))} rows`);
+    const p = await queryPlan(ctx.data, q.sql, q.args);
+    const ok = ctx.data.dialect.name === 'postgres'
+      ? !new RegExp(`Seq Scan on ${table}\\b|(?<!Incremental )\\bSort {2}\\(cost`).test(p) && new RegExp(`Index (Only )?Scan\\S* .*on ${table}\\b`).test(p)
+      : !/TEMP B-TREE/.test(p) && new RegExp(`SEARCH ${alias} USING (COVERING )?INDEX`).test(p);
+    if (!ok) problems.push(`${name} offset ${offset}\n${p}`);
+  }
+  return problems;
+}
