@@ -18,7 +18,8 @@ import { IssueSchema, presentIssueAsync, presentIssuesAsync } from './entities/i
 import { presentTodoAsync, TodoSchema } from './entities/todos.js';
 import { paginateAsync } from './pagination.js';
 import { Bool, Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, currentProjectAsync, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { ResponseCache } from './response-cache.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
@@ -61,6 +62,12 @@ const DeletedIssueSchema = Type.Object({
   moved_to_id: Nullable(I), deleted_at: Nullable(Type.String()),
 });
 const tags = ['issues'];
+
+/**
+ * Pages of the caller's and a project's issue lists, kept as their bytes until the next write (api/response-cache.ts):
+ * a list polled again (boards, CLI views, dashboards) is answered without a query, a presenter or a serializer run.
+ */
+const answers = new ResponseCache(200);
 
 /** Labels as one comma-separated string, whichever form they came in. */
 const labelsParam = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
@@ -118,7 +125,8 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     schema: { tags, querystring: ListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    return page(request, reply, filterOf(user, { kind: 'author', userId: user.id }, { ...(request.query as Static<typeof ListQuery>), milestone: undefined, iid: undefined }, 'any'));
+    return answers.sendAsync(ctx, request, reply, `issues\u0000${request.url}`, () =>
+      page(request, reply, filterOf(user, { kind: 'author', userId: user.id }, { ...(request.query as Static<typeof ListQuery>), milestone: undefined, iid: undefined }, 'any')));
   });
 
   api.get('/groups/:id/issues', {
@@ -134,7 +142,10 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     schema: { tags, params: ProjectIdParams, querystring: ProjectListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    return page(request, reply, filterOf(user, { kind: 'project', project: projectOf(request) }, request.query as Static<typeof ProjectListQuery>, 'any'), projectLevelOf(request));
+    return answers.sendAsync(ctx, request, reply, `project-issues\u0000${request.url}`, async () => {
+      const { project, level } = await currentProjectAsync(request, 'read_issue');
+      return page(request, reply, filterOf(user, { kind: 'project', project }, request.query as Static<typeof ProjectListQuery>, 'any'), level);
+    });
   });
 
   api.get('/projects/:id/issues/:issue_id', {

@@ -34,7 +34,8 @@ import { addEventNoteable, noteRoutes } from './notes.js';
 import type { NoteableKind } from './noteables.js';
 import { paginateArray, paginateAsync } from './pagination.js';
 import { Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, currentProjectAsync, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { ResponseCache } from './response-cache.js';
 import { toUser } from '../db/rows.js';
 
 const O = Type.Optional;
@@ -79,6 +80,9 @@ const DeletedSchema = Type.Object({
 /** The older MR comment (MRNote): the note text and its author. */
 const MRNoteSchema = Type.Object({ note: Type.String(), author: Nullable(UserBasicSchema) });
 const tags = ['merge requests'];
+
+/** Pages of a project's merge request list, kept as their bytes until the next write (api/response-cache.ts). */
+const listAnswers = new ResponseCache(200);
 /** Every merge request route runs on SQLite and PostgreSQL alike. */
 
 /** Merge requests as notes and award emoji address them: `/projects/:id/merge_requests/:merge_request_id`. */
@@ -161,16 +165,17 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
   api.get('/projects/:id/merge_requests', {
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: ListQuery, response: { 200: Type.Array(MergeRequestSchema) } },
-  }, async (request, reply) => {
+  }, (request, reply) => listAnswers.sendAsync(ctx, request, reply, `project-merge-requests\u0000${request.url}`, async () => {
     const user = callerOf(request);
     const q = request.query as Static<typeof ListQuery>;
+    const { project } = await currentProjectAsync(request, 'read_merge_request');
     const f: MergeRequestListFilter = {
-      projectId: projectOf(request).id, state: q.state, iids: q.iid,
+      projectId: project.id, state: q.state, iids: q.iid,
       orderBy: q.order_by === 'updated_at' ? 'updated_at' : 'created_at', sort: q.sort === 'asc' ? 'asc' : 'desc',
     };
     const rows = await paginateAsync(request, reply, ctx.data, (q) => countMergeRequests(q, f), (q, limit, offset, total) => listMergeRequests(ctx, q, f, limit, offset, total));
     return presentMergeRequests(ctx, user, rows);
-  });
+  }));
 
   api.post('/projects/:id/merge_requests', {
     preValidation: [loadProjectAsync('create_merge_request'), dropBlankKeepLabels],

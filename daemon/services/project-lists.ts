@@ -117,7 +117,9 @@ function buildProjectListQuery(
     conds.push(`(p.path ${d.ilike} ? ESCAPE '\\' OR p.name ${d.ilike} ? ESCAPE '\\' OR p.description ${d.ilike} ? ESCAPE '\\')`);
     args.push(pattern, pattern, pattern);
   }
-  const column = (filters.order_by && Object.hasOwn(ORDER_COLUMNS, filters.order_by) ? ORDER_COLUMNS[filters.order_by] : undefined) ?? 'p.created_at';
+  let column = (filters.order_by && Object.hasOwn(ORDER_COLUMNS, filters.order_by) ? ORDER_COLUMNS[filters.order_by] : undefined) ?? 'p.created_at';
+  // SQLite's path is COLLATE NOCASE (its index too): PostgreSQL sorts it the same way on its lower(path) index.
+  if (column === 'p.path' && d.name === 'postgres') column = 'lower(p.path)';
   // The id tie-break (added by db/keyset.ts) keeps pages stable when many rows share a timestamp or name.
   return { where: conds.length ? conds.join(' AND ') : 'TRUE', args, key: column, desc: filters.sort !== 'asc' };
 }

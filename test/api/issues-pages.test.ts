@@ -1,10 +1,14 @@
 /**
  * Deep pages of long issue lists (keyset bookmarks, pages read from the nearer end): every page of a list of 2,345
  * issues with tied timestamps equals the same slice of the list sorted in JavaScript, in both orders and by both sort
- * keys, with filters, and a write is seen by the next request.
+ * keys, with filters, and a write is seen by the next request; the first and last pages of the list and its filters
+ * walk an index on both engines (no scan of every issue, no sort of the list).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/app.js';
+import { toProject, toUser } from '../../daemon/db/rows.js';
+import { issueKeysetList, issueListQuery, type IssueListFilter } from '../../daemon/services/collaboration/index.js';
+import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
+import { endPagePlanProblems } from '../helpers/postgres.js';
 
 let s: TestServer;
 let pid: number;
@@ -67,5 +71,28 @@ describe('deep pages of a long issue list', () => {
     const after = await page('', 60, 20);
     expect(after.slice(1)).toEqual(before.slice(0, 19));
     expect((await page('', 1, 20))[0]).toBe(created.body.id);
+  });
+
+  it('the first and the last page of the list and of its filters walk an index, on either engine', async () => {
+    // a label on every fifth issue and a milestone on every seventh, for the filters
+    const label = (await s.api('POST', `/projects/${pid}/labels`, s.root, { name: 'bug', color: '#ff0000' })).body.id as number;
+    const milestone = (await s.api('POST', `/projects/${pid}/milestones`, s.root, { title: 'v1' })).body.id as number;
+    await s.ctx.data.run(`INSERT INTO label_links (label_id, target_type, target_id, created_at)
+      SELECT ?, 'Issue', id, created_at FROM issues WHERE project_id = ? AND iid % 5 = 0`, [label, pid]);
+    await s.ctx.data.run('UPDATE issues SET milestone_id = ? WHERE project_id = ? AND iid % 7 = 0', [milestone, pid]);
+    if (onPostgres) await s.ctx.data.run('ANALYZE');
+    const viewer = toUser((await s.ctx.data.get<Record<string, unknown>>('SELECT * FROM users WHERE id = ?', [s.root.id]))!);
+    const project = toProject((await s.ctx.data.get<Record<string, unknown>>('SELECT * FROM projects WHERE id = ?', [pid]))!);
+    const filters: [string, Partial<IssueListFilter>][] = [
+      ['default', {}], ['state=opened', { state: 'opened' }], ['state=closed', { state: 'closed' }],
+      ['order_by=updated_at', { orderBy: 'updated_at' }], ['sort=asc', { sort: 'asc' }],
+      ['labels=bug', { labels: ['bug'] }], ['milestone=v1', { milestone: 'v1' }],
+    ];
+    const bad: string[] = [];
+    for (const [name, extra] of filters) {
+      const lq = await issueListQuery(s.ctx, { scope: { kind: 'project', project }, viewer, labelsMode: 'any', orderBy: 'created_at', sort: 'desc', ...extra });
+      bad.push(...(await endPagePlanProblems(s.ctx, name, issueKeysetList(lq), 'issues', 'i')));
+    }
+    expect(bad).toEqual([]);
   });
 });

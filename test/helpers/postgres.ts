@@ -129,3 +129,51 @@ export async function recordStatements(dialect: Queries['dialect'], fn: (q: Quer
 export async function explainPostgres(q: Queries, sql: string, args: readonly unknown[]): Promise<string> {
   return (await q.all<Record<string, string>>(`EXPLAIN ${sql}`, args)).map((r) => r['QUERY PLAN']).join('\n');
 }
+
+type Dialect = Queries['dialect'];
+
+/** `WITH RECURSIVE seq(i)`: the numbers 1..n, for bulk loads in one SQL text on both engines (`INSERT ... ${seq(n)} SELECT ... FROM seq`). */
+export const seq = (n: number) => `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ${Math.trunc(n)})`;
+
+/** The timestamp `i` units (second, minute) after midnight UTC of `day` (YYYY-MM-DD), in a bulk load over seq (stored as each engine stores times). */
+export const timeAt = (d: Dialect, day: string, unit: 'second' | 'minute', i = 'i') => (d.name === 'postgres'
+  ? `(timestamptz '${day}T00:00:00Z' + ${i} * interval '1 ${unit}')`
+  : `strftime('%Y-%m-%dT%H:%M:%fZ', '${day}', '+' || ${i} || ' ${unit}s')`);
+
+/**
+ * The plan of one statement: SQLite's EXPLAIN QUERY PLAN details, or PostgreSQL's EXPLAIN text. On PostgreSQL the
+ * plan is asked with sequential scans priced out (SET LOCAL enable_seqscan = off, in a transaction of its own): the
+ * test tables hold thousands of rows, where a seq scan and a sort are as cheap as an index walk, and the check is that
+ * an index *can* give the page in list order (a plan that still needs `Seq Scan` or `Sort` has no such index).
+ */
+export async function queryPlan(q: import('../../daemon/db/layer/types.js').Database, sql: string, args: readonly unknown[]): Promise<string> {
+  if (q.dialect.name !== 'postgres') return (await q.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, args)).map((r) => r.detail).join('\n');
+  return q.transaction(async (tx) => {
+    await tx.run('SET LOCAL enable_seqscan = off');
+    return explainPostgres(tx, sql, args);
+  });
+}
+
+/**
+ * What is wrong with the plans of the first and the last page of an ordered list (db/keyset.ts), [] when nothing: each
+ * page must be read from its nearer end without an OFFSET walk and walk an index of `table` (aliased `alias` in the
+ * list) in list order: no seq scan and no sort of the list on PostgreSQL (an Incremental Sort of ties is fine), no
+ * temporary b-tree on SQLite.
+ */
+export async function endPagePlanProblems(
+  ctx: import('../../daemon/context.js').AppContext, name: string, list: import('../../daemon/db/keyset.js').KeysetList, table: string, alias: string,
+): Promise<string[]> {
+  const { keysetPageQuery } = await import('../../daemon/db/keyset.js');
+  const total = Number((await ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${list.from} WHERE ${list.where}`, list.values))!.n);
+  const problems: string[] = [];
+  for (const offset of [0, Math.floor((total - 1) / 20) * 20]) {
+    const q = (await keysetPageQuery(ctx, ctx.data, list, 20, offset, total, false))!;
+    if (q.args.at(-1) !== 0) problems.push(`${name} offset ${offset}: skips ${String(q.args.at(-1))} rows`);
+    const p = await queryPlan(ctx.data, q.sql, q.args);
+    const ok = ctx.data.dialect.name === 'postgres'
+      ? !new RegExp(`Seq Scan on ${table}\\b|(?<!Incremental )\\bSort {2}\\(cost`).test(p) && new RegExp(`Index (Only )?Scan\\S* .*on ${table}\\b`).test(p)
+      : !/TEMP B-TREE/.test(p) && new RegExp(`SEARCH ${alias} USING (COVERING )?INDEX`).test(p);
+    if (!ok) problems.push(`${name} offset ${offset}\n${p}`);
+  }
+  return problems;
+}

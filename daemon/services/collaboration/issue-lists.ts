@@ -172,15 +172,19 @@ export async function issuesByIds(q: Queries, ids: number[]): Promise<IssueRow[]
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
+/** The ordered list of a query, as db/keyset.ts reads its pages (exported for the query plan checks of tests). */
+export function issueKeysetList(lq: IssueListQuery): KeysetList {
+  const f = lq.filter;
+  return { from: 'issues i', where: lq.where, values: lq.values, key: f.orderBy === 'updated_at' ? 'i.updated_at' : 'i.created_at', id: 'i.id', desc: f.sort !== 'asc' };
+}
+
 /**
  * One page of a list. With `total` (from countIssues), a page in the second half is read backwards from the end,
  * and (SQLite) a deep page starts from a keyset bookmark (db/keyset.ts), so any page costs what the first does.
  */
 export async function listIssues(ctx: AppContext, q: Queries, lq: IssueListQuery, limit: number, offset: number, total?: number): Promise<IssueRow[]> {
   const f = lq.filter;
-  const list: KeysetList = {
-    from: 'issues i', where: lq.where, values: lq.values, key: f.orderBy === 'updated_at' ? 'i.updated_at' : 'i.created_at', id: 'i.id', desc: f.sort !== 'asc',
-  };
+  const list = issueKeysetList(lq);
   const cached = narrowed(f) || f.scope.kind === 'group' || f.scope.kind === 'assignee';
   const read = () => keysetPageAsync<{ id: number }>(ctx, q, list, limit, offset, total);
   const rows = cached

@@ -62,6 +62,15 @@ export async function countMergeRequests(q: Queries, f: MergeRequestListFilter):
   return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM merge_requests m WHERE ${where}`, values))!.n);
 }
 
+/** The ordered list of a filter, as db/keyset.ts reads its pages (exported for the query plan checks of tests). */
+export function mergeRequestKeysetList(f: MergeRequestListFilter): KeysetList {
+  const { where, values } = whereOf(f);
+  return {
+    from: 'merge_requests m', where, values, key: f.orderBy === 'updated_at' ? 'm.updated_at' : 'm.created_at', id: 'm.id', desc: f.sort !== 'asc',
+    select: 'm.id AS id',
+  };
+}
+
 /**
  * One page of a list, newest first unless told (ties by id). With `total` a deep page costs what the first does
  * (db/keyset.ts: read from the nearer end, or from a keyset bookmark).
@@ -69,11 +78,7 @@ export async function countMergeRequests(q: Queries, f: MergeRequestListFilter):
 export async function listMergeRequests(
   ctx: AppContext, q: Queries, f: MergeRequestListFilter, limit: number, offset: number, total?: number,
 ): Promise<MergeRequestRow[]> {
-  const { where, values } = whereOf(f);
-  const list: KeysetList = {
-    from: 'merge_requests m', where, values, key: f.orderBy === 'updated_at' ? 'm.updated_at' : 'm.created_at', id: 'm.id', desc: f.sort !== 'asc',
-  };
-  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, { ...list, select: 'm.id AS id' }, limit, offset, total)).map((r) => Number(r.id));
+  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, mergeRequestKeysetList(f), limit, offset, total)).map((r) => Number(r.id));
   return mergeRequestsByIds(q, ids);
 }
 
