@@ -7,8 +7,9 @@
 import type { AppContext } from '../context.js';
 import type { IssueRow, LabelRow } from '../db/schema-collaboration.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
-import { toLabel, toNamespace, toUser } from '../db/rows.js';
+import { toLabel, toNamespace } from '../db/rows.js';
 import type { Queries } from '../db/layer/types.js';
+import { userById } from '../db/users.js';
 import { projectUrls } from '../api/entities/projects.js';
 import { avatarUrl } from '../api/entities/users.js';
 
@@ -92,7 +93,7 @@ export async function issueHookPayloadAsync(
   const labels = (await tx.all<Record<string, unknown>>(
     `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'Issue' AND ll.target_id = ? ORDER BY l.title`, [issue.id],
   )).map(toLabel);
-  const assigneeRaw = issue.assigneeId !== null ? await tx.get<Record<string, unknown>>(`SELECT * FROM users WHERE id = ?`, [issue.assigneeId]) : undefined;
+  const assignee = await userById(tx, issue.assigneeId);
   const payload: Record<string, unknown> = {
     object_kind: 'issue',
     user: userHookAttributes(ctx, actor, gravatar),
@@ -101,6 +102,6 @@ export async function issueHookPayloadAsync(
     object_attributes: { ...issueHookAttributes(ctx, issue), url: `${blocks.project.web_url as string}/issues/${issue.iid}`, action },
     labels: labels.map(labelHookAttributes),
   };
-  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw), gravatar);
+  if (assignee) payload.assignee = userHookAttributes(ctx, assignee, gravatar);
   return payload;
 }

@@ -8,8 +8,9 @@ import type { AppContext } from '../context.js';
 import type { MergeRequestRow } from '../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
-import { toProject, toUser } from '../db/rows.js';
+import { toProject } from '../db/rows.js';
 import { projectHookBlocksAsync, userHookAttributes } from './issues.js';
+import { userById } from '../db/users.js';
 
 /** The `action` of a merge request hook (8.x: open, close, reopen, update, merge). */
 export type MergeRequestHookAction = 'open' | 'close' | 'reopen' | 'update' | 'merge';
@@ -139,7 +140,7 @@ export async function mergeRequestHookPayload(
     object_attributes: attrs,
     labels,
   };
-  const assigneeRaw = mr.assigneeId !== null ? await tx.get<Record<string, unknown>>(`SELECT * FROM users WHERE id = ?`, [mr.assigneeId]) : undefined;
-  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw), gravatar);
+  const assignee = await userById(tx, mr.assigneeId);
+  if (assignee) payload.assignee = userHookAttributes(ctx, assignee, gravatar);
   return payload;
 }

@@ -9,7 +9,8 @@ import { projectNamespaceAsync } from '../../services/projects.js';
 import { projectRepository } from '../../services/repositories.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userEntity, UserSchema } from './users.js';
-import { pipelineBasic, PipelineBasicSchema, usersById } from './pipelines.js';
+import { pipelineBasic, PipelineBasicSchema } from './pipelines.js';
+import { usersByIds } from '../../db/users.js';
 import { runnerEntity, RunnerSchema } from './runners.js';
 
 const S = Type.String();
@@ -39,7 +40,7 @@ export async function presentBuilds(ctx: AppContext, project: ProjectRow, rows: 
   const runnerById = new Map(
     (runnerIds.length ? await ctx.data.all(`SELECT * FROM runners WHERE id IN ${d.inIds}`, [d.ids(runnerIds)]) : []).map((r) => [r.id as number, toRunner(r)]),
   );
-  const userById = await usersById(ctx, rows.map((r) => r.userId));
+  const userById = await usersByIds(ctx.data, rows.map((r) => r.userId));
   const gravatar = await gravatarEnabledAsync(ctx);
   const repo = projectRepository(ctx, project);
   const shas = [...new Set(pipelineRows.map((p) => p.sha))];

@@ -6,7 +6,7 @@ import { toCommitStatus, type DeploymentRow, type EnvironmentRow } from '../../d
 import { environmentsById } from '../../services/environments/index.js';
 import { Nullable } from '../params.js';
 import { BuildSchema, presentBuilds } from './builds.js';
-import { usersById } from './pipelines.js';
+import { usersByIds } from '../../db/users.js';
 import { presentProjectAsync, ProjectSchema } from './projects.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
@@ -34,7 +34,7 @@ export async function presentEnvironment(ctx: AppContext, viewer: UserRow, proje
 export async function presentDeployments(ctx: AppContext, project: ProjectRow, rows: readonly DeploymentRow[]) {
   if (!rows.length) return [];
   const d = ctx.data.dialect;
-  const users = await usersById(ctx, rows.map((r) => r.userId));
+  const users = await usersByIds(ctx.data, rows.map((r) => r.userId));
   const envs = await environmentsById(ctx, rows.map((r) => r.environmentId));
   const buildIds = [...new Set(rows.map((r) => r.deployableId).filter((i): i is number => i !== null))];
   const builds = buildIds.length ? (await ctx.data.all(`SELECT * FROM commit_statuses WHERE id IN ${d.inIds}`, [d.ids(buildIds)])).map(toCommitStatus) : [];

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { PersonalAccessTokenRow, UserRow } from '../../db/schema.js';
 import type { Queries } from '../../db/layer/types.js';
+import { personalProjectCount, personalProjectCounts } from '../../db/users.js';
 import { getSettingsAsync } from '../../services/settings.js';
 import { tokenActive } from '../../services/users.js';
 import { Nullable } from '../params.js';
@@ -54,8 +55,6 @@ export function userEntity(ctx: AppContext, u: UserRow, gravatar: boolean) {
   };
 }
 
-const PERSONAL_PROJECTS = `SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`;
-
 /**
  * UserFull: User plus account fields (the user themself and admins), given `personalProjects` (the number of projects
  * in the user's namespace, for can_create_project) and `gravatar`, which userFullAsync / userFullsAsync read.
@@ -81,20 +80,14 @@ function userFull(ctx: AppContext, u: UserRow, gravatar: boolean, personalProjec
 /** userFull on the data layer: one statement (the personal projects' count); `gravatar` read when not given. */
 export async function userFullAsync(ctx: AppContext, u: UserRow, gravatar?: boolean) {
   // Both at once: on PostgreSQL two round trips overlap (on SQLite the settings are cached).
-  const [g, row] = await Promise.all([gravatar ?? gravatarEnabledAsync(ctx), ctx.data.get<{ n: number }>(PERSONAL_PROJECTS, [u.id])]);
-  return userFull(ctx, u, g, Number(row!.n));
+  const [g, n] = await Promise.all([gravatar ?? gravatarEnabledAsync(ctx), personalProjectCount(ctx.data, u.id)]);
+  return userFull(ctx, u, g, n);
 }
 
 /** userFull of several users on the data layer: one statement for all their personal projects' counts. */
 export async function userFullsAsync(ctx: AppContext, list: readonly UserRow[], gravatar: boolean) {
   if (!list.length) return [];
-  const d = ctx.data.dialect;
-  const rows = await ctx.data.all<{ id: number; n: number }>(
-    `SELECT n.owner_id AS id, COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id
-     WHERE n.kind = 'user' AND n.owner_id IN ${d.inIds} GROUP BY n.owner_id`,
-    [d.ids(list.map((u) => u.id))],
-  );
-  const counts = new Map(rows.map((r) => [Number(r.id), Number(r.n)]));
+  const counts = await personalProjectCounts(ctx.data, list.map((u) => u.id));
   return list.map((u) => userFull(ctx, u, gravatar, counts.get(u.id) ?? 0));
 }
 
