@@ -7,9 +7,10 @@
 import type { AppContext } from '../context.js';
 import type { IssueRow, LabelRow } from '../db/schema-collaboration.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
-import { toLabel, toNamespace } from '../db/rows.js';
 import type { Queries } from '../db/layer/types.js';
 import { userById } from '../db/users.js';
+import { labelsOfTarget } from '../db/labels.js';
+import { namespaceById } from '../db/projects.js';
 import { projectUrls } from '../api/entities/projects.js';
 import { avatarUrl } from '../api/entities/users.js';
 
@@ -64,7 +65,7 @@ function projectHookBlocksOf(ctx: AppContext, ns: NamespaceRow, project: Project
 }
 
 /** Label#hook_attrs: the label's columns. */
-function labelHookAttributes(l: LabelRow): Record<string, unknown> {
+export function labelHookAttributes(l: LabelRow): Record<string, unknown> {
   return {
     id: l.id, title: l.title, color: l.color, project_id: l.projectId, created_at: l.createdAt, updated_at: l.updatedAt,
     template: l.template, description: l.description, type: 'ProjectLabel', group_id: null,
@@ -76,7 +77,7 @@ function labelHookAttributes(l: LabelRow): Record<string, unknown> {
  * through `q` (a transaction or ctx.data).
  */
 export async function projectHookBlocksAsync(ctx: AppContext, q: Queries, project: ProjectRow): Promise<ProjectHookBlocks> {
-  const ns = toNamespace((await q.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE id = ?`, [project.namespaceId]))!);
+  const ns = (await namespaceById(q, project.namespaceId))!;
   return projectHookBlocksOf(ctx, ns, project);
 }
 
@@ -90,9 +91,7 @@ export async function issueHookPayloadAsync(
   ctx: AppContext, tx: Queries, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction, gravatar: boolean,
 ): Promise<Record<string, unknown>> {
   const blocks = await projectHookBlocksAsync(ctx, tx, project);
-  const labels = (await tx.all<Record<string, unknown>>(
-    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'Issue' AND ll.target_id = ? ORDER BY l.title`, [issue.id],
-  )).map(toLabel);
+  const labels = await labelsOfTarget(tx, 'Issue', issue.id);
   const assignee = await userById(tx, issue.assigneeId);
   const payload: Record<string, unknown> = {
     object_kind: 'issue',

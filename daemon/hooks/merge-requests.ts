@@ -8,8 +8,10 @@ import type { AppContext } from '../context.js';
 import type { MergeRequestRow } from '../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
-import { toProject } from '../db/rows.js';
-import { projectHookBlocksAsync, userHookAttributes } from './issues.js';
+import { labelHookAttributes, projectHookBlocksAsync, userHookAttributes } from './issues.js';
+import { labelsOfTarget } from '../db/labels.js';
+import { latestDiffCommitsJson } from '../db/merge-requests.js';
+import { projectById } from '../db/projects.js';
 import { userById } from '../db/users.js';
 
 /** The `action` of a merge request hook (8.x: open, close, reopen, update, merge). */
@@ -62,11 +64,11 @@ export function mergeRequestHookColumns(mr: MergeRequestRow): Record<string, unk
 
 /** Commit#hook_attrs of the newest commit of the merge request's latest diff, or null. */
 async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string): Promise<Record<string, unknown> | null> {
-  const row = await q.get<{ commits: string }>(`SELECT commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`, [mr.id]);
-  if (!row) return null;
+  const commits = await latestDiffCommitsJson(q, mr.id);
+  if (commits === null) return null;
   let first: Record<string, string> | undefined;
   try {
-    first = (JSON.parse(row.commits) as Record<string, string>[])[0];
+    first = (JSON.parse(commits) as Record<string, string>[])[0];
   } catch {
     first = undefined;
   }
@@ -78,13 +80,6 @@ async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string
     url: `${projectWebUrl}/commit/${first.id}`,
     author: { name: first.author_name, email: first.author_email },
   };
-}
-
-/** A project row by id (the source project of a merge request may be gone). */
-async function projectById(q: Queries, id: number | null): Promise<ProjectRow | null> {
-  if (id === null) return null;
-  const r = await q.get<Record<string, unknown>>(`SELECT * FROM projects WHERE id = ?`, [id]);
-  return r ? toProject(r) : null;
 }
 
 /**
@@ -105,14 +100,6 @@ export async function mergeRequestHookAttributes(ctx: AppContext, q: Queries, mr
   };
 }
 
-/** Label#hook_attrs. */
-function labelHookAttributes(l: Record<string, unknown>): Record<string, unknown> {
-  return {
-    id: l.id, title: l.title, color: l.color, project_id: l.project_id, created_at: l.created_at, updated_at: l.updated_at,
-    template: !!l.template, description: l.description, type: 'ProjectLabel', group_id: null,
-  };
-}
-
 /**
  * The whole merge request hook payload of a change by `actor`, read through the writing transaction `tx` (call it
  * after the write: it reads the current labels, assignee and latest diff). `gravatar`: the setting, read before the
@@ -123,9 +110,7 @@ export async function mergeRequestHookPayload(
   oldrev?: string | null,
 ): Promise<Record<string, unknown>> {
   const blocks = await projectHookBlocksAsync(ctx, tx, project);
-  const labels = (await tx.all<Record<string, unknown>>(
-    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'MergeRequest' AND ll.target_id = ? ORDER BY l.title`, [mr.id],
-  )).map(labelHookAttributes);
+  const labels = (await labelsOfTarget(tx, 'MergeRequest', mr.id)).map(labelHookAttributes);
   const attrs: Record<string, unknown> = {
     ...(await mergeRequestHookAttributes(ctx, tx, mr, project)),
     url: `${blocks.project.web_url as string}/merge_requests/${mr.iid}`,
