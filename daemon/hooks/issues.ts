@@ -11,8 +11,7 @@ import type { Queries } from '../db/layer/types.js';
 import { userById } from '../db/users.js';
 import { labelsOfTarget } from '../db/labels.js';
 import { namespaceById } from '../db/projects.js';
-import { projectUrls } from '../api/entities/projects.js';
-import { avatarUrl } from '../api/entities/users.js';
+import { avatarUrl, issueWebUrl, projectUrls } from '../web-urls.js';
 
 /** The `action` of an issue hook's object_attributes (8.x IssuableBaseService#execute_hooks). */
 export type IssueHookAction = 'open' | 'close' | 'reopen' | 'update';
@@ -44,7 +43,7 @@ export function issueHookAttributes(_ctx: AppContext, issue: IssueRow): Record<s
 
 /** User#hook_attrs: name, username, avatar_url. */
 export function userHookAttributes(ctx: AppContext, user: UserRow, gravatar: boolean): Record<string, unknown> {
-  return { name: user.name, username: user.username, avatar_url: avatarUrl(ctx, user, gravatar) };
+  return { name: user.name, username: user.username, avatar_url: avatarUrl(user, gravatar) };
 }
 
 /** The `project` and `repository` blocks of a hook payload. */
@@ -98,7 +97,7 @@ export async function issueHookPayloadAsync(
     user: userHookAttributes(ctx, actor, gravatar),
     project: blocks.project,
     repository: blocks.repository,
-    object_attributes: { ...issueHookAttributes(ctx, issue), url: `${blocks.project.web_url as string}/issues/${issue.iid}`, action },
+    object_attributes: { ...issueHookAttributes(ctx, issue), url: issueWebUrl(blocks.project.web_url as string, issue.iid), action },
     labels: labels.map(labelHookAttributes),
   };
   if (assignee) payload.assignee = userHookAttributes(ctx, assignee, gravatar);

@@ -12,6 +12,7 @@ import { labelHookAttributes, projectHookBlocksAsync, userHookAttributes } from 
 import { labelsOfTarget } from '../db/labels.js';
 import { latestDiffCommitsJson } from '../db/merge-requests.js';
 import { projectById } from '../db/projects.js';
+import { commitWebUrl, mergeRequestWebUrl } from '../web-urls.js';
 import { userById } from '../db/users.js';
 
 /** The `action` of a merge request hook (8.x: open, close, reopen, update, merge). */
@@ -77,7 +78,7 @@ async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string
     id: first.id,
     message: first.message,
     timestamp: String(first.committed_date ?? '').replace(/\.\d{3}(?=[+-Z])/, ''),
-    url: `${projectWebUrl}/commit/${first.id}`,
+    url: commitWebUrl(projectWebUrl, first.id!),
     author: { name: first.author_name, email: first.author_email },
   };
 }
@@ -113,7 +114,7 @@ export async function mergeRequestHookPayload(
   const labels = (await labelsOfTarget(tx, 'MergeRequest', mr.id)).map(labelHookAttributes);
   const attrs: Record<string, unknown> = {
     ...(await mergeRequestHookAttributes(ctx, tx, mr, project)),
-    url: `${blocks.project.web_url as string}/merge_requests/${mr.iid}`,
+    url: mergeRequestWebUrl(blocks.project.web_url as string, mr.iid),
     action,
   };
   if (oldrev && !/^0+$/.test(oldrev)) attrs.oldrev = oldrev;

@@ -9,8 +9,7 @@ import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitStatusRow, PipelineRow } from '../db/schema-ci.js';
 import type { Queries } from '../db/layer/types.js';
 import { toCommitStatus, toNamespace, toPipeline, toProject, toRunner } from '../db/rows.js';
-import { projectUrls } from '../api/entities/projects.js';
-import { avatarUrl } from '../api/entities/users.js';
+import { avatarUrl, commitWebUrl, projectUrls } from '../web-urls.js';
 import { projectWantsEventAsync, queueHookDeliveriesAsync } from './hook-deliveries.js';
 import { userById, usersByIds } from '../db/users.js';
 
@@ -54,7 +53,7 @@ async function gravatarOn(q: Queries): Promise<boolean> {
 
 /** GitLab's User#hook_attrs: name, username, avatar_url. */
 function userHookAttrs(ctx: AppContext, u: UserRow | null, gravatar: boolean) {
-  return u ? { name: u.name, username: u.username, avatar_url: avatarUrl(ctx, u, gravatar) } : null;
+  return u ? { name: u.name, username: u.username, avatar_url: avatarUrl(u, gravatar) } : null;
 }
 
 /** The Build Hook payload of a build (Gitlab::DataBuilder::Build, 8.13), or null when its project or pipeline is gone. */
@@ -116,7 +115,7 @@ export async function pipelineHookData(ctx: AppContext, q: Queries, pipeline: Pi
     (runnerIds.length ? await q.all(`SELECT * FROM runners WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(runnerIds)]) : []).map((r) => [r.id as number, toRunner(r)]),
   );
   const gravatar = await gravatarOn(q);
-  const commitUrl = `${urls.web_url}/commit/${pipeline.sha}`;
+  const commitUrl = commitWebUrl(urls.web_url, pipeline.sha);
   return {
     object_kind: 'pipeline',
     object_attributes: {

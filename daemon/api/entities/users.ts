@@ -1,31 +1,14 @@
 /** User presenters (GitLab v3 UserBasic, User, UserFull, UserLogin) and their response schemas. */
-import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { PersonalAccessTokenRow, UserRow } from '../../db/schema.js';
-import type { Queries } from '../../db/layer/types.js';
 import { personalProjectCount, personalProjectCounts } from '../../db/users.js';
-import { getSettingsAsync } from '../../services/settings.js';
+import { avatarUrl, userWebUrl } from '../../web-urls.js';
+import { gravatarEnabledAsync } from '../../services/settings.js';
 import { tokenActive } from '../../services/users.js';
 import { Nullable } from '../params.js';
 
-/**
- * The avatar URL of a user: Gravatar when enabled (`gravatar`: the gravatar_enabled setting, read once per request:
- * gravatarEnabledAsync), otherwise null.
- */
-export function avatarUrl(ctx: AppContext, user: Pick<UserRow, 'email'>, gravatar: boolean): string | null {
-  if (!gravatar) return null;
-  const md5 = createHash('md5').update(user.email.trim().toLowerCase()).digest('hex');
-  return `https://www.gravatar.com/avatar/${md5}?s=80&d=identicon`;
-}
-
-/**
- * The gravatar_enabled setting on the data layer (cached on SQLite), for the presenters' `gravatar` argument; read on
- * `q` (the caller's transaction or snapshot, when it has one).
- */
-export async function gravatarEnabledAsync(ctx: AppContext, q: Queries = ctx.data): Promise<boolean> {
-  return (await getSettingsAsync(ctx, q)).gravatarEnabled;
-}
+export { gravatarEnabledAsync };
 
 /** UserBasic: id, name, username, state, avatar_url, web_url. `gravatar`: see avatarUrl. */
 export function userBasic(ctx: AppContext, u: UserRow, gravatar: boolean) {
@@ -34,8 +17,8 @@ export function userBasic(ctx: AppContext, u: UserRow, gravatar: boolean) {
     username: u.username,
     id: u.id,
     state: u.state,
-    avatar_url: avatarUrl(ctx, u, gravatar),
-    web_url: `${ctx.externalUrl()}/${u.username}`,
+    avatar_url: avatarUrl(u, gravatar),
+    web_url: userWebUrl(ctx, u.username),
   };
 }
 
