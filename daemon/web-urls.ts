@@ -6,7 +6,12 @@
 import { createHash } from 'node:crypto';
 import type { AppContext } from './context.js';
 import type { NamespaceRow, ProjectRow, UserRow } from './db/schema.js';
-import { sshCloneUrl } from './ssh/address.js';
+
+/** `git@host:path` on port 22 (scp form), `ssh://git@host:port/path` on any other port, as GitLab 8.x. */
+export function sshCloneUrl(address: { host: string; port: number }, path: string): string {
+  const host = address.host.includes(':') && !address.host.startsWith('[') ? `[${address.host}]` : address.host;
+  return address.port === 22 ? `git@${host}:${path}` : `ssh://git@${host}:${address.port}/${path}`;
+}
 
 /** web_url, http and ssh clone URLs of a project. */
 export function projectUrls(ctx: Pick<AppContext, 'externalUrl' | 'sshAddress'>, ns: Pick<NamespaceRow, 'path'>, p: Pick<ProjectRow, 'path'>) {
