@@ -36,7 +36,7 @@ import { paginateArray, paginateAsync } from './pagination.js';
 import { Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, currentProjectAsync, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
 import { ResponseCache } from './response-cache.js';
-import { toUser } from '../db/rows.js';
+import { usersByIds } from '../db/users.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
@@ -133,10 +133,7 @@ export function changeEntries(files: Awaited<ReturnType<typeof mergeRequestChang
 
 /** The MRNote entity of notes, authors loaded in one query. */
 async function presentMRNotes(ctx: FastifyInstance['ctx'], rows: { note: string; authorId: number | null }[], q: Queries = ctx.data) {
-  const ids = [...new Set(rows.flatMap((r) => (r.authorId !== null ? [r.authorId] : [])))];
-  const users = new Map(ids.length
-    ? (await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((u) => [u.id as number, toUser(u)])
-    : []);
+  const users = await usersByIds(q, rows.map((r) => r.authorId));
   const gravatar = await gravatarEnabledAsync(ctx, q);
   return rows.map((r) => {
     const a = r.authorId !== null ? users.get(r.authorId) : undefined;

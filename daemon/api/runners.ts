@@ -13,7 +13,7 @@ import { ApiError, forbidden, notFound } from '../errors.js';
 import { ownedRunnerIdsAsync, runnerDenialAsync, type RunnerAbility } from '../policy/permissions.js';
 import { deleteRunner, disableRunner, enableRunner, findRunner, updateRunner, type RunnerUpdate } from '../services/runners.js';
 import { runnerDetails, RunnerDetailsSchema, runnerEntity, RunnerSchema } from './entities/runners.js';
-import { toRunner } from '../db/rows.js';
+import { countRunners, runnersPage, type RunnerListFilter, type RunnerScope } from '../db/runners.js';
 import { paginateAsync } from './pagination.js';
 import { Bool, PageParams, ProjectIdParams } from './params.js';
 import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
@@ -23,8 +23,8 @@ const ONLINE_MS = 60 * 60 * 1000;
 
 
 const Scope = (values: string[]) => Type.Optional(Type.String({ description: `one of ${values.join(', ')}` }));
-const OWN_SCOPES = ['active', 'paused', 'online'];
-const ALL_SCOPES = ['specific', 'shared', 'active', 'paused', 'online'];
+const OWN_SCOPES: RunnerScope[] = ['active', 'paused', 'online'];
+const ALL_SCOPES: RunnerScope[] = ['specific', 'shared', 'active', 'paused', 'online'];
 
 
 const RunnerIdParams = Type.Object({ id: Type.Integer({ description: 'runner id' }) });
@@ -57,28 +57,19 @@ function runnerOf(request: FastifyRequest): RunnerRow {
   return runner;
 }
 
-/** SQL condition for a runner scope over `runners r` (400 for an unknown scope, as 8.13). */
-function scopeSql(scope: string | undefined, allowed: string[]): { sql: string; args: unknown[] } {
-  if (scope === undefined || scope === '') return { sql: '1 = 1', args: [] };
-  if (!allowed.includes(scope)) throw new ApiError(400, { message: 'Scope contains invalid value' });
-  switch (scope) {
-    case 'specific': return { sql: 'r.is_shared = FALSE', args: [] };
-    case 'shared': return { sql: 'r.is_shared = TRUE', args: [] };
-    case 'active': return { sql: 'r.active = TRUE', args: [] };
-    case 'paused': return { sql: 'r.active = FALSE', args: [] };
-    default: return { sql: 'r.contacted_at > ?', args: [new Date(Date.now() - ONLINE_MS).toISOString()] };
-  }
+/** The list filter of a `scope` parameter (400 for an unknown scope, as 8.13). */
+function scopeFilter(scope: string | undefined, allowed: RunnerScope[]): RunnerListFilter {
+  if (scope === undefined || scope === '') return {};
+  if (!(allowed as string[]).includes(scope)) throw new ApiError(400, { message: 'Scope contains invalid value' });
+  return { scope: scope as RunnerScope, onlineSince: new Date(Date.now() - ONLINE_MS).toISOString() };
 }
 
-
-
-/** A page of runners matching `where` (ordered by id). */
-function listRunners(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof paginateAsync>[1], where: string, args: unknown[]) {
+/** A page of the runners `filter` shows (ordered by id). */
+function listRunners(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof paginateAsync>[1], filter: RunnerListFilter) {
   return paginateAsync(
     request, reply, ctx.data,
-    async (q) => Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runners r WHERE ${where}`, args))?.n ?? 0),
-    async (q, limit, offset) => (await q.all(`SELECT * FROM runners r WHERE ${where} ORDER BY r.id LIMIT ? OFFSET ?`, [...args, limit, offset]))
-      .map((raw) => runnerEntity(toRunner(raw))),
+    async (q) => countRunners(q, filter),
+    async (q, limit, offset) => (await runnersPage(q, filter, limit, offset)).map(runnerEntity),
   );
 }
 
@@ -93,11 +84,9 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
     },
   }, async (request, reply) => {
     const user = callerOf(request);
-    const scope = scopeSql((request.query as { scope?: string }).scope, OWN_SCOPES);
+    const scope = scopeFilter((request.query as { scope?: string }).scope, OWN_SCOPES);
     const ids = await ownedRunnerIdsAsync(ctx, user);
-    const d = ctx.data.dialect;
-    const where = ids.length ? `r.id IN ${d.inIds} AND ${scope.sql}` : '1 = 0';
-    return listRunners(ctx, request, reply, where, ids.length ? [d.ids(ids), ...scope.args] : []);
+    return listRunners(ctx, request, reply, { ...scope, ids });
   });
 
   api.get('/runners/all', {
@@ -107,8 +96,7 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
       querystring: Type.Object({ scope: Scope(ALL_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
     },
   }, async (request, reply) => {
-    const scope = scopeSql((request.query as { scope?: string }).scope, ALL_SCOPES);
-    return listRunners(ctx, request, reply, scope.sql, scope.args);
+    return listRunners(ctx, request, reply, scopeFilter((request.query as { scope?: string }).scope, ALL_SCOPES));
   });
 
   api.get('/runners/:id', {
@@ -150,9 +138,8 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
     },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const scope = scopeSql((request.query as { scope?: string }).scope, ALL_SCOPES);
-    const where = `(r.is_shared = TRUE OR r.id IN (SELECT runner_id FROM runner_projects WHERE project_id = ?)) AND ${scope.sql}`;
-    return listRunners(ctx, request, reply, where, [project.id, ...scope.args]);
+    const scope = scopeFilter((request.query as { scope?: string }).scope, ALL_SCOPES);
+    return listRunners(ctx, request, reply, { ...scope, project: project.id });
   });
 
   api.post('/projects/:id/runners', {

@@ -9,7 +9,9 @@ import { buildVariables, CI_SERVER, parseYamlVariables } from '../ci/variables.j
 import { runnerTags } from '../services/runners.js';
 import { secretVariables } from '../services/variables.js';
 import { triggerRequestOfPipeline } from '../services/triggers.js';
-import { statusRowsInOrder } from '../services/builds.js';
+import { latestBuildsBeforeStage, pipelineFacts } from '../db/builds.js';
+import { projectPathFacts, type ProjectPathFacts } from '../db/projects.js';
+import { userById } from '../db/users.js';
 
 const ZERO_SHA = '0'.repeat(40);
 /** Build timeout sent to runners (seconds; GitLab's project default). */
@@ -47,27 +49,10 @@ export const BuildDetailsSchema = Type.Object({
   depends_on_builds: Type.Array(RunnerBuildSchema),
 });
 
-interface ProjectFacts {
-  id: number;
-  name: string;
-  path: string;
-  namespacePath: string;
-}
-
-interface PipelineFacts {
-  id: number;
-  sha: string;
-  beforeSha: string | null;
-  userId: number | null;
-}
+type ProjectFacts = ProjectPathFacts;
 
 async function projectFacts(ctx: AppContext, projectId: number): Promise<ProjectFacts> {
-  return (await ctx.data.get<ProjectFacts>(
-    'SELECT p.id, p.name, p.path, n.path AS "namespacePath" FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?', [projectId]))!;
-}
-
-async function pipelineFacts(ctx: AppContext, pipelineId: number): Promise<PipelineFacts> {
-  return (await ctx.data.get<PipelineFacts>('SELECT id, sha, before_sha AS "beforeSha", user_id AS "userId" FROM pipelines WHERE id = ?', [pipelineId]))!;
+  return (await projectPathFacts(ctx.data, projectId))!;
 }
 
 function unexpired(b: CommitStatusRow, at = new Date().toISOString()): boolean {
@@ -91,7 +76,7 @@ function presentBuild(b: CommitStatusRow, sha: string, project: ProjectFacts, to
 
 /** The Build entity of one build (runner view, no token). */
 export async function runnerBuild(ctx: AppContext, b: CommitStatusRow): Promise<RunnerBuild> {
-  return presentBuild(b, (await pipelineFacts(ctx, b.pipelineId))?.sha ?? '', await projectFacts(ctx, b.projectId));
+  return presentBuild(b, (await pipelineFacts(ctx.data, b.pipelineId))?.sha ?? '', await projectFacts(ctx, b.projectId));
 }
 
 function parseJson<T>(text: string | null, fallback: T): T {
@@ -110,23 +95,14 @@ export function repoUrl(ctx: AppContext, fullPath: string, token: string): strin
   return `${base.protocol}//gitlab-ci-token:${encodeURIComponent(token)}@${base.host}${prefix}/${fullPath}.git`;
 }
 
-/** The latest builds of the same pipeline in earlier stages, whatever their status (depends_on_builds). */
-async function earlierBuilds(ctx: AppContext, build: CommitStatusRow): Promise<CommitStatusRow[]> {
-  const rows = await ctx.data.all<{ id: number }>(
-    `SELECT id FROM commit_statuses WHERE id IN (
-       SELECT MAX(id) FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' GROUP BY name
-     ) AND stage_idx < ? ORDER BY stage_idx, id`,
-    [build.pipelineId, build.stageIdx]);
-  return statusRowsInOrder(ctx.data, rows.map((r) => r.id));
-}
-
 /** The BuildDetails payload handed to the runner that just claimed `build` with token `token`. */
 export async function buildDetails(ctx: AppContext, build: CommitStatusRow, token: string, runner: RunnerRow): Promise<typeof BuildDetailsSchema.static> {
   const project = await projectFacts(ctx, build.projectId);
-  const pipeline = await pipelineFacts(ctx, build.pipelineId);
+  const pipeline = (await pipelineFacts(ctx.data, build.pipelineId))!;
   const fullPath = `${project.namespacePath}/${project.path}`;
   const userId = build.userId ?? pipeline.userId;
-  const user = userId ? ((await ctx.data.get<{ id: number; email: string }>('SELECT id, email FROM users WHERE id = ?', [userId])) ?? null) : null;
+  const found = userId ? await userById(ctx.data, userId) : null;
+  const user = found ? { id: found.id, email: found.email } : null;
   const secrets = await secretVariables(ctx, build.projectId);
   const triggerRequest = await triggerRequestOfPipeline(ctx, build.pipelineId);
   const variables = buildVariables({
@@ -144,7 +120,7 @@ export async function buildDetails(ctx: AppContext, build: CommitStatusRow, toke
     triggerVariables: Object.entries(triggerRequest?.variables ?? {}).map(([key, value]) => ({ key, value })),
   });
   // Dependencies are downloaded with this build's token: it is valid for artifacts of its own pipeline.
-  const depends = (await earlierBuilds(ctx, build)).map((d) => presentBuild(d, pipeline.sha, project, token));
+  const depends = (await latestBuildsBeforeStage(ctx.data, build.pipelineId, build.stageIdx)).map((d) => presentBuild(d, pipeline.sha, project, token));
   return {
     ...presentBuild(build, pipeline.sha, project, token),
     commands: build.commands ?? '',

@@ -7,10 +7,11 @@
 import type { AppContext } from '../context.js';
 import type { IssueRow, LabelRow } from '../db/schema-collaboration.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
-import { toLabel, toNamespace, toUser } from '../db/rows.js';
 import type { Queries } from '../db/layer/types.js';
-import { projectUrls } from '../api/entities/projects.js';
-import { avatarUrl } from '../api/entities/users.js';
+import { userById } from '../db/users.js';
+import { labelsOfTarget } from '../db/labels.js';
+import { namespaceById } from '../db/projects.js';
+import { avatarUrl, issueWebUrl, projectUrls } from '../web-urls.js';
 
 /** The `action` of an issue hook's object_attributes (8.x IssuableBaseService#execute_hooks). */
 export type IssueHookAction = 'open' | 'close' | 'reopen' | 'update';
@@ -42,7 +43,7 @@ export function issueHookAttributes(_ctx: AppContext, issue: IssueRow): Record<s
 
 /** User#hook_attrs: name, username, avatar_url. */
 export function userHookAttributes(ctx: AppContext, user: UserRow, gravatar: boolean): Record<string, unknown> {
-  return { name: user.name, username: user.username, avatar_url: avatarUrl(ctx, user, gravatar) };
+  return { name: user.name, username: user.username, avatar_url: avatarUrl(user, gravatar) };
 }
 
 /** The `project` and `repository` blocks of a hook payload. */
@@ -63,7 +64,7 @@ function projectHookBlocksOf(ctx: AppContext, ns: NamespaceRow, project: Project
 }
 
 /** Label#hook_attrs: the label's columns. */
-function labelHookAttributes(l: LabelRow): Record<string, unknown> {
+export function labelHookAttributes(l: LabelRow): Record<string, unknown> {
   return {
     id: l.id, title: l.title, color: l.color, project_id: l.projectId, created_at: l.createdAt, updated_at: l.updatedAt,
     template: l.template, description: l.description, type: 'ProjectLabel', group_id: null,
@@ -75,7 +76,7 @@ function labelHookAttributes(l: LabelRow): Record<string, unknown> {
  * through `q` (a transaction or ctx.data).
  */
 export async function projectHookBlocksAsync(ctx: AppContext, q: Queries, project: ProjectRow): Promise<ProjectHookBlocks> {
-  const ns = toNamespace((await q.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE id = ?`, [project.namespaceId]))!);
+  const ns = (await namespaceById(q, project.namespaceId))!;
   return projectHookBlocksOf(ctx, ns, project);
 }
 
@@ -89,18 +90,16 @@ export async function issueHookPayloadAsync(
   ctx: AppContext, tx: Queries, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction, gravatar: boolean,
 ): Promise<Record<string, unknown>> {
   const blocks = await projectHookBlocksAsync(ctx, tx, project);
-  const labels = (await tx.all<Record<string, unknown>>(
-    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'Issue' AND ll.target_id = ? ORDER BY l.title`, [issue.id],
-  )).map(toLabel);
-  const assigneeRaw = issue.assigneeId !== null ? await tx.get<Record<string, unknown>>(`SELECT * FROM users WHERE id = ?`, [issue.assigneeId]) : undefined;
+  const labels = await labelsOfTarget(tx, 'Issue', issue.id);
+  const assignee = await userById(tx, issue.assigneeId);
   const payload: Record<string, unknown> = {
     object_kind: 'issue',
     user: userHookAttributes(ctx, actor, gravatar),
     project: blocks.project,
     repository: blocks.repository,
-    object_attributes: { ...issueHookAttributes(ctx, issue), url: `${blocks.project.web_url as string}/issues/${issue.iid}`, action },
+    object_attributes: { ...issueHookAttributes(ctx, issue), url: issueWebUrl(blocks.project.web_url as string, issue.iid), action },
     labels: labels.map(labelHookAttributes),
   };
-  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw), gravatar);
+  if (assignee) payload.assignee = userHookAttributes(ctx, assignee, gravatar);
   return payload;
 }

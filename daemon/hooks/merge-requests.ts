@@ -8,9 +8,13 @@ import type { AppContext } from '../context.js';
 import type { MergeRequestRow } from '../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
-import { toProject, toUser } from '../db/rows.js';
 import { leadingArrayObjects } from '../json-head.js';
-import { projectHookBlocksAsync, userHookAttributes } from './issues.js';
+import { labelHookAttributes, projectHookBlocksAsync, userHookAttributes } from './issues.js';
+import { labelsOfTarget } from '../db/labels.js';
+import { latestDiffCommitsJson } from '../db/merge-requests.js';
+import { projectById } from '../db/projects.js';
+import { commitWebUrl, mergeRequestWebUrl } from '../web-urls.js';
+import { userById } from '../db/users.js';
 
 /** The `action` of a merge request hook (8.x: open, close, reopen, update, merge). */
 export type MergeRequestHookAction = 'open' | 'close' | 'reopen' | 'update' | 'merge';
@@ -64,33 +68,25 @@ export function mergeRequestHookColumns(mr: MergeRequestRow): Record<string, unk
 async function lastCommit(q: Queries, mr: MergeRequestRow, projectWebUrl: string): Promise<Record<string, unknown> | null> {
   // The newest commit is the first of the stored list: read the list's head, and all of it only when the first commit
   // is longer than that (a diff version of 5,000 commits is over a megabyte of JSON, read and parsed per hook before).
-  const sql = (column: string) => `SELECT ${column} AS commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`;
-  const head = await q.get<{ commits: string }>(sql(`substr(commits, 1, ${COMMITS_HEAD_CHARS})`), [mr.id]);
-  if (!head) return null;
-  let first = leadingArrayObjects(head.commits, 1)[0] as Record<string, string> | undefined;
-  if (first === undefined && head.commits.length >= COMMITS_HEAD_CHARS) {
-    const row = await q.get<{ commits: string }>(sql('commits'), [mr.id]);
-    first = row ? (leadingArrayObjects(row.commits, 1)[0] as Record<string, string> | undefined) : undefined;
+  const head = await latestDiffCommitsJson(q, mr.id, COMMITS_HEAD_CHARS);
+  if (head === null) return null;
+  let first = leadingArrayObjects(head, 1)[0] as Record<string, string> | undefined;
+  if (first === undefined && head.length >= COMMITS_HEAD_CHARS) {
+    const all = await latestDiffCommitsJson(q, mr.id);
+    first = all ? (leadingArrayObjects(all, 1)[0] as Record<string, string> | undefined) : undefined;
   }
   if (!first) return null;
   return {
     id: first.id,
     message: first.message,
     timestamp: String(first.committed_date ?? '').replace(/\.\d{3}(?=[+-Z])/, ''),
-    url: `${projectWebUrl}/commit/${first.id}`,
+    url: commitWebUrl(projectWebUrl, first.id!),
     author: { name: first.author_name, email: first.author_email },
   };
 }
 
 /** How much of a stored commit list is read to find its first commit. */
 const COMMITS_HEAD_CHARS = 16_384;
-
-/** A project row by id (the source project of a merge request may be gone). */
-async function projectById(q: Queries, id: number | null): Promise<ProjectRow | null> {
-  if (id === null) return null;
-  const r = await q.get<Record<string, unknown>>(`SELECT * FROM projects WHERE id = ?`, [id]);
-  return r ? toProject(r) : null;
-}
 
 /**
  * MergeRequest#hook_attrs plus url and action: the columns, `source` and `target` (Project#hook_attrs), last_commit,
@@ -110,14 +106,6 @@ export async function mergeRequestHookAttributes(ctx: AppContext, q: Queries, mr
   };
 }
 
-/** Label#hook_attrs. */
-function labelHookAttributes(l: Record<string, unknown>): Record<string, unknown> {
-  return {
-    id: l.id, title: l.title, color: l.color, project_id: l.project_id, created_at: l.created_at, updated_at: l.updated_at,
-    template: !!l.template, description: l.description, type: 'ProjectLabel', group_id: null,
-  };
-}
-
 /**
  * The whole merge request hook payload of a change by `actor`, read through the writing transaction `tx` (call it
  * after the write: it reads the current labels, assignee and latest diff). `gravatar`: the setting, read before the
@@ -128,12 +116,10 @@ export async function mergeRequestHookPayload(
   oldrev?: string | null,
 ): Promise<Record<string, unknown>> {
   const blocks = await projectHookBlocksAsync(ctx, tx, project);
-  const labels = (await tx.all<Record<string, unknown>>(
-    `SELECT l.* FROM labels l JOIN label_links ll ON ll.label_id = l.id WHERE ll.target_type = 'MergeRequest' AND ll.target_id = ? ORDER BY l.title`, [mr.id],
-  )).map(labelHookAttributes);
+  const labels = (await labelsOfTarget(tx, 'MergeRequest', mr.id)).map(labelHookAttributes);
   const attrs: Record<string, unknown> = {
     ...(await mergeRequestHookAttributes(ctx, tx, mr, project)),
-    url: `${blocks.project.web_url as string}/merge_requests/${mr.iid}`,
+    url: mergeRequestWebUrl(blocks.project.web_url as string, mr.iid),
     action,
   };
   if (oldrev && !/^0+$/.test(oldrev)) attrs.oldrev = oldrev;
@@ -145,7 +131,7 @@ export async function mergeRequestHookPayload(
     object_attributes: attrs,
     labels,
   };
-  const assigneeRaw = mr.assigneeId !== null ? await tx.get<Record<string, unknown>>(`SELECT * FROM users WHERE id = ?`, [mr.assigneeId]) : undefined;
-  if (assigneeRaw) payload.assignee = userHookAttributes(ctx, toUser(assigneeRaw), gravatar);
+  const assignee = await userById(tx, mr.assigneeId);
+  if (assignee) payload.assignee = userHookAttributes(ctx, assignee, gravatar);
   return payload;
 }

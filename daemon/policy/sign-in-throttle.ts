@@ -19,6 +19,7 @@ import type { SignInLimits } from '../config.js';
 import type { Database } from '../db/layer/types.js';
 import type { BackgroundWorker } from '../background.js';
 import { ApiError } from '../errors.js';
+import { countFailedUser, countFailedWithAddress, forgetSignInFailures, signInFailureRows, sweepSignInFailures, type SignInFailureRow } from '../db/sign-in-failures.js';
 import { counter } from '../metrics.js';
 
 const failures = counter('gantry_signin_failures_total', 'Wrong passwords (every sign-in: API session, git over HTTP, OAuth)')();
@@ -242,53 +243,6 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const keyHash = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
- * The user's upsert of a failed password (its parameters named, numbered by the caller): the count in a row, forgotten
- * once lockTime has passed since the last failure (unless locked), and the lock at the limit.
- */
-function failedUserSql(p: { user: string; now: string; limit: string; stale: string; lockEnd: string }): string {
-  const count = `(CASE WHEN (f.ends_at IS NULL OR f.ends_at <= ${p.now}) AND f.last_failure_at < ${p.stale} THEN 1 ELSE f.failures + 1 END)`;
-  return `INSERT INTO sign_in_failures AS f (scope, key_hash, failures, window_started_at, last_failure_at, ends_at)
-VALUES ('user', ${p.user}, CASE WHEN 1 >= ${p.limit} THEN 0 ELSE 1 END, ${p.now}, ${p.now}, CASE WHEN 1 >= ${p.limit} THEN ${p.lockEnd} END)
-ON CONFLICT (scope, key_hash) DO UPDATE SET
-  failures = CASE WHEN ${count} >= ${p.limit} THEN 0 ELSE ${count} END,
-  ends_at = CASE WHEN ${count} >= ${p.limit} THEN ${p.lockEnd} ELSE f.ends_at END,
-  last_failure_at = ${p.now}`;
-}
-
-/** A failed password without a counted address: $1 user, $2 now, $3 limit, $4 last failure that still counts, $5 lock end. */
-const FAILED_USER = failedUserSql({ user: '$1', now: '$2::timestamptz', limit: '$3::int', stale: '$4::timestamptz', lockEnd: '$5::timestamptz' });
-
-/**
- * A failed password from a counted address, in one statement: the address's count in its window (a window older than
- * findTime starts again) and the ban at the limit (then a new window); that login's count from that address in the
- * same window (a 'pair', which succeeded() subtracts); and the user's upsert. Whichever daemon counts the last failure,
- * the limit is decided inside the upsert under the row's lock. $1 address, $2 pair, $3 user (key hashes), $4 now,
- * $5 start of a current window, $6 limit, $7 ban end, $8 last failure that still counts for the user, $9 lock end.
- */
-const FAILED_WITH_ADDRESS = (() => {
-  const [address, pair, user, now, win, limit, banEnd] = ['$1::text', '$2::text', '$3::text', '$4::timestamptz', '$5::timestamptz', '$6::int', '$7::timestamptz'];
-  const count = `(CASE WHEN f.window_started_at <= ${win} THEN 1 ELSE f.failures + 1 END)`;
-  return `WITH a AS (
-  INSERT INTO sign_in_failures AS f (scope, key_hash, failures, window_started_at, last_failure_at, ends_at)
-  VALUES ('address', ${address}, CASE WHEN 1 >= ${limit} THEN 0 ELSE 1 END, ${now}, ${now}, CASE WHEN 1 >= ${limit} THEN ${banEnd} END)
-  ON CONFLICT (scope, key_hash) DO UPDATE SET
-    failures = CASE WHEN ${count} >= ${limit} THEN 0 ELSE ${count} END,
-    window_started_at = CASE WHEN f.window_started_at <= ${win} OR ${count} >= ${limit} THEN ${now} ELSE f.window_started_at END,
-    ends_at = CASE WHEN ${count} >= ${limit} THEN ${banEnd} ELSE f.ends_at END,
-    last_failure_at = ${now}
-  RETURNING f.failures, f.window_started_at
-), p AS (
-  INSERT INTO sign_in_failures AS f (scope, key_hash, failures, window_started_at, last_failure_at)
-  SELECT 'pair', ${pair}, CASE WHEN a.failures = 0 THEN 0 ELSE 1 END, a.window_started_at, ${now} FROM a
-  ON CONFLICT (scope, key_hash) DO UPDATE SET
-    failures = CASE WHEN excluded.failures = 0 THEN 0 WHEN f.window_started_at = excluded.window_started_at THEN f.failures + 1 ELSE 1 END,
-    window_started_at = excluded.window_started_at,
-    last_failure_at = ${now}
-)
-${failedUserSql({ user, now, limit, stale: '$8::timestamptz', lockEnd: '$9::timestamptz' })}`;
-})();
-
-/**
  * The counters of every daemon on one PostgreSQL database (table sign_in_failures), with the rules of the in-memory
  * SignInThrottle. A window here is fixed (it starts with its first failure and lasts findTime, as Rack::Attack's
  * counters), where the in-memory one slides over the last findTime; the limits, answers and metrics are the same.
@@ -317,13 +271,9 @@ export class SharedSignInThrottle implements SignInCounters {
     const addressKey = this.addressHash(address);
     const userKey = keyHash(`user:${user}`);
     const pairKey = addressKey === null ? null : keyHash(`pair:${addressKey}:${userKey}`);
-    let rows: { scope: string; failures: number; ends_at: string | null }[] = [];
+    let rows: SignInFailureRow[] = [];
     if (this.enabled) {
-      rows = await this.data.all(
-        `SELECT scope, failures, ends_at FROM sign_in_failures
-          WHERE (scope = 'address' AND key_hash = $1) OR (scope = 'user' AND key_hash = $2) OR (scope = 'pair' AND key_hash = $3)`,
-        [addressKey ?? '', userKey, pairKey ?? ''],
-      );
+      rows = await signInFailureRows(this.data, addressKey, userKey, pairKey);
       const now = this.clock();
       for (const scope of ['address', 'user'] as const) {
         const ends = rows.find((r) => r.scope === scope)?.ends_at;
@@ -353,23 +303,18 @@ export class SharedSignInThrottle implements SignInCounters {
     const stale = iso(now - lockTimeSeconds * 1000);
     const lockEnd = iso(now + lockTimeSeconds * 1000);
     if (addressKey === null || pairKey === null) {
-      await this.data.run(FAILED_USER, [userKey, iso(now), maxFailures, stale, lockEnd]);
+      await countFailedUser(this.data, { user: userKey, now: iso(now), limit: maxFailures, stale, lockEnd });
       return;
     }
-    await this.data.run(FAILED_WITH_ADDRESS, [
-      addressKey, pairKey, userKey, iso(now), iso(now - findTimeSeconds * 1000), maxFailures, iso(now + banTimeSeconds * 1000), stale, lockEnd,
-    ]);
+    await countFailedWithAddress(this.data, {
+      address: addressKey, pair: pairKey, user: userKey, now: iso(now), windowStart: iso(now - findTimeSeconds * 1000), limit: maxFailures,
+      banEnd: iso(now + banTimeSeconds * 1000), stale, lockEnd,
+    });
   }
 
   /** The user's count starts again; the address forgets this login's failures in its current window (not others'). */
   private async succeeded(addressKey: string | null, pairKey: string | null, userKey: string): Promise<void> {
-    await this.data.run(
-      `WITH u AS (DELETE FROM sign_in_failures WHERE scope = 'user' AND key_hash = $1),
-            p AS (DELETE FROM sign_in_failures WHERE scope = 'pair' AND key_hash = $2 RETURNING failures, window_started_at)
-       UPDATE sign_in_failures f SET failures = GREATEST(f.failures - p.failures, 0) FROM p
-        WHERE f.scope = 'address' AND f.key_hash = $3 AND f.window_started_at = p.window_started_at`,
-      [userKey, pairKey ?? '', addressKey ?? ''],
-    );
+    await forgetSignInFailures(this.data, userKey, pairKey, addressKey);
   }
 
   /**
@@ -378,21 +323,9 @@ export class SharedSignInThrottle implements SignInCounters {
    */
   async sweep(): Promise<number> {
     const now = this.clock();
-    return this.data.transaction(async (tx) => {
-      const lock = await tx.get<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS ok', [SWEEP_LOCK_KEY]);
-      if (!lock?.ok) return 0;
-      const r = await tx.run(
-        `DELETE FROM sign_in_failures WHERE (ends_at IS NULL OR ends_at <= $1)
-           AND CASE WHEN scope = 'user' THEN last_failure_at < $2 ELSE window_started_at <= $3 END`,
-        [iso(now), iso(now - this.limits.lockTimeSeconds * 1000), iso(now - this.limits.findTimeSeconds * 1000)],
-      );
-      return r.changes;
-    });
+    return sweepSignInFailures(this.data, iso(now), iso(now - this.limits.lockTimeSeconds * 1000), iso(now - this.limits.findTimeSeconds * 1000));
   }
 }
-
-/** pg_advisory_xact_lock key of the sweep (any constant, the same on every daemon). */
-const SWEEP_LOCK_KEY = 74_117_027;
 
 const throttles = new WeakMap<Database, SignInCounters>();
 

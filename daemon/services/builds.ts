@@ -13,7 +13,7 @@ import { toCommitStatus } from '../db/rows.js';
 import { buildsToReprocess, canErase, canPlay, canRetry, isFinished, transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
 import { extractCoverage } from '../ci/coverage.js';
 import type { CiWhen } from '../ci/config-types.js';
-import { insertStatusRow, isRowId, updateStatusRow } from '../ci/sql.js';
+import { insertStatusRow, isRowId, statusRowsInOrder, updateStatusRow } from '../db/builds.js';
 import { processPipeline, updatePipelineStatus } from './pipelines.js';
 import { notifyTrace, readTrace, removeTrace } from './traces.js';
 import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './artifacts.js';
@@ -292,12 +292,6 @@ export async function countBuilds(ctx: AppContext, projectId: number, f: BuildLi
   return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM commit_statuses cs WHERE ${w.where}`, w.values))?.n ?? 0);
 }
 
-/** Rows by id in the order of `ids`. */
-export async function statusRowsInOrder(q: Queries, ids: readonly number[]): Promise<CommitStatusRow[]> {
-  if (!ids.length) return [];
-  const rows = new Map((await q.all(`SELECT * FROM commit_statuses WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((r) => [r.id as number, toCommitStatus(r)]));
-  return ids.flatMap((id) => rows.get(id) ?? []);
-}
 
 /** One page of a project's builds, newest first; with `total` (countBuilds) a deep page costs what the first does (db/keyset.ts). */
 export async function listBuilds(

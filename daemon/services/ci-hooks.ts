@@ -8,10 +8,10 @@ import type { AppContext } from '../context.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitStatusRow, PipelineRow } from '../db/schema-ci.js';
 import type { Queries } from '../db/layer/types.js';
-import { toCommitStatus, toNamespace, toPipeline, toProject, toRunner, toUser } from '../db/rows.js';
-import { projectUrls } from '../api/entities/projects.js';
-import { avatarUrl } from '../api/entities/users.js';
+import { toCommitStatus, toNamespace, toPipeline, toProject, toRunner } from '../db/rows.js';
+import { avatarUrl, commitWebUrl, projectUrls } from '../web-urls.js';
 import { projectWantsEventAsync, queueHookDeliveriesAsync } from './hook-deliveries.js';
+import { userById, usersByIds } from '../db/users.js';
 
 /** Whether the project has a hook or an active service subscribed to build (build_events) or pipeline (pipeline_events) events. */
 export async function projectWantsHook(q: Queries, projectId: number, event: 'build' | 'pipeline'): Promise<boolean> {
@@ -44,11 +44,6 @@ async function projectInfo(ctx: AppContext, q: Queries, projectId: number): Prom
   return { project, ns, urls: projectUrls(ctx, ns, project) };
 }
 
-async function usersOf(q: Queries, ids: readonly number[]): Promise<Map<number, UserRow>> {
-  if (!ids.length) return new Map();
-  const rows = await q.all(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)]);
-  return new Map(rows.map((r) => [r.id as number, toUser(r)]));
-}
 
 /** The gravatar_enabled setting, read through `q` (the status-changing transaction). */
 async function gravatarOn(q: Queries): Promise<boolean> {
@@ -58,7 +53,7 @@ async function gravatarOn(q: Queries): Promise<boolean> {
 
 /** GitLab's User#hook_attrs: name, username, avatar_url. */
 function userHookAttrs(ctx: AppContext, u: UserRow | null, gravatar: boolean) {
-  return u ? { name: u.name, username: u.username, avatar_url: avatarUrl(ctx, u, gravatar) } : null;
+  return u ? { name: u.name, username: u.username, avatar_url: avatarUrl(u, gravatar) } : null;
 }
 
 /** The Build Hook payload of a build (Gitlab::DataBuilder::Build, 8.13), or null when its project or pipeline is gone. */
@@ -68,7 +63,7 @@ export async function buildHookData(ctx: AppContext, q: Queries, build: CommitSt
   if (!info || !prow) return null;
   const pipeline = toPipeline(prow);
   const { project, ns, urls } = info;
-  const user = build.userId === null ? null : (await usersOf(q, [build.userId])).get(build.userId) ?? null;
+  const user = await userById(q, build.userId);
   return {
     object_kind: 'build',
     ref: build.ref,
@@ -114,13 +109,13 @@ export async function pipelineHookData(ctx: AppContext, q: Queries, pipeline: Pi
   const builds = statuses.filter((s) => s.type === 'build').sort((a, b) => a.id - b.id);
   const userIds = [...new Set(builds.map((b) => b.userId).filter((id): id is number => id !== null))];
   if (pipeline.userId !== null) userIds.push(pipeline.userId);
-  const userById = await usersOf(q, [...new Set(userIds)]);
+  const userById = await usersByIds(q, userIds);
   const runnerIds = [...new Set(builds.map((b) => b.runnerId).filter((id): id is number => id !== null))];
   const runnerById = new Map(
     (runnerIds.length ? await q.all(`SELECT * FROM runners WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(runnerIds)]) : []).map((r) => [r.id as number, toRunner(r)]),
   );
   const gravatar = await gravatarOn(q);
-  const commitUrl = `${urls.web_url}/commit/${pipeline.sha}`;
+  const commitUrl = commitWebUrl(urls.web_url, pipeline.sha);
   return {
     object_kind: 'pipeline',
     object_attributes: {

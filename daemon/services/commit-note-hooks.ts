@@ -6,8 +6,7 @@ import type { AppContext } from '../context.js';
 import type { Queries } from '../db/layer/types.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitNoteRow } from '../db/schema-notes.js';
-import { projectUrls } from '../api/entities/projects.js';
-import { avatarUrl } from '../api/entities/users.js';
+import { avatarUrl, commitWebUrl, projectUrls } from '../web-urls.js';
 import { isoDate, messageTitle, type CommitInfo } from '../git/objects.js';
 import { recordEventAsync } from './events.js';
 import { queueHookDeliveriesAsync } from './hook-deliveries.js';
@@ -30,10 +29,10 @@ export async function commitNoteHookContext(ctx: AppContext, project: ProjectRow
 export function commitNoteHookData(ctx: AppContext, project: ProjectRow, hc: CommitNoteHookContext, user: UserRow, commit: CommitInfo, note: CommitNoteRow) {
   const { ns } = hc;
   const urls = projectUrls(ctx, ns, project);
-  const commitUrl = `${urls.web_url}/commit/${commit.sha}`;
+  const commitUrl = commitWebUrl(urls.web_url, commit.sha);
   return {
     object_kind: 'note',
-    user: { name: user.name, username: user.username, avatar_url: avatarUrl(ctx, user, hc.gravatar) },
+    user: { name: user.name, username: user.username, avatar_url: avatarUrl(user, hc.gravatar) },
     project_id: project.id,
     project: {
       name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,

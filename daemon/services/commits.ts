@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { compositeStatus, type BuildStatus } from '../ci/status.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
-import { toCommitNote, toUser } from '../db/rows.js';
+import { toCommitNote } from '../db/rows.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitNoteRow } from '../db/schema-notes.js';
 import { badRequestMessage, notFound } from '../errors.js';
@@ -18,6 +18,7 @@ import { EMPTY_TREE_SHA, isFullSha, type CommitInfo } from '../git/objects.js';
 import type { Repository } from '../git/repository.js';
 import { afterCommitNote, commitNoteHookContext } from './commit-note-hooks.js';
 import { projectRepository } from './repositories.js';
+import { usersByIds } from '../db/users.js';
 
 /** The project's repository for reading, or null when it is not on disk (reads then see an empty repository). */
 export function readableRepository(ctx: AppContext, project: Pick<ProjectRow, 'id'>): Repository | null {
@@ -127,8 +128,7 @@ export async function listCommitNotes(
     const count = await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM commit_notes WHERE project_id = ? AND commit_sha = ?', [projectId, sha]);
     const rows = (await q.all('SELECT * FROM commit_notes WHERE project_id = ? AND commit_sha = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, sha, limit, offset]))
       .map(toCommitNote);
-    const ids = [...new Set(rows.map((r) => r.authorId).filter((x): x is number => x !== null))];
-    const authors = new Map(ids.length ? (await q.all(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((u) => [u.id as number, toUser(u)]) : []);
+    const authors = await usersByIds(q, rows.map((r) => r.authorId));
     return { total: count?.n ?? 0, notes: rows.map((note) => ({ note, author: note.authorId !== null ? authors.get(note.authorId) ?? null : null })) };
   });
 }

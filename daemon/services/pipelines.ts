@@ -15,7 +15,7 @@ import {
   type BuildStatus, type ProcessableBuild,
 } from '../ci/status.js';
 import type { CiWhen } from '../ci/config-types.js';
-import { insertPipelineRow, insertStatusRow, isRowId, updatePipelineRow } from '../ci/sql.js';
+import { insertPipelineRow, insertStatusRow, isRowId, updatePipelineRow } from '../db/builds.js';
 import { isZeroSha, type CommitInfo } from '../git/objects.js';
 import { onPush } from './push.js';
 import { projectNamespaceAsync } from './projects.js';

@@ -10,7 +10,7 @@ import type { Dialect, Queries } from '../db/layer/types.js';
 import { toProject } from '../db/rows.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { invalidParam } from '../errors.js';
-import { normalizeBoolean, VISIBILITY_BY_NAME } from '../api/params.js';
+import { normalizeBoolean, VISIBILITY_BY_NAME } from '../param-values.js';
 import { authorizedProjectsWhere, visibleProjectsWhere, type SqlCondition } from '../policy/permissions.js';
 import { likePattern } from '../db/sql.js';
 

@@ -7,8 +7,7 @@
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { projectUrls } from '../api/entities/projects.js';
-import { avatarUrl, gravatarEnabledAsync } from '../api/entities/users.js';
+import { avatarUrl, commitWebUrl, projectUrls } from '../web-urls.js';
 import { isoDate, isZeroSha, type CommitInfo } from '../git/objects.js';
 import type { Repository } from '../git/repository.js';
 import { recordEventAsync } from './events.js';
@@ -151,13 +150,13 @@ export async function buildPushData(
   const { commits, total, message, checkout } = await commitsOf(repo, update, tag, known);
   const paths = await repo.changedPathsOfCommits(commits);
   const pushCommits = commits.map((c) => ({
-    id: c.sha, message: c.message, timestamp: xmlschema(c), url: `${urls.web_url}/commit/${c.sha}`,
+    id: c.sha, message: c.message, timestamp: xmlschema(c), url: commitWebUrl(urls.web_url, c.sha),
     author: { name: c.author.name, email: c.author.email }, ...(paths.get(c.sha) ?? { added: [], modified: [], removed: [] }),
   }));
   const kind = tag ? 'tag_push' : 'push';
   return {
     object_kind: kind, event_name: kind, before: update.before, after: update.after, ref: update.ref, checkout_sha: checkout, message,
-    user_id: user.id, user_name: user.name, user_username: user.username, user_email: user.email, user_avatar: avatarUrl(ctx, user, settings.gravatarEnabled),
+    user_id: user.id, user_name: user.name, user_username: user.username, user_email: user.email, user_avatar: avatarUrl(user, settings.gravatarEnabled),
     project_id: project.id,
     project: {
       name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,

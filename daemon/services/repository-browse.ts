@@ -10,7 +10,6 @@ import { gitText, spawnGit } from '../git/command.js';
 import type { FileDiff } from '../git/diff.js';
 import type { CommitInfo, TreeEntry, TreeEntryType } from '../git/objects.js';
 import { normalizeFilePath } from '../git/write.js';
-import type { Contributor } from '../api/entities/repository.js';
 import { findCommit, readableRepository } from './commits.js';
 
 const TYPE_ORDER: Record<TreeEntryType, number> = { tree: 0, blob: 1, commit: 2 };
@@ -136,6 +135,15 @@ export async function compareRevisions(ctx: AppContext, project: ProjectRow, fro
     repo.diffBetween(base, b.commit.sha),
   ]);
   return { commits: commits.reverse(), diffs, sameRef: false };
+}
+
+/** Contributor: name, email, commits; additions and deletions are always 0, as in GitLab 8.12. */
+export interface Contributor {
+  name: string;
+  email: string;
+  commits: number;
+  additions: number;
+  deletions: number;
 }
 
 /** Authors of the last 2000 non-merge commits of the default branch, grouped by email in order of appearance. */

@@ -15,7 +15,7 @@ import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hashToken } from '../secrets.js';
 import { getSettingsAsync } from './settings.js';
 import { changeBuildStatusIn } from './builds.js';
-import { isRowId } from '../ci/sql.js';
+import { isRowId } from '../db/builds.js';
 import { newBuildToken, projectForRunnersToken, safeEqual } from './build-tokens.js';
 import { counter } from '../metrics.js';
 

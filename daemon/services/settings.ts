@@ -9,7 +9,7 @@ import { toSettings } from '../db/rows.js';
 import type { Queries } from '../db/layer/types.js';
 import { validationError } from '../errors.js';
 import { randomToken } from '../secrets.js';
-import { normalizeBoolean } from '../api/params.js';
+import { normalizeBoolean } from '../param-values.js';
 
 const cache = new WeakMap<AppContext, ApplicationSettingsRow>();
 
@@ -259,4 +259,12 @@ function settingsChanges(p: SettingsInput, current: ApplicationSettingsRow): Par
 
   set.updatedAt = now();
   return set;
+}
+
+/**
+ * The gravatar_enabled setting on the data layer (cached on SQLite), for the presenters' `gravatar` argument; read on
+ * `q` (the caller's transaction or snapshot, when it has one).
+ */
+export async function gravatarEnabledAsync(ctx: AppContext, q: Queries = ctx.data): Promise<boolean> {
+  return (await getSettingsAsync(ctx, q)).gravatarEnabled;
 }

@@ -14,6 +14,7 @@ import { signInThrottle, userKey } from '../policy/sign-in-throttle.js';
 import { likePattern } from '../db/sql.js';
 import { keysetPageAsync } from '../db/keyset.js';
 import { deleteProjectRowsIn } from './projects.js';
+import { userById } from '../db/users.js';
 
 /** Parameters of POST /users and PUT /users/:id. */
 export interface UserParams {
@@ -213,9 +214,9 @@ export async function updateUser(ctx: AppContext, user: UserRow, p: UserParams):
  * user id (GitLab 8.12 said `404 Not found` on GET/PUT and `404 User Not Found` on DELETE/block: one form is clearer).
  */
 export async function findUserAsync(ctx: AppContext, id: number, message = 'User'): Promise<UserRow> {
-  const row = validId(id) ? await ctx.data.get('SELECT * FROM users WHERE id = ?', [id]) : undefined;
-  if (!row) throw notFound(message);
-  return toUser(row);
+  const user = validId(id) ? await userById(ctx.data, id) : null;
+  if (!user) throw notFound(message);
+  return user;
 }
 
 /** Filters of GET /users. */

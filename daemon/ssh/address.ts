@@ -18,8 +18,4 @@ export function advertisedSshAddress(ssh: SshConfig, externalUrl: string, boundP
   return { host, port: ssh.externalPort ?? boundPort ?? 22 };
 }
 
-/** `git@host:path` on port 22 (scp form), `ssh://git@host:port/path` on any other port, as GitLab 8.x. */
-export function sshCloneUrl(address: SshAddress, path: string): string {
-  const host = address.host.includes(':') && !address.host.startsWith('[') ? `[${address.host}]` : address.host;
-  return address.port === 22 ? `git@${host}:${path}` : `ssh://git@${host}:${address.port}/${path}`;
-}
+export { sshCloneUrl } from '../web-urls.js';

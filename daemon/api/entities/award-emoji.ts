@@ -3,12 +3,12 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { AwardEmojiRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
-import { usersByIdsAsync } from './notes.js';
+import { usersByIds } from '../../db/users.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 /** Present a page of awards: id, name, user, created_at, updated_at, awardable_id, awardable_type. */
 export async function presentAwardsAsync(ctx: AppContext, rows: AwardEmojiRow[]) {
-  return awardEntities(ctx, rows, await usersByIdsAsync(ctx, rows.map((r) => r.userId)), await gravatarEnabledAsync(ctx));
+  return awardEntities(ctx, rows, await usersByIds(ctx.data, rows.map((r) => r.userId)), await gravatarEnabledAsync(ctx));
 }
 
 /** Present one award. */

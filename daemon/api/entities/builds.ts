@@ -3,13 +3,15 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { CommitStatusRow } from '../../db/schema-ci.js';
-import { toPipeline, toRunner } from '../../db/rows.js';
+import { pipelinesByIds } from '../../db/builds.js';
+import { runnersByIds } from '../../db/runners.js';
 import { isoDate, messageTitle, type CommitInfo } from '../../git/objects.js';
 import { projectNamespaceAsync } from '../../services/projects.js';
 import { projectRepository } from '../../services/repositories.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userEntity, UserSchema } from './users.js';
-import { pipelineBasic, PipelineBasicSchema, usersById } from './pipelines.js';
+import { pipelineBasic, PipelineBasicSchema } from './pipelines.js';
+import { usersByIds } from '../../db/users.js';
 import { runnerEntity, RunnerSchema } from './runners.js';
 
 const S = Type.String();
@@ -31,15 +33,10 @@ export interface BuildPresentOptions {
 
 /** Present builds of one project, loading users, runners, pipelines and commits in batches. */
 export async function presentBuilds(ctx: AppContext, project: ProjectRow, rows: readonly CommitStatusRow[], opts: BuildPresentOptions = {}) {
-  const pipelineIds = [...new Set(rows.map((r) => r.pipelineId))];
-  const d = ctx.data.dialect;
-  const pipelineRows = pipelineIds.length ? (await ctx.data.all(`SELECT * FROM pipelines WHERE id IN ${d.inIds}`, [d.ids(pipelineIds)])).map(toPipeline) : [];
-  const pipelineById = new Map(pipelineRows.map((p) => [p.id, p]));
-  const runnerIds = [...new Set(rows.map((r) => r.runnerId).filter((i): i is number => i !== null))];
-  const runnerById = new Map(
-    (runnerIds.length ? await ctx.data.all(`SELECT * FROM runners WHERE id IN ${d.inIds}`, [d.ids(runnerIds)]) : []).map((r) => [r.id as number, toRunner(r)]),
-  );
-  const userById = await usersById(ctx, rows.map((r) => r.userId));
+  const pipelineById = await pipelinesByIds(ctx.data, rows.map((r) => r.pipelineId));
+  const pipelineRows = [...pipelineById.values()];
+  const runnerById = await runnersByIds(ctx.data, rows.map((r) => r.runnerId));
+  const userById = await usersByIds(ctx.data, rows.map((r) => r.userId));
   const gravatar = await gravatarEnabledAsync(ctx);
   const repo = projectRepository(ctx, project);
   const shas = [...new Set(pipelineRows.map((p) => p.sha))];

@@ -6,7 +6,7 @@ import type { CommitStatusRow } from '../../db/schema-ci.js';
 import { pipelineShas } from '../../services/commit-statuses.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
-import { usersById } from './pipelines.js';
+import { usersByIds } from '../../db/users.js';
 
 const S = Type.String();
 const NS = Nullable(Type.String());
@@ -23,7 +23,7 @@ export function commitStatusEntity(ctx: AppContext, s: CommitStatusRow, sha: str
 /** Present statuses with their authors and pipeline shas loaded in batches. */
 export async function presentCommitStatuses(ctx: AppContext, rows: readonly CommitStatusRow[]) {
   const shas = await pipelineShas(ctx, rows);
-  const authors = await usersById(ctx, rows.map((r) => r.userId));
+  const authors = await usersByIds(ctx.data, rows.map((r) => r.userId));
   const gravatar = await gravatarEnabledAsync(ctx);
   return rows.map((r) => commitStatusEntity(ctx, r, shas.get(r.pipelineId) ?? '', r.userId === null ? null : authors.get(r.userId), gravatar));
 }

@@ -2,11 +2,12 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { toCommitStatus, type DeploymentRow, type EnvironmentRow } from '../../db/rows.js';
+import type { DeploymentRow, EnvironmentRow } from '../../db/rows.js';
+import { statusRowsInOrder } from '../../db/builds.js';
 import { environmentsById } from '../../services/environments/index.js';
 import { Nullable } from '../params.js';
 import { BuildSchema, presentBuilds } from './builds.js';
-import { usersById } from './pipelines.js';
+import { usersByIds } from '../../db/users.js';
 import { presentProjectAsync, ProjectSchema } from './projects.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
@@ -33,11 +34,10 @@ export async function presentEnvironment(ctx: AppContext, viewer: UserRow, proje
 /** Deployment: id, iid, ref, sha, created_at, user (UserBasic), environment (EnvironmentBasic), deployable (Build). */
 export async function presentDeployments(ctx: AppContext, project: ProjectRow, rows: readonly DeploymentRow[]) {
   if (!rows.length) return [];
-  const d = ctx.data.dialect;
-  const users = await usersById(ctx, rows.map((r) => r.userId));
+  const users = await usersByIds(ctx.data, rows.map((r) => r.userId));
   const envs = await environmentsById(ctx, rows.map((r) => r.environmentId));
   const buildIds = [...new Set(rows.map((r) => r.deployableId).filter((i): i is number => i !== null))];
-  const builds = buildIds.length ? (await ctx.data.all(`SELECT * FROM commit_statuses WHERE id IN ${d.inIds}`, [d.ids(buildIds)])).map(toCommitStatus) : [];
+  const builds = await statusRowsInOrder(ctx.data, buildIds);
   const presented = await presentBuilds(ctx, project, builds);
   const buildById = new Map(builds.map((b, i) => [b.id, presented[i]!]));
   const gravatar = await gravatarEnabledAsync(ctx);

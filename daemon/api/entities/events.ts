@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { EventRow, UserRow } from '../../db/schema.js';
 import { Nullable } from '../params.js';
-import { toUser } from '../../db/rows.js';
+import { usersByIds } from '../../db/users.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 const ZEROS = /^0+$/;
@@ -73,11 +73,7 @@ function eventEntity(ctx: AppContext, e: EventRow, author: UserRow | undefined, 
  */
 export async function presentEventsAsync(ctx: AppContext, viewer: UserRow | null, rows: EventRow[]): Promise<Record<string, unknown>[]> {
   if (rows.length === 0) return [];
-  const d = ctx.data.dialect;
-  const authorIds = [...new Set(rows.map((r) => r.authorId).filter((x): x is number => x !== null))];
-  const authors = new Map(
-    authorIds.length ? (await ctx.data.all(`SELECT * FROM users WHERE id IN ${d.inIds}`, [d.ids(authorIds)])).map((u) => [u.id as number, toUser(u)]) : [],
-  );
+  const authors = await usersByIds(ctx.data, rows.map((r) => r.authorId));
   const noteIds = rows.map((r) => r.noteId).filter((x): x is number => x !== null);
   let notes = new Map<number, Record<string, unknown>>();
   if (noteIds.length) {

@@ -3,17 +3,9 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { NoteRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
-import { toUser } from '../../db/rows.js';
+import { usersByIds } from '../../db/users.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
-
-/** Users by id (one query). */
-export async function usersByIdsAsync(ctx: AppContext, ids: (number | null)[]): Promise<Map<number, UserRow>> {
-  const uniq = [...new Set(ids.filter((x): x is number => x !== null))];
-  if (!uniq.length) return new Map();
-  return new Map((await ctx.data.all<Record<string, unknown>>(`SELECT * FROM users WHERE id IN ${ctx.data.dialect.inIds}`, [ctx.data.dialect.ids(uniq)]))
-    .map((u) => [u.id as number, toUser(u)]));
-}
 
 /** A ghost author for notes whose author was deleted (8.x moved them to the ghost user). */
 function ghost(ctx: AppContext): ReturnType<typeof userBasic> {
@@ -39,7 +31,7 @@ export function noteEntity(ctx: AppContext, n: NoteRow, author: UserRow | undefi
 
 /** Present a page of notes: one query for their authors. */
 export async function presentNotesAsync(ctx: AppContext, rows: NoteRow[]): Promise<ReturnType<typeof noteEntity>[]> {
-  const users = await usersByIdsAsync(ctx, rows.map((r) => r.authorId));
+  const users = await usersByIds(ctx.data, rows.map((r) => r.authorId));
   const gravatar = await gravatarEnabledAsync(ctx);
   return rows.map((n) => noteEntity(ctx, n, n.authorId !== null ? users.get(n.authorId) : undefined, gravatar));
 }

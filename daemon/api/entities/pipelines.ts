@@ -2,21 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { UserRow } from '../../db/schema.js';
-import { toUser } from '../../db/rows.js';
 import type { PipelineRow } from '../../db/schema-ci.js';
+import { usersByIds } from '../../db/users.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 const S = Type.String();
 const NS = Nullable(Type.String());
-
-/** Users by id, loaded in one query (for presenting lists). */
-export async function usersById(ctx: AppContext, ids: readonly (number | null)[]): Promise<Map<number, UserRow>> {
-  const wanted = [...new Set(ids.filter((i): i is number => i !== null))];
-  if (!wanted.length) return new Map();
-  const d = ctx.data.dialect;
-  return new Map((await ctx.data.all(`SELECT * FROM users WHERE id IN ${d.inIds}`, [d.ids(wanted)])).map((u) => [u.id as number, toUser(u)]));
-}
 
 /** Pipeline: id, status, ref, sha, before_sha, tag, yaml_errors, user (UserBasic), timestamps, duration. */
 export function pipelineEntity(ctx: AppContext, p: PipelineRow, user: UserRow | null | undefined, gravatar: boolean) {
@@ -29,7 +21,7 @@ export function pipelineEntity(ctx: AppContext, p: PipelineRow, user: UserRow | 
 
 /** Present pipelines with their users loaded in one query. */
 export async function presentPipelines(ctx: AppContext, rows: readonly PipelineRow[]) {
-  const byId = await usersById(ctx, rows.map((p) => p.userId));
+  const byId = await usersByIds(ctx.data, rows.map((p) => p.userId));
   const gravatar = await gravatarEnabledAsync(ctx);
   return rows.map((p) => pipelineEntity(ctx, p, p.userId === null ? null : byId.get(p.userId), gravatar));
 }

@@ -159,14 +159,6 @@ export const CompareSchema = Type.Object({
   commit: Nullable(RepoCommitSchema), commits: Type.Array(RepoCommitSchema), diffs: Type.Array(RepoDiffSchema), compare_timeout: B, compare_same_ref: B,
 });
 
-/** Contributor: name, email, commits; additions and deletions are always 0, as in GitLab 8.12. */
-export interface Contributor {
-  name: string;
-  email: string;
-  commits: number;
-  additions: number;
-  deletions: number;
-}
 /** Response schema of Contributor. */
 export const ContributorSchema = Type.Object({ name: S, email: S, commits: I, additions: I, deletions: I });
 

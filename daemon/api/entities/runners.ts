@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { RunnerRow } from '../../db/schema-ci.js';
-import { toProject } from '../../db/rows.js';
+import { projectIdsMeeting, projectsByIds } from '../../db/projects.js';
 import { authorizedProjectsWhere, canProjectAsync } from '../../policy/permissions.js';
 import { runnerProjectIds, runnerTags } from '../../services/runners.js';
 import { Nullable } from '../params.js';
@@ -22,12 +22,10 @@ export const RunnerSchema = Type.Object({
 /** The RunnerDetails entity; `projects` lists only those the viewer is authorized on (all for admins). */
 export async function runnerDetails(ctx: AppContext, viewer: UserRow, runner: RunnerRow) {
   const ids = await runnerProjectIds(ctx, runner.id);
-  const d = ctx.data.dialect;
-  const rows = ids.length ? (await ctx.data.all(`SELECT * FROM projects WHERE id IN ${d.inIds} ORDER BY id`, [d.ids(ids)])).map(toProject) : [];
+  const rows = await projectsByIds(ctx.data, ids);
   let visible: ProjectRow[] = rows;
   if (!viewer.isAdmin && rows.length) {
-    const auth = authorizedProjectsWhere(d, viewer.id);
-    const authorized = new Set((await ctx.data.all<{ id: number }>(`SELECT p.id FROM projects p WHERE p.id IN ${d.inIds} AND ${auth.sql}`, [d.ids(ids), ...auth.args])).map((r) => r.id));
+    const authorized = await projectIdsMeeting(ctx.data, ids, authorizedProjectsWhere(ctx.data.dialect, viewer.id));
     visible = [];
     for (const p of rows) if (authorized.has(p.id) && (await canProjectAsync(ctx, viewer, 'read_project', p))) visible.push(p);
   }

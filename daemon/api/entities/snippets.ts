@@ -5,7 +5,7 @@ import type { SnippetRow } from '../../db/rows.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { projectNamespaceAsync } from '../../services/projects.js';
 import { Nullable } from '../params.js';
-import { usersByIdsAsync } from './notes.js';
+import { usersByIds } from '../../db/users.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 /**
@@ -13,7 +13,7 @@ import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
  * deprecated it) and web_url (`<project web_url>/snippets/<id>`, GitLab's project_snippet_url).
  */
 export async function presentSnippets(ctx: AppContext, project: ProjectRow, rows: SnippetRow[]) {
-  const users = await usersByIdsAsync(ctx, rows.map((r) => r.authorId));
+  const users = await usersByIds(ctx.data, rows.map((r) => r.authorId));
   const gravatar = await gravatarEnabledAsync(ctx);
   const web = `${ctx.externalUrl()}/${(await projectNamespaceAsync(ctx, project)).path}/${project.path}/snippets`;
   return rows.map((s) => {

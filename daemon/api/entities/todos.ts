@@ -5,8 +5,11 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { type IssueRow, type TodoRow, type TodoTargetType } from '../../db/schema-collaboration.js';
-import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { toIssue, toProject, toUser } from '../../db/rows.js';
+import type { UserRow } from '../../db/schema.js';
+import { liveIssuesByIds } from '../../db/issues.js';
+import { noteTextsByIds } from '../../db/notes.js';
+import { projectsByIds } from '../../db/projects.js';
+import { usersByIds } from '../../db/users.js';
 import { Nullable } from '../params.js';
 import { IssueSchema, presentIssuesAsync } from './issues.js';
 import { MergeRequestSchema } from './merge-requests.js';
@@ -32,8 +35,7 @@ const issueKind: TodoTargetKind<IssueRow> = {
   title: (row) => row.title,
   webPath: (row) => `issues/${row.iid}`,
   // a deleted issue takes its todos out of sight (8.x destroyed them with it)
-  loadAsync: async (ctx, ids) => new Map((await ctx.data.all<Rec>(`SELECT * FROM issues WHERE id IN ${ctx.data.dialect.inIds} AND deleted_at IS NULL`,
-    [ctx.data.dialect.ids(ids)])).map((r) => [r.id as number, toIssue(r)])),
+  loadAsync: (ctx, ids) => liveIssuesByIds(ctx.data, ids),
   presentAsync: async (ctx, viewer, rows) => {
     const presented = await presentIssuesAsync(ctx, viewer, rows);
     return new Map(rows.map((r, i) => [r.id, presented[i]!]));
@@ -65,18 +67,10 @@ export const TodoSchema = Type.Object({
 export async function presentTodosAsync(ctx: AppContext, viewer: UserRow, rows: TodoRow[]): Promise<Rec[]> {
   if (rows.length === 0) return [];
   const q = ctx.data;
-  const byId = async <T>(table: string, ids: number[], to: (r: Rec) => T): Promise<Map<number, T>> => {
-    const uniq = [...new Set(ids)];
-    if (uniq.length === 0) return new Map();
-    return new Map((await q.all<Rec>(`SELECT * FROM ${table} WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(uniq)])).map((r) => [r.id as number, to(r)]));
-  };
-  const projects = await byId<ProjectRow>('projects', rows.map((r) => r.projectId), toProject);
-  const basic = new Map((await presentBasicProjectsAsync(ctx, [...projects.values()])).map((p) => [p.id as number, p]));
-  const authors = await byId<UserRow>('users', rows.flatMap((r) => (r.authorId !== null ? [r.authorId] : [])), toUser);
-  const noteIds = [...new Set(rows.flatMap((r) => (r.noteId !== null ? [r.noteId] : [])))];
-  const notes = new Map(noteIds.length
-    ? (await q.all<{ id: number; note: string }>(`SELECT id, note FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(noteIds)])).map((n) => [n.id, n.note])
-    : []);
+  const projects = await projectsByIds(q, [...new Set(rows.map((r) => r.projectId))]);
+  const basic = new Map((await presentBasicProjectsAsync(ctx, projects)).map((p) => [p.id as number, p]));
+  const authors = await usersByIds(q, rows.map((r) => r.authorId));
+  const notes = await noteTextsByIds(q, rows.map((r) => r.noteId));
   const gravatar = await gravatarEnabledAsync(ctx);
   const targets = new Map<TodoTargetType, { rows: Map<number, unknown>; presented: Map<number, Rec> }>();
   for (const type of new Set(rows.map((r) => r.targetType))) {

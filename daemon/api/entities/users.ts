@@ -1,30 +1,14 @@
 /** User presenters (GitLab v3 UserBasic, User, UserFull, UserLogin) and their response schemas. */
-import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { PersonalAccessTokenRow, UserRow } from '../../db/schema.js';
-import type { Queries } from '../../db/layer/types.js';
-import { getSettingsAsync } from '../../services/settings.js';
+import { personalProjectCount, personalProjectCounts } from '../../db/users.js';
+import { avatarUrl, userWebUrl } from '../../web-urls.js';
+import { gravatarEnabledAsync } from '../../services/settings.js';
 import { tokenActive } from '../../services/users.js';
 import { Nullable } from '../params.js';
 
-/**
- * The avatar URL of a user: Gravatar when enabled (`gravatar`: the gravatar_enabled setting, read once per request:
- * gravatarEnabledAsync), otherwise null.
- */
-export function avatarUrl(ctx: AppContext, user: Pick<UserRow, 'email'>, gravatar: boolean): string | null {
-  if (!gravatar) return null;
-  const md5 = createHash('md5').update(user.email.trim().toLowerCase()).digest('hex');
-  return `https://www.gravatar.com/avatar/${md5}?s=80&d=identicon`;
-}
-
-/**
- * The gravatar_enabled setting on the data layer (cached on SQLite), for the presenters' `gravatar` argument; read on
- * `q` (the caller's transaction or snapshot, when it has one).
- */
-export async function gravatarEnabledAsync(ctx: AppContext, q: Queries = ctx.data): Promise<boolean> {
-  return (await getSettingsAsync(ctx, q)).gravatarEnabled;
-}
+export { gravatarEnabledAsync };
 
 /** UserBasic: id, name, username, state, avatar_url, web_url. `gravatar`: see avatarUrl. */
 export function userBasic(ctx: AppContext, u: UserRow, gravatar: boolean) {
@@ -33,8 +17,8 @@ export function userBasic(ctx: AppContext, u: UserRow, gravatar: boolean) {
     username: u.username,
     id: u.id,
     state: u.state,
-    avatar_url: avatarUrl(ctx, u, gravatar),
-    web_url: `${ctx.externalUrl()}/${u.username}`,
+    avatar_url: avatarUrl(u, gravatar),
+    web_url: userWebUrl(ctx, u.username),
   };
 }
 
@@ -53,8 +37,6 @@ export function userEntity(ctx: AppContext, u: UserRow, gravatar: boolean) {
     organization: u.organization,
   };
 }
-
-const PERSONAL_PROJECTS = `SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`;
 
 /**
  * UserFull: User plus account fields (the user themself and admins), given `personalProjects` (the number of projects
@@ -81,20 +63,14 @@ function userFull(ctx: AppContext, u: UserRow, gravatar: boolean, personalProjec
 /** userFull on the data layer: one statement (the personal projects' count); `gravatar` read when not given. */
 export async function userFullAsync(ctx: AppContext, u: UserRow, gravatar?: boolean) {
   // Both at once: on PostgreSQL two round trips overlap (on SQLite the settings are cached).
-  const [g, row] = await Promise.all([gravatar ?? gravatarEnabledAsync(ctx), ctx.data.get<{ n: number }>(PERSONAL_PROJECTS, [u.id])]);
-  return userFull(ctx, u, g, Number(row!.n));
+  const [g, n] = await Promise.all([gravatar ?? gravatarEnabledAsync(ctx), personalProjectCount(ctx.data, u.id)]);
+  return userFull(ctx, u, g, n);
 }
 
 /** userFull of several users on the data layer: one statement for all their personal projects' counts. */
 export async function userFullsAsync(ctx: AppContext, list: readonly UserRow[], gravatar: boolean) {
   if (!list.length) return [];
-  const d = ctx.data.dialect;
-  const rows = await ctx.data.all<{ id: number; n: number }>(
-    `SELECT n.owner_id AS id, COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id
-     WHERE n.kind = 'user' AND n.owner_id IN ${d.inIds} GROUP BY n.owner_id`,
-    [d.ids(list.map((u) => u.id))],
-  );
-  const counts = new Map(rows.map((r) => [Number(r.id), Number(r.n)]));
+  const counts = await personalProjectCounts(ctx.data, list.map((u) => u.id));
   return list.map((u) => userFull(ctx, u, gravatar, counts.get(u.id) ?? 0));
 }
 

@@ -12,7 +12,7 @@ import type { CommitStatusRow } from '../../db/schema-ci.js';
 import { toDeployment, toEnvironment, type DeploymentRow, type EnvironmentRow } from '../../db/rows.js';
 import { buildVariables, CI_SERVER, expandVariables, parseYamlVariables } from '../../ci/variables.js';
 import type { CiEnvironment, CiVariable } from '../../ci/config-types.js';
-import { isRowId } from '../../ci/sql.js';
+import { isRowId } from '../../db/builds.js';
 import { runnerTags } from '../runners.js';
 import { secretVariables } from '../variables.js';
 import { environmentType, nameErrors, urlErrors } from './environments.js';

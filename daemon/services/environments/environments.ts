@@ -9,7 +9,7 @@ import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
 import { toEnvironment, type EnvironmentRow } from '../../db/rows.js';
 import { ENVIRONMENT_NAME, ENVIRONMENT_NAME_MESSAGE, isAddressableUrl } from '../../ci/config-entries.js';
-import { isRowId } from '../../ci/sql.js';
+import { isRowId } from '../../db/builds.js';
 import { notFound, validationError } from '../../errors.js';
 
 /** What the API sets: a name and an external URL (a blank URL clears it, as 8.13's nullify_external_url). */

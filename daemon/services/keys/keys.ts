@@ -10,11 +10,12 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { KeyRow } from '../../db/schema-keys.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
 import type { Queries } from '../../db/layer/types.js';
-import { toKey, toUser } from '../../db/rows.js';
+import { toKey } from '../../db/rows.js';
 import { notFound, validationError, type ApiError } from '../../errors.js';
 import { administeredProjectsWhere } from '../../policy/permissions.js';
 import type { Listing } from '../groups.js';
 import { parsePublicKey, type KeyErrors, type ParsedKey } from './parse.js';
+import { userById } from '../../db/users.js';
 
 /** Title and key line of a new key (POST /user/keys, /users/:id/keys, /projects/:id/deploy_keys). */
 export interface KeyParams {
@@ -127,8 +128,7 @@ export async function findKey(ctx: AppContext, keyId: number): Promise<{ key: Ke
   const row = await ctx.data.get<Rec>('SELECT * FROM keys WHERE id = ?', [keyId]);
   if (!row) return null;
   const key = toKey(row);
-  const user = key.userId === null ? undefined : await ctx.data.get<Rec>('SELECT * FROM users WHERE id = ?', [key.userId]);
-  return { key, user: user ? toUser(user) : null };
+  return { key, user: await userById(ctx.data, key.userId) };
 }
 
 // ---- deploy keys
@@ -307,8 +307,8 @@ export async function keyForSshAsync(ctx: AppContext, fingerprintSha256: string)
   if (!row) return null;
   const key = toKey(row);
   if (key.type === 'Key') {
-    const user = await ctx.data.get<Rec>('SELECT * FROM users WHERE id = ?', [key.userId]);
-    return user ? { key, user: toUser(user), deployProjectIds: [] } : null;
+    const user = await userById(ctx.data, key.userId);
+    return user ? { key, user, deployProjectIds: [] } : null;
   }
   const projects = await ctx.data.all<{ id: number }>('SELECT project_id AS id FROM deploy_keys_projects WHERE deploy_key_id = ? ORDER BY project_id', [key.id]);
   return { key, user: null, deployProjectIds: projects.map((r) => r.id) };

@@ -23,7 +23,8 @@ import { onPush } from '../push.js';
 import { projectRepository } from '../repositories.js';
 import { isOpen, mergeRequestInfo, toMergeRequest } from './find.js';
 import { canCancelAutoMerge, canMergeMergeRequest } from './merge-state.js';
-import { mergeMergeRequest, userById, type MergeOptions } from './merge.js';
+import { mergeMergeRequest, type MergeOptions } from './merge.js';
+import { userById } from '../../db/users.js';
 import { lockMergeRequest } from './write.js';
 
 type Rec = Record<string, unknown>;

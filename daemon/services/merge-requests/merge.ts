@@ -12,7 +12,7 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { toUser } from '../../db/rows.js';
+import { userById } from '../../db/users.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { ApiError, conflict, notAllowed, unauthorized, validationError } from '../../errors.js';
 import { createMergeCommit, MergeConflictError } from '../../git/merge.js';
@@ -348,12 +348,6 @@ async function removeSourceBranch(ctx: AppContext, actor: UserRow, target: Proje
   }
 }
 
-/** A user by id, or null. */
-export async function userById(q: Queries, id: number | null): Promise<UserRow | null> {
-  if (id === null) return null;
-  const r = await q.get<Record<string, unknown>>(`SELECT * FROM users WHERE id = ?`, [id]);
-  return r ? toUser(r) : null;
-}
 
 /**
  * Take over the lock of a merge whose owner's heartbeat is older than the lease (the owner died): one conditional

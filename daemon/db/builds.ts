@@ -1,10 +1,11 @@
 /**
- * SQL helpers of the CI room on the data layer (either engine): rows written from partial row-shaped objects
- * (camelCase fields to snake_case columns), and the id guard of PostgreSQL's integer columns.
+ * The builds' and pipelines' data module (commit_statuses, pipelines) on either engine: rows written from partial
+ * row-shaped objects (camelCase fields to snake_case columns), rows read by id, and the id guard of PostgreSQL's
+ * integer columns. `q`: the database or a transaction.
  */
-import type { Queries } from '../db/layer/types.js';
-import { COMMIT_STATUS_COLUMNS, PIPELINE_COLUMNS, toCommitStatus, toPipeline } from '../db/rows.js';
-import type { CommitStatusRow, PipelineRow } from '../db/schema-ci.js';
+import type { Queries } from './layer/types.js';
+import { COMMIT_STATUS_COLUMNS, PIPELINE_COLUMNS, toCommitStatus, toPipeline } from './rows.js';
+import type { CommitStatusRow, PipelineRow } from './schema-ci.js';
 
 /** Whether `id` can name a row (a positive safe integer within PostgreSQL's `integer`). */
 export const isRowId = (id: number): boolean => Number.isSafeInteger(id) && id > 0 && id <= 2147483647;
@@ -63,4 +64,41 @@ export async function updatePipelineRow(q: Queries, id: number, set: Partial<Pip
 export async function insertPipelineRow(q: Queries, values: Partial<PipelineRow>): Promise<PipelineRow> {
   const i = insertion(PIPELINE_COLUMNS, values);
   return toPipeline((await q.get(`INSERT INTO pipelines ${i.sql} RETURNING *`, i.args))!);
+}
+
+/** Commit status rows of `ids`, in the order of `ids` (ids that are gone are skipped). */
+export async function statusRowsInOrder(q: Queries, ids: readonly number[]): Promise<CommitStatusRow[]> {
+  if (!ids.length) return [];
+  const rows = new Map((await q.all(`SELECT * FROM commit_statuses WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((r) => [r.id as number, toCommitStatus(r)]));
+  return ids.flatMap((id) => rows.get(id) ?? []);
+}
+
+/** Pipeline rows of `ids` (repeats skipped; ids that are gone are absent). */
+export async function pipelinesByIds(q: Queries, ids: readonly number[]): Promise<Map<number, PipelineRow>> {
+  const wanted = [...new Set(ids)];
+  if (!wanted.length) return new Map();
+  return new Map((await q.all(`SELECT * FROM pipelines WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(wanted)])).map((r) => [r.id as number, toPipeline(r)]));
+}
+
+/** What the runner's build payload needs of a pipeline. */
+export interface PipelineFacts {
+  id: number;
+  sha: string;
+  beforeSha: string | null;
+  userId: number | null;
+}
+
+/** The pipeline facts of one pipeline, or undefined when it is gone. */
+export async function pipelineFacts(q: Queries, pipelineId: number): Promise<PipelineFacts | undefined> {
+  return q.get<PipelineFacts>('SELECT id, sha, before_sha AS "beforeSha", user_id AS "userId" FROM pipelines WHERE id = ?', [pipelineId]);
+}
+
+/** The latest build of each name in the pipeline's stages before `stageIdx`, by stage then id (depends_on_builds). */
+export async function latestBuildsBeforeStage(q: Queries, pipelineId: number, stageIdx: number | null): Promise<CommitStatusRow[]> {
+  const rows = await q.all<{ id: number }>(
+    `SELECT id FROM commit_statuses WHERE id IN (
+       SELECT MAX(id) FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' GROUP BY name
+     ) AND stage_idx < ? ORDER BY stage_idx, id`,
+    [pipelineId, stageIdx]);
+  return statusRowsInOrder(q, rows.map((r) => r.id));
 }
