@@ -12,6 +12,7 @@ import { hashToken, randomToken } from '../secrets.js';
 import { restrictedVisibilityLevelsAsync, getSettingsAsync } from './settings.js';
 import { recordEventAsync } from './events.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
+import { personalProjectCount } from '../db/users.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import { removeProjectStorage, storageCreated, storageMoved } from './storage.js';
 import { validPath } from './users.js';
@@ -170,12 +171,6 @@ export async function targetNamespaceAsync(ctx: AppContext, actor: UserRow, owne
   return ns;
 }
 
-/** Personal projects a user owns (counted against projects_limit). */
-export async function personalProjectCountAsync(ctx: AppContext, user: UserRow): Promise<number> {
-  const row = await ctx.data.get<{ n: number }>(PERSONAL_COUNT, [user.id]);
-  return Number(row!.n);
-}
-const PERSONAL_COUNT = `SELECT COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE n.kind = 'user' AND n.owner_id = ?`;
 
 const INSERT_PROJECT = `INSERT INTO projects (name, path, namespace_id, description, visibility_level, default_branch, issues_enabled,
     merge_requests_enabled, builds_enabled, wiki_enabled, snippets_enabled, container_registry_enabled, shared_runners_enabled, public_builds,
@@ -196,7 +191,7 @@ export async function createProjectAsync(
   const ns = await targetNamespaceAsync(ctx, actor, owner, p.namespace_id);
   const overLimit = () =>
     new ApiError(403, { message: `403 Forbidden - Your project limit is ${owner.projectsLimit} projects! Please contact your administrator to increase it` });
-  if (ns.kind === 'user' && (await personalProjectCountAsync(ctx, owner)) >= owner.projectsLimit) throw overLimit();
+  if (ns.kind === 'user' && (await personalProjectCount(ctx.data, owner.id)) >= owner.projectsLimit) throw overLimit();
   const path = p.path || parameterize(p.name);
   const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : (await getSettingsAsync(ctx)).defaultProjectVisibility);
   const fields = { ...p, path, visibility_level: visibility };
@@ -222,8 +217,8 @@ export async function createProjectAsync(
   return ctx.data.transaction(async (tx) => {
     if (ns.kind === 'user') {
       if (tx.dialect.name === 'postgres') await tx.get('SELECT id FROM namespaces WHERE id = ? FOR UPDATE', [ns.id]);
-      const row = await tx.get<{ n: number }>(PERSONAL_COUNT, [owner.id]);
-      if (Number(row!.n) >= owner.projectsLimit) throw overLimit();
+      const n = await personalProjectCount(tx, owner.id);
+      if (n >= owner.projectsLimit) throw overLimit();
     }
     const taken: Record<string, string[]> = {};
     await addTakenErrors(tx, taken, fields, ns.id, null);

@@ -7,7 +7,7 @@ import { projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAs
 import type { Dialect, Queries } from '../../db/layer/types.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
-import { sshCloneUrl } from '../../ssh/address.js';
+import { projectUrls } from '../../web-urls.js';
 
 /** What a project presentation adds beyond the Project entity. */
 export interface PresentOptions {
@@ -31,12 +31,7 @@ export function namespaceRecord(ns: NamespaceRow) {
 }
 
 /** web_url, http and ssh clone URLs of a project. */
-export function projectUrls(ctx: AppContext, ns: Pick<NamespaceRow, 'path'>, p: Pick<ProjectRow, 'path'>) {
-  const base = ctx.externalUrl();
-  const web = `${base}/${ns.path}/${p.path}`;
-  const ssh = ctx.sshAddress?.() ?? { host: new URL(base).hostname, port: 22 };
-  return { web_url: web, http_url_to_repo: `${web}.git`, ssh_url_to_repo: sshCloneUrl(ssh, `${ns.path}/${p.path}.git`) };
-}
+export { projectUrls };
 
 /** What the presenters looked up for one project. */
 interface ProjectParts {
