@@ -7,7 +7,7 @@ import type { UserRow } from './db/schema.js';
 import { ApiError, bodyTooLarge, notFound, unauthorized } from './errors.js';
 import { dataExceptionMessage } from './db/layer/errors.js';
 import { NOT_BLANK, normalizeBoolean, oddIdParam } from './api/params.js';
-import { authenticateAsync, authenticateNow } from './policy/authentication.js';
+import { authenticate, authenticateNow } from './policy/authentication.js';
 import { apiRoutes } from './api/index.js';
 import { multipartFormParser } from './api/multipart-form.js';
 import { parseQuery } from './query-string.js';
@@ -229,7 +229,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   await app.register(
     async (api) => {
       // Authentication runs before validation, as GitLab's `authenticate!` runs before required_attributes!.
-      // Through the data layer on either engine (one statement for a private token on a cache miss, see authenticateAsync).
+      // Through the data layer on either engine (one statement for a private token on a cache miss, see authenticate).
       // A cache hit (or no credential at all) is answered at once, without a promise: most requests.
       api.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
         const admit = (user: UserRow | null) => {
@@ -246,7 +246,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
           return done(e as Error);
         }
         if (now !== undefined) return admit(now);
-        authenticateAsync(ctx, request).then(admit, (e: Error) => done(e));
+        authenticate(ctx, request).then(admit, (e: Error) => done(e));
       });
       // Served at /api/v3/openapi.json (the .json suffix is stripped by rewriteUrl, as on every route).
       api.get('/openapi', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { AppContext } from './context.js';
 import { ConfigError } from './config.js';
 import { Secrets, randomToken } from './secrets.js';
-import { ensureSettingsAsync } from './services/settings.js';
+import { ensureSettings } from './services/settings.js';
 import { createUser } from './services/users.js';
 
 /** Create the data dir layout and check it is writable; a clear ConfigError otherwise. */
@@ -49,7 +49,7 @@ export function loadSecrets(dataDir: string): Secrets {
  * that loses the race for the root user (a unique violation) leaves it to the winner.
  */
 export async function bootstrap(ctx: AppContext): Promise<{ generatedPassword: string | null }> {
-  await ensureSettingsAsync(ctx);
+  await ensureSettings(ctx);
   if (await ctx.data.get('SELECT id FROM users LIMIT 1')) return { generatedPassword: null };
   const password = ctx.config.rootPassword ?? randomToken(20);
   if (password.length < 8) throw new ConfigError('the root password must have at least 8 characters (--root-password / GANTRY_ROOT_PASSWORD)');

@@ -8,21 +8,21 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserRow } from '../db/schema.js';
 import { requireUser } from '../policy/authentication.js';
 import { approveAccessRequest, listAccessRequests, removeAccessRequest, requestAccess } from '../services/access-requests.js';
-import { findGroupAsync } from '../services/groups.js';
+import { findGroup } from '../services/groups.js';
 import type { MemberSource } from '../services/members.js';
-import { findProjectAsync } from '../services/projects.js';
+import { findProject } from '../services/projects.js';
 import { accessRequesterEntities, accessRequesterEntity, AccessRequesterSchema } from './entities/access-requests.js';
 import { memberEntity, MemberSchema } from './entities/members.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Int, PageParams } from './params.js';
 
 /** How each source is resolved for a caller who must see it (404 otherwise). */
 const SOURCES = {
   projects: async (request: FastifyRequest, user: UserRow): Promise<MemberSource> => ({
-    kind: 'project', project: await findProjectAsync(request.server.ctx, user, (request.params as { id: string }).id, 'read_project'),
+    kind: 'project', project: await findProject(request.server.ctx, user, (request.params as { id: string }).id, 'read_project'),
   }),
   groups: async (request: FastifyRequest, user: UserRow): Promise<MemberSource> => ({
-    kind: 'group', group: await findGroupAsync(request.server.ctx, user, (request.params as { id: string }).id, 'read_group'),
+    kind: 'group', group: await findGroup(request.server.ctx, user, (request.params as { id: string }).id, 'read_group'),
   }),
 } as const;
 
@@ -47,7 +47,7 @@ export default async function accessRequestRoutes(api: FastifyInstance): Promise
     }, async (request, reply) => {
       const actor = requireUser(request);
       const listing = await listAccessRequests(ctx, actor, await resolve(request, actor));
-      return accessRequesterEntities(ctx, await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch));
+      return accessRequesterEntities(ctx, await paginate(request, reply, ctx.data, listing.count, listing.fetch));
     });
 
     api.post(`/${prefix}/:id/access_requests`, {

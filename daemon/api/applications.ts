@@ -9,9 +9,9 @@ import { forbidden } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
 import { canManageOauthApplications } from '../policy/permissions.js';
 import { createApplication, deleteApplication, listApplications } from '../services/oauth/applications.js';
-import { getSettingsAsync } from '../services/settings.js';
+import { getSettings } from '../services/settings.js';
 import { applicationEntity, ApplicationSchema, ApplicationWithSecretSchema } from './entities/applications.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Int, PageParams, RequiredString } from './params.js';
 
 const tags = ['applications'];
@@ -24,7 +24,7 @@ const CreateBody = Type.Object({
 /** The caller, when allowed to use the applications API (else 403). */
 async function manager(ctx: FastifyInstance['ctx'], request: FastifyRequest): Promise<UserRow> {
   const user = requireUser(request);
-  if (!canManageOauthApplications(user, (await getSettingsAsync(ctx)).userOauthApplications)) {
+  if (!canManageOauthApplications(user, (await getSettings(ctx)).userOauthApplications)) {
     throw forbidden('OAuth applications can be registered only by administrators on this server (the user_oauth_applications setting is off)');
   }
   return user;
@@ -44,7 +44,7 @@ export default async function applicationRoutes(api: FastifyInstance): Promise<v
     schema: { tags, summary: "The caller's OAuth applications (an admin: all), without secrets", querystring: Type.Object(PageParams), response: { 200: Type.Array(ApplicationSchema) } },
   }, async (request, reply) => {
     const listing = listApplications(await manager(ctx, request));
-    return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(applicationEntity);
+    return (await paginate(request, reply, ctx.data, listing.count, listing.fetch)).map(applicationEntity);
   });
   api.delete('/applications/:id', {
     schema: { tags, summary: 'Delete an OAuth application and revoke its tokens and codes', params: Type.Object({ id: Int({ description: 'application ID' }) }) },

@@ -10,11 +10,11 @@ import {
   canAward, countAwards, createAward, findAward, listAwards, removeAward, rubyErrors, type Awardable,
 } from '../services/collaboration/award-emoji.js';
 import { findNote } from '../services/collaboration/notes.js';
-import { AwardEmojiSchema, presentAwardAsync, presentAwardsAsync } from './entities/award-emoji.js';
+import { AwardEmojiSchema, presentAward, presentAwards } from './entities/award-emoji.js';
 import { ISSUE_NOTEABLES, loadNoteable, noteableOf, SNIPPET_NOTEABLES, type NoteableKind } from './noteables.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { PageParams } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject } from './project-scope.js';
 
 const AwardBody = Type.Object({
   name: Type.Optional(Type.String({ description: 'emoji name without colons (required); `+1` is thumbsup, `-1` thumbsdown' })),
@@ -25,7 +25,7 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
   return async function (api: FastifyInstance): Promise<void> {
     const { ctx } = api;
     const tags = [kind.tag, 'award emoji'];
-    const read = [loadProjectAsync('read_project'), loadNoteable(kind)];
+    const read = [loadProject('read_project'), loadNoteable(kind)];
 
     /** The issue (or merge request, snippet) itself, or its note `:note_id` (404 `404 Not found` when absent). */
     const awardableOf = async (request: FastifyRequest, onNote: boolean): Promise<Awardable> => {
@@ -47,7 +47,7 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
         schema: { tags, params: Params, querystring: Type.Object(PageParams), response: { 200: Type.Array(AwardEmojiSchema) } },
       }, async (request, reply) => {
         const awardable = await awardableOf(request, onNote);
-        return presentAwardsAsync(ctx, await paginateAsync(request, reply, ctx.data, (q) => countAwards(q, awardable), (q, limit, offset) => listAwards(q, awardable, limit, offset)));
+        return presentAwards(ctx, await paginate(request, reply, ctx.data, (q) => countAwards(q, awardable), (q, limit, offset) => listAwards(q, awardable, limit, offset)));
       });
 
       api.get(`${base}/:award_id`, {
@@ -56,7 +56,7 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
       }, async (request) => {
         const award = await findAward(ctx.data, await awardableOf(request, onNote), (request.params as { award_id: number }).award_id);
         if (!award) throw notFoundMessage('404 Not found');
-        return presentAwardAsync(ctx, award);
+        return presentAward(ctx, award);
       });
 
       api.post(base, {
@@ -71,7 +71,7 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
         if (!canAward(user, awardable, name)) throw notFound('Award Emoji');
         const r = await createAward(ctx, user, awardable, name);
         if ('errors' in r) throw notFound(`Award Emoji ${rubyErrors(r.errors)}`);
-        return reply.code(201).send(await presentAwardAsync(ctx, r.award));
+        return reply.code(201).send(await presentAward(ctx, r.award));
       });
 
       api.delete(`${base}/:award_id`, {
@@ -82,7 +82,7 @@ export function awardEmojiRoutes(kind: NoteableKind): FastifyPluginAsync {
         const award = await findAward(ctx.data, await awardableOf(request, onNote), (request.params as { award_id: number }).award_id);
         if (!award) throw notFoundMessage('404 Not found');
         if (award.userId !== user.id && !user.isAdmin) throw unauthorized();
-        const shown = await presentAwardAsync(ctx, award);
+        const shown = await presentAward(ctx, award);
         await removeAward(ctx, award);
         return shown;
       });

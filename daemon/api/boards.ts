@@ -11,7 +11,7 @@ import { canProjectAsync } from '../policy/permissions.js';
 import {
   boardList, boardLists, type BoardList, checkBoardLabel, createBoardList, deleteBoardList, listBoards, moveBoardList, projectBoard,
 } from '../services/boards.js';
-import { callerOf, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 import { Int, ProjectIdParams } from './params.js';
 
 const BoardParams = Type.Object({ ...ProjectIdParams.properties, board_id: Type.Integer({ description: 'the ID of the board' }) });
@@ -30,7 +30,7 @@ const listEntity = (l: BoardList) => ({ id: l.id, label: l.label!, position: l.p
 /** Registers the board routes. */
 export default async function boardRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_board');
+  const read = loadProject('read_board');
   const params = (request: FastifyRequest) => request.params as Static<typeof ListParams>;
   const boardOf = (request: FastifyRequest) => projectBoard(ctx, projectOf(request).id, params(request).board_id);
   const requireAdminList = async (request: FastifyRequest) => {

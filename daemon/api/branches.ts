@@ -11,7 +11,7 @@ import {
 import { repoBranch, RepoBranchSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
 import { Bool, PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 import { mergeQueryParams, wildcardOf } from './repository-scope.js';
 
 const O = Type.Optional;
@@ -31,8 +31,8 @@ const present = (b: BranchWithRules) => repoBranch(b, b.rules);
 /** Registers the branch routes. */
 export default async function branchRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('download_code');
-  const push = loadProjectAsync('push_code');
+  const read = loadProject('download_code');
+  const push = loadProject('push_code');
 
   api.get('/projects/:id/repository/branches', {
     preValidation: read,
@@ -64,7 +64,7 @@ export default async function branchRoutes(api: FastifyInstance): Promise<void> 
 
   // PUT .../branches/<name>/protect and .../unprotect (the name may itself contain `/`).
   api.put('/projects/:id/repository/branches/*', {
-    preValidation: [loadProjectAsync('admin_project'), mergeQueryParams, dropBlankParams],
+    preValidation: [loadProject('admin_project'), mergeQueryParams, dropBlankParams],
     schema: { tags, params: BranchParams, body: ProtectBody, response: { 200: RepoBranchSchema } },
   }, async (request) => {
     const m = /^(.+)\/(protect|unprotect)$/.exec(wildcardOf(request));

@@ -21,7 +21,7 @@ import { readTrace } from '../services/traces.js';
 import { BuildSchema, presentBuild, presentBuilds } from './entities/builds.js';
 import { pageOf, setPageHeaders } from './pagination.js';
 import { FileResponse, Int, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, loadProjectAsync, projectOf } from './project-scope.js';
+import { callerOf, loadProject, projectOf } from './project-scope.js';
 
 const tags = ['builds'];
 const ScopeQuery = Type.Object({
@@ -73,8 +73,8 @@ function sendArtifacts(reply: FastifyReply, path: string) {
 /** Registers the consumer build routes. */
 export default async function buildRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_build');
-  const update = loadProjectAsync('update_build');
+  const read = loadProject('read_build');
+  const update = loadProject('update_build');
 
   const list = async (request: FastifyRequest, reply: FastifyReply, filter: BuildListFilter) => {
     const project = projectOf(request);

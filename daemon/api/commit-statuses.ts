@@ -6,9 +6,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { commitOrNotFound, countCommitStatuses, listCommitStatuses, postCommitStatus, COMMIT_STATUS_STATES, type StatusListFilter } from '../services/commit-statuses.js';
 import { CommitStatusSchema, presentCommitStatuses } from './entities/commit-statuses.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Bool, PageParams, RequiredString } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 
 const tags = ['commit statuses'];
 const SHAParams = Type.Object({ id: Type.String(), sha: Type.String() });
@@ -35,7 +35,7 @@ export default async function commitStatusRoutes(api: FastifyInstance): Promise<
   const { ctx } = api;
 
   api.post('/projects/:id/statuses/:sha', {
-    preValidation: [loadProjectAsync('create_commit_status'), dropBlankParams],
+    preValidation: [loadProject('create_commit_status'), dropBlankParams],
     schema: { tags, summary: 'Add or update a status of a commit', params: SHAParams, body: PostBody, response: { 201: CommitStatusSchema } },
   }, async (request, reply) => {
     const b = request.body as { state: string; ref?: string; name?: string; context?: string; target_url?: string; description?: string };
@@ -46,14 +46,14 @@ export default async function commitStatusRoutes(api: FastifyInstance): Promise<
   });
 
   api.get('/projects/:id/repository/commits/:sha/statuses', {
-    preValidation: loadProjectAsync('read_commit_status'),
+    preValidation: loadProject('read_commit_status'),
     schema: { tags, summary: 'Statuses of a commit (newest per name unless all=true)', params: SHAParams, querystring: ListQuery, response: { 200: Type.Array(CommitStatusSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
     const q = request.query as { ref?: string; ref_name?: string; stage?: string; name?: string; all?: boolean };
     const commit = await commitOrNotFound(ctx, project, (request.params as { sha: string }).sha);
     const filter: StatusListFilter = { ref: q.ref || q.ref_name || undefined, stage: q.stage || undefined, name: q.name || undefined, all: q.all === true };
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countCommitStatuses(ctx, project.id, commit.sha, filter, q),
+    const rows = await paginate(request, reply, ctx.data, (q) => countCommitStatuses(ctx, project.id, commit.sha, filter, q),
       (q, limit, offset, total) => listCommitStatuses(ctx, project.id, commit.sha, filter, limit, offset, total, q));
     return presentCommitStatuses(ctx, rows);
   });

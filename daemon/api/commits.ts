@@ -16,7 +16,7 @@ import {
 import { pageOf, paginateArray, setPageHeaders } from './pagination.js';
 import { FileResponse, Int, PageParams, RequiredString } from './params.js';
 import { gravatarEnabledAsync } from './entities/users.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 import { mergeQueryParams } from './repository-scope.js';
 
 const O = Type.Optional;
@@ -40,7 +40,7 @@ const BlobQuery = Type.Object({ filepath: RequiredString({ description: 'path of
 /** Registers the commit routes. */
 export default async function commitRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('download_code');
+  const read = loadProject('download_code');
 
   api.get('/projects/:id/repository/commits', {
     preValidation: read,

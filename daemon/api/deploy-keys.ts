@@ -11,9 +11,9 @@ import {
 } from '../services/keys/index.js';
 import { keyRecord, KeyRecordSchema, sshKeyEntity, SSHKeySchema } from './entities/keys.js';
 import { KeyBody } from './keys.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Int, PageParams, ProjectIdParams } from './params.js';
-import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 
 const KeyParams = Type.Object({ ...ProjectIdParams.properties, key_id: Int({ description: 'deploy key ID' }) });
 const Page = Type.Object(PageParams);
@@ -23,14 +23,14 @@ const deployKeyNotFound = () => notFound('Deploy Key');
 /** Registers the deploy key routes (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function deployKeyRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const admin = loadProjectAsync('admin_project');
+  const admin = loadProject('admin_project');
 
   api.get('/deploy_keys', {
     preValidation: adminOnly,
     schema: { tags: ['deploy keys'], summary: 'Every deploy key (admin)', querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
   }, async (request, reply) => {
     const listing = listDeployKeys();
-    return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(sshKeyEntity);
+    return (await paginate(request, reply, ctx.data, listing.count, listing.fetch)).map(sshKeyEntity);
   });
 
   // `keys` is 8.x's deprecated spelling (removed in 9.0), still used by clients of that era.
@@ -43,7 +43,7 @@ export default async function deployKeyRoutes(api: FastifyInstance): Promise<voi
       schema: { tags, summary: "A project's deploy keys (master and up)", params: ProjectIdParams, querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
     }, async (request, reply) => {
       const listing = listProjectDeployKeys(projectOf(request).id);
-      return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(sshKeyEntity);
+      return (await paginate(request, reply, ctx.data, listing.count, listing.fetch)).map(sshKeyEntity);
     });
 
     api.get(`${base}/:key_id`, {

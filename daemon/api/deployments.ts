@@ -7,9 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { notFoundMessage } from '../errors.js';
 import { countDeployments, findDeployment, listDeployments } from '../services/environments/index.js';
 import { DeploymentSchema, presentDeployments } from './entities/environments.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Int, PageParams, ProjectIdParams } from './params.js';
-import { loadProjectAsync, projectOf } from './project-scope.js';
+import { loadProject, projectOf } from './project-scope.js';
 
 const DeploymentParams = Type.Object({ ...ProjectIdParams.properties, deployment_id: Int({ description: 'deployment ID' }) });
 const tags = ['deployments'];
@@ -17,14 +17,14 @@ const tags = ['deployments'];
 /** Registers the deployment routes. */
 export default async function deploymentRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_deployment');
+  const read = loadProject('read_deployment');
 
   api.get('/projects/:id/deployments', {
     preValidation: read,
     schema: { tags, summary: "A project's deployments, oldest first (reporter and up)", params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(DeploymentSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countDeployments(ctx, project.id, q), (q, limit, offset) => listDeployments(ctx, project.id, limit, offset, q));
+    const rows = await paginate(request, reply, ctx.data, (q) => countDeployments(ctx, project.id, q), (q, limit, offset) => listDeployments(ctx, project.id, limit, offset, q));
     return presentDeployments(ctx, project, rows);
   });
 

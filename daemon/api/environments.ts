@@ -8,9 +8,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, notFoundMessage } from '../errors.js';
 import { countEnvironments, createEnvironment, deleteEnvironment, findEnvironment, listEnvironments, updateEnvironment } from '../services/environments/index.js';
 import { EnvironmentSchema, presentEnvironment, presentEnvironments } from './entities/environments.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Int, Nullable, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, loadProjectAsync, projectOf } from './project-scope.js';
+import { callerOf, loadProject, projectOf } from './project-scope.js';
 
 const EnvironmentParams = Type.Object({ ...ProjectIdParams.properties, environment_id: Int({ description: 'environment ID' }) });
 const NAME = 'letters, digits, spaces and - _ / $ { } . (at most 255); unique in the project';
@@ -32,16 +32,16 @@ export default async function environmentRoutes(api: FastifyInstance): Promise<v
   const { ctx } = api;
 
   api.get('/projects/:id/environments', {
-    preValidation: loadProjectAsync('read_environment'),
+    preValidation: loadProject('read_environment'),
     schema: { tags, summary: "A project's environments, oldest first (reporter and up)", params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(EnvironmentSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countEnvironments(ctx, project.id, q), (q, limit, offset) => listEnvironments(ctx, project.id, limit, offset, q));
+    const rows = await paginate(request, reply, ctx.data, (q) => countEnvironments(ctx, project.id, q), (q, limit, offset) => listEnvironments(ctx, project.id, limit, offset, q));
     return presentEnvironments(ctx, callerOf(request), project, rows);
   });
 
   api.post('/projects/:id/environments', {
-    preValidation: loadProjectAsync('create_environment'),
+    preValidation: loadProject('create_environment'),
     schema: { tags, summary: 'Create an environment (developer and up)', params: ProjectIdParams, body: CreateBody, response: { 201: EnvironmentSchema } },
   }, async (request, reply) => {
     const body = request.body as Static<typeof CreateBody>;
@@ -52,7 +52,7 @@ export default async function environmentRoutes(api: FastifyInstance): Promise<v
   });
 
   api.put('/projects/:id/environments/:environment_id', {
-    preValidation: loadProjectAsync('update_environment'),
+    preValidation: loadProject('update_environment'),
     schema: { tags, summary: 'Rename an environment or change its URL (master and up)', params: EnvironmentParams, body: UpdateBody, response: { 200: EnvironmentSchema } },
   }, async (request) => {
     const project = projectOf(request);
@@ -65,7 +65,7 @@ export default async function environmentRoutes(api: FastifyInstance): Promise<v
   });
 
   api.delete('/projects/:id/environments/:environment_id', {
-    preValidation: loadProjectAsync('update_environment'),
+    preValidation: loadProject('update_environment'),
     schema: { tags, summary: 'Delete an environment and its deployments (master and up)', params: EnvironmentParams, response: { 200: EnvironmentSchema } },
   }, async (request) => {
     const project = projectOf(request);

@@ -5,13 +5,13 @@ import { badRequest, forbidden, invalidParam, notFound } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
 import { canGlobal } from '../policy/permissions.js';
 import {
-  createGroup, deleteGroup, findGroupAsync, listGroupProjects, listGroups, lookupGroupAsync, transferProject, updateGroup,
+  createGroup, deleteGroup, findGroup, listGroupProjects, listGroups, lookupGroup, transferProject, updateGroup,
   type GroupParams, type GroupProjectFilters,
 } from '../services/groups.js';
 import { lookupProjectAsync } from '../services/projects.js';
 import { groupDetail, GroupDetailSchema, groupEntity, GroupSchema, presentGroupProjects } from './entities/groups.js';
 import { ProjectSchema } from './entities/projects.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Bool, Int, normalizeBoolean, PageParams, VISIBILITY_BY_NAME } from './params.js';
 
 const GroupIdParams = Type.Object({ id: Type.String({ description: 'group ID or path' }) });
@@ -58,14 +58,14 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     const user = requireUser(request);
     const q = request.query as { search?: string; all_available?: boolean };
     const listing = listGroups(ctx, user, { search: q.search, allAvailable: q.all_available === true });
-    return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map((g) => groupEntity(ctx, g));
+    return (await paginate(request, reply, ctx.data, listing.count, listing.fetch)).map((g) => groupEntity(ctx, g));
   });
 
   api.get('/groups/:id', {
     schema: { tags: ['groups'], params: GroupIdParams, response: { 200: GroupDetailSchema } },
   }, async (request) => {
     const user = requireUser(request);
-    return groupDetail(ctx, user, await findGroupAsync(ctx, user, (request.params as { id: string }).id));
+    return groupDetail(ctx, user, await findGroup(ctx, user, (request.params as { id: string }).id));
   });
 
   api.get('/groups/:id/projects', {
@@ -85,9 +85,9 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     },
   }, async (request, reply) => {
     const user = requireUser(request);
-    const group = await findGroupAsync(ctx, user, (request.params as { id: string }).id);
+    const group = await findGroup(ctx, user, (request.params as { id: string }).id);
     const listing = listGroupProjects(ctx, user, group, projectFilters(request.query as Record<string, string | undefined>));
-    return presentGroupProjects(ctx, user, await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch));
+    return presentGroupProjects(ctx, user, await paginate(request, reply, ctx.data, listing.count, listing.fetch));
   });
 
   api.post('/groups', {
@@ -106,7 +106,7 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     schema: { tags: ['groups'], params: GroupIdParams, body: Type.Object(GroupFields), response: { 200: GroupDetailSchema } },
   }, async (request) => {
     const user = requireUser(request);
-    const group = await findGroupAsync(ctx, user, (request.params as { id: string }).id, 'admin_group');
+    const group = await findGroup(ctx, user, (request.params as { id: string }).id, 'admin_group');
     const updated = await updateGroup(ctx, user, group, (request.body ?? {}) as GroupParams);
     return groupDetail(ctx, user, updated);
   });
@@ -115,7 +115,7 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     schema: { tags: ['groups'], params: GroupIdParams, response: { 200: GroupSchema } },
   }, async (request) => {
     const user = requireUser(request);
-    const group = await findGroupAsync(ctx, user, (request.params as { id: string }).id, 'admin_group');
+    const group = await findGroup(ctx, user, (request.params as { id: string }).id, 'admin_group');
     const body = groupEntity(ctx, group);
     await deleteGroup(ctx, group);
     return body;
@@ -131,7 +131,7 @@ export default async function groupsRoutes(api: FastifyInstance): Promise<void> 
     const user = requireUser(request);
     if (!canGlobal(user, 'admin_instance')) throw forbidden();
     const params = request.params as { id: string; project_id: string };
-    const group = await lookupGroupAsync(ctx, params.id);
+    const group = await lookupGroup(ctx, params.id);
     if (!group) throw notFound('Group');
     const project = await lookupProjectAsync(ctx, params.project_id);
     if (!project) throw notFound('Project');

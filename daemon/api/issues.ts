@@ -5,20 +5,20 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
-import { canProjectAsync, canUpdateIssueAsync } from '../policy/permissions.js';
+import { canProjectAsync, canUpdateIssue } from '../policy/permissions.js';
 import {
   countIssues, createIssue, deleteIssue, findReadableIssue, issueListQuery, listIssues, markIssueTodo, moveIssue, subscribeToIssue,
   unsubscribeFromIssue, updateIssue, type IssueListFilter, type IssueListScope, type UpdateIssueParams,
 } from '../services/collaboration/index.js';
-import { findGroupAsync } from '../services/groups.js';
-import { findProjectAsync } from '../services/projects.js';
+import { findGroup } from '../services/groups.js';
+import { findProject } from '../services/projects.js';
 import type { UserRow } from '../db/schema.js';
 import { issueHookAttributes } from '../hooks/issues.js';
-import { IssueSchema, presentIssueAsync, presentIssuesAsync } from './entities/issues.js';
-import { presentTodoAsync, TodoSchema } from './entities/todos.js';
-import { paginateAsync } from './pagination.js';
+import { IssueSchema, presentIssue, presentIssues } from './entities/issues.js';
+import { presentTodo, TodoSchema } from './entities/todos.js';
+import { paginate } from './pagination.js';
 import { Bool, Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, currentProjectAsync, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, currentProject, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 import { ResponseCache } from './response-cache.js';
 
 const O = Type.Optional;
@@ -94,7 +94,7 @@ function filterOf(viewer: UserRow, scope: IssueListScope, q: Static<typeof Proje
 /** Registers the issue routes. */
 export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_issue');
+  const read = loadProject('read_issue');
 
   /** The issue of `:issue_id` the caller may read (404 `Not found` otherwise). */
   async function issueOf(request: FastifyRequest) {
@@ -104,10 +104,10 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   }
 
   /** One page of a list, presented for the caller. */
-  async function page(request: FastifyRequest, reply: Parameters<typeof paginateAsync>[1], f: IssueListFilter, level?: number) {
+  async function page(request: FastifyRequest, reply: Parameters<typeof paginate>[1], f: IssueListFilter, level?: number) {
     const lq = await issueListQuery(ctx, f, level);
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countIssues(ctx, q, lq), (q, limit, offset, total) => listIssues(ctx, q, lq, limit, offset, total));
-    return presentIssuesAsync(ctx, f.viewer, rows);
+    const rows = await paginate(request, reply, ctx.data, (q) => countIssues(ctx, q, lq), (q, limit, offset, total) => listIssues(ctx, q, lq, limit, offset, total));
+    return presentIssues(ctx, f.viewer, rows);
   }
 
   /** The rights of an issue write (policy), with the caller's level once. */
@@ -133,7 +133,7 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     schema: { tags, params: Type.Object({ id: S('group ID or path') }), querystring: GroupListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    const group = await findGroupAsync(ctx, user, (request.params as { id: string }).id);
+    const group = await findGroup(ctx, user, (request.params as { id: string }).id);
     return page(request, reply, filterOf(user, { kind: 'group', groupId: group.id }, { ...(request.query as Static<typeof GroupListQuery>), iid: undefined }, 'all'));
   });
 
@@ -143,7 +143,7 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   }, async (request, reply) => {
     const user = callerOf(request);
     return answers.sendAsync(ctx, request, reply, `project-issues\u0000${request.url}`, async () => {
-      const { project, level } = await currentProjectAsync(request, 'read_issue');
+      const { project, level } = await currentProject(request, 'read_issue');
       return page(request, reply, filterOf(user, { kind: 'project', project }, request.query as Static<typeof ProjectListQuery>, 'any'), level);
     });
   });
@@ -151,17 +151,17 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   api.get('/projects/:id/issues/:issue_id', {
     preValidation: read,
     schema: { tags, params: IssueParams, response: { 200: IssueSchema } },
-  }, async (request) => presentIssueAsync(ctx, callerOf(request), await issueOf(request)));
+  }, async (request) => presentIssue(ctx, callerOf(request), await issueOf(request)));
 
   api.post('/projects/:id/issues', {
-    preValidation: [loadProjectAsync('create_issue'), dropBlankKeepLabels],
+    preValidation: [loadProject('create_issue'), dropBlankKeepLabels],
     schema: { tags, params: ProjectIdParams, body: IssueBody, response: { 201: IssueSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
     const project = projectOf(request);
     const body = request.body as Static<typeof IssueBody>;
     const issue = await createIssue(ctx, user, project, { ...body, labels: labelsParam(body.labels) }, await rightsOf(request));
-    return reply.code(201).send(await presentIssueAsync(ctx, user, issue));
+    return reply.code(201).send(await presentIssue(ctx, user, issue));
   });
 
   api.put('/projects/:id/issues/:issue_id', {
@@ -171,11 +171,11 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     const user = callerOf(request);
     const project = projectOf(request);
     const issue = await issueOf(request);
-    if (!(await canUpdateIssueAsync(ctx, user, project, issue, projectLevelOf(request)))) throw forbidden();
+    if (!(await canUpdateIssue(ctx, user, project, issue, projectLevelOf(request)))) throw forbidden();
     const body = request.body as Static<typeof UpdateBody>;
     const params: UpdateIssueParams = { ...body, labels: labelsParam(body.labels) };
     const row = await updateIssue(ctx, user, project, issue, params, await rightsOf(request));
-    return presentIssueAsync(ctx, user, row);
+    return presentIssue(ctx, user, row);
   });
 
   // The spec: 404 when the issue is absent or cannot be destroyed by the caller (owners and admins only).
@@ -188,7 +188,7 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     const issue = await issueOf(request);
     if (!(await canProjectAsync(ctx, user, 'destroy_issue', project, projectLevelOf(request)))) throw notFoundMessage('404 Not found');
     const row = await deleteIssue(ctx, user, issue);
-    return { ...issueHookAttributes(ctx, row), ...(await presentIssueAsync(ctx, user, row)) };
+    return { ...issueHookAttributes(ctx, row), ...(await presentIssue(ctx, user, row)) };
   });
 
   api.post('/projects/:id/issues/:issue_id/move', {
@@ -199,9 +199,9 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     const issue = await issueOf(request);
     const to = (request.body as Static<typeof MoveBody>).to_project_id;
     if (to === undefined) throw badRequest('to_project_id');
-    const target = await findProjectAsync(ctx, user, to);
+    const target = await findProject(ctx, user, to);
     const moved = await moveIssue(ctx, user, projectOf(request), issue, target);
-    return reply.code(201).send(await presentIssueAsync(ctx, user, moved));
+    return reply.code(201).send(await presentIssue(ctx, user, moved));
   });
 
   api.post('/projects/:id/issues/:issue_id/subscription', {
@@ -211,7 +211,7 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     const user = callerOf(request);
     const issue = await issueOf(request);
     if (!(await subscribeToIssue(ctx, user, issue))) throw notModified();
-    return reply.code(201).send(await presentIssueAsync(ctx, user, issue));
+    return reply.code(201).send(await presentIssue(ctx, user, issue));
   });
 
   api.delete('/projects/:id/issues/:issue_id/subscription', {
@@ -221,7 +221,7 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     const user = callerOf(request);
     const issue = await issueOf(request);
     if (!(await unsubscribeFromIssue(ctx, user, issue))) throw notModified();
-    return presentIssueAsync(ctx, user, issue);
+    return presentIssue(ctx, user, issue);
   });
 
   api.post('/projects/:id/issues/:issue_id/todo', {
@@ -232,6 +232,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     const issue = await issueOf(request);
     const todo = await markIssueTodo(ctx, user, projectOf(request), issue);
     if (!todo) throw notModified();
-    return reply.code(201).send(await presentTodoAsync(ctx, user, todo));
+    return reply.code(201).send(await presentTodo(ctx, user, todo));
   });
 }

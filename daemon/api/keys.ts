@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, notFoundMessage } from '../errors.js';
 import { createUserKey, deleteUserKey, findKey, findUserKey, listUserKeys } from '../services/keys/index.js';
-import { findUserAsync } from '../services/users.js';
+import { findUser } from '../services/users.js';
 import { keyRecord, KeyRecordSchema, sshKeyEntity, SSHKeySchema, SSHKeyWithUserSchema, sshKeyWithUser } from './entities/keys.js';
 import { paginateArray } from './pagination.js';
 import { Int, PageParams, RequiredString } from './params.js';
@@ -30,7 +30,7 @@ const userIdOf = (request: FastifyRequest) => (request.params as { id: number })
 /** The user of `id`, or the bare `404 Not found` of 8.x's `User.find`. */
 async function findUserOr404(ctx: FastifyInstance['ctx'], id: number) {
   try {
-    return await findUserAsync(ctx, id);
+    return await findUser(ctx, id);
   } catch {
     throw raw404();
   }
@@ -70,7 +70,7 @@ export default async function keyRoutes(api: FastifyInstance): Promise<void> {
     preValidation: adminOnly,
     schema: { tags, summary: "A user's SSH keys (admin)", params: UserIdParams, querystring: Page, response: { 200: Type.Array(SSHKeySchema) } },
   }, async (request, reply) => {
-    const user = await findUserAsync(ctx, userIdOf(request));
+    const user = await findUser(ctx, userIdOf(request));
     return paginateArray(request, reply, await listUserKeys(ctx, user.id)).map(sshKeyEntity);
   });
 
@@ -87,7 +87,7 @@ export default async function keyRoutes(api: FastifyInstance): Promise<void> {
     preValidation: adminOnly,
     schema: { tags, summary: "Delete a user's SSH key (admin)", params: UserKeyParams, response: { 200: KeyRecordSchema } },
   }, async (request) => {
-    const user = await findUserAsync(ctx, userIdOf(request));
+    const user = await findUser(ctx, userIdOf(request));
     const key = await deleteUserKey(ctx, user.id, keyIdOf(request));
     if (!key) throw notFound('Key');
     return keyRecord(key);

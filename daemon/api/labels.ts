@@ -7,8 +7,8 @@ import {
 } from '../services/collaboration/labels.js';
 import { labelRecord, LabelRecordSchema, LabelSchema, presentLabel, presentLabels } from './entities/labels.js';
 import { NotBlank, PageParams, ProjectIdParams } from './params.js';
-import { paginateAsync } from './pagination.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { paginate } from './pagination.js';
+import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
@@ -38,15 +38,15 @@ async function labelOf(request: FastifyRequest) {
 /** Registers the label routes. */
 export default async function labelRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_label');
-  const admin = loadProjectAsync('admin_label');
+  const read = loadProject('read_label');
+  const admin = loadProject('admin_label');
 
   api.get('/projects/:id/labels', {
     preValidation: read,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(LabelSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countProjectLabels(q, project.id), (q, limit, offset) => listProjectLabels(q, project.id, limit, offset));
+    const rows = await paginate(request, reply, ctx.data, (q) => countProjectLabels(q, project.id), (q, limit, offset) => listProjectLabels(q, project.id, limit, offset));
     return presentLabels(ctx, callerOf(request), project, rows, projectLevelOf(request));
   });
 

@@ -4,11 +4,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserRow } from '../db/schema.js';
 import { badRequest } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
-import { findGroupAsync } from '../services/groups.js';
+import { findGroup } from '../services/groups.js';
 import { addMember, getMember, listMembers, removeMember, updateMember, type MemberSource } from '../services/members.js';
-import { findProjectAsync } from '../services/projects.js';
+import { findProject } from '../services/projects.js';
 import { memberEntities, memberEntity, MemberSchema } from './entities/members.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Int, Nullable, PageParams } from './params.js';
 
 type Access = 'read' | 'admin';
@@ -17,11 +17,11 @@ type Access = 'read' | 'admin';
 const SOURCES = {
   projects: async (request: FastifyRequest, user: UserRow, access: Access): Promise<MemberSource> => ({
     kind: 'project',
-    project: await findProjectAsync(request.server.ctx, user, (request.params as { id: string }).id, access === 'admin' ? 'admin_project_member' : 'read_project'),
+    project: await findProject(request.server.ctx, user, (request.params as { id: string }).id, access === 'admin' ? 'admin_project_member' : 'read_project'),
   }),
   groups: async (request: FastifyRequest, user: UserRow, access: Access): Promise<MemberSource> => ({
     kind: 'group',
-    group: await findGroupAsync(request.server.ctx, user, (request.params as { id: string }).id, access === 'admin' ? 'admin_group_member' : 'read_group'),
+    group: await findGroup(request.server.ctx, user, (request.params as { id: string }).id, access === 'admin' ? 'admin_group_member' : 'read_group'),
   }),
 } as const;
 
@@ -50,7 +50,7 @@ export default async function membersRoutes(api: FastifyInstance): Promise<void>
     }, async (request, reply) => {
       const source = await resolve(request, requireUser(request), 'read');
       const listing = listMembers(ctx, source, (request.query as { query?: string }).query || undefined);
-      return memberEntities(ctx, await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch));
+      return memberEntities(ctx, await paginate(request, reply, ctx.data, listing.count, listing.fetch));
     });
 
     api.get(`/${prefix}/:id/members/:user_id`, {

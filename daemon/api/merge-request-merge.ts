@@ -10,7 +10,7 @@ import { acceptMergeRequest } from '../services/merge-requests/merge.js';
 import { cancelAutoMerge } from '../services/merge-requests/auto-merge.js';
 import { MergeRequestSchema, presentMergeRequest } from './entities/merge-requests.js';
 import { Bool } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const MergeParams = Type.Object({ id: Type.String(), merge_request_id: Type.String({ description: 'merge request ID (global)' }) });
@@ -26,7 +26,7 @@ const tags = ['merge requests'];
 /** Registers the merge routes. */
 export default async function mergeRequestMergeRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_merge_request');
+  const read = loadProject('read_merge_request');
 
   /** The merge request of `:merge_request_id` the caller may read (404 `Not found` otherwise). */
   function mergeRequestOf(request: FastifyRequest) {

@@ -13,7 +13,7 @@ import {
 } from './entities/merge-requests.js';
 import { changeEntries, readableMergeRequestOf } from './merge-requests.js';
 import { Int } from './params.js';
-import { loadProjectAsync, projectOf } from './project-scope.js';
+import { loadProject, projectOf } from './project-scope.js';
 
 const tags = ['merge requests'];
 const MrParams = Type.Object({ id: Type.String(), merge_request_id: Type.String({ description: 'merge request ID (global)' }) });
@@ -23,7 +23,7 @@ const VersionParams = Type.Object({ ...MrParams.properties, version_id: Int({ de
 /** Registers the versions routes (on the data layer and git: both engines). */
 export default async function mergeRequestVersionRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_merge_request');
+  const read = loadProject('read_merge_request');
   const base = '/projects/:id/merge_requests/:merge_request_id/versions';
 
   api.get(base, {

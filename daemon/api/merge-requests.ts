@@ -10,12 +10,12 @@ import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } f
 import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
 import { mergeRequestHookAttributes, mergeRequestHookColumns } from '../hooks/merge-requests.js';
 import { setNoteableHookAttributes } from '../hooks/notes.js';
-import { canProjectAsync, canUpdateMergeRequestAsync } from '../policy/permissions.js';
-import { countNotesAsync, createNoteAsync, listNotesAsync } from '../services/collaboration/notes.js';
+import { canProjectAsync, canUpdateMergeRequest } from '../policy/permissions.js';
+import { countNotes, createNote, listNotes } from '../services/collaboration/notes.js';
 import {
-  canReadMergeRequestAsync, checkMergeStatus, closesIssues, countMergeRequests, createMergeRequest, deleteMergeRequest,
+  canReadMergeRequest, checkMergeStatus, closesIssues, countMergeRequests, createMergeRequest, deleteMergeRequest,
   diffCommits, findProjectMergeRequest, findReadableMergeRequest, latestDiff, listMergeRequests, markMergeRequestTodo, mergeRequestChanges,
-  mergeRequestNoteable, mergeRequestNoteablesByIdsAsync, mergeRequestsByIds, subscribeToMergeRequest, unsubscribeFromMergeRequest,
+  mergeRequestNoteable, mergeRequestNoteablesByIds, mergeRequestsByIds, subscribeToMergeRequest, unsubscribeFromMergeRequest,
   updateMergeRequest, type MergeRequestListFilter,
 } from '../services/merge-requests/index.js';
 import type { MergeRequestRow } from '../db/schema-merge-requests.js';
@@ -23,18 +23,18 @@ import type { Queries } from '../db/layer/types.js';
 import { updateAndMerge } from '../services/merge-requests/merge.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { awardEmojiRoutes } from './award-emoji.js';
-import { IssueSchema, presentIssuesAsync } from './entities/issues.js';
+import { IssueSchema, presentIssues } from './entities/issues.js';
 import {
   MergeRequestChangesSchema, MergeRequestSchema, presentMergeRequest, presentMergeRequests, versionCommits, type ChangeEntry,
 } from './entities/merge-requests.js';
-import { presentTodoAsync, setTodoTargetKind, TodoSchema } from './entities/todos.js';
+import { presentTodo, setTodoTargetKind, TodoSchema } from './entities/todos.js';
 import { RepoCommitSchema } from './entities/repository.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/users.js';
 import { addEventNoteable, noteRoutes } from './notes.js';
 import type { NoteableKind } from './noteables.js';
-import { paginateArray, paginateAsync } from './pagination.js';
+import { paginateArray, paginate } from './pagination.js';
 import { Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, currentProjectAsync, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, currentProject, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 import { ResponseCache } from './response-cache.js';
 import { usersByIds } from '../db/users.js';
 
@@ -94,8 +94,8 @@ export const MERGE_REQUEST_NOTEABLES: NoteableKind = {
     const row = await findProjectMergeRequest(ctx.data, project.id, id);
     return row ? mergeRequestNoteable(row) : null;
   },
-  loadManyAsync: (ctx, ids) => mergeRequestNoteablesByIdsAsync(ctx.data, ids),
-  canReadAsync: (ctx, user, project, n, level) => canReadMergeRequestAsync(ctx, user, project, n.row as MergeRequestRow, level),
+  loadManyAsync: (ctx, ids) => mergeRequestNoteablesByIds(ctx.data, ids),
+  canReadAsync: (ctx, user, project, n, level) => canReadMergeRequest(ctx, user, project, n.row as MergeRequestRow, level),
 };
 
 // Comment events show merge request notes; note hooks embed the merge request; todos present merge request targets.
@@ -141,7 +141,7 @@ async function presentMRNotes(ctx: FastifyInstance['ctx'], rows: { note: string;
   });
 }
 
-/** The merge request of `:merge_request_id` the caller may read in the project of loadProjectAsync (404 `Not found` otherwise). */
+/** The merge request of `:merge_request_id` the caller may read in the project of loadProject (404 `Not found` otherwise). */
 export function readableMergeRequestOf(request: FastifyRequest): Promise<MergeRequestRow> {
   const raw = (request.params as { merge_request_id: string }).merge_request_id;
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw notFoundMessage('404 Not found');
@@ -151,7 +151,7 @@ export function readableMergeRequestOf(request: FastifyRequest): Promise<MergeRe
 /** Registers the merge request routes. */
 export default async function mergeRequestRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_merge_request');
+  const read = loadProject('read_merge_request');
 
   const mrOf = readableMergeRequestOf;
 
@@ -165,17 +165,17 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
   }, (request, reply) => listAnswers.sendAsync(ctx, request, reply, `project-merge-requests\u0000${request.url}`, async () => {
     const user = callerOf(request);
     const q = request.query as Static<typeof ListQuery>;
-    const { project } = await currentProjectAsync(request, 'read_merge_request');
+    const { project } = await currentProject(request, 'read_merge_request');
     const f: MergeRequestListFilter = {
       projectId: project.id, state: q.state, iids: q.iid,
       orderBy: q.order_by === 'updated_at' ? 'updated_at' : 'created_at', sort: q.sort === 'asc' ? 'asc' : 'desc',
     };
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countMergeRequests(q, f), (q, limit, offset, total) => listMergeRequests(ctx, q, f, limit, offset, total));
+    const rows = await paginate(request, reply, ctx.data, (q) => countMergeRequests(q, f), (q, limit, offset, total) => listMergeRequests(ctx, q, f, limit, offset, total));
     return presentMergeRequests(ctx, user, rows);
   }));
 
   api.post('/projects/:id/merge_requests', {
-    preValidation: [loadProjectAsync('create_merge_request'), dropBlankKeepLabels],
+    preValidation: [loadProject('create_merge_request'), dropBlankKeepLabels],
     schema: { tags, params: ProjectIdParams, body: CreateBody, response: { 201: MergeRequestSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
@@ -225,7 +225,7 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
       const user = callerOf(request);
       const project = projectOf(request);
       const mr = await mrOf(request);
-      if (!(await canUpdateMergeRequestAsync(ctx, user, project, mr, projectLevelOf(request)))) throw forbidden();
+      if (!(await canUpdateMergeRequest(ctx, user, project, mr, projectLevelOf(request)))) throw forbidden();
       const body = request.body as Static<typeof UpdateBody>;
       const params = { ...body, labels: labelsParam(body.labels) };
       // state_event=merge merges, as PUT .../merge with its defaults (the spec's Merge request state table)
@@ -241,7 +241,7 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     }, async (request, reply) => {
       const user = callerOf(request);
       const issues = await closesIssues(ctx, user, await mrOf(request), projectOf(request));
-      return presentIssuesAsync(ctx, user, paginateArray(request, reply, issues));
+      return presentIssues(ctx, user, paginateArray(request, reply, issues));
     });
 
     api.get(`${base}/comments`, {
@@ -249,13 +249,13 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
       schema: { tags: t, params: MrParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(MRNoteSchema) } },
     }, async (request, reply) => {
       const noteable = mergeRequestNoteable(await mrOf(request));
-      const rows = await paginateAsync(request, reply, ctx.data, (q) => countNotesAsync(q, noteable),
-        (q, limit, offset, total) => listNotesAsync(ctx, q, noteable, limit, offset, total));
+      const rows = await paginate(request, reply, ctx.data, (q) => countNotes(q, noteable),
+        (q, limit, offset, total) => listNotes(ctx, q, noteable, limit, offset, total));
       return presentMRNotes(ctx, rows);
     });
 
     api.post(`${base}/comments`, {
-      preValidation: [loadProjectAsync('create_note'), dropBlankParams],
+      preValidation: [loadProject('create_note'), dropBlankParams],
       schema: { tags: t, params: MrParams, body: CommentBody, response: { 201: MRNoteSchema } },
     }, async (request, reply) => {
       const user = callerOf(request);
@@ -263,7 +263,7 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
       const mr = await mrOf(request);
       const note = (request.body as Static<typeof CommentBody>).note;
       if (note === undefined || note.trim() === '') throw badRequest('note');
-      const created = await createNoteAsync(ctx, user, project, mergeRequestNoteable(mr), { body: note });
+      const created = await createNote(ctx, user, project, mergeRequestNoteable(mr), { body: note });
       const shown = created.kind === 'note' ? created.note : { note, authorId: user.id };
       return reply.code(201).send((await presentMRNotes(ctx, [shown]))[0]);
     });
@@ -310,7 +310,7 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     const mr = await mrOf(request);
     const todo = await markMergeRequestTodo(ctx, user, projectOf(request), mr);
     if (!todo) throw notModified();
-    return reply.code(201).send(await presentTodoAsync(ctx, user, todo));
+    return reply.code(201).send(await presentTodo(ctx, user, todo));
   });
 
   await api.register(noteRoutes(MERGE_REQUEST_NOTEABLES));

@@ -2,16 +2,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFoundMessage } from '../errors.js';
-import { canProjectAsync, confidentialIssuesWhereAsync } from '../policy/permissions.js';
+import { canProjectAsync, confidentialIssuesWhere } from '../policy/permissions.js';
 import {
-  countMilestoneIssues, countProjectMilestones, createMilestone, findProjectMilestoneAsync, listMilestoneIssues, listProjectMilestones,
+  countMilestoneIssues, countProjectMilestones, createMilestone, findProjectMilestone, listMilestoneIssues, listProjectMilestones,
   updateMilestone,
 } from '../services/collaboration/milestones.js';
-import { IssueSchema, presentIssuesAsync } from './entities/issues.js';
+import { IssueSchema, presentIssues } from './entities/issues.js';
 import { milestoneEntity, MilestoneSchema } from './entities/milestones.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { NotBlank, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
@@ -32,7 +32,7 @@ const tags = ['milestones'];
 /** The milestone of `:milestone_id` in the request's project; 8.x's `find` miss answered `404 Not found`. */
 async function milestoneOf(request: FastifyRequest) {
   const raw = (request.params as { milestone_id: string }).milestone_id;
-  const m = /^\d+$/.test(raw) ? await findProjectMilestoneAsync(request.server.ctx.data, projectOf(request).id, Number(raw)) : null;
+  const m = /^\d+$/.test(raw) ? await findProjectMilestone(request.server.ctx.data, projectOf(request).id, Number(raw)) : null;
   if (!m) throw notFoundMessage('404 Not found');
   return m;
 }
@@ -40,8 +40,8 @@ async function milestoneOf(request: FastifyRequest) {
 /** Registers the milestone routes. */
 export default async function milestoneRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_milestone');
-  const admin = loadProjectAsync('admin_milestone');
+  const read = loadProject('read_milestone');
+  const admin = loadProject('admin_milestone');
 
   api.get('/projects/:id/milestones', {
     preValidation: read,
@@ -50,7 +50,7 @@ export default async function milestoneRoutes(api: FastifyInstance): Promise<voi
     const project = projectOf(request);
     const q = request.query as Static<typeof ListQuery>;
     const filter = { state: q.state, iids: q.iid };
-    return (await paginateAsync(request, reply, ctx.data, (q) => countProjectMilestones(q, project.id, filter), (q, limit, offset) => listProjectMilestones(q, project.id, filter, limit, offset)))
+    return (await paginate(request, reply, ctx.data, (q) => countProjectMilestones(q, project.id, filter), (q, limit, offset) => listProjectMilestones(q, project.id, filter, limit, offset)))
       .map(milestoneEntity);
   });
 
@@ -87,8 +87,8 @@ export default async function milestoneRoutes(api: FastifyInstance): Promise<voi
     const level = projectLevelOf(request);
     // Issues switched off: the milestone still answers (merge requests use it), with no issue in it.
     const filter = (await canProjectAsync(ctx, user, 'read_issue', project, level))
-      ? await confidentialIssuesWhereAsync(ctx, user, project, level) : { sql: 'FALSE', args: [] };
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countMilestoneIssues(q, milestone, filter), (q, limit, offset) => listMilestoneIssues(q, milestone, filter, limit, offset));
-    return presentIssuesAsync(ctx, user, rows);
+      ? await confidentialIssuesWhere(ctx, user, project, level) : { sql: 'FALSE', args: [] };
+    const rows = await paginate(request, reply, ctx.data, (q) => countMilestoneIssues(q, milestone, filter), (q, limit, offset) => listMilestoneIssues(q, milestone, filter, limit, offset));
+    return presentIssues(ctx, user, rows);
   });
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { requireUser } from '../policy/authentication.js';
 import { listNamespaces } from '../services/groups.js';
 import { namespaceEntity, NamespaceSchema } from './entities/groups.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { PageParams } from './params.js';
 
 /** Registers the namespaces routes (on the data layer: served on SQLite and PostgreSQL). */
@@ -19,6 +19,6 @@ export default async function namespacesRoutes(api: FastifyInstance): Promise<vo
   }, async (request, reply) => {
     const user = requireUser(request);
     const listing = listNamespaces(ctx, user, (request.query as { search?: string }).search || undefined);
-    return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(namespaceEntity);
+    return (await paginate(request, reply, ctx.data, listing.count, listing.fetch)).map(namespaceEntity);
   });
 }

@@ -6,12 +6,12 @@ import type { preValidationAsyncHookHandler, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFoundMessage } from '../errors.js';
-import { canReadIssuableAsync } from '../policy/permissions.js';
+import { canReadIssuable } from '../policy/permissions.js';
 import { findProjectIssue } from '../services/collaboration/issues.js';
-import { findProjectSnippet, snippetNoteable, snippetNoteablesByIdsAsync } from '../services/snippets.js';
-import { canReadSnippetAsync } from '../policy/snippets.js';
+import { findProjectSnippet, snippetNoteable, snippetNoteablesByIds } from '../services/snippets.js';
+import { canReadSnippet } from '../policy/snippets.js';
 import type { SnippetRow } from '../db/rows.js';
-import { issueNoteable, issueNoteablesByIdsAsync, type Noteable } from '../services/collaboration/notes.js';
+import { issueNoteable, issueNoteablesByIds, type Noteable } from '../services/collaboration/notes.js';
 import { projectLevelOf, projectOf } from './project-scope.js';
 
 /** A kind of noteable, as routes address it: `/projects/:id/<segment>/:<idParam>/...`. */
@@ -42,9 +42,9 @@ export const ISSUE_NOTEABLES: NoteableKind = {
     const row = await findProjectIssue(ctx.data, project.id, id);
     return row ? issueNoteable(row) : null;
   },
-  loadManyAsync: (ctx, ids) => issueNoteablesByIdsAsync(ctx.data, ids),
+  loadManyAsync: (ctx, ids) => issueNoteablesByIds(ctx.data, ids),
   canReadAsync: (ctx, user, project, n, level) =>
-    canReadIssuableAsync(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }, level),
+    canReadIssuable(ctx, user, project, { type: 'Issue', confidential: n.confidential, authorId: n.authorId, assigneeId: n.assigneeId }, level),
 };
 
 /** Project snippets: `/projects/:id/snippets/:snippet_id`; readable as their project's snippets feature and own visibility say. */
@@ -56,8 +56,8 @@ export const SNIPPET_NOTEABLES: NoteableKind = {
     const row = await findProjectSnippet(ctx.data, project.id, id);
     return row ? snippetNoteable(row) : null;
   },
-  loadManyAsync: (ctx, ids) => snippetNoteablesByIdsAsync(ctx.data, ids),
-  canReadAsync: (ctx, user, project, n, level) => canReadSnippetAsync(ctx, user, project, n.row as SnippetRow, level),
+  loadManyAsync: (ctx, ids) => snippetNoteablesByIds(ctx.data, ids),
+  canReadAsync: (ctx, user, project, n, level) => canReadSnippet(ctx, user, project, n.row as SnippetRow, level),
 };
 
 const resolved = new WeakMap<FastifyRequest, Noteable>();

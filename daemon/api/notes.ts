@@ -12,16 +12,16 @@ import { badRequest, forbidden, notFound, notFoundMessage, validationError } fro
 import { canProjectAsync } from '../policy/permissions.js';
 import { AwardError } from '../services/collaboration/award-emoji.js';
 import {
-  countNotesAsync, createNoteAsync, deleteNote, findNote, listNotesAsync, notesByIdsAsync, updateNote, type Noteable,
+  countNotes, createNote, deleteNote, findNote, listNotes, notesByIds, updateNote, type Noteable,
 } from '../services/collaboration/notes.js';
 import { lookupProjectAsync } from '../services/projects.js';
-import { presentAwardAsync, AwardEmojiSchema } from './entities/award-emoji.js';
-import { setEventNotePresenterAsync } from './entities/events.js';
-import { NoteSchema, presentNoteAsync, presentNotesAsync } from './entities/notes.js';
+import { presentAward, AwardEmojiSchema } from './entities/award-emoji.js';
+import { setEventNotePresenter } from './entities/events.js';
+import { NoteSchema, presentNote, presentNotes } from './entities/notes.js';
 import { ISSUE_NOTEABLES, loadNoteable, noteableOf, SNIPPET_NOTEABLES, type NoteableKind } from './noteables.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { PageParams } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const NoteBody = Type.Object({
@@ -59,15 +59,15 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
     const tags = [kind.tag, 'notes'];
     const Params = Type.Object({ id: Type.String(), [kind.idParam]: Type.String() });
     const NoteParams = Type.Object({ id: Type.String(), [kind.idParam]: Type.String(), note_id: Type.Integer() });
-    const read = [loadProjectAsync('read_project'), loadNoteable(kind)];
+    const read = [loadProject('read_project'), loadNoteable(kind)];
 
     api.get(base, {
       preValidation: read,
       schema: { tags, params: Params, querystring: Type.Object(PageParams), response: { 200: Type.Array(NoteSchema) } },
     }, async (request, reply) => {
       const noteable = noteableOf(request);
-      const rows = await paginateAsync(request, reply, ctx.data, (q) => countNotesAsync(q, noteable), (q, limit, offset, total) => listNotesAsync(ctx, q, noteable, limit, offset, total));
-      return presentNotesAsync(ctx, rows);
+      const rows = await paginate(request, reply, ctx.data, (q) => countNotes(q, noteable), (q, limit, offset, total) => listNotes(ctx, q, noteable, limit, offset, total));
+      return presentNotes(ctx, rows);
     });
 
     api.get(`${base}/:note_id`, {
@@ -76,7 +76,7 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
     }, async (request) => {
       const note = await findNote(ctx.data, noteableOf(request), (request.params as { note_id: number }).note_id);
       if (!note) throw notFound('Note');
-      return presentNoteAsync(ctx, note);
+      return presentNote(ctx, note);
     });
 
     api.post(base, {
@@ -95,8 +95,8 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
         if (createdAt === null) throw validationError({ created_at: ['is invalid'] });
       }
       try {
-        const made = await createNoteAsync(ctx, user, project, noteableOf(request), { body, createdAt });
-        return reply.code(201).send(made.kind === 'note' ? await presentNoteAsync(ctx, made.note) : await presentAwardAsync(ctx, made.award));
+        const made = await createNote(ctx, user, project, noteableOf(request), { body, createdAt });
+        return reply.code(201).send(made.kind === 'note' ? await presentNote(ctx, made.note) : await presentAward(ctx, made.award));
       } catch (e) {
         // 8.x: a note that fails to save (here: the same award twice) answers 404 "Note {errors} Not Found".
         if (e instanceof AwardError) throw notFound(`Note ${e.message}`);
@@ -115,7 +115,7 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
       if (!note) throw notFoundMessage('404 Not found');
       if (!(await canAdminNote(ctx, user, project, note, projectLevelOf(request)))) throw forbidden();
       const body = requiredBody(request.body as { body?: string });
-      return presentNoteAsync(ctx, await updateNote(ctx, user, project, noteable, note, body));
+      return presentNote(ctx, await updateNote(ctx, user, project, noteable, note, body));
     });
 
     api.delete(`${base}/:note_id`, {
@@ -126,7 +126,7 @@ export function noteRoutes(kind: NoteableKind): FastifyPluginAsync {
       const note = await findNote(ctx.data, noteableOf(request), (request.params as { note_id: number }).note_id);
       if (!note) throw notFoundMessage('404 Not found');
       if (!(await canAdminNote(ctx, user, projectOf(request), note, projectLevelOf(request)))) throw forbidden();
-      const shown = await presentNoteAsync(ctx, note);
+      const shown = await presentNote(ctx, note);
       await deleteNote(ctx, note);
       return shown;
     });
@@ -146,8 +146,8 @@ export function addEventNoteable(type: string, kind: NoteableKind): void {
  * confidential issue) or it is gone. A fixed number of queries for a page: the notes, their noteables per kind,
  * their projects, their authors, and the viewer's access once per project and kind of check.
  */
-async function eventNotesAsync(ctx: AppContext, noteIds: number[], viewer: UserRow | null): Promise<Map<number, Record<string, unknown>>> {
-  const rows = await notesByIdsAsync(ctx.data, noteIds);
+async function eventNotes(ctx: AppContext, noteIds: number[], viewer: UserRow | null): Promise<Map<number, Record<string, unknown>>> {
+  const rows = await notesByIds(ctx.data, noteIds);
   const noteables = new Map<string, Map<number, Noteable>>();
   for (const [type, kind] of EVENT_NOTEABLES) {
     const ids = rows.filter((n) => n.noteableType === type).map((n) => n.noteableId);
@@ -174,13 +174,13 @@ async function eventNotesAsync(ctx: AppContext, noteIds: number[], viewer: UserR
     }
     if (ok) visible.push(n);
   }
-  const shown = await presentNotesAsync(ctx, visible);
+  const shown = await presentNotes(ctx, visible);
   return new Map(visible.map((n, i) => [n.id, shown[i]! as Record<string, unknown>]));
 }
 
 /** Registers the note routes of issues and snippets and the note presenters of comment events. */
 export default async function notesRoutes(api: FastifyInstance): Promise<void> {
-  setEventNotePresenterAsync(eventNotesAsync);
+  setEventNotePresenter(eventNotes);
   await api.register(noteRoutes(ISSUE_NOTEABLES));
   await api.register(noteRoutes(SNIPPET_NOTEABLES));
 }

@@ -74,7 +74,7 @@ export function requestBaseUrl(request: FastifyRequest): string {
  * keyset-paged list read a deep page from its nearer end: db/keyset.ts). Both run in one `ctx.data.snapshot` (the
  * COUNT and the page agree on both engines, docs/design/postgres.md "Reads that must agree").
  */
-export async function paginateAsync<T>(
+export async function paginate<T>(
   request: FastifyRequest,
   reply: FastifyReply,
   data: Database,

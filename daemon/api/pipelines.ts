@@ -11,9 +11,9 @@ import {
   cancelPipeline, countPipelines, findProjectPipeline, listPipelines, PIPELINE_SCOPES, pipelineListFilter, retryPipeline, type PipelineScope,
 } from '../services/pipelines.js';
 import { PipelineSchema, presentPipelines } from './entities/pipelines.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Int, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, loadProjectAsync, projectOf } from './project-scope.js';
+import { callerOf, loadProject, projectOf } from './project-scope.js';
 
 const tags = ['pipelines'];
 const ListQuery = Type.Object({
@@ -32,8 +32,8 @@ async function pipelineOf(request: FastifyRequest, project: ProjectRow): Promise
 /** Registers the pipeline routes. */
 export default async function pipelineRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('read_pipeline');
-  const update = loadProjectAsync('update_pipeline');
+  const read = loadProject('read_pipeline');
+  const update = loadProject('update_pipeline');
 
   api.get('/projects/:id/pipelines', {
     preValidation: read,
@@ -43,7 +43,7 @@ export default async function pipelineRoutes(api: FastifyInstance): Promise<void
     const { scope } = request.query as { scope?: string };
     if (scope && !(PIPELINE_SCOPES as readonly string[]).includes(scope)) throw invalidParam('scope', 'does not have a valid value');
     const filter = await pipelineListFilter(ctx, project, scope as PipelineScope | undefined);
-    return presentPipelines(ctx, await paginateAsync(request, reply, ctx.data, (q) => countPipelines(ctx, project.id, filter, q), (q, limit, offset, total) => listPipelines(ctx, project.id, filter, limit, offset, total, q)));
+    return presentPipelines(ctx, await paginate(request, reply, ctx.data, (q) => countPipelines(ctx, project.id, filter, q), (q, limit, offset, total) => listPipelines(ctx, project.id, filter, limit, offset, total, q)));
   });
 
   api.get('/projects/:id/pipelines/:pipeline_id', {

@@ -5,10 +5,10 @@ import { notModified } from '../errors.js';
 import {
   addForkLink, forkProject, forkTargetNamespace, removeForkLink, setProjectArchived, shareProject, starProject, unshareProject, unstarProject,
 } from '../services/project-actions.js';
-import { findProjectAsync } from '../services/projects.js';
-import { presentProjectAsync, projectGroupLink, ProjectGroupLinkSchema, ProjectSchema } from './entities/projects.js';
+import { findProject } from '../services/projects.js';
+import { presentProject, projectGroupLink, ProjectGroupLinkSchema, ProjectSchema } from './entities/projects.js';
 import { Int, ProjectIdParams } from './params.js';
-import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { adminOnly, callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 
 const ShareBody = Type.Object({
   group_id: Int({ description: 'the group to share with' }),
@@ -27,7 +27,7 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   const { ctx } = api;
 
   api.post('/projects/fork/:id', {
-    preValidation: [loadProjectAsync('fork_project'), dropBlankParams],
+    preValidation: [loadProject('fork_project'), dropBlankParams],
     schema: {
       tags, params: ProjectIdParams,
       body: Type.Object({ namespace: Type.Optional(Type.String({ description: 'id, path or name of the target namespace' })) }),
@@ -41,7 +41,7 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
     const wanted = body.namespace ?? (typeof query.namespace === 'string' ? query.namespace : undefined);
     const ns = await forkTargetNamespace(ctx, user, wanted === undefined ? undefined : String(wanted));
     const fork = await forkProject(ctx, user, source, ns);
-    return reply.code(201).send(await presentProjectAsync(ctx, user, fork, { withRunnersToken: true }));
+    return reply.code(201).send(await presentProject(ctx, user, fork, { withRunnersToken: true }));
   });
 
   api.post('/projects/:id/fork/:forked_from_id', {
@@ -54,8 +54,8 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   }, async (request, reply) => {
     const admin = callerOf(request);
     const p = request.params as { id: string; forked_from_id: string };
-    const source = await findProjectAsync(ctx, admin, p.forked_from_id);
-    const project = await findProjectAsync(ctx, admin, p.id);
+    const source = await findProject(ctx, admin, p.forked_from_id);
+    const project = await findProject(ctx, admin, p.id);
     const linked = await addForkLink(ctx, project, source);
     return reply.code(201).send({
       id: linked.id, forked_to_project_id: linked.id, forked_from_project_id: source.id, created_at: linked.updatedAt, updated_at: linked.updatedAt,
@@ -63,46 +63,46 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   });
 
   api.delete('/projects/:id/fork', {
-    preValidation: loadProjectAsync('remove_fork_project'),
+    preValidation: loadProject('remove_fork_project'),
     schema: { tags, params: ProjectIdParams, response: { 200: ProjectSchema } },
   }, async (request) => {
     const unlinked = await removeForkLink(ctx, projectOf(request));
     if (!unlinked) throw notModified();
-    return presentProjectAsync(ctx, callerOf(request), unlinked);
+    return presentProject(ctx, callerOf(request), unlinked);
   });
 
   api.post('/projects/:id/star', {
-    preValidation: loadProjectAsync('read_project'),
+    preValidation: loadProject('read_project'),
     schema: { tags, params: ProjectIdParams, response: { 201: ProjectSchema } },
   }, async (request, reply) => {
     const user = callerOf(request);
     const project = projectOf(request);
     if (!(await starProject(ctx, user, project))) throw notModified();
-    return reply.code(201).send(await presentProjectAsync(ctx, user, project));
+    return reply.code(201).send(await presentProject(ctx, user, project));
   });
 
   api.delete('/projects/:id/star', {
-    preValidation: loadProjectAsync('read_project'),
+    preValidation: loadProject('read_project'),
     schema: { tags, params: ProjectIdParams, response: { 200: ProjectSchema } },
   }, async (request) => {
     const user = callerOf(request);
     const project = projectOf(request);
     if (!(await unstarProject(ctx, user, project))) throw notModified();
-    return presentProjectAsync(ctx, user, project);
+    return presentProject(ctx, user, project);
   });
 
   for (const [action, archived] of [['archive', true], ['unarchive', false]] as const) {
     api.post(`/projects/:id/${action}`, {
-      preValidation: loadProjectAsync('archive_project'),
+      preValidation: loadProject('archive_project'),
       schema: { tags, params: ProjectIdParams, response: { 201: ProjectSchema } },
     }, async (request, reply) => {
       const project = await setProjectArchived(ctx, projectOf(request), archived);
-      return reply.code(201).send(await presentProjectAsync(ctx, callerOf(request), project, { level: projectLevelOf(request) }));
+      return reply.code(201).send(await presentProject(ctx, callerOf(request), project, { level: projectLevelOf(request) }));
     });
   }
 
   api.post('/projects/:id/share', {
-    preValidation: [loadProjectAsync('admin_project'), dropBlankParams],
+    preValidation: [loadProject('admin_project'), dropBlankParams],
     schema: { tags, params: ProjectIdParams, body: ShareBody, response: { 201: ProjectGroupLinkSchema } },
   }, async (request, reply) => {
     const link = await shareProject(ctx, callerOf(request), projectOf(request), request.body as Static<typeof ShareBody>);
@@ -110,7 +110,7 @@ export default async function projectActionRoutes(api: FastifyInstance): Promise
   });
 
   api.delete('/projects/:id/share/:group_id', {
-    preValidation: loadProjectAsync('admin_project'),
+    preValidation: loadProject('admin_project'),
     schema: { tags, params: Type.Object({ id: Type.String(), group_id: Type.Integer() }), response: { 204: Type.Null() } },
   }, async (request, reply) => {
     await unshareProject(ctx, projectOf(request), (request.params as { group_id: number }).group_id);

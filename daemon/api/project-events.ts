@@ -2,24 +2,24 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { countProjectEvents, listProjectEvents, visibleEventsWhere } from '../services/events.js';
-import { EventSchema, presentEventsAsync } from './entities/events.js';
-import { paginateAsync } from './pagination.js';
+import { EventSchema, presentEvents } from './entities/events.js';
+import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams } from './params.js';
-import { callerOf, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 
 /** Registers the project events route. */
 export default async function projectEventRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   api.get('/projects/:id/events', {
-    preValidation: loadProjectAsync('read_project'),
+    preValidation: loadProject('read_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(EventSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
     const caller = callerOf(request);
     const visible = await visibleEventsWhere(ctx, caller, project, projectLevelOf(request));
-    const rows = await paginateAsync(request, reply, ctx.data,
+    const rows = await paginate(request, reply, ctx.data,
       (q) => countProjectEvents(ctx, project.id, visible, q),
       (q, limit, offset, total) => listProjectEvents(ctx, project.id, limit, offset, total, visible, q));
-    return presentEventsAsync(ctx, caller, rows);
+    return presentEvents(ctx, caller, rows);
   });
 }

@@ -6,9 +6,9 @@ import {
   countProjectHooks, createProjectHook, deleteProjectHook, findProjectHook, listProjectHooks, updateProjectHook, type ProjectHookParams,
 } from '../services/project-hooks.js';
 import { projectHookEntity, ProjectHookSchema } from './entities/hooks.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Bool, PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { dropBlankParams, loadProject, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const HookBody = Type.Object({
@@ -32,14 +32,14 @@ const hookNotFound = () => notFoundMessage('404 Not found');
 /** Registers the project hook routes (on the data layer: served on SQLite and PostgreSQL). */
 export default async function projectHookRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const admin = loadProjectAsync('admin_project');
+  const admin = loadProject('admin_project');
 
   api.get('/projects/:id/hooks', {
     preValidation: admin,
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(ProjectHookSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const rows = await paginateAsync(request, reply, ctx.data,
+    const rows = await paginate(request, reply, ctx.data,
       (q) => countProjectHooks(ctx, project.id, q), (q, limit, offset) => listProjectHooks(ctx, project.id, limit, offset, q));
     return rows.map(projectHookEntity);
   });

@@ -9,9 +9,9 @@ import { NOT_BLANK } from './params.js';
 import type { ProjectAbility } from '../policy/permissions.js';
 import { checkProjectAccess } from '../services/projects.js';
 import { peekProjectAccess, projectAccessAsync, type ProjectWithLevel } from '../db/access.js';
-import { requestVersionAsync } from '../db/read-cache.js';
+import { requestVersion } from '../db/read-cache.js';
 
-/** What loadProjectAsync resolved for a request: the project and the caller's level on it (read once per request). */
+/** What loadProject resolved for a request: the project and the caller's level on it (read once per request). */
 export interface ProjectAccess {
   project: ProjectRow;
   /** The caller's access level (undefined when no rule needs it: admins, blocked or anonymous callers). */
@@ -20,7 +20,7 @@ export interface ProjectAccess {
 
 const resolved = new WeakMap<FastifyRequest, ProjectAccess>();
 
-/** Reads that may share one write version for the whole request (db/read-cache.ts requestVersionAsync). */
+/** Reads that may share one write version for the whole request (db/read-cache.ts requestVersion). */
 const READS = new Set(['GET', 'HEAD']);
 
 /**
@@ -29,7 +29,7 @@ const READS = new Set(['GET', 'HEAD']);
  * A kept lookup (SQLite, nothing written since) is answered at once, without a promise; on PostgreSQL a read
  * request reads the write version first and shares it with the response cache (one statement for a kept answer).
  */
-export function loadProjectAsync(ability: ProjectAbility = 'read_project'): preValidationHookHandler {
+export function loadProject(ability: ProjectAbility = 'read_project'): preValidationHookHandler {
   return function (request, _reply, done) {
     const ctx = request.server.ctx;
     const { id } = request.params as { id: string };
@@ -43,33 +43,33 @@ export function loadProjectAsync(ability: ProjectAbility = 'read_project'): preV
     };
     const kept = peekProjectAccess(ctx, request.user, id);
     if (kept) return admit(kept);
-    const version = !ctx.data.sqlite && READS.has(request.method) ? requestVersionAsync(ctx, request) : undefined;
+    const version = !ctx.data.sqlite && READS.has(request.method) ? requestVersion(ctx, request) : undefined;
     Promise.resolve(version)
       .then((v) => projectAccessAsync(ctx, request.user, id, v))
       .then(admit, (e: Error) => done(e));
   };
 }
 
-/** The project and the caller's level resolved by loadProjectAsync for this request. */
+/** The project and the caller's level resolved by loadProject for this request. */
 export function projectAccessOf(request: FastifyRequest): ProjectAccess {
   const access = resolved.get(request);
-  if (!access) throw new Error('projectAccessOf() without the loadProjectAsync() hook on the route');
+  if (!access) throw new Error('projectAccessOf() without the loadProject() hook on the route');
   return access;
 }
 
-/** The caller's access level on the project of loadProjectAsync (undefined for admins, blocked or anonymous callers). */
+/** The caller's access level on the project of loadProject (undefined for admins, blocked or anonymous callers). */
 export function projectLevelOf(request: FastifyRequest): number | undefined {
   return projectAccessOf(request).level;
 }
 
 /**
- * The project of loadProjectAsync and the caller's level, for an answer kept under this request's write version
+ * The project of loadProject and the caller's level, for an answer kept under this request's write version
  * (api/response-cache.ts): on SQLite the hook's reads and the route's run in one stretch of promise callbacks, which
  * no other request's write interleaves; on PostgreSQL a read request's hook read its project after the request's one
  * version read (or took it kept under that version), so a kept answer is never older than its version. `_ability`
  * names what the route needed (the hook checked it).
  */
-export async function currentProjectAsync(request: FastifyRequest, _ability: ProjectAbility): Promise<{ project: ProjectRow; level: number | undefined }> {
+export async function currentProject(request: FastifyRequest, _ability: ProjectAbility): Promise<{ project: ProjectRow; level: number | undefined }> {
   return { project: projectOf(request), level: projectLevelOf(request) };
 }
 

@@ -10,7 +10,7 @@ import { invalidParam } from '../errors.js';
 import { parseMultipartForm, readBodyWithin, type UploadedFile } from './multipart-form.js';
 import { isImageName, maxUploadBytes, saveUpload } from '../services/uploads.js';
 import { ProjectIdParams } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 
 // Room for boundaries, part headers and small text fields (a private_token, for example) around the file itself.
 const FORM_OVERHEAD = 64 * 1024;
@@ -35,7 +35,7 @@ export default async function projectUploadRoutes(api: FastifyInstance): Promise
     parseMultipartForm(String(request.headers['content-type']), await readBodyWithin(payload, (await maxUploadBytes(ctx)) + FORM_OVERHEAD)));
 
   api.post('/projects/:id/uploads', {
-    preValidation: [loadProjectAsync('upload_file'), dropBlankParams],
+    preValidation: [loadProject('upload_file'), dropBlankParams],
     schema: {
       tags: ['projects'],
       consumes: ['multipart/form-data'],

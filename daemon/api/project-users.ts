@@ -7,9 +7,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { listProjectUsers } from '../services/project-users.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/users.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams } from './params.js';
-import { loadProjectAsync, projectOf } from './project-scope.js';
+import { loadProject, projectOf } from './project-scope.js';
 
 const Query = Type.Object({ search: Type.Optional(Type.String({ description: 'part of a name, email or username' })), ...PageParams });
 
@@ -17,14 +17,14 @@ const Query = Type.Object({ search: Type.Optional(Type.String({ description: 'pa
 export default async function projectUserRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
   api.get('/projects/:id/users', {
-    preValidation: loadProjectAsync('read_project'),
+    preValidation: loadProject('read_project'),
     schema: {
       tags: ['projects'], summary: 'The users of a project: its members, its group\'s and those of the groups it is shared with',
       params: ProjectIdParams, querystring: Query, response: { 200: Type.Array(UserBasicSchema) },
     },
   }, async (request, reply) => {
     const listing = listProjectUsers(ctx, projectOf(request), (request.query as { search?: string }).search || undefined);
-    const users = await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch);
+    const users = await paginate(request, reply, ctx.data, listing.count, listing.fetch);
     const gravatar = await gravatarEnabledAsync(ctx);
     return users.map((u) => userBasic(ctx, u, gravatar));
   });

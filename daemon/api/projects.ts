@@ -2,14 +2,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeBoolean } from './params.js';
-import { countProjectsAsync, fetchProjectsAsync, projectListQueryAsync, type ProjectListFilters, type ProjectListScope } from '../services/project-lists.js';
+import { countProjects, fetchProjects, projectListQueryAsync, type ProjectListFilters, type ProjectListScope } from '../services/project-lists.js';
 import { createProjectWithStorage, deleteProject, updateProjectWithStorage, type ProjectParams } from '../services/projects.js';
-import { findUserAsync } from '../services/users.js';
-import { presentBasicProjectsAsync, presentProjectAsync, presentProjectsAsync, ProjectListSchema, ProjectSchema } from './entities/projects.js';
+import { findUser } from '../services/users.js';
+import { presentBasicProjects, presentProject, presentProjects, ProjectListSchema, ProjectSchema } from './entities/projects.js';
 import { pageOf, setPageHeaders } from './pagination.js';
 import { ResponseCache } from './response-cache.js';
 import { Bool, Int, NotBlank, PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectAccessOf, projectLevelOf, projectOf } from './project-scope.js';
+import { adminOnly, callerOf, dropBlankParams, loadProject, projectAccessOf, projectLevelOf, projectOf } from './project-scope.js';
 import projectActionRoutes from './project-actions.js';
 import projectHookRoutes from './project-hooks.js';
 import projectEventRoutes from './project-events.js';
@@ -74,11 +74,11 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
       // the COUNT and the page agree (one snapshot)
       const { n, rows } = await ctx.data.snapshot(async (tx) => {
         const query = await projectListQueryAsync(ctx, tx, scope, filters, extraSearch);
-        const total = await countProjectsAsync(ctx, tx, query);
-        return { n: total, rows: total === 0 ? [] : await fetchProjectsAsync(ctx, tx, query, page.limit, page.offset, total) };
+        const total = await countProjects(ctx, tx, query);
+        return { n: total, rows: total === 0 ? [] : await fetchProjects(ctx, tx, query, page.limit, page.offset, total) };
       });
       setPageHeaders(request, reply, page, n);
-      return normalizeBoolean(q.simple) === true ? presentBasicProjectsAsync(ctx, rows) : presentProjectsAsync(ctx, callerOf(request), rows, { withAccess });
+      return normalizeBoolean(q.simple) === true ? presentBasicProjects(ctx, rows) : presentProjects(ctx, callerOf(request), rows, { withAccess });
     });
   };
   const listSchema = (summary: string) => ({ tags: ['projects'], summary, querystring: ListQuery, response: { 200: ProjectListSchema } });
@@ -99,13 +99,13 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
     list(request, reply, { kind: 'visible', user: callerOf(request) }, false, (request.params as { query: string }).query));
 
   api.get('/projects/:id', {
-    preValidation: loadProjectAsync('read_project'),
+    preValidation: loadProject('read_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: ProjectSchema } },
   }, (request, reply) => answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, async () => {
     // The project and the level were read once, by the hook (on PostgreSQL after the request's write version, which the
     // answer is kept under: never older than its version).
     const { project, level } = projectAccessOf(request);
-    return presentProjectAsync(ctx, callerOf(request), project, { withAccess: true, withRunnersToken: true, level });
+    return presentProject(ctx, callerOf(request), project, { withAccess: true, withRunnersToken: true, level });
   }));
 
   api.post('/projects', {
@@ -115,7 +115,7 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
     const user = callerOf(request);
     const body = request.body as Static<typeof CreateBody>;
     const project = await createProjectWithStorage(ctx, user, user, { ...projectParams(body, ['path', 'namespace_id', 'import_url']), name: body.name });
-    return reply.code(201).send(await presentProjectAsync(ctx, user, project, { withRunnersToken: true }));
+    return reply.code(201).send(await presentProject(ctx, user, project, { withRunnersToken: true }));
   });
 
   api.post('/projects/user/:user_id', {
@@ -123,25 +123,25 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
     schema: { tags: ['projects'], params: Type.Object({ user_id: Type.Integer() }), body: CreateForUserBody, response: { 201: ProjectSchema } },
   }, async (request, reply) => {
     const admin = callerOf(request);
-    const owner = await findUserAsync(ctx, (request.params as { user_id: number }).user_id);
+    const owner = await findUser(ctx, (request.params as { user_id: number }).user_id);
     const body = request.body as Static<typeof CreateForUserBody>;
     const project = await createProjectWithStorage(ctx, admin, owner, { ...projectParams(body, ['import_url']), name: body.name });
-    return reply.code(201).send(await presentProjectAsync(ctx, admin, project, { withRunnersToken: true }));
+    return reply.code(201).send(await presentProject(ctx, admin, project, { withRunnersToken: true }));
   });
 
   api.put('/projects/:id', {
-    preValidation: [loadProjectAsync('admin_project'), dropBlankParams],
+    preValidation: [loadProject('admin_project'), dropBlankParams],
     schema: { tags: ['projects'], params: ProjectIdParams, body: UpdateBody, response: { 200: ProjectSchema } },
   }, async (request) => {
     const user = callerOf(request);
     const params = projectParams((request.body ?? {}) as Record<string, unknown>, ['name', 'path', 'default_branch']);
     const level = projectLevelOf(request);
     const updated = await updateProjectWithStorage(ctx, user, projectOf(request), params, level);
-    return presentProjectAsync(ctx, user, updated, { withAccess: true, withRunnersToken: true, level });
+    return presentProject(ctx, user, updated, { withAccess: true, withRunnersToken: true, level });
   });
 
   api.delete('/projects/:id', {
-    preValidation: loadProjectAsync('remove_project'),
+    preValidation: loadProject('remove_project'),
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: Type.Boolean() } },
   }, async (request) => {
     await deleteProject(ctx, projectOf(request));

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readRepositoryFile, writeRepositoryFile, type FileWriteParams } from '../services/repository-files.js';
 import { fileCommitEntity, FileCommitSchema, RepositoryFileSchema } from './entities/repository.js';
 import { ProjectIdParams, RequiredString } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 import { mergeQueryParams } from './repository-scope.js';
 
 const O = Type.Optional;
@@ -32,7 +32,7 @@ export default async function repositoryFileRoutes(api: FastifyInstance): Promis
   const { ctx } = api;
 
   api.get('/projects/:id/repository/files', {
-    preValidation: loadProjectAsync('download_code'),
+    preValidation: loadProject('download_code'),
     schema: { tags, params: ProjectIdParams, querystring: ReadQuery, response: { 200: RepositoryFileSchema } },
   }, async (request) => {
     const q = request.query as Static<typeof ReadQuery>;
@@ -47,7 +47,7 @@ export default async function repositoryFileRoutes(api: FastifyInstance): Promis
     });
     return reply.code(status).send(fileCommitEntity(r.filePath, r.branch));
   };
-  const writeHooks = [loadProjectAsync('push_code'), mergeQueryParams, dropBlankParams];
+  const writeHooks = [loadProject('push_code'), mergeQueryParams, dropBlankParams];
 
   api.post('/projects/:id/repository/files', {
     preValidation: writeHooks,

@@ -10,7 +10,7 @@ import {
 import { compareEntity, CompareSchema, ContributorSchema, treeObject, TreeObjectSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
 import { Bool, FileResponse, PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { loadProjectAsync, projectOf } from './project-scope.js';
+import { loadProject, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const tags = ['repository'];
@@ -35,7 +35,7 @@ const sendRaw = (reply: FastifyReply, content: Buffer) =>
 /** Registers the repository browsing routes. */
 export default async function repositoryRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('download_code');
+  const read = loadProject('download_code');
 
   api.get('/projects/:id/repository/tree', {
     preValidation: read,

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { requestVersionAsync, UntilNextWrite } from '../db/read-cache.js';
+import { requestVersion, UntilNextWrite } from '../db/read-cache.js';
 
 interface CachedAnswer {
   body: Buffer;
@@ -37,7 +37,7 @@ export class ResponseCache {
     return (async () => {
       let computed = false;
       // on PostgreSQL the request's one version read (a project route's hook read it before its lookup)
-      const version = ctx.data.sqlite ? undefined : await requestVersionAsync(ctx, request);
+      const version = ctx.data.sqlite ? undefined : await requestVersion(ctx, request);
       const answer = await this.answers.getAsync(ctx, fullKey, async () => {
         computed = true;
         const headersBefore = new Set(Object.keys(reply.getHeaders()));

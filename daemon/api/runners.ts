@@ -3,20 +3,20 @@
  * caller masters), GET /runners/all (admin), GET /runners/:id (RunnerDetails), PUT and DELETE /runners/:id,
  * GET /projects/:id/runners (the project's specific runners plus the shared ones; needs admin_project), and
  * POST/DELETE /projects/:id/runners(/:runner_id) to enable or disable a specific runner for another project.
- * Who may do what is daemon/policy/permissions.ts (runnerDenialAsync).
+ * Who may do what is daemon/policy/permissions.ts (runnerDenial).
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { ApiError, forbidden, notFound } from '../errors.js';
-import { ownedRunnerIdsAsync, runnerDenialAsync, type RunnerAbility } from '../policy/permissions.js';
+import { ownedRunnerIds, runnerDenial, type RunnerAbility } from '../policy/permissions.js';
 import { deleteRunner, disableRunner, enableRunner, findRunner, updateRunner, type RunnerUpdate } from '../services/runners.js';
 import { runnerDetails, RunnerDetailsSchema, runnerEntity, RunnerSchema } from './entities/runners.js';
 import { countRunners, runnersPage, type RunnerListFilter, type RunnerScope } from '../db/runners.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Bool, PageParams, ProjectIdParams } from './params.js';
-import { adminOnly, callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { adminOnly, callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 
 /** A runner counts as online when it called in within the last hour. */
 const ONLINE_MS = 60 * 60 * 1000;
@@ -44,7 +44,7 @@ function loadRunner(ability: RunnerAbility): preValidationAsyncHookHandler {
     if (!/^\d+$/.test(raw)) return; // not an integer: the params schema answers 400
     const runner = await findRunner(request.server.ctx, Number(raw));
     if (!runner) throw notFound('Runner');
-    const denial = await runnerDenialAsync(request.server.ctx, callerOf(request), ability, runner);
+    const denial = await runnerDenial(request.server.ctx, callerOf(request), ability, runner);
     if (denial) throw forbidden(denial);
     loadedRunners.set(request, runner);
   };
@@ -65,8 +65,8 @@ function scopeFilter(scope: string | undefined, allowed: RunnerScope[]): RunnerL
 }
 
 /** A page of the runners `filter` shows (ordered by id). */
-function listRunners(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof paginateAsync>[1], filter: RunnerListFilter) {
-  return paginateAsync(
+function listRunners(ctx: AppContext, request: FastifyRequest, reply: Parameters<typeof paginate>[1], filter: RunnerListFilter) {
+  return paginate(
     request, reply, ctx.data,
     async (q) => countRunners(q, filter),
     async (q, limit, offset) => (await runnersPage(q, filter, limit, offset)).map(runnerEntity),
@@ -85,7 +85,7 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   }, async (request, reply) => {
     const user = callerOf(request);
     const scope = scopeFilter((request.query as { scope?: string }).scope, OWN_SCOPES);
-    const ids = await ownedRunnerIdsAsync(ctx, user);
+    const ids = await ownedRunnerIds(ctx, user);
     return listRunners(ctx, request, reply, { ...scope, ids });
   });
 
@@ -131,7 +131,7 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.get('/projects/:id/runners', {
-    preValidation: loadProjectAsync('admin_project'),
+    preValidation: loadProject('admin_project'),
     schema: {
       tags: ['runners'], summary: "The project's specific runners and the shared runners (needs admin_project; scope as /runners/all)",
       params: ProjectIdParams, querystring: Type.Object({ scope: Scope(ALL_SCOPES), ...PageParams }), response: { 200: Type.Array(RunnerSchema) },
@@ -143,7 +143,7 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
   });
 
   api.post('/projects/:id/runners', {
-    preValidation: loadProjectAsync('admin_project'),
+    preValidation: loadProject('admin_project'),
     schema: {
       tags: ['runners'], summary: "Enable a specific runner of the caller's for this project too (not shared or locked runners; needs admin_project)",
       params: ProjectIdParams, body: Type.Object({ runner_id: Type.Integer({ description: 'runner id' }) }, { required: ['runner_id'] }),
@@ -153,14 +153,14 @@ export default async function runnerRoutes(api: FastifyInstance): Promise<void> 
     const project = projectOf(request);
     const runner = await findRunner(ctx, (request.body as { runner_id: number }).runner_id);
     if (!runner) throw notFound('Runner');
-    const denial = await runnerDenialAsync(ctx, callerOf(request), 'assign_runner', runner);
+    const denial = await runnerDenial(ctx, callerOf(request), 'assign_runner', runner);
     if (denial) throw forbidden(denial);
     await enableRunner(ctx, runner, project.id);
     return reply.code(201).send(runnerEntity(runner));
   });
 
   api.delete('/projects/:id/runners/:runner_id', {
-    preValidation: loadProjectAsync('admin_project'),
+    preValidation: loadProject('admin_project'),
     schema: {
       tags: ['runners'], summary: "Disable a runner for this project (not its last project: remove the runner instead; needs admin_project)",
       params: ProjectRunnerParams, response: { 200: RunnerSchema },

@@ -8,11 +8,11 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound } from '../errors.js';
 import {
-  deleteServiceAsync, getServiceAsync, SERVICE_EVENT_FLAGS, SERVICE_TYPES, serviceType, setServiceAsync, type ServiceType,
+  deleteService, getService, SERVICE_EVENT_FLAGS, SERVICE_TYPES, serviceType, setService, type ServiceType,
 } from '../services/project-services/services.js';
 import { projectServiceEntity, ProjectServiceSchema } from './entities/services.js';
 import { Bool, ProjectIdParams } from './params.js';
-import { loadProjectAsync, projectOf } from './project-scope.js';
+import { loadProject, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const ServiceParams = Type.Object({ ...ProjectIdParams.properties, slug: Type.String({ description: `the service: ${Object.keys(SERVICE_TYPES).join(', ')}` }) });
@@ -36,21 +36,21 @@ function typeOf(request: FastifyRequest): ServiceType {
 /** Registers the project service routes (on the data layer: served on SQLite and PostgreSQL). */
 export default async function serviceRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const admin = loadProjectAsync('admin_project');
+  const admin = loadProject('admin_project');
 
   api.get('/projects/:id/services/:slug', {
     preValidation: admin,
     schema: { tags, summary: "A project's service settings (master and up)", params: ServiceParams, response: { 200: ProjectServiceSchema } },
   }, async (request) => {
     const type = typeOf(request);
-    return projectServiceEntity(await getServiceAsync(ctx, projectOf(request).id, type), type);
+    return projectServiceEntity(await getService(ctx, projectOf(request).id, type), type);
   });
 
   api.put('/projects/:id/services/:slug', {
     preValidation: admin,
     schema: { tags, summary: 'Set and activate a service (master and up); answers true', params: ServiceParams, body: ServiceBody, response: { 200: Type.Boolean() } },
   }, async (request) => {
-    await setServiceAsync(ctx, projectOf(request).id, typeOf(request), (request.body ?? {}) as Record<string, unknown>);
+    await setService(ctx, projectOf(request).id, typeOf(request), (request.body ?? {}) as Record<string, unknown>);
     return true;
   });
 
@@ -58,7 +58,7 @@ export default async function serviceRoutes(api: FastifyInstance): Promise<void>
     preValidation: admin,
     schema: { tags, summary: 'Empty and deactivate a service (master and up); answers true', params: ServiceParams, response: { 200: Type.Boolean() } },
   }, async (request) => {
-    await deleteServiceAsync(ctx, projectOf(request).id, typeOf(request));
+    await deleteService(ctx, projectOf(request).id, typeOf(request));
     return true;
   });
 }

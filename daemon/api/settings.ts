@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { adminOnly } from '../policy/authentication.js';
-import { getSettingsAsync, updateSettingsAsync, type SettingsInput } from '../services/settings.js';
+import { getSettings, updateSettings, type SettingsInput } from '../services/settings.js';
 import { settingsEntity, SettingsSchema } from './entities/settings.js';
 import { Bool, Int, Nullable } from './params.js';
 
@@ -12,7 +12,7 @@ const ListOf = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Typ
 const Visibility = (what: string) => Type.Optional(Int({ description: `default visibility of new ${what}: 0, 10 or 20 (0, 1, 2 and private/internal/public are accepted)` }));
 const Text = (description: string) => Type.Optional(Nullable(Type.String({ description })));
 
-/** The body of PUT /application/settings. It documents the types; updateSettingsAsync() does the checking (see below). */
+/** The body of PUT /application/settings. It documents the types; updateSettings() does the checking (see below). */
 const UpdateBody = Type.Object({
   default_projects_limit: Type.Optional(Int({ description: 'projects a new user may create (default 10), at least 0' })),
   signup_enabled: Type.Optional(Bool()),
@@ -45,17 +45,17 @@ export default async function settingsRoutes(api: FastifyInstance): Promise<void
   api.get('/application/settings', {
     preValidation: adminOnly,
     schema: { tags: ['settings'], summary: 'Application settings (admin)', response: { 200: SettingsSchema } },
-  }, async () => settingsEntity(ctx, await getSettingsAsync(ctx)));
+  }, async () => settingsEntity(ctx, await getSettings(ctx)));
 
   api.put('/application/settings', {
     preValidation: adminOnly,
     // The schema documents the body, but the body is not validated or coerced by it: a wrong value must answer
-    // the validation hash `{message: {field: [...]}}` naming every bad field, which updateSettingsAsync() builds.
+    // the validation hash `{message: {field: [...]}}` naming every bad field, which updateSettings() builds.
     validatorCompiler: () => () => true,
     schema: { tags: ['settings'], summary: 'Change application settings (admin); nothing changes if any field is invalid', body: UpdateBody, response: { 200: SettingsSchema } },
   }, async (request) => {
     const body = request.body && typeof request.body === 'object' && !Buffer.isBuffer(request.body) ? (request.body as Record<string, unknown>) : {};
     const input: SettingsInput = Object.fromEntries(Object.keys(UpdateBody.properties).filter((k) => k in body).map((k) => [k, body[k]]));
-    return settingsEntity(ctx, await updateSettingsAsync(ctx, input));
+    return settingsEntity(ctx, await updateSettings(ctx, input));
   });
 }

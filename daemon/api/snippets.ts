@@ -7,15 +7,15 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import type { SnippetRow } from '../db/rows.js';
 import { badRequest, forbidden, notFoundMessage } from '../errors.js';
-import { canProjectSnippetsAsync, canReadSnippetAsync, canUpdateSnippet, visibleSnippetLevels, type SnippetAbility } from '../policy/snippets.js';
+import { canProjectSnippets, canReadSnippet, canUpdateSnippet, visibleSnippetLevels, type SnippetAbility } from '../policy/snippets.js';
 import { projectAccessLevelAsync } from '../policy/permissions.js';
 import {
   countSnippets, createSnippet, deleteSnippet, findProjectSnippet, listSnippets, updateSnippet, type SnippetParams,
 } from '../services/snippets.js';
 import { DeletedSnippetSchema, presentDeletedSnippet, presentSnippet, presentSnippets, SnippetSchema } from './entities/snippets.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { FileResponse, Int, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, loadProjectAsync, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 
 const O = Type.Optional;
 const tags = ['snippets'];
@@ -35,12 +35,12 @@ const UpdateBody = Type.Object({
 });
 
 /**
- * Hook (after loadProjectAsync): the caller may `ability` on the project's snippets, else 403. As a preHandler on the
+ * Hook (after loadProject): the caller may `ability` on the project's snippets, else 403. As a preHandler on the
  * routes of one snippet, after the params schema, so text in `:snippet_id` is 400 first (8.13's Grape validated first).
  */
 function snippetsAbility(ability: SnippetAbility): preValidationAsyncHookHandler & preHandlerAsyncHookHandler {
   return async function (request) {
-    if (!(await canProjectSnippetsAsync(request.server.ctx, callerOf(request), ability, projectOf(request), projectLevelOf(request)))) throw forbidden();
+    if (!(await canProjectSnippets(request.server.ctx, callerOf(request), ability, projectOf(request), projectLevelOf(request)))) throw forbidden();
   };
 }
 
@@ -64,13 +64,13 @@ const dropNull = dropParams((k, v) => v === null || (k === 'visibility_level' &&
 /** Registers the project snippet routes (all on the data layer: served on SQLite and PostgreSQL). */
 export default async function snippetRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = { preValidation: loadProjectAsync('read_project'), preHandler: snippetsAbility('read_project_snippet') };
+  const read = { preValidation: loadProject('read_project'), preHandler: snippetsAbility('read_project_snippet') };
 
   /** The snippet of `:snippet_id` the caller may read, or 404 `message` (8.13: `404 Not found`, as `find`). */
   const snippetOf = async (request: FastifyRequest, message = '404 Not found'): Promise<SnippetRow> => {
     const project = projectOf(request);
     const snippet = await findProjectSnippet(ctx.data, project.id, (request.params as { snippet_id: number }).snippet_id);
-    if (!snippet || !(await canReadSnippetAsync(ctx, callerOf(request), project, snippet, projectLevelOf(request)))) throw notFoundMessage(message);
+    if (!snippet || !(await canReadSnippet(ctx, callerOf(request), project, snippet, projectLevelOf(request)))) throw notFoundMessage(message);
     return snippet;
   };
 
@@ -92,7 +92,7 @@ export default async function snippetRoutes(api: FastifyInstance): Promise<void>
     const project = projectOf(request);
     const access = user.isAdmin ? 0 : projectLevelOf(request) ?? (await projectAccessLevelAsync(ctx, user, project));
     const levels = visibleSnippetLevels(user, access);
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countSnippets(q, project.id, levels),
+    const rows = await paginate(request, reply, ctx.data, (q) => countSnippets(q, project.id, levels),
       (q, limit, offset) => listSnippets(q, project.id, levels, limit, offset));
     return presentSnippets(ctx, project, rows);
   });
@@ -111,7 +111,7 @@ export default async function snippetRoutes(api: FastifyInstance): Promise<void>
   });
 
   api.post('/projects/:id/snippets', {
-    preValidation: [loadProjectAsync('read_project'), snippetsAbility('create_project_snippet'), dropBlank],
+    preValidation: [loadProject('read_project'), snippetsAbility('create_project_snippet'), dropBlank],
     schema: { tags, summary: 'Create a snippet (reporters and up)', params: ProjectIdParams, body: CreateBody, response: { 201: SnippetSchema } },
   }, async (request, reply) => {
     const body = request.body as Static<typeof CreateBody>;

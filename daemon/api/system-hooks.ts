@@ -10,7 +10,7 @@ import {
   countSystemHooks, createSystemHook, deleteSystemHook, listSystemHooks, testSystemHook, type SystemHookParams,
 } from '../services/system-hooks.js';
 import { systemHookEntity, SystemHookSchema } from './entities/hooks.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { Bool, Int, PageParams, RequiredString } from './params.js';
 import { adminOnly, dropBlankParams } from './project-scope.js';
 
@@ -37,7 +37,7 @@ export default async function systemHookRoutes(api: FastifyInstance): Promise<vo
     preValidation: adminOnly,
     schema: { tags, summary: 'The system hooks (admin)', querystring: Type.Object(PageParams), response: { 200: Type.Array(SystemHookSchema) } },
   }, async (request, reply) => {
-    const rows = await paginateAsync(request, reply, ctx.data, () => countSystemHooks(ctx), (_q, limit, offset) => listSystemHooks(ctx, limit, offset));
+    const rows = await paginate(request, reply, ctx.data, () => countSystemHooks(ctx), (_q, limit, offset) => listSystemHooks(ctx, limit, offset));
     return rows.map(systemHookEntity);
   });
 

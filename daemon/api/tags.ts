@@ -9,7 +9,7 @@ import { createRelease, createTag, deleteTag, findTagWithRelease, listTagsWithRe
 import { releaseEntity, ReleaseSchema, repoTag, RepoTagSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
 import { PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { callerOf, dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 import { mergeQueryParams, wildcardOf } from './repository-scope.js';
 
 const O = Type.Optional;
@@ -34,8 +34,8 @@ const releaseTagName = (path: string) => {
 /** Registers the tag routes. */
 export default async function tagRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const read = loadProjectAsync('download_code');
-  const push = loadProjectAsync('push_code');
+  const read = loadProject('download_code');
+  const push = loadProject('push_code');
 
   api.get('/projects/:id/repository/tags', {
     preValidation: read,

@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { TodoAction } from '../db/schema-collaboration.js';
 import { invalidParam, notFound } from '../errors.js';
 import { countTodos, listTodos, markAllTodosDone, markTodoDone, todoListWhere, type TodoFilters } from '../services/collaboration/todos.js';
-import { presentTodoAsync, presentTodosAsync, TodoSchema } from './entities/todos.js';
-import { paginateAsync } from './pagination.js';
+import { presentTodo, presentTodos, TodoSchema } from './entities/todos.js';
+import { paginate } from './pagination.js';
 import { Int, PageParams } from './params.js';
 import { callerOf } from './project-scope.js';
 
@@ -45,8 +45,8 @@ export default async function todoRoutes(api: FastifyInstance): Promise<void> {
       state: oneOf('state', q.state, STATES), type: oneOf('type', q.type, TYPES),
     };
     const where = await todoListWhere(ctx, user, filters);
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countTodos(q, where), (q, limit, offset, total) => listTodos(ctx, q, where, limit, offset, total));
-    return presentTodosAsync(ctx, user, rows);
+    const rows = await paginate(request, reply, ctx.data, (q) => countTodos(q, where), (q, limit, offset, total) => listTodos(ctx, q, where, limit, offset, total));
+    return presentTodos(ctx, user, rows);
   });
 
   api.delete('/todos/:id', {
@@ -54,7 +54,7 @@ export default async function todoRoutes(api: FastifyInstance): Promise<void> {
   }, async (request) => {
     const user = callerOf(request);
     const row = await markTodoDone(ctx, user, (request.params as Static<typeof TodoParams>).id);
-    const todo = row && (await presentTodoAsync(ctx, user, row));
+    const todo = row && (await presentTodo(ctx, user, row));
     if (!todo) throw notFound('Todo');
     return todo;
   });

@@ -10,9 +10,9 @@ import { notFound } from '../errors.js';
 import { lookupProjectAsync } from '../services/projects.js';
 import { checkTriggerVariables, countTriggers, createTrigger, deleteTrigger, findTrigger, listTriggers, runTrigger } from '../services/triggers.js';
 import { triggerEntity, TriggerRequestSchema, triggerRequestEntity, TriggerSchema } from './entities/triggers.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { dropBlankParams, loadProject, projectOf } from './project-scope.js';
 
 const TokenParams = Type.Object({ ...ProjectIdParams.properties, token: Type.String({ description: 'the token of the trigger' }) });
 const RunBody = Type.Object({
@@ -27,7 +27,7 @@ const triggerNotFound = () => notFound('Trigger');
 /** Registers the trigger routes. */
 export default async function triggerRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const admin = loadProjectAsync('admin_build');
+  const admin = loadProject('admin_build');
 
   // The project by id or path whoever asks (the token decides), found before the body is read: 404 first, as every
   // project route answers an `:id` that names nothing.
@@ -57,7 +57,7 @@ export default async function triggerRoutes(api: FastifyInstance): Promise<void>
     schema: { tags, summary: "A project's triggers (master and up)", params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(TriggerSchema) } },
   }, async (request, reply) => {
     const projectId = projectOf(request).id;
-    const rows = await paginateAsync(request, reply, ctx.data, (q) => countTriggers(ctx, projectId, q), (q, limit, offset) => listTriggers(ctx, projectId, limit, offset, q));
+    const rows = await paginate(request, reply, ctx.data, (q) => countTriggers(ctx, projectId, q), (q, limit, offset) => listTriggers(ctx, projectId, limit, offset, q));
     return rows.map((t) => triggerEntity(ctx, t));
   });
 

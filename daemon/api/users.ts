@@ -6,16 +6,16 @@ import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
 import { adminOnly, requireAdmin, requireUser } from '../policy/authentication.js';
 import { canManageUser } from '../policy/permissions.js';
 import {
-  createPersonalAccessToken, createUser, deleteUser, findPersonalAccessToken, findUserAsync, listPersonalAccessTokens, listUsers,
+  createPersonalAccessToken, createUser, deleteUser, findPersonalAccessToken, findUser, listPersonalAccessTokens, listUsers,
   revokePersonalAccessToken, setUserState, signIn, updateUser, usersByUsername, type UserParams,
 } from '../services/users.js';
 import { removeProjectStorage } from '../services/storage.js';
 import {
   gravatarEnabledAsync, personalAccessTokenEntity, PersonalAccessTokenSchema, PersonalAccessTokenWithTokenSchema, userBasic, userEntity,
-  userFullAsync, userFullsAsync, userLoginAsync, UserBasicSchema, UserFullSchema, UserLoginSchema, UserSchema,
+  userFullAsync, userFulls, userLogin, UserBasicSchema, UserFullSchema, UserLoginSchema, UserSchema,
 } from './entities/users.js';
 import { Bool, given, Int, PageParams, RequiredString } from './params.js';
-import { paginateArray, paginateAsync } from './pagination.js';
+import { paginateArray, paginate } from './pagination.js';
 
 const UserFields = {
   email: Type.Optional(Type.String()),
@@ -90,7 +90,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     if (!body.password) throw badRequest('password');
     const user = await signIn(ctx, login, body.password, { address: request.ip });
     if (!user) throw unauthorized();
-    return reply.code(201).send(await userLoginAsync(ctx, user));
+    return reply.code(201).send(await userLogin(ctx, user));
   });
 
   api.get('/user', {
@@ -116,16 +116,16 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
       gravatarEnabledAsync(ctx),
       q.username
         ? usersByUsername(ctx, q.username).then((users) => paginateArray(request, reply, users))
-        : paginateAsync(request, reply, ctx.data, listing.count, listing.fetch),
+        : paginate(request, reply, ctx.data, listing.count, listing.fetch),
     ]);
-    return viewer.isAdmin ? userFullsAsync(ctx, list, gravatar) : list.map((u) => userBasic(ctx, u, gravatar));
+    return viewer.isAdmin ? userFulls(ctx, list, gravatar) : list.map((u) => userBasic(ctx, u, gravatar));
   });
 
   api.get('/users/:id', {
     schema: { tags: ['users'], summary: 'One user (UserFull for admins and the user themself)', params: UserIdParams, response: { 200: Type.Union([UserFullSchema, UserSchema]) } },
   }, async (request) => {
     const viewer = requireUser(request);
-    const user = await findUserAsync(ctx, numericParam(request, 'id', 'User'));
+    const user = await findUser(ctx, numericParam(request, 'id', 'User'));
     return viewer.isAdmin || viewer.id === user.id ? userFullAsync(ctx, user) : userEntity(ctx, user, await gravatarEnabledAsync(ctx));
   });
 
@@ -141,7 +141,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     preValidation: [adminOnly, dropBlank],
     schema: { tags: ['users'], summary: 'Update a user (admin)', params: UserIdParams, body: Type.Object(UserFields), response: { 200: UserFullSchema } },
   }, async (request) => {
-    const user = await findUserAsync(ctx, numericParam(request, 'id', 'User'));
+    const user = await findUser(ctx, numericParam(request, 'id', 'User'));
     return userFullAsync(ctx, await updateUser(ctx, user, (request.body ?? {}) as UserParams));
   });
 
@@ -155,7 +155,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const admin = requireAdmin(request);
-    const user = await findUserAsync(ctx, numericParam(request, 'id', 'User'));
+    const user = await findUser(ctx, numericParam(request, 'id', 'User'));
     if (user.id === admin.id) throw forbidden('You cannot delete yourself');
     const body = await userFullAsync(ctx, user);
     const { projectIds } = await deleteUser(ctx, user);
@@ -169,7 +169,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
       schema: { tags: ['users'], summary: `${action[0]!.toUpperCase()}${action.slice(1)} a user (admin)`, params: UserIdParams, response: { 200: Type.Boolean() } },
     }, async (request) => {
       const admin = requireAdmin(request);
-      const user = await findUserAsync(ctx, numericParam(request, 'id', 'User'));
+      const user = await findUser(ctx, numericParam(request, 'id', 'User'));
       if (user.id === admin.id && state === 'blocked') throw forbidden('You cannot block yourself');
       await setUserState(ctx, user, state);
       return true;
@@ -182,7 +182,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
     if ((request.params as { id?: string }).id === undefined) return caller;
     const id = numericParam(request, 'id', 'User');
     if (!canManageUser(caller, id)) throw forbidden();
-    return findUserAsync(ctx, id);
+    return findUser(ctx, id);
   };
   for (const base of ['/user/personal_access_tokens', '/users/:id/personal_access_tokens']) {
     const forUser = base.startsWith('/users');
@@ -199,7 +199,7 @@ export default async function userRoutes(api: FastifyInstance): Promise<void> {
       const owner = await tokenOwner(request);
       const state = (request.query as { state?: string }).state;
       const listing = listPersonalAccessTokens(owner, state === 'active' || state === 'inactive' ? state : undefined);
-      return (await paginateAsync(request, reply, ctx.data, listing.count, listing.fetch)).map(personalAccessTokenEntity);
+      return (await paginate(request, reply, ctx.data, listing.count, listing.fetch)).map(personalAccessTokenEntity);
     });
     api.get(`${base}/:token_id`, {
       schema: { tags: ['personal access tokens'], summary: `One of ${who} personal access tokens`, params: itemParams, response: { 200: PersonalAccessTokenSchema } },

@@ -3,9 +3,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors.js';
 import { countVariables, createVariable, deleteVariable, findVariable, listVariables, updateVariable } from '../services/variables.js';
-import { paginateAsync } from './pagination.js';
+import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams, RequiredString } from './params.js';
-import { dropBlankParams, loadProjectAsync, projectOf } from './project-scope.js';
+import { dropBlankParams, loadProject, projectOf } from './project-scope.js';
 
 /** The Variable entity of GitLab 8.x: {key, value}. */
 export const VariableSchema = Type.Object({ key: Type.String(), value: Type.String() });
@@ -22,7 +22,7 @@ const variableNotFound = () => notFound('Variable');
 /** Registers the project variable routes. */
 export default async function variableRoutes(api: FastifyInstance): Promise<void> {
   const { ctx } = api;
-  const admin = loadProjectAsync('admin_build');
+  const admin = loadProject('admin_build');
   const keyOf = (request: { params: unknown }) => (request.params as Static<typeof VariableParams>).key;
 
   api.get('/projects/:id/variables', {
@@ -30,7 +30,7 @@ export default async function variableRoutes(api: FastifyInstance): Promise<void
     schema: { tags, params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(VariableSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    return paginateAsync(request, reply, ctx.data, (q) => countVariables(ctx, project.id, q), (q, limit, offset) => listVariables(ctx, project.id, limit, offset, q));
+    return paginate(request, reply, ctx.data, (q) => countVariables(ctx, project.id, q), (q, limit, offset) => listVariables(ctx, project.id, limit, offset, q));
   });
 
   api.get('/projects/:id/variables/:key', {

@@ -83,7 +83,7 @@ const MAX_ID = 2147483647;
  * The project `text` names (a numeric id, or `namespace/path`, case-insensitive with the exact case preferred) and,
  * with `userId`, that user's access level on it in the same statement (one round trip on either engine).
  */
-export async function readProjectAsync(q: Queries, text: string, userId?: number): Promise<ProjectWithLevel> {
+export async function readProject(q: Queries, text: string, userId?: number): Promise<ProjectWithLevel> {
   const slash = text.indexOf('/');
   const d = q.dialect;
   const level = userId === undefined ? '' : `, ${levelColumn(d)} AS caller_level`;
@@ -121,7 +121,7 @@ const accessKey = (user: UserRow | null, text: string) => `${needsLevel(user) ? 
  */
 export async function projectAccessAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, idOrPath: string | number, version?: string): Promise<ProjectWithLevel> {
   const text = String(idOrPath);
-  const read = () => readProjectAsync(ctx.data, text, needsLevel(user) ? user.id : undefined);
+  const read = () => readProject(ctx.data, text, needsLevel(user) ? user.id : undefined);
   if (!ctx.data.sqlite && version === undefined) return read();
   return projectAccess.getAsync(ctx, accessKey(user, text), read, false, version);
 }
@@ -148,12 +148,12 @@ const USER_BY_PERSONAL_TOKEN = `SELECT u.* FROM personal_access_tokens t JOIN us
  * The raw `users` row whose private token, else whose personal access token (not revoked, not expired on `today`),
  * hashes to `hash`: one statement for a private token, two for a personal access token.
  */
-export async function userRowForTokenHashAsync(q: Queries, hash: string, today: string): Promise<Record<string, unknown> | undefined> {
+export async function userRowForTokenHash(q: Queries, hash: string, today: string): Promise<Record<string, unknown> | undefined> {
   return (await q.get(USER_BY_PRIVATE_TOKEN, [hash])) ?? (await q.get(USER_BY_PERSONAL_TOKEN, [hash, today]));
 }
 
 /** The `users` row of a sudo target: by id (a number that fits a row id) or username (case-insensitive); lowest id first. */
-export async function sudoUserRowAsync(q: Queries, sudo: string): Promise<Record<string, unknown> | undefined> {
+export async function sudoUserRow(q: Queries, sudo: string): Promise<Record<string, unknown> | undefined> {
   const d = q.dialect;
   const id = /^\d+$/.test(sudo) ? Number(sudo) : NaN;
   return id <= MAX_ID

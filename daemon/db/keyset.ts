@@ -86,7 +86,7 @@ function pageQuery(l: KeysetList, plan: NonNullable<ReturnType<typeof pagePlan>>
 }
 
 /**
- * The SELECT text and its values for one page, run on `q` (see keysetPageAsync; exported for EXPLAIN QUERY PLAN checks
+ * The SELECT text and its values for one page, run on `q` (see keysetPage; exported for EXPLAIN QUERY PLAN checks
  * in tests). The bookmarks of a deep page are read on SQLite (one pass over the list's index on first use after a write).
  */
 export async function keysetPageQuery(
@@ -115,7 +115,7 @@ export async function keysetPageQuery(
  * end; on SQLite a page deeper than two bookmark steps from its end starts from a cached bookmark; on PostgreSQL (no
  * cache across daemons) a page reads from the nearer end with an OFFSET.
  */
-export async function keysetPageAsync<T = Record<string, unknown>>(
+export async function keysetPage<T = Record<string, unknown>>(
   ctx: AppContext, q: Queries, l: KeysetList, limit: number, offset: number, total?: number, inSnapshot = true,
 ): Promise<T[]> {
   const page = await keysetPageQuery(ctx, q, l, limit, offset, total, inSnapshot);

@@ -56,7 +56,7 @@ const requestVersions = new WeakMap<object, Promise<string>>();
  * must be computed after it was read (so read it before the request's first lookup); on SQLite the version is cheap
  * and each cache reads its own (getAsync ignores `version` there).
  */
-export function requestVersionAsync(ctx: Pick<AppContext, 'data'>, holder: object): Promise<string> {
+export function requestVersion(ctx: Pick<AppContext, 'data'>, holder: object): Promise<string> {
   let v = requestVersions.get(holder);
   if (!v) requestVersions.set(holder, (v = writeVersionAsync(ctx)));
   return v;
@@ -89,7 +89,7 @@ export class UntilNextWrite<T> {
    * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached (a rollback could
    * bring the counter back to a remembered value). On
    * PostgreSQL nothing is cached inside a snapshot (its reads are as of its start, older than a version read now).
-   * `version` (PostgreSQL): the write version this request already read (requestVersionAsync), instead of a statement
+   * `version` (PostgreSQL): the write version this request already read (requestVersion), instead of a statement
    * of its own; `compute` runs after it was read, so what it reads is at least as new as the version.
    */
   async getAsync(ctx: Pick<AppContext, 'data'>, key: string, compute: () => Promise<T>, inSnapshot = false, version?: string): Promise<T> {

@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ProjectRow } from '../db/schema.js';
-import { userForTokenAsync } from '../policy/authentication.js';
+import { userForToken } from '../policy/authentication.js';
 import { decideGitAccess, GIT_ACCESS_MESSAGES, protocolRefusal, type GitAccess, type GitCredential } from '../services/git-access.js';
 import { signIn } from '../services/users.js';
 
@@ -40,7 +40,7 @@ export async function resolveGitCredentials(ctx: AppContext, username: string, p
   if (!password) return null;
   const registered = await resolveRegistered(ctx, username, password);
   if (registered) return registered;
-  const byToken = await userForTokenAsync(ctx, password);
+  const byToken = await userForToken(ctx, password);
   if (byToken) return { user: byToken };
   if (!username) return null;
   const user = await signIn(ctx, username, password, { address });

@@ -49,7 +49,7 @@ export function userHookAttributes(ctx: AppContext, user: UserRow, gravatar: boo
 /** The `project` and `repository` blocks of a hook payload. */
 export type ProjectHookBlocks = { project: Record<string, unknown>; repository: Record<string, unknown> };
 
-/** projectHookBlocksAsync with the namespace already read. */
+/** projectHookBlocks with the namespace already read. */
 function projectHookBlocksOf(ctx: AppContext, ns: NamespaceRow, project: ProjectRow): { project: Record<string, unknown>; repository: Record<string, unknown> } {
   const urls = projectUrls(ctx, ns, project);
   return {
@@ -75,7 +75,7 @@ export function labelHookAttributes(l: LabelRow): Record<string, unknown> {
  * Project#hook_attrs and the `repository` block of 8.x issue, merge request and note payloads, reading the namespace
  * through `q` (a transaction or ctx.data).
  */
-export async function projectHookBlocksAsync(ctx: AppContext, q: Queries, project: ProjectRow): Promise<ProjectHookBlocks> {
+export async function projectHookBlocks(ctx: AppContext, q: Queries, project: ProjectRow): Promise<ProjectHookBlocks> {
   const ns = (await namespaceById(q, project.namespaceId))!;
   return projectHookBlocksOf(ctx, ns, project);
 }
@@ -86,10 +86,10 @@ export async function projectHookBlocksAsync(ctx: AppContext, q: Queries, projec
  * and labels. Reads the current state of the issue's labels and assignee, so call it after the write, inside its
  * transaction.
  */
-export async function issueHookPayloadAsync(
+export async function issueHookPayload(
   ctx: AppContext, tx: Queries, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction, gravatar: boolean,
 ): Promise<Record<string, unknown>> {
-  const blocks = await projectHookBlocksAsync(ctx, tx, project);
+  const blocks = await projectHookBlocks(ctx, tx, project);
   const labels = await labelsOfTarget(tx, 'Issue', issue.id);
   const assignee = await userById(tx, issue.assigneeId);
   const payload: Record<string, unknown> = {

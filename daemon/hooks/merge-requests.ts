@@ -9,7 +9,7 @@ import type { MergeRequestRow } from '../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
 import { leadingArrayObjects } from '../json-head.js';
-import { labelHookAttributes, projectHookBlocksAsync, userHookAttributes } from './issues.js';
+import { labelHookAttributes, projectHookBlocks, userHookAttributes } from './issues.js';
 import { labelsOfTarget } from '../db/labels.js';
 import { latestDiffCommitsJson } from '../db/merge-requests.js';
 import { projectById } from '../db/projects.js';
@@ -95,11 +95,11 @@ const COMMITS_HEAD_CHARS = 16_384;
  */
 export async function mergeRequestHookAttributes(ctx: AppContext, q: Queries, mr: MergeRequestRow, target?: ProjectRow): Promise<Record<string, unknown>> {
   const targetProject = target ?? (await projectById(q, mr.targetProjectId))!;
-  const targetBlock = (await projectHookBlocksAsync(ctx, q, targetProject)).project;
+  const targetBlock = (await projectHookBlocks(ctx, q, targetProject)).project;
   const source = mr.sourceProjectId === targetProject.id ? targetProject : await projectById(q, mr.sourceProjectId);
   return {
     ...mergeRequestHookColumns(mr),
-    source: source ? (await projectHookBlocksAsync(ctx, q, source)).project : null,
+    source: source ? (await projectHookBlocks(ctx, q, source)).project : null,
     target: targetBlock,
     last_commit: await lastCommit(q, mr, targetBlock.web_url as string),
     work_in_progress: WIP.test(mr.title),
@@ -115,7 +115,7 @@ export async function mergeRequestHookPayload(
   ctx: AppContext, tx: Queries, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, action: MergeRequestHookAction, gravatar: boolean,
   oldrev?: string | null,
 ): Promise<Record<string, unknown>> {
-  const blocks = await projectHookBlocksAsync(ctx, tx, project);
+  const blocks = await projectHookBlocks(ctx, tx, project);
   const labels = (await labelsOfTarget(tx, 'MergeRequest', mr.id)).map(labelHookAttributes);
   const attrs: Record<string, unknown> = {
     ...(await mergeRequestHookAttributes(ctx, tx, mr, project)),

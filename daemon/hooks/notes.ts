@@ -7,7 +7,7 @@
 import type { AppContext } from '../context.js';
 import type { IssueRow, NoteRow, NoteableType } from '../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
-import { issueHookAttributes, projectHookBlocksAsync, userHookAttributes, type ProjectHookBlocks } from './issues.js';
+import { issueHookAttributes, projectHookBlocks, userHookAttributes, type ProjectHookBlocks } from './issues.js';
 import type { Queries } from '../db/layer/types.js';
 import type { SnippetRow } from '../db/rows.js';
 import { snippetHookAttributes } from './snippets.js';
@@ -67,9 +67,9 @@ async function notePayloadOf(
 }
 
 /** The whole note hook payload of a new note by `user`, read through the note's transaction `tx`; `gravatar`: the setting, read before it. */
-export async function noteHookPayloadAsync(
+export async function noteHookPayload(
   ctx: AppContext, tx: Queries, project: ProjectRow, user: UserRow, note: NoteRow, noteable: HookNoteable, gravatar: boolean,
 ): Promise<Record<string, unknown>> {
-  const blocks = await projectHookBlocksAsync(ctx, tx, project);
+  const blocks = await projectHookBlocks(ctx, tx, project);
   return notePayloadOf(ctx, tx, project, userHookAttributes(ctx, user, gravatar), note, noteable, blocks);
 }

@@ -2,7 +2,7 @@
  * Live build traces over WebSocket (the `ws` package in noServer mode on the daemon's HTTP server).
  *
  * Endpoint: GET /-/live/builds/:build_id/trace  (WebSocket upgrade; `.json`-free, outside /api/v3)
- *   Auth: as the API (policy/authentication.ts authenticateAsync, the one path /api/v3 takes): a private or personal
+ *   Auth: as the API (policy/authentication.ts authenticate, the one path /api/v3 takes): a private or personal
  *   access token (`?private_token=` or the PRIVATE-TOKEN header), else an OAuth access token (`Authorization: Bearer`,
  *   `?access_token=` or `?bearer_token=`), then `sudo` (param or header) with the API's rules. Refusals are plain HTTP
  *   answers to the upgrade request with a JSON body: 401 no/invalid/expired/revoked token, the API's 403/404 for a
@@ -38,7 +38,7 @@ import type { AppContext } from '../context.js';
 import type { CommitStatusRow } from '../db/schema-ci.js';
 import type { UserRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
-import { authenticateAsync } from '../policy/authentication.js';
+import { authenticate } from '../policy/authentication.js';
 import { parseQuery } from '../query-string.js';
 import { anonymousCanProject, canProjectAsync } from '../policy/permissions.js';
 import { SESSION_COOKIE } from '../oauth/browser.js';
@@ -266,7 +266,7 @@ export function attachLiveTrace(ctx: AppContext, server: Server): { close(): Pro
     // The API's authentication over the query string (parsed as Fastify's routes parse it) and headers; no body.
     const raw = req.url ?? '';
     const query = parseQuery(raw.includes('?') ? raw.slice(raw.indexOf('?') + 1) : '');
-    authenticateAsync(ctx, { query, body: undefined, headers: req.headers }).then(
+    authenticate(ctx, { query, body: undefined, headers: req.headers }).then(
       async (user) => {
         if (user) return admit(req, socket, head, Number(m[1]), user);
         if (!sameOrigin(ctx, req)) return refuse(socket, 401, 'Unauthorized');

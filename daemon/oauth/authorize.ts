@@ -10,7 +10,7 @@ import {
   alreadyAuthorized, applicationByUid, applicationOwnerName, createGrant, createSession, deleteSession, isPublicClient, OAuthError, oauthError, OOB_URI,
   redirectUriAllowed, requestedScopes, SCOPES, sessionUser, type OauthApplicationRow,
 } from '../services/oauth/index.js';
-import { getSettingsAsync } from '../services/settings.js';
+import { getSettings } from '../services/settings.js';
 import { signIn } from '../services/users.js';
 import { SignInThrottled } from '../policy/sign-in-throttle.js';
 import { anonymousCsrf, clearCookie, cookies, csrfValid, sendPage, sessionCsrf, SESSION_COOKIE, setCookie } from './browser.js';
@@ -124,7 +124,7 @@ async function browserSession(ctx: AppContext, request: FastifyRequest): Promise
 async function showSignIn(
   ctx: AppContext, request: FastifyRequest, reply: FastifyReply, p: AuthorizeParams, app: OauthApplicationRow | null, status = 200, error?: string, login?: string,
 ): Promise<FastifyReply> {
-  const disabled = !(await getSettingsAsync(ctx)).signinEnabled;
+  const disabled = !(await getSettings(ctx)).signinEnabled;
   const html = signInPage({ params: p, csrf: anonymousCsrf(ctx, request, reply), appName: app?.name ?? null, error, login, disabled });
   return sendPage(reply, disabled ? 403 : status, html);
 }
@@ -193,7 +193,7 @@ export default async function authorizeRoutes(app: FastifyInstance): Promise<voi
     const p = authorizeParams(request);
     const { app: client } = await checkClient(ctx, p);
     if (!csrfValid(ctx, request, all.authenticity_token)) return forgedPage(reply);
-    if (!(await getSettingsAsync(ctx)).signinEnabled) return showSignIn(ctx, request, reply, p, client);
+    if (!(await getSettings(ctx)).signinEnabled) return showSignIn(ctx, request, reply, p, client);
     if (!all.login || !all.password) return showSignIn(ctx, request, reply, p, client, 400, 'Enter your username or email and your password.', all.login);
     let user: UserRow | null;
     try {

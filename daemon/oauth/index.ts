@@ -7,16 +7,16 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { daemonAsset } from '../assets.js';
 import { registerGitCredentialResolver } from '../git-http/auth.js';
-import { setBearerResolver, userForOauthTokenAsync } from '../policy/authentication.js';
-import { peekAccessToken, resolveAccessTokenAsync } from '../services/oauth/index.js';
+import { setBearerResolver, userForOauthToken } from '../policy/authentication.js';
+import { peekAccessToken, resolveAccessToken } from '../services/oauth/index.js';
 import authorizeRoutes from './authorize.js';
 import tokenRoutes from './token.js';
 
-setBearerResolver(resolveAccessTokenAsync, peekAccessToken);
+setBearerResolver(resolveAccessToken, peekAccessToken);
 // git over HTTP as GitLab: username `oauth2`, password an access token.
 registerGitCredentialResolver(async (ctx, username, password) => {
   if (username !== 'oauth2') return undefined;
-  const user = await userForOauthTokenAsync(ctx, password);
+  const user = await userForOauthToken(ctx, password);
   return user ? { user } : undefined;
 });
 

@@ -13,14 +13,14 @@ import { groupAccessLevelAsync, INTERNAL, projectAccessLevelAsync, PUBLIC } from
 const seenByNonMember = (user: UserRow, visibility: number) => visibility === PUBLIC || (visibility === INTERNAL && !user.external);
 
 /** Whether `user` may request access to `project`. */
-export async function canRequestProjectAccessAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow): Promise<boolean> {
+export async function canRequestProjectAccess(ctx: Pick<AppContext, 'data'>, user: UserRow, project: ProjectRow): Promise<boolean> {
   if (user.state !== 'active' || user.isAdmin) return false;
   if (!project.requestAccessEnabled || !seenByNonMember(user, project.visibilityLevel)) return false;
   return (await projectAccessLevelAsync(ctx, user, project)) === 0;
 }
 
 /** Whether `user` may request access to `group`. */
-export async function canRequestGroupAccessAsync(ctx: Pick<AppContext, 'data'>, user: UserRow, group: NamespaceRow): Promise<boolean> {
+export async function canRequestGroupAccess(ctx: Pick<AppContext, 'data'>, user: UserRow, group: NamespaceRow): Promise<boolean> {
   if (user.state !== 'active') return false;
   if (!group.requestAccessEnabled || !seenByNonMember(user, group.visibilityLevel)) return false;
   return (await groupAccessLevelAsync(ctx, user, group)) === 0;

@@ -6,12 +6,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { requestVersionAsync, UntilNextWrite } from '../db/read-cache.js';
+import { requestVersion, UntilNextWrite } from '../db/read-cache.js';
 import { toUser } from '../db/rows.js';
 import type { UserRow } from '../db/schema.js';
 import { forbidden, notFoundMessage, unauthorized } from '../errors.js';
 import { hashRecentToken } from '../secrets.js';
-import { sudoUserRowAsync, userRowForTokenHashAsync } from '../db/access.js';
+import { sudoUserRow, userRowForTokenHash } from '../db/access.js';
 
 /**
  * Resolves an OAuth access token (not revoked, not expired) to its user row, or null, through the data layer (either
@@ -25,7 +25,7 @@ let bearerPeek: BearerPeek | null = null;
 
 /**
  * Install the OAuth access-token resolver (daemon/oauth/index.ts installs services/oauth/tokens.ts
- * resolveAccessTokenAsync when it loads): the policy layer does not import the OAuth service.
+ * resolveAccessToken when it loads): the policy layer does not import the OAuth service.
  */
 export function setBearerResolver(asyncResolver: AsyncBearerResolver, peek?: BearerPeek): void {
   bearerResolverAsync = asyncResolver;
@@ -68,22 +68,22 @@ function activeUser(row: Record<string, unknown> | undefined): UserRow | null {
  * a private token), one statement per private token on PostgreSQL (two for a personal access token: the private token
  * is tried first).
  */
-export async function userForTokenAsync(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
+export async function userForToken(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
   const hash = hashRecentToken(token);
   // on PostgreSQL kept only under a request's version (read anyway for its other caches), else one statement
-  if (!ctx.data.sqlite && version === undefined) return lookupTokenUserAsync(ctx, hash);
-  return (await tokenUsers.getAsync(ctx, hash, async () => ({ user: await lookupTokenUserAsync(ctx, hash) }), false, version)).user;
+  if (!ctx.data.sqlite && version === undefined) return lookupTokenUser(ctx, hash);
+  return (await tokenUsers.getAsync(ctx, hash, async () => ({ user: await lookupTokenUser(ctx, hash) }), false, version)).user;
 }
 
-async function lookupTokenUserAsync(ctx: AppContext, hash: string): Promise<UserRow | null> {
-  return activeUser(await userRowForTokenHashAsync(ctx.data, hash, now().slice(0, 10)));
+async function lookupTokenUser(ctx: AppContext, hash: string): Promise<UserRow | null> {
+  return activeUser(await userRowForTokenHash(ctx.data, hash, now().slice(0, 10)));
 }
 
 /**
  * The active user an OAuth access token authenticates, or null, through the data layer (the resolver installed by the
  * OAuth module): one statement for the token and its user on either engine, none on SQLite while nothing was written since.
  */
-export async function userForOauthTokenAsync(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
+export async function userForOauthToken(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
   const user = bearerResolverAsync ? await bearerResolverAsync(ctx, token, version) : null;
   return user && user.state === 'active' ? user : null;
 }
@@ -95,7 +95,7 @@ function bearerToken(request: CredentialSource): string | undefined {
 }
 
 /**
- * authenticateAsync's answer when it can be given without waiting (undefined otherwise): a request without any
+ * authenticate's answer when it can be given without waiting (undefined otherwise): a request without any
  * credential (null), or a private token or OAuth access token whose user is in its cache, without sudo. The API's authentication hook
  * answers these, nearly every request, without a promise.
  */
@@ -118,29 +118,29 @@ export function authenticateNow(ctx: AppContext, request: CredentialSource): Use
  * token (param, else PRIVATE-TOKEN header), then an OAuth bearer token; then sudo. Returns the acting user, or null
  * when no valid credential was sent (sudo is then ignored and the caller gets 401).
  */
-export async function authenticateAsync(ctx: AppContext, request: CredentialSource): Promise<UserRow | null> {
+export async function authenticate(ctx: AppContext, request: CredentialSource): Promise<UserRow | null> {
   const token = param(request, 'private_token') ?? header(request, 'private-token');
   const bearer = token ? undefined : bearerToken(request);
   // On PostgreSQL a read request's write version is read first (one statement, shared with the project lookup and the
-  // answer cache: db/read-cache.ts requestVersionAsync), so a kept token answer costs nothing more. (A write request
+  // answer cache: db/read-cache.ts requestVersion), so a kept token answer costs nothing more. (A write request
   // reads its token as before: after a write somewhere the version would only add a statement.)
   const reads = request.method === 'GET' || request.method === 'HEAD';
-  const version = ctx.data.sqlite || !reads || (!token && !bearer) ? undefined : await requestVersionAsync(ctx, request);
-  let user = token ? await userForTokenAsync(ctx, token, version) : null;
+  const version = ctx.data.sqlite || !reads || (!token && !bearer) ? undefined : await requestVersion(ctx, request);
+  let user = token ? await userForToken(ctx, token, version) : null;
   if (!user) {
     const other = bearer ?? bearerToken(request);
-    user = other ? await userForOauthTokenAsync(ctx, other, version) : null;
+    user = other ? await userForOauthToken(ctx, other, version) : null;
   }
   if (!user) return null;
   const sudo = param(request, 'sudo') ?? header(request, 'sudo');
-  return sudo ? applySudoAsync(ctx, user, sudo) : user;
+  return sudo ? applySudo(ctx, user, sudo) : user;
 }
 
-async function applySudoAsync(ctx: AppContext, caller: UserRow, sudo: string): Promise<UserRow> {
+async function applySudo(ctx: AppContext, caller: UserRow, sudo: string): Promise<UserRow> {
   const byId = /^\d+$/.test(sudo);
   if (byId ? Number(sudo) === caller.id : sudo.toLowerCase() === caller.username.toLowerCase()) return caller;
   if (!caller.isAdmin) throw forbidden('Must be admin to use sudo');
-  const row = await sudoUserRowAsync(ctx.data, sudo);
+  const row = await sudoUserRow(ctx.data, sudo);
   if (!row) throw notFoundMessage(`404 Not Found: No user id or username for: ${sudo}`);
   return toUser(row);
 }

@@ -1,7 +1,7 @@
 /**
  * The one permission module: the rules of access levels, visibility and abilities for projects and groups (GitLab 8.12
  * ProjectPolicy/GroupPolicy). The levels themselves are read by the access data module (db/access.ts), once per
- * request: routes resolve the project and the caller's level with loadProjectAsync and ask `canProject` with it;
+ * request: routes resolve the project and the caller's level with loadProject and ask `canProject` with it;
  * list queries use the SQL fragments below.
  */
 import type { AppContext } from '../context.js';
@@ -165,7 +165,7 @@ export interface ReadableIssuable {
  * project, and for a confidential issue also being its author, its assignee, a reporter or up, or an admin. The access
  * level is read once (or given as `level`, the caller's level on the project when the route already has it).
  */
-export async function canReadIssuableAsync(
+export async function canReadIssuable(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, issuable: ReadableIssuable, level?: number, q: Queries = ctx.data,
 ): Promise<boolean> {
   const ability = issuable.type === 'Issue' ? 'read_issue' : 'read_merge_request';
@@ -183,12 +183,12 @@ export async function canReadIssuableAsync(
  * Whether `user` may update one issue (8.x IssuePolicy): update_issue on the project (reporter and up), or being its
  * author or assignee while they can still read it.
  */
-export async function canUpdateIssueAsync(
+export async function canUpdateIssue(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, issue: Omit<ReadableIssuable, 'type'>, level?: number,
 ): Promise<boolean> {
   if (!user) return false;
   const access = level ?? (await projectAccessLevelAsync(ctx, user, project));
-  if (!(await canReadIssuableAsync(ctx, user, project, { type: 'Issue', ...issue }, access))) return false;
+  if (!(await canReadIssuable(ctx, user, project, { type: 'Issue', ...issue }, access))) return false;
   if (await canProjectAsync(ctx, user, 'update_issue', project, access)) return true;
   return project.issuesEnabled && user.state === 'active' && (user.id === issue.authorId || user.id === issue.assigneeId);
 }
@@ -197,18 +197,18 @@ export async function canUpdateIssueAsync(
  * Whether `user` may update one merge request (8.x MergeRequestPolicy): update_merge_request on its target project
  * (developer and up), or being its author or assignee while they can still read it (merge requests on).
  */
-export async function canUpdateMergeRequestAsync(
+export async function canUpdateMergeRequest(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, mr: Omit<ReadableIssuable, 'type'>, level?: number,
 ): Promise<boolean> {
   if (!user) return false;
   const access = level ?? (await projectAccessLevelAsync(ctx, user, project));
-  if (!(await canReadIssuableAsync(ctx, user, project, { type: 'MergeRequest', ...mr }, access))) return false;
+  if (!(await canReadIssuable(ctx, user, project, { type: 'MergeRequest', ...mr }, access))) return false;
   if (await canProjectAsync(ctx, user, 'update_merge_request', project, access)) return true;
   return project.mergeRequestsEnabled && !project.archived && user.state === 'active' && (user.id === mr.authorId || user.id === mr.assigneeId);
 }
 
 /** Whether the user reads every confidential issue of the project (admins, reporters and up). */
-export async function seesConfidentialIssuesAsync(
+export async function seesConfidentialIssues(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, level?: number, q: Queries = ctx.data,
 ): Promise<boolean> {
   if (!user) return false;
@@ -219,8 +219,8 @@ export async function seesConfidentialIssuesAsync(
  * SQL condition over an `issues` alias `i` of ONE project: the confidential issues the user may not read are left out
  * (admins, reporters and up see all; others their own and those assigned to them). The user id bound, booleans portable.
  */
-export async function confidentialIssuesWhereAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, level?: number): Promise<SqlCondition> {
-  if (await seesConfidentialIssuesAsync(ctx, user, project, level)) return { sql: 'TRUE', args: [] };
+export async function confidentialIssuesWhere(ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, level?: number): Promise<SqlCondition> {
+  if (await seesConfidentialIssues(ctx, user, project, level)) return { sql: 'TRUE', args: [] };
   if (!user) return { sql: 'i.confidential = FALSE', args: [] };
   return { sql: '(i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ?)', args: [user.id, user.id] };
 }
@@ -386,14 +386,14 @@ const GROUP_LEVELS = {
 } as const;
 export type GroupAbility = keyof typeof GROUP_LEVELS;
 
-/** The part of canGroupAsync decided without a lookup: false (no active user), true (an admin), else undefined. */
+/** The part of canGroup decided without a lookup: false (no active user), true (an admin), else undefined. */
 export function groupAbilityWithoutProjects(user: UserRow | null, ability: GroupAbility, group: NamespaceRow): boolean | undefined {
   if (!user || user.state !== 'active') return false;
   if (user.isAdmin) return true;
   return undefined;
 }
 
-/** canGroupAsync's rule for an active non-admin at `level`: true/false, or 'projects' (read_group via a visible project). */
+/** canGroup's rule for an active non-admin at `level`: true/false, or 'projects' (read_group via a visible project). */
 export function groupAbilityAtLevel(user: UserRow, ability: GroupAbility, group: NamespaceRow, level: number): boolean | 'projects' {
   if (level >= GROUP_LEVELS[ability]) return true;
   if (ability !== 'read_group') return false;
@@ -405,7 +405,7 @@ export function groupAbilityAtLevel(user: UserRow, ability: GroupAbility, group:
  * Whether `user` may do `ability` on `group`, through the data layer. read_group also covers anyone who can see a
  * project in it (one statement, or two for read_group).
  */
-export async function canGroupAsync(
+export async function canGroup(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: GroupAbility, group: NamespaceRow, q: Queries = ctx.data,
 ): Promise<boolean> {
   const decided = groupAbilityWithoutProjects(user, ability, group);
@@ -465,20 +465,20 @@ export function ownsOauthApplication(user: UserRow, app: { ownerId: number | nul
 export type RunnerAbility = 'read_runner' | 'update_runner' | 'delete_runner' | 'assign_runner';
 
 /** The projects a runner is assigned to, as rows, on the data layer. */
-async function runnerProjectRowsAsync(ctx: Pick<AppContext, 'data'>, runnerId: number): Promise<ProjectRow[]> {
+async function runnerProjectRows(ctx: Pick<AppContext, 'data'>, runnerId: number): Promise<ProjectRow[]> {
   return (await ctx.data.all('SELECT p.* FROM projects p JOIN runner_projects rp ON rp.project_id = p.id WHERE rp.runner_id = ? ORDER BY p.id', [runnerId]))
     .map(toProjectRow);
 }
 
 /** Whether the runner is a specific runner of a project the user masters (GitLab's ci_authorized_runners). */
-export async function ownsRunnerAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, runner: RunnerRow): Promise<boolean> {
+export async function ownsRunner(ctx: Pick<AppContext, 'data'>, user: UserRow | null, runner: RunnerRow): Promise<boolean> {
   if (!user || runner.isShared) return false;
-  for (const p of await runnerProjectRowsAsync(ctx, runner.id)) if (await canProjectAsync(ctx, user, 'admin_project', p)) return true;
+  for (const p of await runnerProjectRows(ctx, runner.id)) if (await canProjectAsync(ctx, user, 'admin_project', p)) return true;
   return false;
 }
 
 /** Ids of the specific runners of projects the user may administer (ci_authorized_runners), for GET /runners. */
-export async function ownedRunnerIdsAsync(ctx: Pick<AppContext, 'data'>, user: UserRow): Promise<number[]> {
+export async function ownedRunnerIds(ctx: Pick<AppContext, 'data'>, user: UserRow): Promise<number[]> {
   const d = ctx.data.dialect;
   const auth = authorizedProjectsWhere(d, user.id);
   const rows = (await ctx.data.all(`SELECT p.* FROM projects p WHERE p.id IN (SELECT rp.project_id FROM runner_projects rp) AND ${auth.sql} ORDER BY p.id`, auth.args))
@@ -498,9 +498,9 @@ export async function ownedRunnerIdsAsync(ctx: Pick<AppContext, 'data'>, user: U
  * one of its projects, deleted by them only while it has one project; enabling one for another project is never
  * possible for a shared or locked runner, and needs the runner to be the caller's otherwise. On either engine.
  */
-export async function runnerDenialAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<string | null> {
+export async function runnerDenial(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<string | null> {
   if (!user || user.state !== 'active') return 'No access granted';
-  const owner = async () => ((await ownsRunnerAsync(ctx, user, runner)) ? null : 'No access granted');
+  const owner = async () => ((await ownsRunner(ctx, user, runner)) ? null : 'No access granted');
   switch (ability) {
     case 'read_runner':
       return runner.isShared || user.isAdmin ? null : owner();
@@ -521,6 +521,6 @@ export async function runnerDenialAsync(ctx: Pick<AppContext, 'data'>, user: Use
 }
 
 /** Whether `user` may do `ability` on `runner`. */
-export async function canRunnerAsync(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<boolean> {
-  return (await runnerDenialAsync(ctx, user, ability, runner)) === null;
+export async function canRunner(ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: RunnerAbility, runner: RunnerRow): Promise<boolean> {
+  return (await runnerDenial(ctx, user, ability, runner)) === null;
 }

@@ -24,7 +24,7 @@ export interface SnippetSubject {
  * Whether `user` may do `ability` on the snippets of `project` (`level`: the caller's access level when the route
  * already read it). An inactive user and a disabled feature settle it first; read needs read_project as well.
  */
-export async function canProjectSnippetsAsync(
+export async function canProjectSnippets(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, ability: SnippetAbility, project: ProjectRow, level?: number, q: Queries = ctx.data,
 ): Promise<boolean> {
   if (!user || user.state !== 'active' || !project.snippetsEnabled) return false;
@@ -36,7 +36,7 @@ export async function canProjectSnippetsAsync(
 }
 
 /**
- * Whether a caller who may read the project's snippets (canProjectSnippetsAsync) also sees this one: admins and
+ * Whether a caller who may read the project's snippets (canProjectSnippets) also sees this one: admins and
  * members every one, others the public ones and, unless external, the internal ones.
  */
 export function canReadSnippetAtLevel(user: UserRow, snippet: SnippetSubject, access: number): boolean {
@@ -57,13 +57,13 @@ export function canUpdateSnippet(user: UserRow, snippet: SnippetSubject): boolea
 
 /**
  * Whether `user` may read one snippet of `project` (its notes and award emoji too): the project's snippets
- * (canProjectSnippetsAsync), then the snippet's own visibility (canReadSnippetAtLevel). `level` as there.
+ * (canProjectSnippets), then the snippet's own visibility (canReadSnippetAtLevel). `level` as there.
  */
-export async function canReadSnippetAsync(
+export async function canReadSnippet(
   ctx: Pick<AppContext, 'data'>, user: UserRow | null, project: ProjectRow, snippet: SnippetSubject, level?: number,
 ): Promise<boolean> {
   if (!user || user.state !== 'active' || !project.snippetsEnabled) return false;
   if (user.isAdmin) return true;
   const access = level ?? (await projectAccessLevelAsync(ctx, user, project));
-  return (await canProjectSnippetsAsync(ctx, user, 'read_project_snippet', project, access)) && canReadSnippetAtLevel(user, snippet, access);
+  return (await canProjectSnippets(ctx, user, 'read_project_snippet', project, access)) && canReadSnippetAtLevel(user, snippet, access);
 }

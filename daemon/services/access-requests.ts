@@ -11,8 +11,8 @@ import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js'
 import type { MemberRow, UserRow } from '../db/schema.js';
 import { type AccessRequestRow, toAccessRequest, toUser } from '../db/rows.js';
 import { forbidden, notFound, notFoundMessage, validationError } from '../errors.js';
-import { canRequestGroupAccessAsync, canRequestProjectAccessAsync } from '../policy/access-requests.js';
-import { canGroupAsync, canProjectAsync, DEVELOPER } from '../policy/permissions.js';
+import { canRequestGroupAccess, canRequestProjectAccess } from '../policy/access-requests.js';
+import { canGroup, canProjectAsync, DEVELOPER } from '../policy/permissions.js';
 import type { Listing } from './groups.js';
 import { checkLevel, insertMemberIn, memberOf, type MemberSource, sourceArgs } from './members.js';
 
@@ -30,15 +30,15 @@ const toWithUser = (r: Rec): AccessRequestWithUser => ({ request: toAccessReques
 const notFoundRequest = () => notFoundMessage('404 Not found');
 
 /** Whether `actor` reviews the requests of a source: masters and owners of a project, owners of a group, admins. */
-async function canManageAsync(ctx: AppContext, actor: UserRow, source: MemberSource): Promise<boolean> {
+async function canManage(ctx: AppContext, actor: UserRow, source: MemberSource): Promise<boolean> {
   return source.kind === 'project'
     ? canProjectAsync(ctx, actor, 'admin_project_member', source.project)
-    : canGroupAsync(ctx, actor, 'admin_group_member', source.group);
+    : canGroup(ctx, actor, 'admin_group_member', source.group);
 }
 
 /** The pending requests of a source, oldest first; 403 unless `actor` reviews them (8.13 AccessRequestsFinder#execute!). */
 export async function listAccessRequests(ctx: AppContext, actor: UserRow, source: MemberSource): Promise<Listing<AccessRequestWithUser>> {
-  if (!(await canManageAsync(ctx, actor, source))) throw forbidden();
+  if (!(await canManage(ctx, actor, source))) throw forbidden();
   const args = sourceArgs(source);
   return {
     count: async (q) => Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM access_requests r WHERE ${SOURCE}`, args))!.n),
@@ -59,8 +59,8 @@ async function requestOf(ctx: AppContext, source: MemberSource, userId: number):
  */
 export async function requestAccess(ctx: AppContext, actor: UserRow, source: MemberSource): Promise<AccessRequestWithUser> {
   const allowed = source.kind === 'project'
-    ? await canRequestProjectAccessAsync(ctx, actor, source.project)
-    : await canRequestGroupAccessAsync(ctx, actor, source.group);
+    ? await canRequestProjectAccess(ctx, actor, source.project)
+    : await canRequestGroupAccess(ctx, actor, source.group);
   if (!allowed) throw forbidden();
   const [sourceType, sourceId] = sourceArgs(source);
   const taken = () => validationError({ user_id: ['already exists in source'] });
@@ -93,7 +93,7 @@ export async function approveAccessRequest(
   ctx: AppContext, actor: UserRow, source: MemberSource, userId: number, level: number = DEVELOPER,
 ): Promise<{ member: MemberRow; user: UserRow }> {
   // the permission first (8.13 found the request first): who may not review learns nothing of who asked
-  if (!(await canManageAsync(ctx, actor, source))) throw forbidden();
+  if (!(await canManage(ctx, actor, source))) throw forbidden();
   const found = await requestOf(ctx, source, userId);
   if (!found) throw notFoundRequest();
   checkLevel(source, level);
@@ -118,7 +118,7 @@ export async function approveAccessRequest(
  * `404 Not found` when there is no request of `userId` (a member is not a request). Returns the request that went.
  */
 export async function removeAccessRequest(ctx: AppContext, actor: UserRow, source: MemberSource, userId: number): Promise<AccessRequestWithUser> {
-  if (actor.id !== userId && !(await canManageAsync(ctx, actor, source))) throw forbidden();
+  if (actor.id !== userId && !(await canManage(ctx, actor, source))) throw forbidden();
   const found = await requestOf(ctx, source, userId);
   if (!found) throw notFoundRequest();
   const gone = await ctx.data.get(`DELETE FROM access_requests WHERE id = ? RETURNING id`, [found.request.id]);

@@ -15,12 +15,12 @@ import { ZERO_SHA } from '../git/objects.js';
 import { branchRef, tagRef, validBranchName, validTagName } from '../git/refs.js';
 import type { Branch, Tag } from '../git/repository.js';
 import {
-  branchRulesAsync, branchRulesOf, listProtectedBranchesAsync, protectBranchAsync, pushRefRules, unprotectBranch, type BranchRules,
+  branchRules, branchRulesOf, listProtectedBranches, protectBranch, pushRefRules, unprotectBranch, type BranchRules,
 } from './protected-branches.js';
 import { processPush } from './push.js';
 import { ensureRepository } from './repositories.js';
 import { readableRepository } from './commits.js';
-import { getSettingsAsync } from './settings.js';
+import { getSettings } from './settings.js';
 
 /** A branch with the protection in force for it. */
 export interface BranchWithRules extends Branch {
@@ -44,8 +44,8 @@ export async function listBranchesWithRules(ctx: AppContext, project: ProjectRow
   const repo = readableRepository(ctx, project);
   if (!repo) return [];
   const list = await repo.listBranches();
-  const rows = await listProtectedBranchesAsync(ctx, project.id);
-  const level = (await getSettingsAsync(ctx)).defaultBranchProtection;
+  const rows = await listProtectedBranches(ctx, project.id);
+  const level = (await getSettings(ctx)).defaultBranchProtection;
   return list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((b) => ({ ...b, rules: branchRulesOf(project, b.name, rows, level) }));
 }
 
@@ -54,7 +54,7 @@ export async function findBranchWithRules(ctx: AppContext, project: ProjectRow, 
   const repo = readableRepository(ctx, project);
   const branch = repo ? await repo.findBranch(name) : null;
   if (!branch) throw notFound('Branch');
-  return { ...branch, rules: await branchRulesAsync(ctx, project, name) };
+  return { ...branch, rules: await branchRules(ctx, project, name) };
 }
 
 /** Create a branch at a ref (branch, tag or sha) as `user` (who has push_code); 400 with GitLab's messages otherwise. */
@@ -82,7 +82,7 @@ export async function deleteBranch(ctx: AppContext, project: ProjectRow, user: U
   const sha = repo && validBranchName(name) ? await repo.refValue(branchRef(name)) : null;
   if (!repo || !sha) throw notFoundMessage('No such branch');
   if (name === project.defaultBranch || name === (await repo.headBranch())) throw notAllowed('Cannot remove HEAD branch');
-  if ((await branchRulesAsync(ctx, project, name)).protected) throw notAllowed('Protected branch cant be removed');
+  if ((await branchRules(ctx, project, name)).protected) throw notAllowed('Protected branch cant be removed');
   try {
     await repo.deleteBranch(name, sha);
   } catch (e) {
@@ -95,7 +95,7 @@ export async function deleteBranch(ctx: AppContext, project: ProjectRow, user: U
 /** Protect an existing branch by name (flags as protectBranch); 404 `Branch Not Found` when it does not exist. */
 export async function protectExistingBranch(ctx: AppContext, project: ProjectRow, name: string, flags: { developersCanPush?: boolean; developersCanMerge?: boolean }): Promise<BranchWithRules> {
   await findBranchWithRules(ctx, project, name);
-  await protectBranchAsync(ctx, project.id, name, flags);
+  await protectBranch(ctx, project.id, name, flags);
   return findBranchWithRules(ctx, project, name);
 }
 

@@ -21,7 +21,7 @@ import type { BackgroundWorker } from '../background.js';
 import { queueBuildHook } from './ci-hooks.js';
 import { recordDeploymentIn } from './environments/index.js';
 import { signalBuildQueued } from './build-queue.js';
-import { keysetPageAsync } from '../db/keyset.js';
+import { keysetPage } from '../db/keyset.js';
 
 /** The events changeBuildStatus accepts (the runner, the API and processing fire them). */
 export type BuildStatusEvent = 'enqueue' | 'run' | 'success' | 'drop' | 'cancel' | 'skip';
@@ -298,7 +298,7 @@ export async function listBuilds(
   ctx: AppContext, projectId: number, f: BuildListFilter, limit: number, offset: number, total?: number, q: Queries = ctx.data,
 ): Promise<CommitStatusRow[]> {
   const w = buildListWhere(projectId, f);
-  const ids = await keysetPageAsync<{ id: number }>(ctx, q, { from: 'commit_statuses cs', where: w.where, values: w.values, key: 'cs.id', id: 'cs.id', desc: true }, limit, offset, total, q !== ctx.data);
+  const ids = await keysetPage<{ id: number }>(ctx, q, { from: 'commit_statuses cs', where: w.where, values: w.values, key: 'cs.id', id: 'cs.id', desc: true }, limit, offset, total, q !== ctx.data);
   return statusRowsInOrder(q, ids.map((r) => r.id));
 }
 

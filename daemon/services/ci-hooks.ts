@@ -2,7 +2,7 @@
  * Build and pipeline hooks (GitLab 8.13 "Build Hook" and "Pipeline Hook"): the payloads of
  * Gitlab::DataBuilder::Build and Gitlab::DataBuilder::Pipeline, built synchronously from the database (the commit
  * message and author were copied to the pipeline row when it was created), read through the transaction that changes
- * the status and queued in it (queueHookDeliveriesAsync), on either engine. A project without a hook subscribed to the event costs one indexed query and no payload.
+ * the status and queued in it (queueHookDeliveries), on either engine. A project without a hook subscribed to the event costs one indexed query and no payload.
  */
 import type { AppContext } from '../context.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
@@ -10,12 +10,12 @@ import type { CommitStatusRow, PipelineRow } from '../db/schema-ci.js';
 import type { Queries } from '../db/layer/types.js';
 import { toCommitStatus, toNamespace, toPipeline, toProject, toRunner } from '../db/rows.js';
 import { avatarUrl, commitWebUrl, projectUrls } from '../web-urls.js';
-import { projectWantsEventAsync, queueHookDeliveriesAsync } from './hook-deliveries.js';
+import { projectWantsEvent, queueHookDeliveries } from './hook-deliveries.js';
 import { userById, usersByIds } from '../db/users.js';
 
 /** Whether the project has a hook or an active service subscribed to build (build_events) or pipeline (pipeline_events) events. */
 export async function projectWantsHook(q: Queries, projectId: number, event: 'build' | 'pipeline'): Promise<boolean> {
-  return projectWantsEventAsync(q, projectId, event);
+  return projectWantsEvent(q, projectId, event);
 }
 
 /** Seconds between two time stamps (to `now` while unfinished), or null before the start (8.13 calculate_duration). */
@@ -148,12 +148,12 @@ export async function pipelineHookData(ctx: AppContext, q: Queries, pipeline: Pi
 export async function queueBuildHook(ctx: AppContext, tx: Queries, build: CommitStatusRow): Promise<void> {
   if (build.type !== 'build' || !(await projectWantsHook(tx, build.projectId, 'build'))) return;
   const data = await buildHookData(ctx, tx, build);
-  if (data) await queueHookDeliveriesAsync(tx, build.projectId, 'build', data);
+  if (data) await queueHookDeliveries(tx, build.projectId, 'build', data);
 }
 
 /** Queue the Pipeline Hook of a pipeline whose status just changed (inside that transaction). */
 export async function queuePipelineHook(ctx: AppContext, tx: Queries, pipeline: PipelineRow): Promise<void> {
   if (!(await projectWantsHook(tx, pipeline.projectId, 'pipeline'))) return;
   const data = await pipelineHookData(ctx, tx, pipeline);
-  if (data) await queueHookDeliveriesAsync(tx, pipeline.projectId, 'pipeline', data);
+  if (data) await queueHookDeliveries(tx, pipeline.projectId, 'pipeline', data);
 }

@@ -8,10 +8,10 @@ import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitNoteRow } from '../db/schema-notes.js';
 import { avatarUrl, commitWebUrl, projectUrls } from '../web-urls.js';
 import { isoDate, messageTitle, type CommitInfo } from '../git/objects.js';
-import { recordEventAsync } from './events.js';
-import { queueHookDeliveriesAsync } from './hook-deliveries.js';
-import { projectNamespaceAsync } from './projects.js';
-import { getSettingsAsync } from './settings.js';
+import { recordEvent } from './events.js';
+import { queueHookDeliveries } from './hook-deliveries.js';
+import { projectNamespace } from './projects.js';
+import { getSettings } from './settings.js';
 
 /** What the payload needs besides the note, read before the transaction (which may read only through `tx`). */
 export interface CommitNoteHookContext {
@@ -21,7 +21,7 @@ export interface CommitNoteHookContext {
 
 /** Read the project's namespace and the gravatar setting for commitNoteHookData. */
 export async function commitNoteHookContext(ctx: AppContext, project: ProjectRow): Promise<CommitNoteHookContext> {
-  const [ns, settings] = await Promise.all([projectNamespaceAsync(ctx, project), getSettingsAsync(ctx)]);
+  const [ns, settings] = await Promise.all([projectNamespace(ctx, project), getSettings(ctx)]);
   return { ns, gravatar: settings.gravatarEnabled };
 }
 
@@ -56,6 +56,6 @@ export function commitNoteHookData(ctx: AppContext, project: ProjectRow, hc: Com
 export async function afterCommitNote(
   tx: Queries, ctx: AppContext, project: ProjectRow, hc: CommitNoteHookContext, user: UserRow, commit: CommitInfo, note: CommitNoteRow,
 ): Promise<void> {
-  await recordEventAsync(tx, { projectId: project.id, authorId: user.id, action: 'commented', targetId: note.id, targetType: 'Note', targetTitle: messageTitle(commit.message) });
-  await queueHookDeliveriesAsync(tx, project.id, 'note', commitNoteHookData(ctx, project, hc, user, commit, note));
+  await recordEvent(tx, { projectId: project.id, authorId: user.id, action: 'commented', targetId: note.id, targetType: 'Note', targetTitle: messageTitle(commit.message) });
+  await queueHookDeliveries(tx, project.id, 'note', commitNoteHookData(ctx, project, hc, user, commit, note));
 }

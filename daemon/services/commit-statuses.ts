@@ -14,9 +14,9 @@ import { badRequestMessage, notFound } from '../errors.js';
 import { transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
 import type { CommitInfo } from '../git/objects.js';
 import { applyEvent } from './builds.js';
-import { insertPipeline, pipelineCommitColumns, pipelineForAsync, updatePipelineStatus } from './pipelines.js';
+import { insertPipeline, pipelineCommitColumns, pipelineFor, updatePipelineStatus } from './pipelines.js';
 import { projectRepository } from './repositories.js';
-import { keysetPageAsync } from '../db/keyset.js';
+import { keysetPage } from '../db/keyset.js';
 
 /** The states a status may be posted with. */
 export const COMMIT_STATUS_STATES = ['pending', 'running', 'success', 'failed', 'canceled'] as const;
@@ -84,7 +84,7 @@ export async function postCommitStatus(ctx: AppContext, project: ProjectRow, use
     // Two posts for one commit and ref through two daemons: the second waits here for the first to commit, so both
     // find (or one makes) the same pipeline and the same running status (SQLite's single writer already serialises).
     if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?::int, hashtext(?)) AS locked', [project.id, `${ref} ${commit.sha}`]);
-    let pipeline = await pipelineForAsync(tx, project.id, ref, commit.sha);
+    let pipeline = await pipelineFor(tx, project.id, ref, commit.sha);
     pipeline ??= await insertPipeline(tx, {
       projectId: project.id, ref, sha: commit.sha, userId: user.id, tag: false, committedAt: commit.committer.date.toISOString(),
       ...pipelineCommitColumns(commit),
@@ -152,7 +152,7 @@ export async function listCommitStatuses(
   ctx: AppContext, projectId: number, sha: string, f: StatusListFilter, limit: number, offset: number, total?: number, q: Queries = ctx.data,
 ): Promise<CommitStatusRow[]> {
   const w = statusListWhere(projectId, sha, f);
-  const ids = await keysetPageAsync<{ id: number }>(ctx, q, { from: 'commit_statuses cs', where: w.where, values: w.values, key: 'cs.id', id: 'cs.id', desc: false }, limit, offset, total, q !== ctx.data);
+  const ids = await keysetPage<{ id: number }>(ctx, q, { from: 'commit_statuses cs', where: w.where, values: w.values, key: 'cs.id', id: 'cs.id', desc: false }, limit, offset, total, q !== ctx.data);
   return statusRowsInOrder(q, ids.map((r) => r.id));
 }
 

@@ -1,14 +1,14 @@
 /** Project events (GET /projects/:id/events): recorded by services inside their own transactions. */
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
-import { keysetPageAsync } from '../db/keyset.js';
+import { keysetPage } from '../db/keyset.js';
 import { toEvent } from '../db/rows.js';
 import type { EventRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
 import {
   projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync, REPORTER, type ProjectAbility, type SqlCondition,
 } from '../policy/permissions.js';
-import { canProjectSnippetsAsync, visibleSnippetLevels } from '../policy/snippets.js';
+import { canProjectSnippets, visibleSnippetLevels } from '../policy/snippets.js';
 
 /** What an event records; `action` is one of GitLab's action names (created, joined, left, pushed to, ...). */
 export interface EventInput {
@@ -28,7 +28,7 @@ const INSERT_EVENT = `INSERT INTO events (project_id, author_id, action, target_
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** Record one event, in the transaction (`tx`) it belongs to. */
-export async function recordEventAsync(tx: Queries, e: EventInput): Promise<void> {
+export async function recordEvent(tx: Queries, e: EventInput): Promise<void> {
   await tx.run(INSERT_EVENT, [
     e.projectId, e.authorId, e.action, e.targetId ?? null, e.targetType ?? null, e.targetTitle ?? null, e.title ?? null,
     e.data === undefined ? null : JSON.stringify(e.data), e.noteId ?? null, now(),
@@ -39,7 +39,7 @@ export async function recordEventAsync(tx: Queries, e: EventInput): Promise<void
  * The events of ONE project the caller may read (8.x Event#visible_to_user?), as a condition over `events` with its
  * bound values: an issue's events and the comments on it only when they may read that issue (issues on; a confidential
  * one as its author, assignee, a reporter and up or an admin), a merge request's and its comments' only while merge
- * requests are on, a snippet's comments only when they may read that snippet. `level`: the caller's access level when already read (loadProjectAsync), else read here once if
+ * requests are on, a snippet's comments only when they may read that snippet. `level`: the caller's access level when already read (loadProject), else read here once if
  * needed.
  */
 export async function visibleEventsWhere(
@@ -73,7 +73,7 @@ export async function visibleEventsWhere(
   // visibility hides them from the caller (policy/snippets.ts)
   const snippetNotes = (where: string) =>
     `"events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'Snippet' AND n.noteable_id IN (${where}))`;
-  if (!user || !(await canProjectSnippetsAsync(ctx, user, 'read_project_snippet', project, access, q))) {
+  if (!user || !(await canProjectSnippets(ctx, user, 'read_project_snippet', project, access, q))) {
     hidden.push(snippetNotes('SELECT s.id FROM snippets s WHERE s.project_id = ?'));
     values.push(project.id);
   } else {
@@ -102,7 +102,7 @@ export async function listProjectEvents(
   ctx: AppContext, projectId: number, limit: number, offset: number, total: number | undefined, visible: SqlCondition, q: Queries = ctx.data,
 ): Promise<EventRow[]> {
   const id = '"events"."id"';
-  const rows = await keysetPageAsync(ctx, q, {
+  const rows = await keysetPage(ctx, q, {
     from: '"events"', where: `"events"."project_id" = ? AND (${visible.sql})`, values: [projectId, ...visible.args],
     key: id, id, desc: true, select: '"events".*',
   }, limit, offset, total, q !== ctx.data);

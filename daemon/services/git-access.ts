@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { gitProtocolDenial, type GitProtocol } from '../policy/authentication.js';
 import { anonymousCanDownload, canProject, projectAccessLevelAsync } from '../policy/permissions.js';
-import { getSettingsAsync } from './settings.js';
+import { getSettings } from './settings.js';
 
 /** What a set of git credentials stands for. */
 export interface GitCredential {
@@ -49,7 +49,7 @@ const deny = (status: 401 | 403 | 404, message: string): GitAccess => ({ ok: fal
  * with its CI fetch exception, is policy's gitProtocolDenial).
  */
 export async function protocolRefusal(ctx: AppContext, protocol: GitProtocol, cred: GitCredential | null = null, write = false): Promise<GitRefusal | null> {
-  const message = gitProtocolDenial((await getSettingsAsync(ctx)).enabledGitAccessProtocol, protocol, Boolean(cred?.ci) && !write);
+  const message = gitProtocolDenial((await getSettings(ctx)).enabledGitAccessProtocol, protocol, Boolean(cred?.ci) && !write);
   return message ? { ok: false, status: 403, message } : null;
 }
 

@@ -1,5 +1,5 @@
 /** Groups: lookup by path or id with the 404-for-hidden rule, list, create, update (with storage moves), delete, transfer. */
-import { groupSystemData, memberSystemData, projectSystemData, queueMemberRemovalsAsync, queueSystemHooksAsync } from './system-hooks.js';
+import { groupSystemData, memberSystemData, projectSystemData, queueMemberRemovals, queueSystemHooks } from './system-hooks.js';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
@@ -10,7 +10,7 @@ import {
   groupAbilityAtLevel, groupAbilityWithoutProjects, groupAccessLevelAsync, memberActiveSql, OWNER, visibleGroupsWhere,
   visibleProjectsWhere, type GroupAbility, type SqlCondition,
 } from '../policy/permissions.js';
-import { getSettingsAsync } from './settings.js';
+import { getSettings } from './settings.js';
 import { deleteProjectRowsIn } from './projects.js';
 import { removeProjectStorage, storageMoved } from './storage.js';
 import { validPath } from './users.js';
@@ -22,7 +22,7 @@ import { toNamespace, toProject } from '../db/rows.js';
  * engines), in one statement (a numeric text may match either; the path match is preferred). A UNION ALL rather than an OR: each
  * half uses its index on both engines (SQLite scanned the table for the OR).
  */
-export async function lookupGroupAsync(ctx: AppContext, idOrPath: string | number): Promise<NamespaceRow | null> {
+export async function lookupGroup(ctx: AppContext, idOrPath: string | number): Promise<NamespaceRow | null> {
   const text = String(idOrPath);
   const byPath = `SELECT n.*, 0 AS by_id FROM namespaces n WHERE n.kind = 'group' AND ${ctx.data.dialect.nocaseEq('n.path')}`;
   const id = /^\d+$/.test(text) ? Number(text) : NaN;
@@ -40,8 +40,8 @@ export async function lookupGroupAsync(ctx: AppContext, idOrPath: string | numbe
  * but `ability` (beyond reading) is not allowed. The caller's access level in the group is read at most once (both
  * checks share it).
  */
-export async function findGroupAsync(ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: GroupAbility = 'read_group'): Promise<NamespaceRow> {
-  const group = await lookupGroupAsync(ctx, idOrPath);
+export async function findGroup(ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: GroupAbility = 'read_group'): Promise<NamespaceRow> {
+  const group = await lookupGroup(ctx, idOrPath);
   if (!group) throw notFound('Group');
   let level: number | undefined;
   const can = async (a: GroupAbility) => {
@@ -58,7 +58,7 @@ export async function findGroupAsync(ctx: AppContext, user: UserRow | null, idOr
   return group;
 }
 
-/** A count and a page fetcher on the data layer, for paginateAsync() (both run in one snapshot). */
+/** A count and a page fetcher on the data layer, for paginate() (both run in one snapshot). */
 export interface Listing<T> {
   count(q: Queries): Promise<number>;
   fetch(q: Queries, limit: number, offset: number): Promise<T[]>;
@@ -209,7 +209,7 @@ export async function validateGroupFields(ctx: AppContext, actor: UserRow, p: Gr
     const level = p.visibility_level;
     if (![0, 10, 20].includes(level)) err('visibility_level', 'is not included in the list');
     else {
-      const restricted = JSON.parse((await getSettingsAsync(ctx)).restrictedVisibilityLevels ?? '[]') as number[];
+      const restricted = JSON.parse((await getSettings(ctx)).restrictedVisibilityLevels ?? '[]') as number[];
       if (!actor.isAdmin && restricted.includes(level)) err('visibility_level', `${LEVEL_NAMES[level]} has been restricted by your GitLab administrator`);
       else if (self && (await ctx.data.get(`SELECT 1 AS higher FROM projects WHERE namespace_id = ? AND visibility_level > ?`, [self.id, level]))) {
         err('visibility_level', `${LEVEL_NAMES[level]!.toLowerCase()} is not allowed since there are projects with higher visibility.`);
@@ -235,7 +235,7 @@ async function pathTakenOnConflict<T>(write: Promise<T>): Promise<T> {
 /** Create a group; the creator becomes its owner (50). 403 unless the actor may create groups. */
 export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParams & { name: string; path: string }): Promise<NamespaceRow> {
   if (!actor.canCreateGroup && !actor.isAdmin) throw forbidden();
-  const visibility = p.visibility_level ?? (await getSettingsAsync(ctx)).defaultGroupVisibility;
+  const visibility = p.visibility_level ?? (await getSettings(ctx)).defaultGroupVisibility;
   const errors = await validateGroupFields(ctx, actor, { ...p, visibility_level: visibility }, null);
   if (Object.keys(errors).length) throw validationError(errors);
   const t = now();
@@ -252,8 +252,8 @@ export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParam
       [group.id, actor.id, OWNER, actor.id, t, t],
     );
     // system hooks: group_create, then the creator's membership (user_add_to_group)
-    await queueSystemHooksAsync(tx, () => groupSystemData(tx, group.id, 'create'));
-    await queueSystemHooksAsync(tx, async () => {
+    await queueSystemHooks(tx, () => groupSystemData(tx, group.id, 'create'));
+    await queueSystemHooks(tx, async () => {
       const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Namespace' AND source_id = ? AND user_id = ?`, [group.id, actor.id]);
       return m ? memberSystemData(tx, m.id, 'create') : null;
     });
@@ -297,8 +297,8 @@ export async function deleteGroup(ctx: AppContext, group: NamespaceRow): Promise
     const owned = (await tx.all<{ id: number }>(`SELECT id FROM projects WHERE namespace_id = ? ORDER BY id`, [group.id])).map((r) => r.id);
     for (const id of owned) await deleteProjectRowsIn(tx, id);
     // system hooks (read before the rows go): the memberships, then group_destroy
-    await queueMemberRemovalsAsync(tx, `source_type = 'Namespace' AND source_id = ?`, [group.id]);
-    await queueSystemHooksAsync(tx, () => groupSystemData(tx, group.id, 'destroy'));
+    await queueMemberRemovals(tx, `source_type = 'Namespace' AND source_id = ?`, [group.id]);
+    await queueSystemHooks(tx, () => groupSystemData(tx, group.id, 'destroy'));
     await tx.run(`DELETE FROM members WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
     await tx.run(`DELETE FROM access_requests WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
     await tx.run(`DELETE FROM namespaces WHERE id = ?`, [group.id]);
@@ -334,7 +334,7 @@ export async function transferProject(ctx: AppContext, group: NamespaceRow, proj
     moved = await ctx.data.transaction(async (tx) => {
       const row = await tx.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]);
       if (!row) throw notFound('Project'); // deleted by another request since it was found
-      await queueSystemHooksAsync(tx, () => projectSystemData(tx, project.id, 'transfer', `${from.path}/${project.path}`));
+      await queueSystemHooks(tx, () => projectSystemData(tx, project.id, 'transfer', `${from.path}/${project.path}`));
       return toProject(row);
     });
   } catch (e) {

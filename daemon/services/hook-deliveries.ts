@@ -2,11 +2,11 @@
  * Durable hook delivery: an outbox table (hook_deliveries) and a background worker that posts it. A row is aimed at a
  * project hook, a system hook (services/system-hooks.ts) or a project service (services/project-services/: Slack).
  *
- * Producers call queueHookDeliveriesAsync(tx, projectId, event, payload) INSIDE the transaction that records what
+ * Producers call queueHookDeliveries(tx, projectId, event, payload) INSIDE the transaction that records what
  * happened (a push, an issue change, a note, a build, a pipeline): one pending row per hook of the project that is
  * subscribed to the event, and one per active service of the project subscribed to it that has a message for it, so
  * the delivery commits (or rolls back) with the change. System hook events are queued the same way by the services of
- * users, projects, groups, members and keys (queueSystemHooksAsync), and pushes here. The workers are woken right after that
+ * users, projects, groups, members and keys (queueSystemHooks), and pushes here. The workers are woken right after that
  * transaction (on SQLite in
  * this process; on PostgreSQL on every daemon, through `NOTIFY gantry_hooks` sent at the commit, which each worker
  * LISTENs to) and also poll, so rows left by an earlier run (or a notification lost) are sent too.
@@ -35,7 +35,7 @@ import { onPush } from './push.js';
 import { HOOKS_CHANNEL, insertDeliveriesAsync, onDeliveriesQueued, type QueuedDelivery } from './hook-outbox.js';
 import { parseProperties } from './project-services/services.js';
 import { slackMessage } from './project-services/slack.js';
-import { queueSystemHooksAsync, systemPushData } from './system-hooks.js';
+import { queueSystemHooks, systemPushData } from './system-hooks.js';
 
 export { HOOK_EVENTS, type HookEvent } from '../db/schema-hooks.js';
 export { HOOKS_CHANNEL, insertDeliveriesAsync, type DeliveryTarget, type QueuedDelivery } from './hook-outbox.js';
@@ -64,17 +64,17 @@ export const SYSTEM_HOOK_HEADER = 'System Hook';
  * of the subscribed hooks, one of the subscribed services and one INSERT of their rows. Returns the number of deliveries
  * queued.
  */
-export async function queueHookDeliveriesAsync(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<number> {
+export async function queueHookDeliveries(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<number> {
   const flag = HOOK_EVENT_FLAG[event];
   const hooks = await tx.all<{ id: number }>(`SELECT id FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE ORDER BY id`, [projectId]);
   const body = hooks.length ? JSON.stringify(payload) : '';
   const rows: QueuedDelivery[] = hooks.map((h) => ({ target: 'hook_id', id: h.id, event, body }));
-  rows.push(...await serviceDeliveriesAsync(tx, projectId, event, payload));
+  rows.push(...await serviceDeliveries(tx, projectId, event, payload));
   return insertDeliveriesAsync(tx, rows);
 }
 
 /** Whether the project has a hook or an active service subscribed to `event` (so its payload is worth building). */
-export async function projectWantsEventAsync(q: Queries, projectId: number, event: HookEvent): Promise<boolean> {
+export async function projectWantsEvent(q: Queries, projectId: number, event: HookEvent): Promise<boolean> {
   const flag = HOOK_EVENT_FLAG[event];
   return !!(await q.get(
     `SELECT 1 AS x FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE
@@ -84,7 +84,7 @@ export async function projectWantsEventAsync(q: Queries, projectId: number, even
 }
 
 /** The deliveries of the project's active services subscribed to `event`: the service's message for the payload. */
-async function serviceDeliveriesAsync(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<QueuedDelivery[]> {
+async function serviceDeliveries(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<QueuedDelivery[]> {
   const services = await tx.all<{ id: number; type: string; properties: string }>(
     `SELECT id, type, properties FROM project_services WHERE project_id = ? AND active = TRUE AND ${HOOK_EVENT_FLAG[event]} = TRUE ORDER BY id`, [projectId],
   );
@@ -114,9 +114,9 @@ onDeliveriesQueued(notifyHookDeliveries);
 onPush({
   async inTransactionAsync(tx, _ctx, push) {
     for (const u of push.updates) {
-      await queueHookDeliveriesAsync(tx, push.project.id, u.data.object_kind, u.data);
+      await queueHookDeliveries(tx, push.project.id, u.data.object_kind, u.data);
       const tag = u.data.object_kind === 'tag_push';
-      await queueSystemHooksAsync(tx, systemPushData(u.data), tag ? 'tag_push_events' : 'push_events');
+      await queueSystemHooks(tx, systemPushData(u.data), tag ? 'tag_push_events' : 'push_events');
     }
   },
 });

@@ -3,7 +3,7 @@
  * Callers resolve the source with the read or admin ability first; removal checks its own rules here.
  * Everything runs on the data layer (ctx.data), on SQLite and PostgreSQL alike.
  */
-import { memberSystemData, queueSystemHooksAsync } from './system-hooks.js';
+import { memberSystemData, queueSystemHooks } from './system-hooks.js';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
@@ -11,10 +11,10 @@ import type { Queries } from '../db/layer/types.js';
 import type { MemberRow, NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { toMember, toUser } from '../db/rows.js';
 import { conflict, forbidden, notFound, notFoundMessage, unprocessable, validationError } from '../errors.js';
-import { canGroupAsync, canProjectAsync, DEVELOPER, GUEST, MASTER, OWNER, REPORTER } from '../policy/permissions.js';
-import { recordEventAsync } from './events.js';
+import { canGroup, canProjectAsync, DEVELOPER, GUEST, MASTER, OWNER, REPORTER } from '../policy/permissions.js';
+import { recordEvent } from './events.js';
 import type { Listing } from './groups.js';
-import { findUserAsync } from './users.js';
+import { findUser } from './users.js';
 import { likePattern } from '../db/sql.js';
 
 /** What members belong to: a project or a group. */
@@ -123,8 +123,8 @@ export async function insertMemberIn(
   );
   if (!row) return null;
   await tx.run(`DELETE FROM access_requests WHERE source_type = ? AND source_id = ? AND user_id = ?`, [sourceType, sourceId, userId]);
-  if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: userId, action: 'joined' });
-  await queueSystemHooksAsync(tx, () => memberSystemData(tx, row.id as number, 'create'));
+  if (source.kind === 'project') await recordEvent(tx, { projectId: source.project.id, authorId: userId, action: 'joined' });
+  await queueSystemHooks(tx, () => memberSystemData(tx, row.id as number, 'create'));
   return toMember(row);
 }
 
@@ -138,7 +138,7 @@ export async function addMember(ctx: AppContext, actor: UserRow, source: MemberS
     if (source.kind === 'group') throw conflict('Member already exists');
     return existing;
   }
-  const user = await findUserAsync(ctx, userId);
+  const user = await findUser(ctx, userId);
   checkLevel(source, p.access_level);
   const expires = expiresAt(p.expires_at) ?? null;
   const t = now();
@@ -189,12 +189,12 @@ export async function removeMember(ctx: AppContext, actor: UserRow, source: Memb
     if (!self && !(await canProjectAsync(ctx, actor, 'admin_project_member', source.project))) throw forbidden();
   } else {
     if (await isLastOwner(ctx, source.group, userId)) throw forbidden();
-    if (!self && !(await canGroupAsync(ctx, actor, 'admin_group_member', source.group))) throw forbidden();
+    if (!self && !(await canGroup(ctx, actor, 'admin_group_member', source.group))) throw forbidden();
   }
   await ctx.data.transaction(async (tx) => {
-    await queueSystemHooksAsync(tx, () => memberSystemData(tx, found.member.id, 'destroy'));
+    await queueSystemHooks(tx, () => memberSystemData(tx, found.member.id, 'destroy'));
     await tx.run(`DELETE FROM members WHERE id = ?`, [found.member.id]);
-    if (source.kind === 'project') await recordEventAsync(tx, { projectId: source.project.id, authorId: userId, action: 'left' });
+    if (source.kind === 'project') await recordEvent(tx, { projectId: source.project.id, authorId: userId, action: 'left' });
   });
   return found;
 }

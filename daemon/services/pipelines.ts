@@ -18,12 +18,12 @@ import type { CiWhen } from '../ci/config-types.js';
 import { insertPipelineRow, insertStatusRow, isRowId, updatePipelineRow } from '../db/builds.js';
 import { isZeroSha, type CommitInfo } from '../git/objects.js';
 import { onPush } from './push.js';
-import { projectNamespaceAsync } from './projects.js';
+import { projectNamespace } from './projects.js';
 import { projectRepository } from './repositories.js';
 import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuilds } from './builds.js';
 import { signalBuildsQueued } from './build-queue.js';
 import { queuePipelineHook } from './ci-hooks.js';
-import { keysetPageAsync } from '../db/keyset.js';
+import { keysetPage } from '../db/keyset.js';
 
 
 /** What a pushed ref change needs to create a pipeline; `ref` is the branch or tag name (refs/... prefixes are stripped). */
@@ -40,7 +40,7 @@ export const CI_CONFIG_PATH = '.gitlab-ci.yml';
 const SKIP_CI = /\[(ci skip|skip ci)\]/i;
 
 /** A pipeline by id, or null, through `q` (ctx.data or a transaction). */
-export async function findPipelineAsync(q: Queries, id: number): Promise<PipelineRow | null> {
+export async function findPipeline(q: Queries, id: number): Promise<PipelineRow | null> {
   if (!isRowId(id)) return null;
   const row = await q.get('SELECT * FROM pipelines WHERE id = ?', [id]);
   return row ? toPipeline(row) : null;
@@ -104,7 +104,7 @@ async function preparePipeline(ctx: AppContext, project: ProjectRow, user: UserR
   const parsed = parseCiConfig(file.content.toString('utf8'));
   if (!parsed.ok) return { kind: 'finished', values: { ...base, status: 'failed', yamlErrors: parsed.error, finishedAt: now() } };
   if (origin.source !== 'trigger' && SKIP_CI.test(commit.message)) return { kind: 'finished', values: { ...base, status: 'skipped' } };
-  const ns = await projectNamespaceAsync(ctx, project);
+  const ns = await projectNamespace(ctx, project);
   const refCtx = { ref, tag, source: origin.source, projectPath: `${ns.path}/${project.path}` };
   const jobs = parsed.config.jobs.filter((j) => jobMatchesRef(j, refCtx));
   if (!jobs.length) return null;
@@ -252,14 +252,14 @@ export async function updatePipelineStatus(ctx: AppContext, q: Queries, pipeline
  * The combined status of every pipeline of a commit (the single commit's `status` field): the composite of the
  * pipeline statuses, or null when the commit has no pipeline.
  */
-export async function commitStatusOfAsync(ctx: AppContext, projectId: number, sha: string): Promise<string | null> {
+export async function commitStatusOf(ctx: AppContext, projectId: number, sha: string): Promise<string | null> {
   const rows = await ctx.data.all<{ status: string }>('SELECT status FROM pipelines WHERE project_id = ? AND sha = ?', [projectId, sha]);
   if (!rows.length) return null;
   return compositeStatus(rows.map((r) => ({ status: r.status as BuildStatus, allowFailure: false })));
 }
 
 /** The newest pipeline of a project for (ref, sha), or null, through `q`. */
-export async function pipelineForAsync(q: Queries, projectId: number, ref: string | null, sha: string): Promise<PipelineRow | null> {
+export async function pipelineFor(q: Queries, projectId: number, ref: string | null, sha: string): Promise<PipelineRow | null> {
   const row = ref === null
     ? await q.get('SELECT * FROM pipelines WHERE project_id = ? AND sha = ? AND ref IS NULL ORDER BY id DESC LIMIT 1', [projectId, sha])
     : await q.get('SELECT * FROM pipelines WHERE project_id = ? AND sha = ? AND ref = ? ORDER BY id DESC LIMIT 1', [projectId, sha, ref]);
@@ -326,7 +326,7 @@ export async function listPipelines(
   ctx: AppContext, projectId: number, f: PipelineListFilter, limit: number, offset: number, total?: number, q: Queries = ctx.data,
 ): Promise<PipelineRow[]> {
   const w = pipelineListWhere(q.dialect.name, projectId, f);
-  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, { from: 'pipelines pl', where: w.where, values: w.values, key: 'pl.id', id: 'pl.id', desc: true }, limit, offset, total, q !== ctx.data)).map((r) => r.id);
+  const ids = (await keysetPage<{ id: number }>(ctx, q, { from: 'pipelines pl', where: w.where, values: w.values, key: 'pl.id', id: 'pl.id', desc: true }, limit, offset, total, q !== ctx.data)).map((r) => r.id);
   if (!ids.length) return [];
   const rows = new Map((await q.all(`SELECT * FROM pipelines WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((r) => [r.id as number, toPipeline(r)]));
   return ids.flatMap((id) => rows.get(id) ?? []);
@@ -334,7 +334,7 @@ export async function listPipelines(
 
 /** A pipeline of a project by id, or null. */
 export async function findProjectPipeline(ctx: AppContext, projectId: number, id: number): Promise<PipelineRow | null> {
-  const p = await findPipelineAsync(ctx.data, id);
+  const p = await findPipeline(ctx.data, id);
   return p && p.projectId === projectId ? p : null;
 }
 
@@ -347,7 +347,7 @@ export async function retryPipeline(ctx: AppContext, pipeline: PipelineRow, user
   const latest = await latestPipelineBuilds(ctx.data, pipeline.id);
   const targets = pipelineRetryTargets(latest.map((b) => ({ status: b.status as BuildStatus, commands: b.commands, row: b })));
   await retryBuilds(ctx, targets.map((t) => t.row), user);
-  return (await findPipelineAsync(ctx.data, pipeline.id)) ?? pipeline;
+  return (await findPipeline(ctx.data, pipeline.id)) ?? pipeline;
 }
 
 /** Cancel a pipeline: its pending and running builds are canceled; created ones are then skipped by processing. */
@@ -355,7 +355,7 @@ export async function cancelPipeline(ctx: AppContext, pipeline: PipelineRow): Pr
   const rows = (await ctx.data.all("SELECT * FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' ORDER BY id", [pipeline.id])).map(toCommitStatus);
   const targets = pipelineCancelTargets(rows.map((b) => ({ status: b.status as BuildStatus, row: b })));
   for (const t of targets) await changeBuildStatus(ctx, t.row.id, 'cancel');
-  return (await findPipelineAsync(ctx.data, pipeline.id)) ?? pipeline;
+  return (await findPipeline(ctx.data, pipeline.id)) ?? pipeline;
 }
 
 // The pipelines of a push are written in the push's own transaction, with its events: what they need (the commit and

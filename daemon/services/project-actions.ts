@@ -11,11 +11,11 @@ import { toNamespace, toProject, toProjectGroupLink } from '../db/rows.js';
 import type { Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
 import { ApiError, badRequestMessage, conflict, invalidParam, notFound } from '../errors.js';
-import { canGroupAsync, GUEST, MASTER } from '../policy/permissions.js';
+import { canGroup, GUEST, MASTER } from '../policy/permissions.js';
 import { validDate } from '../dates.js';
-import { createProjectAsync, deleteProjectRowsAsync, type ProjectParams } from './projects.js';
+import { createProject, deleteProjectRows, type ProjectParams } from './projects.js';
 import { restrictedVisibilityLevelsAsync } from './settings.js';
-import { findUserAsync } from './users.js';
+import { findUser } from './users.js';
 import { removeProjectStorage, storageForked } from './storage.js';
 
 /** An id as PostgreSQL's integer columns take it (a larger number matches no row on either engine). */
@@ -113,7 +113,7 @@ export interface ShareParams {
 export async function shareProject(ctx: AppContext, actor: UserRow, project: ProjectRow, p: ShareParams): Promise<ProjectGroupLinkRow> {
   const raw = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE id = ? AND kind = 'group'`, [dbId(p.group_id)]);
   const group = raw ? toNamespace(raw) : undefined;
-  if (!group || !(await canGroupAsync(ctx, actor, 'read_group', group))) throw notFound('Group');
+  if (!group || !(await canGroup(ctx, actor, 'read_group', group))) throw notFound('Group');
   const own = toNamespace((await ctx.data.get<Record<string, unknown>>('SELECT * FROM namespaces WHERE id = ?', [project.namespaceId]))!);
   if (sharingLocked(own)) throw shareLocked();
   if (p.expires_at !== undefined && !validDate(p.expires_at)) throw invalidParam('expires_at');
@@ -172,7 +172,7 @@ export async function forkTargetNamespace(ctx: AppContext, actor: UserRow, names
       [namespace, namespace, namespace],
     );
   const ns = raw ? toNamespace(raw) : undefined;
-  const allowed = ns && (ns.kind === 'user' ? ns.ownerId === actor.id || actor.isAdmin : await canGroupAsync(ctx, actor, 'create_projects', ns));
+  const allowed = ns && (ns.kind === 'user' ? ns.ownerId === actor.id || actor.isAdmin : await canGroup(ctx, actor, 'create_projects', ns));
   if (!ns || !allowed) throw notFound('Target Namespace');
   return ns;
 }
@@ -210,7 +210,7 @@ export async function forkProject(ctx: AppContext, actor: UserRow, source: Proje
   };
   let fork: ProjectRow;
   try {
-    fork = await createProjectAsync(ctx, actor, owner, params, { forkedFromId: source.id });
+    fork = await createProject(ctx, actor, owner, params, { forkedFromId: source.id });
   } catch (e) {
     if (e instanceof ApiError && e.statusCode === 400) throw new ApiError(409, e.body);
     throw e;
@@ -223,7 +223,7 @@ export async function forkProject(ctx: AppContext, actor: UserRow, source: Proje
   }
   const sourceGone = !(await sourceStillThere(ctx, source));
   if (failure !== undefined || sourceGone) {
-    await deleteProjectRowsAsync(ctx, fork);
+    await deleteProjectRows(ctx, fork);
     await removeProjectStorage(ctx, [fork.id]).catch(() => undefined);
     if (sourceGone) throw notFound('Project');
     throw failure;
@@ -240,7 +240,7 @@ async function sourceStillThere(ctx: AppContext, source: ProjectRow): Promise<bo
 async function namespaceOwner(ctx: AppContext, ns: NamespaceRow, actor: UserRow): Promise<UserRow> {
   if (!ns.ownerId || ns.ownerId === actor.id) return actor;
   try {
-    return await findUserAsync(ctx, ns.ownerId);
+    return await findUser(ctx, ns.ownerId);
   } catch {
     return actor;
   }

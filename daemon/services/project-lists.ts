@@ -5,7 +5,7 @@
  */
 import type { AppContext } from '../context.js';
 import { UntilNextWrite } from '../db/read-cache.js';
-import { keysetPageAsync } from '../db/keyset.js';
+import { keysetPage } from '../db/keyset.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { toProject } from '../db/rows.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
@@ -59,7 +59,7 @@ const densePlanArgs = (userId: number, ownedOnly: boolean, cap: number) => (owne
  * choice is SQLite's `+` hints; PostgreSQL plans for itself and gets 'index'); memoised until the next write, inside
  * the list's snapshot too.
  */
-async function densePlanAsync(ctx: AppContext, q: Queries, userId: number, ownedOnly: boolean): Promise<boolean> {
+async function densePlan(ctx: AppContext, q: Queries, userId: number, ownedOnly: boolean): Promise<boolean> {
   if (q.dialect.name !== 'sqlite') return false;
   const total = Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM projects'))!.n);
   const threshold = Math.max(500, Math.ceil(total / 4));
@@ -131,7 +131,7 @@ function buildProjectListQuery(
 export async function projectListQueryAsync(
   ctx: AppContext, q: Queries, scope: ProjectListScope, filters: ProjectListFilters, extraSearch?: string,
 ): Promise<ProjectListQuery> {
-  const dense = (scope.kind === 'authorized' || scope.kind === 'owned') && (await densePlanAsync(ctx, q, scope.user.id, scope.kind === 'owned'));
+  const dense = (scope.kind === 'authorized' || scope.kind === 'owned') && (await densePlan(ctx, q, scope.user.id, scope.kind === 'owned'));
   return buildProjectListQuery(q.dialect, scope, filters, extraSearch, dense);
 }
 
@@ -141,16 +141,16 @@ const counts = new UntilNextWrite<number>(1000);
 /**
  * Number of projects a list query matches, on `q` (the list's snapshot; memoised until the next write on SQLite).
  */
-export async function countProjectsAsync(ctx: AppContext, q: Queries, lq: ProjectListQuery): Promise<number> {
+export async function countProjects(ctx: AppContext, q: Queries, lq: ProjectListQuery): Promise<number> {
   const sql = `SELECT COUNT(*) AS n FROM projects p WHERE ${lq.where}`;
   return counts.getAsync(ctx, `${sql}\u0000${JSON.stringify(lq.args)}`, async () => Number((await q.get<{ n: number }>(sql, lq.args))!.n), true);
 }
 
 /**
- * One page of a list query, on `q` (the list's snapshot). With `total` (countProjectsAsync), a deep page costs what the
+ * One page of a list query, on `q` (the list's snapshot). With `total` (countProjects), a deep page costs what the
  * first does: read from the nearer end, or (SQLite) from a keyset bookmark (db/keyset.ts) instead of an OFFSET walk.
  */
-export async function fetchProjectsAsync(ctx: AppContext, q: Queries, lq: ProjectListQuery, limit: number, offset: number, total?: number): Promise<ProjectRow[]> {
+export async function fetchProjects(ctx: AppContext, q: Queries, lq: ProjectListQuery, limit: number, offset: number, total?: number): Promise<ProjectRow[]> {
   const list = { from: 'projects p', where: lq.where, values: lq.args, key: lq.key, id: 'p.id', desc: lq.desc, select: 'p.*' };
-  return (await keysetPageAsync<Record<string, unknown>>(ctx, q, list, limit, offset, total)).map(toProject);
+  return (await keysetPage<Record<string, unknown>>(ctx, q, list, limit, offset, total)).map(toProject);
 }

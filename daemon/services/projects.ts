@@ -1,16 +1,16 @@
 /** Projects: lookup by id or path with the 404-for-hidden rule, create, delete, and lifecycle hooks for storage. */
-import { memberSystemData, projectSystemData, queueMemberRemovalsAsync, queueSystemHooksAsync } from './system-hooks.js';
+import { memberSystemData, projectSystemData, queueMemberRemovals, queueSystemHooks } from './system-hooks.js';
 import type { AppContext } from '../context.js';
 import { toNamespace, toProject } from '../db/rows.js';
 import { now } from '../context.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
 import {
-  canGroupAsync, canProject, canProjectAsync, MASTER, memberActiveSql, OWNER, PUBLIC, type ProjectAbility,
+  canGroup, canProject, canProjectAsync, MASTER, memberActiveSql, OWNER, PUBLIC, type ProjectAbility,
 } from '../policy/permissions.js';
 import { hashToken, randomToken } from '../secrets.js';
-import { restrictedVisibilityLevelsAsync, getSettingsAsync } from './settings.js';
-import { recordEventAsync } from './events.js';
+import { restrictedVisibilityLevelsAsync, getSettings } from './settings.js';
+import { recordEvent } from './events.js';
 import type { Dialect, Queries } from '../db/layer/types.js';
 import { personalProjectCount } from '../db/users.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
@@ -19,7 +19,7 @@ import { validPath } from './users.js';
 import { deleteProjectOnlyDeployKeysIn } from './keys/keys.js';
 import { createBoardIn } from './boards.js';
 import { UntilNextWrite } from '../db/read-cache.js';
-import { projectAccessAsync, readProjectAsync, type ProjectWithLevel } from '../db/access.js';
+import { projectAccessAsync, readProject, type ProjectWithLevel } from '../db/access.js';
 
 /** `:id` (id or namespace/path) -> project row, exact until the next write. */
 const projectLookups = new UntilNextWrite<{ row: ProjectRow | null }>(1000);
@@ -27,33 +27,33 @@ const projectLookups = new UntilNextWrite<{ row: ProjectRow | null }>(1000);
 /** Find a project by numeric id or `namespace/path` (case-insensitive, exact case preferred); null if absent. Kept until the next write on SQLite. */
 export async function lookupProjectAsync(ctx: AppContext, idOrPath: string | number): Promise<ProjectRow | null> {
   const text = String(idOrPath);
-  return (await projectLookups.getAsync(ctx, text, async () => ({ row: (await readProjectAsync(ctx.data, text)).row }))).row;
+  return (await projectLookups.getAsync(ctx, text, async () => ({ row: (await readProject(ctx.data, text)).row }))).row;
 }
 
 /**
  * Resolve `:id` for a caller: 404 `Project Not Found` when absent or hidden; 403 when visible but `ability`
  * (beyond reading) is not allowed. The caller's access level is read at most once (both checks share it).
  */
-export async function findProjectAsync(
+export async function findProject(
   ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project',
 ): Promise<ProjectRow> {
-  return (await findProjectWithLevelAsync(ctx, user, idOrPath, ability)).project;
+  return (await findProjectWithLevel(ctx, user, idOrPath, ability)).project;
 }
 
 /**
- * findProjectAsync that also returns the caller's access level on the project (undefined when no rule needs it:
+ * findProject that also returns the caller's access level on the project (undefined when no rule needs it:
  * admins, blocked or anonymous callers), so the route hands it down instead of anything reading it again. The row and
  * the level come from one statement, or from the access cache (db/access.ts); `version`: the write version the
- * request read first (requestVersionAsync), for that cache on PostgreSQL.
+ * request read first (requestVersion), for that cache on PostgreSQL.
  */
-export async function findProjectWithLevelAsync(
+export async function findProjectWithLevel(
   ctx: AppContext, user: UserRow | null, idOrPath: string | number, ability: ProjectAbility = 'read_project', version?: string,
 ): Promise<{ project: ProjectRow; level: number | undefined }> {
   return checkProjectAccess(user, await projectAccessAsync(ctx, user, idOrPath, version), ability);
 }
 
 /**
- * The rules of findProjectAsync over a project row and the caller's level read before: 404 `Project Not Found` when
+ * The rules of findProject over a project row and the caller's level read before: 404 `Project Not Found` when
  * absent or hidden, 403 when visible but `ability` is not allowed.
  */
 export function checkProjectAccess(user: UserRow | null, access: ProjectWithLevel, ability: ProjectAbility = 'read_project'): { project: ProjectRow; level: number | undefined } {
@@ -67,7 +67,7 @@ export function checkProjectAccess(user: UserRow | null, access: ProjectWithLeve
 const dbId = (n: number) => (Number.isSafeInteger(n) && n > 0 && n <= 2147483647 ? n : 0);
 
 /** The namespace of a project. */
-export async function projectNamespaceAsync(ctx: AppContext, project: ProjectRow, q: Queries = ctx.data): Promise<NamespaceRow> {
+export async function projectNamespace(ctx: AppContext, project: ProjectRow, q: Queries = ctx.data): Promise<NamespaceRow> {
   return toNamespace((await q.get<Record<string, unknown>>('SELECT * FROM namespaces WHERE id = ?', [project.namespaceId]))!);
 }
 
@@ -160,13 +160,13 @@ const takenPath = (e: unknown) =>
     : isForeignKeyViolation(e) ? validationError({ namespace: ['is not valid'] }) : e;
 
 /** Resolve the target namespace of a create: the owner's personal namespace by default, or a group the actor may create in. */
-export async function targetNamespaceAsync(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): Promise<NamespaceRow> {
+export async function targetNamespace(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): Promise<NamespaceRow> {
   if (namespaceId === undefined) {
     return toNamespace((await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [owner.id]))!);
   }
   const raw = await ctx.data.get<Record<string, unknown>>('SELECT * FROM namespaces WHERE id = ?', [dbId(namespaceId)]);
   const ns = raw ? toNamespace(raw) : undefined;
-  const allowed = ns && (ns.kind === 'user' ? ns.ownerId === owner.id || actor.isAdmin : await canGroupAsync(ctx, actor, 'create_projects', ns));
+  const allowed = ns && (ns.kind === 'user' ? ns.ownerId === owner.id || actor.isAdmin : await canGroup(ctx, actor, 'create_projects', ns));
   if (!ns || !allowed) throw validationError({ namespace: ['is not valid'] });
   return ns;
 }
@@ -185,15 +185,15 @@ const INSERT_OWNER = `INSERT INTO members (source_type, source_id, user_id, acce
  * project, the owner's membership and the `created` event in one transaction (the runners token hashed before it).
  * `forkedFromId`: a fork's source, checked again in that transaction (404 when deleted meanwhile).
  */
-export async function createProjectAsync(
+export async function createProject(
   ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }, extra: { forkedFromId?: number } = {},
 ): Promise<ProjectRow> {
-  const ns = await targetNamespaceAsync(ctx, actor, owner, p.namespace_id);
+  const ns = await targetNamespace(ctx, actor, owner, p.namespace_id);
   const overLimit = () =>
     new ApiError(403, { message: `403 Forbidden - Your project limit is ${owner.projectsLimit} projects! Please contact your administrator to increase it` });
   if (ns.kind === 'user' && (await personalProjectCount(ctx.data, owner.id)) >= owner.projectsLimit) throw overLimit();
   const path = p.path || parameterize(p.name);
-  const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : (await getSettingsAsync(ctx)).defaultProjectVisibility);
+  const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : (await getSettings(ctx)).defaultProjectVisibility);
   const fields = { ...p, path, visibility_level: visibility };
   const errors = await fieldErrorsAsync(ctx, actor, fields);
   if (Object.keys(errors).length) {
@@ -232,11 +232,11 @@ export async function createProjectAsync(
     const row = toProject((await tx.get<Record<string, unknown>>(INSERT_PROJECT, values))!);
     if (ns.kind === 'user') await tx.run(INSERT_OWNER, [row.id, owner.id, actor.id, t, t]);
     await createBoardIn(tx, row.id, t);
-    await recordEventAsync(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
+    await recordEvent(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
     // system hooks: project_create, then the owner's membership (user_add_to_team), as 8.13's create service
-    await queueSystemHooksAsync(tx, () => projectSystemData(tx, row.id, 'create'));
+    await queueSystemHooks(tx, () => projectSystemData(tx, row.id, 'create'));
     if (ns.kind === 'user') {
-      await queueSystemHooksAsync(tx, async () => {
+      await queueSystemHooks(tx, async () => {
         const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Project' AND source_id = ? AND user_id = ?`, [row.id, owner.id]);
         return m ? memberSystemData(tx, m.id, 'create') : null;
       });
@@ -254,8 +254,8 @@ export async function createProjectAsync(
  */
 export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promise<void> {
   // system hooks (read before the rows go): the memberships, then project_destroy
-  await queueMemberRemovalsAsync(tx, `source_type = 'Project' AND source_id = ?`, [projectId]);
-  await queueSystemHooksAsync(tx, () => projectSystemData(tx, projectId, 'destroy'));
+  await queueMemberRemovals(tx, `source_type = 'Project' AND source_id = ?`, [projectId]);
+  await queueSystemHooks(tx, () => projectSystemData(tx, projectId, 'destroy'));
   await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
   await tx.run(`DELETE FROM access_requests WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
   await deleteProjectOnlyDeployKeysIn(tx, projectId);
@@ -264,7 +264,7 @@ export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promi
 }
 
 /** Delete a project's rows (deleteProjectRowsIn) in one transaction of the data layer. */
-export async function deleteProjectRowsAsync(ctx: AppContext, project: ProjectRow): Promise<void> {
+export async function deleteProjectRows(ctx: AppContext, project: ProjectRow): Promise<void> {
   await ctx.data.transaction((tx) => deleteProjectRowsIn(tx, project.id));
 }
 
@@ -299,7 +299,7 @@ const PROJECT_FLAGS = {
  * `level`: the actor's access level on the project when the caller already read it (saves the rename and visibility
  * checks a statement each).
  */
-export async function updateProjectAsync(ctx: AppContext, actor: UserRow, project: ProjectRow, p: ProjectParams, level?: number): Promise<ProjectUpdate> {
+export async function updateProject(ctx: AppContext, actor: UserRow, project: ProjectRow, p: ProjectParams, level?: number): Promise<ProjectUpdate> {
   const visibility = p.visibility_level ?? (p.public === true ? PUBLIC : p.public === false ? 0 : undefined);
   const renamed = p.name !== undefined && p.name !== project.name;
   const revisibled = visibility !== undefined && visibility !== project.visibilityLevel;
@@ -332,7 +332,7 @@ export async function updateProjectAsync(ctx: AppContext, actor: UserRow, projec
   }
   if (p.tag_list !== undefined) set.tagList = JSON.stringify(p.tag_list);
   // the namespace does not change here, so one read gives the full path before and after
-  const ns = await projectNamespaceAsync(ctx, project);
+  const ns = await projectNamespace(ctx, project);
   const keys = Object.keys(set) as (keyof ProjectRow)[];
   const write = async (q: Queries) => {
     const taken: Record<string, string[]> = {};
@@ -343,10 +343,10 @@ export async function updateProjectAsync(ctx: AppContext, actor: UserRow, projec
       [...keys.map((k) => set[k]), project.id],
     );
     // a new path is written in a transaction (`q`): project_rename with the old path (8.13's rename_repo)
-    if (row && pathChanged) await queueSystemHooksAsync(q, () => projectSystemData(q, project.id, 'rename', `${ns.path}/${project.path}`));
+    if (row && pathChanged) await queueSystemHooks(q, () => projectSystemData(q, project.id, 'rename', `${ns.path}/${project.path}`));
     return row;
   };
-  // a new name or path is checked in the transaction that writes it (as createProjectAsync)
+  // a new name or path is checked in the transaction that writes it (as createProject)
   const raw = await (checked.name !== undefined || checked.path !== undefined ? ctx.data.transaction(write) : write(ctx.data)).catch((e: unknown) => {
     throw takenPath(e);
   });
@@ -357,7 +357,7 @@ export async function updateProjectAsync(ctx: AppContext, actor: UserRow, projec
 }
 
 /** Put back a project row as it was (undo an update whose storage move failed). */
-export async function restoreProjectRowAsync(ctx: AppContext, before: ProjectRow): Promise<void> {
+export async function restoreProjectRow(ctx: AppContext, before: ProjectRow): Promise<void> {
   const { id, ...rest } = before;
   const keys = Object.keys(rest) as (keyof typeof rest)[];
   await ctx.data.run(`UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ?`, [...keys.map((k) => rest[k]), id]);
@@ -365,11 +365,11 @@ export async function restoreProjectRowAsync(ctx: AppContext, before: ProjectRow
 
 /** Create a project and its storage (repository); no half-created project remains when the storage fails. */
 export async function createProjectWithStorage(ctx: AppContext, actor: UserRow, owner: UserRow, p: ProjectParams & { name: string }): Promise<ProjectRow> {
-  const project = await createProjectAsync(ctx, actor, owner, p);
+  const project = await createProject(ctx, actor, owner, p);
   try {
     await storageCreated(ctx, project);
   } catch (e) {
-    await deleteProjectRowsAsync(ctx, project);
+    await deleteProjectRows(ctx, project);
     await removeProjectStorage(ctx, [project.id]).catch(() => undefined);
     throw e;
   }
@@ -378,14 +378,14 @@ export async function createProjectWithStorage(ctx: AppContext, actor: UserRow, 
 
 /**
  * Update a project and move its storage when its full path changed; the row is restored if the move fails.
- * `level`: the actor's access level when already read (see updateProjectAsync).
+ * `level`: the actor's access level when already read (see updateProject).
  */
 export async function updateProjectWithStorage(ctx: AppContext, actor: UserRow, before: ProjectRow, p: ProjectParams, level?: number): Promise<ProjectRow> {
-  const result = await updateProjectAsync(ctx, actor, before, p, level);
+  const result = await updateProject(ctx, actor, before, p, level);
   try {
     await storageMoved(ctx, result.project, result.fromFullPath, result.toFullPath);
   } catch (e) {
-    await restoreProjectRowAsync(ctx, before);
+    await restoreProjectRow(ctx, before);
     throw e;
   }
   return result.project;
@@ -393,6 +393,6 @@ export async function updateProjectWithStorage(ctx: AppContext, actor: UserRow, 
 
 /** Delete a project: its rows in one transaction, then its storage. */
 export async function deleteProject(ctx: AppContext, project: ProjectRow): Promise<void> {
-  await deleteProjectRowsAsync(ctx, project);
+  await deleteProjectRows(ctx, project);
   await removeProjectStorage(ctx, [project.id]);
 }

@@ -15,7 +15,7 @@ import type { Queries } from '../db/layer/types.js';
 import { toProtectedBranch } from '../db/rows.js';
 import { notFound } from '../errors.js';
 import { canProject, projectAccessLevelAsync } from '../policy/permissions.js';
-import { getSettingsAsync } from './settings.js';
+import { getSettings } from './settings.js';
 
 /** GitLab's refusal messages, shown by git as `remote: ...` before `(pre-receive hook declined)`. */
 export const PROTECTION_MESSAGES = {
@@ -50,7 +50,7 @@ export function ruleMatches(rule: string, branch: string): boolean {
 const SELECT_RULES = 'SELECT * FROM protected_branches WHERE project_id = ? ORDER BY name';
 
 /** A project's protected branch rules, sorted by name, on the data layer (`q`: ctx.data or a transaction). */
-export async function listProtectedBranchesAsync(ctx: Pick<AppContext, 'data'>, projectId: number, q: Queries = ctx.data): Promise<ProtectedBranchRow[]> {
+export async function listProtectedBranches(ctx: Pick<AppContext, 'data'>, projectId: number, q: Queries = ctx.data): Promise<ProtectedBranchRow[]> {
   return (await q.all(SELECT_RULES, [projectId])).map(toProtectedBranch);
 }
 
@@ -60,7 +60,7 @@ export async function listProtectedBranchesAsync(ctx: Pick<AppContext, 'data'>, 
  * as false; on an existing rule a missing flag keeps its value (only an explicit false removes developer access), as
  * GitLab 8.12 did. 404 `Project Not Found` when the project was deleted meanwhile.
  */
-export async function protectBranchAsync(
+export async function protectBranch(
   ctx: Pick<AppContext, 'data'>, projectId: number, name: string, flags: { developersCanPush?: boolean; developersCanMerge?: boolean } = {},
 ): Promise<ProtectedBranchRow> {
   const t = now();
@@ -93,9 +93,9 @@ export async function unprotectBranch(ctx: Pick<AppContext, 'data'>, projectId: 
  * The protection of a branch: matching explicit rules (any rule granting developers access grants it), else the
  * default-branch setting when `branch` is the project's default branch (the rules read when not given).
  */
-export async function branchRulesAsync(ctx: AppContext, project: ProjectRow, branch: string, rules?: ProtectedBranchRow[]): Promise<BranchRules> {
-  const rows = rules ?? (await listProtectedBranchesAsync(ctx, project.id));
-  return branchRulesOf(project, branch, rows, (await getSettingsAsync(ctx)).defaultBranchProtection);
+export async function branchRules(ctx: AppContext, project: ProjectRow, branch: string, rules?: ProtectedBranchRow[]): Promise<BranchRules> {
+  const rows = rules ?? (await listProtectedBranches(ctx, project.id));
+  return branchRulesOf(project, branch, rows, (await getSettings(ctx)).defaultBranchProtection);
 }
 
 /** The protection of a branch given the project's rules and the default_branch_protection setting (no database). */
@@ -117,7 +117,7 @@ export function branchRulesOf(project: ProjectRow, branch: string, rules: readon
 
 /** Whether a branch is protected (explicitly or as the protected default branch). */
 export async function isProtected(ctx: AppContext, project: ProjectRow, branch: string): Promise<boolean> {
-  return (await branchRulesAsync(ctx, project, branch)).protected;
+  return (await branchRules(ctx, project, branch)).protected;
 }
 
 /** The caller's access level on the project, read once for several ability checks (0 without a user). */
@@ -129,19 +129,19 @@ async function levelOf(ctx: AppContext, user: UserRow | null, project: ProjectRo
  * Whether `user` may push commits to `branch` (push_code, and for a protected branch master or developers_can_push);
  * `level`: the caller's access level when already known.
  */
-export async function canPushToBranchAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string, rules?: BranchRules, level?: number): Promise<boolean> {
+export async function canPushToBranch(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string, rules?: BranchRules, level?: number): Promise<boolean> {
   const lv = level ?? (await levelOf(ctx, user, project));
   if (!canProject(user, 'push_code', project, lv)) return false;
-  const r = rules ?? (await branchRulesAsync(ctx, project, branch));
+  const r = rules ?? (await branchRules(ctx, project, branch));
   if (!r.protected) return true;
   return canProject(user, 'push_code_to_protected_branches', project, lv) || r.developersCanPush;
 }
 
 /** Whether `user` may merge into `branch` (as pushing, or developers_can_merge on a protected branch). */
-export async function canMergeIntoBranchAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string): Promise<boolean> {
-  const r = await branchRulesAsync(ctx, project, branch);
+export async function canMergeIntoBranch(ctx: AppContext, user: UserRow | null, project: ProjectRow, branch: string): Promise<boolean> {
+  const r = await branchRules(ctx, project, branch);
   const level = await levelOf(ctx, user, project);
-  if (await canPushToBranchAsync(ctx, user, project, branch, r, level)) return true;
+  if (await canPushToBranch(ctx, user, project, branch, r, level)) return true;
   return r.protected && r.developersCanMerge && canProject(user, 'push_code', project, level);
 }
 
@@ -158,8 +158,8 @@ export interface RefCommand {
  * without it is allowed for developers even when the setting protects it (GitLab protected it after the first push).
  */
 export async function pushRefRules(ctx: AppContext, project: ProjectRow, user: UserRow, commands: RefCommand[]): Promise<Record<string, RefRule>> {
-  const rows = await listProtectedBranchesAsync(ctx, project.id);
-  const protection = (await getSettingsAsync(ctx)).defaultBranchProtection;
+  const rows = await listProtectedBranches(ctx, project.id);
+  const protection = (await getSettings(ctx)).defaultBranchProtection;
   let level: number | undefined;
   const out: Record<string, RefRule> = {};
   for (const c of commands) {
@@ -172,7 +172,7 @@ export async function pushRefRules(ctx: AppContext, project: ProjectRow, user: U
     const creating = isZeroSha(c.oldSha);
     if (!r.protected || (r.source === 'default' && creating)) out[c.ref] = {};
     else if (isZeroSha(c.newSha)) out[c.ref] = { deny: PROTECTION_MESSAGES.delete };
-    else if (!(await canPushToBranchAsync(ctx, user, project, branch, r, (level ??= await levelOf(ctx, user, project))))) out[c.ref] = { deny: PROTECTION_MESSAGES.push };
+    else if (!(await canPushToBranch(ctx, user, project, branch, r, (level ??= await levelOf(ctx, user, project))))) out[c.ref] = { deny: PROTECTION_MESSAGES.push };
     else out[c.ref] = { forcePush: PROTECTION_MESSAGES.forcePush };
   }
   return out;

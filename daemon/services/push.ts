@@ -10,13 +10,13 @@ import type { ProjectRow, UserRow } from '../db/schema.js';
 import { avatarUrl, commitWebUrl, projectUrls } from '../web-urls.js';
 import { isoDate, isZeroSha, type CommitInfo } from '../git/objects.js';
 import type { Repository } from '../git/repository.js';
-import { recordEventAsync } from './events.js';
+import { recordEvent } from './events.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
 import type { Queries } from '../db/layer/types.js';
 import { notFound } from '../errors.js';
-import { projectNamespaceAsync } from './projects.js';
+import { projectNamespace } from './projects.js';
 import { projectRepository } from './repositories.js';
-import { getSettingsAsync } from './settings.js';
+import { getSettings } from './settings.js';
 
 /** One ref change: `before`/`after` are full shas, the zero sha for a created/deleted ref. */
 export interface RefUpdate {
@@ -144,7 +144,7 @@ async function commitsOf(
 export async function buildPushData(
   ctx: AppContext, project: ProjectRow, user: UserRow, update: RefUpdate, repo = projectRepository(ctx, project), known?: KnownPushCommits,
 ): Promise<PushData> {
-  const [ns, settings] = await Promise.all([projectNamespaceAsync(ctx, project), getSettingsAsync(ctx)]);
+  const [ns, settings] = await Promise.all([projectNamespace(ctx, project), getSettings(ctx)]);
   const urls = projectUrls(ctx, ns, project);
   const tag = update.ref.startsWith('refs/tags/');
   const { commits, total, message, checkout } = await commitsOf(repo, update, tag, known);
@@ -204,7 +204,7 @@ export async function processPush(
   }
   try {
     await ctx.data.transaction(async (tx) => {
-      for (const u of withData) await recordEventAsync(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
+      for (const u of withData) await recordEvent(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
       // Never backwards: two pushes through two daemons may commit in the other order than they read the clock.
       const t = now();
       await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?', [t, project.id, t]);

@@ -13,7 +13,7 @@ import { toRunner } from '../db/rows.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hashToken } from '../secrets.js';
-import { getSettingsAsync } from './settings.js';
+import { getSettings } from './settings.js';
 import { changeBuildStatusIn } from './builds.js';
 import { isRowId } from '../db/builds.js';
 import { newBuildToken, projectForRunnersToken, safeEqual } from './build-tokens.js';
@@ -82,7 +82,7 @@ function infoColumns(info: unknown): Partial<RunnerRow> {
  */
 export async function registerRunner(ctx: AppContext, p: RegisterRunnerParams): Promise<{ runner: RunnerRow; token: string }> {
   let projectId: number | null = null;
-  const shared = safeEqual(p.token, ctx.secrets.open((await getSettingsAsync(ctx)).runnersRegistrationToken));
+  const shared = safeEqual(p.token, ctx.secrets.open((await getSettings(ctx)).runnersRegistrationToken));
   if (!shared) {
     projectId = await projectForRunnersToken(ctx, p.token);
     if (projectId === null) throw forbidden();

@@ -35,7 +35,7 @@ const SELECT_SETTINGS = 'SELECT * FROM application_settings WHERE id = 1';
  * Create the settings row on first start (with the instance runner registration token) and keep it in sync: on either
  * engine (bootstrap), the row made, or a configured token re-sealed.
  */
-export async function ensureSettingsAsync(ctx: AppContext): Promise<void> {
+export async function ensureSettings(ctx: AppContext): Promise<void> {
   const raw = await ctx.data.get(SELECT_SETTINGS);
   const existing = raw ? toSettings(raw) : undefined;
   const token = ctx.config.runnersToken;
@@ -56,7 +56,7 @@ export async function ensureSettingsAsync(ctx: AppContext): Promise<void> {
  * The current settings: cached on SQLite (one process writes the row), one statement per call on PostgreSQL, read on
  * `q` (the caller's transaction or snapshot, when it has one).
  */
-export async function getSettingsAsync(ctx: AppContext, q: Queries = ctx.data): Promise<ApplicationSettingsRow> {
+export async function getSettings(ctx: AppContext, q: Queries = ctx.data): Promise<ApplicationSettingsRow> {
   const sqlite = ctx.data.dialect.name === 'sqlite';
   let row = sqlite ? cache.get(ctx) : undefined;
   if (!row) {
@@ -76,7 +76,7 @@ export function restrictedLevelsOf(settings: ApplicationSettingsRow): number[] {
 
 /** The visibility levels non-admins may not use (empty when nothing is restricted). */
 export async function restrictedVisibilityLevelsAsync(ctx: AppContext): Promise<number[]> {
-  return restrictedLevelsOf(await getSettingsAsync(ctx));
+  return restrictedLevelsOf(await getSettings(ctx));
 }
 
 /** Parameters of PUT /application/settings (all optional), as they are stored. */
@@ -108,7 +108,7 @@ export interface UpdateSettingsParams {
 
 /**
  * What PUT /application/settings may send: any value for each field, as clients send them (numbers as strings,
- * booleans as 1/0/yes/no, lists as arrays or comma-separated strings). updateSettingsAsync() checks every one.
+ * booleans as 1/0/yes/no, lists as arrays or comma-separated strings). updateSettings() checks every one.
  */
 export type SettingsInput = { [K in keyof UpdateSettingsParams]?: unknown };
 
@@ -145,10 +145,10 @@ const DOMAIN_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9
 /**
  * Validate and apply a settings update, on either engine. Every field is checked first; when any is invalid the reply
  * is 400 with the validation hash (`{message: {field: [errors]}}`) and nothing is changed. Then one
- * `UPDATE ... RETURNING *` (the current row, needed by the blacklist check, comes from getSettingsAsync: cached on SQLite).
+ * `UPDATE ... RETURNING *` (the current row, needed by the blacklist check, comes from getSettings: cached on SQLite).
  */
-export async function updateSettingsAsync(ctx: AppContext, p: SettingsInput): Promise<ApplicationSettingsRow> {
-  const set = settingsChanges(p, await getSettingsAsync(ctx));
+export async function updateSettings(ctx: AppContext, p: SettingsInput): Promise<ApplicationSettingsRow> {
+  const set = settingsChanges(p, await getSettings(ctx));
   const keys = Object.keys(set) as (keyof ApplicationSettingsRow)[];
   cache.delete(ctx);
   const raw = await ctx.data.get(
@@ -266,5 +266,5 @@ function settingsChanges(p: SettingsInput, current: ApplicationSettingsRow): Par
  * `q` (the caller's transaction or snapshot, when it has one).
  */
 export async function gravatarEnabledAsync(ctx: AppContext, q: Queries = ctx.data): Promise<boolean> {
-  return (await getSettingsAsync(ctx, q)).gravatarEnabled;
+  return (await getSettings(ctx, q)).gravatarEnabled;
 }

@@ -149,7 +149,7 @@ export function snippetNoteable(row: SnippetRow): Noteable {
 }
 
 /** Snippets by global id as Noteables, in one query (the comment events of a page). */
-export async function snippetNoteablesByIdsAsync(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
+export async function snippetNoteablesByIds(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
   const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && id > 0 && id <= INT_MAX);
   if (!unique.length) return new Map();
   const rows = await q.all<Record<string, unknown>>(`SELECT * FROM snippets WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(unique)]);

@@ -5,7 +5,7 @@
  * user_remove_from_group), user key create/destroy, and, for hooks with push_events / tag_push_events, pushes and tag
  * pushes (8.13's push data without commits).
  *
- * The services that make those changes call queueSystemHooksAsync(tx, data) inside the writing transaction, with the
+ * The services that make those changes call queueSystemHooks(tx, data) inside the writing transaction, with the
  * payload from the builders here (each reads what it needs through `tx`, before the rows go for a destroy); the rows go
  * to the durable outbox (services/hook-deliveries.ts) and commit or roll back with the change. The storage of the
  * hooks (list, add, find, delete) is here too; the token is stored and sent, never shown.
@@ -93,7 +93,7 @@ export async function testSystemHook(ctx: AppContext, id: number): Promise<Syste
  * transaction; `data` may be a function that reads the payload through the transaction, called only when a hook wants
  * it (an instance without system hooks pays one indexed read). Returns the number of deliveries queued.
  */
-export async function queueSystemHooksAsync(
+export async function queueSystemHooks(
   tx: Queries, data: SystemHookData | null | (() => Promise<SystemHookData | null>), scope?: 'push_events' | 'tag_push_events',
 ): Promise<number> {
   if (!data) return 0;
@@ -229,17 +229,17 @@ export function systemPushData(push: PushData): SystemHookData {
  * Queue the removal event (user_remove_from_team / user_remove_from_group) of each membership matching `where` (a
  * condition on `members`), before the rows go with what is being deleted (a project, a group, a user).
  */
-export async function queueMemberRemovalsAsync(tx: Queries, where: string, args: unknown[]): Promise<void> {
+export async function queueMemberRemovals(tx: Queries, where: string, args: unknown[]): Promise<void> {
   if (!(await tx.get('SELECT 1 AS x FROM system_hooks LIMIT 1'))) return;
   for (const m of await tx.all<{ id: number }>(`SELECT id FROM members WHERE ${where} ORDER BY id`, args)) {
-    await queueSystemHooksAsync(tx, () => memberSystemData(tx, m.id, 'destroy'));
+    await queueSystemHooks(tx, () => memberSystemData(tx, m.id, 'destroy'));
   }
 }
 
 /** Queue key_destroy for each SSH key of a user being deleted (8.13: the user's keys were destroyed one by one). */
-export async function queueUserKeyRemovalsAsync(tx: Queries, userId: number, username: string): Promise<void> {
+export async function queueUserKeyRemovals(tx: Queries, userId: number, username: string): Promise<void> {
   if (!(await tx.get('SELECT 1 AS x FROM system_hooks LIMIT 1'))) return;
   const keys = await tx.all<{ id: number; key: string; created_at: string; updated_at: string }>(
     "SELECT id, key, created_at, updated_at FROM keys WHERE type = 'Key' AND user_id = ? ORDER BY id", [userId]);
-  for (const k of keys) await queueSystemHooksAsync(tx, keySystemData({ id: k.id, key: k.key, createdAt: k.created_at, updatedAt: k.updated_at }, username, 'destroy'));
+  for (const k of keys) await queueSystemHooks(tx, keySystemData({ id: k.id, key: k.key, createdAt: k.created_at, updatedAt: k.updated_at }, username, 'destroy'));
 }

@@ -9,7 +9,7 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFound, tooLarge } from '../errors.js';
-import { getSettingsAsync } from './settings.js';
+import { getSettings } from './settings.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
 import { writeFileDurably } from '../durable-files.js';
 
@@ -27,7 +27,7 @@ export function sanitizeFilename(name: string): string {
 }
 
 /** The upload size limit in bytes (max_attachment_size is in MB). */
-export const maxUploadBytes = async (ctx: AppContext) => (await getSettingsAsync(ctx)).maxAttachmentSize * 1024 * 1024;
+export const maxUploadBytes = async (ctx: AppContext) => (await getSettings(ctx)).maxAttachmentSize * 1024 * 1024;
 
 /** A stored upload. */
 export interface StoredUpload {

@@ -1,5 +1,5 @@
 /** Users: create, update, delete, block, sign in, personal access tokens. */
-import { queueMemberRemovalsAsync, queueSystemHooksAsync, queueUserKeyRemovalsAsync, userSystemData } from './system-hooks.js';
+import { queueMemberRemovals, queueSystemHooks, queueUserKeyRemovals, userSystemData } from './system-hooks.js';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { NamespaceRow, PersonalAccessTokenRow, UserRow } from '../db/schema.js';
@@ -9,10 +9,10 @@ import { toNamespace, toPersonalAccessToken, toUser } from '../db/rows.js';
 import { badRequest, conflict, invalidParam, notFound, validationError } from '../errors.js';
 import { validDate } from '../dates.js';
 import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets.js';
-import { getSettingsAsync } from './settings.js';
+import { getSettings } from './settings.js';
 import { signInThrottle, userKey } from '../policy/sign-in-throttle.js';
 import { likePattern } from '../db/sql.js';
-import { keysetPageAsync } from '../db/keyset.js';
+import { keysetPage } from '../db/keyset.js';
 import { deleteProjectRowsIn } from './projects.js';
 import { userById } from '../db/users.js';
 
@@ -143,7 +143,7 @@ export async function createUser(ctx: AppContext, p: UserParams & { email: strin
   const passwordHash = await hashPassword(p.password);
   const salt = randomToken(24);
   const privateTokenHash = hashToken(ctx.secrets.derive('private', salt));
-  const projectsLimit = p.projects_limit ?? (await getSettingsAsync(ctx)).defaultProjectsLimit;
+  const projectsLimit = p.projects_limit ?? (await getSettings(ctx)).defaultProjectsLimit;
   const t = now();
   try {
     return await ctx.data.transaction(async (tx) => {
@@ -162,7 +162,7 @@ export async function createUser(ctx: AppContext, p: UserParams & { email: strin
       await tx.run(`INSERT INTO namespaces (name, path, kind, owner_id, created_at, updated_at) VALUES (?, ?, 'user', ?, ?, ?)`, [
         p.username, p.username, user.id, t, t,
       ]);
-      await queueSystemHooksAsync(tx, userSystemData(user, 'create'));
+      await queueSystemHooks(tx, userSystemData(user, 'create'));
       return user;
     });
   } catch (e) {
@@ -213,7 +213,7 @@ export async function updateUser(ctx: AppContext, user: UserRow, p: UserParams):
  * Find a user by id or 404 `404 User Not Found`, on either engine. Gantry answers this one message for every unknown
  * user id (GitLab 8.12 said `404 Not found` on GET/PUT and `404 User Not Found` on DELETE/block: one form is clearer).
  */
-export async function findUserAsync(ctx: AppContext, id: number, message = 'User'): Promise<UserRow> {
+export async function findUser(ctx: AppContext, id: number, message = 'User'): Promise<UserRow> {
   const user = validId(id) ? await userById(ctx.data, id) : null;
   if (!user) throw notFound(message);
   return user;
@@ -227,7 +227,7 @@ export interface UserFilters {
 }
 
 /**
- * A count and a page fetcher over users, ordered by id, for paginateAsync (run them in one snapshot). The page is
+ * A count and a page fetcher over users, ordered by id, for paginate (run them in one snapshot). The page is
  * keyset-paged as the other long lists (db/keyset.ts): read from the nearer end, and on SQLite from a cached bookmark.
  */
 export function listUsers(ctx: AppContext, f: UserFilters): {
@@ -253,7 +253,7 @@ export function listUsers(ctx: AppContext, f: UserFilters): {
     },
     fetch: async (q, limit, offset, total) => {
       const list = { from: 'users', ...where(q.dialect), key: 'id', id: 'id', desc: false, select: '*' };
-      return (await keysetPageAsync(ctx, q, list, limit, offset, total)).map(toUser);
+      return (await keysetPage(ctx, q, list, limit, offset, total)).map(toUser);
     },
   };
 }
@@ -286,9 +286,9 @@ export async function deleteUser(ctx: AppContext, user: UserRow): Promise<{ dele
     const owned = ns ? (await tx.all<{ id: number }>('SELECT id FROM projects WHERE namespace_id = ?', [ns.id])).map((p) => p.id) : [];
     for (const id of owned) await deleteProjectRowsIn(tx, id);
     // system hooks: the memberships and keys that go with the user, then the user (read before the rows go)
-    await queueMemberRemovalsAsync(tx, 'user_id = ?', [user.id]);
-    await queueUserKeyRemovalsAsync(tx, user.id, user.username);
-    await queueSystemHooksAsync(tx, async () => {
+    await queueMemberRemovals(tx, 'user_id = ?', [user.id]);
+    await queueUserKeyRemovals(tx, user.id, user.username);
+    await queueSystemHooks(tx, async () => {
       const gone = await tx.get('SELECT * FROM users WHERE id = ?', [user.id]);
       return gone ? userSystemData(toUser(gone), 'destroy') : null;
     });
@@ -376,7 +376,7 @@ export async function createPersonalAccessToken(ctx: AppContext, user: UserRow, 
 
 /**
  * A count and a page fetcher over a user's personal access tokens (optionally only `active` or `inactive` ones),
- * ordered by id, for paginateAsync.
+ * ordered by id, for paginate.
  */
 export function listPersonalAccessTokens(user: UserRow, state?: 'active' | 'inactive') {
   const where = state === 'active' ? ` AND ${TOKEN_ACTIVE}` : state === 'inactive' ? ` AND NOT ${TOKEN_ACTIVE}` : '';
@@ -407,7 +407,7 @@ export async function revokePersonalAccessToken(ctx: AppContext, user: UserRow, 
 }
 
 /** The personal namespace of a user (kind `user`), or null (the web pages list its projects). */
-export async function userNamespaceAsync(ctx: AppContext, user: UserRow): Promise<NamespaceRow | null> {
+export async function userNamespace(ctx: AppContext, user: UserRow): Promise<NamespaceRow | null> {
   const row = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [user.id]);
   return row ? toNamespace(row) : null;
 }

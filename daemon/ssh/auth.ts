@@ -35,7 +35,7 @@ export async function identityFor(ctx: AppContext, fingerprint: string): Promise
  * disabled since the connection authenticated takes effect at once): a user's key acts as the user; a deploy key
  * reads the projects it is enabled on, and never pushes (8.x CE deploy keys are read-only). Null: no longer valid.
  */
-export async function credentialForAsync(ctx: AppContext, identity: SshIdentity): Promise<GitCredential | null> {
+export async function credentialFor(ctx: AppContext, identity: SshIdentity): Promise<GitCredential | null> {
   return credentialOf(identity, await keyForSshAsync(ctx, identity.fingerprint));
 }
 

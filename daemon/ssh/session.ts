@@ -14,7 +14,7 @@ import { decideGitAccess } from '../services/git-access.js';
 import { lookupProjectAsync } from '../services/projects.js';
 import { deferredPushHookSetup, finishReceivePack } from '../services/receive-pack.js';
 import { ensureRepository } from '../services/repositories.js';
-import { credentialForAsync, type SshIdentity } from './auth.js';
+import { credentialFor, type SshIdentity } from './auth.js';
 import { parseSshCommand, printable, SSH_USAGE } from './command.js';
 import type { SshConnectionState, SshLog } from './server.js';
 
@@ -92,7 +92,7 @@ async function runCommand(
   const parsed = parseSshCommand(command);
   if (!parsed.ok) return refuse(channel, parsed.message);
   // (awaited: the key lookup moves to the data layer with the keys room; a synchronous answer is awaited as well)
-  const cred = await credentialForAsync(ctx, identity);
+  const cred = await credentialFor(ctx, identity);
   if (!cred) return refuse(channel, 'this key is no longer registered or its account is blocked; add a key with `gantry ssh-key add` or POST /user/keys.');
   const project = await lookupProjectAsync(ctx, parsed.path);
   const write = parsed.service === 'git-receive-pack';

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRes
 import type { AppContext } from '../context.js';
 import { ApiError, notFound } from '../errors.js';
 import { routeSeries } from '../metrics.js';
-import { authenticateAsync } from '../policy/authentication.js';
+import { authenticate } from '../policy/authentication.js';
 import { metricsText } from '../services/metrics.js';
 
 const METRICS_HOOK = Symbol('gantry.metricsHook');
@@ -53,7 +53,7 @@ async function mayRead(ctx: AppContext, request: FastifyRequest): Promise<boolea
     if (same(bearer, token) || same((request.query as { token?: unknown }).token, token)) return true;
   }
   try {
-    return (await authenticateAsync(ctx, request))?.isAdmin === true;
+    return (await authenticate(ctx, request))?.isAdmin === true;
   } catch (e) {
     if (e instanceof ApiError) return false;
     throw e;

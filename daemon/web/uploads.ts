@@ -9,7 +9,7 @@ import { extname } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { UserRow } from '../db/schema.js';
 import { ApiError, notFound } from '../errors.js';
-import { authenticateAsync } from '../policy/authentication.js';
+import { authenticate } from '../policy/authentication.js';
 import { anonymousCanDownload, canProjectAsync, PUBLIC } from '../policy/permissions.js';
 import { lookupProjectAsync } from '../services/projects.js';
 import { isImageName, uploadPath } from '../services/uploads.js';
@@ -29,7 +29,7 @@ export default async function uploadRoutes(app: FastifyInstance): Promise<void> 
     if (!anonymousCanDownload(project)) {
       let user: UserRow | null;
       try {
-        user = await authenticateAsync(ctx, request);
+        user = await authenticate(ctx, request);
       } catch (e) {
         if (e instanceof ApiError) throw notFound();
         throw e;

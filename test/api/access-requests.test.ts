@@ -8,8 +8,8 @@ import { onPostgres, startTestServer, type TestServer, type TestUser } from '../
 import { openPostgres } from '../../daemon/db/layer/open.js';
 import { toProject } from '../../daemon/db/rows.js';
 import { approveAccessRequest, removeAccessRequest } from '../../daemon/services/access-requests.js';
-import { findUserAsync } from '../../daemon/services/users.js';
-import { addCastMembersAsync, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { findUser } from '../../daemon/services/users.js';
+import { addCastMembers, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { makeGroup } from '../helpers/group-fixtures.js';
 
 let s: TestServer;
@@ -28,8 +28,8 @@ beforeAll(async () => {
   cast = await makeCast(s, 'acr');
   pub = await makeProject(s, cast.owner, 'acr-public', { visibility: 20 });
   priv = await makeProject(s, cast.owner, 'acr-private', { visibility: 0 });
-  await addCastMembersAsync(s.ctx, cast, pub.id);
-  await addCastMembersAsync(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, pub.id);
+  await addCastMembers(s.ctx, cast, priv.id);
   group = await makeGroup(s, 'acr-group', 20);
   await addMemberAsync(s.ctx, { type: 'Namespace', id: group.id }, cast.owner.id, 50);
   await addMemberAsync(s.ctx, { type: 'Namespace', id: group.id }, cast.master.id, 40);
@@ -213,12 +213,12 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
       const ctx2 = { ...s.ctx, db: second.db, data: second.data };
       const project = toProject((await s.ctx.data.get<Record<string, unknown>>('SELECT * FROM projects WHERE id = ?', [pub.id]))!);
       const source = { kind: 'project' as const, project };
-      const master = await findUserAsync(s.ctx, cast.master.id);
-      const admin = await findUserAsync(s.ctx, cast.admin.id);
+      const master = await findUser(s.ctx, cast.master.id);
+      const admin = await findUser(s.ctx, cast.admin.id);
       for (let i = 0; i < 6; i++) {
         const u = await s.user(`acrtwo${i}`);
         expect((await s.api('POST', `/projects/${pub.id}/access_requests`, u)).status).toBe(201);
-        const requester = await findUserAsync(s.ctx, u.id);
+        const requester = await findUser(s.ctx, u.id);
         const outcomes = await Promise.allSettled(i % 2
           ? [approveAccessRequest(s.ctx, master, source, u.id, 20), approveAccessRequest(ctx2, admin, source, u.id, 30)]
           : [approveAccessRequest(s.ctx, master, source, u.id), removeAccessRequest(ctx2, requester, source, u.id)]);

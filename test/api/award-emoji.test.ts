@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { ACTORS, expectedStatus, insertIssueAsync, issueCountsAndRecount, sqlValue, type Actor } from '../helpers/collaboration.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { ACTORS, expectedStatus, insertIssue, issueCountsAndRecount, sqlValue, type Actor } from '../helpers/collaboration.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   projects = {};
   for (const vis of [0, 10, 20]) {
     const p = await makeProject(s, cast.owner, `awards-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     projects[vis] = p;
   }
   pid = projects[0]!.id;
@@ -33,7 +33,7 @@ afterAll(async () => { await s.close(); });
 
 describe('award emoji on an issue', () => {
   let issue: number;
-  beforeAll(async () => { issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.guest.id })).id; });
+  beforeAll(async () => { issue = (await insertIssue(s.ctx, pid, { authorId: cast.guest.id })).id; });
 
   it('POST awards: 201 with the AwardEmoji shape; `+1` is stored as thumbsup', async () => {
     const r = await s.api('POST', issueAwards(pid, issue), cast.developer, { name: '+1' });
@@ -81,7 +81,7 @@ describe('award emoji on an issue', () => {
     expect(p2.body.map((a: { name: string }) => a.name)).toEqual(['thumbsdown']);
     expect(p2.headers).toMatchObject({ 'x-total': '4', 'x-total-pages': '2', 'x-page': '2', 'x-prev-page': '1', 'x-next-page': '' });
     expect(String(p2.headers.link)).toContain('rel="prev"');
-    const empty = await s.api('GET', issueAwards(pid, (await insertIssueAsync(s.ctx, pid)).id), cast.guest);
+    const empty = await s.api('GET', issueAwards(pid, (await insertIssue(s.ctx, pid)).id), cast.guest);
     expect(empty.body).toEqual([]);
     expect(empty.headers).toMatchObject({ 'x-total': '0', 'x-total-pages': '0' });
   });
@@ -89,7 +89,7 @@ describe('award emoji on an issue', () => {
     const list = (await s.api('GET', issueAwards(pid, issue), cast.guest)).body;
     const one = await s.api('GET', `${issueAwards(pid, issue)}/${list[0].id}`, cast.guest);
     expect(one.body).toEqual(list[0]);
-    const other = (await insertIssueAsync(s.ctx, pid)).id;
+    const other = (await insertIssue(s.ctx, pid)).id;
     expect((await s.api('GET', `${issueAwards(pid, issue)}/999999`, cast.guest)).body).toEqual({ message: '404 Not found' });
     expect((await s.api('GET', `${issueAwards(pid, other)}/${list[0].id}`, cast.guest)).body).toEqual({ message: '404 Not found' });
     expect((await s.api('GET', issueAwards(pid, 999999), cast.guest)).body).toEqual({ message: '404 Not found' });
@@ -117,7 +117,7 @@ describe('award emoji on a note', () => {
   let issue: number;
   let note: number;
   beforeAll(async () => {
-    issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.owner.id })).id;
+    issue = (await insertIssue(s.ctx, pid, { authorId: cast.owner.id })).id;
     note = (await s.api('POST', `/projects/${pid}/issues/${issue}/notes`, cast.reporter, { body: 'a comment' })).body.id;
   });
 
@@ -150,7 +150,7 @@ describe('award emoji on a note', () => {
   it('404 `404 Not found` for an unknown note or a note of another issue', async () => {
     expect((await s.api('GET', noteAwards(pid, issue, 999999), cast.guest)).body).toEqual({ message: '404 Not found' });
     expect((await s.api('POST', noteAwards(pid, issue, 999999), cast.guest, { name: 'eyes' })).body).toEqual({ message: '404 Not found' });
-    const other = (await insertIssueAsync(s.ctx, pid)).id;
+    const other = (await insertIssue(s.ctx, pid)).id;
     expect((await s.api('GET', noteAwards(pid, other, note), cast.guest)).status).toBe(404);
   });
 });
@@ -159,7 +159,7 @@ describe('authorization matrix', () => {
   for (const vis of [0, 10, 20]) {
     it(`list, award and remove on a ${{ 0: 'private', 10: 'internal', 20: 'public' }[vis]} project`, async () => {
       const p = projects[vis]!.id;
-      const issue = (await insertIssueAsync(s.ctx, p, { authorId: cast.owner.id })).id;
+      const issue = (await insertIssue(s.ctx, p, { authorId: cast.owner.id })).id;
       const note = (await s.api('POST', `/projects/${p}/issues/${issue}/notes`, cast.owner, { body: 'n' })).body.id;
       for (const actor of ACTORS) {
         const who = userOf(actor);
@@ -175,7 +175,7 @@ describe('authorization matrix', () => {
 
   it('a confidential issue: only those who may read it see, award or remove', async () => {
     const p = projects[20]!.id;
-    const issue = (await insertIssueAsync(s.ctx, p, { confidential: true, authorId: cast.guest.id })).id;
+    const issue = (await insertIssue(s.ctx, p, { confidential: true, authorId: cast.guest.id })).id;
     const award = (await s.api('POST', issueAwards(p, issue), cast.reporter, { name: 'eyes' })).body;
     const note = (await s.api('POST', `/projects/${p}/issues/${issue}/notes`, cast.reporter, { body: 'hush' })).body.id;
     for (const who of [cast.nonMember, cast.external]) {
@@ -195,7 +195,7 @@ describe('authorization matrix', () => {
 
 describe('awards at once', () => {
   it('the same award twice at once: one 201, one 404 with 8.x\'s message, one row', async () => {
-    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.owner.id })).id;
+    const issue = (await insertIssue(s.ctx, pid, { authorId: cast.owner.id })).id;
     const rs = await Promise.all([0, 1].map(() => s.api('POST', issueAwards(pid, issue), cast.guest, { name: 'rocket' })));
     expect(rs.map((r) => r.status).sort()).toEqual([201, 404]);
     expect(rs.find((r) => r.status === 404)!.body).toEqual({ message: '404 Award Emoji {:name=>["has already been taken"]} Not Found' });
@@ -203,7 +203,7 @@ describe('awards at once', () => {
   });
 
   it('an award on an issue deleted meanwhile: 404, no award left behind', async () => {
-    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.owner.id })).id;
+    const issue = (await insertIssue(s.ctx, pid, { authorId: cast.owner.id })).id;
     const [award, del] = await Promise.all([
       s.api('POST', issueAwards(pid, issue), cast.guest, { name: 'rocket' }),
       s.api('DELETE', `/projects/${pid}/issues/${issue}`, cast.owner),
@@ -214,7 +214,7 @@ describe('awards at once', () => {
   });
 
   it('two removals of one award at once: one 200, one 404', async () => {
-    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.owner.id })).id;
+    const issue = (await insertIssue(s.ctx, pid, { authorId: cast.owner.id })).id;
     const id = (await s.api('POST', issueAwards(pid, issue), cast.guest, { name: 'rocket' })).body.id;
     const rs = await Promise.all([0, 1].map(() => s.api('DELETE', `${issueAwards(pid, issue)}/${id}`, cast.guest)));
     expect(rs.map((r) => r.status).sort()).toEqual([200, 404]);

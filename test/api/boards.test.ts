@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { openPostgres } from '../../daemon/db/layer/open.js';
 import { createBoardList, moveBoardList } from '../../daemon/services/boards.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { insertLabelAsync } from '../helpers/collaboration.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { insertLabel } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -30,8 +30,8 @@ beforeAll(async () => {
   cast = await makeCast(s, 'brd');
   pub = await makeProject(s, cast.owner, 'board-public', { visibility: 20 });
   priv = await makeProject(s, cast.owner, 'board-private', { visibility: 0 });
-  await addCastMembersAsync(s.ctx, cast, pub.id);
-  await addCastMembersAsync(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, pub.id);
+  await addCastMembers(s.ctx, cast, priv.id);
 });
 afterAll(async () => {
   await s.close();
@@ -70,12 +70,12 @@ describe('GET /projects/:id/boards', () => {
 describe('/projects/:id/boards/:board_id/lists', () => {
   it('creates label lists at the end (201 List), shows, moves and deletes them', async () => {
     const p = await makeProject(s, cast.owner, 'board-flow', { visibility: 0 });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     const board = await boardOf(p);
     const base = `/projects/${p.id}/boards/${board}/lists`;
     const ids: number[] = [];
     for (const title of ['todo', 'doing', 'review']) {
-      const label = await insertLabelAsync(s.ctx, p.id, title, { color: '#FF0000', description: `${title} things` });
+      const label = await insertLabel(s.ctx, p.id, title, { color: '#FF0000', description: `${title} things` });
       const r = await s.api('POST', base, cast.reporter, { label_id: label });
       expect(r.status).toBe(201);
       expect(r.body).toEqual({ id: expect.any(Number), label: { name: title, color: '#FF0000', description: `${title} things` }, position: ids.length });
@@ -105,7 +105,7 @@ describe('/projects/:id/boards/:board_id/lists', () => {
     expect((await s.api('GET', base, cast.guest)).body.map((l: { id: number; position: number }) => [l.id, l.position])).toEqual([[ids[0], 0], [ids[2], 1]]);
     expect((await s.api('GET', `${base}/${ids[1]}`, cast.guest)).status).toBe(404);
     // a new list goes after the last
-    const label = await insertLabelAsync(s.ctx, p.id, 'done-ish');
+    const label = await insertLabel(s.ctx, p.id, 'done-ish');
     expect((await s.api('POST', base, cast.owner, { label_id: label })).body.position).toBe(2);
     // a deleted label takes its list with it
     expect((await s.api('DELETE', `/projects/${p.id}/labels?name=done-ish`, cast.owner)).status).toBe(200);
@@ -114,12 +114,12 @@ describe('/projects/:id/boards/:board_id/lists', () => {
 
   it('answers every error as 8.13 does and changes nothing', async () => {
     const p = await makeProject(s, cast.owner, 'board-errors', { visibility: 20 });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     const board = await boardOf(p);
     const base = `/projects/${p.id}/boards/${board}/lists`;
-    const label = await insertLabelAsync(s.ctx, p.id, 'bug');
+    const label = await insertLabel(s.ctx, p.id, 'bug');
     const other = await makeProject(s, cast.owner, 'board-other', { visibility: 20 });
-    const foreign = await insertLabelAsync(s.ctx, other.id, 'foreign');
+    const foreign = await insertLabel(s.ctx, other.id, 'foreign');
     const created = await s.api('POST', base, cast.reporter, { label_id: label });
     expect(created.status).toBe(201);
     const listId = created.body.id as number;
@@ -167,11 +167,11 @@ describe('/projects/:id/boards/:board_id/lists', () => {
 
   it('lets reporters and up and admins write, and guests and non-members only read', async () => {
     const p = await makeProject(s, cast.owner, 'board-authz', { visibility: 20 });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     const board = await boardOf(p);
     const base = `/projects/${p.id}/boards/${board}/lists`;
     for (const [i, u] of [cast.reporter, cast.developer, cast.master, cast.owner, cast.admin].entries()) {
-      const label = await insertLabelAsync(s.ctx, p.id, `l${i}`);
+      const label = await insertLabel(s.ctx, p.id, `l${i}`);
       const r = await s.api('POST', base, u, { label_id: label });
       expect(r.status).toBe(201);
       expect((await s.api('PUT', `${base}/${r.body.id}`, u, { position: 0 })).status).toBe(i === 0 ? 400 : 200);
@@ -192,7 +192,7 @@ describe('/projects/:id/boards/:board_id/lists', () => {
     const p = await makeProject(s, cast.owner, 'board-race', { visibility: 0 });
     const board = await boardOf(p);
     const base = `/projects/${p.id}/boards/${board}/lists`;
-    const labels = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((t) => insertLabelAsync(s.ctx, p.id, t)));
+    const labels = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((t) => insertLabel(s.ctx, p.id, t)));
     const made = await Promise.all(labels.map((label_id) => s.api('POST', base, cast.owner, { label_id })));
     expect(made.every((r) => r.status === 201)).toBe(true);
     await Promise.all(made.slice(0, 3).map((r, i) => s.api('PUT', `${base}/${r.body.id}`, cast.owner, { position: 5 - i })));
@@ -208,7 +208,7 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
       const ctx2 = { ...s.ctx, db: second.db, data: second.data };
       const p = await makeProject(s, cast.owner, 'board-two-daemons', { visibility: 0 });
       const board = await boardOf(p);
-      const labels = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((t) => insertLabelAsync(s.ctx, p.id, t)));
+      const labels = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((t) => insertLabel(s.ctx, p.id, t)));
       // every label asked for on both daemons at once: one list each, the other answer 400 taken
       const made = await Promise.allSettled(labels.flatMap((l) => [createBoardList(s.ctx, p.id, board, l), createBoardList(ctx2, p.id, board, l)]));
       const rejected = made.filter((m): m is PromiseRejectedResult => m.status === 'rejected');

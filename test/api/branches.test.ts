@@ -1,7 +1,7 @@
 /** Branches API: list, show (names with `/`), create, delete, protect, unprotect; push processing, errors, authorization. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, actorUser, commitTo, encodedPath, expectedStatus, pushEvents, repositoryOf, VISIBILITIES } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -21,14 +21,14 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'b');
   project = await makeProject(s, cast.owner, 'branches');
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
   base = `/projects/${project.id}/repository/branches`;
   await commitTo(s.ctx, project.id, 'master', { 'README.md': 'one\n' }, { message: 'first' });
   head = await commitTo(s.ctx, project.id, 'master', { 'README.md': 'two\n' }, { message: 'second', author: { name: 'Ann', email: 'ann@example.com' } });
   for (const name of ['feature/deep/x', 'alpha', 'zeta']) await commitTo(s.ctx, project.id, name, { [`${name.replace(/\//g, '-')}.txt`]: name }, { from: 'master' });
   for (const vis of VISIBILITIES) {
     const p = await makeProject(s, cast.owner, `branches-matrix-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     await commitTo(s.ctx, p.id, 'master', { 'README.md': 'm\n' });
     matrix[vis] = p.id;
   }

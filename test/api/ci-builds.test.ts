@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, drive, pipelinesOf, pushFiles, statusByName } from '../helpers/ci.js';
 import { changeBuildStatus, findBuild, settleBuildWork, startArtifactsExpiryWorker } from '../../daemon/services/builds.js';
 import { artifactsFilePath, storeArtifacts } from '../../daemon/services/artifacts.js';
@@ -55,7 +55,7 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'bl');
   pid = (await makeProject(s, cast.owner, 'builds-main')).id;
-  await addCastMembersAsync(s.ctx, cast, pid);
+  await addCastMembers(s.ctx, cast, pid);
   sha = await pushFiles(s.ctx, pid, cast.owner.id, { '.gitlab-ci.yml': YML }, { message: 'Add CI\n\nbody text' });
   pipelineId = (await pipelinesOf(s.ctx, pid))[0]!.id;
   const runner = await insertRunner();
@@ -280,7 +280,7 @@ describe('expired artifacts', () => {
 describe('authorization matrix', () => {
   async function setup(name: string, visibility: number, publicBuilds: boolean) {
     const id = (await makeProject(s, cast.owner, name, { visibility, extra: { public_builds: publicBuilds } })).id;
-    await addCastMembersAsync(s.ctx, cast, id);
+    await addCastMembers(s.ctx, cast, id);
     await pushFiles(s.ctx, id, cast.owner.id, { '.gitlab-ci.yml': 'a:\n  script: x\n' });
     const p = (await pipelinesOf(s.ctx, id))[0]!;
     return { id, build: (await buildNamed(s.ctx, p.id, 'a')).id };

@@ -1,9 +1,9 @@
 // Commit statuses: POST /projects/:id/statuses/:sha (8.x update-or-create rule) and GET .../commits/:sha/statuses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { pipelinesOf, pushFiles, rows } from '../helpers/ci.js';
-import { commitStatusOfAsync } from '../../daemon/services/pipelines.js';
+import { commitStatusOf } from '../../daemon/services/pipelines.js';
 import { projectRepository } from '../../daemon/services/repositories.js';
 
 let s: TestServer;
@@ -18,7 +18,7 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'cs');
   pid = (await makeProject(s, cast.owner, 'statuses')).id;
-  await addCastMembersAsync(s.ctx, cast, pid);
+  await addCastMembers(s.ctx, cast, pid);
   sha = await pushFiles(s.ctx, pid, cast.owner.id, { 'README.md': 'hello' });
   featureSha = await pushFiles(s.ctx, pid, cast.owner.id, { 'f.txt': 'f' }, { branch: 'feature', from: 'master' });
 });
@@ -37,7 +37,7 @@ describe('POST /projects/:id/statuses/:sha', () => {
     });
     const [p] = await pipelinesOf(s.ctx, pid);
     expect(p).toMatchObject({ ref: 'master', sha, status: 'pending' });
-    expect(await commitStatusOfAsync(s.ctx, pid, sha)).toBe('pending');
+    expect(await commitStatusOf(s.ctx, pid, sha)).toBe('pending');
   });
 
   it('updates the caller\'s running or pending status of that name; a finished one gives a new record', async () => {
@@ -109,7 +109,7 @@ describe('POST /projects/:id/statuses/:sha', () => {
     const p = (await pipelinesOf(s.ctx, pid)).find((x) => x.sha === ci)!;
     // build a pending + a failed external status: the composite is running (8.13 rule 6)
     expect(p.status).toBe('running');
-    expect(await commitStatusOfAsync(s.ctx, pid, ci)).toBe('running');
+    expect(await commitStatusOf(s.ctx, pid, ci)).toBe('running');
   });
 
   it('authorization: developer or higher', async () => {

@@ -1,9 +1,9 @@
 // Pipeline creation from real pushes, stage processing (changeBuildStatus), statuses and the pipelines API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, drive, pipelinesOf, pushFiles, rows, statusByName } from '../helpers/ci.js';
-import { commitStatusOfAsync, createPipelineForPush, processPipeline } from '../../daemon/services/pipelines.js';
+import { commitStatusOf, createPipelineForPush, processPipeline } from '../../daemon/services/pipelines.js';
 import { changeBuildStatus, findBuild, onBuildFinished, settleBuildWork } from '../../daemon/services/builds.js';
 import { pipelineDuration } from '../../daemon/services/pipelines.js';
 
@@ -67,8 +67,8 @@ describe('pipeline creation on push', () => {
     const compile = await buildNamed(s.ctx, p!.id, 'compile');
     expect(compile).toMatchObject({ stage: 'build', stageIdx: 0, commands: 'make', ref: 'master', when: 'on_success' });
     expect(compile.queuedAt).toBeTruthy();
-    expect(await commitStatusOfAsync(s.ctx, pid, sha)).toBe('pending');
-    expect(await commitStatusOfAsync(s.ctx, pid, 'f'.repeat(40))).toBeNull();
+    expect(await commitStatusOf(s.ctx, pid, sha)).toBe('pending');
+    expect(await commitStatusOf(s.ctx, pid, 'f'.repeat(40))).toBeNull();
   });
 
   it('advances stage by stage; on_failure skipped, always runs, manual waits as skipped; allow_failure counts as success', async () => {
@@ -221,7 +221,7 @@ describe('pipelines API', () => {
   let first: number;
   beforeAll(async () => {
     pid = await newProject('papi', {}, 0);
-    await addCastMembersAsync(s.ctx, cast, pid);
+    await addCastMembers(s.ctx, cast, pid);
     await pushFiles(s.ctx, pid, owner.id, { '.gitlab-ci.yml': 'a:\n  script: x\nb:\n  script: y\n' });
     await pushFiles(s.ctx, pid, owner.id, { 'f.txt': '1' });
     await pushFiles(s.ctx, pid, owner.id, { 'f.txt': '2' }, { branch: 'dev', tag: 'v1', from: 'master' });

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ci, exec, flags01, projectRunnersToken, registerRunner, registrationToken } from '../helpers/runner-fixtures.js';
 
 let s: TestServer;
@@ -18,7 +18,7 @@ beforeAll(async () => {
   cast = await makeCast(s, 'rn');
   project = await makeProject(s, cast.owner, 'runner-project');
   otherProject = await makeProject(s, cast.owner, 'other-project');
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
 });
 afterAll(async () => {
   await s.close();

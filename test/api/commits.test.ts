@@ -1,7 +1,7 @@
 /** Commits API: history (filters, pagination from page 1), one commit (stats, status), diff, raw blob, comments, authorization. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, actorUser, commitTo, encodedPath, expectedStatus, repositoryOf, VISIBILITIES } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -19,7 +19,7 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'c');
   project = await makeProject(s, cast.owner, 'commits');
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
   base = `/projects/${project.id}/repository/commits`;
   const at = (d: string) => ({ author, date: new Date(d) });
   sha.c1 = await commitTo(s.ctx, project.id, 'master', { 'README.md': 'a\nb\nc\n' }, { message: 'first', ...at('2016-01-01T10:00:00Z') });
@@ -33,7 +33,7 @@ beforeAll(async () => {
   await repo.createTag('v1.0', sha.c2!, { message: 'Version 1.0' });
   for (const vis of VISIBILITIES) {
     const p = await makeProject(s, cast.owner, `commits-matrix-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     matrix[vis] = { id: p.id, sha: await commitTo(s.ctx, p.id, 'master', { 'README.md': 'one\n' }) };
   }
 });

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, addMemberAsync, makeCast, makeGroupAsync, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, addMemberAsync, makeCast, makeGroupAsync, makeProject, type Cast } from '../helpers/fixtures.js';
 import { generateKeyPair } from '../helpers/ssh-keys.js';
 import { keyForSshAsync } from '../../daemon/services/keys/index.js';
 
@@ -23,8 +23,8 @@ beforeAll(async () => {
   cast = await makeCast(s, 'dk');
   priv = await makeProject(s, cast.owner, 'deploy-private', { visibility: 0 });
   pub = await makeProject(s, cast.owner, 'deploy-public', { visibility: 20 });
-  await addCastMembersAsync(s.ctx, cast, priv.id);
-  await addCastMembersAsync(s.ctx, cast, pub.id);
+  await addCastMembers(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, pub.id);
 });
 afterAll(async () => s?.close());
 
@@ -368,8 +368,8 @@ describe('races between requests', () => {
 
   it('a project deleted meanwhile: adding or enabling a key answers 404 Project Not Found and writes nothing, never a 500', async () => {
     const { addProjectDeployKey, enableDeployKey } = await import('../../daemon/services/keys/index.js');
-    const { findProjectAsync } = await import('../../daemon/services/projects.js');
-    const { findUserAsync } = await import('../../daemon/services/users.js');
+    const { findProject: findProjectAsync } = await import('../../daemon/services/projects.js');
+    const { findUser: findUserAsync } = await import('../../daemon/services/users.js');
     const gone = await makeProject(s, cast.owner, 'deploy-vanishing');
     const owner = await findUserAsync(s.ctx, cast.owner.id);
     const stale = await findProjectAsync(s.ctx, owner, String(gone.id), 'admin_project');

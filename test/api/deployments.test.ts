@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { openPostgres } from '../../daemon/db/layer/open.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { ci, claim, clearQueue, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
 import { changeBuildStatus, findBuild, settleBuildWork } from '../../daemon/services/builds.js';
@@ -71,8 +71,8 @@ beforeAll(async () => {
   cast = await makeCast(s, 'dep');
   priv = await makeProject(s, cast.owner, 'private-deploys', { visibility: 0 });
   pub = await makeProject(s, cast.owner, 'public-deploys', { visibility: 20 });
-  await addCastMembersAsync(s.ctx, cast, priv.id);
-  await addCastMembersAsync(s.ctx, cast, pub.id);
+  await addCastMembers(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, pub.id);
   runner = await registerRunner(s, { description: 'deployer' });
   pushed = await runPipeline(priv.id, CI_YML);
   await runPipeline(pub.id, CI_YML);

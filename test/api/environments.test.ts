@@ -1,7 +1,7 @@
 /** Environments: /projects/:id/environments list, create, edit, delete; 8.13's validation answers; authorization. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -19,8 +19,8 @@ beforeAll(async () => {
   cast = await makeCast(s, 'env');
   priv = await makeProject(s, cast.owner, 'private-envs', { visibility: 0 });
   pub = await makeProject(s, cast.owner, 'public-envs', { visibility: 20 });
-  await addCastMembersAsync(s.ctx, cast, priv.id);
-  await addCastMembersAsync(s.ctx, cast, pub.id);
+  await addCastMembers(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, pub.id);
 });
 afterAll(async () => {
   await s.close();

@@ -6,7 +6,7 @@ import { lookupProjectAsync } from '../../daemon/services/projects.js';
 import { canProjectAsync, projectAccessLevelAsync } from '../../daemon/policy/permissions.js';
 import { toUser } from '../../daemon/db/rows.js';
 import { createGroup } from '../../daemon/services/groups.js';
-import { findUserAsync } from '../../daemon/services/users.js';
+import { findUser } from '../../daemon/services/users.js';
 import type { UserRow } from '../../daemon/db/schema.js';
 
 let s: TestServer;
@@ -524,7 +524,7 @@ describe('group routes authorization matrix', () => {
 describe('an acting user deleted by another request during a group create', () => {
   it('answers 401 and leaves no group behind, not a 500', async () => {
     const gone = await s.user('group-vanishing');
-    const stale = (await findUserAsync(s.ctx, gone.id))!;
+    const stale = (await findUser(s.ctx, gone.id))!;
     expect((await s.api('DELETE', `/users/${gone.id}`, s.root)).status).toBe(200);
     await expect(createGroup(s.ctx, stale, { name: 'Late', path: 'late-group' })).rejects.toMatchObject({ statusCode: 401 });
     expect(await s.ctx.data.get('SELECT 1 AS x FROM namespaces WHERE path = ?', ['late-group'])).toBeUndefined();

@@ -11,7 +11,7 @@ import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { sleep, startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
 import {
-  HOOK_EVENTS, HOOK_EVENT_HEADER, queueHookDeliveriesAsync, retryDelay, startHookDeliveryWorker, type HookDeliveryWorker,
+  HOOK_EVENTS, HOOK_EVENT_HEADER, queueHookDeliveries, retryDelay, startHookDeliveryWorker, type HookDeliveryWorker,
   type HookEvent,
 } from '../../daemon/services/hook-deliveries.js';
 
@@ -41,7 +41,7 @@ const settled = (hookId: number, n = 1) => async () => {
 const queue = (...items: [HookEvent, unknown][]) =>
   s.ctx.data.transaction(async (tx) => {
     let n = 0;
-    for (const [event, payload] of items) n += await queueHookDeliveriesAsync(tx, project.id, event, payload);
+    for (const [event, payload] of items) n += await queueHookDeliveries(tx, project.id, event, payload);
     return n;
   });
 
@@ -277,7 +277,7 @@ describe('the outbox', () => {
   it('queues nothing when the transaction rolls back', async () => {
     const hook = await addHook('/rollback', { issues_events: true });
     await expect(s.ctx.data.transaction(async (tx) => {
-      await queueHookDeliveriesAsync(tx, project.id, 'issue', { object_kind: 'issue' });
+      await queueHookDeliveries(tx, project.id, 'issue', { object_kind: 'issue' });
       throw new Error('boom');
     })).rejects.toThrow('boom');
     await sleep(100);
@@ -378,7 +378,7 @@ describe.runIf(onPostgres)('several daemons on one PostgreSQL database', () => {
       await sleep(300); // both listening, their first (empty) look done
       // queued through the second daemon's transaction: the first is woken only by NOTIFY gantry_hooks at the commit
       await otherData.transaction(async (tx) => {
-        for (let i = 0; i < N; i++) await queueHookDeliveriesAsync(tx, project.id, 'pipeline', { object_kind: 'pipeline', n: i });
+        for (let i = 0; i < N; i++) await queueHookDeliveries(tx, project.id, 'pipeline', { object_kind: 'pipeline', n: i });
       });
       await waitUntil(settled(hook, N), `${N} deliveries`, 20_000);
       const got = recv.to('/fleet');
@@ -396,7 +396,7 @@ describe.runIf(onPostgres)('several daemons on one PostgreSQL database', () => {
 
       // and the other way round, with the first daemon's worker alone: woken by a commit on the second's pool
       await two.stop();
-      await otherData.transaction((tx) => queueHookDeliveriesAsync(tx, project.id, 'pipeline', { object_kind: 'pipeline', n: N }));
+      await otherData.transaction((tx) => queueHookDeliveries(tx, project.id, 'pipeline', { object_kind: 'pipeline', n: N }));
       await waitUntil(settled(hook, N + 1), 'the last delivery', 5_000);
       expect(recv.countsByKey('/fleet').size).toBe(N + 1);
     } finally {

@@ -1,8 +1,8 @@
 /** Issues authorization: every caller on private, internal and public projects; confidential issues; issues disabled. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { ACTORS, expectedStatus, insertIssueAsync, type Actor } from '../helpers/collaboration.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { ACTORS, expectedStatus, insertIssue, type Actor } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -16,11 +16,11 @@ beforeAll(async () => {
   cast = await makeCast(s, 'iz');
   for (const vis of [0, 10, 20]) {
     const p = await makeProject(s, cast.owner, `authz-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     projects[vis] = p.id;
     issues[vis] = {
-      id: (await insertIssueAsync(s.ctx, p.id, { title: 'Open one', authorId: cast.owner.id })).id,
-      confidential: (await insertIssueAsync(s.ctx, p.id, { title: 'Secret', authorId: cast.owner.id, confidential: true })).id,
+      id: (await insertIssue(s.ctx, p.id, { title: 'Open one', authorId: cast.owner.id })).id,
+      confidential: (await insertIssue(s.ctx, p.id, { title: 'Secret', authorId: cast.owner.id, confidential: true })).id,
     };
   }
 });
@@ -56,7 +56,7 @@ describe.each([0, 10, 20])('visibility %i', (vis) => {
   });
 
   it.each(ACTORS)('DELETE as %s (owners and admins; 404 otherwise)', async (actor) => {
-    const { id } = await insertIssueAsync(s.ctx, projects[vis]!, { title: 'Delete me', authorId: cast.developer.id });
+    const { id } = await insertIssue(s.ctx, projects[vis]!, { title: 'Delete me', authorId: cast.developer.id });
     const r = await s.api('DELETE', `/projects/${projects[vis]}/issues/${id}`, as(actor));
     const ok = actor === 'owner' || actor === 'admin';
     expect(r.status).toBe(actor === 'anonymous' ? 401 : ok ? 200 : 404);
@@ -66,8 +66,8 @@ describe.each([0, 10, 20])('visibility %i', (vis) => {
 describe('authors and assignees', () => {
   it('a guest reads and edits a confidential issue they authored or are assigned', async () => {
     const p = projects[0]!;
-    const own = await insertIssueAsync(s.ctx, p, { title: 'Mine', authorId: cast.guest.id, confidential: true });
-    const assigned = await insertIssueAsync(s.ctx, p, { title: 'Assigned', authorId: cast.owner.id, assigneeId: cast.guest.id, confidential: true });
+    const own = await insertIssue(s.ctx, p, { title: 'Mine', authorId: cast.guest.id, confidential: true });
+    const assigned = await insertIssue(s.ctx, p, { title: 'Assigned', authorId: cast.owner.id, assigneeId: cast.guest.id, confidential: true });
     const list = await s.api('GET', `/projects/${p}/issues?per_page=100`, cast.guest);
     const titles = list.body.map((i: { title: string }) => i.title);
     expect(titles).toEqual(expect.arrayContaining(['Mine', 'Assigned']));
@@ -88,7 +88,7 @@ describe('authors and assignees', () => {
 describe('issues disabled', () => {
   it('answers 403 to those who see the project and 404 to the others; hides the issues from GET /issues', async () => {
     const p = await makeProject(s, cast.owner, 'no-issues', { visibility: 20 });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     await s.api('POST', `/projects/${p.id}/issues`, cast.owner, { title: 'Before the switch' });
     const off = await s.api('PUT', `/projects/${p.id}`, cast.owner, { issues_enabled: false });
     expect(off.status).toBe(200);

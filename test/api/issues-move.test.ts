@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
-import { addProjectHook, insertLabelAsync, insertMilestoneAsync, issueCountsAndRecount, sqlRows } from '../helpers/collaboration.js';
+import { addProjectHook, insertLabel, insertMilestone, issueCountsAndRecount, sqlRows } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -27,9 +27,9 @@ describe('POST /projects/:id/issues/:issue_id/move', () => {
   it('moves: 201 with the new issue, same-titled label and milestone, notes, old issue closed with moved_to_id', async () => {
     const hook = await addProjectHook(s, to.id, alice, { url: 'http://127.0.0.1:9/h', issues_events: true, push_events: false });
     const oldHook = await addProjectHook(s, from.id, alice, { url: 'http://127.0.0.1:9/h', issues_events: true, push_events: false });
-    const m = await insertMilestoneAsync(s.ctx, from.id, { title: 'v1' });
-    const target = await insertMilestoneAsync(s.ctx, to.id, { title: 'v1' });
-    await insertLabelAsync(s.ctx, to.id, 'bug');
+    const m = await insertMilestone(s.ctx, from.id, { title: 'v1' });
+    const target = await insertMilestone(s.ctx, to.id, { title: 'v1' });
+    await insertLabel(s.ctx, to.id, 'bug');
     const created = await s.api('POST', `/projects/${from.id}/issues`, alice, { title: 'Travel', description: 'desc', labels: 'bug,only-here', milestone_id: m.id, assignee_id: rep.id });
     await s.ctx.data.run(`INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at)
       VALUES (?, 'Issue', ?, 'a comment', ?, FALSE, '2020-01-01T00:00:00.000Z', '2020-01-01T00:00:00.000Z')`, [from.id, created.body.id, rep.id]);

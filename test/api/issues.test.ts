@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeGroupAsync, makeProject } from '../helpers/fixtures.js';
-import { addProjectHook, insertIssueAsync, insertMilestoneAsync, issueCountsAndRecount, projectEventsOf, sqlRows, sqlValue } from '../helpers/collaboration.js';
+import { addProjectHook, insertIssue, insertMilestone, issueCountsAndRecount, projectEventsOf, sqlRows, sqlValue } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -33,7 +33,7 @@ function expectIssueShape(i: Record<string, unknown>): void {
 
 describe('POST /projects/:id/issues', () => {
   it('creates an issue with labels on the fly, a milestone, an assignee and a due date (201)', async () => {
-    const m = await insertMilestoneAsync(s.ctx, project.id, { title: 'v1.0' });
+    const m = await insertMilestone(s.ctx, project.id, { title: 'v1.0' });
     const r = await s.api('POST', `/projects/${project.id}/issues`, alice, {
       title: 'First', description: 'Hello @bob', labels: 'bug, ui', milestone_id: m.id, assignee_id: bob.id, due_date: '2030-01-31',
     });
@@ -115,7 +115,7 @@ describe('POST /projects/:id/issues', () => {
 
 describe('GET /projects/:id/issues/:issue_id', () => {
   it('answers the issue, 404 `Not found` for an unknown or foreign id', async () => {
-    const { id } = await insertIssueAsync(s.ctx, project.id, { title: 'Direct', authorId: alice.id });
+    const { id } = await insertIssue(s.ctx, project.id, { title: 'Direct', authorId: alice.id });
     const r = await s.api('GET', `/projects/${project.id}/issues/${id}`, bob);
     expect(r.status).toBe(200);
     expectIssueShape(r.body);
@@ -133,7 +133,7 @@ describe('GET lists', () => {
   let p: { id: number; path_with_namespace: string };
   beforeAll(async () => {
     p = await makeProject(s, alice, 'listing');
-    const m = await insertMilestoneAsync(s.ctx, p.id, { title: 'M1' });
+    const m = await insertMilestone(s.ctx, p.id, { title: 'M1' });
     for (let n = 1; n <= 5; n++) {
       const r = await s.api('POST', `/projects/${p.id}/issues`, alice, {
         title: `L${n}`, labels: n % 2 ? 'odd' : 'even', ...(n <= 2 ? { milestone_id: m.id } : {}), created_at: `2020-01-0${n}T00:00:00Z`,
@@ -228,7 +228,7 @@ describe('PUT /projects/:id/issues/:issue_id', () => {
     expect(hook.status).toBe(201);
     const created = await s.api('POST', `/projects/${project.id}/issues`, alice, { title: 'Edit me', labels: 'old' });
     const id = created.body.id;
-    const m = await insertMilestoneAsync(s.ctx, project.id, { title: 'v2' });
+    const m = await insertMilestone(s.ctx, project.id, { title: 'v2' });
     let r = await s.api('PUT', `/projects/${project.id}/issues/${id}`, alice, {
       title: 'Edited', assignee_id: bob.id, milestone_id: m.id, labels: 'new', due_date: '2031-05-06', description: 'cc @bob',
     });

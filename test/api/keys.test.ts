@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
 import { createUserKey, keyForSshAsync, touchKeyUsed } from '../../daemon/services/keys/index.js';
-import { findUserAsync } from '../../daemon/services/users.js';
+import { findUser } from '../../daemon/services/users.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -275,7 +275,7 @@ describe('races between requests', () => {
 
   it('a key for a user deleted meanwhile answers 404 (the route’s own form) and writes nothing, never a 500', async () => {
     const gone = await s.user('key-vanishing');
-    const stale = await findUserAsync(s.ctx, gone.id);
+    const stale = await findUser(s.ctx, gone.id);
     expect((await s.api('DELETE', `/users/${gone.id}`, s.root)).status).toBe(200);
     const pair = ed();
     await expect(createUserKey(s.ctx, stale, { title: 'late', key: pair.publicKey })).rejects.toMatchObject({ statusCode: 404, body: { message: '404 User Not Found' } });

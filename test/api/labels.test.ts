@@ -4,16 +4,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import {
-  ACTORS, countStatements, expectedStatus, insertIssueAsync, insertLabelAsync, insertMergeRequestAsync, linkLabelAsync,
+  ACTORS, countStatements, expectedStatus, insertIssue, insertLabel, insertMergeRequest, linkLabel,
   sqlValue, type Actor,
 } from '../helpers/collaboration.js';
 import {
-  findOrCreateLabelsAsync, labelsByTitleAsync, labelTitlesOfAsync, setTargetLabelsAsync,
+  findOrCreateLabels, labelsByTitle, labelTitlesOf, setTargetLabels,
 } from '../../daemon/services/collaboration/labels.js';
 import {
-  subscribeAsync, subscribedSetAsync, unsubscribeAsync,
+  subscribe, subscribedSet, unsubscribe,
 } from '../../daemon/services/collaboration/subscriptions.js';
 
 let s: TestServer;
@@ -28,7 +28,7 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'l');
   project = await makeProject(s, cast.owner, 'labels-main', { visibility: 0 });
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
 });
 afterAll(async () => { await s.close(); });
 
@@ -79,13 +79,13 @@ describe('POST /projects/:id/labels', () => {
   });
 
   it('two deletes of one label at once: one 200, one 404', async () => {
-    await insertLabelAsync(s.ctx, project.id, 'twice-deleted');
+    await insertLabel(s.ctx, project.id, 'twice-deleted');
     const rs = await Promise.all([0, 1].map(() => s.api('DELETE', `/projects/${project.id}/labels?name=twice-deleted`, cast.reporter)));
     expect(rs.map((r) => r.status).sort()).toEqual([200, 404]);
   });
 
   it('a subscription and a delete of one label at once: the subscription answers 201 or 404, and none outlives the label', async () => {
-    const id = await insertLabelAsync(s.ctx, project.id, 'watched-going');
+    const id = await insertLabel(s.ctx, project.id, 'watched-going');
     const [sub, del] = await Promise.all([
       s.api('POST', `/projects/${project.id}/labels/${id}/subscription`, cast.guest),
       s.api('DELETE', `/projects/${project.id}/labels?name=watched-going`, cast.reporter),
@@ -147,20 +147,20 @@ describe('GET /projects/:id/labels', () => {
   let ids: Record<string, number>;
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'labels-counts', { visibility: 10 });
-    await addCastMembersAsync(s.ctx, cast, p.id);
-    ids = { alpha: await insertLabelAsync(s.ctx, p.id, 'alpha', { color: '#111111', description: 'first' }), beta: await insertLabelAsync(s.ctx, p.id, 'beta'), gamma: await insertLabelAsync(s.ctx, p.id, 'gamma') };
-    const open1 = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id });
-    const open2 = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id });
-    const closed = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, state: 'closed' });
-    const secret = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, confidential: true });
-    const deleted = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id });
+    await addCastMembers(s.ctx, cast, p.id);
+    ids = { alpha: await insertLabel(s.ctx, p.id, 'alpha', { color: '#111111', description: 'first' }), beta: await insertLabel(s.ctx, p.id, 'beta'), gamma: await insertLabel(s.ctx, p.id, 'gamma') };
+    const open1 = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id });
+    const open2 = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id });
+    const closed = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id, state: 'closed' });
+    const secret = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id, confidential: true });
+    const deleted = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id });
     await s.ctx.data.run(`UPDATE issues SET deleted_at = ? WHERE id = ?`, [new Date().toISOString(), deleted.id]);
-    for (const i of [open1, open2, closed, secret, deleted]) await linkLabelAsync(s.ctx, ids.alpha!, { type: 'Issue', id: i.id });
-    await linkLabelAsync(s.ctx, ids.beta!, { type: 'Issue', id: closed.id });
-    const mr1 = await insertMergeRequestAsync(s.ctx, p.id);
-    const mr2 = await insertMergeRequestAsync(s.ctx, p.id, { state: 'reopened' });
-    const mr3 = await insertMergeRequestAsync(s.ctx, p.id, { state: 'merged' });
-    for (const m of [mr1, mr2, mr3]) await linkLabelAsync(s.ctx, ids.alpha!, { type: 'MergeRequest', id: m });
+    for (const i of [open1, open2, closed, secret, deleted]) await linkLabel(s.ctx, ids.alpha!, { type: 'Issue', id: i.id });
+    await linkLabel(s.ctx, ids.beta!, { type: 'Issue', id: closed.id });
+    const mr1 = await insertMergeRequest(s.ctx, p.id);
+    const mr2 = await insertMergeRequest(s.ctx, p.id, { state: 'reopened' });
+    const mr3 = await insertMergeRequest(s.ctx, p.id, { state: 'merged' });
+    for (const m of [mr1, mr2, mr3]) await linkLabel(s.ctx, ids.alpha!, { type: 'MergeRequest', id: m });
   });
 
   it('lists labels by name with open/closed issue counts, open MR counts and subscribed', async () => {
@@ -198,8 +198,8 @@ describe('GET /projects/:id/labels', () => {
   it('costs a fixed number of queries, whatever the page size', async () => {
     const big = await makeProject(s, cast.owner, 'labels-queries');
     for (let i = 0; i < 30; i++) {
-      const l = await insertLabelAsync(s.ctx, big.id, `l${String(i).padStart(2, '0')}`);
-      await linkLabelAsync(s.ctx, l, { type: 'Issue', id: (await insertIssueAsync(s.ctx, big.id, { authorId: cast.owner.id })).id });
+      const l = await insertLabel(s.ctx, big.id, `l${String(i).padStart(2, '0')}`);
+      await linkLabel(s.ctx, l, { type: 'Issue', id: (await insertIssue(s.ctx, big.id, { authorId: cast.owner.id })).id });
     }
     const statements = (perPage: number) => countStatements(s.ctx, async () => {
       const r = await s.api('GET', `/projects/${big.id}/labels?per_page=${perPage}`, cast.owner);
@@ -230,9 +230,9 @@ describe('PUT /projects/:id/labels', () => {
   let p: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'labels-put');
-    await addCastMembersAsync(s.ctx, cast, p.id);
-    await insertLabelAsync(s.ctx, p.id, 'old', { color: '#000000', description: 'desc' });
-    await insertLabelAsync(s.ctx, p.id, 'taken', { color: '#000000' });
+    await addCastMembers(s.ctx, cast, p.id);
+    await insertLabel(s.ctx, p.id, 'old', { color: '#000000', description: 'desc' });
+    await insertLabel(s.ctx, p.id, 'taken', { color: '#000000' });
   });
 
   it('renames a label (new_name) and keeps its colour', async () => {
@@ -301,13 +301,13 @@ describe('DELETE /projects/:id/labels', () => {
   let p: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'labels-delete');
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
   });
 
   it('deletes by name (query string) and answers the raw label record; links and subscriptions go too', async () => {
-    const id = await insertLabelAsync(s.ctx, p.id, 'doomed', { color: '#010203', description: 'bye' });
-    const issue = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id });
-    await linkLabelAsync(s.ctx, id, { type: 'Issue', id: issue.id });
+    const id = await insertLabel(s.ctx, p.id, 'doomed', { color: '#010203', description: 'bye' });
+    const issue = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id });
+    await linkLabel(s.ctx, id, { type: 'Issue', id: issue.id });
     expect((await s.api('POST', `/projects/${p.id}/labels/${id}/subscription`, cast.guest)).status).toBe(201);
     const r = await s.api('DELETE', `/projects/${p.id}/labels?name=doomed`, cast.reporter);
     expect(r.status).toBe(200);
@@ -321,7 +321,7 @@ describe('DELETE /projects/:id/labels', () => {
   });
 
   it('deletes by name given in a JSON body', async () => {
-    await insertLabelAsync(s.ctx, p.id, 'body-named ✓');
+    await insertLabel(s.ctx, p.id, 'body-named ✓');
     const r = await s.api('DELETE', `/projects/${p.id}/labels`, cast.reporter, { name: 'body-named ✓' });
     expect(r.status).toBe(200);
     expect(r.body.title).toBe('body-named ✓');
@@ -345,9 +345,9 @@ describe('label subscriptions', () => {
   let id: number;
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'labels-subs', { visibility: 20 });
-    await addCastMembersAsync(s.ctx, cast, p.id);
-    id = await insertLabelAsync(s.ctx, p.id, 'watch me');
-    await insertLabelAsync(s.ctx, p.id, '12345');
+    await addCastMembers(s.ctx, cast, p.id);
+    id = await insertLabel(s.ctx, p.id, 'watch me');
+    await insertLabel(s.ctx, p.id, '12345');
   });
 
   it('subscribes by id: 201 with subscribed true, then 304', async () => {
@@ -373,7 +373,7 @@ describe('label subscriptions', () => {
   });
 
   it('finds a title with a slash, spaces and unicode when URL-encoded', async () => {
-    await insertLabelAsync(s.ctx, p.id, 'area/ui ✓');
+    await insertLabel(s.ctx, p.id, 'area/ui ✓');
     const r = await s.api('POST', `/projects/${p.id}/labels/${encodeURIComponent('area/ui ✓')}/subscription`, cast.guest);
     expect(r.status).toBe(201);
     expect(r.body.name).toBe('area/ui ✓');
@@ -387,7 +387,7 @@ describe('label subscriptions', () => {
 
   it('404 Label Not Found for an unknown id or title, and for a label of another project', async () => {
     const other = await makeProject(s, cast.owner, 'labels-subs-other');
-    const foreign = await insertLabelAsync(s.ctx, other.id, 'foreign');
+    const foreign = await insertLabel(s.ctx, other.id, 'foreign');
     for (const ref of ['999999', 'nope', String(foreign)]) {
       for (const method of ['POST', 'DELETE'] as const) {
         const r = await s.api(method, `/projects/${p.id}/labels/${ref}/subscription`, cast.guest);
@@ -410,7 +410,7 @@ describe.each([0, 10, 20])('authorization on a project of visibility %i', (vis) 
   let p: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, `labels-authz-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
   });
 
   it.each(ACTORS)('GET list as %s', async (a) => {
@@ -426,7 +426,7 @@ describe.each([0, 10, 20])('authorization on a project of visibility %i', (vis) 
     expect(created.status).toBe(want);
     if (want !== 201) {
       expect(await count('labels', p.id)).toBe(before);
-      await insertLabelAsync(s.ctx, p.id, name);
+      await insertLabel(s.ctx, p.id, name);
     }
     const updated = await s.api('PUT', `/projects/${p.id}/labels`, who(a), { name, color: '#00FFFF' });
     expect(updated.status).toBe(expectedStatus(a, vis, 20, 200));
@@ -437,7 +437,7 @@ describe.each([0, 10, 20])('authorization on a project of visibility %i', (vis) 
   });
 
   it.each(ACTORS)('subscribe and unsubscribe as %s (anyone who reads the project)', async (a) => {
-    const id = await insertLabelAsync(s.ctx, p.id, `sub-${a}`);
+    const id = await insertLabel(s.ctx, p.id, `sub-${a}`);
     expect((await s.api('POST', `/projects/${p.id}/labels/${id}/subscription`, who(a))).status).toBe(expectedStatus(a, vis, 10, 201, true));
     expect((await s.api('DELETE', `/projects/${p.id}/labels/${id}/subscription`, who(a))).status).toBe(expectedStatus(a, vis, 10, 200, true));
   });
@@ -456,57 +456,57 @@ describe('label and subscription services (the contract issues and merge request
   let p: { id: number };
   beforeAll(async () => { p = await makeProject(s, cast.owner, 'labels-contract'); });
 
-  it('findOrCreateLabelsAsync trims, drops blanks and duplicates, keeps order and creates missing labels with #428BCA', async () => {
-    await insertLabelAsync(s.ctx, p.id, 'existing', { color: '#000000' });
-    const rows = await s.ctx.data.transaction((tx) => findOrCreateLabelsAsync(tx, p.id, [' new one ', '', 'existing', 'new one', '  '], true));
+  it('findOrCreateLabels trims, drops blanks and duplicates, keeps order and creates missing labels with #428BCA', async () => {
+    await insertLabel(s.ctx, p.id, 'existing', { color: '#000000' });
+    const rows = await s.ctx.data.transaction((tx) => findOrCreateLabels(tx, p.id, [' new one ', '', 'existing', 'new one', '  '], true));
     expect(rows.map((l) => [l.title, l.color])).toEqual([['new one', '#428BCA'], ['existing', '#000000']]);
-    expect((await s.ctx.data.transaction((tx) => findOrCreateLabelsAsync(tx, p.id, ['missing', 'existing'], false))).map((l) => l.title)).toEqual(['existing']);
+    expect((await s.ctx.data.transaction((tx) => findOrCreateLabels(tx, p.id, ['missing', 'existing'], false))).map((l) => l.title)).toEqual(['existing']);
     expect((await labelRow(p.id, 'missing'))).toBeUndefined();
   });
 
-  it('findOrCreateLabelsAsync at once from two transactions: one label, both get it', async () => {
-    const [a, b] = await Promise.all([0, 1].map(() => s.ctx.data.transaction((tx) => findOrCreateLabelsAsync(tx, p.id, ['raced'], true))));
+  it('findOrCreateLabels at once from two transactions: one label, both get it', async () => {
+    const [a, b] = await Promise.all([0, 1].map(() => s.ctx.data.transaction((tx) => findOrCreateLabels(tx, p.id, ['raced'], true))));
     expect(a![0]!.id).toBe(b![0]!.id);
     expect(await sqlValue(s.ctx, `SELECT COUNT(*) AS n FROM labels WHERE project_id = ? AND title = 'raced'`, [p.id])).toBe(1);
   });
 
-  it('findOrCreateLabelsAsync refuses a title that cannot be a label with the 8.x body, creating none', async () => {
-    await expect(s.ctx.data.transaction((tx) => findOrCreateLabelsAsync(tx, p.id, ['fine', 'a&b'], true)))
+  it('findOrCreateLabels refuses a title that cannot be a label with the 8.x body, creating none', async () => {
+    await expect(s.ctx.data.transaction((tx) => findOrCreateLabels(tx, p.id, ['fine', 'a&b'], true)))
       .rejects.toMatchObject({ statusCode: 400, body: { message: { labels: { 'a&b': { title: ['is invalid'] } } } } });
     expect((await labelRow(p.id, 'fine'))).toBeUndefined();
   });
 
-  it('setTargetLabelsAsync answers the labels added and removed; labelTitlesOfAsync sorts titles per target', async () => {
-    const [a, b, c] = await Promise.all(['b-label', 'a-label', 'c-label'].map((t) => insertLabelAsync(s.ctx, p.id, t)));
-    const target = { type: 'Issue' as const, id: (await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id })).id };
-    const first = await s.ctx.data.transaction((tx) => setTargetLabelsAsync(tx, target, [a!, b!]));
+  it('setTargetLabels answers the labels added and removed; labelTitlesOf sorts titles per target', async () => {
+    const [a, b, c] = await Promise.all(['b-label', 'a-label', 'c-label'].map((t) => insertLabel(s.ctx, p.id, t)));
+    const target = { type: 'Issue' as const, id: (await insertIssue(s.ctx, p.id, { authorId: cast.owner.id })).id };
+    const first = await s.ctx.data.transaction((tx) => setTargetLabels(tx, target, [a!, b!]));
     expect(first.added.map((l) => l.title)).toEqual(['a-label', 'b-label']);
     expect(first.removed).toEqual([]);
-    const second = await s.ctx.data.transaction((tx) => setTargetLabelsAsync(tx, target, [c!, a!]));
+    const second = await s.ctx.data.transaction((tx) => setTargetLabels(tx, target, [c!, a!]));
     expect(second.added.map((l) => l.title)).toEqual(['c-label']);
     expect(second.removed.map((l) => l.title)).toEqual(['a-label']);
-    const titles = await labelTitlesOfAsync(s.ctx.data, 'Issue', [target.id, 999999]);
+    const titles = await labelTitlesOf(s.ctx.data, 'Issue', [target.id, 999999]);
     expect(titles.get(target.id)).toEqual(['b-label', 'c-label']);
     expect(titles.get(999999)).toEqual([]);
-    expect((await labelsByTitleAsync(s.ctx.data, p.id, ['c-label', 'nope'])).map((l) => l.id)).toEqual([c]);
+    expect((await labelsByTitle(s.ctx.data, p.id, ['c-label', 'nope'])).map((l) => l.id)).toEqual([c]);
   });
 
-  it('subscribeAsync/unsubscribeAsync with explicit rows and the implicit (author/assignee) rule; subscribedSetAsync', async () => {
+  it('subscribe/unsubscribe with explicit rows and the implicit (author/assignee) rule; subscribedSet', async () => {
     const u = cast.developer.id;
     const v = cast.reporter.id;
     const q = s.ctx.data;
-    expect(await subscribeAsync(q, u, 'Issue', 787)).toBe(true);
-    expect(await subscribeAsync(q, u, 'Issue', 787)).toBe(false);
-    expect(await subscribeAsync(q, v, 'Issue', 788, true)).toBe(false);
-    expect(await unsubscribeAsync(q, v, 'Issue', 788, true)).toBe(true);
-    expect(await unsubscribeAsync(q, v, 'Issue', 788, true)).toBe(false);
-    expect(await unsubscribeAsync(q, u, 'Issue', 789)).toBe(false);
+    expect(await subscribe(q, u, 'Issue', 787)).toBe(true);
+    expect(await subscribe(q, u, 'Issue', 787)).toBe(false);
+    expect(await subscribe(q, v, 'Issue', 788, true)).toBe(false);
+    expect(await unsubscribe(q, v, 'Issue', 788, true)).toBe(true);
+    expect(await unsubscribe(q, v, 'Issue', 788, true)).toBe(false);
+    expect(await unsubscribe(q, u, 'Issue', 789)).toBe(false);
     const implicit = new Map([[788, [v]], [789, [v]]]);
-    expect([...(await subscribedSetAsync(q, v, 'Issue', [787, 788, 789], implicit))]).toEqual([789]);
-    expect([...(await subscribedSetAsync(q, u, 'Issue', [787, 788, 789], implicit))]).toEqual([787]);
-    expect((await subscribedSetAsync(q, u, 'Label', [787])).size).toBe(0);
+    expect([...(await subscribedSet(q, v, 'Issue', [787, 788, 789], implicit))]).toEqual([789]);
+    expect([...(await subscribedSet(q, u, 'Issue', [787, 788, 789], implicit))]).toEqual([787]);
+    expect((await subscribedSet(q, u, 'Label', [787])).size).toBe(0);
     // two subscriptions at once: one changes the state, the other finds it done (the route's 304)
-    expect((await Promise.all([subscribeAsync(q, u, 'Issue', 790), subscribeAsync(q, u, 'Issue', 790)])).sort()).toEqual([false, true]);
+    expect((await Promise.all([subscribe(q, u, 'Issue', 790), subscribe(q, u, 'Issue', 790)])).sort()).toEqual([false, true]);
   });
 });
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysetPageQuery, type KeysetList } from '../../daemon/db/keyset.js';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { queryPlan, seq, timeAt } from '../helpers/postgres.js';
-import { insertIssueAsync, sqlValue } from '../helpers/collaboration.js';
+import { insertIssue, sqlValue } from '../helpers/collaboration.js';
 import { commitTo } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   s = await startTestServer();
   pid = (await s.api('POST', '/projects', s.root, { name: 'pages' })).body.id;
   sha = await commitTo(s.ctx, pid, 'master', { 'README.md': 'pages\n' });
-  issueId = (await insertIssueAsync(s.ctx, pid, { authorId: s.root.id })).id;
+  issueId = (await insertIssue(s.ctx, pid, { authorId: s.root.id })).id;
   // a bulk load in one SQL text on both engines (timestamps as each engine stores them)
   const d = s.ctx.data.dialect;
   const t = timeAt(d, '2024-01-01', 'second');

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { drive, pipelinesOf, pushFiles } from '../helpers/ci.js';
-import { insertTodoAsync } from '../helpers/collaboration.js';
+import { insertTodo } from '../helpers/collaboration.js';
 import { ci, projectRunnersToken } from '../helpers/runner-fixtures.js';
 import { generateKeyPair } from '../helpers/ssh-keys.js';
 
@@ -78,8 +78,8 @@ beforeAll(async () => {
     await ok('POST', `/projects/${pid}/issues/${issue.id}/award_emoji`, s.root, { name });
     await ok('POST', `/projects/${pid}/issues/${issue.id}/notes/${note.id}/award_emoji`, s.root, { name });
   }
-  await insertTodoAsync(s.ctx, { userId: s.root.id, projectId: pid, targetId: issue.id, authorId: other.id });
-  await insertTodoAsync(s.ctx, { userId: s.root.id, projectId: pid, targetId: issue2.id, authorId: other.id, action: 'mentioned' });
+  await insertTodo(s.ctx, { userId: s.root.id, projectId: pid, targetId: issue.id, authorId: other.id });
+  await insertTodo(s.ctx, { userId: s.root.id, projectId: pid, targetId: issue2.id, authorId: other.id, action: 'mentioned' });
 
   for (const url of ['http://example.com/one', 'http://example.com/two']) await ok('POST', `/projects/${pid}/hooks`, s.root, { url });
   for (const url of ['http://example.com/sys-one', 'http://example.com/sys-two']) await ok('POST', '/hooks', s.root, { url, push_events: false });

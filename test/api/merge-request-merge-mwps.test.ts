@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { insertMergeRequestBetweenAsync, sqlRows } from '../helpers/collaboration.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { insertMergeRequestBetween, sqlRows } from '../helpers/collaboration.js';
 import { drive, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 import { repositoryOf } from '../helpers/repository.js';
@@ -26,7 +26,7 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'mw');
   project = await makeProject(s, cast.owner, 'auto-merge');
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
   await pushFiles(s.ctx, project.id, cast.owner.id, { '.gitlab-ci.yml': CI, 'README.md': 'hi\n' });
 });
 afterAll(async () => {
@@ -45,7 +45,7 @@ interface Mr {
 async function newMr(projectId = project.id): Promise<Mr> {
   const branch = `feature-${++n}`;
   const head = await pushFiles(s.ctx, projectId, cast.developer.id, { [`${branch}.txt`]: 'x\n' }, { branch, from: 'master', message: `add ${branch}` });
-  const id = await insertMergeRequestBetweenAsync(s.ctx, { targetProjectId: projectId, sourceBranch: branch, authorId: cast.developer.id, title: `Add ${branch}` });
+  const id = await insertMergeRequestBetween(s.ctx, { targetProjectId: projectId, sourceBranch: branch, authorId: cast.developer.id, title: `Add ${branch}` });
   const pipeline = (await pipelinesOf(s.ctx, projectId)).filter((p) => p.ref === branch).at(-1)!;
   expect(pipeline.status).toBe('pending');
   return { id, branch, head, pipelineId: pipeline.id };
@@ -107,7 +107,7 @@ describe('merge when the build succeeds', () => {
 
   it('merges at once when the head pipeline is finished, and answers 405 when only_allow_merge_if_build_succeeds waits for it', async () => {
     const p = await makeProject(s, cast.owner, 'strict', { extra: { only_allow_merge_if_build_succeeds: true } });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     await pushFiles(s.ctx, p.id, cast.owner.id, { '.gitlab-ci.yml': CI });
     const running = await newMr(p.id);
     expect(await merge(running, cast.master, undefined, p.id)).toMatchObject({ status: 405, body: { message: '405 Method Not Allowed' } });

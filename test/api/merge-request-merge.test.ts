@@ -5,10 +5,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { insertIssueAsync, insertMergeRequestBetweenAsync, sqlRows } from '../helpers/collaboration.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { insertIssue, insertMergeRequestBetween, sqlRows } from '../helpers/collaboration.js';
 import { ACTORS, actorUser, commitTo, repositoryOf, type Actor } from '../helpers/repository.js';
-import { protectBranchAsync } from '../../daemon/services/protected-branches.js';
+import { protectBranch } from '../../daemon/services/protected-branches.js';
 import {
   acceptMergeRequest, MERGE_LOCK_OWNER, mergeLockTimes, mergeTestHooks, repairLockedMergeRequests,
 } from '../../daemon/services/merge-requests/merge.js';
@@ -36,7 +36,7 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'mm');
   project = await makeProject(s, cast.owner, 'merging');
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
   await commitTo(s.ctx, project.id, 'master', { 'README.md': 'hello\n', 'shared.txt': 'line 1\nline 2\nline 3\n' });
 });
 afterAll(async () => {
@@ -58,7 +58,7 @@ interface Mr {
 async function newMr(projectId = project.id, o: { files?: Record<string, string>; title?: string; description?: string; author?: TestUser; target?: string; force?: boolean } = {}): Promise<Mr> {
   const branch = `feature-${++n}`;
   const head = await commitTo(s.ctx, projectId, branch, o.files ?? { [`${branch}.txt`]: `${branch}\n` }, { from: o.target ?? 'master', message: `add ${branch}` });
-  const id = await insertMergeRequestBetweenAsync(s.ctx, {
+  const id = await insertMergeRequestBetween(s.ctx, {
     targetProjectId: projectId, sourceBranch: branch, targetBranch: o.target ?? 'master', title: o.title ?? `Add ${branch}`,
     description: o.description ?? null, authorId: (o.author ?? cast.developer).id, forceRemoveSourceBranch: o.force,
   });
@@ -176,7 +176,7 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
   it('answers 405 between unrelated histories, for a work in progress and when a branch is gone', async () => {
     const repo = await repositoryOf(s.ctx, project.id);
     await commitTo(s.ctx, project.id, 'orphan', { 'other.txt': 'unrelated\n' });
-    const orphan = await insertMergeRequestBetweenAsync(s.ctx, { targetProjectId: project.id, sourceBranch: 'orphan', authorId: cast.developer.id });
+    const orphan = await insertMergeRequestBetween(s.ctx, { targetProjectId: project.id, sourceBranch: 'orphan', authorId: cast.developer.id });
     expect(await merge({ id: orphan }, cast.master)).toMatchObject({ status: 405, body: { message: 'Branch cannot be merged' } });
 
     const wip = await newMr(project.id, { title: 'WIP: not yet' });
@@ -218,22 +218,22 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
 describe('protected target branches', () => {
   it('refuses a developer where only masters may push, allows a master, and a developer with developers_can_merge', async () => {
     const p = await makeProject(s, cast.owner, 'protected-merge');
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     await commitTo(s.ctx, p.id, 'master', { 'a.txt': 'a\n' });
     await commitTo(s.ctx, p.id, 'stable', { 'b.txt': 'b\n' }, { from: 'master' });
-    await protectBranchAsync(s.ctx, p.id, 'stable');
+    await protectBranch(s.ctx, p.id, 'stable');
     const mr = await newMr(p.id, { target: 'stable' });
     expect((await merge(mr, cast.developer, undefined, p.id)).status).toBe(401);
     expect((await merge(mr, cast.master, undefined, p.id)).status).toBe(200);
 
-    await protectBranchAsync(s.ctx, p.id, 'stable', { developersCanMerge: true });
+    await protectBranch(s.ctx, p.id, 'stable', { developersCanMerge: true });
     const mr2 = await newMr(p.id, { target: 'stable' });
     expect((await merge(mr2, cast.developer, undefined, p.id)).status).toBe(200);
   });
 
   it('honours default_branch_protection: a developer merges into the default branch only when developers may push', async () => {
     const p = await makeProject(s, cast.owner, 'default-protected');
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     await commitTo(s.ctx, p.id, 'master', { 'a.txt': 'a\n' });
     const put = async (v: number) => expect((await s.api('PUT', '/application/settings', s.root, { default_branch_protection: v })).status).toBe(200);
     try {
@@ -260,7 +260,7 @@ describe('authorization matrix', () => {
   for (const vis of [0, 10, 20]) {
     it(`visibility ${vis}`, async () => {
       const p = await makeProject(s, cast.owner, `matrix-${vis}`, { visibility: vis });
-      await addCastMembersAsync(s.ctx, cast, p.id);
+      await addCastMembers(s.ctx, cast, p.id);
       await commitTo(s.ctx, p.id, 'master', { 'a.txt': 'a\n' });
       for (const a of ACTORS) {
         const mr = await newMr(p.id);
@@ -333,9 +333,9 @@ describe('concurrency', () => {
 
 describe('after the merge', () => {
   it('closes the issues named by "Closes #n" with a system note, when merging into the default branch', async () => {
-    const one = await insertIssueAsync(s.ctx, project.id, { title: 'bug one' });
-    const two = await insertIssueAsync(s.ctx, project.id, { title: 'bug two' });
-    const untouched = await insertIssueAsync(s.ctx, project.id, { title: 'bug three' });
+    const one = await insertIssue(s.ctx, project.id, { title: 'bug one' });
+    const two = await insertIssue(s.ctx, project.id, { title: 'bug two' });
+    const untouched = await insertIssue(s.ctx, project.id, { title: 'bug three' });
     const mr = await newMr(project.id, { description: `Closes #${one.iid} and fixes #${two.iid}` });
     expect((await merge(mr, cast.master)).status).toBe(200);
     for (const issue of [one, two]) {
@@ -355,7 +355,7 @@ describe('after the merge', () => {
     expect(await repo.resolveBranch(mr.branch)).toBeNull();
 
     const kept = await newMr();
-    await protectBranchAsync(s.ctx, project.id, kept.branch);
+    await protectBranch(s.ctx, project.id, kept.branch);
     expect((await merge(kept, cast.master, { should_remove_source_branch: true })).status).toBe(200);
     expect(await repo.resolveBranch(kept.branch)).toBe(kept.head);
 
@@ -391,7 +391,7 @@ describe('fork merge requests', () => {
     const fork = forked.body as { id: number };
     await advanceMaster();
     const head = await commitTo(s.ctx, fork.id, 'from-fork', { 'fork.txt': 'from the fork\n' }, { from: 'master' });
-    const id = await insertMergeRequestBetweenAsync(s.ctx, { targetProjectId: project.id, sourceProjectId: fork.id, sourceBranch: 'from-fork', authorId: cast.developer.id });
+    const id = await insertMergeRequestBetween(s.ctx, { targetProjectId: project.id, sourceProjectId: fork.id, sourceBranch: 'from-fork', authorId: cast.developer.id });
     // the merger may not push to the fork: asked to remove the source branch, it stays
     const res = await merge({ id }, cast.master, { should_remove_source_branch: true });
     expect(res.status).toBe(200);
@@ -404,7 +404,7 @@ describe('fork merge requests', () => {
 
     // forced by the author, who owns the fork: removed there as the author
     const forcedHead = await commitTo(s.ctx, fork.id, 'forced', { 'forced.txt': 'forced\n' }, { from: 'master' });
-    const forced = await insertMergeRequestBetweenAsync(s.ctx, { targetProjectId: project.id, sourceProjectId: fork.id, sourceBranch: 'forced', authorId: cast.developer.id, forceRemoveSourceBranch: true });
+    const forced = await insertMergeRequestBetween(s.ctx, { targetProjectId: project.id, sourceProjectId: fork.id, sourceBranch: 'forced', authorId: cast.developer.id, forceRemoveSourceBranch: true });
     expect((await merge({ id: forced }, cast.master)).status).toBe(200);
     expect(await repo.isAncestor(forcedHead, (await repo.resolveBranch('master'))!)).toBe(true);
     expect(await (await repositoryOf(s.ctx, fork.id)).resolveBranch('forced')).toBeNull();

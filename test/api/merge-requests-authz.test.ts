@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, expectedStatus, type Actor } from '../helpers/collaboration.js';
 import { commitTo } from '../helpers/repository.js';
 import { pushFiles } from '../helpers/ci.js';
@@ -21,7 +21,7 @@ beforeAll(async () => {
   cast = await makeCast(s, 'mz');
   for (const vis of [0, 10, 20]) {
     const p = await makeProject(s, cast.owner, `mr-authz-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     projects[vis] = p.id;
     await commitTo(s.ctx, p.id, 'master', { 'README.md': 'hi\n' });
     await commitTo(s.ctx, p.id, 'feature', { 'f.txt': 'f\n' }, { from: 'master' });
@@ -88,7 +88,7 @@ describe('authors', () => {
 describe('merge requests disabled', () => {
   it('answers 403 to those who see the project and 404 to the others', async () => {
     const p = await makeProject(s, cast.owner, 'no-mrs', { visibility: 20 });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     await commitTo(s.ctx, p.id, 'master', { a: 'a' });
     await commitTo(s.ctx, p.id, 'topic', { b: 'b' }, { from: 'master' });
     const mr = await s.api('POST', `/projects/${p.id}/merge_requests`, cast.owner, { source_branch: 'topic', target_branch: 'master', title: 'Before' });

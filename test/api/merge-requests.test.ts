@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
-import { insertIssueAsync, insertMilestoneAsync, sqlRows } from '../helpers/collaboration.js';
+import { insertIssue, insertMilestone, sqlRows } from '../helpers/collaboration.js';
 import { commitTo } from '../helpers/repository.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 
@@ -64,7 +64,7 @@ let mrId: number;
 describe('POST /projects/:id/merge_requests', () => {
   it('creates a merge request with labels on the fly, a milestone, an assignee (201), its diff, event, todos and hook', async () => {
     const hook = await s.api('POST', `/projects/${project.id}/hooks`, alice, { url: 'http://127.0.0.1:9/hook', merge_requests_events: true, push_events: false });
-    const m = await insertMilestoneAsync(s.ctx, project.id, { title: 'v1' });
+    const m = await insertMilestone(s.ctx, project.id, { title: 'v1' });
     const r = await s.api('POST', `/projects/${project.id}/merge_requests`, alice, {
       source_branch: 'feature', target_branch: 'master', title: 'Add a', description: 'Please review @carol', labels: 'feature, ui',
       milestone_id: m.id, assignee_id: bob.id,
@@ -339,7 +339,7 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id', () => {
     await addMemberAsync(s.ctx, { type: 'Project', id: p.id }, bob.id, 30);
     const hook = await s.api('POST', `/projects/${p.id}/hooks`, alice, { url: 'http://127.0.0.1:9/hook', merge_requests_events: true, push_events: false });
     const mr = (await s.api('POST', `/projects/${p.id}/merge_requests`, alice, { source_branch: 'topic', target_branch: 'master', title: 'T', assignee_id: bob.id })).body;
-    const m = await insertMilestoneAsync(s.ctx, p.id, { title: 'M' });
+    const m = await insertMilestone(s.ctx, p.id, { title: 'M' });
     let r = await s.api('PUT', `/projects/${p.id}/merge_requests/${mr.id}`, alice, {
       title: 'T2', description: 'now', target_branch: 'stable', labels: 'x', milestone_id: m.id, assignee_id: 0,
     });
@@ -435,11 +435,11 @@ describe('closes_issues', () => {
   it('lists the issues named in the title, description and commit messages, only readable ones, only into the default branch', async () => {
     const other = await makeProject(s, alice, 'elsewhere', { visibility: 10 });
     const hidden = await makeProject(s, s.root, 'hidden-proj');
-    const i1 = await insertIssueAsync(s.ctx, project.id, { title: 'One' });
-    const i2 = await insertIssueAsync(s.ctx, project.id, { title: 'Two' });
-    await insertIssueAsync(s.ctx, project.id, { title: 'Three' });
-    const o1 = await insertIssueAsync(s.ctx, other.id, { title: 'Other' });
-    await insertIssueAsync(s.ctx, hidden.id, { title: 'Hidden' });
+    const i1 = await insertIssue(s.ctx, project.id, { title: 'One' });
+    const i2 = await insertIssue(s.ctx, project.id, { title: 'Two' });
+    await insertIssue(s.ctx, project.id, { title: 'Three' });
+    const o1 = await insertIssue(s.ctx, other.id, { title: 'Other' });
+    await insertIssue(s.ctx, hidden.id, { title: 'Hidden' });
     await s.api('PUT', `/projects/${project.id}/merge_requests/${mrId}`, alice, {
       title: 'Fixes #2', description: `resolves ${other.path_with_namespace}#1 and ${hidden.path_with_namespace}#1; see #3`,
     });

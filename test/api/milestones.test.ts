@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
-import { ACTORS, expectedStatus, insertIssueAsync, insertMilestoneAsync, setIssueMilestoneAsync, projectEventsOf, sqlValue, type Actor } from '../helpers/collaboration.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { ACTORS, expectedStatus, insertIssue, insertMilestone, setIssueMilestone, projectEventsOf, sqlValue, type Actor } from '../helpers/collaboration.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -36,7 +36,7 @@ describe('POST /projects/:id/milestones', () => {
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'ms-create');
     q = await makeProject(s, cast.owner, 'ms-create-2');
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
   });
 
   it('creates a milestone: 201, state active, iid counting per project', async () => {
@@ -115,10 +115,10 @@ describe('GET /projects/:id/milestones', () => {
   const ms: { id: number; iid: number }[] = [];
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'ms-list', { visibility: 10 });
-    await addCastMembersAsync(s.ctx, cast, p.id);
-    ms.push(await insertMilestoneAsync(s.ctx, p.id, { title: 'one' }));
-    ms.push(await insertMilestoneAsync(s.ctx, p.id, { title: 'two', state: 'closed' }));
-    ms.push(await insertMilestoneAsync(s.ctx, p.id, { title: 'three', dueDate: '2031-05-06' }));
+    await addCastMembers(s.ctx, cast, p.id);
+    ms.push(await insertMilestone(s.ctx, p.id, { title: 'one' }));
+    ms.push(await insertMilestone(s.ctx, p.id, { title: 'two', state: 'closed' }));
+    ms.push(await insertMilestone(s.ctx, p.id, { title: 'three', dueDate: '2031-05-06' }));
   });
 
   it('lists every milestone, newest first', async () => {
@@ -166,8 +166,8 @@ describe('GET /projects/:id/milestones/:milestone_id', () => {
   it('answers the milestone; 404 Not found when absent, of another project or not a number', async () => {
     const p = await makeProject(s, cast.owner, 'ms-get');
     const q = await makeProject(s, cast.owner, 'ms-get-other');
-    const m = await insertMilestoneAsync(s.ctx, p.id, { title: 'here' });
-    const foreign = await insertMilestoneAsync(s.ctx, q.id, { title: 'there' });
+    const m = await insertMilestone(s.ctx, p.id, { title: 'here' });
+    const foreign = await insertMilestone(s.ctx, q.id, { title: 'there' });
     const r = await s.api('GET', `/projects/${p.id}/milestones/${m.id}`, cast.owner);
     expect(r.status).toBe(200);
     expectMilestoneShape(r.body);
@@ -185,9 +185,9 @@ describe('PUT /projects/:id/milestones/:milestone_id', () => {
   let m: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'ms-update');
-    await addCastMembersAsync(s.ctx, cast, p.id);
-    m = await insertMilestoneAsync(s.ctx, p.id, { title: 'edit me', description: 'old' });
-    await insertMilestoneAsync(s.ctx, p.id, { title: 'taken' });
+    await addCastMembers(s.ctx, cast, p.id);
+    m = await insertMilestone(s.ctx, p.id, { title: 'edit me', description: 'old' });
+    await insertMilestone(s.ctx, p.id, { title: 'taken' });
   });
 
   it('updates title, description and due_date; blank values are ignored (8.x)', async () => {
@@ -238,17 +238,17 @@ describe('GET /projects/:id/milestones/:milestone_id/issues', () => {
   const issue: Record<string, { id: number; iid: number }> = {};
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, 'ms-issues', { visibility: 20 });
-    await addCastMembersAsync(s.ctx, cast, p.id);
-    m = await insertMilestoneAsync(s.ctx, p.id, { title: 'with issues' });
-    const other = await insertMilestoneAsync(s.ctx, p.id, { title: 'other' });
-    issue.open = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'open one' });
-    issue.closed = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'closed one', state: 'closed' });
-    issue.secret = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'secret', confidential: true });
-    issue.guestSecret = await insertIssueAsync(s.ctx, p.id, { authorId: cast.guest.id, title: 'guest secret', confidential: true });
-    issue.elsewhere = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'other milestone' });
-    issue.none = await insertIssueAsync(s.ctx, p.id, { authorId: cast.owner.id, title: 'no milestone' });
-    for (const k of ['open', 'closed', 'secret', 'guestSecret']) await setIssueMilestoneAsync(s.ctx, issue[k]!.id, m.id);
-    await setIssueMilestoneAsync(s.ctx, issue.elsewhere.id, other.id);
+    await addCastMembers(s.ctx, cast, p.id);
+    m = await insertMilestone(s.ctx, p.id, { title: 'with issues' });
+    const other = await insertMilestone(s.ctx, p.id, { title: 'other' });
+    issue.open = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'open one' });
+    issue.closed = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'closed one', state: 'closed' });
+    issue.secret = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'secret', confidential: true });
+    issue.guestSecret = await insertIssue(s.ctx, p.id, { authorId: cast.guest.id, title: 'guest secret', confidential: true });
+    issue.elsewhere = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'other milestone' });
+    issue.none = await insertIssue(s.ctx, p.id, { authorId: cast.owner.id, title: 'no milestone' });
+    for (const k of ['open', 'closed', 'secret', 'guestSecret']) await setIssueMilestone(s.ctx, issue[k]!.id, m.id);
+    await setIssueMilestone(s.ctx, issue.elsewhere.id, other.id);
   });
 
   const titles = (body: { title: string }[]) => body.map((i) => i.title);
@@ -297,8 +297,8 @@ describe.each([0, 10, 20])('authorization on a project of visibility %i', (vis) 
   let m: { id: number };
   beforeAll(async () => {
     p = await makeProject(s, cast.owner, `ms-authz-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
-    m = await insertMilestoneAsync(s.ctx, p.id, { title: 'fixed' });
+    await addCastMembers(s.ctx, cast, p.id);
+    m = await insertMilestone(s.ctx, p.id, { title: 'fixed' });
   });
 
   it.each(ACTORS)('reads (list, get, issues) as %s', async (a) => {

@@ -4,11 +4,11 @@
  * confidential issue, the 1 MB refusal, the commented event and the note webhook.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSystemNoteAsync } from '../../daemon/services/collaboration/notes.js';
+import { createSystemNote } from '../../daemon/services/collaboration/notes.js';
 import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hook-deliveries.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { ACTORS, addProjectHook, expectedStatus, insertIssueAsync, issueCountsAndRecount, sqlRows, sqlValue, type Actor } from '../helpers/collaboration.js';
-import { addCastMembersAsync, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { ACTORS, addProjectHook, expectedStatus, insertIssue, issueCountsAndRecount, sqlRows, sqlValue, type Actor } from '../helpers/collaboration.js';
+import { addCastMembers, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
 
 let s: TestServer;
@@ -28,11 +28,11 @@ beforeAll(async () => {
   projects = {};
   for (const vis of [0, 10, 20]) {
     const p = await makeProject(s, cast.owner, `notes-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     projects[vis] = p;
   }
   pid = projects[0]!.id;
-  issueId = (await insertIssueAsync(s.ctx, pid, { title: 'Crash on start', authorId: cast.guest.id })).id;
+  issueId = (await insertIssue(s.ctx, pid, { title: 'Crash on start', authorId: cast.guest.id })).id;
 });
 afterAll(async () => { await s.close(); });
 
@@ -71,7 +71,7 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
   });
   it('404 `404 Not found` for an unknown or foreign issue, 404 Project for an unknown project', async () => {
     expect((await s.api('POST', notesUrl(pid, 999999), cast.developer, { body: 'x' })).body).toEqual({ message: '404 Not found' });
-    const other = (await insertIssueAsync(s.ctx, projects[20]!.id)).id;
+    const other = (await insertIssue(s.ctx, projects[20]!.id)).id;
     expect((await s.api('POST', notesUrl(pid, other), cast.developer, { body: 'x' })).body).toEqual({ message: '404 Not found' });
     expect((await s.api('POST', notesUrl(pid, 'abc' as unknown as number), cast.developer, { body: 'x' })).status).toBe(404);
     expect((await s.api('POST', notesUrl(999999, issueId), cast.developer, { body: 'x' })).body).toEqual({ message: '404 Project Not Found' });
@@ -91,7 +91,7 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
     expect(bad.body).toEqual({ message: { created_at: ['is invalid'] } });
   });
   it('a body that is only an emoji awards it instead (8.x), once; the author gets a plain note', async () => {
-    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.reporter.id })).id;
+    const issue = (await insertIssue(s.ctx, pid, { authorId: cast.reporter.id })).id;
     const r = await s.api('POST', notesUrl(pid, issue), cast.developer, { body: ':+1:' });
     expect(r.status).toBe(201);
     expect(r.body).toEqual({
@@ -109,7 +109,7 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
     expect(unknown.body.body).toBe(':not_an_emoji_name:');
   });
   it('touches the issue updated_at and records a `commented on` event with the note', async () => {
-    const issue = (await insertIssueAsync(s.ctx, pid, { title: 'Touch me' })).id;
+    const issue = (await insertIssue(s.ctx, pid, { title: 'Touch me' })).id;
     await s.ctx.data.run(`UPDATE issues SET updated_at = '2015-01-01T00:00:00.000Z' WHERE id = ?`, [issue]);
     const r = await s.api('POST', notesUrl(pid, issue), cast.guest, { body: 'me too' });
     const updated = (await sqlValue<string>(s.ctx, 'SELECT updated_at FROM issues WHERE id = ?', [issue]))!;
@@ -122,7 +122,7 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
     expect(comment.note).toEqual(r.body);
   });
   it('a mention in a note gives the mentioned user a `mentioned` todo with the note id', async () => {
-    const issue = (await insertIssueAsync(s.ctx, pid, { title: 'Mention' })).id;
+    const issue = (await insertIssue(s.ctx, pid, { title: 'Mention' })).id;
     const r = await s.api('POST', notesUrl(pid, issue), cast.developer, { body: `@${cast.reporter.username} please look, and @nosuchuser` });
     expect(r.status).toBe(201);
     const todos = await sqlRows(s.ctx, `SELECT user_id, action, note_id FROM todos WHERE target_type = 'Issue' AND target_id = ?`, [issue]);
@@ -133,9 +133,9 @@ describe('POST /projects/:id/issues/:issue_id/notes', () => {
 describe('GET /projects/:id/issues/:issue_id/notes', () => {
   let issue: number;
   beforeAll(async () => {
-    issue = (await insertIssueAsync(s.ctx, pid, { title: 'Paged' })).id;
+    issue = (await insertIssue(s.ctx, pid, { title: 'Paged' })).id;
     for (let i = 1; i <= 4; i++) await s.api('POST', notesUrl(pid, issue), cast.guest, { body: `note ${i}` });
-    await createSystemNoteAsync(s.ctx.data, { projectId: pid, noteableType: 'Issue', noteableId: issue, authorId: cast.master.id, body: 'Status changed to closed' });
+    await createSystemNote(s.ctx.data, { projectId: pid, noteableType: 'Issue', noteableId: issue, authorId: cast.master.id, body: 'Status changed to closed' });
   });
   it('lists notes in database order, system notes included', async () => {
     const r = await s.api('GET', notesUrl(pid, issue), cast.reporter);
@@ -153,7 +153,7 @@ describe('GET /projects/:id/issues/:issue_id/notes', () => {
     expect(String(r.headers.link)).toContain(`/api/v3/projects/${pid}/issues/${issue}/notes?id=${pid}&issue_id=${issue}&page=3&per_page=2>; rel="next"`);
     const past = await s.api('GET', `${notesUrl(pid, issue)}?per_page=2&page=9`, cast.reporter);
     expect(past.body).toEqual([]);
-    const empty = await s.api('GET', notesUrl(pid, (await insertIssueAsync(s.ctx, pid)).id), cast.reporter);
+    const empty = await s.api('GET', notesUrl(pid, (await insertIssue(s.ctx, pid)).id), cast.reporter);
     expect(empty.body).toEqual([]);
     expect(empty.headers).toMatchObject({ 'x-total': '0', 'x-total-pages': '0', 'x-page': '1' });
   });
@@ -186,7 +186,7 @@ describe('with the issues API', () => {
     const p = projects[20]!.id;
     const made: { id: number; issue: number }[] = [];
     for (let i = 0; i < 3; i++) {
-      const issue = (await insertIssueAsync(s.ctx, p, { title: `E${i}` })).id;
+      const issue = (await insertIssue(s.ctx, p, { title: `E${i}` })).id;
       made.push({ id: (await s.api('POST', notesUrl(p, issue), cast.developer, { body: `c${i}` })).body.id, issue });
     }
     await s.api('DELETE', `${notesUrl(p, made[1]!.issue)}/${made[1]!.id}`, cast.developer);
@@ -200,7 +200,7 @@ describe('with the issues API', () => {
 describe('PUT and DELETE /projects/:id/issues/:issue_id/notes/:note_id', () => {
   let issue: number;
   const note = async (as: TestUser, body = 'original') => (await s.api('POST', notesUrl(pid, issue), as, { body })).body.id as number;
-  beforeAll(async () => { issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.guest.id })).id; });
+  beforeAll(async () => { issue = (await insertIssue(s.ctx, pid, { authorId: cast.guest.id })).id; });
 
   it('the author edits their own note: 200 with the new body and updated_at', async () => {
     const id = await note(cast.guest);
@@ -226,7 +226,7 @@ describe('PUT and DELETE /projects/:id/issues/:issue_id/notes/:note_id', () => {
     const id = await note(cast.guest);
     expect((await s.api('PUT', `${notesUrl(pid, issue)}/${id}`, cast.guest, {})).body).toEqual({ message: '400 (Bad request) "body" not given' });
     expect((await s.api('PUT', `${notesUrl(pid, issue)}/999999`, cast.guest, { body: 'x' })).body).toEqual({ message: '404 Not found' });
-    const sys = await createSystemNoteAsync(s.ctx.data, { projectId: pid, noteableType: 'Issue', noteableId: issue, authorId: cast.master.id, body: 'Milestone removed' });
+    const sys = await createSystemNote(s.ctx.data, { projectId: pid, noteableType: 'Issue', noteableId: issue, authorId: cast.master.id, body: 'Milestone removed' });
     const r = await s.api('PUT', `${notesUrl(pid, issue)}/${sys.id}`, cast.master, { body: 'rewritten' });
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ message: { note: ['system notes cannot be edited'] } });
@@ -260,7 +260,7 @@ describe('PUT and DELETE /projects/:id/issues/:issue_id/notes/:note_id', () => {
 
 describe('authorization matrix', () => {
   const issues: Record<number, number> = {};
-  beforeAll(async () => { for (const vis of [0, 10, 20]) issues[vis] = (await insertIssueAsync(s.ctx, projects[vis]!.id, { authorId: cast.owner.id })).id; });
+  beforeAll(async () => { for (const vis of [0, 10, 20]) issues[vis] = (await insertIssue(s.ctx, projects[vis]!.id, { authorId: cast.owner.id })).id; });
 
   for (const vis of [0, 10, 20]) {
     it(`reads and writes on a ${['private', '', 'internal', '', 'public'][vis / 5]} project`, async () => {
@@ -299,7 +299,7 @@ describe('authorization matrix', () => {
   it('a confidential issue: only its author, assignee, reporters and up and admins read or write its notes', async () => {
     const p = projects[20]!.id;
     const assignee = await s.user('nassignee');
-    const issue = (await insertIssueAsync(s.ctx, p, { confidential: true, authorId: cast.guest.id, assigneeId: assignee.id })).id;
+    const issue = (await insertIssue(s.ctx, p, { confidential: true, authorId: cast.guest.id, assigneeId: assignee.id })).id;
     let secret = (await s.api('POST', notesUrl(p, issue), cast.master, { body: 'secret' })).body.id;
     const other = await s.user('nguest2');
     await addMemberAsync(s.ctx, { type: 'Project', id: p }, other.id, 10);
@@ -320,7 +320,7 @@ describe('authorization matrix', () => {
 
   it('comment events on a confidential issue are shown (with the note) only to those who may read it', async () => {
     const p = projects[20]!.id;
-    const issue = (await insertIssueAsync(s.ctx, p, { confidential: true, authorId: cast.reporter.id })).id;
+    const issue = (await insertIssue(s.ctx, p, { confidential: true, authorId: cast.reporter.id })).id;
     const note = (await s.api('POST', notesUrl(p, issue), cast.reporter, { body: 'hidden note' })).body;
     const find = (body: { note?: { id: number }; target_id: number }[]) => body.find((e) => e.target_id === note.id);
     expect(find((await s.api('GET', `/projects/${p}/events?per_page=100`, cast.reporter)).body)!.note).toMatchObject({ id: note.id });
@@ -330,7 +330,7 @@ describe('authorization matrix', () => {
 
   it('issues disabled on the project: 404 for the notes of its issues', async () => {
     const p = await makeProject(s, cast.owner, 'no-issues', { visibility: 20, extra: { issues_enabled: false } });
-    const issue = (await insertIssueAsync(s.ctx, p.id)).id;
+    const issue = (await insertIssue(s.ctx, p.id)).id;
     expect((await s.api('GET', notesUrl(p.id, issue), cast.owner)).status).toBe(404);
     expect((await s.api('POST', notesUrl(p.id, issue), cast.owner, { body: 'x' })).status).toBe(404);
   });
@@ -350,7 +350,7 @@ describe('note webhook', () => {
     const p = projects[10]!;
     expect((await s.api('POST', `/projects/${p.id}/hooks`, cast.owner, { url: `${recv.url}/notes`, note_events: true, push_events: false })).status).toBe(201);
     expect((await s.api('POST', `/projects/${p.id}/hooks`, cast.owner, { url: `${recv.url}/other`, issues_events: true })).status).toBe(201);
-    const issue = await insertIssueAsync(s.ctx, p.id, { title: 'Hooked issue', authorId: cast.owner.id });
+    const issue = await insertIssue(s.ctx, p.id, { title: 'Hooked issue', authorId: cast.owner.id });
     const note = (await s.api('POST', notesUrl(p.id, issue.id), cast.developer, { body: 'hook me' })).body;
     await waitUntil(() => recv.to('/notes').length >= 1, 'the note hook delivery');
     const req = recv.to('/notes')[0]!;
@@ -374,7 +374,7 @@ describe('note webhook', () => {
 
 describe('notes at once, and what a note queues', () => {
   it('a note on an issue deleted meanwhile: 404, nothing written', async () => {
-    const issue = (await insertIssueAsync(s.ctx, pid, { title: 'Going away', authorId: cast.guest.id })).id;
+    const issue = (await insertIssue(s.ctx, pid, { title: 'Going away', authorId: cast.guest.id })).id;
     const [note, del] = await Promise.all([
       s.api('POST', notesUrl(pid, issue), cast.reporter, { body: 'last words' }),
       s.api('DELETE', `/projects/${pid}/issues/${issue}`, cast.owner),
@@ -387,14 +387,14 @@ describe('notes at once, and what a note queues', () => {
   });
 
   it('two deletes of one note at once: one 200, one 404', async () => {
-    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.guest.id })).id;
+    const issue = (await insertIssue(s.ctx, pid, { authorId: cast.guest.id })).id;
     const id = (await s.api('POST', notesUrl(pid, issue), cast.master, { body: 'twice' })).body.id;
     const rs = await Promise.all([0, 1].map(() => s.api('DELETE', `${notesUrl(pid, issue)}/${id}`, cast.master)));
     expect(rs.map((r) => r.status).sort()).toEqual([200, 404]);
   });
 
   it('the same emoji-only note twice at once: one award (201), one 404 with 8.x\'s message', async () => {
-    const issue = (await insertIssueAsync(s.ctx, pid, { authorId: cast.guest.id })).id;
+    const issue = (await insertIssue(s.ctx, pid, { authorId: cast.guest.id })).id;
     const rs = await Promise.all([0, 1].map(() => s.api('POST', notesUrl(pid, issue), cast.reporter, { body: ':tada:' })));
     expect(rs.map((r) => r.status).sort()).toEqual([201, 404]);
     expect(rs.find((r) => r.status === 404)!.body).toEqual({ message: '404 Note {:name=>["has already been taken"]} Not Found' });
@@ -405,7 +405,7 @@ describe('notes at once, and what a note queues', () => {
     const p = await makeProject(s, cast.owner, 'notes-queued', { visibility: 0 });
     const noteHook = await addProjectHook(s, p.id, cast.owner, { url: 'http://127.0.0.1:9/notes', note_events: true, push_events: false });
     const otherHook = await addProjectHook(s, p.id, cast.owner, { url: 'http://127.0.0.1:9/other', issues_events: true });
-    const issue = await insertIssueAsync(s.ctx, p.id, { title: 'Queued', authorId: cast.owner.id });
+    const issue = await insertIssue(s.ctx, p.id, { title: 'Queued', authorId: cast.owner.id });
     const r = await s.api('POST', notesUrl(p.id, issue.id), cast.owner, { body: 'hooked' });
     expect(r.status).toBe(201);
     const payloads = (await sqlRows(s.ctx, `SELECT payload FROM hook_deliveries WHERE hook_id = ?`, [noteHook.body.id])).map((d) => JSON.parse(d.payload as string));

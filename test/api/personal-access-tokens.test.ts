@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { createPersonalAccessToken, findUserAsync } from '../../daemon/services/users.js';
+import { createPersonalAccessToken, findUser } from '../../daemon/services/users.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -183,7 +183,7 @@ describe('/users/:id/personal_access_tokens', () => {
 describe('a user deleted by another request between the lookup and the write', () => {
   it('creating their personal access token answers 404 and writes nothing, not a 500 (found by the fuzzer)', async () => {
     const gone = await s.user('pat-vanishing');
-    const stale = (await findUserAsync(s.ctx, gone.id))!;
+    const stale = (await findUser(s.ctx, gone.id))!;
     expect((await s.api('DELETE', `/users/${gone.id}`, s.root)).status).toBe(200);
     await expect(createPersonalAccessToken(s.ctx, stale, 'late', null)).rejects.toMatchObject({ statusCode: 404, body: { message: '404 User Not Found' } });
     expect(await s.ctx.data.get('SELECT 1 AS x FROM personal_access_tokens WHERE user_id = ?', [gone.id])).toBeUndefined();

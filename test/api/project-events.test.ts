@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setEventNotePresenterAsync } from '../../daemon/api/entities/events.js';
+import { setEventNotePresenter } from '../../daemon/api/entities/events.js';
 import { now } from '../../daemon/context.js';
-import { recordEventAsync, type EventInput } from '../../daemon/services/events.js';
+import { recordEvent, type EventInput } from '../../daemon/services/events.js';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 
@@ -16,7 +16,7 @@ beforeAll(async () => {
   s = await startTestServer();
   [alice, bob] = await Promise.all([s.user('alice'), s.user('bob')]);
   projectId = (await makeProject(s, alice, 'eventful')).id;
-  const ev = (e: Omit<EventInput, 'projectId'>) => recordEventAsync(s.ctx.data, { projectId, ...e });
+  const ev = (e: Omit<EventInput, 'projectId'>) => recordEvent(s.ctx.data, { projectId, ...e });
   await ev({ authorId: alice.id, action: 'pushed', data: { before: ZERO, after: SHA, ref: 'refs/heads/master', total_commits_count: 1, commits: [] } });
   await ev({ authorId: alice.id, action: 'pushed', data: { before: SHA, after: SHA.replace(/a/g, 'b'), ref: 'refs/heads/master' } });
   await ev({ authorId: alice.id, action: 'pushed', data: { before: SHA, after: ZERO, ref: 'refs/heads/gone' } });
@@ -72,13 +72,13 @@ describe('GET /projects/:id/events', () => {
       return r.body.find((e: { action_name: string }) => e.action_name === 'commented on');
     };
     // without a presenter (the notes room installs one), comment events show no note
-    setEventNotePresenterAsync(null);
+    setEventNotePresenter(null);
     expect((await comment()).note).toBeUndefined();
-    setEventNotePresenterAsync(async (_ctx, noteIds) => new Map(noteIds.map((id) => [id, note(id, 'looks async')])));
+    setEventNotePresenter(async (_ctx, noteIds) => new Map(noteIds.map((id) => [id, note(id, 'looks async')])));
     try {
       expect((await comment()).note).toMatchObject({ id: 11, body: 'looks async', noteable_type: 'Issue', author: { username: 'bob' } });
     } finally {
-      setEventNotePresenterAsync(null);
+      setEventNotePresenter(null);
     }
   });
   it('needs read access: 404 for outsiders of a private project, 200 for a guest, 401 anonymous', async () => {
@@ -113,7 +113,7 @@ describe('GET /projects/:id/events: what the caller may not read (found by the a
         'INSERT INTO issues (project_id, iid, title, confidential, author_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id',
         [pub, ++iid, title, confidential, author.id, t, t],
       );
-      await recordEventAsync(s.ctx.data, { projectId: pub, authorId: author.id, action: 'created', targetId: row!.id, targetType: 'Issue', targetTitle: title });
+      await recordEvent(s.ctx.data, { projectId: pub, authorId: author.id, action: 'created', targetId: row!.id, targetType: 'Issue', targetTitle: title });
       return row!.id;
     };
     await issue('Open issue', alice);
@@ -124,11 +124,11 @@ describe('GET /projects/:id/events: what the caller may not read (found by the a
       'INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id',
       [pub, 'Issue', secret, 'a comment on the secret', alice.id, t, t],
     );
-    await recordEventAsync(s.ctx.data, {
+    await recordEvent(s.ctx.data, {
       projectId: pub, authorId: alice.id, action: 'commented', targetId: note!.id, targetType: 'Note', targetTitle: 'Secret issue', noteId: note!.id,
     });
     // a merge request's event, shown while merge requests are on
-    await recordEventAsync(s.ctx.data, { projectId: pub, authorId: alice.id, action: 'created', targetId: 1, targetType: 'MergeRequest', targetTitle: 'An MR' });
+    await recordEvent(s.ctx.data, { projectId: pub, authorId: alice.id, action: 'created', targetId: 1, targetType: 'MergeRequest', targetTitle: 'An MR' });
   });
 
   it("leaves out a confidential issue's events and its comments' for whoever may not read it; X-Total counts what is shown", async () => {

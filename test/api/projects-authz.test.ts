@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 
 type Actor = 'anonymous' | 'nonMember' | 'external' | 'guest' | 'reporter' | 'developer' | 'master' | 'owner' | 'admin';
 const ACTORS: Actor[] = ['anonymous', 'nonMember', 'external', 'guest', 'reporter', 'developer', 'master', 'owner', 'admin'];
@@ -41,7 +41,7 @@ beforeAll(async () => {
   cast = await makeCast(s, 'm');
   for (const vis of VISIBILITIES) {
     const p = await makeProject(s, cast.owner, `matrix-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     projects[vis] = { id: p.id, name: `matrix-${vis}` };
   }
 });
@@ -96,7 +96,7 @@ describe.each(VISIBILITIES)('project with visibility %i', (vis) => {
 
   it('DELETE project: owner or admin only', async () => {
     const p = await makeProject(s, cast.owner, `doomed-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     const got: Record<string, number> = {};
     const want: Record<string, number> = {};
     for (const a of ACTORS.filter((x) => x !== 'owner' && x !== 'admin')) {

@@ -2,9 +2,9 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerStorage } from '../../daemon/services/storage.js';
-import { lookupProjectAsync, updateProjectAsync } from '../../daemon/services/projects.js';
-import { findUserAsync } from '../../daemon/services/users.js';
-import { updateSettingsAsync } from '../../daemon/services/settings.js';
+import { lookupProjectAsync, updateProject } from '../../daemon/services/projects.js';
+import { findUser } from '../../daemon/services/users.js';
+import { updateSettings } from '../../daemon/services/settings.js';
 import { now } from '../../daemon/context.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeGroupAsync, makeProject } from '../helpers/fixtures.js';
@@ -136,14 +136,14 @@ describe('POST /projects', () => {
     const over = await s.api('POST', '/projects', carol, { name: 'two' });
     expect(over.status).toBe(403);
     expect(over.body.message).toMatch(/^403 Forbidden - Your project limit is 1 projects/);
-    await updateSettingsAsync(s.ctx, { restricted_visibility_levels: [20] });
+    await updateSettings(s.ctx, { restricted_visibility_levels: [20] });
     try {
       const r = await s.api('POST', '/projects', bob, { name: 'pub', visibility_level: 20 });
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ message: { visibility_level: ['Public has been restricted by your GitLab administrator'] } });
       expect((await s.api('POST', '/projects', s.root, { name: 'pub', visibility_level: 20 })).status).toBe(201);
     } finally {
-      await updateSettingsAsync(s.ctx, { restricted_visibility_levels: [] });
+      await updateSettings(s.ctx, { restricted_visibility_levels: [] });
     }
   });
 
@@ -270,11 +270,11 @@ describe('PUT /projects/:id', () => {
   });
   it('a project deleted by another request between the lookup and the write: 404, not a 500', async () => {
     const p = await makeProject(s, alice, 'vanishing');
-    const actor = await findUserAsync(s.ctx, alice.id);
+    const actor = await findUser(s.ctx, alice.id);
     const stale = (await lookupProjectAsync(s.ctx, p.id))!;
     expect((await s.api('DELETE', `/projects/${p.id}`, alice)).status).toBe(200);
-    await expect(updateProjectAsync(s.ctx, actor, stale, { description: 'late' })).rejects.toMatchObject({ statusCode: 404 });
-    await expect(updateProjectAsync(s.ctx, actor, stale, { path: 'late-path' })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(updateProject(s.ctx, actor, stale, { description: 'late' })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(updateProject(s.ctx, actor, stale, { path: 'late-path' })).rejects.toMatchObject({ statusCode: 404 });
   });
   it('masters may edit settings but not rename or change visibility', async () => {
     const p = await makeProject(s, alice, 'team');

@@ -1,7 +1,7 @@
 /** Repository files API: read at a ref, create/update/delete as commits, errors, branch rules, authorization, concurrency. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, actorUser, commitTo, encodedPath, expectedStatus, pushEvents, repositoryOf, VISIBILITIES } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -14,13 +14,13 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'f');
   project = await makeProject(s, cast.owner, 'files', { visibility: 0 });
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
   base = `/projects/${project.id}/repository/files`;
   await commitTo(s.ctx, project.id, 'master', { 'README.md': '# Files\n', 'docs/guide.md': 'guide\n', 'bin/blob': Buffer.from([0, 1, 2, 255]) });
   await commitTo(s.ctx, project.id, 'dev', { 'dev.txt': 'dev\n' }, { from: 'master' });
   for (const vis of VISIBILITIES) {
     const p = await makeProject(s, cast.owner, `files-matrix-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     await commitTo(s.ctx, p.id, 'master', { 'README.md': 'matrix\n' });
     await commitTo(s.ctx, p.id, 'dev', { 'dev.txt': 'dev\n' }, { from: 'master' });
     matrix[vis] = p.id;
@@ -161,7 +161,7 @@ describe('POST, PUT, DELETE /projects/:id/repository/files', () => {
 describe('empty repositories', () => {
   it('creating the first file creates the branch; other writes need an existing branch', async () => {
     const empty = await makeProject(s, cast.owner, 'files-empty');
-    await addCastMembersAsync(s.ctx, cast, empty.id);
+    await addCastMembers(s.ctx, cast, empty.id);
     const path = `/projects/${empty.id}/repository/files`;
     expect((await s.api('PUT', path, cast.master, { file_path: 'a', branch_name: 'master', content: 'a', commit_message: 'm' })).body)
       .toEqual({ message: 'You can only create or edit files when you are on a branch' });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, actorUser, commitTo, encodedPath, expectedStatus, repositoryOf, VISIBILITIES } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -25,7 +25,7 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 'r');
   project = await makeProject(s, cast.owner, 'browse');
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
   base = `/projects/${project.id}/repository`;
   c1 = await commitTo(s.ctx, project.id, 'master', {
     'README.md': '# Browse\n', 'src/main.ts': 'main\n', 'src/lib/util.ts': 'util\n', 'bin/data': Buffer.from([0, 1, 2, 3]), 'a.txt': 'a\n',
@@ -35,7 +35,7 @@ beforeAll(async () => {
   c3 = await commitTo(s.ctx, project.id, 'master', { 'a.txt': null, 'docs/new.md': 'new\n' }, { message: 'third', author: ann });
   for (const vis of VISIBILITIES) {
     const p = await makeProject(s, cast.owner, `browse-matrix-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     await commitTo(s.ctx, p.id, 'master', { 'README.md': 'm\n' });
     await commitTo(s.ctx, p.id, 'other', { 'o.txt': 'o\n' }, { from: 'master' });
     matrix[vis] = p.id;

@@ -1,7 +1,7 @@
 /** The write half of the v3 runners API: PUT/DELETE /runners/:id and POST/DELETE /projects/:id/runners(/:runner_id). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, addMemberAsync, LEVELS, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, addMemberAsync, LEVELS, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ci, linkRunner, projectRunnersToken, registerRunner, runnerProjectIds, runnerRow } from '../helpers/runner-fixtures.js';
 
 let s: TestServer;
@@ -26,7 +26,7 @@ beforeAll(async () => {
   project = await makeProject(s, cast.owner, 'runner-admin');
   second = await makeProject(s, cast.owner, 'runner-second');
   foreign = await makeProject(s, cast.owner, 'runner-foreign');
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
   await addMemberAsync(s.ctx, { type: 'Project', id: second.id }, cast.master.id, LEVELS.master);
   await addMemberAsync(s.ctx, { type: 'Project', id: second.id }, cast.developer.id, LEVELS.developer);
 });

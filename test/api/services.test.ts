@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, expectedStatus, type Actor } from '../helpers/collaboration.js';
 import { buildNamed, drive, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { sleep, startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
@@ -130,7 +130,7 @@ describe('who may', () => {
     for (const vis of [0, 10, 20]) {
       const r = await s.api('POST', '/projects', cast.owner, { name: `svc-${vis}`, visibility_level: vis });
       projects[vis] = r.body.id;
-      await addCastMembersAsync(s.ctx, cast, r.body.id);
+      await addCastMembers(s.ctx, cast, r.body.id);
     }
   });
   const as = (actor: Actor) => (actor === 'anonymous' ? null : cast[actor as Exclude<Actor, 'anonymous'>]);

@@ -7,7 +7,7 @@ import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.j
 import { resolveConfig } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
-import { getSettingsAsync } from '../../daemon/services/settings.js';
+import { getSettings } from '../../daemon/services/settings.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 
@@ -221,7 +221,7 @@ describe('effects', () => {
 
 describe('runners_registration_token', () => {
   /** The instance runner registration token in plain text, as the daemon reads it. */
-  const tokenOf = async (ctx: AppContext) => ctx.secrets.open((await getSettingsAsync(ctx)).runnersRegistrationToken);
+  const tokenOf = async (ctx: AppContext) => ctx.secrets.open((await getSettings(ctx)).runnersRegistrationToken);
 
   /**
    * One installation (a data dir, and on PostgreSQL its own database) started again and again: each `start` opens and

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { ACTORS, addProjectHook, expectedStatus, sqlRows, sqlValue, type Actor } from '../helpers/collaboration.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -32,7 +32,7 @@ beforeAll(async () => {
   cast = await makeCast(s, 'sn');
   for (const vis of [0, 10, 20]) {
     projects[vis] = await makeProject(s, cast.owner, `snippets-${vis}`, { visibility: vis, extra: { snippets_enabled: true } });
-    await addCastMembersAsync(s.ctx, cast, projects[vis]!.id);
+    await addCastMembers(s.ctx, cast, projects[vis]!.id);
   }
 });
 afterAll(async () => { await s.close(); });
@@ -277,7 +277,7 @@ describe('who creates, changes and deletes', () => {
 
   it('an author who left the project no longer sees or changes a private snippet', async () => {
     const p = await makeProject(s, cast.owner, 'snippets-left', { visibility: 20, extra: { snippets_enabled: true } });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     const made = await snippet(p, { by: cast.reporter, visibility: 0 });
     await s.ctx.data.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ? AND user_id = ?`, [p.id, cast.reporter.id]);
     expect((await s.api('GET', `${base(p)}/${made.id}`, cast.reporter)).status).toBe(404);

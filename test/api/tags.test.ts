@@ -1,7 +1,7 @@
 /** Tags API: list (name descending), show, create (lightweight, annotated, with release), delete, releases, authorization. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { ACTORS, actorUser, commitTo, expectedStatus, pushEvents, repositoryOf, VISIBILITIES } from '../helpers/repository.js';
 
 let s: TestServer;
@@ -16,13 +16,13 @@ beforeAll(async () => {
   s = await startTestServer();
   cast = await makeCast(s, 't');
   project = await makeProject(s, cast.owner, 'tags');
-  await addCastMembersAsync(s.ctx, cast, project.id);
+  await addCastMembers(s.ctx, cast, project.id);
   base = `/projects/${project.id}/repository/tags`;
   first = await commitTo(s.ctx, project.id, 'master', { 'README.md': 'one\n' }, { message: 'first' });
   head = await commitTo(s.ctx, project.id, 'master', { 'README.md': 'two\n' }, { message: 'second' });
   for (const vis of VISIBILITIES) {
     const p = await makeProject(s, cast.owner, `tags-matrix-${vis}`, { visibility: vis });
-    await addCastMembersAsync(s.ctx, cast, p.id);
+    await addCastMembers(s.ctx, cast, p.id);
     const sha = await commitTo(s.ctx, p.id, 'master', { 'README.md': 'm\n' });
     await (await repositoryOf(s.ctx, p.id)).createTag('existing', sha);
     matrix[vis] = p.id;

@@ -4,11 +4,11 @@ import type { ProjectRow, UserRow } from '../../daemon/db/schema.js';
 import { toProject, toUser } from '../../daemon/db/rows.js';
 import type { Queries } from '../../daemon/db/layer/types.js';
 import {
-  markTodoAsync, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForNoteAsync, todosForUpdatedIssuableAsync, type IssuableInfo,
+  markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForNote, todosForUpdatedIssuable, type IssuableInfo,
 } from '../../daemon/services/collaboration/todos.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { insertIssueAsync, insertTodoAsync, sqlRows } from '../helpers/collaboration.js';
-import { addCastMembersAsync, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { insertIssue, insertTodo, sqlRows } from '../helpers/collaboration.js';
+import { addCastMembers, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -22,8 +22,8 @@ const todosOf = async (u: TestUser) =>
 const clearTodos = () => s.ctx.data.run(`DELETE FROM todos`);
 
 /** An issue row and its IssuableInfo. */
-async function issue(projectId: number, opts: Parameters<typeof insertIssueAsync>[2] = {}): Promise<IssuableInfo & { iid: number }> {
-  const { id, iid } = await insertIssueAsync(s.ctx, projectId, opts);
+async function issue(projectId: number, opts: Parameters<typeof insertIssue>[2] = {}): Promise<IssuableInfo & { iid: number }> {
+  const { id, iid } = await insertIssue(s.ctx, projectId, opts);
   return { project: await projectRow(projectId), target: { type: 'Issue', id }, authorId: opts.authorId ?? null, assigneeId: opts.assigneeId ?? null, confidential: opts.confidential, iid };
 }
 const inTx = <T>(fn: (tx: Queries) => Promise<T>): Promise<T> => s.ctx.data.transaction(fn);
@@ -33,7 +33,7 @@ beforeAll(async () => {
   cast = await makeCast(s, 'td');
   priv = await makeProject(s, cast.owner, 'todo-private', { visibility: 0 });
   pub = await makeProject(s, cast.owner, 'todo-public', { visibility: 20 });
-  await addCastMembersAsync(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, priv.id);
 });
 afterAll(async () => {
   await s.close();
@@ -44,10 +44,10 @@ describe('TodoService rules', () => {
     await clearTodos();
     const actor = await userRow(cast.developer);
     const i = await issue(priv.id, { authorId: actor.id, assigneeId: cast.reporter.id });
-    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, i, null));
+    await inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, null));
     expect(await todosOf(cast.reporter)).toMatchObject([{ action: 'assigned', state: 'pending', target_id: i.target.id, author_id: actor.id }]);
     const self = await issue(priv.id, { authorId: actor.id, assigneeId: actor.id });
-    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, self, null));
+    await inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, self, null));
     expect(await todosOf(cast.developer)).toEqual([]);
   });
 
@@ -56,7 +56,7 @@ describe('TodoService rules', () => {
     const actor = await userRow(cast.developer);
     const i = await issue(priv.id, { authorId: actor.id });
     const text = `@${cast.guest.username} @${cast.developer.username} @nobody ${cast.master.username}@example.com \`@${cast.reporter.username}\` @${cast.nonMember.username} @${cast.guest.username}`;
-    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, i, text));
+    await inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, text));
     expect(await todosOf(cast.guest)).toMatchObject([{ action: 'mentioned' }]);
     for (const u of [cast.developer, cast.master, cast.reporter, cast.nonMember]) expect(await todosOf(u)).toEqual([]);
   });
@@ -65,11 +65,11 @@ describe('TodoService rules', () => {
     await clearTodos();
     const actor = await userRow(cast.owner);
     const i = await issue(pub.id, { authorId: actor.id });
-    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, i, `cc @${cast.nonMember.username}`));
+    await inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, `cc @${cast.nonMember.username}`));
     expect(await todosOf(cast.nonMember)).toHaveLength(1);
     const internal = await makeProject(s, cast.owner, 'todo-internal', { visibility: 10 });
     const j = await issue(internal.id, { authorId: actor.id });
-    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, j, `@${cast.external.username} @${cast.nonMember.username}`));
+    await inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, j, `@${cast.external.username} @${cast.nonMember.username}`));
     expect(await todosOf(cast.external)).toEqual([]);
     expect(await todosOf(cast.nonMember)).toHaveLength(2);
   });
@@ -78,12 +78,12 @@ describe('TodoService rules', () => {
     await clearTodos();
     const actor = await userRow(cast.master);
     const i = await issue(priv.id, { authorId: actor.id, assigneeId: cast.guest.id, confidential: true });
-    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, actor, i, `@${cast.guest.username} @${cast.reporter.username}`));
+    await inTx((tx) => todosForNewIssuable(s.ctx, tx, actor, i, `@${cast.guest.username} @${cast.reporter.username}`));
     expect(await todosOf(cast.reporter)).toMatchObject([{ action: 'mentioned' }]);
     expect(await todosOf(cast.guest)).toMatchObject([{ action: 'assigned' }]); // one pending todo per user and target (8.x)
     const other = await userRow(cast.owner);
     const j = await issue(priv.id, { authorId: other.id, confidential: true });
-    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, other, j, `@${cast.guest.username}`));
+    await inTx((tx) => todosForNewIssuable(s.ctx, tx, other, j, `@${cast.guest.username}`));
     expect(await todosOf(cast.guest)).toHaveLength(1);
   });
 
@@ -91,12 +91,12 @@ describe('TodoService rules', () => {
     await clearTodos();
     const actor = await userRow(cast.developer);
     const i = await issue(priv.id, { authorId: actor.id, assigneeId: cast.master.id });
-    await inTx((tx) => todosForUpdatedIssuableAsync(s.ctx, tx, actor, i, { oldAssigneeId: cast.master.id, oldText: `@${cast.guest.username}`, newText: `@${cast.guest.username} @${cast.reporter.username}` }));
+    await inTx((tx) => todosForUpdatedIssuable(s.ctx, tx, actor, i, { oldAssigneeId: cast.master.id, oldText: `@${cast.guest.username}`, newText: `@${cast.guest.username} @${cast.reporter.username}` }));
     expect(await todosOf(cast.master)).toEqual([]);
     expect(await todosOf(cast.guest)).toEqual([]);
     expect(await todosOf(cast.reporter)).toMatchObject([{ action: 'mentioned' }]);
     const reassigned = { ...i, assigneeId: cast.guest.id };
-    await inTx((tx) => todosForUpdatedIssuableAsync(s.ctx, tx, actor, reassigned, { oldAssigneeId: cast.master.id, oldText: 'x', newText: 'x' }));
+    await inTx((tx) => todosForUpdatedIssuable(s.ctx, tx, actor, reassigned, { oldAssigneeId: cast.master.id, oldText: 'x', newText: 'x' }));
     expect(await todosOf(cast.guest)).toMatchObject([{ action: 'assigned' }]);
   });
 
@@ -105,12 +105,12 @@ describe('TodoService rules', () => {
     const dev = await userRow(cast.developer);
     const i = await issue(priv.id, { authorId: cast.owner.id, assigneeId: dev.id });
     const owner = await userRow(cast.owner);
-    await inTx((tx) => todosForNewIssuableAsync(s.ctx, tx, owner, i, null));
+    await inTx((tx) => todosForNewIssuable(s.ctx, tx, owner, i, null));
     expect(await todosOf(cast.developer)).toMatchObject([{ state: 'pending' }]);
     const at = new Date().toISOString();
     const noteId = (await s.ctx.data.get<{ id: number }>(`INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, created_at, updated_at)
       VALUES (?, 'Issue', ?, 'hi', ?, ?, ?) RETURNING id`, [priv.id, i.target.id, dev.id, at, at]))!.id;
-    await inTx((tx) => todosForNoteAsync(s.ctx, tx, dev, i, noteId, `thanks @${cast.guest.username}`));
+    await inTx((tx) => todosForNote(s.ctx, tx, dev, i, noteId, `thanks @${cast.guest.username}`));
     expect(await todosOf(cast.developer)).toMatchObject([{ state: 'done' }]);
     expect(await todosOf(cast.guest)).toMatchObject([{ action: 'mentioned', note_id: noteId }]);
   });
@@ -118,10 +118,10 @@ describe('TodoService rules', () => {
   it('close: only the closer\'s todos on the target become done', async () => {
     await clearTodos();
     const i = await issue(priv.id, { authorId: cast.owner.id });
-    await insertTodoAsync(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: i.target.id });
-    await insertTodoAsync(s.ctx, { userId: cast.reporter.id, projectId: priv.id, targetId: i.target.id });
+    await insertTodo(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: i.target.id });
+    await insertTodo(s.ctx, { userId: cast.reporter.id, projectId: priv.id, targetId: i.target.id });
     const closer = await userRow(cast.guest);
-    await inTx((tx) => markTodosDoneOnCloseAsync(tx, closer, i.target));
+    await inTx((tx) => markTodosDoneOnClose(tx, closer, i.target));
     expect(await todosOf(cast.guest)).toMatchObject([{ state: 'done' }]);
     expect(await todosOf(cast.reporter)).toMatchObject([{ state: 'pending' }]);
   });
@@ -130,9 +130,9 @@ describe('TodoService rules', () => {
     await clearTodos();
     const i = await issue(priv.id, { authorId: cast.owner.id });
     const guest = await userRow(cast.guest);
-    const first = await inTx((tx) => markTodoAsync(tx, guest, i));
+    const first = await inTx((tx) => markTodo(tx, guest, i));
     expect(first).toMatchObject({ action: 'marked', state: 'pending', userId: cast.guest.id, authorId: cast.guest.id });
-    expect(await inTx((tx) => markTodoAsync(tx, guest, i))).toBeNull();
+    expect(await inTx((tx) => markTodo(tx, guest, i))).toBeNull();
   });
 });
 
@@ -146,10 +146,10 @@ describe('GET /todos', () => {
     await addMemberAsync(s.ctx, { type: 'Project', id: priv.id }, reader.id, 20);
     a = await issue(priv.id, { title: 'First issue', authorId: cast.owner.id });
     b = await issue(pub.id, { title: 'Second issue', authorId: cast.owner.id });
-    await insertTodoAsync(s.ctx, { userId: reader.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id, action: 'assigned' });
-    await insertTodoAsync(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: cast.master.id, action: 'mentioned' });
-    await insertTodoAsync(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: reader.id, action: 'marked', state: 'done' });
-    await insertTodoAsync(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id });
+    await insertTodo(s.ctx, { userId: reader.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id, action: 'assigned' });
+    await insertTodo(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: cast.master.id, action: 'mentioned' });
+    await insertTodo(s.ctx, { userId: reader.id, projectId: pub.id, targetId: b.target.id, authorId: reader.id, action: 'marked', state: 'done' });
+    await insertTodo(s.ctx, { userId: cast.guest.id, projectId: priv.id, targetId: a.target.id, authorId: cast.owner.id });
   });
 
   it('401 for anonymous callers', async () => {
@@ -196,14 +196,14 @@ describe('GET /todos', () => {
   it('project_id of a project the caller cannot read lists nothing', async () => {
     const hidden = await makeProject(s, cast.owner, 'todo-hidden', { visibility: 0 });
     const h = await issue(hidden.id, { authorId: cast.owner.id });
-    await insertTodoAsync(s.ctx, { userId: reader.id, projectId: hidden.id, targetId: h.target.id });
+    await insertTodo(s.ctx, { userId: reader.id, projectId: hidden.id, targetId: h.target.id });
     expect((await s.api('GET', `/todos?project_id=${hidden.id}`, reader)).body).toEqual([]);
     await s.ctx.data.run(`DELETE FROM todos WHERE project_id = ?`, [hidden.id]);
   });
 
   it('paginates with the headers', async () => {
     const pager = await s.user('tdpager');
-    for (let n = 0; n < 5; n++) await insertTodoAsync(s.ctx, { userId: pager.id, projectId: pub.id, targetId: b.target.id, authorId: cast.owner.id });
+    for (let n = 0; n < 5; n++) await insertTodo(s.ctx, { userId: pager.id, projectId: pub.id, targetId: b.target.id, authorId: cast.owner.id });
     const r = await s.api('GET', '/todos?per_page=2&page=2', pager);
     expect(r.body).toHaveLength(2);
     expect(r.headers).toMatchObject({ 'x-total': '5', 'x-total-pages': '3', 'x-page': '2', 'x-per-page': '2', 'x-next-page': '3', 'x-prev-page': '1' });
@@ -213,7 +213,7 @@ describe('GET /todos', () => {
   it('todos of a deleted issue are out of sight', async () => {
     const gone = await issue(pub.id, { authorId: cast.owner.id });
     const u = await s.user('tdgone');
-    const id = await insertTodoAsync(s.ctx, { userId: u.id, projectId: pub.id, targetId: gone.target.id });
+    const id = await insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: gone.target.id });
     await s.ctx.data.run(`UPDATE issues SET deleted_at = ? WHERE id = ?`, [new Date().toISOString(), gone.target.id]);
     expect((await s.api('GET', '/todos', u)).body).toEqual([]);
     expect((await s.api('DELETE', `/todos/${id}`, u)).status).toBe(404);
@@ -226,7 +226,7 @@ describe('DELETE /todos/:id and DELETE /todos', () => {
     const u = await s.user('tddone');
     const other = await s.user('tdother');
     const i = await issue(pub.id, { title: 'Done one', authorId: cast.owner.id });
-    const id = await insertTodoAsync(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, authorId: cast.owner.id });
+    const id = await insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, authorId: cast.owner.id });
     const theirs = await s.api('DELETE', `/todos/${id}`, other);
     expect(theirs.status).toBe(404);
     expect(theirs.body).toEqual({ message: '404 Todo Not Found' });
@@ -243,9 +243,9 @@ describe('DELETE /todos/:id and DELETE /todos', () => {
     const u = await s.user('tdall');
     const other = await s.user('tdall2');
     const i = await issue(pub.id, { authorId: cast.owner.id });
-    for (let n = 0; n < 3; n++) await insertTodoAsync(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id });
-    await insertTodoAsync(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, state: 'done' });
-    await insertTodoAsync(s.ctx, { userId: other.id, projectId: pub.id, targetId: i.target.id });
+    for (let n = 0; n < 3; n++) await insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id });
+    await insertTodo(s.ctx, { userId: u.id, projectId: pub.id, targetId: i.target.id, state: 'done' });
+    await insertTodo(s.ctx, { userId: other.id, projectId: pub.id, targetId: i.target.id });
     const r = await s.api('DELETE', '/todos', u);
     expect(r.status).toBe(200);
     expect(r.body).toBe(3);
@@ -314,12 +314,12 @@ describe('todos through the issue and note routes', () => {
 describe('todos about what the user may no longer read (found by the authorization matrix, test/authz)', () => {
   it('are left out of GET /todos and X-Total, and DELETE /todos/:id answers 404, until the user may read them again', async () => {
     await clearTodos();
-    const secret = (await insertIssueAsync(s.ctx, pub.id, { title: 'Made confidential later', confidential: true })).id;
-    const privateIssue = (await insertIssueAsync(s.ctx, priv.id, { title: 'Of a project left since' })).id;
-    const open = (await insertIssueAsync(s.ctx, pub.id, { title: 'Still readable' })).id;
+    const secret = (await insertIssue(s.ctx, pub.id, { title: 'Made confidential later', confidential: true })).id;
+    const privateIssue = (await insertIssue(s.ctx, priv.id, { title: 'Of a project left since' })).id;
+    const open = (await insertIssue(s.ctx, pub.id, { title: 'Still readable' })).id;
     const made: number[] = [];
     for (const [i, id] of [secret, privateIssue, open].entries()) {
-      made.push(await insertTodoAsync(s.ctx, { userId: cast.nonMember.id, projectId: i === 1 ? priv.id : pub.id, targetId: id }));
+      made.push(await insertTodo(s.ctx, { userId: cast.nonMember.id, projectId: i === 1 ? priv.id : pub.id, targetId: id }));
     }
     const [a, b, c] = made;
     const r = await s.api('GET', '/todos', cast.nonMember);

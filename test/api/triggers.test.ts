@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildsOf, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { claim, clearQueue, registerRunner } from '../helpers/runner-fixtures.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
@@ -46,8 +46,8 @@ beforeAll(async () => {
   cast = await makeCast(s, 'trg');
   priv = await makeProject(s, cast.owner, 'trigger-private', { visibility: 0 });
   pub = await makeProject(s, cast.owner, 'trigger-public', { visibility: 20 });
-  await addCastMembersAsync(s.ctx, cast, priv.id);
-  await addCastMembersAsync(s.ctx, cast, pub.id);
+  await addCastMembers(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, pub.id);
   await pushFiles(s.ctx, priv.id, cast.owner.id, { '.gitlab-ci.yml': CI_YML, 'README.md': 'hi' }, { message: 'first [ci skip]', tag: 'v1.0' });
   await pushFiles(s.ctx, pub.id, cast.owner.id, { '.gitlab-ci.yml': CI_YML });
 });

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { updateSettingsAsync } from '../../daemon/services/settings.js';
+import { updateSettings } from '../../daemon/services/settings.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 
@@ -88,7 +88,7 @@ describe('POST /projects/:id/uploads', () => {
     expect(await countUploads()).toBe(before);
   });
   it('413 over max_attachment_size, with nothing stored', async () => {
-    await updateSettingsAsync(s.ctx, { max_attachment_size: 1 });
+    await updateSettings(s.ctx, { max_attachment_size: 1 });
     try {
       const before = await countUploads();
       const dirs = readdirSync(join(s.ctx.paths.uploads, String(priv.id))).length;
@@ -101,7 +101,7 @@ describe('POST /projects/:id/uploads', () => {
       expect(readdirSync(join(s.ctx.paths.uploads, String(priv.id))).length).toBe(dirs);
       expect((await upload(priv.id, alice, { file: { name: 'fits.bin', data: Buffer.alloc(1024 * 1024, 1) } })).status).toBe(201);
     } finally {
-      await updateSettingsAsync(s.ctx, { max_attachment_size: 10 });
+      await updateSettings(s.ctx, { max_attachment_size: 10 });
     }
   });
   it('needs upload_file: guests and non-members of public projects may upload; hidden 404; anonymous 401', async () => {

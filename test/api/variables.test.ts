@@ -1,7 +1,7 @@
 /** Project secret variables: /projects/:id/variables CRUD, validation, 404s, authorization, sealed storage, runner payload. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { claim, clearQueue, exec, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
 import { settleBuildWork } from '../../daemon/services/builds.js';
 
@@ -19,8 +19,8 @@ beforeAll(async () => {
   cast = await makeCast(s, 'var');
   priv = await makeProject(s, cast.owner, 'secret-vars', { visibility: 0 });
   pub = await makeProject(s, cast.owner, 'public-vars', { visibility: 20 });
-  await addCastMembersAsync(s.ctx, cast, priv.id);
-  await addCastMembersAsync(s.ctx, cast, pub.id);
+  await addCastMembers(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, pub.id);
 });
 afterAll(async () => {
   await settleBuildWork();

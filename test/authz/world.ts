@@ -12,7 +12,7 @@ import { addMemberAsync, makeCast, type Cast } from '../helpers/fixtures.js';
 import { drive, pipelinesOf, pushFiles, buildNamed } from '../helpers/ci.js';
 import { commitTo } from '../helpers/repository.js';
 import { claim, clearQueue, insertBuild, registerRunner } from '../helpers/runner-fixtures.js';
-import { insertIssueAsync, insertTodoAsync } from '../helpers/collaboration.js';
+import { insertIssue, insertTodo } from '../helpers/collaboration.js';
 import { findBuild } from '../../daemon/services/builds.js';
 import { storeArtifacts } from '../../daemon/services/artifacts.js';
 import { replaceTrace } from '../../daemon/services/traces.js';
@@ -264,7 +264,7 @@ async function buildProject(w: World, vis: Visibility, name = `mx-${vis}`): Prom
   if (upload.statusCode !== 201) throw new Error(`upload failed: ${upload.statusCode} ${upload.body}`);
   p.uploadUrl = JSON.parse(upload.body).url;
   await part(w, `${name}: the guest's confidential issue, note and award`, async () => {
-    p.guestIssueId = (await insertIssueAsync(w.s.ctx, id, { title: "the guest's secret", confidential: true, authorId: w.cast.guest.id })).id;
+    p.guestIssueId = (await insertIssue(w.s.ctx, id, { title: "the guest's secret", confidential: true, authorId: w.cast.guest.id })).id;
     p.guestNoteId = await fresh.noteBy(w, p, w.cast.guest);
     p.guestAwardId = await fresh.award(w, `${base}/issues/${p.issueId}`, w.cast.guest);
   });
@@ -420,7 +420,7 @@ export const fresh = {
     return r.id;
   },
   /** A pending todo of `userId` on the project's issue. */
-  todo: (w: World, p: ProjectWorld, userId: number) => insertTodoAsync(w.s.ctx, { userId, projectId: p.id, targetId: p.issueId }),
+  todo: (w: World, p: ProjectWorld, userId: number) => insertTodo(w.s.ctx, { userId, projectId: p.id, targetId: p.issueId }),
   token: async (w: World) => (await w.s.api('POST', '/user/personal_access_tokens', w.cast.owner, { name: uniq(w, 'tok') })).body.id as number,
   /** A build of the public project claimed by a new shared runner: its id, its build token and the runner's token. */
   claimedBuild: async (w: World) => {

@@ -16,7 +16,7 @@ const BIN = join(ROOT, 'node_modules', '.cache', `gantry-completion-test-${proce
 let f: CliFixture;
 
 /** Run a program with stdin text, without blocking this process's event loop. */
-function runAsync(cmd: string, args: string[], input: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(cmd: string, args: string[], input: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { env });
     let stdout = '';
@@ -89,7 +89,7 @@ describe('gantry completion', () => {
       'complete -p gantry',
     ].join('\n');
     // not spawnSync: the daemon answering the project request runs in this process
-    const r = await runAsync('bash', ['--norc', '--noprofile', '-i'], driver, { ...process.env, PATH: `${BIN}:${process.env.PATH}`, GANTRY_CONFIG_DIR: f.configDir });
+    const r = await run('bash', ['--norc', '--noprofile', '-i'], driver, { ...process.env, PATH: `${BIN}:${process.env.PATH}`, GANTRY_CONFIG_DIR: f.configDir });
     expect(r.stdout).toContain('noun:pipeline');
     expect(r.stdout).toContain('verb:subscribe');
     expect(r.stdout).toContain('project:root/worker');

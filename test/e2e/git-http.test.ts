@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
 import { Repository } from '../../daemon/git/index.js';
-import { protectBranchAsync } from '../../daemon/services/protected-branches.js';
+import { protectBranch } from '../../daemon/services/protected-branches.js';
 import { repositoryPath } from '../../daemon/services/repositories.js';
 import { onPush, type ProcessedPush } from '../../daemon/services/push.js';
 import { registerGitCredentialResolver } from '../../daemon/git-http/index.js';
@@ -426,13 +426,13 @@ describe('branch protection', () => {
   it('explicitly protected branches: masters only, unless developers_can_push; never force push or delete', async () => {
     const m = await prepare(mary);
     expect((await git(m, ['push', 'origin', 'master:release'])).code).toBe(0);
-    await protectBranchAsync(s.ctx, project.id, 'release');
+    await protectBranch(s.ctx, project.id, 'release');
     const d = await prepare(dave, { branch: 'release' });
     const refused = await git(d, ['push', 'origin', 'release']);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('You are not allowed to push code to protected branches on this project.');
 
-    await protectBranchAsync(s.ctx, project.id, 'release', { developersCanPush: true });
+    await protectBranch(s.ctx, project.id, 'release', { developersCanPush: true });
     const allowed = await git(d, ['push', 'origin', 'release']);
     expect(allowed.code, allowed.stderr).toBe(0);
 
@@ -445,7 +445,7 @@ describe('branch protection', () => {
     expect(del.stderr).toContain('You are not allowed to delete protected branches from this project.');
 
     // Wildcard rules protect new branches too.
-    await protectBranchAsync(s.ctx, project.id, 'stable-*');
+    await protectBranch(s.ctx, project.id, 'stable-*');
     const w = await git(d, ['push', 'origin', 'HEAD:refs/heads/stable-1']);
     expect(w.code).not.toBe(0);
     expect(w.stderr).toContain('You are not allowed to push code to protected branches on this project.');

@@ -5,7 +5,7 @@ import type { CommitStatusRow, PipelineRow } from '../../daemon/db/schema-ci.js'
 import { toCommitStatus, toPipeline } from '../../daemon/db/rows.js';
 import { ZERO_SHA } from '../../daemon/git/objects.js';
 import { lookupProjectAsync } from '../../daemon/services/projects.js';
-import { findUserAsync } from '../../daemon/services/users.js';
+import { findUser } from '../../daemon/services/users.js';
 import { processPush } from '../../daemon/services/push.js';
 import { ensureRepository } from '../../daemon/services/repositories.js';
 import { changeBuildStatus, settleBuildWork, type BuildStatusEvent } from '../../daemon/services/builds.js';
@@ -13,7 +13,7 @@ import { changeBuildStatus, settleBuildWork, type BuildStatusEvent } from '../..
 /** The project and user rows of ids. */
 export async function rows(ctx: AppContext, projectId: number, userId: number): Promise<{ project: ProjectRow; user: UserRow }> {
   const project = (await lookupProjectAsync(ctx, projectId))!;
-  const user = (await findUserAsync(ctx, userId))!;
+  const user = (await findUser(ctx, userId))!;
   return { project, user };
 }
 

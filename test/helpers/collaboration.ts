@@ -25,12 +25,12 @@ export function expectedStatus(actor: Actor, vis: number, min: number, ok: numbe
 // Fixtures written through the data layer (ctx.data), on SQLite and on PostgreSQL alike.
 
 /** Insert an issue row (next iid of the project) and return its id and iid. */
-export async function insertIssueAsync(
+export async function insertIssue(
   ctx: AppContext, projectId: number,
   opts: { title?: string; description?: string | null; authorId?: number | null; assigneeId?: number | null; confidential?: boolean; state?: 'opened' | 'closed' } = {},
 ): Promise<{ id: number; iid: number }> {
   const t = now();
-  const iid = (await nextIidAsync(ctx, 'issues', 'project_id', projectId));
+  const iid = (await nextIid(ctx, 'issues', 'project_id', projectId));
   const row = await ctx.data.get<{ id: number }>(
     `INSERT INTO issues (project_id, iid, title, description, state, confidential, author_id, assignee_id, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
@@ -39,12 +39,12 @@ export async function insertIssueAsync(
   return { id: row!.id, iid };
 }
 
-async function nextIidAsync(ctx: AppContext, table: string, column: string, id: number): Promise<number> {
+async function nextIid(ctx: AppContext, table: string, column: string, id: number): Promise<number> {
   return Number((await ctx.data.get<{ n: number }>(`SELECT COALESCE(MAX(iid), 0) + 1 AS n FROM ${table} WHERE ${column} = ?`, [id]))!.n);
 }
 
 /** Insert a todo row directly (pending unless told) and return its id. */
-export async function insertTodoAsync(
+export async function insertTodo(
   ctx: AppContext,
   t: { userId: number; projectId: number; targetId: number; authorId?: number | null; action?: string; state?: 'pending' | 'done'; targetType?: 'Issue' | 'MergeRequest' },
 ): Promise<number> {
@@ -57,7 +57,7 @@ export async function insertTodoAsync(
 }
 
 /** Insert a label row of a project and return its id. */
-export async function insertLabelAsync(ctx: AppContext, projectId: number, title: string, opts: { color?: string; description?: string | null } = {}): Promise<number> {
+export async function insertLabel(ctx: AppContext, projectId: number, title: string, opts: { color?: string; description?: string | null } = {}): Promise<number> {
   const t = now();
   const row = await ctx.data.get<{ id: number }>(
     `INSERT INTO labels (project_id, title, color, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
@@ -67,16 +67,16 @@ export async function insertLabelAsync(ctx: AppContext, projectId: number, title
 }
 
 /** Put a label on an issue or merge request. */
-export async function linkLabelAsync(ctx: AppContext, labelId: number, target: { type: 'Issue' | 'MergeRequest'; id: number }): Promise<void> {
+export async function linkLabel(ctx: AppContext, labelId: number, target: { type: 'Issue' | 'MergeRequest'; id: number }): Promise<void> {
   await ctx.data.run(`INSERT INTO label_links (label_id, target_type, target_id, created_at) VALUES (?, ?, ?, ?)`, [labelId, target.type, target.id, now()]);
 }
 
 /** Insert a milestone row (next iid of the project) and return its id and iid. */
-export async function insertMilestoneAsync(
+export async function insertMilestone(
   ctx: AppContext, projectId: number, opts: { title?: string; state?: 'active' | 'closed'; dueDate?: string | null; description?: string } = {},
 ): Promise<{ id: number; iid: number }> {
   const t = now();
-  const iid = await nextIidAsync(ctx, 'milestones', 'project_id', projectId);
+  const iid = await nextIid(ctx, 'milestones', 'project_id', projectId);
   const row = await ctx.data.get<{ id: number }>(
     `INSERT INTO milestones (project_id, iid, title, description, state, due_date, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
     [projectId, iid, opts.title ?? `Milestone ${iid}`, opts.description ?? '', opts.state ?? 'active', opts.dueDate ?? null, t, t],
@@ -85,14 +85,14 @@ export async function insertMilestoneAsync(
 }
 
 /** Set the milestone of an issue. */
-export async function setIssueMilestoneAsync(ctx: AppContext, issueId: number, milestoneId: number | null): Promise<void> {
+export async function setIssueMilestone(ctx: AppContext, issueId: number, milestoneId: number | null): Promise<void> {
   await ctx.data.run(`UPDATE issues SET milestone_id = ? WHERE id = ?`, [milestoneId, issueId]);
 }
 
 /** Insert an open merge request row (branches `feature` -> `master`) of a project and return its id. */
-export async function insertMergeRequestAsync(ctx: AppContext, projectId: number, opts: { state?: 'opened' | 'reopened' | 'closed' | 'merged'; authorId?: number | null } = {}): Promise<number> {
+export async function insertMergeRequest(ctx: AppContext, projectId: number, opts: { state?: 'opened' | 'reopened' | 'closed' | 'merged'; authorId?: number | null } = {}): Promise<number> {
   const t = now();
-  const iid = await nextIidAsync(ctx, 'merge_requests', 'target_project_id', projectId);
+  const iid = await nextIid(ctx, 'merge_requests', 'target_project_id', projectId);
   const row = await ctx.data.get<{ id: number }>(
     `INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, state, author_id, created_at, updated_at)
      VALUES (?, ?, ?, ?, 'master', ?, ?, ?, ?, ?) RETURNING id`,
@@ -190,12 +190,12 @@ export async function issueCountsAndRecount(ctx: AppContext): Promise<{ kept: Re
 }
 
 /** A merge request row between branches (same project unless `sourceProjectId`), with no diff version; returns its id. */
-export async function insertMergeRequestBetweenAsync(ctx: AppContext, o: {
+export async function insertMergeRequestBetween(ctx: AppContext, o: {
   targetProjectId: number; sourceBranch: string; targetBranch?: string; sourceProjectId?: number; title?: string; description?: string | null;
   authorId?: number | null; state?: 'opened' | 'reopened' | 'closed' | 'merged'; forceRemoveSourceBranch?: boolean;
 }): Promise<number> {
   const t = now();
-  const iid = await nextIidAsync(ctx, 'merge_requests', 'target_project_id', o.targetProjectId);
+  const iid = await nextIid(ctx, 'merge_requests', 'target_project_id', o.targetProjectId);
   const row = await ctx.data.get<{ id: number }>(
     `INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, description, state, author_id,
        force_remove_source_branch, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,

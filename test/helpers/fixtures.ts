@@ -65,6 +65,6 @@ export async function makeGroupAsync(
 }
 
 /** Give the cast's role users their levels on a project (either engine). */
-export async function addCastMembersAsync(ctx: AppContext, cast: Cast, projectId: number): Promise<void> {
+export async function addCastMembers(ctx: AppContext, cast: Cast, projectId: number): Promise<void> {
   for (const role of Object.keys(LEVELS) as Role[]) await addMemberAsync(ctx, { type: 'Project', id: projectId }, cast[role].id, LEVELS[role]);
 }

@@ -4,7 +4,7 @@
  */
 import type { InjectOptions } from 'fastify';
 import { now } from '../../daemon/context.js';
-import { getSettingsAsync } from '../../daemon/services/settings.js';
+import { getSettings } from '../../daemon/services/settings.js';
 import type { TestServer } from './app.js';
 
 export const SHA = 'a'.repeat(40);
@@ -38,7 +38,7 @@ export async function ci(
 }
 
 /** The instance registration token. */
-export const registrationToken = async (s: TestServer): Promise<string> => s.ctx.secrets.open((await getSettingsAsync(s.ctx)).runnersRegistrationToken);
+export const registrationToken = async (s: TestServer): Promise<string> => s.ctx.secrets.open((await getSettings(s.ctx)).runnersRegistrationToken);
 
 /** A project's runners token (derived from the server secret and the project's salt). */
 export async function projectRunnersToken(s: TestServer, projectId: number): Promise<string> {

@@ -2,10 +2,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
 import {
-  branchRulesAsync, canMergeIntoBranchAsync, canPushToBranchAsync, isProtected, listProtectedBranchesAsync, protectBranchAsync, pushRefRules, ruleMatches,
+  branchRules, canMergeIntoBranch, canPushToBranch, isProtected, listProtectedBranches, protectBranch, pushRefRules, ruleMatches,
   unprotectBranch, PROTECTION_MESSAGES,
 } from '../../daemon/services/protected-branches.js';
-import { findUserAsync } from '../../daemon/services/users.js';
+import { findUser } from '../../daemon/services/users.js';
 import { lookupProjectAsync } from '../../daemon/services/projects.js';
 import type { ProjectRow, UserRow } from '../../daemon/db/schema.js';
 
@@ -29,10 +29,10 @@ beforeAll(async () => {
   for (const [name, level] of [['dev', 30], ['master', 40], ['reporter', 20]] as const) {
     const u = await s.user(name);
     expect((await s.api('POST', `/projects/${created.body.id}/members`, owner, { user_id: u.id, access_level: level })).status).toBe(201);
-    users[name] = await findUserAsync(s.ctx, u.id);
+    users[name] = await findUser(s.ctx, u.id);
   }
-  users.owner = await findUserAsync(s.ctx, owner.id);
-  users.admin = await findUserAsync(s.ctx, s.root.id);
+  users.owner = await findUser(s.ctx, owner.id);
+  users.admin = await findUser(s.ctx, s.root.id);
   project = (await lookupProjectAsync(s.ctx, created.body.id))!;
 });
 afterAll(() => s?.close());
@@ -48,24 +48,24 @@ describe('rules', () => {
   });
 
   it('protects, keeps flags unless explicitly changed, lists and unprotects', async () => {
-    const r = await protectBranchAsync(s.ctx, project.id, 'release', { developersCanPush: true });
+    const r = await protectBranch(s.ctx, project.id, 'release', { developersCanPush: true });
     expect(r).toMatchObject({ name: 'release', developersCanPush: true, developersCanMerge: false });
-    expect(await protectBranchAsync(s.ctx, project.id, 'release', { developersCanMerge: true })).toMatchObject({ developersCanPush: true, developersCanMerge: true });
-    expect(await protectBranchAsync(s.ctx, project.id, 'release', { developersCanPush: false })).toMatchObject({ developersCanPush: false, developersCanMerge: true });
-    expect((await listProtectedBranchesAsync(s.ctx, project.id)).map((p) => p.name)).toEqual(['release']);
+    expect(await protectBranch(s.ctx, project.id, 'release', { developersCanMerge: true })).toMatchObject({ developersCanPush: true, developersCanMerge: true });
+    expect(await protectBranch(s.ctx, project.id, 'release', { developersCanPush: false })).toMatchObject({ developersCanPush: false, developersCanMerge: true });
+    expect((await listProtectedBranches(s.ctx, project.id)).map((p) => p.name)).toEqual(['release']);
     expect(await unprotectBranch(s.ctx, project.id, 'release')).toBe(true);
     expect(await unprotectBranch(s.ctx, project.id, 'release')).toBe(false);
   });
 
   it('protects the default branch by the setting, explicit rules winning', async () => {
     await setProtection(2);
-    expect(await branchRulesAsync(s.ctx, project, 'master')).toEqual({ protected: true, source: 'default', developersCanPush: false, developersCanMerge: false });
+    expect(await branchRules(s.ctx, project, 'master')).toEqual({ protected: true, source: 'default', developersCanPush: false, developersCanMerge: false });
     await setProtection(1);
-    expect(await branchRulesAsync(s.ctx, project, 'master')).toEqual({ protected: true, source: 'default', developersCanPush: true, developersCanMerge: true });
+    expect(await branchRules(s.ctx, project, 'master')).toEqual({ protected: true, source: 'default', developersCanPush: true, developersCanMerge: true });
     await setProtection(0);
     expect(await isProtected(s.ctx, project, 'master')).toBe(false);
-    await protectBranchAsync(s.ctx, project.id, 'master');
-    expect(await branchRulesAsync(s.ctx, project, 'master')).toMatchObject({ protected: true, source: 'explicit', developersCanPush: false });
+    await protectBranch(s.ctx, project.id, 'master');
+    expect(await branchRules(s.ctx, project, 'master')).toMatchObject({ protected: true, source: 'explicit', developersCanPush: false });
     await unprotectBranch(s.ctx, project.id, 'master');
     expect(await isProtected(s.ctx, project, 'feature')).toBe(false);
   });
@@ -74,20 +74,20 @@ describe('rules', () => {
 describe('who may push', () => {
   it('follows roles on protected and unprotected branches', async () => {
     await setProtection(2);
-    await protectBranchAsync(s.ctx, project.id, 'rel-*', { developersCanMerge: true });
-    const can = (u: string, b: string) => canPushToBranchAsync(s.ctx, users[u]!, project, b);
+    await protectBranch(s.ctx, project.id, 'rel-*', { developersCanMerge: true });
+    const can = (u: string, b: string) => canPushToBranch(s.ctx, users[u]!, project, b);
     expect(await Promise.all([can('reporter', 'feature'), can('dev', 'feature'), can('master', 'feature')])).toEqual([false, true, true]);
     expect(await Promise.all([can('dev', 'master'), can('master', 'master'), can('owner', 'master'), can('admin', 'master')])).toEqual([false, true, true, true]);
     expect(await can('dev', 'rel-1')).toBe(false);
-    expect(await canMergeIntoBranchAsync(s.ctx, users.dev!, project, 'rel-1')).toBe(true);
-    expect(await canMergeIntoBranchAsync(s.ctx, users.dev!, project, 'master')).toBe(false);
-    expect(await canMergeIntoBranchAsync(s.ctx, users.reporter!, project, 'rel-1')).toBe(false);
+    expect(await canMergeIntoBranch(s.ctx, users.dev!, project, 'rel-1')).toBe(true);
+    expect(await canMergeIntoBranch(s.ctx, users.dev!, project, 'master')).toBe(false);
+    expect(await canMergeIntoBranch(s.ctx, users.reporter!, project, 'rel-1')).toBe(false);
     await unprotectBranch(s.ctx, project.id, 'rel-*');
   });
 
   it('builds pre-receive rules per ref', async () => {
     await setProtection(2);
-    await protectBranchAsync(s.ctx, project.id, 'prod', { developersCanPush: true });
+    await protectBranch(s.ctx, project.id, 'prod', { developersCanPush: true });
     const cmds = [
       { ref: 'refs/heads/master', oldSha: A, newSha: B },
       { ref: 'refs/heads/prod', oldSha: A, newSha: B },
@@ -106,7 +106,7 @@ describe('who may push', () => {
     expect(master).toEqual({ 'refs/heads/master': { forcePush: PROTECTION_MESSAGES.forcePush }, 'refs/heads/prod': { deny: PROTECTION_MESSAGES.delete } });
     // Creating the default branch (first push) is not held back by the setting; explicit rules still apply.
     expect(await pushRefRules(s.ctx, project, users.dev!, [{ ref: 'refs/heads/master', oldSha: Z, newSha: A }])).toEqual({ 'refs/heads/master': {} });
-    await protectBranchAsync(s.ctx, project.id, 'master');
+    await protectBranch(s.ctx, project.id, 'master');
     expect(await pushRefRules(s.ctx, project, users.dev!, [{ ref: 'refs/heads/master', oldSha: Z, newSha: A }])).toEqual({ 'refs/heads/master': { deny: PROTECTION_MESSAGES.push } });
     await setProtection(1);
     await unprotectBranch(s.ctx, project.id, 'master');

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { pageOf, paginateArray, paginateAsync, setPageHeaders } from '../../daemon/api/pagination.js';
+import { pageOf, paginateArray, paginate, setPageHeaders } from '../../daemon/api/pagination.js';
 import type { Database, Queries } from '../../daemon/db/layer/types.js';
 
 /** A minimal request: the URL, parsed query, path params and body, as Fastify gives them. */
@@ -86,14 +86,14 @@ describe('paginate and paginateArray', () => {
     const r = rep();
     expect(paginateArray(req('/l', { page: '2', per_page: '2' }), r, [1, 2, 3, 4, 5])).toEqual([3, 4]);
     const calls: [number, number][] = [];
-    const rows = await paginateAsync(req('/l', { page: '3', per_page: '4' }), rep(), snapshotOnly, async () => 10, async (_q, limit, offset) => { calls.push([limit, offset]); return ['row']; });
+    const rows = await paginate(req('/l', { page: '3', per_page: '4' }), rep(), snapshotOnly, async () => 10, async (_q, limit, offset) => { calls.push([limit, offset]); return ['row']; });
     expect(rows).toEqual(['row']);
     expect(calls).toEqual([[4, 8]]);
   });
 
   it('does not fetch when the total is 0', async () => {
     let fetched = false;
-    expect(await paginateAsync(req('/l'), rep(), snapshotOnly, async () => 0, async () => { fetched = true; return [1]; })).toEqual([]);
+    expect(await paginate(req('/l'), rep(), snapshotOnly, async () => 0, async () => { fetched = true; return [1]; })).toEqual([]);
     expect(fetched).toBe(false);
   });
 });

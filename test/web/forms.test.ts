@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { browse, CookieJar, csrfOf } from '../helpers/oauth.js';
 import { generateKeyPair } from '../helpers/ssh-keys.js';
@@ -52,7 +52,7 @@ beforeAll(async () => {
   cast = await makeCast(s, 'FORM');
   priv = await makeProject(s, cast.owner, 'writable');
   other = await makeProject(s, cast.nonMember, 'elsewhere');
-  await addCastMembersAsync(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, priv.id);
   base = `/${priv.path_with_namespace}`;
   await pushFiles(s.ctx, priv.id, cast.owner.id, {
     'README.md': '# Forms\n',

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeGroupAsync, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeGroupAsync, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildsOf, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { browse, CookieJar, csrfOf } from '../helpers/oauth.js';
 import { pageReader, signIn as signInAs } from '../helpers/web.js';
@@ -38,7 +38,7 @@ beforeAll(async () => {
   for (const u of Object.values(cast)) if (u !== s.root) await s.api('PUT', `/users/${u.id}`, s.root, { password: 'password123' });
   priv = (await makeProject(s, cast.owner, 'secret-app')) as typeof priv;
   pub = (await makeProject(s, cast.owner, 'open-app', { visibility: 20 })) as typeof pub;
-  await addCastMembersAsync(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, priv.id);
   await pushFiles(s.ctx, priv.id, cast.owner.id, {
     'README.md': '# Hello <b onclick="x()">there</b>\n\nA **readme** with `code`.\n',
     'src/main.ts': 'export const answer = 42;\nconsole.log("<script>");\n',

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/app.js';
-import { addCastMembersAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
+import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { pageReader } from '../helpers/web.js';
 
@@ -30,7 +30,7 @@ beforeAll(async () => {
   for (const u of Object.values(cast)) if (u !== s.root) await s.api('PUT', `/users/${u.id}`, s.root, { password: 'password123' });
   page = pageReader(s, cast, (who) => (who === 'admin' ? 'rootpassword123' : 'password123'));
   priv = (await makeProject(s, cast.owner, 'repo-app')) as typeof priv;
-  await addCastMembersAsync(s.ctx, cast, priv.id);
+  await addCastMembers(s.ctx, cast, priv.id);
   await pushFiles(s.ctx, priv.id, cast.owner.id, { 'notes.txt': OLD, '.gitlab-ci.yml': 'test:\n  script: ["echo hi"]\n' }, { message: 'First commit' });
   await pushFiles(s.ctx, priv.id, cast.owner.id, { 'notes.txt': NEW, 'added.md': '# Added\n' }, { branch: 'feature/x', from: 'master', message: 'Change the notes' });
   expect((await s.api('POST', `/projects/${priv.id}/repository/tags`, cast.owner, { tag_name: 'v1.0', ref: 'master', message: 'First release', release_description: 'Release **notes** <script>x()</script>' })).status).toBe(201);

@@ -7,13 +7,13 @@ import { usersByIds } from '../../db/users.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 /** Present a page of awards: id, name, user, created_at, updated_at, awardable_id, awardable_type. */
-export async function presentAwardsAsync(ctx: AppContext, rows: AwardEmojiRow[]) {
+export async function presentAwards(ctx: AppContext, rows: AwardEmojiRow[]) {
   return awardEntities(ctx, rows, await usersByIds(ctx.data, rows.map((r) => r.userId)), await gravatarEnabledAsync(ctx));
 }
 
 /** Present one award. */
-export async function presentAwardAsync(ctx: AppContext, row: AwardEmojiRow) {
-  return (await presentAwardsAsync(ctx, [row]))[0]!;
+export async function presentAward(ctx: AppContext, row: AwardEmojiRow) {
+  return (await presentAwards(ctx, [row]))[0]!;
 }
 
 function awardEntities(ctx: AppContext, rows: AwardEmojiRow[], users: Map<number, UserRow>, gravatar: boolean) {

@@ -6,7 +6,7 @@ import type { CommitStatusRow } from '../../db/schema-ci.js';
 import { pipelinesByIds } from '../../db/builds.js';
 import { runnersByIds } from '../../db/runners.js';
 import { isoDate, messageTitle, type CommitInfo } from '../../git/objects.js';
-import { projectNamespaceAsync } from '../../services/projects.js';
+import { projectNamespace } from '../../services/projects.js';
 import { projectRepository } from '../../services/repositories.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userEntity, UserSchema } from './users.js';
@@ -42,7 +42,7 @@ export async function presentBuilds(ctx: AppContext, project: ProjectRow, rows: 
   const shas = [...new Set(pipelineRows.map((p) => p.sha))];
   const commits = new Map<string, CommitInfo>();
   if (repo.exists()) for (const c of await repo.readCommits(shas)) commits.set(c.sha, c);
-  const base = opts.downloadUrl ? `${ctx.externalUrl()}/${(await projectNamespaceAsync(ctx, project)).path}/${project.path}/builds` : '';
+  const base = opts.downloadUrl ? `${ctx.externalUrl()}/${(await projectNamespace(ctx, project)).path}/${project.path}/builds` : '';
   return rows.map((b) => {
     const p = pipelineById.get(b.pipelineId);
     const commit = p ? commits.get(p.sha) : undefined;

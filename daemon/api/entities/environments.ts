@@ -8,7 +8,7 @@ import { environmentsById } from '../../services/environments/index.js';
 import { Nullable } from '../params.js';
 import { BuildSchema, presentBuilds } from './builds.js';
 import { usersByIds } from '../../db/users.js';
-import { presentProjectAsync, ProjectSchema } from './projects.js';
+import { presentProject, ProjectSchema } from './projects.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 const S = Type.String();
@@ -22,7 +22,7 @@ export function environmentBasic(e: EnvironmentRow) {
 /** Environment: EnvironmentBasic with the project (the Project entity as the caller sees it). */
 export async function presentEnvironments(ctx: AppContext, viewer: UserRow, project: ProjectRow, rows: readonly EnvironmentRow[]) {
   if (!rows.length) return [];
-  const p = await presentProjectAsync(ctx, viewer, project);
+  const p = await presentProject(ctx, viewer, project);
   return rows.map((e) => ({ ...environmentBasic(e), project: p }));
 }
 

@@ -35,7 +35,7 @@ export function actionName(e: Pick<EventRow, 'action' | 'targetId' | 'targetType
 export type EventNotePresenterAsync = (ctx: AppContext, noteIds: number[], viewer: UserRow | null) => Promise<Map<number, Record<string, unknown>>>;
 let notePresenterAsync: EventNotePresenterAsync | null = null;
 /** Install the presenter of `note` on comment events (the notes module). */
-export function setEventNotePresenterAsync(fn: EventNotePresenterAsync | null): void {
+export function setEventNotePresenter(fn: EventNotePresenterAsync | null): void {
   notePresenterAsync = fn;
 }
 
@@ -71,7 +71,7 @@ function eventEntity(ctx: AppContext, e: EventRow, author: UserRow | undefined, 
  * Present events on the data layer (either engine): one query for their authors, one call for their notes (the
  * note presenter the notes module installed).
  */
-export async function presentEventsAsync(ctx: AppContext, viewer: UserRow | null, rows: EventRow[]): Promise<Record<string, unknown>[]> {
+export async function presentEvents(ctx: AppContext, viewer: UserRow | null, rows: EventRow[]): Promise<Record<string, unknown>[]> {
   if (rows.length === 0) return [];
   const authors = await usersByIds(ctx.data, rows.map((r) => r.authorId));
   const noteIds = rows.map((r) => r.noteId).filter((x): x is number => x !== null);

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
 import { groupProjects, sharedProjects } from '../../services/groups.js';
 import { Nullable } from '../params.js';
-import { presentProjectsAsync, ProjectSchema } from './projects.js';
+import { presentProjects, ProjectSchema } from './projects.js';
 
 /** Group: id, name, path, description, visibility_level, lfs_enabled, avatar_url, web_url, request_access_enabled. */
 export function groupEntity(ctx: AppContext, g: NamespaceRow) {
@@ -23,7 +23,7 @@ export function groupEntity(ctx: AppContext, g: NamespaceRow) {
 
 /** Projects as a group's responses show them (GroupDetail, GET /groups/:id/projects): the project presenter. */
 export async function presentGroupProjects(ctx: AppContext, viewer: UserRow, rows: ProjectRow[]) {
-  return presentProjectsAsync(ctx, viewer, rows);
+  return presentProjects(ctx, viewer, rows);
 }
 
 /** GroupDetail: Group plus the group's projects and the projects shared with it, limited to what the viewer can see. */

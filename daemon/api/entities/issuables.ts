@@ -7,11 +7,11 @@ import type { AppContext } from '../../context.js';
 import type { MilestoneRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { toUser } from '../../db/rows.js';
-import { labelTitlesOfAsync } from '../../services/collaboration/labels.js';
-import { milestonesByIdAsync } from '../../services/collaboration/milestones.js';
-import { voteCountsAsync } from '../../services/collaboration/award-emoji.js';
-import { userNotesCountsAsync } from '../../services/collaboration/notes.js';
-import { subscribedSetAsync } from '../../services/collaboration/subscriptions.js';
+import { labelTitlesOf } from '../../services/collaboration/labels.js';
+import { milestonesById } from '../../services/collaboration/milestones.js';
+import { voteCounts } from '../../services/collaboration/award-emoji.js';
+import { userNotesCounts } from '../../services/collaboration/notes.js';
+import { subscribedSet } from '../../services/collaboration/subscriptions.js';
 import type { Queries } from '../../db/layer/types.js';
 
 /** The columns of an issue or merge request the page loads need. */
@@ -35,7 +35,7 @@ export interface IssuablePage {
 }
 
 /** Load a page of issues or merge requests for `viewer`. */
-export async function loadIssuablePageAsync(
+export async function loadIssuablePage(
   ctx: AppContext, viewer: UserRow | null, type: 'Issue' | 'MergeRequest', rows: readonly IssuableRef[], q: Queries = ctx.data,
 ): Promise<IssuablePage> {
   const ids = rows.map((r) => r.id);
@@ -46,11 +46,11 @@ export async function loadIssuablePageAsync(
   const projectIds = [...new Set(rows.map((r) => r.projectId))];
   const base = ctx.externalUrl();
   return {
-    labels: await labelTitlesOfAsync(q, type, ids),
-    milestones: milestoneIds.length ? await milestonesByIdAsync(q, milestoneIds) : new Map(),
-    votes: await voteCountsAsync(q, type, ids),
-    notes: await userNotesCountsAsync(q, type, ids),
-    subscribed: viewer ? await subscribedSetAsync(q, viewer.id, type, ids, implicit) : new Set<number>(),
+    labels: await labelTitlesOf(q, type, ids),
+    milestones: milestoneIds.length ? await milestonesById(q, milestoneIds) : new Map(),
+    votes: await voteCounts(q, type, ids),
+    notes: await userNotesCounts(q, type, ids),
+    subscribed: viewer ? await subscribedSet(q, viewer.id, type, ids, implicit) : new Set<number>(),
     users: userIds.length
       ? new Map((await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(userIds)])).map((u) => [u.id as number, toUser(u)]))
       : new Map(),

@@ -8,17 +8,17 @@ import type { AppContext } from '../../context.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { Nullable } from '../params.js';
-import { loadIssuablePageAsync } from './issuables.js';
+import { loadIssuablePage } from './issuables.js';
 import { milestoneEntity, MilestoneSchema } from './milestones.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 type Rec = Record<string, unknown>;
 
 /** Present a page of issues for `viewer` (subscribed is the viewer's) with a fixed number of queries. */
-export async function presentIssuesAsync(ctx: AppContext, viewer: UserRow | null, rows: IssueRow[]): Promise<Rec[]> {
+export async function presentIssues(ctx: AppContext, viewer: UserRow | null, rows: IssueRow[]): Promise<Rec[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const { labels, milestones, votes, notes, subscribed, users, webUrls } = await loadIssuablePageAsync(ctx, viewer, 'Issue', rows);
+  const { labels, milestones, votes, notes, subscribed, users, webUrls } = await loadIssuablePage(ctx, viewer, 'Issue', rows);
   const gravatar = await gravatarEnabledAsync(ctx);
   return rows.map((i) => {
     const author = i.authorId !== null ? users.get(i.authorId) : undefined;
@@ -50,8 +50,8 @@ export async function presentIssuesAsync(ctx: AppContext, viewer: UserRow | null
 }
 
 /** Present one issue. */
-export async function presentIssueAsync(ctx: AppContext, viewer: UserRow | null, row: IssueRow): Promise<Rec> {
-  return (await presentIssuesAsync(ctx, viewer, [row]))[0]!;
+export async function presentIssue(ctx: AppContext, viewer: UserRow | null, row: IssueRow): Promise<Rec> {
+  return (await presentIssues(ctx, viewer, [row]))[0]!;
 }
 
 const S = Type.String();

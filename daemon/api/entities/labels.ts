@@ -3,9 +3,9 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { LabelRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { confidentialIssuesWhereAsync } from '../../policy/permissions.js';
+import { confidentialIssuesWhere } from '../../policy/permissions.js';
 import { labelCounts } from '../../services/collaboration/labels.js';
-import { subscribedSetAsync } from '../../services/collaboration/subscriptions.js';
+import { subscribedSet } from '../../services/collaboration/subscriptions.js';
 import { Nullable } from '../params.js';
 
 /**
@@ -15,8 +15,8 @@ import { Nullable } from '../params.js';
 export async function presentLabels(ctx: AppContext, viewer: UserRow, project: ProjectRow, rows: LabelRow[], level?: number) {
   if (rows.length === 0) return [];
   const ids = rows.map((l) => l.id);
-  const counts = await labelCounts(ctx.data, ids, await confidentialIssuesWhereAsync(ctx, viewer, project, level));
-  const subscribed = await subscribedSetAsync(ctx.data, viewer.id, 'Label', ids);
+  const counts = await labelCounts(ctx.data, ids, await confidentialIssuesWhere(ctx, viewer, project, level));
+  const subscribed = await subscribedSet(ctx.data, viewer.id, 'Label', ids);
   return rows.map((l) => {
     const c = counts.get(l.id)!;
     return {

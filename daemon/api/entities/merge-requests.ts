@@ -12,7 +12,7 @@ import type { MergeRequestDiffRow } from '../../db/schema-merge-requests.js';
 import { diffCommits, latestDiffHeads, workInProgress } from '../../services/merge-requests/find.js';
 import { commitTitle, RepoCommitSchema } from './repository.js';
 import { Nullable } from '../params.js';
-import { loadIssuablePageAsync } from './issuables.js';
+import { loadIssuablePage } from './issuables.js';
 import { milestoneEntity, MilestoneSchema } from './milestones.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
@@ -26,7 +26,7 @@ export async function presentMergeRequests(ctx: AppContext, viewer: UserRow | nu
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const { labels, milestones, votes, notes, subscribed, users, webUrls } =
-    await loadIssuablePageAsync(ctx, viewer, 'MergeRequest', rows.map((r) => ({ ...r, projectId: r.targetProjectId })), q);
+    await loadIssuablePage(ctx, viewer, 'MergeRequest', rows.map((r) => ({ ...r, projectId: r.targetProjectId })), q);
   const heads = await latestDiffHeads(q, ids);
   const gravatar = await gravatarEnabledAsync(ctx, q);
   return rows.map((m) => {

@@ -30,15 +30,15 @@ export function noteEntity(ctx: AppContext, n: NoteRow, author: UserRow | undefi
 }
 
 /** Present a page of notes: one query for their authors. */
-export async function presentNotesAsync(ctx: AppContext, rows: NoteRow[]): Promise<ReturnType<typeof noteEntity>[]> {
+export async function presentNotes(ctx: AppContext, rows: NoteRow[]): Promise<ReturnType<typeof noteEntity>[]> {
   const users = await usersByIds(ctx.data, rows.map((r) => r.authorId));
   const gravatar = await gravatarEnabledAsync(ctx);
   return rows.map((n) => noteEntity(ctx, n, n.authorId !== null ? users.get(n.authorId) : undefined, gravatar));
 }
 
 /** Present one note. */
-export async function presentNoteAsync(ctx: AppContext, row: NoteRow): Promise<ReturnType<typeof noteEntity>> {
-  return (await presentNotesAsync(ctx, [row]))[0]!;
+export async function presentNote(ctx: AppContext, row: NoteRow): Promise<ReturnType<typeof noteEntity>> {
+  return (await presentNotes(ctx, [row]))[0]!;
 }
 
 const S = Type.String();

@@ -141,7 +141,7 @@ const FORKED_FROM = (d: Dialect) =>
  * group shares of every project, the namespaces with their owners), a third only when a project is a fork, run side
  * by side; the viewer's access level for the runners token only when not given (`opts.level`) and needed.
  */
-export async function presentProjectsAsync(
+export async function presentProjects(
   ctx: AppContext, viewer: UserRow | null, rows: ProjectRow[], opts: PresentOptionsAsync = {}, q: Queries = ctx.data,
 ): Promise<Rec[]> {
   if (rows.length === 0) return [];
@@ -206,12 +206,12 @@ export async function presentProjectsAsync(
 }
 
 /** Present one project (the data-layer presenter of one row). */
-export async function presentProjectAsync(ctx: AppContext, viewer: UserRow | null, row: ProjectRow, opts: PresentOptionsAsync = {}): Promise<Rec> {
-  return (await presentProjectsAsync(ctx, viewer, [row], opts))[0]!;
+export async function presentProject(ctx: AppContext, viewer: UserRow | null, row: ProjectRow, opts: PresentOptionsAsync = {}): Promise<Rec> {
+  return (await presentProjects(ctx, viewer, [row], opts))[0]!;
 }
 
 /** BasicProjectDetails for many projects, with one namespace statement. */
-export async function presentBasicProjectsAsync(ctx: AppContext, rows: ProjectRow[], q: Queries = ctx.data): Promise<Rec[]> {
+export async function presentBasicProjects(ctx: AppContext, rows: ProjectRow[], q: Queries = ctx.data): Promise<Rec[]> {
   if (rows.length === 0) return [];
   const d = q.dialect;
   const nsIds = [...new Set(rows.map((r) => r.namespaceId))];

@@ -7,7 +7,7 @@ import { projectIdsMeeting, projectsByIds } from '../../db/projects.js';
 import { authorizedProjectsWhere, canProjectAsync } from '../../policy/permissions.js';
 import { runnerProjectIds, runnerTags } from '../../services/runners.js';
 import { Nullable } from '../params.js';
-import { BasicProjectSchema, presentBasicProjectsAsync } from './projects.js';
+import { BasicProjectSchema, presentBasicProjects } from './projects.js';
 
 /** The Runner entity (also the `runner` of a Build). */
 export function runnerEntity(r: RunnerRow) {
@@ -32,7 +32,7 @@ export async function runnerDetails(ctx: AppContext, viewer: UserRow, runner: Ru
   return {
     ...runnerEntity(runner), tag_list: runnerTags(runner), run_untagged: runner.runUntagged, locked: runner.locked, version: runner.version,
     revision: runner.revision, platform: runner.platform, architecture: runner.architecture, contacted_at: runner.contactedAt,
-    projects: await presentBasicProjectsAsync(ctx, visible),
+    projects: await presentBasicProjects(ctx, visible),
   };
 }
 

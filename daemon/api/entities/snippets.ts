@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { SnippetRow } from '../../db/rows.js';
 import type { ProjectRow } from '../../db/schema.js';
-import { projectNamespaceAsync } from '../../services/projects.js';
+import { projectNamespace } from '../../services/projects.js';
 import { Nullable } from '../params.js';
 import { usersByIds } from '../../db/users.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
@@ -15,7 +15,7 @@ import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 export async function presentSnippets(ctx: AppContext, project: ProjectRow, rows: SnippetRow[]) {
   const users = await usersByIds(ctx.data, rows.map((r) => r.authorId));
   const gravatar = await gravatarEnabledAsync(ctx);
-  const web = `${ctx.externalUrl()}/${(await projectNamespaceAsync(ctx, project)).path}/${project.path}/snippets`;
+  const web = `${ctx.externalUrl()}/${(await projectNamespace(ctx, project)).path}/${project.path}/snippets`;
   return rows.map((s) => {
     const author = s.authorId !== null ? users.get(s.authorId) : undefined;
     return {

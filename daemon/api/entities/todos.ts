@@ -11,9 +11,9 @@ import { noteTextsByIds } from '../../db/notes.js';
 import { projectsByIds } from '../../db/projects.js';
 import { usersByIds } from '../../db/users.js';
 import { Nullable } from '../params.js';
-import { IssueSchema, presentIssuesAsync } from './issues.js';
+import { IssueSchema, presentIssues } from './issues.js';
 import { MergeRequestSchema } from './merge-requests.js';
-import { BasicProjectSchema, presentBasicProjectsAsync } from './projects.js';
+import { BasicProjectSchema, presentBasicProjects } from './projects.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 type Rec = Record<string, unknown>;
@@ -37,7 +37,7 @@ const issueKind: TodoTargetKind<IssueRow> = {
   // a deleted issue takes its todos out of sight (8.x destroyed them with it)
   loadAsync: (ctx, ids) => liveIssuesByIds(ctx.data, ids),
   presentAsync: async (ctx, viewer, rows) => {
-    const presented = await presentIssuesAsync(ctx, viewer, rows);
+    const presented = await presentIssues(ctx, viewer, rows);
     return new Map(rows.map((r, i) => [r.id, presented[i]!]));
   },
 };
@@ -64,11 +64,11 @@ export const TodoSchema = Type.Object({
  * when a note caused the todo, otherwise the target's title; target_url is the target's web page, with `#note_<id>`
  * for a note.
  */
-export async function presentTodosAsync(ctx: AppContext, viewer: UserRow, rows: TodoRow[]): Promise<Rec[]> {
+export async function presentTodos(ctx: AppContext, viewer: UserRow, rows: TodoRow[]): Promise<Rec[]> {
   if (rows.length === 0) return [];
   const q = ctx.data;
   const projects = await projectsByIds(q, [...new Set(rows.map((r) => r.projectId))]);
-  const basic = new Map((await presentBasicProjectsAsync(ctx, projects)).map((p) => [p.id as number, p]));
+  const basic = new Map((await presentBasicProjects(ctx, projects)).map((p) => [p.id as number, p]));
   const authors = await usersByIds(q, rows.map((r) => r.authorId));
   const notes = await noteTextsByIds(q, rows.map((r) => r.noteId));
   const gravatar = await gravatarEnabledAsync(ctx);
@@ -104,6 +104,6 @@ export async function presentTodosAsync(ctx: AppContext, viewer: UserRow, rows: 
 }
 
 /** Present one todo (DELETE /todos/:id, POST .../todo). */
-export async function presentTodoAsync(ctx: AppContext, viewer: UserRow, row: TodoRow): Promise<Rec | undefined> {
-  return (await presentTodosAsync(ctx, viewer, [row]))[0];
+export async function presentTodo(ctx: AppContext, viewer: UserRow, row: TodoRow): Promise<Rec | undefined> {
+  return (await presentTodos(ctx, viewer, [row]))[0];
 }

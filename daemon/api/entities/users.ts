@@ -40,7 +40,7 @@ export function userEntity(ctx: AppContext, u: UserRow, gravatar: boolean) {
 
 /**
  * UserFull: User plus account fields (the user themself and admins), given `personalProjects` (the number of projects
- * in the user's namespace, for can_create_project) and `gravatar`, which userFullAsync / userFullsAsync read.
+ * in the user's namespace, for can_create_project) and `gravatar`, which userFullAsync / userFulls read.
  */
 function userFull(ctx: AppContext, u: UserRow, gravatar: boolean, personalProjects: number) {
   return {
@@ -68,14 +68,14 @@ export async function userFullAsync(ctx: AppContext, u: UserRow, gravatar?: bool
 }
 
 /** userFull of several users on the data layer: one statement for all their personal projects' counts. */
-export async function userFullsAsync(ctx: AppContext, list: readonly UserRow[], gravatar: boolean) {
+export async function userFulls(ctx: AppContext, list: readonly UserRow[], gravatar: boolean) {
   if (!list.length) return [];
   const counts = await personalProjectCounts(ctx.data, list.map((u) => u.id));
   return list.map((u) => userFull(ctx, u, gravatar, counts.get(u.id) ?? 0));
 }
 
 /** UserLogin: UserFull plus the private token (POST /session only). */
-export async function userLoginAsync(ctx: AppContext, u: UserRow) {
+export async function userLogin(ctx: AppContext, u: UserRow) {
   return { ...(await userFullAsync(ctx, u)), private_token: ctx.secrets.derive('private', u.privateTokenSalt) };
 }
 

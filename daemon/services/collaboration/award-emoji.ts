@@ -14,7 +14,7 @@ import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 import { snippetLive } from '../snippets.js';
 
 /** Upvotes (thumbsup) and downvotes (thumbsdown) per awardable: one query for a page. */
-export async function voteCountsAsync(q: Queries, type: AwardableType, ids: number[]): Promise<Map<number, { upvotes: number; downvotes: number }>> {
+export async function voteCounts(q: Queries, type: AwardableType, ids: number[]): Promise<Map<number, { upvotes: number; downvotes: number }>> {
   const out = new Map<number, { upvotes: number; downvotes: number }>();
   if (!ids.length) return out;
   const unique = [...new Set(ids)];
@@ -122,7 +122,7 @@ export async function removeAward(ctx: AppContext, award: AwardEmojiRow): Promis
 }
 
 /** Delete every award of awardables (for a deleted note, issue or merge request), in the caller's transaction. */
-export async function deleteAwardsOfAsync(tx: Queries, type: AwardableType, ids: number[]): Promise<void> {
+export async function deleteAwardsOf(tx: Queries, type: AwardableType, ids: number[]): Promise<void> {
   if (ids.length) await tx.run(`DELETE FROM award_emoji WHERE awardable_type = ? AND awardable_id IN ${tx.dialect.inIds}`, [type, tx.dialect.ids(ids)]);
 }
 
@@ -138,7 +138,7 @@ export function awardableBodyName(body: string): string | null {
  * POST .../notes with an emoji-only body (8.x Notes::CreateService): the award when the actor may award it; null
  * when not (an author's own vote), so a plain note is written instead. A second identical award is an error.
  */
-export async function awardOnCreateAsync(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): Promise<AwardEmojiRow | null> {
+export async function awardOnCreate(ctx: AppContext, actor: UserRow, awardable: Awardable, name: string): Promise<AwardEmojiRow | null> {
   if (!canAward(actor, awardable, name)) return null;
   const r = await createAward(ctx, actor, awardable, name);
   if ('errors' in r) throw new AwardError(r.errors);

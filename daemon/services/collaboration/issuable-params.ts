@@ -8,7 +8,7 @@ export function labelTitles(labels: string | undefined): string[] {
 }
 
 /** The assignee id to store: 0 means none; an unknown user is a validation error. */
-export async function assigneeOfAsync(tx: Queries, id: number | undefined): Promise<number | null | undefined> {
+export async function assigneeOf(tx: Queries, id: number | undefined): Promise<number | null | undefined> {
   if (id === undefined) return undefined;
   if (id === 0) return null;
   const u = Number.isSafeInteger(id) && Math.abs(id) <= 2147483647 ? await tx.get<{ id: number }>(`SELECT id FROM users WHERE id = ?`, [id]) : undefined;

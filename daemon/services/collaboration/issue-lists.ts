@@ -7,10 +7,10 @@ import type { AppContext } from '../../context.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
-import { keysetPageAsync, type KeysetList } from '../../db/keyset.js';
+import { keysetPage, type KeysetList } from '../../db/keyset.js';
 import { placeholders } from '../../db/sql.js';
 import {
-  confidentialIssuesWhereAsync, issueProjectsWhere, readableIssuesWhere, seesConfidentialIssuesAsync, type SqlCondition,
+  confidentialIssuesWhere, issueProjectsWhere, readableIssuesWhere, seesConfidentialIssues, type SqlCondition,
 } from '../../policy/permissions.js';
 import type { Queries } from '../../db/layer/types.js';
 import { INT_MAX } from './tx.js';
@@ -51,7 +51,7 @@ async function whereOf(ctx: AppContext, f: IssueListFilter, level?: number): Pro
     case 'project':
       parts.push('i.project_id = ?');
       values.push(f.scope.project.id);
-      add(await confidentialIssuesWhereAsync(ctx, f.viewer, f.scope.project, level));
+      add(await confidentialIssuesWhere(ctx, f.viewer, f.scope.project, level));
       labelProject = f.scope.project.id;
       break;
     case 'group':
@@ -121,7 +121,7 @@ async function countFromCounters(ctx: AppContext, q: Queries, f: IssueListFilter
       [f.scope.userId, ...stateArgs, ...projects.args]);
   }
   const project = f.scope.project;
-  if (await seesConfidentialIssuesAsync(ctx, f.viewer, project, level, q)) {
+  if (await seesConfidentialIssues(ctx, f.viewer, project, level, q)) {
     return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ?${stateSql}`, [project.id, ...stateArgs]);
   }
   const open = await sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ? AND c.confidential = FALSE${stateSql}`, [project.id, ...stateArgs]);
@@ -186,7 +186,7 @@ export async function listIssues(ctx: AppContext, q: Queries, lq: IssueListQuery
   const f = lq.filter;
   const list = issueKeysetList(lq);
   const cached = narrowed(f) || f.scope.kind === 'group' || f.scope.kind === 'assignee';
-  const read = () => keysetPageAsync<{ id: number }>(ctx, q, list, limit, offset, total);
+  const read = () => keysetPage<{ id: number }>(ctx, q, list, limit, offset, total);
   const rows = cached
     ? await filteredPages.getAsync(ctx, `${cacheKey(lq.where, lq.values)}\u0000${list.key}:${list.desc}:${limit}:${offset}:${total}`, read, true)
     : await read();

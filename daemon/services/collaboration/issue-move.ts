@@ -8,11 +8,11 @@ import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { badRequestMessage } from '../../errors.js';
 import { canProjectAsync } from '../../policy/permissions.js';
-import { labelTitlesOfAsync, labelsByTitleAsync } from './labels.js';
-import { findMilestoneByTitle, milestonesByIdAsync } from './milestones.js';
-import { createSystemNoteAsync } from './notes.js';
+import { labelTitlesOf, labelsByTitle } from './labels.js';
+import { findMilestoneByTitle, milestonesById } from './milestones.js';
+import { createSystemNote } from './notes.js';
 import { movedNote } from './system-notes.js';
-import { changeIssueStateInAsync, createIssueIn, lockIssue, writeEnv } from './issues.js';
+import { changeIssueStateIn, createIssueIn, lockIssue, writeEnv } from './issues.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toIssue } from '../../db/rows.js';
 
@@ -36,9 +36,9 @@ export async function moveIssue(ctx: AppContext, actor: UserRow, from: ProjectRo
   const env = await writeEnv(ctx);
   return ctx.data.transaction(async (tx) => {
     const issue = await lockIssue(tx, loaded);
-    const titles = (await labelTitlesOfAsync(tx, 'Issue', [issue.id])).get(issue.id) ?? [];
-    const milestone = issue.milestoneId !== null ? (await milestonesByIdAsync(tx, [issue.milestoneId])).get(issue.milestoneId) : undefined;
-    const labelIds = titles.length ? (await labelsByTitleAsync(tx, to.id, titles)).map((l) => l.id) : [];
+    const titles = (await labelTitlesOf(tx, 'Issue', [issue.id])).get(issue.id) ?? [];
+    const milestone = issue.milestoneId !== null ? (await milestonesById(tx, [issue.milestoneId])).get(issue.milestoneId) : undefined;
+    const labelIds = titles.length ? (await labelsByTitle(tx, to.id, titles)).map((l) => l.id) : [];
     const target = milestone ? await findMilestoneByTitle(tx, to.id, milestone.title) : null;
     const moved = await createIssueIn(ctx, tx, env, actor, to, {
       title: issue.title, description: issue.description, dueDate: issue.dueDate, confidential: issue.confidential,
@@ -62,10 +62,10 @@ export async function moveIssue(ctx: AppContext, actor: UserRow, from: ProjectRo
        ON CONFLICT (awardable_type, awardable_id, name, user_id) DO NOTHING`;
     await tx.run(copyAward, [moved.id, 'Issue', issue.id]);
     for (const [oldId, newId] of noteMap) await tx.run(copyAward, [newId, 'Note', oldId]);
-    await createSystemNoteAsync(tx, { projectId: to.id, noteableType: 'Issue', noteableId: moved.id, authorId: actor.id, body: movedNote('from', await issueReference(tx, from, issue.iid)) });
-    await createSystemNoteAsync(tx, { projectId: from.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body: movedNote('to', await issueReference(tx, to, moved.iid)) });
+    await createSystemNote(tx, { projectId: to.id, noteableType: 'Issue', noteableId: moved.id, authorId: actor.id, body: movedNote('from', await issueReference(tx, from, issue.iid)) });
+    await createSystemNote(tx, { projectId: from.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body: movedNote('to', await issueReference(tx, to, moved.iid)) });
     let old = issue;
-    if (old.state !== 'closed') old = await changeIssueStateInAsync(ctx, tx, env, actor, from, old, 'closed');
+    if (old.state !== 'closed') old = await changeIssueStateIn(ctx, tx, env, actor, from, old, 'closed');
     await tx.run(`UPDATE issues SET moved_to_id = ? WHERE id = ?`, [moved.id, old.id]);
     return toIssue((await tx.get<Record<string, unknown>>(`SELECT * FROM issues WHERE id = ?`, [moved.id]))!);
   });

@@ -8,27 +8,27 @@ import { now } from '../../context.js';
 import type { IssueRow, TodoRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { badRequest, notFoundMessage, validationError } from '../../errors.js';
-import { issueHookPayloadAsync, type IssueHookAction } from '../../hooks/issues.js';
-import { canReadIssuableAsync } from '../../policy/permissions.js';
-import { recordEventAsync } from '../events.js';
-import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
-import { findOrCreateLabelsAsync, setTargetLabelsAsync } from './labels.js';
-import { findProjectMilestoneAsync } from './milestones.js';
-import { createSystemNoteAsync } from './notes.js';
-import { subscribeAsync, unsubscribeAsync } from './subscriptions.js';
+import { issueHookPayload, type IssueHookAction } from '../../hooks/issues.js';
+import { canReadIssuable } from '../../policy/permissions.js';
+import { recordEvent } from '../events.js';
+import { queueHookDeliveries } from '../hook-deliveries.js';
+import { findOrCreateLabels, setTargetLabels } from './labels.js';
+import { findProjectMilestone } from './milestones.js';
+import { createSystemNote } from './notes.js';
+import { subscribe, unsubscribe } from './subscriptions.js';
 import {
   assigneeNote, confidentialityNote, labelsNote, milestoneNote, stateChangeNote, titleNote,
 } from './system-notes.js';
 import {
-  markTodoAsync, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForUpdatedIssuableAsync, type IssuableInfo,
+  markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForUpdatedIssuable, type IssuableInfo,
 } from './todos.js';
 import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 import { validDate } from '../../dates.js';
-import { assigneeOfAsync, labelTitles } from './issuable-params.js';
+import { assigneeOf, labelTitles } from './issuable-params.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import { toIssue } from '../../db/rows.js';
-import { getSettingsAsync } from '../settings.js';
+import { getSettings } from '../settings.js';
 
 type Rec = Record<string, unknown>;
 
@@ -108,7 +108,7 @@ export async function findProjectIssue(q: Queries, projectId: number, issueId: n
  */
 export async function findReadableIssue(ctx: AppContext, user: UserRow, project: ProjectRow, issueId: number, level?: number): Promise<IssueRow> {
   const issue = await findProjectIssue(ctx.data, project.id, issueId);
-  if (!issue || !(await canReadIssuableAsync(ctx, user, project, { type: 'Issue', ...issue }, level))) throw notFoundMessage('404 Not found');
+  if (!issue || !(await canReadIssuable(ctx, user, project, { type: 'Issue', ...issue }, level))) throw notFoundMessage('404 Not found');
   return issue;
 }
 
@@ -126,12 +126,12 @@ export interface WriteEnv {
 }
 
 export async function writeEnv(ctx: AppContext): Promise<WriteEnv> {
-  return { gravatar: (await getSettingsAsync(ctx)).gravatarEnabled };
+  return { gravatar: (await getSettings(ctx)).gravatarEnabled };
 }
 
 /** Queue the issue hook deliveries of a change (inside its transaction). */
-async function queueIssueHookAsync(ctx: AppContext, tx: Queries, env: WriteEnv, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction): Promise<void> {
-  await queueHookDeliveriesAsync(tx, project.id, 'issue', await issueHookPayloadAsync(ctx, tx, project, issue, actor, action, env.gravatar));
+async function queueIssueHook(ctx: AppContext, tx: Queries, env: WriteEnv, project: ProjectRow, issue: IssueRow, actor: UserRow, action: IssueHookAction): Promise<void> {
+  await queueHookDeliveries(tx, project.id, 'issue', await issueHookPayload(ctx, tx, project, issue, actor, action, env.gravatar));
 }
 
 /** What createIssueIn needs beyond the params (issue move reuses it). */
@@ -163,10 +163,10 @@ export async function createIssueIn(
     [project.id, iid, p.title, p.description, o.state ?? 'opened', p.confidential, o.authorId === undefined ? actor.id : o.authorId, o.assigneeId ?? null,
       o.milestoneId ?? null, p.dueDate, o.createdAt ?? t, o.updatedAt ?? o.createdAt ?? t, o.closedAt ?? null],
   ))!);
-  if (o.labelIds && o.labelIds.length) await setTargetLabelsAsync(tx, { type: 'Issue', id: issue.id }, o.labelIds);
-  await recordEventAsync(tx, { projectId: project.id, authorId: actor.id, action: 'created', targetId: issue.id, targetType: 'Issue', targetTitle: issue.title });
-  await todosForNewIssuableAsync(ctx, tx, actor, issuableInfo(project, issue), issue.description);
-  await queueIssueHookAsync(ctx, tx, env, project, issue, actor, 'open');
+  if (o.labelIds && o.labelIds.length) await setTargetLabels(tx, { type: 'Issue', id: issue.id }, o.labelIds);
+  await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: 'created', targetId: issue.id, targetType: 'Issue', targetTitle: issue.title });
+  await todosForNewIssuable(ctx, tx, actor, issuableInfo(project, issue), issue.description);
+  await queueIssueHook(ctx, tx, env, project, issue, actor, 'open');
   return issue;
 }
 
@@ -183,9 +183,9 @@ export async function createIssue(ctx: AppContext, actor: UserRow, project: Proj
   const title = p.title;
   const env = await writeEnv(ctx);
   return ctx.data.transaction(async (tx) => {
-    const labelIds = rights.admin && p.labels !== undefined ? (await findOrCreateLabelsAsync(tx, project.id, labelTitles(p.labels), true)).map((l) => l.id) : [];
-    const milestone = rights.admin && p.milestone_id ? await findProjectMilestoneAsync(tx, project.id, p.milestone_id) : null;
-    const assigneeId = rights.admin ? await assigneeOfAsync(tx, p.assignee_id) : undefined;
+    const labelIds = rights.admin && p.labels !== undefined ? (await findOrCreateLabels(tx, project.id, labelTitles(p.labels), true)).map((l) => l.id) : [];
+    const milestone = rights.admin && p.milestone_id ? await findProjectMilestone(tx, project.id, p.milestone_id) : null;
+    const assigneeId = rights.admin ? await assigneeOf(tx, p.assignee_id) : undefined;
     const createdAt = rights.timestamps && p.created_at !== undefined ? isoTime(p.created_at)! : undefined;
     return createIssueIn(ctx, tx, env, actor, project, {
       title, description: p.description ?? null, dueDate: p.due_date ?? null, confidential: p.confidential ?? false,
@@ -194,25 +194,25 @@ export async function createIssue(ctx: AppContext, actor: UserRow, project: Proj
 }
 
 /** A system note on the issue by the actor (none for an empty body). */
-async function noteOnAsync(tx: Queries, project: ProjectRow, issue: IssueRow, actor: UserRow, body: string): Promise<void> {
-  if (body) await createSystemNoteAsync(tx, { projectId: project.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body });
+async function noteOn(tx: Queries, project: ProjectRow, issue: IssueRow, actor: UserRow, body: string): Promise<void> {
+  if (body) await createSystemNote(tx, { projectId: project.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body });
 }
 
 /**
  * Close or reopen inside the caller's transaction: state, closed_at, system note, event, todos done, hook. `source`
  * names what closed it (a merge request reference such as `!3`): the note reads "Status changed to closed by !3".
  */
-export async function changeIssueStateInAsync(
+export async function changeIssueStateIn(
   ctx: AppContext, tx: Queries, env: WriteEnv, actor: UserRow, project: ProjectRow, issue: IssueRow, to: 'closed' | 'opened',
   opts: { hook?: boolean; at?: string; source?: string } = {},
 ): Promise<IssueRow> {
   const t = opts.at ?? now();
   const row = toIssue((await tx.get<Rec>(`UPDATE issues SET state = ?, closed_at = ?, updated_at = ?, updated_by_id = ? WHERE id = ? RETURNING *`,
     [to, to === 'closed' ? t : null, t, actor.id, issue.id]))!);
-  await noteOnAsync(tx, project, row, actor, stateChangeNote(to === 'closed' ? 'closed' : 'reopened', to === 'closed' ? opts.source : null));
-  await recordEventAsync(tx, { projectId: project.id, authorId: actor.id, action: to === 'closed' ? 'closed' : 'reopened', targetId: row.id, targetType: 'Issue', targetTitle: row.title });
-  if (to === 'closed') await markTodosDoneOnCloseAsync(tx, actor, { type: 'Issue', id: row.id });
-  if (opts.hook !== false) await queueIssueHookAsync(ctx, tx, env, project, row, actor, to === 'closed' ? 'close' : 'reopen');
+  await noteOn(tx, project, row, actor, stateChangeNote(to === 'closed' ? 'closed' : 'reopened', to === 'closed' ? opts.source : null));
+  await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: to === 'closed' ? 'closed' : 'reopened', targetId: row.id, targetType: 'Issue', targetTitle: row.title });
+  if (to === 'closed') await markTodosDoneOnClose(tx, actor, { type: 'Issue', id: row.id });
+  if (opts.hook !== false) await queueIssueHook(ctx, tx, env, project, row, actor, to === 'closed' ? 'close' : 'reopen');
   return row;
 }
 
@@ -243,14 +243,14 @@ export async function updateIssue(ctx: AppContext, actor: UserRow, project: Proj
       notes.push(confidentialityNote(p.confidential));
     }
     if (rights.admin) {
-      const assigneeId = await assigneeOfAsync(tx, p.assignee_id);
+      const assigneeId = await assigneeOf(tx, p.assignee_id);
       if (assigneeId !== undefined && assigneeId !== issue.assigneeId) {
         set('assignee_id', assigneeId);
         const u = assigneeId !== null ? await tx.get<{ username: string }>(`SELECT username FROM users WHERE id = ?`, [assigneeId]) : undefined;
         notes.push(assigneeNote(u?.username ?? null));
       }
       if (p.milestone_id !== undefined) {
-        const m = p.milestone_id ? await findProjectMilestoneAsync(tx, project.id, p.milestone_id) : null;
+        const m = p.milestone_id ? await findProjectMilestone(tx, project.id, p.milestone_id) : null;
         const milestoneId = m?.id ?? null;
         if (milestoneId !== issue.milestoneId) {
           set('milestone_id', milestoneId);
@@ -260,8 +260,8 @@ export async function updateIssue(ctx: AppContext, actor: UserRow, project: Proj
     }
     let labelsChanged = false;
     if (rights.admin && p.labels !== undefined) {
-      const wanted = await findOrCreateLabelsAsync(tx, project.id, labelTitles(p.labels), true);
-      const { added, removed } = await setTargetLabelsAsync(tx, { type: 'Issue', id: issue.id }, wanted.map((l) => l.id));
+      const wanted = await findOrCreateLabels(tx, project.id, labelTitles(p.labels), true);
+      const { added, removed } = await setTargetLabels(tx, { type: 'Issue', id: issue.id }, wanted.map((l) => l.id));
       if (added.length || removed.length) {
         labelsChanged = true;
         notes.push(labelsNote(added.map((l) => ({ id: l.id })), removed.map((l) => ({ id: l.id }))));
@@ -274,15 +274,15 @@ export async function updateIssue(ctx: AppContext, actor: UserRow, project: Proj
       row = toIssue((await tx.get<Rec>(`UPDATE issues SET ${[...sets, 'updated_at = ?', 'updated_by_id = ?'].join(', ')} WHERE id = ? RETURNING *`,
         [...args, at, actor.id, issue.id]))!);
     }
-    for (const body of notes) await noteOnAsync(tx, project, row, actor, body);
+    for (const body of notes) await noteOn(tx, project, row, actor, body);
     if (fieldsChanged) {
-      await todosForUpdatedIssuableAsync(ctx, tx, actor, issuableInfo(project, row), {
+      await todosForUpdatedIssuable(ctx, tx, actor, issuableInfo(project, row), {
         oldAssigneeId: issue.assigneeId, oldText: issue.description, newText: row.description,
       });
     }
     const to = p.state_event === 'close' && row.state !== 'closed' ? 'closed' : p.state_event === 'reopen' && row.state === 'closed' ? 'opened' : null;
-    if (to) row = await changeIssueStateInAsync(ctx, tx, env, actor, project, row, to, { at });
-    if (fieldsChanged) await queueIssueHookAsync(ctx, tx, env, project, row, actor, 'update');
+    if (to) row = await changeIssueStateIn(ctx, tx, env, actor, project, row, to, { at });
+    if (fieldsChanged) await queueIssueHook(ctx, tx, env, project, row, actor, 'update');
     return row;
   }).catch(raced);
 }
@@ -305,15 +305,15 @@ const implicitlySubscribed = (user: UserRow, issue: IssueRow) => user.id === iss
 
 /** POST .../subscription: false when already subscribed (304). */
 export function subscribeToIssue(ctx: AppContext, user: UserRow, issue: IssueRow): Promise<boolean> {
-  return subscribeAsync(ctx.data, user.id, 'Issue', issue.id, implicitlySubscribed(user, issue));
+  return subscribe(ctx.data, user.id, 'Issue', issue.id, implicitlySubscribed(user, issue));
 }
 
 /** DELETE .../subscription: false when not subscribed (304). */
 export function unsubscribeFromIssue(ctx: AppContext, user: UserRow, issue: IssueRow): Promise<boolean> {
-  return unsubscribeAsync(ctx.data, user.id, 'Issue', issue.id, implicitlySubscribed(user, issue));
+  return unsubscribe(ctx.data, user.id, 'Issue', issue.id, implicitlySubscribed(user, issue));
 }
 
 /** POST .../todo: a `marked` todo for the caller, or null when a pending one exists (304); 404 when the issue is gone. */
 export async function markIssueTodo(ctx: AppContext, user: UserRow, project: ProjectRow, issue: IssueRow): Promise<TodoRow | null> {
-  return ctx.data.transaction(async (tx) => markTodoAsync(tx, user, issuableInfo(project, await lockIssue(tx, issue)))).catch(raced);
+  return ctx.data.transaction(async (tx) => markTodo(tx, user, issuableInfo(project, await lockIssue(tx, issue)))).catch(raced);
 }

@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { LabelRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, conflict, notFound, validationError } from '../../errors.js';
-import { chunks, subscribeAsync, unsubscribeAsync } from './subscriptions.js';
+import { chunks, subscribe, unsubscribe } from './subscriptions.js';
 import type { Target } from './tx.js';
 import { placeholders } from '../../db/sql.js';
 import { INT_MAX, LOCKS, lockAsync, MAX_ROWS } from './tx.js';
@@ -48,7 +48,7 @@ function cleanTitles(titles: string[]): string[] {
 }
 
 /** Labels of one project with one of these titles (no creation). */
-export async function labelsByTitleAsync(q: Queries, projectId: number, titles: string[]): Promise<LabelRow[]> {
+export async function labelsByTitle(q: Queries, projectId: number, titles: string[]): Promise<LabelRow[]> {
   const wanted = cleanTitles(titles);
   if (wanted.length === 0) return [];
   const out: LabelRow[] = [];
@@ -62,11 +62,11 @@ export async function labelsByTitleAsync(q: Queries, projectId: number, titles: 
  * The async twin of findOrCreateLabels, in the caller's transaction. A label created by another request meanwhile is
  * taken as found (`ON CONFLICT DO NOTHING`, then read), never a unique violation.
  */
-export async function findOrCreateLabelsAsync(tx: Queries, projectId: number, titles: string[], create: boolean): Promise<LabelRow[]> {
+export async function findOrCreateLabels(tx: Queries, projectId: number, titles: string[], create: boolean): Promise<LabelRow[]> {
   const wanted = cleanTitles(titles);
   if (wanted.length === 0) return [];
   const found = new Map<string, LabelRow>();
-  for (const l of await labelsByTitleAsync(tx, projectId, wanted)) found.set(l.title, l);
+  for (const l of await labelsByTitle(tx, projectId, wanted)) found.set(l.title, l);
   if (create) {
     const missing = wanted.filter((t) => !found.has(t));
     const invalid: Record<string, { title: string[] }> = {};
@@ -88,7 +88,7 @@ export async function findOrCreateLabelsAsync(tx: Queries, projectId: number, ti
 }
 
 /** Replace the labels of a target; answers the titles added and removed (for the system note). */
-export async function setTargetLabelsAsync(tx: Queries, target: Target, labelIds: number[]): Promise<{ added: LabelRow[]; removed: LabelRow[] }> {
+export async function setTargetLabels(tx: Queries, target: Target, labelIds: number[]): Promise<{ added: LabelRow[]; removed: LabelRow[] }> {
   const want = new Set(labelIds);
   const current = (await tx.all<Rec>(
     `SELECT l.* FROM label_links ll JOIN labels l ON l.id = ll.label_id WHERE ll.target_type = ? AND ll.target_id = ?`, [target.type, target.id],
@@ -116,7 +116,7 @@ export async function setTargetLabelsAsync(tx: Queries, target: Target, labelIds
 }
 
 /** Label titles of each target (sorted by title), for presenters: one query for a page. */
-export async function labelTitlesOfAsync(q: Queries, type: Target['type'], ids: number[]): Promise<Map<number, string[]>> {
+export async function labelTitlesOf(q: Queries, type: Target['type'], ids: number[]): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>();
   for (const id of ids) out.set(id, []);
   if (ids.length === 0) return out;
@@ -273,7 +273,7 @@ export async function subscribeToLabel(ctx: AppContext, userId: number, label: L
   const done = await ctx.data.transaction(async (tx) => {
     await lockAsync(tx, LOCKS.label, label.id);
     if (!(await tx.get(`SELECT 1 AS x FROM labels WHERE id = ?`, [label.id]))) return null;
-    return subscribeAsync(tx, userId, 'Label', label.id);
+    return subscribe(tx, userId, 'Label', label.id);
   });
   if (done === null) throw notFound('Label');
   return done;
@@ -281,7 +281,7 @@ export async function subscribeToLabel(ctx: AppContext, userId: number, label: L
 
 /** Unsubscribe a user from a label; false when not subscribed (304). */
 export function unsubscribeFromLabel(ctx: AppContext, userId: number, label: LabelRow): Promise<boolean> {
-  return unsubscribeAsync(ctx.data, userId, 'Label', label.id);
+  return unsubscribe(ctx.data, userId, 'Label', label.id);
 }
 
 /**

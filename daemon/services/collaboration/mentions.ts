@@ -57,7 +57,7 @@ export function mentionedUsernames(text: string | null | undefined): string[] {
 }
 
 /** Active users named by `@username` in the text (unknown names are plain text; code spans and emails ignored). */
-export async function mentionedUsersAsync(q: Queries, text: string | null | undefined): Promise<UserRow[]> {
+export async function mentionedUsers(q: Queries, text: string | null | undefined): Promise<UserRow[]> {
   const names = mentionedUsernames(text);
   if (names.length === 0) return [];
   // the names are lower-cased: lower(username) matches whatever case they were registered with, on both engines

@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { IssueRow, MilestoneRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, notFound, notFoundMessage } from '../../errors.js';
-import { recordEventAsync } from '../events.js';
+import { recordEvent } from '../events.js';
 import { placeholders } from '../../db/sql.js';
 import { toIssue, toMilestone } from '../../db/rows.js';
 import type { Queries } from '../../db/layer/types.js';
@@ -22,7 +22,7 @@ export const MILESTONE_TITLE_MAX = 255;
 export const MILESTONE_DESCRIPTION_MAX = 65535;
 
 /** A milestone of the project by id, or null. */
-export async function findProjectMilestoneAsync(q: Queries, projectId: number, milestoneId: number): Promise<MilestoneRow | null> {
+export async function findProjectMilestone(q: Queries, projectId: number, milestoneId: number): Promise<MilestoneRow | null> {
   if (!Number.isSafeInteger(milestoneId) || Math.abs(milestoneId) > INT_MAX) return null;
   const row = await q.get<Rec>(`SELECT * FROM milestones WHERE project_id = ? AND id = ?`, [projectId, milestoneId]);
   return row ? toMilestone(row) : null;
@@ -35,7 +35,7 @@ export async function findMilestoneByTitle(q: Queries, projectId: number, title:
 }
 
 /** Milestones by id, for presenters (one query for a page). */
-export async function milestonesByIdAsync(q: Queries, ids: number[]): Promise<Map<number, MilestoneRow>> {
+export async function milestonesById(q: Queries, ids: number[]): Promise<Map<number, MilestoneRow>> {
   const out = new Map<number, MilestoneRow>();
   if (ids.length === 0) return out;
   for (const m of await q.all<Rec>(`SELECT * FROM milestones WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids([...new Set(ids)])])) {
@@ -136,7 +136,7 @@ export async function createMilestone(ctx: AppContext, actorId: number, projectI
           `INSERT INTO milestones (project_id, iid, title, description, due_date, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
           [projectId, iid, p.title!, p.description ?? '', p.due_date ?? null, t, t],
         ))!);
-        await recordEventAsync(tx, { projectId, authorId: actorId, action: 'created', targetId: row.id, targetType: 'Milestone', targetTitle: row.title });
+        await recordEvent(tx, { projectId, authorId: actorId, action: 'created', targetId: row.id, targetType: 'Milestone', targetTitle: row.title });
         return row;
       });
     } catch (e) {
@@ -175,7 +175,7 @@ export async function updateMilestone(ctx: AppContext, actorId: number, mileston
       if (!raw) throw notFoundMessage('404 Not found');
       const row = toMilestone(raw);
       if (row.state !== before.state) {
-        await recordEventAsync(tx, {
+        await recordEvent(tx, {
           projectId: row.projectId, authorId: actorId, action: row.state === 'closed' ? 'closed' : 'reopened',
           targetId: row.id, targetType: 'Milestone', targetTitle: row.title,
         });

@@ -11,18 +11,18 @@ import { now } from '../../context.js';
 import type { AwardEmojiRow, IssueRow, NoteRow, NoteableType } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { badRequest, notFoundMessage, validationError } from '../../errors.js';
-import { noteHookPayloadAsync } from '../../hooks/notes.js';
-import { recordEventAsync } from '../events.js';
-import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
-import { awardOnCreateAsync, awardableBodyName, deleteAwardsOfAsync } from './award-emoji.js';
+import { noteHookPayload } from '../../hooks/notes.js';
+import { recordEvent } from '../events.js';
+import { queueHookDeliveries } from '../hook-deliveries.js';
+import { awardOnCreate, awardableBodyName, deleteAwardsOf } from './award-emoji.js';
 import { mentionedUsernames } from './mentions.js';
-import { todosForNoteAsync } from './todos.js';
+import { todosForNote } from './todos.js';
 import { INT_MAX, LOCKS, lockAsync } from './tx.js';
-import { getSettingsAsync } from '../settings.js';
+import { getSettings } from '../settings.js';
 import { snippetLive } from '../snippets.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toNote, toIssue } from '../../db/rows.js';
-import { inIdOrder, keysetPageAsync } from '../../db/keyset.js';
+import { inIdOrder, keysetPage } from '../../db/keyset.js';
 
 /** Where a system note goes and who caused it. */
 export interface SystemNoteInput {
@@ -37,7 +37,7 @@ export interface SystemNoteInput {
 export const MAX_NOTE_LENGTH = 1_000_000;
 
 /** Write a system note (system = true) in the caller's transaction; no todos, no note hook, no event (as 8.x). */
-export async function createSystemNoteAsync(tx: Queries, input: SystemNoteInput): Promise<NoteRow> {
+export async function createSystemNote(tx: Queries, input: SystemNoteInput): Promise<NoteRow> {
   const t = now();
   return toNote((await tx.get<Record<string, unknown>>(
     `INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at) VALUES (?, ?, ?, ?, ?, TRUE, ?, ?) RETURNING *`,
@@ -46,7 +46,7 @@ export async function createSystemNoteAsync(tx: Queries, input: SystemNoteInput)
 }
 
 /** Number of user (non-system) notes per noteable, for `user_notes_count`: one query for a page. */
-export async function userNotesCountsAsync(q: Queries, type: NoteableType, ids: number[]): Promise<Map<number, number>> {
+export async function userNotesCounts(q: Queries, type: NoteableType, ids: number[]): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (!ids.length) return out;
   const unique = [...new Set(ids)];
@@ -83,7 +83,7 @@ export function issueNoteable(row: IssueRow): Noteable {
 }
 
 /** Live (not deleted) issues by global id as Noteables, in one query (comment events of a page). */
-export async function issueNoteablesByIdsAsync(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
+export async function issueNoteablesByIds(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
   const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
   if (!unique.length) return new Map();
   const rows = await q.all<Record<string, unknown>>(`SELECT * FROM issues WHERE id IN ${q.dialect.inIds} AND deleted_at IS NULL`, [q.dialect.ids(unique)]);
@@ -91,10 +91,10 @@ export async function issueNoteablesByIdsAsync(q: Queries, ids: number[]): Promi
 }
 
 /** One page of the notes of a noteable, oldest first (`q`: ctx.data or the list's snapshot). */
-export async function listNotesAsync(
+export async function listNotes(
   ctx: AppContext, q: Queries, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number, total?: number,
 ): Promise<NoteRow[]> {
-  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, {
+  const ids = (await keysetPage<{ id: number }>(ctx, q, {
     from: 'notes n', where: 'n.noteable_type = ? AND n.noteable_id = ?', values: [noteable.type, noteable.id], key: 'n.id', id: 'n.id', desc: false,
     select: 'n.id AS id',
   }, limit, offset, total)).map((r) => r.id);
@@ -103,7 +103,7 @@ export async function listNotesAsync(
 }
 
 /** Number of notes of a noteable. */
-export async function countNotesAsync(q: Queries, noteable: Pick<Noteable, 'type' | 'id'>): Promise<number> {
+export async function countNotes(q: Queries, noteable: Pick<Noteable, 'type' | 'id'>): Promise<number> {
   return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM notes WHERE noteable_type = ? AND noteable_id = ?`, [noteable.type, noteable.id]))!.n);
 }
 
@@ -115,7 +115,7 @@ export async function findNote(q: Queries, noteable: Pick<Noteable, 'type' | 'id
 }
 
 /** Notes by id (any noteable), for presenters of other resources (comment events). */
-export async function notesByIdsAsync(q: Queries, ids: number[]): Promise<NoteRow[]> {
+export async function notesByIds(q: Queries, ids: number[]): Promise<NoteRow[]> {
   const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
   if (!unique.length) return [];
   return (await q.all<Record<string, unknown>>(`SELECT * FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(unique)])).map(toNote);
@@ -156,15 +156,15 @@ async function noteableLive(tx: Queries, noteable: Pick<Noteable, 'type' | 'id'>
  * that is only an emoji the actor may award (`:+1:`) creates that award instead (8.x). Throws 400 for a body over
  * MAX_NOTE_LENGTH and 400 `"body" not given` for a blank one.
  */
-export async function createNoteAsync(ctx: AppContext, actor: UserRow, project: ProjectRow, noteable: Noteable, params: CreateNoteParams): Promise<CreatedNote> {
+export async function createNote(ctx: AppContext, actor: UserRow, project: ProjectRow, noteable: Noteable, params: CreateNoteParams): Promise<CreatedNote> {
   if (params.body.trim() === '') throw badRequest('body');
   checkLength(params.body);
   const emoji = awardableBodyName(params.body);
   if (emoji !== null) {
-    const award = await awardOnCreateAsync(ctx, actor, { type: noteable.type, id: noteable.id, authorId: noteable.authorId }, emoji);
+    const award = await awardOnCreate(ctx, actor, { type: noteable.type, id: noteable.id, authorId: noteable.authorId }, emoji);
     if (award) return { kind: 'award', award };
   }
-  const gravatar = (await getSettingsAsync(ctx)).gravatarEnabled;
+  const gravatar = (await getSettings(ctx)).gravatarEnabled;
   const made = await ctx.data.transaction(async (tx) => {
     if (!(await noteableLive(tx, noteable))) return null;
     const t = now();
@@ -173,18 +173,18 @@ export async function createNoteAsync(ctx: AppContext, actor: UserRow, project: 
       `INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at) VALUES (?, ?, ?, ?, ?, FALSE, ?, ?) RETURNING *`,
       [project.id, noteable.type, noteable.id, params.body, actor.id, createdAt, createdAt],
     ))!);
-    await recordEventAsync(tx, {
+    await recordEvent(tx, {
       projectId: project.id, authorId: actor.id, action: 'commented', targetId: note.id, targetType: 'Note', targetTitle: noteable.title, noteId: note.id,
     });
     if (noteable.type !== 'Snippet') {
-      await todosForNoteAsync(ctx, tx, actor, {
+      await todosForNote(ctx, tx, actor, {
         project, target: { type: noteable.type, id: noteable.id }, authorId: noteable.authorId, assigneeId: noteable.assigneeId,
         confidential: noteable.confidential,
       }, note.id, params.body);
     }
     const table = NOTEABLE_TABLE[noteable.type];
     if (table) await tx.run(`UPDATE ${table} SET updated_at = ? WHERE id = ?`, [t, noteable.id]);
-    await queueHookDeliveriesAsync(tx, project.id, 'note', await noteHookPayloadAsync(ctx, tx, project, actor, note, noteable, gravatar));
+    await queueHookDeliveries(tx, project.id, 'note', await noteHookPayload(ctx, tx, project, actor, note, noteable, gravatar));
     return { kind: 'note' as const, note };
   });
   if (!made) throw notFoundMessage('404 Not found');
@@ -208,7 +208,7 @@ export async function updateNote(ctx: AppContext, actor: UserRow, project: Proje
     const had = new Set(mentionedUsernames(before.note));
     const added = mentionedUsernames(body).filter((u) => !had.has(u));
     if (added.length && noteable.type !== 'Snippet') {
-      await todosForNoteAsync(ctx, tx, actor, {
+      await todosForNote(ctx, tx, actor, {
         project, target: { type: noteable.type, id: noteable.id }, authorId: noteable.authorId, assigneeId: noteable.assigneeId,
         confidential: noteable.confidential,
       }, note.id, added.map((u) => `@${u}`).join(' '));
@@ -223,7 +223,7 @@ export async function updateNote(ctx: AppContext, actor: UserRow, project: Proje
 export async function deleteNote(ctx: AppContext, note: NoteRow): Promise<NoteRow> {
   const deleted = await ctx.data.transaction(async (tx) => {
     await lockAsync(tx, LOCKS.note, note.id);
-    await deleteAwardsOfAsync(tx, 'Note', [note.id]);
+    await deleteAwardsOf(tx, 'Note', [note.id]);
     return (await tx.run(`DELETE FROM notes WHERE id = ?`, [note.id])).changes > 0;
   });
   if (!deleted) throw notFoundMessage('404 Not found');

@@ -18,7 +18,7 @@ async function explicitAsync(q: Queries, userId: number, type: SubscribableType,
  * Write the explicit (un)subscription row when it changes the state: one conditional upsert, so two requests at once
  * cannot both change it (the second finds the row already in the wanted state and answers false, the route's 304).
  */
-async function setSubscribedAsync(tx: Queries, userId: number, type: SubscribableType, id: number, subscribed: boolean, implicitly: boolean): Promise<boolean> {
+async function setSubscribed(tx: Queries, userId: number, type: SubscribableType, id: number, subscribed: boolean, implicitly: boolean): Promise<boolean> {
   const current = await explicitAsync(tx, userId, type, id);
   if ((current ?? implicitly) === subscribed) return false;
   const t = now();
@@ -32,17 +32,17 @@ async function setSubscribedAsync(tx: Queries, userId: number, type: Subscribabl
 }
 
 /** The async twin of subscribe (data layer; `tx` a transaction or ctx.data): false when already subscribed (304). */
-export function subscribeAsync(tx: Queries, userId: number, type: SubscribableType, id: number, implicitly = false): Promise<boolean> {
-  return setSubscribedAsync(tx, userId, type, id, true, implicitly);
+export function subscribe(tx: Queries, userId: number, type: SubscribableType, id: number, implicitly = false): Promise<boolean> {
+  return setSubscribed(tx, userId, type, id, true, implicitly);
 }
 
 /** The async twin of unsubscribe: false when not subscribed (304). */
-export function unsubscribeAsync(tx: Queries, userId: number, type: SubscribableType, id: number, implicitly = false): Promise<boolean> {
-  return setSubscribedAsync(tx, userId, type, id, false, implicitly);
+export function unsubscribe(tx: Queries, userId: number, type: SubscribableType, id: number, implicitly = false): Promise<boolean> {
+  return setSubscribed(tx, userId, type, id, false, implicitly);
 }
 
 /** The async twin of subscribedSet, on the data layer (one statement whatever the number of ids). */
-export async function subscribedSetAsync(
+export async function subscribedSet(
   q: Queries, userId: number, type: SubscribableType, ids: number[], implicit?: Map<number, number[]>,
 ): Promise<Set<number>> {
   const out = new Set<number>();

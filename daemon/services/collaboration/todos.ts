@@ -8,10 +8,10 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { TodoAction, TodoRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { canProjectAsync, canReadIssuableAsync, readableTodosWhere } from '../../policy/permissions.js';
-import { mentionedUsersAsync } from './mentions.js';
+import { canProjectAsync, canReadIssuable, readableTodosWhere } from '../../policy/permissions.js';
+import { mentionedUsers } from './mentions.js';
 import { INT_MAX, LOCKS, lockAsync, type Target } from './tx.js';
-import { keysetPageAsync } from '../../db/keyset.js';
+import { keysetPage } from '../../db/keyset.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toTodo } from '../../db/rows.js';
 import { lookupProjectAsync } from '../projects.js';
@@ -33,7 +33,7 @@ export interface IssuableInfo {
  * todo per user and target, whatever its action); returns the rows created. The target's todo writers are serialised
  * (lockAsync), so two requests at once cannot both find no pending todo and both write one.
  */
-async function createTodosAsync(
+async function createTodos(
   tx: Queries, userIds: number[], actor: UserRow, issuable: IssuableInfo, action: TodoAction, noteId: number | null = null,
 ): Promise<TodoRow[]> {
   if (userIds.length === 0) return [];
@@ -58,56 +58,56 @@ async function createTodosAsync(
 }
 
 /** Users mentioned in `text` who get a `mentioned` todo: not the actor, not `skip`, and able to read the target. */
-async function mentionRecipientsAsync(
+async function mentionRecipients(
   ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, text: string | null, skip: Set<number> = new Set(),
 ): Promise<number[]> {
   const readable = { type: issuable.target.type, confidential: issuable.confidential, authorId: issuable.authorId, assigneeId: issuable.assigneeId };
   const out: number[] = [];
-  for (const u of await mentionedUsersAsync(tx, text)) {
-    if (u.id !== actor.id && !skip.has(u.id) && (await canReadIssuableAsync(ctx, u, issuable.project, readable, undefined, tx))) out.push(u.id);
+  for (const u of await mentionedUsers(tx, text)) {
+    if (u.id !== actor.id && !skip.has(u.id) && (await canReadIssuable(ctx, u, issuable.project, readable, undefined, tx))) out.push(u.id);
   }
   return out;
 }
 
-async function assignmentTodoAsync(tx: Queries, actor: UserRow, issuable: IssuableInfo): Promise<void> {
-  if (issuable.assigneeId !== null && issuable.assigneeId !== actor.id) await createTodosAsync(tx, [issuable.assigneeId], actor, issuable, 'assigned');
+async function assignmentTodo(tx: Queries, actor: UserRow, issuable: IssuableInfo): Promise<void> {
+  if (issuable.assigneeId !== null && issuable.assigneeId !== actor.id) await createTodos(tx, [issuable.assigneeId], actor, issuable, 'assigned');
 }
 
 /** After create: `assigned` todo for the assignee (unless self-assigned), `mentioned` for users mentioned in `text`. */
-export async function todosForNewIssuableAsync(ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, text: string | null): Promise<void> {
-  await assignmentTodoAsync(tx, actor, issuable);
-  await createTodosAsync(tx, await mentionRecipientsAsync(ctx, tx, actor, issuable, text), actor, issuable, 'mentioned');
+export async function todosForNewIssuable(ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, text: string | null): Promise<void> {
+  await assignmentTodo(tx, actor, issuable);
+  await createTodos(tx, await mentionRecipients(ctx, tx, actor, issuable, text), actor, issuable, 'mentioned');
 }
 
 /** After update: `assigned` when the assignee changed, `mentioned` for users newly mentioned (not in `oldText`). */
-export async function todosForUpdatedIssuableAsync(
+export async function todosForUpdatedIssuable(
   ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, change: { oldAssigneeId: number | null; oldText: string | null; newText: string | null },
 ): Promise<void> {
-  if (issuable.assigneeId !== change.oldAssigneeId) await assignmentTodoAsync(tx, actor, issuable);
+  if (issuable.assigneeId !== change.oldAssigneeId) await assignmentTodo(tx, actor, issuable);
   if (change.newText === change.oldText) return;
-  const already = new Set((await mentionedUsersAsync(tx, change.oldText)).map((u) => u.id));
-  await createTodosAsync(tx, await mentionRecipientsAsync(ctx, tx, actor, issuable, change.newText, already), actor, issuable, 'mentioned');
+  const already = new Set((await mentionedUsers(tx, change.oldText)).map((u) => u.id));
+  await createTodos(tx, await mentionRecipients(ctx, tx, actor, issuable, change.newText, already), actor, issuable, 'mentioned');
 }
 
 /** After a user note: `mentioned` todos for users mentioned in it (with its note id); marks the actor's todos on the target done (8.x). */
-export async function todosForNoteAsync(ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, noteId: number, text: string): Promise<void> {
-  await markPendingDoneAsync(tx, actor.id, issuable.target);
-  await createTodosAsync(tx, await mentionRecipientsAsync(ctx, tx, actor, issuable, text), actor, issuable, 'mentioned', noteId);
+export async function todosForNote(ctx: AppContext, tx: Queries, actor: UserRow, issuable: IssuableInfo, noteId: number, text: string): Promise<void> {
+  await markPendingDone(tx, actor.id, issuable.target);
+  await createTodos(tx, await mentionRecipients(ctx, tx, actor, issuable, text), actor, issuable, 'mentioned', noteId);
 }
 
-async function markPendingDoneAsync(tx: Queries, userId: number, target: Target): Promise<void> {
+async function markPendingDone(tx: Queries, userId: number, target: Target): Promise<void> {
   await tx.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE user_id = ? AND target_type = ? AND target_id = ? AND state = 'pending'`,
     [now(), userId, target.type, target.id]);
 }
 
 /** When `actor` closes (or merges) the target: their pending todos on it become done (8.x). */
-export function markTodosDoneOnCloseAsync(tx: Queries, actor: UserRow, target: Target): Promise<void> {
-  return markPendingDoneAsync(tx, actor.id, target);
+export function markTodosDoneOnClose(tx: Queries, actor: UserRow, target: Target): Promise<void> {
+  return markPendingDone(tx, actor.id, target);
 }
 
 /** POST .../todo: a `marked` todo for the caller, or null when a pending one exists (the route answers 304). */
-export async function markTodoAsync(tx: Queries, actor: UserRow, issuable: IssuableInfo): Promise<TodoRow | null> {
-  return (await createTodosAsync(tx, [actor.id], actor, issuable, 'marked'))[0] ?? null;
+export async function markTodo(tx: Queries, actor: UserRow, issuable: IssuableInfo): Promise<TodoRow | null> {
+  return (await createTodos(tx, [actor.id], actor, issuable, 'marked'))[0] ?? null;
 }
 
 /** Filters of GET /todos (all optional; state defaults to pending). */
@@ -162,7 +162,7 @@ export async function countTodos(q: Queries, w: TodoListWhere | null): Promise<n
 /** One page of GET /todos, newest first (8.x: id descending); with `total` a deep page costs what the first does (db/keyset.ts). */
 export async function listTodos(ctx: AppContext, q: Queries, w: TodoListWhere | null, limit: number, offset: number, total?: number): Promise<TodoRow[]> {
   if (!w) return [];
-  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, { from: 'todos t', where: w.where, values: w.params, key: 't.id', id: 't.id', desc: true, select: 't.id AS id' },
+  const ids = (await keysetPage<{ id: number }>(ctx, q, { from: 'todos t', where: w.where, values: w.params, key: 't.id', id: 't.id', desc: true, select: 't.id AS id' },
     limit, offset, total)).map((r) => r.id);
   if (ids.length === 0) return [];
   return (await q.all<Record<string, unknown>>(`SELECT * FROM todos WHERE id IN ${q.dialect.inIds} ORDER BY id DESC`, [q.dialect.ids(ids)])).map(toTodo);
@@ -191,12 +191,12 @@ export async function markAllTodosDone(ctx: AppContext, user: UserRow): Promise<
  * A build of the merge request's head pipeline failed: a `build_failed` todo for the MR's author, written by the author
  * (8.x TodoService#merge_request_build_failed), unless they already have a pending todo on it.
  */
-export async function todoForBuildFailedAsync(tx: Queries, author: UserRow, issuable: IssuableInfo): Promise<TodoRow | null> {
-  return (await createTodosAsync(tx, [author.id], author, issuable, 'build_failed'))[0] ?? null;
+export async function todoForBuildFailed(tx: Queries, author: UserRow, issuable: IssuableInfo): Promise<TodoRow | null> {
+  return (await createTodos(tx, [author.id], author, issuable, 'build_failed'))[0] ?? null;
 }
 
 /** A failed build was retried: the MR author's pending `build_failed` todos on it become done (8.x merge_request_build_retried). */
-export async function markBuildFailedTodosDoneAsync(tx: Queries, target: Target): Promise<void> {
+export async function markBuildFailedTodosDone(tx: Queries, target: Target): Promise<void> {
   await tx.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE target_type = ? AND target_id = ? AND action = 'build_failed' AND state = 'pending'`,
     [now(), target.type, target.id]);
 }

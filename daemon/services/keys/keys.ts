@@ -3,7 +3,7 @@
  * lookup the SSH server authenticates with. A fingerprint is unique over both kinds, so one key line names at most
  * one user or one deploy key. Everything runs on the data layer (ctx.data), on SQLite and PostgreSQL alike.
  */
-import { keySystemData, queueSystemHooksAsync } from '../system-hooks.js';
+import { keySystemData, queueSystemHooks } from '../system-hooks.js';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
@@ -97,7 +97,7 @@ export async function createUserKey(ctx: AppContext, user: UserRow, params: KeyP
   try {
     return await ctx.data.transaction(async (tx) => {
       const key = await insertKey(tx, 'Key', user.id, params.title.trim(), parsed);
-      await queueSystemHooksAsync(tx, keySystemData(key, user.username, 'create'));
+      await queueSystemHooks(tx, keySystemData(key, user.username, 'create'));
       return key;
     });
   } catch (e) {
@@ -114,7 +114,7 @@ export async function deleteUserKey(ctx: AppContext, userId: number, keyId: numb
     const row = await tx.get<Rec>(`DELETE FROM keys WHERE id = ? AND type = 'Key' AND user_id = ? RETURNING *`, [keyId, userId]);
     if (!row) return null;
     const key = toKey(row);
-    await queueSystemHooksAsync(tx, async () => {
+    await queueSystemHooks(tx, async () => {
       const user = await tx.get<{ username: string }>('SELECT username FROM users WHERE id = ?', [userId]);
       return keySystemData(key, user?.username ?? null, 'destroy');
     });

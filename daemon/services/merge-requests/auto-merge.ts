@@ -15,9 +15,9 @@ import { ApiError, notAllowed, unauthorized } from '../../errors.js';
 import { branchName } from '../../git/refs.js';
 import { isZeroSha } from '../../git/objects.js';
 import { onBuildFinished, onBuildRetried } from '../builds.js';
-import { createSystemNoteAsync } from '../collaboration/notes.js';
-import { markBuildFailedTodosDoneAsync, todoForBuildFailedAsync } from '../collaboration/todos.js';
-import { findPipelineAsync } from '../pipelines.js';
+import { createSystemNote } from '../collaboration/notes.js';
+import { markBuildFailedTodosDone, todoForBuildFailed } from '../collaboration/todos.js';
+import { findPipeline } from '../pipelines.js';
 import { lookupProjectAsync } from '../projects.js';
 import { onPush } from '../push.js';
 import { projectRepository } from '../repositories.js';
@@ -73,7 +73,7 @@ export async function enableAutoMerge(
     const params: StoredMergeParams = { ...mergeParamsOf(current), commit_message: options.commitMessage ?? null, should_remove_source_branch: !!options.removeSourceBranch };
     const first = !current.mergeWhenBuildSucceeds;
     if (first) {
-      await createSystemNoteAsync(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: AUTO_MERGE_NOTES.enabled(sourceSha) });
+      await createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: AUTO_MERGE_NOTES.enabled(sourceSha) });
     }
     return toMergeRequest((await tx.get<Rec>(
       `UPDATE merge_requests SET merge_params = ?, should_remove_source_branch = ?, updated_at = ?, merge_when_build_succeeds = TRUE,
@@ -86,7 +86,7 @@ export async function enableAutoMerge(
 
 /** Clear the automatic merge inside a transaction, with a system note by `actor`. */
 async function clearAutoMerge(tx: Queries, actor: UserRow, mr: MergeRequestRow, note: string): Promise<MergeRequestRow> {
-  await createSystemNoteAsync(tx, { projectId: mr.targetProjectId, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: note });
+  await createSystemNote(tx, { projectId: mr.targetProjectId, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: note });
   return toMergeRequest((await tx.get<Rec>(
     `UPDATE merge_requests SET merge_when_build_succeeds = FALSE, merge_user_id = NULL, merge_params = ?, should_remove_source_branch = FALSE, updated_at = ?
      WHERE id = ? RETURNING *`,
@@ -132,7 +132,7 @@ async function buildFailed(ctx: AppContext, pipeline: PipelineRow): Promise<void
     const target = await lookupProjectAsync(ctx, mr.targetProjectId);
     if (!author || !target) continue;
     await ctx.data.transaction(async (tx) => {
-      if (await lockMergeRequest(tx, mr.id)) await todoForBuildFailedAsync(tx, author, mergeRequestInfo(target, mr));
+      if (await lockMergeRequest(tx, mr.id)) await todoForBuildFailed(tx, author, mergeRequestInfo(target, mr));
     });
   }
 }
@@ -160,7 +160,7 @@ async function pipelineSucceeded(ctx: AppContext, pipeline: PipelineRow): Promis
 
 /** The onBuildFinished listener: todos on failure, the automatic merge when the pipeline is now a success. */
 export async function afterBuildFinished(ctx: AppContext, build: CommitStatusRow): Promise<void> {
-  const pipeline = await findPipelineAsync(ctx.data, build.pipelineId);
+  const pipeline = await findPipeline(ctx.data, build.pipelineId);
   if (!pipeline) return;
   if (build.status === 'failed') await buildFailed(ctx, pipeline);
   if (pipeline.status === 'success') await pipelineSucceeded(ctx, pipeline);
@@ -170,12 +170,12 @@ onBuildFinished(afterBuildFinished);
 
 // A retried build: the author's pending build_failed todos on the pipeline's merge requests are done (8.x).
 onBuildRetried(async (ctx, old) => {
-  const pipeline = await findPipelineAsync(ctx.data, old.pipelineId);
+  const pipeline = await findPipeline(ctx.data, old.pipelineId);
   if (!pipeline) return;
   const mrs = await mergeRequestsOfPipeline(ctx, pipeline);
   if (mrs.length) {
     await ctx.data.transaction(async (tx) => {
-      for (const { mr } of mrs) await markBuildFailedTodosDoneAsync(tx, { type: 'MergeRequest', id: mr.id });
+      for (const { mr } of mrs) await markBuildFailedTodosDone(tx, { type: 'MergeRequest', id: mr.id });
     });
   }
 });

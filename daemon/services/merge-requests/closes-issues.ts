@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { canReadIssuableAsync } from '../../policy/permissions.js';
+import { canReadIssuable } from '../../policy/permissions.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toIssue } from '../../db/rows.js';
 import { lookupProjectAsync } from '../projects.js';
@@ -82,7 +82,7 @@ export async function closesIssues(ctx: AppContext, user: UserRow | null, mr: Me
     if (!p) continue;
     const issue = await findIssueByIid(ctx.data, p.id, ref.iid);
     if (!issue || seen.has(issue.id)) continue;
-    if (!(await canReadIssuableAsync(ctx, user, p, { type: 'Issue', confidential: issue.confidential, authorId: issue.authorId, assigneeId: issue.assigneeId }))) continue;
+    if (!(await canReadIssuable(ctx, user, p, { type: 'Issue', confidential: issue.confidential, authorId: issue.authorId, assigneeId: issue.assigneeId }))) continue;
     seen.add(issue.id);
     out.push(issue);
   }

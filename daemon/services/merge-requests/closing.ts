@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
-import { canUpdateIssueAsync } from '../../policy/permissions.js';
+import { canUpdateIssue } from '../../policy/permissions.js';
 import { lookupProjectAsync } from '../projects.js';
 import { closesIssues } from './closes-issues.js';
 
@@ -20,7 +20,7 @@ export async function closingIssuesOf(ctx: AppContext, actor: UserRow, target: P
   for (const issue of found) {
     if (issue.state === 'closed') continue;
     const project = issue.projectId === target.id ? target : await lookupProjectAsync(ctx, issue.projectId);
-    if (!project || !(await canUpdateIssueAsync(ctx, actor, project, issue))) continue;
+    if (!project || !(await canUpdateIssue(ctx, actor, project, issue))) continue;
     out.push({ issue, project });
   }
   return out;

@@ -8,7 +8,7 @@ import type { Queries } from '../../db/layer/types.js';
 import type { MergeRequestDiffRow, MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { notFoundMessage } from '../../errors.js';
-import { canReadIssuableAsync } from '../../policy/permissions.js';
+import { canReadIssuable } from '../../policy/permissions.js';
 import type { Noteable } from '../collaboration/notes.js';
 import type { IssuableInfo } from '../collaboration/todos.js';
 
@@ -58,8 +58,8 @@ export async function findMergeRequest(q: Queries, mergeRequestId: number): Prom
 }
 
 /** Whether `user` may read merge requests of the project (read_merge_request: feature on, project visible); `level` when known. */
-export function canReadMergeRequestAsync(ctx: AppContext, user: UserRow | null, project: ProjectRow, mr: MergeRequestRow, level?: number): Promise<boolean> {
-  return canReadIssuableAsync(ctx, user, project, { type: 'MergeRequest', authorId: mr.authorId, assigneeId: mr.assigneeId }, level);
+export function canReadMergeRequest(ctx: AppContext, user: UserRow | null, project: ProjectRow, mr: MergeRequestRow, level?: number): Promise<boolean> {
+  return canReadIssuable(ctx, user, project, { type: 'MergeRequest', authorId: mr.authorId, assigneeId: mr.assigneeId }, level);
 }
 
 /** A live merge request of the target project the user may read, or 404 `404 Not found` (8.x's `find` miss). */
@@ -67,7 +67,7 @@ export async function findReadableMergeRequest(
   ctx: AppContext, user: UserRow | null, project: ProjectRow, mergeRequestId: number, level?: number,
 ): Promise<MergeRequestRow> {
   const mr = await findProjectMergeRequest(ctx.data, project.id, mergeRequestId);
-  if (!mr || !(await canReadMergeRequestAsync(ctx, user, project, mr, level))) throw notFoundMessage('404 Not found');
+  if (!mr || !(await canReadMergeRequest(ctx, user, project, mr, level))) throw notFoundMessage('404 Not found');
   return mr;
 }
 
@@ -164,6 +164,6 @@ export function mergeRequestNoteable(row: MergeRequestRow): Noteable {
 }
 
 /** Live merge requests by global id as Noteables, in one query (comment events of a page). */
-export async function mergeRequestNoteablesByIdsAsync(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
+export async function mergeRequestNoteablesByIds(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
   return new Map((await mergeRequestsByIds(q, ids)).map((r) => [r.id, mergeRequestNoteable(r)]));
 }

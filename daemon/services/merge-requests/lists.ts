@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { placeholders } from '../../db/sql.js';
-import { keysetPageAsync, type KeysetList } from '../../db/keyset.js';
+import { keysetPage, type KeysetList } from '../../db/keyset.js';
 import { mergeRequestsByIds } from './find.js';
 import type { UserRow } from '../../db/schema.js';
 import { mergeRequestProjectsWhere } from '../../policy/permissions.js';
@@ -78,7 +78,7 @@ export function mergeRequestKeysetList(f: MergeRequestListFilter): KeysetList {
 export async function listMergeRequests(
   ctx: AppContext, q: Queries, f: MergeRequestListFilter, limit: number, offset: number, total?: number,
 ): Promise<MergeRequestRow[]> {
-  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, mergeRequestKeysetList(f), limit, offset, total)).map((r) => Number(r.id));
+  const ids = (await keysetPage<{ id: number }>(ctx, q, mergeRequestKeysetList(f), limit, offset, total)).map((r) => Number(r.id));
   return mergeRequestsByIds(q, ids);
 }
 
@@ -115,6 +115,6 @@ export async function countUserMergeRequests(q: Queries, f: UserMergeRequestFilt
 export async function listUserMergeRequests(ctx: AppContext, q: Queries, f: UserMergeRequestFilter, limit: number, offset: number, total?: number): Promise<MergeRequestRow[]> {
   const { where, values } = userWhereOf(q, f);
   const list: KeysetList = { from: 'merge_requests m', where, values, key: 'm.created_at', id: 'm.id', desc: true };
-  const ids = (await keysetPageAsync<{ id: number }>(ctx, q, { ...list, select: 'm.id AS id' }, limit, offset, total)).map((r) => Number(r.id));
+  const ids = (await keysetPage<{ id: number }>(ctx, q, { ...list, select: 'm.id AS id' }, limit, offset, total)).map((r) => Number(r.id));
   return mergeRequestsByIds(q, ids);
 }

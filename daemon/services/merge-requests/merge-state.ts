@@ -9,8 +9,8 @@ import type { PipelineRow } from '../../db/schema-ci.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { branchRef } from '../../git/refs.js';
 import { mergeTrees } from '../../git/merge.js';
-import { canMergeIntoBranchAsync } from '../protected-branches.js';
-import { pipelineForAsync } from '../pipelines.js';
+import { canMergeIntoBranch } from '../protected-branches.js';
+import { pipelineFor } from '../pipelines.js';
 import { projectRepository } from '../repositories.js';
 import { branchHead, endsOf, sourceHeadInTarget } from './diffs.js';
 
@@ -25,7 +25,7 @@ export const isActivePipeline = (p: Pick<PipelineRow, 'status'>): boolean => ACT
  * target project, so its protection applies (a developer cannot merge into a branch only masters may push).
  */
 export function canMergeMergeRequest(ctx: AppContext, user: UserRow | null, target: ProjectRow, mr: Pick<MergeRequestRow, 'targetBranch'>): Promise<boolean> {
-  return canMergeIntoBranchAsync(ctx, user, target, mr.targetBranch);
+  return canMergeIntoBranch(ctx, user, target, mr.targetBranch);
 }
 
 /** Whether `user` may cancel the automatic merge: who may merge, and the merge request's author (8.x). */
@@ -61,7 +61,7 @@ export async function headPipeline(
   ctx: AppContext, mr: Pick<MergeRequestRow, 'sourceBranch'>, source: ProjectRow | null, sourceSha: string | null,
 ): Promise<PipelineRow | null> {
   if (!source || !sourceSha) return null;
-  return pipelineForAsync(ctx.data, source.id, mr.sourceBranch, sourceSha);
+  return pipelineFor(ctx.data, source.id, mr.sourceBranch, sourceSha);
 }
 
 /** 8.x mergeable_ci_state?: true unless the project only merges after a successful build and the head pipeline did not succeed. */

@@ -20,15 +20,15 @@ import { RefConflictError } from '../../git/errors.js';
 import { branchRef } from '../../git/refs.js';
 import { canProjectAsync } from '../../policy/permissions.js';
 import { deleteBranch } from '../branches.js';
-import { changeIssueStateInAsync } from '../collaboration/issues.js';
-import { createSystemNoteAsync } from '../collaboration/notes.js';
+import { changeIssueStateIn } from '../collaboration/issues.js';
+import { createSystemNote } from '../collaboration/notes.js';
 import { stateChangeNote } from '../collaboration/system-notes.js';
-import { markTodosDoneOnCloseAsync } from '../collaboration/todos.js';
+import { markTodosDoneOnClose } from '../collaboration/todos.js';
 import { LOCKS, lockAsync } from '../collaboration/tx.js';
-import { recordEventAsync } from '../events.js';
-import { lookupProjectAsync, projectNamespaceAsync } from '../projects.js';
+import { recordEvent } from '../events.js';
+import { lookupProjectAsync, projectNamespace } from '../projects.js';
 import type { BackgroundWorker } from '../../background.js';
-import { branchRulesAsync } from '../protected-branches.js';
+import { branchRules } from '../protected-branches.js';
 import { processPush, PUSH_COMMITS_LIMIT, type KnownPushCommits } from '../push.js';
 import { leadingArrayObjects } from '../../json-head.js';
 import { projectRepository } from '../repositories.js';
@@ -255,7 +255,7 @@ export async function mergeMergeRequest(
 /** The reference of a merge request as seen from `from` (`!3`, or `group/project!3` from another project). */
 async function mergeRequestReference(tx: Queries, ctx: AppContext, target: ProjectRow, mr: MergeRequestRow, from: ProjectRow): Promise<string> {
   if (from.id === target.id) return `!${mr.iid}`;
-  return `${(await projectNamespaceAsync(ctx, target, tx)).path}/${target.path}!${mr.iid}`;
+  return `${(await projectNamespace(ctx, target, tx)).path}/${target.path}!${mr.iid}`;
 }
 
 /**
@@ -282,9 +282,9 @@ export async function finishMerge(
     );
     if (!r) return null;
     const row = toMergeRequest(r);
-    await createSystemNoteAsync(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: row.id, authorId: actor.id, body: stateChangeNote('merged') });
-    await recordEventAsync(tx, { projectId: project.id, authorId: actor.id, action: 'merged', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
-    await markTodosDoneOnCloseAsync(tx, actor, { type: 'MergeRequest', id: row.id });
+    await createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: row.id, authorId: actor.id, body: stateChangeNote('merged') });
+    await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: 'merged', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
+    await markTodosDoneOnClose(tx, actor, { type: 'MergeRequest', id: row.id });
     await queueMergeRequestHook(ctx, tx, env, project, row, actor, 'merge');
     for (const { issue, project: issueProject } of closing) {
       // an issue closed or deleted since closes_issues was read stays as it is
@@ -292,7 +292,7 @@ export async function finishMerge(
       const open = await tx.get(`SELECT 1 AS x FROM issues WHERE id = ? AND deleted_at IS NULL AND state <> 'closed'`, [issue.id]);
       if (!open) continue;
       const source = await mergeRequestReference(tx, ctx, project, row, issueProject);
-      await changeIssueStateInAsync(ctx, tx, env, actor, issueProject, issue, 'closed', { source });
+      await changeIssueStateIn(ctx, tx, env, actor, issueProject, issue, 'closed', { source });
     }
     return row;
   });
@@ -339,7 +339,7 @@ async function removeSourceBranch(ctx: AppContext, actor: UserRow, target: Proje
   let user = actor;
   if (mr.forceRemoveSourceBranch && mr.authorId !== null && mr.authorId !== actor.id) user = (await userById(ctx.data, mr.authorId)) ?? actor;
   if (!(await canProjectAsync(ctx, user, 'push_code', source))) return;
-  if (mr.sourceBranch === source.defaultBranch || (await branchRulesAsync(ctx, source, mr.sourceBranch)).protected) return;
+  if (mr.sourceBranch === source.defaultBranch || (await branchRules(ctx, source, mr.sourceBranch)).protected) return;
   if ((await projectRepository(ctx, source).resolveBranch(mr.sourceBranch)) !== mergedHead) return;
   try {
     await deleteBranch(ctx, source, user, mr.sourceBranch);

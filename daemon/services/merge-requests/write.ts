@@ -13,22 +13,22 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { ApiError, badRequest, badRequestMessage, notFound, notFoundMessage, validationError } from '../../errors.js';
 import { mergeRequestHookPayload, type MergeRequestHookAction } from '../../hooks/merge-requests.js';
 import { canProjectAsync } from '../../policy/permissions.js';
-import { recordEventAsync } from '../events.js';
-import { queueHookDeliveriesAsync } from '../hook-deliveries.js';
+import { recordEvent } from '../events.js';
+import { queueHookDeliveries } from '../hook-deliveries.js';
 import { lookupProjectAsync } from '../projects.js';
-import { findOrCreateLabelsAsync, setTargetLabelsAsync } from '../collaboration/labels.js';
-import { findProjectMilestoneAsync } from '../collaboration/milestones.js';
-import { createSystemNoteAsync } from '../collaboration/notes.js';
-import { subscribeAsync, unsubscribeAsync } from '../collaboration/subscriptions.js';
+import { findOrCreateLabels, setTargetLabels } from '../collaboration/labels.js';
+import { findProjectMilestone } from '../collaboration/milestones.js';
+import { createSystemNote } from '../collaboration/notes.js';
+import { subscribe, unsubscribe } from '../collaboration/subscriptions.js';
 import { assigneeNote, labelsNote, milestoneNote, stateChangeNote, titleNote } from '../collaboration/system-notes.js';
-import { markTodoAsync, markTodosDoneOnCloseAsync, todosForNewIssuableAsync, todosForUpdatedIssuableAsync } from '../collaboration/todos.js';
+import { markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForUpdatedIssuable } from '../collaboration/todos.js';
 import { lockAsync } from '../collaboration/tx.js';
 import { writeEnv, type WriteEnv } from '../collaboration/issues.js';
 import {
   branchHead, checkMergeStatus, computeDiff, diffChanged, endsOf, insertDiff, resetMergeStatus, writeHeadRef, type ComputedDiff,
 } from './diffs.js';
 import { isOpen, latestDiff, mergeRequestInfo, toMergeRequest } from './find.js';
-import { assigneeOfAsync, labelTitles } from '../collaboration/issuable-params.js';
+import { assigneeOf, labelTitles } from '../collaboration/issuable-params.js';
 
 export { writeEnv, type WriteEnv };
 
@@ -120,12 +120,12 @@ async function nextIid(tx: Queries, projectId: number): Promise<number> {
 export async function queueMergeRequestHook(
   ctx: AppContext, tx: Queries, env: WriteEnv, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, action: MergeRequestHookAction, oldrev?: string | null,
 ): Promise<void> {
-  await queueHookDeliveriesAsync(tx, project.id, 'merge_request', await mergeRequestHookPayload(ctx, tx, project, mr, actor, action, env.gravatar, oldrev));
+  await queueHookDeliveries(tx, project.id, 'merge_request', await mergeRequestHookPayload(ctx, tx, project, mr, actor, action, env.gravatar, oldrev));
 }
 
 /** A system note on the merge request by the actor. */
 export async function mergeRequestNote(tx: Queries, project: ProjectRow, mr: MergeRequestRow, actor: UserRow, body: string): Promise<void> {
-  if (body) await createSystemNoteAsync(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body });
+  if (body) await createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body });
 }
 
 /**
@@ -173,9 +173,9 @@ export async function createMergeRequest(
     // creates into one project one at a time: the iid and the open-pair check see every earlier create
     await lockAsync(tx, MR_LOCKS.projectMergeRequests, target.id);
     await checkDuplicate(tx, { sourceProjectId: source.id, sourceBranch, targetProjectId: target.id, targetBranch }, null);
-    const labelIds = rights.admin && p.labels !== undefined ? (await findOrCreateLabelsAsync(tx, target.id, labelTitles(p.labels), true)).map((l) => l.id) : [];
-    const milestone = rights.admin && p.milestone_id ? await findProjectMilestoneAsync(tx, target.id, p.milestone_id) : null;
-    const assigneeId = rights.admin ? await assigneeOfAsync(tx, p.assignee_id) : undefined;
+    const labelIds = rights.admin && p.labels !== undefined ? (await findOrCreateLabels(tx, target.id, labelTitles(p.labels), true)).map((l) => l.id) : [];
+    const milestone = rights.admin && p.milestone_id ? await findProjectMilestone(tx, target.id, p.milestone_id) : null;
+    const assigneeId = rights.admin ? await assigneeOf(tx, p.assignee_id) : undefined;
     const t = now();
     const row = toMergeRequest((await tx.get<Record<string, unknown>>(
       `INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, description, state, merge_status,
@@ -185,9 +185,9 @@ export async function createMergeRequest(
         milestone?.id ?? null, t, t],
     ))!);
     if (diff) await insertDiff(tx, row.id, diff);
-    if (labelIds.length) await setTargetLabelsAsync(tx, { type: 'MergeRequest', id: row.id }, labelIds);
-    await recordEventAsync(tx, { projectId: target.id, authorId: actor.id, action: 'created', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
-    await todosForNewIssuableAsync(ctx, tx, actor, mergeRequestInfo(target, row), row.description);
+    if (labelIds.length) await setTargetLabels(tx, { type: 'MergeRequest', id: row.id }, labelIds);
+    await recordEvent(tx, { projectId: target.id, authorId: actor.id, action: 'created', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
+    await todosForNewIssuable(ctx, tx, actor, mergeRequestInfo(target, row), row.description);
     await queueMergeRequestHook(ctx, tx, env, target, row, actor, 'open');
     // the check of the version just stored, as checkMergeStatus would write it right after (the hook said unchecked)
     if (diff?.mergeStatus) {
@@ -220,8 +220,8 @@ export async function changeMergeRequestStateIn(
     [to, to === 'closed' ? t : null, t, actor.id, mr.id],
   ))!);
   await mergeRequestNote(tx, project, row, actor, stateChangeNote(to));
-  await recordEventAsync(tx, { projectId: project.id, authorId: actor.id, action: to, targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
-  if (to === 'closed') await markTodosDoneOnCloseAsync(tx, actor, { type: 'MergeRequest', id: row.id });
+  await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: to, targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
+  if (to === 'closed') await markTodosDoneOnClose(tx, actor, { type: 'MergeRequest', id: row.id });
   if (opts.hook !== false) await queueMergeRequestHook(ctx, tx, env, project, row, actor, to === 'closed' ? 'close' : 'reopen');
   return row;
 }
@@ -270,14 +270,14 @@ export async function updateMergeRequest(
       notes.push(`Target branch changed from \`${mr.targetBranch}\` to \`${newTarget}\``);
     }
     if (rights.admin) {
-      const assigneeId = await assigneeOfAsync(tx, p.assignee_id);
+      const assigneeId = await assigneeOf(tx, p.assignee_id);
       if (assigneeId !== undefined && assigneeId !== mr.assigneeId) {
         set.assignee_id = assigneeId;
         const u = assigneeId !== null ? await tx.get<{ username: string }>(`SELECT username FROM users WHERE id = ?`, [assigneeId]) : undefined;
         notes.push(assigneeNote(u?.username ?? null));
       }
       if (p.milestone_id !== undefined) {
-        const m = p.milestone_id ? await findProjectMilestoneAsync(tx, project.id, p.milestone_id) : null;
+        const m = p.milestone_id ? await findProjectMilestone(tx, project.id, p.milestone_id) : null;
         if ((m?.id ?? null) !== mr.milestoneId) {
           set.milestone_id = m?.id ?? null;
           notes.push(milestoneNote(m ? { iid: m.iid } : null));
@@ -286,8 +286,8 @@ export async function updateMergeRequest(
     }
     let labelsChanged = false;
     if (rights.admin && p.labels !== undefined) {
-      const wanted = await findOrCreateLabelsAsync(tx, project.id, labelTitles(p.labels), true);
-      const { added, removed } = await setTargetLabelsAsync(tx, { type: 'MergeRequest', id: mr.id }, wanted.map((l) => l.id));
+      const wanted = await findOrCreateLabels(tx, project.id, labelTitles(p.labels), true);
+      const { added, removed } = await setTargetLabels(tx, { type: 'MergeRequest', id: mr.id }, wanted.map((l) => l.id));
       if (added.length || removed.length) {
         labelsChanged = true;
         notes.push(labelsNote(added.map((l) => ({ id: l.id })), removed.map((l) => ({ id: l.id }))));
@@ -311,7 +311,7 @@ export async function updateMergeRequest(
     }
     for (const body of notes) await mergeRequestNote(tx, project, out, actor, body);
     if (fieldsChanged) {
-      await todosForUpdatedIssuableAsync(ctx, tx, actor, mergeRequestInfo(project, out), { oldAssigneeId: mr.assigneeId, oldText: mr.description, newText: out.description });
+      await todosForUpdatedIssuable(ctx, tx, actor, mergeRequestInfo(project, out), { oldAssigneeId: mr.assigneeId, oldText: mr.description, newText: out.description });
     }
     const to = p.state_event === 'close' && isOpen(out) ? 'closed' : p.state_event === 'reopen' && out.state === 'closed' ? 'reopened' : null;
     if (to) out = await changeMergeRequestStateIn(ctx, tx, env, actor, project, out, to, { at });
@@ -341,19 +341,19 @@ const implicitlySubscribed = (user: UserRow, mr: MergeRequestRow) => user.id ===
 /** POST .../subscription: false when already subscribed (304); 404 when the merge request was deleted meanwhile. */
 export async function subscribeToMergeRequest(ctx: AppContext, user: UserRow, mr: MergeRequestRow): Promise<boolean> {
   return liveOr404(await ctx.data.transaction(async (tx) =>
-    (await lockMergeRequest(tx, mr.id)) ? subscribeAsync(tx, user.id, 'MergeRequest', mr.id, implicitlySubscribed(user, mr)) : null));
+    (await lockMergeRequest(tx, mr.id)) ? subscribe(tx, user.id, 'MergeRequest', mr.id, implicitlySubscribed(user, mr)) : null));
 }
 
 /** DELETE .../subscription: false when not subscribed (304); 404 when the merge request was deleted meanwhile. */
 export async function unsubscribeFromMergeRequest(ctx: AppContext, user: UserRow, mr: MergeRequestRow): Promise<boolean> {
   return liveOr404(await ctx.data.transaction(async (tx) =>
-    (await lockMergeRequest(tx, mr.id)) ? unsubscribeAsync(tx, user.id, 'MergeRequest', mr.id, implicitlySubscribed(user, mr)) : null));
+    (await lockMergeRequest(tx, mr.id)) ? unsubscribe(tx, user.id, 'MergeRequest', mr.id, implicitlySubscribed(user, mr)) : null));
 }
 
 /** POST .../todo: a `marked` todo for the caller, or null when a pending one exists (304); 404 when deleted meanwhile. */
 export async function markMergeRequestTodo(ctx: AppContext, user: UserRow, project: ProjectRow, mr: MergeRequestRow): Promise<TodoRow | null> {
   const made = await ctx.data.transaction(async (tx) =>
-    (await lockMergeRequest(tx, mr.id)) ? { todo: await markTodoAsync(tx, user, mergeRequestInfo(project, mr)) } : null);
+    (await lockMergeRequest(tx, mr.id)) ? { todo: await markTodo(tx, user, mergeRequestInfo(project, mr)) } : null);
   return liveOr404(made).todo;
 }
 

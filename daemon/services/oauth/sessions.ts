@@ -7,7 +7,7 @@ import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import { toUser } from '../../db/rows.js';
 import type { UserRow } from '../../db/schema.js';
 import { hashToken, randomToken } from '../../secrets.js';
-import { getSettingsAsync } from '../settings.js';
+import { getSettings } from '../settings.js';
 
 /**
  * Start a session for `user`; returns the cookie value (shown only to the browser) and its expiry, or null when the
@@ -16,7 +16,7 @@ import { getSettingsAsync } from '../settings.js';
 export async function createSession(ctx: AppContext, user: UserRow): Promise<{ token: string; expiresAt: Date } | null> {
   const token = randomToken(43);
   const created = new Date();
-  const expiresAt = new Date(created.getTime() + (await getSettingsAsync(ctx)).sessionExpireDelay * 60_000);
+  const expiresAt = new Date(created.getTime() + (await getSettings(ctx)).sessionExpireDelay * 60_000);
   try {
     await ctx.data.transaction(async (tx) => {
       // Ended sessions are dropped when a new one starts, so the table does not grow without bound.

@@ -285,7 +285,7 @@ const bearerUsers = new UntilNextWrite<{ user: UserRow; expiresAt: number } | { 
  * is kept until the next write (a revoke, a refresh, a block) as the private tokens' cache does; the expiry is compared
  * with the clock on every use, so a kept token stops working the moment it expires.
  */
-export async function resolveAccessTokenAsync(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
+export async function resolveAccessToken(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
   const hash = hashRecentToken(token);
   const read = async (): Promise<{ user: UserRow; expiresAt: number } | { user: null }> => {
     const row = await ctx.data.get<Record<string, unknown>>(
@@ -296,13 +296,13 @@ export async function resolveAccessTokenAsync(ctx: AppContext, token: string, ve
     if (!row) return { user: null };
     return { user: toUser(row), expiresAt: expiresAtMs({ createdAt: row.token_created_at as string, expiresIn: row.token_expires_in as number }) };
   };
-  // on PostgreSQL kept only under the request's write version (authenticateAsync reads it), else one statement
+  // on PostgreSQL kept only under the request's write version (authenticate reads it), else one statement
   const hit = !ctx.data.sqlite && version === undefined ? await read() : await bearerUsers.getAsync(ctx, hash, read, false, version);
   if (hit.user === null || hit.expiresAt <= clock()) return null;
   return hit.user;
 }
 
-/** resolveAccessTokenAsync's answer when it is kept and current (SQLite, nothing written since), else undefined. */
+/** resolveAccessToken's answer when it is kept and current (SQLite, nothing written since), else undefined. */
 export function peekAccessToken(ctx: AppContext, token: string): UserRow | null | undefined {
   const hit = bearerUsers.peek(ctx, hashRecentToken(token));
   if (hit === undefined) return undefined;

@@ -79,7 +79,7 @@ function checked(v: unknown): boolean {
 }
 
 /** The service row of a project (made with the defaults when there was none); 404 when the project is gone. */
-export async function getServiceAsync(ctx: AppContext, projectId: number, type: ServiceType, q: Queries = ctx.data): Promise<ProjectServiceRow> {
+export async function getService(ctx: AppContext, projectId: number, type: ServiceType, q: Queries = ctx.data): Promise<ProjectServiceRow> {
   const found = await q.get('SELECT * FROM project_services WHERE project_id = ? AND type = ?', [projectId, type.slug]);
   if (found) return toProjectService(found);
   const t = now();
@@ -102,7 +102,7 @@ export async function getServiceAsync(ctx: AppContext, projectId: number, type: 
  * neither given nor set answers 400 `"webhook" not given` (8.13's required_attributes!), a webhook that is not an
  * http(s) URL 400 with the field's error; nothing changes then. Returns the updated row.
  */
-export async function setServiceAsync(ctx: AppContext, projectId: number, type: ServiceType, params: Record<string, unknown>): Promise<ProjectServiceRow> {
+export async function setService(ctx: AppContext, projectId: number, type: ServiceType, params: Record<string, unknown>): Promise<ProjectServiceRow> {
   for (const f of type.fields) {
     const v = params[f.name];
     if (f.required && (v === undefined || v === null || String(v).trim() === '')) throw badRequest(f.name);
@@ -110,7 +110,7 @@ export async function setServiceAsync(ctx: AppContext, projectId: number, type: 
   }
   const flags = SERVICE_EVENT_FLAGS.filter((f) => params[f] !== undefined);
   return ctx.data.transaction(async (tx) => {
-    const row = await getServiceAsync(ctx, projectId, type, tx);
+    const row = await getService(ctx, projectId, type, tx);
     const props = parseProperties(row.properties);
     for (const f of type.fields) {
       const v = params[f.name];
@@ -130,9 +130,9 @@ export async function setServiceAsync(ctx: AppContext, projectId: number, type: 
  * DELETE: 8.13 empties every setting (each becomes null) and deactivates the service; its deliveries not sent yet are
  * dropped with it. Returns the updated row.
  */
-export async function deleteServiceAsync(ctx: AppContext, projectId: number, type: ServiceType): Promise<ProjectServiceRow> {
+export async function deleteService(ctx: AppContext, projectId: number, type: ServiceType): Promise<ProjectServiceRow> {
   return ctx.data.transaction(async (tx) => {
-    const row = await getServiceAsync(ctx, projectId, type, tx);
+    const row = await getService(ctx, projectId, type, tx);
     const props = Object.fromEntries(type.fields.map((f) => [f.name, null]));
     const updated = await tx.get('UPDATE project_services SET properties = ?, active = FALSE, updated_at = ? WHERE id = ? RETURNING *', [JSON.stringify(props), now(), row.id]);
     await tx.run("DELETE FROM hook_deliveries WHERE service_id = ? AND status = 'pending'", [row.id]);

@@ -5,14 +5,14 @@
  * services and the same policy SQL (what you may no longer read is not listed). Anonymous browsers are sent to sign in.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { presentIssuesAsync } from '../../api/entities/issues.js';
+import { presentIssues } from '../../api/entities/issues.js';
 import { presentMergeRequests } from '../../api/entities/merge-requests.js';
-import { presentBasicProjectsAsync } from '../../api/entities/projects.js';
-import { presentTodosAsync } from '../../api/entities/todos.js';
+import { presentBasicProjects } from '../../api/entities/projects.js';
+import { presentTodos } from '../../api/entities/todos.js';
 import { countIssues, issueListQuery, listIssues, markTodoDone, todoListWhere } from '../../services/collaboration/index.js';
 import { countTodos, listTodos } from '../../services/collaboration/todos.js';
 import { countUserMergeRequests, listUserMergeRequests } from '../../services/merge-requests/index.js';
-import { countProjectsAsync, fetchProjectsAsync, projectListQueryAsync } from '../../services/project-lists.js';
+import { countProjects, fetchProjects, projectListQueryAsync } from '../../services/project-lists.js';
 import { buttonForm, formSession, signedInPage, type SignedIn } from './forms.js';
 import { html, pageNumber, pager, statusBadge, timeAgo, type Html } from './html.js';
 import { layout, sendHtml } from './layout.js';
@@ -54,10 +54,10 @@ export default async function dashboardPages(app: FastifyInstance): Promise<void
   async function projectsPage(pc: SignedIn, reply: FastifyReply, page: number) {
     const { total, rows } = await ctx.data.snapshot(async (tx) => {
       const query = await projectListQueryAsync(ctx, tx, { kind: 'authorized', user: pc.viewer }, { order_by: 'last_activity_at' });
-      const n = await countProjectsAsync(ctx, tx, query);
-      return { total: n, rows: n === 0 ? [] : await fetchProjectsAsync(ctx, tx, query, PER_PAGE, (page - 1) * PER_PAGE, n) };
+      const n = await countProjects(ctx, tx, query);
+      return { total: n, rows: n === 0 ? [] : await fetchProjects(ctx, tx, query, PER_PAGE, (page - 1) * PER_PAGE, n) };
     });
-    const projects = await presentBasicProjectsAsync(ctx, rows);
+    const projects = await presentBasicProjects(ctx, rows);
     const items = projects.map((p, i) => html`<li><a href="/${p.path_with_namespace as string}">${p.name_with_namespace as string}</a>${
       rows[i]!.description ? html`<span class="muted">${rows[i]!.description}</span>` : ''}</li>`);
     const body = html`<h1>Your projects</h1>${dashboardNav('projects')}${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="muted">You are not a member of any project yet.</p>`}${pager(page, PER_PAGE, total)}`;
@@ -77,7 +77,7 @@ export default async function dashboardPages(app: FastifyInstance): Promise<void
       const n = await countTodos(tx, where);
       return { total: n, rows: n === 0 ? [] : await listTodos(ctx, tx, where, PER_PAGE, (page - 1) * PER_PAGE, n) };
     });
-    const todos = await presentTodosAsync(ctx, pc.viewer, rows);
+    const todos = await presentTodos(ctx, pc.viewer, rows);
     const items = todos.map((t) => {
       const target = t.target as Rec;
       const ref = `${t.target_type === 'MergeRequest' ? '!' : '#'}${target.iid as number}`;
@@ -107,7 +107,7 @@ export default async function dashboardPages(app: FastifyInstance): Promise<void
       scope: { kind: c.scope === 'authored' ? 'author' : 'assignee', userId: pc.viewer.id }, viewer: pc.viewer, state: c.state, orderBy: 'created_at', sort: 'desc',
     });
     const total = await countIssues(ctx, ctx.data, lq);
-    const issues = await presentIssuesAsync(ctx, pc.viewer, total === 0 ? [] : await listIssues(ctx, ctx.data, lq, PER_PAGE, (c.page - 1) * PER_PAGE, total));
+    const issues = await presentIssues(ctx, pc.viewer, total === 0 ? [] : await listIssues(ctx, ctx.data, lq, PER_PAGE, (c.page - 1) * PER_PAGE, total));
     const items = issues.map((i) => html`<li><a href="${local(i.web_url)}">${i.title as string}</a>
 <span class="muted">${local(i.web_url).replace(/^\/|\/issues\/\d+$/g, '')}#${i.iid as number} · opened ${timeAgo(i.created_at as string)} ${statusBadge(i.state as string)}</span></li>`);
     const body = html`<h1>Issues</h1>${dashboardNav('issues')}${choiceTabs(c.scope, c.state, ISSUE_STATES)}${

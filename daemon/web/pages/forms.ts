@@ -10,7 +10,7 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { csrfValid } from '../../oauth/browser.js';
 import type { ProjectAbility } from '../../policy/permissions.js';
-import { findProjectWithLevelAsync } from '../../services/projects.js';
+import { findProjectWithLevel } from '../../services/projects.js';
 import { html, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { PageRefusal } from './scope.js';
@@ -53,10 +53,10 @@ export async function formSession(ctx: AppContext, request: FastifyRequest, repl
   return null;
 }
 
-/** The project of a form for the viewer needing `ability`, with their level (the API's loadProjectAsync), or a 404/403 page. */
+/** The project of a form for the viewer needing `ability`, with their level (the API's loadProject), or a 404/403 page. */
 export async function formProject(ctx: AppContext, viewer: UserRow, ns: string, name: string, ability: ProjectAbility): Promise<{ project: ProjectRow; level: number | undefined }> {
   try {
-    return await findProjectWithLevelAsync(ctx, viewer, `${ns}/${name}`, ability);
+    return await findProjectWithLevel(ctx, viewer, `${ns}/${name}`, ability);
   } catch (e) {
     throw refusalOf(e);
   }

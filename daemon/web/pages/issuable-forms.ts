@@ -10,9 +10,9 @@ import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { badRequestMessage } from '../../errors.js';
-import { canProjectAsync, canUpdateIssueAsync, canUpdateMergeRequestAsync } from '../../policy/permissions.js';
+import { canProjectAsync, canUpdateIssue, canUpdateMergeRequest } from '../../policy/permissions.js';
 import {
-  createIssue, createNoteAsync, findReadableIssue, issueNoteable, listProjectMilestones, updateIssue,
+  createIssue, createNote, findReadableIssue, issueNoteable, listProjectMilestones, updateIssue,
 } from '../../services/collaboration/index.js';
 import {
   createMergeRequest, findReadableMergeRequest, mergeRequestNoteable, updateMergeRequest,
@@ -88,7 +88,7 @@ export async function newIssuableLink(ctx: AppContext, pc: PageContext, project:
 export async function issueActions(ctx: AppContext, pc: PageContext, project: ProjectRow, issue: IssueRow, base: string): Promise<Html> {
   if (!pc.viewer) return html``;
   const url = `${base}/issues/${issue.iid}`;
-  const update = await canUpdateIssueAsync(ctx, pc.viewer, project, issue);
+  const update = await canUpdateIssue(ctx, pc.viewer, project, issue);
   const comment = await canProjectAsync(ctx, pc.viewer, 'create_note', project);
   return html`${update ? html`<div class="actions">${issue.state === 'closed' ? buttonForm(pc, `${url}/reopen`, 'Reopen issue') : buttonForm(pc, `${url}/close`, 'Close issue')}</div>` : ''}
 ${comment ? commentForm(pc, `${url}/notes`) : ''}`;
@@ -99,7 +99,7 @@ export async function mergeRequestActions(ctx: AppContext, pc: PageContext, proj
   if (!pc.viewer) return html``;
   const url = `${base}/merge_requests/${mr.iid}`;
   const open = mr.state === 'opened' || mr.state === 'reopened';
-  const update = await canUpdateMergeRequestAsync(ctx, pc.viewer, project, mr);
+  const update = await canUpdateMergeRequest(ctx, pc.viewer, project, mr);
   const comment = await canProjectAsync(ctx, pc.viewer, 'create_note', project);
   let merge: Html = html``;
   if (open && (await canMergeMergeRequest(ctx, pc.viewer, project, mr))) {
@@ -194,7 +194,7 @@ ${admin ? await adminFields(ctx, project, v) : ''}
       if (!(await canProjectAsync(ctx, pc.viewer, 'create_note', t.project, t.level))) throw new PageRefusal(403);
       const body = formField(request, 'body') ?? '';
       return runWrite(reply, async () => {
-        const made = await createNoteAsync(ctx, pc.viewer, t.project, t.noteable, { body });
+        const made = await createNote(ctx, pc.viewer, t.project, t.noteable, { body });
         return made.kind === 'note' ? `${t.url}#note_${made.note.id}` : t.url;
       }, (message, status) => sendHtml(reply, status, layout(pc, `Comment on the ${noun}`,
         html`<p><a href="${t.url}">Back to the ${noun}</a></p>${commentForm(pc, `${t.url}/notes`, body, message)}`, nav(t.project, request.params, kind))));
@@ -207,11 +207,11 @@ ${admin ? await adminFields(ctx, project, v) : ''}
         const t = await target(pc, request.params, kind);
         return runWrite(reply, async () => {
           if (t.issue) {
-            if (!(await canUpdateIssueAsync(ctx, pc.viewer, t.project, t.issue, t.level))) throw new PageRefusal(403);
+            if (!(await canUpdateIssue(ctx, pc.viewer, t.project, t.issue, t.level))) throw new PageRefusal(403);
             const rights = { admin: await canProjectAsync(ctx, pc.viewer, 'admin_issue', t.project, t.level), timestamps: false };
             await updateIssue(ctx, pc.viewer, t.project, t.issue, { state_event: event }, rights);
           } else {
-            if (!(await canUpdateMergeRequestAsync(ctx, pc.viewer, t.project, t.mr!, t.level))) throw new PageRefusal(403);
+            if (!(await canUpdateMergeRequest(ctx, pc.viewer, t.project, t.mr!, t.level))) throw new PageRefusal(403);
             const rights = { admin: await canProjectAsync(ctx, pc.viewer, 'admin_merge_request', t.project, t.level) };
             await updateMergeRequest(ctx, pc.viewer, t.project, t.mr!, { state_event: event }, rights);
           }

@@ -5,11 +5,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
-import { presentIssuesAsync } from '../../api/entities/issues.js';
+import { presentIssues } from '../../api/entities/issues.js';
 import { presentMergeRequests } from '../../api/entities/merge-requests.js';
-import { presentNotesAsync } from '../../api/entities/notes.js';
+import { presentNotes } from '../../api/entities/notes.js';
 import {
-  countIssues, countNotesAsync, findReadableIssue, issueListQuery, issueNoteable, listIssues, listNotesAsync, type Noteable,
+  countIssues, countNotes, findReadableIssue, issueListQuery, issueNoteable, listIssues, listNotes, type Noteable,
 } from '../../services/collaboration/index.js';
 import {
   countMergeRequests, findReadableMergeRequest, listMergeRequests, mergeRequestNoteable,
@@ -48,9 +48,9 @@ const author = (r: Rec) => {
 async function notesSection(ctx: AppContext, noteable: Pick<Noteable, 'type' | 'id'>, base: string, query: unknown): Promise<Html> {
   const raw = (query as Rec).notes_page;
   const page = typeof raw === 'string' && /^\d{1,6}$/.test(raw) && Number(raw) >= 1 ? Number(raw) : 1;
-  const total = await countNotesAsync(ctx.data, noteable);
-  const rows = await listNotesAsync(ctx, ctx.data, noteable, NOTES_PER_PAGE, (page - 1) * NOTES_PER_PAGE, total);
-  const notes = await presentNotesAsync(ctx, rows);
+  const total = await countNotes(ctx.data, noteable);
+  const rows = await listNotes(ctx, ctx.data, noteable, NOTES_PER_PAGE, (page - 1) * NOTES_PER_PAGE, total);
+  const notes = await presentNotes(ctx, rows);
   const items = notes.map((n) => html`<article class="note${n.system ? ' system' : ''}" id="note_${n.id}"><p class="muted">${author(n as Rec)} · ${timeAgo(n.created_at)}</p>
 <div class="note-body">${renderMarkdown(n.body ?? '', { projectPath: base })}</div></article>`);
   const pages = Math.ceil(total / NOTES_PER_PAGE);
@@ -81,7 +81,7 @@ export default async function issuablePages(app: FastifyInstance): Promise<void>
     const page = pageNumber(request.query);
     const lq = await issueListQuery(ctx, { scope: { kind: 'project', project }, viewer, state, orderBy: 'created_at', sort: 'desc' });
     const total = await countIssues(ctx, ctx.data, lq);
-    const issues = await presentIssuesAsync(ctx, viewer, await listIssues(ctx, ctx.data, lq, PER_PAGE, (page - 1) * PER_PAGE, total));
+    const issues = await presentIssues(ctx, viewer, await listIssues(ctx, ctx.data, lq, PER_PAGE, (page - 1) * PER_PAGE, total));
     const base = `/${request.params.namespace}/${request.params.project}`;
     const items = issues.map((i) => html`<li><a href="${base}/issues/${i.iid as number}">${i.title as string}</a>
 <span class="muted">#${i.iid as number} ${i.confidential ? '· confidential ' : ''}· opened ${timeAgo(i.created_at as string)} by ${author(i)} ${statusBadge(i.state as string)} ${(i.labels as string[]).map((l) => html`<span class="label">${l}</span> `)}</span></li>`);
@@ -94,7 +94,7 @@ export default async function issuablePages(app: FastifyInstance): Promise<void>
     const project = await pageProject(ctx, pc, request.params.namespace, request.params.project, 'read_issue');
     // (an issue the caller may not read: findReadableIssue's 404, the API's answer, shown as the 404 page)
     const row = await issueByIid(pc.viewer, project, pageId(request.params.iid!));
-    const [issue] = await presentIssuesAsync(ctx, pc.viewer, [row]);
+    const [issue] = await presentIssues(ctx, pc.viewer, [row]);
     const i = issue!;
     const base = `/${request.params.namespace}/${request.params.project}`;
     const body = html`<h1>${i.title as string} <span class="muted">#${i.iid as number}</span></h1>

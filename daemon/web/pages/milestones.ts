@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ProjectRow } from '../../db/schema.js';
-import { presentIssuesAsync } from '../../api/entities/issues.js';
-import { anonymousCanProject, canProjectAsync, confidentialIssuesWhereAsync } from '../../policy/permissions.js';
+import { presentIssues } from '../../api/entities/issues.js';
+import { anonymousCanProject, canProjectAsync, confidentialIssuesWhere } from '../../policy/permissions.js';
 import {
   countMilestoneIssues, countProjectMilestones, listMilestoneIssues, listProjectMilestones,
 } from '../../services/collaboration/milestones.js';
@@ -62,10 +62,10 @@ export default async function milestonePages(app: FastifyInstance): Promise<void
     if (!milestone) throw new PageRefusal(404);
     // Issues switched off: the milestone still shows (merge requests use it), with no issue in it (the API's rule).
     const readsIssues = pc.viewer ? await canProjectAsync(ctx, pc.viewer, 'read_issue', project) : anonymousCanProject('read_issue', project);
-    const filter = readsIssues ? await confidentialIssuesWhereAsync(ctx, pc.viewer, project) : { sql: 'FALSE', args: [] };
+    const filter = readsIssues ? await confidentialIssuesWhere(ctx, pc.viewer, project) : { sql: 'FALSE', args: [] };
     const page = pageNumber(request.query);
     const total = await countMilestoneIssues(ctx.data, milestone, filter);
-    const issues = await presentIssuesAsync(ctx, pc.viewer, await listMilestoneIssues(ctx.data, milestone, filter, PER_PAGE, (page - 1) * PER_PAGE));
+    const issues = await presentIssues(ctx, pc.viewer, await listMilestoneIssues(ctx.data, milestone, filter, PER_PAGE, (page - 1) * PER_PAGE));
     const items = issues.map((i) => html`<li><a href="${base}/issues/${i.iid as number}">${i.title as string}</a>
 <span class="muted">#${i.iid as number} ${statusBadge(i.state as string)} · opened ${timeAgo(i.created_at as string)}</span></li>`);
     const body = html`<h1>${milestone.title} <span class="muted">%${milestone.iid}</span></h1>

@@ -7,8 +7,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
-import { findGroupAsync, groupProjects, lookupGroupAsync } from '../../services/groups.js';
-import { RESERVED_NAMESPACE_PATHS, userNamespaceAsync, usersByUsername } from '../../services/users.js';
+import { findGroup, groupProjects, lookupGroup } from '../../services/groups.js';
+import { RESERVED_NAMESPACE_PATHS, userNamespace, usersByUsername } from '../../services/users.js';
 import { html, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { PageRefusal } from './scope.js';
@@ -24,7 +24,7 @@ export default async function peoplePages(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
   async function userPage(pc: PageContext, reply: FastifyReply, user: UserRow) {
-    const ns = await userNamespaceAsync(ctx, user);
+    const ns = await userNamespace(ctx, user);
     const projects = ns ? await groupProjects(ctx, pc.viewer!, ns) : [];
     const body = html`<h1>${user.name} <span class="muted">@${user.username}</span></h1>
 ${user.state !== 'active' ? html`<p class="muted">This account is ${user.state}.</p>` : ''}
@@ -35,7 +35,7 @@ ${user.state !== 'active' ? html`<p class="muted">This account is ${user.state}.
   async function groupPage(pc: PageContext, reply: FastifyReply, path: string) {
     let group: NamespaceRow;
     try {
-      group = await findGroupAsync(ctx, pc.viewer, path);
+      group = await findGroup(ctx, pc.viewer, path);
     } catch (e) {
       if (e instanceof ApiError && e.statusCode === 404) throw new PageRefusal(404);
       throw e;
@@ -71,7 +71,7 @@ ${user.state !== 'active' ? html`<p class="muted">This account is ${user.state}.
     const name = request.params.namespace;
     if (RESERVED_NAMESPACE_PATHS.has(name.toLowerCase()) || name.startsWith('-')) return reply.callNotFound();
     const pc = await signedIn(await pageContext(ctx, request));
-    if ((await lookupGroupAsync(ctx, name))?.path.toLowerCase() === name.toLowerCase()) return groupPage(pc, reply, name);
+    if ((await lookupGroup(ctx, name))?.path.toLowerCase() === name.toLowerCase()) return groupPage(pc, reply, name);
     return userPage(pc, reply, await userByName(name));
   });
 }

@@ -1,5 +1,5 @@
 /**
- * The project of a page and the caller's right to it, decided by the same policy as the API (findProjectWithLevelAsync:
+ * The project of a page and the caller's right to it, decided by the same policy as the API (findProjectWithLevel:
  * 404 absent or hidden, 403 visible without the ability). A browser without a session reads what git over HTTP and
  * what GitLab 8.13's anonymous rules let it read on a public project (code, issues that are not confidential, merge
  * requests, pipelines, builds when they are public: policy anonymousCanProject); anything else sends it to sign in.
@@ -9,7 +9,7 @@ import type { ProjectRow } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { anonymousCanProject, type ProjectAbility } from '../../policy/permissions.js';
 import { readableRepository } from '../../services/commits.js';
-import { findProjectWithLevelAsync, lookupProjectAsync } from '../../services/projects.js';
+import { findProjectWithLevel, lookupProjectAsync } from '../../services/projects.js';
 import type { Repository } from '../../git/repository.js';
 import type { PageContext } from './layout.js';
 
@@ -29,7 +29,7 @@ export async function pageProject(ctx: AppContext, pc: PageContext, ns: string, 
     throw new PageRefusal(401);
   }
   try {
-    return (await findProjectWithLevelAsync(ctx, pc.viewer, path, ability)).project;
+    return (await findProjectWithLevel(ctx, pc.viewer, path, ability)).project;
   } catch (e) {
     if (e instanceof ApiError && (e.statusCode === 404 || e.statusCode === 403)) throw new PageRefusal(e.statusCode);
     throw e;

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { anonymousCsrf, clearCookie, cookies, csrfValid, SESSION_COOKIE, setCookie } from '../../oauth/browser.js';
 import { SignInThrottled } from '../../policy/sign-in-throttle.js';
 import { createSession, deleteSession } from '../../services/oauth/index.js';
-import { getSettingsAsync } from '../../services/settings.js';
+import { getSettings } from '../../services/settings.js';
 import { signIn } from '../../services/users.js';
 import { html } from './html.js';
 import { layout, sendHtml } from './layout.js';
@@ -29,7 +29,7 @@ export default async function signInPages(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
   async function form(request: FastifyRequest, reply: FastifyReply, status: number, o: { error?: string; login?: string; redirectTo: string }) {
-    const disabled = !(await getSettingsAsync(ctx)).signinEnabled;
+    const disabled = !(await getSettings(ctx)).signinEnabled;
     const csrf = anonymousCsrf(ctx, request, reply);
     const body = disabled
       ? html`<div class="card"><h1>Sign in</h1><p class="alert" role="alert">Signing in with a password is turned off on this server (the <code>signin_enabled</code> setting).</p></div>`
@@ -60,7 +60,7 @@ export default async function signInPages(app: FastifyInstance): Promise<void> {
     if (!csrfValid(ctx, request, field(request, 'authenticity_token'))) {
       return form(request, reply, 422, { redirectTo, login, error: 'The form had expired, so nothing was done. Sign in again.' });
     }
-    if (!(await getSettingsAsync(ctx)).signinEnabled) return form(request, reply, 403, { redirectTo });
+    if (!(await getSettings(ctx)).signinEnabled) return form(request, reply, 403, { redirectTo });
     if (!login || !password) return form(request, reply, 400, { redirectTo, login, error: 'Enter your username or email and your password.' });
     let user;
     try {
