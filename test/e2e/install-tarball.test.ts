@@ -2,8 +2,8 @@
  * The second way to install (issue 25, item 2b): `npm pack` makes a tarball that carries the build, and
  * `npm install -g --prefix <empty prefix> <tarball>` puts gantryd, gantry and gantry-runner on PATH with no build and no
  * install-scripts notice about gantry itself. Then, from an empty directory with only that prefix's bin and the
- * tools (node, git, sh, bash) on PATH: the README's quick start (gantryd), `gantry login`, `gantry project create`, a push
- * over HTTP, and `gantry-runner register` / `run` running a one-job pipeline.
+ * tools (node, git, sh, bash, ssh) on PATH: the README's quick start (gantryd), `gantry login`, `gantry project create`, a push
+ * over HTTP, `gantry-runner register` / `run` running a one-job pipeline, then an SSH key, a clone and a push over SSH.
  *
  * The pack runs in a copy of the work tree (its files, node_modules linked), so its build does not rewrite the dist/
  * that other tests run meanwhile. Dependencies come from npm's cache (the registry when they are not there).
@@ -105,18 +105,22 @@ it.skipIf(onPostgres)('npm pack, npm install -g into an empty prefix, then the q
 
   // 3. A PATH with the prefix's bin and the tools only; an empty working directory and home.
   const tools = tmp('gantry-tools-');
-  for (const tool of ['node', 'git', 'sh', 'bash']) symlinkSync(tool === 'node' ? process.execPath : which(tool), join(tools, tool));
+  for (const tool of ['node', 'git', 'sh', 'bash', 'ssh', 'ssh-keygen']) symlinkSync(tool === 'node' ? process.execPath : which(tool), join(tools, tool));
   const home = tmp('gantry-home-');
   const work = tmp('gantry-empty-');
+  const sshDir = join(home, '.ssh');
+  mkdirSync(sshDir, { mode: 0o700 });
   const env: NodeJS.ProcessEnv = {
     PATH: `${join(prefix, 'bin')}:${tools}`, HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0',
     GANTRY_CONFIG_DIR: join(home, '.config', 'gantry'),
+    GIT_SSH_COMMAND: `ssh -i ${join(sshDir, 'id_ed25519')} -o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR`,
   };
   const dataDir = join(home, 'data');
   const daemon = startProgram('gantryd', [
-    '--port', '0', '--ssh-port', 'off', '--data-dir', dataDir, '--root-password', PASSWORD, '--runners-token', RUNNERS_TOKEN, '--log-level', 'warn',
+    '--port', '0', '--ssh-port', '0', '--data-dir', dataDir, '--root-password', PASSWORD, '--runners-token', RUNNERS_TOKEN, '--log-level', 'warn',
   ], { cwd: work, env });
   const url = await eventually('gantryd listening', async () => /^gantryd listening on (\S+)$/m.exec(daemon.output())?.[1], 30_000, daemon.output);
+  await eventually('gantryd ssh listening', async () => /^gantryd ssh listening on \S+$/m.test(daemon.output()), 10_000, daemon.output);
 
   const login = await run('gantry', ['login', '--url', url, '--username', 'root', '--password', PASSWORD], { cwd: work, env });
   expect(login.code, login.stderr).toBe(0);
@@ -151,6 +155,22 @@ it.skipIf(onPostgres)('npm pack, npm install -g into an empty prefix, then the q
   const trace = String((await api(url, 'GET', `/projects/${project.id}/builds/${builds[0]!.id}/trace`, token)).body);
   expect(pipeline.status, trace).toBe('success');
   expect(trace).toContain('hello from the tarball');
+
+  // 6. Over SSH: a key added with the CLI, a clone by `gantry repo clone --ssh`, a push that moves the branch.
+  const keygen = await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(sshDir, 'id_ed25519')], { cwd: work, env });
+  expect(keygen.code, keygen.stderr).toBe(0);
+  const added = await run('gantry', ['ssh-key', 'add', join(sshDir, 'id_ed25519.pub')], { cwd: work, env });
+  expect(added.code, added.stderr).toBe(0);
+  const sshClone = await run('gantry', ['repo', 'clone', 'root/hello', 'over-ssh', '--ssh'], { cwd: work, env, timeoutMs: 60_000 });
+  expect(sshClone.code, sshClone.stderr).toBe(0);
+  const overSsh = join(work, 'over-ssh');
+  writeFileSync(join(overSsh, 'README.md'), '# pushed over SSH\n');
+  for (const args of [['add', 'README.md'], ['commit', '-q', '-m', 'over ssh'], ['push', '-q', 'origin', 'master']]) {
+    const r = await run('git', ['-c', 'user.name=Tess', '-c', 'user.email=tess@example.com', ...args], { cwd: overSsh, env, timeoutMs: 60_000 });
+    expect(r.code, `git ${args.join(' ')}: ${r.stderr}`).toBe(0);
+  }
+  const branch = (await api(url, 'GET', `/projects/${project.id}/repository/branches/master`, token)).body as { commit: { message: string } };
+  expect(branch.commit.message.trim()).toBe('over ssh');
 
   expect(await runner.stop()).toBe(0);
   expect(await daemon.stop()).toBe(0);
