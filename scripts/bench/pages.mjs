@@ -107,8 +107,8 @@ export async function run() {
     const target = (r) => (r.title.startsWith('merge request') ? 'n/a (the big diff)' : r.w.total < 100 * 1024 ? 'yes' : 'NO');
     writeSection('pages', `## Web pages (scripts/bench/pages.mjs)
 
-Machine: ${machine()}. SQLite, one gantryd, a signed-in reader (the session cookie). Measured while other work ran on
-the same 2 cores: the absolute figures are noisy; the floor (a bare Fastify process answering the same bytes,
+Machine: ${machine()}. SQLite, one gantryd, a signed-in reader (the session cookie). On a shared machine (other work may run on
+the same 2 cores) the absolute figures are noisy; the floor (a bare Fastify process answering the same bytes,
 scripts/bench/reference-server.mjs) was measured in the same run, alternated with gantryd, and the ratio holds up better.
 
 Paced load: ${RATE} requests a second for ${SECONDS} s (open loop, latency from each request's scheduled start). Alone:
@@ -120,9 +120,9 @@ ${rows.map((r) => `| ${r.title} | ${r.load.p99} | ${r.floorLoad.p99} | ${r.alone
 
 Errors (non-2xx) under paced load: ${rows.map((r) => `${r.title} ${r.load.errors}`).join(', ')}.
 The merge request page shows the first 50 files of its diff (inline; \`?files_page=\` for the rest, its changes kept per
-diff version), the tree its first 200 entries (\`?page=\`). Targets: p99 under 50 ms on SQLite is met alone at the median
-(5-13 ms) and by the tree under load, not by the others on this shared, overloaded machine (the floor's own p99 reached
-24-203 ms in the same run); every page but the big diff is under 100 KB.`);
+diff version), the tree its first 200 entries (\`?page=\`). Targets: p99 under 50 ms on SQLite under the paced load
+(${rows.filter((r) => r.load.p99 < 50).length} of ${rows.length} pages in this run${rows.some((r) => r.load.p99 >= 50) ? `; not: ${rows.filter((r) => r.load.p99 >= 50).map((r) => r.title).join(', ')}` : ''}), under 100 KB for every page but the big diff
+(read each p99 beside the floor's of the same run: on a busy machine the floor's own p99 grows too).`);
   } finally {
     await daemon.stop();
     rmSync(work, { recursive: true, force: true });
