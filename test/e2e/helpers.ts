@@ -118,6 +118,39 @@ function runNode(script: string, args: string[], env: NodeJS.ProcessEnv, input?:
   });
 }
 
+/** Run any program to its end in `cwd` with exactly `env` (installed or packaged programs; killed after timeoutMs). */
+export function runProgram(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult> {
+  return new Promise((resolveRun, reject) => {
+    const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(proc);
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`${cmd} ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, opts.timeoutMs ?? 30_000);
+    proc.on('error', reject);
+    proc.on('close', (code, signal) => {
+      clearTimeout(timer);
+      running.delete(proc);
+      resolveRun({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Start any long-running program in `cwd` with exactly `env`; its output is kept; stop() sends SIGTERM and waits (killAll() kills it). */
+export function startProgram(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }) {
+  const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(proc);
+  let output = '';
+  proc.stdout.setEncoding('utf8').on('data', (d: string) => { output += d; });
+  proc.stderr.setEncoding('utf8').on('data', (d: string) => { output += d; });
+  const exited = new Promise<number | null>((resolveExit) => proc.on('exit', (code) => { running.delete(proc); resolveExit(code); }));
+  return { proc, output: () => output, exited, stop: () => { proc.kill('SIGTERM'); return exited; } };
+}
+
 /** Run gantryd to completion (for start failures). */
 export function runGantryd(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): Promise<RunResult> {
   return runNode(GANTRYD, args, env);

@@ -8,54 +8,20 @@
  * The pack runs in a copy of the work tree (its files, node_modules linked), so its build does not rewrite the dist/
  * that other tests run meanwhile. Dependencies come from npm's cache (the registry when they are not there).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { onPostgres } from '../helpers/app.js';
-import { api, cleanupTmp, eventually, killAll, ROOT, tmp, type RunResult } from './helpers.js';
+import { api, cleanupTmp, eventually, killAll, ROOT, runProgram as run, startProgram, tmp } from './helpers.js';
 
 const PASSWORD = 'tarball-root-password';
 const RUNNERS_TOKEN = 'tarball-runners-token';
-const stopAtEnd: Array<() => void> = [];
 
 afterAll(() => {
-  for (const stop of stopAtEnd) stop();
   killAll();
   cleanupTmp();
 });
-
-/** Run a program to its end in `cwd` with exactly `env`. */
-function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    const timer = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, opts.timeoutMs ?? 30_000);
-    proc.on('error', reject);
-    proc.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
-
-/** A long-running program; its output is kept; stop() sends SIGTERM and waits. */
-function startProgram(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }) {
-  const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  proc.stdout.setEncoding('utf8').on('data', (d: string) => { output += d; });
-  proc.stderr.setEncoding('utf8').on('data', (d: string) => { output += d; });
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const kill = () => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); };
-  stopAtEnd.push(kill);
-  return { proc, output: () => output, exited, stop: () => { proc.kill('SIGTERM'); return exited; } };
-}
 
 /** The full path of a program on the test's own PATH. */
 function which(name: string): string {

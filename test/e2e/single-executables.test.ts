@@ -10,57 +10,23 @@
  * The executables are built once, into a folder of the test's own (not dist/sea), with the first Node that can
  * (the running one, or a Node 26 where this machine and CI keep one); without any, the test is skipped and says why.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../helpers/app.js';
-import { api, cleanupTmp, eventually, killAll, ROOT, tmp, type RunResult } from './helpers.js';
+import { api, cleanupTmp, eventually, killAll, ROOT, runProgram as run, startProgram, tmp } from './helpers.js';
 // @ts-expect-error -- a plain ES module script without types
 import { seaNode } from '../../scripts/build-sea.mjs';
 
 const PASSWORD = 'sea-root-password';
 const RUNNERS_TOKEN = 'sea-runners-token';
-const stopAtEnd: Array<() => void> = [];
 const node = (seaNode as () => string | null)();
 
 afterAll(() => {
-  for (const stop of stopAtEnd) stop();
   killAll();
   cleanupTmp();
 });
-
-/** Run a program to its end in `cwd` with exactly `env`. */
-function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    const timer = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, opts.timeoutMs ?? 30_000);
-    proc.on('error', reject);
-    proc.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
-
-/** A long-running program; its output is kept; stop() sends SIGTERM and waits. */
-function startProgram(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }) {
-  const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  proc.stdout.setEncoding('utf8').on('data', (d: string) => { output += d; });
-  proc.stderr.setEncoding('utf8').on('data', (d: string) => { output += d; });
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const kill = () => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); };
-  stopAtEnd.push(kill);
-  return { proc, output: () => output, exited, stop: () => { proc.kill('SIGTERM'); return exited; } };
-}
 
 /** The full path of a program on the test's own PATH, or null. */
 function which(name: string): string | null {
