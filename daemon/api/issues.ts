@@ -18,7 +18,7 @@ import { IssueSchema, presentIssue, presentIssues } from './entities/issues.js';
 import { presentTodo, TodoSchema } from './entities/todos.js';
 import { paginate } from './pagination.js';
 import { Bool, Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, currentProject, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 import { ResponseCache } from './response-cache.js';
 
 const O = Type.Optional;
@@ -143,7 +143,8 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
   }, async (request, reply) => {
     const user = callerOf(request);
     return answers.sendAsync(ctx, request, reply, `project-issues\u0000${request.url}`, async () => {
-      const { project, level } = await currentProject(request, 'read_issue');
+      const project = projectOf(request);
+      const level = projectLevelOf(request);
       return page(request, reply, filterOf(user, { kind: 'project', project }, request.query as Static<typeof ProjectListQuery>, 'any'), level);
     });
   });

@@ -34,7 +34,7 @@ import { addEventNoteable, noteRoutes } from './notes.js';
 import type { NoteableKind } from './noteables.js';
 import { paginateArray, paginate } from './pagination.js';
 import { Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
-import { callerOf, currentProject, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 import { ResponseCache } from './response-cache.js';
 import { usersByIds } from '../db/users.js';
 
@@ -165,7 +165,7 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
   }, (request, reply) => listAnswers.sendAsync(ctx, request, reply, `project-merge-requests\u0000${request.url}`, async () => {
     const user = callerOf(request);
     const q = request.query as Static<typeof ListQuery>;
-    const { project } = await currentProject(request, 'read_merge_request');
+    const project = projectOf(request);
     const f: MergeRequestListFilter = {
       projectId: project.id, state: q.state, iids: q.iid,
       orderBy: q.order_by === 'updated_at' ? 'updated_at' : 'created_at', sort: q.sort === 'asc' ? 'asc' : 'desc',

@@ -62,17 +62,6 @@ export function projectLevelOf(request: FastifyRequest): number | undefined {
   return projectAccessOf(request).level;
 }
 
-/**
- * The project of loadProject and the caller's level, for an answer kept under this request's write version
- * (api/response-cache.ts): on SQLite the hook's reads and the route's run in one stretch of promise callbacks, which
- * no other request's write interleaves; on PostgreSQL a read request's hook read its project after the request's one
- * version read (or took it kept under that version), so a kept answer is never older than its version. `_ability`
- * names what the route needed (the hook checked it).
- */
-export async function currentProject(request: FastifyRequest, _ability: ProjectAbility): Promise<{ project: ProjectRow; level: number | undefined }> {
-  return { project: projectOf(request), level: projectLevelOf(request) };
-}
-
 /** The project resolved by loadProject for this request. */
 export function projectOf(request: FastifyRequest): ProjectRow {
   return projectAccessOf(request).project;
