@@ -463,9 +463,9 @@ export const hookDeliveryWorker: BackgroundWorker = {
   start(ctx) {
     if (!daemonWorkers.has(ctx)) daemonWorkers.set(ctx, startHookDeliveryWorker(ctx));
   },
-  async stop() {
-    const workers = [...daemonWorkers.values()];
-    daemonWorkers.clear();
-    await Promise.all(workers.map((w) => w.stop()));
+  async stop(ctx) {
+    const w = daemonWorkers.get(ctx);
+    daemonWorkers.delete(ctx);
+    await w?.stop();
   },
 };
