@@ -138,8 +138,12 @@ export async function seed(d, { projects, issues, notes, mrs }, work) {
   return { token, hot: hot.id, issue: issue.id, mr: mr.id, runnerToken: runner.body.token, build };
 }
 
+// builds/register answers at once (X-Gantry-Long-Poll: 0): a daemon since issue 26 holds a header-less request up to
+// --runner-long-poll (10 s) while nothing is pending; the baseline ignores the header
+const NO_HOLD = { 'x-gantry-long-poll': '0' };
+
 async function ciPost(url, path, body) {
-  const res = await fetch(`${url}/ci/api/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/ci/api/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...NO_HOLD }, body: JSON.stringify(body) });
   return { status: res.status, body: res.status === 204 ? null : await res.json() };
 }
 
@@ -166,7 +170,7 @@ function scenarios(s, projects) {
     { name: 'POST /projects/:id/issues/:issue_id/notes', room: 'notes', method: 'POST', path: () => `/api/v3/projects/${s.hot}/issues/${s.issue}/notes`, body: () => JSON.stringify({ body: `posted note ${n++}` }), headers: json },
     { name: 'GET /projects/:id/merge_requests?per_page=20 (pages 1-2, a new URL each time)', room: 'merge requests', method: 'GET', path: (i) => `/api/v3/projects/${s.hot}/merge_requests?per_page=20&page=${1 + (i % 2)}&n=${n++}`, floorPath: `/api/v3/projects/${s.hot}/merge_requests?per_page=20`, headers: auth },
     { name: 'GET /projects/:id/merge_requests/:merge_request_id', room: 'merge requests', method: 'GET', path: () => `/api/v3/projects/${s.hot}/merge_requests/${s.mr}`, headers: auth },
-    { name: 'POST /ci/api/v1/builds/register (nothing to do)', room: 'CI', method: 'POST', path: () => '/ci/api/v1/builds/register', body: () => JSON.stringify({ token: s.runnerToken }), headers: { 'content-type': 'application/json' }, status: 204 },
+    { name: 'POST /ci/api/v1/builds/register (nothing to do)', room: 'CI', method: 'POST', path: () => '/ci/api/v1/builds/register', body: () => JSON.stringify({ token: s.runnerToken }), headers: { 'content-type': 'application/json', ...NO_HOLD }, status: 204 },
     { name: 'PUT /ci/api/v1/builds/:id (4 KiB trace)', room: 'CI', method: 'PUT', path: () => `/ci/api/v1/builds/${s.build.id}`, body: () => JSON.stringify({ token: s.build.token, state: 'running', trace: chunk }), headers: { 'content-type': 'application/json' } },
     {
       // the appends start at the end of the trace the PUTs left: a part far past it is refused (416, nothing
