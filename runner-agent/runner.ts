@@ -86,8 +86,10 @@ export class RunnerLoop {
   private asking = 0;
   /** The runners waiting for a build slot, in the order they asked. */
   private readonly queue: RunnerState[] = [];
-  /** Sleepers to wake at any change (a build ended, a request came back, a stop). */
-  private readonly sleepers = new Set<() => void>();
+  /** Runners waiting for a slot: woken when one may be free (a request came back, a build ended, a stop). */
+  private readonly slotSleepers = new Set<() => void>();
+  /** Runners backing off: woken only when a build ended or the loop is over (not by the other runners' requests). */
+  private readonly idleSleepers = new Set<() => void>();
   private lastBuildAt = Date.now();
   /** Abandons the held build requests at a stop. */
   private readonly polling = new AbortController();
@@ -128,23 +130,24 @@ export class RunnerLoop {
     this.changed();
   }
 
-  /** Wake every sleeper. */
-  private changed(): void {
-    const sleepers = [...this.sleepers];
-    this.sleepers.clear();
+  /** Wake the runners waiting for a slot, and with `all` those backing off too. */
+  private changed(all = true): void {
+    const sleepers = [...this.slotSleepers, ...(all ? this.idleSleepers : [])];
+    this.slotSleepers.clear();
+    if (all) this.idleSleepers.clear();
     for (const wake of sleepers) wake();
   }
 
-  /** Sleep up to `ms`, woken early by any change. */
-  private sleep(ms: number): Promise<void> {
+  /** Sleep up to `ms` in `set`, woken early by changed(). */
+  private sleep(ms: number, set: Set<() => void> = this.idleSleepers): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.sleepers.delete(done);
+        set.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.sleepers.add(done);
+      set.add(done);
     });
   }
 
@@ -163,12 +166,12 @@ export class RunnerLoop {
           this.asking++; // taken now, before the next in the queue is woken
           return true;
         }
-        await this.sleep(60_000);
+        await this.sleep(60_000, this.slotSleepers);
       }
       return false;
     } finally {
       this.queue.splice(this.queue.indexOf(state), 1);
-      this.changed(); // the next in the queue may go now
+      this.changed(false); // the next in the queue may go now
     }
   }
 
@@ -205,7 +208,7 @@ export class RunnerLoop {
         res = await state.client.requestBuild(state.entry.token, state.lastUpdate, hold, this.polling.signal);
       } finally {
         this.asking--;
-        this.changed();
+        this.changed(false);
       }
       // a build that arrives just after a stop still runs: the server has already marked it running
       if (res.kind === 'build') {

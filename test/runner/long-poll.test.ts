@@ -16,8 +16,9 @@ import { Backoff, RunnerLoop } from '../../runner-agent/runner.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { pushFiles } from '../helpers/ci.js';
 import { makeProject } from '../helpers/fixtures.js';
-import { waitUntil } from '../helpers/hook-receiver.js';
+import { sleep, waitUntil } from '../helpers/hook-receiver.js';
 import { projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';
+import { startFakeServer } from './fake-server.js';
 
 let s: TestServer;
 let owner: TestUser;
@@ -81,12 +82,14 @@ describe('several runners', () => {
       loop.stop();
       await running;
     }
-    expect(heldBuildRequests()).toBe(0);
+    // the stop abandoned the held requests: the daemon lets them go as it sees their connections close
+    await waitUntil(() => heldBuildRequests() === 0, 'no request held after the stop');
   });
 
   it('with one build slot for two runners, they hold it in turn: never two requests at once, and either gets its build', async () => {
     const first = await projectWithRunner('lp-turn-first');
     const second = await projectWithRunner('lp-turn-second');
+    await waitUntil(() => heldBuildRequests() === 0, 'no request held from before');
     const loop = loopOf([first.entry, second.entry], 1, 30);
     let most = 0;
     const sampler = setInterval(() => (most = Math.max(most, heldBuildRequests())), 2);
@@ -108,4 +111,28 @@ describe('several runners', () => {
     }
     expect(most).toBe(1);
   }, 60_000);
+
+  it('against a server that answers at once, each runner keeps its own idle backoff (the others\' requests do not wake it)', async () => {
+    const fake = await startFakeServer();
+    try {
+      const entries: RunnerEntry[] = ['a', 'b'].map((name, i) => {
+        const token = `runner-token-${name}`.padEnd(30, '0');
+        fake.runnerTokens.add(token);
+        return { id: 100 + i, description: name, url: fake.url, token, tags: [], run_untagged: true, locked: false, registered_at: '' };
+      });
+      const buildsDir = mkdtempSync(join(tmpdir(), 'gantry-runner-lp-'));
+      dirs.push(buildsDir);
+      const loop = new RunnerLoop({ runners: entries, concurrent: 1, buildsDir, log: quiet, backoff: new Backoff(200, 200), timing: fast, longPollSeconds: 0 });
+      const running = loop.run();
+      await sleep(1000);
+      loop.stop();
+      await running;
+      const asked = fake.requests.filter((r) => r.path === '/ci/api/v1/builds/register.json');
+      // about 5 asks per runner in a second at one per 200 ms; a loop woken by the other runner's answers asks hundreds
+      expect(new Set(asked.map((r) => JSON.parse(r.body.toString()).token)).size).toBe(2);
+      expect(asked.length).toBeLessThanOrEqual(16);
+    } finally {
+      await fake.close();
+    }
+  });
 });
