@@ -140,7 +140,7 @@ export async function startDaemon(
     } finally {
       clearTimeout(timer);
     }
-    await stopBackground();
+    await stopBackground(ctx);
     await database.close();
     if (!cut) log('info', `stopped after ${Date.now() - started} ms`);
   })());

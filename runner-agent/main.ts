@@ -119,7 +119,7 @@ export function buildProgram(io: RunnerIO, setExit: (code: number) => void): Com
     .option('-c, --config <file>', `config file (default: ${defaultConfigFile(io.env)})`)
     .option('--concurrent <n>', 'builds to run at the same time (default: the config file\'s "concurrent", 1)', positiveInt)
     .option('--builds-dir <dir>', `where builds are checked out (default: ${defaultBuildsDir(io.env)})`)
-    .option('--long-poll <seconds>', 'with one runner, let the server hold each build request this long while nothing is pending, so a build starts the moment it is queued (0 = off, default 50)', wholeSeconds)
+    .option('--long-poll <seconds>', 'let the server hold each build request this long while nothing is pending, so a build starts the moment it is queued (0 = off, default 50)', wholeSeconds)
     .option('--log-level <level>', 'error, warn, info or debug', 'info')
     .action(async (o: { config?: string; concurrent?: number; buildsDir?: string; longPoll?: number; logLevel: string }) => {
       const file = configFile(o);
@@ -142,7 +142,7 @@ export function buildProgram(io: RunnerIO, setExit: (code: number) => void): Com
     .option('--builds-dir <dir>', `where builds are checked out (default: ${defaultBuildsDir(io.env)})`)
     .option('--max-builds <n>', 'exit after this many builds', positiveInt)
     .option('--wait-timeout <seconds>', 'exit when no build arrived for this long', positiveInt)
-    .option('--long-poll <seconds>', 'with one runner, let the server hold each build request this long while nothing is pending, so a build starts the moment it is queued (0 = off, default 50)', wholeSeconds)
+    .option('--long-poll <seconds>', 'let the server hold each build request this long while nothing is pending, so a build starts the moment it is queued (0 = off, default 50)', wholeSeconds)
     .option('--log-level <level>', 'error, warn, info or debug', 'info')
     .action(async (o: { url: string; token: string; description: string; buildsDir?: string; maxBuilds?: number; waitTimeout?: number; longPoll?: number; logLevel: string }) => {
       const url = checkUrl(o.url);

@@ -1,6 +1,7 @@
 /**
- * The polling loop of `run` and `run-single`: asks the server for builds (backing off while idle, asking again at
- * once after a build arrived), runs up to N at the same time, and stops gracefully (finish running builds) or by
+ * The polling loop of `run` and `run-single`: asks the server for builds (each runner on its own, held by the server
+ * while nothing is pending, backing off where it answers at once, asking again at once after a build arrived), runs
+ * up to N at the same time, and stops gracefully (finish running builds) or by
  * force (kill them, report them failed).
  */
 import type { RunnerEntry } from './config.js';
@@ -41,19 +42,23 @@ export interface LoopOptions {
   maxBuilds?: number;
   /** Exit when no build arrived for this many seconds (run-single --wait-timeout). */
   waitTimeoutS?: number;
+  /** The idle backoff's bounds (each runner backs off on its own). */
   backoff?: Backoff;
   timing?: UploaderTiming;
   /** How long a runner whose token was refused (403) is left alone (ms). */
   unhealthyMs?: number;
   /**
-   * Seconds the server may hold a build request while nothing is pending (long-polling, default 50; 0 = off). Only
-   * with one registered runner: several are asked in turn, each answering at once, with the idle backoff between.
+   * Seconds the server may hold a build request while nothing is pending (long-polling, default 50; 0 = off). Every
+   * runner holds a request of its own at once while there is a free build slot for each; with fewer slots than
+   * runners they take the slots in turn, each holding at most SHARED_SLOT_HOLD_SECONDS.
    */
   longPollSeconds?: number;
 }
 
 /** The default hold asked for: below the client's 60 s timeout and nginx's proxy_read_timeout. */
 export const DEFAULT_LONG_POLL_SECONDS = 50;
+/** The hold of a runner whose slot others wait for (fewer free build slots than runners). */
+export const SHARED_SLOT_HOLD_SECONDS = 5;
 
 interface RunnerState {
   entry: RunnerEntry;
@@ -62,20 +67,32 @@ interface RunnerState {
   unhealthyUntil: number;
 }
 
-/** The build loop over one or more registered runners. */
+/**
+ * The build loop over one or more registered runners. Each runner asks for builds on its own (a request held by the
+ * server while nothing is pending, so a build starts the moment it is queued), but a request is a build slot: the
+ * server may answer it with a build that is then already the runner's, so the requests in flight and the builds
+ * running together never exceed `concurrent` (nor what is left of --max-builds). Runners waiting for a slot take it in
+ * the order they asked (none starves another); while slots are fewer than the runners that want one, holds are short.
+ */
 export class RunnerLoop {
   private readonly running = new Set<BuildJob>();
   private readonly states: RunnerState[];
   private stopping = false;
   private forced = false;
-  private wake: (() => void) | null = null;
+  /** The build limit or the wait timeout was reached: ask no more. */
+  private finished = false;
   private started = 0;
-  private next = 0;
+  /** Build requests in flight. */
+  private asking = 0;
+  /** The runners waiting for a build slot, in the order they asked. */
+  private readonly queue: RunnerState[] = [];
+  /** Runners waiting for a slot: woken when one may be free (a request came back, a build ended, a stop). */
+  private readonly slotSleepers = new Set<() => void>();
+  /** Runners backing off: woken only when a build ended or the loop is over (not by the other runners' requests). */
+  private readonly idleSleepers = new Set<() => void>();
   private lastBuildAt = Date.now();
-  /** Abandons a held build request at a stop. */
+  /** Abandons the held build requests at a stop. */
   private readonly polling = new AbortController();
-  /** The last empty answer was held by the server: ask again at once. */
-  private heldEmpty = false;
 
   constructor(private readonly o: LoopOptions) {
     this.states = o.runners.map((entry) => ({ entry, client: new CiClient(entry.url), lastUpdate: null, unhealthyUntil: 0 }));
@@ -97,7 +114,7 @@ export class RunnerLoop {
     this.stopping = true;
     this.o.log.info(this.running.size > 0 ? `stopping: waiting for ${this.running.size} running build(s) to finish` : 'stopping');
     this.polling.abort();
-    this.wake?.();
+    this.changed();
   }
 
   /** Kill the running builds (they are reported failed) and stop (second SIGTERM). */
@@ -110,110 +127,145 @@ export class RunnerLoop {
       job.abort('the runner was stopped');
     }
     this.polling.abort();
-    this.wake?.();
+    this.changed();
   }
 
-  /** Sleep up to `ms`, woken early by stop() or a finished build. */
-  private sleep(ms: number): Promise<void> {
+  /** Wake the runners waiting for a slot, and with `all` those backing off too. */
+  private changed(all = true): void {
+    const sleepers = [...this.slotSleepers, ...(all ? this.idleSleepers : [])];
+    this.slotSleepers.clear();
+    if (all) this.idleSleepers.clear();
+    for (const wake of sleepers) wake();
+  }
+
+  /** Sleep up to `ms` in `set`, woken early by changed(). */
+  private sleep(ms: number, set: Set<() => void> = this.idleSleepers): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
+      const done = () => {
         clearTimeout(timer);
+        set.delete(done);
         resolve();
-      }
-      this.wake = () => {
-        this.wake = null;
-        done();
       };
+      const timer = setTimeout(done, ms);
+      set.add(done);
     });
   }
 
-  /** Ask each runner (round robin) for one build; the first build found is started. Returns whether one was. */
-  private async pollOnce(): Promise<boolean> {
-    const now = Date.now();
-    this.heldEmpty = false;
-    for (let i = 0; i < this.states.length; i++) {
-      const state = this.states[(this.next + i) % this.states.length];
-      if (state.unhealthyUntil > now) continue;
-      const hold = this.holdSeconds();
-      const started = Date.now();
-      const res = await state.client.requestBuild(state.entry.token, state.lastUpdate, hold, this.polling.signal);
-      // a build that arrives just after a stop still runs: the server has already marked it running
-      if (this.stopping && res.kind !== 'build') return false;
-      switch (res.kind) {
-        case 'build':
-          state.lastUpdate = res.lastUpdate;
-          this.next = (this.next + i + 1) % this.states.length;
-          this.startJob(state, res);
+  /** Build slots not taken by a running build or a request in flight (within what is left of --max-builds). */
+  private freeSlots(): number {
+    const left = this.o.maxBuilds === undefined ? Infinity : this.o.maxBuilds - this.started;
+    return Math.min(this.o.concurrent - this.running.size, left) - this.asking;
+  }
+
+  /** Wait for a build slot for `state`, in turn, and take it (asking + 1); false when the loop is over meanwhile. */
+  private async slot(state: RunnerState): Promise<boolean> {
+    this.queue.push(state);
+    try {
+      while (!this.stopping && !this.finished) {
+        if (this.queue[0] === state && this.freeSlots() > 0) {
+          this.asking++; // taken now, before the next in the queue is woken
           return true;
+        }
+        await this.sleep(60_000, this.slotSleepers);
+      }
+      return false;
+    } finally {
+      this.queue.splice(this.queue.indexOf(state), 1);
+      this.changed(false); // the next in the queue may go now
+    }
+  }
+
+  /**
+   * The hold to ask for, its slot taken: the long-poll seconds while every runner that may ask has a slot of its own
+   * (so a held request keeps no other runner waiting); else at most SHARED_SLOT_HOLD_SECONDS; within run-single's
+   * --wait-timeout.
+   */
+  private holdSeconds(): number {
+    let hold = this.o.longPollSeconds ?? DEFAULT_LONG_POLL_SECONDS;
+    const now = Date.now();
+    const askers = this.states.filter((s) => s.unhealthyUntil <= now).length;
+    if (this.freeSlots() + this.asking < askers) hold = Math.min(hold, SHARED_SLOT_HOLD_SECONDS);
+    if (this.o.waitTimeoutS !== undefined && this.running.size === 0) {
+      hold = Math.min(hold, Math.ceil(Math.max(0, this.o.waitTimeoutS * 1000 - (now - this.lastBuildAt)) / 1000));
+    }
+    return Math.max(0, Math.floor(hold));
+  }
+
+  /** One runner's asking: a slot, a request (held), a build started or the idle backoff, until the loop is over. */
+  private async ask(state: RunnerState, backoff: Backoff): Promise<void> {
+    while (!this.stopping && !this.finished) {
+      const wait = state.unhealthyUntil - Date.now();
+      if (wait > 0) {
+        await this.sleep(Math.min(wait, 1000));
+        this.checkWaitTimeout();
+        continue;
+      }
+      if (!(await this.slot(state))) break;
+      const hold = this.holdSeconds();
+      const asked = Date.now();
+      let res: Awaited<ReturnType<CiClient['requestBuild']>>;
+      try {
+        res = await state.client.requestBuild(state.entry.token, state.lastUpdate, hold, this.polling.signal);
+      } finally {
+        this.asking--;
+        this.changed(false);
+      }
+      // a build that arrives just after a stop still runs: the server has already marked it running
+      if (res.kind === 'build') {
+        state.lastUpdate = res.lastUpdate;
+        this.startJob(state, res);
+        backoff.reset();
+        continue;
+      }
+      if (this.stopping) break;
+      this.checkWaitTimeout();
+      switch (res.kind) {
         case 'none':
           state.lastUpdate = res.lastUpdate;
-          // Held for a while (not a server that ignores the header, nor a draining one): no sleep before the next ask.
-          this.heldEmpty = hold > 0 && Date.now() - started >= 1000;
+          // Held for a while (not a server that ignores the header, nor a draining one): ask again at once.
+          if (hold > 0 && Date.now() - asked >= 1000) continue;
           break;
         case 'forbidden':
           state.unhealthyUntil = Date.now() + (this.o.unhealthyMs ?? 60_000);
           this.o.log.warn('the server refused the runner token (403): was the runner deleted? retrying later', { runner: state.entry.description || state.entry.id });
-          break;
+          continue;
         case 'error':
           this.o.log.warn('asking for a build failed', { runner: state.entry.description || state.entry.id, error: res.message });
           break;
       }
+      await this.sleep(backoff.next());
     }
-    return false;
   }
 
-  /** The hold to ask for: with one runner, the long-poll seconds (within run-single's --wait-timeout); else 0. */
-  private holdSeconds(): number {
-    if (this.states.length !== 1) return 0;
-    let hold = this.o.longPollSeconds ?? DEFAULT_LONG_POLL_SECONDS;
-    if (this.o.waitTimeoutS !== undefined && this.running.size === 0) {
-      hold = Math.min(hold, Math.ceil(Math.max(0, this.o.waitTimeoutS * 1000 - (Date.now() - this.lastBuildAt)) / 1000));
-    }
-    return Math.max(0, Math.floor(hold));
+  /** run-single --wait-timeout: nothing running and no build for that long ends the asking. */
+  private checkWaitTimeout(): void {
+    if (this.finished || this.o.waitTimeoutS === undefined || this.running.size > 0) return;
+    if (Date.now() - this.lastBuildAt <= this.o.waitTimeoutS * 1000) return;
+    this.o.log.info(`no build received in ${this.o.waitTimeoutS} seconds, exiting`);
+    this.finished = true;
+    this.changed();
   }
 
   private startJob(state: RunnerState, res: { build: BuildPayload }): void {
     const job = new BuildJob({ client: state.client, runner: state.entry, build: res.build, buildsDir: this.o.buildsDir, log: this.o.log, timing: this.o.timing });
     this.running.add(job);
     this.started++;
+    if (this.o.maxBuilds !== undefined && this.started >= this.o.maxBuilds && !this.finished) {
+      this.finished = true;
+      this.o.log.info('this runner has processed its build limit, so now exiting');
+    }
     void job.run().finally(() => {
       this.running.delete(job);
       this.lastBuildAt = Date.now();
-      this.wake?.();
+      this.changed();
     });
   }
 
   /** Run until stopped (or the build limit / wait timeout of run-single); resolves when every build has finished. */
   async run(): Promise<void> {
-    const backoff = this.o.backoff ?? new Backoff();
+    const bounds = this.o.backoff ?? new Backoff();
     this.o.log.info(`runner started; polling for builds`, { runners: this.states.length, concurrent: this.o.concurrent });
-    while (!this.stopping) {
-      if (this.o.maxBuilds !== undefined && this.started >= this.o.maxBuilds) {
-        if (this.running.size === 0) {
-          this.o.log.info('this runner has processed its build limit, so now exiting');
-          break;
-        }
-        await this.sleep(60_000);
-        continue;
-      }
-      if (this.running.size >= this.o.concurrent) {
-        await this.sleep(60_000); // woken when a build ends
-        continue;
-      }
-      const got = await this.pollOnce();
-      if (got) {
-        backoff.reset();
-        continue;
-      }
-      if (this.stopping) break;
-      if (this.o.waitTimeoutS !== undefined && this.running.size === 0 && Date.now() - this.lastBuildAt > this.o.waitTimeoutS * 1000) {
-        this.o.log.info(`no build received in ${this.o.waitTimeoutS} seconds, exiting`);
-        break;
-      }
-      if (this.heldEmpty) continue;
-      await this.sleep(backoff.next());
-    }
+    await Promise.all(this.states.map((s) => this.ask(s, new Backoff(bounds.min, bounds.max))));
     while (this.running.size > 0) await this.sleep(60_000);
     await Promise.all(this.states.map((s) => s.client.close().catch(() => undefined)));
     this.o.log.info(this.forced ? 'stopped (running builds were killed)' : 'stopped');

@@ -45,6 +45,7 @@ import { SESSION_COOKIE } from '../oauth/browser.js';
 import { sessionUser } from '../services/oauth/index.js';
 import { findBuild, onBuildFinished } from '../services/builds.js';
 import { lookupProjectAsync } from '../services/projects.js';
+import { listenForWakeUps } from '../db/layer/wake-ups.js';
 import { onTraceAppend, readTraceRange, TRACE_CHANNEL, tracePath, type TraceEvent } from '../services/traces.js';
 
 /** The path of the live trace endpoint of a build. */
@@ -225,8 +226,9 @@ export function attachLiveTrace(ctx: AppContext, server: Server): { close(): Pro
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const remote = new Map<number, Set<RemoteChange>>();
   // PostgreSQL: the trace changes committed by any daemon (this one's too: catching up is idempotent).
-  const listening = ctx.data.listen
-    ? ctx.data.listen(TRACE_CHANNEL, (payload) => {
+  // (SQLite: one process, whose appends reach the followers through onTraceAppend)
+  const listening = ctx.data.dialect.name === 'postgres'
+    ? listenForWakeUps(ctx.data, TRACE_CHANNEL, (payload) => {
       // null: the listening connection was made again and notifications may be lost; every follower looks again
       if (payload === null) {
         for (const set of remote.values()) for (const f of [...set]) f(true);
@@ -234,10 +236,7 @@ export function attachLiveTrace(ctx: AppContext, server: Server): { close(): Pro
       }
       const [id, flag] = payload.split(':');
       for (const f of [...(remote.get(Number(id)) ?? [])]) f(flag === 'r');
-    }).catch((e: unknown) => {
-      process.stderr.write(`gantry: live traces cannot LISTEN (followers poll instead): ${(e as Error)?.message ?? String(e)}\n`);
-      return null;
-    })
+    }, (e) => process.stderr.write(`gantry: live traces cannot LISTEN (followers poll instead): ${(e as Error)?.message ?? String(e)}\n`))
     : null;
   /** Serve an authenticated upgrade: the build must exist and be readable by `user` (null: a page's anonymous reader). */
   const admit = async (req: IncomingMessage, socket: Duplex, head: Buffer, buildId: number, user: UserRow | null) => {
@@ -292,8 +291,7 @@ export function attachLiveTrace(ctx: AppContext, server: Server): { close(): Pro
       for (const client of wss.clients) client.terminate();
     }, 1000).unref();
     wss.close();
-    const stop = await listening;
-    await stop?.();
+    await listening?.stop();
   };
   server.on('close', () => wss.close());
   return { close };

@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import type { SignInLimits } from '../config.js';
 import type { Database } from '../db/layer/types.js';
-import type { BackgroundWorker } from '../background.js';
+import { periodicWorker, type BackgroundWorker } from '../background.js';
 import { ApiError } from '../errors.js';
 import { countFailedUser, countFailedWithAddress, forgetSignInFailures, signInFailureRows, sweepSignInFailures, type SignInFailureRow } from '../db/sign-in-failures.js';
 import { counter } from '../metrics.js';
@@ -345,23 +345,11 @@ export function signInThrottle(ctx: Pick<AppContext, 'data' | 'config'>): SignIn
 
 /** How often a daemon on PostgreSQL sweeps expired counters (any daemon may; one at a time). */
 const SWEEP_EVERY_MS = 60_000;
-const sweepers = new Map<AppContext, NodeJS.Timeout>();
 
 // The sweep of the shared counters (the in-memory ones bound themselves): started with the daemon on PostgreSQL.
-export const signInThrottlePruneWorker: BackgroundWorker = {
-  name: 'sign-in throttle sweep',
-  start(ctx) {
-    if (ctx.data.dialect.name !== 'postgres' || sweepers.has(ctx)) return;
-    const throttle = signInThrottle(ctx);
-    if (!(throttle instanceof SharedSignInThrottle)) return;
-    const timer = setInterval(() => {
-      throttle.sweep().catch((e: unknown) => process.stderr.write(`gantry: sign-in throttle sweep failed: ${(e as Error)?.message ?? String(e)}\n`));
-    }, SWEEP_EVERY_MS);
-    timer.unref();
-    sweepers.set(ctx, timer);
-  },
-  stop() {
-    for (const timer of sweepers.values()) clearInterval(timer);
-    sweepers.clear();
-  },
-};
+export const signInThrottlePruneWorker: BackgroundWorker = periodicWorker('sign-in throttle sweep', {
+  everyMs: () => SWEEP_EVERY_MS,
+  what: 'sign-in throttle sweep',
+  when: (ctx) => ctx.data.dialect.name === 'postgres' && signInThrottle(ctx) instanceof SharedSignInThrottle,
+  job: (ctx) => (signInThrottle(ctx) as SharedSignInThrottle).sweep(),
+});

@@ -4,20 +4,17 @@
  * (BuildWaiters) try their claim again. A signal is only a hint: the claim (services/runners.ts claimBuild) stays the
  * only decider of who gets a build, so a build is never handed out twice, and a lost signal costs at most one hold.
  *
- * On SQLite the signal wakes the waiters of this process on the next turn (after the commit: a transaction runs within
- * one turn there); on PostgreSQL it is `pg_notify('gantry_builds', '<project id>:<build id>')` in the same transaction,
- * delivered at the commit (never for a rollback) to the one LISTEN of every daemon, this one included.
+ * The signal is a wake-up on the channel `gantry_builds` with the payload '<project id>:<build id>,...'
+ * (db/layer/wake-ups.ts): on PostgreSQL a NOTIFY sent at the commit (never for a rollback) to every daemon, this one
+ * included; on SQLite the waiters of this process, on the next turn.
  */
 import type { Database, Queries } from '../db/layer/types.js';
+import { listenForWakeUps, wakeAtCommit, type WakeUpListener } from '../db/layer/wake-ups.js';
 import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
 
 /** The notification channel that tells every daemon a build was queued (PostgreSQL). */
 export const BUILDS_CHANNEL = 'gantry_builds';
 
-/** A wake-up: the project and ids of the queued builds, or null for "anything may have changed" (a lost LISTEN). */
-type Wake = (projectId: number | null, buildIds: readonly number[] | null) => void;
-
-const localWakers = new Set<Wake>();
 let held = 0;
 
 /** Build requests held now by this process (GET /-/metrics: gantry_runner_held_requests). */
@@ -35,22 +32,16 @@ export async function signalBuildsQueued(tx: Queries, builds: readonly Pick<Comm
   const byProject = new Map<number, number[]>();
   for (const b of builds) if (b.type === 'build') byProject.set(b.projectId, [...(byProject.get(b.projectId) ?? []), b.id]);
   if (byProject.size === 0) return;
-  if (tx.dialect.name !== 'postgres') {
-    setImmediate(() => {
-      for (const [projectId, ids] of byProject) for (const w of localWakers) w(projectId, ids);
-    });
-    return;
-  }
   for (const [projectId, ids] of byProject) {
     let payload = '';
     for (const id of ids) {
       if (payload && payload.length + String(id).length + 1 > MAX_PAYLOAD) {
-        await tx.get('SELECT pg_notify(?, ?)', [BUILDS_CHANNEL, `${projectId}:${payload}`]);
+        await wakeAtCommit(tx, BUILDS_CHANNEL, `${projectId}:${payload}`);
         payload = '';
       }
       payload += payload ? `,${id}` : String(id);
     }
-    await tx.get('SELECT pg_notify(?, ?)', [BUILDS_CHANNEL, `${projectId}:${payload}`]);
+    await wakeAtCommit(tx, BUILDS_CHANNEL, `${projectId}:${payload}`);
   }
 }
 
@@ -96,8 +87,7 @@ export class BuildWaiters {
   private signalled: Set<number> | null = new Set();
   private passing = false;
   private closed = false;
-  private unlisten: Promise<(() => Promise<void>) | null> | null = null;
-  private readonly wake: Wake = (projectId, buildIds) => this.woken(projectId, buildIds);
+  private listener: WakeUpListener | null = null;
 
   constructor(
     private readonly claim: ClaimFn,
@@ -105,24 +95,13 @@ export class BuildWaiters {
     private readonly log: (message: string, e: unknown) => void = () => undefined,
   ) {}
 
-  /** Start receiving wake-ups: this process's signals, and on PostgreSQL every daemon's through LISTEN. */
+  /** Start receiving the wake-ups of signalBuildsQueued (on PostgreSQL every daemon's). */
   start(data: Database): void {
-    localWakers.add(this.wake);
-    const listen = data.listen;
-    if (!listen) return;
-    this.unlisten = listen.call(data, BUILDS_CHANNEL, (payload) => {
+    this.listener = listenForWakeUps(data, BUILDS_CHANNEL, (payload) => {
+      // null (notifications may have been lost) or a payload not understood: anything may have changed
       const m = payload === null ? null : /^(\d+):(\d+(?:,\d+)*)$/.exec(payload);
       this.woken(m ? Number(m[1]) : null, m ? m[2]!.split(',').map(Number) : null);
-    }).then(
-      (stop) => {
-        if (this.closed) void stop().catch(() => undefined);
-        return stop;
-      },
-      (e: unknown) => {
-        if (!this.closed) this.log('held runners cannot listen for queued builds (they wait for their hold to end instead)', e);
-        return null;
-      },
-    );
+    }, (e) => this.log('held runners cannot listen for queued builds (they wait for their hold to end instead)', e));
   }
 
   /** How many requests are held now. */
@@ -151,15 +130,13 @@ export class BuildWaiters {
   /** End every hold now (the drain): held requests answer 204, those claiming answer once their claim is done. */
   close(): void {
     this.closed = true;
-    localWakers.delete(this.wake);
     for (const w of [...this.waiters]) this.expire(w);
   }
 
   /** Stop listening (the app closes). */
   async stop(): Promise<void> {
     this.close();
-    const stop = await this.unlisten;
-    await stop?.().catch(() => undefined);
+    await this.listener?.stop();
   }
 
   private woken(projectId: number | null, buildIds: readonly number[] | null): void {

@@ -17,7 +17,7 @@ import { insertStatusRow, isRowId, statusRowsInOrder, updateStatusRow } from '..
 import { processPipeline, updatePipelineStatus } from './pipelines.js';
 import { notifyTrace, readTrace, removeTrace } from './traces.js';
 import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './artifacts.js';
-import type { BackgroundWorker } from '../background.js';
+import { periodicWorker, type BackgroundWorker } from '../background.js';
 import { queueBuildHook } from './ci-hooks.js';
 import { recordDeploymentIn } from './environments/index.js';
 import { signalBuildQueued } from './build-queue.js';
@@ -327,35 +327,10 @@ export async function sweepExpiredArtifacts(ctx: AppContext): Promise<number | n
   return removeExpiredArtifacts(ctx);
 }
 
-/** Start the expired-artifacts sweeper for a context: once now, then every `intervalMs`. Returns its stopper. */
-export function startArtifactsExpiryWorker(ctx: AppContext, intervalMs = ARTIFACTS_EXPIRY_INTERVAL_MS): () => void {
-  let busy = false;
-  const sweep = () => {
-    if (busy) return;
-    busy = true;
-    sweepExpiredArtifacts(ctx)
-      .catch((e: unknown) => process.stderr.write(`gantry: removing expired artifacts failed: ${(e as Error)?.message ?? String(e)}\n`))
-      .finally(() => {
-        busy = false;
-      });
-  };
-  sweep();
-  const timer = setInterval(sweep, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}
-
-const expiryWorkers = new Map<AppContext, () => void>();
-export const artifactExpiryWorker: BackgroundWorker = {
-  name: 'artifact expiry',
-  start(ctx) {
-    if (!expiryWorkers.has(ctx)) expiryWorkers.set(ctx, startArtifactsExpiryWorker(ctx));
-  },
-  stop() {
-    for (const stop of expiryWorkers.values()) stop();
-    expiryWorkers.clear();
-  },
-};
+/** The expired-artifacts sweeper: once at the start, then every ARTIFACTS_EXPIRY_INTERVAL_MS. */
+export const artifactExpiryWorker: BackgroundWorker = periodicWorker('artifact expiry', {
+  everyMs: () => ARTIFACTS_EXPIRY_INTERVAL_MS, what: 'removing expired artifacts', job: sweepExpiredArtifacts,
+});
 
 /** A pending or running build whose row has not changed for this long is stuck (8.13 StuckCiBuildsWorker: 1 day). */
 export const STUCK_BUILD_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -379,24 +354,7 @@ export async function dropStuckBuilds(ctx: AppContext, at = Date.now()): Promise
   return dropped;
 }
 
-let stuckSweep: ReturnType<typeof setInterval> | null = null;
-let stuckSweeping: Promise<unknown> | null = null;
-export const stuckBuildsWorker: BackgroundWorker = {
-  name: 'stuck builds',
-  start(ctx) {
-    const run = () => {
-      if (stuckSweeping) return;
-      stuckSweeping = dropStuckBuilds(ctx)
-        .catch((e: unknown) => process.stderr.write(`gantry: dropping stuck builds failed: ${(e as Error)?.message ?? String(e)}\n`))
-        .finally(() => { stuckSweeping = null; });
-    };
-    run();
-    stuckSweep = setInterval(run, STUCK_BUILDS_INTERVAL_MS);
-    stuckSweep.unref?.();
-  },
-  async stop() {
-    if (stuckSweep) clearInterval(stuckSweep);
-    stuckSweep = null;
-    await stuckSweeping;
-  },
-};
+/** The stuck builds sweeper: once at the start, then every STUCK_BUILDS_INTERVAL_MS. */
+export const stuckBuildsWorker: BackgroundWorker = periodicWorker('stuck builds', {
+  everyMs: () => STUCK_BUILDS_INTERVAL_MS, what: 'dropping stuck builds', job: (ctx) => dropStuckBuilds(ctx),
+});

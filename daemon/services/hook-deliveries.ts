@@ -7,9 +7,8 @@
  * subscribed to the event, and one per active service of the project subscribed to it that has a message for it, so
  * the delivery commits (or rolls back) with the change. System hook events are queued the same way by the services of
  * users, projects, groups, members and keys (queueSystemHooks), and pushes here. The workers are woken right after that
- * transaction (on SQLite in
- * this process; on PostgreSQL on every daemon, through `NOTIFY gantry_hooks` sent at the commit, which each worker
- * LISTENs to) and also poll, so rows left by an earlier run (or a notification lost) are sent too.
+ * transaction by a wake-up on `gantry_hooks` (db/layer/wake-ups.ts: on SQLite in this process; on PostgreSQL on every
+ * daemon, a NOTIFY sent at the commit) and also poll, so rows left by an earlier run (or a notification lost) are sent too.
  *
  * A worker runs on the data layer and may run on several daemons at once over one PostgreSQL database: it claims due
  * rows in one statement (UPDATE ... WHERE id IN (the due pending rows ... FOR UPDATE SKIP LOCKED on PostgreSQL), which
@@ -27,12 +26,13 @@
 import type { Agent, Dispatcher } from 'undici';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
+import { listenForWakeUps, type WakeUpListener } from '../db/layer/wake-ups.js';
 import type { HookEvent } from '../db/schema-hooks.js';
 import type { BackgroundWorker } from '../background.js';
 import type { Queries } from '../db/layer/types.js';
 import type { HookEventKind } from './project-hooks.js';
 import { onPush } from './push.js';
-import { HOOKS_CHANNEL, insertDeliveriesAsync, onDeliveriesQueued, type QueuedDelivery } from './hook-outbox.js';
+import { HOOKS_CHANNEL, insertDeliveriesAsync, type QueuedDelivery } from './hook-outbox.js';
 import { parseProperties } from './project-services/services.js';
 import { slackMessage } from './project-services/slack.js';
 import { queueSystemHooks, systemPushData } from './system-hooks.js';
@@ -103,12 +103,6 @@ async function serviceDeliveries(tx: Queries, projectId: number, event: HookEven
   return out;
 }
 
-/** Wake every running delivery worker of this process now (insertDeliveriesAsync does this after its transaction). */
-export function notifyHookDeliveries(): void {
-  for (const w of running) w.wake();
-}
-onDeliveriesQueued(notifyHookDeliveries);
-
 // Pushes: one push or tag_push delivery per ref update, with the push data services/push.ts built; and the system
 // hooks subscribed to pushes (push_events) or tag pushes (tag_push_events) get 8.13's system push data.
 onPush({
@@ -157,8 +151,6 @@ export interface HookDeliveryWorker {
   stop(): Promise<void>;
 }
 
-const running = new Set<Worker>();
-
 const envInt = (name: string): number | undefined => {
   const v = process.env[name];
   if (v === undefined || !/^\d+$/.test(v.trim())) return undefined;
@@ -196,8 +188,8 @@ class Worker implements HookDeliveryWorker {
   private again = false;
   private stopped = false;
   private lastPrune = 0;
-  /** Stops listening to `gantry_hooks` (PostgreSQL). */
-  private unlisten: Promise<(() => Promise<void>) | null> | null = null;
+  /** Its wake-ups on `gantry_hooks`. */
+  private listener: WakeUpListener | null = null;
   /** undici and its two agents, loaded on the first delivery (the daemon's start does not pay for undici). */
   private http: Promise<{ request: typeof import('undici').request; agent: Agent; insecureAgent: Agent }> | null = null;
 
@@ -215,20 +207,10 @@ class Worker implements HookDeliveryWorker {
     };
   }
 
-  /** Listen to the wake-ups of the other daemons (PostgreSQL); without them the poll still finds every row. */
+  /** Listen to the wake-ups of insertDeliveriesAsync (on PostgreSQL every daemon's); without them the poll still finds every row. */
   listen(): void {
-    const listen = this.ctx.data.listen;
-    if (!listen) return;
-    this.unlisten = listen.call(this.ctx.data, HOOKS_CHANNEL, () => this.wake()).then(
-      (stop) => {
-        if (this.stopped) void stop().catch(() => undefined);
-        return stop;
-      },
-      (e: unknown) => {
-        if (!this.stopped) this.log('hook delivery worker cannot listen for new deliveries (polling instead)', e);
-        return null;
-      },
-    );
+    this.listener = listenForWakeUps(this.ctx.data, HOOKS_CHANNEL, () => this.wake(),
+      (e) => this.log('hook delivery worker cannot listen for new deliveries (polling instead)', e));
   }
 
   private client() {
@@ -252,14 +234,13 @@ class Worker implements HookDeliveryWorker {
   stop(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     this.stopped = true;
-    running.delete(this);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const ids = [...this.inflight.keys()];
     for (const c of this.inflight.values()) c.abort();
     this.inflight.clear();
     void this.http?.then((h) => Promise.all([h.agent.destroy(), h.insecureAgent.destroy()])).catch(() => undefined);
-    const unlisten = this.unlisten?.then((stop) => stop?.()).catch(() => undefined);
+    const unlisten = this.listener?.stop();
     // Interrupted sends do not count: the rows are due again for the next start (of any daemon).
     const d = this.ctx.data.dialect;
     const handBack = ids.length && !this.closed()
@@ -470,7 +451,6 @@ function errorText(e: unknown): string {
 /** Start a delivery worker for a context (the daemon does this through hookDeliveryWorker, in main.ts's list; tests may call it directly). */
 export function startHookDeliveryWorker(ctx: AppContext, opts: HookWorkerOptions = {}): HookDeliveryWorker {
   const w = new Worker(ctx, opts);
-  running.add(w);
   w.listen();
   w.wake();
   return w;
@@ -483,9 +463,9 @@ export const hookDeliveryWorker: BackgroundWorker = {
   start(ctx) {
     if (!daemonWorkers.has(ctx)) daemonWorkers.set(ctx, startHookDeliveryWorker(ctx));
   },
-  async stop() {
-    const workers = [...daemonWorkers.values()];
-    daemonWorkers.clear();
-    await Promise.all(workers.map((w) => w.stop()));
+  async stop(ctx) {
+    const w = daemonWorkers.get(ctx);
+    daemonWorkers.delete(ctx);
+    await w?.stop();
   },
 };

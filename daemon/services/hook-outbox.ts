@@ -1,25 +1,15 @@
 /**
  * The outbox's write side (hook_deliveries, migrations 0008 and 0038): rows written inside the transaction of the change
  * they report, each aimed at a project hook, a system hook or a project service, and the wake-up of the delivery workers
- * (services/hook-deliveries.ts, which registers itself here). Kept apart from the worker so the services that queue
+ * (services/hook-deliveries.ts, which listens on HOOKS_CHANNEL). Kept apart from the worker so the services that queue
  * system hook events (users, projects, groups, members, keys) do not import the worker and its push listener.
  */
 import { now } from '../context.js';
 import type { Queries } from '../db/layer/types.js';
+import { wakeAtCommit } from '../db/layer/wake-ups.js';
 
-/** The notification channel that wakes the delivery workers of every daemon (PostgreSQL). */
+/** The wake-up channel of the delivery workers (db/layer/wake-ups.ts; on PostgreSQL every daemon's). */
 export const HOOKS_CHANNEL = 'gantry_hooks';
-
-const wakers = new Set<() => void>();
-
-/** Call `wake` after each write of outbox rows on SQLite (the delivery workers of this process). */
-export function onDeliveriesQueued(wake: () => void): void {
-  wakers.add(wake);
-}
-
-const wakeLocal = () => {
-  for (const w of wakers) w();
-};
 
 /** What a delivery row is sent to: a project hook, a system hook or a project service (exactly one per row). */
 export type DeliveryTarget = 'hook_id' | 'system_hook_id' | 'service_id';
@@ -47,8 +37,7 @@ export async function insertDeliveriesAsync(tx: Queries, rows: readonly QueuedDe
       r.target === 'hook_id' ? r.id : null, r.target === 'system_hook_id' ? r.id : null, r.target === 'service_id' ? r.id : null, r.event, r.body, t, t,
     ]),
   );
-  if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_notify(?, ?)', [HOOKS_CHANNEL, '']);
-  else setImmediate(wakeLocal);
+  await wakeAtCommit(tx, HOOKS_CHANNEL);
   return rows.length;
 }
 

@@ -4,9 +4,10 @@
  * in the transaction that also writes (and fsyncs) the bytes at that offset before it commits, so two requests, in
  * one process or on two daemons sharing the database and the data directory, can never interleave. Live listeners
  * (the WebSocket trace follower) hear every change made in this process; on PostgreSQL the committing transaction also
- * sends `NOTIFY gantry_trace, '<build id>'` so that the followers on other daemons read the new bytes (live/trace.ts).
+ * sends a wake-up on `gantry_trace`, '<build id>' (db/layer/wake-ups.ts) so that the followers on other daemons read the new bytes (live/trace.ts).
  */
 import { closeSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { wakeAtCommit } from '../db/layer/wake-ups.js';
 import { replaceFileDurablySync, syncDirSync } from '../durable-files.js';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -107,10 +108,9 @@ function writeAtSync(file: string, offset: number, data: Buffer): void {
   if (isNew) syncDirSync(dirname(file));
 }
 
-/** Tell the other daemons (PostgreSQL: delivered when `tx` commits; nothing to do on SQLite's single process). */
+/** Tell the other daemons when `tx` commits (PostgreSQL; on SQLite's single process nobody listens: onTraceAppend tells). */
 export async function notifyTrace(tx: Queries, buildId: number, replaced = false): Promise<void> {
-  if (tx.dialect.name !== 'postgres') return;
-  await tx.get('SELECT pg_notify(?, ?)', [TRACE_CHANNEL, replaced ? `${buildId}:r` : String(buildId)]);
+  await wakeAtCommit(tx, TRACE_CHANNEL, replaced ? `${buildId}:r` : String(buildId));
 }
 
 function notify(buildId: number, event: TraceEvent): void {

@@ -1,7 +1,8 @@
 // Engines suite (`npm run bench -- engines`, run only when named; issue 22 item 8): the hot request of every room on
 // three daemons side by side, measured in alternation so the machine's drift hits them alike:
-//   - SQLite before the port (a build of BENCH_BASELINE_REV, default b7c98d7, the last commit before the data layer, in
-//     a temporary git worktree; BENCH_BASELINE=<dir> reuses a built checkout, BENCH_BASELINE_REV=none leaves it out),
+//   - SQLite before the port (a build of BENCH_BASELINE_REV, default b7c98d7, the last commit before the data layer,
+//     with its own node_modules, built once into ~/.cache/gantry-bench/baseline-<commit>/ and reused; BENCH_BASELINE=<dir>
+//     uses another built checkout, BENCH_BASELINE_REV=none leaves it out),
 //   - SQLite on this checkout,
 //   - PostgreSQL on this checkout, a fresh database on the server of GANTRY_BENCH_DATABASE_URL or
 //     GANTRY_TEST_DATABASE_URL (e.g. `scripts/postgres-test-server`),
@@ -14,9 +15,9 @@
 // leaves PostgreSQL out. Then two daemons behind nginx (deploy/nginx.conf) on one PostgreSQL database against one
 // daemon behind the same nginx (BENCH_PAIR_ROUNDS rounds of BENCH_PAIR_SECONDS; 0 rounds leaves it out).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ROOT, api, cannon, machine, paced, rootToken, rssMb, startDaemon, startReferenceServer, writeSection } from './lib.mjs';
@@ -25,14 +26,36 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const git = (args, cwd) => execFileSync('git', ['-c', 'user.name=Bench', '-c', 'user.email=bench@example.com', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 
-/** A built checkout of `rev` in a temporary worktree sharing this checkout's node_modules. */
+/**
+ * A built checkout of `rev` with its own dependencies, kept in ~/.cache/gantry-bench/baseline-<commit>/ (or under
+ * $XDG_CACHE_HOME) and reused when present: the old code imports packages this checkout's node_modules no longer
+ * holds (drizzle-orm), so it is unpacked with `git archive`, installed from its own package-lock.json (`npm ci
+ * --ignore-scripts`: better-sqlite3 and esbuild ship prebuilt binaries for this machine) and built. It is built in a
+ * sibling directory and renamed into place only once built, so an interrupted build is never taken for a finished one.
+ */
 function baselineBuild(rev) {
-  const dir = mkdtempSync(join(tmpdir(), 'gantry-baseline-'));
-  execFileSync('git', ['worktree', 'add', '--detach', '-f', dir, rev], { cwd: ROOT, stdio: 'ignore' });
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  process.stderr.write(`bench engines: building ${rev} in ${dir}...\n`);
-  execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
-  return { dir, remove: () => { execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: ROOT, stdio: 'ignore' }); rmSync(dir, { recursive: true, force: true }); } };
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${rev}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).trim();
+  const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'gantry-bench');
+  const dir = join(cache, `baseline-${commit}`);
+  if (existsSync(join(dir, 'dist/daemon/gantryd.mjs'))) {
+    process.stderr.write(`bench engines: the baseline ${rev} is built in ${dir}\n`);
+    return { dir };
+  }
+  mkdirSync(cache, { recursive: true });
+  const building = mkdtempSync(join(cache, `building-${commit.slice(0, 12)}-`));
+  try {
+    process.stderr.write(`bench engines: installing and building ${rev} in ${building} (a few minutes, once)...\n`);
+    execFileSync('sh', ['-c', 'git archive --format=tar "$1" | tar -x -C "$2"', 'sh', commit, building], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: building, stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('npm', ['run', 'build'], { cwd: building, stdio: ['ignore', 'ignore', 'inherit'] });
+    rmSync(dir, { recursive: true, force: true });
+    renameSync(building, dir);
+  } catch (err) {
+    rmSync(building, { recursive: true, force: true });
+    throw err;
+  }
+  process.stderr.write(`bench engines: the baseline ${rev} is built in ${dir}\n`);
+  return { dir };
 }
 
 /** A fresh PostgreSQL database on the server of `url`; returns its URL and a drop(). */
@@ -115,8 +138,12 @@ export async function seed(d, { projects, issues, notes, mrs }, work) {
   return { token, hot: hot.id, issue: issue.id, mr: mr.id, runnerToken: runner.body.token, build };
 }
 
+// builds/register answers at once (X-Gantry-Long-Poll: 0): a daemon since issue 26 holds a header-less request up to
+// --runner-long-poll (10 s) while nothing is pending; the baseline ignores the header
+const NO_HOLD = { 'x-gantry-long-poll': '0' };
+
 async function ciPost(url, path, body) {
-  const res = await fetch(`${url}/ci/api/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/ci/api/v1${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...NO_HOLD }, body: JSON.stringify(body) });
   return { status: res.status, body: res.status === 204 ? null : await res.json() };
 }
 
@@ -143,7 +170,7 @@ function scenarios(s, projects) {
     { name: 'POST /projects/:id/issues/:issue_id/notes', room: 'notes', method: 'POST', path: () => `/api/v3/projects/${s.hot}/issues/${s.issue}/notes`, body: () => JSON.stringify({ body: `posted note ${n++}` }), headers: json },
     { name: 'GET /projects/:id/merge_requests?per_page=20 (pages 1-2, a new URL each time)', room: 'merge requests', method: 'GET', path: (i) => `/api/v3/projects/${s.hot}/merge_requests?per_page=20&page=${1 + (i % 2)}&n=${n++}`, floorPath: `/api/v3/projects/${s.hot}/merge_requests?per_page=20`, headers: auth },
     { name: 'GET /projects/:id/merge_requests/:merge_request_id', room: 'merge requests', method: 'GET', path: () => `/api/v3/projects/${s.hot}/merge_requests/${s.mr}`, headers: auth },
-    { name: 'POST /ci/api/v1/builds/register (nothing to do)', room: 'CI', method: 'POST', path: () => '/ci/api/v1/builds/register', body: () => JSON.stringify({ token: s.runnerToken }), headers: { 'content-type': 'application/json' }, status: 204 },
+    { name: 'POST /ci/api/v1/builds/register (nothing to do)', room: 'CI', method: 'POST', path: () => '/ci/api/v1/builds/register', body: () => JSON.stringify({ token: s.runnerToken }), headers: { 'content-type': 'application/json', ...NO_HOLD }, status: 204 },
     { name: 'PUT /ci/api/v1/builds/:id (4 KiB trace)', room: 'CI', method: 'PUT', path: () => `/ci/api/v1/builds/${s.build.id}`, body: () => JSON.stringify({ token: s.build.token, state: 'running', trace: chunk }), headers: { 'content-type': 'application/json' } },
     {
       // the appends start at the end of the trace the PUTs left: a part far past it is refused (416, nothing
@@ -272,7 +299,7 @@ export async function run() {
   const pgBase = env.GANTRY_BENCH_DATABASE_URL ?? env.GANTRY_TEST_DATABASE_URL;
   if (!pgBase) throw new Error('bench engines needs a PostgreSQL server: GANTRY_BENCH_DATABASE_URL=$(scripts/postgres-test-server)');
   const rev = env.BENCH_BASELINE_REV ?? 'b7c98d7';
-  const baseline = rev === 'none' ? null : env.BENCH_BASELINE ? { dir: env.BENCH_BASELINE, remove: () => undefined } : baselineBuild(rev);
+  const baseline = rev === 'none' ? null : env.BENCH_BASELINE ? { dir: env.BENCH_BASELINE } : baselineBuild(rev);
   if (baseline && !existsSync(join(baseline.dir, 'dist/daemon/gantryd.mjs'))) throw new Error(`${baseline.dir} is not built (npm run build there)`);
   const startLoad = loadavg()[0];
   const started = new Date();
@@ -364,7 +391,6 @@ export async function run() {
   } finally {
     await db.drop();
     await pairDb.drop();
-    baseline?.remove();
     rmSync(work, { recursive: true, force: true });
   }
   const endLoad = loadavg()[0];

@@ -27,7 +27,7 @@ import { markTodosDoneOnClose } from '../collaboration/todos.js';
 import { LOCKS, lockAsync } from '../collaboration/tx.js';
 import { recordEvent } from '../events.js';
 import { lookupProjectAsync, projectNamespace } from '../projects.js';
-import type { BackgroundWorker } from '../../background.js';
+import { periodicWorker, type BackgroundWorker } from '../../background.js';
 import { branchRules } from '../protected-branches.js';
 import { processPush, PUSH_COMMITS_LIMIT, type KnownPushCommits } from '../push.js';
 import { leadingArrayObjects } from '../../json-head.js';
@@ -399,25 +399,7 @@ export async function repairLockedMergeRequests(ctx: AppContext): Promise<{ fini
   return { finished, undone };
 }
 
-let sweep: ReturnType<typeof setInterval> | null = null;
-let sweeping: Promise<unknown> | null = null;
-
-export const mergeLockSweepWorker: BackgroundWorker = {
-  name: 'merge lock repair',
-  start(ctx) {
-    const run = () => {
-      if (sweeping) return;
-      sweeping = repairLockedMergeRequests(ctx)
-        .catch((e: unknown) => process.stderr.write(`gantry: repairing locked merge requests failed: ${(e as Error)?.message ?? String(e)}\n`))
-        .finally(() => { sweeping = null; });
-    };
-    run();
-    sweep = setInterval(run, mergeLockTimes.sweepMs);
-    sweep.unref?.();
-  },
-  async stop() {
-    if (sweep) clearInterval(sweep);
-    sweep = null;
-    await sweeping;
-  },
-};
+/** The repair of merge locks left by dead daemons: once at the start, then every mergeLockTimes.sweepMs. */
+export const mergeLockSweepWorker: BackgroundWorker = periodicWorker('merge lock repair', {
+  everyMs: () => mergeLockTimes.sweepMs, what: 'repairing locked merge requests', job: repairLockedMergeRequests,
+});
