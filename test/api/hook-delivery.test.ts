@@ -179,9 +179,8 @@ describe('push hooks', () => {
     const hook = await addHook('/hang');
     recv.on('/hang', () => 'hang');
     await commitFiles(work, { 'slow.txt': 'x\n' }, 'Slow');
-    const started = Date.now();
     await push(['master']);
-    expect(Date.now() - started).toBeLessThan(TIMEOUT);
+    // the push answered while the receiver still hangs: its attempt has not timed out yet (no wall-clock bound here)
     expect((await deliveries(hook))[0]).toMatchObject({ status: 'pending', last_error: null });
     await waitUntil(async () => (await deliveries(hook))[0].last_error !== null, 'a timed out attempt');
     expect((await deliveries(hook))[0]).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null, last_error: `timed out after ${TIMEOUT} ms` });
