@@ -174,25 +174,33 @@ export async function buildPushData(
 
 const defaultLog = (err: unknown, message: string) => process.stderr.write(`gantry: ${message}: ${(err as Error)?.message ?? String(err)}\n`);
 
+/** A push with its data built and its listeners' prepare part done: what writePushIn and afterPush take. */
+export interface PreparedPush {
+  push: ProcessedPush;
+  listeners: PushListener[];
+  prepared: Map<PushListener, unknown>;
+  log: (err: unknown, message: string) => void;
+}
+
+/** What processPush is told besides the updates. */
+export interface PushOptions {
+  log?: (err: unknown, message: string) => void;
+  /** The commits of some refs' updates when the caller already knows them (a merge). */
+  known?: Map<string, KnownPushCommits>;
+}
+
 /**
- * Process accepted ref updates by `user`: the listeners' prepare part (reading the repository), then one transaction
- * records a `pushed` event per ref (with push data), touches last_activity_at and runs the listeners' in-transaction
- * part; then the listeners' after-commit part. A project deleted meanwhile is a 404 `Project Not Found` and writes nothing.
+ * The part of processPush before its transaction: the push data of every update and the listeners' prepare part (both
+ * read the repository only). A caller that writes the push inside its own transaction (a merge: its merged state and
+ * the push of its target branch commit together) calls this, then writePushIn inside the transaction, then afterPush.
  */
-export async function processPush(
-  ctx: AppContext,
-  project: ProjectRow,
-  user: UserRow,
-  updates: RefUpdate[],
-  opts: { log?: (err: unknown, message: string) => void; known?: Map<string, KnownPushCommits> } = {},
-): Promise<ProcessedPush> {
+export async function preparePush(ctx: AppContext, project: ProjectRow, user: UserRow, updates: RefUpdate[], opts: PushOptions = {}): Promise<PreparedPush> {
   const repo = projectRepository(ctx, project);
   const withData: ProcessedPush['updates'] = [];
   for (const u of updates) withData.push({ ...u, data: await buildPushData(ctx, project, user, u, repo, opts.known?.get(u.ref)) });
   const push: ProcessedPush = { project, user, updates: withData };
-  if (!withData.length) return push;
   const log = opts.log ?? defaultLog;
-  const active = [...listeners];
+  const active = withData.length ? [...listeners] : [];
   const prepared = new Map<PushListener, unknown>();
   for (const l of active) {
     if (!l.prepare) continue;
@@ -202,27 +210,51 @@ export async function processPush(
       log(e, 'push listener failed');
     }
   }
+  return { push, listeners: active, prepared, log };
+}
+
+/**
+ * The transaction part of a push, inside the caller's transaction: a `pushed` event per ref (with its push data), the
+ * project's last_activity_at, and the listeners' in-transaction part (hook deliveries, pipelines, ...).
+ */
+export async function writePushIn(tx: Queries, ctx: AppContext, p: PreparedPush): Promise<void> {
+  const { project, user, updates } = p.push;
+  if (!updates.length) return;
+  for (const u of updates) await recordEvent(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
+  // Never backwards: two pushes through two daemons may commit in the other order than they read the clock.
+  const t = now();
+  await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?', [t, project.id, t]);
+  for (const l of p.listeners) {
+    if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, p.push, p.prepared.get(l));
+  }
+}
+
+/** The listeners' after-commit part of a written push (merge request refresh, ...): errors are logged, never thrown. */
+export async function afterPush(ctx: AppContext, p: PreparedPush): Promise<void> {
+  for (const l of p.listeners) {
+    try {
+      await l.afterCommit?.(ctx, p.push);
+    } catch (e) {
+      p.log(e, 'push listener failed');
+    }
+  }
+}
+
+/**
+ * Process accepted ref updates by `user`: the listeners' prepare part (reading the repository), then one transaction
+ * records a `pushed` event per ref (with push data), touches last_activity_at and runs the listeners' in-transaction
+ * part; then the listeners' after-commit part. A project deleted meanwhile is a 404 `Project Not Found` and writes nothing.
+ */
+export async function processPush(ctx: AppContext, project: ProjectRow, user: UserRow, updates: RefUpdate[], opts: PushOptions = {}): Promise<ProcessedPush> {
+  const p = await preparePush(ctx, project, user, updates, opts);
+  if (!p.push.updates.length) return p.push;
   try {
-    await ctx.data.transaction(async (tx) => {
-      for (const u of withData) await recordEvent(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
-      // Never backwards: two pushes through two daemons may commit in the other order than they read the clock.
-      const t = now();
-      await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?', [t, project.id, t]);
-      for (const l of active) {
-        if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, push, prepared.get(l));
-      }
-    });
+    await ctx.data.transaction((tx) => writePushIn(tx, ctx, p));
   } catch (e) {
     // The project (or the pushing user) was deleted while the push ran: its events have nowhere to go.
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
   }
-  for (const l of active) {
-    try {
-      await l.afterCommit?.(ctx, push);
-    } catch (e) {
-      log(e, 'push listener failed');
-    }
-  }
-  return push;
+  await afterPush(ctx, p);
+  return p.push;
 }

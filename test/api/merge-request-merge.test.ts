@@ -10,7 +10,7 @@ import { insertIssue, insertMergeRequestBetween, sqlRows } from '../helpers/coll
 import { ACTORS, actorUser, commitTo, repositoryOf, type Actor } from '../helpers/repository.js';
 import { protectBranch } from '../../daemon/services/protected-branches.js';
 import {
-  acceptMergeRequest, MERGE_LOCK_OWNER, mergeLockTimes, mergeTestHooks, repairLockedMergeRequests,
+  acceptMergeRequest, MERGE_LOCK_OWNER, mergeLockTimes, mergeMergeRequest, mergeTestHooks, repairLockedMergeRequests,
 } from '../../daemon/services/merge-requests/merge.js';
 import { findMergeRequest } from '../../daemon/services/merge-requests/find.js';
 import { refreshMergeRequest } from '../../daemon/services/merge-requests/refresh.js';
@@ -346,6 +346,58 @@ describe('after the merge', () => {
     expect((await row('SELECT state FROM issues WHERE id = ?', untouched.id)).state).toBe('opened');
   });
 
+  it('closes the issues its commit messages name, whatever the case of the closing word, and none when no message names one', async () => {
+    const one = await insertIssue(s.ctx, project.id, { title: 'named upper case' });
+    const two = await insertIssue(s.ctx, project.id, { title: 'named in a later commit' });
+    const branch = `closing-${++n}`;
+    await commitTo(s.ctx, project.id, branch, { [`${branch}-1.txt`]: '1\n' }, { from: 'master', message: `Work\n\nFIXES #${one.iid}` });
+    await commitTo(s.ctx, project.id, branch, { [`${branch}-2.txt`]: '2\n' }, { message: `More work, Resolving: #${two.iid}` });
+    const id = await insertMergeRequestBetween(s.ctx, { targetProjectId: project.id, sourceBranch: branch, authorId: cast.developer.id, title: 'No closing words here' });
+    // its diff version (the stored commits the closing words are read from)
+    await refreshMergeRequest(s.ctx, (await findMergeRequest(s.ctx.data, id))!);
+    expect((await merge({ id }, cast.master)).status).toBe(200);
+    const iid = (await row('SELECT iid FROM merge_requests WHERE id = ?', id)).iid;
+    for (const issue of [one, two]) {
+      expect((await row('SELECT state FROM issues WHERE id = ?', issue.id)).state).toBe('closed');
+      expect((await rows(`SELECT note FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ? AND system = TRUE`, issue.id)).map((r) => r.note))
+        .toEqual([`Status changed to closed by !${iid}`]);
+    }
+    // commits, title and description without a closing word: the open issue stays open
+    const open = await insertIssue(s.ctx, project.id, { title: 'not named' });
+    const plain = await newMr(project.id, { description: `Mentions #${open.iid} without closing it` });
+    await refreshMergeRequest(s.ctx, (await findMergeRequest(s.ctx.data, plain.id))!);
+    expect((await merge(plain, cast.master)).status).toBe(200);
+    expect((await row('SELECT state FROM issues WHERE id = ?', open.id)).state).toBe('opened');
+  });
+
+  it('writes the push of the target branch with the merge, once: one push event and one push hook delivery for the merge commit', async () => {
+    const hook = await s.api('POST', `/projects/${project.id}/hooks`, cast.master, { url: 'http://hooks.example.test/once', merge_requests_events: true, push_events: true });
+    expect(hook.status).toBe(201);
+    const mr = await newMr();
+    const res = await merge(mr, cast.master);
+    expect(res.status).toBe(200);
+    const sha = res.body.merge_commit_sha as string;
+    const pushes = (await rows(`SELECT data FROM events WHERE project_id = ? AND action = 'pushed'`, project.id)).map((r) => JSON.parse(r.data));
+    expect(pushes.filter((d) => d.after === sha)).toHaveLength(1);
+    const deliveries = await rows(`SELECT event, payload FROM hook_deliveries WHERE hook_id = ? ORDER BY id`, hook.body.id);
+    expect(deliveries.filter((d) => d.event === 'push' && JSON.parse(d.payload).after === sha)).toHaveLength(1);
+    expect(deliveries.filter((d) => d.event === 'merge_request')).toHaveLength(1);
+    expect((await rows(`SELECT action FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, mr.id)).map((r) => r.action)).toEqual(['merged']);
+  });
+
+  it('a merge refused before it locks (the automatic merge meeting a conflict) records why and leaves the merge request open', async () => {
+    const mr = await newMr(project.id, { files: { 'shared.txt': 'line 1\nfrom the branch\nline 3\n' } });
+    await commitTo(s.ctx, project.id, 'master', { 'shared.txt': 'line 1\nfrom master\nline 3\n' });
+    const target = (await lookupProjectAsync(s.ctx, project.id))!;
+    const master = toUser((await s.ctx.data.get<Record<string, unknown>>('SELECT * FROM users WHERE id = ?', [cast.master.id]))!);
+    const refused = await mergeMergeRequest(s.ctx, master, target, (await findMergeRequest(s.ctx.data, mr.id))!, {}).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).statusCode).toBe(405);
+    expect(await row('SELECT state, lock_state, lock_owner, merge_commit_sha, merge_error FROM merge_requests WHERE id = ?', mr.id))
+      .toEqual({ state: 'opened', lock_state: null, lock_owner: null, merge_commit_sha: null, merge_error: 'Branch cannot be merged' });
+    expect(await rows(`SELECT action FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, mr.id)).toEqual([]);
+  });
+
   it('removes the source branch when asked, but never a protected one', async () => {
     const repo = await repositoryOf(s.ctx, project.id);
     const mr = await newMr();
@@ -429,6 +481,10 @@ describe('restart repair', () => {
     expect(await repairLockedMergeRequests(s.ctx)).toEqual({ finished: 1, undone: 1 });
     expect(await row('SELECT state, merge_commit_sha, lock_state FROM merge_requests WHERE id = ?', done.id)).toEqual({ state: 'merged', merge_commit_sha: sha, lock_state: null });
     expect((await rows(`SELECT action FROM events WHERE target_type = 'MergeRequest' AND target_id = ?`, done.id)).map((r) => r.action)).toEqual(['merged']);
+    // the target branch's push is written with the repaired merge, once
+    const pushed = (await rows(`SELECT data FROM events WHERE project_id = ? AND action = 'pushed'`, project.id)).map((r) => JSON.parse(r.data));
+    expect(pushed.filter((d) => d.after === sha)).toEqual([expect.objectContaining({ ref: 'refs/heads/master', before, after: sha, user_id: cast.master.id })]);
+    expect(await repairLockedMergeRequests(s.ctx)).toEqual({ finished: 0, undone: 0 });
     expect(await row('SELECT state, merge_error FROM merge_requests WHERE id = ?', undone.id)).toMatchObject({ state: 'reopened', merge_error: expect.stringMatching(/interrupted/) });
   });
 });

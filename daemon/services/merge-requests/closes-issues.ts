@@ -12,7 +12,7 @@ import { canReadIssuable } from '../../policy/permissions.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toIssue } from '../../db/rows.js';
 import { lookupProjectAsync } from '../projects.js';
-import { diffCommits, latestDiff } from './find.js';
+import { diffCommits } from './find.js';
 
 const PATH = String.raw`[a-zA-Z0-9_.-]+(?:/[a-zA-Z0-9_.-]+)+`;
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -62,13 +62,28 @@ async function findIssueByIid(q: Queries, projectId: number, iid: number): Promi
 }
 
 /**
+ * The commit messages of the merge request's latest diff version, or none when its stored list has no closing word
+ * (closingRegex's keywords; JSON keeps those letters as they are) at all: the database looks, so a merge of thousands
+ * of commits that name no issue reads and parses no list.
+ */
+async function commitMessagesThatMayClose(q: Queries, mrId: number): Promise<string[]> {
+  const like = (w: string) => `d.commits ${q.dialect.ilike} '%${w}%'`;
+  const r = await q.get<{ commits: string | null }>(
+    `SELECT CASE WHEN ${like('clos')} OR ${like('fix')} OR ${like('resolv')} THEN d.commits END AS commits
+     FROM merge_request_diffs d WHERE d.merge_request_id = ? ORDER BY d.id DESC LIMIT 1`,
+    [mrId],
+  );
+  return r?.commits ? diffCommits({ commits: r.commits }).map((c) => c.message) : [];
+}
+
+/**
  * The issues the merge request closes when merged, as `user` may see them (open or closed: closing code filters):
  * none unless its target is the default branch of its project (8.x).
  */
 export async function closesIssues(ctx: AppContext, user: UserRow | null, mr: MergeRequestRow, target?: ProjectRow): Promise<IssueRow[]> {
   const project = target ?? (await lookupProjectAsync(ctx, mr.targetProjectId));
   if (!project || mr.targetBranch !== project.defaultBranch) return [];
-  const messages = [mr.title, mr.description ?? '', ...diffCommits(await latestDiff(ctx.data, mr.id)).map((c) => c.message)];
+  const messages = [mr.title, mr.description ?? '', ...(await commitMessagesThatMayClose(ctx.data, mr.id))];
   const base = ctx.externalUrl().replace(/\/+$/, '');
   const out: IssueRow[] = [];
   const seen = new Set<number>();

@@ -14,7 +14,7 @@ import type { Queries } from '../../db/layer/types.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { userById } from '../../db/users.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
-import { ApiError, conflict, notAllowed, unauthorized, validationError } from '../../errors.js';
+import { ApiError, conflict, notAllowed, notFound, unauthorized, validationError } from '../../errors.js';
 import { createMergeCommit, MergeConflictError } from '../../git/merge.js';
 import { RefConflictError } from '../../git/errors.js';
 import { branchRef } from '../../git/refs.js';
@@ -29,17 +29,18 @@ import { recordEvent } from '../events.js';
 import { lookupProjectAsync, projectNamespace } from '../projects.js';
 import { periodicWorker, type BackgroundWorker } from '../../background.js';
 import { branchRules } from '../protected-branches.js';
-import { processPush, PUSH_COMMITS_LIMIT, type KnownPushCommits } from '../push.js';
+import { afterPush, preparePush, PUSH_COMMITS_LIMIT, writePushIn, type KnownPushCommits, type PreparedPush } from '../push.js';
+import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import { leadingArrayObjects } from '../../json-head.js';
 import { projectRepository } from '../repositories.js';
 import { findMergeRequest, isOpen, toMergeRequest, workInProgress } from './find.js';
-import { queueMergeRequestHook, updateMergeRequest, writeEnv, type MergeRequestWriteRights, type UpdateMergeRequestParams } from './write.js';
+import { queueMergeRequestHook, updateMergeRequest, writeEnv, type MergeRequestWriteRights, type UpdateMergeRequestParams, type WriteEnv } from './write.js';
 import {
   canMergeMergeRequest, defaultMergeCommitMessage, headPipeline, isActivePipeline, mergeableCiState, mergeHeads, cleanMergeTree,
 } from './merge-state.js';
 import { checkMergeStatus, endsOf, sourceHeadInTarget } from './diffs.js';
 import { enableAutoMerge } from './auto-merge.js';
-import { closingIssuesOf } from './closing.js';
+import { closingIssuesOf, type ClosingIssue } from './closing.js';
 
 /** PUT .../merge params. */
 export interface AcceptMergeRequestParams {
@@ -108,7 +109,11 @@ async function planAccept(
   if (workInProgress(mr.title)) throw notAllowed();
   const heads = await mergeHeads(ctx, project, mr);
   if (!heads.sourceSha || !heads.targetSha) throw notAllowed();
-  const tree = await cleanMergeTree(ctx, project, heads.targetSha, heads.sourceSha);
+  // the issues a merge would close are read while git computes the merge (kept for the merge of this very row)
+  const treeP = cleanMergeTree(ctx, project, heads.targetSha, heads.sourceSha);
+  const closing = closingIssuesOf(ctx, actor, project, mr);
+  closing.catch(() => {});
+  const tree = await treeP;
   if (!tree) {
     // the merge was checked: an unchecked merge request now reads cannot_be_merged (8.x check_if_can_be_merged)
     await checkMergeStatus(ctx, mr, project);
@@ -121,7 +126,9 @@ async function planAccept(
     return async (current) => enableAutoMerge(ctx, actor, project, current, heads.sourceSha!, options);
   }
   if (!mergeableCiState(project, pipeline)) throw notAllowed();
-  return async (current) => mergeMergeRequest(ctx, actor, project, current, options, heads.sourceSha!, { targetSha: heads.targetSha!, tree });
+  return async (current) => mergeMergeRequest(ctx, actor, project, current, options, heads.sourceSha!, {
+    targetSha: heads.targetSha!, tree, closing: current === mr ? closing : undefined,
+  });
 }
 
 // ---- the lock (8.x in_locked_state), with its owner and heartbeat ------------------------------------------------
@@ -135,15 +142,24 @@ async function planAccept(
 export const MERGE_LOCK_OWNER = randomUUID();
 export const mergeLockTimes = { leaseMs: 60_000, heartbeatMs: 10_000, sweepMs: 60_000 };
 
-/** Take the merge lock: open -> locked, remembering the state to go back to. False when it is not open any more. */
-async function lock(ctx: AppContext, mrId: number, userId: number): Promise<boolean> {
+/**
+ * Take the merge lock with the merge commit about to be published (recorded so a repair can finish the merge if this
+ * daemon dies after the branch moved): open -> locked, remembering the state to go back to. False when it is not open
+ * any more (merged, closed, or another merge holds the lock).
+ */
+async function lock(ctx: AppContext, mrId: number, userId: number, candidate: string): Promise<boolean> {
   const t = now();
   return (await ctx.data.run(
     `UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = ?, lock_owner = ?, lock_heartbeat_at = ?, merge_user_id = ?,
-       merge_commit_sha = NULL
+       merge_commit_sha = ?
      WHERE id = ? AND state IN ('opened', 'reopened') AND deleted_at IS NULL`,
-    [t, MERGE_LOCK_OWNER, t, userId, mrId],
+    [t, MERGE_LOCK_OWNER, t, userId, candidate, mrId],
   )).changes === 1;
+}
+
+/** Record why a merge refused before it took the lock (merge_error), while the merge request is open. */
+async function recordRefusal(ctx: AppContext, mrId: number, error: string): Promise<void> {
+  await ctx.data.run(`UPDATE merge_requests SET merge_error = ? WHERE id = ? AND state IN ('opened', 'reopened') AND deleted_at IS NULL`, [error, mrId]);
 }
 
 /** Move the heartbeat of a lock this daemon holds every heartbeatMs until the returned function is called. */
@@ -166,7 +182,7 @@ async function unlock(q: Queries, mrId: number, error: string | null): Promise<v
   );
 }
 
-/** Record the merge commit about to be published, so a repair can finish a merge whose branch moved. */
+/** Record a recomputed merge commit about to be published (a later attempt, the lock already held). */
 async function recordCandidate(ctx: AppContext, mrId: number, sha: string): Promise<void> {
   await ctx.data.run(`UPDATE merge_requests SET merge_commit_sha = ?, lock_heartbeat_at = ? WHERE id = ? AND state = 'locked' AND lock_owner = ?`,
     [sha, now(), mrId, MERGE_LOCK_OWNER]);
@@ -181,38 +197,60 @@ export interface WrittenMerge {
   source: string;
 }
 
-/** The merged tree the checks computed for (target head, the source head they saw). */
+/** The merged tree the checks computed for (target head, the source head they saw), and the issues it would close. */
 export interface CheckedMerge {
   targetSha: string;
   tree: string;
+  closing?: Promise<ClosingIssue[]>;
 }
 
 /** The merging user as git records them. */
 const person = (u: UserRow) => ({ name: u.name, email: u.email });
 
+/** The merge lock as one merge holds it: taken with its first candidate commit, with its heartbeat. */
+interface HeldLock {
+  held: boolean;
+  stop: () => void;
+}
+
 /**
  * Write the merge commit of `sourceSha` onto the target branch: recomputed on the branch's current head whenever the
- * compare-and-set update loses, at most MERGE_ATTEMPTS times. Returns the merge commit and the head it was made on.
+ * compare-and-set update loses, at most MERGE_ATTEMPTS times. The lock is taken with the first commit written (before
+ * the branch moves), and while the lock's write and the ref update run, `prepare` reads what finishing the merge needs
+ * (the push data of the merge commit: git processes running meanwhile). Returns the merge commit, the head it was made
+ * on, and what `prepare` read for it (null when that failed: finishMerge reads it again).
  */
 async function writeMerge(
-  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, sourceSha: string, message: string, checked?: CheckedMerge,
-): Promise<WrittenMerge> {
+  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, sourceSha: string, message: string, checked: CheckedMerge | undefined,
+  lockState: HeldLock, prepare: (written: WrittenMerge) => Promise<FinishReady>,
+): Promise<{ written: WrittenMerge; ready: FinishReady | null }> {
   const repo = projectRepository(ctx, project);
   for (let attempt = 0; attempt < MERGE_ATTEMPTS; attempt++) {
-    const targetSha = await repo.resolveBranch(mr.targetBranch);
+    // The checks' head and tree serve the first attempt (the compare-and-set update refuses when the target moved
+    // since); later ones merge again on the branch's new head (git refuses unrelated histories: a conflict).
+    const targetSha = attempt === 0 && checked ? checked.targetSha : await repo.resolveBranch(mr.targetBranch);
     if (!targetSha) throw notAllowed();
-    // The tree the checks computed serves while the target has not moved; else merge again on the new head (git
-    // refuses unrelated histories: a conflict).
     const tree = checked && checked.targetSha === targetSha ? checked.tree : undefined;
+    let ready: Promise<FinishReady | null> | null = null;
     try {
       const { sha } = await createMergeCommit(repo.path, {
         targetBranch: mr.targetBranch, targetSha, sourceSha, message, author: person(actor), tree,
         beforePublish: async (candidate) => {
-          await recordCandidate(ctx, mr.id, candidate);
+          ready = prepare({ sha: candidate, before: targetSha, source: sourceSha }).catch((e: unknown) => {
+            process.stderr.write(`gantry: preparing the push of merge request ${mr.id} failed: ${(e as Error)?.message ?? String(e)}\n`);
+            return null;
+          });
+          if (!lockState.held) {
+            if (!(await lock(ctx, mr.id, actor.id, candidate))) throw notAcceptable();
+            lockState.held = true;
+            lockState.stop = heartbeat(ctx, mr.id);
+          } else {
+            await recordCandidate(ctx, mr.id, candidate);
+          }
           await mergeTestHooks.beforePublish?.(attempt);
         },
       });
-      return { sha, before: targetSha, source: sourceSha };
+      return { written: { sha, before: targetSha, source: sourceSha }, ready: await ready! };
     } catch (e) {
       if (e instanceof MergeConflictError) throw cannotBeMerged();
       if (e instanceof RefConflictError) {
@@ -225,30 +263,40 @@ async function writeMerge(
   throw conflict('Target branch changed during the merge, try again');
 }
 
+/** The reason a refused merge records in merge_error. */
+const refusalMessage = (e: unknown): string => (e instanceof ApiError ? String((e.body as { message?: unknown })?.message ?? '') : 'Something went wrong during merge');
+
 /**
- * Merge an open merge request as `actor` (the API after its checks, and the automatic merge): lock, write the merge
- * commit, then finish (one transaction, then the post-push work). `sourceSha` is the head the checks saw; the merge
- * uses the source head read under the lock and refuses with 409 when it moved.
+ * Merge an open merge request as `actor` (the API after its checks, and the automatic merge): write the merge commit,
+ * lock with it, move the target branch, then finish (one transaction with the push of the target branch, then the
+ * post-push work). `sourceSha` is the head the checks saw; without the checks' merge the source head is read again
+ * and a moved one refused with 409.
  */
 export async function mergeMergeRequest(
   ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, options: MergeOptions, sourceSha?: string, checked?: CheckedMerge,
 ): Promise<MergeRequestRow> {
-  if (!(await lock(ctx, mr.id, actor.id))) throw notAcceptable();
-  const stop = heartbeat(ctx, mr.id);
+  const held: HeldLock = { held: false, stop: () => {} };
+  const closing = checked?.closing ?? closingIssuesOf(ctx, actor, project, mr);
+  closing.catch(() => {});
   try {
-    let written: WrittenMerge;
+    let result: { written: WrittenMerge; ready: FinishReady | null };
     try {
-      const head = await sourceHeadInTarget(ctx, await endsOf(ctx, mr, project));
+      // the checks just read the source head and merged it (the API): that head is merged
+      const head = checked && sourceSha !== undefined ? sourceSha : await sourceHeadInTarget(ctx, await endsOf(ctx, mr, project));
       if (!head) throw notAllowed();
       if (sourceSha !== undefined && head !== sourceSha) throw conflict(`SHA does not match HEAD of source branch: ${head}`);
-      written = await writeMerge(ctx, actor, project, mr, head, options.commitMessage || defaultMergeCommitMessage(mr), head === sourceSha ? checked : undefined);
+      const message = options.commitMessage || defaultMergeCommitMessage(mr);
+      result = await writeMerge(ctx, actor, project, mr, head, message, head === sourceSha ? checked : undefined, held,
+        async (written) => prepareFinish(ctx, actor, project, mr, written, closing));
     } catch (e) {
-      await unlock(ctx.data, mr.id, e instanceof ApiError ? String((e.body as { message?: unknown })?.message ?? '') : 'Something went wrong during merge');
+      if (held.held) await unlock(ctx.data, mr.id, refusalMessage(e));
+      // a merge request that is not open (406) is someone else's: nothing to record
+      else if (!(e instanceof ApiError && e.statusCode === 406)) await recordRefusal(ctx, mr.id, refusalMessage(e));
       throw e;
     }
-    return await finishMerge(ctx, actor, project, mr, written, options, stop);
+    return await finishMerge(ctx, actor, project, mr, result.written, options, held.stop, result.ready ?? undefined);
   } finally {
-    stop();
+    held.stop();
   }
 }
 
@@ -258,49 +306,81 @@ async function mergeRequestReference(tx: Queries, ctx: AppContext, target: Proje
   return `${(await projectNamespace(ctx, target, tx)).path}/${target.path}!${mr.iid}`;
 }
 
+/** What finishing a merge reads before its transaction: the issues it closes, the write environment, the push prepared. */
+export interface FinishReady {
+  closing: ClosingIssue[];
+  env: WriteEnv;
+  push: PreparedPush;
+}
+
+/**
+ * Read what finishMerge writes (no write here: it may run before the target branch moved, and be thrown away when the
+ * branch update loses): the closed issues, and the push of the target branch to the merge commit prepared (push data
+ * from the merge request's stored commits, the listeners' prepare part).
+ */
+async function prepareFinish(
+  ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, written: WrittenMerge, closing?: Promise<ClosingIssue[]>,
+): Promise<FinishReady> {
+  const ref = branchRef(mr.targetBranch);
+  const push = (async () => {
+    const known = await mergedCommits(ctx, mr.id, written);
+    return preparePush(ctx, project, actor, [{ ref, before: written.before, after: written.sha }], known ? { known: new Map([[ref, known]]) } : {});
+  })();
+  // closes_issues names none unless the target is the default branch (8.x PostMergeService).
+  const [issues, env, prepared] = await Promise.all([closing ?? closingIssuesOf(ctx, actor, project, mr), writeEnv(ctx), push]);
+  return { closing: issues, env, push: prepared };
+}
+
 /**
  * After the target branch moved to the merge commit: one transaction (merged state, merged_at, merge_commit_sha, the
- * `merged` event, system note, the merger's todos done, merge request hook `merge`, the closed issues with their notes),
- * then processPush for the target branch, then the source branch removal when asked.
+ * `merged` event, system note, the merger's todos done, merge request hook `merge`, the closed issues with their notes,
+ * and the push of the target branch: its push event, hooks, pipeline), then the push's after-commit work (merge request
+ * refresh), then the source branch removal when asked. `ready` is what prepareFinish read (read here when absent).
  */
 export async function finishMerge(
   ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, written: WrittenMerge, options: MergeOptions, stopHeartbeat?: () => void,
+  ready?: FinishReady,
 ): Promise<MergeRequestRow> {
-  // closes_issues names none unless the target is the default branch (8.x PostMergeService).
-  const closing = await closingIssuesOf(ctx, actor, project, mr);
+  const { closing, env, push } = ready ?? (await prepareFinish(ctx, actor, project, mr, written));
   const removeSource = !!options.removeSourceBranch || mr.forceRemoveSourceBranch;
-  const env = await writeEnv(ctx);
-  const merged = await ctx.data.transaction(async (tx) => {
-    const at = now();
-    // only while this daemon still holds the lock (a repair of another daemon may have taken it over)
-    const r = await tx.get<Record<string, unknown>>(
-      `UPDATE merge_requests SET state = 'merged', merged_at = ?, merge_commit_sha = ?, merge_user_id = ?, merge_error = NULL,
-         merge_when_build_succeeds = FALSE, should_remove_source_branch = ?, updated_at = ?, lock_state = NULL, locked_at = NULL, lock_owner = NULL,
-         lock_heartbeat_at = NULL
-       WHERE id = ? AND state = 'locked' AND lock_owner = ? RETURNING *`,
-      [at, written.sha, actor.id, removeSource, at, mr.id, MERGE_LOCK_OWNER],
-    );
-    if (!r) return null;
-    const row = toMergeRequest(r);
-    await createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: row.id, authorId: actor.id, body: stateChangeNote('merged') });
-    await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: 'merged', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
-    await markTodosDoneOnClose(tx, actor, { type: 'MergeRequest', id: row.id });
-    await queueMergeRequestHook(ctx, tx, env, project, row, actor, 'merge');
-    for (const { issue, project: issueProject } of closing) {
-      // an issue closed or deleted since closes_issues was read stays as it is
-      await lockAsync(tx, LOCKS.issue, issue.id);
-      const open = await tx.get(`SELECT 1 AS x FROM issues WHERE id = ? AND deleted_at IS NULL AND state <> 'closed'`, [issue.id]);
-      if (!open) continue;
-      const source = await mergeRequestReference(tx, ctx, project, row, issueProject);
-      await changeIssueStateIn(ctx, tx, env, actor, issueProject, issue, 'closed', { source });
-    }
-    return row;
-  });
+  let merged: MergeRequestRow | null;
+  try {
+    merged = await ctx.data.transaction(async (tx) => {
+      const at = now();
+      // only while this daemon still holds the lock (a repair of another daemon may have taken it over)
+      const r = await tx.get<Record<string, unknown>>(
+        `UPDATE merge_requests SET state = 'merged', merged_at = ?, merge_commit_sha = ?, merge_user_id = ?, merge_error = NULL,
+           merge_when_build_succeeds = FALSE, should_remove_source_branch = ?, updated_at = ?, lock_state = NULL, locked_at = NULL, lock_owner = NULL,
+           lock_heartbeat_at = NULL
+         WHERE id = ? AND state = 'locked' AND lock_owner = ? RETURNING *`,
+        [at, written.sha, actor.id, removeSource, at, mr.id, MERGE_LOCK_OWNER],
+      );
+      if (!r) return null;
+      const row = toMergeRequest(r);
+      await createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: row.id, authorId: actor.id, body: stateChangeNote('merged') });
+      await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: 'merged', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
+      await markTodosDoneOnClose(tx, actor, { type: 'MergeRequest', id: row.id });
+      await queueMergeRequestHook(ctx, tx, env, project, row, actor, 'merge');
+      for (const { issue, project: issueProject } of closing) {
+        // an issue closed or deleted since closes_issues was read stays as it is
+        await lockAsync(tx, LOCKS.issue, issue.id);
+        const open = await tx.get(`SELECT 1 AS x FROM issues WHERE id = ? AND deleted_at IS NULL AND state <> 'closed'`, [issue.id]);
+        if (!open) continue;
+        const source = await mergeRequestReference(tx, ctx, project, row, issueProject);
+        await changeIssueStateIn(ctx, tx, env, actor, issueProject, issue, 'closed', { source });
+      }
+      // the target branch moved to the merge commit: its push (event, hooks, pipeline) commits with the merge
+      await writePushIn(tx, ctx, push);
+      return row;
+    });
+  } catch (e) {
+    // The project (or the merging user) was deleted while the merge ran: the lock stays for the repair to settle.
+    if (isForeignKeyViolation(e)) throw notFound('Project');
+    throw e;
+  }
   stopHeartbeat?.();
   if (!merged) return (await findMergeRequest(ctx.data, mr.id)) ?? mr;
-  const ref = branchRef(mr.targetBranch);
-  const known = await mergedCommits(ctx, mr.id, written);
-  await processPush(ctx, project, actor, [{ ref, before: written.before, after: written.sha }], known ? { known: new Map([[ref, known]]) } : {});
+  await afterPush(ctx, push);
   if (removeSource) await removeSourceBranch(ctx, actor, project, merged, written.source);
   return (await findMergeRequest(ctx.data, mr.id)) ?? merged;
 }
