@@ -163,6 +163,15 @@ export async function computeMergeStatus(ctx: AppContext, ends: MergeRequestEnds
   }
 }
 
+/** The source and target branch heads as they are now (ref reads, no git process, no fetch), as one comparable text. */
+async function branchHeads(ctx: AppContext, ends: MergeRequestEnds): Promise<string> {
+  const [source, start] = await Promise.all([
+    ends.sourceProject ? branchHead(ctx, ends.sourceProject, ends.sourceBranch) : null,
+    branchHead(ctx, ends.targetProject, ends.targetBranch),
+  ]);
+  return `${source ?? '-'} ${start ?? '-'}`;
+}
+
 /** The merge_status_version column (migration 0020), read raw: it is not part of MergeRequestRow. */
 async function statusVersion(q: Queries, id: number): Promise<number> {
   const r = await q.get<{ v: number }>(`SELECT merge_status_version AS v FROM merge_requests WHERE id = ?`, [id]);
@@ -181,9 +190,20 @@ export async function resetMergeStatus(tx: Queries, mergeRequestId: number): Pro
 export async function checkMergeStatus(ctx: AppContext, mr: MergeRequestRow, target?: ProjectRow): Promise<MergeRequestRow> {
   if (mr.mergeStatus !== 'unchecked' || (mr.state !== 'opened' && mr.state !== 'reopened')) return mr;
   const version = await statusVersion(ctx.data, mr.id);
-  const status = await computeMergeStatus(ctx, await endsOf(ctx, mr, target));
-  await ctx.data.run(`UPDATE merge_requests SET merge_status = ? WHERE id = ? AND merge_status = 'unchecked' AND merge_status_version = ?`,
+  const ends = await endsOf(ctx, mr, target);
+  const before = await branchHeads(ctx, ends);
+  const status = await computeMergeStatus(ctx, ends);
+  const wrote = await ctx.data.run(`UPDATE merge_requests SET merge_status = ? WHERE id = ? AND merge_status = 'unchecked' AND merge_status_version = ?`,
     [status, mr.id, version]);
+  // A push moves its ref before its transaction sets the merge requests it touches back to unchecked, and that reset
+  // passes over rows that are unchecked already (a target branch with thousands of open merge requests costs nothing
+  // then). So a push that lands while this check runs may find the row still unchecked and leave it: the heads are
+  // read again after the answer is written, and a moved head takes the answer back. A push after this re-read finds
+  // the answer written and resets it itself.
+  if (wrote.changes > 0 && (await branchHeads(ctx, ends)) !== before) {
+    await ctx.data.run(`UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1
+       WHERE id = ? AND merge_status = ? AND merge_status_version = ?`, [mr.id, status, version]);
+  }
   const fresh = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE id = ?`, [mr.id]);
   return fresh ? toMergeRequest(fresh) : mr;
 }

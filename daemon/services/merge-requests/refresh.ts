@@ -95,8 +95,9 @@ onPush({
   async inTransactionAsync(tx, _ctx, push) {
     for (const { branch } of branchesOf(push)) {
       await tx.run(
+        // rows already unchecked are left alone: checkMergeStatus re-reads the heads after writing its answer
         `UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1
-         WHERE ${OPEN} AND ((source_project_id = ? AND source_branch = ?) OR (target_project_id = ? AND target_branch = ?))`,
+         WHERE ${OPEN} AND merge_status <> 'unchecked' AND ((source_project_id = ? AND source_branch = ?) OR (target_project_id = ? AND target_branch = ?))`,
         [push.project.id, branch, push.project.id, branch],
       );
     }
