@@ -84,6 +84,17 @@ describe('diffs', () => {
     expect(diffTable({ diff: '', newPath: 'big', tooLarge: true }, 'parallel').text).toContain('too large');
   });
 
+  it('a file\'s table is rendered once per view while its diff object lives (a merge request\'s kept changes)', () => {
+    const file = { diff, newPath: 'kept.txt' };
+    const first = diffTable(file, 'inline');
+    expect(diffTable(file, 'inline')).toBe(first);
+    expect(diffTable(file, 'parallel')).not.toBe(first);
+    expect(diffTable(file, 'parallel').text).toContain('<table class="diff parallel">');
+    // another object with the same text is rendered anew, the same
+    expect(diffTable({ ...file }, 'inline')).not.toBe(first);
+    expect(diffTable({ ...file }, 'inline').text).toBe(first.text);
+  });
+
   it('a diff of many files is shown 50 files a page (?files_page=), the view kept across pages', () => {
     const files = Array.from({ length: 120 }, (_, i) => ({
       diff: `@@ -1 +1 @@\n-a${i}\n+b${i}\n`, oldPath: `f${i}.txt`, newPath: `f${i}.txt`, renamedFile: false, newFile: false, deletedFile: false,

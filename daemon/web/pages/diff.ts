@@ -121,9 +121,20 @@ export function diffTable(d: Pick<FileDiff, 'diff' | 'newPath'> & { binary?: boo
   if (d.binary) return html`<p class="muted">Binary file</p>`;
   if (d.tooLarge) return html`<p class="muted">This diff is too large to show.</p>`;
   if (!d.diff) return html`<p class="muted">No changes to the content.</p>`;
+  const kept = RENDERED.get(d)?.[view];
+  if (kept) return kept;
   const rows = trusted(diffRows(d.diff, fileAnchor(d.newPath), view));
-  return html`<div class="diff-scroll"><table class="diff${view === 'parallel' ? ' parallel' : ''}"><tbody>${rows}</tbody></table></div>`;
+  const table = html`<div class="diff-scroll"><table class="diff${view === 'parallel' ? ' parallel' : ''}"><tbody>${rows}</tbody></table></div>`;
+  RENDERED.set(d, { ...RENDERED.get(d), [view]: table });
+  return table;
 }
+
+/**
+ * Each file's rendered table per view, kept as long as its diff object lives: a merge request's changes are kept per
+ * diff version (merge-request-tabs.ts), so its pages render each file once (diff2html costs about 0.2 ms a file);
+ * a commit's or a comparison's diff is read anew each time and goes with its request.
+ */
+const RENDERED = new WeakMap<object, Partial<Record<DiffView, Html>>>();
 
 /** Files of a diff shown a page (`?files_page=`): a 1,000-file change is 20 light pages, not one of megabytes. */
 export const DIFF_FILES_PER_PAGE = 50;
