@@ -633,6 +633,9 @@ export const POLICY_TABLE: Row[] = [
     '/profile/personal_access_tokens'].map((path) => ({ method: 'GET' as const, path, ability: 'page' as const })),
   { method: 'GET', path: '/:namespace/:project/issues/new', ability: 'page', params: PAGE_PROJECT },
   { method: 'GET', path: '/:namespace/:project/merge_requests/new', ability: 'page', params: PAGE_PROJECT },
+  ...['issues', 'merge_requests'].map((kind) => ({
+    method: 'GET' as const, path: `/:namespace/:project/${kind}/:iid/edit`, ability: 'page' as const, params: (c: Cell) => ({ ...PAGE_PROJECT(c), iid: 1 }),
+  })),
   { method: 'POST', path: '/dashboard/todos/:id/done', ability: 'page_form', params: () => ({ id: 1 }) },
   { method: 'POST', path: '/profile/keys', ability: 'page_form' },
   { method: 'POST', path: '/profile/keys/:id/delete', ability: 'page_form', params: () => ({ id: 1 }) },
@@ -647,7 +650,7 @@ export const POLICY_TABLE: Row[] = [
   { method: 'POST', path: '/:namespace/:project/issues', ability: 'page_form', params: PAGE_PROJECT },
   { method: 'POST', path: '/:namespace/:project/merge_requests', ability: 'page_form', params: PAGE_PROJECT },
   ...['issues/:iid/close', 'issues/:iid/notes', 'issues/:iid/reopen', 'merge_requests/:iid/cancel_merge_when_build_succeeds', 'merge_requests/:iid/close',
-    'merge_requests/:iid/merge', 'merge_requests/:iid/notes', 'merge_requests/:iid/reopen'].map((tail) => ({
+    'merge_requests/:iid/merge', 'merge_requests/:iid/notes', 'merge_requests/:iid/reopen', 'issues/:iid/edit', 'merge_requests/:iid/edit'].map((tail) => ({
     method: 'POST' as const, path: `/:namespace/:project/${tail}`, ability: 'page_form' as const, params: (c: Cell) => ({ ...PAGE_PROJECT(c), iid: 1 }),
   })),
   { method: 'GET', path: '/:namespace/:project/pipelines/:id/status.json', ability: 'page_public', params: (c) => ({ ...PAGE_PROJECT(c), id: c.p.pipelineId }) },

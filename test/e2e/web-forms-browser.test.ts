@@ -2,10 +2,10 @@
  * The writing half of the web pages in a real browser (issue 24 item 2): the real daemon and headless Chromium (Debian's,
  * through playwright-core). Each write is done by filling and clicking the page, then checked through the API: add an
  * SSH key, create a personal access token (shown once, working on the API) and revoke it, create an issue, comment,
- * close and reopen it, create a merge request from a branch, set it to merge when the pipeline succeeds and cancel
+ * close, reopen and edit it (title, description, labels, assignee), create a merge request from a branch, set it to merge when the pipeline succeeds and cancel
  * that, merge it; cancel, play and retry builds and a pipeline. No script runs in any page (the CSP allows none).
- * With GANTRY_SCREENSHOTS=1 it writes docs/screenshots/web-new-merge-request.png, web-merge-request-merge.png and
- * web-dashboard.png.
+ * With GANTRY_SCREENSHOTS=1 it writes docs/screenshots/web-new-merge-request.png, web-merge-request-merge.png,
+ * web-issue-edit.png and web-dashboard.png.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +106,22 @@ describe('the page forms in Chromium', () => {
     await submit(page, 'Reopen issue');
     expect((await get(`/projects/${project.id}/issues/${issue.id}`)).state).not.toBe('closed');
 
+    // edit it: title, description, labels, assignee through the edit form
+    await Promise.all([page.waitForNavigation(), page.getByRole('link', { name: 'Edit issue' }).click()]);
+    expect(new URL(page.url()).pathname).toBe(`${base}/issues/${issue.iid}/edit`);
+    await expect(page.getByLabel('Title').inputValue()).resolves.toBe('The Jabberwock <b>returns</b>');
+    await page.getByLabel('Title').fill('The Jabberwock is slain');
+    await page.getByLabel(/^Description/).fill('One, two! And through and through');
+    await page.getByLabel(/^Labels/).fill('poem');
+    await page.getByLabel('Assignee').selectOption({ label: 'Alice Liddell (@alice)' });
+    if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs/screenshots/web-issue-edit.png'), fullPage: true });
+    await submit(page, 'Save changes');
+    expect(new URL(page.url()).pathname).toBe(`${base}/issues/${issue.iid}`);
+    expect(await get(`/projects/${project.id}/issues/${issue.id}`)).toMatchObject({
+      title: 'The Jabberwock is slain', description: 'One, two! And through and through', labels: ['poem'], assignee: { username: 'alice' },
+    });
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('The Jabberwock is slain');
+
     // a merge request from the branch: merge when the pipeline succeeds (its pipeline waits: no runner), cancel, merge
     await page.goto(`${daemon.url}${base}/merge_requests`);
     await Promise.all([page.waitForNavigation(), page.getByRole('link', { name: 'New merge request' }).click()]);
@@ -159,7 +175,7 @@ describe('the page forms in Chromium', () => {
     expect(await page.locator('script:not([src])').count()).toBe(0);
     for (const src of await page.locator('script[src]').evaluateAll((els) => els.map((e) => e.getAttribute('src')))) expect(src).toBe('/-/assets/live.js');
     await page.goto(`${daemon.url}/dashboard/issues?scope=authored`);
-    await expect(page.getByRole('link', { name: 'The Jabberwock <b>returns</b>' }).count()).resolves.toBe(1);
+    await expect(page.getByRole('link', { name: 'The Jabberwock is slain' }).count()).resolves.toBe(1);
     if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs/screenshots/web-dashboard.png'), fullPage: true });
     expect(problems).toEqual([]);
     await context.close();

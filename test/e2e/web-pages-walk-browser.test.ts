@@ -51,6 +51,8 @@ async function populate(p: Project, owner: string, opts: { hostile?: boolean } =
   await file('src/app.ts', 'export const answer = 42;\n');
   expect((await call(owner, 'POST', `/projects/${p.id}/repository/branches`, { branch_name: 'feature', ref: 'master' })).status).toBe(201);
   await file('src/feature.ts', 'export const feature = true;\n', 'feature');
+  // a diff whose file name and lines are markup: the merge request's changes must show them as text
+  if (opts.hostile) await file('src/<img src=x onerror=alert(6)>.html', '<script>alert(7)</script><img src="http://evil.test/d.png" onerror="alert(8)">\n', 'feature');
   expect((await call(owner, 'POST', `/projects/${p.id}/repository/tags`, { tag_name: 'v1.0', ref: 'master', release_description: 'The **first** one' })).status).toBe(201);
   const milestone = (await call(owner, 'POST', `/projects/${p.id}/milestones`, { title: 'Sprint 1' })).body;
   await call(owner, 'POST', `/projects/${p.id}/labels`, { name: 'bug', color: '#d9534f' });
@@ -206,6 +208,21 @@ describe('hostile content in Chromium', () => {
     await page.waitForTimeout(300);
     expect(problems).toEqual([]);
     if (SCREENSHOTS) await page.screenshot({ path: join(ROOT, 'docs/screenshots/web-issue-hostile.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('a diff (diff2html) whose file name and lines are <script> and onerror= shows them as text, inline and side by side', async () => {
+    const page = await (await contextOf('owner')).newPage();
+    const problems = watch(page);
+    for (const url of [mrUrl, `${mrUrl}?view=parallel`]) {
+      await page.goto(url);
+      expect((await page.locator('.diff-file h3').allTextContents()).some((t) => t.startsWith('src/<img src=x onerror=alert(6)>.html (new file)'))).toBe(true);
+      await expect(page.locator('table.diff td.line').allTextContents()).resolves.toContain('<script>alert(7)</script><img src="http://evil.test/d.png" onerror="alert(8)">');
+      expect(await page.locator('script').count()).toBe(0);
+      expect(await page.locator('main img, [onerror], [onload]').count()).toBe(0);
+    }
+    await page.waitForTimeout(300);
+    expect(problems).toEqual([]);
     await page.close();
   });
 });

@@ -3,7 +3,7 @@
  * fenced code, sanitizing) and the diff views (line numbers, anchors, pairing of removed and added lines).
  */
 import { describe, expect, it } from 'vitest';
-import { diffFiles, diffTable, fileAnchor, parseUnified } from '../../daemon/web/pages/diff.js';
+import { diffFiles, diffTable, fileAnchor } from '../../daemon/web/pages/diff.js';
 import { renderMarkdown } from '../../daemon/web/pages/markdown.js';
 
 const md = (source: string) => renderMarkdown(source, { projectPath: '/grp/app' }).text;
@@ -42,16 +42,22 @@ describe('Markdown', () => {
 describe('diffs', () => {
   const diff = '@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -10,2 +10,3 @@\n x\n+y\n z\n\\ No newline at end of file\n';
 
-  it('leaves out git\'s file header before the first hunk', () => {
-    const lines = parseUnified('--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n');
-    expect(lines.map((l) => [l.kind, l.text])).toEqual([['hunk', '@@ -0,0 +1 @@'], ['add', 'hello']]);
+  it('numbers each line from the hunk headers (diff2html reads them) and shows each hunk\'s header', () => {
+    const a = fileAnchor('f.txt');
+    const inline = diffTable({ diff, newPath: 'f.txt' }, 'inline').text;
+    const ids = [...inline.matchAll(/<tr class="(\w+)"(?: id="[0-9a-f]{40}_(\d+)_(\d+)")?/g)].map((m) => [m[1], m[2] ?? null, m[3] ?? null]);
+    expect(ids).toEqual([
+      ['hunk', null, null], ['ctx', '1', '1'], ['del', '2', '0'], ['add', '0', '2'], ['ctx', '3', '3'],
+      ['hunk', null, null], ['ctx', '10', '10'], ['add', '0', '11'], ['ctx', '11', '12'],
+    ]);
+    expect(inline).toContain('<td class="line">@@ -10,2 +10,3 @@</td>');
+    expect(inline).toContain(`<td class="ln"><a href="#${a}_11_12">11</a></td><td class="ln"><a href="#${a}_11_12">12</a></td><td class="line" data-sign=" ">z</td>`);
   });
 
-  it('numbers each line from the hunk headers', () => {
-    expect(parseUnified(diff).map((l) => [l.kind, l.old, l.new])).toEqual([
-      ['hunk', null, null], ['ctx', 1, 1], ['del', 2, null], ['add', null, 2], ['ctx', 3, 3],
-      ['hunk', null, null], ['ctx', 10, 10], ['add', null, 11], ['ctx', 11, 12], ['meta', null, null],
-    ]);
+  it('a git file header before the first hunk is not a line of the diff', () => {
+    const t = diffTable({ diff: '--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n', newPath: 'new.txt' }, 'inline').text;
+    expect(t.match(/<tr class="add"/g)).toHaveLength(1);
+    expect(t).not.toContain('dev/null');
   });
 
   it('inline rows carry GitLab line codes; side by side pairs a removed line with its replacement', () => {
@@ -60,14 +66,33 @@ describe('diffs', () => {
     expect(inline).toContain(`<tr class="del" id="${a}_2_0">`);
     expect(inline).toContain(`<tr class="add" id="${a}_0_11">`);
     const parallel = diffTable({ diff, newPath: 'f.txt' }, 'parallel').text;
-    expect(parallel).toContain(`<td class="line del" id="${a}_2_0">b</td><td class="ln"><a href="#${a}_0_2">2</a></td><td class="line add" id="${a}_0_2">B</td>`);
+    // a removed line beside its replacement, the changed words marked (diff2html's <del>/<ins>)
+    expect(parallel).toContain(`<td class="line del" id="${a}_2_0"><del>b</del></td><td class="ln"><a href="#${a}_0_2">2</a></td><td class="line add" id="${a}_0_2"><ins>B</ins></td>`);
+    // a context line is on both sides: the left cell's id ends in _l, both numbers link to the line code
+    expect(parallel).toContain(`<td class="ln"><a href="#${a}_1_1">1</a></td><td class="line ctx" id="${a}_1_1_l">a</td><td class="ln"><a href="#${a}_1_1">1</a></td><td class="line ctx" id="${a}_1_1">a</td>`);
     expect(parallel).toContain(`<td class="ln empty"></td><td class="line empty"></td><td class="ln"><a href="#${a}_0_11">11</a></td>`);
   });
 
   it('escapes the code and says so for binary files and diffs too large to show', () => {
-    expect(diffTable({ diff: '@@ -1 +1 @@\n-<b>\n+<script>x</script>\n', newPath: 'h.html' }, 'inline').text).toContain('&lt;script&gt;x&lt;/script&gt;');
+    for (const view of ['inline', 'parallel'] as const) {
+      const t = diffTable({ diff: '@@ -1 +1 @@\n-<b>\n+<script>x</script><img src=x onerror="alert(1)">\n', newPath: 'h.html' }, view).text;
+      expect(t).not.toMatch(/<script|<img|<b>/);
+      expect(t).toContain('&lt;');
+      expect(t.replace(/<\/?(ins|del)>/g, '')).toContain('&lt;script&gt;x&lt;&#x2F;script&gt;&lt;img src=x onerror=&quot;alert(1)&quot;&gt;');
+    }
     expect(diffTable({ diff: '', newPath: 'p.png', binary: true }, 'inline').text).toContain('Binary file');
     expect(diffTable({ diff: '', newPath: 'big', tooLarge: true }, 'parallel').text).toContain('too large');
+  });
+
+  it('a file\'s table is rendered once per view while its diff object lives (a merge request\'s kept changes)', () => {
+    const file = { diff, newPath: 'kept.txt' };
+    const first = diffTable(file, 'inline');
+    expect(diffTable(file, 'inline')).toBe(first);
+    expect(diffTable(file, 'parallel')).not.toBe(first);
+    expect(diffTable(file, 'parallel').text).toContain('<table class="diff parallel">');
+    // another object with the same text is rendered anew, the same
+    expect(diffTable({ ...file }, 'inline')).not.toBe(first);
+    expect(diffTable({ ...file }, 'inline').text).toBe(first.text);
   });
 
   it('a diff of many files is shown 50 files a page (?files_page=), the view kept across pages', () => {

@@ -256,6 +256,138 @@ describe('merge requests', () => {
   });
 });
 
+describe('edit forms (title, description, labels, milestone, assignee)', () => {
+  const apiIssue = async (id: number) => (await s.api('GET', `/projects/${priv.id}/issues/${id}`, cast.owner)).body;
+
+  it('the issue edit form: filled in for those the API lets update (selects for reporters and up); 403, 404 and sign-in as the API', async () => {
+    const milestone = (await s.api('POST', `/projects/${priv.id}/milestones`, cast.master, { title: 'edit-ms' })).body;
+    const issue = (await s.api('POST', `/projects/${priv.id}/issues`, cast.owner, {
+      title: 'To <edit>', description: 'Old text', labels: 'alpha', milestone_id: milestone.id, assignee_id: cast.developer.id,
+    })).body;
+    const url = `${base}/issues/${issue.iid}`;
+    const form = await get('reporter', `${url}/edit`);
+    expect(form.statusCode).toBe(200);
+    expect(form.body).toContain(`action="${url}/edit"`);
+    expect(form.body).toContain('value="To &lt;edit&gt;"');
+    expect(form.body).toContain('>Old text</textarea>');
+    expect(form.body).toContain('name="labels" type="text" value="alpha"');
+    expect(form.body).toContain(`<option value="${milestone.id}" selected>edit-ms</option>`);
+    expect(form.body).toContain(`<option value="${cast.developer.id}" selected>`);
+    expect(form.body).toContain('name="authenticity_token"');
+    expect((await get('reporter', url)).body).toContain(`href="${url}/edit"`);
+    // a guest who is not the author may not update it (the API's 403), and has no link
+    expect((await get('guest', `${url}/edit`)).statusCode).toBe(403);
+    expect((await get('guest', url)).body).not.toContain(`href="${url}/edit"`);
+    expect((await get('nonMember', `${url}/edit`)).statusCode).toBe(404);
+    expect((await get('reporter', `${base}/issues/99999/edit`)).statusCode).toBe(404);
+    expect((await get('reporter', `${base}/issues/99999999999/edit`)).statusCode).toBe(404);
+    const anon = await get(null, `${url}/edit`);
+    expect(anon.statusCode).toBe(302);
+    expect(anon.headers.location).toMatch(/^\/users\/sign_in/);
+    // a guest's own issue: title and description only (labels, milestone and assignee are admin_issue's, as the API)
+    const own = (await s.api('POST', `/projects/${priv.id}/issues`, cast.guest, { title: 'Guest own' })).body;
+    const guestForm = await get('guest', `${base}/issues/${own.iid}/edit`);
+    expect(guestForm.statusCode).toBe(200);
+    expect(guestForm.body).not.toContain('name="assignee_id"');
+  });
+
+  it('saves an issue through the API\'s service (what GET shows after), then removes its labels, milestone and assignee', async () => {
+    const milestone = (await s.api('POST', `/projects/${priv.id}/milestones`, cast.master, { title: 'save-ms' })).body;
+    const issue = (await s.api('POST', `/projects/${priv.id}/issues`, cast.owner, { title: 'Before' })).body;
+    const url = `${base}/issues/${issue.iid}`;
+    const r = await post('reporter', `${url}/edit`, {
+      title: 'After', description: 'New **text**', labels: 'beta, gamma', milestone_id: String(milestone.id), assignee_id: String(cast.master.id),
+    });
+    expect(r.statusCode).toBe(303);
+    expect(r.headers.location).toBe(url);
+    expect(await apiIssue(issue.id)).toMatchObject({
+      title: 'After', description: 'New **text**', labels: ['beta', 'gamma'], milestone: { id: milestone.id }, assignee: { id: cast.master.id },
+    });
+    const notes = (await s.api('GET', `/projects/${priv.id}/issues/${issue.id}/notes`, cast.owner)).body.map((n: { body: string }) => n.body);
+    expect(notes).toContain('Changed title: **Before** → **After**');
+    expect(notes).toContain(`Reassigned to @${cast.master.username}`);
+    const shown = await get('reporter', url);
+    expect(shown.body).toContain('<strong>text</strong>');
+    expect(shown.body).toContain(`<dt>Milestone</dt><dd><a href="${base}/milestones/${milestone.iid}">save-ms</a></dd>`);
+    expect(shown.body).toContain('<dt>Labels</dt><dd><span class="label">beta</span> <span class="label">gamma</span> </dd>');
+    const cleared = await post('reporter', `${url}/edit`, { title: 'After', description: '', labels: '', milestone_id: '', assignee_id: '' });
+    expect(cleared.statusCode).toBe(303);
+    expect(await apiIssue(issue.id)).toMatchObject({ title: 'After', description: '', labels: [], milestone: null, assignee: null });
+  });
+
+  it('a refused save is the form again with the API\'s message and status, the values kept (escaped), nothing changed', async () => {
+    const issue = (await s.api('POST', `/projects/${priv.id}/issues`, cast.owner, { title: 'Kept', labels: 'keep' })).body;
+    const url = `${base}/issues/${issue.iid}`;
+    const blank = await post('reporter', `${url}/edit`, { title: '  ', description: '<b>draft</b>', labels: 'x' });
+    expect(blank.statusCode).toBe(400);
+    expect(blank.body).toContain('id="form-error"');
+    expect(blank.body).toContain('title can&#39;t be blank');
+    expect(blank.body).toContain('&lt;b&gt;draft&lt;/b&gt;');
+    expect(blank.body).not.toContain('<b>draft</b>');
+    const long = await post('reporter', `${url}/edit`, { title: 'x'.repeat(256) });
+    expect(long.statusCode).toBe(400);
+    expect(long.body).toContain('title is too long (maximum is 255 characters)');
+    const badId = await post('reporter', `${url}/edit`, { title: 'Kept', assignee_id: '99999999999' });
+    expect(badId.statusCode).toBe(400);
+    expect(badId.body).toContain('assignee is invalid');
+    const noUser = await post('reporter', `${url}/edit`, { title: 'Kept', assignee_id: '2000000000' });
+    expect(noUser.statusCode).toBe(400);
+    expect(noUser.body).toContain('assignee id is invalid');
+    expect(await apiIssue(issue.id)).toMatchObject({ title: 'Kept', labels: ['keep'], assignee: null });
+  });
+
+  it('CSRF: without the session\'s token 422 and nothing changes; 404 to a non-member, 403 to a guest who is not the author; a guest\'s labels are dropped', async () => {
+    const issue = (await s.api('POST', `/projects/${priv.id}/issues`, cast.owner, { title: 'Guarded' })).body;
+    const url = `${base}/issues/${issue.iid}`;
+    const { jar } = await as('reporter');
+    const forged = await browse(s, jar, 'POST', `${url}/edit`, { title: 'Forged' });
+    expect(forged.statusCode).toBe(422);
+    expect((await browse(s, jar, 'POST', `${url}/edit`, { title: 'Forged', authenticity_token: (await as('master')).csrf })).statusCode).toBe(422);
+    expect((await post('nonMember', `${url}/edit`, { title: 'Outsider' })).statusCode).toBe(404);
+    expect((await post('guest', `${url}/edit`, { title: 'Guest' })).statusCode).toBe(403);
+    expect((await post('reporter', `/${other.path_with_namespace}/issues/1/edit`, { title: 'x' })).statusCode).toBe(404);
+    expect((await apiIssue(issue.id)).title).toBe('Guarded');
+    // the author, a guest: the title changes, the labels are dropped (admin_issue only), as PUT does
+    const own = (await s.api('POST', `/projects/${priv.id}/issues`, cast.guest, { title: 'Guest own 2' })).body;
+    expect((await post('guest', `${base}/issues/${own.iid}/edit`, { title: 'Renamed by its author', labels: 'sneaky' })).statusCode).toBe(303);
+    expect(await apiIssue(own.id)).toMatchObject({ title: 'Renamed by its author', labels: [] });
+    // an administrator may, as on the API, without being a member
+    expect((await post('admin', `${url}/edit`, { title: 'By the admin' })).statusCode).toBe(303);
+    expect((await apiIssue(issue.id)).title).toBe('By the admin');
+  });
+
+  it('the merge request edit form saves title, description, labels, milestone and assignee; 403 to a reporter, 404 to a non-member', async () => {
+    await pushFiles(s.ctx, priv.id, cast.owner.id, { 'edit.txt': 'edit\n' }, { branch: 'to-edit', from: 'master' });
+    const mr = (await s.api('POST', `/projects/${priv.id}/merge_requests`, cast.master, { source_branch: 'to-edit', target_branch: 'master', title: 'MR before' })).body;
+    const milestone = (await s.api('POST', `/projects/${priv.id}/milestones`, cast.master, { title: 'mr-ms' })).body;
+    const url = `${base}/merge_requests/${mr.iid}`;
+    const form = await get('developer', `${url}/edit`);
+    expect(form.statusCode).toBe(200);
+    expect(form.body).toContain('value="MR before"');
+    expect(form.body).toContain('name="milestone_id"');
+    expect((await get('developer', url)).body).toContain(`href="${url}/edit"`);
+    expect((await get('reporter', `${url}/edit`)).statusCode).toBe(403);
+    expect((await post('reporter', `${url}/edit`, { title: 'Reporter' })).statusCode).toBe(403);
+    expect((await get('nonMember', `${url}/edit`)).statusCode).toBe(404);
+    expect((await post('nonMember', `${url}/edit`, { title: 'x' })).statusCode).toBe(404);
+    const { jar } = await as('developer');
+    expect((await browse(s, jar, 'POST', `${url}/edit`, { title: 'Forged' })).statusCode).toBe(422);
+    const blank = await post('developer', `${url}/edit`, { title: '' });
+    expect(blank.statusCode).toBe(400);
+    expect(blank.body).toContain('id="form-error"');
+    const r = await post('developer', `${url}/edit`, {
+      title: 'MR after', description: 'Why', labels: 'review', milestone_id: String(milestone.id), assignee_id: String(cast.master.id),
+    });
+    expect(r.statusCode).toBe(303);
+    expect(r.headers.location).toBe(url);
+    expect((await s.api('GET', `/projects/${priv.id}/merge_requests/${mr.id}`, cast.owner)).body).toMatchObject({
+      title: 'MR after', description: 'Why', labels: ['review'], milestone: { id: milestone.id }, assignee: { id: cast.master.id }, state: 'opened',
+    });
+    // (closed again: the dashboard test below takes the newest open merge request of the project)
+    await s.api('PUT', `/projects/${priv.id}/merge_requests/${mr.id}`, cast.owner, { state_event: 'close' });
+  });
+});
+
 describe('builds and pipelines', () => {
   it('cancel, retry and play a build; retry and cancel a pipeline; a reporter gets 403, another project\'s build 404', async () => {
     const [pipeline] = await pipelinesOf(s.ctx, priv.id);

@@ -190,6 +190,19 @@ describe('lists and refs', () => {
     expect((await page(`${pub.web_url}/issues?page=-3`, 'owner')).body).toContain('Paged issue 20');
   });
 
+  it('a user\'s page lists their projects 20 a page (?page=)', async () => {
+    const u = await s.user('PAGEDOWNER', { projects_limit: 100 });
+    for (let i = 0; i < 21; i++) await makeProject(s, u, `paged-${String(i).padStart(2, '0')}`, { visibility: 20 });
+    const first = await page(`/${u.username}`, 'owner');
+    expect(first.body.match(/href="\/PAGEDOWNER\/paged-\d\d"/g)).toHaveLength(20);
+    expect(first.body).toContain('href="?page=2"');
+    const second = await page(`/${u.username}?page=2`, 'owner');
+    expect(second.body.match(/href="\/PAGEDOWNER\/paged-\d\d"/g)).toHaveLength(1);
+    expect(second.body).toContain('Page 2 of 2');
+    // past the end: the last page
+    expect((await page(`/u/${u.username}?page=9`, 'owner')).body).toContain('Page 2 of 2');
+  });
+
   it('a ref with a slash in it (release/1.0) is told from the path by the refs that exist', async () => {
     await pushFiles(s.ctx, pub.id, cast.owner.id, { 'docs/guide.md': '# Guide\n' }, { branch: 'release/1.0', from: 'master' });
     const tree = await page(`${pub.web_url}/tree/release/1.0/docs`, 'owner');

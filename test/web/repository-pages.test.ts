@@ -98,7 +98,7 @@ describe('compare and diffs', () => {
     }
     expect(r.body).toContain(`Changes (${api.body.diffs.length} files)`);
     expect(r.body).toContain('added.md');
-    expect(r.body).toContain('line 2 changed');
+    expect(r.body).toContain('line <ins>2 changed</ins>'); // the changed words marked (diff2html)
     expect(r.body).toContain('line five &lt;b&gt;');
   });
 
@@ -106,8 +106,8 @@ describe('compare and diffs', () => {
     const r = await page(`${priv.web_url}/compare/master...feature/x`, 'reporter');
     const anchor = '83348d283c1ba0b3b4d55fdc04c39a165b933125'; // sha1('notes.txt')
     expect(r.body).toContain(`<section class="diff-file" id="${anchor}">`);
-    expect(r.body).toMatch(new RegExp(`<tr class="del" id="${anchor}_2_0"><td class="ln"><a href="#${anchor}_2_0">2</a></td><td class="ln"></td><td class="line" data-sign="-">line two</td></tr>`));
-    expect(r.body).toMatch(new RegExp(`<tr class="add" id="${anchor}_0_2"><td class="ln"></td><td class="ln"><a href="#${anchor}_0_2">2</a></td><td class="line" data-sign="\\+">line 2 changed</td></tr>`));
+    expect(r.body).toMatch(new RegExp(`<tr class="del" id="${anchor}_2_0"><td class="ln"><a href="#${anchor}_2_0">2</a></td><td class="ln"></td><td class="line" data-sign="-">line <del>two</del></td></tr>`));
+    expect(r.body).toMatch(new RegExp(`<tr class="add" id="${anchor}_0_2"><td class="ln"></td><td class="ln"><a href="#${anchor}_0_2">2</a></td><td class="line" data-sign="\\+">line <ins>2 changed</ins></td></tr>`));
     expect(r.body).toContain(`id="${anchor}_3_3"`);
     expect(r.body).toContain('<a href="?view=parallel">Side-by-side</a>');
     expect(r.body).toMatch(/<a href="\?view=inline" aria-current="page">Inline<\/a>/);
@@ -117,7 +117,7 @@ describe('compare and diffs', () => {
     const r = await page(`${priv.web_url}/compare/master...feature/x?view=parallel`, 'reporter');
     expect(r.statusCode).toBe(200);
     expect(r.body).toContain('<table class="diff parallel">');
-    expect(r.body).toMatch(/<td class="line del" id="[0-9a-f]{40}_2_0">line two<\/td><td class="ln"><a href="#[0-9a-f]{40}_0_2">2<\/a><\/td><td class="line add" id="[0-9a-f]{40}_0_2">line 2 changed<\/td>/);
+    expect(r.body).toMatch(/<td class="line del" id="[0-9a-f]{40}_2_0">line <del>two<\/del><\/td><td class="ln"><a href="#[0-9a-f]{40}_0_2">2<\/a><\/td><td class="line add" id="[0-9a-f]{40}_0_2">line <ins>2 changed<\/ins><\/td>/);
     expect(r.body).toMatch(/<td class="ln empty"><\/td><td class="line empty"><\/td><td class="ln"><a href="#[0-9a-f]{40}_0_5">5<\/a><\/td><td class="line add"/);
     expect(r.body).toMatch(/<a href="\?view=parallel" aria-current="page">Side-by-side<\/a>/);
   });
@@ -235,7 +235,7 @@ describe('anonymous readers of a public project (8.13 anonymous_rules)', () => {
     const m = await page(pubMr.web_url, null);
     expect(m.statusCode).toBe(200);
     expect(m.body).toContain('Public change');
-    expect(m.body).toContain('Public, changed');
+    expect(m.body).toContain('Public<ins>, changed</ins>');
     expect((await page(`${pub.web_url}/merge_requests`, null)).body).toContain('Public change');
     expect((await page(`${pub.web_url}/pipelines`, null)).body).toContain(`/pipelines/${pubPipeline}`);
     const pipeline = await page(`${pub.web_url}/pipelines/${pubPipeline}`, null);

@@ -1,87 +1,119 @@
 /**
  * Diffs in the pages: a file's unified diff (git's text, as the API's `diff` field holds it) shown inline or side by
  * side (`?view=parallel`, a plain link: no script needed), each line with its old and new line numbers and an anchor
- * (`#<file-anchor>_<old>_<new>`, GitLab 8.x's line codes) that a link may point at. The hunks are read from git's own
- * unified format (`@@ -a,b +c,d @@`), every text escaped by the html template.
+ * (`#<file-anchor>_<old>_<new>`, GitLab 8.x's line codes) that a link may point at.
+ *
+ * diff2html reads git's text (hunks, line numbers), pairs the removed lines with the added ones that replace them and
+ * marks the changed words (`<del>`/`<ins>`), escaping every text. Its two renderers are used with their row output
+ * overridden: their templates have no line anchors, and its side-by-side view is two tables kept aligned by its
+ * browser script; here both sides are one table (rows aligned without script), each row our markup around the
+ * content diff2html escaped.
  */
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { DiffFile } from 'diff2html/lib/types.js';
 import type { FileDiff } from '../../git/diff.js';
-import { html, type Html } from './html.js';
-
-/** One line of a hunk: its kind and the old/new line numbers it has (null where it has none). */
-interface DiffLine {
-  kind: 'add' | 'del' | 'ctx' | 'hunk' | 'meta';
-  text: string;
-  old: number | null;
-  new: number | null;
-}
+import { html, trusted, type Html } from './html.js';
 
 /** The two views; `inline` unless the query asks for `parallel` (GitLab's `view=parallel`). */
 export type DiffView = 'inline' | 'parallel';
 export const diffViewOf = (query: unknown): DiffView => ((query as Record<string, unknown> | undefined)?.view === 'parallel' ? 'parallel' : 'inline');
 
-const HUNK = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/;
-
-/** The lines of a unified diff with their numbers. */
-export function parseUnified(diff: string): DiffLine[] {
-  const out: DiffLine[] = [];
-  let o = 0;
-  let n = 0;
-  const lines = diff.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  let inHunk = false;
-  for (const text of lines) {
-    const h = HUNK.exec(text);
-    // git's file header (`--- a/x`, `+++ b/x`, `diff --git`, `index`) before the first hunk: the page's heading says it
-    if (!h && !inHunk) continue;
-    if (h) {
-      inHunk = true;
-      o = Number(h[1]);
-      n = Number(h[2]);
-      out.push({ kind: 'hunk', text, old: null, new: null });
-    } else if (text.startsWith('+')) out.push({ kind: 'add', text: text.slice(1), old: null, new: n++ });
-    else if (text.startsWith('-')) out.push({ kind: 'del', text: text.slice(1), old: o++, new: null });
-    else if (text.startsWith('\\')) out.push({ kind: 'meta', text, old: null, new: null });
-    else out.push({ kind: 'ctx', text: text.slice(1), old: o++, new: n++ });
-  }
-  return out;
-}
-
 /** GitLab's file anchor: the sha1 of the file's path (what `#<anchor>_<old>_<new>` line codes start with). */
 export const fileAnchor = (path: string) => createHash('sha1').update(path).digest('hex');
 
-const num = (anchor: string, l: DiffLine, n: number | null) => (n === null ? html`<td class="ln"></td>` : html`<td class="ln"><a href="#${anchor}_${l.old ?? 0}_${l.new ?? 0}">${n}</a></td>`);
-const SIGN = { add: '+', del: '-', ctx: ' ', hunk: '', meta: '' } as const;
-
-function inlineRows(anchor: string, lines: DiffLine[]): Html[] {
-  return lines.map((l) => (l.kind === 'hunk' || l.kind === 'meta'
-    ? html`<tr class="${l.kind}"><td class="ln"></td><td class="ln"></td><td class="line">${l.text}</td></tr>`
-    : html`<tr class="${l.kind}" id="${anchor}_${l.old ?? 0}_${l.new ?? 0}">${num(anchor, l, l.old)}${num(anchor, l, l.new)}<td class="line" data-sign="${SIGN[l.kind]}">${l.text}</td></tr>`));
+/** A line as diff2html's renderers hand it over: its CSS class (d2h-ins, d2h-del, d2h-cntx, + d2h-change), escaped content. */
+interface PreparedLine {
+  type: string;
+  prefix: string;
+  content: string;
+  oldNumber?: number;
+  newNumber?: number;
+  number?: number;
 }
 
-/** Side by side: removed lines on the left paired with the added lines that follow them on the right. */
-function parallelRows(anchor: string, lines: DiffLine[]): Html[] {
-  const rows: Html[] = [];
-  const cell = (l: DiffLine | undefined, side: 'old' | 'new') => (l
-    ? html`${num(anchor, l, l[side])}<td class="line ${l.kind}" id="${anchor}_${l.old ?? 0}_${l.new ?? 0}${side === 'old' && l.kind === 'ctx' ? '_l' : ''}">${l.text}</td>`
-    : html`<td class="ln empty"></td><td class="line empty"></td>`);
-  for (let i = 0; i < lines.length;) {
-    const l = lines[i]!;
-    if (l.kind === 'hunk' || l.kind === 'meta') {
-      rows.push(html`<tr class="${l.kind}"><td class="ln"></td><td class="line" colspan="3">${l.text}</td></tr>`);
-      i++;
-    } else if (l.kind === 'ctx') {
-      rows.push(html`<tr class="ctx">${cell(l, 'old')}${cell(l, 'new')}</tr>`);
-      i++;
-    } else {
-      const dels: DiffLine[] = [];
-      const adds: DiffLine[] = [];
-      while (lines[i]?.kind === 'del') dels.push(lines[i++]!);
-      while (lines[i]?.kind === 'add') adds.push(lines[i++]!);
-      for (let k = 0; k < Math.max(dels.length, adds.length); k++) rows.push(html`<tr>${cell(dels[k], 'old')}${cell(adds[k], 'new')}</tr>`);
+type Kind = 'add' | 'del' | 'ctx';
+const kindOf = (type: string): Kind => (type.startsWith('d2h-ins') ? 'add' : type.startsWith('d2h-del') ? 'del' : 'ctx');
+const SIGN = { add: '+', del: '-', ctx: ' ' } as const;
+/** diff2html escaped the content (and added only its `<del>`/`<ins>` word marks). */
+const content = (l: PreparedLine) => trusted(l.content);
+const num = (id: string, n: number | undefined) => (n === undefined ? html`<td class="ln"></td>` : html`<td class="ln"><a href="#${id}">${n}</a></td>`);
+/** A hunk's `@@ -a,b +c,d @@` row of the side-by-side table (the inline one is diff2html's block-header template). */
+const parallelHunkRow = (header: string) => html`<tr class="hunk"><td class="ln"></td><td class="line" colspan="3">${header}</td></tr>`.text;
+
+// diff2html (and its jsdiff and hogan) load with the first diff shown, not with the daemon (as markdown.ts's libraries).
+const load = createRequire(import.meta.url);
+type Renderers = { parse: typeof import('diff2html').parse; inline: (file: DiffFile, anchor: string) => string; parallel: (file: DiffFile, anchor: string) => string };
+let renderers: Renderers | undefined;
+
+function makeRenderers(): Renderers {
+  const { parse } = load('diff2html') as typeof import('diff2html');
+  const LineByLine = (load('diff2html/lib/line-by-line-renderer.js') as typeof import('diff2html/lib/line-by-line-renderer.js')).default;
+  const SideBySide = (load('diff2html/lib/side-by-side-renderer.js') as typeof import('diff2html/lib/side-by-side-renderer.js')).default;
+  const Hogan = (load('diff2html/lib/hoganjs-utils.js') as typeof import('diff2html/lib/hoganjs-utils.js')).default;
+  // the one template the inline renderer still renders itself: a hunk's `@@ ... @@` row (escaped by diff2html)
+  const hogan = new Hogan({ rawTemplates: { 'generic-block-header': '<tr class="hunk"><td class="ln"></td><td class="ln"></td><td class="line">{{{blockHeader}}}</td></tr>' } });
+  // word marks within paired lines; no re-matching of lines across a block (its cost grows with the block's square)
+  const config = { matching: 'none', diffStyle: 'word' } as const;
+
+  class Inline extends LineByLine {
+    readonly anchor: string;
+
+    constructor(anchor: string) {
+      super(hogan, config);
+      this.anchor = anchor;
+    }
+
+    override generateSingleLineHtml(_file: DiffFile, line?: PreparedLine): string {
+      if (!line) return '';
+      const kind = kindOf(line.type);
+      const id = `${this.anchor}_${line.oldNumber ?? 0}_${line.newNumber ?? 0}`;
+      return html`<tr class="${kind}" id="${id}">${num(id, line.oldNumber)}${num(id, line.newNumber)}<td class="line" data-sign="${SIGN[kind]}">${content(line)}</td></tr>`.text;
     }
   }
-  return rows;
+
+  /** Both sides in one row of one table: the left half carries the row, the right half nothing. */
+  class Parallel extends SideBySide {
+    readonly anchor: string;
+
+    constructor(anchor: string) {
+      super(hogan, config);
+      this.anchor = anchor;
+    }
+
+    override makeHeaderHtml(blockHeader: string, file?: DiffFile): string {
+      return file ? parallelHunkRow(blockHeader) : '';
+    }
+
+    override generateLineHtml(oldLine?: PreparedLine, newLine?: PreparedLine): { left: string; right: string } {
+      const ctx = oldLine !== undefined && newLine !== undefined && kindOf(oldLine.type) === 'ctx';
+      const cell = (l: PreparedLine | undefined, side: 'old' | 'new') => {
+        if (!l) return html`<td class="ln empty"></td><td class="line empty"></td>`;
+        const oldN = side === 'old' ? l.number : ctx ? oldLine!.number : undefined;
+        const newN = side === 'new' ? l.number : ctx ? newLine!.number : undefined;
+        const id = `${this.anchor}_${oldN ?? 0}_${newN ?? 0}`;
+        // a context line is on both sides: the left one's id has `_l` so ids stay unique, both link to the line code
+        return html`${num(id, l.number)}<td class="line ${kindOf(l.type)}" id="${id}${side === 'old' && ctx ? '_l' : ''}">${content(l)}</td>`;
+      };
+      return { left: html`<tr${ctx ? html` class="ctx"` : ''}>${cell(oldLine, 'old')}${cell(newLine, 'new')}</tr>`.text, right: '' };
+    }
+  }
+
+  return {
+    parse,
+    inline: (file, anchor) => new Inline(anchor).generateFileHtml(file),
+    parallel: (file, anchor) => new Parallel(anchor).generateFileHtml(file).left,
+  };
+}
+
+/** The rows of one file's diff: its hunks (anything before the first, such as git's file header, left out) under a neutral header for diff2html. */
+function diffRows(diff: string, anchor: string, view: DiffView): string {
+  renderers ??= makeRenderers();
+  const first = diff.startsWith('@@') ? 0 : diff.indexOf('\n@@') + 1;
+  if (first === 0 && !diff.startsWith('@@')) return '';
+  const [file] = renderers.parse(`--- a/file\n+++ b/file\n${diff.slice(first)}`);
+  if (!file) return '';
+  return view === 'parallel' ? renderers.parallel(file, anchor) : renderers.inline(file, anchor);
 }
 
 /** A file's diff in the chosen view (a table; binary files and diffs too large to show say so). */
@@ -89,12 +121,20 @@ export function diffTable(d: Pick<FileDiff, 'diff' | 'newPath'> & { binary?: boo
   if (d.binary) return html`<p class="muted">Binary file</p>`;
   if (d.tooLarge) return html`<p class="muted">This diff is too large to show.</p>`;
   if (!d.diff) return html`<p class="muted">No changes to the content.</p>`;
-  const anchor = fileAnchor(d.newPath);
-  const lines = parseUnified(d.diff);
-  return view === 'parallel'
-    ? html`<div class="diff-scroll"><table class="diff parallel"><tbody>${parallelRows(anchor, lines)}</tbody></table></div>`
-    : html`<div class="diff-scroll"><table class="diff"><tbody>${inlineRows(anchor, lines)}</tbody></table></div>`;
+  const kept = RENDERED.get(d)?.[view];
+  if (kept) return kept;
+  const rows = trusted(diffRows(d.diff, fileAnchor(d.newPath), view));
+  const table = html`<div class="diff-scroll"><table class="diff${view === 'parallel' ? ' parallel' : ''}"><tbody>${rows}</tbody></table></div>`;
+  RENDERED.set(d, { ...RENDERED.get(d), [view]: table });
+  return table;
 }
+
+/**
+ * Each file's rendered table per view, kept as long as its diff object lives: a merge request's changes are kept per
+ * diff version (merge-request-tabs.ts), so its pages render each file once (diff2html costs about 0.2 ms a file);
+ * a commit's or a comparison's diff is read anew each time and goes with its request.
+ */
+const RENDERED = new WeakMap<object, Partial<Record<DiffView, Html>>>();
 
 /** Files of a diff shown a page (`?files_page=`): a 1,000-file change is 20 light pages, not one of megabytes. */
 export const DIFF_FILES_PER_PAGE = 50;

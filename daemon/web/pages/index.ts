@@ -15,6 +15,7 @@ import ciForms from './ci-forms.js';
 import codePages from './code.js';
 import dashboardPages from './dashboard.js';
 import { html } from './html.js';
+import issuableEditForms from './issuable-edit.js';
 import issuableForms from './issuable-forms.js';
 import issuablePages from './issuables.js';
 import livePages from './live.js';
@@ -68,6 +69,7 @@ export default async function webPages(app: FastifyInstance): Promise<void> {
   await app.register(ciPages);
   // the writing half: forms (CSRF-checked POSTs through the API's services), the dashboard and the profile
   await app.register(issuableForms);
+  await app.register(issuableEditForms);
   await app.register(ciForms);
   await app.register(dashboardPages);
   await app.register(profilePages);

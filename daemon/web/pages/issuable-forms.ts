@@ -29,19 +29,19 @@ import { html, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { pageId, PageRefusal } from './scope.js';
 
-type P = { namespace: string; project: string; iid?: string };
-type Kind = 'issues' | 'merge_requests';
+export type P = { namespace: string; project: string; iid?: string };
+export type Kind = 'issues' | 'merge_requests';
 /** The most members and milestones a select offers (larger teams type an id through the API). */
 const SELECT_LIMIT = 200;
 
 /** An optional id field: undefined when blank, the number, or a 400 the form shows. */
-function optionalId(raw: string | undefined, name: string): number | undefined {
+export function optionalId(raw: string | undefined, name: string): number | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   if (!/^\d{1,10}$/.test(raw.trim()) || Number(raw) > 2147483647) throw badRequestMessage(`${name} is invalid`);
   return Number(raw);
 }
 
-const blankToUndefined = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v);
+export const blankToUndefined = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v);
 
 /** The row id of the issue `iid` of a project (deleted ones are absent), or 404. */
 async function issueIdOf(ctx: AppContext, project: ProjectRow, iid: number): Promise<number> {
@@ -57,10 +57,18 @@ async function mergeRequestIdOf(ctx: AppContext, project: ProjectRow, iid: numbe
   return Number(r.id);
 }
 
+/** What an issue or merge request has now, offered by the selects even when the lists leave it out (a closed milestone, a former member). */
+export interface CurrentChoices {
+  milestone?: { id: number; title: string } | null;
+  assignee?: { id: number; name: string; username: string } | null;
+}
+
 /** The selects of the fields admin_issue / admin_merge_request may set: labels, milestone, assignee. */
-async function adminFields(ctx: AppContext, project: ProjectRow, v: Record<string, string | undefined>): Promise<Html> {
+export async function adminFields(ctx: AppContext, project: ProjectRow, v: Record<string, string | undefined>, current: CurrentChoices = {}): Promise<Html> {
   const users = await listProjectUsers(ctx, project).fetch(ctx.data, SELECT_LIMIT, 0);
   const milestones = await listProjectMilestones(ctx.data, project.id, { state: 'active' }, SELECT_LIMIT, 0);
+  if (current.milestone && !milestones.some((m) => m.id === current.milestone!.id)) milestones.unshift(current.milestone as (typeof milestones)[number]);
+  if (current.assignee && !users.some((u) => u.id === current.assignee!.id)) users.unshift(current.assignee as (typeof users)[number]);
   const opt = (value: string, label: string, current: string | undefined) => html`<option value="${value}"${value === (current ?? '') ? html` selected` : ''}>${label}</option>`;
   return html`<label for="labels">Labels <span class="muted">(comma-separated)</span></label>
 <input id="labels" name="labels" type="text" value="${v.labels ?? ''}">
@@ -90,7 +98,7 @@ export async function issueActions(ctx: AppContext, pc: PageContext, project: Pr
   const url = `${base}/issues/${issue.iid}`;
   const update = await canUpdateIssue(ctx, pc.viewer, project, issue);
   const comment = await canProjectAsync(ctx, pc.viewer, 'create_note', project);
-  return html`${update ? html`<div class="actions">${issue.state === 'closed' ? buttonForm(pc, `${url}/reopen`, 'Reopen issue') : buttonForm(pc, `${url}/close`, 'Close issue')}</div>` : ''}
+  return html`${update ? html`<div class="actions"><a class="button" href="${url}/edit">Edit issue</a>${issue.state === 'closed' ? buttonForm(pc, `${url}/reopen`, 'Reopen issue') : buttonForm(pc, `${url}/close`, 'Close issue')}</div>` : ''}
 ${comment ? commentForm(pc, `${url}/notes`) : ''}`;
 }
 
@@ -117,9 +125,26 @@ ${active ? html`<label><input type="checkbox" name="merge_when_build_succeeds" v
 <button type="submit">Merge</button></form>`;
     }
   }
-  return html`<div class="actions">${merge}${update && mr.state !== 'merged' && mr.state !== 'locked'
+  return html`<div class="actions">${merge}${update ? html`<a class="button" href="${url}/edit">Edit merge request</a>` : ''}${update && mr.state !== 'merged' && mr.state !== 'locked'
     ? (open ? buttonForm(pc, `${url}/close`, 'Close merge request') : buttonForm(pc, `${url}/reopen`, 'Reopen merge request')) : ''}</div>
 ${comment ? commentForm(pc, `${url}/notes`) : ''}`;
+}
+
+/** The issue or merge request of a form's URL that the viewer may read (404 otherwise, as the API). */
+export async function formTarget(ctx: AppContext, pc: SignedIn, p: P, kind: Kind) {
+  const { project, level } = await formProject(ctx, pc.viewer, p.namespace, p.project, kind === 'issues' ? 'read_issue' : 'read_merge_request');
+  const iid = pageId(p.iid!);
+  const base = `/${p.namespace}/${p.project}`;
+  try {
+    if (kind === 'issues') {
+      const issue = await findReadableIssue(ctx, pc.viewer, project, await issueIdOf(ctx, project, iid), level);
+      return { project, level, issue, mr: null, noteable: issueNoteable(issue), url: `${base}/issues/${iid}` };
+    }
+    const mr = await findReadableMergeRequest(ctx, pc.viewer, project, await mergeRequestIdOf(ctx, project, iid), level);
+    return { project, level, issue: null, mr, noteable: mergeRequestNoteable(mr), url: `${base}/merge_requests/${iid}` };
+  } catch (e) {
+    throw refusalOf(e); // findReadable*'s 404 (absent, or not the viewer's to read) as the 404 page
+  }
 }
 
 /** Registers the issue and merge request forms. */
@@ -168,29 +193,13 @@ ${admin ? await adminFields(ctx, project, v) : ''}
 
   // ---- comments, close and reopen of both ---------------------------------------------------------------------
 
-  /** The issue or merge request of a form's URL that the viewer may read (404 otherwise, as the API). */
-  async function target(pc: SignedIn, p: P, kind: Kind) {
-    const { project, level } = await formProject(ctx, pc.viewer, p.namespace, p.project, kind === 'issues' ? 'read_issue' : 'read_merge_request');
-    const iid = pageId(p.iid!);
-    try {
-      if (kind === 'issues') {
-        const issue = await findReadableIssue(ctx, pc.viewer, project, await issueIdOf(ctx, project, iid), level);
-        return { project, level, issue, mr: null, noteable: issueNoteable(issue), url: `${baseOf(p)}/issues/${iid}` };
-      }
-      const mr = await findReadableMergeRequest(ctx, pc.viewer, project, await mergeRequestIdOf(ctx, project, iid), level);
-      return { project, level, issue: null, mr, noteable: mergeRequestNoteable(mr), url: `${baseOf(p)}/merge_requests/${iid}` };
-    } catch (e) {
-      throw refusalOf(e); // findReadable*'s 404 (absent, or not the viewer's to read) as the 404 page
-    }
-  }
-
   for (const kind of ['issues', 'merge_requests'] as const) {
     const noun = kind === 'issues' ? 'issue' : 'merge request';
 
     app.post<{ Params: P }>(`/:namespace/:project/${kind}/:iid/notes`, { schema: { hide: true } }, async (request, reply) => {
       const pc = await formSession(ctx, request, reply);
       if (!pc) return reply;
-      const t = await target(pc, request.params, kind);
+      const t = await formTarget(ctx, pc, request.params, kind);
       if (!(await canProjectAsync(ctx, pc.viewer, 'create_note', t.project, t.level))) throw new PageRefusal(403);
       const body = formField(request, 'body') ?? '';
       return runWrite(reply, async () => {
@@ -204,7 +213,7 @@ ${admin ? await adminFields(ctx, project, v) : ''}
       app.post<{ Params: P }>(`/:namespace/:project/${kind}/:iid/${event}`, { schema: { hide: true } }, async (request, reply) => {
         const pc = await formSession(ctx, request, reply);
         if (!pc) return reply;
-        const t = await target(pc, request.params, kind);
+        const t = await formTarget(ctx, pc, request.params, kind);
         return runWrite(reply, async () => {
           if (t.issue) {
             if (!(await canUpdateIssue(ctx, pc.viewer, t.project, t.issue, t.level))) throw new PageRefusal(403);
@@ -269,7 +278,7 @@ ${admin ? await adminFields(ctx, project, v) : ''}
   app.post<{ Params: P }>('/:namespace/:project/merge_requests/:iid/merge', { schema: { hide: true } }, async (request, reply) => {
     const pc = await formSession(ctx, request, reply);
     if (!pc) return reply;
-    const t = await target(pc, request.params, 'merge_requests');
+    const t = await formTarget(ctx, pc, request.params, 'merge_requests');
     const sha = blankToUndefined(formField(request, 'sha'));
     return runWrite(reply, async () => {
       await acceptMergeRequest(ctx, pc.viewer, t.project, t.mr!, {
@@ -284,7 +293,7 @@ ${admin ? await adminFields(ctx, project, v) : ''}
   app.post<{ Params: P }>('/:namespace/:project/merge_requests/:iid/cancel_merge_when_build_succeeds', { schema: { hide: true } }, async (request, reply) => {
     const pc = await formSession(ctx, request, reply);
     if (!pc) return reply;
-    const t = await target(pc, request.params, 'merge_requests');
+    const t = await formTarget(ctx, pc, request.params, 'merge_requests');
     return runWrite(reply, async () => {
       await cancelAutoMerge(ctx, pc.viewer, t.project, t.mr!);
       return t.url;

@@ -44,6 +44,17 @@ const author = (r: Rec) => {
   return a ? html`<a href="/${a.username}">${a.name}</a>` : html`Ghost User`;
 };
 
+/** The labels, milestone and assignee of an issue or merge request (as its API entity has them), when it has any. */
+function facts(r: Rec, base: string): Html {
+  const labels = (r.labels as string[] | undefined) ?? [];
+  const milestone = r.milestone as { iid: number; title: string } | null;
+  const assignee = r.assignee as { username: string; name: string } | null;
+  if (!labels.length && !milestone && !assignee) return html``;
+  return html`<dl class="facts">${assignee ? html`<dt>Assignee</dt><dd><a href="/${assignee.username}">${assignee.name}</a></dd>` : ''}${
+    milestone ? html`<dt>Milestone</dt><dd><a href="${base}/milestones/${milestone.iid}">${milestone.title}</a></dd>` : ''}${
+    labels.length ? html`<dt>Labels</dt><dd>${labels.map((l) => html`<span class="label">${l}</span> `)}</dd>` : ''}</dl>`;
+}
+
 /** The notes of an issue or merge request, rendered, one page of them (`?notes_page=`). */
 async function notesSection(ctx: AppContext, noteable: Pick<Noteable, 'type' | 'id'>, base: string, query: unknown): Promise<Html> {
   const raw = (query as Rec).notes_page;
@@ -99,6 +110,7 @@ export default async function issuablePages(app: FastifyInstance): Promise<void>
     const base = `/${request.params.namespace}/${request.params.project}`;
     const body = html`<h1>${i.title as string} <span class="muted">#${i.iid as number}</span></h1>
 <p>${statusBadge(i.state as string)} ${i.confidential ? html`<span class="status">confidential</span>` : ''} Opened ${timeAgo(i.created_at as string)} by ${author(i)}</p>
+${facts(i, base)}
 <div class="md description">${renderMarkdown((i.description as string | null) ?? '', { projectPath: base })}</div>
 ${await notesSection(ctx, issueNoteable(row), base, request.query)}
 ${await issueActions(ctx, pc, project, row, base)}`;
@@ -134,6 +146,7 @@ ${await issueActions(ctx, pc, project, row, base)}`;
     const files = diffFiles(changes.files, request.query);
     const body = html`<h1>${m!.title as string} <span class="muted">!${m!.iid as number}</span></h1>
 <p>${statusBadge(m!.state as string)} <code>${m!.source_branch as string}</code> → <code>${m!.target_branch as string}</code>, opened ${timeAgo(m!.created_at as string)} by ${author(m!)}</p>
+${facts(m!, base)}
 <div class="md description">${renderMarkdown((m!.description as string | null) ?? '', { projectPath: base })}</div>
 ${await mergeRequestSections(ctx, pc.viewer, project, row, base)}
 <section aria-labelledby="changes-title"><h2 id="changes-title">Changes (${changes.total} file${changes.total === 1 ? '' : 's'})</h2>${files}${changes.overflow ? html`<p class="muted">Some files are not shown.</p>` : ''}</section>

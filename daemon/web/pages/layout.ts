@@ -61,6 +61,7 @@ export function layout(pc: PageContext, title: string, body: Html, nav?: Project
 ${opts.live ? html`<script src="/-/assets/live.js" defer></script>
 ` : ''}</head>
 <body>
+<a class="skip" href="#content">Skip to content</a>
 <header class="site"><a class="brand" href="/"><span class="mark" aria-hidden="true">G</span> Gantry</a><div class="who">${who}</div></header>
 ${nav ? projectNav(nav) : ''}
 <main id="content">

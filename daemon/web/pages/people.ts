@@ -9,30 +9,36 @@ import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { findGroup, groupProjects, lookupGroup } from '../../services/groups.js';
 import { RESERVED_NAMESPACE_PATHS, userNamespace, usersByUsername } from '../../services/users.js';
-import { html, type Html } from './html.js';
+import { html, pageNumber, pager, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { PageRefusal } from './scope.js';
 import { pageContext } from './session.js';
 
-function projectList(ns: NamespaceRow, projects: ProjectRow[]): Html {
+const PER_PAGE = 20;
+
+/** One page (`?page=`, 20 a page) of the projects of a namespace the reader may see. */
+function projectList(ns: NamespaceRow, projects: ProjectRow[], query: unknown): Html {
   if (!projects.length) return html`<p class="muted">No projects you can see.</p>`;
-  return html`<ul class="list">${projects.map((p) => html`<li><a href="/${ns.path}/${p.path}">${p.name}</a>${p.description ? html`<span class="muted">${p.description}</span>` : ''}</li>`)}</ul>`;
+  const page = Math.min(pageNumber(query), Math.ceil(projects.length / PER_PAGE));
+  const shown = projects.slice((page - 1) * PER_PAGE, page * PER_PAGE);
+  return html`<ul class="list">${shown.map((p) => html`<li><a href="/${ns.path}/${p.path}">${p.name}</a>${p.description ? html`<span class="muted">${p.description}</span>` : ''}</li>`)}</ul>${
+    pager(page, PER_PAGE, projects.length)}`;
 }
 
 /** Registers the user and group pages. */
 export default async function peoplePages(app: FastifyInstance): Promise<void> {
   const { ctx } = app;
 
-  async function userPage(pc: PageContext, reply: FastifyReply, user: UserRow) {
+  async function userPage(pc: PageContext, reply: FastifyReply, user: UserRow, query: unknown) {
     const ns = await userNamespace(ctx, user);
     const projects = ns ? await groupProjects(ctx, pc.viewer!, ns) : [];
     const body = html`<h1>${user.name} <span class="muted">@${user.username}</span></h1>
 ${user.state !== 'active' ? html`<p class="muted">This account is ${user.state}.</p>` : ''}
-<h2>Projects</h2>${ns ? projectList(ns, projects) : ''}`;
+<h2>Projects</h2>${ns ? projectList(ns, projects, query) : ''}`;
     return sendHtml(reply, 200, layout(pc, user.name, body));
   }
 
-  async function groupPage(pc: PageContext, reply: FastifyReply, path: string) {
+  async function groupPage(pc: PageContext, reply: FastifyReply, path: string, query: unknown) {
     let group: NamespaceRow;
     try {
       group = await findGroup(ctx, pc.viewer, path);
@@ -41,7 +47,7 @@ ${user.state !== 'active' ? html`<p class="muted">This account is ${user.state}.
       throw e;
     }
     const projects = await groupProjects(ctx, pc.viewer!, group);
-    const body = html`<h1>${group.name} <span class="muted">${group.path}</span></h1>${group.description ? html`<p class="lead">${group.description}</p>` : ''}<h2>Projects</h2>${projectList(group, projects)}`;
+    const body = html`<h1>${group.name} <span class="muted">${group.path}</span></h1>${group.description ? html`<p class="lead">${group.description}</p>` : ''}<h2>Projects</h2>${projectList(group, projects, query)}`;
     return sendHtml(reply, 200, layout(pc, group.name, body));
   }
 
@@ -58,12 +64,12 @@ ${user.state !== 'active' ? html`<p class="muted">This account is ${user.state}.
 
   app.get<{ Params: { username: string } }>('/u/:username', { schema: { hide: true } }, async (request, reply) => {
     const pc = await signedIn(await pageContext(ctx, request));
-    return userPage(pc, reply, await userByName(request.params.username));
+    return userPage(pc, reply, await userByName(request.params.username), request.query);
   });
 
   app.get<{ Params: { path: string } }>('/groups/:path', { schema: { hide: true } }, async (request, reply) => {
     const pc = await signedIn(await pageContext(ctx, request));
-    return groupPage(pc, reply, request.params.path);
+    return groupPage(pc, reply, request.params.path, request.query);
   });
 
   // A namespace: a group's page or a user's page (GitLab's `/<namespace>`), reserved words are other routes' (404).
@@ -71,7 +77,7 @@ ${user.state !== 'active' ? html`<p class="muted">This account is ${user.state}.
     const name = request.params.namespace;
     if (RESERVED_NAMESPACE_PATHS.has(name.toLowerCase()) || name.startsWith('-')) return reply.callNotFound();
     const pc = await signedIn(await pageContext(ctx, request));
-    if ((await lookupGroup(ctx, name))?.path.toLowerCase() === name.toLowerCase()) return groupPage(pc, reply, name);
-    return userPage(pc, reply, await userByName(name));
+    if ((await lookupGroup(ctx, name))?.path.toLowerCase() === name.toLowerCase()) return groupPage(pc, reply, name, request.query);
+    return userPage(pc, reply, await userByName(name), request.query);
   });
 }
