@@ -45,3 +45,8 @@ export async function projectIdsMeeting(q: Queries, ids: readonly number[], cond
   const rows = await q.all<{ id: number }>(`SELECT p.id FROM projects p WHERE p.id IN ${q.dialect.inIds} AND ${condition.sql}`, [q.dialect.ids(ids), ...condition.args]);
   return new Set(rows.map((r) => r.id));
 }
+
+/** The ids of the projects in a namespace. */
+export async function projectIdsInNamespace(q: Queries, namespaceId: number): Promise<number[]> {
+  return (await q.all<{ id: number }>('SELECT id FROM projects WHERE namespace_id = ?', [namespaceId])).map((p) => p.id);
+}
