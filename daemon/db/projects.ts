@@ -48,5 +48,5 @@ export async function projectIdsMeeting(q: Queries, ids: readonly number[], cond
 
 /** The ids of the projects in a namespace. */
 export async function projectIdsInNamespace(q: Queries, namespaceId: number): Promise<number[]> {
-  return (await q.all<{ id: number }>('SELECT id FROM projects WHERE namespace_id = ?', [namespaceId])).map((p) => p.id);
+  return (await q.all<{ id: number }>('SELECT id FROM projects WHERE namespace_id = ? ORDER BY id', [namespaceId])).map((p) => p.id);
 }
