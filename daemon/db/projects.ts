@@ -50,3 +50,8 @@ export async function projectIdsMeeting(q: Queries, ids: readonly number[], cond
 export async function projectIdsInNamespace(q: Queries, namespaceId: number): Promise<number[]> {
   return (await q.all<{ id: number }>('SELECT id FROM projects WHERE namespace_id = ? ORDER BY id', [namespaceId])).map((p) => p.id);
 }
+
+/** A project's name and its namespace's name, or undefined when it is gone. */
+export async function projectNames(q: Queries, projectId: number): Promise<{ name: string; namespaceName: string } | undefined> {
+  return q.get('SELECT p.name, n.name AS "namespaceName" FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?', [projectId]);
+}

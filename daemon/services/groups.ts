@@ -208,7 +208,7 @@ export async function deleteGroup(ctx: AppContext, group: NamespaceRow): Promise
     const owned = await projectIdsInNamespace(tx, group.id);
     for (const id of owned) await deleteProjectRowsIn(tx, id);
     // system hooks (read before the rows go): the memberships, then group_destroy
-    await queueMemberRemovals(tx, `source_type = 'Namespace' AND source_id = ?`, [group.id]);
+    await queueMemberRemovals(tx, { sourceType: 'Namespace', sourceId: group.id });
     await queueSystemHooks(tx, () => groupSystemData(tx, group.id, 'destroy'));
     await deleteGroupRows(tx, group.id);
     return owned;

@@ -254,7 +254,7 @@ export async function createProject(
  */
 export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promise<void> {
   // system hooks (read before the rows go): the memberships, then project_destroy
-  await queueMemberRemovals(tx, `source_type = 'Project' AND source_id = ?`, [projectId]);
+  await queueMemberRemovals(tx, { sourceType: 'Project', sourceId: projectId });
   await queueSystemHooks(tx, () => projectSystemData(tx, projectId, 'destroy'));
   await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
   await tx.run(`DELETE FROM access_requests WHERE source_type = 'Project' AND source_id = ?`, [projectId]);

@@ -236,7 +236,7 @@ export async function deleteUser(ctx: AppContext, user: UserRow): Promise<{ dele
     const owned = ns ? await projectIdsInNamespace(tx, ns.id) : [];
     for (const id of owned) await deleteProjectRowsIn(tx, id);
     // system hooks: the memberships and keys that go with the user, then the user (read before the rows go)
-    await queueMemberRemovals(tx, 'user_id = ?', [user.id]);
+    await queueMemberRemovals(tx, { userId: user.id });
     await queueUserKeyRemovals(tx, user.id, user.username);
     await queueSystemHooks(tx, async () => {
       const gone = await userById(tx, user.id);
