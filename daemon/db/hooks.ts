@@ -7,8 +7,6 @@ import type { Queries } from './layer/types.js';
 import { toProjectHook, toSystemHook, type SystemHookRow } from './rows.js';
 import type { ProjectHookRow } from './schema.js';
 
-type Rec = Record<string, unknown>;
-
 /** A hook's event switch: a column of project_hooks (and project_services, system_hooks for the push ones). */
 export type HookFlagColumn =
   | 'push_events' | 'tag_push_events' | 'issues_events' | 'merge_requests_events' | 'note_events' | 'build_events' | 'pipeline_events'

@@ -55,3 +55,74 @@ export async function projectIdsInNamespace(q: Queries, namespaceId: number): Pr
 export async function projectNames(q: Queries, projectId: number): Promise<{ name: string; namespaceName: string } | undefined> {
   return q.get('SELECT p.name, n.name AS "namespaceName" FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?', [projectId]);
 }
+
+/** Whether another project (not `selfId`) of the namespace has this name / path, case-insensitive. */
+export async function projectFieldTaken(q: Queries, namespaceId: number, column: 'name' | 'path', value: string, selfId: number | null): Promise<boolean> {
+  return (await q.get(
+    `SELECT 1 AS taken FROM projects WHERE namespace_id = ? AND ${q.dialect.nocaseEq(column)}${selfId ? ' AND id <> ?' : ''}`,
+    selfId ? [namespaceId, value, selfId] : [namespaceId, value],
+  )) !== undefined;
+}
+
+/** Lock a namespace row until the transaction ends (PostgreSQL; SQLite runs each transaction alone). */
+export async function lockNamespace(tx: Queries, namespaceId: number): Promise<void> {
+  if (tx.dialect.name === 'postgres') await tx.get('SELECT id FROM namespaces WHERE id = ? FOR UPDATE', [namespaceId]);
+}
+
+/** Whether a project exists; on PostgreSQL its row then stays locked against deletion until the transaction ends. */
+export async function projectExistsKeyShared(tx: Queries, projectId: number): Promise<boolean> {
+  const lock = tx.dialect.name === 'postgres' ? ' FOR KEY SHARE' : '';
+  return !!(await tx.get(`SELECT id FROM projects WHERE id = ?${lock}`, [projectId]));
+}
+
+/** The columns of a new project (the rest take their defaults). */
+export type NewProject = Pick<ProjectRow,
+  | 'name' | 'path' | 'namespaceId' | 'description' | 'visibilityLevel' | 'defaultBranch' | 'issuesEnabled' | 'mergeRequestsEnabled'
+  | 'buildsEnabled' | 'wikiEnabled' | 'snippetsEnabled' | 'containerRegistryEnabled' | 'sharedRunnersEnabled' | 'publicBuilds' | 'lfsEnabled'
+  | 'requestAccessEnabled' | 'onlyAllowMergeIfBuildSucceeds' | 'importUrl' | 'tagList' | 'creatorId' | 'forkedFromId' | 'runnersTokenSalt'
+  | 'runnersTokenHash' | 'createdAt'>;
+
+/** Insert a project (last_activity_at and updated_at: its creation time). */
+export async function insertProject(tx: Queries, p: NewProject): Promise<ProjectRow> {
+  const row = await tx.get(
+    `INSERT INTO projects (name, path, namespace_id, description, visibility_level, default_branch, issues_enabled,
+       merge_requests_enabled, builds_enabled, wiki_enabled, snippets_enabled, container_registry_enabled, shared_runners_enabled, public_builds,
+       lfs_enabled, request_access_enabled, only_allow_merge_if_build_succeeds, import_url, tag_list, creator_id, forked_from_id,
+       runners_token_salt, runners_token_hash, last_activity_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    [
+      p.name, p.path, p.namespaceId, p.description, p.visibilityLevel, p.defaultBranch, p.issuesEnabled, p.mergeRequestsEnabled, p.buildsEnabled,
+      p.wikiEnabled, p.snippetsEnabled, p.containerRegistryEnabled, p.sharedRunnersEnabled, p.publicBuilds, p.lfsEnabled, p.requestAccessEnabled,
+      p.onlyAllowMergeIfBuildSucceeds, p.importUrl, p.tagList, p.creatorId, p.forkedFromId, p.runnersTokenSalt, p.runnersTokenHash,
+      p.createdAt, p.createdAt, p.createdAt,
+    ],
+  );
+  return toProject(row!);
+}
+
+/** Insert a project membership at `level` (no expiry); its id. */
+export async function insertProjectMember(tx: Queries, projectId: number, userId: number, level: number, createdById: number, at: string): Promise<number> {
+  const row = await tx.get<{ id: number }>(
+    `INSERT INTO members (source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at)
+     VALUES ('Project', ?, ?, ?, ?, ?, ?) RETURNING id`, [projectId, userId, level, createdById, at, at]);
+  return row!.id;
+}
+
+/** Delete a project's row with its memberships and access requests; forks of it lose their link (the rest cascades). */
+export async function deleteProjectRow(tx: Queries, projectId: number): Promise<void> {
+  await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
+  await tx.run(`DELETE FROM access_requests WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
+  await tx.run('UPDATE projects SET forked_from_id = NULL WHERE forked_from_id = ?', [projectId]);
+  await tx.run('DELETE FROM projects WHERE id = ?', [projectId]);
+}
+
+/** A ProjectRow key as its column (camelCase to snake_case). */
+const projectColumn = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** Set columns of a project (ProjectRow keys); the row after, or null when gone. */
+export async function updateProjectColumns(q: Queries, projectId: number, set: Partial<Omit<ProjectRow, 'id'>>): Promise<ProjectRow | null> {
+  const keys = Object.keys(set) as (keyof typeof set)[];
+  const row = await q.get(`UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ? RETURNING *`,
+    [...keys.map((k) => set[k]), projectId]);
+  return row ? toProject(row) : null;
+}
