@@ -3,8 +3,8 @@
  * hold (the access rules and their SQL live in policy/ and db/access). `q`: the database or a transaction.
  */
 import type { Queries } from './layer/types.js';
-import { toNamespace, toProject } from './rows.js';
-import type { NamespaceRow, ProjectRow } from './schema.js';
+import { toNamespace, toProject, toProjectGroupLink } from './rows.js';
+import type { NamespaceRow, ProjectGroupLinkRow, ProjectRow } from './schema.js';
 
 /** A project row by id, or null (a merge request's source project may be gone). */
 export async function projectById(q: Queries, id: number | null): Promise<ProjectRow | null> {
@@ -125,4 +125,71 @@ export async function updateProjectColumns(q: Queries, projectId: number, set: P
   const row = await q.get(`UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ? RETURNING *`,
     [...keys.map((k) => set[k]), projectId]);
   return row ? toProject(row) : null;
+}
+
+/** Whether a project row exists. */
+export async function projectExists(q: Queries, projectId: number): Promise<boolean> {
+  return (await q.get('SELECT id FROM projects WHERE id = ?', [projectId])) !== undefined;
+}
+
+/** Whether this very project still exists: the id with the same runners token salt (an id is never handed out twice, a salt is its own). */
+export async function projectStillThere(q: Queries, projectId: number, runnersTokenSalt: string): Promise<boolean> {
+  return (await q.get('SELECT id FROM projects WHERE id = ? AND runners_token_salt = ?', [projectId, runnersTokenSalt])) !== undefined;
+}
+
+/** Star a project for a user; whether a star was added (false when it was there). */
+export async function insertStar(q: Queries, userId: number, projectId: number, at: string): Promise<boolean> {
+  return (await q.run('INSERT INTO stars (user_id, project_id, created_at) VALUES (?, ?, ?) ON CONFLICT (user_id, project_id) DO NOTHING',
+    [userId, projectId, at])).changes > 0;
+}
+
+/** Remove a user's star; whether there was one. */
+export async function deleteStar(q: Queries, userId: number, projectId: number): Promise<boolean> {
+  return (await q.run('DELETE FROM stars WHERE user_id = ? AND project_id = ?', [userId, projectId])).changes > 0;
+}
+
+/** Set a project's fork link to `sourceId` (null removes it), only when it has none (or, to remove, has one); the row after, or null. */
+export async function setForkLink(q: Queries, projectId: number, sourceId: number | null, at: string): Promise<ProjectRow | null> {
+  const row = sourceId === null
+    ? await q.get('UPDATE projects SET forked_from_id = NULL, updated_at = ? WHERE id = ? AND forked_from_id IS NOT NULL RETURNING *', [at, projectId])
+    : await q.get('UPDATE projects SET forked_from_id = ?, updated_at = ? WHERE id = ? AND forked_from_id IS NULL RETURNING *', [sourceId, at, projectId]);
+  return row ? toProject(row) : null;
+}
+
+/** A group (namespace of kind `group`) by id, or null. */
+export async function groupById(q: Queries, id: number): Promise<NamespaceRow | null> {
+  const row = await q.get(`SELECT * FROM namespaces WHERE id = ? AND kind = 'group'`, [id]);
+  return row ? toNamespace(row) : null;
+}
+
+/** A namespace by id, its row share-locked until the transaction ends on PostgreSQL; or null. */
+export async function namespaceByIdShareLocked(tx: Queries, id: number): Promise<NamespaceRow | null> {
+  const lock = tx.dialect.name === 'postgres' ? ' FOR SHARE' : '';
+  const row = await tx.get(`SELECT * FROM namespaces WHERE id = ?${lock}`, [id]);
+  return row ? toNamespace(row) : null;
+}
+
+/** The namespace whose path (first, exact case first) or name is `text`, case-insensitive; or null. */
+export async function namespaceByPathOrName(q: Queries, text: string): Promise<NamespaceRow | null> {
+  const d = q.dialect;
+  const row = await q.get(
+    `SELECT * FROM namespaces WHERE ${d.nocaseEq('path')} OR ${d.nocaseEq('name')} ORDER BY CASE WHEN path = ? THEN 0 ELSE 1 END LIMIT 1`, [text, text, text]);
+  return row ? toNamespace(row) : null;
+}
+
+/** Share a project with a group; the link, or null when it was shared already. */
+export async function insertProjectGroupLink(
+  tx: Queries, projectId: number, groupId: number, groupAccess: number, expiresAt: string | null, at: string,
+): Promise<ProjectGroupLinkRow | null> {
+  const row = await tx.get(
+    `INSERT INTO project_group_links (project_id, group_id, group_access, expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (project_id, group_id) DO NOTHING RETURNING *`,
+    [projectId, groupId, groupAccess, expiresAt, at, at],
+  );
+  return row ? toProjectGroupLink(row) : null;
+}
+
+/** Remove a project's share with a group; whether there was one. */
+export async function deleteProjectGroupLink(q: Queries, projectId: number, groupId: number): Promise<boolean> {
+  return (await q.run('DELETE FROM project_group_links WHERE project_id = ? AND group_id = ?', [projectId, groupId])).changes > 0;
 }
