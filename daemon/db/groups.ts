@@ -8,6 +8,7 @@ import { memberActiveSql, OWNER } from './access.js';
 import { toNamespace, toProject } from './rows.js';
 import type { NamespaceRow, ProjectRow } from './schema.js';
 import { likePattern, type SqlCondition } from './sql.js';
+import { insertMember } from './members.js';
 
 type Rec = Record<string, unknown>;
 
@@ -142,11 +143,7 @@ export async function insertGroupWithOwner(tx: Queries, g: NewGroup, ownerId: nu
      VALUES (?, ?, 'group', NULL, ?, ?, FALSE, ?, ?, ?, ?) RETURNING *`,
     [g.name, g.path, g.description, g.visibilityLevel, g.requestAccessEnabled, g.lfsEnabled, g.createdAt, g.createdAt],
   ))!);
-  const m = await tx.get<{ id: number }>(
-    `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
-     VALUES ('Namespace', ?, ?, ?, NULL, ?, ?, ?) RETURNING id`,
-    [group.id, ownerId, OWNER, ownerId, g.createdAt, g.createdAt],
-  );
+  const m = await insertMember(tx, ['Namespace', group.id], ownerId, OWNER, null, ownerId, g.createdAt);
   return { group, memberId: m!.id };
 }
 

@@ -100,14 +100,6 @@ export async function insertProject(tx: Queries, p: NewProject): Promise<Project
   return toProject(row!);
 }
 
-/** Insert a project membership at `level` (no expiry); its id. */
-export async function insertProjectMember(tx: Queries, projectId: number, userId: number, level: number, createdById: number, at: string): Promise<number> {
-  const row = await tx.get<{ id: number }>(
-    `INSERT INTO members (source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at)
-     VALUES ('Project', ?, ?, ?, ?, ?, ?) RETURNING id`, [projectId, userId, level, createdById, at, at]);
-  return row!.id;
-}
-
 /** Delete a project's row with its memberships and access requests; forks of it lose their link (the rest cascades). */
 export async function deleteProjectRow(tx: Queries, projectId: number): Promise<void> {
   await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);

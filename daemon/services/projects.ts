@@ -12,8 +12,9 @@ import { restrictedVisibilityLevelsAsync, getSettings } from './settings.js';
 import { recordEvent } from './events.js';
 import type { Queries } from '../db/layer/types.js';
 import { personalNamespace, personalProjectCount } from '../db/users.js';
+import { insertMember } from '../db/members.js';
 import {
-  deleteProjectRow, insertProject, insertProjectMember, lockNamespace, namespaceById, projectExistsKeyShared, projectFieldTaken,
+  deleteProjectRow, insertProject, lockNamespace, namespaceById, projectExistsKeyShared, projectFieldTaken,
   updateProjectColumns,
 } from '../db/projects.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
@@ -218,7 +219,7 @@ export async function createProject(
     // until this transaction ends)
     if (extra.forkedFromId !== undefined && !(await projectExistsKeyShared(tx, extra.forkedFromId))) throw notFound('Project');
     const row = await insertProject(tx, values);
-    const ownerMemberId = ns.kind === 'user' ? await insertProjectMember(tx, row.id, owner.id, MASTER, actor.id, t) : null;
+    const ownerMemberId = ns.kind === 'user' ? (await insertMember(tx, ['Project', row.id], owner.id, MASTER, null, actor.id, t))!.id : null;
     await createBoardIn(tx, row.id, t);
     await recordEvent(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
     // system hooks: project_create, then the owner's membership (user_add_to_team), as 8.13's create service
