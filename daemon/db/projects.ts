@@ -185,3 +185,24 @@ export async function insertProjectGroupLink(
 export async function deleteProjectGroupLink(q: Queries, projectId: number, groupId: number): Promise<boolean> {
   return (await q.run('DELETE FROM project_group_links WHERE project_id = ? AND group_id = ?', [projectId, groupId])).changes > 0;
 }
+
+/** An upload's row (the file itself lives under the data dir's uploads/). */
+export interface NewUpload {
+  projectId: number;
+  uploaderId: number;
+  secret: string;
+  filename: string;
+  size: number;
+  createdAt: string;
+}
+
+/** Record an upload of a project. */
+export async function insertUpload(q: Queries, u: NewUpload): Promise<void> {
+  await q.run('INSERT INTO uploads (project_id, uploader_id, secret, filename, size, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    [u.projectId, u.uploaderId, u.secret, u.filename, u.size, u.createdAt]);
+}
+
+/** Whether an upload of a project is recorded under this secret and file name. */
+export async function uploadRecorded(q: Queries, projectId: number, secret: string, filename: string): Promise<boolean> {
+  return !!(await q.get('SELECT id FROM uploads WHERE project_id = ? AND secret = ? AND filename = ?', [projectId, secret, filename]));
+}
