@@ -4,7 +4,7 @@
  * services/project-hooks.ts, system-hooks.ts, hook-outbox.ts and hook-deliveries.ts. `q`: the database or a transaction.
  */
 import type { Queries } from './layer/types.js';
-import { toProjectHook, toSystemHook, type SystemHookRow } from './rows.js';
+import { toProjectHook, toProjectService, toSystemHook, type ProjectServiceRow, type SystemHookRow } from './rows.js';
 import type { ProjectHookRow } from './schema.js';
 
 /** A hook's event switch: a column of project_hooks (and project_services, system_hooks for the push ones). */
@@ -264,4 +264,34 @@ export async function nextDeliveryDue(q: Queries): Promise<string | null> {
 /** Remove delivered and failed rows created before `before`. */
 export async function pruneDeliveries(q: Queries, before: string): Promise<void> {
   await q.run("DELETE FROM hook_deliveries WHERE status <> 'pending' AND created_at < ?", [before]);
+}
+
+// ---- project services (Slack): their rows; their messages go through the outbox above
+
+/** A project's service row of a type, or null. */
+export async function projectServiceRow(q: Queries, projectId: number, type: string): Promise<ProjectServiceRow | null> {
+  const row = await q.get('SELECT * FROM project_services WHERE project_id = ? AND type = ?', [projectId, type]);
+  return row ? toProjectService(row) : null;
+}
+
+/** Make a project's service row with these properties (JSON) unless it exists. */
+export async function insertProjectServiceRow(q: Queries, projectId: number, type: string, properties: string, at: string): Promise<void> {
+  await q.run(
+    'INSERT INTO project_services (project_id, type, properties, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (project_id, type) DO NOTHING',
+    [projectId, type, properties, at, at]);
+}
+
+/** Set a service's properties (JSON), active switch and the given event switches; the row after, or null when gone. */
+export async function updateProjectServiceRow(
+  q: Queries, id: number, properties: string, active: boolean, flags: readonly [HookFlagColumn, boolean][], at: string,
+): Promise<ProjectServiceRow | null> {
+  const row = await q.get(
+    `UPDATE project_services SET properties = ?, active = ?, updated_at = ?${flags.map(([f]) => `, ${f} = ?`).join('')} WHERE id = ? RETURNING *`,
+    [properties, active, at, ...flags.map(([, v]) => v), id]);
+  return row ? toProjectService(row) : null;
+}
+
+/** Drop a service's deliveries not sent yet. */
+export async function deletePendingServiceDeliveries(q: Queries, serviceId: number): Promise<void> {
+  await q.run("DELETE FROM hook_deliveries WHERE service_id = ? AND status = 'pending'", [serviceId]);
 }
