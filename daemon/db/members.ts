@@ -3,7 +3,8 @@
  * named by its `source_type` ('Project' or 'Namespace') and id. The rules (levels, who may add or remove, the last
  * owner) stay in services/members.ts and access-requests.ts. `q`: the database or a transaction.
  */
-import type { Queries } from './layer/types.js';
+import type { Dialect, Queries } from './layer/types.js';
+import { memberActiveSql } from './access.js';
 import { toAccessRequest, toMember, toUser, type AccessRequestRow } from './rows.js';
 import type { MemberRow, UserRow } from './schema.js';
 import { likePattern } from './sql.js';
@@ -137,4 +138,39 @@ export async function deleteAccessRequest(q: Queries, requestId: number): Promis
 /** Delete the access request of `userId` for a source, if any. */
 export async function deleteAccessRequestOf(q: Queries, source: SourceKey, userId: number): Promise<void> {
   await q.run(`DELETE FROM access_requests WHERE source_type = ? AND source_id = ? AND user_id = ?`, [...source, userId]);
+}
+
+/**
+ * The users who hold an active access level on a project (the owner of its personal namespace, its members, the
+ * members of its group and of the groups it is shared with while the share lasts), optionally those whose name,
+ * email or username contains `search`; each once, by id.
+ */
+export function projectTeamListing(project: { id: number; namespaceId: number }, search: string | undefined): Listing<UserRow> {
+  const where = (d: Dialect) => {
+    const active = memberActiveSql(d);
+    let sql = `u.id IN (
+      SELECT n.owner_id FROM namespaces n WHERE n.id = ? AND n.kind = 'user'
+      UNION SELECT m.user_id FROM members m WHERE m.source_type = 'Project' AND m.source_id = ? AND ${active}
+      UNION SELECT m.user_id FROM members m WHERE m.source_type = 'Namespace' AND m.source_id = ? AND ${active}
+      UNION SELECT m.user_id FROM project_group_links l
+        JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND ${active}
+        WHERE l.project_id = ? AND (l.expires_at IS NULL OR l.expires_at >= ${d.today}))`;
+    const args: unknown[] = [project.namespaceId, project.id, project.namespaceId, project.id];
+    if (search) {
+      const pattern = likePattern(search);
+      sql += ` AND (u.name ${d.ilike} ? ESCAPE '\\' OR u.email ${d.ilike} ? ESCAPE '\\' OR u.username ${d.ilike} ? ESCAPE '\\')`;
+      args.push(pattern, pattern, pattern);
+    }
+    return { sql, args };
+  };
+  return {
+    count: async (q) => {
+      const w = where(q.dialect);
+      return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM users u WHERE ${w.sql}`, w.args))!.n);
+    },
+    fetch: async (q, limit, offset) => {
+      const w = where(q.dialect);
+      return (await q.all<Rec>(`SELECT u.* FROM users u WHERE ${w.sql} ORDER BY u.id LIMIT ? OFFSET ?`, [...w.args, limit, offset])).map((r) => toUser(r));
+    },
+  };
 }
