@@ -206,3 +206,27 @@ export async function insertUpload(q: Queries, u: NewUpload): Promise<void> {
 export async function uploadRecorded(q: Queries, projectId: number, secret: string, filename: string): Promise<boolean> {
   return !!(await q.get('SELECT id FROM uploads WHERE project_id = ? AND secret = ? AND filename = ?', [projectId, secret, filename]));
 }
+
+/** The number of projects. */
+export async function countAllProjects(q: Queries): Promise<number> {
+  return Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM projects'))!.n);
+}
+
+/**
+ * How many projects a user reaches through their personal namespace (`ownedOnly`), or also through their groups and
+ * direct memberships, each part counted up to `cap` (so it reads at most that many index entries).
+ */
+export async function projectReach(q: Queries, userId: number, ownedOnly: boolean, cap: number): Promise<number> {
+  const namespacesSql = ownedOnly
+    ? `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?`
+    : `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?
+       UNION ALL SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ?`;
+  const direct = ownedOnly ? '0' : `(SELECT COUNT(*) FROM (SELECT 1 FROM members m WHERE m.user_id = ? AND m.source_type = 'Project' LIMIT ?))`;
+  const sql = `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM projects p WHERE p.namespace_id IN (${namespacesSql}) LIMIT ?)) + ${direct} AS n`;
+  return Number((await q.get<{ n: number }>(sql, ownedOnly ? [userId, cap] : [userId, userId, cap, userId, cap]))!.n);
+}
+
+/** The number of projects `p` meeting a WHERE text. */
+export async function countProjectsWhere(q: Queries, where: string, args: readonly unknown[]): Promise<number> {
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM projects p WHERE ${where}`, args))!.n);
+}

@@ -147,3 +147,10 @@ export function visibleGroupsWhere(d: Dialect, user: UserRow): SqlCondition {
     args: [user.id, ...projects.args],
   };
 }
+
+/** Over `projects p`: the projects of the user's personal namespace (`plus`: SQLite's `+` to switch the index off). */
+export const ownedProjectsWhere = (userId: number, plus = ''): SqlCondition =>
+  ({ sql: `${plus}p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)`, args: [userId] });
+
+/** Over `projects p`: the projects the user starred. */
+export const starredProjectsWhere = (userId: number): SqlCondition => ({ sql: `p.id IN (SELECT s.project_id FROM stars s WHERE s.user_id = ?)`, args: [userId] });
