@@ -109,32 +109,29 @@ export async function revokeOauthTokensOfGrant(q: Queries, grantId: number, at: 
   await q.run('UPDATE oauth_access_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL', [at, grantId]);
 }
 
-/** The token whose refresh token hashes to `hash`, with its application's secret hash and its user's state; or null. */
-export async function oauthTokenByRefreshHash(q: Queries, hash: string): Promise<{ token: OauthAccessTokenRow; applicationSecretHash: string | null; userState: string | null } | null> {
-  const row = await q.get<Rec>(
-    `SELECT t.*, a.secret_hash AS application_secret_hash, u.state AS user_state FROM oauth_access_tokens t
-       LEFT JOIN oauth_applications a ON a.id = t.application_id LEFT JOIN users u ON u.id = t.resource_owner_id
-     WHERE t.refresh_token_hash = ?`, [hash]);
-  return row
-    ? { token: toOauthAccessToken(row), applicationSecretHash: (row.application_secret_hash as string | null) ?? null, userState: (row.user_state as string | null) ?? null }
-    : null;
-}
-
 /** The token whose access token (`token_hash`) or refresh token (`refresh_token_hash`) hashes to `hash`, or null. */
 export async function oauthTokenByHash(q: Queries, column: 'token_hash' | 'refresh_token_hash', hash: string): Promise<OauthAccessTokenRow | null> {
   const row = await q.get<Rec>(`SELECT * FROM oauth_access_tokens WHERE ${column} = ?`, [hash]);
   return row ? toOauthAccessToken(row) : null;
 }
 
-/** The token whose access token hashes to `hash`, with its user's state and its application's client_id; or null. */
-export async function oauthTokenWithOwner(q: Queries, hash: string): Promise<{ token: OauthAccessTokenRow; userState: string | null; applicationUid: string | null } | null> {
+/** A token with its user's state and its application's client_id and secret hash (null when it has none). */
+export interface OauthTokenInContext {
+  token: OauthAccessTokenRow;
+  userState: string | null;
+  applicationUid: string | null;
+  applicationSecretHash: string | null;
+}
+
+/** The token whose access token (`token_hash`) or refresh token (`refresh_token_hash`) hashes to `hash`, in context; or null. */
+export async function oauthTokenInContext(q: Queries, column: 'token_hash' | 'refresh_token_hash', hash: string): Promise<OauthTokenInContext | null> {
   const row = await q.get<Rec>(
-    `SELECT t.*, u.state AS user_state, a.uid AS application_uid FROM oauth_access_tokens t
+    `SELECT t.*, u.state AS user_state, a.uid AS application_uid, a.secret_hash AS application_secret_hash FROM oauth_access_tokens t
        LEFT JOIN users u ON u.id = t.resource_owner_id LEFT JOIN oauth_applications a ON a.id = t.application_id
-     WHERE t.token_hash = ?`, [hash]);
-  return row
-    ? { token: toOauthAccessToken(row), userState: (row.user_state as string | null) ?? null, applicationUid: (row.application_uid as string | null) ?? null }
-    : null;
+     WHERE t.${column} = ?`, [hash]);
+  if (!row) return null;
+  const text = (v: unknown) => (v as string | null) ?? null;
+  return { token: toOauthAccessToken(row), userState: text(row.user_state), applicationUid: text(row.application_uid), applicationSecretHash: text(row.application_secret_hash) };
 }
 
 /** The user of an unrevoked access token whose hash is `hash`, with the token's creation and lifetime; or null. */

@@ -8,8 +8,8 @@ import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import type { Queries } from '../../db/layer/types.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
 import {
-  insertOauthGrant, insertOauthToken, liveOauthTokenScopes, oauthGrantByHash, oauthGrantExists, oauthTokenByHash, oauthTokenByRefreshHash,
-  oauthTokenWithOwner, revokeOauthToken, revokeOauthTokensOfGrant, spendOauthGrant, userOfOauthToken,
+  insertOauthGrant, insertOauthToken, liveOauthTokenScopes, oauthGrantByHash, oauthGrantExists, oauthTokenByHash, oauthTokenInContext,
+  revokeOauthToken, revokeOauthTokensOfGrant, spendOauthGrant, userOfOauthToken,
 } from '../../db/oauth.js';
 import type { UserRow } from '../../db/schema.js';
 import type { OauthAccessTokenRow, OauthApplicationRow } from '../../db/schema-oauth.js';
@@ -187,7 +187,7 @@ export async function refreshGrant(ctx: AppContext, app: OauthApplicationRow | n
   const invalid = () => oauthError('invalid_grant', 'The refresh token is invalid, revoked or was already used: sign in again');
   try {
     return await ctx.data.transaction(async (tx) => {
-      const found = await oauthTokenByRefreshHash(tx, hash);
+      const found = await oauthTokenInContext(tx, 'refresh_token_hash', hash);
       const old = found?.token ?? null;
       if (!old || old.revokedAt) throw invalid();
       if (old.applicationId !== null && old.applicationId !== app?.id) {
@@ -243,7 +243,7 @@ export type TokenProblem = 'unknown' | 'expired' | 'revoked';
 export async function checkAccessToken(
   ctx: AppContext, token: string,
 ): Promise<{ row: OauthAccessTokenRow; applicationUid: string | null } | { problem: TokenProblem }> {
-  const found = await oauthTokenWithOwner(ctx.data, hashToken(token));
+  const found = await oauthTokenInContext(ctx.data, 'token_hash', hashToken(token));
   if (!found) return { problem: 'unknown' };
   const row = found.token;
   if (row.revokedAt) return { problem: 'revoked' };
