@@ -230,3 +230,75 @@ export async function projectReach(q: Queries, userId: number, ownedOnly: boolea
 export async function countProjectsWhere(q: Queries, where: string, args: readonly unknown[]): Promise<number> {
   return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM projects p WHERE ${where}`, args))!.n);
 }
+
+// ---- what the Project entity presents beside the rows (api/entities/projects.ts)
+
+/** One row of projectPageNumbers: kind `k` (stars, forks, issues, links, pa, ga), project (or namespace) id and values. */
+export interface ProjectNumberRow {
+  k: string;
+  id: number;
+  n: number | string;
+  g: number | null;
+  name: string | null;
+  o: number | null;
+}
+
+const numbersTexts = new Map<string, string>();
+/**
+ * The per-project numbers and the group shares of a page in one statement (a UNION ALL; parameters: ids x4, then
+ * with access the viewer and ids, the viewer and the namespace ids): rows (k, id, n, g, name, o).
+ */
+function numbersText(d: Queries['dialect'], withAccess: boolean): string {
+  const key = `${d.name}:${withAccess}`;
+  let text = numbersTexts.get(key);
+  if (!text) {
+    const parts = [
+      `SELECT 'stars' AS k, project_id AS id, COUNT(*) AS n, CAST(NULL AS INTEGER) AS g, CAST(NULL AS TEXT) AS name, CAST(NULL AS INTEGER) AS o FROM stars WHERE project_id IN ${d.inIds} GROUP BY project_id`,
+      `SELECT 'forks', forked_from_id, COUNT(*), NULL, NULL, NULL FROM projects WHERE forked_from_id IN ${d.inIds} GROUP BY forked_from_id`,
+      `SELECT 'issues', c.project_id, SUM(c.n), NULL, NULL, NULL FROM issue_counts c WHERE c.project_id IN ${d.inIds} AND c.state = 'opened' GROUP BY c.project_id`,
+      `SELECT 'links', l.project_id, l.group_access, l.group_id, n.name, l.id FROM project_group_links l JOIN namespaces n ON n.id = l.group_id
+         WHERE l.project_id IN ${d.inIds}`,
+    ];
+    if (withAccess) {
+      parts.push(
+        `SELECT 'pa', source_id, access_level, NULL, NULL, NULL FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN ${d.inIds}`,
+        `SELECT 'ga', source_id, access_level, NULL, NULL, NULL FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN ${d.inIds}`,
+      );
+    }
+    text = parts.join('\n UNION ALL ');
+    numbersTexts.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * The stars, forks, open issues and group shares of a page of projects, and (with `viewerId`) the viewer's direct
+ * project and group memberships, in one statement.
+ */
+export function projectPageNumbers(q: Queries, projectIds: readonly number[], namespaceIds: readonly number[], viewerId: number | null): Promise<ProjectNumberRow[]> {
+  const d = q.dialect;
+  const ids = d.ids(projectIds);
+  return q.all<ProjectNumberRow>(numbersText(d, viewerId !== null),
+    viewerId !== null ? [ids, ids, ids, ids, viewerId, ids, viewerId, d.ids(namespaceIds)] : [ids, ids, ids, ids]);
+}
+
+/** Namespaces by id with their (personal) owner's columns `owner_user_id`, `owner_username`, `owner_name`, `owner_state`, `owner_email`, `owner_created_at`. */
+export function namespacesWithOwners(q: Queries, namespaceIds: readonly number[]): Promise<Record<string, unknown>[]> {
+  const d = q.dialect;
+  return q.all(`SELECT n.*, u.id AS owner_user_id, u.username AS owner_username, u.name AS owner_name, u.state AS owner_state,
+      u.email AS owner_email, u.created_at AS owner_created_at
+    FROM namespaces n LEFT JOIN users u ON n.kind = 'user' AND u.id = n.owner_id WHERE n.id IN ${d.inIds}`, [d.ids(namespaceIds)]);
+}
+
+/** Projects by id with their names and paths and their namespace's (`ns_path`, `ns_name`). */
+export function projectPathsByIds(q: Queries, ids: readonly number[]): Promise<{ id: number; name: string; path: string; ns_path: string; ns_name: string }[]> {
+  const d = q.dialect;
+  return q.all(`SELECT p.id, p.name, p.path, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${d.inIds}`,
+    [d.ids(ids)]);
+}
+
+/** Namespaces by id. */
+export async function namespacesByIds(q: Queries, ids: readonly number[]): Promise<Map<number, NamespaceRow>> {
+  if (!ids.length) return new Map();
+  return new Map((await q.all(`SELECT * FROM namespaces WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((n) => [n.id as number, toNamespace(n)]));
+}
