@@ -38,6 +38,25 @@ export function seaNode(env = process.env) {
   return candidates.find((node) => existsSync(node) && canBuildSea(node)) ?? null;
 }
 
+/**
+ * The folders (relative to the root) of these packages and of every package they depend on, found as Node finds them
+ * from each package's folder (its own node_modules first, then the root's).
+ */
+function packageClosure(names) {
+  const found = new Set();
+  const visit = (name, from) => {
+    const candidates = [join(from, 'node_modules', name), join('node_modules', name)];
+    const dir = candidates.find((d) => existsSync(join(root, d, 'package.json')));
+    if (!dir) throw new Error(`package ${name} (needed by ${from || 'the pages'}) is not installed: run npm install`);
+    if (found.has(dir)) return;
+    found.add(dir);
+    const manifest = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
+    for (const dep of Object.keys(manifest.dependencies ?? {})) visit(dep, dir);
+  };
+  for (const name of names) visit(name, '');
+  return [...found];
+}
+
 /** The files a program reads beside its code, as paths in the unpacked tree -> files here. */
 function treeFiles(program) {
   const files = new Map();
@@ -61,6 +80,9 @@ function treeFiles(program) {
     add('dist/daemon/web/pages/web.css', 'dist/daemon/web/pages/web.css');
     // Loaded on demand with require() (daemon/services/templates/licenses.ts).
     for (const f of ['package.json', 'full.js', 'spdx-full.json']) add(`node_modules/spdx-license-list/${f}`, `node_modules/spdx-license-list/${f}`);
+    // The pages' libraries, loaded with require() on the first page that needs them (daemon/web/pages/markdown.ts,
+    // diff.ts), not bundled: each package and what it depends on, as node_modules holds them.
+    for (const dir of packageClosure(['markdown-it', 'highlight.js', 'sanitize-html', 'diff2html'])) addDir(dir, dir);
     add('better_sqlite3.node', 'node_modules/better-sqlite3/prebuilds/linux-x64.node');
   }
   if (program === 'gantry') {

@@ -2,13 +2,19 @@
  * The one permission module: the rules of access levels, visibility and abilities for projects and groups (GitLab 8.12
  * ProjectPolicy/GroupPolicy). The levels themselves are read by the access data module (db/access.ts), once per
  * request: routes resolve the project and the caller's level with loadProject and ask `canProject` with it;
- * list queries use the SQL fragments below.
+ * list queries use the SQL fragments of db/visibility.ts (re-exported here).
  */
 import type { AppContext } from '../context.js';
-import type { Dialect, Queries } from '../db/layer/types.js';
+import type { Queries } from '../db/layer/types.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { toProject as toProjectRow } from '../db/rows.js';
+import type { SqlCondition } from '../db/sql.js';
+import { namespaceHasProjectWhere } from '../db/groups.js';
+import {
+  administeredProjectsWhere, authorizedProjectsWhere, INTERNAL, issueProjectsWhere, mergeRequestProjectsWhere, PRIVATE, PUBLIC,
+  readableIssuesWhere, readableTodosWhere, visibleGroupsWhere, visibleProjectsWhere, type ProjectSqlPlan,
+} from '../db/visibility.js';
 
 import { DEVELOPER, GUEST, groupAccessLevelAsync, MASTER, memberActiveSql, OWNER, projectAccessLevelAsync, REPORTER } from '../db/access.js';
 
@@ -16,9 +22,12 @@ import { DEVELOPER, GUEST, groupAccessLevelAsync, MASTER, memberActiveSql, OWNER
 export { DEVELOPER, GUEST, groupAccessLevelAsync, MASTER, memberActiveSql, OWNER, projectAccessLevelAsync, REPORTER };
 export const ACCESS_LEVELS = [GUEST, REPORTER, DEVELOPER, MASTER, OWNER] as const;
 
-export const PRIVATE = 0;
-export const INTERNAL = 10;
-export const PUBLIC = 20;
+// The visibility levels and the list queries' visibility SQL live beside the queries (db/visibility.ts); the rules here read them.
+export {
+  administeredProjectsWhere, authorizedProjectsWhere, INTERNAL, issueProjectsWhere, mergeRequestProjectsWhere, PRIVATE, PUBLIC,
+  readableIssuesWhere, readableTodosWhere, visibleGroupsWhere, visibleProjectsWhere, type ProjectSqlPlan,
+};
+export type { SqlCondition };
 
 /** Project abilities and the member level each needs. */
 const PROJECT_LEVELS = {
@@ -225,57 +234,6 @@ export async function confidentialIssuesWhere(ctx: Pick<AppContext, 'data'>, use
   return { sql: '(i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ?)', args: [user.id, user.id] };
 }
 
-/** SQL subquery of the ids of the projects whose issues the user may list: visible, with issues enabled. */
-export function issueProjectsWhere(d: Dialect, user: UserRow): SqlCondition {
-  const visible = visibleProjectsWhere(d, user);
-  return { sql: `SELECT p.id FROM projects p WHERE p.issues_enabled = TRUE AND ${visible.sql}`, args: visible.args };
-}
-
-/**
- * SQL condition over `issues i` across projects (GET /groups/:id/issues, GET /issues): the issue's project is visible
- * to the user with issues enabled, and a confidential issue is the user's own, assigned to them, or in a project where
- * they are reporter or up.
- */
-export function readableIssuesWhere(d: Dialect, user: UserRow): SqlCondition {
-  if (user.isAdmin) return { sql: `i.project_id IN (SELECT p.id FROM projects p WHERE p.issues_enabled = TRUE)`, args: [] };
-  const active = memberActiveSql(d);
-  const authorized = authorizedProjectsWhere(d, user.id);
-  const projects = issueProjectsWhere(d, user);
-  const reporterProjects = `SELECT p.id FROM projects p WHERE ${authorized.sql} AND (
-      p.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ? AND m.access_level >= ${REPORTER} AND ${active})
-      OR p.namespace_id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND m.access_level >= ${REPORTER} AND ${active})
-      OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)
-      OR p.id IN (SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id
-                  AND m.user_id = ? WHERE ${d.least('m.access_level', 'l.group_access')} >= ${REPORTER}))`;
-  return {
-    sql: `(i.project_id IN (${projects.sql})
-    AND (i.confidential = FALSE OR i.author_id = ? OR i.assignee_id = ? OR i.project_id IN (${reporterProjects})))`,
-    args: [...projects.args, user.id, user.id, ...authorized.args, user.id, user.id, user.id, user.id],
-  };
-}
-
-/**
- * SQL condition over `todos t` of one user: the todos whose target the user may still read (an issue as
- * readableIssuesWhere says, a merge request of a visible project with merge requests on). 8.x listed every todo, so a
- * user removed from a project, or an issue made confidential, kept showing its title and text in GET /todos.
- */
-export function readableTodosWhere(d: Dialect, user: UserRow): SqlCondition {
-  const issues = readableIssuesWhere(d, user);
-  const mrProjects = mergeRequestProjectsWhere(d, user);
-  return {
-    sql: `((t.target_type = 'Issue' AND t.target_id IN (SELECT i.id FROM issues i WHERE ${issues.sql}))
-    OR (t.target_type = 'MergeRequest' AND t.project_id IN (${mrProjects.sql}))
-    OR t.target_type NOT IN ('Issue', 'MergeRequest'))`,
-    args: [...issues.args, ...mrProjects.args],
-  };
-}
-
-/** SQL subquery of the ids of the projects whose merge requests the user may list: visible, with merge requests enabled. */
-export function mergeRequestProjectsWhere(d: Dialect, user: UserRow): SqlCondition {
-  const visible = visibleProjectsWhere(d, user);
-  return { sql: `SELECT p.id FROM projects p WHERE p.merge_requests_enabled = TRUE AND ${visible.sql}`, args: visible.args };
-}
-
 /** What an anonymous reader gets on a public project (8.13 ProjectPolicy#anonymous_rules; the API itself always needs a user). */
 const ANONYMOUS_PUBLIC = new Set<ProjectAbility>([
   'read_project', 'read_board', 'read_label', 'read_milestone', 'read_project_member', 'read_merge_request', 'read_note',
@@ -298,80 +256,6 @@ export function anonymousCanProject(ability: ProjectAbility, project: ProjectRow
 /** Whether an anonymous caller may read a project's code (git over HTTP only; the API always needs a user). */
 export function anonymousCanDownload(project: ProjectRow): boolean {
   return project.visibilityLevel === PUBLIC;
-}
-
-/**
- * How a project list query should be planned: 'index' lets SQLite gather the few matching ids through the member
- * indexes (best when the user reaches few projects); 'scan' walks projects in list order and tests each row,
- * cheapest condition first, with the indexes on `p` switched off (`+`), so a user who reaches thousands of projects
- * never makes SQLite collect and sort them all for one page.
- */
-export type ProjectSqlPlan = 'index' | 'scan';
-
-/**
- * SQL subquery of the ids of the projects `user` holds admin_project on (master and up, as canProject: the personal
- * namespace owner, direct or group members at 40+, group shares capped by group_access; every project for an admin,
- * none for a blocked user), with the user id bound and dates and MIN through the dialect (either engine). Deploy keys
- * of these projects are the user's accessible deploy keys.
- */
-export function administeredProjectsWhere(d: Dialect, user: UserRow): SqlCondition {
-  if (user.state !== 'active') return { sql: 'SELECT p.id FROM projects p WHERE FALSE', args: [] };
-  if (user.isAdmin) return { sql: 'SELECT p.id FROM projects p', args: [] };
-  const active = memberActiveSql(d);
-  return {
-    sql: `SELECT p.id FROM projects p WHERE
-      p.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ? AND m.access_level >= ${MASTER} AND ${active})
-      OR p.namespace_id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND m.access_level >= ${MASTER} AND ${active})
-      OR p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)
-      OR p.id IN (SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id
-                  AND m.user_id = ? AND ${active}
-                  WHERE ${d.least('m.access_level', 'l.group_access')} >= ${MASTER} AND (l.expires_at IS NULL OR l.expires_at >= ${d.today}))`,
-    args: [user.id, user.id, user.id, user.id],
-  };
-}
-
-/** An SQL condition with `?` placeholders and the values to bind, in the order they appear. */
-export interface SqlCondition {
-  sql: string;
-  args: unknown[];
-}
-
-/**
- * SQL condition over a `projects` alias `p`: projects the user is authorized on (member, group member, group share, or
- * personal namespace owner), as GET /projects lists them; the user id bound, dates and MIN through the dialect. `plan`:
- * 'scan' switches SQLite's indexes on `p` off with `+` (PostgreSQL plans for itself).
- */
-export function authorizedProjectsWhere(d: Dialect, userId: number, plan: ProjectSqlPlan = 'index'): SqlCondition {
-  const active = memberActiveSql(d);
-  const owned = `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?`;
-  const groups = `SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND ${active}`;
-  const direct = `SELECT m.source_id FROM members m WHERE m.source_type = 'Project' AND m.user_id = ? AND ${active}`;
-  const shared = `SELECT l.project_id FROM project_group_links l JOIN members m ON m.source_type = 'Namespace' AND m.source_id = l.group_id AND m.user_id = ?`;
-  if (plan === 'scan') {
-    const plus = d.name === 'sqlite' ? '+' : '';
-    return {
-      sql: `(${plus}p.namespace_id IN (${owned}) OR ${plus}p.namespace_id IN (${groups}) OR ${plus}p.id IN (${direct}) OR ${plus}p.id IN (${shared}))`,
-      args: [userId, userId, userId, userId],
-    };
-  }
-  return {
-    sql: `(
-    p.id IN (${direct})
-    OR p.namespace_id IN (${groups})
-    OR p.namespace_id IN (${owned})
-    OR p.id IN (${shared})
-  )`,
-    args: [userId, userId, userId, userId],
-  };
-}
-
-/** SQL condition over `projects p`: every project the user can see (authorized, public, or internal if not external). */
-export function visibleProjectsWhere(d: Dialect, user: UserRow, plan: ProjectSqlPlan = 'index'): SqlCondition {
-  if (user.isAdmin) return { sql: 'TRUE', args: [] };
-  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
-  const authorized = authorizedProjectsWhere(d, user.id, plan);
-  const plus = plan === 'scan' && d.name === 'sqlite' ? '+' : '';
-  return { sql: `(${plus}p.visibility_level IN (${levels}) OR ${authorized.sql})`, args: authorized.args };
 }
 
 /** Group abilities and the member level each needs. */
@@ -412,25 +296,7 @@ export async function canGroup(
   if (decided !== undefined) return decided;
   const atLevel = groupAbilityAtLevel(user!, ability, group, await groupAccessLevelAsync(ctx, user, group, q));
   if (atLevel !== 'projects') return atLevel;
-  const visible = visibleProjectsWhere(q.dialect, user!);
-  const row = await q.get(`SELECT 1 AS one FROM projects p WHERE p.namespace_id = ? AND ${visible.sql} LIMIT 1`, [group.id, ...visible.args]);
-  return row !== undefined;
-}
-
-/**
- * SQL condition over a `namespaces` alias `n`: the groups the user can read (read_group): public groups, internal ones
- * unless external, groups they are a member of, and groups holding a project they can see; the user id bound.
- */
-export function visibleGroupsWhere(d: Dialect, user: UserRow): SqlCondition {
-  if (user.isAdmin) return { sql: `n.kind = 'group'`, args: [] };
-  const levels = user.external ? `${PUBLIC}` : `${INTERNAL}, ${PUBLIC}`;
-  const projects = visibleProjectsWhere(d, user);
-  return {
-    sql: `(n.kind = 'group' AND (n.visibility_level IN (${levels})
-    OR n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND ${memberActiveSql(d)})
-    OR n.id IN (SELECT p.namespace_id FROM projects p WHERE ${projects.sql})))`,
-    args: [user.id, ...projects.args],
-  };
+  return namespaceHasProjectWhere(q, group.id, visibleProjectsWhere(q.dialect, user!));
 }
 
 /** Whether `user` may manage the account `targetUserId` (its personal access tokens): admins, or the user themself. */

@@ -9,24 +9,16 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import type { MemberRow, UserRow } from '../db/schema.js';
-import { type AccessRequestRow, toAccessRequest, toUser } from '../db/rows.js';
 import { forbidden, notFound, notFoundMessage, validationError } from '../errors.js';
 import { canRequestGroupAccess, canRequestProjectAccess } from '../policy/access-requests.js';
 import { canGroup, canProjectAsync, DEVELOPER } from '../policy/permissions.js';
 import type { Listing } from './groups.js';
 import { checkLevel, insertMemberIn, memberOf, type MemberSource, sourceArgs } from './members.js';
+import {
+  accessRequestOf, accessRequestsListing, deleteAccessRequest, insertAccessRequest, isMemberRow, type AccessRequestWithUser,
+} from '../db/members.js';
 
-/** An access request with its user. */
-export interface AccessRequestWithUser {
-  request: AccessRequestRow;
-  user: UserRow;
-}
-
-type Rec = Record<string, unknown>;
-const COLUMNS = ['id', 'source_type', 'source_id', 'user_id', 'requested_at'].map((c) => `r.${c} AS r_${c}`).join(', ');
-const WITH_USERS = `SELECT u.*, ${COLUMNS} FROM access_requests r JOIN users u ON u.id = r.user_id`;
-const SOURCE = `r.source_type = ? AND r.source_id = ?`;
-const toWithUser = (r: Rec): AccessRequestWithUser => ({ request: toAccessRequest(r, 'r_'), user: toUser(r) });
+export type { AccessRequestWithUser };
 const notFoundRequest = () => notFoundMessage('404 Not found');
 
 /** Whether `actor` reviews the requests of a source: masters and owners of a project, owners of a group, admins. */
@@ -39,18 +31,13 @@ async function canManage(ctx: AppContext, actor: UserRow, source: MemberSource):
 /** The pending requests of a source, oldest first; 403 unless `actor` reviews them (8.13 AccessRequestsFinder#execute!). */
 export async function listAccessRequests(ctx: AppContext, actor: UserRow, source: MemberSource): Promise<Listing<AccessRequestWithUser>> {
   if (!(await canManage(ctx, actor, source))) throw forbidden();
-  const args = sourceArgs(source);
-  return {
-    count: async (q) => Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM access_requests r WHERE ${SOURCE}`, args))!.n),
-    fetch: async (q, limit, offset) => (await q.all<Rec>(`${WITH_USERS} WHERE ${SOURCE} ORDER BY r.id LIMIT ? OFFSET ?`, [...args, limit, offset])).map(toWithUser),
-  };
+  return accessRequestsListing(sourceArgs(source));
 }
 
 /** The pending request of `userId` for a source, or null (ids beyond PostgreSQL's integers are never found). */
 async function requestOf(ctx: AppContext, source: MemberSource, userId: number): Promise<AccessRequestWithUser | null> {
   if (!Number.isSafeInteger(userId) || Math.abs(userId) > 2147483647) return null;
-  const row = await ctx.data.get<Rec>(`${WITH_USERS} WHERE ${SOURCE} AND r.user_id = ?`, [...sourceArgs(source), userId]);
-  return row ? toWithUser(row) : null;
+  return accessRequestOf(ctx.data, sourceArgs(source), userId);
 }
 
 /**
@@ -62,22 +49,16 @@ export async function requestAccess(ctx: AppContext, actor: UserRow, source: Mem
     ? await canRequestProjectAccess(ctx, actor, source.project)
     : await canRequestGroupAccess(ctx, actor, source.group);
   if (!allowed) throw forbidden();
-  const [sourceType, sourceId] = sourceArgs(source);
+  const key = sourceArgs(source);
   const taken = () => validationError({ user_id: ['already exists in source'] });
   try {
     const row = await ctx.data.transaction(async (tx) => {
       // a membership given meanwhile (the check above read before it): a member does not request
-      if (await tx.get(`SELECT 1 AS one FROM members WHERE source_type = ? AND source_id = ? AND user_id = ?`, [sourceType, sourceId, actor.id])) {
-        throw forbidden();
-      }
-      return tx.get<Rec>(
-        `INSERT INTO access_requests (source_type, source_id, user_id, requested_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (source_type, source_id, user_id) DO NOTHING RETURNING *`,
-        [sourceType, sourceId, actor.id, now()],
-      );
+      if (await isMemberRow(tx, key, actor.id)) throw forbidden();
+      return insertAccessRequest(tx, key, actor.id, now());
     });
     if (!row) throw taken();
-    return { request: toAccessRequest(row), user: actor };
+    return { request: row, user: actor };
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('User'); // the user was deleted meanwhile
     throw e;
@@ -99,8 +80,7 @@ export async function approveAccessRequest(
   checkLevel(source, level);
   try {
     const member = await ctx.data.transaction(async (tx) => {
-      const gone = await tx.get(`DELETE FROM access_requests WHERE id = ? RETURNING id`, [found.request.id]);
-      if (!gone) throw notFoundRequest(); // approved, denied or withdrawn meanwhile
+      if (!(await deleteAccessRequest(tx, found.request.id))) throw notFoundRequest(); // approved, denied or withdrawn meanwhile
       return insertMemberIn(tx, source, userId, level, null, actor.id, now(), true);
     });
     if (member) return { member, user: found.user };
@@ -121,8 +101,7 @@ export async function removeAccessRequest(ctx: AppContext, actor: UserRow, sourc
   if (actor.id !== userId && !(await canManage(ctx, actor, source))) throw forbidden();
   const found = await requestOf(ctx, source, userId);
   if (!found) throw notFoundRequest();
-  const gone = await ctx.data.get(`DELETE FROM access_requests WHERE id = ? RETURNING id`, [found.request.id]);
-  if (!gone) throw notFoundRequest();
+  if (!(await deleteAccessRequest(ctx.data, found.request.id))) throw notFoundRequest();
   return found;
 }
 

@@ -3,19 +3,25 @@ import { groupSystemData, memberSystemData, projectSystemData, queueMemberRemova
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
-import type { Dialect, Queries } from '../db/layer/types.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { forbidden, notFound, unauthorized, validationError } from '../errors.js';
 import {
-  groupAbilityAtLevel, groupAbilityWithoutProjects, groupAccessLevelAsync, memberActiveSql, OWNER, visibleGroupsWhere,
-  visibleProjectsWhere, type GroupAbility, type SqlCondition,
+  groupAbilityAtLevel, groupAbilityWithoutProjects, groupAccessLevelAsync, visibleGroupsWhere, visibleProjectsWhere, type GroupAbility,
+  type SqlCondition,
 } from '../policy/permissions.js';
 import { getSettings } from './settings.js';
 import { deleteProjectRowsIn } from './projects.js';
 import { removeProjectStorage, storageMoved } from './storage.js';
 import { validPath } from './users.js';
-import { likePattern } from '../db/sql.js';
-import { toNamespace, toProject } from '../db/rows.js';
+import {
+  allGroupsWhere, deleteGroupRows, groupByPathOrId, groupProjectListing, insertGroupWithOwner, memberGroupsWhere, nameOrPathLike,
+  namespaceHasProjectAbove, namespaceHasProjectWhere, namespaceListing, namespaceNameTaken, namespacePathOrNameClash, namespacePathTaken,
+  namespaceProjects, ownNamespacesWhere, projectsSharedWith, setProjectNamespace, updateNamespaceColumns, type GroupProjectListFilters,
+  type Listing,
+} from '../db/groups.js';
+import { namespaceById, projectIdsInNamespace } from '../db/projects.js';
+
+export type { Listing };
 
 /**
  * Find a group by path (case-insensitive) first, then by numeric id; null if absent. On the data layer (both
@@ -24,15 +30,9 @@ import { toNamespace, toProject } from '../db/rows.js';
  */
 export async function lookupGroup(ctx: AppContext, idOrPath: string | number): Promise<NamespaceRow | null> {
   const text = String(idOrPath);
-  const byPath = `SELECT n.*, 0 AS by_id FROM namespaces n WHERE n.kind = 'group' AND ${ctx.data.dialect.nocaseEq('n.path')}`;
   const id = /^\d+$/.test(text) ? Number(text) : NaN;
   // beyond PostgreSQL's integer ids no group has the id on either engine: only the path can match
-  const row = Number.isSafeInteger(id) && id <= 2147483647
-    ? await ctx.data.get<Record<string, unknown>>(
-      `SELECT * FROM (${byPath} UNION ALL SELECT n.*, 1 AS by_id FROM namespaces n WHERE n.kind = 'group' AND n.id = ?) t ORDER BY by_id LIMIT 1`, [text, id],
-    )
-    : await ctx.data.get<Record<string, unknown>>(byPath, [text]);
-  return row ? toNamespace(row) : null;
+  return groupByPathOrId(ctx.data, text, Number.isSafeInteger(id) && id <= 2147483647 ? id : null);
 }
 
 /**
@@ -50,39 +50,11 @@ export async function findGroup(ctx: AppContext, user: UserRow | null, idOrPath:
     level ??= await groupAccessLevelAsync(ctx, user, group);
     const atLevel = groupAbilityAtLevel(user!, a, group, level);
     if (atLevel !== 'projects') return atLevel;
-    const visible = visibleProjectsWhere(ctx.data.dialect, user!);
-    return (await ctx.data.get(`SELECT 1 AS one FROM projects p WHERE p.namespace_id = ? AND ${visible.sql} LIMIT 1`, [group.id, ...visible.args])) !== undefined;
+    return namespaceHasProjectWhere(ctx.data, group.id, visibleProjectsWhere(ctx.data.dialect, user!));
   };
   if (!(await can('read_group'))) throw notFound('Group');
   if (ability !== 'read_group' && !(await can(ability))) throw forbidden();
   return group;
-}
-
-/** A count and a page fetcher on the data layer, for paginate() (both run in one snapshot). */
-export interface Listing<T> {
-  count(q: Queries): Promise<number>;
-  fetch(q: Queries, limit: number, offset: number): Promise<T[]>;
-}
-
-type Rec = Record<string, unknown>;
-
-/** A listing over `namespaces n` with a WHERE text and its arguments, ordered by id. */
-function namespaceListing(where: string, args: unknown[]): Listing<NamespaceRow> {
-  return {
-    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM namespaces n WHERE ${where}`, args))!.n,
-    fetch: async (q, limit, offset) =>
-      (await q.all<Rec>(`SELECT n.* FROM namespaces n WHERE ${where} ORDER BY n.id LIMIT ? OFFSET ?`, [...args, limit, offset])).map(toNamespace),
-  };
-}
-
-/** SQL (text, one `?`: the user id) over `namespaces n`: the groups the user is a direct, unexpired member of. */
-const memberGroupsSql = (d: Dialect) =>
-  `n.id IN (SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND ${memberActiveSql(d)})`;
-
-/** `(n.name LIKE ? OR n.path LIKE ?)`, case-insensitive on both engines, and its two arguments. */
-function nameOrPathLike(d: Dialect, search: string): SqlCondition {
-  const pattern = likePattern(search);
-  return { sql: `(n.name ${d.ilike} ? ESCAPE '\\' OR n.path ${d.ilike} ? ESCAPE '\\')`, args: [pattern, pattern] };
 }
 
 /**
@@ -91,80 +63,35 @@ function nameOrPathLike(d: Dialect, search: string): SqlCondition {
  */
 export function listGroups(ctx: AppContext, user: UserRow, opts: { search?: string; allAvailable?: boolean }): Listing<NamespaceRow> {
   const d = ctx.data.dialect;
-  const conds: SqlCondition[] = [
-    user.isAdmin ? { sql: `n.kind = 'group'`, args: [] }
-      : opts.allAvailable ? visibleGroupsWhere(d, user)
-        : { sql: `n.kind = 'group' AND ${memberGroupsSql(d)}`, args: [user.id] },
-  ];
+  const conds: SqlCondition[] = [user.isAdmin ? allGroupsWhere : opts.allAvailable ? visibleGroupsWhere(d, user) : memberGroupsWhere(d, user.id)];
   if (opts.search) conds.push(nameOrPathLike(d, opts.search));
-  return namespaceListing(conds.map((c) => c.sql).join(' AND '), conds.flatMap((c) => c.args));
+  return namespaceListing(conds);
 }
 
 /** GET /namespaces: admins see all; others their personal namespace and the groups they are a member of. */
 export function listNamespaces(ctx: AppContext, user: UserRow, search?: string): Listing<NamespaceRow> {
   const d = ctx.data.dialect;
-  const conds: SqlCondition[] = [
-    user.isAdmin ? { sql: 'TRUE', args: [] }
-      : { sql: `((n.kind = 'user' AND n.owner_id = ?) OR (n.kind = 'group' AND ${memberGroupsSql(d)}))`, args: [user.id, user.id] },
-  ];
+  const conds: SqlCondition[] = [user.isAdmin ? { sql: 'TRUE', args: [] } : ownNamespacesWhere(d, user.id)];
   if (search) conds.push(nameOrPathLike(d, search));
-  return namespaceListing(conds.map((c) => c.sql).join(' AND '), conds.flatMap((c) => c.args));
+  return namespaceListing(conds);
 }
 
 /** Filters of GET /groups/:id/projects (already validated). */
-export interface GroupProjectFilters {
-  archived?: boolean;
-  visibility?: number;
-  orderBy: 'id' | 'name' | 'path' | 'created_at' | 'updated_at' | 'last_activity_at';
-  sort: 'asc' | 'desc';
-  search?: string;
-  ciEnabledFirst?: boolean;
-}
+export type GroupProjectFilters = GroupProjectListFilters;
 
 /** GET /groups/:id/projects: the group's projects the caller can see, filtered and ordered. */
 export function listGroupProjects(ctx: AppContext, user: UserRow, group: NamespaceRow, f: GroupProjectFilters): Listing<ProjectRow> {
-  const d = ctx.data.dialect;
-  const visible = visibleProjectsWhere(d, user);
-  const conds = [`p.namespace_id = ?`, visible.sql];
-  const args: unknown[] = [group.id, ...visible.args];
-  if (f.archived !== undefined) {
-    conds.push(`p.archived = ?`);
-    args.push(f.archived);
-  }
-  if (f.visibility !== undefined) {
-    conds.push(`p.visibility_level = ?`);
-    args.push(f.visibility);
-  }
-  if (f.search) {
-    const pattern = likePattern(f.search);
-    conds.push(`(p.name ${d.ilike} ? ESCAPE '\\' OR p.path ${d.ilike} ? ESCAPE '\\' OR p.description ${d.ilike} ? ESCAPE '\\')`);
-    args.push(pattern, pattern, pattern);
-  }
-  const where = conds.join(' AND ');
-  const dir = f.sort === 'asc' ? 'ASC' : 'DESC';
-  const order = `${f.ciEnabledFirst ? 'p.builds_enabled DESC, ' : ''}p.${f.orderBy} ${dir}, p.id ${dir}`;
-  return {
-    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM projects p WHERE ${where}`, args))!.n,
-    fetch: async (q, limit, offset) =>
-      (await q.all<Rec>(`SELECT p.* FROM projects p WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...args, limit, offset])).map(toProject),
-  };
+  return groupProjectListing(ctx.data.dialect, group.id, visibleProjectsWhere(ctx.data.dialect, user), f);
 }
 
 /** The group's own projects the viewer can see (GroupDetail.projects), oldest first. One statement. */
 export async function groupProjects(ctx: AppContext, viewer: UserRow, group: NamespaceRow): Promise<ProjectRow[]> {
-  const visible = visibleProjectsWhere(ctx.data.dialect, viewer);
-  const rows = await ctx.data.all<Rec>(`SELECT p.* FROM projects p WHERE p.namespace_id = ? AND ${visible.sql} ORDER BY p.id`, [group.id, ...visible.args]);
-  return rows.map(toProject);
+  return namespaceProjects(ctx.data, group.id, visibleProjectsWhere(ctx.data.dialect, viewer));
 }
 
 /** Projects shared with the group (project_group_links) that the viewer can see (GroupDetail.shared_projects). One statement. */
 export async function sharedProjects(ctx: AppContext, viewer: UserRow, group: NamespaceRow): Promise<ProjectRow[]> {
-  const visible = visibleProjectsWhere(ctx.data.dialect, viewer);
-  const rows = await ctx.data.all<Rec>(
-    `SELECT p.* FROM projects p JOIN project_group_links l ON l.project_id = p.id WHERE l.group_id = ? AND ${visible.sql} ORDER BY p.id`,
-    [group.id, ...visible.args],
-  );
-  return rows.map(toProject);
+  return projectsSharedWith(ctx.data, group.id, visibleProjectsWhere(ctx.data.dialect, viewer));
 }
 
 /** Parameters of POST /groups and PUT /groups/:id. */
@@ -189,20 +116,17 @@ const LEVEL_NAMES: Record<number, string> = { 0: 'Private', 10: 'Internal', 20: 
 export async function validateGroupFields(ctx: AppContext, actor: UserRow, p: GroupParams, self: NamespaceRow | null): Promise<Record<string, string[]>> {
   const errors: Record<string, string[]> = {};
   const err = (k: string, m: string) => (errors[k] ??= []).push(m);
-  const d = ctx.data.dialect;
-  const others = self ? 'AND id <> ?' : '';
-  const otherArgs = self ? [self.id] : [];
   if (p.name !== undefined) {
     if (!p.name.trim()) err('name', "can't be blank");
     else if (!NAME_PATTERN.test(p.name)) err('name', "can contain only letters, digits, '_', '.', dash and space.");
     else if (p.name.length > 255) err('name', 'is too long (maximum is 255 characters)');
-    else if (await ctx.data.get(`SELECT 1 AS taken FROM namespaces WHERE name = ? ${others}`, [p.name, ...otherArgs])) err('name', 'has already been taken');
+    else if (await namespaceNameTaken(ctx.data, p.name, self?.id ?? null)) err('name', 'has already been taken');
   }
   if (p.path !== undefined) {
     if (!p.path) err('path', "can't be blank");
     else if (!validPath(p.path)) err('path', "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.");
     else if (RESERVED_PATHS.has(p.path.toLowerCase())) err('path', `${p.path} is a reserved name`);
-    else if (await ctx.data.get(`SELECT 1 AS taken FROM namespaces WHERE ${d.nocaseEq('path')} ${others}`, [p.path, ...otherArgs])) err('path', 'has already been taken');
+    else if (await namespacePathTaken(ctx.data, p.path, self?.id ?? null)) err('path', 'has already been taken');
   }
   if (p.description !== undefined && p.description.length > 255) err('description', 'is too long (maximum is 255 characters)');
   if (p.visibility_level !== undefined) {
@@ -211,7 +135,7 @@ export async function validateGroupFields(ctx: AppContext, actor: UserRow, p: Gr
     else {
       const restricted = JSON.parse((await getSettings(ctx)).restrictedVisibilityLevels ?? '[]') as number[];
       if (!actor.isAdmin && restricted.includes(level)) err('visibility_level', `${LEVEL_NAMES[level]} has been restricted by your GitLab administrator`);
-      else if (self && (await ctx.data.get(`SELECT 1 AS higher FROM projects WHERE namespace_id = ? AND visibility_level > ?`, [self.id, level]))) {
+      else if (self && (await namespaceHasProjectAbove(ctx.data, self.id, level))) {
         err('visibility_level', `${LEVEL_NAMES[level]!.toLowerCase()} is not allowed since there are projects with higher visibility.`);
       }
     }
@@ -241,22 +165,13 @@ export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParam
   const t = now();
   // owner_id stays null for groups: ownership lives in members, and the users foreign key would cascade.
   return pathTakenOnConflict(ctx.data.transaction(async (tx) => {
-    const group = toNamespace((await tx.get<Rec>(
-      `INSERT INTO namespaces (name, path, kind, owner_id, description, visibility_level, share_with_group_lock, request_access_enabled, lfs_enabled, created_at, updated_at)
-       VALUES (?, ?, 'group', NULL, ?, ?, FALSE, ?, ?, ?, ?) RETURNING *`,
-      [p.name, p.path, p.description ?? '', visibility, p.request_access_enabled ?? true, p.lfs_enabled ?? true, t, t],
-    ))!);
-    await tx.run(
-      `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
-       VALUES ('Namespace', ?, ?, ?, NULL, ?, ?, ?)`,
-      [group.id, actor.id, OWNER, actor.id, t, t],
-    );
+    const { group, memberId } = await insertGroupWithOwner(tx, {
+      name: p.name, path: p.path, description: p.description ?? '', visibilityLevel: visibility,
+      requestAccessEnabled: p.request_access_enabled ?? true, lfsEnabled: p.lfs_enabled ?? true, createdAt: t,
+    }, actor.id);
     // system hooks: group_create, then the creator's membership (user_add_to_group)
     await queueSystemHooks(tx, () => groupSystemData(tx, group.id, 'create'));
-    await queueSystemHooks(tx, async () => {
-      const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Namespace' AND source_id = ? AND user_id = ?`, [group.id, actor.id]);
-      return m ? memberSystemData(tx, m.id, 'create') : null;
-    });
+    await queueSystemHooks(tx, () => memberSystemData(tx, memberId, 'create'));
     return group;
   })).catch((e: unknown) => {
     throw isForeignKeyViolation(e) ? unauthorized() : e; // the acting user was deleted meanwhile: nothing is written
@@ -267,12 +182,9 @@ export async function createGroup(ctx: AppContext, actor: UserRow, p: GroupParam
 export async function updateGroup(ctx: AppContext, actor: UserRow, group: NamespaceRow, p: GroupParams): Promise<NamespaceRow> {
   const errors = await validateGroupFields(ctx, actor, p, group);
   if (Object.keys(errors).length) throw validationError(errors);
-  const sets = ['updated_at = ?'];
-  const args: unknown[] = [now()];
+  const sets: [string, unknown][] = [['updated_at', now()]];
   const set = (column: string, value: unknown) => {
-    if (value === undefined) return;
-    sets.push(`${column} = ?`);
-    args.push(value);
+    if (value !== undefined) sets.push([column, value]);
   };
   set('name', p.name);
   set('path', p.path);
@@ -281,10 +193,9 @@ export async function updateGroup(ctx: AppContext, actor: UserRow, group: Namesp
   set('lfs_enabled', p.lfs_enabled);
   set('request_access_enabled', p.request_access_enabled);
   const { updated, moved } = await pathTakenOnConflict(ctx.data.transaction(async (tx) => {
-    const row = await tx.get<Rec>(`UPDATE namespaces SET ${sets.join(', ')} WHERE id = ? RETURNING *`, [...args, group.id]);
-    if (!row) throw notFound('Group'); // deleted by another request since it was found
-    const updated = toNamespace(row);
-    const moved = updated.path !== group.path ? (await tx.all<Rec>(`SELECT * FROM projects WHERE namespace_id = ? ORDER BY id`, [group.id])).map(toProject) : [];
+    const updated = await updateNamespaceColumns(tx, group.id, sets);
+    if (!updated) throw notFound('Group'); // deleted by another request since it was found
+    const moved = updated.path !== group.path ? await namespaceProjects(tx, group.id) : [];
     return { updated, moved };
   }));
   for (const project of moved) await storageMoved(ctx, project, `${group.path}/${project.path}`, `${updated.path}/${project.path}`);
@@ -294,14 +205,12 @@ export async function updateGroup(ctx: AppContext, actor: UserRow, group: Namesp
 /** Delete a group with its members and projects (rows first in one transaction, then the projects' storage). */
 export async function deleteGroup(ctx: AppContext, group: NamespaceRow): Promise<void> {
   const projectIds = await ctx.data.transaction(async (tx) => {
-    const owned = (await tx.all<{ id: number }>(`SELECT id FROM projects WHERE namespace_id = ? ORDER BY id`, [group.id])).map((r) => r.id);
+    const owned = await projectIdsInNamespace(tx, group.id);
     for (const id of owned) await deleteProjectRowsIn(tx, id);
     // system hooks (read before the rows go): the memberships, then group_destroy
-    await queueMemberRemovals(tx, `source_type = 'Namespace' AND source_id = ?`, [group.id]);
+    await queueMemberRemovals(tx, { sourceType: 'Namespace', sourceId: group.id });
     await queueSystemHooks(tx, () => groupSystemData(tx, group.id, 'destroy'));
-    await tx.run(`DELETE FROM members WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
-    await tx.run(`DELETE FROM access_requests WHERE source_type = 'Namespace' AND source_id = ?`, [group.id]);
-    await tx.run(`DELETE FROM namespaces WHERE id = ?`, [group.id]);
+    await deleteGroupRows(tx, group.id);
     return owned;
   });
   await removeProjectStorage(ctx, projectIds);
@@ -312,18 +221,13 @@ export async function deleteGroup(ctx: AppContext, group: NamespaceRow): Promise
  * The storage moves after the commit; when that fails the row is put back in its old namespace.
  */
 export async function transferProject(ctx: AppContext, group: NamespaceRow, project: ProjectRow): Promise<ProjectRow> {
-  const d = ctx.data.dialect;
-  const from = toNamespace((await ctx.data.get<Rec>(`SELECT * FROM namespaces WHERE id = ?`, [project.namespaceId]))!);
+  const from = (await namespaceById(ctx.data, project.namespaceId))!;
   const errors: Record<string, string[]> = {};
   if (from.id === group.id) errors.namespace = ['Project is already in this namespace.'];
   else {
-    const clash = await ctx.data.all<{ same_path: unknown; same_name: unknown }>(
-      `SELECT CASE WHEN ${d.nocaseEq('path')} THEN 1 ELSE 0 END AS same_path, CASE WHEN ${d.nocaseEq('name')} THEN 1 ELSE 0 END AS same_name
-       FROM projects WHERE namespace_id = ? AND (${d.nocaseEq('path')} OR ${d.nocaseEq('name')})`,
-      [project.path, project.name, group.id, project.path, project.name],
-    );
-    if (clash.some((c) => !!c.same_path)) errors.namespace = ['Project with same path in target namespace already exists'];
-    else if (clash.some((c) => !!c.same_name)) errors.name = ['has already been taken'];
+    const clash = await namespacePathOrNameClash(ctx.data, group.id, project.path, project.name);
+    if (clash === 'path') errors.namespace = ['Project with same path in target namespace already exists'];
+    else if (clash === 'name') errors.name = ['has already been taken'];
     if (project.visibilityLevel > group.visibilityLevel) {
       errors.visibility_level = [`${LEVEL_NAMES[project.visibilityLevel]!.toLowerCase()} is not allowed in a ${LEVEL_NAMES[group.visibilityLevel]!.toLowerCase()} group.`];
     }
@@ -332,10 +236,10 @@ export async function transferProject(ctx: AppContext, group: NamespaceRow, proj
   let moved: ProjectRow;
   try {
     moved = await ctx.data.transaction(async (tx) => {
-      const row = await tx.get<Rec>(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ? RETURNING *`, [group.id, now(), project.id]);
+      const row = await setProjectNamespace(tx, project.id, group.id, now());
       if (!row) throw notFound('Project'); // deleted by another request since it was found
       await queueSystemHooks(tx, () => projectSystemData(tx, project.id, 'transfer', `${from.path}/${project.path}`));
-      return toProject(row);
+      return row;
     });
   } catch (e) {
     // a project with the same path got there after the check above (the unique index on namespace_id, path)
@@ -346,7 +250,7 @@ export async function transferProject(ctx: AppContext, group: NamespaceRow, proj
   try {
     await storageMoved(ctx, moved, `${from.path}/${project.path}`, `${group.path}/${project.path}`);
   } catch (e) {
-    await ctx.data.run(`UPDATE projects SET namespace_id = ?, updated_at = ? WHERE id = ?`, [project.namespaceId, project.updatedAt, project.id]);
+    await setProjectNamespace(ctx.data, project.id, project.namespaceId, project.updatedAt);
     throw e;
   }
   return moved;

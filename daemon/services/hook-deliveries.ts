@@ -36,6 +36,11 @@ import { HOOKS_CHANNEL, insertDeliveriesAsync, type QueuedDelivery } from './hoo
 import { parseProperties } from './project-services/services.js';
 import { slackMessage } from './project-services/slack.js';
 import { queueSystemHooks, systemPushData } from './system-hooks.js';
+import {
+  activeServicesWith, claimDueDeliveries, deliveryTargets, handBackDeliveries, markDelivered, markFailed, markRetry, nextDeliveryDue,
+  projectHasHookOrServiceWith, projectHookIdsWith, pruneDeliveries,
+} from '../db/hooks.js';
+import { projectNames } from '../db/projects.js';
 
 export { HOOK_EVENTS, type HookEvent } from '../db/schema-hooks.js';
 export { HOOKS_CHANNEL, insertDeliveriesAsync, type DeliveryTarget, type QueuedDelivery } from './hook-outbox.js';
@@ -65,36 +70,26 @@ export const SYSTEM_HOOK_HEADER = 'System Hook';
  * queued.
  */
 export async function queueHookDeliveries(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<number> {
-  const flag = HOOK_EVENT_FLAG[event];
-  const hooks = await tx.all<{ id: number }>(`SELECT id FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE ORDER BY id`, [projectId]);
+  const hooks = await projectHookIdsWith(tx, projectId, HOOK_EVENT_FLAG[event]);
   const body = hooks.length ? JSON.stringify(payload) : '';
-  const rows: QueuedDelivery[] = hooks.map((h) => ({ target: 'hook_id', id: h.id, event, body }));
+  const rows: QueuedDelivery[] = hooks.map((id) => ({ target: 'hook_id', id, event, body }));
   rows.push(...await serviceDeliveries(tx, projectId, event, payload));
   return insertDeliveriesAsync(tx, rows);
 }
 
 /** Whether the project has a hook or an active service subscribed to `event` (so its payload is worth building). */
 export async function projectWantsEvent(q: Queries, projectId: number, event: HookEvent): Promise<boolean> {
-  const flag = HOOK_EVENT_FLAG[event];
-  return !!(await q.get(
-    `SELECT 1 AS x FROM project_hooks WHERE project_id = ? AND ${flag} = TRUE
-     UNION ALL SELECT 1 AS x FROM project_services WHERE project_id = ? AND active = TRUE AND ${flag} = TRUE LIMIT 1`,
-    [projectId, projectId],
-  ));
+  return projectHasHookOrServiceWith(q, projectId, HOOK_EVENT_FLAG[event]);
 }
 
 /** The deliveries of the project's active services subscribed to `event`: the service's message for the payload. */
 async function serviceDeliveries(tx: Queries, projectId: number, event: HookEvent, payload: unknown): Promise<QueuedDelivery[]> {
-  const services = await tx.all<{ id: number; type: string; properties: string }>(
-    `SELECT id, type, properties FROM project_services WHERE project_id = ? AND active = TRUE AND ${HOOK_EVENT_FLAG[event]} = TRUE ORDER BY id`, [projectId],
-  );
+  const services = await activeServicesWith(tx, projectId, HOOK_EVENT_FLAG[event]);
   if (!services.length) return [];
-  const names = await tx.get<{ name: string; ns_name: string }>(
-    'SELECT p.name, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?', [projectId],
-  );
+  const names = await projectNames(tx, projectId);
   if (!names) return [];
   // 8.13: the project's name_with_namespace without its spaces
-  const projectName = `${names.ns_name} / ${names.name}`.replace(/\s/g, '');
+  const projectName = `${names.namespaceName} / ${names.name}`.replace(/\s/g, '');
   const out: QueuedDelivery[] = [];
   for (const s of services) {
     const message = s.type === 'slack' ? slackMessage(event, payload as Record<string, unknown>, parseProperties(s.properties), projectName) : null;
@@ -242,13 +237,8 @@ class Worker implements HookDeliveryWorker {
     void this.http?.then((h) => Promise.all([h.agent.destroy(), h.insecureAgent.destroy()])).catch(() => undefined);
     const unlisten = this.listener?.stop();
     // Interrupted sends do not count: the rows are due again for the next start (of any daemon).
-    const d = this.ctx.data.dialect;
     const handBack = ids.length && !this.closed()
-      ? this.ctx.data.run(
-          `UPDATE hook_deliveries SET attempts = ${d.greatest('attempts - 1', '0')}, next_attempt_at = ?, locked_at = NULL
-           WHERE id IN ${d.inIds} AND status = 'pending'`,
-          [now(), d.ids(ids)],
-        ).then(() => undefined, (e: unknown) => {
+      ? handBackDeliveries(this.ctx.data, ids, now()).then(() => undefined, (e: unknown) => {
           if (!this.closed()) this.log('could not hand back hook deliveries in flight', e);
         })
       : undefined;
@@ -298,7 +288,7 @@ class Worker implements HookDeliveryWorker {
       const free = this.o.concurrency - this.inflight.size;
       if (free > 0) for (const claimed of await this.claim(free)) this.send(claimed);
       if (this.inflight.size < this.o.concurrency && !this.stopped) {
-        const next = (await this.ctx.data.get<{ at: string | null }>("SELECT MIN(next_attempt_at) AS at FROM hook_deliveries WHERE status = 'pending'"))?.at;
+        const next = await nextDeliveryDue(this.ctx.data);
         // At least 20 ms: a due row another sender holds is not retried in a busy loop.
         if (next) delay = Math.min(this.o.pollMs, Math.max(20, Date.parse(next) - Date.now()));
       }
@@ -318,32 +308,11 @@ class Worker implements HookDeliveryWorker {
     if (this.stopped) return [];
     const t = Date.now();
     const at = iso(t);
-    type Row = { id: number; hook_id: number | null; system_hook_id: number | null; service_id: number | null; event: string; payload: string; attempts: number };
-    const set = 'UPDATE hook_deliveries SET attempts = attempts + 1, next_attempt_at = ?, locked_at = ?';
-    const due = "SELECT id FROM hook_deliveries WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?";
-    const returning = 'RETURNING id, hook_id, system_hook_id, service_id, event, payload, attempts';
-    // On PostgreSQL the due rows are picked once, in a materialized CTE: a `WHERE id IN (... LIMIT n FOR UPDATE SKIP
-    // LOCKED)` subquery may be rescanned by the plan, and each rescan skips the rows it locked before and takes others,
-    // so one claim could take every due row (seen in CI: 15 rows claimed by a worker asking for 3).
-    const rows = await this.ctx.data.transaction((tx) => this.ctx.data.dialect.name === 'postgres'
-      ? tx.all<Row>(`WITH due AS MATERIALIZED (${due} FOR UPDATE SKIP LOCKED)
-          ${set} WHERE id IN (SELECT id FROM due) AND status = 'pending' ${returning}`,
-        [at, limit, iso(t + this.o.leaseMs), at])
-      : tx.all<Row>(`${set} WHERE id IN (${due}) AND status = 'pending' ${returning}`,
-        [iso(t + this.o.leaseMs), at, at, limit]));
+    const rows = await this.ctx.data.transaction((tx) => claimDueDeliveries(tx, at, iso(t + this.o.leaseMs), limit));
     if (!rows.length) return [];
-    type Target = { id: number; url: string; token: string | null; enable_ssl_verification: unknown };
-    const d = this.ctx.data.dialect;
-    const targets = async (column: 'hook_id' | 'system_hook_id' | 'service_id', select: string): Promise<Map<number, Target>> => {
-      const ids = [...new Set(rows.map((r) => r[column]).filter((id): id is number => id !== null))];
-      if (!ids.length) return new Map();
-      return new Map((await this.ctx.data.all<Target>(`${select} WHERE id IN ${d.inIds}`, [d.ids(ids)])).map((h) => [h.id, h]));
-    };
-    const [hooks, systemHooks, services] = await Promise.all([
-      targets('hook_id', 'SELECT id, url, token, enable_ssl_verification FROM project_hooks'),
-      targets('system_hook_id', 'SELECT id, url, token, enable_ssl_verification FROM system_hooks'),
-      targets('service_id', 'SELECT id, properties AS url, NULL AS token, TRUE AS enable_ssl_verification FROM project_services'),
-    ]);
+    const targets = (column: 'hook_id' | 'system_hook_id' | 'service_id') =>
+      deliveryTargets(this.ctx.data, column, [...new Set(rows.map((r) => r[column]).filter((id): id is number => id !== null))]);
+    const [hooks, systemHooks, services] = await Promise.all([targets('hook_id'), targets('system_hook_id'), targets('service_id')]);
     const claimed: Claimed[] = [];
     const orphans: Claimed[] = [];
     for (const r of rows.sort((a, b) => a.id - b.id)) {
@@ -416,18 +385,10 @@ class Worker implements HookDeliveryWorker {
    */
   private async record(d: Claimed, a: Attempt, attempts = d.attempts): Promise<void> {
     const t = Date.now();
-    const mine = 'WHERE id = ? AND status = ? AND attempts = ?';
-    const where = [d.id, 'pending', attempts];
-    if (a.ok) {
-      await this.ctx.data.run(`UPDATE hook_deliveries SET status = 'delivered', delivered_at = ?, locked_at = NULL, last_status_code = ?, last_error = ? ${mine}`,
-        [iso(t), a.status, a.error, ...where]);
-    } else if (d.attempts >= this.o.maxAttempts) {
-      await this.ctx.data.run(`UPDATE hook_deliveries SET status = 'failed', locked_at = NULL, last_status_code = ?, last_error = ? ${mine}`,
-        [a.status, a.error, ...where]);
-    } else {
-      await this.ctx.data.run(`UPDATE hook_deliveries SET next_attempt_at = ?, locked_at = NULL, last_status_code = ?, last_error = ? ${mine}`,
-        [iso(t + retryDelay(d.attempts, this.o.retryBaseMs)), a.status, a.error, ...where]);
-    }
+    const outcome = { id: d.id, attempts, status: a.status, error: a.error };
+    if (a.ok) await markDelivered(this.ctx.data, outcome, iso(t));
+    else if (d.attempts >= this.o.maxAttempts) await markFailed(this.ctx.data, outcome);
+    else await markRetry(this.ctx.data, outcome, iso(t + retryDelay(d.attempts, this.o.retryBaseMs)));
   }
 
   /** Remove finished rows past the retention period (at most once an hour per worker; any daemon's worker may). */
@@ -435,7 +396,7 @@ class Worker implements HookDeliveryWorker {
     const t = Date.now();
     if (t - this.lastPrune < 3600_000) return;
     this.lastPrune = t;
-    await this.ctx.data.run("DELETE FROM hook_deliveries WHERE status <> 'pending' AND created_at < ?", [iso(t - this.o.retentionMs)]);
+    await pruneDeliveries(this.ctx.data, iso(t - this.o.retentionMs));
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { now } from '../context.js';
 import type { Queries } from '../db/layer/types.js';
+import { insertDeliveryRows } from '../db/hooks.js';
 import { wakeAtCommit } from '../db/layer/wake-ups.js';
 
 /** The wake-up channel of the delivery workers (db/layer/wake-ups.ts; on PostgreSQL every daemon's). */
@@ -29,14 +30,7 @@ export interface QueuedDelivery {
  */
 export async function insertDeliveriesAsync(tx: Queries, rows: readonly QueuedDelivery[]): Promise<number> {
   if (!rows.length) return 0;
-  const t = now();
-  // (INSERT ... SELECT would leave PostgreSQL to guess the types of parameters in a select list; VALUES gives them)
-  await tx.run(
-    `INSERT INTO hook_deliveries (hook_id, system_hook_id, service_id, event, payload, next_attempt_at, created_at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-    rows.flatMap((r) => [
-      r.target === 'hook_id' ? r.id : null, r.target === 'system_hook_id' ? r.id : null, r.target === 'service_id' ? r.id : null, r.event, r.body, t, t,
-    ]),
-  );
+  await insertDeliveryRows(tx, rows, now());
   await wakeAtCommit(tx, HOOKS_CHANNEL);
   return rows.length;
 }

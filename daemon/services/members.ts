@@ -9,22 +9,21 @@ import { now } from '../context.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import type { Queries } from '../db/layer/types.js';
 import type { MemberRow, NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
-import { toMember, toUser } from '../db/rows.js';
 import { conflict, forbidden, notFound, notFoundMessage, unprocessable, validationError } from '../errors.js';
 import { canGroup, canProjectAsync, DEVELOPER, GUEST, MASTER, OWNER, REPORTER } from '../policy/permissions.js';
 import { recordEvent } from './events.js';
 import type { Listing } from './groups.js';
 import { findUser } from './users.js';
-import { likePattern } from '../db/sql.js';
+import {
+  deleteAccessRequestOf, deleteMemberRow, groupMemberIdsAt, insertMember, memberWithUser, membersListing, updateMemberRow,
+  type MemberWithUser, type SourceKey,
+} from '../db/members.js';
+import { namespaceById } from '../db/projects.js';
 
 /** What members belong to: a project or a group. */
 export type MemberSource = { kind: 'project'; project: ProjectRow } | { kind: 'group'; group: NamespaceRow };
 
-/** A membership with its user. */
-export interface MemberWithUser {
-  member: MemberRow;
-  user: UserRow;
-}
+export type { MemberWithUser };
 
 /** Parameters of POST and PUT members. */
 export interface MemberParams {
@@ -36,40 +35,18 @@ export interface MemberParams {
 /** Levels a member may hold: projects 10-40 (owner comes from the namespace), groups 10-50. */
 const LEVELS = { project: [GUEST, REPORTER, DEVELOPER, MASTER], group: [GUEST, REPORTER, DEVELOPER, MASTER, OWNER] };
 
-/** The member columns of a `members m JOIN users u` row, prefixed `m_` beside `u.*` (read back with toMember(row, 'm_')). */
-const MEMBER_COLUMNS = ['id', 'source_type', 'source_id', 'user_id', 'access_level', 'expires_at', 'created_by_id', 'created_at', 'updated_at']
-  .map((c) => `m.${c} AS m_${c}`).join(', ');
-const MEMBERS_WITH_USERS = `SELECT u.*, ${MEMBER_COLUMNS} FROM members m JOIN users u ON u.id = m.user_id`;
-
-type Rec = Record<string, unknown>;
-const toMemberWithUser = (r: Rec): MemberWithUser => ({ member: toMember(r, 'm_'), user: toUser(r) });
-
-/** `m.source_type = ? AND m.source_id = ?` and its arguments. */
-export const sourceArgs = (s: MemberSource): [string, number] => (s.kind === 'project' ? ['Project', s.project.id] : ['Namespace', s.group.id]);
-const SOURCE = `m.source_type = ? AND m.source_id = ?`;
+/** The source's `source_type` and `source_id`. */
+export const sourceArgs = (s: MemberSource): SourceKey => (s.kind === 'project' ? ['Project', s.project.id] : ['Namespace', s.group.id]);
 
 /** Direct members of a source, optionally searched by name, email or username; ordered by membership id. */
 export function listMembers(ctx: AppContext, source: MemberSource, query?: string): Listing<MemberWithUser> {
-  let where = SOURCE;
-  const args: unknown[] = sourceArgs(source);
-  if (query) {
-    const like = ctx.data.dialect.ilike;
-    const pattern = likePattern(query);
-    where += ` AND (u.name ${like} ? ESCAPE '\\' OR u.email ${like} ? ESCAPE '\\' OR u.username ${like} ? ESCAPE '\\')`;
-    args.push(pattern, pattern, pattern);
-  }
-  return {
-    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM members m JOIN users u ON u.id = m.user_id WHERE ${where}`, args))!.n,
-    fetch: async (q, limit, offset) =>
-      (await q.all<Rec>(`${MEMBERS_WITH_USERS} WHERE ${where} ORDER BY m.id LIMIT ? OFFSET ?`, [...args, limit, offset])).map(toMemberWithUser),
-  };
+  return membersListing(sourceArgs(source), query);
 }
 
 /** The membership of `userId` in a source, or null. */
 export async function memberOf(ctx: AppContext, source: MemberSource, userId: number, q: Queries = ctx.data): Promise<MemberWithUser | null> {
   if (!Number.isSafeInteger(userId) || Math.abs(userId) > 2147483647) return null; // beyond PostgreSQL's integer ids
-  const row = await q.get<Rec>(`${MEMBERS_WITH_USERS} WHERE ${SOURCE} AND m.user_id = ?`, [...sourceArgs(source), userId]);
-  return row ? toMemberWithUser(row) : null;
+  return memberWithUser(q, sourceArgs(source), userId);
 }
 
 /** The membership of `userId`, or 404 `404 Not found`. */
@@ -95,16 +72,14 @@ function expiresAt(value: string | null | undefined): string | null | undefined 
 
 /** Whether the user owns the personal namespace of a project (that member cannot be removed). */
 async function isProjectOwner(ctx: AppContext, project: ProjectRow, userId: number): Promise<boolean> {
-  const ns = await ctx.data.get<{ kind: string; owner_id: number | null }>(`SELECT kind, owner_id FROM namespaces WHERE id = ?`, [project.namespaceId]);
-  return !!ns && ns.kind === 'user' && ns.owner_id === userId;
+  const ns = await namespaceById(ctx.data, project.namespaceId);
+  return !!ns && ns.kind === 'user' && ns.ownerId === userId;
 }
 
 /** Whether `userId` is the only owner of a group. */
 async function isLastOwner(ctx: AppContext, group: NamespaceRow, userId: number): Promise<boolean> {
-  const owners = await ctx.data.all<{ user_id: number }>(
-    `SELECT m.user_id FROM members m WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.access_level = ?`, [group.id, OWNER],
-  );
-  return owners.length === 1 && owners[0]!.user_id === userId;
+  const owners = await groupMemberIdsAt(ctx.data, group.id, OWNER);
+  return owners.length === 1 && owners[0] === userId;
 }
 
 /**
@@ -115,17 +90,13 @@ async function isLastOwner(ctx: AppContext, group: NamespaceRow, userId: number)
 export async function insertMemberIn(
   tx: Queries, source: MemberSource, userId: number, level: number, expires: string | null, actorId: number, t: string, ifAbsent = false,
 ): Promise<MemberRow | null> {
-  const [sourceType, sourceId] = sourceArgs(source);
-  const row = await tx.get<Rec>(
-    `INSERT INTO members (source_type, source_id, user_id, access_level, expires_at, created_by_id, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)${ifAbsent ? ' ON CONFLICT (source_type, source_id, user_id) DO NOTHING' : ''} RETURNING *`,
-    [sourceType, sourceId, userId, level, expires, actorId, t, t],
-  );
+  const key = sourceArgs(source);
+  const row = await insertMember(tx, key, userId, level, expires, actorId, t, ifAbsent);
   if (!row) return null;
-  await tx.run(`DELETE FROM access_requests WHERE source_type = ? AND source_id = ? AND user_id = ?`, [sourceType, sourceId, userId]);
+  await deleteAccessRequestOf(tx, key, userId);
   if (source.kind === 'project') await recordEvent(tx, { projectId: source.project.id, authorId: userId, action: 'joined' });
-  await queueSystemHooks(tx, () => memberSystemData(tx, row.id as number, 'create'));
-  return toMember(row);
+  await queueSystemHooks(tx, () => memberSystemData(tx, row.id, 'create'));
+  return row;
 }
 
 /**
@@ -164,12 +135,10 @@ export async function updateMember(ctx: AppContext, source: MemberSource, userId
   const expires = expiresAt(p.expires_at);
   // Demoting the last owner would leave a group nobody but an admin can manage.
   if (source.kind === 'group' && p.access_level < OWNER && (await isLastOwner(ctx, source.group, userId))) throw forbidden();
-  const row = expires !== undefined
-    ? await ctx.data.get<Rec>(`UPDATE members SET access_level = ?, updated_at = ?, expires_at = ? WHERE id = ? RETURNING *`, [p.access_level, now(), expires, found.member.id])
-    : await ctx.data.get<Rec>(`UPDATE members SET access_level = ?, updated_at = ? WHERE id = ? RETURNING *`, [p.access_level, now(), found.member.id]);
+  const row = await updateMemberRow(ctx.data, found.member.id, p.access_level, expires, now());
   // A membership removed meanwhile: as if it had not been found.
   if (!row) throw notFoundMessage('404 Not found');
-  return { member: toMember(row), user: found.user };
+  return { member: row, user: found.user };
 }
 
 /**
@@ -193,7 +162,7 @@ export async function removeMember(ctx: AppContext, actor: UserRow, source: Memb
   }
   await ctx.data.transaction(async (tx) => {
     await queueSystemHooks(tx, () => memberSystemData(tx, found.member.id, 'destroy'));
-    await tx.run(`DELETE FROM members WHERE id = ?`, [found.member.id]);
+    await deleteMemberRow(tx, found.member.id);
     if (source.kind === 'project') await recordEvent(tx, { projectId: source.project.id, authorId: userId, action: 'left' });
   });
   return found;

@@ -7,8 +7,11 @@
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { NamespaceRow, ProjectGroupLinkRow, ProjectRow, UserRow } from '../db/schema.js';
-import { toNamespace, toProject, toProjectGroupLink } from '../db/rows.js';
-import type { Queries } from '../db/layer/types.js';
+import {
+  deleteProjectGroupLink, deleteStar, groupById, insertProjectGroupLink, insertStar, namespaceById, namespaceByIdShareLocked,
+  namespaceByPathOrName, projectExists, projectStillThere, setForkLink, updateProjectColumns,
+} from '../db/projects.js';
+import { personalNamespace } from '../db/users.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
 import { ApiError, badRequestMessage, conflict, invalidParam, notFound } from '../errors.js';
 import { canGroup, GUEST, MASTER } from '../policy/permissions.js';
@@ -21,22 +24,13 @@ import { removeProjectStorage, storageForked } from './storage.js';
 /** An id as PostgreSQL's integer columns take it (a larger number matches no row on either engine). */
 const dbId = (n: number) => (Number.isSafeInteger(n) && n > 0 && n <= 2147483647 ? n : 0);
 
-/** Whether the project row still exists (it was deleted by another request when not). */
-async function projectExists(q: Queries, projectId: number): Promise<boolean> {
-  return (await q.get('SELECT id FROM projects WHERE id = ?', [projectId])) !== undefined;
-}
-
 /**
  * Star a project for a user; false when it was already starred (two stars at once: one true, one false, through the
  * primary key). 404 when the project was deleted meanwhile.
  */
 export async function starProject(ctx: AppContext, user: UserRow, project: ProjectRow): Promise<boolean> {
   try {
-    const r = await ctx.data.run(
-      'INSERT INTO stars (user_id, project_id, created_at) VALUES (?, ?, ?) ON CONFLICT (user_id, project_id) DO NOTHING',
-      [user.id, project.id, now()],
-    );
-    return r.changes > 0;
+    return await insertStar(ctx.data, user.id, project.id, now());
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
@@ -45,17 +39,15 @@ export async function starProject(ctx: AppContext, user: UserRow, project: Proje
 
 /** Remove a user's star; false when it was not starred. */
 export async function unstarProject(ctx: AppContext, user: UserRow, project: ProjectRow): Promise<boolean> {
-  return (await ctx.data.run('DELETE FROM stars WHERE user_id = ? AND project_id = ?', [user.id, project.id])).changes > 0;
+  return deleteStar(ctx.data, user.id, project.id);
 }
 
 /** Archive or unarchive a project (idempotent); returns the current row; 404 when it was deleted meanwhile. */
 export async function setProjectArchived(ctx: AppContext, project: ProjectRow, archived: boolean): Promise<ProjectRow> {
   if (project.archived === archived) return project;
-  const raw = await ctx.data.get<Record<string, unknown>>(
-    'UPDATE projects SET archived = ?, updated_at = ? WHERE id = ? RETURNING *', [archived, now(), project.id],
-  );
-  if (!raw) throw notFound('Project');
-  return toProject(raw);
+  const row = await updateProjectColumns(ctx.data, project.id, { archived, updatedAt: now() });
+  if (!row) throw notFound('Project');
+  return row;
 }
 
 /**
@@ -64,10 +56,8 @@ export async function setProjectArchived(ctx: AppContext, project: ProjectRow, a
  */
 export async function removeForkLink(ctx: AppContext, project: ProjectRow): Promise<ProjectRow | null> {
   if (project.forkedFromId === null) return null;
-  const raw = await ctx.data.get<Record<string, unknown>>(
-    'UPDATE projects SET forked_from_id = NULL, updated_at = ? WHERE id = ? AND forked_from_id IS NOT NULL RETURNING *', [now(), project.id],
-  );
-  if (raw) return toProject(raw);
+  const row = await setForkLink(ctx.data, project.id, null, now());
+  if (row) return row;
   if (!(await projectExists(ctx.data, project.id))) throw notFound('Project');
   return null;
 }
@@ -80,17 +70,15 @@ export async function removeForkLink(ctx: AppContext, project: ProjectRow): Prom
 export async function addForkLink(ctx: AppContext, project: ProjectRow, source: ProjectRow): Promise<ProjectRow> {
   if (project.forkedFromId !== null) throw alreadyForked();
   if (source.id === project.id) throw conflict('Project cannot be forked from itself');
-  let raw: Record<string, unknown> | undefined;
+  let row: ProjectRow | null;
   try {
-    raw = await ctx.data.get<Record<string, unknown>>(
-      'UPDATE projects SET forked_from_id = ?, updated_at = ? WHERE id = ? AND forked_from_id IS NULL RETURNING *', [source.id, now(), project.id],
-    );
+    row = await setForkLink(ctx.data, project.id, source.id, now());
   } catch (e) {
     // the source was deleted meanwhile
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
   }
-  if (raw) return toProject(raw);
+  if (row) return row;
   if (!(await projectExists(ctx.data, project.id))) throw notFound('Project');
   throw alreadyForked();
 }
@@ -111,10 +99,9 @@ export interface ShareParams {
  * index); the project or the group deleted meanwhile: 404.
  */
 export async function shareProject(ctx: AppContext, actor: UserRow, project: ProjectRow, p: ShareParams): Promise<ProjectGroupLinkRow> {
-  const raw = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE id = ? AND kind = 'group'`, [dbId(p.group_id)]);
-  const group = raw ? toNamespace(raw) : undefined;
+  const group = await groupById(ctx.data, dbId(p.group_id));
   if (!group || !(await canGroup(ctx, actor, 'read_group', group))) throw notFound('Group');
-  const own = toNamespace((await ctx.data.get<Record<string, unknown>>('SELECT * FROM namespaces WHERE id = ?', [project.namespaceId]))!);
+  const own = (await namespaceById(ctx.data, project.namespaceId))!;
   if (sharingLocked(own)) throw shareLocked();
   if (p.expires_at !== undefined && !validDate(p.expires_at)) throw invalidParam('expires_at');
   // Project-level access stops at master (GitLab's Gitlab::Access.values): a share never grants ownership.
@@ -123,33 +110,27 @@ export async function shareProject(ctx: AppContext, actor: UserRow, project: Pro
   }
   if (group.id === project.namespaceId) throw conflict('Project cannot be shared with the group it is in.');
   const t = now();
-  let inserted: Record<string, unknown> | undefined;
+  let inserted: ProjectGroupLinkRow | null;
   try {
     inserted = await ctx.data.transaction(async (tx) => {
-      const lock = tx.dialect.name === 'postgres' ? ' FOR SHARE' : '';
-      const nsNow = await tx.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE id = ?${lock}`, [project.namespaceId]);
+      const nsNow = await namespaceByIdShareLocked(tx, project.namespaceId);
       if (!nsNow) throw notFound('Project');
-      if (sharingLocked(toNamespace(nsNow))) throw shareLocked();
-      return tx.get<Record<string, unknown>>(
-        `INSERT INTO project_group_links (project_id, group_id, group_access, expires_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT (project_id, group_id) DO NOTHING RETURNING *`,
-        [project.id, group.id, p.group_access, p.expires_at ?? null, t, t],
-      );
+      if (sharingLocked(nsNow)) throw shareLocked();
+      return insertProjectGroupLink(tx, project.id, group.id, p.group_access, p.expires_at ?? null, t);
     });
   } catch (e) {
     if (!isForeignKeyViolation(e)) throw e;
     throw notFound((await projectExists(ctx.data, project.id)) ? 'Group' : 'Project');
   }
   if (!inserted) throw conflict('Group already shared with this group');
-  return toProjectGroupLink(inserted);
+  return inserted;
 }
 const sharingLocked = (ns: NamespaceRow) => ns.kind === 'group' && ns.shareWithGroupLock;
 const shareLocked = () => badRequestMessage('The project sharing with group is disabled');
 
 /** Remove a project's share with a group; 404 `Group Link Not Found` when there is none. */
 export async function unshareProject(ctx: AppContext, project: ProjectRow, groupId: number): Promise<void> {
-  const r = await ctx.data.run('DELETE FROM project_group_links WHERE project_id = ? AND group_id = ?', [project.id, dbId(groupId)]);
-  if (r.changes === 0) throw notFound('Group Link');
+  if (!(await deleteProjectGroupLink(ctx.data, project.id, dbId(groupId)))) throw notFound('Group Link');
 }
 
 /**
@@ -157,21 +138,13 @@ export async function unshareProject(ctx: AppContext, project: ProjectRow, group
  * when it does not exist or the actor cannot create projects in it.
  */
 export async function forkTargetNamespace(ctx: AppContext, actor: UserRow, namespace: string | undefined): Promise<NamespaceRow> {
-  const d = ctx.data.dialect;
-  let raw: Record<string, unknown> | undefined;
   if (namespace === undefined || namespace === '') {
-    raw = await ctx.data.get(`SELECT * FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [actor.id]);
+    const own = await personalNamespace(ctx.data, actor.id);
     // the actor's own namespace is gone only when the actor was deleted meanwhile
-    if (!raw) throw notFound('Target Namespace');
-    return toNamespace(raw);
+    if (!own) throw notFound('Target Namespace');
+    return own;
   }
-  raw = /^\d+$/.test(namespace)
-    ? await ctx.data.get('SELECT * FROM namespaces WHERE id = ?', [dbId(Number(namespace))])
-    : await ctx.data.get(
-      `SELECT * FROM namespaces WHERE ${d.nocaseEq('path')} OR ${d.nocaseEq('name')} ORDER BY CASE WHEN path = ? THEN 0 ELSE 1 END LIMIT 1`,
-      [namespace, namespace, namespace],
-    );
-  const ns = raw ? toNamespace(raw) : undefined;
+  const ns = /^\d+$/.test(namespace) ? await namespaceById(ctx.data, dbId(Number(namespace))) : await namespaceByPathOrName(ctx.data, namespace);
   const allowed = ns && (ns.kind === 'user' ? ns.ownerId === actor.id || actor.isAdmin : await canGroup(ctx, actor, 'create_projects', ns));
   if (!ns || !allowed) throw notFound('Target Namespace');
   return ns;
@@ -233,7 +206,7 @@ export async function forkProject(ctx: AppContext, actor: UserRow, source: Proje
 
 /** Whether the source project of a fork still exists (the same project: its runners token salt is its own). */
 async function sourceStillThere(ctx: AppContext, source: ProjectRow): Promise<boolean> {
-  return (await ctx.data.get('SELECT id FROM projects WHERE id = ? AND runners_token_salt = ?', [source.id, source.runnersTokenSalt])) !== undefined;
+  return projectStillThere(ctx.data, source.id, source.runnersTokenSalt);
 }
 
 /** The owner of a personal namespace (the actor when it is gone: the create then finds the namespace gone too). */

@@ -6,8 +6,11 @@
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ProjectHookRow } from '../db/schema.js';
-import { toProjectHook } from '../db/rows.js';
 import type { Queries } from '../db/layer/types.js';
+import {
+  countProjectHooks as countHookRows, deleteProjectHookRow, insertProjectHook, projectHookOf, projectHooksPage, updateProjectHookRow,
+  type HookFlagColumn,
+} from '../db/hooks.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
 import { notFound, unprocessable } from '../errors.js';
 
@@ -27,8 +30,7 @@ export interface ProjectHookParams {
 }
 
 /** The event kinds a hook can subscribe to (column names of project_hooks). */
-export type HookEventKind =
-  | 'push_events' | 'issues_events' | 'merge_requests_events' | 'tag_push_events' | 'note_events' | 'build_events' | 'pipeline_events' | 'wiki_page_events';
+export type HookEventKind = HookFlagColumn;
 
 /** The switches a request may set: parameter name = column name. */
 const SWITCHES = [
@@ -63,16 +65,12 @@ function fields(p: Partial<ProjectHookParams>): [string, unknown][] {
 
 /** Number of hooks of a project. */
 export async function countProjectHooks(ctx: AppContext, projectId: number, q: Queries = ctx.data): Promise<number> {
-  const row = await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM project_hooks WHERE project_id = ?', [projectId]);
-  return row?.n ?? 0;
+  return countHookRows(q, projectId);
 }
 
 /** One page of a project's hooks, oldest first (`limit` -1: all). */
 export async function listProjectHooks(ctx: AppContext, projectId: number, limit = -1, offset = 0, q: Queries = ctx.data): Promise<ProjectHookRow[]> {
-  const rows = limit < 0
-    ? await q.all('SELECT * FROM project_hooks WHERE project_id = ? ORDER BY id', [projectId])
-    : await q.all('SELECT * FROM project_hooks WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, limit, offset]);
-  return rows.map(toProjectHook);
+  return projectHooksPage(q, projectId, limit, offset);
 }
 
 /** Hooks of a project subscribed to an event kind (for delivery). */
@@ -88,44 +86,33 @@ const toColumns = (h: ProjectHookRow): Record<HookEventKind, boolean> => ({
 /** A hook of a project, or null. */
 export async function findProjectHook(ctx: AppContext, projectId: number, hookId: number): Promise<ProjectHookRow | null> {
   if (!isRowId(hookId)) return null;
-  const row = await ctx.data.get('SELECT * FROM project_hooks WHERE project_id = ? AND id = ?', [projectId, hookId]);
-  return row ? toProjectHook(row) : null;
+  return projectHookOf(ctx.data, projectId, hookId);
 }
 
 /** Add a hook; 422 `Invalid url given` unless the URL is http(s). A project deleted meanwhile answers 404. */
 export async function createProjectHook(ctx: AppContext, projectId: number, p: ProjectHookParams): Promise<ProjectHookRow> {
   if (!validHookUrl(p.url)) throw unprocessable('Invalid url given');
-  const set = fields(p);
-  const columns = ['project_id', 'url', 'created_at', ...set.map(([c]) => c)];
   let row;
   try {
-    row = await ctx.data.get(
-      `INSERT INTO project_hooks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) RETURNING *`,
-      [projectId, p.url, now(), ...set.map(([, v]) => v)],
-    );
+    row = await insertProjectHook(ctx.data, [['project_id', projectId], ['url', p.url], ['created_at', now()], ...fields(p)]);
   } catch (e) {
     // the project was deleted after the lookup
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
   }
   if (!row) throw notFound('Project');
-  return toProjectHook(row);
+  return row;
 }
 
 /** Edit a hook (the url is always given); 422 on a bad URL; null when the hook was deleted meanwhile. */
 export async function updateProjectHook(ctx: AppContext, hook: ProjectHookRow, p: ProjectHookParams): Promise<ProjectHookRow | null> {
   if (!validHookUrl(p.url)) throw unprocessable('Invalid url given');
   const set: [string, unknown][] = [['url', p.url], ...fields(p)];
-  const row = await ctx.data.get(
-    `UPDATE project_hooks SET ${set.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ? AND project_id = ? RETURNING *`,
-    [...set.map(([, v]) => v), hook.id, hook.projectId],
-  );
-  return row ? toProjectHook(row) : null;
+  return updateProjectHookRow(ctx.data, hook.projectId, hook.id, set);
 }
 
 /** Delete a hook; returns the deleted row, or null when there was none (deleting is idempotent). */
 export async function deleteProjectHook(ctx: AppContext, projectId: number, hookId: number): Promise<ProjectHookRow | null> {
   if (!isRowId(hookId)) return null;
-  const row = await ctx.data.get('DELETE FROM project_hooks WHERE project_id = ? AND id = ? RETURNING *', [projectId, hookId]);
-  return row ? toProjectHook(row) : null;
+  return deleteProjectHookRow(ctx.data, projectId, hookId);
 }

@@ -13,6 +13,8 @@ import { invalidParam } from '../errors.js';
 import { normalizeBoolean, VISIBILITY_BY_NAME } from '../param-values.js';
 import { authorizedProjectsWhere, visibleProjectsWhere, type SqlCondition } from '../policy/permissions.js';
 import { likePattern } from '../db/sql.js';
+import { ownedProjectsWhere, starredProjectsWhere } from '../db/visibility.js';
+import { countAllProjects, countProjectsWhere, projectReach } from '../db/projects.js';
 
 /** Which projects a list starts from. */
 export type ProjectListScope =
@@ -41,16 +43,6 @@ const ORDER_COLUMNS: Record<string, string> = {
 };
 
 
-/** The densePlan statement (parameters: user, [user,] cap, [user, cap]). */
-function densePlanSql(ownedOnly: boolean): string {
-  const namespacesSql = ownedOnly
-    ? `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?`
-    : `SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?
-       UNION ALL SELECT m.source_id FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ?`;
-  const direct = ownedOnly ? '0' : `(SELECT COUNT(*) FROM (SELECT 1 FROM members m WHERE m.user_id = ? AND m.source_type = 'Project' LIMIT ?))`;
-  return `SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM projects p WHERE p.namespace_id IN (${namespacesSql}) LIMIT ?)) + ${direct} AS n`;
-}
-const densePlanArgs = (userId: number, ownedOnly: boolean, cap: number) => (ownedOnly ? [userId, cap] : [userId, userId, cap, userId, cap]);
 
 /**
  * Whether a user reaches so many projects (through their namespace, groups and direct memberships) that a list
@@ -61,10 +53,9 @@ const densePlanArgs = (userId: number, ownedOnly: boolean, cap: number) => (owne
  */
 async function densePlan(ctx: AppContext, q: Queries, userId: number, ownedOnly: boolean): Promise<boolean> {
   if (q.dialect.name !== 'sqlite') return false;
-  const total = Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM projects'))!.n);
+  const total = await countAllProjects(q);
   const threshold = Math.max(500, Math.ceil(total / 4));
-  const reach = await counts.getAsync(ctx, `reach:${ownedOnly}:${userId}`, async () =>
-    Number((await q.get<{ n: number }>(densePlanSql(ownedOnly), densePlanArgs(userId, ownedOnly, threshold + 1)))!.n), true);
+  const reach = await counts.getAsync(ctx, `reach:${ownedOnly}:${userId}`, () => projectReach(q, userId, ownedOnly, threshold + 1), true);
   return reach > threshold;
 }
 
@@ -84,13 +75,11 @@ function buildProjectListQuery(
       add(authorizedProjectsWhere(d, scope.user.id, dense ? 'scan' : 'index'));
       break;
     case 'owned':
-      conds.push(`${dense ? plus : ''}p.namespace_id IN (SELECT n.id FROM namespaces n WHERE n.kind = 'user' AND n.owner_id = ?)`);
-      args.push(scope.user.id);
+      add(ownedProjectsWhere(scope.user.id, dense ? plus : ''));
       break;
     case 'starred':
       // Stars drive the query (few per user); visibility is then checked row by row.
-      conds.push(`p.id IN (SELECT s.project_id FROM stars s WHERE s.user_id = ?)`);
-      args.push(scope.user.id);
+      add(starredProjectsWhere(scope.user.id));
       add(visibleProjectsWhere(d, scope.user, 'scan'));
       break;
     case 'visible':
@@ -142,8 +131,7 @@ const counts = new UntilNextWrite<number>(1000);
  * Number of projects a list query matches, on `q` (the list's snapshot; memoised until the next write on SQLite).
  */
 export async function countProjects(ctx: AppContext, q: Queries, lq: ProjectListQuery): Promise<number> {
-  const sql = `SELECT COUNT(*) AS n FROM projects p WHERE ${lq.where}`;
-  return counts.getAsync(ctx, `${sql}\u0000${JSON.stringify(lq.args)}`, async () => Number((await q.get<{ n: number }>(sql, lq.args))!.n), true);
+  return counts.getAsync(ctx, `count:${lq.where}\u0000${JSON.stringify(lq.args)}`, () => countProjectsWhere(q, lq.where, lq.args), true);
 }
 
 /**

@@ -1,18 +1,22 @@
 /** Projects: lookup by id or path with the 404-for-hidden rule, create, delete, and lifecycle hooks for storage. */
 import { memberSystemData, projectSystemData, queueMemberRemovals, queueSystemHooks } from './system-hooks.js';
 import type { AppContext } from '../context.js';
-import { toNamespace, toProject } from '../db/rows.js';
 import { now } from '../context.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import { ApiError, forbidden, notFound, validationError } from '../errors.js';
 import {
-  canGroup, canProject, canProjectAsync, MASTER, memberActiveSql, OWNER, PUBLIC, type ProjectAbility,
+  canGroup, canProject, canProjectAsync, MASTER, PUBLIC, type ProjectAbility,
 } from '../policy/permissions.js';
 import { hashToken, randomToken } from '../secrets.js';
 import { restrictedVisibilityLevelsAsync, getSettings } from './settings.js';
 import { recordEvent } from './events.js';
-import type { Dialect, Queries } from '../db/layer/types.js';
-import { personalProjectCount } from '../db/users.js';
+import type { Queries } from '../db/layer/types.js';
+import { personalNamespace, personalProjectCount } from '../db/users.js';
+import { insertMember } from '../db/members.js';
+import {
+  deleteProjectRow, insertProject, lockNamespace, namespaceById, projectExistsKeyShared, projectFieldTaken,
+  updateProjectColumns,
+} from '../db/projects.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import { removeProjectStorage, storageCreated, storageMoved } from './storage.js';
 import { validPath } from './users.js';
@@ -68,7 +72,7 @@ const dbId = (n: number) => (Number.isSafeInteger(n) && n > 0 && n <= 2147483647
 
 /** The namespace of a project. */
 export async function projectNamespace(ctx: AppContext, project: ProjectRow, q: Queries = ctx.data): Promise<NamespaceRow> {
-  return toNamespace((await q.get<Record<string, unknown>>('SELECT * FROM namespaces WHERE id = ?', [project.namespaceId]))!);
+  return (await namespaceById(q, project.namespaceId))!;
 }
 
 /** Parameters of POST /projects and PUT /projects/:id. */
@@ -141,12 +145,7 @@ async function fieldErrorsAsync(ctx: AppContext, actor: UserRow, p: ProjectParam
  * `errors` for the fields without an error yet; on `q` (ctx.data, or the transaction that then writes the row).
  */
 async function addTakenErrors(q: Queries, errors: Record<string, string[]>, p: ProjectParams, namespaceId: number, selfId: number | null): Promise<void> {
-  const d = q.dialect;
-  const taken = async (col: 'name' | 'path', v: string) =>
-    (await q.get(
-      `SELECT 1 AS taken FROM projects WHERE namespace_id = ? AND ${d.nocaseEq(col)}${selfId ? ' AND id <> ?' : ''}`,
-      selfId ? [namespaceId, v, selfId] : [namespaceId, v],
-    )) !== undefined;
+  const taken = (col: 'name' | 'path', v: string) => projectFieldTaken(q, namespaceId, col, v, selfId);
   if (p.name !== undefined && !errors.name && (await taken('name', p.name))) (errors.name ??= []).push('has already been taken');
   if (p.path !== undefined && !errors.path && (await taken('path', p.path))) (errors.path ??= []).push('has already been taken');
 }
@@ -162,23 +161,14 @@ const takenPath = (e: unknown) =>
 /** Resolve the target namespace of a create: the owner's personal namespace by default, or a group the actor may create in. */
 export async function targetNamespace(ctx: AppContext, actor: UserRow, owner: UserRow, namespaceId: number | undefined): Promise<NamespaceRow> {
   if (namespaceId === undefined) {
-    return toNamespace((await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [owner.id]))!);
+    return (await personalNamespace(ctx.data, owner.id))!;
   }
-  const raw = await ctx.data.get<Record<string, unknown>>('SELECT * FROM namespaces WHERE id = ?', [dbId(namespaceId)]);
-  const ns = raw ? toNamespace(raw) : undefined;
+  const ns = await namespaceById(ctx.data, dbId(namespaceId));
   const allowed = ns && (ns.kind === 'user' ? ns.ownerId === owner.id || actor.isAdmin : await canGroup(ctx, actor, 'create_projects', ns));
   if (!ns || !allowed) throw validationError({ namespace: ['is not valid'] });
   return ns;
 }
 
-
-const INSERT_PROJECT = `INSERT INTO projects (name, path, namespace_id, description, visibility_level, default_branch, issues_enabled,
-    merge_requests_enabled, builds_enabled, wiki_enabled, snippets_enabled, container_registry_enabled, shared_runners_enabled, public_builds,
-    lfs_enabled, request_access_enabled, only_allow_merge_if_build_succeeds, import_url, tag_list, creator_id, forked_from_id,
-    runners_token_salt, runners_token_hash, last_activity_at, created_at, updated_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`;
-const INSERT_OWNER = `INSERT INTO members (source_type, source_id, user_id, access_level, created_by_id, created_at, updated_at)
-  VALUES ('Project', ?, ?, ${MASTER}, ?, ?, ?)`;
 
 /**
  * Create a project owned by `owner` (the actor, or another user when an admin creates for them): the checks, then the
@@ -203,20 +193,22 @@ export async function createProject(
   const salt = randomToken(24);
   const tokenHash = hashToken(ctx.secrets.derive('runners', salt));
   const t = now();
-  const values = [
-    p.name, path, ns.id, p.description ?? null, visibility, p.default_branch ?? 'master', p.issues_enabled ?? true,
-    p.merge_requests_enabled ?? true, p.builds_enabled ?? true, p.wiki_enabled ?? true, p.snippets_enabled ?? false,
-    p.container_registry_enabled ?? false, p.shared_runners_enabled ?? true, p.public_builds ?? true, p.lfs_enabled ?? true,
-    p.request_access_enabled ?? true, p.only_allow_merge_if_build_succeeds ?? false, p.import_url || null, JSON.stringify(p.tag_list ?? []),
-    actor.id, extra.forkedFromId ?? null, salt, tokenHash, t, t, t,
-  ];
+  const values = {
+    name: p.name, path, namespaceId: ns.id, description: p.description ?? null, visibilityLevel: visibility, defaultBranch: p.default_branch ?? 'master',
+    issuesEnabled: p.issues_enabled ?? true, mergeRequestsEnabled: p.merge_requests_enabled ?? true, buildsEnabled: p.builds_enabled ?? true,
+    wikiEnabled: p.wiki_enabled ?? true, snippetsEnabled: p.snippets_enabled ?? false, containerRegistryEnabled: p.container_registry_enabled ?? false,
+    sharedRunnersEnabled: p.shared_runners_enabled ?? true, publicBuilds: p.public_builds ?? true, lfsEnabled: p.lfs_enabled ?? true,
+    requestAccessEnabled: p.request_access_enabled ?? true, onlyAllowMergeIfBuildSucceeds: p.only_allow_merge_if_build_succeeds ?? false,
+    importUrl: p.import_url || null, tagList: JSON.stringify(p.tag_list ?? []), creatorId: actor.id, forkedFromId: extra.forkedFromId ?? null,
+    runnersTokenSalt: salt, runnersTokenHash: tokenHash, createdAt: t,
+  };
   // The limit and the name and path checks run again in the transaction that writes the row, so creates at once
   // cannot pass them together: on SQLite the transaction runs alone; on PostgreSQL the owner's namespace row is locked
   // first (creates in one personal namespace queue), and a concurrent create of the same path elsewhere is still
   // caught by the unique index.
   return ctx.data.transaction(async (tx) => {
     if (ns.kind === 'user') {
-      if (tx.dialect.name === 'postgres') await tx.get('SELECT id FROM namespaces WHERE id = ? FOR UPDATE', [ns.id]);
+      await lockNamespace(tx, ns.id);
       const n = await personalProjectCount(tx, owner.id);
       if (n >= owner.projectsLimit) throw overLimit();
     }
@@ -225,22 +217,14 @@ export async function createProject(
     if (Object.keys(taken).length) throw validationError(taken);
     // a fork's source deleted by another request meanwhile: 404 (on PostgreSQL its row stays locked against deletion
     // until this transaction ends)
-    if (extra.forkedFromId !== undefined) {
-      const lock = tx.dialect.name === 'postgres' ? ' FOR KEY SHARE' : '';
-      if (!(await tx.get(`SELECT id FROM projects WHERE id = ?${lock}`, [extra.forkedFromId]))) throw notFound('Project');
-    }
-    const row = toProject((await tx.get<Record<string, unknown>>(INSERT_PROJECT, values))!);
-    if (ns.kind === 'user') await tx.run(INSERT_OWNER, [row.id, owner.id, actor.id, t, t]);
+    if (extra.forkedFromId !== undefined && !(await projectExistsKeyShared(tx, extra.forkedFromId))) throw notFound('Project');
+    const row = await insertProject(tx, values);
+    const ownerMemberId = ns.kind === 'user' ? (await insertMember(tx, ['Project', row.id], owner.id, MASTER, null, actor.id, t))!.id : null;
     await createBoardIn(tx, row.id, t);
     await recordEvent(tx, { projectId: row.id, authorId: actor.id, action: 'created' });
     // system hooks: project_create, then the owner's membership (user_add_to_team), as 8.13's create service
     await queueSystemHooks(tx, () => projectSystemData(tx, row.id, 'create'));
-    if (ns.kind === 'user') {
-      await queueSystemHooks(tx, async () => {
-        const m = await tx.get<{ id: number }>(`SELECT id FROM members WHERE source_type = 'Project' AND source_id = ? AND user_id = ?`, [row.id, owner.id]);
-        return m ? memberSystemData(tx, m.id, 'create') : null;
-      });
-    }
+    if (ownerMemberId !== null) await queueSystemHooks(tx, () => memberSystemData(tx, ownerMemberId, 'create'));
     return row;
   }).catch((e: unknown) => {
     throw takenPath(e);
@@ -254,13 +238,10 @@ export async function createProject(
  */
 export async function deleteProjectRowsIn(tx: Queries, projectId: number): Promise<void> {
   // system hooks (read before the rows go): the memberships, then project_destroy
-  await queueMemberRemovals(tx, `source_type = 'Project' AND source_id = ?`, [projectId]);
+  await queueMemberRemovals(tx, { sourceType: 'Project', sourceId: projectId });
   await queueSystemHooks(tx, () => projectSystemData(tx, projectId, 'destroy'));
-  await tx.run(`DELETE FROM members WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
-  await tx.run(`DELETE FROM access_requests WHERE source_type = 'Project' AND source_id = ?`, [projectId]);
   await deleteProjectOnlyDeployKeysIn(tx, projectId);
-  await tx.run('UPDATE projects SET forked_from_id = NULL WHERE forked_from_id = ?', [projectId]);
-  await tx.run('DELETE FROM projects WHERE id = ?', [projectId]);
+  await deleteProjectRow(tx, projectId);
 }
 
 /** Delete a project's rows (deleteProjectRowsIn) in one transaction of the data layer. */
@@ -281,9 +262,6 @@ export interface ProjectUpdate {
   fromFullPath: string;
   toFullPath: string;
 }
-
-/** A ProjectRow key as its column (camelCase to snake_case). */
-const projectColumn = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 const PROJECT_FLAGS = {
   issues_enabled: 'issuesEnabled', merge_requests_enabled: 'mergeRequestsEnabled', builds_enabled: 'buildsEnabled',
@@ -333,34 +311,28 @@ export async function updateProject(ctx: AppContext, actor: UserRow, project: Pr
   if (p.tag_list !== undefined) set.tagList = JSON.stringify(p.tag_list);
   // the namespace does not change here, so one read gives the full path before and after
   const ns = await projectNamespace(ctx, project);
-  const keys = Object.keys(set) as (keyof ProjectRow)[];
   const write = async (q: Queries) => {
     const taken: Record<string, string[]> = {};
     await addTakenErrors(q, taken, checked, project.namespaceId, project.id);
     if (Object.keys(taken).length) throw validationError(taken);
-    const row = await q.get<Record<string, unknown>>(
-      `UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ? RETURNING *`,
-      [...keys.map((k) => set[k]), project.id],
-    );
+    const row = await updateProjectColumns(q, project.id, set);
     // a new path is written in a transaction (`q`): project_rename with the old path (8.13's rename_repo)
     if (row && pathChanged) await queueSystemHooks(q, () => projectSystemData(q, project.id, 'rename', `${ns.path}/${project.path}`));
     return row;
   };
   // a new name or path is checked in the transaction that writes it (as createProject)
-  const raw = await (checked.name !== undefined || checked.path !== undefined ? ctx.data.transaction(write) : write(ctx.data)).catch((e: unknown) => {
+  const updated = await (checked.name !== undefined || checked.path !== undefined ? ctx.data.transaction(write) : write(ctx.data)).catch((e: unknown) => {
     throw takenPath(e);
   });
   // deleted by another request since the lookup: as if it had been gone then
-  if (!raw) throw notFound('Project');
-  const updated = toProject(raw);
+  if (!updated) throw notFound('Project');
   return { project: updated, fromFullPath: `${ns.path}/${project.path}`, toFullPath: `${ns.path}/${updated.path}` };
 }
 
 /** Put back a project row as it was (undo an update whose storage move failed). */
 export async function restoreProjectRow(ctx: AppContext, before: ProjectRow): Promise<void> {
   const { id, ...rest } = before;
-  const keys = Object.keys(rest) as (keyof typeof rest)[];
-  await ctx.data.run(`UPDATE projects SET ${keys.map((k) => `${projectColumn(k)} = ?`).join(', ')} WHERE id = ?`, [...keys.map((k) => rest[k]), id]);
+  await updateProjectColumns(ctx.data, id, rest);
 }
 
 /** Create a project and its storage (repository); no half-created project remains when the storage fails. */

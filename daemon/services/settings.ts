@@ -5,7 +5,7 @@
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { ApplicationSettingsRow } from '../db/schema.js';
-import { toSettings } from '../db/rows.js';
+import { insertSettingsRow, settingsRow, updateSettingsRow } from '../db/settings.js';
 import type { Queries } from '../db/layer/types.js';
 import { validationError } from '../errors.js';
 import { randomToken } from '../secrets.js';
@@ -26,28 +26,17 @@ function initialSettings(sealedToken: string): ApplicationSettingsRow {
   };
 }
 
-/** A settings column's name in SQL (the row's camelCase key in snake_case). */
-const column = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-const SELECT_SETTINGS = 'SELECT * FROM application_settings WHERE id = 1';
-
 /**
  * Create the settings row on first start (with the instance runner registration token) and keep it in sync: on either
  * engine (bootstrap), the row made, or a configured token re-sealed.
  */
 export async function ensureSettings(ctx: AppContext): Promise<void> {
-  const raw = await ctx.data.get(SELECT_SETTINGS);
-  const existing = raw ? toSettings(raw) : undefined;
+  const existing = await settingsRow(ctx.data);
   const token = ctx.config.runnersToken;
   if (!existing) {
-    const row = initialSettings(ctx.secrets.seal(token ?? randomToken()));
-    const keys = Object.keys(row);
-    await ctx.data.run(
-      `INSERT INTO application_settings (${keys.map(column).join(', ')}) VALUES (${keys.map(() => '?').join(', ')}) ON CONFLICT (id) DO NOTHING`,
-      keys.map((k) => (row as unknown as Record<string, unknown>)[k]),
-    );
+    await insertSettingsRow(ctx.data, initialSettings(ctx.secrets.seal(token ?? randomToken())));
   } else if (token && ctx.secrets.open(existing.runnersRegistrationToken) !== token) {
-    await ctx.data.run('UPDATE application_settings SET runners_registration_token = ? WHERE id = 1', [ctx.secrets.seal(token)]);
+    await updateSettingsRow(ctx.data, { runnersRegistrationToken: ctx.secrets.seal(token) });
   }
   cache.delete(ctx);
 }
@@ -60,9 +49,9 @@ export async function getSettings(ctx: AppContext, q: Queries = ctx.data): Promi
   const sqlite = ctx.data.dialect.name === 'sqlite';
   let row = sqlite ? cache.get(ctx) : undefined;
   if (!row) {
-    const raw = await q.get(SELECT_SETTINGS);
-    if (!raw) throw new Error('application settings missing');
-    row = toSettings(raw);
+    const found = await settingsRow(q);
+    if (!found) throw new Error('application settings missing');
+    row = found;
     if (sqlite) cache.set(ctx, row);
   }
   return row;
@@ -149,14 +138,9 @@ const DOMAIN_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9
  */
 export async function updateSettings(ctx: AppContext, p: SettingsInput): Promise<ApplicationSettingsRow> {
   const set = settingsChanges(p, await getSettings(ctx));
-  const keys = Object.keys(set) as (keyof ApplicationSettingsRow)[];
   cache.delete(ctx);
-  const raw = await ctx.data.get(
-    `UPDATE application_settings SET ${keys.map((k) => `${column(k)} = ?`).join(', ')} WHERE id = 1 RETURNING *`,
-    keys.map((k) => set[k]),
-  );
-  if (!raw) throw new Error('application settings missing');
-  const row = toSettings(raw);
+  const row = await updateSettingsRow(ctx.data, set);
+  if (!row) throw new Error('application settings missing');
   if (ctx.data.dialect.name === 'sqlite') cache.set(ctx, row);
   return row;
 }

@@ -7,7 +7,11 @@
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { Queries } from '../db/layer/types.js';
-import { toSnippet, type SnippetRow } from '../db/rows.js';
+import type { SnippetRow } from '../db/rows.js';
+import {
+  countProjectSnippets, deleteSnippetRows, insertSnippet, projectSnippetsPage, snippetExists, snippetOf, snippetsByIds, updateSnippetColumns,
+  type SnippetColumn,
+} from '../db/snippets.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFoundMessage, validationError } from '../errors.js';
 import { INT_MAX, LOCKS, lockAsync } from './collaboration/tx.js';
@@ -64,27 +68,17 @@ async function checkSnippet(ctx: AppContext, actor: UserRow, p: SnippetParams): 
 /** The snippet `id` of the project, or null (an id past PostgreSQL's integers names none). */
 export async function findProjectSnippet(q: Queries, projectId: number, id: number): Promise<SnippetRow | null> {
   if (!Number.isSafeInteger(id) || id <= 0 || id > INT_MAX) return null;
-  const row = await q.get<Record<string, unknown>>(`SELECT * FROM snippets WHERE id = ? AND project_id = ?`, [id, projectId]);
-  return row ? toSnippet(row) : null;
-}
-
-/** The condition over `snippets` of one project, limited to `levels` when given (the caller's visible levels). */
-function listWhere(projectId: number, levels: number[] | null): { sql: string; args: unknown[] } {
-  if (!levels) return { sql: 'project_id = ?', args: [projectId] };
-  return { sql: `project_id = ? AND visibility_level IN (${levels.map(() => '?').join(', ')})`, args: [projectId, ...levels] };
+  return snippetOf(q, projectId, id);
 }
 
 /** How many snippets of the project the caller lists. */
 export async function countSnippets(q: Queries, projectId: number, levels: number[] | null): Promise<number> {
-  const w = listWhere(projectId, levels);
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM snippets WHERE ${w.sql}`, w.args))!.n);
+  return countProjectSnippets(q, projectId, levels);
 }
 
 /** A page of the project's snippets the caller lists, newest first (8.13 `fresh`). */
 export async function listSnippets(q: Queries, projectId: number, levels: number[] | null, limit: number, offset: number): Promise<SnippetRow[]> {
-  const w = listWhere(projectId, levels);
-  return (await q.all<Record<string, unknown>>(`SELECT * FROM snippets WHERE ${w.sql} ORDER BY id DESC LIMIT ? OFFSET ?`, [...w.args, limit, offset]))
-    .map(toSnippet);
+  return projectSnippetsPage(q, projectId, levels, limit, offset);
 }
 
 /** Create a snippet of `project` by `actor`; 400 with the validation hash when a field is not valid. */
@@ -93,11 +87,9 @@ export async function createSnippet(
 ): Promise<SnippetRow> {
   await checkSnippet(ctx, actor, p);
   const t = now();
-  return toSnippet((await ctx.data.get<Record<string, unknown>>(
-    `INSERT INTO snippets (project_id, author_id, title, file_name, content, visibility_level, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    [project.id, actor.id, p.title, p.file_name, p.content, p.visibility_level, t, t],
-  ))!);
+  return insertSnippet(ctx.data, {
+    projectId: project.id, authorId: actor.id, title: p.title, fileName: p.file_name, content: p.content, visibilityLevel: p.visibility_level, createdAt: t,
+  });
 }
 
 /**
@@ -105,7 +97,7 @@ export async function createSnippet(
  * when it changes); 400 with the validation hash, 404 when the snippet was deleted meanwhile. Nothing given: unchanged.
  */
 export async function updateSnippet(ctx: AppContext, actor: UserRow, snippet: SnippetRow, p: SnippetParams): Promise<SnippetRow> {
-  const given = Object.entries(p).filter(([, v]) => v !== undefined) as [keyof SnippetParams, string | number][];
+  const given = Object.entries(p).filter(([, v]) => v !== undefined) as [SnippetColumn, string | number][];
   const changesVisibility = p.visibility_level !== undefined && p.visibility_level !== snippet.visibilityLevel;
   // the level it already has needs no check (and is valid)
   await checkSnippet(ctx, actor, changesVisibility ? p : { ...p, visibility_level: undefined });
@@ -114,11 +106,9 @@ export async function updateSnippet(ctx: AppContext, actor: UserRow, snippet: Sn
     if (!row) throw notFoundMessage('404 Not found');
     return row;
   }
-  const sets = given.map(([k]) => `${k} = ?`).join(', ');
-  const row = await ctx.data.get<Record<string, unknown>>(`UPDATE snippets SET ${sets}, updated_at = ? WHERE id = ? RETURNING *`,
-    [...given.map(([, v]) => v), now(), snippet.id]);
+  const row = await updateSnippetColumns(ctx.data, snippet.id, given, now());
   if (!row) throw notFoundMessage('404 Not found');
-  return toSnippet(row);
+  return row;
 }
 
 /**
@@ -128,13 +118,7 @@ export async function updateSnippet(ctx: AppContext, actor: UserRow, snippet: Sn
 export async function deleteSnippet(ctx: AppContext, snippet: SnippetRow): Promise<SnippetRow> {
   const deleted = await ctx.data.transaction(async (tx) => {
     await lockAsync(tx, LOCKS.snippet, snippet.id);
-    const noteIds = (await tx.all<{ id: number }>(`SELECT id FROM notes WHERE noteable_type = 'Snippet' AND noteable_id = ?`, [snippet.id])).map((r) => r.id);
-    if (noteIds.length) {
-      await tx.run(`DELETE FROM award_emoji WHERE awardable_type = 'Note' AND awardable_id IN ${tx.dialect.inIds}`, [tx.dialect.ids(noteIds)]);
-      await tx.run(`DELETE FROM notes WHERE id IN ${tx.dialect.inIds}`, [tx.dialect.ids(noteIds)]);
-    }
-    await tx.run(`DELETE FROM award_emoji WHERE awardable_type = 'Snippet' AND awardable_id = ?`, [snippet.id]);
-    return (await tx.run(`DELETE FROM snippets WHERE id = ?`, [snippet.id])).changes > 0;
+    return deleteSnippetRows(tx, snippet.id);
   });
   if (!deleted) throw notFoundMessage('404 Not found');
   return snippet;
@@ -151,13 +135,11 @@ export function snippetNoteable(row: SnippetRow): Noteable {
 /** Snippets by global id as Noteables, in one query (the comment events of a page). */
 export async function snippetNoteablesByIds(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
   const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && id > 0 && id <= INT_MAX);
-  if (!unique.length) return new Map();
-  const rows = await q.all<Record<string, unknown>>(`SELECT * FROM snippets WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(unique)]);
-  return new Map(rows.map(toSnippet).map((r) => [r.id, snippetNoteable(r)]));
+  return new Map((await snippetsByIds(q, unique)).map((r) => [r.id, snippetNoteable(r)]));
 }
 
 /** Whether the snippet is still there, inside a writing transaction, under its lock (notes and awards on it). */
 export async function snippetLive(tx: Queries, id: number): Promise<boolean> {
   await lockAsync(tx, LOCKS.snippet, id);
-  return !!(await tx.get(`SELECT 1 AS x FROM snippets WHERE id = ?`, [id]));
+  return snippetExists(tx, id);
 }

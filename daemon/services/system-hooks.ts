@@ -13,7 +13,14 @@
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { Queries } from '../db/layer/types.js';
-import { toSystemHook, type SystemHookRow } from '../db/rows.js';
+import type { SystemHookRow } from '../db/rows.js';
+import {
+  anySystemHook, countSystemHooks as countSystemHookRows, deleteSystemHookRow, firstGroupOwner, insertSystemHook, memberHookFacts,
+  membershipIds, projectHookFacts, systemHookById, systemHookIds, systemHooksPage, type MembershipsOf,
+} from '../db/hooks.js';
+import { namespaceById } from '../db/projects.js';
+import { userById } from '../db/users.js';
+import { userKeys } from '../db/keys.js';
 import { unprocessable } from '../errors.js';
 import { insertDeliveriesAsync } from './hook-outbox.js';
 import { validHookUrl } from './project-hooks.js';
@@ -37,19 +44,18 @@ const isRowId = (id: number) => Number.isSafeInteger(id) && id > 0 && id <= 2147
 
 /** Number of system hooks. */
 export async function countSystemHooks(ctx: AppContext): Promise<number> {
-  return Number((await ctx.data.get<{ n: number }>('SELECT COUNT(*) AS n FROM system_hooks'))?.n ?? 0);
+  return countSystemHookRows(ctx.data);
 }
 
 /** One page of the system hooks, oldest first. */
 export async function listSystemHooks(ctx: AppContext, limit: number, offset: number): Promise<SystemHookRow[]> {
-  return (await ctx.data.all('SELECT * FROM system_hooks ORDER BY id LIMIT ? OFFSET ?', [limit, offset])).map(toSystemHook);
+  return systemHooksPage(ctx.data, limit, offset);
 }
 
 /** A system hook, or null. */
 export async function findSystemHook(ctx: AppContext, id: number): Promise<SystemHookRow | null> {
   if (!isRowId(id)) return null;
-  const row = await ctx.data.get('SELECT * FROM system_hooks WHERE id = ?', [id]);
-  return row ? toSystemHook(row) : null;
+  return systemHookById(ctx.data, id);
 }
 
 /** Add a system hook; 422 `Invalid url given` unless the URL is http(s). */
@@ -58,17 +64,13 @@ export async function createSystemHook(ctx: AppContext, p: SystemHookParams): Pr
   const set: [string, unknown][] = [['url', p.url], ['created_at', now()]];
   if (p.token !== undefined && p.token !== '') set.push(['token', p.token]);
   for (const f of ['push_events', 'tag_push_events', 'enable_ssl_verification'] as const) if (p[f] !== undefined) set.push([f, !!p[f]]);
-  const row = await ctx.data.get(
-    `INSERT INTO system_hooks (${set.map(([c]) => c).join(', ')}) VALUES (${set.map(() => '?').join(', ')}) RETURNING *`, set.map(([, v]) => v),
-  );
-  return toSystemHook(row!);
+  return insertSystemHook(ctx.data, set);
 }
 
 /** Delete a system hook (its deliveries not sent yet go with it); the deleted row, or null when there was none. */
 export async function deleteSystemHook(ctx: AppContext, id: number): Promise<SystemHookRow | null> {
   if (!isRowId(id)) return null;
-  const row = await ctx.data.get('DELETE FROM system_hooks WHERE id = ? RETURNING *', [id]);
-  return row ? toSystemHook(row) : null;
+  return deleteSystemHookRow(ctx.data, id);
 }
 
 /** The payload GET /hooks/:id sends and answers (8.13's, word for word). */
@@ -80,7 +82,7 @@ export const TEST_DATA: SystemHookData = {
 export async function testSystemHook(ctx: AppContext, id: number): Promise<SystemHookData | null> {
   if (!isRowId(id)) return null;
   return ctx.data.transaction(async (tx) => {
-    if (!(await tx.get('SELECT id FROM system_hooks WHERE id = ?', [id]))) return null;
+    if (!(await systemHookById(tx, id))) return null;
     await insertDeliveriesAsync(tx, [{ target: 'system_hook_id', id, event: TEST_DATA.event_name, body: JSON.stringify(TEST_DATA) }]);
     return TEST_DATA;
   });
@@ -97,13 +99,13 @@ export async function queueSystemHooks(
   tx: Queries, data: SystemHookData | null | (() => Promise<SystemHookData | null>), scope?: 'push_events' | 'tag_push_events',
 ): Promise<number> {
   if (!data) return 0;
-  const hooks = await tx.all<{ id: number }>(`SELECT id FROM system_hooks${scope ? ` WHERE ${scope} = TRUE` : ''} ORDER BY id`);
+  const hooks = await systemHookIds(tx, scope);
   if (!hooks.length) return 0;
   // a payload that needs reading is read only when some hook wants it
   const payload = typeof data === 'function' ? await data() : data;
   if (!payload) return 0;
   const body = JSON.stringify(payload);
-  return insertDeliveriesAsync(tx, hooks.map((h) => ({ target: 'system_hook_id' as const, id: h.id, event: payload.event_name, body })));
+  return insertDeliveriesAsync(tx, hooks.map((id) => ({ target: 'system_hook_id' as const, id, event: payload.event_name, body })));
 }
 
 // ---- payloads (8.13's SystemHooksService#build_event_data)
@@ -122,18 +124,14 @@ type Rec = Record<string, unknown>;
 
 /** The project's fields of its system hook data (8.13's project_data), read through `q`; null when it is gone. */
 async function projectFields(q: Queries, projectId: number): Promise<(Rec & { created_at: unknown; updated_at: unknown }) | null> {
-  const p = await q.get<Rec>(
-    `SELECT p.id, p.name, p.path, p.visibility_level, p.created_at, p.updated_at, n.path AS ns_path, n.name AS ns_name, n.kind AS ns_kind,
-       u.name AS owner_name, u.email AS owner_email
-     FROM projects p JOIN namespaces n ON n.id = p.namespace_id LEFT JOIN users u ON n.kind = 'user' AND u.id = n.owner_id
-     WHERE p.id = ?`, [projectId]);
+  const p = await projectHookFacts(q, projectId);
   if (!p) return null;
   const group = p.ns_kind === 'group';
   return {
     name: p.name, path: p.path, path_with_namespace: `${p.ns_path}/${p.path}`, project_id: p.id,
     // a group's project: the group is the owner, which has no email (8.13: "")
     owner_name: group ? p.ns_name : p.owner_name ?? null, owner_email: group ? '' : p.owner_email ?? '',
-    project_visibility: VISIBILITY[p.visibility_level as number] ?? 'private',
+    project_visibility: VISIBILITY[p.visibility_level] ?? 'private',
     created_at: p.created_at, updated_at: p.updated_at,
   };
 }
@@ -173,17 +171,11 @@ export function keySystemData(
 
 /** group_create and group_destroy (read before the row goes); the owner is the namespace's, else its first owner member. */
 export async function groupSystemData(q: Queries, groupId: number, event: 'create' | 'destroy'): Promise<SystemHookData | null> {
-  const g = await q.get<Rec>('SELECT id, name, path, owner_id, created_at, updated_at FROM namespaces WHERE id = ?', [groupId]);
+  const g = await namespaceById(q, groupId);
   if (!g) return null;
-  const owner = await q.get<{ name: string; email: string }>(
-    g.owner_id !== null && g.owner_id !== undefined
-      ? 'SELECT name, email FROM users WHERE id = ?'
-      : `SELECT u.name, u.email FROM members m JOIN users u ON u.id = m.user_id
-         WHERE m.source_type = 'Namespace' AND m.source_id = ? AND m.access_level = 50 ORDER BY m.id LIMIT 1`,
-    [g.owner_id ?? groupId],
-  );
+  const owner = g.ownerId !== null ? await userById(q, g.ownerId) : await firstGroupOwner(q, groupId);
   return {
-    event_name: `group_${event}`, created_at: xmlschema(g.created_at), updated_at: xmlschema(g.updated_at),
+    event_name: `group_${event}`, created_at: xmlschema(g.createdAt), updated_at: xmlschema(g.updatedAt),
     name: g.name, path: g.path, group_id: g.id, owner_name: owner?.name ?? null, owner_email: owner?.email ?? null,
   };
 }
@@ -193,15 +185,13 @@ export async function groupSystemData(q: Queries, groupId: number, event: 'creat
  * group membership), for the member row `memberId` (read before it goes for a removal).
  */
 export async function memberSystemData(q: Queries, memberId: number, event: 'create' | 'destroy'): Promise<SystemHookData | null> {
-  const m = await q.get<Rec>(
-    `SELECT m.source_type, m.source_id, m.access_level, m.created_at, m.updated_at, u.id AS user_id, u.username, u.name, u.email
-     FROM members m JOIN users u ON u.id = m.user_id WHERE m.id = ?`, [memberId]);
+  const m = await memberHookFacts(q, memberId);
   if (!m) return null;
   const times = { created_at: xmlschema(m.created_at), updated_at: xmlschema(m.updated_at) };
   const user = { user_username: m.username, user_name: m.name, user_email: m.email, user_id: m.user_id };
-  const level = HUMAN_ACCESS[m.access_level as number] ?? String(m.access_level);
+  const level = HUMAN_ACCESS[m.access_level] ?? String(m.access_level);
   if (m.source_type === 'Project') {
-    const p = await projectFields(q, m.source_id as number);
+    const p = await projectFields(q, m.source_id);
     if (!p) return null;
     return {
       event_name: event === 'create' ? 'user_add_to_team' : 'user_remove_from_team', ...times,
@@ -209,7 +199,7 @@ export async function memberSystemData(q: Queries, memberId: number, event: 'cre
       ...user, access_level: level, project_visibility: p.project_visibility,
     };
   }
-  const g = await q.get<Rec>('SELECT id, name, path FROM namespaces WHERE id = ?', [m.source_id]);
+  const g = await namespaceById(q, m.source_id);
   if (!g) return null;
   return {
     event_name: event === 'create' ? 'user_add_to_group' : 'user_remove_from_group', ...times,
@@ -226,20 +216,18 @@ export function systemPushData(push: PushData): SystemHookData {
 }
 
 /**
- * Queue the removal event (user_remove_from_team / user_remove_from_group) of each membership matching `where` (a
- * condition on `members`), before the rows go with what is being deleted (a project, a group, a user).
+ * Queue the removal event (user_remove_from_team / user_remove_from_group) of each membership `of` names (a user's, or
+ * a project's or group's), before the rows go with what is being deleted (a project, a group, a user).
  */
-export async function queueMemberRemovals(tx: Queries, where: string, args: unknown[]): Promise<void> {
-  if (!(await tx.get('SELECT 1 AS x FROM system_hooks LIMIT 1'))) return;
-  for (const m of await tx.all<{ id: number }>(`SELECT id FROM members WHERE ${where} ORDER BY id`, args)) {
-    await queueSystemHooks(tx, () => memberSystemData(tx, m.id, 'destroy'));
+export async function queueMemberRemovals(tx: Queries, of: MembershipsOf): Promise<void> {
+  if (!(await anySystemHook(tx))) return;
+  for (const id of await membershipIds(tx, of)) {
+    await queueSystemHooks(tx, () => memberSystemData(tx, id, 'destroy'));
   }
 }
 
 /** Queue key_destroy for each SSH key of a user being deleted (8.13: the user's keys were destroyed one by one). */
 export async function queueUserKeyRemovals(tx: Queries, userId: number, username: string): Promise<void> {
-  if (!(await tx.get('SELECT 1 AS x FROM system_hooks LIMIT 1'))) return;
-  const keys = await tx.all<{ id: number; key: string; created_at: string; updated_at: string }>(
-    "SELECT id, key, created_at, updated_at FROM keys WHERE type = 'Key' AND user_id = ? ORDER BY id", [userId]);
-  for (const k of keys) await queueSystemHooks(tx, keySystemData({ id: k.id, key: k.key, createdAt: k.created_at, updatedAt: k.updated_at }, username, 'destroy'));
+  if (!(await anySystemHook(tx))) return;
+  for (const k of await userKeys(tx, userId)) await queueSystemHooks(tx, keySystemData(k, username, 'destroy'));
 }

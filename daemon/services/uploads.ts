@@ -11,6 +11,7 @@ import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFound, tooLarge } from '../errors.js';
 import { getSettings } from './settings.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
+import { insertUpload, projectExists, uploadRecorded } from '../db/projects.js';
 import { writeFileDurably } from '../durable-files.js';
 
 /** Extensions shown inline as images (and linked with `![...]` in Markdown). */
@@ -48,16 +49,13 @@ export async function saveUpload(ctx: AppContext, project: ProjectRow, uploader:
   const dir = join(ctx.paths.uploads, String(project.id), secret);
   try {
     await writeFileDurably(dir, filename, data);
-    await ctx.data.run(
-      'INSERT INTO uploads (project_id, uploader_id, secret, filename, size, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-      [project.id, uploader.id, secret, filename, data.length, now()],
-    );
+    await insertUpload(ctx.data, { projectId: project.id, uploaderId: uploader.id, secret, filename, size: data.length, createdAt: now() });
   } catch (e) {
     await rm(dir, { recursive: true, force: true });
     // The project deleted meanwhile: its row is gone (the foreign key), or its directory was being removed under the
     // file (a deletion removes the rows first, then the files). 404, and its own directory goes too unless another
     // upload is in it.
-    if (!isForeignKeyViolation(e) && (await ctx.data.get('SELECT id FROM projects WHERE id = ?', [project.id]))) throw e;
+    if (!isForeignKeyViolation(e) && (await projectExists(ctx.data, project.id))) throw e;
     await rmdir(join(ctx.paths.uploads, String(project.id))).catch(() => undefined);
     throw notFound('Project');
   }
@@ -67,6 +65,5 @@ export async function saveUpload(ctx: AppContext, project: ProjectRow, uploader:
 /** The absolute path of a recorded upload of a project, or null. */
 export async function uploadPath(ctx: AppContext, projectId: number, secret: string, filename: string): Promise<string | null> {
   if (!/^[0-9a-f]{32}$/.test(secret) || filename.includes('\0')) return null;
-  const row = await ctx.data.get('SELECT id FROM uploads WHERE project_id = ? AND secret = ? AND filename = ?', [projectId, secret, filename]);
-  return row ? join(ctx.paths.uploads, String(projectId), secret, filename) : null;
+  return (await uploadRecorded(ctx.data, projectId, secret, filename)) ? join(ctx.paths.uploads, String(projectId), secret, filename) : null;
 }

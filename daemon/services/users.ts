@@ -3,18 +3,20 @@ import { queueMemberRemovals, queueSystemHooks, queueUserKeyRemovals, userSystem
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { NamespaceRow, PersonalAccessTokenRow, UserRow } from '../db/schema.js';
-import type { Dialect, Queries } from '../db/layer/types.js';
+import type { Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
-import { toNamespace, toPersonalAccessToken, toUser } from '../db/rows.js';
 import { badRequest, conflict, invalidParam, notFound, validationError } from '../errors.js';
 import { validDate } from '../dates.js';
 import { hashPassword, hashToken, randomToken, verifyPassword } from '../secrets.js';
 import { getSettings } from './settings.js';
 import { signInThrottle, userKey } from '../policy/sign-in-throttle.js';
-import { likePattern } from '../db/sql.js';
-import { keysetPage } from '../db/keyset.js';
 import { deleteProjectRowsIn } from './projects.js';
-import { userById } from '../db/users.js';
+import {
+  countUsers, deleteUserRows, insertPersonalAccessToken, insertUserWithNamespace, isSoleGroupOwner, personalAccessTokenOf,
+  personalAccessTokensList, personalNamespace, recordSignIn, renameUserNamespace, revokePersonalAccessTokenRow, setUserStateRow,
+  takenUserField, updateUserColumns, userById, userByLogin, usersPage, usersWithUsername, type UserListFilters,
+} from '../db/users.js';
+import { projectIdsInNamespace } from '../db/projects.js';
 
 /** Parameters of POST /users and PUT /users/:id. */
 export interface UserParams {
@@ -102,23 +104,9 @@ const validId = (id: number) => Number.isSafeInteger(id) && id > 0 && id <= MAX_
  * One statement for both uniqueness checks (the email first), case-insensitive on both engines.
  */
 async function validate(q: Queries, p: UserParams, existingId: number | null): Promise<void> {
-  const d = q.dialect;
-  const other = existingId ?? 0; // ids start at 1: 0 excludes no user and owns no namespace
-  const parts: string[] = [];
-  const args: unknown[] = [];
-  if (p.email !== undefined) {
-    parts.push(`SELECT 1 AS k FROM users WHERE ${d.nocaseEq('email')} AND id <> ?`);
-    args.push(p.email, other);
-  }
-  if (p.username !== undefined) {
-    parts.push(`SELECT 2 AS k FROM users WHERE ${d.nocaseEq('username')} AND id <> ?`);
-    parts.push(`SELECT 2 AS k FROM namespaces WHERE ${d.nocaseEq('path')} AND NOT (kind = 'user' AND owner_id = ?)`);
-    args.push(p.username, other, p.username, other);
-  }
-  if (parts.length) {
-    const taken = await q.get<{ k: number }>(`${parts.join(' UNION ALL ')} ORDER BY k LIMIT 1`, args);
-    if (taken) throw conflict(taken.k === 1 ? 'Email has already been taken' : 'Username has already been taken');
-  }
+  // ids start at 1: 0 excludes no user and owns no namespace
+  const taken = await takenUserField(q, p.email, p.username, existingId ?? 0);
+  if (taken) throw conflict(taken === 'email' ? 'Email has already been taken' : 'Username has already been taken');
   const errors = fieldErrors(p);
   if (Object.keys(errors).length) throw validationError(errors);
 }
@@ -148,20 +136,12 @@ export async function createUser(ctx: AppContext, p: UserParams & { email: strin
   try {
     return await ctx.data.transaction(async (tx) => {
       await validate(tx, p, null); // re-check inside the transaction: the password hash yielded the event loop
-      const row = await tx.get(
-        `INSERT INTO users (email, username, name, password_hash, private_token_salt, private_token_hash, is_admin, bio, location, skype,
-           linkedin, twitter, website_url, organization, projects_limit, can_create_group, external, confirmed_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        [
-          p.email, p.username, p.name, passwordHash, salt, privateTokenHash, p.admin ?? false, p.bio ?? null, p.location ?? null, p.skype ?? '',
-          p.linkedin ?? '', p.twitter ?? '', p.website_url ?? '', p.organization ?? null, projectsLimit, p.can_create_group ?? true,
-          p.external ?? false, p.confirm === false ? null : t, t, t,
-        ],
-      );
-      const user = toUser(row!);
-      await tx.run(`INSERT INTO namespaces (name, path, kind, owner_id, created_at, updated_at) VALUES (?, ?, 'user', ?, ?, ?)`, [
-        p.username, p.username, user.id, t, t,
-      ]);
+      const user = await insertUserWithNamespace(tx, {
+        email: p.email, username: p.username, name: p.name, passwordHash, privateTokenSalt: salt, privateTokenHash,
+        isAdmin: p.admin ?? false, bio: p.bio ?? null, location: p.location ?? null, skype: p.skype ?? '', linkedin: p.linkedin ?? '',
+        twitter: p.twitter ?? '', websiteUrl: p.website_url ?? '', organization: p.organization ?? null, projectsLimit,
+        canCreateGroup: p.can_create_group ?? true, external: p.external ?? false, confirmedAt: p.confirm === false ? null : t, createdAt: t,
+      });
       await queueSystemHooks(tx, userSystemData(user, 'create'));
       return user;
     });
@@ -195,14 +175,10 @@ export async function updateUser(ctx: AppContext, user: UserRow, p: UserParams):
   try {
     return await ctx.data.transaction(async (tx) => {
       await validate(tx, p, user.id);
-      const row = await tx.get(`UPDATE users SET ${set.map(([c]) => `${c} = ?`).join(', ')} WHERE id = ? RETURNING *`, [
-        ...set.map(([, v]) => v), user.id,
-      ]);
-      if (p.username !== undefined && p.username !== user.username) {
-        await tx.run(`UPDATE namespaces SET name = ?, path = ?, updated_at = ? WHERE kind = 'user' AND owner_id = ?`, [p.username, p.username, t, user.id]);
-      }
+      const row = await updateUserColumns(tx, user.id, set);
+      if (p.username !== undefined && p.username !== user.username) await renameUserNamespace(tx, user.id, p.username, t);
       if (!row) throw notFound('User'); // deleted meanwhile
-      return toUser(row);
+      return row;
     });
   } catch (e) {
     throw takenConflict(e);
@@ -220,11 +196,7 @@ export async function findUser(ctx: AppContext, id: number, message = 'User'): P
 }
 
 /** Filters of GET /users. */
-export interface UserFilters {
-  search?: string;
-  active?: boolean;
-  blocked?: boolean;
-}
+export type UserFilters = UserListFilters;
 
 /**
  * A count and a page fetcher over users, ordered by id, for paginate (run them in one snapshot). The page is
@@ -234,42 +206,20 @@ export function listUsers(ctx: AppContext, f: UserFilters): {
   count(q: Queries): Promise<number>;
   fetch(q: Queries, limit: number, offset: number, total?: number): Promise<UserRow[]>;
 } {
-  const where = (d: Dialect) => {
-    const conds: string[] = [];
-    const values: unknown[] = [];
-    if (f.search) {
-      const pattern = likePattern(f.search);
-      conds.push(`(name ${d.ilike} ? ESCAPE '\\' OR email ${d.ilike} ? ESCAPE '\\' OR username ${d.ilike} ? ESCAPE '\\')`);
-      values.push(pattern, pattern, pattern);
-    }
-    if (f.active) conds.push(`state = 'active'`);
-    if (f.blocked) conds.push(`state = 'blocked'`);
-    return { where: conds.length ? conds.join(' AND ') : 'TRUE', values };
-  };
   return {
-    count: async (q) => {
-      const w = where(q.dialect);
-      return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM users WHERE ${w.where}`, w.values))!.n);
-    },
-    fetch: async (q, limit, offset, total) => {
-      const list = { from: 'users', ...where(q.dialect), key: 'id', id: 'id', desc: false, select: '*' };
-      return (await keysetPage(ctx, q, list, limit, offset, total)).map(toUser);
-    },
+    count: (q) => countUsers(q, f),
+    fetch: (q, limit, offset, total) => usersPage(ctx, q, f, limit, offset, total),
   };
 }
 
 /** Users with exactly this username (case-insensitive): GET /users?username=. */
 export async function usersByUsername(ctx: AppContext, username: string): Promise<UserRow[]> {
-  return (await ctx.data.all(`SELECT * FROM users WHERE ${ctx.data.dialect.nocaseEq('username')}`, [username])).map(toUser);
+  return usersWithUsername(ctx.data, username);
 }
 
 /** Whether the user is the only owner of some group (such a user is not deleted, as in GitLab 8.x). */
 export async function soleGroupOwner(q: Queries, user: UserRow): Promise<boolean> {
-  return !!(await q.get(
-    `SELECT 1 AS one FROM members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND m.access_level = 50
-     AND (SELECT COUNT(*) FROM members o WHERE o.source_type = 'Namespace' AND o.source_id = m.source_id AND o.access_level = 50) = 1 LIMIT 1`,
-    [user.id],
-  ));
+  return isSoleGroupOwner(q, user.id);
 }
 
 /**
@@ -282,27 +232,25 @@ export async function soleGroupOwner(q: Queries, user: UserRow): Promise<boolean
 export async function deleteUser(ctx: AppContext, user: UserRow): Promise<{ deleted: boolean; projectIds: number[] }> {
   if (await soleGroupOwner(ctx.data, user)) return { deleted: false, projectIds: [] };
   return ctx.data.transaction(async (tx) => {
-    const ns = await tx.get<{ id: number }>(`SELECT id FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [user.id]);
-    const owned = ns ? (await tx.all<{ id: number }>('SELECT id FROM projects WHERE namespace_id = ?', [ns.id])).map((p) => p.id) : [];
+    const ns = await personalNamespace(tx, user.id);
+    const owned = ns ? await projectIdsInNamespace(tx, ns.id) : [];
     for (const id of owned) await deleteProjectRowsIn(tx, id);
     // system hooks: the memberships and keys that go with the user, then the user (read before the rows go)
-    await queueMemberRemovals(tx, 'user_id = ?', [user.id]);
+    await queueMemberRemovals(tx, { userId: user.id });
     await queueUserKeyRemovals(tx, user.id, user.username);
     await queueSystemHooks(tx, async () => {
-      const gone = await tx.get('SELECT * FROM users WHERE id = ?', [user.id]);
-      return gone ? userSystemData(toUser(gone), 'destroy') : null;
+      const gone = await userById(tx, user.id);
+      return gone ? userSystemData(gone, 'destroy') : null;
     });
-    if (ns) await tx.run('DELETE FROM namespaces WHERE id = ?', [ns.id]);
     // A group never disappears with a user (owner_id cascades), whatever wrote that column.
-    await tx.run(`UPDATE namespaces SET owner_id = NULL WHERE kind = 'group' AND owner_id = ?`, [user.id]);
-    await tx.run('DELETE FROM users WHERE id = ?', [user.id]);
+    await deleteUserRows(tx, user.id, ns?.id ?? null);
     return { deleted: true, projectIds: owned };
   });
 }
 
 /** Block or unblock a user. A blocked user cannot sign in and none of their tokens authenticate. */
 export async function setUserState(ctx: AppContext, user: UserRow, state: 'active' | 'blocked'): Promise<void> {
-  await ctx.data.run('UPDATE users SET state = ?, updated_at = ? WHERE id = ?', [state, now(), user.id]);
+  await setUserStateRow(ctx.data, user.id, state, now());
 }
 
 /** Options of a sign-in. */
@@ -318,8 +266,7 @@ export interface SignInOptions {
  * no password.
  */
 export async function signIn(ctx: AppContext, login: string, password: string, opts: SignInOptions = {}): Promise<UserRow | null> {
-  const raw = await ctx.data.get(`SELECT * FROM users WHERE ${ctx.data.dialect.nocaseEq(login.includes('@') ? 'email' : 'username')}`, [login]);
-  const user = raw ? toUser(raw) : undefined;
+  const user = (await userByLogin(ctx.data, login)) ?? undefined;
   const attempt = await signInThrottle(ctx).attempt(opts.address, userKey(login, user?.id));
   // Verify against a dummy hash when the user is unknown, so timing does not reveal which usernames exist.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
@@ -331,7 +278,7 @@ export async function signIn(ctx: AppContext, login: string, password: string, o
   if (user.state !== 'active') return null;
   await attempt.succeeded();
   const t = now();
-  await ctx.data.run('UPDATE users SET last_sign_in_at = ?, current_sign_in_at = ? WHERE id = ?', [user.currentSignInAt ?? t, t, user.id]);
+  await recordSignIn(ctx.data, user.id, user.currentSignInAt ?? t, t);
   return { ...user, lastSignInAt: user.currentSignInAt ?? t, currentSignInAt: t };
 }
 const DUMMY_HASH = 'scrypt$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
@@ -347,11 +294,6 @@ export function tokenActive(t: Pick<PersonalAccessTokenRow, 'revoked' | 'expires
   return !t.revoked && (t.expiresAt === null || t.expiresAt > today());
 }
 
-/**
- * tokenActive() as portable SQL over `personal_access_tokens` (unaliased columns), with one `?` to bind to today().
- * The date is bound rather than read from the database clock, as tokenActive() reads the daemon's.
- */
-const TOKEN_ACTIVE = '(revoked = FALSE AND (expires_at IS NULL OR expires_at > ?))';
 
 /** Create a personal access token; the secret is returned once and stored only as its hash. */
 export async function createPersonalAccessToken(ctx: AppContext, user: UserRow, name: string, expiresAt: string | null) {
@@ -362,15 +304,10 @@ export async function createPersonalAccessToken(ctx: AppContext, user: UserRow, 
   const token = randomToken(24);
   const tokenHash = hashToken(token);
   const createdAt = now();
-  const r = await ctx.data
-    .run(
-      'INSERT INTO personal_access_tokens (user_id, name, token_hash, expires_at, revoked, created_at) VALUES (?, ?, ?, ?, FALSE, ?) RETURNING id',
-      [user.id, name, tokenHash, expiresAt, createdAt],
-    )
-    .catch((e: unknown) => {
-      throw isForeignKeyViolation(e) ? notFound('User') : e; // the user was deleted meanwhile (found by the fuzzer)
-    });
-  const row: PersonalAccessTokenRow = { id: r.lastId!, userId: user.id, name, tokenHash, expiresAt, revoked: false, createdAt };
+  const id = await insertPersonalAccessToken(ctx.data, { userId: user.id, name, tokenHash, expiresAt, createdAt }).catch((e: unknown) => {
+    throw isForeignKeyViolation(e) ? notFound('User') : e; // the user was deleted meanwhile (found by the fuzzer)
+  });
+  const row: PersonalAccessTokenRow = { id, userId: user.id, name, tokenHash, expiresAt, revoked: false, createdAt };
   return { row, token };
 }
 
@@ -379,35 +316,24 @@ export async function createPersonalAccessToken(ctx: AppContext, user: UserRow, 
  * ordered by id, for paginate.
  */
 export function listPersonalAccessTokens(user: UserRow, state?: 'active' | 'inactive') {
-  const where = state === 'active' ? ` AND ${TOKEN_ACTIVE}` : state === 'inactive' ? ` AND NOT ${TOKEN_ACTIVE}` : '';
-  const args = (): unknown[] => (state ? [user.id, today()] : [user.id]);
-  return {
-    count: async (q: Queries) =>
-      Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM personal_access_tokens WHERE user_id = ?${where}`, args()))!.n),
-    fetch: async (q: Queries, limit: number, offset: number) =>
-      (await q.all(`SELECT * FROM personal_access_tokens WHERE user_id = ?${where} ORDER BY id LIMIT ? OFFSET ?`, [...args(), limit, offset]))
-        .map(toPersonalAccessToken),
-  };
+  return personalAccessTokensList(user.id, state, today());
 }
 
 /** One of a user's personal access tokens, or 404 `404 Personal Access Token Not Found`. */
 export async function findPersonalAccessToken(ctx: AppContext, user: UserRow, tokenId: number): Promise<PersonalAccessTokenRow> {
-  const row = validId(tokenId)
-    ? await ctx.data.get('SELECT * FROM personal_access_tokens WHERE id = ? AND user_id = ?', [tokenId, user.id])
-    : undefined;
+  const row = validId(tokenId) ? await personalAccessTokenOf(ctx.data, user.id, tokenId) : null;
   if (!row) throw notFound('Personal Access Token');
-  return toPersonalAccessToken(row);
+  return row;
 }
 
 /** Revoke one of a user's personal access tokens (idempotent); it stops authenticating at once. */
 export async function revokePersonalAccessToken(ctx: AppContext, user: UserRow, tokenId: number): Promise<PersonalAccessTokenRow> {
   const row = await findPersonalAccessToken(ctx, user, tokenId);
-  await ctx.data.run('UPDATE personal_access_tokens SET revoked = TRUE WHERE id = ?', [row.id]);
+  await revokePersonalAccessTokenRow(ctx.data, row.id);
   return { ...row, revoked: true };
 }
 
 /** The personal namespace of a user (kind `user`), or null (the web pages list its projects). */
 export async function userNamespace(ctx: AppContext, user: UserRow): Promise<NamespaceRow | null> {
-  const row = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM namespaces WHERE kind = 'user' AND owner_id = ?`, [user.id]);
-  return row ? toNamespace(row) : null;
+  return personalNamespace(ctx.data, user.id);
 }

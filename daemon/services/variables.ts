@@ -7,6 +7,9 @@ import { now } from '../context.js';
 import type { Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/layer/errors.js';
 import { notFound, validationError } from '../errors.js';
+import {
+  countVariableRows, deleteVariableRow, insertVariable, updateVariableValue, variableRow, variableRows, type VariableRow,
+} from '../db/variables.js';
 
 /** A variable with its value opened. */
 export interface ProjectVariable {
@@ -16,19 +19,11 @@ export interface ProjectVariable {
 
 const KEY_FORMAT = /^[A-Za-z0-9_]+$/;
 
-interface VariableRow {
-  id: number;
-  key: string;
-  value: string;
-}
-
 function open(ctx: AppContext, row: VariableRow): ProjectVariable {
   return { key: row.key, value: ctx.secrets.open(row.value) };
 }
 
-function findRow(q: Queries, projectId: number, key: string): Promise<VariableRow | undefined> {
-  return q.get<VariableRow>('SELECT id, key, value FROM ci_variables WHERE project_id = ? AND key = ?', [projectId, key]);
-}
+const findRow = variableRow;
 
 /** Ci::Variable's key validations in their order: presence, uniqueness per project, length, format. */
 async function keyErrors(q: Queries, projectId: number, key: string): Promise<string[]> {
@@ -42,15 +37,12 @@ async function keyErrors(q: Queries, projectId: number, key: string): Promise<st
 
 /** Number of variables of a project. */
 export async function countVariables(ctx: AppContext, projectId: number, q: Queries = ctx.data): Promise<number> {
-  return Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM ci_variables WHERE project_id = ?', [projectId]))?.n ?? 0);
+  return countVariableRows(q, projectId);
 }
 
 /** One page of a project's variables, oldest first, values opened (limit -1: all). */
 export async function listVariables(ctx: AppContext, projectId: number, limit = -1, offset = 0, q: Queries = ctx.data): Promise<ProjectVariable[]> {
-  const rows = limit < 0
-    ? await q.all<VariableRow>('SELECT id, key, value FROM ci_variables WHERE project_id = ? ORDER BY id', [projectId])
-    : await q.all<VariableRow>('SELECT id, key, value FROM ci_variables WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, limit, offset]);
-  return rows.map((r) => open(ctx, r));
+  return (await variableRows(q, projectId, limit, offset)).map((r) => open(ctx, r));
 }
 
 /** A project's variable by key, or null. */
@@ -65,7 +57,7 @@ export async function createVariable(ctx: AppContext, projectId: number, key: st
   if (errors.length > 0) throw validationError({ key: errors });
   const t = now();
   try {
-    await ctx.data.run('INSERT INTO ci_variables (project_id, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)', [projectId, key, ctx.secrets.seal(value), t, t]);
+    await insertVariable(ctx.data, projectId, key, ctx.secrets.seal(value), t);
   } catch (e) {
     // A concurrent create of the same key lost the race to the UNIQUE index.
     if (isUniqueViolation(e)) throw validationError({ key: ['has already been taken'] });
@@ -81,13 +73,12 @@ export async function updateVariable(ctx: AppContext, projectId: number, key: st
     const row = await findRow(ctx.data, projectId, key);
     return row ? open(ctx, row) : null;
   }
-  const r = await ctx.data.run('UPDATE ci_variables SET value = ?, updated_at = ? WHERE project_id = ? AND key = ?', [ctx.secrets.seal(value), now(), projectId, key]);
-  return r.changes ? { key, value } : null;
+  return (await updateVariableValue(ctx.data, projectId, key, ctx.secrets.seal(value), now())) ? { key, value } : null;
 }
 
 /** Delete a variable; the deleted variable, or null when there was none. */
 export async function deleteVariable(ctx: AppContext, projectId: number, key: string): Promise<ProjectVariable | null> {
-  const row = await ctx.data.get<VariableRow>('DELETE FROM ci_variables WHERE project_id = ? AND key = ? RETURNING id, key, value', [projectId, key]);
+  const row = await deleteVariableRow(ctx.data, projectId, key);
   return row ? open(ctx, row) : null;
 }
 

@@ -117,7 +117,8 @@ describe.skipIf(onPostgres || !node || process.platform !== 'linux' || process.a
       const httpClone = await run('gantry', ['repo', 'clone', project.path_with_namespace, 'over-http', '--http'], { cwd: work, env, timeoutMs: 60_000 });
       expect(httpClone.code, httpClone.stderr).toBe(0);
       writeFileSync(join(work, 'over-http', '.gitlab-ci.yml'), 'hello:\n  script:\n    - echo "hello over http"\n');
-      for (const args of [['commit', '-q', '-am', 'ci over http'], ['push', '-q', 'origin', 'master']]) {
+      writeFileSync(join(work, 'over-http', 'README.md'), '# Hello from the executable\n\n```js\nconst answer = 42;\n```\n');
+      for (const args of [['add', 'README.md'], ['commit', '-q', '-am', 'ci over http'], ['push', '-q', 'origin', 'master']]) {
         const r = await git('over-http', args);
         expect(r.code, `git ${args.join(' ')}: ${r.stderr}`).toBe(0);
       }
@@ -127,6 +128,21 @@ describe.skipIf(onPostgres || !node || process.platform !== 'linux' || process.a
       const forced = await git('over-http', ['push', '-q', '--force', 'origin', 'master']);
       expect(forced.code).not.toBe(0);
       expect(forced.stderr).toMatch(/pre-receive hook declined/);
+
+      // The pages' libraries load from the unpacked files on first use: Markdown and highlighting (the README on the
+      // project page), diff2html (the commit page).
+      expect((await api(url, 'PUT', `/projects/${project.id}`, token, { visibility_level: 20 })).status).toBe(200);
+      const page = await fetch(`${url}/${project.path_with_namespace}`);
+      const pageHtml = await page.text();
+      expect(page.status, pageHtml.slice(0, 500)).toBe(200);
+      expect(pageHtml).toMatch(/<h1[^>]*>Hello from the executable<\/h1>/);
+      expect(pageHtml).toContain('hljs');
+      const head = (await api(url, 'GET', `/projects/${project.id}/repository/branches/master`, token)).body as { commit: { id: string } };
+      const commitPage = await fetch(`${url}/${project.path_with_namespace}/commit/${head.commit.id}`);
+      const commitHtml = await commitPage.text();
+      expect(commitPage.status, commitHtml.slice(0, 500)).toBe(200);
+      expect(commitHtml).toContain('README.md');
+      expect(commitHtml).toContain('const answer = 42;');
 
       // 6. The executable runner takes both builds and both pipelines succeed.
       const registered = await run('gantry-runner', ['register', '--url', url, '--registration-token', RUNNERS_TOKEN, '--description', 'sea'], { cwd: work, env });

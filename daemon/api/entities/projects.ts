@@ -4,7 +4,8 @@ import type { AppContext } from '../../context.js';
 import { toNamespace } from '../../db/rows.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
 import { projectAbilityAtLevel, projectAbilityWithoutLevel, projectAccessLevelAsync } from '../../policy/permissions.js';
-import type { Dialect, Queries } from '../../db/layer/types.js';
+import type { Queries } from '../../db/layer/types.js';
+import { namespacesByIds, namespacesWithOwners, projectPageNumbers, projectPathsByIds } from '../../db/projects.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 import { projectUrls } from '../../web-urls.js';
@@ -102,40 +103,6 @@ export interface PresentOptionsAsync extends PresentOptions {
   level?: number;
 }
 
-const numbersTexts = new Map<string, string>();
-/**
- * The per-project numbers and the group shares of a page in one statement (a UNION ALL; parameters: ids x4, then
- * with access the viewer and ids, the viewer and the namespace ids): rows (k, id, n, g, name, o).
- */
-function numbersText(d: Dialect, withAccess: boolean): string {
-  const key = `${d.name}:${withAccess}`;
-  let text = numbersTexts.get(key);
-  if (!text) {
-    const parts = [
-      `SELECT 'stars' AS k, project_id AS id, COUNT(*) AS n, CAST(NULL AS INTEGER) AS g, CAST(NULL AS TEXT) AS name, CAST(NULL AS INTEGER) AS o FROM stars WHERE project_id IN ${d.inIds} GROUP BY project_id`,
-      `SELECT 'forks', forked_from_id, COUNT(*), NULL, NULL, NULL FROM projects WHERE forked_from_id IN ${d.inIds} GROUP BY forked_from_id`,
-      `SELECT 'issues', c.project_id, SUM(c.n), NULL, NULL, NULL FROM issue_counts c WHERE c.project_id IN ${d.inIds} AND c.state = 'opened' GROUP BY c.project_id`,
-      `SELECT 'links', l.project_id, l.group_access, l.group_id, n.name, l.id FROM project_group_links l JOIN namespaces n ON n.id = l.group_id
-         WHERE l.project_id IN ${d.inIds}`,
-    ];
-    if (withAccess) {
-      parts.push(
-        `SELECT 'pa', source_id, access_level, NULL, NULL, NULL FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN ${d.inIds}`,
-        `SELECT 'ga', source_id, access_level, NULL, NULL, NULL FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN ${d.inIds}`,
-      );
-    }
-    text = parts.join('\n UNION ALL ');
-    numbersTexts.set(key, text);
-  }
-  return text;
-}
-
-const NAMESPACES_WITH_OWNERS = (d: Dialect) => `SELECT n.*, u.id AS owner_user_id, u.username AS owner_username, u.name AS owner_name, u.state AS owner_state,
-    u.email AS owner_email, u.created_at AS owner_created_at
-  FROM namespaces n LEFT JOIN users u ON n.kind = 'user' AND u.id = n.owner_id WHERE n.id IN ${d.inIds}`;
-const FORKED_FROM = (d: Dialect) =>
-  `SELECT p.id, p.name, p.path, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${d.inIds}`;
-
 /**
  * The presenter (both engines): the Project entities of a page in two statements (the numbers and
  * group shares of every project, the namespaces with their owners), a third only when a project is a fork, run side
@@ -145,20 +112,14 @@ export async function presentProjects(
   ctx: AppContext, viewer: UserRow | null, rows: ProjectRow[], opts: PresentOptionsAsync = {}, q: Queries = ctx.data,
 ): Promise<Rec[]> {
   if (rows.length === 0) return [];
-  const d = q.dialect;
-  const ids = d.ids(rows.map((r) => r.id));
   const nsIdList = [...new Set(rows.map((r) => r.namespaceId))];
-  const nsIds = d.ids(nsIdList);
   const withAccess = !!opts.withAccess && !!viewer;
   const forkedFromIds = [...new Set(rows.map((r) => r.forkedFromId).filter((x): x is number => x !== null))];
   // Independent reads, side by side: on PostgreSQL their round trips overlap (the gravatar setting is cached on SQLite).
   const [numbers, nsRows, forkedFromRows, gravatar] = await Promise.all([
-    q.all<{ k: string; id: number; n: number | string; g: number | null; name: string | null; o: number | null }>(
-      numbersText(d, withAccess),
-      withAccess ? [ids, ids, ids, ids, viewer!.id, ids, viewer!.id, nsIds] : [ids, ids, ids, ids],
-    ),
-    q.all<Rec>(NAMESPACES_WITH_OWNERS(d), [nsIds]),
-    forkedFromIds.length ? q.all<Rec>(FORKED_FROM(d), [d.ids(forkedFromIds)]) : Promise.resolve([]),
+    projectPageNumbers(q, rows.map((r) => r.id), nsIdList, withAccess ? viewer!.id : null),
+    namespacesWithOwners(q, nsIdList),
+    forkedFromIds.length ? projectPathsByIds(q, forkedFromIds) : Promise.resolve([]),
     gravatarEnabledAsync(ctx, q),
   ]);
   const forkedFrom = new Map(forkedFromRows.map((p) => [p.id as number, p]));
@@ -213,9 +174,7 @@ export async function presentProject(ctx: AppContext, viewer: UserRow | null, ro
 /** BasicProjectDetails for many projects, with one namespace statement. */
 export async function presentBasicProjects(ctx: AppContext, rows: ProjectRow[], q: Queries = ctx.data): Promise<Rec[]> {
   if (rows.length === 0) return [];
-  const d = q.dialect;
-  const nsIds = [...new Set(rows.map((r) => r.namespaceId))];
-  const nsById = new Map((await q.all<Rec>(`SELECT * FROM namespaces WHERE id IN ${d.inIds}`, [d.ids(nsIds)])).map((n) => [n.id as number, toNamespace(n)]));
+  const nsById = await namespacesByIds(q, [...new Set(rows.map((r) => r.namespaceId))]);
   return rows.map((p) => basicProject(ctx, p, nsById.get(p.namespaceId)!));
 }
 

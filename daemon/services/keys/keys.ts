@@ -10,7 +10,12 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { KeyRow } from '../../db/schema-keys.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
 import type { Queries } from '../../db/layer/types.js';
-import { toKey } from '../../db/rows.js';
+import {
+  countDeployKeys, countProjectDeployKeys, deleteDeployKeysOnlyOn, deleteKeyIfUnlinked, deleteUserKeyRow, deployKeyOnProjects,
+  deployKeyProjectIds, deployKeysPage, insertKey, keyByFingerprint, keyById, keyBySha256Fingerprint, linkDeployKeyRow, lockDeployKeys,
+  projectDeployKey, projectDeployKeysPage, touchKeyRow, unlinkDeployKey, userKey, userKeys,
+} from '../../db/keys.js';
+import { projectById } from '../../db/projects.js';
 import { notFound, validationError, type ApiError } from '../../errors.js';
 import { administeredProjectsWhere } from '../../policy/permissions.js';
 import type { Listing } from '../groups.js';
@@ -22,8 +27,6 @@ export interface KeyParams {
   title: string;
   key: string;
 }
-
-type Rec = Record<string, unknown>;
 
 /** The longest title accepted (8.x Key: length maximum 255). */
 const MAX_TITLE = 255;
@@ -56,36 +59,18 @@ async function validKey(ctx: AppContext, params: KeyParams, onlyTaken?: (fingerp
   return parsed.key;
 }
 
-/** A key row by its 8.x (MD5) fingerprint, of either kind. */
-async function keyByFingerprint(q: Queries, fingerprint: string): Promise<KeyRow | null> {
-  const row = await q.get<Rec>('SELECT * FROM keys WHERE fingerprint = ?', [fingerprint]);
-  return row ? toKey(row) : null;
-}
-
-/** Insert a key row (the UNIQUE indexes on the fingerprints are the last guard against the same key twice). */
-async function insertKey(q: Queries, type: 'Key' | 'DeployKey', userId: number | null, title: string, parsed: ParsedKey): Promise<KeyRow> {
-  const t = now();
-  const row = await q.get<Rec>(
-    `INSERT INTO keys (type, user_id, title, key, key_type, fingerprint, fingerprint_sha256, can_push, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, FALSE, ?, ?) RETURNING *`,
-    [type, userId, title, parsed.text, parsed.type, parsed.fingerprint, parsed.fingerprintSha256, t, t],
-  );
-  return toKey(row!);
-}
-
 // ---- user keys
 
 /** A user's keys, oldest first. */
 export async function listUserKeys(ctx: AppContext, userId: number): Promise<KeyRow[]> {
   if (!validId(userId)) return [];
-  return (await ctx.data.all<Rec>(`SELECT * FROM keys WHERE type = 'Key' AND user_id = ? ORDER BY id`, [userId])).map(toKey);
+  return userKeys(ctx.data, userId);
 }
 
 /** One of a user's keys, or null (someone else's key or a deploy key is null too). */
 export async function findUserKey(ctx: AppContext, userId: number, keyId: number): Promise<KeyRow | null> {
   if (!validId(userId) || !validId(keyId)) return null;
-  const row = await ctx.data.get<Rec>(`SELECT * FROM keys WHERE id = ? AND type = 'Key' AND user_id = ?`, [keyId, userId]);
-  return row ? toKey(row) : null;
+  return userKey(ctx.data, userId, keyId);
 }
 
 /**
@@ -96,7 +81,7 @@ export async function createUserKey(ctx: AppContext, user: UserRow, params: KeyP
   const parsed = await validKey(ctx, params);
   try {
     return await ctx.data.transaction(async (tx) => {
-      const key = await insertKey(tx, 'Key', user.id, params.title.trim(), parsed);
+      const key = await insertKey(tx, 'Key', user.id, params.title.trim(), parsed, now());
       await queueSystemHooks(tx, keySystemData(key, user.username, 'create'));
       return key;
     });
@@ -111,11 +96,10 @@ export async function createUserKey(ctx: AppContext, user: UserRow, params: KeyP
 export async function deleteUserKey(ctx: AppContext, userId: number, keyId: number): Promise<KeyRow | null> {
   if (!validId(userId) || !validId(keyId)) return null;
   return ctx.data.transaction(async (tx) => {
-    const row = await tx.get<Rec>(`DELETE FROM keys WHERE id = ? AND type = 'Key' AND user_id = ? RETURNING *`, [keyId, userId]);
-    if (!row) return null;
-    const key = toKey(row);
+    const key = await deleteUserKeyRow(tx, userId, keyId);
+    if (!key) return null;
     await queueSystemHooks(tx, async () => {
-      const user = await tx.get<{ username: string }>('SELECT username FROM users WHERE id = ?', [userId]);
+      const user = await userById(tx, userId);
       return keySystemData(key, user?.username ?? null, 'destroy');
     });
     return key;
@@ -125,39 +109,33 @@ export async function deleteUserKey(ctx: AppContext, userId: number, keyId: numb
 /** Any key by id (GET /keys/:id) with its user (null for a deploy key), or null. */
 export async function findKey(ctx: AppContext, keyId: number): Promise<{ key: KeyRow; user: UserRow | null } | null> {
   if (!validId(keyId)) return null;
-  const row = await ctx.data.get<Rec>('SELECT * FROM keys WHERE id = ?', [keyId]);
-  if (!row) return null;
-  const key = toKey(row);
+  const key = await keyById(ctx.data, keyId);
+  if (!key) return null;
   return { key, user: await userById(ctx.data, key.userId) };
 }
 
 // ---- deploy keys
 
-const PROJECT_DEPLOY_KEYS = `SELECT k.* FROM keys k JOIN deploy_keys_projects dkp ON dkp.deploy_key_id = k.id
-  WHERE dkp.project_id = ? AND k.type = 'DeployKey'`;
-
 /** Every deploy key, oldest first (GET /deploy_keys, admins): a count and a page fetcher. */
 export function listDeployKeys(): Listing<KeyRow> {
   return {
-    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM keys WHERE type = 'DeployKey'`))!.n,
-    fetch: async (q, limit, offset) =>
-      (await q.all<Rec>(`SELECT * FROM keys WHERE type = 'DeployKey' ORDER BY id LIMIT ? OFFSET ?`, [limit, offset])).map(toKey),
+    count: (q) => countDeployKeys(q),
+    fetch: (q, limit, offset) => deployKeysPage(q, limit, offset),
   };
 }
 
 /** The deploy keys enabled on a project, oldest key first: a count and a page fetcher. */
 export function listProjectDeployKeys(projectId: number): Listing<KeyRow> {
   return {
-    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deploy_keys_projects WHERE project_id = ?`, [projectId]))!.n,
-    fetch: async (q, limit, offset) => (await q.all<Rec>(`${PROJECT_DEPLOY_KEYS} ORDER BY k.id LIMIT ? OFFSET ?`, [projectId, limit, offset])).map(toKey),
+    count: (q) => countProjectDeployKeys(q, projectId),
+    fetch: (q, limit, offset) => projectDeployKeysPage(q, projectId, limit, offset),
   };
 }
 
 /** A deploy key enabled on the project, or null. */
 export async function findProjectDeployKey(ctx: AppContext, projectId: number, keyId: number, q: Queries = ctx.data): Promise<KeyRow | null> {
   if (!validId(keyId)) return null;
-  const row = await q.get<Rec>(`${PROJECT_DEPLOY_KEYS} AND k.id = ?`, [projectId, keyId]);
-  return row ? toKey(row) : null;
+  return projectDeployKey(q, projectId, keyId);
 }
 
 /**
@@ -166,17 +144,8 @@ export async function findProjectDeployKey(ctx: AppContext, projectId: number, k
  */
 async function accessibleDeployKey(ctx: AppContext, user: UserRow, keyId: number): Promise<KeyRow | null> {
   if (!validId(keyId)) return null;
-  const administered = administeredProjectsWhere(ctx.data.dialect, user);
-  const row = await ctx.data.get<Rec>(
-    `SELECT k.* FROM keys k WHERE k.type = 'DeployKey' AND k.id = ?
-       AND k.id IN (SELECT dkp.deploy_key_id FROM deploy_keys_projects dkp WHERE dkp.project_id IN (${administered.sql}))`,
-    [keyId, ...administered.args],
-  );
-  return row ? toKey(row) : null;
+  return deployKeyOnProjects(ctx.data, keyId, administeredProjectsWhere(ctx.data.dialect, user));
 }
-
-const LINK = `INSERT INTO deploy_keys_projects (deploy_key_id, project_id, created_at) VALUES (?, ?, ?)
-  ON CONFLICT (deploy_key_id, project_id) DO NOTHING`;
 
 /**
  * Link a deploy key to a project (nothing when it is already linked). False when the key was deleted meanwhile; a
@@ -184,11 +153,11 @@ const LINK = `INSERT INTO deploy_keys_projects (deploy_key_id, project_id, creat
  */
 async function linkDeployKey(ctx: AppContext, keyId: number, projectId: number): Promise<boolean> {
   try {
-    await ctx.data.run(LINK, [keyId, projectId, now()]);
+    await linkDeployKeyRow(ctx.data, keyId, projectId, now());
     return true;
   } catch (e) {
     if (!isForeignKeyViolation(e)) throw e;
-    if (!(await ctx.data.get('SELECT id FROM projects WHERE id = ?', [projectId]))) throw notFound('Project');
+    if (!(await projectById(ctx.data, projectId))) throw notFound('Project');
     return false;
   }
 }
@@ -221,8 +190,8 @@ export async function addProjectDeployKey(ctx: AppContext, actor: UserRow, proje
   const parsed = valid;
   try {
     return await ctx.data.transaction(async (tx) => {
-      const row = await insertKey(tx, 'DeployKey', null, params.title.trim(), parsed);
-      await tx.run(LINK, [row.id, project.id, now()]);
+      const row = await insertKey(tx, 'DeployKey', null, params.title.trim(), parsed, now());
+      await linkDeployKeyRow(tx, row.id, project.id, now());
       return row;
     });
   } catch (e) {
@@ -245,17 +214,7 @@ export async function enableDeployKey(ctx: AppContext, actor: UserRow, project: 
 export async function disableDeployKey(ctx: AppContext, project: ProjectRow, keyId: number): Promise<KeyRow | null> {
   const key = await findProjectDeployKey(ctx, project.id, keyId);
   if (!key) return null;
-  const r = await ctx.data.run('DELETE FROM deploy_keys_projects WHERE deploy_key_id = ? AND project_id = ?', [keyId, project.id]);
-  return r.changes > 0 ? key : null; // disabled by another request meanwhile: as if not found
-}
-
-/**
- * Lock deploy key rows until the transaction ends (PostgreSQL; SQLite runs each transaction alone), in id order, so
- * that two transactions that each remove one link of the same key cannot both see the other's link and leave the key
- * behind with none.
- */
-async function lockKeys(tx: Queries, where: string, args: unknown[]): Promise<void> {
-  if (tx.dialect.name === 'postgres') await tx.all(`SELECT id FROM keys WHERE ${where} ORDER BY id FOR UPDATE`, args);
+  return (await unlinkDeployKey(ctx.data, keyId, project.id)) ? key : null; // disabled by another request meanwhile: as if not found
 }
 
 /**
@@ -265,11 +224,13 @@ async function lockKeys(tx: Queries, where: string, args: unknown[]): Promise<vo
 export async function removeProjectDeployKey(ctx: AppContext, project: ProjectRow, keyId: number): Promise<KeyRow | null> {
   if (!validId(keyId)) return null;
   return ctx.data.transaction(async (tx) => {
-    await lockKeys(tx, 'id = ?', [keyId]);
-    const key = await findProjectDeployKey(ctx, project.id, keyId, tx);
+    // Locked (PostgreSQL) so that two transactions that each remove one link of the same key cannot both see the
+    // other's link and leave the key behind with none.
+    await lockDeployKeys(tx, keyId);
+    const key = await projectDeployKey(tx, project.id, keyId);
     if (!key) return null;
-    await tx.run('DELETE FROM deploy_keys_projects WHERE deploy_key_id = ? AND project_id = ?', [keyId, project.id]);
-    await tx.run(`DELETE FROM keys WHERE id = ? AND NOT EXISTS (SELECT 1 FROM deploy_keys_projects o WHERE o.deploy_key_id = keys.id)`, [keyId]);
+    await unlinkDeployKey(tx, keyId, project.id);
+    await deleteKeyIfUnlinked(tx, keyId);
     return key;
   });
 }
@@ -281,13 +242,8 @@ export async function removeProjectDeployKey(ctx: AppContext, project: ProjectRo
  * projects stay for them; the project's links cascade with its row.
  */
 export async function deleteProjectOnlyDeployKeysIn(tx: Queries, projectId: number): Promise<void> {
-  await lockKeys(tx, `type = 'DeployKey' AND id IN (SELECT deploy_key_id FROM deploy_keys_projects WHERE project_id = ?)`, [projectId]);
-  await tx.run(
-    `DELETE FROM keys WHERE type = 'DeployKey'
-       AND id IN (SELECT deploy_key_id FROM deploy_keys_projects WHERE project_id = ?)
-       AND NOT EXISTS (SELECT 1 FROM deploy_keys_projects o WHERE o.deploy_key_id = keys.id AND o.project_id <> ?)`,
-    [projectId, projectId],
-  );
+  await lockDeployKeys(tx, null, projectId);
+  await deleteDeployKeysOnlyOn(tx, projectId);
 }
 
 // ---- the SSH server's side
@@ -303,15 +259,13 @@ export interface SshKeyIdentity {
 
 /** The key with this OpenSSH SHA256 fingerprint (`SHA256:...`, see sha256Fingerprint), or null when unknown. */
 export async function keyForSshAsync(ctx: AppContext, fingerprintSha256: string): Promise<SshKeyIdentity | null> {
-  const row = await ctx.data.get<Rec>('SELECT * FROM keys WHERE fingerprint_sha256 = ?', [fingerprintSha256]);
-  if (!row) return null;
-  const key = toKey(row);
+  const key = await keyBySha256Fingerprint(ctx.data, fingerprintSha256);
+  if (!key) return null;
   if (key.type === 'Key') {
     const user = await userById(ctx.data, key.userId);
     return user ? { key, user, deployProjectIds: [] } : null;
   }
-  const projects = await ctx.data.all<{ id: number }>('SELECT project_id AS id FROM deploy_keys_projects WHERE deploy_key_id = ? ORDER BY project_id', [key.id]);
-  return { key, user: null, deployProjectIds: projects.map((r) => r.id) };
+  return { key, user: null, deployProjectIds: await deployKeyProjectIds(ctx.data, key.id) };
 }
 
 /** How often a key's last_used_at is written at most (8.x: once a minute per key). */
@@ -331,7 +285,7 @@ export async function touchKeyUsed(ctx: AppContext, keyId: number, at = Date.now
   const stamp = new Date(at).toISOString();
   const before = new Date(at - TOUCH_INTERVAL_MS).toISOString();
   try {
-    await ctx.data.run(`UPDATE keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`, [stamp, keyId, before]);
+    await touchKeyRow(ctx.data, keyId, stamp, before);
   } catch {
     // A busy database only loses a usage timestamp; authentication must not fail for it.
   }

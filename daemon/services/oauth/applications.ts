@@ -3,7 +3,10 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
-import { toOauthApplication } from '../../db/rows.js';
+import {
+  deleteOauthApplication, insertOauthApplication, oauthApplicationById, oauthApplicationByUid, oauthApplicationsListing,
+} from '../../db/oauth.js';
+import { userById } from '../../db/users.js';
 import type { UserRow } from '../../db/schema.js';
 import type { OauthApplicationRow } from '../../db/schema-oauth.js';
 import { forbidden, notFound, validationError } from '../../errors.js';
@@ -68,28 +71,17 @@ export async function createApplication(ctx: AppContext, owner: UserRow, p: Crea
   if (Object.keys(errors).length) throw validationError(errors);
   const secret = randomSecret();
   const t = now();
-  const row = await ctx.data
-    .get<Record<string, unknown>>(
-      `INSERT INTO oauth_applications (name, uid, secret_hash, redirect_uri, scopes, owner_id, builtin, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, FALSE, ?, ?) RETURNING *`,
-      [p.name, randomSecret(), hashToken(secret), uris.join('\n'), scopes.join(' '), owner.id, t, t],
-    )
-    .catch((e: unknown) => {
-      throw isForeignKeyViolation(e) ? notFound('User') : e;
-    });
-  return { app: toOauthApplication(row!), secret };
+  const app = await insertOauthApplication(ctx.data, {
+    name: p.name, uid: randomSecret(), secretHash: hashToken(secret), redirectUri: uris.join('\n'), scopes: scopes.join(' '), ownerId: owner.id, createdAt: t,
+  }).catch((e: unknown) => {
+    throw isForeignKeyViolation(e) ? notFound('User') : e;
+  });
+  return { app, secret };
 }
 
 /** The applications `user` sees (an admin: all registered ones), newest first: a count and a page fetcher. */
 export function listApplications(user: UserRow): Listing<OauthApplicationRow> {
-  const where = user.isAdmin ? 'builtin = FALSE' : 'builtin = FALSE AND owner_id = ?';
-  const args = user.isAdmin ? [] : [user.id];
-  return {
-    count: async (q) => (await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM oauth_applications WHERE ${where}`, args))!.n,
-    fetch: async (q, limit, offset) =>
-      (await q.all<Record<string, unknown>>(`SELECT * FROM oauth_applications WHERE ${where} ORDER BY id DESC LIMIT ? OFFSET ?`, [...args, limit, offset]))
-        .map(toOauthApplication),
-  };
+  return oauthApplicationsListing(user.isAdmin ? null : user.id);
 }
 
 /**
@@ -97,24 +89,22 @@ export function listApplications(user: UserRow): Listing<OauthApplicationRow> {
  * working at once. Someone else's application answers 404; the built-in one 403.
  */
 export async function deleteApplication(ctx: AppContext, user: UserRow, id: number): Promise<void> {
-  const row = validId(id) ? await ctx.data.get<Record<string, unknown>>('SELECT * FROM oauth_applications WHERE id = ?', [id]) : undefined;
-  const app = row ? toOauthApplication(row) : null;
+  const app = validId(id) ? await oauthApplicationById(ctx.data, id) : null;
   if (!app || !ownsOauthApplication(user, app)) throw notFound('Application');
   if (app.builtin) throw forbidden(`the built-in application ${app.name} cannot be deleted`);
   // Its codes and tokens go with it: ON DELETE CASCADE (migration 0025).
-  await ctx.data.run('DELETE FROM oauth_applications WHERE id = ?', [app.id]);
+  await deleteOauthApplication(ctx.data, app.id);
 }
 
 /** The application with this client_id, or null. */
 export async function applicationByUid(ctx: AppContext, uid: string): Promise<OauthApplicationRow | null> {
-  const row = await ctx.data.get<Record<string, unknown>>('SELECT * FROM oauth_applications WHERE uid = ?', [uid]);
-  return row ? toOauthApplication(row) : null;
+  return oauthApplicationByUid(ctx.data, uid);
 }
 
 /** The username of the user who registered an application (null for the built-in one, or a deleted owner). */
 export async function applicationOwnerName(ctx: AppContext, app: OauthApplicationRow): Promise<string | null> {
   if (app.ownerId === null) return null;
-  return (await ctx.data.get<{ username: string }>('SELECT username FROM users WHERE id = ?', [app.ownerId]))?.username ?? null;
+  return (await userById(ctx.data, app.ownerId))?.username ?? null;
 }
 
 /** A public client (no secret: the built-in CLI application) proves nothing by its client_id, so PKCE is required. */

@@ -7,7 +7,10 @@ import type { AppContext } from '../../context.js';
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import type { Queries } from '../../db/layer/types.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
-import { toOauthAccessGrant, toOauthAccessToken, toUser } from '../../db/rows.js';
+import {
+  insertOauthGrant, insertOauthToken, liveOauthTokenScopes, oauthGrantByHash, oauthGrantExists, oauthTokenByHash, oauthTokenInContext,
+  revokeOauthToken, revokeOauthTokensOfGrant, spendOauthGrant, userOfOauthToken,
+} from '../../db/oauth.js';
 import type { UserRow } from '../../db/schema.js';
 import type { OauthAccessTokenRow, OauthApplicationRow } from '../../db/schema-oauth.js';
 import { hashRecentToken, hashToken } from '../../secrets.js';
@@ -67,12 +70,11 @@ export interface GrantParams {
 export async function createGrant(ctx: AppContext, user: UserRow, app: OauthApplicationRow, p: GrantParams): Promise<string | null> {
   const code = randomSecret();
   try {
-    await ctx.data.run(
-      `INSERT INTO oauth_access_grants (resource_owner_id, application_id, token_hash, expires_in, redirect_uri, scopes, code_challenge,
-         code_challenge_method, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [user.id, app.id, hashToken(code), CODE_SECONDS, p.redirectUri, p.scopes.join(' '), p.codeChallenge ?? null,
-        p.codeChallenge ? p.codeChallengeMethod ?? 'S256' : null, isoNow()],
-    );
+    await insertOauthGrant(ctx.data, {
+      resourceOwnerId: user.id, applicationId: app.id, tokenHash: hashToken(code), expiresIn: CODE_SECONDS, redirectUri: p.redirectUri,
+      scopes: p.scopes.join(' '), codeChallenge: p.codeChallenge ?? null, codeChallengeMethod: p.codeChallenge ? p.codeChallengeMethod ?? 'S256' : null,
+      createdAt: isoNow(),
+    });
   } catch (e) {
     if (isForeignKeyViolation(e)) return null;
     throw e;
@@ -85,11 +87,10 @@ async function insertToken(q: Queries, userId: number, applicationId: number | n
   const accessToken = randomSecret();
   const refreshToken = randomSecret();
   const createdAt = isoNow();
-  await q.run(
-    `INSERT INTO oauth_access_tokens (resource_owner_id, application_id, grant_id, token_hash, refresh_token_hash, expires_in, scopes, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    [userId, applicationId, grantId, hashToken(accessToken), hashToken(refreshToken), ACCESS_TOKEN_SECONDS, scopes, createdAt],
-  );
+  await insertOauthToken(q, {
+    resourceOwnerId: userId, applicationId, grantId, tokenHash: hashToken(accessToken), refreshTokenHash: hashToken(refreshToken),
+    expiresIn: ACCESS_TOKEN_SECONDS, scopes, createdAt,
+  });
   return {
     access_token: accessToken, token_type: 'bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: refreshToken, scope: scopes,
     created_at: Math.floor(Date.parse(createdAt) / 1000),
@@ -120,12 +121,11 @@ export async function exchangeCode(ctx: AppContext, app: OauthApplicationRow, p:
   let outcome: TokenResponse | OAuthError;
   try {
     outcome = await ctx.data.transaction(async (tx): Promise<TokenResponse | OAuthError> => {
-      const row = await tx.get<Record<string, unknown>>('SELECT * FROM oauth_access_grants WHERE token_hash = ?', [hash]);
-      const grant = row ? toOauthAccessGrant(row) : null;
+      const grant = await oauthGrantByHash(tx, hash);
       if (!grant || grant.applicationId !== app.id) return codeNotValid();
       const replay = async () => {
         // Whoever holds the code may not be the client it was issued to; its tokens stop working.
-        await tx.run('UPDATE oauth_access_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL', [isoNow(), grant.id]);
+        await revokeOauthTokensOfGrant(tx, grant.id, isoNow());
         return oauthError('invalid_grant', 'The authorization code was already used; the tokens issued for it are revoked. Start the authorization again');
       };
       if (grant.revokedAt) return replay();
@@ -137,10 +137,9 @@ export async function exchangeCode(ctx: AppContext, app: OauthApplicationRow, p:
         if (!p.codeVerifier) return oauthError('invalid_request', 'code_verifier is missing: send the PKCE verifier of the code_challenge (RFC 7636)');
         if (pkceChallenge(p.codeVerifier) !== grant.codeChallenge) return oauthError('invalid_grant', 'code_verifier does not match the code_challenge of the authorization request');
       }
-      const spent = await tx.run('UPDATE oauth_access_grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [isoNow(), grant.id]);
-      if (spent.changes === 0) {
+      if (!(await spendOauthGrant(tx, grant.id, isoNow()))) {
         // Another request traded it since the read above (a replay), or its user or application was deleted meanwhile.
-        return (await tx.get('SELECT id FROM oauth_access_grants WHERE id = ?', [grant.id])) ? replay() : codeNotValid();
+        return (await oauthGrantExists(tx, grant.id)) ? replay() : codeNotValid();
       }
       return insertToken(tx, grant.resourceOwnerId, app.id, grant.id, grant.scopes);
     });
@@ -188,20 +187,15 @@ export async function refreshGrant(ctx: AppContext, app: OauthApplicationRow | n
   const invalid = () => oauthError('invalid_grant', 'The refresh token is invalid, revoked or was already used: sign in again');
   try {
     return await ctx.data.transaction(async (tx) => {
-      const row = await tx.get<Record<string, unknown>>(
-        `SELECT t.*, a.secret_hash AS application_secret_hash, u.state AS user_state FROM oauth_access_tokens t
-           LEFT JOIN oauth_applications a ON a.id = t.application_id LEFT JOIN users u ON u.id = t.resource_owner_id
-         WHERE t.refresh_token_hash = ?`,
-        [hash],
-      );
-      const old = row ? toOauthAccessToken(row) : null;
+      const found = await oauthTokenInContext(tx, 'refresh_token_hash', hash);
+      const old = found?.token ?? null;
       if (!old || old.revokedAt) throw invalid();
       if (old.applicationId !== null && old.applicationId !== app?.id) {
         // A confidential application's token: only that application, authenticated, may refresh it.
-        if (!app && row!.application_secret_hash) throw oauthError('invalid_client', 'This refresh token belongs to a confidential application: send its client_id and client_secret');
+        if (!app && found!.applicationSecretHash) throw oauthError('invalid_client', 'This refresh token belongs to a confidential application: send its client_id and client_secret');
         throw invalid();
       }
-      if (row!.user_state !== 'active') throw invalid();
+      if (found!.userState !== 'active') throw invalid();
       let scopes = old.scopes;
       if (p.scope !== undefined && p.scope.trim() !== '') {
         const asked = parseScopes(p.scope);
@@ -209,8 +203,7 @@ export async function refreshGrant(ctx: AppContext, app: OauthApplicationRow | n
         if (asked.some((s) => !had.includes(s))) throw oauthError('invalid_scope', `A refresh may not widen the scopes: ask for at most "${old.scopes}"`);
         scopes = asked.join(' ');
       }
-      const rotated = await tx.run('UPDATE oauth_access_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [isoNow(), old.id]);
-      if (rotated.changes === 0) throw invalid(); // refreshed (or revoked) by another request since the read above
+      if (!(await revokeOauthToken(tx, old.id, isoNow()))) throw invalid(); // refreshed (or revoked) by another request since the read above
       return insertToken(tx, old.resourceOwnerId, old.applicationId, old.grantId, scopes);
     });
   } catch (e) {
@@ -222,10 +215,10 @@ export async function refreshGrant(ctx: AppContext, app: OauthApplicationRow | n
 /** The token row of an access token or a refresh token, or null. */
 async function findToken(ctx: AppContext, token: string, hint?: string): Promise<OauthAccessTokenRow | null> {
   const hash = hashToken(token);
-  const order = hint === 'refresh_token' ? ['refresh_token_hash', 'token_hash'] : ['token_hash', 'refresh_token_hash'];
+  const order = hint === 'refresh_token' ? ['refresh_token_hash', 'token_hash'] as const : ['token_hash', 'refresh_token_hash'] as const;
   for (const column of order) {
-    const row = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM oauth_access_tokens WHERE ${column} = ?`, [hash]);
-    if (row) return toOauthAccessToken(row);
+    const row = await oauthTokenByHash(ctx.data, column, hash);
+    if (row) return row;
   }
   return null;
 }
@@ -240,7 +233,7 @@ export async function revokeToken(ctx: AppContext, client: OauthApplicationRow |
   const row = await findToken(ctx, token, hint);
   if (!row || row.revokedAt) return;
   if (row.applicationId !== null && row.applicationId !== client?.id) return;
-  await ctx.data.run('UPDATE oauth_access_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [isoNow(), row.id]);
+  await revokeOauthToken(ctx.data, row.id, isoNow());
 }
 
 /** Why an access token does not authenticate, for GET /oauth/token/info and its WWW-Authenticate header. */
@@ -250,18 +243,13 @@ export type TokenProblem = 'unknown' | 'expired' | 'revoked';
 export async function checkAccessToken(
   ctx: AppContext, token: string,
 ): Promise<{ row: OauthAccessTokenRow; applicationUid: string | null } | { problem: TokenProblem }> {
-  const found = await ctx.data.get<Record<string, unknown>>(
-    `SELECT t.*, u.state AS user_state, a.uid AS application_uid FROM oauth_access_tokens t
-       LEFT JOIN users u ON u.id = t.resource_owner_id LEFT JOIN oauth_applications a ON a.id = t.application_id
-     WHERE t.token_hash = ?`,
-    [hashToken(token)],
-  );
+  const found = await oauthTokenInContext(ctx.data, 'token_hash', hashToken(token));
   if (!found) return { problem: 'unknown' };
-  const row = toOauthAccessToken(found);
+  const row = found.token;
   if (row.revokedAt) return { problem: 'revoked' };
   if (expiresAtMs(row) <= clock()) return { problem: 'expired' };
-  if (found.user_state !== 'active') return { problem: 'revoked' };
-  return { row, applicationUid: (found.application_uid as string | null) ?? null };
+  if (found.userState !== 'active') return { problem: 'revoked' };
+  return { row, applicationUid: found.applicationUid };
 }
 
 /** Doorkeeper 4's token info: owner, scopes, seconds left, application, creation (unix seconds). */
@@ -288,13 +276,9 @@ const bearerUsers = new UntilNextWrite<{ user: UserRow; expiresAt: number } | { 
 export async function resolveAccessToken(ctx: AppContext, token: string, version?: string): Promise<UserRow | null> {
   const hash = hashRecentToken(token);
   const read = async (): Promise<{ user: UserRow; expiresAt: number } | { user: null }> => {
-    const row = await ctx.data.get<Record<string, unknown>>(
-      `SELECT u.*, t.created_at AS token_created_at, t.expires_in AS token_expires_in FROM oauth_access_tokens t JOIN users u ON u.id = t.resource_owner_id
-       WHERE t.token_hash = ? AND t.revoked_at IS NULL`,
-      [hash],
-    );
-    if (!row) return { user: null };
-    return { user: toUser(row), expiresAt: expiresAtMs({ createdAt: row.token_created_at as string, expiresIn: row.token_expires_in as number }) };
+    const found = await userOfOauthToken(ctx.data, hash);
+    if (!found) return { user: null };
+    return { user: found.user, expiresAt: expiresAtMs(found) };
   };
   // on PostgreSQL kept only under the request's write version (authenticate reads it), else one statement
   const hit = !ctx.data.sqlite && version === undefined ? await read() : await bearerUsers.getAsync(ctx, hash, read, false, version);
@@ -315,8 +299,6 @@ export function peekAccessToken(ctx: AppContext, token: string): UserRow | null 
  */
 export async function alreadyAuthorized(ctx: AppContext, user: UserRow, app: OauthApplicationRow, scopes: string[]): Promise<boolean> {
   if (isPublicClient(app)) return false;
-  const rows = await ctx.data.all<{ scopes: string }>(
-    'SELECT scopes FROM oauth_access_tokens WHERE resource_owner_id = ? AND application_id = ? AND revoked_at IS NULL', [user.id, app.id]);
   const want = scopes.join(' ');
-  return rows.some((r) => parseScopes(r.scopes).join(' ') === want);
+  return (await liveOauthTokenScopes(ctx.data, user.id, app.id)).some((s) => parseScopes(s).join(' ') === want);
 }

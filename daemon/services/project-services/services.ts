@@ -10,7 +10,10 @@ import { now } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import { badRequest, notFound, validationError } from '../../errors.js';
-import { toProjectService, type ProjectServiceRow } from '../../db/rows.js';
+import type { ProjectServiceRow } from '../../db/rows.js';
+import {
+  deletePendingServiceDeliveries, insertProjectServiceRow, projectServiceRow, updateProjectServiceRow,
+} from '../../db/hooks.js';
 import { validHookUrl } from '../project-hooks.js';
 
 /** The event switches of a service (columns of project_services). */
@@ -80,21 +83,17 @@ function checked(v: unknown): boolean {
 
 /** The service row of a project (made with the defaults when there was none); 404 when the project is gone. */
 export async function getService(ctx: AppContext, projectId: number, type: ServiceType, q: Queries = ctx.data): Promise<ProjectServiceRow> {
-  const found = await q.get('SELECT * FROM project_services WHERE project_id = ? AND type = ?', [projectId, type.slug]);
-  if (found) return toProjectService(found);
-  const t = now();
+  const found = await projectServiceRow(q, projectId, type.slug);
+  if (found) return found;
   try {
-    await q.run(
-      'INSERT INTO project_services (project_id, type, properties, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (project_id, type) DO NOTHING',
-      [projectId, type.slug, JSON.stringify(type.defaults), t, t],
-    );
+    await insertProjectServiceRow(q, projectId, type.slug, JSON.stringify(type.defaults), now());
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
   }
-  const row = await q.get('SELECT * FROM project_services WHERE project_id = ? AND type = ?', [projectId, type.slug]);
+  const row = await projectServiceRow(q, projectId, type.slug);
   if (!row) throw notFound('Project');
-  return toProjectService(row);
+  return row;
 }
 
 /**
@@ -117,12 +116,9 @@ export async function setService(ctx: AppContext, projectId: number, type: Servi
       if (v === undefined) continue;
       props[f.name] = f.type === 'checkbox' ? checked(v) : v === null ? null : String(v);
     }
-    const updated = await tx.get(
-      `UPDATE project_services SET properties = ?, active = TRUE, updated_at = ?${flags.map((f) => `, ${f} = ?`).join('')} WHERE id = ? RETURNING *`,
-      [JSON.stringify(props), now(), ...flags.map((f) => checked(params[f])), row.id],
-    );
+    const updated = await updateProjectServiceRow(tx, row.id, JSON.stringify(props), true, flags.map((f) => [f, checked(params[f])]), now());
     if (!updated) throw notFound('Project');
-    return toProjectService(updated);
+    return updated;
   });
 }
 
@@ -134,9 +130,9 @@ export async function deleteService(ctx: AppContext, projectId: number, type: Se
   return ctx.data.transaction(async (tx) => {
     const row = await getService(ctx, projectId, type, tx);
     const props = Object.fromEntries(type.fields.map((f) => [f.name, null]));
-    const updated = await tx.get('UPDATE project_services SET properties = ?, active = FALSE, updated_at = ? WHERE id = ? RETURNING *', [JSON.stringify(props), now(), row.id]);
-    await tx.run("DELETE FROM hook_deliveries WHERE service_id = ? AND status = 'pending'", [row.id]);
+    const updated = await updateProjectServiceRow(tx, row.id, JSON.stringify(props), false, [], now());
+    await deletePendingServiceDeliveries(tx, row.id);
     if (!updated) throw notFound('Project');
-    return toProjectService(updated);
+    return updated;
   });
 }
