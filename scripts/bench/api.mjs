@@ -93,17 +93,17 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
     await cannon({ ...list, title: 'warm-up', duration: 3 });
     rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20, max throughput', duration: Math.max(2, Math.round(seconds * 2 / 3)) }));
     rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20 at 500 req/s (autocannon, 10 connections, bursty)', duration: seconds, overallRate: 500 }));
-    rows.push(await paced({ ...list, title: '**GET /projects?per_page=20 at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => '/api/v3/projects?per_page=20' }));
+    rows.push(await paced({ ...list, pid: d.pid, title: '**GET /projects?per_page=20 at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => '/api/v3/projects?per_page=20' }));
     const pages = Math.ceil(Number(count) / 20);
     rows.push(await paced({
-      ...list, title: `**GET /projects?per_page=20&page=1..${pages} in turn at 500 req/s (paced; no cache hits)**`, rate: 500, seconds,
+      ...list, pid: d.pid, title: `**GET /projects?per_page=20&page=1..${pages} in turn at 500 req/s (paced; no cache hits)**`, rate: 500, seconds,
       pathFor: (i) => `/api/v3/projects?per_page=20&page=${1 + (i % pages)}`,
     }));
     // The deepest pages only (the middle half of the list, farthest from both ends): before keyset bookmarks each cost an
     // OFFSET walk of thousands of rows past the authorization check; now they should cost what page 1 does.
     const middle = Math.max(1, Math.floor(pages / 2));
     rows.push(await paced({
-      ...list, title: `**GET /projects?per_page=20&page=${Math.ceil(pages / 4)}..${Math.ceil(pages / 4) + middle - 1} (the middle half) in turn at 500 req/s (paced; no cache hits)**`,
+      ...list, pid: d.pid, title: `**GET /projects?per_page=20&page=${Math.ceil(pages / 4)}..${Math.ceil(pages / 4) + middle - 1} (the middle half) in turn at 500 req/s (paced; no cache hits)**`,
       rate: 500, seconds, pathFor: (i) => `/api/v3/projects?per_page=20&page=${Math.ceil(pages / 4) + (i % middle)}`,
     }));
     const maxId = Number(count) + 0;
@@ -113,7 +113,7 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
     };
     rows.push(await cannon({ ...one, title: 'GET /projects/:id (random), max throughput', duration: Math.max(2, Math.round(seconds * 2 / 3)) }));
     rows.push(await cannon({ ...one, title: 'GET /projects/:id (random) at 500 req/s (autocannon, 10 connections, bursty)', duration: seconds, overallRate: 500 }));
-    rows.push(await paced({ ...one, title: '**GET /projects/:id (random) at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => `/api/v3/projects/${1 + Math.floor(Math.random() * maxId)}` }));
+    rows.push(await paced({ ...one, pid: d.pid, title: '**GET /projects/:id (random) at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => `/api/v3/projects/${1 + Math.floor(Math.random() * maxId)}` }));
     // The floor: a bare Fastify process answering the same bytes, alternated with Gantry in this run (4 connections).
     process.stderr.write('bench api: against the bare-Fastify reference...\n');
     const versus = await versusFloor(d, [
@@ -133,6 +133,12 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
       { title: '**GET /projects/:id, the same with an OAuth bearer token**', path: `/api/v3/projects/${owner.id}`, headers: { authorization: `Bearer ${owner.bearer}` } },
     ]));
     const rss = rssMb(d.pid);
+    if (process.env.BENCH_HEAP_SNAPSHOT) {
+      // a heap snapshot of the daemon after the run (started with BENCH_DAEMON_NODE_ARGS=--heapsnapshot-signal=SIGUSR2;
+      // written to the working directory): what holds the memory
+      process.kill(d.pid, 'SIGUSR2');
+      await new Promise((r) => setTimeout(r, 15000));
+    }
     process.stderr.write('bench api: PostgreSQL...\n');
     const pgBase = process.env.GANTRY_BENCH_DATABASE_URL ?? process.env.GANTRY_TEST_DATABASE_URL;
     const pg = await postgresSingleProject(pgBase, 20);
@@ -143,6 +149,8 @@ Machine: ${machine()}. Daemon: one gantryd process, SQLite (WAL, synchronous=FUL
 from the same machine. Database: ${count} projects owned by root, listed as root (ProjectWithAccess entities).
 
 ${table(rows)}
+
+While each paced row ran, the daemon's main thread (Linux schedstat) ${rows.filter((r) => r.daemonRanMs != null).map((r) => `ran ${r.daemonRanMs} ms and waited ${r.daemonWaitedMs} ms for a CPU (load ${r.load})`).join('; ')}, in the order of the rows: a wait that is a large share of the ${seconds} s is the machine's tail (other work on the 2 cores, this bench's client among it), not the daemon's.
 
 Against the floor, alternated in the same run (max throughput, 4 connections, median of 3 rounds of 5 s each): a bare
 Fastify process (scripts/bench/reference-server.mjs) answering exactly the bytes Gantry answered, with no database,

@@ -1,7 +1,7 @@
 // Benchmark helpers: start a real gantryd, run autocannon, report percentiles, write docs/benchmarks.md sections.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
-import { cpus, totalmem, tmpdir, release } from 'node:os';
+import { cpus, loadavg, totalmem, tmpdir, release } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -13,11 +13,13 @@ export const ROOT_PASSWORD = 'benchpassword1';
 /**
  * Start gantryd on a free port in a fresh data dir (or `opts.dataDir`, kept on stop), in `opts.cwd` (default: this
  * process's), with `opts.port` (default 0: a free one); stderr is inherited unless `opts.stderr` is 'pipe'. Resolves
+ * `opts.nodeArgs`: node flags before the launcher (default: BENCH_DAEMON_NODE_ARGS, space-separated: --trace-gc,
+ * --cpu-prof, --heapsnapshot-signal=SIGUSR2 for a look inside). Resolves
  * with { url, pid, child, exited (a promise of { code, signal }), stderr() (piped text), stop, dataDir }.
  */
 export async function startDaemon(extraEnv = {}, opts = {}) {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'gantry-bench-'));
-  const child = spawn(process.execPath, [join(opts.root ?? ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...(opts.args ?? [])], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)), join(opts.root ?? ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...(opts.args ?? [])], {
     // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
     // SSH off unless a suite asks for it (GANTRY_SSH_PORT in extraEnv): a bench daemon must not take port 2222.
     env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },
@@ -112,12 +114,27 @@ export function writeSection(name, markdown) {
 }
 
 /**
+ * The main thread of process `pid`: its CPU time and its time runnable but waiting for a CPU (ms, Linux
+ * /proc/<pid>/task/<pid>/schedstat), or null where there is none.
+ */
+export function schedstat(pid) {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { run: run / 1e6, wait: wait / 1e6 };
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Open-loop load at a fixed rate (as wrk2 does): one request every 1000/rate ms, each timed from its *scheduled*
  * start, so a slow response delays nothing else and queueing shows up in the percentiles (no coordinated omission).
  * `pathFor(i)` gives the path of the i-th request (and `bodyFor(i)` its body, with `method`). Uses undici's Pool with up
- * to `connections` sockets.
+ * to `connections` sockets. With `pid` (the daemon's) the answer also says how long the daemon and this client waited
+ * for a CPU meanwhile (schedstat): on a shared machine that, not the daemon, is often the tail.
  */
-export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor, method = 'GET', bodyFor }) {
+export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor, method = 'GET', bodyFor, pid }) {
+  const before = pid ? [schedstat(pid), schedstat(process.pid)] : null;
   const { Pool } = await import('undici');
   const origin = new URL(url).origin;
   const pool = new Pool(origin, { connections, pipelining: 1 });
@@ -152,9 +169,14 @@ export async function paced({ title, url, headers, rate, seconds, connections = 
   await pool.close();
   const sorted = latencies.sort((a, b) => a - b);
   const at = (p) => Number(sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))].toFixed(1));
+  const after = pid ? [schedstat(pid), schedstat(process.pid)] : null;
+  const delta = (i, k) => (before?.[i] && after?.[i] ? Math.round(after[i][k] - before[i][k]) : null);
   return {
     title, requests: sorted.length, rps: Math.round(sorted.length / seconds), p50: at(50), p90: at(90), p99: at(99),
     max: Number(sorted.at(-1).toFixed(1)), errors,
+    // with `pid` (the daemon): its main thread's CPU time and its time runnable but waiting for a CPU, the same for
+    // this client, and the load average, over the run: the machine's share of the tail
+    ...(pid ? { daemonRanMs: delta(0, 'run'), daemonWaitedMs: delta(0, 'wait'), clientRanMs: delta(1, 'run'), clientWaitedMs: delta(1, 'wait'), load: Number(loadavg()[0].toFixed(1)) } : {}),
   };
 }
 
