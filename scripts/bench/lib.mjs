@@ -22,7 +22,7 @@ export async function startDaemon(extraEnv = {}, opts = {}) {
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)), join(opts.root ?? ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...(opts.args ?? [])], {
     // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
     // SSH off unless a suite asks for it (GANTRY_SSH_PORT in extraEnv): a bench daemon must not take port 2222.
-    env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },
+    env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '32768', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },
     stdio: ['ignore', 'pipe', opts.stderr ?? 'inherit'],
     cwd: opts.cwd,
   });
@@ -130,52 +130,39 @@ export function schedstat(pid) {
  * Open-loop load at a fixed rate (as wrk2 does): one request every 1000/rate ms, each timed from its *scheduled*
  * start, so a slow response delays nothing else and queueing shows up in the percentiles (no coordinated omission).
  * `pathFor(i)` gives the path of the i-th request (and `bodyFor(i)` its body, with `method`). Uses undici's Pool with up
- * to `connections` sockets. With `pid` (the daemon's) the answer also says how long the daemon and this client waited
- * for a CPU meanwhile (schedstat): on a shared machine that, not the daemon, is often the tail.
+ * to `connections` sockets, in a process of its own (paced-client.mjs). With `pid` (the daemon's) the answer also says
+ * how long the daemon and the client waited for a CPU meanwhile (schedstat): on a shared machine that, not the daemon,
+ * is often the tail.
  */
 export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor, method = 'GET', bodyFor, pid }) {
-  const before = pid ? [schedstat(pid), schedstat(process.pid)] : null;
-  const { Pool } = await import('undici');
-  const origin = new URL(url).origin;
-  const pool = new Pool(origin, { connections, pipelining: 1 });
   const total = Math.round(rate * seconds);
-  const interval = 1000 / rate;
-  const latencies = [];
-  let errors = 0;
-  const t0 = performance.now() + 50;
-  const inflight = [];
-  // Each tick sends every request whose scheduled time has come (timers are ~1 ms coarse; no busy waiting, which
-  // would take a core from the daemon on a 2-core machine).
-  let i = 0;
-  while (i < total) {
-    const now = performance.now();
-    while (i < total && t0 + i * interval <= now) {
-      const scheduled = t0 + i * interval;
-      inflight.push(
-        pool.request({ method, path: pathFor(i), headers, body: bodyFor?.(i) }).then(
-          async (res) => {
-            await res.body.dump();
-            if (res.statusCode >= 300) errors += 1;
-            latencies.push(performance.now() - scheduled);
-          },
-          () => { errors += 1; },
-        ),
-      );
-      i += 1;
-    }
-    if (i < total) await new Promise((r) => setTimeout(r, Math.max(0, t0 + i * interval - performance.now())));
-  }
-  await Promise.all(inflight);
-  await pool.close();
+  const paths = Array.from({ length: total }, (_, i) => pathFor(i));
+  const bodies = bodyFor ? Array.from({ length: total }, (_, i) => bodyFor(i) ?? null) : undefined;
+  // the generator is a process of its own (paced-client.mjs): no garbage of this one's autocannon rounds pauses it
+  const client = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'paced-client.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const out = [];
+  client.stdout.on('data', (d) => out.push(d));
+  const exited = new Promise((r) => client.once('exit', r));
+  client.stdin.end(JSON.stringify({ origin: new URL(url).origin, method, headers, rate, seconds, connections, paths, bodies }));
+  const before = pid ? [schedstat(pid), schedstat(client.pid)] : null;
+  let after = null;
+  // the client's CPU figures are read just before it exits (its /proc entry goes with it)
+  // (the last readings, of an exiting process, may come back empty: the largest is kept)
+  const later = (a, b) => (!a ? b : !b ? a : b.run >= a.run ? b : a);
+  const poll = setInterval(() => { if (pid) after = [schedstat(pid), later(after?.[1], schedstat(client.pid))]; }, 100);
+  const code = await exited;
+  clearInterval(poll);
+  if (pid) after = [schedstat(pid), after?.[1] ?? null];
+  if (code !== 0) throw new Error(`paced client exited with ${code}`);
+  const { latencies, errors } = JSON.parse(Buffer.concat(out).toString('utf8'));
   const sorted = latencies.sort((a, b) => a - b);
   const at = (p) => Number(sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))].toFixed(1));
-  const after = pid ? [schedstat(pid), schedstat(process.pid)] : null;
   const delta = (i, k) => (before?.[i] && after?.[i] ? Math.round(after[i][k] - before[i][k]) : null);
   return {
     title, requests: sorted.length, rps: Math.round(sorted.length / seconds), p50: at(50), p90: at(90), p99: at(99),
     max: Number(sorted.at(-1).toFixed(1)), errors,
     // with `pid` (the daemon): its main thread's CPU time and its time runnable but waiting for a CPU, the same for
-    // this client, and the load average, over the run: the machine's share of the tail
+    // the paced client (to its last 0.1 s), and the load average, over the run: the machine's share of the tail
     ...(pid ? { daemonRanMs: delta(0, 'run'), daemonWaitedMs: delta(0, 'wait'), clientRanMs: delta(1, 'run'), clientWaitedMs: delta(1, 'wait'), load: Number(loadavg()[0].toFixed(1)) } : {}),
   };
 }
