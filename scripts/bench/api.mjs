@@ -175,11 +175,14 @@ request every 2 ms whatever came back (as wrk2 does) and times each from its sch
 slow response counts. autocannon's rate limit instead lets each of its 10 connections send its share of a second
 back to back, so up to 10 requests queue at once and its p99 is roughly 10 service times; its rows are kept for
 comparison. Project list pages are cached until the next database write (exact: keyed by caller and URL); the
-"in turn" row walks every page, more than the cache holds, so each of its requests runs the query and the presenter. The paced tail is V8's mark-compact pauses (5-25 ms each,
-seen with --trace-gc). Under --optimize-for-size, which the launcher set until 2026-11-25, V8 ran memory-reducing
-mark-compacts several times a minute at this load (16 in 30 s, paced list p99 3-13 ms across runs); the launcher now
-only keeps the young generation at its starting size (--semi-space-growth-factor=1): 6-7 mark-compacts in the same
-30 s, get p99 about 3 ms, RSS within a few MB of before. A deep page no longer costs O(offset) (it was an OFFSET scan
+"in turn" row walks every page, more than the cache holds, so each of its requests runs the query and the presenter. Where the paced tail comes from
+(traced 2026-11-27: --trace-gc, the daemon's event-loop delay, Linux schedstat): a kept answer costs the daemon's main
+thread about 0.3 ms of CPU, and no mark-compact ran during a paced row of kept answers (scavenges of 1-2 ms only);
+the tail follows the time the daemon was runnable but waited for a CPU (given under the first table), seconds of each
+row at load averages of 12-22 while other work ran on the 2 cores: such a p99 is the scheduler's, not the daemon's.
+The paced generator runs in a process of its own (paced-client.mjs), so the bench's own garbage does not add to it.
+The launcher keeps the young generation at its starting size (--semi-space-growth-factor=1); --optimize-for-size, set
+until 2026-11-25, ran memory-reducing mark-compacts several times a minute at this load (5-25 ms each). A deep page no longer costs O(offset) (it was an OFFSET scan
 past the authorization check, about 1.5 ms at page 500 of 10,000 projects): a page past the middle is read from the
 other end, and a deeper one starts from a keyset bookmark (the sort key of every 500th project, one pass per write;
 db/keyset.ts), so the middle-half row should read like the page-1 rows, apart from that one pass after each write.`;
