@@ -153,7 +153,7 @@ from the same machine. Database: ${count} projects owned by root, listed as root
 
 ${table(rows)}
 
-While each paced row ran, the daemon's main thread (Linux schedstat) ${rows.filter((r) => r.daemonRanMs != null).map((r) => `ran ${r.daemonRanMs} ms and waited ${r.daemonWaitedMs} ms for a CPU (load ${r.load})`).join('; ')}, in the order of the rows: a wait that is a large share of the ${seconds} s is the machine's tail (other work on the 2 cores, this bench's client among it), not the daemon's.
+While each paced row ran, the daemon's main thread (Linux schedstat) ${rows.filter((r) => r.daemonRanMs != null).map((r) => `ran ${r.daemonRanMs} ms (${(r.daemonRanMs / r.requests).toFixed(2)} ms a request) and waited ${r.daemonWaitedMs} ms for a CPU (load ${r.load})`).join('; ')}, in the order of the rows: a wait that is a large share of the ${seconds} s is the machine's tail (other work on the 2 cores, this bench's client among it), not the daemon's; a row whose CPU time per request times 500 nears or passes 1,000 ms a second is the daemon's own limit (the "in turn" rows: every request runs the query and the presenter).
 
 Against the floor, alternated in the same run (max throughput, 4 connections, median of 3 rounds of 5 s each): a bare
 Fastify process (scripts/bench/reference-server.mjs) answering exactly the bytes Gantry answered, with no database,
