@@ -14,6 +14,7 @@ import { buildApp } from './app.js';
 import { startBackground, stopBackground, type BackgroundWorker } from './background.js';
 import { advertisedSshAddress } from './ssh/address.js';
 import { startSshServer, type SshLimits, type SshServer } from './ssh/server.js';
+import { startIdleReclaimer } from './idle-memory.js';
 import { hookDeliveryWorker } from './services/hook-deliveries.js'; // (and its push listener, registered on import)
 import { artifactExpiryWorker, stuckBuildsWorker } from './services/builds.js';
 import { mergeLockSweepWorker } from './services/merge-requests/merge.js';
@@ -272,6 +273,8 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // memory back to the system after each burst of requests (idle-memory.ts)
+  startIdleReclaimer();
   // The ready lines come last: whoever waits for them may send SIGTERM at once, and the handlers must be in place.
   // `gantryd listening on <url>` first (CONTRACT.md: a script taking the first `listening on` line gets the URL), then
   // the SSH line; both in one write, so that a reader who has the first has the second too. The SSH port was bound

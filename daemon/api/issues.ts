@@ -19,7 +19,7 @@ import { presentTodo, TodoSchema } from './entities/todos.js';
 import { paginate } from './pagination.js';
 import { Bool, Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
-import { ResponseCache } from './response-cache.js';
+import { ANSWER_BYTES, ResponseCache } from './response-cache.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
@@ -67,7 +67,7 @@ const tags = ['issues'];
  * Pages of the caller's and a project's issue lists, kept as their bytes until the next write (api/response-cache.ts):
  * a list polled again (boards, CLI views, dashboards) is answered without a query, a presenter or a serializer run.
  */
-const answers = new ResponseCache(200);
+const answers = new ResponseCache(200, ANSWER_BYTES);
 
 /** Labels as one comma-separated string, whichever form they came in. */
 const labelsParam = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);

@@ -35,7 +35,7 @@ import type { NoteableKind } from './noteables.js';
 import { paginateArray, paginate } from './pagination.js';
 import { Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
-import { ResponseCache } from './response-cache.js';
+import { ANSWER_BYTES, ResponseCache } from './response-cache.js';
 import { usersByIds } from '../db/users.js';
 
 const O = Type.Optional;
@@ -82,7 +82,7 @@ const MRNoteSchema = Type.Object({ note: Type.String(), author: Nullable(UserBas
 const tags = ['merge requests'];
 
 /** Pages of a project's merge request list, kept as their bytes until the next write (api/response-cache.ts). */
-const listAnswers = new ResponseCache(200);
+const listAnswers = new ResponseCache(200, ANSWER_BYTES);
 /** Every merge request route runs on SQLite and PostgreSQL alike. */
 
 /** Merge requests as notes and award emoji address them: `/projects/:id/merge_requests/:merge_request_id`. */

@@ -7,7 +7,7 @@ import { createProjectWithStorage, deleteProject, updateProjectWithStorage, type
 import { findUser } from '../services/users.js';
 import { presentBasicProjects, presentProject, presentProjects, ProjectListSchema, ProjectSchema } from './entities/projects.js';
 import { pageOf, setPageHeaders } from './pagination.js';
-import { ResponseCache } from './response-cache.js';
+import { ANSWER_BYTES, ResponseCache } from './response-cache.js';
 import { Bool, Int, NotBlank, PageParams, ProjectIdParams, RequiredString } from './params.js';
 import { adminOnly, callerOf, dropBlankParams, loadProject, projectAccessOf, projectLevelOf, projectOf } from './project-scope.js';
 import projectActionRoutes from './project-actions.js';
@@ -48,7 +48,7 @@ const CreateBody = Type.Object({ name: RequiredString(), path: O(Type.String()),
 const CreateForUserBody = Type.Object({ name: RequiredString(), import_url: O(Type.String()), ...ProjectFlags });
 const UpdateBody = Type.Object({ name: O(NotBlank({ description: 'blank: 400 can\'t be blank' })), path: O(NotBlank({ description: 'blank: 400 can\'t be blank' })), default_branch: O(Type.String()), ...ProjectFlags });
 /** Serialized list pages and single projects, exact until the next database write (bounded: about 30 KB a page). */
-const answers = new ResponseCache(200);
+const answers = new ResponseCache(200, ANSWER_BYTES);
 const FLAG_KEYS = Object.keys(ProjectFlags) as (keyof typeof ProjectFlags)[];
 
 /** Only the declared keys reach the service (GitLab's attributes_for_keys). */

@@ -14,13 +14,22 @@ interface CachedAnswer {
   headers: [string, string][];
 }
 
-/** A bounded cache of serialized GET answers. */
+/** The bytes each route's cache of answers may hold (the project list and project, issue lists, merge request lists). */
+export const ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** What a kept answer holds: its body, its headers and the bookkeeping around them (about 300 bytes). */
+const weigh = (a: CachedAnswer) => a.body.length + 300 + a.headers.reduce((n, [k, v]) => n + k.length + v.length, 0);
+
+/**
+ * A bounded cache of serialized GET answers: at most `maxEntries` answers and `maxBytes` of them (bodies and headers),
+ * the least recently used evicted first (README, "Memory"). The bytes bound what a walk over many big pages leaves held.
+ */
 export class ResponseCache {
   private readonly answers: UntilNextWrite<CachedAnswer>;
 
-  constructor(maxEntries: number) {
+  constructor(maxEntries: number, maxBytes: number) {
     // on PostgreSQL too: a hit costs one statement (the version) instead of the 3-5 of the answer
-    this.answers = new UntilNextWrite<CachedAnswer>(maxEntries, { postgres: true });
+    this.answers = new UntilNextWrite<CachedAnswer>(maxEntries, { postgres: true, weigh, maxBytes });
   }
 
   /**

@@ -62,12 +62,31 @@ export function requestVersion(ctx: Pick<AppContext, 'data'>, holder: object): P
   return v;
 }
 
-/** A cache of values that are exact until the next write; at most `maxEntries` per connection (per database layer on PostgreSQL). */
-export class UntilNextWrite<T> {
-  private readonly byClient = new WeakMap<object, { version: string; values: Map<string, T> }>();
+/** How a cache is bounded: `postgres` also caches there (see the constructor); `weigh` with `maxBytes` bounds it by size. */
+export interface CacheOptions<T> {
+  /** Also cache on PostgreSQL, paying a statement per use for the version (worth it when a hit saves several). */
+  postgres?: boolean;
+  /** The bytes a value holds (a kept answer: its body); with `maxBytes`, the entries of a version stay within that sum. */
+  weigh?: (value: T) => number;
+  maxBytes?: number;
+}
 
-  /** `postgres`: also cache on PostgreSQL, paying a statement per use for the version (worth it when a hit saves several). */
-  constructor(private readonly maxEntries: number, private readonly options: { postgres?: boolean } = {}) {}
+interface Entries<T> {
+  version: string;
+  /** In order of last use (a hit moves its key to the end): the first is evicted first. */
+  values: Map<string, T>;
+  bytes: number;
+}
+
+/**
+ * A cache of values that are exact until the next write, bounded: at most `maxEntries` values per connection (per
+ * database layer on PostgreSQL) and, when the options weigh them, at most `maxBytes` in all; the least recently used
+ * goes first. Only the current version's values are held (a new version drops the old ones at its first use).
+ */
+export class UntilNextWrite<T> {
+  private readonly byClient = new WeakMap<object, Entries<T>>();
+
+  constructor(private readonly maxEntries: number, private readonly options: CacheOptions<T> = {}) {}
 
   /**
    * The value kept for `key` if it is still current, without computing anything (undefined otherwise, and always on
@@ -77,7 +96,7 @@ export class UntilNextWrite<T> {
     const conn = ctx.data.sqlite;
     if (!conn || conn.inTransaction()) return undefined;
     const entry = this.byClient.get(conn);
-    return entry && entry.version === writeVersion(conn) ? entry.values.get(key) : undefined;
+    return entry && entry.version === writeVersion(conn) ? this.used(entry, key) : undefined;
   }
 
   /**
@@ -106,13 +125,36 @@ export class UntilNextWrite<T> {
   /** The value kept for `key` under `version` (read before), or compute() kept under it. */
   private async keep(owner: object, version: string, key: string, compute: () => Promise<T>): Promise<T> {
     let entry = this.byClient.get(owner);
-    if (!entry || entry.version !== version) this.byClient.set(owner, (entry = { version, values: new Map() }));
-    const cached = entry.values.get(key);
+    if (!entry || entry.version !== version) this.byClient.set(owner, (entry = { version, values: new Map(), bytes: 0 }));
+    const cached = this.used(entry, key);
     if (cached !== undefined) return cached;
     const value = await compute();
     // (kept in the entry of its own version, even if a newer one replaced it meanwhile: then it is simply not found)
-    if (entry.values.size >= this.maxEntries) entry.values.delete(entry.values.keys().next().value as string);
-    entry.values.set(key, value);
+    this.add(entry, key, value);
     return value;
+  }
+
+  /** The value of `key` in `entry`, marked as the most recently used. */
+  private used(entry: Entries<T>, key: string): T | undefined {
+    const value = entry.values.get(key);
+    if (value !== undefined && entry.values.size > 1) {
+      entry.values.delete(key);
+      entry.values.set(key, value);
+    }
+    return value;
+  }
+
+  /** Keep `value` under `key`, evicting the least recently used until the bounds hold (a value above maxBytes alone is not kept). */
+  private add(entry: Entries<T>, key: string, value: T): void {
+    const { weigh, maxBytes = Infinity } = this.options;
+    const size = weigh ? weigh(value) : 0;
+    if (size > maxBytes || entry.values.has(key)) return;
+    for (const [oldest, old] of entry.values) {
+      if (entry.values.size < this.maxEntries && entry.bytes + size <= maxBytes) break;
+      entry.values.delete(oldest);
+      if (weigh) entry.bytes -= weigh(old);
+    }
+    entry.values.set(key, value);
+    entry.bytes += size;
   }
 }

@@ -93,17 +93,17 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
     await cannon({ ...list, title: 'warm-up', duration: 3 });
     rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20, max throughput', duration: Math.max(2, Math.round(seconds * 2 / 3)) }));
     rows.push(await cannon({ ...list, title: 'GET /projects?per_page=20 at 500 req/s (autocannon, 10 connections, bursty)', duration: seconds, overallRate: 500 }));
-    rows.push(await paced({ ...list, title: '**GET /projects?per_page=20 at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => '/api/v3/projects?per_page=20' }));
+    rows.push(await paced({ ...list, pid: d.pid, title: '**GET /projects?per_page=20 at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => '/api/v3/projects?per_page=20' }));
     const pages = Math.ceil(Number(count) / 20);
     rows.push(await paced({
-      ...list, title: `**GET /projects?per_page=20&page=1..${pages} in turn at 500 req/s (paced; no cache hits)**`, rate: 500, seconds,
+      ...list, pid: d.pid, title: `**GET /projects?per_page=20&page=1..${pages} in turn at 500 req/s (paced; no cache hits)**`, rate: 500, seconds,
       pathFor: (i) => `/api/v3/projects?per_page=20&page=${1 + (i % pages)}`,
     }));
     // The deepest pages only (the middle half of the list, farthest from both ends): before keyset bookmarks each cost an
     // OFFSET walk of thousands of rows past the authorization check; now they should cost what page 1 does.
     const middle = Math.max(1, Math.floor(pages / 2));
     rows.push(await paced({
-      ...list, title: `**GET /projects?per_page=20&page=${Math.ceil(pages / 4)}..${Math.ceil(pages / 4) + middle - 1} (the middle half) in turn at 500 req/s (paced; no cache hits)**`,
+      ...list, pid: d.pid, title: `**GET /projects?per_page=20&page=${Math.ceil(pages / 4)}..${Math.ceil(pages / 4) + middle - 1} (the middle half) in turn at 500 req/s (paced; no cache hits)**`,
       rate: 500, seconds, pathFor: (i) => `/api/v3/projects?per_page=20&page=${Math.ceil(pages / 4) + (i % middle)}`,
     }));
     const maxId = Number(count) + 0;
@@ -113,7 +113,7 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
     };
     rows.push(await cannon({ ...one, title: 'GET /projects/:id (random), max throughput', duration: Math.max(2, Math.round(seconds * 2 / 3)) }));
     rows.push(await cannon({ ...one, title: 'GET /projects/:id (random) at 500 req/s (autocannon, 10 connections, bursty)', duration: seconds, overallRate: 500 }));
-    rows.push(await paced({ ...one, title: '**GET /projects/:id (random) at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => `/api/v3/projects/${1 + Math.floor(Math.random() * maxId)}` }));
+    rows.push(await paced({ ...one, pid: d.pid, title: '**GET /projects/:id (random) at 500 req/s (paced, open loop)**', rate: 500, seconds, pathFor: () => `/api/v3/projects/${1 + Math.floor(Math.random() * maxId)}` }));
     // The floor: a bare Fastify process answering the same bytes, alternated with Gantry in this run (4 connections).
     process.stderr.write('bench api: against the bare-Fastify reference...\n');
     const versus = await versusFloor(d, [
@@ -133,6 +133,15 @@ export async function run({ projects = Number(process.env.BENCH_PROJECTS ?? 1000
       { title: '**GET /projects/:id, the same with an OAuth bearer token**', path: `/api/v3/projects/${owner.id}`, headers: { authorization: `Bearer ${owner.bearer}` } },
     ]));
     const rss = rssMb(d.pid);
+    // and once V8's memory reducer has run (it returns the old generation's garbage about 8 s after load ends)
+    await new Promise((r) => setTimeout(r, 12000));
+    const rssSettled = rssMb(d.pid);
+    if (process.env.BENCH_HEAP_SNAPSHOT) {
+      // a heap snapshot of the daemon after the run (started with BENCH_DAEMON_NODE_ARGS=--heapsnapshot-signal=SIGUSR2;
+      // written to the working directory): what holds the memory
+      process.kill(d.pid, 'SIGUSR2');
+      await new Promise((r) => setTimeout(r, 15000));
+    }
     process.stderr.write('bench api: PostgreSQL...\n');
     const pgBase = process.env.GANTRY_BENCH_DATABASE_URL ?? process.env.GANTRY_TEST_DATABASE_URL;
     const pg = await postgresSingleProject(pgBase, 20);
@@ -143,6 +152,8 @@ Machine: ${machine()}. Daemon: one gantryd process, SQLite (WAL, synchronous=FUL
 from the same machine. Database: ${count} projects owned by root, listed as root (ProjectWithAccess entities).
 
 ${table(rows)}
+
+While each paced row ran, the daemon's main thread (Linux schedstat) ${rows.filter((r) => r.daemonRanMs != null).map((r) => `ran ${r.daemonRanMs} ms (${(r.daemonRanMs / r.requests).toFixed(2)} ms a request) and waited ${r.daemonWaitedMs} ms for a CPU (load ${r.load})`).join('; ')}, in the order of the rows: a wait that is a large share of the ${seconds} s is the machine's tail (other work on the 2 cores, this bench's client among it), not the daemon's; a row whose CPU time per request times 500 nears or passes 1,000 ms a second is the daemon's own limit (the "in turn" rows: every request runs the query and the presenter).
 
 Against the floor, alternated in the same run (max throughput, 4 connections, median of 3 rounds of 5 s each): a bare
 Fastify process (scripts/bench/reference-server.mjs) answering exactly the bytes Gantry answered, with no database,
@@ -157,18 +168,21 @@ The floor and Gantry were measured while other work ran on the same 2 cores: the
 better than the absolute figures.
 
 Daemon RSS idle (started, 3 s, no request yet): **${rssIdle} MB** (target < 100 MB); after the run (before the
-PostgreSQL daemon started): **${rss} MB** (target < 120 MB).
+PostgreSQL daemon started): **${rss} MB** (target < 120 MB), and 12 s later, idle: **${rssSettled} MB**.
 Targets: list and get p99 under 10 ms at 500 requests/s, judged on the paced rows, the two "in turn" rows included
 (every page of the list, then only its middle half: a deep page must cost what the first does). The paced generator sends one
 request every 2 ms whatever came back (as wrk2 does) and times each from its scheduled start, so queueing behind a
 slow response counts. autocannon's rate limit instead lets each of its 10 connections send its share of a second
 back to back, so up to 10 requests queue at once and its p99 is roughly 10 service times; its rows are kept for
 comparison. Project list pages are cached until the next database write (exact: keyed by caller and URL); the
-"in turn" row walks every page, more than the cache holds, so each of its requests runs the query and the presenter. The paced tail is V8's mark-compact pauses (5-25 ms each,
-seen with --trace-gc). Under --optimize-for-size, which the launcher set until 2026-11-25, V8 ran memory-reducing
-mark-compacts several times a minute at this load (16 in 30 s, paced list p99 3-13 ms across runs); the launcher now
-only keeps the young generation at its starting size (--semi-space-growth-factor=1): 6-7 mark-compacts in the same
-30 s, get p99 about 3 ms, RSS within a few MB of before. A deep page no longer costs O(offset) (it was an OFFSET scan
+"in turn" row walks every page, more than the cache holds, so each of its requests runs the query and the presenter. Where the paced tail comes from
+(traced 2026-11-27: --trace-gc, the daemon's event-loop delay, Linux schedstat): a kept answer costs the daemon's main
+thread about 0.3 ms of CPU, and no mark-compact ran during a paced row of kept answers (scavenges of 1-2 ms only);
+the tail follows the time the daemon was runnable but waited for a CPU (given under the first table), seconds of each
+row at load averages of 12-22 while other work ran on the 2 cores: such a p99 is the scheduler's, not the daemon's.
+The paced generator runs in a process of its own (paced-client.mjs), so the bench's own garbage does not add to it.
+The launcher keeps the young generation at its starting size (--semi-space-growth-factor=1); --optimize-for-size, set
+until 2026-11-25, ran memory-reducing mark-compacts several times a minute at this load (5-25 ms each). A deep page no longer costs O(offset) (it was an OFFSET scan
 past the authorization check, about 1.5 ms at page 500 of 10,000 projects): a page past the middle is read from the
 other end, and a deeper one starts from a keyset bookmark (the sort key of every 500th project, one pass per write;
 db/keyset.ts), so the middle-half row should read like the page-1 rows, apart from that one pass after each write.`;

@@ -1,7 +1,7 @@
 // Benchmark helpers: start a real gantryd, run autocannon, report percentiles, write docs/benchmarks.md sections.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
-import { cpus, totalmem, tmpdir, release } from 'node:os';
+import { cpus, loadavg, totalmem, tmpdir, release } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -13,14 +13,16 @@ export const ROOT_PASSWORD = 'benchpassword1';
 /**
  * Start gantryd on a free port in a fresh data dir (or `opts.dataDir`, kept on stop), in `opts.cwd` (default: this
  * process's), with `opts.port` (default 0: a free one); stderr is inherited unless `opts.stderr` is 'pipe'. Resolves
+ * `opts.nodeArgs`: node flags before the launcher (default: BENCH_DAEMON_NODE_ARGS, space-separated: --trace-gc,
+ * --cpu-prof, --heapsnapshot-signal=SIGUSR2 for a look inside). Resolves
  * with { url, pid, child, exited (a promise of { code, signal }), stderr() (piped text), stop, dataDir }.
  */
 export async function startDaemon(extraEnv = {}, opts = {}) {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'gantry-bench-'));
-  const child = spawn(process.execPath, [join(opts.root ?? ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...(opts.args ?? [])], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)), join(opts.root ?? ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...(opts.args ?? [])], {
     // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
     // SSH off unless a suite asks for it (GANTRY_SSH_PORT in extraEnv): a bench daemon must not take port 2222.
-    env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },
+    env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '32768', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },
     stdio: ['ignore', 'pipe', opts.stderr ?? 'inherit'],
     cwd: opts.cwd,
   });
@@ -112,49 +114,56 @@ export function writeSection(name, markdown) {
 }
 
 /**
+ * The main thread of process `pid`: its CPU time and its time runnable but waiting for a CPU (ms, Linux
+ * /proc/<pid>/task/<pid>/schedstat), or null where there is none.
+ */
+export function schedstat(pid) {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { run: run / 1e6, wait: wait / 1e6 };
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Open-loop load at a fixed rate (as wrk2 does): one request every 1000/rate ms, each timed from its *scheduled*
  * start, so a slow response delays nothing else and queueing shows up in the percentiles (no coordinated omission).
  * `pathFor(i)` gives the path of the i-th request (and `bodyFor(i)` its body, with `method`). Uses undici's Pool with up
- * to `connections` sockets.
+ * to `connections` sockets, in a process of its own (paced-client.mjs). With `pid` (the daemon's) the answer also says
+ * how long the daemon and the client waited for a CPU meanwhile (schedstat): on a shared machine that, not the daemon,
+ * is often the tail.
  */
-export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor, method = 'GET', bodyFor }) {
-  const { Pool } = await import('undici');
-  const origin = new URL(url).origin;
-  const pool = new Pool(origin, { connections, pipelining: 1 });
+export async function paced({ title, url, headers, rate, seconds, connections = 50, pathFor, method = 'GET', bodyFor, pid }) {
   const total = Math.round(rate * seconds);
-  const interval = 1000 / rate;
-  const latencies = [];
-  let errors = 0;
-  const t0 = performance.now() + 50;
-  const inflight = [];
-  // Each tick sends every request whose scheduled time has come (timers are ~1 ms coarse; no busy waiting, which
-  // would take a core from the daemon on a 2-core machine).
-  let i = 0;
-  while (i < total) {
-    const now = performance.now();
-    while (i < total && t0 + i * interval <= now) {
-      const scheduled = t0 + i * interval;
-      inflight.push(
-        pool.request({ method, path: pathFor(i), headers, body: bodyFor?.(i) }).then(
-          async (res) => {
-            await res.body.dump();
-            if (res.statusCode >= 300) errors += 1;
-            latencies.push(performance.now() - scheduled);
-          },
-          () => { errors += 1; },
-        ),
-      );
-      i += 1;
-    }
-    if (i < total) await new Promise((r) => setTimeout(r, Math.max(0, t0 + i * interval - performance.now())));
-  }
-  await Promise.all(inflight);
-  await pool.close();
+  const paths = Array.from({ length: total }, (_, i) => pathFor(i));
+  const bodies = bodyFor ? Array.from({ length: total }, (_, i) => bodyFor(i) ?? null) : undefined;
+  // the generator is a process of its own (paced-client.mjs): no garbage of this one's autocannon rounds pauses it
+  const client = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'paced-client.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const out = [];
+  client.stdout.on('data', (d) => out.push(d));
+  const exited = new Promise((r) => client.once('exit', r));
+  client.stdin.end(JSON.stringify({ origin: new URL(url).origin, method, headers, rate, seconds, connections, paths, bodies }));
+  const before = pid ? [schedstat(pid), schedstat(client.pid)] : null;
+  let after = null;
+  // the client's CPU figures are read just before it exits (its /proc entry goes with it)
+  // (the last readings, of an exiting process, may come back empty: the largest is kept)
+  const later = (a, b) => (!a ? b : !b ? a : b.run >= a.run ? b : a);
+  const poll = setInterval(() => { if (pid) after = [schedstat(pid), later(after?.[1], schedstat(client.pid))]; }, 100);
+  const code = await exited;
+  clearInterval(poll);
+  if (pid) after = [schedstat(pid), after?.[1] ?? null];
+  if (code !== 0) throw new Error(`paced client exited with ${code}`);
+  const { latencies, errors } = JSON.parse(Buffer.concat(out).toString('utf8'));
   const sorted = latencies.sort((a, b) => a - b);
   const at = (p) => Number(sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))].toFixed(1));
+  const delta = (i, k) => (before?.[i] && after?.[i] ? Math.round(after[i][k] - before[i][k]) : null);
   return {
     title, requests: sorted.length, rps: Math.round(sorted.length / seconds), p50: at(50), p90: at(90), p99: at(99),
     max: Number(sorted.at(-1).toFixed(1)), errors,
+    // with `pid` (the daemon): its main thread's CPU time and its time runnable but waiting for a CPU, the same for
+    // the paced client (to its last 0.1 s), and the load average, over the run: the machine's share of the tail
+    ...(pid ? { daemonRanMs: delta(0, 'run'), daemonWaitedMs: delta(0, 'wait'), clientRanMs: delta(1, 'run'), clientWaitedMs: delta(1, 'wait'), load: Number(loadavg()[0].toFixed(1)) } : {}),
   };
 }
 

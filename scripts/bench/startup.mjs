@@ -49,7 +49,7 @@ function timeToReady(args, env, ready) {
 }
 
 async function daemonStart(dataDir, runs, fresh) {
-  const env = { ...process.env, MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', GANTRY_ROOT_PASSWORD: ROOT_PASSWORD };
+  const env = { ...process.env, MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '32768', GANTRY_ROOT_PASSWORD: ROOT_PASSWORD };
   const times = [];
   for (let i = 0; i <= runs; i++) {
     const dir = fresh ? mkdtempSync(join(tmpdir(), 'gantry-start-')) : dataDir;

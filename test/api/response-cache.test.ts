@@ -4,6 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
+import { countStatements } from '../helpers/collaboration.js';
+import { makeApplication, tokenRequest } from '../helpers/oauth.js';
 
 let s: TestServer;
 let alice: TestUser;
@@ -89,5 +91,72 @@ describe('cached GET answers', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+/**
+ * The kept answers of a project's issue and merge request lists and the caches under them (the token's user, the
+ * OAuth bearer's user, the project and the caller's level): read through one server, written through another on the
+ * same database (PostgreSQL: two daemons; SQLite: the one server, there is no other), the next read sees every write.
+ */
+describe('kept list answers and the caches under them, written elsewhere', () => {
+  let reader: TestServer;
+  let carol: TestUser;
+  let list: number;
+  beforeAll(async () => {
+    reader = onPostgres ? await startTestServer({ databaseUrl: s.ctx.config.databaseUrl! }) : s;
+    carol = await s.user('rccarol');
+    list = (await s.api('POST', '/projects', alice, { name: 'rc-lists' })).body.id; // private
+    expect((await s.api('POST', `/projects/${list}/members`, alice, { user_id: carol.id, access_level: 30 })).status).toBe(201);
+    await s.api('POST', `/projects/${list}/issues`, alice, { title: 'first' });
+  });
+  afterAll(async () => { if (reader !== s) await reader?.close(); });
+
+  const read = (url: string, headers: Record<string, string>) => reader.app.inject({ method: 'GET', url: `/api/v3${url}`, headers });
+  const issues = () => `/projects/${list}/issues?per_page=20`;
+
+  it('a kept page costs one statement on PostgreSQL (the version) and no table read on SQLite, private token and bearer alike', async () => {
+    const app = await makeApplication(s, alice);
+    const grant = await tokenRequest(s, { grant_type: 'password', username: 'rccarol', password: 'password123', client_id: app.application_id, client_secret: app.secret });
+    expect(grant.status).toBe(200);
+    for (const headers of [{ 'private-token': carol.token }, { authorization: `Bearer ${grant.body.access_token}` }]) {
+      for (const url of [issues(), `/projects/${list}/merge_requests?per_page=20`, `/projects/${list}`]) {
+        const first = await read(url, headers);
+        expect(first.statusCode).toBe(200);
+        let again;
+        const n = await countStatements(reader.ctx, async () => { again = await read(url, headers); });
+        expect(again!.body).toBe(first.body);
+        // PostgreSQL: the version only; SQLite: no table read, only the write counter (`SELECT total_changes()`,
+        // in memory) of each cache consulted: the token's user, the project and level, the answer
+        if (onPostgres) expect(n).toBe(1);
+        else expect(n).toBeLessThanOrEqual(3);
+      }
+    }
+  });
+
+  it('sees an issue created, a member removed and a user blocked through the other server at once', async () => {
+    const asCarol = { 'private-token': carol.token };
+    expect(JSON.parse((await read(issues(), asCarol)).body)).toHaveLength(1);
+    await s.api('POST', `/projects/${list}/issues`, alice, { title: 'second' });
+    expect(JSON.parse((await read(issues(), asCarol)).body).map((i: { title: string }) => i.title)).toEqual(['second', 'first']);
+    expect((await read(issues(), asCarol)).statusCode).toBe(200);
+    expect((await s.api('DELETE', `/projects/${list}/members/${carol.id}`, alice)).status).toBe(200);
+    expect((await read(issues(), asCarol)).statusCode).toBe(404);
+    expect((await read(`/projects/${list}`, asCarol)).statusCode).toBe(404);
+    const kept = await read('/projects?per_page=20', asCarol);
+    expect(kept.statusCode).toBe(200);
+    expect((await s.api('PUT', `/users/${carol.id}/block`, s.root)).status).toBe(200);
+    expect((await read('/projects?per_page=20', asCarol)).statusCode).toBe(401);
+  });
+
+  it('refuses a bearer token revoked through the other server at once', async () => {
+    const app = await makeApplication(s, alice);
+    const t = (await tokenRequest(s, { grant_type: 'password', username: 'rcalice', password: 'password123', client_id: app.application_id, client_secret: app.secret })).body;
+    const headers = { authorization: `Bearer ${t.access_token}` };
+    expect((await read(issues(), headers)).statusCode).toBe(200);
+    expect((await read(issues(), headers)).statusCode).toBe(200);
+    const r = await s.app.inject({ method: 'POST', url: '/oauth/revoke', payload: { token: t.access_token, client_id: app.application_id, client_secret: app.secret } });
+    expect(r.statusCode).toBe(200);
+    expect((await read(issues(), headers)).statusCode).toBe(401);
   });
 });
