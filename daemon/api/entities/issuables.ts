@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.js';
 import type { MilestoneRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { toUser } from '../../db/rows.js';
-import { labelTitlesOf } from '../../services/collaboration/labels.js';
+import { labelTitlesOf } from '../../db/labels.js';
 import { milestonesById } from '../../services/collaboration/milestones.js';
 import { voteCounts } from '../../services/collaboration/award-emoji.js';
 import { userNotesCounts } from '../../services/collaboration/notes.js';
