@@ -102,3 +102,19 @@ export async function latestBuildsBeforeStage(q: Queries, pipelineId: number, st
     [pipelineId, stageIdx]);
   return statusRowsInOrder(q, rows.map((r) => r.id));
 }
+
+/** Which of the builds of `ids` still wait for a runner (pending, no runner). */
+export async function unclaimedPendingIds(q: Queries, ids: readonly number[]): Promise<number[]> {
+  if (!ids.length) return [];
+  return (await q.all<{ id: number }>(`SELECT id FROM commit_statuses WHERE id IN ${q.dialect.inIds} AND status = 'pending' AND runner_id IS NULL`, [q.dialect.ids(ids)]))
+    .map((r) => Number(r.id));
+}
+
+/** Give a pending build without a runner to `runnerId` with a new token; false when it was taken meanwhile. */
+export async function assignBuildToRunner(
+  tx: Queries, buildId: number, runnerId: number, token: { hash: string; sealed: string }, at: string,
+): Promise<boolean> {
+  const r = await tx.run("UPDATE commit_statuses SET runner_id = ?, token_hash = ?, token_sealed = ?, updated_at = ? WHERE id = ? AND status = 'pending' AND runner_id IS NULL",
+    [runnerId, token.hash, token.sealed, at, buildId]);
+  return r.changes === 1;
+}
