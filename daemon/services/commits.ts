@@ -19,6 +19,7 @@ import type { Repository } from '../git/repository.js';
 import { afterCommitNote, commitNoteHookContext } from './commit-note-hooks.js';
 import { projectRepository } from './repositories.js';
 import { usersByIds } from '../db/users.js';
+import { commitPipelineStatuses } from '../db/ci/pipelines.js';
 
 /** The project's repository for reading, or null when it is not on disk (reads then see an empty repository). */
 export function readableRepository(ctx: AppContext, project: Pick<ProjectRow, 'id'>): Repository | null {
@@ -101,12 +102,12 @@ export async function commitDetail(ctx: AppContext, project: ProjectRow, rev: st
 
 /**
  * The combined status of every pipeline of a commit (the single commit's `status` field): the composite of the
- * pipeline statuses, or null when the commit has no pipeline (services/pipelines.ts has the synchronous original).
+ * pipeline statuses, or null when the commit has no pipeline.
  */
 export async function commitStatusOf(ctx: AppContext, projectId: number, sha: string): Promise<string | null> {
-  const rows = await ctx.data.all<{ status: string }>('SELECT status FROM pipelines WHERE project_id = ? AND sha = ?', [projectId, sha]);
-  if (!rows.length) return null;
-  return compositeStatus(rows.map((r) => ({ status: r.status as BuildStatus, allowFailure: false })));
+  const statuses = await commitPipelineStatuses(ctx.data, projectId, sha);
+  if (!statuses.length) return null;
+  return compositeStatus(statuses.map((status) => ({ status: status as BuildStatus, allowFailure: false })));
 }
 
 /** The diff of a commit against its first parent. */
