@@ -118,3 +118,19 @@ export async function assignBuildToRunner(
     [runnerId, token.hash, token.sealed, at, buildId]);
   return r.changes === 1;
 }
+
+/** The stored trace length of a build, or undefined when the build is gone. */
+export async function traceSize(q: Queries, buildId: number): Promise<number | undefined> {
+  const row = await q.get<{ n: number }>('SELECT trace_size AS n FROM commit_statuses WHERE id = ?', [buildId]);
+  return row ? Number(row.n) : undefined;
+}
+
+/** Move a build's trace length from `from` to `to` (a conditional UPDATE); false when it was not `from` any more. */
+export async function advanceTraceSize(tx: Queries, buildId: number, from: number, to: number, at: string): Promise<boolean> {
+  return (await tx.run('UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ? AND trace_size = ?', [to, at, buildId, from])).changes === 1;
+}
+
+/** Set a build's trace length. */
+export async function setTraceSize(tx: Queries, buildId: number, size: number, at: string): Promise<void> {
+  await tx.run('UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ?', [size, at, buildId]);
+}
