@@ -3,6 +3,8 @@
  * row-shaped objects (camelCase fields to snake_case columns), rows read by id, and the id guard of PostgreSQL's
  * integer columns. `q`: the database or a transaction.
  */
+import type { AppContext } from '../context.js';
+import { keysetPage } from './keyset.js';
 import type { Queries } from './layer/types.js';
 import { COMMIT_STATUS_COLUMNS, PIPELINE_COLUMNS, toCommitStatus, toPipeline } from './rows.js';
 import type { CommitStatusRow, PipelineRow } from './schema-ci.js';
@@ -133,4 +135,66 @@ export async function advanceTraceSize(tx: Queries, buildId: number, from: numbe
 /** Set a build's trace length. */
 export async function setTraceSize(tx: Queries, buildId: number, size: number, at: string): Promise<void> {
   await tx.run('UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ?', [size, at, buildId]);
+}
+
+/** A build (type 'build') by id (a valid row id), or null. */
+export async function buildById(q: Queries, id: number): Promise<CommitStatusRow | null> {
+  const row = await q.get("SELECT * FROM commit_statuses WHERE id = ? AND type = 'build'", [id]);
+  return row ? toCommitStatus(row) : null;
+}
+
+/** A commit status (build or generic) by id, or null. */
+export async function statusRowById(q: Queries, id: number): Promise<CommitStatusRow | null> {
+  const row = await q.get('SELECT * FROM commit_statuses WHERE id = ?', [id]);
+  return row ? toCommitStatus(row) : null;
+}
+
+/** Filters of a build list: statuses (empty = all) and optionally only the pipelines of one commit. */
+export interface BuildListFilter {
+  statuses: readonly string[];
+  sha?: string;
+}
+
+function buildListWhere(projectId: number, f: BuildListFilter): { where: string; values: unknown[] } {
+  let where = "cs.project_id = ? AND cs.type = 'build'";
+  const values: unknown[] = [projectId];
+  if (f.statuses.length) {
+    where += ` AND cs.status IN (${f.statuses.map(() => '?').join(', ')})`;
+    values.push(...f.statuses);
+  }
+  if (f.sha !== undefined) {
+    where += ' AND cs.pipeline_id IN (SELECT p.id FROM pipelines p WHERE p.project_id = ? AND p.sha = ?)';
+    values.push(projectId, f.sha);
+  }
+  return { where, values };
+}
+
+/** How many builds of a project match the filter. */
+export async function countBuilds(q: Queries, projectId: number, f: BuildListFilter): Promise<number> {
+  const w = buildListWhere(projectId, f);
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM commit_statuses cs WHERE ${w.where}`, w.values))?.n ?? 0);
+}
+
+/** One page of a project's builds, newest first; with `total` (countBuilds) a deep page costs what the first does (db/keyset.ts). */
+export async function listBuilds(
+  ctx: AppContext, q: Queries, projectId: number, f: BuildListFilter, limit: number, offset: number, total?: number,
+): Promise<CommitStatusRow[]> {
+  const w = buildListWhere(projectId, f);
+  const ids = await keysetPage<{ id: number }>(ctx, q, { from: 'commit_statuses cs', where: w.where, values: w.values, key: 'cs.id', id: 'cs.id', desc: true }, limit, offset, total, q !== ctx.data);
+  return statusRowsInOrder(q, ids.map((r) => r.id));
+}
+
+/** The newest successful build named `job` on `ref` that has artifacts, or null. */
+export async function latestArtifactsBuild(q: Queries, projectId: number, ref: string, job: string): Promise<CommitStatusRow | null> {
+  const row = await q.get(
+    `SELECT * FROM commit_statuses WHERE project_id = ? AND type = 'build' AND ref = ? AND name = ? AND status = 'success' AND artifacts_file IS NOT NULL
+     ORDER BY id DESC LIMIT 1`, [projectId, ref, job]);
+  return row ? toCommitStatus(row) : null;
+}
+
+/** Ids of the builds pending or running whose row has not changed since `before`, by id. */
+export async function staleActiveBuildIds(q: Queries, before: string): Promise<number[]> {
+  return (await q.all<{ id: number }>(
+    `SELECT id FROM commit_statuses WHERE type = 'build' AND status IN ('pending', 'running') AND updated_at < ? ORDER BY id`, [before],
+  )).map((r) => Number(r.id));
 }
