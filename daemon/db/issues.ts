@@ -127,3 +127,74 @@ export function ownConfidentialIssueCount(q: Queries, projectId: number, state: 
     [projectId, ...(state ? [state] : []), userId, userId],
   );
 }
+
+/** A live issue of the project by its global id (a valid row id), or null. */
+export async function liveProjectIssue(q: Queries, projectId: number, issueId: number): Promise<IssueRow | null> {
+  const row = await q.get<Record<string, unknown>>(`SELECT * FROM issues WHERE id = ? AND project_id = ? AND deleted_at IS NULL`, [issueId, projectId]);
+  return row ? toIssue(row) : null;
+}
+
+/** The fields of a new issue. */
+export interface NewIssue {
+  projectId: number;
+  title: string;
+  description: string | null;
+  state: 'opened' | 'closed';
+  confidential: boolean;
+  authorId: number | null;
+  assigneeId: number | null;
+  milestoneId: number | null;
+  dueDate: string | null;
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+}
+
+/** Insert an issue with the project's next iid (the caller serialises the project's issue creates); the new row. */
+export async function insertIssue(tx: Queries, i: NewIssue): Promise<IssueRow> {
+  const iid = Number((await tx.get<{ n: number }>(`SELECT COALESCE(MAX(iid), 0) AS n FROM issues WHERE project_id = ?`, [i.projectId]))!.n) + 1;
+  return toIssue((await tx.get<Record<string, unknown>>(
+    `INSERT INTO issues (project_id, iid, title, description, state, confidential, author_id, assignee_id, milestone_id, due_date, created_at, updated_at, closed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    [i.projectId, iid, i.title, i.description, i.state, i.confidential, i.authorId, i.assigneeId, i.milestoneId, i.dueDate, i.createdAt, i.updatedAt, i.closedAt],
+  ))!);
+}
+
+/** The issue columns an update may set. */
+export interface IssueColumns {
+  title?: string;
+  description?: string | null;
+  due_date?: string | null;
+  confidential?: boolean;
+  assignee_id?: number | null;
+  milestone_id?: number | null;
+  state?: string;
+  closed_at?: string | null;
+}
+
+/** Set the given columns of an issue with updated_at and updated_by_id; the row afterwards (undefined when it is gone). */
+export async function updateIssueRow(tx: Queries, id: number, set: IssueColumns, at: string, userId: number): Promise<IssueRow | undefined> {
+  const cols = Object.entries(set).filter(([, v]) => v !== undefined);
+  const row = await tx.get<Record<string, unknown>>(
+    `UPDATE issues SET ${[...cols.map(([c]) => `${c} = ?`), 'updated_at = ?', 'updated_by_id = ?'].join(', ')} WHERE id = ? RETURNING *`,
+    [...cols.map(([, v]) => v), at, userId, id],
+  );
+  return row ? toIssue(row) : undefined;
+}
+
+/** Soft-delete an issue; the row as deleted, or null when it was deleted already. */
+export async function softDeleteIssue(tx: Queries, id: number, userId: number, at: string): Promise<IssueRow | null> {
+  const row = await tx.get<Record<string, unknown>>(`UPDATE issues SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [at, userId, id]);
+  return row ? toIssue(row) : null;
+}
+
+/** Mark an issue moved to another (moved_to_id). */
+export async function setIssueMovedTo(tx: Queries, id: number, movedToId: number): Promise<void> {
+  await tx.run(`UPDATE issues SET moved_to_id = ? WHERE id = ?`, [movedToId, id]);
+}
+
+/** An issue by id (deleted ones too), or null. */
+export async function issueById(q: Queries, id: number): Promise<IssueRow | null> {
+  const row = await q.get<Record<string, unknown>>(`SELECT * FROM issues WHERE id = ?`, [id]);
+  return row ? toIssue(row) : null;
+}

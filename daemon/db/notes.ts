@@ -109,3 +109,18 @@ export async function updateNoteBody(tx: Queries, id: number, body: string, user
 export async function deleteNoteRow(tx: Queries, id: number): Promise<boolean> {
   return (await tx.run(`DELETE FROM notes WHERE id = ?`, [id])).changes > 0;
 }
+
+/** Copy the notes of an issue onto another issue (in `projectId`), in their order; the map of old note id to new. */
+export async function copyIssueNotes(tx: Queries, fromIssueId: number, projectId: number, toIssueId: number): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  const old = await tx.all<Record<string, unknown>>(`SELECT * FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ? ORDER BY id`, [fromIssueId]);
+  for (const n of old) {
+    const r = await tx.get<{ id: number }>(
+      `INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, attachment, updated_by_id, created_at, updated_at)
+       VALUES (?, 'Issue', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+      [projectId, toIssueId, n.note, n.author_id, !!n.system, n.attachment, n.updated_by_id, n.created_at, n.updated_at],
+    );
+    out.set(n.id as number, r!.id);
+  }
+  return out;
+}

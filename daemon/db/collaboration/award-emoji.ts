@@ -62,3 +62,10 @@ export async function deleteAwardRow(q: Queries, id: number): Promise<boolean> {
 export async function deleteAwardsOf(tx: Queries, type: AwardableType, ids: number[]): Promise<void> {
   if (ids.length) await tx.run(`DELETE FROM award_emoji WHERE awardable_type = ? AND awardable_id IN ${tx.dialect.inIds}`, [type, tx.dialect.ids(ids)]);
 }
+
+/** Copy the awards of one awardable onto another of the same type (those the copy has already are skipped). */
+export async function copyAwards(tx: Queries, type: AwardableType, fromId: number, toId: number): Promise<void> {
+  await tx.run(`INSERT INTO award_emoji (name, user_id, awardable_type, awardable_id, created_at, updated_at)
+     SELECT name, user_id, awardable_type, ?, created_at, updated_at FROM award_emoji WHERE awardable_type = ? AND awardable_id = ?
+     ON CONFLICT (awardable_type, awardable_id, name, user_id) DO NOTHING`, [toId, type, fromId]);
+}
