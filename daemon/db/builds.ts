@@ -198,3 +198,14 @@ export async function staleActiveBuildIds(q: Queries, before: string): Promise<n
     `SELECT id FROM commit_statuses WHERE type = 'build' AND status IN ('pending', 'running') AND updated_at < ? ORDER BY id`, [before],
   )).map((r) => Number(r.id));
 }
+
+/** The build (of any status) whose token hashes to `tokenHash`, or null. */
+export async function buildByTokenHash(q: Queries, tokenHash: string): Promise<CommitStatusRow | null> {
+  const row = await q.get("SELECT * FROM commit_statuses WHERE token_hash = ? AND type = 'build'", [tokenHash]);
+  return row ? toCommitStatus(row) : null;
+}
+
+/** The id of the project whose runners token hashes to `tokenHash`, or null. */
+export async function projectIdOfRunnersTokenHash(q: Queries, tokenHash: string): Promise<number | null> {
+  return (await q.get<{ id: number }>('SELECT id FROM projects WHERE runners_token_hash = ?', [tokenHash]))?.id ?? null;
+}

@@ -43,3 +43,10 @@ export async function personalProjectCounts(q: Queries, userIds: readonly number
   );
   return new Map(rows.map((r) => [Number(r.id), Number(r.n)]));
 }
+
+/** The active users whose lower-cased username is one of `lowerNames` (at most 500: SQLite's bound-parameter limit). */
+export async function activeUsersByLowerUsernames(q: Queries, lowerNames: readonly string[]): Promise<UserRow[]> {
+  if (!lowerNames.length) return [];
+  const marks = lowerNames.map(() => '?').join(',');
+  return (await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE lower(username) IN (${marks}) AND state = 'active'`, [...lowerNames])).map(toUser);
+}
