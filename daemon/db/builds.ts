@@ -209,3 +209,23 @@ export async function buildByTokenHash(q: Queries, tokenHash: string): Promise<C
 export async function projectIdOfRunnersTokenHash(q: Queries, tokenHash: string): Promise<number | null> {
   return (await q.get<{ id: number }>('SELECT id FROM projects WHERE runners_token_hash = ?', [tokenHash]))?.id ?? null;
 }
+
+/** The artifacts file name of a build, or null (none, or the build is gone). */
+export async function artifactsFileOf(q: Queries, buildId: number): Promise<string | null> {
+  return (await q.get<{ f: string | null }>('SELECT artifacts_file AS f FROM commit_statuses WHERE id = ?', [buildId]))?.f ?? null;
+}
+
+/** Set (or, with nulls, clear) a build's artifacts columns. */
+export async function setArtifactsColumns(
+  q: Queries, buildId: number, a: { file: string | null; size: number | null; expireAt: string | null }, at: string,
+): Promise<void> {
+  await q.run('UPDATE commit_statuses SET artifacts_file = ?, artifacts_size = ?, artifacts_expire_at = ?, updated_at = ? WHERE id = ?',
+    [a.file, a.size, a.expireAt, at, buildId]);
+}
+
+/** The builds whose artifacts expired before `at` and are still there. */
+export async function buildsWithExpiredArtifacts(q: Queries, at: string): Promise<{ id: number; projectId: number }[]> {
+  return q.all<{ id: number; projectId: number }>(
+    'SELECT id, project_id AS "projectId" FROM commit_statuses WHERE artifacts_expire_at IS NOT NULL AND artifacts_expire_at < ? AND artifacts_file IS NOT NULL',
+    [at]);
+}

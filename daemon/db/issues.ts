@@ -198,3 +198,9 @@ export async function issueById(q: Queries, id: number): Promise<IssueRow | null
   const row = await q.get<Record<string, unknown>>(`SELECT * FROM issues WHERE id = ?`, [id]);
   return row ? toIssue(row) : null;
 }
+
+/** The id of a project's live issue `iid`, or undefined. */
+export async function liveIssueIdByIid(q: Queries, projectId: number, iid: number): Promise<number | undefined> {
+  const r = await q.get<{ id: number }>('SELECT id FROM issues WHERE project_id = ? AND iid = ? AND deleted_at IS NULL', [projectId, iid]);
+  return r ? Number(r.id) : undefined;
+}

@@ -25,6 +25,11 @@ export async function pipelineStatusesNewestFirst(q: Queries, pipelineId: number
   return (await q.all('SELECT * FROM commit_statuses WHERE pipeline_id = ? ORDER BY id DESC', [pipelineId])).map(toCommitStatus);
 }
 
+/** Every status (builds and generic) of a pipeline, by stage then id. */
+export async function pipelineStatusesByStage(q: Queries, pipelineId: number): Promise<CommitStatusRow[]> {
+  return (await q.all('SELECT * FROM commit_statuses WHERE pipeline_id = ? ORDER BY stage_idx, id', [pipelineId])).map(toCommitStatus);
+}
+
 /** Every build of a pipeline, by id. */
 export async function pipelineBuilds(q: Queries, pipelineId: number): Promise<CommitStatusRow[]> {
   return (await q.all("SELECT * FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' ORDER BY id", [pipelineId])).map(toCommitStatus);
