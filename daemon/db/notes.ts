@@ -2,7 +2,8 @@
 import type { AppContext } from '../context.js';
 import type { Queries } from './layer/types.js';
 import { inIdOrder, keysetPage } from './keyset.js';
-import { toNote } from './rows.js';
+import { toCommitNote, toNote } from './rows.js';
+import type { CommitNoteRow } from './schema-notes.js';
 import type { NoteRow, NoteableType } from './schema-collaboration.js';
 
 /** The text of the notes of `ids` (repeats skipped; notes that are gone are absent). */
@@ -123,4 +124,36 @@ export async function copyIssueNotes(tx: Queries, fromIssueId: number, projectId
     out.set(n.id as number, r!.id);
   }
   return out;
+}
+
+/** Number of comments on a commit of a project. */
+export async function countCommitNotes(q: Queries, projectId: number, sha: string): Promise<number> {
+  return Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM commit_notes WHERE project_id = ? AND commit_sha = ?', [projectId, sha]))?.n ?? 0);
+}
+
+/** One page of the comments on a commit of a project, oldest first. */
+export async function listCommitNotes(q: Queries, projectId: number, sha: string, limit: number, offset: number): Promise<CommitNoteRow[]> {
+  return (await q.all('SELECT * FROM commit_notes WHERE project_id = ? AND commit_sha = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, sha, limit, offset]))
+    .map(toCommitNote);
+}
+
+/** The fields of a new commit comment (path, line and line type only for a placed line comment). */
+export interface NewCommitNote {
+  projectId: number;
+  sha: string;
+  body: string;
+  path: string | null;
+  line: number | null;
+  lineType: string | null;
+  authorId: number;
+  at: string;
+}
+
+/** Insert a comment on a commit; the new row (a foreign-key violation when the project or user is gone). */
+export async function insertCommitNote(tx: Queries, n: NewCommitNote): Promise<CommitNoteRow> {
+  return toCommitNote((await tx.get(
+    `INSERT INTO commit_notes (project_id, commit_sha, note, path, line, line_type, author_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    [n.projectId, n.sha, n.body, n.path, n.line, n.lineType, n.authorId, n.at, n.at],
+  ))!);
 }

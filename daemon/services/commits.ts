@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { compositeStatus, type BuildStatus } from '../ci/status.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
-import { toCommitNote } from '../db/rows.js';
+import { countCommitNotes, insertCommitNote, listCommitNotes as commitNotesPage } from '../db/notes.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitNoteRow } from '../db/schema-notes.js';
 import { badRequestMessage, notFound } from '../errors.js';
@@ -126,11 +126,10 @@ export async function listCommitNotes(
   ctx: AppContext, projectId: number, sha: string, limit: number, offset: number,
 ): Promise<{ total: number; notes: { note: CommitNoteRow; author: UserRow | null }[] }> {
   return ctx.data.snapshot(async (q) => {
-    const count = await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM commit_notes WHERE project_id = ? AND commit_sha = ?', [projectId, sha]);
-    const rows = (await q.all('SELECT * FROM commit_notes WHERE project_id = ? AND commit_sha = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, sha, limit, offset]))
-      .map(toCommitNote);
+    const count = await countCommitNotes(q, projectId, sha);
+    const rows = await commitNotesPage(q, projectId, sha, limit, offset);
     const authors = await usersByIds(q, rows.map((r) => r.authorId));
-    return { total: count?.n ?? 0, notes: rows.map((note) => ({ note, author: note.authorId !== null ? authors.get(note.authorId) ?? null : null })) };
+    return { total: count, notes: rows.map((note) => ({ note, author: note.authorId !== null ? authors.get(note.authorId) ?? null : null })) };
   });
 }
 
@@ -182,11 +181,10 @@ export async function createCommitNote(ctx: AppContext, project: ProjectRow, use
   const t = now();
   try {
     const note = await ctx.data.transaction(async (tx) => {
-      const row = toCommitNote((await tx.get(
-        `INSERT INTO commit_notes (project_id, commit_sha, note, path, line, line_type, author_id, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        [project.id, commit.sha, p.note, placed ? p.path! : null, placed ? p.line! : null, placed ? 'new' : null, user.id, t, t],
-      ))!);
+      const row = await insertCommitNote(tx, {
+        projectId: project.id, sha: commit.sha, body: p.note, path: placed ? p.path! : null, line: placed ? p.line! : null,
+        lineType: placed ? 'new' : null, authorId: user.id, at: t,
+      });
       await afterCommitNote(tx, ctx, project, hc, user, commit, row);
       return row;
     });
