@@ -134,21 +134,9 @@ export async function liveProjectIssue(q: Queries, projectId: number, issueId: n
   return row ? toIssue(row) : null;
 }
 
-/** The fields of a new issue. */
-export interface NewIssue {
-  projectId: number;
-  title: string;
-  description: string | null;
-  state: 'opened' | 'closed';
-  confidential: boolean;
-  authorId: number | null;
-  assigneeId: number | null;
-  milestoneId: number | null;
-  dueDate: string | null;
-  createdAt: string;
-  updatedAt: string;
-  closedAt: string | null;
-}
+/** The fields of a new issue (its iid is the project's next). */
+export type NewIssue = Pick<IssueRow,
+  'projectId' | 'title' | 'description' | 'state' | 'confidential' | 'authorId' | 'assigneeId' | 'milestoneId' | 'dueDate' | 'createdAt' | 'updatedAt' | 'closedAt'>;
 
 /** Insert an issue with the project's next iid (the caller serialises the project's issue creates); the new row. */
 export async function insertIssue(tx: Queries, i: NewIssue): Promise<IssueRow> {

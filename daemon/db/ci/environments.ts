@@ -103,19 +103,11 @@ export async function nextDeploymentIid(tx: Queries, projectId: number): Promise
   ))!.last_iid;
 }
 
-/** The fields of a new deployment. */
-export interface NewDeployment {
-  iid: number;
-  projectId: number;
-  environmentId: number;
-  ref: string;
-  tag: boolean;
-  sha: string;
-  userId: number | null;
+/** The fields of a new deployment (`at`: its created_at and updated_at). */
+export type NewDeployment = Pick<DeploymentRow, 'iid' | 'projectId' | 'environmentId' | 'ref' | 'tag' | 'sha' | 'userId' | 'onStop'> & {
   deployableId: number;
-  onStop: string | null;
   at: string;
-}
+};
 
 /** Insert a deployment; the new row, or null when the build recorded one already. */
 export async function insertDeployment(tx: Queries, d: NewDeployment): Promise<DeploymentRow | null> {
