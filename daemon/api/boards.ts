@@ -50,7 +50,7 @@ export default async function boardRoutes(api: FastifyInstance): Promise<void> {
   api.get('/projects/:id/boards/:board_id/lists/:list_id', {
     preValidation: read,
     schema: { tags, summary: 'One label list of the board', params: ListParams, response: { 200: ListSchema } },
-  }, async (request) => listEntity(await boardList(ctx, await boardOf(request), params(request).list_id)));
+  }, async (request) => listEntity(await boardList(ctx.data, await boardOf(request), params(request).list_id)));
 
   api.post('/projects/:id/boards/:board_id/lists', {
     preValidation: read,
@@ -74,7 +74,7 @@ export default async function boardRoutes(api: FastifyInstance): Promise<void> {
     },
   }, async (request) => {
     const boardId = await boardOf(request);
-    await boardList(ctx, boardId, params(request).list_id);
+    await boardList(ctx.data, boardId, params(request).list_id);
     await requireAdminList(request);
     return listEntity(await moveBoardList(ctx, boardId, params(request).list_id, (request.body as { position: number }).position));
   });

@@ -12,10 +12,8 @@ import type { CommitStatusRow } from '../db/schema-ci.js';
 import { badRequest, badRequestMessage, forbidden, notFound } from '../errors.js';
 import { BUILD_STATUSES, type BuildStatus } from '../ci/status.js';
 import { artifactsFilePath } from '../services/artifacts.js';
-import {
-  cancelBuild, countBuilds, eraseBuild, findProjectBuild, keepArtifacts, latestArtifactsBuild, listBuilds, playBuild, retryBuild,
-  type BuildListFilter,
-} from '../services/builds.js';
+import { cancelBuild, eraseBuild, findProjectBuild, keepArtifacts, playBuild, retryBuild } from '../services/builds.js';
+import { countBuilds, latestArtifactsBuild, listBuilds, type BuildListFilter } from '../db/builds.js';
 import { commitOrNotFound } from '../services/commit-statuses.js';
 import { readTrace } from '../services/traces.js';
 import { BuildSchema, presentBuild, presentBuilds } from './entities/builds.js';
@@ -80,8 +78,8 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
     const project = projectOf(request);
     const page = pageOf(request);
     const { total, rows } = await ctx.data.snapshot(async (q) => {
-      const n = await countBuilds(ctx, project.id, filter, q);
-      return { total: n, rows: n === 0 ? [] : await listBuilds(ctx, project.id, filter, page.limit, page.offset, n, q) };
+      const n = await countBuilds(q, project.id, filter);
+      return { total: n, rows: n === 0 ? [] : await listBuilds(ctx, q, project.id, filter, page.limit, page.offset, n) };
     });
     setPageHeaders(request, reply, page, total);
     return presentBuilds(ctx, project, rows);
@@ -132,7 +130,7 @@ export default async function buildRoutes(api: FastifyInstance): Promise<void> {
   }, async (request, reply) => {
     const { job } = request.query as { job?: string };
     if (!job) throw badRequest('job');
-    const build = await latestArtifactsBuild(ctx, projectOf(request).id, (request.params as { ref_name: string }).ref_name, job);
+    const build = await latestArtifactsBuild(ctx.data, projectOf(request).id, (request.params as { ref_name: string }).ref_name, job);
     const path = build ? await artifactsFilePath(ctx, build) : null;
     if (!path) throw notFound();
     return sendArtifacts(reply, path);

@@ -53,8 +53,8 @@ export default async function commitStatusRoutes(api: FastifyInstance): Promise<
     const q = request.query as { ref?: string; ref_name?: string; stage?: string; name?: string; all?: boolean };
     const commit = await commitOrNotFound(ctx, project, (request.params as { sha: string }).sha);
     const filter: StatusListFilter = { ref: q.ref || q.ref_name || undefined, stage: q.stage || undefined, name: q.name || undefined, all: q.all === true };
-    const rows = await paginate(request, reply, ctx.data, (q) => countCommitStatuses(ctx, project.id, commit.sha, filter, q),
-      (q, limit, offset, total) => listCommitStatuses(ctx, project.id, commit.sha, filter, limit, offset, total, q));
+    const rows = await paginate(request, reply, ctx.data, (q) => countCommitStatuses(q, project.id, commit.sha, filter),
+      (q, limit, offset, total) => listCommitStatuses(ctx, q, project.id, commit.sha, filter, limit, offset, total));
     return presentCommitStatuses(ctx, rows);
   });
 }

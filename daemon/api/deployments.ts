@@ -5,7 +5,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { notFoundMessage } from '../errors.js';
-import { countDeployments, findDeployment, listDeployments } from '../services/environments/index.js';
+import { findDeployment } from '../services/environments/index.js';
+import { countDeployments, listDeployments } from '../db/ci/environments.js';
 import { DeploymentSchema, presentDeployments } from './entities/environments.js';
 import { paginate } from './pagination.js';
 import { Int, PageParams, ProjectIdParams } from './params.js';
@@ -24,7 +25,7 @@ export default async function deploymentRoutes(api: FastifyInstance): Promise<vo
     schema: { tags, summary: "A project's deployments, oldest first (reporter and up)", params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(DeploymentSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const rows = await paginate(request, reply, ctx.data, (q) => countDeployments(ctx, project.id, q), (q, limit, offset) => listDeployments(ctx, project.id, limit, offset, q));
+    const rows = await paginate(request, reply, ctx.data, (q) => countDeployments(q, project.id), (q, limit, offset) => listDeployments(q, project.id, limit, offset));
     return presentDeployments(ctx, project, rows);
   });
 

@@ -6,7 +6,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, notFoundMessage } from '../errors.js';
-import { countEnvironments, createEnvironment, deleteEnvironment, findEnvironment, listEnvironments, updateEnvironment } from '../services/environments/index.js';
+import { createEnvironment, deleteEnvironment, findEnvironment, updateEnvironment } from '../services/environments/index.js';
+import { countEnvironments, listEnvironments } from '../db/ci/environments.js';
 import { EnvironmentSchema, presentEnvironment, presentEnvironments } from './entities/environments.js';
 import { paginate } from './pagination.js';
 import { Int, Nullable, PageParams, ProjectIdParams } from './params.js';
@@ -36,7 +37,7 @@ export default async function environmentRoutes(api: FastifyInstance): Promise<v
     schema: { tags, summary: "A project's environments, oldest first (reporter and up)", params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(EnvironmentSchema) } },
   }, async (request, reply) => {
     const project = projectOf(request);
-    const rows = await paginate(request, reply, ctx.data, (q) => countEnvironments(ctx, project.id, q), (q, limit, offset) => listEnvironments(ctx, project.id, limit, offset, q));
+    const rows = await paginate(request, reply, ctx.data, (q) => countEnvironments(q, project.id), (q, limit, offset) => listEnvironments(q, project.id, limit, offset));
     return presentEnvironments(ctx, callerOf(request), project, rows);
   });
 

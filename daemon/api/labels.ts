@@ -2,9 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, notModified } from '../errors.js';
-import {
-  countProjectLabels, createLabel, deleteLabel, findLabelByIdOrTitle, listProjectLabels, subscribeToLabel, unsubscribeFromLabel, updateLabel,
-} from '../services/collaboration/labels.js';
+import { createLabel, deleteLabel, findLabelByIdOrTitle, subscribeToLabel, unsubscribeFromLabel, updateLabel } from '../services/collaboration/labels.js';
+import { countProjectLabels, listProjectLabels } from '../db/labels.js';
 import { labelRecord, LabelRecordSchema, LabelSchema, presentLabel, presentLabels } from './entities/labels.js';
 import { NotBlank, PageParams, ProjectIdParams } from './params.js';
 import { paginate } from './pagination.js';

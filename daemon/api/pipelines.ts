@@ -43,7 +43,7 @@ export default async function pipelineRoutes(api: FastifyInstance): Promise<void
     const { scope } = request.query as { scope?: string };
     if (scope && !(PIPELINE_SCOPES as readonly string[]).includes(scope)) throw invalidParam('scope', 'does not have a valid value');
     const filter = await pipelineListFilter(ctx, project, scope as PipelineScope | undefined);
-    return presentPipelines(ctx, await paginate(request, reply, ctx.data, (q) => countPipelines(ctx, project.id, filter, q), (q, limit, offset, total) => listPipelines(ctx, project.id, filter, limit, offset, total, q)));
+    return presentPipelines(ctx, await paginate(request, reply, ctx.data, (q) => countPipelines(q, project.id, filter), (q, limit, offset, total) => listPipelines(ctx, q, project.id, filter, limit, offset, total)));
   });
 
   api.get('/projects/:id/pipelines/:pipeline_id', {

@@ -8,7 +8,8 @@ import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } f
 import type { ProjectRow } from '../db/schema.js';
 import { notFound } from '../errors.js';
 import { lookupProjectAsync } from '../services/projects.js';
-import { checkTriggerVariables, countTriggers, createTrigger, deleteTrigger, findTrigger, listTriggers, runTrigger } from '../services/triggers.js';
+import { checkTriggerVariables, createTrigger, deleteTrigger, findTrigger, runTrigger } from '../services/triggers.js';
+import { countTriggers, listTriggers } from '../db/ci/triggers.js';
 import { triggerEntity, TriggerRequestSchema, triggerRequestEntity, TriggerSchema } from './entities/triggers.js';
 import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams, RequiredString } from './params.js';
@@ -57,7 +58,7 @@ export default async function triggerRoutes(api: FastifyInstance): Promise<void>
     schema: { tags, summary: "A project's triggers (master and up)", params: ProjectIdParams, querystring: Type.Object(PageParams), response: { 200: Type.Array(TriggerSchema) } },
   }, async (request, reply) => {
     const projectId = projectOf(request).id;
-    const rows = await paginate(request, reply, ctx.data, (q) => countTriggers(ctx, projectId, q), (q, limit, offset) => listTriggers(ctx, projectId, limit, offset, q));
+    const rows = await paginate(request, reply, ctx.data, (q) => countTriggers(q, projectId), (q, limit, offset) => listTriggers(q, projectId, limit, offset));
     return rows.map((t) => triggerEntity(ctx, t));
   });
 

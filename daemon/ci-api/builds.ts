@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { badRequest, forbidden, invalidParam, notFound, ApiError } from '../errors.js';
 import { changeBuildStatus, findBuild } from '../services/builds.js';
 import { buildCredential, knownBuildToken, maskSecrets, projectRunnersToken, safeEqual } from '../services/build-tokens.js';
-import { claimBuild, runnerForToken, runnerProjectIds, touchRunner } from '../services/runners.js';
+import { claimBuild, runnerForToken, touchRunner } from '../services/runners.js';
+import { runnerProjectIds } from '../db/runners.js';
 import type { BuildWaiters } from '../services/build-queue.js';
 import { MAX_RUNNER_LONG_POLL } from '../config.js';
 import { appendTrace, replaceTrace } from '../services/traces.js';
@@ -70,7 +71,7 @@ export default async function buildRoutes(api: FastifyInstance, opts: { waiters:
     if (seconds === 0 || api.drain.draining) claimed = await claimBuild(ctx, current);
     else {
       // Held: woken by the builds queued for its projects (any project for an unlocked shared runner).
-      const projects = current.isShared && !current.locked ? null : await runnerProjectIds(ctx, current.id);
+      const projects = current.isShared && !current.locked ? null : await runnerProjectIds(ctx.data, current.id);
       claimed = await waiters.hold(current, projects, seconds * 1000, (stop) => reply.raw.once('close', stop));
     }
     if (!claimed) return reply.code(204).send();

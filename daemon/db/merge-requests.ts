@@ -8,3 +8,9 @@ export async function latestDiffCommitsJson(q: Queries, mergeRequestId: number, 
   const row = await q.get<{ commits: string }>(`SELECT ${column} AS commits FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`, [mergeRequestId]);
   return row?.commits ?? null;
 }
+
+/** The id of a project's live merge request `iid` (as its target project), or undefined. */
+export async function liveMergeRequestIdByIid(q: Queries, projectId: number, iid: number): Promise<number | undefined> {
+  const r = await q.get<{ id: number }>('SELECT id FROM merge_requests WHERE target_project_id = ? AND iid = ? AND deleted_at IS NULL', [projectId, iid]);
+  return r ? Number(r.id) : undefined;
+}

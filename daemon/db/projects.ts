@@ -302,3 +302,24 @@ export async function namespacesByIds(q: Queries, ids: readonly number[]): Promi
   if (!ids.length) return new Map();
   return new Map((await q.all(`SELECT * FROM namespaces WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((n) => [n.id as number, toNamespace(n)]));
 }
+
+/** A project with its namespace, in one query, or null. */
+export async function projectWithNamespace(q: Queries, projectId: number): Promise<{ project: ProjectRow; namespace: NamespaceRow } | null> {
+  const row = await q.get(
+    `SELECT p.*, n.id AS ns_id, n.name AS ns_name, n.path AS ns_path, n.kind AS ns_kind, n.owner_id AS ns_owner_id, n.description AS ns_description,
+       n.visibility_level AS ns_visibility_level, n.share_with_group_lock AS ns_share_with_group_lock, n.request_access_enabled AS ns_request_access_enabled,
+       n.lfs_enabled AS ns_lfs_enabled, n.created_at AS ns_created_at, n.updated_at AS ns_updated_at
+     FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?`, [projectId]);
+  if (!row) return null;
+  const namespace = toNamespace(Object.fromEntries(Object.entries(row).filter(([k]) => k.startsWith('ns_')).map(([k, v]) => [k.slice(3), v])));
+  return { project: toProject(row), namespace };
+}
+
+/** The namespace path and project path of each project of `ids` (ids that are gone are absent). */
+export async function projectFullPaths(q: Queries, ids: readonly number[]): Promise<Map<number, { namespacePath: string; path: string }>> {
+  if (!ids.length) return new Map();
+  const rows = await q.all<{ id: number; ns: string; path: string }>(
+    `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${q.dialect.inIds}`,
+    [q.dialect.ids([...new Set(ids)])]);
+  return new Map(rows.map((r) => [r.id, { namespacePath: r.ns, path: r.path }]));
+}

@@ -223,3 +223,10 @@ export async function personalAccessTokenOf(q: Queries, userId: number, tokenId:
 export async function revokePersonalAccessTokenRow(q: Queries, tokenId: number): Promise<void> {
   await q.run('UPDATE personal_access_tokens SET revoked = TRUE WHERE id = ?', [tokenId]);
 }
+
+/** The active users whose lower-cased username is one of `lowerNames` (at most 500: SQLite's bound-parameter limit). */
+export async function activeUsersByLowerUsernames(q: Queries, lowerNames: readonly string[]): Promise<UserRow[]> {
+  if (!lowerNames.length) return [];
+  const marks = lowerNames.map(() => '?').join(',');
+  return (await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE lower(username) IN (${marks}) AND state = 'active'`, [...lowerNames])).map(toUser);
+}

@@ -16,6 +16,7 @@ import { parseDuration } from '../ci/duration.js';
 import { sanitizeFilename } from './uploads.js';
 import { registerStorage } from './storage.js';
 import { syncDir, syncFile } from '../durable-files.js';
+import { artifactsFileOf, buildsWithExpiredArtifacts, setArtifactsColumns } from '../db/builds.js';
 
 /** What the artifacts functions need of a build row. */
 export interface ArtifactsBuild {
@@ -40,8 +41,7 @@ const buildDir = (ctx: AppContext, build: ArtifactsBuild) => join(ctx.paths.arti
 export async function artifactsFilePath(ctx: AppContext, build: ArtifactsBuild): Promise<string | null> {
   let file = build.artifactsFile;
   if (file === undefined) {
-    const row = await ctx.data.get<{ f: string | null }>('SELECT artifacts_file AS f FROM commit_statuses WHERE id = ?', [build.id]);
-    file = row?.f ?? null;
+    file = await artifactsFileOf(ctx.data, build.id);
   }
   if (!file) return null;
   const path = join(buildDir(ctx, build), file);
@@ -107,23 +107,19 @@ export async function storeArtifacts(
   for (const f of await readdir(dir)) if (f !== name && !f.startsWith('.tmp-')) await rm(join(dir, f), { force: true });
   await rename(temp, join(dir, name));
   await syncDir(dir);
-  await ctx.data.run('UPDATE commit_statuses SET artifacts_file = ?, artifacts_size = ?, artifacts_expire_at = ?, updated_at = ? WHERE id = ?',
-    [name, size, expireAt, now(), build.id]);
+  await setArtifactsColumns(ctx.data, build.id, { file: name, size, expireAt }, now());
   return { filename: name, size, expireAt };
 }
 
 /** Remove a build's artifacts (files and columns). */
 export async function removeArtifacts(ctx: AppContext, build: ArtifactsBuild): Promise<void> {
   await rm(buildDir(ctx, build), { recursive: true, force: true });
-  await ctx.data.run('UPDATE commit_statuses SET artifacts_file = NULL, artifacts_size = NULL, artifacts_expire_at = NULL, updated_at = ? WHERE id = ?',
-    [now(), build.id]);
+  await setArtifactsColumns(ctx.data, build.id, { file: null, size: null, expireAt: null }, now());
 }
 
 /** Remove every artifact whose expiry has passed; returns how many builds lost their artifacts. */
 export async function removeExpiredArtifacts(ctx: AppContext): Promise<number> {
-  const rows = await ctx.data.all<{ id: number; projectId: number }>(
-    'SELECT id, project_id AS "projectId" FROM commit_statuses WHERE artifacts_expire_at IS NOT NULL AND artifacts_expire_at < ? AND artifacts_file IS NOT NULL',
-    [now()]);
+  const rows = await buildsWithExpiredArtifacts(ctx.data, now());
   for (const r of rows) await removeArtifacts(ctx, r);
   return rows.length;
 }

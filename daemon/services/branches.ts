@@ -6,7 +6,7 @@
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
-import { toRelease } from '../db/rows.js';
+import { deleteRelease, insertRelease, releasesOfProject, updateReleaseRow } from '../db/git-refs.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { ReleaseRow } from '../db/schema-notes.js';
 import { badRequestMessage, conflict, notAllowed, notFound, notFoundMessage } from '../errors.js';
@@ -116,10 +116,7 @@ export interface TagWithRelease {
 
 /** The releases of a project by tag name (all of them, or the one of `tagName`). */
 async function releasesOf(ctx: AppContext, projectId: number, tagName?: string): Promise<Map<string, ReleaseRow>> {
-  const rows = tagName === undefined
-    ? await ctx.data.all('SELECT * FROM releases WHERE project_id = ?', [projectId])
-    : await ctx.data.all('SELECT * FROM releases WHERE project_id = ? AND tag_name = ?', [projectId, tagName]);
-  return new Map(rows.map((r) => toRelease(r)).map((r) => [r.tagName, r]));
+  return new Map((await releasesOfProject(ctx.data, projectId, tagName)).map((r) => [r.tagName, r]));
 }
 
 /** Every tag, sorted by name descending (GitLab 8.x order), with its release. */
@@ -180,27 +177,22 @@ export async function deleteTag(ctx: AppContext, project: ProjectRow, user: User
     if (e instanceof RefConflictError) throw badRequestMessage('Failed to remove tag');
     throw e;
   }
-  await ctx.data.run('DELETE FROM releases WHERE project_id = ? AND tag_name = ?', [project.id, name]);
+  await deleteRelease(ctx.data, project.id, name);
   await processPush(ctx, project, user, [{ ref: tagRef(name), before: value, after: ZERO_SHA }]);
 }
 
 /** Run a release write; a project deleted meanwhile (its foreign key) is a 404, never a 500. */
-async function releaseWrite(sql: string, run: (sql: string) => Promise<Record<string, unknown> | undefined>): Promise<ReleaseRow | null> {
+async function releaseWrite(write: () => Promise<ReleaseRow | null>): Promise<ReleaseRow | null> {
   try {
-    const row = await run(sql);
-    return row ? toRelease(row) : null;
+    return await write();
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
   }
 }
 
-const INSERT_RELEASE = 'INSERT INTO releases (project_id, tag_name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)';
-
 async function upsertRelease(ctx: AppContext, projectId: number, tagName: string, description: string): Promise<ReleaseRow> {
-  const t = now();
-  const sql = `${INSERT_RELEASE} ON CONFLICT (project_id, tag_name) DO UPDATE SET description = excluded.description, updated_at = excluded.updated_at RETURNING *`;
-  return (await releaseWrite(sql, (text) => ctx.data.get(text, [projectId, tagName, description, t, t])))!;
+  return (await releaseWrite(() => insertRelease(ctx.data, projectId, tagName, description, now(), true)))!;
 }
 
 /**
@@ -211,9 +203,7 @@ export async function createRelease(ctx: AppContext, project: ProjectRow, tagNam
   const found = await findTagWithRelease(ctx, project, tagName);
   if (!found) throw notFoundMessage('Tag does not exist');
   if (found.release) throw conflict('Release already exists');
-  const t = now();
-  const row = await releaseWrite(`${INSERT_RELEASE} ON CONFLICT (project_id, tag_name) DO NOTHING RETURNING *`,
-    (text) => ctx.data.get(text, [project.id, tagName, description, t, t]));
+  const row = await releaseWrite(() => insertRelease(ctx.data, project.id, tagName, description, now(), false));
   if (!row) throw conflict('Release already exists');
   return row;
 }
@@ -223,8 +213,7 @@ export async function updateRelease(ctx: AppContext, project: ProjectRow, tagNam
   const found = await findTagWithRelease(ctx, project, tagName);
   if (!found) throw notFoundMessage('Tag does not exist');
   if (!found.release) throw notFoundMessage('Release does not exist');
-  const row = await releaseWrite('UPDATE releases SET description = ?, updated_at = ? WHERE project_id = ? AND tag_name = ? RETURNING *',
-    (text) => ctx.data.get(text, [description, now(), project.id, tagName]));
+  const row = await releaseWrite(() => updateReleaseRow(ctx.data, project.id, tagName, description, now()));
   if (!row) throw notFoundMessage('Release does not exist');
   return row;
 }

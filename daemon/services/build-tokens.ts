@@ -7,7 +7,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
-import { toCommitStatus } from '../db/rows.js';
+import { buildByTokenHash, projectIdOfRunnersTokenHash } from '../db/builds.js';
+import { projectById } from '../db/projects.js';
 import { hashToken, randomToken } from '../secrets.js';
 import { registerGitCredentialResolver } from '../git-http/auth.js';
 
@@ -42,15 +43,13 @@ export function safeEqual(a: string, b: string): boolean {
 /** The build (of any status) whose token this is, or null. */
 export async function buildForToken(ctx: AppContext, token: string | undefined | null): Promise<CommitStatusRow | null> {
   if (!token) return null;
-  const row = await ctx.data.get("SELECT * FROM commit_statuses WHERE token_hash = ? AND type = 'build'", [hashToken(token)]);
-  return row ? toCommitStatus(row) : null;
+  return buildByTokenHash(ctx.data, hashToken(token));
 }
 
 /** The id of the project whose runners token this is, or null. */
 export async function projectForRunnersToken(ctx: AppContext, token: string | undefined | null): Promise<number | null> {
   if (!token) return null;
-  const row = await ctx.data.get<{ id: number }>('SELECT id FROM projects WHERE runners_token_hash = ?', [hashToken(token)]);
-  return row?.id ?? null;
+  return projectIdOfRunnersTokenHash(ctx.data, hashToken(token));
 }
 
 /** How a build-level call was authenticated. */
@@ -97,8 +96,8 @@ export function maskSecrets(data: Buffer, secrets: (string | undefined)[]): Buff
 
 /** The project's runners token (derived from the server secret and the project's salt). */
 export async function projectRunnersToken(ctx: AppContext, projectId: number): Promise<string | undefined> {
-  const row = await ctx.data.get<{ salt: string }>('SELECT runners_token_salt AS salt FROM projects WHERE id = ?', [projectId]);
-  return row ? ctx.secrets.derive('runners', row.salt) : undefined;
+  const project = await projectById(ctx.data, projectId);
+  return project ? ctx.secrets.derive('runners', project.runnersTokenSalt) : undefined;
 }
 
 // git over HTTP: `gitlab-ci-token:<build token>` reads the running build's project; so does its runners token.
@@ -108,7 +107,6 @@ registerGitCredentialResolver(async (ctx, username, password) => {
   let projectId: number | null = build && build.status === 'running' ? build.projectId : null;
   if (projectId === null) projectId = await projectForRunnersToken(ctx, password);
   if (projectId === null) return null;
-  const enabled = await ctx.data.get<{ b: unknown }>('SELECT builds_enabled AS b FROM projects WHERE id = ?', [projectId]);
-  if (!enabled?.b) return null;
+  if (!(await projectById(ctx.data, projectId))?.buildsEnabled) return null;
   return { user: null, readOnly: true, projectIds: [projectId], ci: true };
 });

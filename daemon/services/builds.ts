@@ -9,11 +9,11 @@ import { now } from '../context.js';
 import type { CommitStatusRow } from '../db/schema-ci.js';
 import type { UserRow } from '../db/schema.js';
 import type { Database, Queries } from '../db/layer/types.js';
-import { toCommitStatus } from '../db/rows.js';
 import { buildsToReprocess, canErase, canPlay, canRetry, isFinished, transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
 import { extractCoverage } from '../ci/coverage.js';
 import type { CiWhen } from '../ci/config-types.js';
-import { insertStatusRow, isRowId, statusRowsInOrder, updateStatusRow } from '../db/builds.js';
+import { buildById, insertStatusRow, isRowId, staleActiveBuildIds, statusRowById, updateStatusRow } from '../db/builds.js';
+import { pipelineBuilds } from '../db/ci/pipelines.js';
 import { processPipeline, updatePipelineStatus } from './pipelines.js';
 import { notifyTrace, readTrace, removeTrace } from './traces.js';
 import { artifactsFilePath, removeArtifacts, removeExpiredArtifacts } from './artifacts.js';
@@ -21,7 +21,6 @@ import { periodicWorker, type BackgroundWorker } from '../background.js';
 import { queueBuildHook } from './ci-hooks.js';
 import { recordDeploymentIn } from './environments/index.js';
 import { signalBuildQueued } from './build-queue.js';
-import { keysetPage } from '../db/keyset.js';
 
 /** The events changeBuildStatus accepts (the runner, the API and processing fire them). */
 export type BuildStatusEvent = 'enqueue' | 'run' | 'success' | 'drop' | 'cancel' | 'skip';
@@ -76,10 +75,8 @@ function track(work: Promise<void>): void {
 }
 
 /** A build by id (type 'build' only), or null; read through `q` (a transaction) when given. */
-export async function findBuild(ctx: AppContext, id: number, q: Queries = ctx.data): Promise<CommitStatusRow | null> {
-  if (!isRowId(id)) return null;
-  const row = await q.get("SELECT * FROM commit_statuses WHERE id = ? AND type = 'build'", [id]);
-  return row ? toCommitStatus(row) : null;
+export async function findBuild(ctx: AppContext, id: number): Promise<CommitStatusRow | null> {
+  return isRowId(id) ? buildById(ctx.data, id) : null;
 }
 
 /** A build of a project by id, or null (another project's build is not found). */
@@ -132,7 +129,7 @@ export async function applyEvent(
  * build) or its status recomputed. Null when the build does not exist or the move is impossible.
  */
 export async function changeBuildStatusIn(ctx: AppContext, tx: Queries, buildId: number, event: BuildStatusEvent, extra: Partial<CommitStatusRow> = {}): Promise<CommitStatusRow | null> {
-  const row = await findBuild(ctx, buildId, tx);
+  const row = isRowId(buildId) ? await buildById(tx, buildId) : null;
   if (!row) return null;
   const next = await applyEvent(ctx, tx, row, event, extra);
   if (!next) return null;
@@ -204,8 +201,7 @@ export async function retryBuilds(ctx: AppContext, builds: readonly CommitStatus
   const done = await ctx.data.transaction(async (tx) => {
     const out: { old: CommitStatusRow; retried: CommitStatusRow }[] = [];
     for (const build of builds) {
-      const row = await tx.get('SELECT * FROM commit_statuses WHERE id = ?', [build.id]);
-      const b = row ? toCommitStatus(row) : null;
+      const b = await statusRowById(tx, build.id);
       if (!b || b.type !== 'build' || !canRetry({ status: b.status as BuildStatus, commands: b.commands })) continue;
       const retried = await insertStatusRow(tx, retryValues(b, user, now()));
       await queueBuildHook(ctx, tx, retried);
@@ -222,7 +218,7 @@ export async function retryBuilds(ctx: AppContext, builds: readonly CommitStatus
 
 /** The latest builds of a pipeline (highest id per name), as processing and statuses see them. */
 export async function latestPipelineBuilds(q: Queries, pipelineId: number): Promise<CommitStatusRow[]> {
-  const rows = (await q.all("SELECT * FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' ORDER BY id DESC", [pipelineId])).map(toCommitStatus);
+  const rows = (await pipelineBuilds(q, pipelineId)).reverse();
   const seen = new Set<string>();
   return rows.filter((r) => (seen.has(r.name) ? false : (seen.add(r.name), true))).reverse();
 }
@@ -240,7 +236,7 @@ async function reprocessLaterStages(ctx: AppContext, tx: Queries, pipelineId: nu
 export async function playBuild(ctx: AppContext, build: CommitStatusRow, user: UserRow | null): Promise<CommitStatusRow | null> {
   if (!canPlay({ status: build.status as BuildStatus, when: build.when as CiWhen, commands: build.commands })) return null;
   const played = await ctx.data.transaction(async (tx) => {
-    const b = await findBuild(ctx, build.id, tx);
+    const b = isRowId(build.id) ? await buildById(tx, build.id) : null;
     if (!b) return null;
     const next = await applyEvent(ctx, tx, b, 'enqueue', { userId: user?.id ?? b.userId });
     if (next) await updatePipelineStatus(ctx, tx, b.pipelineId);
@@ -266,49 +262,7 @@ export async function keepArtifacts(ctx: AppContext, build: CommitStatusRow): Pr
   return updateStatusRow(ctx.data, build.id, { artifactsExpireAt: null, updatedAt: now() });
 }
 
-/** Filters of a build list: statuses (empty = all) and optionally only the pipelines of one commit. */
-export interface BuildListFilter {
-  statuses: readonly string[];
-  sha?: string;
-}
-
-function buildListWhere(projectId: number, f: BuildListFilter): { where: string; values: unknown[] } {
-  let where = "cs.project_id = ? AND cs.type = 'build'";
-  const values: unknown[] = [projectId];
-  if (f.statuses.length) {
-    where += ` AND cs.status IN (${f.statuses.map(() => '?').join(', ')})`;
-    values.push(...f.statuses);
-  }
-  if (f.sha !== undefined) {
-    where += ' AND cs.pipeline_id IN (SELECT p.id FROM pipelines p WHERE p.project_id = ? AND p.sha = ?)';
-    values.push(projectId, f.sha);
-  }
-  return { where, values };
-}
-
-/** How many builds of a project match the filter. */
-export async function countBuilds(ctx: AppContext, projectId: number, f: BuildListFilter, q: Queries = ctx.data): Promise<number> {
-  const w = buildListWhere(projectId, f);
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM commit_statuses cs WHERE ${w.where}`, w.values))?.n ?? 0);
-}
-
-
-/** One page of a project's builds, newest first; with `total` (countBuilds) a deep page costs what the first does (db/keyset.ts). */
-export async function listBuilds(
-  ctx: AppContext, projectId: number, f: BuildListFilter, limit: number, offset: number, total?: number, q: Queries = ctx.data,
-): Promise<CommitStatusRow[]> {
-  const w = buildListWhere(projectId, f);
-  const ids = await keysetPage<{ id: number }>(ctx, q, { from: 'commit_statuses cs', where: w.where, values: w.values, key: 'cs.id', id: 'cs.id', desc: true }, limit, offset, total, q !== ctx.data);
-  return statusRowsInOrder(q, ids.map((r) => r.id));
-}
-
-/** The newest successful build named `job` on `ref` that has artifacts, or null. */
-export async function latestArtifactsBuild(ctx: AppContext, projectId: number, ref: string, job: string): Promise<CommitStatusRow | null> {
-  const row = await ctx.data.get(
-    `SELECT * FROM commit_statuses WHERE project_id = ? AND type = 'build' AND ref = ? AND name = ? AND status = 'success' AND artifacts_file IS NOT NULL
-     ORDER BY id DESC LIMIT 1`, [projectId, ref, job]);
-  return row ? toCommitStatus(row) : null;
-}
+export type { BuildListFilter } from '../db/builds.js';
 
 /** How often expired artifacts are removed (and once at start). */
 export const ARTIFACTS_EXPIRY_INTERVAL_MS = 60 * 60 * 1000;
@@ -346,11 +300,8 @@ export const STUCK_BUILDS_INTERVAL_MS = 60 * 60 * 1000;
  */
 export async function dropStuckBuilds(ctx: AppContext, at = Date.now()): Promise<number> {
   const before = new Date(at - STUCK_BUILD_TIMEOUT_MS).toISOString();
-  const stuck = await ctx.data.all<{ id: number }>(
-    `SELECT id FROM commit_statuses WHERE type = 'build' AND status IN ('pending', 'running') AND updated_at < ? ORDER BY id`, [before],
-  );
   let dropped = 0;
-  for (const { id } of stuck) if (await changeBuildStatus(ctx, Number(id), 'drop')) dropped++;
+  for (const id of await staleActiveBuildIds(ctx.data, before)) if (await changeBuildStatus(ctx, id, 'drop')) dropped++;
   return dropped;
 }
 

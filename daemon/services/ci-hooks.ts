@@ -8,7 +8,9 @@ import type { AppContext } from '../context.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitStatusRow, PipelineRow } from '../db/schema-ci.js';
 import type { Queries } from '../db/layer/types.js';
-import { toCommitStatus, toNamespace, toPipeline, toProject, toRunner } from '../db/rows.js';
+import { pipelineById, pipelineStatusesByStage } from '../db/ci/pipelines.js';
+import { projectWithNamespace } from '../db/projects.js';
+import { runnersByIds } from '../db/runners.js';
 import { avatarUrl, commitWebUrl, projectUrls } from '../web-urls.js';
 import { projectWantsEvent, queueHookDeliveries } from './hook-deliveries.js';
 import { userById, usersByIds } from '../db/users.js';
@@ -33,14 +35,9 @@ interface ProjectInfo {
 }
 
 async function projectInfo(ctx: AppContext, q: Queries, projectId: number): Promise<ProjectInfo | null> {
-  const row = await q.get(
-    `SELECT p.*, n.id AS ns_id, n.name AS ns_name, n.path AS ns_path, n.kind AS ns_kind, n.owner_id AS ns_owner_id, n.description AS ns_description,
-       n.visibility_level AS ns_visibility_level, n.share_with_group_lock AS ns_share_with_group_lock, n.request_access_enabled AS ns_request_access_enabled,
-       n.lfs_enabled AS ns_lfs_enabled, n.created_at AS ns_created_at, n.updated_at AS ns_updated_at
-     FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?`, [projectId]);
-  if (!row) return null;
-  const project = toProject(row);
-  const ns = toNamespace(Object.fromEntries(Object.entries(row).filter(([k]) => k.startsWith('ns_')).map(([k, v]) => [k.slice(3), v])));
+  const found = await projectWithNamespace(q, projectId);
+  if (!found) return null;
+  const { project, namespace: ns } = found;
   return { project, ns, urls: projectUrls(ctx, ns, project) };
 }
 
@@ -59,9 +56,8 @@ function userHookAttrs(ctx: AppContext, u: UserRow | null, gravatar: boolean) {
 /** The Build Hook payload of a build (Gitlab::DataBuilder::Build, 8.13), or null when its project or pipeline is gone. */
 export async function buildHookData(ctx: AppContext, q: Queries, build: CommitStatusRow) {
   const info = await projectInfo(ctx, q, build.projectId);
-  const prow = await q.get('SELECT * FROM pipelines WHERE id = ?', [build.pipelineId]);
-  if (!info || !prow) return null;
-  const pipeline = toPipeline(prow);
+  const pipeline = await pipelineById(q, build.pipelineId);
+  if (!info || !pipeline) return null;
   const { project, ns, urls } = info;
   const user = await userById(q, build.userId);
   return {
@@ -104,16 +100,14 @@ export async function pipelineHookData(ctx: AppContext, q: Queries, pipeline: Pi
   const info = await projectInfo(ctx, q, pipeline.projectId);
   if (!info) return null;
   const { project, ns, urls } = info;
-  const statuses = (await q.all('SELECT * FROM commit_statuses WHERE pipeline_id = ? ORDER BY stage_idx, id', [pipeline.id])).map(toCommitStatus);
+  const statuses = await pipelineStatusesByStage(q, pipeline.id);
   const stages = [...new Set(statuses.map((s) => s.stage).filter((s): s is string => s !== null))];
   const builds = statuses.filter((s) => s.type === 'build').sort((a, b) => a.id - b.id);
   const userIds = [...new Set(builds.map((b) => b.userId).filter((id): id is number => id !== null))];
   if (pipeline.userId !== null) userIds.push(pipeline.userId);
   const userById = await usersByIds(q, userIds);
   const runnerIds = [...new Set(builds.map((b) => b.runnerId).filter((id): id is number => id !== null))];
-  const runnerById = new Map(
-    (runnerIds.length ? await q.all(`SELECT * FROM runners WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(runnerIds)]) : []).map((r) => [r.id as number, toRunner(r)]),
-  );
+  const runnerById = await runnersByIds(q, runnerIds);
   const gravatar = await gravatarOn(q);
   const commitUrl = commitWebUrl(urls.web_url, pipeline.sha);
   return {

@@ -6,9 +6,8 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { CommitStatusRow } from '../db/schema-ci.js';
 import type { Queries } from '../db/layer/types.js';
-import { toCommitStatus } from '../db/rows.js';
-import { insertStatusRow, updateStatusRow } from '../db/builds.js';
-import { statusRowsInOrder } from '../db/builds.js';
+import { insertStatusRow, pipelinesByIds, updateStatusRow } from '../db/builds.js';
+import { activeGenericStatus, lockCommitStatusPosts } from '../db/ci/commit-statuses.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import { badRequestMessage, notFound } from '../errors.js';
 import { transition, type BuildEvent, type BuildStatus } from '../ci/status.js';
@@ -16,7 +15,6 @@ import type { CommitInfo } from '../git/objects.js';
 import { applyEvent } from './builds.js';
 import { insertPipeline, pipelineCommitColumns, pipelineFor, updatePipelineStatus } from './pipelines.js';
 import { projectRepository } from './repositories.js';
-import { keysetPage } from '../db/keyset.js';
 
 /** The states a status may be posted with. */
 export const COMMIT_STATUS_STATES = ['pending', 'running', 'success', 'failed', 'canceled'] as const;
@@ -83,18 +81,14 @@ export async function postCommitStatus(ctx: AppContext, project: ProjectRow, use
   return ctx.data.transaction(async (tx) => {
     // Two posts for one commit and ref through two daemons: the second waits here for the first to commit, so both
     // find (or one makes) the same pipeline and the same running status (SQLite's single writer already serialises).
-    if (tx.dialect.name === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?::int, hashtext(?)) AS locked', [project.id, `${ref} ${commit.sha}`]);
+    await lockCommitStatusPosts(tx, project.id, `${ref} ${commit.sha}`);
     let pipeline = await pipelineFor(tx, project.id, ref, commit.sha);
     pipeline ??= await insertPipeline(tx, {
       projectId: project.id, ref, sha: commit.sha, userId: user.id, tag: false, committedAt: commit.committer.date.toISOString(),
       ...pipelineCommitColumns(commit),
     });
     const at = now();
-    const found = await tx.get(
-      `SELECT * FROM commit_statuses WHERE type = 'generic' AND project_id = ? AND pipeline_id = ? AND user_id = ? AND name = ? AND ref = ?
-         AND status IN ('running', 'pending') ORDER BY id DESC LIMIT 1`,
-      [project.id, pipeline.id, user.id, name, ref]);
-    let status: CommitStatusRow | null = found ? toCommitStatus(found) : null;
+    let status = await activeGenericStatus(tx, { projectId: project.id, pipelineId: pipeline.id, userId: user.id, name, ref });
     // Check the whole move before writing anything.
     let from = (status?.status ?? 'created') as BuildStatus;
     for (const step of EVENTS[state]) {
@@ -122,44 +116,10 @@ export async function postCommitStatus(ctx: AppContext, project: ProjectRow, use
   });
 }
 
-/** Filters of a commit's statuses list. */
-export interface StatusListFilter {
-  ref?: string;
-  stage?: string;
-  name?: string;
-  /** Every status, not only the latest per (pipeline, name). */
-  all?: boolean;
-}
-
-function statusListWhere(projectId: number, sha: string, f: StatusListFilter): { where: string; values: unknown[] } {
-  let where = 'cs.pipeline_id IN (SELECT p.id FROM pipelines p WHERE p.project_id = ? AND p.sha = ?)';
-  const values: unknown[] = [projectId, sha];
-  if (!f.all) where += ' AND cs.id IN (SELECT MAX(c2.id) FROM commit_statuses c2 WHERE c2.pipeline_id = cs.pipeline_id GROUP BY c2.name)';
-  if (f.ref) (where += ' AND cs.ref = ?'), values.push(f.ref);
-  if (f.stage) (where += ' AND cs.stage = ?'), values.push(f.stage);
-  if (f.name) (where += ' AND cs.name = ?'), values.push(f.name);
-  return { where, values };
-}
-
-/** How many statuses of a commit match the filter. */
-export async function countCommitStatuses(ctx: AppContext, projectId: number, sha: string, f: StatusListFilter, q: Queries = ctx.data): Promise<number> {
-  const w = statusListWhere(projectId, sha, f);
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM commit_statuses cs WHERE ${w.where}`, w.values))?.n ?? 0);
-}
-
-/** One page of a commit's statuses (builds and generic ones), oldest first; with `total` a deep page costs what the first does. */
-export async function listCommitStatuses(
-  ctx: AppContext, projectId: number, sha: string, f: StatusListFilter, limit: number, offset: number, total?: number, q: Queries = ctx.data,
-): Promise<CommitStatusRow[]> {
-  const w = statusListWhere(projectId, sha, f);
-  const ids = await keysetPage<{ id: number }>(ctx, q, { from: 'commit_statuses cs', where: w.where, values: w.values, key: 'cs.id', id: 'cs.id', desc: false }, limit, offset, total, q !== ctx.data);
-  return statusRowsInOrder(q, ids.map((r) => r.id));
-}
+export { countCommitStatuses, listCommitStatuses, type StatusListFilter } from '../db/ci/commit-statuses.js';
 
 /** The sha of each pipeline among the statuses (for presenting them). */
 export async function pipelineShas(ctx: AppContext, rows: readonly CommitStatusRow[], q: Queries = ctx.data): Promise<Map<number, string>> {
-  const ids = [...new Set(rows.map((r) => r.pipelineId))];
-  if (!ids.length) return new Map();
-  const found = await q.all<{ id: number; sha: string }>(`SELECT id, sha FROM pipelines WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)]);
-  return new Map(found.map((p) => [p.id, p.sha]));
+  const found = await pipelinesByIds(q, rows.map((r) => r.pipelineId));
+  return new Map([...found.values()].map((p) => [p.id, p.sha]));
 }

@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import { compositeStatus, type BuildStatus } from '../ci/status.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
-import { toCommitNote } from '../db/rows.js';
+import { countCommitNotes, insertCommitNote, listCommitNotes as commitNotesPage } from '../db/notes.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitNoteRow } from '../db/schema-notes.js';
 import { badRequestMessage, notFound } from '../errors.js';
@@ -19,6 +19,7 @@ import type { Repository } from '../git/repository.js';
 import { afterCommitNote, commitNoteHookContext } from './commit-note-hooks.js';
 import { projectRepository } from './repositories.js';
 import { usersByIds } from '../db/users.js';
+import { commitPipelineStatuses } from '../db/ci/pipelines.js';
 
 /** The project's repository for reading, or null when it is not on disk (reads then see an empty repository). */
 export function readableRepository(ctx: AppContext, project: Pick<ProjectRow, 'id'>): Repository | null {
@@ -101,12 +102,12 @@ export async function commitDetail(ctx: AppContext, project: ProjectRow, rev: st
 
 /**
  * The combined status of every pipeline of a commit (the single commit's `status` field): the composite of the
- * pipeline statuses, or null when the commit has no pipeline (services/pipelines.ts has the synchronous original).
+ * pipeline statuses, or null when the commit has no pipeline.
  */
 export async function commitStatusOf(ctx: AppContext, projectId: number, sha: string): Promise<string | null> {
-  const rows = await ctx.data.all<{ status: string }>('SELECT status FROM pipelines WHERE project_id = ? AND sha = ?', [projectId, sha]);
-  if (!rows.length) return null;
-  return compositeStatus(rows.map((r) => ({ status: r.status as BuildStatus, allowFailure: false })));
+  const statuses = await commitPipelineStatuses(ctx.data, projectId, sha);
+  if (!statuses.length) return null;
+  return compositeStatus(statuses.map((status) => ({ status: status as BuildStatus, allowFailure: false })));
 }
 
 /** The diff of a commit against its first parent. */
@@ -125,11 +126,10 @@ export async function listCommitNotes(
   ctx: AppContext, projectId: number, sha: string, limit: number, offset: number,
 ): Promise<{ total: number; notes: { note: CommitNoteRow; author: UserRow | null }[] }> {
   return ctx.data.snapshot(async (q) => {
-    const count = await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM commit_notes WHERE project_id = ? AND commit_sha = ?', [projectId, sha]);
-    const rows = (await q.all('SELECT * FROM commit_notes WHERE project_id = ? AND commit_sha = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, sha, limit, offset]))
-      .map(toCommitNote);
+    const count = await countCommitNotes(q, projectId, sha);
+    const rows = await commitNotesPage(q, projectId, sha, limit, offset);
     const authors = await usersByIds(q, rows.map((r) => r.authorId));
-    return { total: count?.n ?? 0, notes: rows.map((note) => ({ note, author: note.authorId !== null ? authors.get(note.authorId) ?? null : null })) };
+    return { total: count, notes: rows.map((note) => ({ note, author: note.authorId !== null ? authors.get(note.authorId) ?? null : null })) };
   });
 }
 
@@ -181,11 +181,10 @@ export async function createCommitNote(ctx: AppContext, project: ProjectRow, use
   const t = now();
   try {
     const note = await ctx.data.transaction(async (tx) => {
-      const row = toCommitNote((await tx.get(
-        `INSERT INTO commit_notes (project_id, commit_sha, note, path, line, line_type, author_id, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        [project.id, commit.sha, p.note, placed ? p.path! : null, placed ? p.line! : null, placed ? 'new' : null, user.id, t, t],
-      ))!);
+      const row = await insertCommitNote(tx, {
+        projectId: project.id, sha: commit.sha, body: p.note, path: placed ? p.path! : null, line: placed ? p.line! : null,
+        lineType: placed ? 'new' : null, authorId: user.id, at: t,
+      });
       await afterCommitNote(tx, ctx, project, hc, user, commit, row);
       return row;
     });

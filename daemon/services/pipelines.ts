@@ -8,10 +8,9 @@ import { now } from '../context.js';
 import type { CommitStatusRow, PipelineRow } from '../db/schema-ci.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
-import { toCommitStatus, toPipeline } from '../db/rows.js';
 import { parseCiConfig, jobMatchesRef, type CiJob, type PipelineSource } from '../ci/config.js';
 import {
-  compositeStatus, isFinished, nextPipelineStatus, nextStageActions, pipelineCancelTargets, pipelineRetryTargets, pipelineStatus,
+  isFinished, nextPipelineStatus, nextStageActions, pipelineCancelTargets, pipelineRetryTargets, pipelineStatus,
   type BuildStatus, type ProcessableBuild,
 } from '../ci/status.js';
 import type { CiWhen } from '../ci/config-types.js';
@@ -23,7 +22,11 @@ import { projectRepository } from './repositories.js';
 import { applyEvent, changeBuildStatus, latestPipelineBuilds, retryBuilds } from './builds.js';
 import { signalBuildsQueued } from './build-queue.js';
 import { queuePipelineHook } from './ci-hooks.js';
-import { keysetPage } from '../db/keyset.js';
+import {
+  lockPipeline, pipelineBuilds, pipelineById, pipelineStatusesNewestFirst, type PipelineListFilter,
+} from '../db/ci/pipelines.js';
+
+export { countPipelines, listPipelines, pipelineFor, type PipelineListFilter } from '../db/ci/pipelines.js';
 
 
 /** What a pushed ref change needs to create a pipeline; `ref` is the branch or tag name (refs/... prefixes are stripped). */
@@ -41,9 +44,7 @@ const SKIP_CI = /\[(ci skip|skip ci)\]/i;
 
 /** A pipeline by id, or null, through `q` (ctx.data or a transaction). */
 export async function findPipeline(q: Queries, id: number): Promise<PipelineRow | null> {
-  if (!isRowId(id)) return null;
-  const row = await q.get('SELECT * FROM pipelines WHERE id = ?', [id]);
-  return row ? toPipeline(row) : null;
+  return isRowId(id) ? pipelineById(q, id) : null;
 }
 
 /** The commit columns of a pipeline row (message and author, for the hook payloads). */
@@ -188,7 +189,7 @@ export async function processPipeline(ctx: AppContext, pipelineId: number, tx?: 
 
 /** The latest statuses (builds and generic) of a pipeline: highest id per name. */
 export async function latestPipelineStatuses(q: Queries, pipelineId: number): Promise<CommitStatusRow[]> {
-  const rows = (await q.all('SELECT * FROM commit_statuses WHERE pipeline_id = ? ORDER BY id DESC', [pipelineId])).map(toCommitStatus);
+  const rows = await pipelineStatusesNewestFirst(q, pipelineId);
   const seen = new Set<string>();
   return rows.filter((r) => (seen.has(r.name) ? false : (seen.add(r.name), true))).reverse();
 }
@@ -227,9 +228,8 @@ export function pipelineDuration(builds: readonly Pick<CommitStatusRow, 'started
  */
 export async function updatePipelineStatus(ctx: AppContext, q: Queries, pipelineId: number): Promise<PipelineRow | null> {
   if (!isRowId(pipelineId)) return null;
-  const locked = await q.get(`SELECT * FROM pipelines WHERE id = ?${q.dialect.name === 'postgres' ? ' FOR NO KEY UPDATE' : ''}`, [pipelineId]);
-  if (!locked) return null;
-  const p = toPipeline(locked);
+  const p = await lockPipeline(q, pipelineId);
+  if (!p) return null;
   const latest = await latestPipelineStatuses(q, pipelineId);
   const computed = pipelineStatus(latest.map(asStatus), { yamlErrors: !!p.yamlErrors });
   const current = p.status as BuildStatus;
@@ -248,35 +248,10 @@ export async function updatePipelineStatus(ctx: AppContext, q: Queries, pipeline
   return updated;
 }
 
-/**
- * The combined status of every pipeline of a commit (the single commit's `status` field): the composite of the
- * pipeline statuses, or null when the commit has no pipeline.
- */
-export async function commitStatusOf(ctx: AppContext, projectId: number, sha: string): Promise<string | null> {
-  const rows = await ctx.data.all<{ status: string }>('SELECT status FROM pipelines WHERE project_id = ? AND sha = ?', [projectId, sha]);
-  if (!rows.length) return null;
-  return compositeStatus(rows.map((r) => ({ status: r.status as BuildStatus, allowFailure: false })));
-}
-
-/** The newest pipeline of a project for (ref, sha), or null, through `q`. */
-export async function pipelineFor(q: Queries, projectId: number, ref: string | null, sha: string): Promise<PipelineRow | null> {
-  const row = ref === null
-    ? await q.get('SELECT * FROM pipelines WHERE project_id = ? AND sha = ? AND ref IS NULL ORDER BY id DESC LIMIT 1', [projectId, sha])
-    : await q.get('SELECT * FROM pipelines WHERE project_id = ? AND sha = ? AND ref = ? ORDER BY id DESC LIMIT 1', [projectId, sha, ref]);
-  return row ? toPipeline(row) : null;
-}
-
 /** Scopes of GET /projects/:id/pipelines. */
 export const PIPELINE_SCOPES = ['running', 'pending', 'finished', 'branches', 'tags'] as const;
 /** One of PIPELINE_SCOPES. */
 export type PipelineScope = (typeof PIPELINE_SCOPES)[number];
-
-/** A pipeline list filter: the scope, with the current branch or tag names for `branches`/`tags`. */
-export interface PipelineListFilter {
-  scope?: PipelineScope;
-  /** For branches/tags: the ref names that exist now. */
-  refs?: readonly string[];
-}
 
 /** The list filter of a scope; `branches`/`tags` read the ref names that exist now from the repository. */
 export async function pipelineListFilter(ctx: AppContext, project: ProjectRow, scope?: PipelineScope): Promise<PipelineListFilter> {
@@ -285,51 +260,6 @@ export async function pipelineListFilter(ctx: AppContext, project: ProjectRow, s
   const repo = projectRepository(ctx, project);
   const refs = repo.exists() ? [...(await repo.refsUnder(prefix)).keys()].map((r) => r.slice(prefix.length)) : [];
   return { scope, refs };
-}
-
-function pipelineListWhere(dialect: 'sqlite' | 'postgres', projectId: number, f: PipelineListFilter): { where: string; values: unknown[] } {
-  const values: unknown[] = [projectId];
-  let where = 'pl.project_id = ?';
-  switch (f.scope) {
-    case 'running':
-    case 'pending':
-      where += ' AND pl.status = ?';
-      values.push(f.scope);
-      break;
-    case 'finished':
-      where += " AND pl.status IN ('success', 'failed', 'canceled')";
-      break;
-    case 'branches':
-    case 'tags': {
-      const refs = [...(f.refs ?? [])];
-      if (!refs.length) return { where: '1 = 0', values: [] };
-      // The newest pipeline of each existing ref.
-      where += ` AND pl.id IN (SELECT MAX(p2.id) FROM pipelines p2 WHERE p2.project_id = ? AND p2.tag = ${f.scope === 'tags' ? 'TRUE' : 'FALSE'}
-        AND p2.ref IN (SELECT value FROM ${dialect === 'postgres' ? 'json_array_elements_text(?::json) AS t(value)' : 'json_each(?)'}) GROUP BY p2.ref)`;
-      values.push(projectId, JSON.stringify(refs));
-      break;
-    }
-    default:
-      break;
-  }
-  return { where, values };
-}
-
-/** How many pipelines of a project match the filter. */
-export async function countPipelines(ctx: AppContext, projectId: number, f: PipelineListFilter, q: Queries = ctx.data): Promise<number> {
-  const w = pipelineListWhere(q.dialect.name, projectId, f);
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM pipelines pl WHERE ${w.where}`, w.values))?.n ?? 0);
-}
-
-/** One page of a project's pipelines, newest first; with `total` (countPipelines) a deep page costs what the first does (db/keyset.ts). */
-export async function listPipelines(
-  ctx: AppContext, projectId: number, f: PipelineListFilter, limit: number, offset: number, total?: number, q: Queries = ctx.data,
-): Promise<PipelineRow[]> {
-  const w = pipelineListWhere(q.dialect.name, projectId, f);
-  const ids = (await keysetPage<{ id: number }>(ctx, q, { from: 'pipelines pl', where: w.where, values: w.values, key: 'pl.id', id: 'pl.id', desc: true }, limit, offset, total, q !== ctx.data)).map((r) => r.id);
-  if (!ids.length) return [];
-  const rows = new Map((await q.all(`SELECT * FROM pipelines WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((r) => [r.id as number, toPipeline(r)]));
-  return ids.flatMap((id) => rows.get(id) ?? []);
 }
 
 /** A pipeline of a project by id, or null. */
@@ -352,7 +282,7 @@ export async function retryPipeline(ctx: AppContext, pipeline: PipelineRow, user
 
 /** Cancel a pipeline: its pending and running builds are canceled; created ones are then skipped by processing. */
 export async function cancelPipeline(ctx: AppContext, pipeline: PipelineRow): Promise<PipelineRow> {
-  const rows = (await ctx.data.all("SELECT * FROM commit_statuses WHERE pipeline_id = ? AND type = 'build' ORDER BY id", [pipeline.id])).map(toCommitStatus);
+  const rows = await pipelineBuilds(ctx.data, pipeline.id);
   const targets = pipelineCancelTargets(rows.map((b) => ({ status: b.status as BuildStatus, row: b })));
   for (const t of targets) await changeBuildStatus(ctx, t.row.id, 'cancel');
   return (await findPipeline(ctx.data, pipeline.id)) ?? pipeline;

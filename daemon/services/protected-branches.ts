@@ -12,7 +12,7 @@ import { branchName } from '../git/refs.js';
 import type { RefRule } from '../git/hooks.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
 import type { Queries } from '../db/layer/types.js';
-import { toProtectedBranch } from '../db/rows.js';
+import { deleteProtectedBranch, protectedBranchRules, upsertProtectedBranch } from '../db/git-refs.js';
 import { notFound } from '../errors.js';
 import { canProject, projectAccessLevelAsync } from '../policy/permissions.js';
 import { getSettings } from './settings.js';
@@ -47,11 +47,9 @@ export function ruleMatches(rule: string, branch: string): boolean {
   return re.test(branch);
 }
 
-const SELECT_RULES = 'SELECT * FROM protected_branches WHERE project_id = ? ORDER BY name';
-
 /** A project's protected branch rules, sorted by name, on the data layer (`q`: ctx.data or a transaction). */
 export async function listProtectedBranches(ctx: Pick<AppContext, 'data'>, projectId: number, q: Queries = ctx.data): Promise<ProtectedBranchRow[]> {
-  return (await q.all(SELECT_RULES, [projectId])).map(toProtectedBranch);
+  return protectedBranchRules(q, projectId);
 }
 
 /**
@@ -67,17 +65,7 @@ export async function protectBranch(
   const push = flags.developersCanPush ?? null;
   const merge = flags.developersCanMerge ?? null;
   try {
-    const row = await ctx.data.get(
-      `INSERT INTO protected_branches (project_id, name, developers_can_push, developers_can_merge, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (project_id, name) DO UPDATE SET
-         developers_can_push = COALESCE(?, protected_branches.developers_can_push),
-         developers_can_merge = COALESCE(?, protected_branches.developers_can_merge),
-         updated_at = excluded.updated_at
-       RETURNING *`,
-      [projectId, name, push ?? false, merge ?? false, t, t, push, merge],
-    );
-    return toProtectedBranch(row!);
+    return await upsertProtectedBranch(ctx.data, projectId, name, push, merge, t);
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
@@ -86,7 +74,7 @@ export async function protectBranch(
 
 /** Remove the rule with exactly this name; false when there was none. */
 export async function unprotectBranch(ctx: Pick<AppContext, 'data'>, projectId: number, name: string): Promise<boolean> {
-  return (await ctx.data.run('DELETE FROM protected_branches WHERE project_id = ? AND name = ?', [projectId, name])).changes > 0;
+  return deleteProtectedBranch(ctx.data, projectId, name);
 }
 
 /**

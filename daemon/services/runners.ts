@@ -8,14 +8,16 @@ import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
-import type { Queries } from '../db/layer/types.js';
-import { toRunner } from '../db/rows.js';
+import {
+  countRunnerProjects, deleteRunnerRow, insertRunner, isRunnerLinked, linkRunnerProject, lockRunnerRow, pickBuildFor, runnerById,
+  runnerByTokenHash, unlinkRunnerProject, updateRunnerRow,
+} from '../db/runners.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
 import { conflict, forbidden, notFound, validationError } from '../errors.js';
 import { hashToken } from '../secrets.js';
 import { getSettings } from './settings.js';
 import { changeBuildStatusIn } from './builds.js';
-import { isRowId } from '../db/builds.js';
+import { assignBuildToRunner, isRowId, unclaimedPendingIds } from '../db/builds.js';
 import { newBuildToken, projectForRunnersToken, safeEqual } from './build-tokens.js';
 import { counter } from '../metrics.js';
 
@@ -95,13 +97,11 @@ export async function registerRunner(ctx: AppContext, p: RegisterRunnerParams): 
   const info = infoColumns(p.info);
   try {
     const runner = await ctx.data.transaction(async (tx) => {
-      const row = toRunner((await tx.get(
-        `INSERT INTO runners (token_hash, description, is_shared, locked, run_untagged, tag_list, name, version, revision, platform, architecture, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        [hashToken(token), text(p.description), shared, bool(p.locked) ?? false, runUntagged, JSON.stringify(tags), info.name ?? null, info.version ?? null,
-          info.revision ?? null, info.platform ?? null, info.architecture ?? null, at, at],
-      ))!);
-      if (projectId !== null) await tx.run('INSERT INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?)', [row.id, projectId, at]);
+      const row = await insertRunner(tx, {
+        tokenHash: hashToken(token), description: text(p.description), isShared: shared, locked: bool(p.locked) ?? false, runUntagged,
+        tagList: JSON.stringify(tags), ...info, at,
+      });
+      if (projectId !== null) await linkRunnerProject(tx, row.id, projectId, at);
       return row;
     });
     return { runner, token };
@@ -114,25 +114,17 @@ export async function registerRunner(ctx: AppContext, p: RegisterRunnerParams): 
 /** The runner with this token, or null. */
 export async function runnerForToken(ctx: AppContext, token: string | undefined | null): Promise<RunnerRow | null> {
   if (!token) return null;
-  const row = await ctx.data.get('SELECT * FROM runners WHERE token_hash = ?', [hashToken(token)]);
-  return row ? toRunner(row) : null;
+  return runnerByTokenHash(ctx.data, hashToken(token));
 }
 
 /** A runner by id, or null. */
-export async function findRunner(ctx: AppContext, id: number, q: Queries = ctx.data): Promise<RunnerRow | null> {
-  if (!isRowId(id)) return null;
-  const row = await q.get('SELECT * FROM runners WHERE id = ?', [id]);
-  return row ? toRunner(row) : null;
-}
-
-/** Ids of the projects a runner is assigned to. */
-export async function runnerProjectIds(ctx: AppContext, runnerId: number, q: Queries = ctx.data): Promise<number[]> {
-  return (await q.all<{ id: number }>('SELECT project_id AS id FROM runner_projects WHERE runner_id = ? ORDER BY project_id', [runnerId])).map((r) => r.id);
+export async function findRunner(ctx: AppContext, id: number): Promise<RunnerRow | null> {
+  return isRowId(id) ? runnerById(ctx.data, id) : null;
 }
 
 /** Delete a runner and its project links (its builds keep running without it). */
 export async function deleteRunner(ctx: AppContext, runner: RunnerRow): Promise<void> {
-  await ctx.data.run('DELETE FROM runners WHERE id = ?', [runner.id]);
+  await deleteRunnerRow(ctx.data, runner.id);
 }
 
 /** What PUT /runners/:id may change (only the given keys are written). */
@@ -142,19 +134,6 @@ export interface RunnerUpdate {
   tag_list?: string | string[];
   run_untagged?: boolean;
   locked?: boolean;
-}
-
-const RUNNER_COLUMNS: Record<string, string> = {
-  description: 'description', active: 'active', runUntagged: 'run_untagged', locked: 'locked', tagList: 'tag_list', updatedAt: 'updated_at',
-  contactedAt: 'contacted_at', name: 'name', version: 'version', revision: 'revision', platform: 'platform', architecture: 'architecture',
-};
-
-/** UPDATE a runner row from camelCase fields; the row afterwards, or null when it is gone. */
-async function updateRunnerRow(q: Queries, id: number, set: Partial<RunnerRow>): Promise<RunnerRow | null> {
-  const keys = Object.keys(set).filter((k) => set[k as keyof RunnerRow] !== undefined);
-  const row = await q.get(`UPDATE runners SET ${keys.map((k) => `${RUNNER_COLUMNS[k]} = ?`).join(', ')} WHERE id = ? RETURNING *`,
-    [...keys.map((k) => set[k as keyof RunnerRow]), id]);
-  return row ? toRunner(row) : null;
 }
 
 /**
@@ -181,14 +160,14 @@ export async function updateRunner(ctx: AppContext, runner: RunnerRow, p: Runner
 
 /** Enable a runner for one more project; 409 when it already is (404 when the runner or project went meanwhile). */
 export async function enableRunner(ctx: AppContext, runner: RunnerRow, projectId: number): Promise<void> {
-  let r;
+  let linked;
   try {
-    r = await ctx.data.run('INSERT INTO runner_projects (runner_id, project_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [runner.id, projectId, now()]);
+    linked = await linkRunnerProject(ctx.data, runner.id, projectId, now());
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('Runner');
     throw e;
   }
-  if (r.changes === 0) throw conflict('Runner was already enabled for this project');
+  if (!linked) throw conflict('Runner was already enabled for this project');
 }
 
 /**
@@ -199,12 +178,10 @@ export async function enableRunner(ctx: AppContext, runner: RunnerRow, projectId
 export async function disableRunner(ctx: AppContext, runnerId: number, projectId: number): Promise<void> {
   if (!isRowId(runnerId)) throw notFound('Runner');
   await ctx.data.transaction(async (tx) => {
-    if (tx.dialect.name === 'postgres') await tx.get('SELECT id FROM runners WHERE id = ? FOR UPDATE', [runnerId]);
-    const linked = await tx.get('SELECT 1 AS one FROM runner_projects WHERE runner_id = ? AND project_id = ?', [runnerId, projectId]);
-    if (!linked) throw notFound('Runner');
-    const n = Number((await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?', [runnerId]))!.n);
-    if (n === 1) throw forbidden('Only one project associated with the runner. Please remove the runner instead');
-    await tx.run('DELETE FROM runner_projects WHERE runner_id = ? AND project_id = ?', [runnerId, projectId]);
+    await lockRunnerRow(tx, runnerId);
+    if (!(await isRunnerLinked(tx, runnerId, projectId))) throw notFound('Runner');
+    if ((await countRunnerProjects(tx, runnerId)) === 1) throw forbidden('Only one project associated with the runner. Please remove the runner instead');
+    await unlinkRunnerProject(tx, runnerId, projectId);
   });
 }
 
@@ -223,30 +200,7 @@ export async function touchRunner(ctx: AppContext, runner: RunnerRow, info: unkn
 
 /** Which of these builds still wait for a runner (pending, no runner): held runners stop trying once none does. */
 export async function pendingBuildIds(ctx: AppContext, ids: readonly number[]): Promise<number[]> {
-  const valid = ids.filter(isRowId);
-  if (!valid.length) return [];
-  const d = ctx.data.dialect;
-  return (await ctx.data.all<{ id: number }>(`SELECT id FROM commit_statuses WHERE id IN ${d.inIds} AND status = 'pending' AND runner_id IS NULL`, [d.ids(valid)]))
-    .map((r) => Number(r.id));
-}
-
-/**
- * The oldest pending build a runner may take (one statement text per kind of runner). On PostgreSQL the row is locked
- * with `FOR UPDATE OF cs SKIP LOCKED`: a build another daemon's claim holds is passed over, never waited on or taken
- * twice; the tags are a jsonb containment there, json_each on SQLite (whose single writer serialises claims).
- */
-function candidateSql(dialect: 'sqlite' | 'postgres', runner: RunnerRow): string {
-  const inProjects = 'cs.project_id IN (SELECT project_id FROM runner_projects WHERE runner_id = ?)';
-  const scope = runner.isShared
-    ? `p.shared_runners_enabled = TRUE${runner.locked ? ` AND ${inProjects}` : ''}`
-    : inProjects;
-  const untagged = runner.runUntagged ? '' : " AND cs.tag_list <> '[]'";
-  const tags = dialect === 'postgres'
-    ? ' AND cs.tag_list::jsonb <@ ?::jsonb'
-    : ' AND NOT EXISTS (SELECT 1 FROM json_each(cs.tag_list) t WHERE t.value NOT IN (SELECT value FROM json_each(?)))';
-  return `SELECT cs.id FROM commit_statuses cs JOIN projects p ON p.id = cs.project_id
-    WHERE cs.status = 'pending' AND cs.type = 'build' AND cs.runner_id IS NULL AND p.builds_enabled = TRUE AND ${scope}${untagged}${tags}
-    ORDER BY cs.id LIMIT 1${dialect === 'postgres' ? ' FOR UPDATE OF cs SKIP LOCKED' : ''}`;
+  return unclaimedPendingIds(ctx.data, ids.filter(isRowId));
 }
 
 /**
@@ -266,22 +220,16 @@ const CLAIMED = claims({ result: 'claimed' });
 const NOTHING = claims({ result: 'none' });
 
 async function claimOne(ctx: AppContext, runner: RunnerRow): Promise<{ build: CommitStatusRow; token: string } | null> {
-  const pick = candidateSql(ctx.data.dialect.name, runner);
-  const args: unknown[] = [];
-  if (!runner.isShared || runner.locked) args.push(runner.id);
-  args.push(JSON.stringify(runnerTags(runner)));
+  const tags = runnerTags(runner);
   // A candidate whose conditional UPDATE changed nothing (taken meanwhile) is picked again.
   for (let attempt = 0; attempt < 16; attempt++) {
     const { token, hash, sealed } = newBuildToken(ctx);
     const result = await ctx.data.transaction(async (tx) => {
-      const candidate = await tx.get<{ id: number }>(pick, args);
-      if (!candidate) return { done: true as const, build: null };
-      const at = now();
-      const r = await tx.run("UPDATE commit_statuses SET runner_id = ?, token_hash = ?, token_sealed = ?, updated_at = ? WHERE id = ? AND status = 'pending' AND runner_id IS NULL",
-        [runner.id, hash, sealed, at, candidate.id]);
-      if (r.changes !== 1) return { done: false as const, build: null };
-      const running = await changeBuildStatusIn(ctx, tx, candidate.id, 'run', { runnerId: runner.id });
-      if (!running || running.status !== 'running') throw new Error(`claimed build ${candidate.id} did not start running`);
+      const candidate = await pickBuildFor(tx, runner, tags);
+      if (candidate === undefined) return { done: true as const, build: null };
+      if (!(await assignBuildToRunner(tx, candidate, runner.id, { hash, sealed }, now()))) return { done: false as const, build: null };
+      const running = await changeBuildStatusIn(ctx, tx, candidate, 'run', { runnerId: runner.id });
+      if (!running || running.status !== 'running') throw new Error(`claimed build ${candidate} did not start running`);
       return { done: true as const, build: running };
     });
     if (result.build) return { build: result.build, token };

@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import type { AppContext } from '../context.js';
 import { now } from '../context.js';
 import type { Queries } from '../db/layer/types.js';
+import { advanceTraceSize, setTraceSize, traceSize } from '../db/builds.js';
 import { registerStorage } from './storage.js';
 
 /** The PostgreSQL channel of trace changes; the payload is `<build id>` (appended) or `<build id>:r` (rewritten). */
@@ -132,16 +133,14 @@ function notify(buildId: number, event: TraceEvent): void {
 export async function appendTrace(ctx: AppContext, build: TraceBuild, offset: number, data: Buffer): Promise<{ ok: boolean; length: number }> {
   const file = tracePath(ctx, build);
   const result = await ctx.data.transaction(async (tx) => {
-    const row = await tx.get<{ n: number }>('SELECT trace_size AS n FROM commit_statuses WHERE id = ?', [build.id]);
-    const current = row ? Number(row.n) : 0;
-    if (!row || offset !== current) return { ok: false, length: current };
+    const size = await traceSize(tx, build.id);
+    const current = size ?? 0;
+    if (size === undefined || offset !== current) return { ok: false, length: current };
     if (data.length === 0) return { ok: true, length: current };
     const length = current + data.length;
-    const claimed = await tx.run('UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ? AND trace_size = ?', [length, now(), build.id, offset]);
-    if (claimed.changes !== 1) {
+    if (!(await advanceTraceSize(tx, build.id, offset, length, now()))) {
       // Another daemon appended first (its transaction committed while this one waited on the row).
-      const after = await tx.get<{ n: number }>('SELECT trace_size AS n FROM commit_statuses WHERE id = ?', [build.id]);
-      return { ok: false, length: after ? Number(after.n) : 0 };
+      return { ok: false, length: (await traceSize(tx, build.id)) ?? 0 };
     }
     await notifyTrace(tx, build.id);
     // Synchronous: the bytes are on disk before the size that covers them commits.
@@ -156,7 +155,7 @@ export async function appendTrace(ctx: AppContext, build: TraceBuild, offset: nu
 export async function replaceTrace(ctx: AppContext, build: TraceBuild, text: string | Buffer): Promise<void> {
   const data = Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8');
   await ctx.data.transaction(async (tx) => {
-    await tx.run('UPDATE commit_statuses SET trace_size = ?, updated_at = ? WHERE id = ?', [data.length, now(), build.id]);
+    await setTraceSize(tx, build.id, data.length, now());
     await notifyTrace(tx, build.id, true);
     replaceFileDurablySync(tracePath(ctx, build), data);
   });
@@ -166,7 +165,7 @@ export async function replaceTrace(ctx: AppContext, build: TraceBuild, text: str
 /** Delete a build's trace (erase, project removal); trace_size becomes 0. */
 export async function removeTrace(ctx: AppContext, build: TraceBuild): Promise<void> {
   await ctx.data.transaction(async (tx) => {
-    await tx.run('UPDATE commit_statuses SET trace_size = 0, updated_at = ? WHERE id = ?', [now(), build.id]);
+    await setTraceSize(tx, build.id, 0, now());
     await notifyTrace(tx, build.id, true);
     rmSync(tracePath(ctx, build), { force: true });
   });

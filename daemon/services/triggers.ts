@@ -12,7 +12,10 @@ import type { ProjectRow } from '../db/schema.js';
 import type { PipelineRow } from '../db/schema-ci.js';
 import type { Queries } from '../db/layer/types.js';
 import { isForeignKeyViolation } from '../db/layer/errors.js';
-import { toTrigger, toTriggerRequest, type TriggerRequestRow, type TriggerRow } from '../db/rows.js';
+import type { TriggerRequestRow, TriggerRow } from '../db/rows.js';
+import {
+  insertTrigger, insertTriggerRequest, liveTriggerOfTokenHash, markTriggerDeleted, triggerByTokenHash, triggerLive, triggerRequestRowOfPipeline,
+} from '../db/ci/triggers.js';
 import { badRequestMessage, notFound } from '../errors.js';
 import { hashToken } from '../secrets.js';
 import { preparePipelineForTrigger, writePreparedPipeline } from './pipelines.js';
@@ -28,31 +31,14 @@ export interface TriggeredPipeline {
   pipeline: PipelineRow;
 }
 
-/** Every column of a trigger and its last use (8.13 Trigger#last_used: the newest trigger request's created_at). */
-const SELECT_TRIGGER = `SELECT t.*, (SELECT MAX(r.created_at) FROM ci_trigger_requests r WHERE r.trigger_id = t.id) AS last_used
-  FROM ci_triggers t`;
-
 /** The plain token of a trigger row. */
 export function triggerToken(ctx: AppContext, row: TriggerRow): string {
   return ctx.secrets.open(row.tokenSealed);
 }
 
-/** Number of live (not deleted) triggers of a project. */
-export async function countTriggers(ctx: AppContext, projectId: number, q: Queries = ctx.data): Promise<number> {
-  const row = await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM ci_triggers WHERE project_id = ? AND deleted_at IS NULL', [projectId]);
-  return Number(row?.n ?? 0);
-}
-
-/** One page of a project's live triggers, oldest first. */
-export async function listTriggers(ctx: AppContext, projectId: number, limit: number, offset: number, q: Queries = ctx.data): Promise<TriggerRow[]> {
-  const rows = await q.all(`${SELECT_TRIGGER} WHERE t.project_id = ? AND t.deleted_at IS NULL ORDER BY t.id LIMIT ? OFFSET ?`, [projectId, limit, offset]);
-  return rows.map(toTrigger);
-}
-
 /** A project's live trigger by its token, or null. */
-export async function findTrigger(ctx: AppContext, projectId: number, token: string, q: Queries = ctx.data): Promise<TriggerRow | null> {
-  const row = await q.get(`${SELECT_TRIGGER} WHERE t.project_id = ? AND t.token_hash = ? AND t.deleted_at IS NULL`, [projectId, hashToken(token)]);
-  return row ? toTrigger(row) : null;
+export function findTrigger(ctx: AppContext, projectId: number, token: string): Promise<TriggerRow | null> {
+  return triggerByTokenHash(ctx.data, projectId, hashToken(token));
 }
 
 /** Create a trigger with a new token (8.13: SecureRandom.hex(15)). 404 when the project was deleted meanwhile. */
@@ -60,11 +46,7 @@ export async function createTrigger(ctx: AppContext, project: ProjectRow): Promi
   const token = randomBytes(15).toString('hex');
   const at = now();
   try {
-    const row = await ctx.data.get(
-      'INSERT INTO ci_triggers (project_id, token_hash, token_sealed, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *',
-      [project.id, hashToken(token), ctx.secrets.seal(token), at, at],
-    );
-    return toTrigger(row!);
+    return await insertTrigger(ctx.data, project.id, hashToken(token), ctx.secrets.seal(token), at);
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
@@ -77,12 +59,8 @@ export async function createTrigger(ctx: AppContext, project: ProjectRow): Promi
  */
 export async function deleteTrigger(ctx: AppContext, projectId: number, token: string): Promise<TriggerRow | null> {
   return ctx.data.transaction(async (tx) => {
-    const at = now();
-    const r = await tx.run('UPDATE ci_triggers SET deleted_at = ?, updated_at = ? WHERE project_id = ? AND token_hash = ? AND deleted_at IS NULL',
-      [at, at, projectId, hashToken(token)]);
-    if (!r.changes) return null;
-    const row = await tx.get(`${SELECT_TRIGGER} WHERE t.project_id = ? AND t.token_hash = ?`, [projectId, hashToken(token)]);
-    return row ? toTrigger(row) : null;
+    if (!(await markTriggerDeleted(tx, projectId, hashToken(token), now()))) return null;
+    return triggerByTokenHash(tx, projectId, hashToken(token), true);
   });
 }
 
@@ -109,24 +87,21 @@ function openRequest(ctx: AppContext, row: TriggerRequestRow): TriggerRequest {
 export async function runTrigger(
   ctx: AppContext, project: ProjectRow, token: string, ref: string, variables: Record<string, string> | null,
 ): Promise<TriggeredPipeline> {
-  const trigger = await ctx.data.get<{ id: number; project_id: number }>(
-    'SELECT id, project_id FROM ci_triggers WHERE token_hash = ? AND deleted_at IS NULL', [hashToken(token)]);
-  if (!trigger || trigger.project_id !== project.id) throw notFound();
+  const trigger = await liveTriggerOfTokenHash(ctx.data, hashToken(token));
+  if (!trigger || trigger.projectId !== project.id) throw notFound();
   const prepared = await preparePipelineForTrigger(ctx, project, ref);
   if (!prepared) throw badRequestMessage('No builds created');
   try {
     const made = await ctx.data.transaction(async (tx) => {
       // the trigger may have been deleted while the repository was read
-      if (!(await tx.get('SELECT id FROM ci_triggers WHERE id = ? AND deleted_at IS NULL', [trigger.id]))) return null;
+      if (!(await triggerLive(tx, trigger.id))) return null;
       const pipeline = await writePreparedPipeline(ctx, tx, project, null, prepared);
       const at = now();
       const sealed = variables === null ? null : ctx.secrets.seal(JSON.stringify(variables));
-      const row = await tx.get('INSERT INTO ci_trigger_requests (trigger_id, pipeline_id, variables, created_at, updated_at) VALUES (?, ?, ?, ?, ?) RETURNING *',
-        [trigger.id, pipeline.id, sealed, at, at]);
-      return { row: row!, pipeline };
+      return { row: await insertTriggerRequest(tx, trigger.id, pipeline.id, sealed, at), pipeline };
     });
     if (!made) throw notFound();
-    return { request: openRequest(ctx, toTriggerRequest(made.row)), pipeline: made.pipeline };
+    return { request: openRequest(ctx, made.row), pipeline: made.pipeline };
   } catch (e) {
     if (isForeignKeyViolation(e)) throw notFound('Project');
     throw e;
@@ -135,6 +110,6 @@ export async function runTrigger(
 
 /** The trigger request that created a pipeline, variables opened, or null for a pipeline no trigger made. */
 export async function triggerRequestOfPipeline(ctx: AppContext, pipelineId: number, q: Queries = ctx.data): Promise<TriggerRequest | null> {
-  const row = await q.get('SELECT * FROM ci_trigger_requests WHERE pipeline_id = ? ORDER BY id LIMIT 1', [pipelineId]);
-  return row ? openRequest(ctx, toTriggerRequest(row)) : null;
+  const row = await triggerRequestRowOfPipeline(q, pipelineId);
+  return row ? openRequest(ctx, row) : null;
 }

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, drive, pipelinesOf, pushFiles, rows, statusByName } from '../helpers/ci.js';
-import { commitStatusOf, createPipelineForPush, processPipeline } from '../../daemon/services/pipelines.js';
+import { createPipelineForPush, processPipeline } from '../../daemon/services/pipelines.js';
+import { commitStatusOf } from '../../daemon/services/commits.js';
 import { changeBuildStatus, findBuild, onBuildFinished, settleBuildWork } from '../../daemon/services/builds.js';
 import { pipelineDuration } from '../../daemon/services/pipelines.js';
 

@@ -9,9 +9,8 @@ import {
   ACTORS, countStatements, expectedStatus, insertIssue, insertLabel, insertMergeRequest, linkLabel,
   sqlValue, type Actor,
 } from '../helpers/collaboration.js';
-import {
-  findOrCreateLabels, labelsByTitle, labelTitlesOf, setTargetLabels,
-} from '../../daemon/services/collaboration/labels.js';
+import { findOrCreateLabels, labelsByTitle, setTargetLabels } from '../../daemon/services/collaboration/labels.js';
+import { labelTitlesOf } from '../../daemon/db/labels.js';
 import {
   subscribe, subscribedSet, unsubscribe,
 } from '../../daemon/services/collaboration/subscriptions.js';

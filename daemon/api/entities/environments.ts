@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { DeploymentRow, EnvironmentRow } from '../../db/rows.js';
 import { statusRowsInOrder } from '../../db/builds.js';
-import { environmentsById } from '../../services/environments/index.js';
+import { environmentsById } from '../../db/ci/environments.js';
 import { Nullable } from '../params.js';
 import { BuildSchema, presentBuilds } from './builds.js';
 import { usersByIds } from '../../db/users.js';
@@ -35,7 +35,7 @@ export async function presentEnvironment(ctx: AppContext, viewer: UserRow, proje
 export async function presentDeployments(ctx: AppContext, project: ProjectRow, rows: readonly DeploymentRow[]) {
   if (!rows.length) return [];
   const users = await usersByIds(ctx.data, rows.map((r) => r.userId));
-  const envs = await environmentsById(ctx, rows.map((r) => r.environmentId));
+  const envs = await environmentsById(ctx.data, rows.map((r) => r.environmentId));
   const buildIds = [...new Set(rows.map((r) => r.deployableId).filter((i): i is number => i !== null))];
   const builds = await statusRowsInOrder(ctx.data, buildIds);
   const presented = await presentBuilds(ctx, project, builds);

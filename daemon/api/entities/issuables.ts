@@ -6,8 +6,9 @@
 import type { AppContext } from '../../context.js';
 import type { MilestoneRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
-import { toUser } from '../../db/rows.js';
-import { labelTitlesOf } from '../../services/collaboration/labels.js';
+import { usersByIds } from '../../db/users.js';
+import { projectFullPaths } from '../../db/projects.js';
+import { labelTitlesOf } from '../../db/labels.js';
 import { milestonesById } from '../../services/collaboration/milestones.js';
 import { voteCounts } from '../../services/collaboration/award-emoji.js';
 import { userNotesCounts } from '../../services/collaboration/notes.js';
@@ -51,14 +52,7 @@ export async function loadIssuablePage(
     votes: await voteCounts(q, type, ids),
     notes: await userNotesCounts(q, type, ids),
     subscribed: viewer ? await subscribedSet(q, viewer.id, type, ids, implicit) : new Set<number>(),
-    users: userIds.length
-      ? new Map((await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(userIds)])).map((u) => [u.id as number, toUser(u)]))
-      : new Map(),
-    webUrls: projectIds.length
-      ? new Map((await q.all<{ id: number; ns: string; path: string }>(
-        `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${q.dialect.inIds}`,
-        [q.dialect.ids(projectIds)],
-      )).map((r) => [r.id, `${base}/${r.ns}/${r.path}`]))
-      : new Map(),
+    users: await usersByIds(q, userIds),
+    webUrls: new Map([...(await projectFullPaths(q, projectIds))].map(([id, p]) => [id, `${base}/${p.namespacePath}/${p.path}`])),
   };
 }

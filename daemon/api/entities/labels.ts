@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import type { LabelRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { confidentialIssuesWhere } from '../../policy/permissions.js';
-import { labelCounts } from '../../services/collaboration/labels.js';
+import { labelCounts } from '../../db/labels.js';
 import { subscribedSet } from '../../services/collaboration/subscriptions.js';
 import { Nullable } from '../params.js';
 

@@ -5,7 +5,8 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { RunnerRow } from '../../db/schema-ci.js';
 import { projectIdsMeeting, projectsByIds } from '../../db/projects.js';
 import { authorizedProjectsWhere, canProjectAsync } from '../../policy/permissions.js';
-import { runnerProjectIds, runnerTags } from '../../services/runners.js';
+import { runnerTags } from '../../services/runners.js';
+import { runnerProjectIds } from '../../db/runners.js';
 import { Nullable } from '../params.js';
 import { BasicProjectSchema, presentBasicProjects } from './projects.js';
 
@@ -21,7 +22,7 @@ export const RunnerSchema = Type.Object({
 
 /** The RunnerDetails entity; `projects` lists only those the viewer is authorized on (all for admins). */
 export async function runnerDetails(ctx: AppContext, viewer: UserRow, runner: RunnerRow) {
-  const ids = await runnerProjectIds(ctx, runner.id);
+  const ids = await runnerProjectIds(ctx.data, runner.id);
   const rows = await projectsByIds(ctx.data, ids);
   let visible: ProjectRow[] = rows;
   if (!viewer.isAdmin && rows.length) {

@@ -8,26 +8,14 @@ import type { AwardEmojiRow, AwardableType } from '../../db/schema-collaboration
 import type { UserRow } from '../../db/schema.js';
 import { isEmojiName, normalizeEmojiName } from './emoji-names.js';
 import type { Queries } from '../../db/layer/types.js';
-import { toAwardEmoji } from '../../db/rows.js';
+import { awardOf, deleteAwardRow, insertAward } from '../../db/collaboration/award-emoji.js';
+import { noteableRowLive, noteBody } from '../../db/notes.js';
+
 import { notFoundMessage } from '../../errors.js';
 import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 import { snippetLive } from '../snippets.js';
 
-/** Upvotes (thumbsup) and downvotes (thumbsdown) per awardable: one query for a page. */
-export async function voteCounts(q: Queries, type: AwardableType, ids: number[]): Promise<Map<number, { upvotes: number; downvotes: number }>> {
-  const out = new Map<number, { upvotes: number; downvotes: number }>();
-  if (!ids.length) return out;
-  const unique = [...new Set(ids)];
-  for (const id of unique) out.set(id, { upvotes: 0, downvotes: 0 });
-  const rows = await q.all<{ id: number; name: string; n: number }>(`SELECT awardable_id AS id, name, COUNT(*) AS n FROM award_emoji
-    WHERE awardable_type = ? AND awardable_id IN ${q.dialect.inIds} AND name IN ('thumbsup', 'thumbsdown') GROUP BY awardable_id, name`,
-  [type, q.dialect.ids(unique)]);
-  for (const r of rows) {
-    const c = out.get(r.id)!;
-    if (r.name === 'thumbsup') c.upvotes = Number(r.n); else c.downvotes = Number(r.n);
-  }
-  return out;
-}
+export { countAwards, deleteAwardsOf, listAwards, voteCounts } from '../../db/collaboration/award-emoji.js';
 
 /** What awarding needs to know about the issue, merge request, snippet or note. */
 export interface Awardable {
@@ -36,23 +24,10 @@ export interface Awardable {
   authorId: number | null;
 }
 
-/** Awards of an awardable, oldest first. */
-export async function listAwards(q: Queries, awardable: Pick<Awardable, 'type' | 'id'>, limit: number, offset: number): Promise<AwardEmojiRow[]> {
-  return (await q.all<Record<string, unknown>>(`SELECT * FROM award_emoji WHERE awardable_type = ? AND awardable_id = ? ORDER BY id LIMIT ? OFFSET ?`,
-    [awardable.type, awardable.id, limit, offset])).map(toAwardEmoji);
-}
-
-/** How many awards an awardable has. */
-export async function countAwards(q: Queries, awardable: Pick<Awardable, 'type' | 'id'>): Promise<number> {
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM award_emoji WHERE awardable_type = ? AND awardable_id = ?`, [awardable.type, awardable.id]))!.n);
-}
-
 /** One award of an awardable, or null. */
 export async function findAward(q: Queries, awardable: Pick<Awardable, 'type' | 'id'>, awardId: number): Promise<AwardEmojiRow | null> {
   if (!Number.isSafeInteger(awardId) || Math.abs(awardId) > INT_MAX) return null;
-  const row = await q.get<Record<string, unknown>>(`SELECT * FROM award_emoji WHERE id = ? AND awardable_type = ? AND awardable_id = ?`,
-    [awardId, awardable.type, awardable.id]);
-  return row ? toAwardEmoji(row) : null;
+  return awardOf(q, awardable, awardId);
 }
 
 /** 8.x Awardable#user_can_award?: the author of a thing may not vote (thumbsup/thumbsdown) on it. */
@@ -77,12 +52,12 @@ export async function awardableLive(tx: Queries, awardable: Pick<Awardable, 'typ
   switch (awardable.type) {
     case 'Issue':
       await lockAsync(tx, LOCKS.issue, awardable.id);
-      return !!(await tx.get(`SELECT 1 AS x FROM issues WHERE id = ? AND deleted_at IS NULL`, [awardable.id]));
+      return noteableRowLive(tx, { type: 'Issue', id: awardable.id });
     case 'MergeRequest':
-      return !!(await tx.get(`SELECT 1 AS x FROM merge_requests WHERE id = ? AND deleted_at IS NULL`, [awardable.id]));
+      return noteableRowLive(tx, { type: 'MergeRequest', id: awardable.id });
     case 'Note':
       await lockAsync(tx, LOCKS.note, awardable.id);
-      return !!(await tx.get(`SELECT 1 AS x FROM notes WHERE id = ?`, [awardable.id]));
+      return (await noteBody(tx, awardable.id)) !== undefined;
     case 'Snippet':
       return snippetLive(tx, awardable.id);
     default:
@@ -93,13 +68,8 @@ export async function awardableLive(tx: Queries, awardable: Pick<Awardable, 'typ
 /** Award `name` in the caller's transaction (see createAward); null when the awardable is gone. */
 async function createAwardIn(tx: Queries, actor: UserRow, awardable: Awardable, n: string): Promise<AwardResult | null> {
   if (!(await awardableLive(tx, awardable))) return null;
-  const t = now();
-  const row = await tx.get<Record<string, unknown>>(
-    `INSERT INTO award_emoji (name, user_id, awardable_type, awardable_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (awardable_type, awardable_id, name, user_id) DO NOTHING RETURNING *`,
-    [n, actor.id, awardable.type, awardable.id, t, t],
-  );
-  return row ? { award: toAwardEmoji(row) } : { errors: { name: ['has already been taken'] } };
+  const award = await insertAward(tx, awardable, actor.id, n, now());
+  return award ? { award } : { errors: { name: ['has already been taken'] } };
 }
 
 /**
@@ -117,13 +87,8 @@ export async function createAward(ctx: AppContext, actor: UserRow, awardable: Aw
 
 /** Remove an award (the route checks it is the caller's, or the caller is an admin); 404 when removed meanwhile. */
 export async function removeAward(ctx: AppContext, award: AwardEmojiRow): Promise<AwardEmojiRow> {
-  if ((await ctx.data.run(`DELETE FROM award_emoji WHERE id = ?`, [award.id])).changes === 0) throw notFoundMessage('404 Not found');
+  if (!(await deleteAwardRow(ctx.data, award.id))) throw notFoundMessage('404 Not found');
   return award;
-}
-
-/** Delete every award of awardables (for a deleted note, issue or merge request), in the caller's transaction. */
-export async function deleteAwardsOf(tx: Queries, type: AwardableType, ids: number[]): Promise<void> {
-  if (ids.length) await tx.run(`DELETE FROM award_emoji WHERE awardable_type = ? AND awardable_id IN ${tx.dialect.inIds}`, [type, tx.dialect.ids(ids)]);
 }
 
 const EMOJI_ONLY = /^:([a-z0-9_+-]+):\s?$/;

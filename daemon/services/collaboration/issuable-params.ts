@@ -1,6 +1,7 @@
 /** Parameters that issues and merge requests take alike (labels, assignee_id). */
 import { validationError } from '../../errors.js';
 import type { Queries } from '../../db/layer/types.js';
+import { userById } from '../../db/users.js';
 
 /** Split a comma-separated labels param into trimmed titles (blank ones dropped). */
 export function labelTitles(labels: string | undefined): string[] {
@@ -11,7 +12,7 @@ export function labelTitles(labels: string | undefined): string[] {
 export async function assigneeOf(tx: Queries, id: number | undefined): Promise<number | null | undefined> {
   if (id === undefined) return undefined;
   if (id === 0) return null;
-  const u = Number.isSafeInteger(id) && Math.abs(id) <= 2147483647 ? await tx.get<{ id: number }>(`SELECT id FROM users WHERE id = ?`, [id]) : undefined;
+  const u = Number.isSafeInteger(id) && Math.abs(id) <= 2147483647 ? await userById(tx, id) : null;
   if (!u) throw validationError({ assignee_id: ['is invalid'] });
   return u.id;
 }

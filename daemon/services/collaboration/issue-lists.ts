@@ -8,13 +8,14 @@ import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { UntilNextWrite } from '../../db/read-cache.js';
 import { keysetPage, type KeysetList } from '../../db/keyset.js';
-import { placeholders } from '../../db/sql.js';
 import {
   confidentialIssuesWhere, issueProjectsWhere, readableIssuesWhere, seesConfidentialIssues, type SqlCondition,
 } from '../../policy/permissions.js';
 import type { Queries } from '../../db/layer/types.js';
 import { INT_MAX } from './tx.js';
-import { toIssue } from '../../db/rows.js';
+import {
+  authorIssueCount, countIssuesWhere, issueListWhere, issuesInOrder, ownConfidentialIssueCount, projectIssueCount,
+} from '../../db/issues.js';
 
 /** Which issues a list covers. */
 export type IssueListScope =
@@ -43,64 +44,21 @@ export interface IssueListFilter {
 /** The WHERE text and its values for a filter (`level`: the viewer's access level on a project list's project, when known). */
 async function whereOf(ctx: AppContext, f: IssueListFilter, level?: number): Promise<{ where: string; values: unknown[] }> {
   const d = ctx.data.dialect;
-  const parts = ['i.deleted_at IS NULL'];
-  const values: unknown[] = [];
-  const add = (c: SqlCondition) => { parts.push(c.sql); values.push(...c.args); };
-  let labelProject: number | null = null;
+  const iids = f.iids && f.iids.length ? f.iids.filter((n) => Math.abs(n) <= INT_MAX) : undefined;
+  const labels = [...new Set((f.labels ?? []).map((l) => l.trim()).filter((l) => l !== ''))];
+  const common = { state: f.state, iids, labels, labelsMode: f.labelsMode, milestone: f.milestone };
+  // The author always reads their own confidential issues; the project must still be readable with issues on.
+  const readable: SqlCondition = f.viewer ? readableIssuesWhere(d, f.viewer) : { sql: 'FALSE', args: [] };
   switch (f.scope.kind) {
     case 'project':
-      parts.push('i.project_id = ?');
-      values.push(f.scope.project.id);
-      add(await confidentialIssuesWhere(ctx, f.viewer, f.scope.project, level));
-      labelProject = f.scope.project.id;
-      break;
+      return issueListWhere(d, {
+        ...common, scope: { kind: 'project', projectId: f.scope.project.id }, visible: await confidentialIssuesWhere(ctx, f.viewer, f.scope.project, level),
+      });
     case 'group':
-      parts.push('i.project_id IN (SELECT g.id FROM projects g WHERE g.namespace_id = ?)');
-      values.push(f.scope.groupId);
-      add(f.viewer ? readableIssuesWhere(d, f.viewer) : { sql: 'FALSE', args: [] });
-      break;
-    case 'author':
-      parts.push('i.author_id = ?');
-      values.push(f.scope.userId);
-      // The author always reads their own confidential issues; the project must still be readable with issues on.
-      add(f.viewer ? readableIssuesWhere(d, f.viewer) : { sql: 'FALSE', args: [] });
-      break;
-    case 'assignee':
-      parts.push('i.assignee_id = ?');
-      values.push(f.scope.userId);
-      add(f.viewer ? readableIssuesWhere(d, f.viewer) : { sql: 'FALSE', args: [] });
-      break;
+      return issueListWhere(d, { ...common, scope: { kind: 'group', groupId: f.scope.groupId }, visible: readable });
+    default:
+      return issueListWhere(d, { ...common, scope: { kind: f.scope.kind, userId: f.scope.userId }, visible: readable });
   }
-  if (f.state === 'opened' || f.state === 'closed') {
-    parts.push('i.state = ?');
-    values.push(f.state);
-  }
-  const iids = (f.iids ?? []).filter((n) => Math.abs(n) <= INT_MAX);
-  if (f.iids && f.iids.length) {
-    parts.push(iids.length ? `i.iid IN (${placeholders(iids)})` : 'FALSE');
-    values.push(...iids);
-  }
-  const labels = [...new Set((f.labels ?? []).map((l) => l.trim()).filter((l) => l !== ''))];
-  if (labels.length) {
-    const projectCond = labelProject !== null ? ` AND l.project_id = ${Math.trunc(labelProject)}` : '';
-    const sub = (cond: string) =>
-      `i.id IN (SELECT ll.target_id FROM label_links ll JOIN labels l ON l.id = ll.label_id WHERE ll.target_type = 'Issue' AND ${cond}${projectCond})`;
-    if (f.labelsMode === 'all') {
-      for (const l of labels) {
-        parts.push(sub('l.title = ?'));
-        values.push(l);
-      }
-    } else {
-      parts.push(sub(`l.title IN (${placeholders(labels)})`));
-      values.push(...labels);
-    }
-  }
-  if (f.milestone !== undefined && f.milestone !== '') {
-    const projectCond = labelProject !== null ? ` AND m.project_id = ${Math.trunc(labelProject)}` : '';
-    parts.push(`i.milestone_id IN (SELECT m.id FROM milestones m WHERE m.title = ?${projectCond})`);
-    values.push(f.milestone);
-  }
-  return { where: parts.join(' AND '), values };
 }
 
 /** Whether a filter narrows more than scope and state (then the counters cannot answer). */
@@ -111,25 +69,14 @@ const narrowed = (f: IssueListFilter) =>
 async function countFromCounters(ctx: AppContext, q: Queries, f: IssueListFilter, level?: number): Promise<number | null> {
   if (narrowed(f) || f.scope.kind === 'group' || f.scope.kind === 'assignee') return null;
   const state = f.state === 'opened' || f.state === 'closed' ? f.state : null;
-  const stateSql = state ? ' AND c.state = ?' : '';
-  const stateArgs = state ? [state] : [];
-  const sum = async (sql: string, args: unknown[]) => Number((await q.get<{ n: number | null }>(sql, args))?.n ?? 0);
   if (f.scope.kind === 'author') {
     if (!f.viewer) return 0;
-    const projects = issueProjectsWhere(q.dialect, f.viewer);
-    return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.author_id = ?${stateSql} AND c.project_id IN (${projects.sql})`,
-      [f.scope.userId, ...stateArgs, ...projects.args]);
+    return authorIssueCount(q, f.scope.userId, state, issueProjectsWhere(q.dialect, f.viewer));
   }
   const project = f.scope.project;
-  if (await seesConfidentialIssues(ctx, f.viewer, project, level, q)) {
-    return sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ?${stateSql}`, [project.id, ...stateArgs]);
-  }
-  const open = await sum(`SELECT SUM(c.n) AS n FROM issue_counts c WHERE c.project_id = ? AND c.confidential = FALSE${stateSql}`, [project.id, ...stateArgs]);
-  const own = await sum(
-    `SELECT COUNT(*) AS n FROM issues i WHERE i.deleted_at IS NULL AND i.confidential = TRUE AND i.project_id = ?${state ? ' AND i.state = ?' : ''}
-       AND (i.author_id = ? OR i.assignee_id = ?)`,
-    [project.id, ...stateArgs, f.viewer?.id ?? null, f.viewer?.id ?? null],
-  );
+  if (await seesConfidentialIssues(ctx, f.viewer, project, level, q)) return projectIssueCount(q, project.id, state, true);
+  const open = await projectIssueCount(q, project.id, state, false);
+  const own = await ownConfidentialIssueCount(q, project.id, state, f.viewer?.id ?? null);
   return open + own;
 }
 
@@ -160,16 +107,7 @@ export async function issueListQuery(ctx: AppContext, f: IssueListFilter, level?
 export async function countIssues(ctx: AppContext, q: Queries, lq: IssueListQuery): Promise<number> {
   const counted = await countFromCounters(ctx, q, lq.filter, lq.level);
   if (counted !== null) return counted;
-  return filteredCounts.getAsync(ctx, cacheKey(lq.where, lq.values), async () =>
-    Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM issues i WHERE ${lq.where}`, lq.values))!.n), true);
-}
-
-/** Issue rows by id, in the order of `ids`. */
-export async function issuesByIds(q: Queries, ids: number[]): Promise<IssueRow[]> {
-  if (ids.length === 0) return [];
-  const rows = await q.all<Record<string, unknown>>(`SELECT * FROM issues WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)]);
-  const byId = new Map(rows.map((r) => [r.id as number, toIssue(r)]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
+  return filteredCounts.getAsync(ctx, cacheKey(lq.where, lq.values), () => countIssuesWhere(q, lq.where, lq.values), true);
 }
 
 /** The ordered list of a query, as db/keyset.ts reads its pages (exported for the query plan checks of tests). */
@@ -190,5 +128,5 @@ export async function listIssues(ctx: AppContext, q: Queries, lq: IssueListQuery
   const rows = cached
     ? await filteredPages.getAsync(ctx, `${cacheKey(lq.where, lq.values)}\u0000${list.key}:${list.desc}:${limit}:${offset}:${total}`, read, true)
     : await read();
-  return issuesByIds(q, rows.map((r) => r.id));
+  return issuesInOrder(q, rows.map((r) => r.id));
 }

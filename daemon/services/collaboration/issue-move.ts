@@ -8,17 +8,21 @@ import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { badRequestMessage } from '../../errors.js';
 import { canProjectAsync } from '../../policy/permissions.js';
-import { labelTitlesOf, labelsByTitle } from './labels.js';
+import { labelsByTitle } from './labels.js';
+import { labelTitlesOf } from '../../db/labels.js';
 import { findMilestoneByTitle, milestonesById } from './milestones.js';
 import { createSystemNote } from './notes.js';
 import { movedNote } from './system-notes.js';
 import { changeIssueStateIn, createIssueIn, lockIssue, writeEnv } from './issues.js';
 import type { Queries } from '../../db/layer/types.js';
-import { toIssue } from '../../db/rows.js';
+import { issueById, setIssueMovedTo } from '../../db/issues.js';
+import { copyIssueNotes } from '../../db/notes.js';
+import { copyAwards } from '../../db/collaboration/award-emoji.js';
+import { namespaceById } from '../../db/projects.js';
 
 /** `namespace/project#iid`: how a system note refers to an issue of another project. */
 async function issueReference(q: Queries, project: ProjectRow, iid: number): Promise<string> {
-  const ns = await q.get<{ path: string }>(`SELECT path FROM namespaces WHERE id = ?`, [project.namespaceId]);
+  const ns = await namespaceById(q, project.namespaceId);
   return `${ns!.path}/${project.path}#${iid}`;
 }
 
@@ -47,26 +51,14 @@ export async function moveIssue(ctx: AppContext, actor: UserRow, from: ProjectRo
       createdAt: issue.createdAt, closedAt: issue.closedAt,
     });
     // Notes and award emoji follow the issue (8.x rewrite_notes / rewrite_award_emoji), in their order.
-    const noteMap = new Map<number, number>();
-    const oldNotes = await tx.all<Record<string, unknown>>(`SELECT * FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ? ORDER BY id`, [issue.id]);
-    for (const n of oldNotes) {
-      const r = await tx.get<{ id: number }>(
-        `INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, attachment, updated_by_id, created_at, updated_at)
-         VALUES (?, 'Issue', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        [to.id, moved.id, n.note, n.author_id, !!n.system, n.attachment, n.updated_by_id, n.created_at, n.updated_at],
-      );
-      noteMap.set(n.id as number, r!.id);
-    }
-    const copyAward = `INSERT INTO award_emoji (name, user_id, awardable_type, awardable_id, created_at, updated_at)
-       SELECT name, user_id, awardable_type, ?, created_at, updated_at FROM award_emoji WHERE awardable_type = ? AND awardable_id = ?
-       ON CONFLICT (awardable_type, awardable_id, name, user_id) DO NOTHING`;
-    await tx.run(copyAward, [moved.id, 'Issue', issue.id]);
-    for (const [oldId, newId] of noteMap) await tx.run(copyAward, [newId, 'Note', oldId]);
+    const noteMap = await copyIssueNotes(tx, issue.id, to.id, moved.id);
+    await copyAwards(tx, 'Issue', issue.id, moved.id);
+    for (const [oldId, newId] of noteMap) await copyAwards(tx, 'Note', oldId, newId);
     await createSystemNote(tx, { projectId: to.id, noteableType: 'Issue', noteableId: moved.id, authorId: actor.id, body: movedNote('from', await issueReference(tx, from, issue.iid)) });
     await createSystemNote(tx, { projectId: from.id, noteableType: 'Issue', noteableId: issue.id, authorId: actor.id, body: movedNote('to', await issueReference(tx, to, moved.iid)) });
     let old = issue;
     if (old.state !== 'closed') old = await changeIssueStateIn(ctx, tx, env, actor, from, old, 'closed');
-    await tx.run(`UPDATE issues SET moved_to_id = ? WHERE id = ?`, [moved.id, old.id]);
-    return toIssue((await tx.get<Record<string, unknown>>(`SELECT * FROM issues WHERE id = ?`, [moved.id]))!);
+    await setIssueMovedTo(tx, old.id, moved.id);
+    return (await issueById(tx, moved.id))!;
   });
 }

@@ -27,10 +27,10 @@ import { validDate } from '../../dates.js';
 import { assigneeOf, labelTitles } from './issuable-params.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
-import { toIssue } from '../../db/rows.js';
+import { insertIssue, type IssueColumns, liveProjectIssue, softDeleteIssue, updateIssueRow } from '../../db/issues.js';
+import { userById } from '../../db/users.js';
 import { getSettings } from '../settings.js';
 
-type Rec = Record<string, unknown>;
 
 export { labelTitles } from './issuable-params.js';
 
@@ -98,8 +98,7 @@ export function issuableInfo(project: ProjectRow, issue: IssueRow): IssuableInfo
 /** A live issue of the project by its global id, or null (`q`: ctx.data or a transaction). */
 export async function findProjectIssue(q: Queries, projectId: number, issueId: number): Promise<IssueRow | null> {
   if (!Number.isSafeInteger(issueId) || Math.abs(issueId) > INT_MAX) return null;
-  const row = await q.get<Rec>(`SELECT * FROM issues WHERE id = ? AND project_id = ? AND deleted_at IS NULL`, [issueId, projectId]);
-  return row ? toIssue(row) : null;
+  return liveProjectIssue(q, projectId, issueId);
 }
 
 /**
@@ -156,13 +155,11 @@ export async function createIssueIn(
 ): Promise<IssueRow> {
   const t = now();
   await lockAsync(tx, LOCKS.issueIid, project.id);
-  const iid = Number((await tx.get<{ n: number }>(`SELECT COALESCE(MAX(iid), 0) AS n FROM issues WHERE project_id = ?`, [project.id]))!.n) + 1;
-  const issue = toIssue((await tx.get<Rec>(
-    `INSERT INTO issues (project_id, iid, title, description, state, confidential, author_id, assignee_id, milestone_id, due_date, created_at, updated_at, closed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    [project.id, iid, p.title, p.description, o.state ?? 'opened', p.confidential, o.authorId === undefined ? actor.id : o.authorId, o.assigneeId ?? null,
-      o.milestoneId ?? null, p.dueDate, o.createdAt ?? t, o.updatedAt ?? o.createdAt ?? t, o.closedAt ?? null],
-  ))!);
+  const issue = await insertIssue(tx, {
+    projectId: project.id, title: p.title, description: p.description, state: o.state ?? 'opened', confidential: p.confidential,
+    authorId: o.authorId === undefined ? actor.id : o.authorId, assigneeId: o.assigneeId ?? null, milestoneId: o.milestoneId ?? null, dueDate: p.dueDate,
+    createdAt: o.createdAt ?? t, updatedAt: o.updatedAt ?? o.createdAt ?? t, closedAt: o.closedAt ?? null,
+  });
   if (o.labelIds && o.labelIds.length) await setTargetLabels(tx, { type: 'Issue', id: issue.id }, o.labelIds);
   await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: 'created', targetId: issue.id, targetType: 'Issue', targetTitle: issue.title });
   await todosForNewIssuable(ctx, tx, actor, issuableInfo(project, issue), issue.description);
@@ -207,8 +204,7 @@ export async function changeIssueStateIn(
   opts: { hook?: boolean; at?: string; source?: string } = {},
 ): Promise<IssueRow> {
   const t = opts.at ?? now();
-  const row = toIssue((await tx.get<Rec>(`UPDATE issues SET state = ?, closed_at = ?, updated_at = ?, updated_by_id = ? WHERE id = ? RETURNING *`,
-    [to, to === 'closed' ? t : null, t, actor.id, issue.id]))!);
+  const row = (await updateIssueRow(tx, issue.id, { state: to, closed_at: to === 'closed' ? t : null }, t, actor.id))!;
   await noteOn(tx, project, row, actor, stateChangeNote(to === 'closed' ? 'closed' : 'reopened', to === 'closed' ? opts.source : null));
   await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: to === 'closed' ? 'closed' : 'reopened', targetId: row.id, targetType: 'Issue', targetTitle: row.title });
   if (to === 'closed') await markTodosDoneOnClose(tx, actor, { type: 'Issue', id: row.id });
@@ -228,10 +224,9 @@ export async function updateIssue(ctx: AppContext, actor: UserRow, project: Proj
   const env = await writeEnv(ctx);
   return ctx.data.transaction(async (tx) => {
     const issue = await lockIssue(tx, loaded);
-    const sets: string[] = [];
-    const args: unknown[] = [];
+    const sets: IssueColumns = {};
     const notes: string[] = [];
-    const set = (column: string, value: unknown) => { sets.push(`${column} = ?`); args.push(value); };
+    const set = <K extends keyof IssueColumns>(column: K, value: IssueColumns[K]) => { sets[column] = value; };
     if (p.title !== undefined && p.title !== issue.title) {
       set('title', p.title);
       notes.push(titleNote(issue.title, p.title));
@@ -246,7 +241,7 @@ export async function updateIssue(ctx: AppContext, actor: UserRow, project: Proj
       const assigneeId = await assigneeOf(tx, p.assignee_id);
       if (assigneeId !== undefined && assigneeId !== issue.assigneeId) {
         set('assignee_id', assigneeId);
-        const u = assigneeId !== null ? await tx.get<{ username: string }>(`SELECT username FROM users WHERE id = ?`, [assigneeId]) : undefined;
+        const u = await userById(tx, assigneeId);
         notes.push(assigneeNote(u?.username ?? null));
       }
       if (p.milestone_id !== undefined) {
@@ -267,12 +262,11 @@ export async function updateIssue(ctx: AppContext, actor: UserRow, project: Proj
         notes.push(labelsNote(added.map((l) => ({ id: l.id })), removed.map((l) => ({ id: l.id }))));
       }
     }
-    const fieldsChanged = sets.length > 0 || labelsChanged;
+    const fieldsChanged = Object.keys(sets).length > 0 || labelsChanged;
     const at = rights.timestamps && p.updated_at !== undefined ? isoTime(p.updated_at)! : now();
     let row = issue;
     if (fieldsChanged || (rights.timestamps && p.updated_at !== undefined)) {
-      row = toIssue((await tx.get<Rec>(`UPDATE issues SET ${[...sets, 'updated_at = ?', 'updated_by_id = ?'].join(', ')} WHERE id = ? RETURNING *`,
-        [...args, at, actor.id, issue.id]))!);
+      row = (await updateIssueRow(tx, issue.id, sets, at, actor.id))!;
     }
     for (const body of notes) await noteOn(tx, project, row, actor, body);
     if (fieldsChanged) {
@@ -294,10 +288,10 @@ export async function updateIssue(ctx: AppContext, actor: UserRow, project: Proj
 export async function deleteIssue(ctx: AppContext, actor: UserRow, issue: IssueRow): Promise<IssueRow> {
   const row = await ctx.data.transaction(async (tx) => {
     await lockAsync(tx, LOCKS.issue, issue.id);
-    return tx.get<Rec>(`UPDATE issues SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [now(), actor.id, issue.id]);
+    return softDeleteIssue(tx, issue.id, actor.id, now());
   });
   if (!row) throw notFoundMessage('404 Not found');
-  return toIssue(row);
+  return row;
 }
 
 /** Whether the user is implicitly subscribed to the issue (its author or assignee, as 8.x's participants). */

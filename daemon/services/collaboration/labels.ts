@@ -8,14 +8,13 @@ import type { LabelRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, conflict, notFound, validationError } from '../../errors.js';
 import { chunks, subscribe, unsubscribe } from './subscriptions.js';
 import type { Target } from './tx.js';
-import { placeholders } from '../../db/sql.js';
-import { INT_MAX, LOCKS, lockAsync, MAX_ROWS } from './tx.js';
+import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
-import { toLabel } from '../../db/rows.js';
-import type { SqlCondition } from '../../policy/permissions.js';
-
-type Rec = Record<string, unknown>;
+import {
+  deleteLabelRow, findLabelByTitle, findProjectLabel, insertLabel, insertLabelIfAbsent, labelExists, labelsByIds, labelsOfTarget,
+  labelsWithTitles, linkLabel, unlinkLabels, updateLabelRow,
+} from '../../db/labels.js';
 
 /** Colour of labels created on the fly (8.x Label::DEFAULT_COLOR). */
 export const DEFAULT_LABEL_COLOR = '#428BCA';
@@ -53,7 +52,7 @@ export async function labelsByTitle(q: Queries, projectId: number, titles: strin
   if (wanted.length === 0) return [];
   const out: LabelRow[] = [];
   for (const part of chunks(wanted)) {
-    out.push(...(await q.all<Rec>(`SELECT * FROM labels WHERE project_id = ? AND title IN (${placeholders(part)})`, [projectId, ...part])).map(toLabel));
+    out.push(...await labelsWithTitles(q, projectId, part));
   }
   return out;
 }
@@ -77,11 +76,8 @@ export async function findOrCreateLabels(tx: Queries, projectId: number, titles:
     if (Object.keys(invalid).length) throw validationError({ labels: invalid });
     const t = now();
     for (const title of missing) {
-      const row = await tx.get<Rec>(
-        `INSERT INTO labels (project_id, title, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (project_id, title) DO NOTHING RETURNING *`,
-        [projectId, title, DEFAULT_LABEL_COLOR, t, t],
-      ) ?? await tx.get<Rec>(`SELECT * FROM labels WHERE project_id = ? AND title = ?`, [projectId, title]);
-      if (row) found.set(title, toLabel(row));
+      const row = await insertLabelIfAbsent(tx, projectId, title, DEFAULT_LABEL_COLOR, t);
+      if (row) found.set(title, row);
     }
   }
   return wanted.flatMap((t) => found.get(t) ?? []);
@@ -90,57 +86,20 @@ export async function findOrCreateLabels(tx: Queries, projectId: number, titles:
 /** Replace the labels of a target; answers the titles added and removed (for the system note). */
 export async function setTargetLabels(tx: Queries, target: Target, labelIds: number[]): Promise<{ added: LabelRow[]; removed: LabelRow[] }> {
   const want = new Set(labelIds);
-  const current = (await tx.all<Rec>(
-    `SELECT l.* FROM label_links ll JOIN labels l ON l.id = ll.label_id WHERE ll.target_type = ? AND ll.target_id = ?`, [target.type, target.id],
-  )).map(toLabel);
+  const current = await labelsOfTarget(tx, target.type, target.id);
   const have = new Set(current.map((l) => l.id));
   const removed = current.filter((l) => !want.has(l.id));
   const addIds = [...want].filter((id) => !have.has(id));
-  if (removed.length) {
-    await tx.run(`DELETE FROM label_links WHERE target_type = ? AND target_id = ? AND label_id IN ${tx.dialect.inIds}`,
-      [target.type, target.id, tx.dialect.ids(removed.map((l) => l.id))]);
-  }
+  await unlinkLabels(tx, target.type, target.id, removed.map((l) => l.id));
   const added: LabelRow[] = [];
   if (addIds.length) {
     const t = now();
-    for (const l of (await tx.all<Rec>(`SELECT * FROM labels WHERE id IN ${tx.dialect.inIds}`, [tx.dialect.ids(addIds)])).map(toLabel)) {
-      const r = await tx.run(
-        `INSERT INTO label_links (label_id, target_type, target_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (target_type, target_id, label_id) DO NOTHING`,
-        [l.id, target.type, target.id, t],
-      );
-      if (r.changes > 0) added.push(l);
+    for (const l of await labelsByIds(tx, addIds)) {
+      if (await linkLabel(tx, l.id, target.type, target.id, t)) added.push(l);
     }
   }
   const byTitle = (a: LabelRow, b: LabelRow) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0);
   return { added: added.sort(byTitle), removed: removed.sort(byTitle) };
-}
-
-/** Label titles of each target (sorted by title), for presenters: one query for a page. */
-export async function labelTitlesOf(q: Queries, type: Target['type'], ids: number[]): Promise<Map<number, string[]>> {
-  const out = new Map<number, string[]>();
-  for (const id of ids) out.set(id, []);
-  if (ids.length === 0) return out;
-  const rows = await q.all<{ target_id: number; title: string }>(`SELECT ll.target_id, l.title FROM label_links ll JOIN labels l ON l.id = ll.label_id
-    WHERE ll.target_type = ? AND ll.target_id IN ${q.dialect.inIds} ORDER BY l.title`, [type, q.dialect.ids([...new Set(ids)])]);
-  for (const r of rows) out.get(r.target_id)!.push(r.title);
-  return out;
-}
-
-/** A project's labels, by title (GET /projects/:id/labels is not paginated in 8.x; the route pages it). */
-export async function listProjectLabels(q: Queries, projectId: number, limit = -1, offset = 0): Promise<LabelRow[]> {
-  return (await q.all<Rec>(`SELECT * FROM labels WHERE project_id = ? ORDER BY title, id LIMIT ? OFFSET ?`,
-    [projectId, limit < 0 ? MAX_ROWS : limit, offset])).map(toLabel);
-}
-
-/** Number of labels of a project. */
-export async function countProjectLabels(q: Queries, projectId: number): Promise<number> {
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM labels WHERE project_id = ?`, [projectId]))!.n);
-}
-
-/** A project label by exact title, or null. */
-export async function findLabelByTitle(q: Queries, projectId: number, title: string): Promise<LabelRow | null> {
-  const row = await q.get<Rec>(`SELECT * FROM labels WHERE project_id = ? AND title = ?`, [projectId, title]);
-  return row ? toLabel(row) : null;
 }
 
 /** A project label by id (digits) or else by title, as 8.x's find_project_label; null when neither matches. */
@@ -148,8 +107,8 @@ export async function findLabelByIdOrTitle(q: Queries, projectId: number, idOrTi
   if (/^\d+$/.test(idOrTitle)) {
     const id = Number(idOrTitle);
     if (Number.isSafeInteger(id) && id <= INT_MAX) {
-      const byId = await q.get<Rec>(`SELECT * FROM labels WHERE project_id = ? AND id = ?`, [projectId, id]);
-      if (byId) return toLabel(byId);
+      const byId = await findProjectLabel(q, projectId, id);
+      if (byId) return byId;
     }
   }
   return findLabelByTitle(q, projectId, idOrTitle);
@@ -195,11 +154,7 @@ export async function createLabel(ctx: AppContext, projectId: number, p: CreateL
   if (Object.keys(errors).length) throw validationError(errors);
   const t = now();
   try {
-    const row = await ctx.data.get<Rec>(
-      `INSERT INTO labels (project_id, title, color, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
-      [projectId, title, p.color, p.description === '' ? null : p.description ?? null, t, t],
-    );
-    return toLabel(row!);
+    return await insertLabel(ctx.data, { projectId, title, color: p.color, description: p.description === '' ? null : p.description ?? null, at: t });
   } catch (e) {
     if (isUniqueViolation(e)) throw conflict('Label already exists');
     if (isForeignKeyViolation(e)) throw notFound('Project'); // the project was deleted meanwhile
@@ -232,15 +187,12 @@ export async function updateLabel(ctx: AppContext, projectId: number, p: UpdateL
   }
   checkDescription(errors, p.description);
   if (Object.keys(errors).length) throw validationError(errors);
-  const sets = ['updated_at = ?'];
-  const args: unknown[] = [now()];
-  if (newName !== undefined) sets.push('title = ?'), args.push(newName);
-  if (color !== undefined) sets.push('color = ?'), args.push(color);
-  if (p.description !== undefined && p.description !== '') sets.push('description = ?'), args.push(p.description);
   try {
-    const row = await ctx.data.get<Rec>(`UPDATE labels SET ${sets.join(', ')} WHERE id = ? RETURNING *`, [...args, label.id]);
+    const row = await updateLabelRow(ctx.data, label.id, {
+      title: newName, color, description: p.description === '' ? undefined : p.description, at: now(),
+    });
     if (!row) throw notFound('Label not found'); // deleted meanwhile
-    return toLabel(row);
+    return row;
   } catch (e) {
     if (isUniqueViolation(e)) throw conflict('Label already exists'); // the new name taken meanwhile
     throw e;
@@ -256,10 +208,8 @@ export async function deleteLabel(ctx: AppContext, projectId: number, name: stri
     await lockAsync(tx, LOCKS.label, found.id); // no subscription lands on it while it goes
     const label = await findLabelByTitle(tx, projectId, name);
     if (!label) return null;
-    await tx.run(`DELETE FROM label_links WHERE label_id = ?`, [label.id]);
-    await tx.run(`DELETE FROM subscriptions WHERE subscribable_type = 'Label' AND subscribable_id = ?`, [label.id]);
     // deleted by another request meanwhile: 404, as if not found
-    return (await tx.run(`DELETE FROM labels WHERE id = ?`, [label.id])).changes > 0 ? label : null;
+    return (await deleteLabelRow(tx, label.id)) ? label : null;
   });
   if (!deleted) throw notFound('Label');
   return deleted;
@@ -272,7 +222,7 @@ export async function deleteLabel(ctx: AppContext, projectId: number, name: stri
 export async function subscribeToLabel(ctx: AppContext, userId: number, label: LabelRow): Promise<boolean> {
   const done = await ctx.data.transaction(async (tx) => {
     await lockAsync(tx, LOCKS.label, label.id);
-    if (!(await tx.get(`SELECT 1 AS x FROM labels WHERE id = ?`, [label.id]))) return null;
+    if (!(await labelExists(tx, label.id))) return null;
     return subscribe(tx, userId, 'Label', label.id);
   });
   if (done === null) throw notFound('Label');
@@ -282,33 +232,4 @@ export async function subscribeToLabel(ctx: AppContext, userId: number, label: L
 /** Unsubscribe a user from a label; false when not subscribed (304). */
 export function unsubscribeFromLabel(ctx: AppContext, userId: number, label: LabelRow): Promise<boolean> {
   return unsubscribe(ctx.data, userId, 'Label', label.id);
-}
-
-/**
- * Issue and merge request counts per label by state, for the Label entity: two queries for a list. `issueFilter` is
- * a policy condition over `issues i` (the confidential issues the viewer may not read are not counted, as 8.x's
- * IssuesFinder for the viewer).
- */
-export async function labelCounts(
-  q: Queries, labelIds: number[], issueFilter: SqlCondition = { sql: 'TRUE', args: [] },
-): Promise<Map<number, { openIssues: number; closedIssues: number; openMergeRequests: number }>> {
-  const out = new Map<number, { openIssues: number; closedIssues: number; openMergeRequests: number }>();
-  for (const id of labelIds) out.set(id, { openIssues: 0, closedIssues: 0, openMergeRequests: 0 });
-  if (labelIds.length === 0) return out;
-  const ids = q.dialect.ids([...new Set(labelIds)]);
-  const issueRows = await q.all<{ label_id: number; state: string; n: number }>(`
-    SELECT ll.label_id, i.state, COUNT(*) AS n FROM label_links ll JOIN issues i ON i.id = ll.target_id
-    WHERE ll.target_type = 'Issue' AND ll.label_id IN ${q.dialect.inIds} AND i.deleted_at IS NULL AND ${issueFilter.sql}
-    GROUP BY ll.label_id, i.state`, [ids, ...issueFilter.args]);
-  for (const r of issueRows) {
-    const c = out.get(r.label_id)!;
-    if (r.state === 'closed') c.closedIssues += Number(r.n);
-    else c.openIssues += Number(r.n);
-  }
-  const mrRows = await q.all<{ label_id: number; n: number }>(`
-    SELECT ll.label_id, COUNT(*) AS n FROM label_links ll JOIN merge_requests m ON m.id = ll.target_id
-    WHERE ll.target_type = 'MergeRequest' AND ll.label_id IN ${q.dialect.inIds} AND m.state IN ('opened', 'reopened') AND m.deleted_at IS NULL
-    GROUP BY ll.label_id`, [ids]);
-  for (const r of mrRows) out.get(r.label_id)!.openMergeRequests += Number(r.n);
-  return out;
 }

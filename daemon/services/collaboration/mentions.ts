@@ -4,8 +4,7 @@
  */
 import type { UserRow } from '../../db/schema.js';
 import type { Queries } from '../../db/layer/types.js';
-import { placeholders } from '../../db/sql.js';
-import { toUser } from '../../db/rows.js';
+import { activeUsersByLowerUsernames } from '../../db/users.js';
 
 /** More names than this in one text are not looked up (a 1 MB note must not become a 100,000-name query). */
 const MAX_MENTIONS = 100;
@@ -61,7 +60,7 @@ export async function mentionedUsers(q: Queries, text: string | null | undefined
   const names = mentionedUsernames(text);
   if (names.length === 0) return [];
   // the names are lower-cased: lower(username) matches whatever case they were registered with, on both engines
-  const rows = (await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE lower(username) IN (${placeholders(names)}) AND state = 'active'`, names)).map(toUser);
+  const rows = await activeUsersByLowerUsernames(q, names);
   const order = new Map(names.map((n, i) => [n, i]));
   return rows.sort((a, b) => (order.get(a.username.toLowerCase()) ?? 0) - (order.get(b.username.toLowerCase()) ?? 0));
 }

@@ -4,76 +4,22 @@
  */
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import type { IssueRow, MilestoneRow } from '../../db/schema-collaboration.js';
+import type { MilestoneRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, notFound, notFoundMessage } from '../../errors.js';
 import { recordEvent } from '../events.js';
-import { placeholders } from '../../db/sql.js';
-import { toIssue, toMilestone } from '../../db/rows.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
-import type { SqlCondition } from '../../policy/permissions.js';
-import { INT_MAX, MAX_ROWS } from './tx.js';
-
-type Rec = Record<string, unknown>;
+import { findMilestoneByTitle, insertMilestone, milestoneState, updateMilestoneRow } from '../../db/collaboration/milestones.js';
 import { validDate } from '../../dates.js';
+
+export {
+  countMilestoneIssues, countProjectMilestones, findMilestoneByTitle, findProjectMilestone, listMilestoneIssues, listProjectMilestones,
+  milestonesById, type MilestoneListFilter,
+} from '../../db/collaboration/milestones.js';
 
 /** Longest milestone title and description. */
 export const MILESTONE_TITLE_MAX = 255;
 export const MILESTONE_DESCRIPTION_MAX = 65535;
-
-/** A milestone of the project by id, or null. */
-export async function findProjectMilestone(q: Queries, projectId: number, milestoneId: number): Promise<MilestoneRow | null> {
-  if (!Number.isSafeInteger(milestoneId) || Math.abs(milestoneId) > INT_MAX) return null;
-  const row = await q.get<Rec>(`SELECT * FROM milestones WHERE project_id = ? AND id = ?`, [projectId, milestoneId]);
-  return row ? toMilestone(row) : null;
-}
-
-/** A milestone of the project by title, or null (issue move assigns the same-titled milestone in the target). */
-export async function findMilestoneByTitle(q: Queries, projectId: number, title: string): Promise<MilestoneRow | null> {
-  const row = await q.get<Rec>(`SELECT * FROM milestones WHERE project_id = ? AND title = ?`, [projectId, title]);
-  return row ? toMilestone(row) : null;
-}
-
-/** Milestones by id, for presenters (one query for a page). */
-export async function milestonesById(q: Queries, ids: number[]): Promise<Map<number, MilestoneRow>> {
-  const out = new Map<number, MilestoneRow>();
-  if (ids.length === 0) return out;
-  for (const m of await q.all<Rec>(`SELECT * FROM milestones WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids([...new Set(ids)])])) {
-    out.set(m.id as number, toMilestone(m));
-  }
-  return out;
-}
-
-/** Filters of GET /projects/:id/milestones: state `active`/`closed` (anything else: all) and iids. */
-export interface MilestoneListFilter {
-  state?: string;
-  iids?: number[];
-}
-
-function listWhere(projectId: number, f: MilestoneListFilter): { sql: string; args: unknown[] } {
-  const conds = ['project_id = ?'];
-  const args: unknown[] = [projectId];
-  if (f.state === 'active' || f.state === 'closed') conds.push('state = ?'), args.push(f.state);
-  if (f.iids) {
-    const iids = f.iids.filter((i) => Math.abs(i) <= INT_MAX);
-    conds.push(iids.length ? `iid IN (${placeholders(iids)})` : 'FALSE');
-    args.push(...iids);
-  }
-  return { sql: conds.join(' AND '), args };
-}
-
-/** Number of the project's milestones matching a filter. */
-export async function countProjectMilestones(q: Queries, projectId: number, f: MilestoneListFilter): Promise<number> {
-  const w = listWhere(projectId, f);
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM milestones WHERE ${w.sql}`, w.args))!.n);
-}
-
-/** One page of the project's milestones matching a filter, newest first (8.x orders by id desc). */
-export async function listProjectMilestones(q: Queries, projectId: number, f: MilestoneListFilter, limit = -1, offset = 0): Promise<MilestoneRow[]> {
-  const w = listWhere(projectId, f);
-  return (await q.all<Rec>(`SELECT * FROM milestones WHERE ${w.sql} ORDER BY id DESC LIMIT ? OFFSET ?`, [...w.args, limit < 0 ? MAX_ROWS : limit, offset]))
-    .map(toMilestone);
-}
 
 /** Parameters of POST and PUT /projects/:id/milestones. */
 export interface MilestoneParams {
@@ -94,7 +40,7 @@ async function validate(q: Queries, projectId: number, p: MilestoneParams, selfI
     const t: string[] = [];
     if (p.title.trim() === '') t.push("can't be blank");
     if (p.title.length > MILESTONE_TITLE_MAX) t.push(`is too long (maximum is ${MILESTONE_TITLE_MAX} characters)`);
-    const other = await q.get<{ id: number }>(`SELECT id FROM milestones WHERE project_id = ? AND title = ?`, [projectId, p.title]);
+    const other = await findMilestoneByTitle(q, projectId, p.title);
     if (other && other.id !== selfId) t.push('has already been taken');
     if (t.length) errors.title = t;
   }
@@ -130,12 +76,7 @@ export async function createMilestone(ctx: AppContext, actorId: number, projectI
     if (Object.keys(errors).length) throw failed(errors);
     try {
       return await ctx.data.transaction(async (tx) => {
-        const iid = Number((await tx.get<{ n: number | null }>(`SELECT MAX(iid) AS n FROM milestones WHERE project_id = ?`, [projectId]))?.n ?? 0) + 1;
-        const t = now();
-        const row = toMilestone((await tx.get<Rec>(
-          `INSERT INTO milestones (project_id, iid, title, description, due_date, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-          [projectId, iid, p.title!, p.description ?? '', p.due_date ?? null, t, t],
-        ))!);
+        const row = await insertMilestone(tx, { projectId, title: p.title!, description: p.description ?? '', dueDate: p.due_date ?? null, at: now() });
         await recordEvent(tx, { projectId, authorId: actorId, action: 'created', targetId: row.id, targetType: 'Milestone', targetTitle: row.title });
         return row;
       });
@@ -157,24 +98,17 @@ export async function updateMilestone(ctx: AppContext, actorId: number, mileston
   const failed = (errors: Record<string, string[]>) => badRequestMessage(`Failed to update milestone ${rubyErrors(errors)}`);
   const errors = await validate(ctx.data, milestone.projectId, p, milestone.id);
   if (Object.keys(errors).length) throw failed(errors);
-  const sets: string[] = [];
-  const args: unknown[] = [];
-  if (p.title !== undefined) sets.push('title = ?'), args.push(p.title);
-  if (p.description !== undefined) sets.push('description = ?'), args.push(p.description);
-  if (p.due_date !== undefined) sets.push('due_date = ?'), args.push(p.due_date);
   const nextState = p.state_event === 'close' ? 'closed' : p.state_event === 'activate' ? 'active' : milestone.state;
-  if (nextState !== milestone.state) sets.push('state = ?'), args.push(nextState);
-  if (sets.length === 0) return milestone;
-  sets.push('updated_at = ?'), args.push(now());
+  const set = { title: p.title, description: p.description, dueDate: p.due_date, state: nextState !== milestone.state ? nextState : undefined };
+  if (Object.values(set).every((v) => v === undefined)) return milestone;
   try {
     return await ctx.data.transaction(async (tx) => {
       // the state as it is now: of two closes at once, only the one that changes it records the event
-      const before = await tx.get<{ state: string }>(`SELECT state FROM milestones WHERE id = ?`, [milestone.id]);
-      if (!before) throw notFoundMessage('404 Not found');
-      const raw = await tx.get<Rec>(`UPDATE milestones SET ${sets.join(', ')} WHERE id = ? RETURNING *`, [...args, milestone.id]);
-      if (!raw) throw notFoundMessage('404 Not found');
-      const row = toMilestone(raw);
-      if (row.state !== before.state) {
+      const before = await milestoneState(tx, milestone.id);
+      if (before === undefined) throw notFoundMessage('404 Not found');
+      const row = await updateMilestoneRow(tx, milestone.id, { ...set, at: now() });
+      if (!row) throw notFoundMessage('404 Not found');
+      if (row.state !== before) {
         await recordEvent(tx, {
           projectId: row.projectId, authorId: actorId, action: row.state === 'closed' ? 'closed' : 'reopened',
           targetId: row.id, targetType: 'Milestone', targetTitle: row.title,
@@ -186,18 +120,4 @@ export async function updateMilestone(ctx: AppContext, actorId: number, mileston
     if (isUniqueViolation(e)) throw failed({ title: ['has already been taken'] }); // the title was taken meanwhile
     throw e;
   }
-}
-
-/** Number of the live issues of a milestone that pass `issueFilter` (a policy condition over `issues i`). */
-export async function countMilestoneIssues(q: Queries, milestone: MilestoneRow, issueFilter: SqlCondition): Promise<number> {
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM issues i
-    WHERE i.milestone_id = ? AND i.project_id = ? AND i.deleted_at IS NULL AND ${issueFilter.sql}`, [milestone.id, milestone.projectId, ...issueFilter.args]))!.n);
-}
-
-/** One page of the live issues of a milestone in every state, newest first, that pass `issueFilter`. */
-export async function listMilestoneIssues(q: Queries, milestone: MilestoneRow, issueFilter: SqlCondition, limit = -1, offset = 0): Promise<IssueRow[]> {
-  return (await q.all<Rec>(`SELECT i.* FROM issues i
-    WHERE i.milestone_id = ? AND i.project_id = ? AND i.deleted_at IS NULL AND ${issueFilter.sql}
-    ORDER BY i.created_at DESC, i.id DESC LIMIT ? OFFSET ?`, [milestone.id, milestone.projectId, ...issueFilter.args, limit < 0 ? MAX_ROWS : limit, offset]))
-    .map(toIssue);
 }

@@ -21,8 +21,12 @@ import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 import { getSettings } from '../settings.js';
 import { snippetLive } from '../snippets.js';
 import type { Queries } from '../../db/layer/types.js';
-import { toNote, toIssue } from '../../db/rows.js';
-import { inIdOrder, keysetPage } from '../../db/keyset.js';
+import {
+  deleteNoteRow, insertNote, noteableRowLive, noteBody, noteOf, notesByIds as notesOfIds, touchNoteable, updateNoteBody,
+} from '../../db/notes.js';
+import { liveIssuesByIds } from '../../db/issues.js';
+
+export { countNotes, listNotes, userNotesCounts } from '../../db/notes.js';
 
 /** Where a system note goes and who caused it. */
 export interface SystemNoteInput {
@@ -38,23 +42,7 @@ export const MAX_NOTE_LENGTH = 1_000_000;
 
 /** Write a system note (system = true) in the caller's transaction; no todos, no note hook, no event (as 8.x). */
 export async function createSystemNote(tx: Queries, input: SystemNoteInput): Promise<NoteRow> {
-  const t = now();
-  return toNote((await tx.get<Record<string, unknown>>(
-    `INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at) VALUES (?, ?, ?, ?, ?, TRUE, ?, ?) RETURNING *`,
-    [input.projectId, input.noteableType, input.noteableId, input.body, input.authorId, t, t],
-  ))!);
-}
-
-/** Number of user (non-system) notes per noteable, for `user_notes_count`: one query for a page. */
-export async function userNotesCounts(q: Queries, type: NoteableType, ids: number[]): Promise<Map<number, number>> {
-  const out = new Map<number, number>();
-  if (!ids.length) return out;
-  const unique = [...new Set(ids)];
-  for (const id of unique) out.set(id, 0);
-  const rows = await q.all<{ id: number; n: number }>(`SELECT noteable_id AS id, COUNT(*) AS n FROM notes
-    WHERE noteable_type = ? AND noteable_id IN ${q.dialect.inIds} AND system = FALSE GROUP BY noteable_id`, [type, q.dialect.ids(unique)]);
-  for (const r of rows) out.set(r.id, Number(r.n));
-  return out;
+  return insertNote(tx, { ...input, system: true, at: now() });
 }
 
 /** What the note code needs to know about the issue, merge request or snippet a note is on. */
@@ -86,48 +74,25 @@ export function issueNoteable(row: IssueRow): Noteable {
 export async function issueNoteablesByIds(q: Queries, ids: number[]): Promise<Map<number, Noteable>> {
   const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
   if (!unique.length) return new Map();
-  const rows = await q.all<Record<string, unknown>>(`SELECT * FROM issues WHERE id IN ${q.dialect.inIds} AND deleted_at IS NULL`, [q.dialect.ids(unique)]);
-  return new Map(rows.map(toIssue).map((r) => [r.id, issueNoteable(r)]));
-}
-
-/** One page of the notes of a noteable, oldest first (`q`: ctx.data or the list's snapshot). */
-export async function listNotes(
-  ctx: AppContext, q: Queries, noteable: Pick<Noteable, 'type' | 'id'>, limit: number, offset: number, total?: number,
-): Promise<NoteRow[]> {
-  const ids = (await keysetPage<{ id: number }>(ctx, q, {
-    from: 'notes n', where: 'n.noteable_type = ? AND n.noteable_id = ?', values: [noteable.type, noteable.id], key: 'n.id', id: 'n.id', desc: false,
-    select: 'n.id AS id',
-  }, limit, offset, total)).map((r) => r.id);
-  if (ids.length === 0) return [];
-  return inIdOrder(ids, (await q.all<Record<string, unknown>>(`SELECT * FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map(toNote));
-}
-
-/** Number of notes of a noteable. */
-export async function countNotes(q: Queries, noteable: Pick<Noteable, 'type' | 'id'>): Promise<number> {
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM notes WHERE noteable_type = ? AND noteable_id = ?`, [noteable.type, noteable.id]))!.n);
+  return new Map([...(await liveIssuesByIds(q, unique)).values()].map((r) => [r.id, issueNoteable(r)]));
 }
 
 /** One note of a noteable, or null. */
 export async function findNote(q: Queries, noteable: Pick<Noteable, 'type' | 'id'>, noteId: number): Promise<NoteRow | null> {
   if (!Number.isSafeInteger(noteId) || Math.abs(noteId) > INT_MAX) return null;
-  const row = await q.get<Record<string, unknown>>(`SELECT * FROM notes WHERE id = ? AND noteable_type = ? AND noteable_id = ?`, [noteId, noteable.type, noteable.id]);
-  return row ? toNote(row) : null;
+  return noteOf(q, noteable, noteId);
 }
 
 /** Notes by id (any noteable), for presenters of other resources (comment events). */
 export async function notesByIds(q: Queries, ids: number[]): Promise<NoteRow[]> {
   const unique = [...new Set(ids)].filter((id) => Number.isSafeInteger(id) && Math.abs(id) <= INT_MAX);
-  if (!unique.length) return [];
-  return (await q.all<Record<string, unknown>>(`SELECT * FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(unique)])).map(toNote);
+  return notesOfIds(q, unique);
 }
 
 /** 400 with the validation hash when a note body is too long (nothing is written). */
 function checkLength(body: string): void {
   if (body.length > MAX_NOTE_LENGTH) throw validationError({ note: [`is too long (maximum is ${MAX_NOTE_LENGTH} characters)`] });
 }
-
-/** The noteable's table, for touching its updated_at (8.13 notes touch snippets too). */
-const NOTEABLE_TABLE: Partial<Record<NoteableType, string>> = { Issue: 'issues', MergeRequest: 'merge_requests', Snippet: 'snippets' };
 
 /** Parameters of a new note. */
 export interface CreateNoteParams {
@@ -146,8 +111,7 @@ export type CreatedNote = { kind: 'note'; note: NoteRow } | { kind: 'award'; awa
 async function noteableLive(tx: Queries, noteable: Pick<Noteable, 'type' | 'id'>): Promise<boolean> {
   if (noteable.type === 'Snippet') return snippetLive(tx, noteable.id);
   if (noteable.type === 'Issue') await lockAsync(tx, LOCKS.issue, noteable.id);
-  const table = NOTEABLE_TABLE[noteable.type];
-  return !table || !!(await tx.get(`SELECT 1 AS x FROM ${table} WHERE id = ? AND deleted_at IS NULL`, [noteable.id]));
+  return noteableRowLive(tx, noteable);
 }
 
 /**
@@ -169,10 +133,9 @@ export async function createNote(ctx: AppContext, actor: UserRow, project: Proje
     if (!(await noteableLive(tx, noteable))) return null;
     const t = now();
     const createdAt = params.createdAt ?? t;
-    const note = toNote((await tx.get<Record<string, unknown>>(
-      `INSERT INTO notes (project_id, noteable_type, noteable_id, note, author_id, system, created_at, updated_at) VALUES (?, ?, ?, ?, ?, FALSE, ?, ?) RETURNING *`,
-      [project.id, noteable.type, noteable.id, params.body, actor.id, createdAt, createdAt],
-    ))!);
+    const note = await insertNote(tx, {
+      projectId: project.id, noteableType: noteable.type, noteableId: noteable.id, body: params.body, authorId: actor.id, system: false, at: createdAt,
+    });
     await recordEvent(tx, {
       projectId: project.id, authorId: actor.id, action: 'commented', targetId: note.id, targetType: 'Note', targetTitle: noteable.title, noteId: note.id,
     });
@@ -182,8 +145,7 @@ export async function createNote(ctx: AppContext, actor: UserRow, project: Proje
         confidential: noteable.confidential,
       }, note.id, params.body);
     }
-    const table = NOTEABLE_TABLE[noteable.type];
-    if (table) await tx.run(`UPDATE ${table} SET updated_at = ? WHERE id = ?`, [t, noteable.id]);
+    await touchNoteable(tx, noteable, t);
     await queueHookDeliveries(tx, project.id, 'note', await noteHookPayload(ctx, tx, project, actor, note, noteable, gravatar));
     return { kind: 'note' as const, note };
   });
@@ -201,11 +163,10 @@ export async function updateNote(ctx: AppContext, actor: UserRow, project: Proje
   checkLength(body);
   const updated = await ctx.data.transaction(async (tx) => {
     await lockAsync(tx, LOCKS.note, note.id);
-    const before = await tx.get<{ note: string }>(`SELECT note FROM notes WHERE id = ?`, [note.id]);
-    if (!before) return null;
-    const row = toNote((await tx.get<Record<string, unknown>>(`UPDATE notes SET note = ?, updated_by_id = ?, updated_at = ? WHERE id = ? RETURNING *`,
-      [body, actor.id, now(), note.id]))!);
-    const had = new Set(mentionedUsernames(before.note));
+    const before = await noteBody(tx, note.id);
+    if (before === undefined) return null;
+    const row = (await updateNoteBody(tx, note.id, body, actor.id, now()))!;
+    const had = new Set(mentionedUsernames(before));
     const added = mentionedUsernames(body).filter((u) => !had.has(u));
     if (added.length && noteable.type !== 'Snippet') {
       await todosForNote(ctx, tx, actor, {
@@ -224,7 +185,7 @@ export async function deleteNote(ctx: AppContext, note: NoteRow): Promise<NoteRo
   const deleted = await ctx.data.transaction(async (tx) => {
     await lockAsync(tx, LOCKS.note, note.id);
     await deleteAwardsOf(tx, 'Note', [note.id]);
-    return (await tx.run(`DELETE FROM notes WHERE id = ?`, [note.id])).changes > 0;
+    return deleteNoteRow(tx, note.id);
   });
   if (!deleted) throw notFoundMessage('404 Not found');
   return note;

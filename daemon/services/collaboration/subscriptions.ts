@@ -5,30 +5,16 @@
 import { now } from '../../context.js';
 import type { SubscribableType } from '../../db/schema-collaboration.js';
 import type { Queries } from '../../db/layer/types.js';
-
-/** Whether the user's explicit row says subscribed: true, false, or undefined when there is no row. */
-async function explicitAsync(q: Queries, userId: number, type: SubscribableType, id: number): Promise<boolean | undefined> {
-  const row = await q.get<{ subscribed: unknown }>(
-    `SELECT subscribed FROM subscriptions WHERE subscribable_type = ? AND subscribable_id = ? AND user_id = ?`, [type, id, userId],
-  );
-  return row ? !!row.subscribed : undefined;
-}
+import { explicitSubscription, explicitSubscriptions, upsertSubscription } from '../../db/collaboration/subscriptions.js';
 
 /**
  * Write the explicit (un)subscription row when it changes the state: one conditional upsert, so two requests at once
  * cannot both change it (the second finds the row already in the wanted state and answers false, the route's 304).
  */
 async function setSubscribed(tx: Queries, userId: number, type: SubscribableType, id: number, subscribed: boolean, implicitly: boolean): Promise<boolean> {
-  const current = await explicitAsync(tx, userId, type, id);
+  const current = await explicitSubscription(tx, userId, type, id);
   if ((current ?? implicitly) === subscribed) return false;
-  const t = now();
-  const r = await tx.run(
-    `INSERT INTO subscriptions (user_id, subscribable_type, subscribable_id, subscribed, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-     ON CONFLICT (subscribable_type, subscribable_id, user_id) DO UPDATE SET subscribed = excluded.subscribed, updated_at = excluded.updated_at
-     WHERE subscriptions.subscribed <> excluded.subscribed`,
-    [userId, type, id, subscribed, t, t],
-  );
-  return r.changes > 0;
+  return upsertSubscription(tx, userId, type, id, subscribed, now());
 }
 
 /** The async twin of subscribe (data layer; `tx` a transaction or ctx.data): false when already subscribed (304). */
@@ -47,10 +33,7 @@ export async function subscribedSet(
 ): Promise<Set<number>> {
   const out = new Set<number>();
   if (ids.length === 0) return out;
-  const explicit = new Map<number, boolean>();
-  const rows = await q.all<{ id: number; subscribed: unknown }>(`SELECT subscribable_id AS id, subscribed FROM subscriptions
-    WHERE user_id = ? AND subscribable_type = ? AND subscribable_id IN ${q.dialect.inIds}`, [userId, type, q.dialect.ids([...new Set(ids)])]);
-  for (const r of rows) explicit.set(r.id, !!r.subscribed);
+  const explicit = await explicitSubscriptions(q, userId, type, ids);
   for (const id of ids) {
     const e = explicit.get(id);
     if (e === undefined ? (implicit?.get(id)?.includes(userId) ?? false) : e) out.add(id);

@@ -11,9 +11,12 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { canProjectAsync, canReadIssuable, readableTodosWhere } from '../../policy/permissions.js';
 import { mentionedUsers } from './mentions.js';
 import { INT_MAX, LOCKS, lockAsync, type Target } from './tx.js';
-import { keysetPage } from '../../db/keyset.js';
 import type { Queries } from '../../db/layer/types.js';
-import { toTodo } from '../../db/rows.js';
+import {
+  insertTodo, markTargetTodosDone, TODO_TARGET_PRESENT, markTodoRowDone, markUserTodosDone, type TodoListWhere, userTodoWhere, usersWithPendingTodo,
+} from '../../db/collaboration/todos.js';
+
+export { countTodos, listTodos, type TodoListWhere } from '../../db/collaboration/todos.js';
 import { lookupProjectAsync } from '../projects.js';
 
 /** What todo hooks need to know about the issuable. */
@@ -40,19 +43,12 @@ async function createTodos(
   const { target } = issuable;
   await lockAsync(tx, target.type === 'Issue' ? LOCKS.todoTarget : LOCKS.mergeRequestTodoTarget, target.id);
   const unique = [...new Set(userIds)];
-  const pending = new Set((await tx.all<{ user_id: number }>(
-    `SELECT user_id FROM todos WHERE target_type = ? AND target_id = ? AND user_id IN ${tx.dialect.inIds} AND state = 'pending'`,
-    [target.type, target.id, tx.dialect.ids(unique)],
-  )).map((r) => r.user_id));
+  const pending = await usersWithPendingTodo(tx, target, unique);
   const t = now();
   const created: TodoRow[] = [];
   for (const userId of unique) {
     if (pending.has(userId)) continue;
-    created.push(toTodo((await tx.get<Record<string, unknown>>(
-      `INSERT INTO todos (user_id, project_id, author_id, target_type, target_id, action, state, note_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING *`,
-      [userId, issuable.project.id, actor.id, target.type, target.id, action, noteId, t, t],
-    ))!));
+    created.push(await insertTodo(tx, { userId, projectId: issuable.project.id, authorId: actor.id, target, action, noteId, at: t }));
   }
   return created;
 }
@@ -96,8 +92,7 @@ export async function todosForNote(ctx: AppContext, tx: Queries, actor: UserRow,
 }
 
 async function markPendingDone(tx: Queries, userId: number, target: Target): Promise<void> {
-  await tx.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE user_id = ? AND target_type = ? AND target_id = ? AND state = 'pending'`,
-    [now(), userId, target.type, target.id]);
+  await markTargetTodosDone(tx, target, { userId }, now());
 }
 
 /** When `actor` closes (or merges) the target: their pending todos on it become done (8.x). */
@@ -119,8 +114,6 @@ export interface TodoFilters {
   type?: 'Issue' | 'MergeRequest';
 }
 
-/** SQL over `todos t`: its target still exists (merge requests add their own condition when they exist). */
-const TARGET_PRESENT = `(t.target_type <> 'Issue' OR EXISTS (SELECT 1 FROM issues i2 WHERE i2.id = t.target_id AND i2.deleted_at IS NULL))`;
 
 /**
  * The condition of the user's todos under `filters` (8.x TodosFinder): pending unless state=done; a project the user
@@ -142,30 +135,9 @@ export async function todoListWhere(ctx: AppContext, user: UserRow, f: TodoFilte
     conds.push('t.project_id = ?'), params.push(f.projectId);
   }
   const readable = readableTodosWhere(ctx.data.dialect, user);
-  conds.push(TARGET_PRESENT, readable.sql);
+  conds.push(TODO_TARGET_PRESENT, readable.sql);
   params.push(...readable.args);
   return { where: conds.join(' AND '), params };
-}
-
-/** The condition of a todo list (todoListWhere); null when it lists nothing. */
-export interface TodoListWhere {
-  where: string;
-  params: unknown[];
-}
-
-/** How many todos GET /todos lists for the user under `filters` (their condition from todoListWhere). */
-export async function countTodos(q: Queries, w: TodoListWhere | null): Promise<number> {
-  if (!w) return 0;
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM todos t WHERE ${w.where}`, w.params))!.n);
-}
-
-/** One page of GET /todos, newest first (8.x: id descending); with `total` a deep page costs what the first does (db/keyset.ts). */
-export async function listTodos(ctx: AppContext, q: Queries, w: TodoListWhere | null, limit: number, offset: number, total?: number): Promise<TodoRow[]> {
-  if (!w) return [];
-  const ids = (await keysetPage<{ id: number }>(ctx, q, { from: 'todos t', where: w.where, values: w.params, key: 't.id', id: 't.id', desc: true, select: 't.id AS id' },
-    limit, offset, total)).map((r) => r.id);
-  if (ids.length === 0) return [];
-  return (await q.all<Record<string, unknown>>(`SELECT * FROM todos WHERE id IN ${q.dialect.inIds} ORDER BY id DESC`, [q.dialect.ids(ids)])).map(toTodo);
 }
 
 /** DELETE /todos/:id: the user's todo marked done, or null when it is absent, another user's or about what they may not read (404). */
@@ -173,18 +145,16 @@ export async function markTodoDone(ctx: AppContext, user: UserRow, id: number): 
   if (!Number.isSafeInteger(id) || Math.abs(id) > INT_MAX) return null;
   const readable = readableTodosWhere(ctx.data.dialect, user);
   return ctx.data.transaction(async (tx) => {
-    const row = await tx.get<Record<string, unknown>>(`SELECT t.* FROM todos t WHERE t.id = ? AND t.user_id = ? AND ${TARGET_PRESENT} AND ${readable.sql}`,
-      [id, user.id, ...readable.args]);
+    const row = await userTodoWhere(tx, user.id, id, { sql: `${TODO_TARGET_PRESENT} AND ${readable.sql}`, args: readable.args });
     if (!row) return null;
-    if (row.state === 'done') return toTodo(row);
-    const updated = await tx.get<Record<string, unknown>>(`UPDATE todos SET state = 'done', updated_at = ? WHERE id = ? RETURNING *`, [now(), id]);
-    return updated ? toTodo(updated) : null;
+    if (row.state === 'done') return row;
+    return markTodoRowDone(tx, id, now());
   });
 }
 
 /** DELETE /todos: every pending todo of the user marked done; the number marked. */
 export async function markAllTodosDone(ctx: AppContext, user: UserRow): Promise<number> {
-  return (await ctx.data.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE user_id = ? AND state = 'pending'`, [now(), user.id])).changes;
+  return markUserTodosDone(ctx.data, user.id, now());
 }
 
 /**
@@ -197,6 +167,5 @@ export async function todoForBuildFailed(tx: Queries, author: UserRow, issuable:
 
 /** A failed build was retried: the MR author's pending `build_failed` todos on it become done (8.x merge_request_build_retried). */
 export async function markBuildFailedTodosDone(tx: Queries, target: Target): Promise<void> {
-  await tx.run(`UPDATE todos SET state = 'done', updated_at = ? WHERE target_type = ? AND target_id = ? AND action = 'build_failed' AND state = 'pending'`,
-    [now(), target.type, target.id]);
+  await markTargetTodosDone(tx, target, { action: 'build_failed' }, now());
 }

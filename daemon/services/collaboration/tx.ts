@@ -3,6 +3,7 @@
  * bounds of ids and LIMITs on both engines.
  */
 import type { Queries } from '../../db/layer/types.js';
+import { transactionLock } from '../../db/locks.js';
 
 /** What an issue, merge request or note is, by GitLab's polymorphic (type, id) pair. */
 export interface Target<T extends string = 'Issue' | 'MergeRequest'> {
@@ -19,7 +20,7 @@ export const LOCKS = { issueIid: 0x6c0101, issue: 0x6c0102, todoTarget: 0x6c0103
  * holder committed (READ COMMITTED); on SQLite nothing to do (a write transaction holds the database alone).
  */
 export async function lockAsync(tx: Queries, key: number, id: number): Promise<void> {
-  if (tx.dialect.name === 'postgres') await tx.get(`SELECT pg_advisory_xact_lock(CAST(? AS integer), CAST(? AS integer))`, [key, id]);
+  await transactionLock(tx, key, id);
 }
 
 /** The LIMIT of "no limit" (both engines take a number there). */

@@ -9,7 +9,14 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import type { CommitStatusRow } from '../../db/schema-ci.js';
-import { toDeployment, toEnvironment, type DeploymentRow, type EnvironmentRow } from '../../db/rows.js';
+import type { DeploymentRow } from '../../db/rows.js';
+import {
+  deploymentById, deploymentOfBuild, environmentNamedOrNew, environmentValueTaken, insertDeployment, nextDeploymentIid, setEnvironmentState,
+} from '../../db/ci/environments.js';
+import { pipelineFacts } from '../../db/builds.js';
+import { projectPathFacts } from '../../db/projects.js';
+import { runnerById } from '../../db/runners.js';
+import { userById } from '../../db/users.js';
 import { buildVariables, CI_SERVER, expandVariables, parseYamlVariables } from '../../ci/variables.js';
 import type { CiEnvironment, CiVariable } from '../../ci/config-types.js';
 import { isRowId } from '../../db/builds.js';
@@ -38,36 +45,28 @@ function environmentOptions(build: CommitStatusRow): Partial<CiEnvironment> {
  * environment's name and URL. The build token is left out: a name like `$CI_BUILD_TOKEN` must not publish it.
  */
 async function variablesOf(ctx: AppContext, tx: Queries, build: CommitStatusRow, pipeline: { id: number; sha: string; beforeSha: string | null }, userId: number | null): Promise<CiVariable[]> {
-  const project = (await tx.get<{ id: number; path: string; ns: string }>(
-    'SELECT p.id, p.path, n.path AS ns FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = ?', [build.projectId]))!;
-  const runner = build.runnerId === null ? undefined
-    : await tx.get<{ id: number; description: string | null; tag_list: string }>('SELECT id, description, tag_list FROM runners WHERE id = ?', [build.runnerId]);
-  const user = userId === null ? undefined : await tx.get<{ id: number; email: string }>('SELECT id, email FROM users WHERE id = ?', [userId]);
-  const fullPath = `${project.ns}/${project.path}`;
+  const project = (await projectPathFacts(tx, build.projectId))!;
+  const runner = build.runnerId === null ? null : await runnerById(tx, build.runnerId);
+  const user = await userById(tx, userId);
+  const fullPath = `${project.namespacePath}/${project.path}`;
   return buildVariables({
     build: {
       id: build.id, token: '', sha: pipeline.sha, beforeSha: pipeline.beforeSha, ref: build.ref ?? '', tag: build.tag, name: build.name,
       stage: build.stage ?? '', when: build.when,
     },
     server: CI_SERVER,
-    project: { id: project.id, path: project.path, pathWithNamespace: fullPath, namespacePath: project.ns, webUrl: `${ctx.externalUrl()}/${fullPath}` },
+    project: { id: project.id, path: project.path, pathWithNamespace: fullPath, namespacePath: project.namespacePath, webUrl: `${ctx.externalUrl()}/${fullPath}` },
     pipeline: { id: pipeline.id },
-    runner: runner ? { id: runner.id, description: runner.description, tags: runnerTags({ tagList: runner.tag_list }) } : null,
-    user: user ?? null,
+    runner: runner ? { id: runner.id, description: runner.description, tags: runnerTags(runner) } : null,
+    user: user ? { id: user.id, email: user.email } : null,
     yamlVariables: parseYamlVariables(build.yamlVariables),
     secretVariables: await secretVariables(ctx, build.projectId, tx),
   });
 }
 
 /** The project's environment of this name, created (available) when missing; a concurrent create is found, not doubled. */
-async function findOrCreateEnvironment(tx: Queries, projectId: number, name: string): Promise<EnvironmentRow> {
-  const t = now();
-  await tx.run(
-    `INSERT INTO environments (project_id, name, external_url, environment_type, state, created_at, updated_at)
-     VALUES (?, ?, NULL, ?, 'available', ?, ?) ON CONFLICT (project_id, name) DO NOTHING`,
-    [projectId, name, environmentType(name), t, t],
-  );
-  return toEnvironment((await tx.get('SELECT * FROM environments WHERE project_id = ? AND name = ?', [projectId, name]))!);
+function findOrCreateEnvironment(tx: Queries, projectId: number, name: string) {
+  return environmentNamedOrNew(tx, { projectId, name, environmentType: environmentType(name), at: now() });
 }
 
 /**
@@ -77,14 +76,13 @@ async function findOrCreateEnvironment(tx: Queries, projectId: number, name: str
  */
 export async function recordDeploymentIn(ctx: AppContext, tx: Queries, build: CommitStatusRow): Promise<DeploymentRow | null> {
   if (build.type !== 'build' || !build.environment) return null;
-  const existing = await tx.get('SELECT * FROM deployments WHERE deployable_id = ?', [build.id]);
-  if (existing) return toDeployment(existing);
-  const pipeline = await tx.get<{ id: number; sha: string; before_sha: string | null; user_id: number | null }>(
-    'SELECT id, sha, before_sha, user_id FROM pipelines WHERE id = ?', [build.pipelineId]);
+  const existing = await deploymentOfBuild(tx, build.id);
+  if (existing) return existing;
+  const pipeline = await pipelineFacts(tx, build.pipelineId);
   if (!pipeline) return null;
-  const userId = build.userId ?? pipeline.user_id;
+  const userId = build.userId ?? pipeline.userId;
   const options = environmentOptions(build);
-  const variables = await variablesOf(ctx, tx, build, { id: pipeline.id, sha: pipeline.sha, beforeSha: pipeline.before_sha }, userId);
+  const variables = await variablesOf(ctx, tx, build, pipeline, userId);
 
   const name = expandVariables(build.environment, variables);
   if (nameErrors(name).length) return null;
@@ -92,44 +90,22 @@ export async function recordDeploymentIn(ctx: AppContext, tx: Queries, build: Co
   const url = typeof options.url === 'string' ? expandVariables(options.url, variables) : null;
   if (url !== null && url.trim() !== '') {
     if (urlErrors(url).length) return null;
-    const other = await tx.get('SELECT 1 AS x FROM environments WHERE project_id = ? AND external_url = ? AND id <> ?', [build.projectId, url, env.id]);
-    if (other) return null; // 8.13: external_url is unique in the project, the save fails
+    if (await environmentValueTaken(tx, build.projectId, 'external_url', url, env.id)) return null; // 8.13: external_url is unique in the project, the save fails
   }
   // 8.13's state machine: start moves a stopped environment to available, stop an available one to stopped
   const state = (options.action ?? 'start') === 'stop' ? 'stopped' : 'available';
   const t = now();
-  env = toEnvironment((await tx.get(
-    'UPDATE environments SET external_url = COALESCE(?, external_url), state = ?, updated_at = ? WHERE id = ? RETURNING *',
-    [url !== null && url.trim() !== '' ? url : null, state, t, env.id],
-  ))!);
+  env = await setEnvironmentState(tx, env.id, url !== null && url.trim() !== '' ? url : null, state, t);
   if (env.state === 'stopped') return null;
 
-  const iid = (await tx.get<{ last_iid: number }>(
-    `INSERT INTO deployment_iids (project_id, last_iid) VALUES (?, 1)
-     ON CONFLICT (project_id) DO UPDATE SET last_iid = deployment_iids.last_iid + 1 RETURNING last_iid`,
-    [build.projectId],
-  ))!.last_iid;
-  const row = await tx.get(
-    `INSERT INTO deployments (iid, project_id, environment_id, ref, tag, sha, user_id, deployable_id, on_stop, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (deployable_id) DO NOTHING RETURNING *`,
-    [iid, build.projectId, env.id, build.ref ?? '', build.tag, pipeline.sha, userId, build.id, typeof options.on_stop === 'string' ? options.on_stop : null, t, t],
-  );
-  return row ? toDeployment(row) : null;
-}
-
-/** Number of deployments of a project. */
-export async function countDeployments(ctx: AppContext, projectId: number, q: Queries = ctx.data): Promise<number> {
-  return Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM deployments WHERE project_id = ?', [projectId]))?.n ?? 0);
-}
-
-/** One page of a project's deployments, oldest first (8.13's `project.deployments`, by id). */
-export async function listDeployments(ctx: AppContext, projectId: number, limit: number, offset: number, q: Queries = ctx.data): Promise<DeploymentRow[]> {
-  return (await q.all('SELECT * FROM deployments WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, limit, offset])).map(toDeployment);
+  return insertDeployment(tx, {
+    iid: await nextDeploymentIid(tx, build.projectId), projectId: build.projectId, environmentId: env.id, ref: build.ref ?? '', tag: build.tag,
+    sha: pipeline.sha, userId, deployableId: build.id, onStop: typeof options.on_stop === 'string' ? options.on_stop : null, at: t,
+  });
 }
 
 /** A project's deployment by id, or null. */
 export async function findDeployment(ctx: AppContext, projectId: number, id: number): Promise<DeploymentRow | null> {
   if (!isRowId(id)) return null;
-  const row = await ctx.data.get('SELECT * FROM deployments WHERE id = ? AND project_id = ?', [id, projectId]);
-  return row ? toDeployment(row) : null;
+  return deploymentById(ctx.data, projectId, id);
 }

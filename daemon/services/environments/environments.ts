@@ -7,7 +7,10 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
-import { toEnvironment, type EnvironmentRow } from '../../db/rows.js';
+import type { EnvironmentRow } from '../../db/rows.js';
+import {
+  deleteEnvironmentRow, environmentById, environmentValueTaken, insertEnvironment, updateEnvironmentRow,
+} from '../../db/ci/environments.js';
 import { ENVIRONMENT_NAME, ENVIRONMENT_NAME_MESSAGE, isAddressableUrl } from '../../ci/config-entries.js';
 import { isRowId } from '../../db/builds.js';
 import { notFound, validationError } from '../../errors.js';
@@ -52,7 +55,7 @@ export function urlErrors(url: string): string[] {
 /** Another environment of the project (not `exceptId`) has this column value (never one with NUL: none is stored). */
 async function taken(q: Queries, projectId: number, column: 'name' | 'external_url', value: string, exceptId: number | null): Promise<boolean> {
   if (value.includes('\0')) return false; // PostgreSQL refuses NUL in text even in a comparison
-  return !!(await q.get(`SELECT 1 AS x FROM environments WHERE project_id = ? AND ${column} = ? AND id <> ?`, [projectId, value, exceptId ?? 0]));
+  return environmentValueTaken(q, projectId, column, value, exceptId);
 }
 
 /** 8.13's validations in their order: name presence, uniqueness, length, format; external_url uniqueness, length, URL. */
@@ -69,29 +72,9 @@ export async function environmentErrors(q: Queries, projectId: number, name: str
   return errors;
 }
 
-/** Number of environments of a project. */
-export async function countEnvironments(ctx: AppContext, projectId: number, q: Queries = ctx.data): Promise<number> {
-  return Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM environments WHERE project_id = ?', [projectId]))?.n ?? 0);
-}
-
-/** One page of a project's environments, oldest first. */
-export async function listEnvironments(ctx: AppContext, projectId: number, limit: number, offset: number, q: Queries = ctx.data): Promise<EnvironmentRow[]> {
-  return (await q.all('SELECT * FROM environments WHERE project_id = ? ORDER BY id LIMIT ? OFFSET ?', [projectId, limit, offset])).map(toEnvironment);
-}
-
-/** Environments by id (for the deployments' presenter). */
-export async function environmentsById(ctx: AppContext, ids: readonly number[]): Promise<Map<number, EnvironmentRow>> {
-  const wanted = [...new Set(ids)];
-  if (!wanted.length) return new Map();
-  const d = ctx.data.dialect;
-  return new Map((await ctx.data.all(`SELECT * FROM environments WHERE id IN ${d.inIds}`, [d.ids(wanted)])).map((r) => [r.id as number, toEnvironment(r)]));
-}
-
 /** A project's environment by id, or null (another project's, or an id beyond any row, is not found). */
-export async function findEnvironment(ctx: AppContext, projectId: number, id: number, q: Queries = ctx.data): Promise<EnvironmentRow | null> {
-  if (!isRowId(id)) return null;
-  const row = await q.get('SELECT * FROM environments WHERE id = ? AND project_id = ?', [id, projectId]);
-  return row ? toEnvironment(row) : null;
+export async function findEnvironment(ctx: AppContext, projectId: number, id: number): Promise<EnvironmentRow | null> {
+  return isRowId(id) ? environmentById(ctx.data, projectId, id) : null;
 }
 
 /** Create an environment: 400 with the errors hash on a bad or taken name or URL; nothing written then. */
@@ -101,12 +84,7 @@ export async function createEnvironment(ctx: AppContext, projectId: number, para
   if (Object.keys(errors).length) throw validationError(errors);
   const t = now();
   try {
-    const row = await ctx.data.get(
-      `INSERT INTO environments (project_id, name, external_url, environment_type, state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'available', ?, ?) RETURNING *`,
-      [projectId, params.name, url, environmentType(params.name), t, t],
-    );
-    return toEnvironment(row!);
+    return await insertEnvironment(ctx.data, { projectId, name: params.name, externalUrl: url, environmentType: environmentType(params.name), at: t });
   } catch (e) {
     // a concurrent create of the same name won the race for the unique index: the answer the validation gives
     if (isUniqueViolation(e)) throw validationError({ name: [TAKEN] });
@@ -125,11 +103,7 @@ export async function updateEnvironment(ctx: AppContext, env: EnvironmentRow, pa
   const errors = await environmentErrors(ctx.data, env.projectId, name, url, env.id);
   if (Object.keys(errors).length) throw validationError(errors);
   try {
-    const row = await ctx.data.get(
-      'UPDATE environments SET name = ?, external_url = ?, environment_type = ?, updated_at = ? WHERE id = ? AND project_id = ? RETURNING *',
-      [name, url, environmentType(name), now(), env.id, env.projectId],
-    );
-    return row ? toEnvironment(row) : null;
+    return await updateEnvironmentRow(ctx.data, env.projectId, env.id, { name, externalUrl: url, environmentType: environmentType(name), at: now() });
   } catch (e) {
     if (isUniqueViolation(e)) throw validationError({ name: [TAKEN] });
     throw e;
@@ -139,6 +113,5 @@ export async function updateEnvironment(ctx: AppContext, env: EnvironmentRow, pa
 /** Delete an environment and its deployments; the deleted row, or null when there was none. */
 export async function deleteEnvironment(ctx: AppContext, projectId: number, id: number): Promise<EnvironmentRow | null> {
   if (!isRowId(id)) return null;
-  const row = await ctx.data.get('DELETE FROM environments WHERE id = ? AND project_id = ? RETURNING *', [id, projectId]);
-  return row ? toEnvironment(row) : null;
+  return deleteEnvironmentRow(ctx.data, projectId, id);
 }

@@ -1,6 +1,6 @@
 /** Environments and deployments (GitLab 8.13): the API's actions and the deployment a successful build records. */
 export {
-  countEnvironments, createEnvironment, deleteEnvironment, environmentsById, findEnvironment, listEnvironments, updateEnvironment,
+  createEnvironment, deleteEnvironment, findEnvironment, updateEnvironment,
   type EnvironmentParams,
 } from './environments.js';
-export { countDeployments, findDeployment, listDeployments, recordDeploymentIn } from './deployments.js';
+export { findDeployment, recordDeploymentIn } from './deployments.js';

@@ -39,8 +39,8 @@ export default async function ciPages(app: FastifyInstance): Promise<void> {
     const base = `/${request.params.namespace}/${request.params.project}`;
     const page = pageNumber(request.query);
     const f = await pipelineListFilter(ctx, project);
-    const total = await countPipelines(ctx, project.id, f);
-    const rows = await listPipelines(ctx, project.id, f, PER_PAGE, (page - 1) * PER_PAGE, total);
+    const total = await countPipelines(ctx.data, project.id, f);
+    const rows = await listPipelines(ctx, ctx.data, project.id, f, PER_PAGE, (page - 1) * PER_PAGE, total);
     const items = rows.map((p) => html`<li><a href="${base}/pipelines/${p.id}">Pipeline #${p.id}</a>
 <span class="muted">${statusBadge(p.status)} ${p.ref ?? ''} · <a href="${base}/commit/${p.sha}"><code>${p.sha.slice(0, 8)}</code></a> · ${timeAgo(p.createdAt)}</span></li>`);
     const body = html`<h1>Pipelines</h1>${items.length ? html`<ul class="list">${items}</ul>` : html`<p class="muted">No pipelines yet.</p>`}${pager(page, PER_PAGE, total)}`;

@@ -28,6 +28,8 @@ import {
 import { html, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { pageId, PageRefusal } from './scope.js';
+import { liveIssueIdByIid } from '../../db/issues.js';
+import { liveMergeRequestIdByIid } from '../../db/merge-requests.js';
 
 export type P = { namespace: string; project: string; iid?: string };
 export type Kind = 'issues' | 'merge_requests';
@@ -45,16 +47,16 @@ export const blankToUndefined = (v: string | undefined) => (v === undefined || v
 
 /** The row id of the issue `iid` of a project (deleted ones are absent), or 404. */
 async function issueIdOf(ctx: AppContext, project: ProjectRow, iid: number): Promise<number> {
-  const r = await ctx.data.get<{ id: number }>('SELECT id FROM issues WHERE project_id = ? AND iid = ? AND deleted_at IS NULL', [project.id, iid]);
-  if (!r) throw new PageRefusal(404);
-  return Number(r.id);
+  const id = await liveIssueIdByIid(ctx.data, project.id, iid);
+  if (id === undefined) throw new PageRefusal(404);
+  return id;
 }
 
 /** The row id of the merge request `iid` of a project, or 404. */
 async function mergeRequestIdOf(ctx: AppContext, project: ProjectRow, iid: number): Promise<number> {
-  const r = await ctx.data.get<{ id: number }>('SELECT id FROM merge_requests WHERE target_project_id = ? AND iid = ? AND deleted_at IS NULL', [project.id, iid]);
-  if (!r) throw new PageRefusal(404);
-  return Number(r.id);
+  const id = await liveMergeRequestIdByIid(ctx.data, project.id, iid);
+  if (id === undefined) throw new PageRefusal(404);
+  return id;
 }
 
 /** What an issue or merge request has now, offered by the selects even when the lists leave it out (a closed milestone, a former member). */

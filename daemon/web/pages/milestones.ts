@@ -10,7 +10,7 @@ import { anonymousCanProject, canProjectAsync, confidentialIssuesWhere } from '.
 import {
   countMilestoneIssues, countProjectMilestones, listMilestoneIssues, listProjectMilestones,
 } from '../../services/collaboration/milestones.js';
-import { countProjectLabels, listProjectLabels } from '../../services/collaboration/labels.js';
+import { countProjectLabels, listProjectLabels } from '../../db/labels.js';
 import { html, pageNumber, pager, statusBadge, timeAgo } from './html.js';
 import { layout, sendHtml } from './layout.js';
 import { renderMarkdown } from './markdown.js';
