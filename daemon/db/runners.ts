@@ -1,7 +1,8 @@
 /** The runners' data module: runners by id and the filtered pages of the runner lists. `q`: the database or a transaction. */
 import type { Dialect, Queries } from './layer/types.js';
-import { toRunner } from './rows.js';
+import { toProject, toRunner } from './rows.js';
 import type { RunnerRow } from './schema-ci.js';
+import type { ProjectRow } from './schema.js';
 
 /** Runner rows of `ids` (repeats skipped; ids that are gone are absent). */
 export async function runnersByIds(q: Queries, ids: readonly (number | null)[]): Promise<Map<number, RunnerRow>> {
@@ -168,4 +169,29 @@ export async function pickBuildFor(tx: Queries, runner: RunnerRow, tags: readonl
     WHERE cs.status = 'pending' AND cs.type = 'build' AND cs.runner_id IS NULL AND p.builds_enabled = TRUE AND ${scope}${untagged}${tagCheck}
     ORDER BY cs.id LIMIT 1${dialect === 'postgres' ? ' FOR UPDATE OF cs SKIP LOCKED' : ''}`, args);
   return row?.id;
+}
+
+/** The projects a runner is assigned to, by id. */
+export async function runnerProjectRows(q: Queries, runnerId: number): Promise<ProjectRow[]> {
+  return (await q.all('SELECT p.* FROM projects p JOIN runner_projects rp ON rp.project_id = p.id WHERE rp.runner_id = ? ORDER BY p.id', [runnerId])).map(toProject);
+}
+
+/** The projects that have a runner and meet `condition` (an access rule's SQL over `projects p`, from policy/). */
+export async function projectsWithRunnersMeeting(q: Queries, condition: { sql: string; args: readonly unknown[] }): Promise<ProjectRow[]> {
+  return (await q.all(`SELECT p.* FROM projects p WHERE p.id IN (SELECT rp.project_id FROM runner_projects rp) AND ${condition.sql} ORDER BY p.id`, condition.args))
+    .map(toProject);
+}
+
+/** The ids of the specific (not shared) runners of any of these projects. */
+export async function specificRunnerIdsOfProjects(q: Queries, projectIds: readonly number[]): Promise<number[]> {
+  if (!projectIds.length) return [];
+  return (await q.all<{ id: number }>(
+    `SELECT DISTINCT rp.runner_id AS id FROM runner_projects rp JOIN runners r ON r.id = rp.runner_id WHERE r.is_shared = FALSE AND rp.project_id IN ${q.dialect.inIds} ORDER BY rp.runner_id`,
+    [q.dialect.ids(projectIds)],
+  )).map((r) => Number(r.id));
+}
+
+/** How many projects a runner is assigned to. */
+export async function runnerProjectCount(q: Queries, runnerId: number): Promise<number> {
+  return Number((await q.get<{ n: number }>('SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?', [runnerId]))?.n ?? 0);
 }

@@ -30,3 +30,9 @@ export async function updateSettingsRow(q: Queries, set: Partial<ApplicationSett
   const raw = await q.get(`UPDATE application_settings SET ${keys.map((k) => `${column(k)} = ?`).join(', ')} WHERE id = 1 RETURNING *`, keys.map((k) => set[k]));
   return raw ? toSettings(raw) : null;
 }
+
+/** One column of the settings row (snake_case name from the caller's own constant), or undefined before the row exists. */
+export async function settingsColumn(q: Queries, name: 'max_artifacts_size' | 'gravatar_enabled'): Promise<unknown> {
+  const row = await q.get<{ v: unknown }>(`SELECT ${name} AS v FROM application_settings WHERE id = 1`);
+  return row ? row.v : undefined;
+}

@@ -8,7 +8,7 @@ import type { AppContext } from '../context.js';
 import type { Queries } from '../db/layer/types.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { RunnerRow } from '../db/schema-ci.js';
-import { toProject as toProjectRow } from '../db/rows.js';
+import { projectsWithRunnersMeeting, runnerProjectCount, runnerProjectRows, specificRunnerIdsOfProjects } from '../db/runners.js';
 import type { SqlCondition } from '../db/sql.js';
 import { namespaceHasProjectWhere } from '../db/groups.js';
 import {
@@ -330,32 +330,19 @@ export function ownsOauthApplication(user: UserRow, app: { ownerId: number | nul
 /** Runner abilities (GitLab 8.12 lib/api/runners.rb authenticate_*_runner! helpers). */
 export type RunnerAbility = 'read_runner' | 'update_runner' | 'delete_runner' | 'assign_runner';
 
-/** The projects a runner is assigned to, as rows, on the data layer. */
-async function runnerProjectRows(ctx: Pick<AppContext, 'data'>, runnerId: number): Promise<ProjectRow[]> {
-  return (await ctx.data.all('SELECT p.* FROM projects p JOIN runner_projects rp ON rp.project_id = p.id WHERE rp.runner_id = ? ORDER BY p.id', [runnerId]))
-    .map(toProjectRow);
-}
-
 /** Whether the runner is a specific runner of a project the user masters (GitLab's ci_authorized_runners). */
 export async function ownsRunner(ctx: Pick<AppContext, 'data'>, user: UserRow | null, runner: RunnerRow): Promise<boolean> {
   if (!user || runner.isShared) return false;
-  for (const p of await runnerProjectRows(ctx, runner.id)) if (await canProjectAsync(ctx, user, 'admin_project', p)) return true;
+  for (const p of await runnerProjectRows(ctx.data, runner.id)) if (await canProjectAsync(ctx, user, 'admin_project', p)) return true;
   return false;
 }
 
 /** Ids of the specific runners of projects the user may administer (ci_authorized_runners), for GET /runners. */
 export async function ownedRunnerIds(ctx: Pick<AppContext, 'data'>, user: UserRow): Promise<number[]> {
-  const d = ctx.data.dialect;
-  const auth = authorizedProjectsWhere(d, user.id);
-  const rows = (await ctx.data.all(`SELECT p.* FROM projects p WHERE p.id IN (SELECT rp.project_id FROM runner_projects rp) AND ${auth.sql} ORDER BY p.id`, auth.args))
-    .map(toProjectRow);
+  const rows = await projectsWithRunnersMeeting(ctx.data, authorizedProjectsWhere(ctx.data.dialect, user.id));
   const mastered: number[] = [];
   for (const p of rows) if (await canProjectAsync(ctx, user, 'admin_project', p)) mastered.push(p.id);
-  if (mastered.length === 0) return [];
-  return (await ctx.data.all<{ id: number }>(
-    `SELECT DISTINCT rp.runner_id AS id FROM runner_projects rp JOIN runners r ON r.id = rp.runner_id WHERE r.is_shared = FALSE AND rp.project_id IN ${d.inIds} ORDER BY rp.runner_id`,
-    [d.ids(mastered)],
-  )).map((r) => r.id);
+  return specificRunnerIdsOfProjects(ctx.data, mastered);
 }
 
 /**
@@ -376,7 +363,7 @@ export async function runnerDenial(ctx: Pick<AppContext, 'data'>, user: UserRow 
     case 'delete_runner': {
       if (user.isAdmin) return null;
       if (runner.isShared) return 'Runner is shared';
-      const n = Number((await ctx.data.get<{ n: number }>('SELECT COUNT(*) AS n FROM runner_projects WHERE runner_id = ?', [runner.id]))?.n ?? 0);
+      const n = await runnerProjectCount(ctx.data, runner.id);
       return n > 1 ? 'Runner associated with more than one project' : owner();
     }
     case 'assign_runner':

@@ -4,6 +4,7 @@
  * filename, artifacts_size the size and artifacts_expire_at the expiry (null = kept forever).
  */
 import { randomBytes } from 'node:crypto';
+import { settingsColumn } from '../db/settings.js';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,8 +31,8 @@ export const DEFAULT_MAX_ARTIFACTS_SIZE_MB = 100;
 
 /** The artifacts size limit in bytes (application setting max_artifacts_size, MB); an upload must be strictly smaller. */
 export async function maxArtifactsBytes(ctx: AppContext): Promise<number> {
-  const row = await ctx.data.get<{ mb: number }>('SELECT max_artifacts_size AS mb FROM application_settings WHERE id = 1');
-  if (row && Number.isFinite(row.mb) && row.mb > 0) return row.mb * 1024 * 1024;
+  const mb = Number(await settingsColumn(ctx.data, 'max_artifacts_size'));
+  if (Number.isFinite(mb) && mb > 0) return mb * 1024 * 1024;
   return DEFAULT_MAX_ARTIFACTS_SIZE_MB * 1024 * 1024;
 }
 

@@ -5,6 +5,7 @@
  * the status and queued in it (queueHookDeliveries), on either engine. A project without a hook subscribed to the event costs one indexed query and no payload.
  */
 import type { AppContext } from '../context.js';
+import { settingsColumn } from '../db/settings.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { CommitStatusRow, PipelineRow } from '../db/schema-ci.js';
 import type { Queries } from '../db/layer/types.js';
@@ -44,8 +45,8 @@ async function projectInfo(ctx: AppContext, q: Queries, projectId: number): Prom
 
 /** The gravatar_enabled setting, read through `q` (the status-changing transaction). */
 async function gravatarOn(q: Queries): Promise<boolean> {
-  const row = await q.get<{ g: unknown }>('SELECT gravatar_enabled AS g FROM application_settings WHERE id = 1');
-  return row ? !!row.g : true;
+  const g = await settingsColumn(q, 'gravatar_enabled');
+  return g === undefined ? true : !!g;
 }
 
 /** GitLab's User#hook_attrs: name, username, avatar_url. */
