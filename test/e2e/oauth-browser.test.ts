@@ -8,7 +8,8 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { api, cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 
 const ROOT_PASSWORD = 'rootpassword123';
 const SCREENSHOTS = process.env.GANTRY_SCREENSHOTS === '1';

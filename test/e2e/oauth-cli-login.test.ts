@@ -10,7 +10,8 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, ROOT, runCli, startGantryd, tmp, type Daemon } from './helpers.js';
+import { cleanEnv, cleanupTmp, killAll, ROOT, runCli, startGantryd, tmp, type Daemon } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 
 const PASSWORD = 'e2e-oauth-cli-password';
 let daemon: Daemon;

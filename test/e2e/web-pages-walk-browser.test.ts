@@ -14,9 +14,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import {
-  api, cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, eventually, killAll, ROOT, startGantryd, startRunner, tmp, type Daemon, type RunnerProcess,
-} from './helpers.js';
+import { api, cleanEnv, cleanupTmp, eventually, killAll, ROOT, startGantryd, startRunner, tmp, type Daemon, type RunnerProcess } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 
 const ROOT_PASSWORD = 'rootpassword123';
 const RUNNERS_TOKEN = 'web-walk-registration-token-0123456789';
