@@ -161,34 +161,6 @@ export function runCli(args: string[], opts: { configDir: string; env?: Record<s
   return runNode(GANTRY, args, cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir, ...opts.env }), opts.input, opts.timeoutMs, opts.cwd);
 }
 
-const GANTRY_RUNNER = join(ROOT, 'bin', 'gantry-runner.js');
-
-/** A running `gantry-runner run` (registered first); its output is kept for failure messages. */
-export interface RunnerAgent {
-  proc: ChildProcess;
-  log(): string;
-  exited: Promise<number | null>;
-}
-
-/**
- * Register a gantry-runner with `registrationToken` into `configDir`, then start `gantry-runner run --builds-dir
- * <buildsDir> ...runArgs` from that config (killed by killAll() if the test does not stop it).
- */
-export async function startRunnerAgent(
-  url: string, registrationToken: string, opts: { configDir: string; buildsDir: string; description: string; runArgs?: string[] },
-): Promise<RunnerAgent> {
-  const env = cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir });
-  const reg = await runNode(GANTRY_RUNNER, ['register', '--url', url, '--registration-token', registrationToken, '--description', opts.description], env);
-  if (reg.code !== 0) throw new Error(`gantry-runner register failed (${reg.code}): ${reg.stdout}${reg.stderr}`);
-  const proc = spawn(process.execPath, [GANTRY_RUNNER, 'run', '--builds-dir', opts.buildsDir, ...(opts.runArgs ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(proc);
-  let log = '';
-  proc.stdout!.on('data', (d: Buffer) => { log += d.toString(); });
-  proc.stderr!.on('data', (d: Buffer) => { log += d.toString(); });
-  const exited = new Promise<number | null>((done) => proc.on('close', (code) => { running.delete(proc); done(code); }));
-  return { proc, log: () => log, exited };
-}
-
 /** Poll `fn` every 250 ms until it returns a value (not undefined, false or null); after timeoutMs fail with `context()` in the message. */
 export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs = 30_000, context: () => string = () => ''): Promise<T> {
   const started = Date.now();
@@ -237,6 +209,8 @@ export function lines(text: string): string[] {
   return text.split('\n').filter((l) => l.trim() !== '');
 }
 
+const GANTRY_RUNNER = join(ROOT, 'bin', 'gantry-runner.js');
+
 /** A registered gantry-runner running `run` (the real agent, bin/gantry-runner.js) with a config dir of its own. */
 export interface RunnerProcess {
   proc: ChildProcess;
@@ -245,25 +219,30 @@ export interface RunnerProcess {
   token: string;
   /** Everything the agent logged so far. */
   log(): string;
+  exited: Promise<Exit>;
   /** Send a signal (SIGTERM by default: running builds finish first) and wait for the exit. */
   stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
 /**
- * Register a shared runner at `url` with the registration token and start `gantry-runner run` on it (debug log, its own
- * builds dir). `tags`: its tag list (it then takes builds with those tags, and untagged ones only with `runUntagged`).
+ * Register a shared runner at `url` with the registration token and start `gantry-runner run` on it (debug log; killed
+ * by killAll() if the test does not stop it). `tags`: its tag list (it then takes builds with those tags, and untagged
+ * ones only with `runUntagged`); `configDir` and `buildsDir`: where its config and builds go (new temporary folders
+ * unless given).
  */
-export async function startRunner(url: string, registrationToken: string, opts: { description: string; tags?: string[]; runUntagged?: boolean; concurrent?: number }): Promise<RunnerProcess> {
-  const bin = join(ROOT, 'bin', 'gantry-runner.js');
-  const configDir = tmp('gantry-e2e-runner-');
-  const env = cleanEnv({ GANTRY_CONFIG_DIR: configDir });
-  const reg = await runNode(bin, [
+export async function startRunner(
+  url: string, registrationToken: string,
+  opts: { description: string; tags?: string[]; runUntagged?: boolean; concurrent?: number; configDir?: string; buildsDir?: string },
+): Promise<RunnerProcess> {
+  const env = cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir ?? tmp('gantry-e2e-runner-') });
+  const reg = await runNode(GANTRY_RUNNER, [
     'register', '--url', url, '--registration-token', registrationToken, '--description', opts.description, '--json',
     ...(opts.tags?.length ? ['--tag-list', opts.tags.join(',')] : []), ...(opts.runUntagged ? ['--run-untagged'] : []),
   ], env);
   if (reg.code !== 0) throw new Error(`gantry-runner register failed (${reg.code}): ${reg.stdout}\n${reg.stderr}`);
   const saved = JSON.parse(reg.stdout) as { id: number; token: string };
-  const proc = spawn(process.execPath, [bin, 'run', '--concurrent', String(opts.concurrent ?? 1), '--builds-dir', tmp('gantry-e2e-builds-'), '--log-level', 'debug'], {
+  const buildsDir = opts.buildsDir ?? tmp('gantry-e2e-builds-');
+  const proc = spawn(process.execPath, [GANTRY_RUNNER, 'run', '--concurrent', String(opts.concurrent ?? 1), '--builds-dir', buildsDir, '--log-level', 'debug'], {
     env, stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(proc);
@@ -274,5 +253,5 @@ export async function startRunner(url: string, registrationToken: string, opts: 
     running.delete(proc);
     resolveExit({ code, signal });
   }));
-  return { proc, id: saved.id, token: saved.token, log: () => log, stop: (signal: NodeJS.Signals = 'SIGTERM') => { proc.kill(signal); return exited; } };
+  return { proc, id: saved.id, token: saved.token, log: () => log, exited, stop: (signal: NodeJS.Signals = 'SIGTERM') => { proc.kill(signal); return exited; } };
 }
