@@ -41,18 +41,20 @@ export function readsTestDatabase(file, seen = new Map()) {
   return reads;
 }
 
+/** The files below `dir` whose path `keep` accepts, relative to `root`. */
+function filesBelow(root, dir, keep) {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...filesBelow(root, p, keep));
+    else if (keep(p)) out.push(relative(root, p));
+  }
+  return out;
+}
+
 /** Every test file vitest runs (vitest.config.ts includes test/**\/*.test.ts), relative to the root, sorted. */
 export function testFiles(root = ROOT) {
-  const out = [];
-  const walk = (dir) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.test.ts')) out.push(relative(root, p));
-    }
-  };
-  walk(join(root, 'test'));
-  return out.sort();
+  return filesBelow(root, join(root, 'test'), (p) => p.endsWith('.test.ts')).sort();
 }
 
 /** The test files split by whether the PostgreSQL pass runs anything different in them. */
@@ -66,16 +68,8 @@ export function engineFiles(root = ROOT) {
 
 /** Files of the programs (not the tests) that name the variable: must be none, or the rule above would not hold. */
 export function checkSources(root = ROOT) {
-  const found = [];
-  const walk = (dir) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/\.(ts|mts|js|mjs|cjs)$/.test(e.name) && readFileSync(p, 'utf8').includes(VARIABLE)) found.push(relative(root, p));
-    }
-  };
-  for (const dir of ['daemon', 'cli', 'runner-agent', 'shared', 'bin']) if (existsSync(join(root, dir))) walk(join(root, dir));
-  return found;
+  const names = (p) => /\.(ts|mts|js|mjs|cjs)$/.test(p) && readFileSync(p, 'utf8').includes(VARIABLE);
+  return ['daemon', 'cli', 'runner-agent', 'shared', 'bin'].filter((dir) => existsSync(join(root, dir))).flatMap((dir) => filesBelow(root, join(root, dir), names));
 }
 
 // `node scripts/engine-files.mjs`: the two lists.
