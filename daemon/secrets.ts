@@ -8,6 +8,23 @@ import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 const SCRYPT = { N: 16384, r: 8, p: 1 };
+/** scrypt's N for new hashes: SCRYPT.N, unless the tests lowered it (setPasswordHashCostForTests). */
+let hashN = SCRYPT.N;
+
+/**
+ * For the tests' in-process servers only (test/helpers/app.ts; nothing in the daemon calls it): hash new passwords
+ * with scrypt's N = `n` (a power of two, at most 16384), as GitLab's test environment lowers Devise's stretches. A
+ * hash made so records its N (`scrypt$<salt>$<hash>$<N>`), so any process verifies it; hashes at the full cost keep
+ * the three-part form.
+ */
+export function setPasswordHashCostForTests(n: number): void {
+  if (!validN(n)) throw new Error(`scrypt N must be a power of two from 2 to ${SCRYPT.N}: ${n}`);
+  hashN = n;
+}
+
+function validN(n: number): boolean {
+  return Number.isInteger(n) && n >= 2 && n <= SCRYPT.N && (n & (n - 1)) === 0;
+}
 
 /** A new random token of 20 URL-safe characters (about 120 bits). */
 export function randomToken(length = 20): string {
@@ -33,20 +50,24 @@ export function hashRecentToken(token: string): string {
   return h;
 }
 
-/** scrypt hash of a password, as `scrypt$<salt>$<hash>`. */
+/** scrypt hash of a password, as `scrypt$<salt>$<hash>` (with `$<N>` after it at a test's lower cost). */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scryptAsync(password, salt, 32, SCRYPT);
-  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
+  const n = hashN;
+  const hash = await scryptAsync(password, salt, 32, { ...SCRYPT, N: n });
+  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}${n === SCRYPT.N ? '' : `$${n}`}`;
 }
 
 /** Constant-time check of a password against its stored scrypt hash. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [kind, saltText, hashText, extra] = stored.split('$');
+  const [kind, saltText, hashText, nText, extra] = stored.split('$');
   if (kind !== 'scrypt' || !saltText || !hashText || extra !== undefined) return false;
+  // (a fourth field: the N of a hash made by the tests at a lower cost, see setPasswordHashCostForTests)
+  const n = nText === undefined ? SCRYPT.N : /^\d+$/.test(nText) ? Number(nText) : NaN;
+  if (!validN(n)) return false;
   const expected = Buffer.from(hashText, 'base64');
   if (expected.length < 16) return false; // a damaged record never matches
-  const actual = await scryptAsync(password, Buffer.from(saltText, 'base64'), expected.length, SCRYPT);
+  const actual = await scryptAsync(password, Buffer.from(saltText, 'base64'), expected.length, { ...SCRYPT, N: n });
   return timingSafeEqual(actual, expected);
 }
 

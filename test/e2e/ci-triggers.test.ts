@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
-import { api, cleanupTmp, eventually as eventuallyOr, killAll, runCli, startGantryd, startRunnerAgent, tmp, type Daemon, type RunnerAgent } from './helpers.js';
+import { api, cleanupTmp, eventually as eventuallyOr, killAll, runCli, startGantryd, startRunner, tmp, type Daemon, type RunnerProcess } from './helpers.js';
 
 const PASSWORD = 'trigger-e2e-root-password';
 const RUNNERS_TOKEN = 'trigger-e2e-registration-token-0123456789';
@@ -24,8 +24,7 @@ let pg: Awaited<ReturnType<typeof createTestDatabase>> | null = null;
 let daemon: Daemon;
 let token: string;
 let cliConfig: string;
-let runnerConfigDir: string;
-let runner: RunnerAgent;
+let runner: RunnerProcess;
 let project: { id: number; path_with_namespace: string };
 let work: string;
 
@@ -47,7 +46,6 @@ async function finishedBuild(pipelineId: number): Promise<{ id: number; status: 
 beforeAll(async () => {
   const dataDir = tmp('gantry-trigger-e2e-data-');
   cliConfig = tmp('gantry-trigger-e2e-cli-');
-  runnerConfigDir = tmp('gantry-trigger-e2e-runner-');
   pg = TEST_DATABASE_URL ? await createTestDatabase(TEST_DATABASE_URL) : null;
   daemon = await startGantryd(['--port', '0', '--data-dir', dataDir, '--root-password', PASSWORD, '--runners-token', RUNNERS_TOKEN, ...(pg ? ['--database-url', pg.url] : [])]);
   token = (await api(daemon.url, 'POST', '/session', null, { login: 'root', password: PASSWORD })).body.private_token;
@@ -59,7 +57,7 @@ beforeAll(async () => {
   await commitFiles(work, { '.gitlab-ci.yml': CI_YML }, 'add CI');
   await gitOk(work, ['push', '-q', repoUrl(daemon.url, project.path_with_namespace, { username: 'root', password: PASSWORD }), 'HEAD:master']);
 
-  runner = await startRunnerAgent(daemon.url, RUNNERS_TOKEN, { configDir: runnerConfigDir, buildsDir: tmp('gantry-trigger-e2e-builds-'), description: 'trigger-e2e' });
+  runner = await startRunner(daemon.url, RUNNERS_TOKEN, { description: 'trigger-e2e' });
 }, 60_000);
 
 afterAll(async () => {

@@ -6,7 +6,8 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { api, cleanupTmp, databaseUrlOf, dropDatabases, killAll, runCli, tmp } from './helpers.js';
+import { api, cleanupTmp, killAll, runCli, tmp } from './helpers.js';
+import { databaseUrlOf, dropDatabases } from './database.js';
 
 /** The environment that gives a daemon started by the CLI on `dataDir` the database of the test pass's engine. */
 async function engineEnv(dataDir: string): Promise<Record<string, string>> {

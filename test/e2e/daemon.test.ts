@@ -4,7 +4,8 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { api, cleanupTmp, databaseUrlOf, dataDirArgs, dropDatabases, killAll, lines, runCli, runGantryd, startGantryd, tmp } from './helpers.js';
+import { api, cleanupTmp, killAll, lines, runCli, runGantryd, startGantryd, tmp } from './helpers.js';
+import { databaseUrlOf, dataDirArgs, dropDatabases } from './database.js';
 
 const PASSWORD = 'e2e-root-password';
 

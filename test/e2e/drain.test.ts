@@ -9,7 +9,8 @@ import { request, Agent, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, runGantryd, startGantryd, tmp, type Daemon } from './helpers.js';
+import { cleanEnv, cleanupTmp, killAll, runGantryd, startGantryd, tmp, type Daemon } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 
 const PASSWORD = 'drain-root-password';
 

@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
-import { api, cleanupTmp, databaseUrlOf, dataDirArgs, dropDatabases, killAll, startGantryd, tmp } from './helpers.js';
+import { api, cleanupTmp, killAll, startGantryd, tmp } from './helpers.js';
+import { databaseUrlOf, dataDirArgs, dropDatabases } from './database.js';
 
 const PASSWORD = 'durability-root-pw';
 const TOTAL = 300;

@@ -10,7 +10,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
-import { api, cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, eventually, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, eventually, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 
 const PASSWORD = 'runner-v1-root-password';
 const RUNNERS_TOKEN = 'runner-v1-registration-token-0123456';

@@ -161,34 +161,6 @@ export function runCli(args: string[], opts: { configDir: string; env?: Record<s
   return runNode(GANTRY, args, cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir, ...opts.env }), opts.input, opts.timeoutMs, opts.cwd);
 }
 
-const GANTRY_RUNNER = join(ROOT, 'bin', 'gantry-runner.js');
-
-/** A running `gantry-runner run` (registered first); its output is kept for failure messages. */
-export interface RunnerAgent {
-  proc: ChildProcess;
-  log(): string;
-  exited: Promise<number | null>;
-}
-
-/**
- * Register a gantry-runner with `registrationToken` into `configDir`, then start `gantry-runner run --builds-dir
- * <buildsDir> ...runArgs` from that config (killed by killAll() if the test does not stop it).
- */
-export async function startRunnerAgent(
-  url: string, registrationToken: string, opts: { configDir: string; buildsDir: string; description: string; runArgs?: string[] },
-): Promise<RunnerAgent> {
-  const env = cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir });
-  const reg = await runNode(GANTRY_RUNNER, ['register', '--url', url, '--registration-token', registrationToken, '--description', opts.description], env);
-  if (reg.code !== 0) throw new Error(`gantry-runner register failed (${reg.code}): ${reg.stdout}${reg.stderr}`);
-  const proc = spawn(process.execPath, [GANTRY_RUNNER, 'run', '--builds-dir', opts.buildsDir, ...(opts.runArgs ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(proc);
-  let log = '';
-  proc.stdout!.on('data', (d: Buffer) => { log += d.toString(); });
-  proc.stderr!.on('data', (d: Buffer) => { log += d.toString(); });
-  const exited = new Promise<number | null>((done) => proc.on('close', (code) => { running.delete(proc); done(code); }));
-  return { proc, log: () => log, exited };
-}
-
 /** Poll `fn` every 250 ms until it returns a value (not undefined, false or null); after timeoutMs fail with `context()` in the message. */
 export async function eventually<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs = 30_000, context: () => string = () => ''): Promise<T> {
   const started = Date.now();
@@ -237,48 +209,7 @@ export function lines(text: string): string[] {
   return text.split('\n').filter((l) => l.trim() !== '');
 }
 
-/** Two gantryd on one fresh PostgreSQL database and one data dir, as the two-daemon tests run them. */
-export interface DaemonPair {
-  a: Daemon;
-  b: Daemon;
-  dataDir: string;
-  databaseUrl: string;
-  /** SIGTERM both (each must exit 0), then drop the database and the temporary folders. */
-  stop(): Promise<Exit[]>;
-}
-
-/**
- * Start two gantryd at once on an empty PostgreSQL database of the test server and one new data dir (both migrate
- * and bootstrap at the same moment: one wins, both end up with the same schema, secret, root user and SSH host key).
- * `args`: more flags for both (e.g. `['--ssh-port', '0']`; SSH is off unless given); `env`: more environment for both
- * (e.g. GANTRY_HOOK_RETRY_BASE_MS).
- */
-export async function startDaemonPair(serverUrl: string, password: string, args: string[] = [], prefix = 'gantry-two-', env: Record<string, string> = {}): Promise<DaemonPair> {
-  const { createTestDatabase } = await import('../helpers/postgres.js');
-  const db = await createTestDatabase(serverUrl); // empty: the daemons migrate it
-  const dataDir = tmp(prefix);
-  const all = ['--port', '0', '--data-dir', dataDir, '--root-password', password, '--database-url', db.url, ...(args.includes('--ssh-port') ? [] : ['--ssh-port', 'off']), ...args];
-  let a: Daemon | undefined;
-  let b: Daemon | undefined;
-  try {
-    [a, b] = await Promise.all([startGantryd(all, cleanEnv(env), 60_000), startGantryd(all, cleanEnv(env), 60_000)]);
-  } catch (e) {
-    killAll();
-    await db.drop();
-    throw e;
-  }
-  const [da, db2] = [a, b];
-  return {
-    a: da, b: db2, dataDir, databaseUrl: db.url,
-    stop: async () => {
-      const exits = [await da.stop('SIGTERM'), await db2.stop('SIGTERM')];
-      killAll();
-      await db.drop();
-      cleanupTmp();
-      return exits;
-    },
-  };
-}
+const GANTRY_RUNNER = join(ROOT, 'bin', 'gantry-runner.js');
 
 /** A registered gantry-runner running `run` (the real agent, bin/gantry-runner.js) with a config dir of its own. */
 export interface RunnerProcess {
@@ -288,25 +219,30 @@ export interface RunnerProcess {
   token: string;
   /** Everything the agent logged so far. */
   log(): string;
+  exited: Promise<Exit>;
   /** Send a signal (SIGTERM by default: running builds finish first) and wait for the exit. */
   stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
 /**
- * Register a shared runner at `url` with the registration token and start `gantry-runner run` on it (debug log, its own
- * builds dir). `tags`: its tag list (it then takes builds with those tags, and untagged ones only with `runUntagged`).
+ * Register a shared runner at `url` with the registration token and start `gantry-runner run` on it (debug log; killed
+ * by killAll() if the test does not stop it). `tags`: its tag list (it then takes builds with those tags, and untagged
+ * ones only with `runUntagged`); `configDir` and `buildsDir`: where its config and builds go (new temporary folders
+ * unless given).
  */
-export async function startRunner(url: string, registrationToken: string, opts: { description: string; tags?: string[]; runUntagged?: boolean; concurrent?: number }): Promise<RunnerProcess> {
-  const bin = join(ROOT, 'bin', 'gantry-runner.js');
-  const configDir = tmp('gantry-e2e-runner-');
-  const env = cleanEnv({ GANTRY_CONFIG_DIR: configDir });
-  const reg = await runNode(bin, [
+export async function startRunner(
+  url: string, registrationToken: string,
+  opts: { description: string; tags?: string[]; runUntagged?: boolean; concurrent?: number; configDir?: string; buildsDir?: string },
+): Promise<RunnerProcess> {
+  const env = cleanEnv({ GANTRY_CONFIG_DIR: opts.configDir ?? tmp('gantry-e2e-runner-') });
+  const reg = await runNode(GANTRY_RUNNER, [
     'register', '--url', url, '--registration-token', registrationToken, '--description', opts.description, '--json',
     ...(opts.tags?.length ? ['--tag-list', opts.tags.join(',')] : []), ...(opts.runUntagged ? ['--run-untagged'] : []),
   ], env);
   if (reg.code !== 0) throw new Error(`gantry-runner register failed (${reg.code}): ${reg.stdout}\n${reg.stderr}`);
   const saved = JSON.parse(reg.stdout) as { id: number; token: string };
-  const proc = spawn(process.execPath, [bin, 'run', '--concurrent', String(opts.concurrent ?? 1), '--builds-dir', tmp('gantry-e2e-builds-'), '--log-level', 'debug'], {
+  const buildsDir = opts.buildsDir ?? tmp('gantry-e2e-builds-');
+  const proc = spawn(process.execPath, [GANTRY_RUNNER, 'run', '--concurrent', String(opts.concurrent ?? 1), '--builds-dir', buildsDir, '--log-level', 'debug'], {
     env, stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(proc);
@@ -317,38 +253,5 @@ export async function startRunner(url: string, registrationToken: string, opts: 
     running.delete(proc);
     resolveExit({ code, signal });
   }));
-  return { proc, id: saved.id, token: saved.token, log: () => log, stop: (signal: NodeJS.Signals = 'SIGTERM') => { proc.kill(signal); return exited; } };
-}
-
-/** The databases dataDirArgs made, by data dir (GANTRY_TEST_DATABASE_URL set), for dropDatabases. */
-const dirDatabases = new Map<string, Promise<{ url: string; drop: () => Promise<void> }>>();
-
-/**
- * The database of a data dir on the engine of the test pass: none on SQLite (the file in the data dir); on the
- * PostgreSQL pass (GANTRY_TEST_DATABASE_URL set) an empty database of its own, the same one each time for the same
- * dir, so a daemon restarted on a data dir finds its data as it would in SQLite's file. dropDatabases() removes them.
- */
-export async function databaseUrlOf(dir: string): Promise<string | undefined> {
-  const server = process.env.GANTRY_TEST_DATABASE_URL;
-  if (!server) return undefined;
-  if (!dirDatabases.has(dir)) {
-    const { createTestDatabase } = await import('../helpers/postgres.js');
-    const made = createTestDatabase(server);
-    made.catch(() => dirDatabases.delete(dir));
-    dirDatabases.set(dir, made);
-  }
-  return (await dirDatabases.get(dir)!).url;
-}
-
-/** gantryd's `--data-dir` flag for `dir`, with `--database-url` of databaseUrlOf(dir) on the PostgreSQL pass. */
-export async function dataDirArgs(dir: string): Promise<string[]> {
-  const url = await databaseUrlOf(dir);
-  return ['--data-dir', dir, ...(url ? ['--database-url', url] : [])];
-}
-
-/** Drop every database dataDirArgs made (afterAll, once the daemons stopped; nothing on SQLite). */
-export async function dropDatabases(): Promise<void> {
-  const made = [...dirDatabases.values()];
-  dirDatabases.clear();
-  for (const db of made) await (await db.catch(() => null))?.drop();
+  return { proc, id: saved.id, token: saved.token, log: () => log, exited, stop: (signal: NodeJS.Signals = 'SIGTERM') => { proc.kill(signal); return exited; } };
 }

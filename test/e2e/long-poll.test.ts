@@ -6,7 +6,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
-import { api, cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, startDaemonPair, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { dataDirArgs, dropDatabases, startDaemonPair } from './database.js';
 
 const PASSWORD = 'long-poll-root-password';
 const RUNNERS_TOKEN = 'long-poll-registration-token-0123456';

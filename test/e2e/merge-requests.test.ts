@@ -10,7 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, tempDir, workTree } from '../helpers/git.js';
-import { api, cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, ROOT, runCli, startGantryd, tmp, type Daemon, type RunResult } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, killAll, ROOT, runCli, startGantryd, tmp, type Daemon, type RunResult } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 
 const PASSWORD = 'mr-e2e-root-password';
 const RUNNERS_TOKEN = 'mr-e2e-registration-token-0123456789';

@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 import { freePort, NGINX, startNginx, type Nginx } from './nginx.js';
 import { commitFiles, gitOk, repoUrl, tempDir, workTree } from '../helpers/git.js';
 

@@ -7,8 +7,10 @@
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { api, cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
+import { api, cleanEnv, cleanupTmp, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 
 const ROOT_PASSWORD = 'rootpassword123';
 const SCREENSHOTS = process.env.GANTRY_SCREENSHOTS === '1';
@@ -38,7 +40,7 @@ beforeAll(async () => {
   const created = await api(daemon.url, 'POST', '/applications', alice, { name: 'Acme Deploy Dashboard', redirect_uri: callback });
   expect(created.status).toBe(201);
   app = created.body;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -8,9 +8,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, killAll, ROOT, runCli, startGantryd, tmp, type Daemon } from './helpers.js';
+import { cleanEnv, cleanupTmp, killAll, ROOT, runCli, startGantryd, tmp, type Daemon } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 
 const PASSWORD = 'e2e-oauth-cli-password';
 let daemon: Daemon;
@@ -44,7 +46,7 @@ function startLogin(args: string[]) {
 beforeAll(async () => {
   daemon = await startGantryd(['--port', '0', ...(await dataDirArgs(tmp())), '--root-password', PASSWORD]);
   configDir = tmp('gantry-e2e-cfg-');
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await launchChromium();
   // A project to list (made with the password login of another profile).
   const admin = await runCli(['login', '--url', daemon.url, '--username', 'root', '--password-stdin', '--profile', 'admin'], { configDir, input: `${PASSWORD}\n` });
   expect(admin.code, admin.stderr).toBe(0);

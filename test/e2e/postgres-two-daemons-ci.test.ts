@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
-import { api, eventually, startDaemonPair, startRunner, tmp, type Daemon, type DaemonPair, type RunnerProcess } from './helpers.js';
+import { api, eventually, startRunner, tmp, type Daemon, type RunnerProcess } from './helpers.js';
+import { startDaemonPair, type DaemonPair } from './database.js';
 
 const PASSWORD = 'two-daemons-ci-root-password';
 const RUNNERS_TOKEN = 'two-daemons-ci-registration-token-0123';

@@ -13,7 +13,8 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
-import { api, cleanEnv, eventually, startDaemonPair, startGantryd, startRunner, tmp, type Daemon, type DaemonPair, type RunnerProcess } from './helpers.js';
+import { api, cleanEnv, eventually, startGantryd, startRunner, tmp, type Daemon, type RunnerProcess } from './helpers.js';
+import { startDaemonPair, type DaemonPair } from './database.js';
 import { freePort, NGINX, startNginx, type Nginx } from './nginx.js';
 
 const PASSWORD = 'two-daemons-failover-root-password';

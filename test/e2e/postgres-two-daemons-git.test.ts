@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
-import { api, startDaemonPair, type Daemon, type DaemonPair } from './helpers.js';
+import { api, type Daemon } from './helpers.js';
+import { startDaemonPair, type DaemonPair } from './database.js';
 
 const PASSWORD = 'two-daemons-git-root-password';
 

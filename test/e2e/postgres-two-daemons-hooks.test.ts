@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
 import { startReceiver, waitUntil, type HookReceiver, type Received } from '../helpers/hook-receiver.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
-import { api, startDaemonPair, type Daemon, type DaemonPair } from './helpers.js';
+import { api, type Daemon } from './helpers.js';
+import { startDaemonPair, type DaemonPair } from './database.js';
 
 const PASSWORD = 'two-daemons-hooks-root-password';
 

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
-import { api, startDaemonPair, type Daemon, type DaemonPair } from './helpers.js';
+import { api, type Daemon } from './helpers.js';
+import { startDaemonPair, type DaemonPair } from './database.js';
 
 const PASSWORD = 'two-daemons-issues-root-password';
 

@@ -12,7 +12,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, gitOk, repoUrl, workTree } from '../helpers/git.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
-import { api, cleanEnv, eventually, startDaemonPair, startGantryd, type Daemon, type DaemonPair } from './helpers.js';
+import { api, cleanEnv, eventually, startGantryd, type Daemon } from './helpers.js';
+import { startDaemonPair, type DaemonPair } from './database.js';
 
 const PASSWORD = 'two-daemons-mr-root-password';
 /** The lease of a merge lock (daemon/services/merge-requests/merge.ts mergeLockTimes.leaseMs). */

@@ -8,7 +8,8 @@
  * keys are checked through the API.) Runs when GANTRY_TEST_DATABASE_URL is set; needs the build.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, startDaemonPair, type Daemon, type DaemonPair } from './helpers.js';
+import { api, type Daemon } from './helpers.js';
+import { startDaemonPair, type DaemonPair } from './database.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
 import { CookieJar, csrfOf, pkcePair } from '../helpers/oauth.js';
 import { generateKeyPair } from '../helpers/ssh-keys.js';

@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, cleanEnv, cleanupTmp, lines, runGantryd, startDaemonPair, tmp, type Daemon, type DaemonPair } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, lines, runGantryd, tmp, type Daemon } from './helpers.js';
+import { startDaemonPair, type DaemonPair } from './database.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
 
 const PASSWORD = 'two-daemons-root-password';

@@ -15,7 +15,8 @@ import { DEFAULT_SSH_LIMITS, MAX_UNAUTHENTICATED_PER_ADDRESS } from '../../daemo
 import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
 import { startReceiver, waitUntil } from '../helpers/hook-receiver.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
-import { api, cleanEnv, cleanupTmp, databaseUrlOf, dataDirArgs, dropDatabases, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { api, cleanEnv, cleanupTmp, killAll, startGantryd, tmp, type Daemon } from './helpers.js';
+import { databaseUrlOf, dataDirArgs, dropDatabases } from './database.js';
 
 const PASSWORD = 'ssh-e2e-root-password';
 

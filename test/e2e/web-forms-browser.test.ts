@@ -9,7 +9,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { api, cleanEnv, cleanupTmp, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
 import { generateKeyPair } from '../helpers/ssh-keys.js';
 
@@ -33,7 +34,7 @@ beforeAll(async () => {
   expect((await file('.gitlab-ci.yml', 'master', CI)).status).toBe(201);
   expect((await api(daemon.url, 'POST', `/projects/${project.id}/repository/branches`, alice, { branch_name: 'mirror', ref: 'master' })).status).toBe(201);
   expect((await file('mirror.txt', 'mirror', 'through the glass\n')).status).toBe(201);
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

@@ -7,7 +7,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { api, cleanEnv, cleanupTmp, killAll, ROOT, startGantryd, tmp, type Daemon } from './helpers.js';
 
 const ROOT_PASSWORD = 'rootpassword123';
@@ -38,7 +39,7 @@ beforeAll(async () => {
   expect(issue.status).toBe(201);
   issueUrl = issue.body.web_url;
   await api(daemon.url, 'POST', `/projects/${project.id}/issues/${issue.body.id}/notes`, alice, { body: 'Why is a raven like a _writing-desk_?' });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

@@ -13,10 +13,10 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import {
-  api, cleanEnv, cleanupTmp, dataDirArgs, dropDatabases, eventually, killAll, ROOT, startGantryd, startRunner, tmp, type Daemon, type RunnerProcess,
-} from './helpers.js';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
+import { api, cleanEnv, cleanupTmp, eventually, killAll, ROOT, startGantryd, startRunner, tmp, type Daemon, type RunnerProcess } from './helpers.js';
+import { dataDirArgs, dropDatabases } from './database.js';
 
 const ROOT_PASSWORD = 'rootpassword123';
 const RUNNERS_TOKEN = 'web-walk-registration-token-0123456789';
@@ -137,7 +137,7 @@ beforeAll(async () => {
   pipelineId = pipelines.id;
   buildId = ((await call(tokens.owner, 'GET', `/projects/${priv.id}/builds`)).body as { id: number; pipeline: { id: number } }[]).find((b) => b.pipeline.id === pipelineId)!.id;
   pairs.get(priv.id)!.push([`/pipelines/${pipelineId}`, `/projects/${priv.id}/pipelines/${pipelineId}`], [`/builds/${buildId}`, `/projects/${priv.id}/builds/${buildId}`]);
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await launchChromium();
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -11,6 +11,12 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
 import { createTestDatabase, TEST_DATABASE_URL } from './postgres.js';
+import { setPasswordHashCostForTests } from '../../daemon/secrets.js';
+
+// Passwords hashed at scrypt N = 1024 instead of 16384 (about 2.5 ms of CPU instead of 40 per hash or sign-in):
+// creating users and signing in took about a sixth of the CPU of eight API and page test files measured. Each such hash records its N, so gantryd
+// processes of the same test still verify it; test/unit/secrets.test.ts checks the full cost.
+setPasswordHashCostForTests(1024);
 
 /**
  * Whether the tests run on PostgreSQL (GANTRY_TEST_DATABASE_URL is set: every startTestServer gets a fresh database

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { Secrets, hashPassword, hashToken, randomToken, verifyPassword } from '../../daemon/secrets.js';
+import { Secrets, hashPassword, hashToken, randomToken, setPasswordHashCostForTests, verifyPassword } from '../../daemon/secrets.js';
 
 describe('passwords', () => {
   it('hash with scrypt and a fresh salt, and verify', async () => {
@@ -23,6 +23,31 @@ describe('passwords', () => {
     expect(await verifyPassword('secret-password', 'bcrypt$abc$def')).toBe(false);
     expect(await verifyPassword('secret-password', 'scrypt$AAAA$AAAA')).toBe(false);
     expect(await verifyPassword('secret-password', `${h}$extra`)).toBe(false);
+  });
+
+  it('hash at a lower cost only when the tests ask, recording it, and verify such a hash at any cost', async () => {
+    const full = await hashPassword('correct horse');
+    expect(full.split('$')).toHaveLength(3); // the full cost, N = 16384, as every daemon hashes
+    try {
+      setPasswordHashCostForTests(1024);
+      const cheap = await hashPassword('correct horse');
+      expect(cheap).toMatch(/^scrypt\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+\$1024$/);
+      expect(await verifyPassword('correct horse', cheap)).toBe(true);
+      expect(await verifyPassword('correct horse', full)).toBe(true);
+      setPasswordHashCostForTests(16384);
+      // a process at the full cost (gantryd beside a test's own server) verifies it by its recorded N
+      expect(await verifyPassword('correct horse', cheap)).toBe(true);
+      expect(await verifyPassword('correct hors', cheap)).toBe(false);
+      // the recorded N is the one the hash was made with: another N does not match
+      expect(await verifyPassword('correct horse', cheap.replace(/\$1024$/, '$2048'))).toBe(false);
+      expect(await verifyPassword('correct horse', cheap.replace(/\$1024$/, '$1000'))).toBe(false);
+      expect(await verifyPassword('correct horse', cheap.replace(/\$1024$/, '$32768'))).toBe(false);
+      expect(await verifyPassword('correct horse', cheap.replace(/\$1024$/, '$0x400'))).toBe(false);
+      expect(await verifyPassword('correct horse', `${cheap}$1024`)).toBe(false);
+      for (const bad of [0, 1, 3, 1000, 32768, 1.5]) expect(() => setPasswordHashCostForTests(bad)).toThrow(/power of two/);
+    } finally {
+      setPasswordHashCostForTests(16384);
+    }
   });
 });
 
