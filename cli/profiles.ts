@@ -69,7 +69,7 @@ export function normaliseUrl(url: string): string {
 
 /**
  * The kind of a token: what login recorded (`private` after a password login), else by the server's formats: private
- * tokens are 20 characters, personal access tokens 24 (daemon/services/users.ts), OAuth access tokens 64 hex digits
+ * tokens are 20 characters, personal access tokens 24 (daemon/services/users/users.ts), OAuth access tokens 64 hex digits
  * (daemon/services/oauth, as Doorkeeper).
  */
 export function tokenKind(token: string, recorded: string | undefined): string {

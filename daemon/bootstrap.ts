@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import type { AppContext } from './context.js';
 import { ConfigError } from './config.js';
 import { Secrets, randomToken } from './secrets.js';
-import { ensureSettings } from './services/settings.js';
-import { createUser } from './services/users.js';
+import { ensureSettings } from './services/instance/settings.js';
+import { createUser } from './services/users/users.js';
 
 /** Create the data dir layout and check it is writable; a clear ConfigError otherwise. */
 export function prepareDataDir(paths: AppContext['paths']): void {

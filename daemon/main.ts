@@ -15,8 +15,8 @@ import { startBackground, stopBackground, type BackgroundWorker } from './backgr
 import { advertisedSshAddress } from './ssh/address.js';
 import { startSshServer, type SshLimits, type SshServer } from './ssh/server.js';
 import { startIdleReclaimer } from './idle-memory.js';
-import { hookDeliveryWorker } from './services/hook-deliveries.js'; // (and its push listener, registered on import)
-import { artifactExpiryWorker, stuckBuildsWorker } from './services/builds.js';
+import { hookDeliveryWorker } from './services/hooks/deliveries.js'; // (and its push listener, registered on import)
+import { artifactExpiryWorker, stuckBuildsWorker } from './services/ci/builds.js';
 import { mergeLockSweepWorker } from './services/merge-requests/merge.js';
 import { signInThrottlePruneWorker } from './policy/sign-in-throttle.js';
 

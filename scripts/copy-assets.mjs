@@ -14,7 +14,7 @@ cpSync(join(root, 'daemon/git/hooks'), join(root, 'dist/daemon/git/hooks'), { re
 // The stylesheet of the OAuth sign-in and consent pages (daemon/oauth/index.ts serves it).
 mkdirSync(join(root, 'dist/daemon/oauth'), { recursive: true });
 cpSync(join(root, 'daemon/oauth/oauth.css'), join(root, 'dist/daemon/oauth/oauth.css'));
-// The git revision GET /version reports (daemon/services/version.ts); none outside a git checkout (it says unknown).
+// The git revision GET /version reports (daemon/services/instance/version.ts); none outside a git checkout (it says unknown).
 try {
   const revision = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   writeFileSync(join(root, 'dist/build-info.json'), `${JSON.stringify({ revision })}\n`);

@@ -9,7 +9,7 @@ import { forbidden } from '../errors.js';
 import { requireUser } from '../policy/authentication.js';
 import { canManageOauthApplications } from '../policy/permissions.js';
 import { createApplication, deleteApplication, listApplications } from '../services/oauth/applications.js';
-import { getSettings } from '../services/settings.js';
+import { getSettings } from '../services/instance/settings.js';
 import { applicationEntity, ApplicationSchema, ApplicationWithSecretSchema } from './entities/applications.js';
 import { paginate } from './pagination.js';
 import { Int, PageParams, RequiredString } from './params.js';

@@ -10,7 +10,7 @@ import { forbidden } from '../errors.js';
 import { canProjectAsync } from '../policy/permissions.js';
 import {
   boardList, boardLists, type BoardList, checkBoardLabel, createBoardList, deleteBoardList, listBoards, moveBoardList, projectBoard,
-} from '../services/boards.js';
+} from '../services/collaboration/boards.js';
 import { callerOf, loadProject, projectLevelOf, projectOf } from './project-scope.js';
 import { Int, ProjectIdParams } from './params.js';
 

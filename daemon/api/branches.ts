@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors.js';
 import {
   createBranch, deleteBranch, findBranchWithRules, listBranchesWithRules, protectExistingBranch, unprotectExistingBranch, type BranchWithRules,
-} from '../services/branches.js';
+} from '../services/repository/branches.js';
 import { repoBranch, RepoBranchSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
 import { Bool, PageParams, ProjectIdParams, RequiredString } from './params.js';

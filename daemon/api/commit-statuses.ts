@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { commitOrNotFound, countCommitStatuses, listCommitStatuses, postCommitStatus, COMMIT_STATUS_STATES, type StatusListFilter } from '../services/commit-statuses.js';
+import { commitOrNotFound, countCommitStatuses, listCommitStatuses, postCommitStatus, COMMIT_STATUS_STATES, type StatusListFilter } from '../services/ci/commit-statuses.js';
 import { CommitStatusSchema, presentCommitStatuses } from './entities/commit-statuses.js';
 import { paginate } from './pagination.js';
 import { Bool, PageParams, RequiredString } from './params.js';

@@ -8,8 +8,8 @@ import { forbidden } from '../errors.js';
 import { canProjectAsync } from '../policy/permissions.js';
 import {
   commitDetail, commitDiff, createCommitNote, findCommit, listCommitNotes, listCommits, parseTimestamp,
-} from '../services/commits.js';
-import { blobAtRevision, looksBinary } from '../services/repository-browse.js';
+} from '../services/repository/commits.js';
+import { blobAtRevision, looksBinary } from '../services/repository/browse.js';
 import {
   commitNoteEntity, CommitNoteSchema, repoCommitDetail, RepoCommitDetailSchema, repoCommitListItem, RepoCommitListItemSchema, repoDiff, RepoDiffSchema,
 } from './entities/repository.js';

@@ -7,8 +7,8 @@ import { canGlobal } from '../policy/permissions.js';
 import {
   createGroup, deleteGroup, findGroup, listGroupProjects, listGroups, lookupGroup, transferProject, updateGroup,
   type GroupParams, type GroupProjectFilters,
-} from '../services/groups.js';
-import { lookupProjectAsync } from '../services/projects.js';
+} from '../services/users/groups.js';
+import { lookupProjectAsync } from '../services/projects/projects.js';
 import { groupDetail, GroupDetailSchema, groupEntity, GroupSchema, presentGroupProjects } from './entities/groups.js';
 import { ProjectSchema } from './entities/projects.js';
 import { paginate } from './pagination.js';

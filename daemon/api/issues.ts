@@ -10,8 +10,8 @@ import {
   countIssues, createIssue, deleteIssue, findReadableIssue, issueListQuery, listIssues, markIssueTodo, moveIssue, subscribeToIssue,
   unsubscribeFromIssue, updateIssue, type IssueListFilter, type IssueListScope, type UpdateIssueParams,
 } from '../services/collaboration/index.js';
-import { findGroup } from '../services/groups.js';
-import { findProject } from '../services/projects.js';
+import { findGroup } from '../services/users/groups.js';
+import { findProject } from '../services/projects/projects.js';
 import type { UserRow } from '../db/schema.js';
 import { issueHookAttributes } from '../hooks/issues.js';
 import { IssueSchema, presentIssue, presentIssues } from './entities/issues.js';

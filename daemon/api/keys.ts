@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, notFoundMessage } from '../errors.js';
 import { createUserKey, deleteUserKey, findKey, findUserKey, listUserKeys } from '../services/keys/index.js';
-import { findUser } from '../services/users.js';
+import { findUser } from '../services/users/users.js';
 import { keyRecord, KeyRecordSchema, sshKeyEntity, SSHKeySchema, SSHKeyWithUserSchema, sshKeyWithUser } from './entities/keys.js';
 import { paginateArray } from './pagination.js';
 import { Int, PageParams, RequiredString } from './params.js';

@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { requireUser } from '../policy/authentication.js';
-import { listNamespaces } from '../services/groups.js';
+import { listNamespaces } from '../services/users/groups.js';
 import { namespaceEntity, NamespaceSchema } from './entities/groups.js';
 import { paginate } from './pagination.js';
 import { PageParams } from './params.js';

@@ -8,7 +8,7 @@ import type { ProjectRow, UserRow } from '../db/schema.js';
 import { notFoundMessage } from '../errors.js';
 import { canReadIssuable } from '../policy/permissions.js';
 import { findProjectIssue } from '../services/collaboration/issues.js';
-import { findProjectSnippet, snippetNoteable, snippetNoteablesByIds } from '../services/snippets.js';
+import { findProjectSnippet, snippetNoteable, snippetNoteablesByIds } from '../services/projects/snippets.js';
 import { canReadSnippet } from '../policy/snippets.js';
 import type { SnippetRow } from '../db/rows.js';
 import { issueNoteable, issueNoteablesByIds, type Noteable } from '../services/collaboration/notes.js';

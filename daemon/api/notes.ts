@@ -14,7 +14,7 @@ import { AwardError } from '../services/collaboration/award-emoji.js';
 import {
   countNotes, createNote, deleteNote, findNote, listNotes, notesByIds, updateNote, type Noteable,
 } from '../services/collaboration/notes.js';
-import { lookupProjectAsync } from '../services/projects.js';
+import { lookupProjectAsync } from '../services/projects/projects.js';
 import { presentAward, AwardEmojiSchema } from './entities/award-emoji.js';
 import { setEventNotePresenter } from './entities/events.js';
 import { NoteSchema, presentNote, presentNotes } from './entities/notes.js';

@@ -9,7 +9,7 @@ import type { PipelineRow } from '../db/schema-ci.js';
 import { invalidParam, notFoundMessage } from '../errors.js';
 import {
   cancelPipeline, countPipelines, findProjectPipeline, listPipelines, PIPELINE_SCOPES, pipelineListFilter, retryPipeline, type PipelineScope,
-} from '../services/pipelines.js';
+} from '../services/ci/pipelines.js';
 import { PipelineSchema, presentPipelines } from './entities/pipelines.js';
 import { paginate } from './pagination.js';
 import { Int, PageParams, ProjectIdParams } from './params.js';

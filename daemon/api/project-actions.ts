@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { notModified } from '../errors.js';
 import {
   addForkLink, forkProject, forkTargetNamespace, removeForkLink, setProjectArchived, shareProject, starProject, unshareProject, unstarProject,
-} from '../services/project-actions.js';
-import { findProject } from '../services/projects.js';
+} from '../services/projects/actions.js';
+import { findProject } from '../services/projects/projects.js';
 import { presentProject, projectGroupLink, ProjectGroupLinkSchema, ProjectSchema } from './entities/projects.js';
 import { Int, ProjectIdParams } from './params.js';
 import { adminOnly, callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';

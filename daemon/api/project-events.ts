@@ -1,7 +1,7 @@
 /** /api/v3/projects/:id/events: the project's events the caller may see, newest first (on SQLite and PostgreSQL). */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { countProjectEvents, listProjectEvents, visibleEventsWhere } from '../services/events.js';
+import { countProjectEvents, listProjectEvents, visibleEventsWhere } from '../services/instance/events.js';
 import { EventSchema, presentEvents } from './entities/events.js';
 import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams } from './params.js';

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { notFoundMessage } from '../errors.js';
 import {
   countProjectHooks, createProjectHook, deleteProjectHook, findProjectHook, listProjectHooks, updateProjectHook, type ProjectHookParams,
-} from '../services/project-hooks.js';
+} from '../services/hooks/project-hooks.js';
 import { projectHookEntity, ProjectHookSchema } from './entities/hooks.js';
 import { paginate } from './pagination.js';
 import { Bool, PageParams, ProjectIdParams, RequiredString } from './params.js';

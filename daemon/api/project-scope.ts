@@ -7,7 +7,7 @@ import type { ProjectRow, UserRow } from '../db/schema.js';
 import { requireUser } from '../policy/authentication.js';
 import { NOT_BLANK } from './params.js';
 import type { ProjectAbility } from '../policy/permissions.js';
-import { checkProjectAccess } from '../services/projects.js';
+import { checkProjectAccess } from '../services/projects/projects.js';
 import { peekProjectAccess, projectAccessAsync, type ProjectWithLevel } from '../db/access.js';
 import { requestVersion } from '../db/read-cache.js';
 

@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { invalidParam } from '../errors.js';
 import { parseMultipartForm, readBodyWithin, type UploadedFile } from './multipart-form.js';
-import { isImageName, maxUploadBytes, saveUpload } from '../services/uploads.js';
+import { isImageName, maxUploadBytes, saveUpload } from '../services/projects/uploads.js';
 import { ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';
 

@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { listProjectUsers } from '../services/project-users.js';
+import { listProjectUsers } from '../services/projects/users.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/users.js';
 import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams } from './params.js';

@@ -2,9 +2,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalizeBoolean } from './params.js';
-import { countProjects, fetchProjects, projectListQueryAsync, type ProjectListFilters, type ProjectListScope } from '../services/project-lists.js';
-import { createProjectWithStorage, deleteProject, updateProjectWithStorage, type ProjectParams } from '../services/projects.js';
-import { findUser } from '../services/users.js';
+import { countProjects, fetchProjects, projectListQueryAsync, type ProjectListFilters, type ProjectListScope } from '../services/projects/lists.js';
+import { createProjectWithStorage, deleteProject, updateProjectWithStorage, type ProjectParams } from '../services/projects/projects.js';
+import { findUser } from '../services/users/users.js';
 import { presentBasicProjects, presentProject, presentProjects, ProjectListSchema, ProjectSchema } from './entities/projects.js';
 import { pageOf, setPageHeaders } from './pagination.js';
 import { ANSWER_BYTES, ResponseCache } from './response-cache.js';

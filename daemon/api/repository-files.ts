@@ -1,7 +1,7 @@
 /** /api/v3/projects/:id/repository/files: read a file at a ref; create, update or delete one file as a commit. */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { readRepositoryFile, writeRepositoryFile, type FileWriteParams } from '../services/repository-files.js';
+import { readRepositoryFile, writeRepositoryFile, type FileWriteParams } from '../services/repository/files.js';
 import { fileCommitEntity, FileCommitSchema, RepositoryFileSchema } from './entities/repository.js';
 import { ProjectIdParams, RequiredString } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectOf } from './project-scope.js';

@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ARCHIVE_SUFFIXES, blobAtRevision, compareRevisions, listContributors, listTree, looksBinary, rawBlob, startArchive,
-} from '../services/repository-browse.js';
+} from '../services/repository/browse.js';
 import { compareEntity, CompareSchema, ContributorSchema, treeObject, TreeObjectSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
 import { Bool, FileResponse, PageParams, ProjectIdParams, RequiredString } from './params.js';

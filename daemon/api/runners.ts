@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js';
 import type { RunnerRow } from '../db/schema-ci.js';
 import { ApiError, forbidden, notFound } from '../errors.js';
 import { ownedRunnerIds, runnerDenial, type RunnerAbility } from '../policy/permissions.js';
-import { deleteRunner, disableRunner, enableRunner, findRunner, updateRunner, type RunnerUpdate } from '../services/runners.js';
+import { deleteRunner, disableRunner, enableRunner, findRunner, updateRunner, type RunnerUpdate } from '../services/ci/runners.js';
 import { runnerDetails, RunnerDetailsSchema, runnerEntity, RunnerSchema } from './entities/runners.js';
 import { countRunners, runnersPage, type RunnerListFilter, type RunnerScope } from '../db/runners.js';
 import { paginate } from './pagination.js';

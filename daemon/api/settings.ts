@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { adminOnly } from '../policy/authentication.js';
-import { getSettings, updateSettings, type SettingsInput } from '../services/settings.js';
+import { getSettings, updateSettings, type SettingsInput } from '../services/instance/settings.js';
 import { settingsEntity, SettingsSchema } from './entities/settings.js';
 import { Bool, Int, Nullable } from './params.js';
 

@@ -11,7 +11,7 @@ import { canProjectSnippets, canReadSnippet, canUpdateSnippet, visibleSnippetLev
 import { projectAccessLevelAsync } from '../policy/permissions.js';
 import {
   countSnippets, createSnippet, deleteSnippet, findProjectSnippet, listSnippets, updateSnippet, type SnippetParams,
-} from '../services/snippets.js';
+} from '../services/projects/snippets.js';
 import { DeletedSnippetSchema, presentDeletedSnippet, presentSnippet, presentSnippets, SnippetSchema } from './entities/snippets.js';
 import { paginate } from './pagination.js';
 import { FileResponse, Int, PageParams, ProjectIdParams } from './params.js';

@@ -1,14 +1,14 @@
 /**
  * /api/v3/hooks: system hooks (GitLab 8.13 lib/api/system_hooks.rb; administrators only): list, add, test (GET
  * /hooks/:id queues 8.13's sample project_create payload for the hook and answers with it), delete. Deliveries go
- * through the durable outbox (services/hook-deliveries.ts) with X-Gitlab-Event `System Hook`.
+ * through the durable outbox (services/hooks/deliveries.ts) with X-Gitlab-Event `System Hook`.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notFound, notFoundMessage } from '../errors.js';
 import {
   countSystemHooks, createSystemHook, deleteSystemHook, listSystemHooks, testSystemHook, type SystemHookParams,
-} from '../services/system-hooks.js';
+} from '../services/hooks/system-hooks.js';
 import { systemHookEntity, SystemHookSchema } from './entities/hooks.js';
 import { paginate } from './pagination.js';
 import { Bool, Int, PageParams, RequiredString } from './params.js';

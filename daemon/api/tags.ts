@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors.js';
-import { createRelease, createTag, deleteTag, findTagWithRelease, listTagsWithReleases, updateRelease, type TagWithRelease } from '../services/branches.js';
+import { createRelease, createTag, deleteTag, findTagWithRelease, listTagsWithReleases, updateRelease, type TagWithRelease } from '../services/repository/branches.js';
 import { releaseEntity, ReleaseSchema, repoTag, RepoTagSchema } from './entities/repository.js';
 import { paginateArray } from './pagination.js';
 import { PageParams, ProjectIdParams, RequiredString } from './params.js';

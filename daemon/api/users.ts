@@ -8,8 +8,8 @@ import { canManageUser } from '../policy/permissions.js';
 import {
   createPersonalAccessToken, createUser, deleteUser, findPersonalAccessToken, findUser, listPersonalAccessTokens, listUsers,
   revokePersonalAccessToken, setUserState, signIn, updateUser, usersByUsername, type UserParams,
-} from '../services/users.js';
-import { removeProjectStorage } from '../services/storage.js';
+} from '../services/users/users.js';
+import { removeProjectStorage } from '../services/repository/storage.js';
 import {
   gravatarEnabledAsync, personalAccessTokenEntity, PersonalAccessTokenSchema, PersonalAccessTokenWithTokenSchema, userBasic, userEntity,
   userFullAsync, userFulls, userLogin, UserBasicSchema, UserFullSchema, UserLoginSchema, UserSchema,

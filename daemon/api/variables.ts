@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors.js';
-import { countVariables, createVariable, deleteVariable, findVariable, listVariables, updateVariable } from '../services/variables.js';
+import { countVariables, createVariable, deleteVariable, findVariable, listVariables, updateVariable } from '../services/ci/variables.js';
 import { paginate } from './pagination.js';
 import { PageParams, ProjectIdParams, RequiredString } from './params.js';
 import { dropBlankParams, loadProject, projectOf } from './project-scope.js';

@@ -1,7 +1,7 @@
 /** `GET /version` (GitLab 8.13 lib/api/version.rb): the version and revision of the server, to signed-in callers only. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { versionInfo } from '../services/version.js';
+import { versionInfo } from '../services/instance/version.js';
 
 const VersionSchema = Type.Object({
   version: Type.String({ description: "Gantry's version (package.json)" }),

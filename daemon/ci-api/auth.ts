@@ -3,10 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { CommitStatusRow, RunnerRow } from '../db/schema-ci.js';
 import { ApiError, forbidden, notFound } from '../errors.js';
-import { findBuild } from '../services/builds.js';
-import { buildCredential, safeEqual, type BuildCredential } from '../services/build-tokens.js';
+import { findBuild } from '../services/ci/builds.js';
+import { buildCredential, safeEqual, type BuildCredential } from '../services/ci/build-tokens.js';
 import { hashToken } from '../secrets.js';
-import { runnerForToken } from '../services/runners.js';
+import { runnerForToken } from '../services/ci/runners.js';
 
 function field(request: FastifyRequest, name: string): unknown {
   const body = request.body;

@@ -5,13 +5,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { badRequest, forbidden, invalidParam, notFound, ApiError } from '../errors.js';
-import { changeBuildStatus, findBuild } from '../services/builds.js';
-import { buildCredential, knownBuildToken, maskSecrets, projectRunnersToken, safeEqual } from '../services/build-tokens.js';
-import { claimBuild, runnerForToken, touchRunner } from '../services/runners.js';
+import { changeBuildStatus, findBuild } from '../services/ci/builds.js';
+import { buildCredential, knownBuildToken, maskSecrets, projectRunnersToken, safeEqual } from '../services/ci/build-tokens.js';
+import { claimBuild, runnerForToken, touchRunner } from '../services/ci/runners.js';
 import { runnerProjectIds } from '../db/runners.js';
-import type { BuildWaiters } from '../services/build-queue.js';
+import type { BuildWaiters } from '../services/ci/build-queue.js';
 import { MAX_RUNNER_LONG_POLL } from '../config.js';
-import { appendTrace, replaceTrace } from '../services/traces.js';
+import { appendTrace, replaceTrace } from '../services/ci/traces.js';
 import { hashToken } from '../secrets.js';
 import type { CommitStatusRow } from '../db/schema-ci.js';
 import type { AppContext } from '../context.js';

@@ -10,8 +10,8 @@ import { attachLiveTrace } from '../live/trace.js';
 import runnerRegistrationRoutes from './runners.js';
 import buildRoutes from './builds.js';
 import artifactRoutes from './artifacts.js';
-import { BuildWaiters } from '../services/build-queue.js';
-import { claimBuild, findRunner, pendingBuildIds } from '../services/runners.js';
+import { BuildWaiters } from '../services/ci/build-queue.js';
+import { claimBuild, findRunner, pendingBuildIds } from '../services/ci/runners.js';
 
 /** Registers the /ci/api/v1 routes (register with `{ prefix: '/ci/api/v1' }`). */
 export default async function ciApi(api: FastifyInstance): Promise<void> {
@@ -29,7 +29,7 @@ export default async function ciApi(api: FastifyInstance): Promise<void> {
   });
 
   await api.register(runnerRegistrationRoutes);
-  // Runners held by builds/register until a build is queued for them (long-polling; services/build-queue.ts).
+  // Runners held by builds/register until a build is queued for them (long-polling; services/ci/build-queue.ts).
   const { ctx } = api;
   const waiters = new BuildWaiters(async (id, current) => {
     const runner = current ?? (await findRunner(ctx, id));

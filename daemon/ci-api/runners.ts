@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../errors.js';
-import { deleteRunner, registerRunner } from '../services/runners.js';
+import { deleteRunner, registerRunner } from '../services/ci/runners.js';
 import { param, rawParam, requireRunner } from './auth.js';
 
 const RegisterBody = Type.Object({

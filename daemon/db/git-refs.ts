@@ -1,7 +1,7 @@
 /**
  * The data module of what the database keeps about git refs: releases (a tag's notes) and protected branch rules.
- * `q`: the database or a transaction. Tag lookups and the protection rules stay in services/branches.ts and
- * services/protected-branches.ts.
+ * `q`: the database or a transaction. Tag lookups and the protection rules stay in services/repository/branches.ts and
+ * services/repository/protected-branches.ts.
  */
 import type { Queries } from './layer/types.js';
 import { toProtectedBranch, toRelease } from './rows.js';

@@ -1,7 +1,7 @@
 /**
  * The groups' data module: namespaces of kind `group` (and the namespaces list), their projects and their owners'
  * memberships. The visibility conditions come from the access rules (db/access.ts via policy/); the rules stay in
- * services/groups.ts. `q`: the database or a transaction.
+ * services/users/groups.ts. `q`: the database or a transaction.
  */
 import type { Dialect, Queries } from './layer/types.js';
 import { memberActiveSql, OWNER } from './access.js';

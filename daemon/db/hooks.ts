@@ -1,7 +1,7 @@
 /**
  * The hooks' data module: project hooks, system hooks, the outbox of deliveries (hook_deliveries) and the reads the
  * system hook payloads need. The rules (who may add a hook, which events a payload has, retries and leases) stay in
- * services/project-hooks.ts, system-hooks.ts, hook-outbox.ts and hook-deliveries.ts. `q`: the database or a transaction.
+ * services/hooks/project-hooks.ts, system-hooks.ts, hook-outbox.ts and hook-deliveries.ts. `q`: the database or a transaction.
  */
 import type { Queries } from './layer/types.js';
 import { toProjectHook, toProjectService, toSystemHook, type ProjectServiceRow, type SystemHookRow } from './rows.js';

@@ -1,7 +1,7 @@
 /**
  * The memberships' data module: members of projects and groups with their users, and the access requests. A source is
  * named by its `source_type` ('Project' or 'Namespace') and id. The rules (levels, who may add or remove, the last
- * owner) stay in services/members.ts and access-requests.ts. `q`: the database or a transaction.
+ * owner) stay in services/projects/members.ts and access-requests.ts. `q`: the database or a transaction.
  */
 import type { Dialect, Queries } from './layer/types.js';
 import { memberActiveSql } from './access.js';

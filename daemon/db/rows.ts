@@ -102,7 +102,7 @@ export function toPersonalAccessToken(t: Rec): PersonalAccessTokenRow {
 
 /**
  * Map a raw `members` row (snake_case) to its row type; `prefix` for a row joined with others whose member columns
- * were selected as `m.id AS <prefix>id, ...` (see MEMBER_COLUMNS in services/members.ts).
+ * were selected as `m.id AS <prefix>id, ...` (see MEMBER_COLUMNS in services/projects/members.ts).
  */
 export function toMember(m: Rec, prefix = ''): MemberRow {
   const v = (k: string) => m[prefix + k];

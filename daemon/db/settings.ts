@@ -1,6 +1,6 @@
 /**
  * The application settings' data module: the one `application_settings` row (id 1). Validation and the cache stay in
- * services/settings.ts. `q`: the database or a transaction.
+ * services/instance/settings.ts. `q`: the database or a transaction.
  */
 import type { Queries } from './layer/types.js';
 import { toSettings } from './rows.js';

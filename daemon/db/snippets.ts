@@ -1,6 +1,6 @@
 /**
  * The project snippets' data module: the snippet rows and what goes with a deleted snippet (its notes and award
- * emoji). The rules (visibility, validation, the snippet lock) stay in services/snippets.ts. `q`: the database or a
+ * emoji). The rules (visibility, validation, the snippet lock) stay in services/projects/snippets.ts. `q`: the database or a
  * transaction.
  */
 import type { Queries } from './layer/types.js';

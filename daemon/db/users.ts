@@ -1,6 +1,6 @@
 /**
  * The users' data module: the statements over users, their personal namespaces and personal access tokens (the
- * rules stay in services/users.ts). Each function
+ * rules stay in services/users/users.ts). Each function
  * takes `q` (the database or a transaction) first, so it runs the same on `ctx.data` or inside a transaction.
  */
 import type { AppContext } from '../context.js';

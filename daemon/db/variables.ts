@@ -1,6 +1,6 @@
 /**
  * The project secret variables' data module (ci_variables). Values are stored as given (sealed by the service, which
- * also opens them); the key rules stay in services/variables.ts. `q`: the database or a transaction.
+ * also opens them); the key rules stay in services/ci/variables.ts. `q`: the database or a transaction.
  */
 import type { Queries } from './layer/types.js';
 

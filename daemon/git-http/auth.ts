@@ -1,16 +1,16 @@
 /**
  * Who is calling git over HTTP and what they may do: HTTP basic credentials (username + password, or any username
  * + private/personal access token, or whatever a registered resolver accepts: OAuth tokens, CI build tokens), then
- * read (upload-pack) or write (receive-pack) access decided as for every transport (services/git-access.ts).
+ * read (upload-pack) or write (receive-pack) access decided as for every transport (services/repository/git-access.ts).
  */
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ProjectRow } from '../db/schema.js';
 import { userForToken } from '../policy/authentication.js';
-import { decideGitAccess, GIT_ACCESS_MESSAGES, protocolRefusal, type GitAccess, type GitCredential } from '../services/git-access.js';
-import { signIn } from '../services/users.js';
+import { decideGitAccess, GIT_ACCESS_MESSAGES, protocolRefusal, type GitAccess, type GitCredential } from '../services/repository/git-access.js';
+import { signIn } from '../services/users/users.js';
 
-export type { GitAccess, GitCredential } from '../services/git-access.js';
+export type { GitAccess, GitCredential } from '../services/repository/git-access.js';
 
 /** Maps basic-auth credentials to a GitCredential, or null/undefined when they are not this resolver's kind. */
 export type GitCredentialResolver = (ctx: AppContext, username: string, password: string) => GitCredential | null | undefined | Promise<GitCredential | null | undefined>;
@@ -59,7 +59,7 @@ async function resolveRegistered(ctx: AppContext, username: string, password: st
 
 /**
  * Decide access for a git request over HTTP: the basic-auth credentials resolved, then the decision every transport
- * shares (services/git-access.ts). Credentials that are sent but wrong: 401 (git then prompts).
+ * shares (services/repository/git-access.ts). Credentials that are sent but wrong: 401 (git then prompts).
  */
 export async function gitAccess(ctx: AppContext, request: FastifyRequest, project: ProjectRow | null, write: boolean): Promise<GitAccess> {
   const basic = parseBasicAuth(request.headers.authorization);

@@ -12,10 +12,10 @@ import { tooLarge } from '../errors.js';
 import type { ProjectRow } from '../db/schema.js';
 import { closeAllProcesses } from '../git/batch.js';
 import { spawnGit } from '../git/command.js';
-import { lookupProjectAsync } from '../services/projects.js';
-import { finishReceivePack, pushHookSetup, type RefCommand } from '../services/receive-pack.js';
+import { lookupProjectAsync } from '../services/projects/projects.js';
+import { finishReceivePack, pushHookSetup, type RefCommand } from '../services/repository/receive-pack.js';
 // Importing the repositories service registers the repository storage handler with every built app.
-import { ensureRepository } from '../services/repositories.js';
+import { ensureRepository } from '../services/repository/repositories.js';
 import { gitAccess, type GitAccess } from './auth.js';
 import { PKT_FLUSH, pktLine, PushProtocolError, readPushCommands } from './pkt.js';
 

@@ -1,6 +1,6 @@
 /** pkt-line helpers for the smart HTTP protocol, and reading the ref update commands at the start of a push. */
 import type { Readable } from 'node:stream';
-import type { RefCommand } from '../services/protected-branches.js';
+import type { RefCommand } from '../services/repository/protected-branches.js';
 
 /** One pkt-line: 4 hex digits of length (including themselves), then the payload. */
 export function pktLine(payload: string): Buffer {

@@ -25,7 +25,7 @@
  *   Every 25 s the server pings; a dead peer is dropped.
  *
  * Several daemons: a follower hears the appends made in its own process at once; on PostgreSQL every daemon also
- * LISTENs on `gantry_trace` (services/traces.ts sends the build id when an append, rewrite or finish commits) and
+ * LISTENs on `gantry_trace` (services/ci/traces.ts sends the build id when an append, rewrite or finish commits) and
  * then reads the new bytes, up to the stored trace size, from the shared data directory. Every 5 s each follower also
  * compares the stored size with what it sent (the fallback when a notification was lost, or on SQLite).
  */
@@ -43,10 +43,10 @@ import { parseQuery } from '../query-string.js';
 import { anonymousCanProject, canProjectAsync } from '../policy/permissions.js';
 import { SESSION_COOKIE } from '../oauth/browser.js';
 import { sessionUser } from '../services/oauth/index.js';
-import { findBuild, onBuildFinished } from '../services/builds.js';
-import { lookupProjectAsync } from '../services/projects.js';
+import { findBuild, onBuildFinished } from '../services/ci/builds.js';
+import { lookupProjectAsync } from '../services/projects/projects.js';
 import { listenForWakeUps } from '../db/layer/wake-ups.js';
-import { onTraceAppend, readTraceRange, TRACE_CHANNEL, tracePath, type TraceEvent } from '../services/traces.js';
+import { onTraceAppend, readTraceRange, TRACE_CHANNEL, tracePath, type TraceEvent } from '../services/ci/traces.js';
 
 /** The path of the live trace endpoint of a build. */
 export const liveTracePath = (buildId: number) => `/-/live/builds/${buildId}/trace`;

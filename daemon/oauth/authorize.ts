@@ -10,8 +10,8 @@ import {
   alreadyAuthorized, applicationByUid, applicationOwnerName, createGrant, createSession, deleteSession, isPublicClient, OAuthError, oauthError, OOB_URI,
   redirectUriAllowed, requestedScopes, SCOPES, sessionUser, type OauthApplicationRow,
 } from '../services/oauth/index.js';
-import { getSettings } from '../services/settings.js';
-import { signIn } from '../services/users.js';
+import { getSettings } from '../services/instance/settings.js';
+import { signIn } from '../services/users/users.js';
 import { SignInThrottled } from '../policy/sign-in-throttle.js';
 import { anonymousCsrf, clearCookie, cookies, csrfValid, sendPage, sessionCsrf, SESSION_COOKIE, setCookie } from './browser.js';
 import { AUTHORIZE_FIELDS, codePage, consentPage, errorPage, signedOutPage, signInPage, type AuthorizeParams } from './pages.js';

@@ -75,7 +75,7 @@ export default async function tokenRoutes(app: FastifyInstance): Promise<void> {
   const ctx = app.ctx;
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof SignInThrottled) {
-      // Too many failed sign-ins (services/users.ts signIn): 429 with Retry-After, in OAuth's body form.
+      // Too many failed sign-ins (services/users/users.ts signIn): 429 with Retry-After, in OAuth's body form.
       return sendOAuthError(reply.header('retry-after', String(error.retryAfter)), oauthError('invalid_grant',
         `Too many failed sign-ins ${error.scope === 'address' ? 'from this address' : 'for this user'}: try again in ${error.retryAfter} seconds`, 429));
     }

@@ -1,6 +1,6 @@
 /**
  * The failed sign-in throttle. Every password check (POST /session, git over HTTP basic auth, the OAuth password
- * grant and sign-in page) goes through services/users.ts signIn, which asks here before checking a password
+ * grant and sign-in page) goes through services/users/users.ts signIn, which asks here before checking a password
  * (`attempt`) and reports the outcome after. Two counters, with GitLab 8.x's numbers (docs/decisions.md):
  *  - per client address, as Rack::Attack's git_basic_auth Allow2Ban: maxFailures failures within findTime ban the
  *    address for banTime; trusted addresses (a proxy on the same machine) are never banned;

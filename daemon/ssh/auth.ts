@@ -7,7 +7,7 @@ import type { AuthContext, utils } from 'ssh2';
 import type { AppContext } from '../context.js';
 import type { UserRow } from '../db/schema.js';
 import { keyForSshAsync, sha256Fingerprint, touchKeyUsed, type SshKeyIdentity } from '../services/keys/index.js';
-import type { GitCredential } from '../services/git-access.js';
+import type { GitCredential } from '../services/repository/git-access.js';
 
 /** The only username accepted (as GitLab's and Gitea's `git@host`). */
 export const SSH_USERNAME = 'git';

@@ -3,7 +3,7 @@
  * `git upload-pack`), the path quoted as git quotes it, naming `namespace/project` with an optional leading `/` and
  * `.git`. Pure functions: the path is only ever a key for the project lookup, never a file name.
  */
-import { PATH_PATTERN } from '../services/users.js';
+import { PATH_PATTERN } from '../services/users/users.js';
 
 /** The git services served over SSH. */
 export type GitService = 'git-upload-pack' | 'git-receive-pack';

@@ -9,7 +9,7 @@ import type { AppContext } from '../context.js';
 import { ApiError, notFound } from '../errors.js';
 import { routeSeries } from '../metrics.js';
 import { authenticate } from '../policy/authentication.js';
-import { metricsText } from '../services/metrics.js';
+import { metricsText } from '../services/instance/metrics.js';
 
 const METRICS_HOOK = Symbol('gantry.metricsHook');
 type MarkedHook = onResponseHookHandler & { [METRICS_HOOK]?: true };

@@ -11,8 +11,8 @@ import type { UserRow } from '../db/schema.js';
 import { ApiError, notFound } from '../errors.js';
 import { authenticate } from '../policy/authentication.js';
 import { anonymousCanDownload, canProjectAsync, PUBLIC } from '../policy/permissions.js';
-import { lookupProjectAsync } from '../services/projects.js';
-import { isImageName, uploadPath } from '../services/uploads.js';
+import { lookupProjectAsync } from '../services/projects/projects.js';
+import { isImageName, uploadPath } from '../services/projects/uploads.js';
 
 const TYPES: Record<string, string> = {
   png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', bmp: 'image/bmp', tiff: 'image/tiff',

@@ -3,7 +3,7 @@
 // artifact uploads through the runner API; every project has a hook to a local receiver that outlives the daemon.
 // Every 2xx (and every push git reported done) is recorded; after each kill the database passes integrity_check and
 // every repository git fsck; after each restart every acknowledged write is read back (trace prefixes and artifacts
-// by size and SHA-256). At the end every acknowledged event must have been delivered; daemon/services/hook-deliveries.ts
+// by size and SHA-256). At the end every acknowledged event must have been delivered; daemon/services/hooks/deliveries.ts
 // promises at least once (a send cut by the kill is sent again when its lease ends, with the same Idempotency-Key, so
 // the receiver can drop it): such resends are counted and bounded by the sends that can be in flight at a kill (4 per
 // round); an event that arrives under two different keys (queued twice) is a problem.

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { openPostgres } from '../../daemon/db/layer/open.js';
 import { toProject } from '../../daemon/db/rows.js';
-import { approveAccessRequest, removeAccessRequest } from '../../daemon/services/access-requests.js';
-import { findUser } from '../../daemon/services/users.js';
+import { approveAccessRequest, removeAccessRequest } from '../../daemon/services/projects/access-requests.js';
+import { findUser } from '../../daemon/services/users/users.js';
 import { addCastMembers, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { makeGroup } from '../helpers/group-fixtures.js';
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { openPostgres } from '../../daemon/db/layer/open.js';
-import { createBoardList, moveBoardList } from '../../daemon/services/boards.js';
+import { createBoardList, moveBoardList } from '../../daemon/services/collaboration/boards.js';
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { insertLabel } from '../helpers/collaboration.js';
 

@@ -16,7 +16,7 @@ import { sqlValue } from '../helpers/collaboration.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { buildRow, claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
 import { commitFiles, git, gitOk, repoUrl, workTree } from '../helpers/git.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
 const TOO_LARGE = { message: '413 Request Entity Too Large' };
 const BOUNDARY = 'b0undary7';

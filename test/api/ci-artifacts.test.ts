@@ -9,8 +9,8 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/app.
 import { makeProject } from '../helpers/fixtures.js';
 import { buildRow, ci, claim, exec, insertBuild, insertPipeline, projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';
 import { readMultipart } from '../../daemon/ci-api/multipart.js';
-import { artifactsFilePath, removeExpiredArtifacts } from '../../daemon/services/artifacts.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { artifactsFilePath, removeExpiredArtifacts } from '../../daemon/services/ci/artifacts.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
 let s: TestServer;
 let owner: TestUser;

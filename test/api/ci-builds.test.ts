@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, drive, pipelinesOf, pushFiles, statusByName } from '../helpers/ci.js';
-import { artifactExpiryWorker, changeBuildStatus, findBuild, settleBuildWork } from '../../daemon/services/builds.js';
-import { artifactsFilePath, storeArtifacts } from '../../daemon/services/artifacts.js';
-import { replaceTrace } from '../../daemon/services/traces.js';
+import { artifactExpiryWorker, changeBuildStatus, findBuild, settleBuildWork } from '../../daemon/services/ci/builds.js';
+import { artifactsFilePath, storeArtifacts } from '../../daemon/services/ci/artifacts.js';
+import { replaceTrace } from '../../daemon/services/ci/traces.js';
 import { now } from '../../daemon/context.js';
 import { exec } from '../helpers/runner-fixtures.js';
 

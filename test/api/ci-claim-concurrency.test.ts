@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { now } from '../../daemon/context.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { SHA, projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { pipelinesOf, pushFiles, rows } from '../helpers/ci.js';
-import { commitStatusOf } from '../../daemon/services/commits.js';
-import { projectRepository } from '../../daemon/services/repositories.js';
+import { commitStatusOf } from '../../daemon/services/repository/commits.js';
+import { projectRepository } from '../../daemon/services/repository/repositories.js';
 
 let s: TestServer;
 let cast: Cast;

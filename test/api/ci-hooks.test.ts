@@ -10,8 +10,8 @@ import { onPostgres, startTestServer, type TestServer, type TestUser } from '../
 import { makeProject } from '../helpers/fixtures.js';
 import { buildNamed, drive, pipelinesOf, pushFiles, rows } from '../helpers/ci.js';
 import { startReceiver, waitUntil, type HookReceiver, type Received } from '../helpers/hook-receiver.js';
-import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hook-deliveries.js';
-import { retryBuild } from '../../daemon/services/builds.js';
+import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hooks/deliveries.js';
+import { retryBuild } from '../../daemon/services/ci/builds.js';
 
 let s: TestServer;
 let alice: TestUser;

@@ -6,8 +6,8 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/app.
 import { makeProject } from '../helpers/fixtures.js';
 import { pushFiles } from '../helpers/ci.js';
 import { ci, clearQueue, exec, projectRunnersToken, registerRunner, type CiResponse } from '../helpers/runner-fixtures.js';
-import { heldBuildRequests } from '../../daemon/services/build-queue.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { heldBuildRequests } from '../../daemon/services/ci/build-queue.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 import { holdSeconds } from '../../daemon/ci-api/builds.js';
 
 let s: TestServer;

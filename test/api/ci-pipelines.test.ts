@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, drive, pipelinesOf, pushFiles, rows, statusByName } from '../helpers/ci.js';
-import { createPipelineForPush, processPipeline } from '../../daemon/services/pipelines.js';
-import { commitStatusOf } from '../../daemon/services/commits.js';
-import { changeBuildStatus, findBuild, onBuildFinished, settleBuildWork } from '../../daemon/services/builds.js';
-import { pipelineDuration } from '../../daemon/services/pipelines.js';
+import { createPipelineForPush, processPipeline } from '../../daemon/services/ci/pipelines.js';
+import { commitStatusOf } from '../../daemon/services/repository/commits.js';
+import { changeBuildStatus, findBuild, onBuildFinished, settleBuildWork } from '../../daemon/services/ci/builds.js';
+import { pipelineDuration } from '../../daemon/services/ci/pipelines.js';
 
 let s: TestServer;
 let owner: TestUser;
@@ -175,7 +175,7 @@ d:
     const pid = await newProject('broken');
     // The listener logs and swallows errors: processPush resolves.
     const { project, user } = await rows(s.ctx, pid, owner.id);
-    const { processPush } = await import('../../daemon/services/push.js');
+    const { processPush } = await import('../../daemon/services/repository/push.js');
     const logged: unknown[] = [];
     await processPush(s.ctx, project, user, [], { log: (e) => logged.push(e) });
     expect(logged).toEqual([]);
@@ -198,7 +198,7 @@ describe('build state changes', () => {
     const rspec = await buildNamed(s.ctx, p.id, 'rspec');
     const running = (await changeBuildStatus(s.ctx, rspec.id, 'run', { runnerId: undefined }))!;
     expect(running.startedAt).toBeTruthy();
-    const { replaceTrace } = await import('../../daemon/services/traces.js');
+    const { replaceTrace } = await import('../../daemon/services/ci/traces.js');
     await replaceTrace(s.ctx, rspec, 'running tests\nCoverage 87%\n');
     const done = (await changeBuildStatus(s.ctx, rspec.id, 'success'))!;
     expect(done.finishedAt).toBeTruthy();

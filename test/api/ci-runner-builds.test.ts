@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveGitCredentials } from '../../daemon/git-http/auth.js';
 import { git } from '../helpers/git.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
 let s: TestServer;
 let owner: TestUser;

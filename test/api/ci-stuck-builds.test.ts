@@ -5,7 +5,7 @@
  * claim answer was lost when the daemon that handed it out died.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropStuckBuilds, settleBuildWork, STUCK_BUILD_TIMEOUT_MS } from '../../daemon/services/builds.js';
+import { dropStuckBuilds, settleBuildWork, STUCK_BUILD_TIMEOUT_MS } from '../../daemon/services/ci/builds.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { buildRow, exec, insertBuild, insertPipeline } from '../helpers/runner-fixtures.js';

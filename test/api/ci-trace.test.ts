@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { buildRow, ci, claim, exec, insertBuild, insertPipeline, projectRunnersToken, registerRunner } from '../helpers/runner-fixtures.js';
-import { appendTrace, onTraceAppend, readTrace, removeTrace, replaceTrace, traceLength, tracePath, type TraceEvent } from '../../daemon/services/traces.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { appendTrace, onTraceAppend, readTrace, removeTrace, replaceTrace, traceLength, tracePath, type TraceEvent } from '../../daemon/services/ci/traces.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
 let s: TestServer;
 let owner: TestUser;

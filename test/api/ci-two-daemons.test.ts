@@ -14,7 +14,7 @@ import { buildApp } from '../../daemon/app.js';
 import type { AppContext } from '../../daemon/context.js';
 import { now } from '../../daemon/context.js';
 import { openPostgres, type OpenedDatabase } from '../../daemon/db/layer/open.js';
-import { ARTIFACTS_EXPIRY_LOCK, settleBuildWork, sweepExpiredArtifacts } from '../../daemon/services/builds.js';
+import { ARTIFACTS_EXPIRY_LOCK, settleBuildWork, sweepExpiredArtifacts } from '../../daemon/services/ci/builds.js';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { pushFiles } from '../helpers/ci.js';

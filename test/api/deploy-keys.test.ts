@@ -368,8 +368,8 @@ describe('races between requests', () => {
 
   it('a project deleted meanwhile: adding or enabling a key answers 404 Project Not Found and writes nothing, never a 500', async () => {
     const { addProjectDeployKey, enableDeployKey } = await import('../../daemon/services/keys/index.js');
-    const { findProject: findProjectAsync } = await import('../../daemon/services/projects.js');
-    const { findUser: findUserAsync } = await import('../../daemon/services/users.js');
+    const { findProject: findProjectAsync } = await import('../../daemon/services/projects/projects.js');
+    const { findUser: findUserAsync } = await import('../../daemon/services/users/users.js');
     const gone = await makeProject(s, cast.owner, 'deploy-vanishing');
     const owner = await findUserAsync(s.ctx, cast.owner.id);
     const stale = await findProjectAsync(s.ctx, owner, String(gone.id), 'admin_project');

@@ -9,7 +9,7 @@ import { openPostgres } from '../../daemon/db/layer/open.js';
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildNamed, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { ci, claim, clearQueue, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
-import { changeBuildStatus, findBuild, settleBuildWork } from '../../daemon/services/builds.js';
+import { changeBuildStatus, findBuild, settleBuildWork } from '../../daemon/services/ci/builds.js';
 import { recordDeploymentIn } from '../../daemon/services/environments/index.js';
 
 let s: TestServer;

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMember, makeGroup, makeProject, pageHeaders, type TestGroup } from '../helpers/group-fixtures.js';
-import { registerStorage } from '../../daemon/services/storage.js';
-import { lookupProjectAsync } from '../../daemon/services/projects.js';
+import { registerStorage } from '../../daemon/services/repository/storage.js';
+import { lookupProjectAsync } from '../../daemon/services/projects/projects.js';
 import { canProjectAsync, projectAccessLevelAsync } from '../../daemon/policy/permissions.js';
 import { toUser } from '../../daemon/db/rows.js';
-import { createGroup } from '../../daemon/services/groups.js';
-import { findUser } from '../../daemon/services/users.js';
+import { createGroup } from '../../daemon/services/users/groups.js';
+import { findUser } from '../../daemon/services/users/users.js';
 import type { UserRow } from '../../daemon/db/schema.js';
 
 let s: TestServer;

@@ -13,7 +13,7 @@ import { sleep, startReceiver, waitUntil, type HookReceiver } from '../helpers/h
 import {
   HOOK_EVENTS, HOOK_EVENT_HEADER, queueHookDeliveries, retryDelay, startHookDeliveryWorker, type HookDeliveryWorker,
   type HookEvent,
-} from '../../daemon/services/hook-deliveries.js';
+} from '../../daemon/services/hooks/deliveries.js';
 
 const BASE = 40;
 const MAX_ATTEMPTS = 4;

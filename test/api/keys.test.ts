@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { generateKeyPair, type TestKeyPair } from '../helpers/ssh-keys.js';
 import { createUserKey, keyForSshAsync, touchKeyUsed } from '../../daemon/services/keys/index.js';
-import { findUser } from '../../daemon/services/users.js';
+import { findUser } from '../../daemon/services/users/users.js';
 
 let s: TestServer;
 let alice: TestUser;

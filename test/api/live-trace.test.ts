@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../daemon/secrets.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 import { tokenRequest } from '../helpers/oauth.js';

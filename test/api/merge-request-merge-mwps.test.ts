@@ -8,7 +8,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/app.
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { insertMergeRequestBetween, sqlRows } from '../helpers/collaboration.js';
 import { drive, pipelinesOf, pushFiles } from '../helpers/ci.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 import { repositoryOf } from '../helpers/repository.js';
 
 let s: TestServer;

@@ -8,19 +8,19 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/app.
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { insertIssue, insertMergeRequestBetween, sqlRows } from '../helpers/collaboration.js';
 import { ACTORS, actorUser, commitTo, repositoryOf, type Actor } from '../helpers/repository.js';
-import { protectBranch } from '../../daemon/services/protected-branches.js';
+import { protectBranch } from '../../daemon/services/repository/protected-branches.js';
 import {
   acceptMergeRequest, MERGE_LOCK_OWNER, mergeLockTimes, mergeMergeRequest, mergeTestHooks, repairLockedMergeRequests,
 } from '../../daemon/services/merge-requests/merge.js';
 import { findMergeRequest } from '../../daemon/services/merge-requests/find.js';
 import { refreshMergeRequest } from '../../daemon/services/merge-requests/refresh.js';
-import { lookupProjectAsync } from '../../daemon/services/projects.js';
+import { lookupProjectAsync } from '../../daemon/services/projects/projects.js';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { toUser } from '../../daemon/db/rows.js';
 import { ApiError } from '../../daemon/errors.js';
 import type { AppContext } from '../../daemon/context.js';
 import { createMergeCommit } from '../../daemon/git/merge.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
 let s: TestServer;
 let cast: Cast;

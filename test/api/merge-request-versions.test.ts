@@ -8,7 +8,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/app.
 import { pushFiles } from '../helpers/ci.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 import { commitTo } from '../helpers/repository.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
 let s: TestServer;
 let alice: TestUser;

@@ -8,7 +8,7 @@ import { onPostgres, startTestServer, type TestServer, type TestUser } from '../
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 import { insertIssue, insertMilestone, sqlRows } from '../helpers/collaboration.js';
 import { commitTo } from '../helpers/repository.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
 let s: TestServer;
 let alice: TestUser; // owner
@@ -306,9 +306,9 @@ describe('refresh after a push', () => {
 
 describe('refresh after a push to the target branch', () => {
   it('reloads only the merge requests whose source head the push brought (merged by hand); the others stay unchecked', async () => {
-    const { processPush } = await import('../../daemon/services/push.js');
+    const { processPush } = await import('../../daemon/services/repository/push.js');
     const { repositoryOf } = await import('../helpers/repository.js');
-    const { lookupProjectAsync } = await import('../../daemon/services/projects.js');
+    const { lookupProjectAsync } = await import('../../daemon/services/projects/projects.js');
     const p = await makeProject(s, alice, 'by-hand');
     const base = await commitTo(s.ctx, p.id, 'master', { 'f.txt': 'base\n' });
     const topicHead = await commitTo(s.ctx, p.id, 'topic', { 't.txt': 't\n' }, { from: 'master' });
@@ -493,7 +493,7 @@ describe('notes, award emoji and the older comments API', () => {
 describe('merge request hooks delivered', () => {
   it('posts the 8.x payload with the Merge Request Hook header to a real receiver', async () => {
     const { startReceiver, waitUntil } = await import('../helpers/hook-receiver.js');
-    const { startHookDeliveryWorker } = await import('../../daemon/services/hook-deliveries.js');
+    const { startHookDeliveryWorker } = await import('../../daemon/services/hooks/deliveries.js');
     const recv = await startReceiver();
     const worker = startHookDeliveryWorker(s.ctx, { retryBaseMs: 40, maxAttempts: 3, concurrency: 1, pollMs: 100, log: () => undefined });
     try {

@@ -9,7 +9,7 @@ import { onPostgres, ROOT_PASSWORD, startTestServer, type TestServer, type TestU
 import { tokenRequest } from '../helpers/oauth.js';
 import { makeProject } from '../helpers/fixtures.js';
 import { claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
 const TOKEN = 'scrape-secret-0123456789';
 let s: TestServer;

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSystemNote } from '../../daemon/services/collaboration/notes.js';
-import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hook-deliveries.js';
+import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hooks/deliveries.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { ACTORS, addProjectHook, expectedStatus, insertIssue, issueCountsAndRecount, sqlRows, sqlValue, type Actor } from '../helpers/collaboration.js';
 import { addCastMembers, addMemberAsync, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';

@@ -140,7 +140,7 @@ describe('deleting a user', () => {
 describe('an owner deleted by another request during a registration', () => {
   it('answers 404 User Not Found and registers nothing, never a 500', async () => {
     const { createApplication } = await import('../../daemon/services/oauth/index.js');
-    const { findUser: findUserAsync } = await import('../../daemon/services/users.js');
+    const { findUser: findUserAsync } = await import('../../daemon/services/users/users.js');
     const gone = await s.user('apps-vanishing');
     const stale = await findUserAsync(s.ctx, gone.id);
     expect((await s.api('DELETE', `/users/${gone.id}`, s.root)).status).toBe(200);

@@ -456,7 +456,7 @@ describe('races between requests (one daemon or several)', () => {
 
   it('a code, a session or a token for a user deleted meanwhile: refused as for an unknown user, nothing written, never a 500', async () => {
     const { createGrant, createSession } = await import('../../daemon/services/oauth/index.js');
-    const { findUser: findUserAsync } = await import('../../daemon/services/users.js');
+    const { findUser: findUserAsync } = await import('../../daemon/services/users/users.js');
     const { toOauthApplication } = await import('../../daemon/db/rows.js');
     const gone = await s.user('oauth-vanishing');
     const stale = await findUserAsync(s.ctx, gone.id);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
-import { createPersonalAccessToken, findUser } from '../../daemon/services/users.js';
+import { createPersonalAccessToken, findUser } from '../../daemon/services/users/users.js';
 
 let s: TestServer;
 let alice: TestUser;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setEventNotePresenter } from '../../daemon/api/entities/events.js';
 import { now } from '../../daemon/context.js';
-import { recordEvent, type EventInput } from '../../daemon/services/events.js';
+import { recordEvent, type EventInput } from '../../daemon/services/instance/events.js';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectHooksFor } from '../../daemon/services/project-hooks.js';
+import { projectHooksFor } from '../../daemon/services/hooks/project-hooks.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 

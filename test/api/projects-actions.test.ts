@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerStorage } from '../../daemon/services/storage.js';
+import { registerStorage } from '../../daemon/services/repository/storage.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { commitTo, repositoryOf } from '../helpers/repository.js';
 import { addMemberAsync as addMember, makeGroupAsync as makeGroup, makeProject } from '../helpers/fixtures.js';

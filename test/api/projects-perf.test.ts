@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizedProjectsWhere, visibleProjectsWhere, type SqlCondition } from '../../daemon/policy/permissions.js';
-import { projectListQueryAsync, type ProjectListQuery, type ProjectListScope, type ProjectListFilters } from '../../daemon/services/project-lists.js';
+import { projectListQueryAsync, type ProjectListQuery, type ProjectListScope, type ProjectListFilters } from '../../daemon/services/projects/lists.js';
 import { keysetPageQuery } from '../../daemon/db/keyset.js';
 import type { UserRow } from '../../daemon/db/schema.js';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerStorage } from '../../daemon/services/storage.js';
-import { lookupProjectAsync, updateProject } from '../../daemon/services/projects.js';
-import { findUser } from '../../daemon/services/users.js';
-import { updateSettings } from '../../daemon/services/settings.js';
+import { registerStorage } from '../../daemon/services/repository/storage.js';
+import { lookupProjectAsync, updateProject } from '../../daemon/services/projects/projects.js';
+import { findUser } from '../../daemon/services/users/users.js';
+import { updateSettings } from '../../daemon/services/instance/settings.js';
 import { now } from '../../daemon/context.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeGroupAsync, makeProject } from '../helpers/fixtures.js';

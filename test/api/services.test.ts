@@ -11,7 +11,7 @@ import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fix
 import { ACTORS, expectedStatus, type Actor } from '../helpers/collaboration.js';
 import { buildNamed, drive, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { sleep, startReceiver, waitUntil, type HookReceiver } from '../helpers/hook-receiver.js';
-import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hook-deliveries.js';
+import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hooks/deliveries.js';
 import { slackLinks, slackMessage } from '../../daemon/services/project-services/slack.js';
 
 let s: TestServer;

@@ -7,7 +7,7 @@ import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.j
 import { resolveConfig } from '../../daemon/config.js';
 import { dataPaths, type AppContext } from '../../daemon/context.js';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
-import { getSettings } from '../../daemon/services/settings.js';
+import { getSettings } from '../../daemon/services/instance/settings.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { createTestDatabase, TEST_DATABASE_URL } from '../helpers/postgres.js';
 

@@ -10,7 +10,7 @@ import { startTestServer, type TestServer, type TestUser } from '../helpers/app.
 import { makeProject } from '../helpers/fixtures.js';
 import { sleep, startReceiver, waitUntil, type HookReceiver, type Received } from '../helpers/hook-receiver.js';
 import { generateKeyPair } from '../helpers/ssh-keys.js';
-import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hook-deliveries.js';
+import { startHookDeliveryWorker, type HookDeliveryWorker } from '../../daemon/services/hooks/deliveries.js';
 
 let s: TestServer;
 let alice: TestUser;

@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/app.js';
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { buildsOf, pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { claim, clearQueue, registerRunner } from '../helpers/runner-fixtures.js';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
 let s: TestServer;
 let cast: Cast;

@@ -13,9 +13,9 @@ import { drive, pipelinesOf, pushFiles, buildNamed } from '../helpers/ci.js';
 import { commitTo } from '../helpers/repository.js';
 import { claim, clearQueue, insertBuild, registerRunner } from '../helpers/runner-fixtures.js';
 import { insertIssue, insertTodo } from '../helpers/collaboration.js';
-import { findBuild } from '../../daemon/services/builds.js';
-import { storeArtifacts } from '../../daemon/services/artifacts.js';
-import { replaceTrace } from '../../daemon/services/traces.js';
+import { findBuild } from '../../daemon/services/ci/builds.js';
+import { storeArtifacts } from '../../daemon/services/ci/artifacts.js';
+import { replaceTrace } from '../../daemon/services/ci/traces.js';
 
 /** Who calls: the matrix's rows of people. */
 export type Caller = 'anonymous' | 'blocked' | 'nonMember' | 'external' | 'guest' | 'reporter' | 'developer' | 'master' | 'owner' | 'admin';

@@ -10,9 +10,9 @@ import { gzipSync } from 'node:zlib';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { commitFiles, git, gitOk, repoUrl, tempDir } from '../helpers/git.js';
 import { Repository } from '../../daemon/git/index.js';
-import { protectBranch } from '../../daemon/services/protected-branches.js';
-import { repositoryPath } from '../../daemon/services/repositories.js';
-import { onPush, type ProcessedPush } from '../../daemon/services/push.js';
+import { protectBranch } from '../../daemon/services/repository/protected-branches.js';
+import { repositoryPath } from '../../daemon/services/repository/repositories.js';
+import { onPush, type ProcessedPush } from '../../daemon/services/repository/push.js';
 import { registerGitCredentialResolver } from '../../daemon/git-http/index.js';
 
 const PASSWORD = 'password123';
@@ -345,7 +345,7 @@ describe('credential resolvers and archived projects', () => {
     });
 
   it('lets a registered resolver grant read-only, project-scoped access (the CI build token seam)', async () => {
-    // A username of its own: `gitlab-ci-token` is the CI room's resolver's (services/build-tokens.ts), asked first.
+    // A username of its own: `gitlab-ci-token` is the CI room's resolver's (services/ci/build-tokens.ts), asked first.
     registerGitCredentialResolver((_ctx, username, password) =>
       username === 'seam-token' && password === 'build-secret' ? { user: null, readOnly: true, projectIds: [project.id] } : null,
     );

@@ -4,11 +4,11 @@ import type { ProjectRow, UserRow } from '../../daemon/db/schema.js';
 import type { CommitStatusRow, PipelineRow } from '../../daemon/db/schema-ci.js';
 import { toCommitStatus, toPipeline } from '../../daemon/db/rows.js';
 import { ZERO_SHA } from '../../daemon/git/objects.js';
-import { lookupProjectAsync } from '../../daemon/services/projects.js';
-import { findUser } from '../../daemon/services/users.js';
-import { processPush } from '../../daemon/services/push.js';
-import { ensureRepository } from '../../daemon/services/repositories.js';
-import { changeBuildStatus, settleBuildWork, type BuildStatusEvent } from '../../daemon/services/builds.js';
+import { lookupProjectAsync } from '../../daemon/services/projects/projects.js';
+import { findUser } from '../../daemon/services/users/users.js';
+import { processPush } from '../../daemon/services/repository/push.js';
+import { ensureRepository } from '../../daemon/services/repository/repositories.js';
+import { changeBuildStatus, settleBuildWork, type BuildStatusEvent } from '../../daemon/services/ci/builds.js';
 
 /** The project and user rows of ids. */
 export async function rows(ctx: AppContext, projectId: number, userId: number): Promise<{ project: ProjectRow; user: UserRow }> {

@@ -1,5 +1,5 @@
 /** Fixture builders for groups, projects and members, through the API (so they run on SQLite and PostgreSQL alike). */
-import type { ProjectParams } from '../../daemon/services/projects.js';
+import type { ProjectParams } from '../../daemon/services/projects/projects.js';
 import type { TestServer, TestUser } from './app.js';
 
 export interface TestGroup {

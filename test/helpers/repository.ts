@@ -5,7 +5,7 @@
 import type { AppContext } from '../../daemon/context.js';
 import type { Repository } from '../../daemon/git/repository.js';
 import type { FileChange } from '../../daemon/git/write.js';
-import { ensureRepository } from '../../daemon/services/repositories.js';
+import { ensureRepository } from '../../daemon/services/repository/repositories.js';
 import type { TestServer, TestUser } from './app.js';
 import type { Cast } from './fixtures.js';
 

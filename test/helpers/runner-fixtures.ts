@@ -4,7 +4,7 @@
  */
 import type { InjectOptions } from 'fastify';
 import { now } from '../../daemon/context.js';
-import { getSettings } from '../../daemon/services/settings.js';
+import { getSettings } from '../../daemon/services/instance/settings.js';
 import type { TestServer } from './app.js';
 
 export const SHA = 'a'.repeat(40);

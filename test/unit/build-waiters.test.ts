@@ -1,7 +1,7 @@
-// BuildWaiters (services/build-queue.ts), the held builds/register requests of one daemon: who is tried on a wake-up,
+// BuildWaiters (services/ci/build-queue.ts), the held builds/register requests of one daemon: who is tried on a wake-up,
 // in which order, when a pass stops, and that a claim in flight is never dropped by the end of its hold.
 import { describe, expect, it } from 'vitest';
-import { BuildWaiters, type Claimed } from '../../daemon/services/build-queue.js';
+import { BuildWaiters, type Claimed } from '../../daemon/services/ci/build-queue.js';
 import type { CommitStatusRow, RunnerRow } from '../../daemon/db/schema-ci.js';
 
 type Listener = (payload: string | null) => void;

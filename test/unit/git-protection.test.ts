@@ -4,9 +4,9 @@ import { startTestServer, type TestServer } from '../helpers/app.js';
 import {
   branchRules, canMergeIntoBranch, canPushToBranch, isProtected, listProtectedBranches, protectBranch, pushRefRules, ruleMatches,
   unprotectBranch, PROTECTION_MESSAGES,
-} from '../../daemon/services/protected-branches.js';
-import { findUser } from '../../daemon/services/users.js';
-import { lookupProjectAsync } from '../../daemon/services/projects.js';
+} from '../../daemon/services/repository/protected-branches.js';
+import { findUser } from '../../daemon/services/users/users.js';
+import { lookupProjectAsync } from '../../daemon/services/projects/projects.js';
 import type { ProjectRow, UserRow } from '../../daemon/db/schema.js';
 
 const A = 'a'.repeat(40);

@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settleBuildWork } from '../../daemon/services/builds.js';
+import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { addMemberAsync, makeProject } from '../helpers/fixtures.js';
 import { ci, claim, insertBuild, insertPipeline, registerRunner } from '../helpers/runner-fixtures.js';

@@ -1,7 +1,7 @@
 /** AccessRequester presenter (GitLab 8.13 Entities::AccessRequester: UserBasic + requested_at) and its schema. */
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import type { AccessRequestWithUser } from '../../services/access-requests.js';
+import type { AccessRequestWithUser } from '../../services/projects/access-requests.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 
 /** AccessRequesters of a list (the gravatar setting read once). */

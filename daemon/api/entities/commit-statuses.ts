@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { UserRow } from '../../db/schema.js';
 import type { CommitStatusRow } from '../../db/schema-ci.js';
-import { pipelineShas } from '../../services/commit-statuses.js';
+import { pipelineShas } from '../../services/ci/commit-statuses.js';
 import { Nullable } from '../params.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
 import { usersByIds } from '../../db/users.js';

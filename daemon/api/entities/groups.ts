@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
-import { groupProjects, sharedProjects } from '../../services/groups.js';
+import { groupProjects, sharedProjects } from '../../services/users/groups.js';
 import { Nullable } from '../params.js';
 import { presentProjects, ProjectSchema } from './projects.js';
 

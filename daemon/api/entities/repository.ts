@@ -9,8 +9,8 @@ import type { CommitNoteRow, ReleaseRow } from '../../db/schema-notes.js';
 import { isoDate, messageTitle, type CommitInfo, type TreeEntry } from '../../git/objects.js';
 import type { FileDiff } from '../../git/diff.js';
 import type { Tag } from '../../git/repository.js';
-import type { BranchRules } from '../../services/protected-branches.js';
-import type { CommitStats } from '../../services/commits.js';
+import type { BranchRules } from '../../services/repository/protected-branches.js';
+import type { CommitStats } from '../../services/repository/commits.js';
 import { Nullable } from '../params.js';
 import { userBasic, UserBasicSchema } from './users.js';
 

@@ -5,7 +5,7 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { RunnerRow } from '../../db/schema-ci.js';
 import { projectIdsMeeting, projectsByIds } from '../../db/projects.js';
 import { authorizedProjectsWhere, canProjectAsync } from '../../policy/permissions.js';
-import { runnerTags } from '../../services/runners.js';
+import { runnerTags } from '../../services/ci/runners.js';
 import { runnerProjectIds } from '../../db/runners.js';
 import { Nullable } from '../params.js';
 import { BasicProjectSchema, presentBasicProjects } from './projects.js';

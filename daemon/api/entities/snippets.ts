@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { SnippetRow } from '../../db/rows.js';
 import type { ProjectRow } from '../../db/schema.js';
-import { projectNamespace } from '../../services/projects.js';
+import { projectNamespace } from '../../services/projects/projects.js';
 import { Nullable } from '../params.js';
 import { usersByIds } from '../../db/users.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';

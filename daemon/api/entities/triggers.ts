@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import type { TriggerRow } from '../../db/rows.js';
-import { triggerToken, type TriggeredPipeline } from '../../services/triggers.js';
+import { triggerToken, type TriggeredPipeline } from '../../services/ci/triggers.js';
 import { Nullable } from '../params.js';
 import { pipelineBasic, PipelineBasicSchema } from './pipelines.js';
 

@@ -4,8 +4,8 @@ import type { AppContext } from '../../context.js';
 import type { PersonalAccessTokenRow, UserRow } from '../../db/schema.js';
 import { personalProjectCount, personalProjectCounts } from '../../db/users.js';
 import { avatarUrl, userWebUrl } from '../../web-urls.js';
-import { gravatarEnabledAsync } from '../../services/settings.js';
-import { tokenActive } from '../../services/users.js';
+import { gravatarEnabledAsync } from '../../services/instance/settings.js';
+import { tokenActive } from '../../services/users/users.js';
 import { Nullable } from '../params.js';
 
 export { gravatarEnabledAsync };

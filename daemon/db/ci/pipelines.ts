@@ -1,6 +1,6 @@
 /**
  * Pipelines' data module (the reads and list pages of pipelines; rows are written through db/builds.ts). `q`: the
- * database or a transaction. Processing and status rules stay in services/pipelines.ts.
+ * database or a transaction. Processing and status rules stay in services/ci/pipelines.ts.
  */
 import type { AppContext } from '../../context.js';
 import { keysetPage } from '../keyset.js';

@@ -1,6 +1,6 @@
 /**
  * Boards' data module: a project's board and its lists (backlog, done, and label lists at positions 0..n-1).
- * `q`: the database or a transaction. The position rules and errors stay in services/boards.ts.
+ * `q`: the database or a transaction. The position rules and errors stay in services/collaboration/boards.ts.
  */
 import type { Queries } from '../layer/types.js';
 import { type BoardListRow, toBoardList } from '../rows.js';

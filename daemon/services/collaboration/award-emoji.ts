@@ -13,7 +13,7 @@ import { noteableRowLive, noteBody } from '../../db/notes.js';
 
 import { notFoundMessage } from '../../errors.js';
 import { INT_MAX, LOCKS, lockAsync } from './tx.js';
-import { snippetLive } from '../snippets.js';
+import { snippetLive } from '../projects/snippets.js';
 
 export { countAwards, deleteAwardsOf, listAwards, voteCounts } from '../../db/collaboration/award-emoji.js';
 

@@ -10,8 +10,8 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { badRequest, notFoundMessage, validationError } from '../../errors.js';
 import { issueHookPayload, type IssueHookAction } from '../../hooks/issues.js';
 import { canReadIssuable } from '../../policy/permissions.js';
-import { recordEvent } from '../events.js';
-import { queueHookDeliveries } from '../hook-deliveries.js';
+import { recordEvent } from '../instance/events.js';
+import { queueHookDeliveries } from '../hooks/deliveries.js';
 import { findOrCreateLabels, setTargetLabels } from './labels.js';
 import { findProjectMilestone } from './milestones.js';
 import { createSystemNote } from './notes.js';
@@ -29,7 +29,7 @@ import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import { insertIssue, type IssueColumns, liveProjectIssue, softDeleteIssue, updateIssueRow } from '../../db/issues.js';
 import { userById } from '../../db/users.js';
-import { getSettings } from '../settings.js';
+import { getSettings } from '../instance/settings.js';
 
 
 export { labelTitles } from './issuable-params.js';

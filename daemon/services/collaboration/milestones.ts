@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { MilestoneRow } from '../../db/schema-collaboration.js';
 import { badRequest, badRequestMessage, notFound, notFoundMessage } from '../../errors.js';
-import { recordEvent } from '../events.js';
+import { recordEvent } from '../instance/events.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
 import { findMilestoneByTitle, insertMilestone, milestoneState, updateMilestoneRow } from '../../db/collaboration/milestones.js';

@@ -12,14 +12,14 @@ import type { AwardEmojiRow, IssueRow, NoteRow, NoteableType } from '../../db/sc
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { badRequest, notFoundMessage, validationError } from '../../errors.js';
 import { noteHookPayload } from '../../hooks/notes.js';
-import { recordEvent } from '../events.js';
-import { queueHookDeliveries } from '../hook-deliveries.js';
+import { recordEvent } from '../instance/events.js';
+import { queueHookDeliveries } from '../hooks/deliveries.js';
 import { awardOnCreate, awardableBodyName, deleteAwardsOf } from './award-emoji.js';
 import { mentionedUsernames } from './mentions.js';
 import { todosForNote } from './todos.js';
 import { INT_MAX, LOCKS, lockAsync } from './tx.js';
-import { getSettings } from '../settings.js';
-import { snippetLive } from '../snippets.js';
+import { getSettings } from '../instance/settings.js';
+import { snippetLive } from '../projects/snippets.js';
 import type { Queries } from '../../db/layer/types.js';
 import {
   deleteNoteRow, insertNote, noteableRowLive, noteBody, noteOf, notesByIds as notesOfIds, touchNoteable, updateNoteBody,

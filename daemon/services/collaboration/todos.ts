@@ -17,7 +17,7 @@ import {
 } from '../../db/collaboration/todos.js';
 
 export { countTodos, listTodos, type TodoListWhere } from '../../db/collaboration/todos.js';
-import { lookupProjectAsync } from '../projects.js';
+import { lookupProjectAsync } from '../projects/projects.js';
 
 /** What todo hooks need to know about the issuable. */
 export interface IssuableInfo {

@@ -20,8 +20,8 @@ import { userById } from '../../db/users.js';
 import { buildVariables, CI_SERVER, expandVariables, parseYamlVariables } from '../../ci/variables.js';
 import type { CiEnvironment, CiVariable } from '../../ci/config-types.js';
 import { isRowId } from '../../db/builds.js';
-import { runnerTags } from '../runners.js';
-import { secretVariables } from '../variables.js';
+import { runnerTags } from '../ci/runners.js';
+import { secretVariables } from '../ci/variables.js';
 import { environmentType, nameErrors, urlErrors } from './environments.js';
 
 function parseJson(text: string | null): unknown {

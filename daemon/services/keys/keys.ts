@@ -3,7 +3,7 @@
  * lookup the SSH server authenticates with. A fingerprint is unique over both kinds, so one key line names at most
  * one user or one deploy key. Everything runs on the data layer (ctx.data), on SQLite and PostgreSQL alike.
  */
-import { keySystemData, queueSystemHooks } from '../system-hooks.js';
+import { keySystemData, queueSystemHooks } from '../hooks/system-hooks.js';
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
@@ -18,7 +18,7 @@ import {
 import { projectById } from '../../db/projects.js';
 import { notFound, validationError, type ApiError } from '../../errors.js';
 import { administeredProjectsWhere } from '../../policy/permissions.js';
-import type { Listing } from '../groups.js';
+import type { Listing } from '../users/groups.js';
 import { parsePublicKey, type KeyErrors, type ParsedKey } from './parse.js';
 import { userById } from '../../db/users.js';
 

@@ -11,7 +11,7 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { canReadIssuable } from '../../policy/permissions.js';
 import type { Queries } from '../../db/layer/types.js';
 import { toIssue } from '../../db/rows.js';
-import { lookupProjectAsync } from '../projects.js';
+import { lookupProjectAsync } from '../projects/projects.js';
 import { diffCommits } from './find.js';
 
 const PATH = String.raw`[a-zA-Z0-9_.-]+(?:/[a-zA-Z0-9_.-]+)+`;

@@ -4,7 +4,7 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { canUpdateIssue } from '../../policy/permissions.js';
-import { lookupProjectAsync } from '../projects.js';
+import { lookupProjectAsync } from '../projects/projects.js';
 import { closesIssues } from './closes-issues.js';
 
 /** An issue to close, with its project (a `group/project#n` reference may name another project). */

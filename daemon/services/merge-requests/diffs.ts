@@ -15,8 +15,8 @@ import { mergeTrees } from '../../git/merge.js';
 import { isoDate, type CommitInfo } from '../../git/objects.js';
 import { validBranchName } from '../../git/refs.js';
 import type { Repository } from '../../git/repository.js';
-import { lookupProjectAsync } from '../projects.js';
-import { projectRepository } from '../repositories.js';
+import { lookupProjectAsync } from '../projects/projects.js';
+import { projectRepository } from '../repository/repositories.js';
 import { latestDiff, toMergeRequest, toMergeRequestDiff, type StoredCommit } from './find.js';
 
 /** At most this many commits are stored per diff version (commits_count keeps the real number). */

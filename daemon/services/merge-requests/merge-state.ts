@@ -9,9 +9,9 @@ import type { PipelineRow } from '../../db/schema-ci.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { branchRef } from '../../git/refs.js';
 import { mergeTrees } from '../../git/merge.js';
-import { canMergeIntoBranch } from '../protected-branches.js';
-import { pipelineFor } from '../pipelines.js';
-import { projectRepository } from '../repositories.js';
+import { canMergeIntoBranch } from '../repository/protected-branches.js';
+import { pipelineFor } from '../ci/pipelines.js';
+import { projectRepository } from '../repository/repositories.js';
 import { branchHead, endsOf, sourceHeadInTarget } from './diffs.js';
 
 /** Pipeline statuses that are still going (8.x `active?`). */

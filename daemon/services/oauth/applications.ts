@@ -10,7 +10,7 @@ import { userById } from '../../db/users.js';
 import type { UserRow } from '../../db/schema.js';
 import type { OauthApplicationRow } from '../../db/schema-oauth.js';
 import { forbidden, notFound, validationError } from '../../errors.js';
-import type { Listing } from '../groups.js';
+import type { Listing } from '../users/groups.js';
 import { ownsOauthApplication } from '../../policy/permissions.js';
 import { hashToken } from '../../secrets.js';
 import { DEFAULT_SCOPES, parseScopes, unknownScopes } from './scopes.js';

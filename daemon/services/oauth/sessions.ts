@@ -7,7 +7,7 @@ import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import { deleteOauthSession, insertOauthSession, userOfOauthSession } from '../../db/oauth.js';
 import type { UserRow } from '../../db/schema.js';
 import { hashToken, randomToken } from '../../secrets.js';
-import { getSettings } from '../settings.js';
+import { getSettings } from '../instance/settings.js';
 
 /**
  * Start a session for `user`; returns the cookie value (shown only to the browser) and its expiry, or null when the

@@ -14,7 +14,7 @@ import {
 import type { UserRow } from '../../db/schema.js';
 import type { OauthAccessTokenRow, OauthApplicationRow } from '../../db/schema-oauth.js';
 import { hashRecentToken, hashToken } from '../../secrets.js';
-import { signIn } from '../users.js';
+import { signIn } from '../users/users.js';
 import { isPublicClient, randomSecret } from './applications.js';
 import { oauthError, type OAuthError } from './errors.js';
 import { DEFAULT_SCOPES, parseScopes, unknownScopes } from './scopes.js';
@@ -155,7 +155,7 @@ export async function exchangeCode(ctx: AppContext, app: OauthApplicationRow, p:
 const badCredentials = () => oauthError('invalid_grant', 'Invalid username or password (or the account is blocked): check them and try again', 401);
 
 /**
- * The password grant: username (or email) and password, checked by the one sign-in of services/users.ts. Wrong
+ * The password grant: username (or email) and password, checked by the one sign-in of services/users/users.ts. Wrong
  * credentials or a blocked user: invalid_grant, 401 (the issue asks for 401 on bad credentials); a user deleted
  * after the sign-in was checked is answered the same.
  */

@@ -1,7 +1,7 @@
 /**
  * Project services (GitLab 8.13's /projects/:id/services/:slug): one row per project and service type, with its
  * settings as a JSON object (`properties`), whether it is active, and the event switches. Slack is the service served
- * here; its messages are built by slack.ts and queued by the outbox (services/hook-deliveries.ts) with the project hook
+ * here; its messages are built by slack.ts and queued by the outbox (services/hooks/deliveries.ts) with the project hook
  * deliveries of the same event. A service that was never set up is made (inactive, 8.13's default settings) the first
  * time it is read, as 8.13's build_missing_services did, so it has an id and dates.
  */
@@ -14,7 +14,7 @@ import type { ProjectServiceRow } from '../../db/rows.js';
 import {
   deletePendingServiceDeliveries, insertProjectServiceRow, projectServiceRow, updateProjectServiceRow,
 } from '../../db/hooks.js';
-import { validHookUrl } from '../project-hooks.js';
+import { validHookUrl } from '../hooks/project-hooks.js';
 
 /** The event switches of a service (columns of project_services). */
 export const SERVICE_EVENT_FLAGS = [

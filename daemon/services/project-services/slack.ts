@@ -2,7 +2,7 @@
  * Slack notifications (GitLab 8.13's SlackService and its slack_service/*_message.rb): the message an event's hook data
  * becomes, as Slack::Notifier posts it (`{text, attachments, channel?, username?, fallback?}`), with Markdown links
  * turned into Slack's `<url|text>` (Slack::Notifier::LinkFormatter). Mattermost's incoming webhooks take the same body.
- * Pure functions of the hook payload: the outbox (services/hook-deliveries.ts) queues the result next to the project
+ * Pure functions of the hook payload: the outbox (services/hooks/deliveries.ts) queues the result next to the project
  * hook deliveries of the same event.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The CI forms: retry, cancel and play a build; retry and cancel a pipeline. The API's rules: update_build and
  * update_pipeline (developers and up), the builds and pipelines of another project are 404, and the same services
- * (services/builds.ts, services/pipelines.ts) with their answers: a build that cannot be retried is 403 "Build is not
+ * (services/ci/builds.ts, services/ci/pipelines.ts) with their answers: a build that cannot be retried is 403 "Build is not
  * retryable", one that cannot be played 400 "Unplayable Build", as POST .../retry and .../play say.
  */
 import type { FastifyInstance } from 'fastify';
@@ -12,8 +12,8 @@ import { canCancel, canPlay, canRetry, type BuildStatus } from '../../ci/status.
 import type { CiWhen } from '../../ci/config-types.js';
 import { badRequestMessage, forbidden } from '../../errors.js';
 import { canProjectAsync } from '../../policy/permissions.js';
-import { cancelBuild, findProjectBuild, latestPipelineBuilds, playBuild, retryBuild } from '../../services/builds.js';
-import { cancelPipeline, findProjectPipeline, retryPipeline } from '../../services/pipelines.js';
+import { cancelBuild, findProjectBuild, latestPipelineBuilds, playBuild, retryBuild } from '../../services/ci/builds.js';
+import { cancelPipeline, findProjectPipeline, retryPipeline } from '../../services/ci/pipelines.js';
 import { actionRefusedPage, buttonForm, formProject, formSession, runWrite } from './forms.js';
 import { html, type Html } from './html.js';
 import type { PageContext } from './layout.js';

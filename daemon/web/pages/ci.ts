@@ -4,9 +4,9 @@
  * project when its builds are public), 404 for another project's ids.
  */
 import type { FastifyInstance } from 'fastify';
-import { findProjectBuild, latestPipelineBuilds } from '../../services/builds.js';
-import { countPipelines, findProjectPipeline, listPipelines, pipelineListFilter } from '../../services/pipelines.js';
-import { readTrace } from '../../services/traces.js';
+import { findProjectBuild, latestPipelineBuilds } from '../../services/ci/builds.js';
+import { countPipelines, findProjectPipeline, listPipelines, pipelineListFilter } from '../../services/ci/pipelines.js';
+import { readTrace } from '../../services/ci/traces.js';
 import { html, pageNumber, pager, statusBadge, timeAgo } from './html.js';
 import { layout, LIVE_CSP, PAGE_CSP, sendHtml } from './layout.js';
 import { LIVE_STATUSES } from './live.js';

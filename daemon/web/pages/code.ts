@@ -4,8 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { canProjectAsync } from '../../policy/permissions.js';
-import { commitDiff, commitDetail, listCommits, readableRepository } from '../../services/commits.js';
-import { looksBinary } from '../../services/repository-browse.js';
+import { commitDiff, commitDetail, listCommits, readableRepository } from '../../services/repository/commits.js';
+import { looksBinary } from '../../services/repository/browse.js';
 import { diffFiles } from './diff.js';
 import { escapeHtml, html, pageNumber, pager, statusBadge, timeAgo, trusted, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';

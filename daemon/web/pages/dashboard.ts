@@ -12,7 +12,7 @@ import { presentTodos } from '../../api/entities/todos.js';
 import { countIssues, issueListQuery, listIssues, markTodoDone, todoListWhere } from '../../services/collaboration/index.js';
 import { countTodos, listTodos } from '../../services/collaboration/todos.js';
 import { countUserMergeRequests, listUserMergeRequests } from '../../services/merge-requests/index.js';
-import { countProjects, fetchProjects, projectListQueryAsync } from '../../services/project-lists.js';
+import { countProjects, fetchProjects, projectListQueryAsync } from '../../services/projects/lists.js';
 import { buttonForm, formSession, signedInPage, type SignedIn } from './forms.js';
 import { html, pageNumber, pager, statusBadge, timeAgo, type Html } from './html.js';
 import { layout, sendHtml } from './layout.js';

@@ -10,7 +10,7 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { csrfValid } from '../../oauth/browser.js';
 import type { ProjectAbility } from '../../policy/permissions.js';
-import { findProjectWithLevel } from '../../services/projects.js';
+import { findProjectWithLevel } from '../../services/projects/projects.js';
 import { html, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { PageRefusal } from './scope.js';

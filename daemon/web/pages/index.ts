@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { daemonAsset } from '../../assets.js';
 import { ApiError } from '../../errors.js';
-import { RESERVED_NAMESPACE_PATHS } from '../../services/users.js';
+import { RESERVED_NAMESPACE_PATHS } from '../../services/users/users.js';
 import ciPages from './ci.js';
 import ciForms from './ci-forms.js';
 import codePages from './code.js';

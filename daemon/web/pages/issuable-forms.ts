@@ -20,8 +20,8 @@ import {
 import { cancelAutoMerge } from '../../services/merge-requests/auto-merge.js';
 import { acceptMergeRequest } from '../../services/merge-requests/merge.js';
 import { canCancelAutoMerge, canMergeMergeRequest, headPipeline, isActivePipeline, mergeHeads } from '../../services/merge-requests/merge-state.js';
-import { listProjectUsers } from '../../services/project-users.js';
-import { readableRepository } from '../../services/commits.js';
+import { listProjectUsers } from '../../services/projects/users.js';
+import { readableRepository } from '../../services/repository/commits.js';
 import {
   actionRefusedPage, buttonForm, csrfInput, formError, formField, formProject, formSession, refusalOf, runWrite, signedInPage, type SignedIn,
 } from './forms.js';

@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { daemonAsset } from '../../assets.js';
-import { latestPipelineBuilds } from '../../services/builds.js';
-import { findProjectPipeline } from '../../services/pipelines.js';
+import { latestPipelineBuilds } from '../../services/ci/builds.js';
+import { findProjectPipeline } from '../../services/ci/pipelines.js';
 import { pageId, pageProject, PageRefusal } from './scope.js';
 import { pageContext } from './session.js';
 

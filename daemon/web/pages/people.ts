@@ -7,8 +7,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { NamespaceRow, ProjectRow, UserRow } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
-import { findGroup, groupProjects, lookupGroup } from '../../services/groups.js';
-import { RESERVED_NAMESPACE_PATHS, userNamespace, usersByUsername } from '../../services/users.js';
+import { findGroup, groupProjects, lookupGroup } from '../../services/users/groups.js';
+import { RESERVED_NAMESPACE_PATHS, userNamespace, usersByUsername } from '../../services/users/users.js';
 import { html, pageNumber, pager, type Html } from './html.js';
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { PageRefusal } from './scope.js';

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { createUserKey, deleteUserKey, listUserKeys } from '../../services/keys/index.js';
 import {
   createPersonalAccessToken, listPersonalAccessTokens, revokePersonalAccessToken, tokenActive,
-} from '../../services/users.js';
+} from '../../services/users/users.js';
 import { attempt, buttonForm, csrfInput, formError, formField, formSession, runWrite, signedInPage, type SignedIn } from './forms.js';
 import { html, pageNumber, pager, timeAgo, type Html } from './html.js';
 import { layout, sendHtml } from './layout.js';

@@ -4,8 +4,8 @@
  * /projects/:id/repository/compare answers them). Read as the API reads them (download_code).
  */
 import type { FastifyInstance } from 'fastify';
-import { listBranchesWithRules, listTagsWithReleases } from '../../services/branches.js';
-import { compareRevisions } from '../../services/repository-browse.js';
+import { listBranchesWithRules, listTagsWithReleases } from '../../services/repository/branches.js';
+import { compareRevisions } from '../../services/repository/browse.js';
 import { ApiError } from '../../errors.js';
 import { diffFiles } from './diff.js';
 import { html, pageNumber, pager, timeAgo, type Html } from './html.js';

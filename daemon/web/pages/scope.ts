@@ -8,8 +8,8 @@ import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../db/schema.js';
 import { ApiError } from '../../errors.js';
 import { anonymousCanProject, type ProjectAbility } from '../../policy/permissions.js';
-import { readableRepository } from '../../services/commits.js';
-import { findProjectWithLevel, lookupProjectAsync } from '../../services/projects.js';
+import { readableRepository } from '../../services/repository/commits.js';
+import { findProjectWithLevel, lookupProjectAsync } from '../../services/projects/projects.js';
 import type { Repository } from '../../git/repository.js';
 import type { PageContext } from './layout.js';
 

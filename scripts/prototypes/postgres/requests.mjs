@@ -1,6 +1,6 @@
 /**
  * The database work of the three hot requests, as the daemon does it (daemon/policy/authentication.ts,
- * services/projects.ts, services/project-lists.ts, policy/permissions.ts, api/entities/projects.ts), in three
+ * services/projects/projects.ts, services/projects/lists.ts, policy/permissions.ts, api/entities/projects.ts), in three
  * shapes: today's synchronous code (cached better-sqlite3 statements, drizzle for the create transaction), the same
  * SQL through the proposed async layer (layer.mjs; one code for both engines, dialect fragments below), and Kysely's
  * query builder (one code for both engines). Caches in front of the queries (db/read-cache.ts, the response cache)
@@ -250,7 +250,7 @@ export function asyncRequests(db, { batched = false, versioned = false } = {}) {
 /**
  * Today's code shape: synchronous, cached prepared statements on one better-sqlite3 connection (daemon/db/statements.ts).
  * The create runs the async variant's statements (cached, BEGIN IMMEDIATE) so that the two differ only in being
- * asynchronous; with `drizzle` ({ db, schema, eq, and }, schema from dist/) it runs as services/projects.ts writes it
+ * asynchronous; with `drizzle` ({ db, schema, eq, and }, schema from dist/) it runs as services/projects/projects.ts writes it
  * today instead: drizzle builders and statements prepared on every call.
  */
 export function syncRequests(conn, drizzle) {
