@@ -3,12 +3,12 @@
  * Codemod: move source files into domain folders (docs/STYLE.md: "when a room grows past a handful of files, give its
  * domains folders") with every import of them, and theirs, rewritten by the TypeScript language service
  * (getEditsForFileRename), never by text search. Plain-text mentions of the old paths in Markdown, scripts and
- * comments outside TypeScript (`daemon/services/users/users.ts`) are rewritten to the new path as text.
+ * comments outside TypeScript (`daemon/services/users.ts`) are rewritten to the new path as text.
  *
  *   node scripts/codemods/move-files.mjs MAP.json            # dry run: the moves and how many files each touches
  *   node scripts/codemods/move-files.mjs MAP.json --write    # move the files (git mv) and rewrite the importers
  *
- * MAP.json is an object of old path -> new path, both relative to the project root (`"daemon/services/ci/builds.ts":
+ * MAP.json is an object of old path -> new path, both relative to the project root (`"daemon/services/builds.ts":
  * "daemon/services/ci/builds.ts"`). The script re-checks the program in memory and refuses to write when the moves
  * add a type error in the files tsconfig covers; test files are rewritten too (they are not type-checked: run them).
  */
@@ -119,7 +119,7 @@ const replaceMentions = (text) => {
   for (const [from, to] of moves) {
     const a = relative(root, from);
     const b = relative(root, to);
-    // the full path, its built twin under dist/, and the path without its first folder (`services/users/users.ts`)
+    // the full path, its built twin under dist/, and the path without its first folder (`services/users.ts`)
     out = out.split(a).join(b).split(`dist/${a.replace(/\.ts$/, '.js')}`).join(`dist/${b.replace(/\.ts$/, '.js')}`);
     const shortA = a.slice(a.indexOf('/') + 1);
     const shortB = b.slice(b.indexOf('/') + 1);
