@@ -7,6 +7,7 @@ import { ConfigError } from './config.js';
 import { Secrets, randomToken } from './secrets.js';
 import { ensureSettings } from './services/instance/settings.js';
 import { createUser } from './services/users/users.js';
+import { anyUserExists, usernameExists } from './db/users.js';
 
 /** Create the data dir layout and check it is writable; a clear ConfigError otherwise. */
 export function prepareDataDir(paths: AppContext['paths']): void {
@@ -50,7 +51,7 @@ export function loadSecrets(dataDir: string): Secrets {
  */
 export async function bootstrap(ctx: AppContext): Promise<{ generatedPassword: string | null }> {
   await ensureSettings(ctx);
-  if (await ctx.data.get('SELECT id FROM users LIMIT 1')) return { generatedPassword: null };
+  if (await anyUserExists(ctx.data)) return { generatedPassword: null };
   const password = ctx.config.rootPassword ?? randomToken(20);
   if (password.length < 8) throw new ConfigError('the root password must have at least 8 characters (--root-password / GANTRY_ROOT_PASSWORD)');
   if (!(await createRoot(ctx, password))) return { generatedPassword: null };
@@ -70,7 +71,7 @@ async function createRoot(ctx: AppContext, password: string): Promise<boolean> {
     });
     return true;
   } catch (e) {
-    if (await ctx.data.get("SELECT id FROM users WHERE username = 'root'")) return false;
+    if (await usernameExists(ctx.data, 'root')) return false;
     throw e;
   }
 }

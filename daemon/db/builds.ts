@@ -229,3 +229,11 @@ export async function buildsWithExpiredArtifacts(q: Queries, at: string): Promis
     'SELECT id, project_id AS "projectId" FROM commit_statuses WHERE artifacts_expire_at IS NOT NULL AND artifacts_expire_at < ? AND artifacts_file IS NOT NULL',
     [at]);
 }
+
+/** How many builds are pending and how many running (the metrics' queue gauges). */
+export async function countQueuedBuilds(q: Queries): Promise<{ pending: number; running: number }> {
+  const rows = await q.all<{ status: string; n: number }>(
+    `SELECT status, COUNT(*) AS n FROM commit_statuses WHERE status IN ('pending', 'running') AND type = 'build' GROUP BY status`);
+  const count = (status: string) => Number(rows.find((b) => b.status === status)?.n ?? 0);
+  return { pending: count('pending'), running: count('running') };
+}

@@ -295,3 +295,8 @@ export async function updateProjectServiceRow(
 export async function deletePendingServiceDeliveries(q: Queries, serviceId: number): Promise<void> {
   await q.run("DELETE FROM hook_deliveries WHERE service_id = ? AND status = 'pending'", [serviceId]);
 }
+
+/** How many hook deliveries wait to be sent (the outbox depth). */
+export async function countPendingHookDeliveries(q: Queries): Promise<number> {
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM hook_deliveries WHERE status = 'pending'`))?.n ?? 0);
+}

@@ -323,3 +323,8 @@ export async function projectFullPaths(q: Queries, ids: readonly number[]): Prom
     [q.dialect.ids([...new Set(ids)])]);
   return new Map(rows.map((r) => [r.id, { namespacePath: r.ns, path: r.path }]));
 }
+
+/** Move a project's last_activity_at to `at`, never backwards (two daemons may commit pushes out of clock order). */
+export async function touchProjectActivity(tx: Queries, projectId: number, at: string): Promise<void> {
+  await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?', [at, projectId, at]);
+}

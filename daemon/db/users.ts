@@ -230,3 +230,13 @@ export async function activeUsersByLowerUsernames(q: Queries, lowerNames: readon
   const marks = lowerNames.map(() => '?').join(',');
   return (await q.all<Record<string, unknown>>(`SELECT * FROM users WHERE lower(username) IN (${marks}) AND state = 'active'`, [...lowerNames])).map(toUser);
 }
+
+/** Whether any user exists (a fresh install has none). */
+export async function anyUserExists(q: Queries): Promise<boolean> {
+  return !!(await q.get('SELECT id FROM users LIMIT 1'));
+}
+
+/** Whether a user has exactly this username (case-sensitive: the bootstrap's `root`). */
+export async function usernameExists(q: Queries, username: string): Promise<boolean> {
+  return !!(await q.get('SELECT id FROM users WHERE username = ?', [username]));
+}

@@ -1,8 +1,10 @@
 /** Project events (GET /projects/:id/events): recorded by services inside their own transactions. */
 import type { AppContext } from '../../context.js';
 import { now } from '../../context.js';
-import { keysetPage } from '../../db/keyset.js';
-import { toEvent } from '../../db/rows.js';
+import {
+  commentsOnProjectSnippets, countEventsOfProject, eventsNoneOf, eventsOfMergeRequests, eventsOfOthersConfidentialIssues, eventsOfProjectIssues,
+  eventsOfProjectPage, insertEvent,
+} from '../../db/events.js';
 import type { EventRow, ProjectRow, UserRow } from '../../db/schema.js';
 import type { Queries } from '../../db/layer/types.js';
 import {
@@ -24,15 +26,13 @@ export interface EventInput {
   noteId?: number | null;
 }
 
-const INSERT_EVENT = `INSERT INTO events (project_id, author_id, action, target_id, target_type, target_title, title, data, note_id, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-
 /** Record one event, in the transaction (`tx`) it belongs to. */
 export async function recordEvent(tx: Queries, e: EventInput): Promise<void> {
-  await tx.run(INSERT_EVENT, [
-    e.projectId, e.authorId, e.action, e.targetId ?? null, e.targetType ?? null, e.targetTitle ?? null, e.title ?? null,
-    e.data === undefined ? null : JSON.stringify(e.data), e.noteId ?? null, now(),
-  ]);
+  await insertEvent(tx, {
+    projectId: e.projectId, authorId: e.authorId, action: e.action, targetId: e.targetId ?? null, targetType: e.targetType ?? null,
+    targetTitle: e.targetTitle ?? null, title: e.title ?? null, data: e.data === undefined ? null : JSON.stringify(e.data), noteId: e.noteId ?? null,
+    createdAt: now(),
+  });
 }
 
 /**
@@ -52,45 +52,27 @@ export async function visibleEventsWhere(
     access ??= await projectAccessLevelAsync(ctx, user, project, q);
     return projectAbilityAtLevel(user!, ability, project, access);
   };
-  const hidden: string[] = [];
-  const values: unknown[] = [];
-  const onIssues = (ids: string, idValues: unknown[]) => {
-    hidden.push(`("events"."target_type" = 'Issue' AND "events"."target_id" IN (${ids}))
-      OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'Issue' AND n.noteable_id IN (${ids})))`);
-    values.push(...idValues, ...idValues);
-  };
-  if (!(await can('read_issue'))) onIssues('SELECT i.id FROM issues i WHERE i.project_id = ?', [project.id]);
+  const hidden: SqlCondition[] = [];
+  if (!(await can('read_issue'))) hidden.push(eventsOfProjectIssues(project.id));
   else if (user && !user.isAdmin && (access ??= await projectAccessLevelAsync(ctx, user, project, q)) < REPORTER) {
     // the confidential issues they neither wrote nor are assigned
-    onIssues('SELECT i.id FROM issues i WHERE i.project_id = ? AND i.confidential = TRUE AND COALESCE(i.author_id, 0) <> ? AND COALESCE(i.assignee_id, 0) <> ?',
-      [project.id, user.id, user.id]);
+    hidden.push(eventsOfOthersConfidentialIssues(project.id, user.id));
   }
-  if (!(await can('read_merge_request'))) {
-    hidden.push(`"events"."target_type" = 'MergeRequest'
-      OR ("events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'MergeRequest'))`);
-  }
+  if (!(await can('read_merge_request'))) hidden.push(eventsOfMergeRequests());
   // comments on snippets: none while the caller may not read the project's snippets, else those on snippets whose
   // visibility hides them from the caller (policy/snippets.ts)
-  const snippetNotes = (where: string) =>
-    `"events"."target_type" = 'Note' AND "events"."note_id" IN (SELECT n.id FROM notes n WHERE n.noteable_type = 'Snippet' AND n.noteable_id IN (${where}))`;
   if (!user || !(await canProjectSnippets(ctx, user, 'read_project_snippet', project, access, q))) {
-    hidden.push(snippetNotes('SELECT s.id FROM snippets s WHERE s.project_id = ?'));
-    values.push(project.id);
+    hidden.push(commentsOnProjectSnippets(project.id));
   } else {
     const levels = visibleSnippetLevels(user, user.isAdmin ? 0 : (access ??= await projectAccessLevelAsync(ctx, user, project, q)));
-    if (levels) {
-      hidden.push(snippetNotes(`SELECT s.id FROM snippets s WHERE s.project_id = ? AND s.visibility_level NOT IN (${levels.map(() => '?').join(', ')})`));
-      values.push(project.id, ...levels);
-    }
+    if (levels) hidden.push(commentsOnProjectSnippets(project.id, levels));
   }
-  // events without a target (pushes) have NULL in these columns: a NULL test counts as "not hidden"
-  return hidden.length ? { sql: `NOT COALESCE((${hidden.join(') OR (')}), FALSE)`, args: values } : { sql: 'TRUE', args: [] };
+  return eventsNoneOf(hidden);
 }
 
 /** How many events of a project meet `visible` (visibleEventsWhere). */
 export async function countProjectEvents(ctx: AppContext, projectId: number, visible: SqlCondition, q: Queries = ctx.data): Promise<number> {
-  const row = await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM "events" WHERE "events"."project_id" = ? AND (${visible.sql})`, [projectId, ...visible.args]);
-  return row?.n ?? 0;
+  return countEventsOfProject(q, projectId, visible);
 }
 
 /**
@@ -101,10 +83,5 @@ export async function countProjectEvents(ctx: AppContext, projectId: number, vis
 export async function listProjectEvents(
   ctx: AppContext, projectId: number, limit: number, offset: number, total: number | undefined, visible: SqlCondition, q: Queries = ctx.data,
 ): Promise<EventRow[]> {
-  const id = '"events"."id"';
-  const rows = await keysetPage(ctx, q, {
-    from: '"events"', where: `"events"."project_id" = ? AND (${visible.sql})`, values: [projectId, ...visible.args],
-    key: id, id, desc: true, select: '"events".*',
-  }, limit, offset, total, q !== ctx.data);
-  return rows.map(toEvent);
+  return eventsOfProjectPage(ctx, q, projectId, visible, limit, offset, total, q !== ctx.data);
 }

@@ -8,6 +8,8 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { AppContext } from '../../context.js';
 import { heldBuildRequests } from '../ci/build-queue.js';
 import { gitProcessesRunning, renderMetrics, SQLITE_TRANSACTION_SECONDS, type Gauge } from '../../metrics.js';
+import { countQueuedBuilds } from '../../db/builds.js';
+import { countPendingHookDeliveries } from '../../db/hooks.js';
 
 let loopDelay: IntervalHistogram | null = null;
 
@@ -53,13 +55,12 @@ function processGauges(): Gauge[] {
 }
 
 async function queueGauges(ctx: AppContext): Promise<Gauge[]> {
-  const builds = await ctx.data.all<{ status: string; n: number }>(
-    `SELECT status, COUNT(*) AS n FROM commit_statuses WHERE status IN ('pending', 'running') AND type = 'build' GROUP BY status`);
-  const outbox = await ctx.data.get<{ n: number }>(`SELECT COUNT(*) AS n FROM hook_deliveries WHERE status = 'pending'`);
-  const count = (status: string) => builds.find((b) => b.status === status)?.n ?? 0;
+  const builds = await countQueuedBuilds(ctx.data);
+  const outbox = await countPendingHookDeliveries(ctx.data);
+  const count = (status: 'pending' | 'running') => builds[status];
   return [
-    { name: 'gantry_builds', help: 'Builds waiting for a runner (pending) and being run (running)', samples: ['pending', 'running'].map((s) => ({ labels: { status: s }, value: count(s) })) },
-    { name: 'gantry_webhook_outbox_pending', help: 'Webhook deliveries not yet sent (the outbox depth)', samples: [{ value: outbox?.n ?? 0 }] },
+    { name: 'gantry_builds', help: 'Builds waiting for a runner (pending) and being run (running)', samples: (['pending', 'running'] as const).map((s) => ({ labels: { status: s }, value: count(s) })) },
+    { name: 'gantry_webhook_outbox_pending', help: 'Webhook deliveries not yet sent (the outbox depth)', samples: [{ value: outbox }] },
     { name: 'gantry_git_processes', help: 'git child processes running now', samples: [{ value: gitProcessesRunning() }] },
     { name: 'gantry_runner_held_requests', help: 'Runner build requests (POST /ci/api/v1/builds/register) held until a build is queued or the hold ends', samples: [{ value: heldBuildRequests() }] },
   ];

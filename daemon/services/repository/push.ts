@@ -17,6 +17,7 @@ import { notFound } from '../../errors.js';
 import { projectNamespace } from '../projects/projects.js';
 import { projectRepository } from './repositories.js';
 import { getSettings } from '../instance/settings.js';
+import { touchProjectActivity } from '../../db/projects.js';
 
 /** One ref change: `before`/`after` are full shas, the zero sha for a created/deleted ref. */
 export interface RefUpdate {
@@ -222,8 +223,7 @@ export async function writePushIn(tx: Queries, ctx: AppContext, p: PreparedPush)
   if (!updates.length) return;
   for (const u of updates) await recordEvent(tx, { projectId: project.id, authorId: user.id, action: 'pushed', data: u.data });
   // Never backwards: two pushes through two daemons may commit in the other order than they read the clock.
-  const t = now();
-  await tx.run('UPDATE projects SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?', [t, project.id, t]);
+  await touchProjectActivity(tx, project.id, now());
   for (const l of p.listeners) {
     if (l.inTransactionAsync) await l.inTransactionAsync(tx, ctx, p.push, p.prepared.get(l));
   }
