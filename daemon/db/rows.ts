@@ -3,6 +3,7 @@ import type { ApplicationSettingsRow, MemberRow, NamespaceRow, PersonalAccessTok
 import type { RunnerRow } from './schema-ci.js';
 import type { AwardEmojiRow, IssueRow, LabelRow, MilestoneRow, NoteRow, TodoRow } from './schema-collaboration.js';
 import type { ProtectedBranchRow } from './schema-git.js';
+import type { MergeRequestDiffRow, MergeRequestRow } from './schema-merge-requests.js';
 import type { CommitNoteRow, ReleaseRow } from './schema-notes.js';
 
 type Rec = Record<string, unknown>;
@@ -465,5 +466,30 @@ export function toBoardList(r: Rec): BoardListRow {
   return {
     id: r.id as number, boardId: r.board_id as number, labelId: (r.label_id ?? null) as number | null,
     listType: r.list_type as BoardListRow['listType'], position: (r.position ?? null) as number | null,
+  };
+}
+
+/** Map a raw `merge_requests` row (snake_case) to its row type. */
+export function toMergeRequest(r: Record<string, unknown>): MergeRequestRow {
+  return {
+    id: r.id as number, targetProjectId: r.target_project_id as number, iid: r.iid as number, sourceProjectId: r.source_project_id as number | null,
+    sourceBranch: r.source_branch as string, targetBranch: r.target_branch as string, title: r.title as string,
+    description: r.description as string | null, state: r.state as MergeRequestRow['state'], mergeStatus: r.merge_status as MergeRequestRow['mergeStatus'],
+    authorId: r.author_id as number | null, assigneeId: r.assignee_id as number | null, milestoneId: r.milestone_id as number | null,
+    mergeWhenBuildSucceeds: !!r.merge_when_build_succeeds, mergeUserId: r.merge_user_id as number | null, mergeParams: r.merge_params as string | null,
+    mergeCommitSha: r.merge_commit_sha as string | null, mergeError: r.merge_error as string | null,
+    shouldRemoveSourceBranch: !!r.should_remove_source_branch, forceRemoveSourceBranch: !!r.force_remove_source_branch,
+    updatedById: r.updated_by_id as number | null, mergedAt: r.merged_at as string | null, closedAt: r.closed_at as string | null,
+    deletedAt: r.deleted_at as string | null, createdAt: r.created_at as string, updatedAt: r.updated_at as string,
+  };
+}
+
+/** Map a raw `merge_request_diffs` row to its row type. */
+export function toMergeRequestDiff(r: Record<string, unknown>): MergeRequestDiffRow {
+  return {
+    id: r.id as number, mergeRequestId: r.merge_request_id as number, state: r.state as MergeRequestDiffRow['state'],
+    baseCommitSha: r.base_commit_sha as string | null, headCommitSha: r.head_commit_sha as string | null,
+    startCommitSha: r.start_commit_sha as string | null, commits: r.commits as string, commitsCount: r.commits_count as number,
+    realSize: r.real_size as string | null, createdAt: r.created_at as string,
   };
 }
