@@ -192,3 +192,14 @@ export async function liveIssueIdByIid(q: Queries, projectId: number, iid: numbe
   const r = await q.get<{ id: number }>('SELECT id FROM issues WHERE project_id = ? AND iid = ? AND deleted_at IS NULL', [projectId, iid]);
   return r ? Number(r.id) : undefined;
 }
+
+/** A project's live issue `iid`, or null. */
+export async function liveIssueByIid(q: Queries, projectId: number, iid: number): Promise<IssueRow | null> {
+  const r = await q.get<Record<string, unknown>>(`SELECT * FROM issues WHERE project_id = ? AND iid = ? AND deleted_at IS NULL`, [projectId, iid]);
+  return r ? toIssue(r) : null;
+}
+
+/** Whether an issue is live and not closed. */
+export async function issueIsOpen(q: Queries, id: number): Promise<boolean> {
+  return !!(await q.get(`SELECT 1 AS x FROM issues WHERE id = ? AND deleted_at IS NULL AND state <> 'closed'`, [id]));
+}

@@ -49,3 +49,217 @@ export async function mergeRequestsByIds(q: Queries, ids: number[], opts: { dele
     return r && (opts.deleted || r.deletedAt === null) ? [r] : [];
   });
 }
+
+/** A merge request row by id, deleted or not, or null. */
+export async function mergeRequestById(q: Queries, id: number): Promise<MergeRequestRow | null> {
+  const r = await q.get<Rec>(`SELECT * FROM merge_requests WHERE id = ?`, [id]);
+  return r ? toMergeRequest(r) : null;
+}
+
+const OPEN = `state IN ('opened', 'reopened') AND deleted_at IS NULL`;
+
+/** Open merge requests with `branch` of `projectId` as their source, by id; `autoMergeOnly`: those set to merge when the build succeeds. */
+export async function openMergeRequestsFromBranch(q: Queries, projectId: number, branch: string, autoMergeOnly = false): Promise<MergeRequestRow[]> {
+  return (await q.all<Rec>(
+    `SELECT * FROM merge_requests WHERE source_project_id = ? AND source_branch = ?${autoMergeOnly ? ' AND merge_when_build_succeeds = TRUE' : ''} AND ${OPEN} ORDER BY id`,
+    [projectId, branch])).map(toMergeRequest);
+}
+
+/** Open merge requests into `branch` of `projectId` (from another branch) with a diff version whose head is one of `heads`. */
+export async function openMergeRequestsIntoBranchWithHeads(q: Queries, projectId: number, branch: string, heads: readonly string[]): Promise<MergeRequestRow[]> {
+  return (await q.all<Rec>(
+    `SELECT * FROM merge_requests WHERE ${OPEN} AND target_project_id = ? AND target_branch = ?
+       AND NOT (source_project_id = ? AND source_branch = ?)
+       AND id IN (SELECT merge_request_id FROM merge_request_diffs WHERE head_commit_sha IN (${placeholders(heads)})) ORDER BY id`,
+    [projectId, branch, projectId, branch, ...heads],
+  )).map(toMergeRequest);
+}
+
+/** Set the open merge requests from or into `branch` of `projectId` back to unchecked (rows already unchecked are left). */
+export async function uncheckMergeRequestsOfBranch(tx: Queries, projectId: number, branch: string): Promise<void> {
+  await tx.run(
+    `UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1
+     WHERE ${OPEN} AND merge_status <> 'unchecked' AND ((source_project_id = ? AND source_branch = ?) OR (target_project_id = ? AND target_branch = ?))`,
+    [projectId, branch, projectId, branch],
+  );
+}
+
+/** The merge_status_version column (migration 0020): not part of MergeRequestRow. */
+export async function mergeStatusVersion(q: Queries, id: number): Promise<number> {
+  const r = await q.get<{ v: number }>(`SELECT merge_status_version AS v FROM merge_requests WHERE id = ?`, [id]);
+  return Number(r?.v ?? 0);
+}
+
+/** Set merge_status back to unchecked, moving its version. */
+export async function uncheckMergeStatus(tx: Queries, id: number): Promise<void> {
+  await tx.run(`UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1 WHERE id = ?`, [id]);
+}
+
+/** Write a checked merge status while the row is still unchecked at `version` (a reset meanwhile wins); what changed. */
+export function writeCheckedMergeStatus(q: Queries, id: number, status: string, version: number): Promise<RunResult> {
+  return q.run(`UPDATE merge_requests SET merge_status = ? WHERE id = ? AND merge_status = 'unchecked' AND merge_status_version = ?`, [status, id, version]);
+}
+
+/** Take back a status written at `version` (unchecked again, the version moved) while it is still that status. */
+export async function takeBackMergeStatus(q: Queries, id: number, status: string, version: number): Promise<void> {
+  await q.run(`UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1
+     WHERE id = ? AND merge_status = ? AND merge_status_version = ?`, [id, status, version]);
+}
+
+/** Write a merge status while the row is unchecked (whatever its version). */
+export async function setMergeStatusIfUnchecked(tx: Queries, id: number, status: string): Promise<void> {
+  await tx.run(`UPDATE merge_requests SET merge_status = ? WHERE id = ? AND merge_status = 'unchecked'`, [status, id]);
+}
+
+/** The titles of the live open (or locked) merge requests with these branches, except merge request `except`, by id. */
+export async function similarMergeRequestTitles(
+  tx: Queries, p: { sourceProjectId: number; sourceBranch: string; targetProjectId: number; targetBranch: string }, except: number | null,
+): Promise<string[]> {
+  return (await tx.all<{ title: string }>(
+    `SELECT title FROM merge_requests WHERE source_project_id = ? AND source_branch = ? AND target_project_id = ? AND target_branch = ?
+       AND state IN ('opened', 'reopened', 'locked') AND deleted_at IS NULL AND id <> ? ORDER BY id`,
+    [p.sourceProjectId, p.sourceBranch, p.targetProjectId, p.targetBranch, except ?? 0],
+  )).map((r) => r.title);
+}
+
+/** The next iid of a project's merge requests (inside the writing transaction, under the project's lock). */
+export async function nextMergeRequestIid(tx: Queries, projectId: number): Promise<number> {
+  const row = await tx.get<{ n: number }>(`SELECT COALESCE(MAX(iid), 0) AS n FROM merge_requests WHERE target_project_id = ?`, [projectId]);
+  return Number(row?.n ?? 0) + 1;
+}
+
+/** A new merge request row (opened, unchecked). */
+export type NewMergeRequest = Pick<MergeRequestRow,
+  'targetProjectId' | 'iid' | 'sourceProjectId' | 'sourceBranch' | 'targetBranch' | 'title' | 'description' | 'authorId' | 'assigneeId' | 'milestoneId' | 'createdAt'>;
+
+/** Insert an opened, unchecked merge request (updated_at = created_at). */
+export async function insertMergeRequest(tx: Queries, m: NewMergeRequest): Promise<MergeRequestRow> {
+  return toMergeRequest((await tx.get<Rec>(
+    `INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, description, state, merge_status,
+       author_id, assignee_id, milestone_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'opened', 'unchecked', ?, ?, ?, ?, ?) RETURNING *`,
+    [m.targetProjectId, m.iid, m.sourceProjectId, m.sourceBranch, m.targetBranch, m.title, m.description, m.authorId, m.assigneeId,
+      m.milestoneId, m.createdAt, m.createdAt],
+  ))!);
+}
+
+/** Set a merge request's state (closed_at with it), updated_at and updated_by_id; the row after. */
+export async function setMergeRequestState(tx: Queries, id: number, state: string, closedAt: string | null, at: string, userId: number): Promise<MergeRequestRow> {
+  return toMergeRequest((await tx.get<Rec>(
+    `UPDATE merge_requests SET state = ?, closed_at = ?, updated_at = ?, updated_by_id = ? WHERE id = ? RETURNING *`,
+    [state, closedAt, at, userId, id],
+  ))!);
+}
+
+/** Set columns (snake_case names from the caller's fixed list) with updated_at and updated_by_id; the row after. */
+export async function updateMergeRequestColumns(tx: Queries, id: number, set: Record<string, unknown>, at: string, userId: number): Promise<MergeRequestRow> {
+  const cols = Object.keys(set);
+  return toMergeRequest((await tx.get<Rec>(
+    `UPDATE merge_requests SET ${[...cols.map((c) => `${c} = ?`), 'updated_at = ?', 'updated_by_id = ?'].join(', ')} WHERE id = ? RETURNING *`,
+    [...cols.map((c) => set[c]), at, userId, id],
+  ))!);
+}
+
+/** Mark a live merge request deleted; the row after, or null when it was deleted already. */
+export async function softDeleteMergeRequest(tx: Queries, id: number, at: string, userId: number): Promise<MergeRequestRow | null> {
+  const r = await tx.get<Rec>(`UPDATE merge_requests SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [at, userId, id]);
+  return r ? toMergeRequest(r) : null;
+}
+
+/** Set the merge when the build succeeds (merge_user_id too when `mergeUserId` is given, else kept); the row after. */
+export async function setAutoMergeColumns(
+  tx: Queries, id: number, s: { mergeParams: string; removeSourceBranch: boolean; at: string; mergeUserId?: number },
+): Promise<MergeRequestRow> {
+  const first = s.mergeUserId !== undefined;
+  return toMergeRequest((await tx.get<Rec>(
+    `UPDATE merge_requests SET merge_params = ?, should_remove_source_branch = ?, updated_at = ?, merge_when_build_succeeds = TRUE,
+       merge_user_id = ${first ? '?' : 'merge_user_id'}
+     WHERE id = ? RETURNING *`,
+    [s.mergeParams, s.removeSourceBranch, s.at, ...(first ? [s.mergeUserId] : []), id],
+  ))!);
+}
+
+/** Clear the merge when the build succeeds; the row after. */
+export async function clearAutoMergeColumns(tx: Queries, id: number, mergeParams: string | null, at: string): Promise<MergeRequestRow> {
+  return toMergeRequest((await tx.get<Rec>(
+    `UPDATE merge_requests SET merge_when_build_succeeds = FALSE, merge_user_id = NULL, merge_params = ?, should_remove_source_branch = FALSE, updated_at = ?
+     WHERE id = ? RETURNING *`,
+    [mergeParams, at, id],
+  ))!);
+}
+
+/** Record why a merge did not happen (merge_error); `whileOpen`: only while the merge request is open and live. */
+export async function setMergeError(q: Queries, id: number, error: string, whileOpen: boolean): Promise<void> {
+  await q.run(`UPDATE merge_requests SET merge_error = ? WHERE id = ?${whileOpen ? ` AND ${OPEN}` : ''}`, [error, id]);
+}
+
+/** Take the merge lock of an open merge request for `owner` (state locked, the candidate merge commit); whether taken. */
+export async function takeMergeLock(q: Queries, id: number, owner: string, userId: number, candidate: string, at: string): Promise<boolean> {
+  return (await q.run(
+    `UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = ?, lock_owner = ?, lock_heartbeat_at = ?, merge_user_id = ?,
+       merge_commit_sha = ?
+     WHERE id = ? AND ${OPEN}`,
+    [at, owner, at, userId, candidate, id],
+  )).changes === 1;
+}
+
+/** Move the heartbeat of a merge lock `owner` holds. */
+export async function beatMergeLock(q: Queries, id: number, owner: string, at: string): Promise<void> {
+  await q.run(`UPDATE merge_requests SET lock_heartbeat_at = ? WHERE id = ? AND state = 'locked' AND lock_owner = ?`, [at, id, owner]);
+}
+
+/** Give back a merge lock `owner` holds: the state it had, `error` in merge_error. */
+export async function releaseMergeLock(q: Queries, id: number, owner: string, error: string | null): Promise<void> {
+  await q.run(
+    `UPDATE merge_requests SET state = COALESCE(lock_state, 'opened'), lock_state = NULL, locked_at = NULL, lock_owner = NULL, lock_heartbeat_at = NULL,
+       merge_commit_sha = NULL, merge_error = ?
+     WHERE id = ? AND state = 'locked' AND lock_owner = ?`,
+    [error, id, owner],
+  );
+}
+
+/** Record the merge commit about to be published under a lock `owner` holds (its heartbeat moves too). */
+export async function recordMergeCandidate(q: Queries, id: number, owner: string, sha: string, at: string): Promise<void> {
+  await q.run(`UPDATE merge_requests SET merge_commit_sha = ?, lock_heartbeat_at = ? WHERE id = ? AND state = 'locked' AND lock_owner = ?`, [sha, at, id, owner]);
+}
+
+/** Mark merged a merge request whose lock `owner` still holds; the row after, or null when the lock is not theirs. */
+export async function markMerged(
+  tx: Queries, id: number, owner: string, m: { at: string; sha: string; userId: number; removeSourceBranch: boolean },
+): Promise<MergeRequestRow | null> {
+  const r = await tx.get<Rec>(
+    `UPDATE merge_requests SET state = 'merged', merged_at = ?, merge_commit_sha = ?, merge_user_id = ?, merge_error = NULL,
+       merge_when_build_succeeds = FALSE, should_remove_source_branch = ?, updated_at = ?, lock_state = NULL, locked_at = NULL, lock_owner = NULL,
+       lock_heartbeat_at = NULL
+     WHERE id = ? AND state = 'locked' AND lock_owner = ? RETURNING *`,
+    [m.at, m.sha, m.userId, m.removeSourceBranch, m.at, id, owner],
+  );
+  return r ? toMergeRequest(r) : null;
+}
+
+/** The ids of locked merge requests whose lock's heartbeat is older than `staleBefore` (or missing), by id. */
+export async function staleLockedMergeRequestIds(q: Queries, staleBefore: string): Promise<number[]> {
+  return (await q.all<{ id: number }>(
+    `SELECT id FROM merge_requests WHERE state = 'locked' AND (lock_heartbeat_at IS NULL OR lock_heartbeat_at < ?) ORDER BY id`, [staleBefore],
+  )).map((r) => Number(r.id));
+}
+
+/** Take over a stale merge lock for `owner` (still locked, heartbeat older than `staleBefore`); whether taken. */
+export async function claimStaleMergeLock(q: Queries, id: number, owner: string, staleBefore: string, at: string): Promise<boolean> {
+  return (await q.run(
+    `UPDATE merge_requests SET lock_owner = ?, lock_heartbeat_at = ?
+     WHERE id = ? AND state = 'locked' AND (lock_heartbeat_at IS NULL OR lock_heartbeat_at < ?)`,
+    [owner, at, id, staleBefore],
+  )).changes === 1;
+}
+
+/** The sum of a project's merge request counts (the merge_request_counts table), of `states` or all. */
+export async function countedMergeRequests(q: Queries, projectId: number, states: readonly string[] | null): Promise<number> {
+  const sql = `SELECT COALESCE(SUM(n), 0) AS n FROM merge_request_counts WHERE project_id = ?${states ? ` AND state IN (${placeholders(states)})` : ''}`;
+  return Number((await q.get<{ n: number }>(sql, [projectId, ...(states ?? [])]))!.n);
+}
+
+/** How many merge requests `m` meet `where` (a condition over `merge_requests m`). */
+export async function countMergeRequestsWhere(q: Queries, where: string, values: readonly unknown[]): Promise<number> {
+  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM merge_requests m WHERE ${where}`, values))!.n);
+}

@@ -99,3 +99,13 @@ export async function listPipelines(
   const rows = new Map((await q.all(`SELECT * FROM pipelines WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((r) => [r.id as number, toPipeline(r)]));
   return ids.flatMap((id) => rows.get(id) ?? []);
 }
+
+/** A project's pipelines of `ref` whose commit is one of `shas`, newest first, at most `limit`. */
+export async function pipelinesOfShas(q: Queries, projectId: number, ref: string, shas: readonly string[], limit: number): Promise<PipelineRow[]> {
+  const set = q.dialect.name === 'postgres' ? 'json_array_elements_text(?::json) AS t(value)' : 'json_each(?)';
+  const rows = await q.all<Record<string, unknown>>(
+    `SELECT * FROM pipelines WHERE project_id = ? AND ref = ? AND sha IN (SELECT value FROM ${set}) ORDER BY id DESC LIMIT ?`,
+    [projectId, ref, JSON.stringify(shas), limit],
+  );
+  return rows.map(toPipeline);
+}

@@ -21,13 +21,12 @@ import { findPipeline } from '../ci/pipelines.js';
 import { lookupProjectAsync } from '../projects/projects.js';
 import { onPush } from '../repository/push.js';
 import { projectRepository } from '../repository/repositories.js';
-import { isOpen, mergeRequestInfo, toMergeRequest } from './find.js';
+import { isOpen, mergeRequestInfo } from './find.js';
 import { canCancelAutoMerge, canMergeMergeRequest } from './merge-state.js';
 import { mergeMergeRequest, type MergeOptions } from './merge.js';
 import { userById } from '../../db/users.js';
 import { lockMergeRequest } from './write.js';
-
-type Rec = Record<string, unknown>;
+import { clearAutoMergeColumns, openMergeRequestsFromBranch, setAutoMergeColumns, setMergeError } from '../../db/merge-requests.js';
 
 /** System note texts (8.12 SystemNoteService; the abort wording is GitLab's later one: 8.x wrote no note). */
 export const AUTO_MERGE_NOTES = {
@@ -75,23 +74,16 @@ export async function enableAutoMerge(
     if (first) {
       await createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: AUTO_MERGE_NOTES.enabled(sourceSha) });
     }
-    return toMergeRequest((await tx.get<Rec>(
-      `UPDATE merge_requests SET merge_params = ?, should_remove_source_branch = ?, updated_at = ?, merge_when_build_succeeds = TRUE,
-         merge_user_id = ${first ? '?' : 'merge_user_id'}
-       WHERE id = ? RETURNING *`,
-      [JSON.stringify(params), !!options.removeSourceBranch, now(), ...(first ? [actor.id] : []), mr.id],
-    ))!);
+    return setAutoMergeColumns(tx, mr.id, {
+      mergeParams: JSON.stringify(params), removeSourceBranch: !!options.removeSourceBranch, at: now(), ...(first ? { mergeUserId: actor.id } : {}),
+    });
   });
 }
 
 /** Clear the automatic merge inside a transaction, with a system note by `actor`. */
 async function clearAutoMerge(tx: Queries, actor: UserRow, mr: MergeRequestRow, note: string): Promise<MergeRequestRow> {
   await createSystemNote(tx, { projectId: mr.targetProjectId, noteableType: 'MergeRequest', noteableId: mr.id, authorId: actor.id, body: note });
-  return toMergeRequest((await tx.get<Rec>(
-    `UPDATE merge_requests SET merge_when_build_succeeds = FALSE, merge_user_id = NULL, merge_params = ?, should_remove_source_branch = FALSE, updated_at = ?
-     WHERE id = ? RETURNING *`,
-    [withoutAutoMergeParams(mr), now(), mr.id],
-  ))!);
+  return clearAutoMergeColumns(tx, mr.id, withoutAutoMergeParams(mr), now());
 }
 
 /**
@@ -114,10 +106,7 @@ export async function cancelAutoMerge(ctx: AppContext, actor: UserRow, project: 
 /** Open merge requests whose source is `ref` of the project and whose source head is `sha` (8.x Pipeline#merge_requests). */
 async function mergeRequestsOfPipeline(ctx: AppContext, pipeline: PipelineRow): Promise<{ mr: MergeRequestRow; source: ProjectRow }[]> {
   if (pipeline.tag || !pipeline.ref) return [];
-  const rows = (await ctx.data.all<Rec>(
-    `SELECT * FROM merge_requests WHERE source_project_id = ? AND source_branch = ? AND state IN ('opened', 'reopened') AND deleted_at IS NULL ORDER BY id`,
-    [pipeline.projectId, pipeline.ref],
-  )).map(toMergeRequest);
+  const rows = await openMergeRequestsFromBranch(ctx.data, pipeline.projectId, pipeline.ref);
   if (!rows.length) return [];
   const source = await lookupProjectAsync(ctx, pipeline.projectId);
   if (!source) return [];
@@ -145,7 +134,7 @@ async function pipelineSucceeded(ctx: AppContext, pipeline: PipelineRow): Promis
     const user = await userById(ctx.data, mr.mergeUserId);
     if (!target || !user) continue;
     if (!(await canMergeMergeRequest(ctx, user, target, mr))) {
-      await ctx.data.run(`UPDATE merge_requests SET merge_error = ? WHERE id = ?`, ['The user who set the automatic merge may not merge any more', mr.id]);
+      await setMergeError(ctx.data, mr.id, 'The user who set the automatic merge may not merge any more', false);
       continue;
     }
     const params = mergeParamsOf(mr);
@@ -187,11 +176,7 @@ onPush({
     for (const u of push.updates) {
       const branch = branchName(u.ref);
       if (branch === null || isZeroSha(u.before)) continue;
-      const rows = (await tx.all<Rec>(
-        `SELECT * FROM merge_requests WHERE source_project_id = ? AND source_branch = ? AND merge_when_build_succeeds = TRUE
-           AND state IN ('opened', 'reopened') AND deleted_at IS NULL ORDER BY id`,
-        [push.project.id, branch],
-      )).map(toMergeRequest);
+      const rows = await openMergeRequestsFromBranch(tx, push.project.id, branch, true);
       for (const mr of rows) await clearAutoMerge(tx, push.user, mr, AUTO_MERGE_NOTES.aborted);
     }
   },

@@ -10,9 +10,10 @@ import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { canReadIssuable } from '../../policy/permissions.js';
 import type { Queries } from '../../db/layer/types.js';
-import { toIssue } from '../../db/rows.js';
 import { lookupProjectAsync } from '../projects/projects.js';
 import { diffCommits } from './find.js';
+import { liveIssueByIid } from '../../db/issues.js';
+import { latestDiffCommitsHolding } from '../../db/merge-request-diffs.js';
 
 const PATH = String.raw`[a-zA-Z0-9_.-]+(?:/[a-zA-Z0-9_.-]+)+`;
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -57,8 +58,7 @@ export function closingReferences(text: string, baseUrl: string): IssueReference
 /** The live issue `iid` of a project, or null (an iid beyond the integer column names none). */
 async function findIssueByIid(q: Queries, projectId: number, iid: number): Promise<IssueRow | null> {
   if (!Number.isSafeInteger(iid) || Math.abs(iid) > 2147483647) return null;
-  const r = await q.get<Record<string, unknown>>(`SELECT * FROM issues WHERE project_id = ? AND iid = ? AND deleted_at IS NULL`, [projectId, iid]);
-  return r ? toIssue(r) : null;
+  return liveIssueByIid(q, projectId, iid);
 }
 
 /**
@@ -67,13 +67,8 @@ async function findIssueByIid(q: Queries, projectId: number, iid: number): Promi
  * of commits that name no issue reads and parses no list.
  */
 async function commitMessagesThatMayClose(q: Queries, mrId: number): Promise<string[]> {
-  const like = (w: string) => `d.commits ${q.dialect.ilike} '%${w}%'`;
-  const r = await q.get<{ commits: string | null }>(
-    `SELECT CASE WHEN ${like('clos')} OR ${like('fix')} OR ${like('resolv')} THEN d.commits END AS commits
-     FROM merge_request_diffs d WHERE d.merge_request_id = ? ORDER BY d.id DESC LIMIT 1`,
-    [mrId],
-  );
-  return r?.commits ? diffCommits({ commits: r.commits }).map((c) => c.message) : [];
+  const commits = await latestDiffCommitsHolding(q, mrId, ['clos', 'fix', 'resolv']);
+  return commits ? diffCommits({ commits }).map((c) => c.message) : [];
 }
 
 /**

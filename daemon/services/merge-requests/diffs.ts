@@ -17,7 +17,9 @@ import { validBranchName } from '../../git/refs.js';
 import type { Repository } from '../../git/repository.js';
 import { lookupProjectAsync } from '../projects/projects.js';
 import { projectRepository } from '../repository/repositories.js';
-import { latestDiff, toMergeRequest, toMergeRequestDiff, type StoredCommit } from './find.js';
+import { latestDiff, type StoredCommit } from './find.js';
+import { diffVersion, diffVersions, insertMergeRequestDiff } from '../../db/merge-request-diffs.js';
+import { mergeRequestById, mergeStatusVersion, takeBackMergeStatus, uncheckMergeStatus, writeCheckedMergeStatus } from '../../db/merge-requests.js';
 
 /** At most this many commits are stored per diff version (commits_count keeps the real number). */
 export const MAX_STORED_COMMITS = 10_000;
@@ -132,15 +134,11 @@ export async function insertDiff(tx: Queries, mergeRequestId: number, d: Compute
   const commits = JSON.stringify(d.commits);
   const createdAt = now();
   // only the id comes back: the commits just written (megabytes for thousands of commits) are not read again
-  const r = await tx.get<{ id: number }>(
-    `INSERT INTO merge_request_diffs (merge_request_id, state, base_commit_sha, head_commit_sha, start_commit_sha, commits, commits_count, real_size, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-    [mergeRequestId, d.state, d.baseCommitSha, d.headCommitSha, d.startCommitSha, commits, d.commitsCount, d.realSize, createdAt],
-  );
-  return toMergeRequestDiff({
-    id: Number(r!.id), merge_request_id: mergeRequestId, state: d.state, base_commit_sha: d.baseCommitSha, head_commit_sha: d.headCommitSha,
-    start_commit_sha: d.startCommitSha, commits, commits_count: d.commitsCount, real_size: d.realSize, created_at: createdAt,
-  });
+  const row: Omit<MergeRequestDiffRow, 'id'> = {
+    mergeRequestId, state: d.state, baseCommitSha: d.baseCommitSha, headCommitSha: d.headCommitSha, startCommitSha: d.startCommitSha, commits,
+    commitsCount: d.commitsCount, realSize: d.realSize, createdAt,
+  };
+  return { id: await insertMergeRequestDiff(tx, row), ...row };
 }
 
 /** Keep `refs/merge-requests/<iid>/head` at the source head in the target repository (as 8.x; clients fetch it). */
@@ -172,15 +170,9 @@ async function branchHeads(ctx: AppContext, ends: MergeRequestEnds): Promise<str
   return `${source ?? '-'} ${start ?? '-'}`;
 }
 
-/** The merge_status_version column (migration 0020), read raw: it is not part of MergeRequestRow. */
-async function statusVersion(q: Queries, id: number): Promise<number> {
-  const r = await q.get<{ v: number }>(`SELECT merge_status_version AS v FROM merge_requests WHERE id = ?`, [id]);
-  return Number(r?.v ?? 0);
-}
-
 /** Set merge_status back to unchecked: a push or a new target branch (inside the writing transaction `tx`). */
 export async function resetMergeStatus(tx: Queries, mergeRequestId: number): Promise<void> {
-  await tx.run(`UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1 WHERE id = ?`, [mergeRequestId]);
+  await uncheckMergeStatus(tx, mergeRequestId);
 }
 
 /**
@@ -189,23 +181,20 @@ export async function resetMergeStatus(tx: Queries, mergeRequestId: number): Pro
  */
 export async function checkMergeStatus(ctx: AppContext, mr: MergeRequestRow, target?: ProjectRow): Promise<MergeRequestRow> {
   if (mr.mergeStatus !== 'unchecked' || (mr.state !== 'opened' && mr.state !== 'reopened')) return mr;
-  const version = await statusVersion(ctx.data, mr.id);
+  const version = await mergeStatusVersion(ctx.data, mr.id);
   const ends = await endsOf(ctx, mr, target);
   const before = await branchHeads(ctx, ends);
   const status = await computeMergeStatus(ctx, ends);
-  const wrote = await ctx.data.run(`UPDATE merge_requests SET merge_status = ? WHERE id = ? AND merge_status = 'unchecked' AND merge_status_version = ?`,
-    [status, mr.id, version]);
+  const wrote = await writeCheckedMergeStatus(ctx.data, mr.id, status, version);
   // A push moves its ref before its transaction sets the merge requests it touches back to unchecked, and that reset
   // passes over rows that are unchecked already (a target branch with thousands of open merge requests costs nothing
   // then). So a push that lands while this check runs may find the row still unchecked and leave it: the heads are
   // read again after the answer is written, and a moved head takes the answer back. A push after this re-read finds
   // the answer written and resets it itself.
   if (wrote.changes > 0 && (await branchHeads(ctx, ends)) !== before) {
-    await ctx.data.run(`UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1
-       WHERE id = ? AND merge_status = ? AND merge_status_version = ?`, [mr.id, status, version]);
+    await takeBackMergeStatus(ctx.data, mr.id, status, version);
   }
-  const fresh = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE id = ?`, [mr.id]);
-  return fresh ? toMergeRequest(fresh) : mr;
+  return (await mergeRequestById(ctx.data, mr.id)) ?? mr;
 }
 
 /** The changes of a merge request's latest diff version, within limits (GET .../changes). */
@@ -215,14 +204,13 @@ export async function mergeRequestChanges(ctx: AppContext, mr: MergeRequestRow, 
 
 /** The diff versions of a merge request, newest first (8.13 `GET .../versions`). */
 export async function listDiffVersions(q: Queries, mergeRequestId: number): Promise<MergeRequestDiffRow[]> {
-  return (await q.all<Record<string, unknown>>(`SELECT * FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC`, [mergeRequestId])).map(toMergeRequestDiff);
+  return diffVersions(q, mergeRequestId);
 }
 
 /** One diff version of a merge request, or null (another merge request's, or none: an id past int4 never reaches SQL). */
 export async function findDiffVersion(q: Queries, mergeRequestId: number, versionId: number): Promise<MergeRequestDiffRow | null> {
   if (!Number.isSafeInteger(versionId) || versionId <= 0 || versionId > 2_147_483_647) return null;
-  const r = await q.get<Record<string, unknown>>(`SELECT * FROM merge_request_diffs WHERE id = ? AND merge_request_id = ?`, [versionId, mergeRequestId]);
-  return r ? toMergeRequestDiff(r) : null;
+  return diffVersion(q, mergeRequestId, versionId);
 }
 
 /** The file changes of one diff version (base, or start when unrelated, to head), from git within `limits`. */

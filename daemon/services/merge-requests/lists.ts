@@ -10,6 +10,7 @@ import { keysetPage, type KeysetList } from '../../db/keyset.js';
 import { mergeRequestsByIds } from './find.js';
 import type { UserRow } from '../../db/schema.js';
 import { mergeRequestProjectsWhere } from '../../policy/permissions.js';
+import { countedMergeRequests, countMergeRequestsWhere } from '../../db/merge-requests.js';
 
 /** The filters of a project's merge request list (unknown order/sort values already fell back to the defaults). */
 export interface MergeRequestListFilter {
@@ -55,11 +56,10 @@ function statesOf(state: string | undefined): string[] | null {
 export async function countMergeRequests(q: Queries, f: MergeRequestListFilter): Promise<number> {
   if (!f.iids || f.iids.length === 0) {
     const states = statesOf(f.state);
-    const sql = `SELECT COALESCE(SUM(n), 0) AS n FROM merge_request_counts WHERE project_id = ?${states ? ` AND state IN (${placeholders(states)})` : ''}`;
-    return Number((await q.get<{ n: number }>(sql, [f.projectId, ...(states ?? [])]))!.n);
+    return countedMergeRequests(q, f.projectId, states ?? null);
   }
   const { where, values } = whereOf(f);
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM merge_requests m WHERE ${where}`, values))!.n);
+  return countMergeRequestsWhere(q, where, values);
 }
 
 /** The ordered list of a filter, as db/keyset.ts reads its pages (exported for the query plan checks of tests). */
@@ -108,7 +108,7 @@ function userWhereOf(q: Queries, f: UserMergeRequestFilter): { where: string; va
 /** How many merge requests a user filter matches. */
 export async function countUserMergeRequests(q: Queries, f: UserMergeRequestFilter): Promise<number> {
   const { where, values } = userWhereOf(q, f);
-  return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM merge_requests m WHERE ${where}`, values))!.n);
+  return countMergeRequestsWhere(q, where, values);
 }
 
 /** One page of a user filter's merge requests, newest first. */

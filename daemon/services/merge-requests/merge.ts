@@ -33,7 +33,7 @@ import { afterPush, preparePush, PUSH_COMMITS_LIMIT, writePushIn, type KnownPush
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import { leadingArrayObjects } from '../../json-head.js';
 import { projectRepository } from '../repository/repositories.js';
-import { findMergeRequest, isOpen, toMergeRequest, workInProgress } from './find.js';
+import { findMergeRequest, isOpen, workInProgress } from './find.js';
 import { queueMergeRequestHook, updateMergeRequest, writeEnv, type MergeRequestWriteRights, type UpdateMergeRequestParams, type WriteEnv } from './write.js';
 import {
   canMergeMergeRequest, defaultMergeCommitMessage, headPipeline, isActivePipeline, mergeableCiState, mergeHeads, cleanMergeTree,
@@ -41,6 +41,12 @@ import {
 import { checkMergeStatus, endsOf, sourceHeadInTarget } from './diffs.js';
 import { enableAutoMerge } from './auto-merge.js';
 import { closingIssuesOf, type ClosingIssue } from './closing.js';
+import {
+  beatMergeLock, claimStaleMergeLock, markMerged, mergeRequestById, recordMergeCandidate, releaseMergeLock, setMergeError, staleLockedMergeRequestIds,
+  takeMergeLock,
+} from '../../db/merge-requests.js';
+import { latestDiffHead } from '../../db/merge-request-diffs.js';
+import { issueIsOpen } from '../../db/issues.js';
 
 /** PUT .../merge params. */
 export interface AcceptMergeRequestParams {
@@ -148,24 +154,18 @@ export const mergeLockTimes = { leaseMs: 60_000, heartbeatMs: 10_000, sweepMs: 6
  * any more (merged, closed, or another merge holds the lock).
  */
 async function lock(ctx: AppContext, mrId: number, userId: number, candidate: string): Promise<boolean> {
-  const t = now();
-  return (await ctx.data.run(
-    `UPDATE merge_requests SET lock_state = state, state = 'locked', locked_at = ?, lock_owner = ?, lock_heartbeat_at = ?, merge_user_id = ?,
-       merge_commit_sha = ?
-     WHERE id = ? AND state IN ('opened', 'reopened') AND deleted_at IS NULL`,
-    [t, MERGE_LOCK_OWNER, t, userId, candidate, mrId],
-  )).changes === 1;
+  return takeMergeLock(ctx.data, mrId, MERGE_LOCK_OWNER, userId, candidate, now());
 }
 
 /** Record why a merge refused before it took the lock (merge_error), while the merge request is open. */
 async function recordRefusal(ctx: AppContext, mrId: number, error: string): Promise<void> {
-  await ctx.data.run(`UPDATE merge_requests SET merge_error = ? WHERE id = ? AND state IN ('opened', 'reopened') AND deleted_at IS NULL`, [error, mrId]);
+  await setMergeError(ctx.data, mrId, error, true);
 }
 
 /** Move the heartbeat of a lock this daemon holds every heartbeatMs until the returned function is called. */
 function heartbeat(ctx: AppContext, mrId: number): () => void {
   const timer = setInterval(() => {
-    ctx.data.run(`UPDATE merge_requests SET lock_heartbeat_at = ? WHERE id = ? AND state = 'locked' AND lock_owner = ?`, [now(), mrId, MERGE_LOCK_OWNER])
+    beatMergeLock(ctx.data, mrId, MERGE_LOCK_OWNER, now())
       .catch((e: unknown) => process.stderr.write(`gantry: merge lock heartbeat of merge request ${mrId} failed: ${(e as Error)?.message ?? String(e)}\n`));
   }, mergeLockTimes.heartbeatMs);
   timer.unref?.();
@@ -174,18 +174,12 @@ function heartbeat(ctx: AppContext, mrId: number): () => void {
 
 /** Give the lock back (the merge was refused): the state it had, the reason in merge_error. Only this daemon's lock. */
 async function unlock(q: Queries, mrId: number, error: string | null): Promise<void> {
-  await q.run(
-    `UPDATE merge_requests SET state = COALESCE(lock_state, 'opened'), lock_state = NULL, locked_at = NULL, lock_owner = NULL, lock_heartbeat_at = NULL,
-       merge_commit_sha = NULL, merge_error = ?
-     WHERE id = ? AND state = 'locked' AND lock_owner = ?`,
-    [error, mrId, MERGE_LOCK_OWNER],
-  );
+  await releaseMergeLock(q, mrId, MERGE_LOCK_OWNER, error);
 }
 
 /** Record a recomputed merge commit about to be published (a later attempt, the lock already held). */
 async function recordCandidate(ctx: AppContext, mrId: number, sha: string): Promise<void> {
-  await ctx.data.run(`UPDATE merge_requests SET merge_commit_sha = ?, lock_heartbeat_at = ? WHERE id = ? AND state = 'locked' AND lock_owner = ?`,
-    [sha, now(), mrId, MERGE_LOCK_OWNER]);
+  await recordMergeCandidate(ctx.data, mrId, MERGE_LOCK_OWNER, sha, now());
 }
 
 // ---- the merge --------------------------------------------------------------------------------------------------
@@ -348,15 +342,8 @@ export async function finishMerge(
     merged = await ctx.data.transaction(async (tx) => {
       const at = now();
       // only while this daemon still holds the lock (a repair of another daemon may have taken it over)
-      const r = await tx.get<Record<string, unknown>>(
-        `UPDATE merge_requests SET state = 'merged', merged_at = ?, merge_commit_sha = ?, merge_user_id = ?, merge_error = NULL,
-           merge_when_build_succeeds = FALSE, should_remove_source_branch = ?, updated_at = ?, lock_state = NULL, locked_at = NULL, lock_owner = NULL,
-           lock_heartbeat_at = NULL
-         WHERE id = ? AND state = 'locked' AND lock_owner = ? RETURNING *`,
-        [at, written.sha, actor.id, removeSource, at, mr.id, MERGE_LOCK_OWNER],
-      );
-      if (!r) return null;
-      const row = toMergeRequest(r);
+      const row = await markMerged(tx, mr.id, MERGE_LOCK_OWNER, { at, sha: written.sha, userId: actor.id, removeSourceBranch: removeSource });
+      if (!row) return null;
       await createSystemNote(tx, { projectId: project.id, noteableType: 'MergeRequest', noteableId: row.id, authorId: actor.id, body: stateChangeNote('merged') });
       await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: 'merged', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
       await markTodosDoneOnClose(tx, actor, { type: 'MergeRequest', id: row.id });
@@ -364,8 +351,7 @@ export async function finishMerge(
       for (const { issue, project: issueProject } of closing) {
         // an issue closed or deleted since closes_issues was read stays as it is
         await lockAsync(tx, LOCKS.issue, issue.id);
-        const open = await tx.get(`SELECT 1 AS x FROM issues WHERE id = ? AND deleted_at IS NULL AND state <> 'closed'`, [issue.id]);
-        if (!open) continue;
+        if (!(await issueIsOpen(tx, issue.id))) continue;
         const source = await mergeRequestReference(tx, ctx, project, row, issueProject);
         await changeIssueStateIn(ctx, tx, env, actor, issueProject, issue, 'closed', { source });
       }
@@ -395,11 +381,7 @@ const MERGED_COMMITS_HEAD_CHARS = 65_536;
  * when the version does not match or its list is not there: the push data walks the history as for any push.
  */
 async function mergedCommits(ctx: AppContext, mrId: number, written: WrittenMerge): Promise<KnownPushCommits | null> {
-  const r = await ctx.data.get<{ head: string | null; start: string | null; n: number; commits: string }>(
-    `SELECT head_commit_sha AS head, start_commit_sha AS start, commits_count AS n, substr(commits, 1, ${MERGED_COMMITS_HEAD_CHARS}) AS commits
-     FROM merge_request_diffs WHERE merge_request_id = ? ORDER BY id DESC LIMIT 1`,
-    [mrId],
-  );
+  const r = await latestDiffHead(ctx.data, mrId, MERGED_COMMITS_HEAD_CHARS);
   if (!r || r.head !== written.source || r.start !== written.before) return null;
   const count = Number(r.n);
   const wanted = Math.min(count, PUSH_COMMITS_LIMIT - 1);
@@ -434,11 +416,7 @@ async function removeSourceBranch(ctx: AppContext, actor: UserRow, target: Proje
  * UPDATE, so of several daemons sweeping at once exactly one takes it, and a live owner's lock is never taken.
  */
 async function claimStaleLock(ctx: AppContext, mrId: number, staleBefore: string): Promise<boolean> {
-  return (await ctx.data.run(
-    `UPDATE merge_requests SET lock_owner = ?, lock_heartbeat_at = ?
-     WHERE id = ? AND state = 'locked' AND (lock_heartbeat_at IS NULL OR lock_heartbeat_at < ?)`,
-    [MERGE_LOCK_OWNER, now(), mrId, staleBefore],
-  )).changes === 1;
+  return claimStaleMergeLock(ctx.data, mrId, MERGE_LOCK_OWNER, staleBefore, now());
 }
 
 /**
@@ -449,17 +427,14 @@ async function claimStaleLock(ctx: AppContext, mrId: number, staleBefore: string
  */
 export async function repairLockedMergeRequests(ctx: AppContext): Promise<{ finished: number; undone: number }> {
   const staleBefore = new Date(Date.now() - mergeLockTimes.leaseMs).toISOString();
-  const locked = (await ctx.data.all<{ id: number }>(
-    `SELECT id FROM merge_requests WHERE state = 'locked' AND (lock_heartbeat_at IS NULL OR lock_heartbeat_at < ?) ORDER BY id`, [staleBefore],
-  )).map((r) => Number(r.id));
+  const locked = await staleLockedMergeRequestIds(ctx.data, staleBefore);
   let finished = 0;
   let undone = 0;
   for (const id of locked) {
     if (!(await claimStaleLock(ctx, id, staleBefore))) continue;
     const stop = heartbeat(ctx, id);
     try {
-      const r = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE id = ?`, [id]);
-      const mr = r ? toMergeRequest(r) : null;
+      const mr = await mergeRequestById(ctx.data, id);
       const target = mr ? await lookupProjectAsync(ctx, mr.targetProjectId) : null;
       const user = mr ? await userById(ctx.data, mr.mergeUserId) : null;
       const repo = target ? projectRepository(ctx, target) : null;

@@ -3,7 +3,7 @@
  * branch whose commit is one of the merge request's commits (its latest diff version), newest first.
  */
 import type { Queries } from '../../db/layer/types.js';
-import { toPipeline } from '../../db/rows.js';
+import { pipelinesOfShas } from '../../db/ci/pipelines.js';
 import type { PipelineRow } from '../../db/schema-ci.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { diffCommits, latestDiff } from './find.js';
@@ -16,10 +16,5 @@ export async function mergeRequestPipelines(q: Queries, mr: Pick<MergeRequestRow
   if (mr.sourceProjectId === null) return [];
   const shas = diffCommits(await latestDiff(q, mr.id)).map((c) => c.id);
   if (!shas.length) return [];
-  const set = q.dialect.name === 'postgres' ? 'json_array_elements_text(?::json) AS t(value)' : 'json_each(?)';
-  const rows = await q.all<Record<string, unknown>>(
-    `SELECT * FROM pipelines WHERE project_id = ? AND ref = ? AND sha IN (SELECT value FROM ${set}) ORDER BY id DESC LIMIT ?`,
-    [mr.sourceProjectId, mr.sourceBranch, JSON.stringify(shas), MERGE_REQUEST_PIPELINES_LIMIT],
-  );
-  return rows.map(toPipeline);
+  return pipelinesOfShas(q, mr.sourceProjectId, mr.sourceBranch, shas, MERGE_REQUEST_PIPELINES_LIMIT);
 }

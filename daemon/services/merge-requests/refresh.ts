@@ -7,32 +7,24 @@
 import type { AppContext } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
-import { placeholders } from '../../db/sql.js';
 import { branchName } from '../../git/refs.js';
 import { messageTitle } from '../../git/objects.js';
 import { onPush, type ProcessedPush } from '../repository/push.js';
 import { lookupProjectAsync } from '../projects/projects.js';
 import { checkMergeStatus, computeDiff, diffChanged, endsOf, insertDiff, writeHeadRef } from './diffs.js';
-import { diffCommits, latestDiff, toMergeRequest } from './find.js';
+import { diffCommits, latestDiff } from './find.js';
 import { lockMergeRequest, mergeRequestNote, queueMergeRequestHook, writeEnv } from './write.js';
-
-const OPEN = `state IN ('opened', 'reopened') AND deleted_at IS NULL`;
+import { mergeRequestById, openMergeRequestsFromBranch, openMergeRequestsIntoBranchWithHeads, uncheckMergeRequestsOfBranch } from '../../db/merge-requests.js';
 
 /** Open merge requests with `branch` of `projectId` as their source. */
 async function sourceSide(q: Queries, projectId: number, branch: string): Promise<MergeRequestRow[]> {
-  return (await q.all<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE ${OPEN} AND source_project_id = ? AND source_branch = ? ORDER BY id`,
-    [projectId, branch])).map(toMergeRequest);
+  return openMergeRequestsFromBranch(q, projectId, branch);
 }
 
 /** Open merge requests into `branch` of `projectId` (from another branch) whose source head is among `pushed` commits. */
 async function targetSideReached(q: Queries, projectId: number, branch: string, pushed: string[]): Promise<MergeRequestRow[]> {
   if (pushed.length === 0) return [];
-  return (await q.all<Record<string, unknown>>(
-    `SELECT * FROM merge_requests WHERE ${OPEN} AND target_project_id = ? AND target_branch = ?
-       AND NOT (source_project_id = ? AND source_branch = ?)
-       AND id IN (SELECT merge_request_id FROM merge_request_diffs WHERE head_commit_sha IN (${placeholders(pushed)})) ORDER BY id`,
-    [projectId, branch, projectId, branch, ...pushed],
-  )).map(toMergeRequest);
+  return openMergeRequestsIntoBranchWithHeads(q, projectId, branch, pushed);
 }
 
 /** The branch names a push moved (tags do not concern merge requests). */
@@ -84,8 +76,8 @@ export async function refreshMergeRequest(
       }
     }
   }
-  const fresh = await ctx.data.get<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE id = ?`, [mr.id]);
-  return fresh ? checkMergeStatus(ctx, toMergeRequest(fresh), target) : mr;
+  const fresh = await mergeRequestById(ctx.data, mr.id);
+  return fresh ? checkMergeStatus(ctx, fresh, target) : mr;
 }
 
 // Every push to a branch: the merge requests of that branch go unchecked in the push transaction, and are refreshed
@@ -94,12 +86,8 @@ onPush({
   name: 'merge requests: refresh',
   async inTransactionAsync(tx, _ctx, push) {
     for (const { branch } of branchesOf(push)) {
-      await tx.run(
-        // rows already unchecked are left alone: checkMergeStatus re-reads the heads after writing its answer
-        `UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1
-         WHERE ${OPEN} AND merge_status <> 'unchecked' AND ((source_project_id = ? AND source_branch = ?) OR (target_project_id = ? AND target_branch = ?))`,
-        [push.project.id, branch, push.project.id, branch],
-      );
+      // rows already unchecked are left alone: checkMergeStatus re-reads the heads after writing its answer
+      await uncheckMergeRequestsOfBranch(tx, push.project.id, branch);
     }
   },
   async afterCommit(ctx, push) {

@@ -27,8 +27,13 @@ import { writeEnv, type WriteEnv } from '../collaboration/issues.js';
 import {
   branchHead, checkMergeStatus, computeDiff, diffChanged, endsOf, insertDiff, resetMergeStatus, writeHeadRef, type ComputedDiff,
 } from './diffs.js';
-import { isOpen, latestDiff, mergeRequestInfo, toMergeRequest } from './find.js';
+import { findMergeRequest, isOpen, latestDiff, mergeRequestInfo } from './find.js';
 import { assigneeOf, labelTitles } from '../collaboration/issuable-params.js';
+import {
+  insertMergeRequest, nextMergeRequestIid, setMergeRequestState, setMergeStatusIfUnchecked, similarMergeRequestTitles, softDeleteMergeRequest,
+  updateMergeRequestColumns,
+} from '../../db/merge-requests.js';
+import { userById } from '../../db/users.js';
 
 export { writeEnv, type WriteEnv };
 
@@ -41,8 +46,7 @@ export const MR_LOCKS = { projectMergeRequests: 0x6d0101, mergeRequest: 0x6d0102
 /** The merge request row as it is now inside `tx`, with its writers serialised; null when deleted meanwhile. */
 export async function lockMergeRequest(tx: Queries, id: number): Promise<MergeRequestRow | null> {
   await lockAsync(tx, MR_LOCKS.mergeRequest, id);
-  const r = await tx.get<Record<string, unknown>>(`SELECT * FROM merge_requests WHERE id = ? AND deleted_at IS NULL`, [id]);
-  return r ? toMergeRequest(r) : null;
+  return findMergeRequest(tx, id);
 }
 
 /** Longest merge request title (8.x: a string column). */
@@ -100,20 +104,10 @@ function validateText(p: { title?: string; description?: string }): void {
 async function checkDuplicate(
   tx: Queries, p: { sourceProjectId: number; sourceBranch: string; targetProjectId: number; targetBranch: string }, except: number | null,
 ): Promise<void> {
-  const similar = await tx.all<{ title: string }>(
-    `SELECT title FROM merge_requests WHERE source_project_id = ? AND source_branch = ? AND target_project_id = ? AND target_branch = ?
-       AND state IN ('opened', 'reopened', 'locked') AND deleted_at IS NULL AND id <> ? ORDER BY id`,
-    [p.sourceProjectId, p.sourceBranch, p.targetProjectId, p.targetBranch, except ?? 0],
-  );
+  const similar = await similarMergeRequestTitles(tx, p, except);
   if (similar.length) {
-    throw new ApiError(409, { message: [`Cannot Create: This merge request already exists: ${JSON.stringify(similar.map((s) => s.title))}`] });
+    throw new ApiError(409, { message: [`Cannot Create: This merge request already exists: ${JSON.stringify(similar)}`] });
   }
-}
-
-/** The next iid of a project's merge requests (inside the writing transaction, under the project's lock). */
-async function nextIid(tx: Queries, projectId: number): Promise<number> {
-  const row = await tx.get<{ n: number }>(`SELECT COALESCE(MAX(iid), 0) AS n FROM merge_requests WHERE target_project_id = ?`, [projectId]);
-  return Number(row?.n ?? 0) + 1;
 }
 
 /** Queue the merge request hook deliveries of a change (inside its transaction). */
@@ -177,13 +171,11 @@ export async function createMergeRequest(
     const milestone = rights.admin && p.milestone_id ? await findProjectMilestone(tx, target.id, p.milestone_id) : null;
     const assigneeId = rights.admin ? await assigneeOf(tx, p.assignee_id) : undefined;
     const t = now();
-    const row = toMergeRequest((await tx.get<Record<string, unknown>>(
-      `INSERT INTO merge_requests (target_project_id, iid, source_project_id, source_branch, target_branch, title, description, state, merge_status,
-         author_id, assignee_id, milestone_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'opened', 'unchecked', ?, ?, ?, ?, ?) RETURNING *`,
-      [target.id, await nextIid(tx, target.id), source.id, sourceBranch, targetBranch, p.title!, p.description ?? null, actor.id, assigneeId ?? null,
-        milestone?.id ?? null, t, t],
-    ))!);
+    // the next iid under the project's lock (inside this transaction)
+    const row = await insertMergeRequest(tx, {
+      targetProjectId: target.id, iid: await nextMergeRequestIid(tx, target.id), sourceProjectId: source.id, sourceBranch, targetBranch, title: p.title!,
+      description: p.description ?? null, authorId: actor.id, assigneeId: assigneeId ?? null, milestoneId: milestone?.id ?? null, createdAt: t,
+    });
     if (diff) await insertDiff(tx, row.id, diff);
     if (labelIds.length) await setTargetLabels(tx, { type: 'MergeRequest', id: row.id }, labelIds);
     await recordEvent(tx, { projectId: target.id, authorId: actor.id, action: 'created', targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
@@ -191,7 +183,7 @@ export async function createMergeRequest(
     await queueMergeRequestHook(ctx, tx, env, target, row, actor, 'open');
     // the check of the version just stored, as checkMergeStatus would write it right after (the hook said unchecked)
     if (diff?.mergeStatus) {
-      await tx.run(`UPDATE merge_requests SET merge_status = ? WHERE id = ? AND merge_status = 'unchecked'`, [diff.mergeStatus, row.id]);
+      await setMergeStatusIfUnchecked(tx, row.id, diff.mergeStatus);
       return { ...row, mergeStatus: diff.mergeStatus };
     }
     return row;
@@ -215,10 +207,7 @@ export async function changeMergeRequestStateIn(
   opts: { at?: string; hook?: boolean } = {},
 ): Promise<MergeRequestRow> {
   const t = opts.at ?? now();
-  const row = toMergeRequest((await tx.get<Record<string, unknown>>(
-    `UPDATE merge_requests SET state = ?, closed_at = ?, updated_at = ?, updated_by_id = ? WHERE id = ? RETURNING *`,
-    [to, to === 'closed' ? t : null, t, actor.id, mr.id],
-  ))!);
+  const row = await setMergeRequestState(tx, mr.id, to, to === 'closed' ? t : null, t, actor.id);
   await mergeRequestNote(tx, project, row, actor, stateChangeNote(to));
   await recordEvent(tx, { projectId: project.id, authorId: actor.id, action: to, targetId: row.id, targetType: 'MergeRequest', targetTitle: row.title });
   if (to === 'closed') await markTodosDoneOnClose(tx, actor, { type: 'MergeRequest', id: row.id });
@@ -273,7 +262,7 @@ export async function updateMergeRequest(
       const assigneeId = await assigneeOf(tx, p.assignee_id);
       if (assigneeId !== undefined && assigneeId !== mr.assigneeId) {
         set.assignee_id = assigneeId;
-        const u = assigneeId !== null ? await tx.get<{ username: string }>(`SELECT username FROM users WHERE id = ?`, [assigneeId]) : undefined;
+        const u = assigneeId !== null ? await userById(tx, assigneeId) : null;
         notes.push(assigneeNote(u?.username ?? null));
       }
       if (p.milestone_id !== undefined) {
@@ -298,11 +287,7 @@ export async function updateMergeRequest(
     let out = mr;
     if (fieldsChanged) {
       // A change of labels alone sets no column of its own: updated_at and updated_by_id only.
-      const cols = Object.keys(set);
-      out = toMergeRequest((await tx.get<Record<string, unknown>>(
-        `UPDATE merge_requests SET ${[...cols.map((c) => `${c} = ?`), 'updated_at = ?', 'updated_by_id = ?'].join(', ')} WHERE id = ? RETURNING *`,
-        [...cols.map((c) => set[c]), at, actor.id, mr.id],
-      ))!);
+      out = await updateMergeRequestColumns(tx, mr.id, set, at, actor.id);
     }
     if (newTarget !== null) {
       if (diff && diffChanged(await latestDiff(tx, mr.id), diff)) await insertDiff(tx, mr.id, diff);
@@ -328,11 +313,10 @@ export async function deleteMergeRequest(ctx: AppContext, actor: UserRow, mr: Me
   const row = await ctx.data.transaction(async (tx) => {
     // after the writers of the merge request that hold its lock (a subscription, a todo, an update) are done
     await lockAsync(tx, MR_LOCKS.mergeRequest, mr.id);
-    return tx.get<Record<string, unknown>>(
-      `UPDATE merge_requests SET deleted_at = ?, updated_by_id = ? WHERE id = ? AND deleted_at IS NULL RETURNING *`, [now(), actor.id, mr.id]);
+    return softDeleteMergeRequest(tx, mr.id, now(), actor.id);
   });
   if (!row) throw notFoundMessage('404 Not found');
-  return toMergeRequest(row);
+  return row;
 }
 
 /** Whether the user is implicitly subscribed (its author or assignee, as 8.x's participants). */
