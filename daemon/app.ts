@@ -14,6 +14,7 @@ import { parseQuery } from './query-string.js';
 import { lazySerializerFactory, lazyValidatorFactory } from './schema-compilers.js';
 import gitHttpRoutes from './git-http/index.js';
 import metricsRoutes, { instrumentRoutes, observeUnmatched } from './web/metrics.js';
+import { pingDatabase } from './db/layer/ping.js';
 
 const SECRET_PARAM = /^(?:private_token|access_token|bearer_token|token|sudo|password|refresh_token|client_secret|code|code_verifier|authenticity_token)(?:\[.*)?$/i;
 const decodeKey = (k: string) => {
@@ -62,7 +63,7 @@ async function databaseAnswers(ctx: AppContext, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), ms); });
   try {
-    const query = Promise.resolve().then(() => ctx.data.get('SELECT 1 AS ok')).then(() => true, () => false);
+    const query = Promise.resolve().then(() => pingDatabase(ctx.data)).then(() => true, () => false);
     return await Promise.race([query, late]);
   } finally {
     clearTimeout(timer);
@@ -203,7 +204,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   });
 
   app.get('/-/health', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
-    await ctx.data.get('SELECT 1 AS ok');
+    await pingDatabase(ctx.data);
     return reply.send({ status: 'ok' });
   });
   // For load balancers (CONTRACT.md): 200 only while this daemon should get traffic; 503 once it drains (SIGTERM) or
