@@ -2,7 +2,7 @@
 import type { Queries, RunResult } from './layer/types.js';
 import { toMergeRequest } from './rows.js';
 import type { MergeRequestRow } from './schema-merge-requests.js';
-import { placeholders } from './sql.js';
+import { placeholders, type SqlCondition } from './sql.js';
 
 type Rec = Record<string, unknown>;
 
@@ -262,4 +262,54 @@ export async function countedMergeRequests(q: Queries, projectId: number, states
 /** How many merge requests `m` meet `where` (a condition over `merge_requests m`). */
 export async function countMergeRequestsWhere(q: Queries, where: string, values: readonly unknown[]): Promise<number> {
   return Number((await q.get<{ n: number }>(`SELECT COUNT(*) AS n FROM merge_requests m WHERE ${where}`, values))!.n);
+}
+
+/** The filters of a project's merge request list (unknown order/sort values already fell back to the defaults). */
+export interface MergeRequestListFilter {
+  projectId: number;
+  /** opened (opened and reopened), closed, merged; anything else lists every state (8.x). */
+  state?: string;
+  iids?: number[];
+  orderBy?: 'created_at' | 'updated_at';
+  sort?: 'asc' | 'desc';
+}
+
+/** The condition over `merge_requests m` of a project list's filter, with its values. */
+export function mergeRequestListWhere(f: MergeRequestListFilter): { where: string; values: unknown[] } {
+  const parts = ['m.target_project_id = ?', 'm.deleted_at IS NULL'];
+  const values: unknown[] = [f.projectId];
+  if (f.state === 'opened') parts.push(`m.state IN ('opened', 'reopened')`);
+  else if (f.state === 'closed' || f.state === 'merged') {
+    parts.push('m.state = ?');
+    values.push(f.state);
+  }
+  if (f.iids && f.iids.length) {
+    // an iid beyond the integer column names nothing (and must not reach PostgreSQL's int4 comparison)
+    const iids = f.iids.filter((n) => Number.isSafeInteger(n) && Math.abs(n) <= 2147483647);
+    if (iids.length) {
+      parts.push(`m.iid IN (${placeholders(iids)})`);
+      values.push(...iids);
+    } else parts.push('1 = 0');
+  }
+  return { where: parts.join(' AND '), values };
+}
+
+/** The states a state filter counts (opened lists reopened ones too; no filter: every state, `locked` included). */
+export function mergeRequestStatesOf(state: string | undefined): string[] | null {
+  if (state === 'opened') return ['opened', 'reopened'];
+  if (state === 'closed' || state === 'merged') return [state];
+  return null;
+}
+
+/** The condition over `merge_requests m` of a user's live merge requests (as assignee or author) in `projects` (a condition over project ids from policy/). */
+export function userMergeRequestsWhere(
+  role: 'assignee' | 'author', userId: number, states: readonly string[] | null, projects: SqlCondition,
+): { where: string; values: unknown[] } {
+  const parts = [`m.${role === 'assignee' ? 'assignee_id' : 'author_id'} = ?`, 'm.deleted_at IS NULL', `m.target_project_id IN (${projects.sql})`];
+  const values: unknown[] = [userId, ...projects.args];
+  if (states) {
+    parts.push(`m.state IN (${placeholders(states)})`);
+    values.push(...states);
+  }
+  return { where: parts.join(' AND '), values };
 }
