@@ -373,7 +373,12 @@ class Worker implements HookDeliveryWorker {
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return { ok, status: res.statusCode, error: ok ? null : `HTTP ${res.statusCode}` };
     } catch (e) {
-      if (timeout.aborted) return { ok: false, status: null, error: `timed out after ${this.o.timeoutMs} ms` };
+      // the one deadline is enforced twice (the abort signal, undici's headers/body timeouts): whichever fires first,
+      // the attempt timed out
+      const code = (e as { code?: unknown }).code;
+      if (timeout.aborted || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+        return { ok: false, status: null, error: `timed out after ${this.o.timeoutMs} ms` };
+      }
       return { ok: false, status: null, error: errorText(e) };
     }
   }
