@@ -73,10 +73,16 @@ describe('cached GET answers', () => {
       try {
         const first = await read('cold.example');
         const missed = statements;
-        statements = 0;
-        const second = await read('cold.example');
-        expect(second.body).toBe(first.body);
-        expect(statements).toBeLessThan(missed);
+        // the version is the server's, across its databases: another test file writing elsewhere on the same
+        // PostgreSQL server at that moment makes one read a miss, so a hit is looked for over a few reads
+        let fewest = Infinity;
+        for (let i = 0; i < 10 && fewest >= missed; i++) {
+          statements = 0;
+          const again = await read('cold.example');
+          expect(again.body).toBe(first.body);
+          fewest = Math.min(fewest, statements);
+        }
+        expect(fewest).toBeLessThan(missed);
       } finally {
         Object.assign(data, originals);
       }
@@ -123,9 +129,14 @@ describe('kept list answers and the caches under them, written elsewhere', () =>
       for (const url of [issues(), `/projects/${list}/merge_requests?per_page=20`, `/projects/${list}`]) {
         const first = await read(url, headers);
         expect(first.statusCode).toBe(200);
-        let again;
-        const n = await countStatements(reader.ctx, async () => { again = await read(url, headers); });
-        expect(again!.body).toBe(first.body);
+        // (on PostgreSQL the version is the server's: a write by another test file's database in between makes one
+        // read a miss, so the fewest statements of a few reads is judged)
+        let n = Infinity;
+        for (let i = 0; i < 10 && n > 1; i++) {
+          let again;
+          n = Math.min(n, await countStatements(reader.ctx, async () => { again = await read(url, headers); }));
+          expect(again!.body).toBe(first.body);
+        }
         // PostgreSQL: the version only; SQLite: no table read, only the write counter (`SELECT total_changes()`,
         // in memory) of each cache consulted: the token's user, the project and level, the answer
         if (onPostgres) expect(n).toBe(1);
