@@ -102,6 +102,26 @@ describe('compare and diffs', () => {
     expect(r.body).toContain('line five &lt;b&gt;');
   });
 
+  it('pages long commit lists 40 at a time (?commits_page=), on the comparison and on the merge request', async () => {
+    for (let i = 1; i <= 43; i++) {
+      await pushFiles(s.ctx, priv.id, cast.owner.id, { 'many.txt': `${i}\n` }, i === 1 ? { branch: 'many', from: 'master', message: `Many ${i}` } : { branch: 'many', message: `Many ${i}` });
+    }
+    const many = (await s.api('POST', `/projects/${priv.id}/merge_requests`, cast.owner, { title: 'Many commits', source_branch: 'many', target_branch: 'master' })).body;
+    const commitLinks = (body: string) => (body.match(/<ol class="list commits">([\s\S]*?)<\/ol>/)?.[1].match(/\/commit\/[0-9a-f]{40}/g) ?? []).length;
+    for (const url of [`${priv.web_url}/compare/master...many`, `${priv.web_url}/merge_requests/${many.iid}`]) {
+      const first = await page(url, 'reporter');
+      expect(first.statusCode).toBe(200);
+      expect(first.body).toMatch(/43 commits|Commits \(43\)/);
+      expect(commitLinks(first.body)).toBe(40);
+      expect(first.body).toContain('href="?commits_page=2"');
+      const second = await page(`${url}?commits_page=2`, 'reporter');
+      expect(commitLinks(second.body)).toBe(3);
+      const shas = (body: string) => body.match(/<ol class="list commits">([\s\S]*?)<\/ol>/)![1].match(/\/commit\/[0-9a-f]{40}/g)!;
+      expect(new Set([...shas(first.body), ...shas(second.body)]).size).toBe(43);
+      expect(second.body).toContain('href="?commits_page=1"');
+    }
+  });
+
   it('inline: each line has its old/new numbers and a GitLab line anchor (sha1 of the path)_old_new', async () => {
     const r = await page(`${priv.web_url}/compare/master...feature/x`, 'reporter');
     const anchor = '83348d283c1ba0b3b4d55fdc04c39a165b933125'; // sha1('notes.txt')

@@ -11,10 +11,10 @@ import { escapeHtml, html, pageNumber, pager, statusBadge, timeAgo, trusted, typ
 import { layout, sendHtml, type PageContext } from './layout.js';
 import { highlightLines, isMarkdownName, renderMarkdown } from './markdown.js';
 import { pageProject, pageRepository, PageRefusal, splitRefPath } from './scope.js';
+import { COMMITS_PER_PAGE } from './repository.js';
 import { pageContext } from './session.js';
 
 type P = { namespace: string; project: string; '*'?: string; sha?: string };
-const COMMITS_PER_PAGE = 40;
 /** Entries of a tree listed a page. */
 const TREE_PER_PAGE = 200;
 

@@ -55,17 +55,20 @@ export function timeAgo(iso: string | null | undefined, now = Date.now()): Html 
 }
 
 /** GitLab's `?page=` pagination: the page number asked for (1 when absent or bad). */
-export function pageNumber(query: unknown): number {
-  const raw = (query as Record<string, unknown> | undefined)?.page;
+export function pageNumber(query: unknown, param = 'page'): number {
+  const raw = (query as Record<string, unknown> | undefined)?.[param];
   const n = typeof raw === 'string' && /^\d{1,6}$/.test(raw) ? Number(raw) : 1;
   return n >= 1 ? n : 1;
 }
 
-/** Previous/next links of a list of `total` items, `perPage` a page; `extra` query kept (e.g. state). */
-export function pager(page: number, perPage: number, total: number, extra: Record<string, string> = {}): Html {
+/**
+ * Previous/next links of a list of `total` items, `perPage` a page; `extra` query kept (e.g. state); `param` names the
+ * page number (`page`, or another where a page holds two lists: a merge request's `commits_page` beside `files_page`).
+ */
+export function pager(page: number, perPage: number, total: number, extra: Record<string, string> = {}, param = 'page'): Html {
   const pages = Math.max(1, Math.ceil(total / perPage));
   if (pages <= 1) return html``;
-  const link = (n: number) => `?${new URLSearchParams({ ...extra, page: String(n) }).toString()}`;
+  const link = (n: number) => `?${new URLSearchParams({ ...extra, [param]: String(n) }).toString()}`;
   return html`<nav class="pager" aria-label="Pages">${page > 1 ? html`<a rel="prev" href="${link(page - 1)}">‹ Previous</a>` : ''}
 <span>Page ${page} of ${pages}</span>${page < pages ? html`<a rel="next" href="${link(page + 1)}">Next ›</a>` : ''}</nav>`;
 }

@@ -148,7 +148,7 @@ ${await issueActions(ctx, pc, project, row, base)}`;
 <p>${statusBadge(m!.state as string)} <code>${m!.source_branch as string}</code> → <code>${m!.target_branch as string}</code>, opened ${timeAgo(m!.created_at as string)} by ${author(m!)}</p>
 ${facts(m!, base)}
 <div class="md description">${renderMarkdown((m!.description as string | null) ?? '', { projectPath: base })}</div>
-${await mergeRequestSections(ctx, pc.viewer, project, row, base)}
+${await mergeRequestSections(ctx, pc.viewer, project, row, base, request.query)}
 <section aria-labelledby="changes-title"><h2 id="changes-title">Changes (${changes.total} file${changes.total === 1 ? '' : 's'})</h2>${files}${changes.overflow ? html`<p class="muted">Some files are not shown.</p>` : ''}</section>
 ${await notesSection(ctx, mergeRequestNoteable(row), base, request.query)}
 ${await mergeRequestActions(ctx, pc, project, row, base)}`;

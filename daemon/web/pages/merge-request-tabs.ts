@@ -9,12 +9,14 @@ import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { anonymousCanProject, canProjectAsync } from '../../policy/permissions.js';
 import type { LimitedDiff } from '../../git/diff-stream.js';
 import { diffCommits, latestDiff, mergeRequestPipelines, versionChanges } from '../../services/merge-requests/index.js';
-import { html, statusBadge, timeAgo, type Html } from './html.js';
-import { commitItem } from './repository.js';
+import { html, pageNumber, pager, statusBadge, timeAgo, type Html } from './html.js';
+import { COMMITS_PER_PAGE, commitItem } from './repository.js';
 
 /** The table of contents, the commits and the pipelines of a merge request. */
-export async function mergeRequestSections(ctx: AppContext, viewer: UserRow | null, project: ProjectRow, mr: MergeRequestRow, base: string): Promise<Html> {
+export async function mergeRequestSections(ctx: AppContext, viewer: UserRow | null, project: ProjectRow, mr: MergeRequestRow, base: string, query?: unknown): Promise<Html> {
   const commits = diffCommits(await latestDiff(ctx.data, mr.id));
+  const commitsPage = Math.min(pageNumber(query, 'commits_page'), Math.max(1, Math.ceil(commits.length / COMMITS_PER_PAGE)));
+  const shown = commits.slice((commitsPage - 1) * COMMITS_PER_PAGE, commitsPage * COMMITS_PER_PAGE);
   // Pipelines run in the source project: only a same-project merge request shows them here (a fork's are on its own pages).
   const samePipelines = mr.sourceProjectId === project.id
     && (viewer ? await canProjectAsync(ctx, viewer, 'read_pipeline', project) : anonymousCanProject('read_pipeline', project));
@@ -22,7 +24,8 @@ export async function mergeRequestSections(ctx: AppContext, viewer: UserRow | nu
   const toc = html`<nav class="tabs" aria-label="Merge request"><a href="#commits-title">Commits (${commits.length})</a>${
     samePipelines ? html`<a href="#pipelines-title">Pipelines (${pipelines.length})</a>` : ''}<a href="#changes-title">Changes</a><a href="#notes-title">Discussion</a></nav>`;
   const commitList = html`<section aria-labelledby="commits-title"><h2 id="commits-title">Commits (${commits.length})</h2>${commits.length
-    ? html`<ol class="list commits">${commits.map((c) => commitItem(base, { sha: c.id, message: c.message, author: { name: c.author_name, date: new Date(c.authored_date) } }))}</ol>`
+    ? html`<ol class="list commits">${shown.map((c) => commitItem(base, { sha: c.id, message: c.message, author: { name: c.author_name, date: new Date(c.authored_date) } }))}</ol>${
+      pager(commitsPage, COMMITS_PER_PAGE, commits.length, {}, 'commits_page')}`
     : html`<p class="muted">No commits yet.</p>`}</section>`;
   const pipelineList = samePipelines
     ? html`<section aria-labelledby="pipelines-title"><h2 id="pipelines-title">Pipelines (${pipelines.length})</h2>${pipelines.length

@@ -18,6 +18,8 @@ import type { ProjectRow } from '../../db/schema.js';
 
 type P = { namespace: string; project: string; '*'?: string };
 const PER_PAGE = 20;
+/** Commits a page in every commit list: a ref's history (`?page=`), a comparison's and a merge request's (`?commits_page=`). */
+export const COMMITS_PER_PAGE = 40;
 
 /** One commit in a list: its title linked, author, time and short sha. */
 export function commitItem(base: string, c: Pick<CommitInfo, 'sha' | 'message'> & { author: { name: string; date: Date } }): Html {
@@ -83,9 +85,12 @@ export default async function repositoryPages(app: FastifyInstance): Promise<voi
       if (e instanceof ApiError && e.statusCode === 404) throw new PageRefusal(404);
       throw e;
     });
+    const commitsPage = Math.min(pageNumber(request.query, 'commits_page'), Math.max(1, Math.ceil(cmp.commits.length / COMMITS_PER_PAGE)));
     const body = html`<h1>Compare <code>${from}</code>…<code>${to}</code></h1>
 ${cmp.sameRef ? html`<p class="muted">These refs point at the same commit: nothing to compare.</p>` : html`
-<section aria-labelledby="cmp-commits"><h2 id="cmp-commits">${cmp.commits.length} commit${cmp.commits.length === 1 ? '' : 's'}</h2><ol class="list commits">${cmp.commits.map((c) => commitItem(base, c))}</ol></section>
+<section aria-labelledby="cmp-commits"><h2 id="cmp-commits">${cmp.commits.length} commit${cmp.commits.length === 1 ? '' : 's'}</h2><ol class="list commits">${
+  cmp.commits.slice((commitsPage - 1) * COMMITS_PER_PAGE, commitsPage * COMMITS_PER_PAGE).map((c) => commitItem(base, c))}</ol>${
+  pager(commitsPage, COMMITS_PER_PAGE, cmp.commits.length, {}, 'commits_page')}</section>
 <section aria-labelledby="cmp-changes"><h2 id="cmp-changes">Changes (${cmp.diffs.length} file${cmp.diffs.length === 1 ? '' : 's'})</h2>${diffFiles(cmp.diffs, request.query)}</section>`}`;
     return sendHtml(reply, 200, layout(pc, `Compare ${from}...${to} · ${project.name}`, body, nav(project, request.params)));
   });
