@@ -10,19 +10,8 @@ import { toEvent } from './rows.js';
 import type { EventRow } from './schema.js';
 import type { SqlCondition } from './sql.js';
 
-/** An events row to insert (`data`: JSON text or null). */
-export interface NewEvent {
-  projectId: number;
-  authorId: number | null;
-  action: string;
-  targetId: number | null;
-  targetType: string | null;
-  targetTitle: string | null;
-  title: string | null;
-  data: string | null;
-  noteId: number | null;
-  createdAt: string;
-}
+/** An events row to insert (`data`: JSON text or null): the row without its id, always of a project. */
+export type NewEvent = Omit<EventRow, 'id' | 'projectId'> & { projectId: number };
 
 /** Insert one event (in the transaction that writes what it records). */
 export async function insertEvent(tx: Queries, e: NewEvent): Promise<void> {
