@@ -200,10 +200,17 @@ describe('GET /projects/:id/labels', () => {
       const l = await insertLabel(s.ctx, big.id, `l${String(i).padStart(2, '0')}`);
       await linkLabel(s.ctx, l, { type: 'Issue', id: (await insertIssue(s.ctx, big.id, { authorId: cast.owner.id })).id });
     }
-    const statements = (perPage: number) => countStatements(s.ctx, async () => {
-      const r = await s.api('GET', `/projects/${big.id}/labels?per_page=${perPage}`, cast.owner);
-      expect(r.body).toHaveLength(perPage);
-    });
+    // the least of three: on PostgreSQL a background worker's query in the window counts too (it only adds)
+    const statements = async (perPage: number) => {
+      let least = Infinity;
+      for (let i = 0; i < 3; i++) {
+        least = Math.min(least, await countStatements(s.ctx, async () => {
+          const r = await s.api('GET', `/projects/${big.id}/labels?per_page=${perPage}`, cast.owner);
+          expect(r.body).toHaveLength(perPage);
+        }));
+      }
+      return least;
+    };
     await statements(1);
     const one = await statements(1);
     expect(one).toBeGreaterThan(0);
