@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=1 MALLOC_TRIM_THRESHOLD_=131072 MALLOC_MMAP_THRESHOLD_=32768 node
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 MALLOC_TRIM_THRESHOLD_=131072 MALLOC_MMAP_THRESHOLD_=131072 node
 // Launcher: the bundled daemon, dist/daemon/gantryd.mjs (npm install builds it: tsc, then scripts/bundle-daemon.mjs).
 // --semi-space-growth-factor=1 keeps V8's young generation at its starting size (2 MB) instead of letting it grow to
 // 64 MB under load, which keeps the resident set small; it takes effect when set here, before the daemon's modules

@@ -8,7 +8,11 @@
 // installation copied into PostgreSQL), which need a PostgreSQL server, and lists (a project's issue and merge request
 // lists on 1,000,000 issues, on SQLite and, given a PostgreSQL server, beside it).
 import { execSync } from 'node:child_process';
-import { ROOT } from './bench/lib.mjs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// (the suites' helpers read the build: scripts/bench/lib.mjs is loaded after it)
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 const suites = { api: () => import('./bench/api.mjs'), git: () => import('./bench/git.mjs'), ci: () => import('./bench/ci.mjs'), driver: () => import('./bench/driver.mjs'), drizzle: () => import('./bench/drizzle.mjs'), collaboration: () => import('./bench/collaboration.mjs'), 'merge-requests': () => import('./bench/merge-requests.mjs'), startup: () => import('./bench/startup.mjs'), ssh: () => import('./bench/ssh.mjs'), fuzz: () => import('./bench/fuzz.mjs'), crash: () => import('./bench/crash.mjs'), soak: () => import('./bench/soak.mjs'), engines: () => import('./bench/engines.mjs'), 'migrate-db': () => import('./bench/migrate-db.mjs'), pages: () => import('./bench/pages.mjs') , lists: () => import('./bench/lists.mjs') };
 const HARDENING = ['fuzz', 'crash', 'soak', 'engines', 'migrate-db', 'lists'];

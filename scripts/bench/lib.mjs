@@ -6,6 +6,10 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { performance } from 'node:perf_hooks';
+// the malloc settings every place that starts gantryd uses (shared/daemon-env.ts; the benchmarks run the build)
+import { DAEMON_MALLOC_ENV } from '../../dist/shared/daemon-env.js';
+
+export { DAEMON_MALLOC_ENV };
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ROOT_PASSWORD = 'benchpassword1';
@@ -22,7 +26,7 @@ export async function startDaemon(extraEnv = {}, opts = {}) {
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)), join(opts.root ?? ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...(opts.args ?? [])], {
     // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
     // SSH off unless a suite asks for it (GANTRY_SSH_PORT in extraEnv): a bench daemon must not take port 2222.
-    env: { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '32768', ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },
+    env: { ...DAEMON_MALLOC_ENV, ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },
     stdio: ['ignore', 'pipe', opts.stderr ?? 'inherit'],
     cwd: opts.cwd,
   });

@@ -1,0 +1,29 @@
+// Every place that starts gantryd sets the same malloc environment as `gantry daemon start` (shared/daemon-env.ts):
+// the settings must be in the environment before the process starts, so each starter names them itself.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DAEMON_MALLOC_ENV, daemonEnv } from '../../shared/daemon-env.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
+const assignments = Object.entries(DAEMON_MALLOC_ENV).map(([k, v]) => `${k}=${v}`);
+
+describe('the daemon malloc environment', () => {
+  it.each([
+    ['the launcher shebang', () => read('bin/gantryd.js').split('\n')[0]],
+    ['npm start', () => (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start],
+    ['the systemd unit', () => read('deploy/gantryd.service').split('\n').filter((l) => l.startsWith('Environment=MALLOC')).join('\n').replace(/^Environment=/, '')],
+    ['the container', () => read('deploy/Containerfile').replace(/\\\n\s*/g, ' ').split('\n').filter((l) => l.includes('MALLOC')).join('\n')],
+  ])('%s sets every variable to the same value', (_, text) => {
+    const t = text();
+    for (const a of assignments) expect(t).toMatch(new RegExp(`(^|\\s)${a}(\\s|$)`));
+    // and no other value of them
+    for (const k of Object.keys(DAEMON_MALLOC_ENV)) expect(t.match(new RegExp(`${k}=`, 'g'))).toHaveLength(1);
+  });
+
+  it('gantry daemon start adds them, and a value the caller set wins', () => {
+    expect(daemonEnv({ PATH: '/bin' })).toMatchObject({ ...DAEMON_MALLOC_ENV, PATH: '/bin' });
+    expect(daemonEnv({ MALLOC_ARENA_MAX: '4' }).MALLOC_ARENA_MAX).toBe('4');
+  });
+});
