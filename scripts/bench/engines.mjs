@@ -98,7 +98,8 @@ async function inFlight(n, width, fn) {
 export async function seed(d, { projects, issues, notes, mrs }, work) {
   const token = await rootToken(d.url);
   const hot = await api(d.url, token, 'POST', '/api/v3/projects', { name: 'hot', path: 'hot' });
-  await inFlight(projects - 1, 4, (i) => api(d.url, token, 'POST', '/api/v3/projects', { name: `bench ${i}`, path: `bench-${i}` }));
+  const projectIds = [hot.id];
+  await inFlight(projects - 1, 4, async (i) => { projectIds.push((await api(d.url, token, 'POST', '/api/v3/projects', { name: `bench ${i}`, path: `bench-${i}` })).id); });
   await inFlight(issues, 4, (i) => api(d.url, token, 'POST', `/api/v3/projects/${hot.id}/issues`, { title: `issue ${i}`, description: `the issue number ${i}` }));
   const [issue] = await api(d.url, token, 'GET', `/api/v3/projects/${hot.id}/issues?per_page=1&sort=asc`);
   await inFlight(notes, 4, (i) => api(d.url, token, 'POST', `/api/v3/projects/${hot.id}/issues/${issue.id}/notes`, { body: `note ${i}` }));
@@ -135,7 +136,7 @@ export async function seed(d, { projects, issues, notes, mrs }, work) {
   if (!build) throw new Error('no build to claim within 15 s');
   const left = await ciPost(d.url, '/builds/register', { token: runner.body.token });
   if (left.status !== 204) throw new Error(`a second claim answered ${left.status}`);
-  return { token, hot: hot.id, issue: issue.id, mr: mr.id, runnerToken: runner.body.token, build };
+  return { token, hot: hot.id, projectIds, issue: issue.id, mr: mr.id, runnerToken: runner.body.token, build };
 }
 
 // builds/register answers at once (X-Gantry-Long-Poll: 0): a daemon since issue 26 holds a header-less request up to
@@ -157,7 +158,7 @@ function scenarios(s, projects) {
   const chunk = 'x'.repeat(4095) + '\n';
   let offset = 0;
   let n = 0;
-  const random = () => 1 + Math.floor(Math.random() * projects);
+  const random = () => s.projectIds[Math.floor(Math.random() * s.projectIds.length)];
   return [
     { name: 'GET /user', room: 'users', method: 'GET', path: () => '/api/v3/user', headers: auth },
     { name: 'GET /projects/:id (random)', room: 'projects', method: 'GET', path: () => `/api/v3/projects/${random()}`, floorPath: `/api/v3/projects/${s.hot}`, headers: auth },
@@ -257,13 +258,14 @@ export async function scaleOut(dbUrl, seconds, rounds, size) {
     // Seeded through the first daemon (projects and issues: what the read mix reads).
     const token = await rootToken(a.url);
     const seeded = await api(a.url, token, 'POST', '/api/v3/projects', { name: 'hot', path: 'hot' });
-    await inFlight(size.projects - 1, 4, (i) => api(a.url, token, 'POST', '/api/v3/projects', { name: `bench ${i}`, path: `bench-${i}` }));
+    // (the ids as answered: a PostgreSQL sequence may skip values, so they are not seeded.id + i)
+    const ids = [seeded.id];
+    await inFlight(size.projects - 1, 4, async (i) => { ids.push((await api(a.url, token, 'POST', '/api/v3/projects', { name: `bench ${i}`, path: `bench-${i}` })).id); });
     await inFlight(size.issues, 4, (i) => api(a.url, token, 'POST', `/api/v3/projects/${seeded.id}/issues`, { title: `issue ${i}` }));
     b = await startDaemon({ GANTRY_DATABASE_URL: dbUrl }, { dataDir, keep: true });
     const hostOf = (u) => new URL(u).host;
     one = await startNginx(hostOf(a.url), hostOf(a.url));
     two = await startNginx(hostOf(a.url), hostOf(b.url));
-    const ids = Array.from({ length: size.projects }, (_, i) => seeded.id + i);
     const hot = seeded.id;
     // A read mix: a random project, an issue list page, GET /user, in turn.
     let k = 0;
