@@ -404,6 +404,14 @@ function pacedRequests({ url, sc, rate, seconds }) {
   return paced({ title: sc.name, url, rate, seconds, method: sc.method, headers: sc.headers, pathFor: (i) => sc.path(i), bodyFor: sc.body ? (i) => sc.body(i) : undefined });
 }
 
+/** The non-2xx answers and errors of some rounds: the total, and by status when there were any ("2 (404: 2)"). */
+function failures(rounds) {
+  const by = {};
+  for (const r of rounds) for (const [k, n] of Object.entries(r.failures ?? {})) by[k] = (by[k] ?? 0) + n;
+  const total = rounds.reduce((a, x) => a + x.errors, 0);
+  return total ? `${total} (${Object.entries(by).map(([k, n]) => `${k}: ${n}`).join(', ')})` : '0';
+}
+
 function report({ results, running, rev, size, rate, pacedSeconds, seconds, rounds, sequentialN, pair, started, startLoad, endLoad }) {
   const keys = running.map((r) => r.short);
   const hasBefore = keys.includes('before');
@@ -481,7 +489,7 @@ list page, GET /user in turn), 8 connections, ${pair.one.length} alternating rou
 
 | behind nginx | req/s (median) | rounds | p50 ms | p99 ms | non-2xx/errors |
 |---|---|---|---|---|---|
-${[['one daemon', pair.one], ['two daemons', pair.two]].map(([n, xs]) => `| ${n} | ${pairMed(xs)} | ${xs.map((x) => x.rps).join(', ')} | ${median(xs.map((x) => x.p50))} | ${median(xs.map((x) => x.p99))} | ${xs.reduce((a, x) => a + x.errors, 0)} |`).join('\n')}
+${[['one daemon', pair.one], ['two daemons', pair.two]].map(([n, xs]) => `| ${n} | ${pairMed(xs)} | ${xs.map((x) => x.rps).join(', ')} | ${median(xs.map((x) => x.p50))} | ${median(xs.map((x) => x.p99))} | ${failures(xs)} |`).join('\n')}
 
 Two daemons over one: **${f2(pairMed(pair.two) / pairMed(pair.one))}x**, with nginx, PostgreSQL, both daemons and the load generator on the same 2 cores.` : ''}`;
   writeSection('engines', md);

@@ -83,6 +83,11 @@ export async function cannon(opts) {
     p99: result.latency.p99,
     max: result.latency.max,
     errors: non2xx,
+    // what the non-2xx were: { "404": n, ... } and the socket errors
+    failures: Object.fromEntries([
+      ...Object.entries(result.statusCodeStats ?? {}).filter(([code]) => !code.startsWith('2')).map(([code, v]) => [code, v.count]),
+      ...(result.errors ? [['errors', result.errors]] : []),
+    ]),
   };
 }
 
