@@ -13,7 +13,21 @@
  */
 export const DAEMON_MALLOC_ENV = { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' } as const;
 
-/** `env` with the daemon's malloc settings added (values the caller already set win). */
+/**
+ * V8's young generation: semi-spaces that may grow from their starting 1 MB to 2 MB, no further (V8's own bound is 16
+ * MB, which the resident set then grows into under load). Kept at 1 MB, the daemon ran a scavenge every few requests
+ * of a list page: twice the scavenges of a 2 MB young generation, and most of what an uncached issue or merge request
+ * list page cost over the build before the PostgreSQL port (issue 22 item 8; docs/benchmarks.md, engines). A heap
+ * limit is read when V8 starts, so it comes in NODE_OPTIONS (bin/gantryd.js, started without it, keeps the young
+ * generation at its starting size instead).
+ */
+export const DAEMON_NODE_OPTIONS = '--max-semi-space-size=2';
+
+/** Everything every starter of gantryd sets: the malloc settings and NODE_OPTIONS (test/unit/daemon-env.test.ts). */
+export const DAEMON_ENV = { ...DAEMON_MALLOC_ENV, NODE_OPTIONS: DAEMON_NODE_OPTIONS } as const;
+
+/** `env` with the daemon's malloc settings added (values the caller already set win) and its NODE_OPTIONS appended. */
 export function daemonEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...DAEMON_MALLOC_ENV, ...env };
+  const own = env.NODE_OPTIONS ?? '';
+  return { ...DAEMON_MALLOC_ENV, ...env, NODE_OPTIONS: own.includes('--max-semi-space-size') ? own : `${own} ${DAEMON_NODE_OPTIONS}`.trim() };
 }

@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { performance } from 'node:perf_hooks';
 // the malloc settings every place that starts gantryd uses (shared/daemon-env.ts; the benchmarks run the build)
-import { DAEMON_MALLOC_ENV } from '../../dist/shared/daemon-env.js';
+import { daemonEnv } from '../../dist/shared/daemon-env.js';
 
-export { DAEMON_MALLOC_ENV };
+export { daemonEnv };
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const ROOT_PASSWORD = 'benchpassword1';
@@ -26,7 +26,7 @@ export async function startDaemon(extraEnv = {}, opts = {}) {
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)), join(opts.root ?? ROOT, 'bin/gantryd.js'), '--port', String(opts.port ?? 0), '--data-dir', dataDir, '--log-level', 'warn', ...(opts.args ?? [])], {
     // started as `npm start` and `gantry daemon start` start it (shared/daemon-env.ts)
     // SSH off unless a suite asks for it (GANTRY_SSH_PORT in extraEnv): a bench daemon must not take port 2222.
-    env: { ...DAEMON_MALLOC_ENV, ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv },
+    env: daemonEnv({ ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD, GANTRY_SSH_PORT: 'off', ...extraEnv }),
     stdio: ['ignore', 'pipe', opts.stderr ?? 'inherit'],
     cwd: opts.cwd,
   });

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DAEMON_MALLOC_ENV, ROOT, ROOT_PASSWORD, machine, rootToken, startDaemon, writeSection } from './lib.mjs';
+import { daemonEnv, ROOT, ROOT_PASSWORD, machine, rootToken, startDaemon, writeSection } from './lib.mjs';
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -49,7 +49,7 @@ function timeToReady(args, env, ready) {
 }
 
 async function daemonStart(dataDir, runs, fresh) {
-  const env = { ...DAEMON_MALLOC_ENV, ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD };
+  const env = daemonEnv({ ...process.env, GANTRY_ROOT_PASSWORD: ROOT_PASSWORD });
   const times = [];
   for (let i = 0; i <= runs; i++) {
     const dir = fresh ? mkdtempSync(join(tmpdir(), 'gantry-start-')) : dataDir;

@@ -3,11 +3,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DAEMON_MALLOC_ENV, daemonEnv } from '../../shared/daemon-env.js';
+import { DAEMON_ENV, DAEMON_MALLOC_ENV, daemonEnv } from '../../shared/daemon-env.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
-const assignments = Object.entries(DAEMON_MALLOC_ENV).map(([k, v]) => `${k}=${v}`);
+const assignments = Object.entries(DAEMON_ENV).map(([k, v]) => `${k}=${v}`);
 
 describe('the daemon malloc environment', () => {
   it.each([
@@ -19,11 +19,15 @@ describe('the daemon malloc environment', () => {
     const t = text();
     for (const a of assignments) expect(t).toMatch(new RegExp(`(^|\\s)${a}(\\s|$)`));
     // and no other value of them
-    for (const k of Object.keys(DAEMON_MALLOC_ENV)) expect(t.match(new RegExp(`${k}=`, 'g'))).toHaveLength(1);
+    for (const k of Object.keys(DAEMON_ENV)) expect(t.match(new RegExp(`${k}=`, 'g'))).toHaveLength(1);
   });
 
   it('gantry daemon start adds them, and a value the caller set wins', () => {
-    expect(daemonEnv({ PATH: '/bin' })).toMatchObject({ ...DAEMON_MALLOC_ENV, PATH: '/bin' });
+    expect(daemonEnv({ PATH: '/bin' })).toMatchObject({ ...DAEMON_ENV, PATH: '/bin' });
     expect(daemonEnv({ MALLOC_ARENA_MAX: '4' }).MALLOC_ARENA_MAX).toBe('4');
+    // NODE_OPTIONS of the caller's own are kept, the young generation's bound appended unless they set one
+    expect(daemonEnv({ NODE_OPTIONS: '--trace-warnings' }).NODE_OPTIONS).toBe(`--trace-warnings ${DAEMON_ENV.NODE_OPTIONS}`);
+    expect(daemonEnv({ NODE_OPTIONS: '--max-semi-space-size=8' }).NODE_OPTIONS).toBe('--max-semi-space-size=8');
+    expect(Object.keys(DAEMON_MALLOC_ENV).every((k) => k in DAEMON_ENV)).toBe(true);
   });
 });
