@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
-import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
+import { badRequest, forbidden, notFoundMessage } from '../errors.js';
 import { canProjectAsync, canUpdateIssue } from '../policy/permissions.js';
 import {
   countIssues, createIssue, deleteIssue, findReadableIssue, issueListQuery, listIssues, markIssueTodo, moveIssue, subscribeToIssue,
@@ -13,9 +13,10 @@ import {
 import { findGroup } from '../services/users/groups.js';
 import { findProject } from '../services/projects/projects.js';
 import type { UserRow } from '../db/schema.js';
+import type { IssueRow } from '../db/schema-collaboration.js';
 import { issueHookAttributes } from '../hooks/issues.js';
 import { IssueSchema, presentIssue, presentIssues } from './entities/issues.js';
-import { presentTodo, TodoSchema } from './entities/todos.js';
+import { followRoutes } from './issuable-follow.js';
 import { paginate } from './pagination.js';
 import { Bool, Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
@@ -205,34 +206,8 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     return reply.code(201).send(await presentIssue(ctx, user, moved));
   });
 
-  api.post('/projects/:id/issues/:issue_id/subscription', {
-    preValidation: read,
-    schema: { tags, params: IssueParams, response: { 201: IssueSchema } },
-  }, async (request, reply) => {
-    const user = callerOf(request);
-    const issue = await issueOf(request);
-    if (!(await subscribeToIssue(ctx, user, issue))) throw notModified();
-    return reply.code(201).send(await presentIssue(ctx, user, issue));
-  });
-
-  api.delete('/projects/:id/issues/:issue_id/subscription', {
-    preValidation: read,
-    schema: { tags, params: IssueParams, response: { 200: IssueSchema } },
-  }, async (request) => {
-    const user = callerOf(request);
-    const issue = await issueOf(request);
-    if (!(await unsubscribeFromIssue(ctx, user, issue))) throw notModified();
-    return presentIssue(ctx, user, issue);
-  });
-
-  api.post('/projects/:id/issues/:issue_id/todo', {
-    preValidation: read,
-    schema: { tags, params: IssueParams, response: { 201: TodoSchema } },
-  }, async (request, reply) => {
-    const user = callerOf(request);
-    const issue = await issueOf(request);
-    const todo = await markIssueTodo(ctx, user, projectOf(request), issue);
-    if (!todo) throw notModified();
-    return reply.code(201).send(await presentTodo(ctx, user, todo));
-  });
+  await api.register(followRoutes<IssueRow>({
+    segment: 'issues', idParam: 'issue_id', noun: 'issue', tags, schema: IssueSchema, read, load: issueOf,
+    subscribe: subscribeToIssue, unsubscribe: unsubscribeFromIssue, markTodo: markIssueTodo, present: presentIssue,
+  }));
 }

@@ -7,7 +7,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
-import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
+import { badRequest, forbidden, notFoundMessage } from '../errors.js';
 import { mergeRequestHookAttributes, mergeRequestHookColumns } from '../hooks/merge-requests.js';
 import { setNoteableHookAttributes } from '../hooks/notes.js';
 import { canProjectAsync, canUpdateMergeRequest } from '../policy/permissions.js';
@@ -27,7 +27,8 @@ import { IssueSchema, presentIssues } from './entities/issues.js';
 import {
   MergeRequestChangesSchema, MergeRequestSchema, presentMergeRequest, presentMergeRequests, versionCommits, type ChangeEntry,
 } from './entities/merge-requests.js';
-import { presentTodo, setTodoTargetKind, TodoSchema } from './entities/todos.js';
+import { setTodoTargetKind } from './entities/todos.js';
+import { followRoutes } from './issuable-follow.js';
 import { RepoCommitSchema } from './entities/repository.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/users.js';
 import { addEventNoteable, noteRoutes } from './notes.js';
@@ -282,37 +283,10 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     return { ...mergeRequestHookColumns(row), ...(await presentMergeRequest(ctx, user, row)) };
   });
 
-  api.post('/projects/:id/merge_requests/:merge_request_id/subscription', {
-    preValidation: read,
-    schema: { tags, params: MrParams, response: { 201: MergeRequestSchema } },
-  }, async (request, reply) => {
-    const user = callerOf(request);
-    const mr = await mrOf(request);
-    if (!(await subscribeToMergeRequest(ctx, user, mr))) throw notModified();
-    return reply.code(201).send(await presentMergeRequest(ctx, user, mr));
-  });
-
-  api.delete('/projects/:id/merge_requests/:merge_request_id/subscription', {
-    preValidation: read,
-    schema: { tags, params: MrParams, response: { 200: MergeRequestSchema } },
-  }, async (request) => {
-    const user = callerOf(request);
-    const mr = await mrOf(request);
-    if (!(await unsubscribeFromMergeRequest(ctx, user, mr))) throw notModified();
-    return presentMergeRequest(ctx, user, mr);
-  });
-
-  api.post('/projects/:id/merge_requests/:merge_request_id/todo', {
-    preValidation: read,
-    schema: { tags, params: MrParams, response: { 201: TodoSchema } },
-  }, async (request, reply) => {
-    const user = callerOf(request);
-    const mr = await mrOf(request);
-    const todo = await markMergeRequestTodo(ctx, user, projectOf(request), mr);
-    if (!todo) throw notModified();
-    return reply.code(201).send(await presentTodo(ctx, user, todo));
-  });
-
+  await api.register(followRoutes<MergeRequestRow>({
+    segment: 'merge_requests', idParam: 'merge_request_id', noun: 'merge request', tags, schema: MergeRequestSchema, read, load: mrOf,
+    subscribe: subscribeToMergeRequest, unsubscribe: unsubscribeFromMergeRequest, markTodo: markMergeRequestTodo, present: presentMergeRequest,
+  }));
   await api.register(noteRoutes(MERGE_REQUEST_NOTEABLES));
   await api.register(awardEmojiRoutes(MERGE_REQUEST_NOTEABLES));
 }

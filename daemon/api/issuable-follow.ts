@@ -1,0 +1,74 @@
+/**
+ * The subscription and todo routes of issues and merge requests, written once (as 8.13's lib/api/subscriptions.rb and
+ * todos.rb serve both from one table): `POST|DELETE /projects/:id/<segment>/:<idParam>/subscription` answer the
+ * issuable (304 when the caller already was, or was not, subscribed) and `POST .../todo` the new todo (304 when the
+ * caller already has a pending one for it).
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { ProjectRow, UserRow } from '../db/schema.js';
+import type { TodoRow } from '../db/schema-collaboration.js';
+import { notModified } from '../errors.js';
+import { presentTodo, TodoSchema } from './entities/todos.js';
+import { callerOf, projectOf } from './project-scope.js';
+
+/** An issuable kind as these routes need it. */
+export interface FollowableKind<Row> {
+  /** URL segment, id param and what one is called: `issues`/`issue_id`/`issue`, `merge_requests`/`merge_request_id`/`merge request`. */
+  segment: string;
+  idParam: string;
+  noun: string;
+  /** OpenAPI tags and the issuable's response schema. */
+  tags: string[];
+  schema: TSchema;
+  /** The preValidation of the kind's routes (loadProject with its read ability). */
+  read: preValidationHookHandler;
+  /** The issuable of the request's id param the caller may read (404 otherwise). */
+  load(request: FastifyRequest): Promise<Row>;
+  subscribe(ctx: AppContext, user: UserRow, row: Row): Promise<boolean>;
+  unsubscribe(ctx: AppContext, user: UserRow, row: Row): Promise<boolean>;
+  markTodo(ctx: AppContext, user: UserRow, project: ProjectRow, row: Row): Promise<TodoRow | null>;
+  present(ctx: AppContext, user: UserRow, row: Row): Promise<unknown>;
+}
+
+/** Registers the subscription and todo routes of one kind. */
+export function followRoutes<Row>(kind: FollowableKind<Row>): FastifyPluginAsync {
+  return async function (api: FastifyInstance): Promise<void> {
+    const { ctx } = api;
+    const { tags, read } = kind;
+    const base = `/projects/:id/${kind.segment}/:${kind.idParam}`;
+    const params = Type.Object({ id: Type.String(), [kind.idParam]: Type.String({ description: `${kind.noun} ID (global)` }) });
+
+    api.post(`${base}/subscription`, {
+      preValidation: read,
+      schema: { tags, params, response: { 201: kind.schema } },
+    }, async (request, reply) => {
+      const user = callerOf(request);
+      const row = await kind.load(request);
+      if (!(await kind.subscribe(ctx, user, row))) throw notModified();
+      return reply.code(201).send(await kind.present(ctx, user, row));
+    });
+
+    api.delete(`${base}/subscription`, {
+      preValidation: read,
+      schema: { tags, params, response: { 200: kind.schema } },
+    }, async (request) => {
+      const user = callerOf(request);
+      const row = await kind.load(request);
+      if (!(await kind.unsubscribe(ctx, user, row))) throw notModified();
+      return kind.present(ctx, user, row);
+    });
+
+    api.post(`${base}/todo`, {
+      preValidation: read,
+      schema: { tags, params, response: { 201: TodoSchema } },
+    }, async (request, reply) => {
+      const user = callerOf(request);
+      const row = await kind.load(request);
+      const todo = await kind.markTodo(ctx, user, projectOf(request), row);
+      if (!todo) throw notModified();
+      return reply.code(201).send(await presentTodo(ctx, user, todo));
+    });
+  };
+}
