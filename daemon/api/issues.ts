@@ -16,7 +16,7 @@ import type { UserRow } from '../db/schema.js';
 import type { IssueRow } from '../db/schema-collaboration.js';
 import { issueHookAttributes } from '../hooks/issues.js';
 import { IssueSchema, presentIssue, presentIssues } from './entities/issues.js';
-import { followRoutes } from './issuable-follow.js';
+import { issuableRoutes } from './issuable-routes.js';
 import { paginate } from './pagination.js';
 import { Bool, Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
@@ -180,19 +180,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     return presentIssue(ctx, user, row);
   });
 
-  // The spec: 404 when the issue is absent or cannot be destroyed by the caller (owners and admins only).
-  api.delete('/projects/:id/issues/:issue_id', {
-    preValidation: read,
-    schema: { tags, params: IssueParams, response: { 200: DeletedIssueSchema } },
-  }, async (request) => {
-    const user = callerOf(request);
-    const project = projectOf(request);
-    const issue = await issueOf(request);
-    if (!(await canProjectAsync(ctx, user, 'destroy_issue', project, projectLevelOf(request)))) throw notFoundMessage('404 Not found');
-    const row = await deleteIssue(ctx, user, issue);
-    return { ...issueHookAttributes(ctx, row), ...(await presentIssue(ctx, user, row)) };
-  });
-
   api.post('/projects/:id/issues/:issue_id/move', {
     preValidation: [read, dropBlankParams],
     schema: { tags, params: IssueParams, body: MoveBody, response: { 201: IssueSchema } },
@@ -206,8 +193,10 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     return reply.code(201).send(await presentIssue(ctx, user, moved));
   });
 
-  await api.register(followRoutes<IssueRow>({
+  // DELETE: 404 when the issue is absent or cannot be destroyed by the caller (owners and admins only)
+  await api.register(issuableRoutes<IssueRow>({
     segment: 'issues', idParam: 'issue_id', noun: 'issue', tags, schema: IssueSchema, read, load: issueOf,
     subscribe: subscribeToIssue, unsubscribe: unsubscribeFromIssue, markTodo: markIssueTodo, present: presentIssue,
+    destroyAbility: 'destroy_issue', remove: deleteIssue, columns: issueHookAttributes, deletedSchema: DeletedIssueSchema,
   }));
 }

@@ -28,7 +28,7 @@ import {
   MergeRequestChangesSchema, MergeRequestSchema, presentMergeRequest, presentMergeRequests, versionCommits, type ChangeEntry,
 } from './entities/merge-requests.js';
 import { setTodoTargetKind } from './entities/todos.js';
-import { followRoutes } from './issuable-follow.js';
+import { issuableRoutes } from './issuable-routes.js';
 import { RepoCommitSchema } from './entities/repository.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/users.js';
 import { addEventNoteable, noteRoutes } from './notes.js';
@@ -270,22 +270,11 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     });
   }
 
-  // The spec: 404 when the merge request is absent or cannot be destroyed by the caller (owners and admins only).
-  api.delete('/projects/:id/merge_requests/:merge_request_id', {
-    preValidation: read,
-    schema: { tags, params: MrParams, response: { 200: DeletedSchema } },
-  }, async (request) => {
-    const user = callerOf(request);
-    const project = projectOf(request);
-    const mr = await mrOf(request);
-    if (!(await canProjectAsync(ctx, user, 'destroy_merge_request', project, projectLevelOf(request)))) throw notFoundMessage('404 Not found');
-    const row = await deleteMergeRequest(ctx, user, mr);
-    return { ...mergeRequestHookColumns(row), ...(await presentMergeRequest(ctx, user, row)) };
-  });
-
-  await api.register(followRoutes<MergeRequestRow>({
+  // DELETE: 404 when the merge request is absent or cannot be destroyed by the caller (owners and admins only)
+  await api.register(issuableRoutes<MergeRequestRow>({
     segment: 'merge_requests', idParam: 'merge_request_id', noun: 'merge request', tags, schema: MergeRequestSchema, read, load: mrOf,
     subscribe: subscribeToMergeRequest, unsubscribe: unsubscribeFromMergeRequest, markTodo: markMergeRequestTodo, present: presentMergeRequest,
+    destroyAbility: 'destroy_merge_request', remove: deleteMergeRequest, columns: (_ctx, row) => mergeRequestHookColumns(row), deletedSchema: DeletedSchema,
   }));
   await api.register(noteRoutes(MERGE_REQUEST_NOTEABLES));
   await api.register(awardEmojiRoutes(MERGE_REQUEST_NOTEABLES));

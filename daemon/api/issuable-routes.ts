@@ -1,20 +1,22 @@
 /**
- * The subscription and todo routes of issues and merge requests, written once (as 8.13's lib/api/subscriptions.rb and
- * todos.rb serve both from one table): `POST|DELETE /projects/:id/<segment>/:<idParam>/subscription` answer the
- * issuable (304 when the caller already was, or was not, subscribed) and `POST .../todo` the new todo (304 when the
- * caller already has a pending one for it).
+ * The routes issues and merge requests have alike, written once (as 8.13's lib/api/subscriptions.rb and todos.rb serve
+ * both from one table): `DELETE /projects/:id/<segment>/:<idParam>` (owners and admins; 404 for anyone else, as for an
+ * absent one) answers the deleted issuable with its raw columns, `POST|DELETE .../subscription` the issuable (304 when
+ * the caller already was, or was not, subscribed) and `POST .../todo` the new todo (304 when the caller already has a
+ * pending one for it).
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { TodoRow } from '../db/schema-collaboration.js';
-import { notModified } from '../errors.js';
+import { notFoundMessage, notModified } from '../errors.js';
+import { canProjectAsync, type ProjectAbility } from '../policy/permissions.js';
 import { presentTodo, TodoSchema } from './entities/todos.js';
-import { callerOf, projectOf } from './project-scope.js';
+import { callerOf, projectLevelOf, projectOf } from './project-scope.js';
 
 /** An issuable kind as these routes need it. */
-export interface FollowableKind<Row> {
+export interface IssuableKind<Row> {
   /** URL segment, id param and what one is called: `issues`/`issue_id`/`issue`, `merge_requests`/`merge_request_id`/`merge request`. */
   segment: string;
   idParam: string;
@@ -29,16 +31,33 @@ export interface FollowableKind<Row> {
   subscribe(ctx: AppContext, user: UserRow, row: Row): Promise<boolean>;
   unsubscribe(ctx: AppContext, user: UserRow, row: Row): Promise<boolean>;
   markTodo(ctx: AppContext, user: UserRow, project: ProjectRow, row: Row): Promise<TodoRow | null>;
-  present(ctx: AppContext, user: UserRow, row: Row): Promise<unknown>;
+  present(ctx: AppContext, user: UserRow, row: Row): Promise<Record<string, unknown>>;
+  /** Deleting one: who may, the service, the raw columns the answer adds (8.x sent the destroyed record) and its schema. */
+  destroyAbility: ProjectAbility;
+  remove(ctx: AppContext, user: UserRow, row: Row): Promise<Row>;
+  columns(ctx: AppContext, row: Row): Record<string, unknown>;
+  deletedSchema: TSchema;
 }
 
-/** Registers the subscription and todo routes of one kind. */
-export function followRoutes<Row>(kind: FollowableKind<Row>): FastifyPluginAsync {
+/** Registers the delete, subscription and todo routes of one kind. */
+export function issuableRoutes<Row>(kind: IssuableKind<Row>): FastifyPluginAsync {
   return async function (api: FastifyInstance): Promise<void> {
     const { ctx } = api;
     const { tags, read } = kind;
     const base = `/projects/:id/${kind.segment}/:${kind.idParam}`;
     const params = Type.Object({ id: Type.String(), [kind.idParam]: Type.String({ description: `${kind.noun} ID (global)` }) });
+
+    api.delete(base, {
+      preValidation: read,
+      schema: { tags, params, response: { 200: kind.deletedSchema } },
+    }, async (request) => {
+      const user = callerOf(request);
+      const project = projectOf(request);
+      const row = await kind.load(request);
+      if (!(await canProjectAsync(ctx, user, kind.destroyAbility, project, projectLevelOf(request)))) throw notFoundMessage('404 Not found');
+      const deleted = await kind.remove(ctx, user, row);
+      return { ...kind.columns(ctx, deleted), ...(await kind.present(ctx, user, deleted)) };
+    });
 
     api.post(`${base}/subscription`, {
       preValidation: read,
