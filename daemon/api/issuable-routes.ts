@@ -3,17 +3,31 @@
  * both from one table): `DELETE /projects/:id/<segment>/:<idParam>` (owners and admins; 404 for anyone else, as for an
  * absent one) answers the deleted issuable with its raw columns, `POST|DELETE .../subscription` the issuable (304 when
  * the caller already was, or was not, subscribed) and `POST .../todo` the new todo (304 when the caller already has a
- * pending one for it).
+ * pending one for it). Also the labels parameter both take.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, preValidationAsyncHookHandler, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { ProjectRow, UserRow } from '../db/schema.js';
 import type { TodoRow } from '../db/schema-collaboration.js';
 import { notFoundMessage, notModified } from '../errors.js';
 import { canProjectAsync, type ProjectAbility } from '../policy/permissions.js';
 import { presentTodo, TodoSchema } from './entities/todos.js';
-import { callerOf, projectLevelOf, projectOf } from './project-scope.js';
+import { callerOf, dropBlankParams, projectLevelOf, projectOf } from './project-scope.js';
+
+/** The labels param: comma-separated titles, or an array of them. */
+export const Labels = Type.Union([Type.String(), Type.Array(Type.String())], { description: 'comma-separated label titles (or an array)' });
+
+/** Labels as one comma-separated string, whichever form they came in. */
+export const labelsParam = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
+
+/** dropBlankParams, but `labels=` stays: an empty labels param removes every label (8.x). */
+export const dropBlankKeepLabels: preValidationAsyncHookHandler = async function (request, reply) {
+  const b = request.body;
+  const clear = !!b && typeof b === 'object' && !Buffer.isBuffer(b) && (b as Record<string, unknown>).labels === '';
+  await dropBlankParams.call(this, request, reply);
+  if (clear) (request.body as Record<string, unknown>).labels = '';
+};
 
 /** An issuable kind as these routes need it. */
 export interface IssuableKind<Row> {

@@ -3,7 +3,7 @@
  * update (state_event close/reopen), delete (soft), move, subscription and todo.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, forbidden, notFoundMessage } from '../errors.js';
 import { canProjectAsync, canUpdateIssue } from '../policy/permissions.js';
 import {
@@ -16,7 +16,7 @@ import type { UserRow } from '../db/schema.js';
 import type { IssueRow } from '../db/schema-collaboration.js';
 import { issueHookAttributes } from '../hooks/issues.js';
 import { IssueSchema, presentIssue, presentIssues } from './entities/issues.js';
-import { issuableRoutes } from './issuable-routes.js';
+import { dropBlankKeepLabels, issuableRoutes, Labels, labelsParam } from './issuable-routes.js';
 import { paginate } from './pagination.js';
 import { Bool, Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
@@ -24,7 +24,6 @@ import { ANSWER_BYTES, ResponseCache } from './response-cache.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
-const Labels = Type.Union([Type.String(), Type.Array(Type.String())], { description: 'comma-separated label titles (or an array)' });
 const ListQuery = Type.Object({
   state: O(S('opened or closed; anything else lists every state')),
   labels: O(Labels),
@@ -69,17 +68,6 @@ const tags = ['issues'];
  * a list polled again (boards, CLI views, dashboards) is answered without a query, a presenter or a serializer run.
  */
 const answers = new ResponseCache(200, ANSWER_BYTES);
-
-/** Labels as one comma-separated string, whichever form they came in. */
-const labelsParam = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
-
-/** dropBlankParams, but `labels=` stays: an empty labels param removes every label (8.x). */
-const dropBlankKeepLabels: preValidationAsyncHookHandler = async function (request, reply) {
-  const b = request.body;
-  const clear = !!b && typeof b === 'object' && !Buffer.isBuffer(b) && (b as Record<string, unknown>).labels === '';
-  await dropBlankParams.call(this, request, reply);
-  if (clear) (request.body as Record<string, unknown>).labels = '';
-};
 
 /** The list filter of a request (only the parameters its route declares: the schema does not drop the others). */
 function filterOf(viewer: UserRow, scope: IssueListScope, q: Static<typeof ProjectListQuery>, labelsMode: 'any' | 'all'): IssueListFilter {

@@ -6,7 +6,7 @@
  * merge-request-merge.ts.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { badRequest, forbidden, notFoundMessage } from '../errors.js';
 import { mergeRequestHookAttributes, mergeRequestHookColumns } from '../hooks/merge-requests.js';
 import { setNoteableHookAttributes } from '../hooks/notes.js';
@@ -28,7 +28,7 @@ import {
   MergeRequestChangesSchema, MergeRequestSchema, presentMergeRequest, presentMergeRequests, versionCommits, type ChangeEntry,
 } from './entities/merge-requests.js';
 import { setTodoTargetKind } from './entities/todos.js';
-import { issuableRoutes } from './issuable-routes.js';
+import { dropBlankKeepLabels, issuableRoutes, Labels, labelsParam } from './issuable-routes.js';
 import { RepoCommitSchema } from './entities/repository.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/users.js';
 import { addEventNoteable, noteRoutes } from './notes.js';
@@ -41,7 +41,6 @@ import { usersByIds } from '../db/users.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
-const Labels = Type.Union([Type.String(), Type.Array(Type.String())], { description: 'comma-separated label titles (or an array)' });
 const ListQuery = Type.Object({
   iid: O(Type.Array(Type.Integer(), { description: 'merge request iid (or several: iid[]=1&iid[]=2)' })),
   state: O(S('all (default), merged, opened or closed')),
@@ -112,17 +111,6 @@ setTodoTargetKind<MergeRequestRow>('MergeRequest', {
   title: (row) => row.title,
   webPath: (row) => `merge_requests/${row.iid}`,
 });
-
-/** Labels as one comma-separated string, whichever form they came in. */
-const labelsParam = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
-
-/** dropBlankParams, but `labels=` stays: an empty labels param removes every label (8.x). */
-const dropBlankKeepLabels: preValidationAsyncHookHandler = async function (request, reply) {
-  const b = request.body;
-  const clear = !!b && typeof b === 'object' && !Buffer.isBuffer(b) && (b as Record<string, unknown>).labels === '';
-  await dropBlankParams.call(this, request, reply);
-  if (clear) (request.body as Record<string, unknown>).labels = '';
-};
 
 /** A page of changes as the API shows them (RepoDiff plus too_large). */
 export function changeEntries(files: Awaited<ReturnType<typeof mergeRequestChanges>>['files']): ChangeEntry[] {
