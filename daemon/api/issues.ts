@@ -3,8 +3,8 @@
  * update (state_event close/reopen), delete (soft), move, subscription and todo.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
-import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { badRequest, forbidden, notFoundMessage } from '../errors.js';
 import { canProjectAsync, canUpdateIssue } from '../policy/permissions.js';
 import {
   countIssues, createIssue, deleteIssue, findReadableIssue, issueListQuery, listIssues, markIssueTodo, moveIssue, subscribeToIssue,
@@ -13,9 +13,10 @@ import {
 import { findGroup } from '../services/users/groups.js';
 import { findProject } from '../services/projects/projects.js';
 import type { UserRow } from '../db/schema.js';
+import type { IssueRow } from '../db/schema-collaboration.js';
 import { issueHookAttributes } from '../hooks/issues.js';
 import { IssueSchema, presentIssue, presentIssues } from './entities/issues.js';
-import { presentTodo, TodoSchema } from './entities/todos.js';
+import { dropBlankKeepLabels, issuableRoutes, Labels, labelsParam } from './issuable-routes.js';
 import { paginate } from './pagination.js';
 import { Bool, Int, NotBlank, Nullable, PageParams, ProjectIdParams } from './params.js';
 import { callerOf, dropBlankParams, loadProject, projectLevelOf, projectOf } from './project-scope.js';
@@ -23,7 +24,6 @@ import { ANSWER_BYTES, ResponseCache } from './response-cache.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
-const Labels = Type.Union([Type.String(), Type.Array(Type.String())], { description: 'comma-separated label titles (or an array)' });
 const ListQuery = Type.Object({
   state: O(S('opened or closed; anything else lists every state')),
   labels: O(Labels),
@@ -68,17 +68,6 @@ const tags = ['issues'];
  * a list polled again (boards, CLI views, dashboards) is answered without a query, a presenter or a serializer run.
  */
 const answers = new ResponseCache(200, ANSWER_BYTES);
-
-/** Labels as one comma-separated string, whichever form they came in. */
-const labelsParam = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
-
-/** dropBlankParams, but `labels=` stays: an empty labels param removes every label (8.x). */
-const dropBlankKeepLabels: preValidationAsyncHookHandler = async function (request, reply) {
-  const b = request.body;
-  const clear = !!b && typeof b === 'object' && !Buffer.isBuffer(b) && (b as Record<string, unknown>).labels === '';
-  await dropBlankParams.call(this, request, reply);
-  if (clear) (request.body as Record<string, unknown>).labels = '';
-};
 
 /** The list filter of a request (only the parameters its route declares: the schema does not drop the others). */
 function filterOf(viewer: UserRow, scope: IssueListScope, q: Static<typeof ProjectListQuery>, labelsMode: 'any' | 'all'): IssueListFilter {
@@ -179,19 +168,6 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     return presentIssue(ctx, user, row);
   });
 
-  // The spec: 404 when the issue is absent or cannot be destroyed by the caller (owners and admins only).
-  api.delete('/projects/:id/issues/:issue_id', {
-    preValidation: read,
-    schema: { tags, params: IssueParams, response: { 200: DeletedIssueSchema } },
-  }, async (request) => {
-    const user = callerOf(request);
-    const project = projectOf(request);
-    const issue = await issueOf(request);
-    if (!(await canProjectAsync(ctx, user, 'destroy_issue', project, projectLevelOf(request)))) throw notFoundMessage('404 Not found');
-    const row = await deleteIssue(ctx, user, issue);
-    return { ...issueHookAttributes(ctx, row), ...(await presentIssue(ctx, user, row)) };
-  });
-
   api.post('/projects/:id/issues/:issue_id/move', {
     preValidation: [read, dropBlankParams],
     schema: { tags, params: IssueParams, body: MoveBody, response: { 201: IssueSchema } },
@@ -205,34 +181,10 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     return reply.code(201).send(await presentIssue(ctx, user, moved));
   });
 
-  api.post('/projects/:id/issues/:issue_id/subscription', {
-    preValidation: read,
-    schema: { tags, params: IssueParams, response: { 201: IssueSchema } },
-  }, async (request, reply) => {
-    const user = callerOf(request);
-    const issue = await issueOf(request);
-    if (!(await subscribeToIssue(ctx, user, issue))) throw notModified();
-    return reply.code(201).send(await presentIssue(ctx, user, issue));
-  });
-
-  api.delete('/projects/:id/issues/:issue_id/subscription', {
-    preValidation: read,
-    schema: { tags, params: IssueParams, response: { 200: IssueSchema } },
-  }, async (request) => {
-    const user = callerOf(request);
-    const issue = await issueOf(request);
-    if (!(await unsubscribeFromIssue(ctx, user, issue))) throw notModified();
-    return presentIssue(ctx, user, issue);
-  });
-
-  api.post('/projects/:id/issues/:issue_id/todo', {
-    preValidation: read,
-    schema: { tags, params: IssueParams, response: { 201: TodoSchema } },
-  }, async (request, reply) => {
-    const user = callerOf(request);
-    const issue = await issueOf(request);
-    const todo = await markIssueTodo(ctx, user, projectOf(request), issue);
-    if (!todo) throw notModified();
-    return reply.code(201).send(await presentTodo(ctx, user, todo));
-  });
+  // DELETE: 404 when the issue is absent or cannot be destroyed by the caller (owners and admins only)
+  await api.register(issuableRoutes<IssueRow>({
+    segment: 'issues', idParam: 'issue_id', noun: 'issue', tags, schema: IssueSchema, read, load: issueOf,
+    subscribe: subscribeToIssue, unsubscribe: unsubscribeFromIssue, markTodo: markIssueTodo, present: presentIssue,
+    destroyAbility: 'destroy_issue', remove: deleteIssue, columns: issueHookAttributes, deletedSchema: DeletedIssueSchema,
+  }));
 }

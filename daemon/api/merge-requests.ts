@@ -6,8 +6,8 @@
  * merge-request-merge.ts.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
-import { badRequest, forbidden, notFoundMessage, notModified } from '../errors.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { badRequest, forbidden, notFoundMessage } from '../errors.js';
 import { mergeRequestHookAttributes, mergeRequestHookColumns } from '../hooks/merge-requests.js';
 import { setNoteableHookAttributes } from '../hooks/notes.js';
 import { canProjectAsync, canUpdateMergeRequest } from '../policy/permissions.js';
@@ -27,7 +27,8 @@ import { IssueSchema, presentIssues } from './entities/issues.js';
 import {
   MergeRequestChangesSchema, MergeRequestSchema, presentMergeRequest, presentMergeRequests, versionCommits, type ChangeEntry,
 } from './entities/merge-requests.js';
-import { presentTodo, setTodoTargetKind, TodoSchema } from './entities/todos.js';
+import { setTodoTargetKind } from './entities/todos.js';
+import { dropBlankKeepLabels, issuableRoutes, Labels, labelsParam } from './issuable-routes.js';
 import { RepoCommitSchema } from './entities/repository.js';
 import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './entities/users.js';
 import { addEventNoteable, noteRoutes } from './notes.js';
@@ -40,7 +41,6 @@ import { usersByIds } from '../db/users.js';
 
 const O = Type.Optional;
 const S = (description: string) => Type.String({ description });
-const Labels = Type.Union([Type.String(), Type.Array(Type.String())], { description: 'comma-separated label titles (or an array)' });
 const ListQuery = Type.Object({
   iid: O(Type.Array(Type.Integer(), { description: 'merge request iid (or several: iid[]=1&iid[]=2)' })),
   state: O(S('all (default), merged, opened or closed')),
@@ -111,17 +111,6 @@ setTodoTargetKind<MergeRequestRow>('MergeRequest', {
   title: (row) => row.title,
   webPath: (row) => `merge_requests/${row.iid}`,
 });
-
-/** Labels as one comma-separated string, whichever form they came in. */
-const labelsParam = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
-
-/** dropBlankParams, but `labels=` stays: an empty labels param removes every label (8.x). */
-const dropBlankKeepLabels: preValidationAsyncHookHandler = async function (request, reply) {
-  const b = request.body;
-  const clear = !!b && typeof b === 'object' && !Buffer.isBuffer(b) && (b as Record<string, unknown>).labels === '';
-  await dropBlankParams.call(this, request, reply);
-  if (clear) (request.body as Record<string, unknown>).labels = '';
-};
 
 /** A page of changes as the API shows them (RepoDiff plus too_large). */
 export function changeEntries(files: Awaited<ReturnType<typeof mergeRequestChanges>>['files']): ChangeEntry[] {
@@ -269,50 +258,12 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
     });
   }
 
-  // The spec: 404 when the merge request is absent or cannot be destroyed by the caller (owners and admins only).
-  api.delete('/projects/:id/merge_requests/:merge_request_id', {
-    preValidation: read,
-    schema: { tags, params: MrParams, response: { 200: DeletedSchema } },
-  }, async (request) => {
-    const user = callerOf(request);
-    const project = projectOf(request);
-    const mr = await mrOf(request);
-    if (!(await canProjectAsync(ctx, user, 'destroy_merge_request', project, projectLevelOf(request)))) throw notFoundMessage('404 Not found');
-    const row = await deleteMergeRequest(ctx, user, mr);
-    return { ...mergeRequestHookColumns(row), ...(await presentMergeRequest(ctx, user, row)) };
-  });
-
-  api.post('/projects/:id/merge_requests/:merge_request_id/subscription', {
-    preValidation: read,
-    schema: { tags, params: MrParams, response: { 201: MergeRequestSchema } },
-  }, async (request, reply) => {
-    const user = callerOf(request);
-    const mr = await mrOf(request);
-    if (!(await subscribeToMergeRequest(ctx, user, mr))) throw notModified();
-    return reply.code(201).send(await presentMergeRequest(ctx, user, mr));
-  });
-
-  api.delete('/projects/:id/merge_requests/:merge_request_id/subscription', {
-    preValidation: read,
-    schema: { tags, params: MrParams, response: { 200: MergeRequestSchema } },
-  }, async (request) => {
-    const user = callerOf(request);
-    const mr = await mrOf(request);
-    if (!(await unsubscribeFromMergeRequest(ctx, user, mr))) throw notModified();
-    return presentMergeRequest(ctx, user, mr);
-  });
-
-  api.post('/projects/:id/merge_requests/:merge_request_id/todo', {
-    preValidation: read,
-    schema: { tags, params: MrParams, response: { 201: TodoSchema } },
-  }, async (request, reply) => {
-    const user = callerOf(request);
-    const mr = await mrOf(request);
-    const todo = await markMergeRequestTodo(ctx, user, projectOf(request), mr);
-    if (!todo) throw notModified();
-    return reply.code(201).send(await presentTodo(ctx, user, todo));
-  });
-
+  // DELETE: 404 when the merge request is absent or cannot be destroyed by the caller (owners and admins only)
+  await api.register(issuableRoutes<MergeRequestRow>({
+    segment: 'merge_requests', idParam: 'merge_request_id', noun: 'merge request', tags, schema: MergeRequestSchema, read, load: mrOf,
+    subscribe: subscribeToMergeRequest, unsubscribe: unsubscribeFromMergeRequest, markTodo: markMergeRequestTodo, present: presentMergeRequest,
+    destroyAbility: 'destroy_merge_request', remove: deleteMergeRequest, columns: (_ctx, row) => mergeRequestHookColumns(row), deletedSchema: DeletedSchema,
+  }));
   await api.register(noteRoutes(MERGE_REQUEST_NOTEABLES));
   await api.register(awardEmojiRoutes(MERGE_REQUEST_NOTEABLES));
 }

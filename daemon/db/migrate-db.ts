@@ -35,6 +35,7 @@ import { join, resolve } from 'node:path';
 import type { Client, QueryResult } from 'pg';
 import { announce, describeHolder, holders } from '../run-lock.js';
 import { knownMigrations } from './connection.js';
+import { errorReason } from './layer/errors.js';
 import { postgresDialect, toPostgres } from './layer/postgres.js';
 import type { Database, Queries, Row, RunResult } from './layer/types.js';
 import { knownPostgresMigrations, migratePostgres } from './migrate-postgres.js';
@@ -481,7 +482,7 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
     try {
       await client.connect();
     } catch (e) {
-      throw new MigrateDbError(`cannot connect to PostgreSQL at ${target}: ${reason(e)}; check --to`);
+      throw new MigrateDbError(`cannot connect to PostgreSQL at ${target}: ${errorReason(e)}; check --to`);
     }
 
     // One read transaction on SQLite (a consistent view) and one write transaction on PostgreSQL.
@@ -613,7 +614,7 @@ export async function migrateDb(opts: MigrateDbOptions): Promise<MigrateDbResult
       const hint = err.code === '42501' ? ': the --to user must own the database, or be allowed to create tables in it' : '';
       throw new MigrateDbError(`PostgreSQL refused the copy${err.table ? ` of ${err.table}` : ''}: ${err.message}${detail}${hint}; nothing was written to PostgreSQL`);
     }
-    throw new MigrateDbError(`the copy failed: ${reason(e)}; nothing was written to PostgreSQL`);
+    throw new MigrateDbError(`the copy failed: ${errorReason(e)}; nothing was written to PostgreSQL`);
   } finally {
     process.off('SIGINT', onSignal);
     await client?.end().catch(() => undefined);
@@ -650,14 +651,6 @@ async function withoutChecks(client: Client): Promise<{ indexes: number; foreign
       for (const f of foreignKeys.rows) await client.query(`ALTER TABLE ${quote(f.table_name)} ADD CONSTRAINT ${quote(f.name)} ${f.def}`);
     },
   };
-}
-
-/** Why a connection or query failed, in a few words (pg's AggregateError of a refused connection has no message). */
-function reason(e: unknown): string {
-  const err = e as NodeJS.ErrnoException & { errors?: unknown[] };
-  if (err?.message) return err.message;
-  const first = err?.errors?.[0] as Error | undefined;
-  return first?.message || err?.code || String(e);
 }
 
 /**

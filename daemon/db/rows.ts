@@ -1,5 +1,5 @@
 /** Raw snake_case rows (from cached prepared statements) mapped to the row types of db/schema*.ts. */
-import type { ApplicationSettingsRow, MemberRow, NamespaceRow, PersonalAccessTokenRow, ProjectRow, UserRow } from './schema.js';
+import type { ApplicationSettingsRow, MemberRow, NamespaceRow, PersonalAccessTokenRow, ProjectEventFlags, ProjectRow, UserRow } from './schema.js';
 import type { RunnerRow } from './schema-ci.js';
 import type { AwardEmojiRow, IssueRow, LabelRow, MilestoneRow, NoteRow, TodoRow } from './schema-collaboration.js';
 import type { ProtectedBranchRow } from './schema-git.js';
@@ -161,8 +161,7 @@ export function toProjectGroupLink(l: Rec): import('./schema.js').ProjectGroupLi
 export function toProjectHook(h: Rec): import('./schema.js').ProjectHookRow {
   return {
     id: h.id as number, projectId: h.project_id as number, url: h.url as string, token: h.token as string | null,
-    pushEvents: !!h.push_events, issuesEvents: !!h.issues_events, mergeRequestsEvents: !!h.merge_requests_events,
-    tagPushEvents: !!h.tag_push_events, noteEvents: !!h.note_events, buildEvents: !!h.build_events, pipelineEvents: !!h.pipeline_events,
+    ...toProjectEventFlags(h),
     wikiPageEvents: !!h.wiki_page_events, enableSslVerification: !!h.enable_ssl_verification, createdAt: h.created_at as string,
   };
 }
@@ -388,20 +387,13 @@ export function toDeployment(r: Rec): DeploymentRow {
 }
 
 /** A `project_services` row (0038): a project's settings of one service type. */
-export interface ProjectServiceRow {
+export interface ProjectServiceRow extends ProjectEventFlags {
   id: number;
   projectId: number;
   type: string;
   active: boolean;
   /** The settings as stored (JSON text). */
   properties: string;
-  pushEvents: boolean;
-  issuesEvents: boolean;
-  mergeRequestsEvents: boolean;
-  tagPushEvents: boolean;
-  noteEvents: boolean;
-  buildEvents: boolean;
-  pipelineEvents: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -410,8 +402,7 @@ export interface ProjectServiceRow {
 export function toProjectService(r: Rec): ProjectServiceRow {
   return {
     id: r.id as number, projectId: r.project_id as number, type: r.type as string, active: !!r.active, properties: r.properties as string,
-    pushEvents: !!r.push_events, issuesEvents: !!r.issues_events, mergeRequestsEvents: !!r.merge_requests_events, tagPushEvents: !!r.tag_push_events,
-    noteEvents: !!r.note_events, buildEvents: !!r.build_events, pipelineEvents: !!r.pipeline_events,
+    ...toProjectEventFlags(r),
     createdAt: r.created_at as string, updatedAt: r.updated_at as string,
   };
 }
@@ -491,5 +482,13 @@ export function toMergeRequestDiff(r: Record<string, unknown>): MergeRequestDiff
     baseCommitSha: r.base_commit_sha as string | null, headCommitSha: r.head_commit_sha as string | null,
     startCommitSha: r.start_commit_sha as string | null, commits: r.commits as string, commitsCount: r.commits_count as number,
     realSize: r.real_size as string | null, createdAt: r.created_at as string,
+  };
+}
+
+/** The `*_events` columns a project hook and a service share. */
+export function toProjectEventFlags(r: Rec): ProjectEventFlags {
+  return {
+    pushEvents: !!r.push_events, issuesEvents: !!r.issues_events, mergeRequestsEvents: !!r.merge_requests_events, tagPushEvents: !!r.tag_push_events,
+    noteEvents: !!r.note_events, buildEvents: !!r.build_events, pipelineEvents: !!r.pipeline_events,
   };
 }

@@ -114,12 +114,8 @@ export interface ProjectGroupLinkRow {
   updatedAt: string;
 }
 
-/** A row of `project_hooks`. */
-export interface ProjectHookRow {
-  id: number;
-  projectId: number;
-  url: string;
-  token: string | null;
+/** The events a project's hook or service is sent (their `*_events` columns, alike in `project_hooks` and `project_services`). */
+export interface ProjectEventFlags {
   pushEvents: boolean;
   issuesEvents: boolean;
   mergeRequestsEvents: boolean;
@@ -127,6 +123,14 @@ export interface ProjectHookRow {
   noteEvents: boolean;
   buildEvents: boolean;
   pipelineEvents: boolean;
+}
+
+/** A row of `project_hooks`. */
+export interface ProjectHookRow extends ProjectEventFlags {
+  id: number;
+  projectId: number;
+  url: string;
+  token: string | null;
   wikiPageEvents: boolean;
   enableSslVerification: boolean;
   createdAt: string;

@@ -6,6 +6,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { runGit, spawnGit } from './command.js';
 import { EMPTY_TREE_SHA } from './objects.js';
+import { DIFF_FLAGS, mode, rawRecord, stripHeaders } from './diff.js';
 
 /** Limits of one diff. */
 export interface DiffLimits {
@@ -43,8 +44,6 @@ export interface LimitedDiff {
   total: number;
 }
 
-const DIFF_FLAGS = ['-r', '-M', '--no-ext-diff', '--no-textconv', '--no-color'];
-const mode = (m: string) => (/^0+$/.test(m) ? '0' : m);
 
 /** Parse `--raw -z` output into file entries (at most `max`), counting all of them. */
 function parseRaw(out: Buffer, max: number): { files: Omit<LimitedFileDiff, 'diff' | 'tooLarge'>[]; total: number } {
@@ -54,24 +53,17 @@ function parseRaw(out: Buffer, max: number): { files: Omit<LimitedFileDiff, 'dif
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
     if (!t.startsWith(':')) continue;
-    const [aMode, bMode, , , status] = t.slice(1).split(' ') as [string, string, string, string, string];
-    const two = status.startsWith('R') || status.startsWith('C');
-    const oldPath = tokens[++i] ?? '';
-    const newPath = two ? (tokens[++i] ?? '') : oldPath;
+    const { change: c, last } = rawRecord(tokens, i);
+    i = last;
     total++;
     if (files.length < max) {
       files.push({
-        oldPath, newPath, aMode: mode(aMode), bMode: mode(bMode), newFile: status === 'A', renamedFile: status.startsWith('R'), deletedFile: status === 'D',
+        oldPath: c.oldPath, newPath: c.newPath, aMode: mode(c.aMode), bMode: mode(c.bMode),
+        newFile: c.status === 'A', renamedFile: c.status.startsWith('R'), deletedFile: c.status === 'D',
       });
     }
   }
   return { files, total };
-}
-
-/** GitLab's strip_diff_headers: everything before the first `---` or `Binary` line goes. */
-function stripHeaders(patch: string): string {
-  const m = /^(---|Binary)/m.exec(patch);
-  return m ? patch.slice(m.index) : '';
 }
 
 /**

@@ -32,7 +32,8 @@ export interface ChangedPaths {
   removed: string[];
 }
 
-interface RawChange {
+/** One record of `diff-tree --raw -z`. */
+export interface RawChange {
   aMode: string;
   bMode: string;
   oldSha: string;
@@ -42,8 +43,29 @@ interface RawChange {
   newPath: string;
 }
 
-const DIFF_FLAGS = ['-r', '-M', '--no-ext-diff', '--no-textconv', '--no-color'];
-const mode = (m: string) => (/^0+$/.test(m) ? '0' : m);
+/** The flags of every diff-tree Gantry runs: recursive, renames found, no external diff or text conversion, no color. */
+export const DIFF_FLAGS = ['-r', '-M', '--no-ext-diff', '--no-textconv', '--no-color'];
+/** A file mode as GitLab shows it: `0` for none (a new or deleted file). */
+export const mode = (m: string) => (/^0+$/.test(m) ? '0' : m);
+
+/**
+ * The `--raw -z` record at tokens[i] (`:<old mode> <new mode> <old sha> <new sha> <status>`, then its path, or the old
+ * and the new path of a rename or copy), and the index of its last token.
+ */
+export function rawRecord(tokens: readonly string[], i: number): { change: RawChange; last: number } {
+  const [aMode = '', bMode = '', oldSha = '', newSha = '', status = ''] = tokens[i]!.slice(1).split(' ');
+  const two = status.startsWith('R') || status.startsWith('C');
+  const oldPath = tokens[i + 1] ?? '';
+  const newPath = two ? (tokens[i + 2] ?? '') : oldPath;
+  return { change: { aMode, bMode, oldSha, newSha, status, oldPath, newPath }, last: i + (two ? 2 : 1) };
+}
+
+/** Put a change in push data's lists: removed, added (new, renamed or copied) or modified. */
+function addChangedPath(out: ChangedPaths, c: RawChange): void {
+  if (c.status === 'D') out.removed.push(c.oldPath);
+  else if (c.status === 'A' || c.status.startsWith('R') || c.status.startsWith('C')) out.added.push(c.newPath);
+  else out.modified.push(c.newPath);
+}
 
 /** Parse `--raw -z` records (and `--numstat -z` records after them) from diff-tree output. */
 function parseRawNumstat(out: Buffer): { changes: RawChange[]; stats: { add: number; del: number; binary: boolean }[] } {
@@ -54,11 +76,9 @@ function parseRawNumstat(out: Buffer): { changes: RawChange[]; stats: { add: num
     const t = tokens[i]!;
     if (t === '') continue;
     if (t.startsWith(':')) {
-      const [aMode, bMode, oldSha, newSha, status] = t.slice(1).split(' ') as [string, string, string, string, string];
-      const two = status.startsWith('R') || status.startsWith('C');
-      const oldPath = tokens[++i] ?? '';
-      const newPath = two ? (tokens[++i] ?? '') : oldPath;
-      changes.push({ aMode, bMode, oldSha, newSha, status, oldPath, newPath });
+      const { change, last } = rawRecord(tokens, i);
+      changes.push(change);
+      i = last;
       continue;
     }
     const t1 = t.indexOf('\t');
@@ -72,7 +92,7 @@ function parseRawNumstat(out: Buffer): { changes: RawChange[]; stats: { add: num
 }
 
 /** GitLab's strip_diff_headers: everything before the first `---` or `Binary` line goes. */
-function stripHeaders(patch: string): string {
+export function stripHeaders(patch: string): string {
   const m = /^(---|Binary)/m.exec(patch);
   return m ? patch.slice(m.index) : '';
 }
@@ -101,7 +121,6 @@ export async function diffTrees(gitDir: string, from: string | null, to: string,
   });
 }
 
-/** The paths changed between two commits (no patch text): cheap, for push data. */
 /**
  * The paths each commit added, modified and removed against its first parent (or the empty tree), for many commits
  * with one `git diff-tree --stdin` (push data lists up to 20: one process, not 20). Keyed by commit sha.
@@ -122,26 +141,18 @@ export async function changedPathsOfCommits(gitDir: string, commits: readonly { 
       current = out.get(t.trim());
       continue;
     }
-    const status = t.slice(1).split(' ')[4] ?? '';
-    const two = status.startsWith('R') || status.startsWith('C');
-    const oldPath = tokens[++i] ?? '';
-    const newPath = two ? (tokens[++i] ?? '') : oldPath;
-    if (!current) continue;
-    if (status === 'D') current.removed.push(oldPath);
-    else if (status === 'A' || two) current.added.push(newPath);
-    else current.modified.push(newPath);
+    const { change, last } = rawRecord(tokens, i);
+    i = last;
+    if (current) addChangedPath(current, change);
   }
   return out;
 }
 
+/** The paths changed between two commits (no patch text): cheap, for push data. */
 export async function changedPaths(gitDir: string, from: string | null, to: string): Promise<ChangedPaths> {
   const [a, b] = endpoints(from, to) as [string, string];
   const { stdout } = await runGit(['diff-tree', ...DIFF_FLAGS, '--raw', '-z', a, b], { gitDir });
   const out: ChangedPaths = { added: [], modified: [], removed: [] };
-  for (const c of parseRawNumstat(stdout).changes) {
-    if (c.status === 'D') out.removed.push(c.oldPath);
-    else if (c.status === 'A' || c.status.startsWith('R') || c.status.startsWith('C')) out.added.push(c.newPath);
-    else out.modified.push(c.newPath);
-  }
+  for (const c of parseRawNumstat(stdout).changes) addChangedPath(out, c);
   return out;
 }

@@ -10,6 +10,7 @@ import type { NamespaceRow, ProjectRow, UserRow } from '../db/schema.js';
 import type { Queries } from '../db/layer/types.js';
 import { userById } from '../db/users.js';
 import { labelsOfTarget } from '../db/labels.js';
+import { projectHookAttrs, repositoryHookAttrs } from './project.js';
 import { namespaceById } from '../db/projects.js';
 import { avatarUrl, issueWebUrl, projectUrls } from '../web-urls.js';
 
@@ -52,15 +53,7 @@ export type ProjectHookBlocks = { project: Record<string, unknown>; repository: 
 /** projectHookBlocks with the namespace already read. */
 function projectHookBlocksOf(ctx: AppContext, ns: NamespaceRow, project: ProjectRow): { project: Record<string, unknown>; repository: Record<string, unknown> } {
   const urls = projectUrls(ctx, ns, project);
-  return {
-    project: {
-      name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,
-      git_http_url: urls.http_url_to_repo, namespace: ns.name, visibility_level: project.visibilityLevel,
-      path_with_namespace: `${ns.path}/${project.path}`, default_branch: project.defaultBranch, homepage: urls.web_url,
-      url: urls.ssh_url_to_repo, ssh_url: urls.ssh_url_to_repo, http_url: urls.http_url_to_repo,
-    },
-    repository: { name: project.name, url: urls.ssh_url_to_repo, description: project.description, homepage: urls.web_url },
-  };
+  return { project: projectHookAttrs(ns, project, urls), repository: repositoryHookAttrs(project, urls) };
 }
 
 /** Label#hook_attrs: the label's columns. */

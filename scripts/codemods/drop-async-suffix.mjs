@@ -16,62 +16,19 @@
  * run `npx tsc -p tsconfig.json --noEmit` and the tests; the script also re-checks the program in memory and refuses
  * to write when the rename adds a type error in the files tsconfig covers.
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
-import { createRequire } from 'node:module';
-
-const root = resolve(new URL('../..', import.meta.url).pathname);
-const require = createRequire(join(root, 'package.json'));
-const ts = require('typescript');
+import { writeFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { createProject, root, ts } from './language-service.mjs';
 
 const args = process.argv.slice(2);
 const write = args.includes('--write');
 const onlyIdx = args.indexOf('--only');
 const only = onlyIdx >= 0 ? new Set(String(args[onlyIdx + 1] ?? '').split(',').filter(Boolean)) : null;
-const DIRS = ['daemon', 'cli', 'runner-agent', 'shared', 'test', 'scripts'];
 const SUFFIX = 'Async';
 
-/** Every .ts/.tsx/.mts file under the project's source folders. */
-function sourceFiles() {
-  const out = [];
-  const walk = (dir) => {
-    for (const name of readdirSync(dir)) {
-      if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
-      const p = join(dir, name);
-      const st = statSync(p);
-      if (st.isDirectory()) walk(p);
-      else if (/\.(ts|tsx|mts)$/.test(name) && !name.endsWith('.d.ts')) out.push(p);
-    }
-  };
-  for (const d of DIRS) if (existsSync(join(root, d))) walk(join(root, d));
-  return out.sort();
-}
-
-const configFile = ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile);
-const parsed = ts.parseJsonConfigFileContent(configFile.config, ts.sys, root);
-const options = { ...parsed.options, noEmit: true };
-const files = sourceFiles();
+const project = createProject();
+const { service, texts, parsed } = project;
 const checkedFiles = new Set(parsed.fileNames.map((f) => resolve(f)));
-const texts = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
-const versions = new Map(files.map((f) => [f, 0]));
-
-const host = {
-  getScriptFileNames: () => files,
-  getScriptVersion: (f) => String(versions.get(f) ?? 0),
-  getScriptSnapshot: (f) => {
-    const text = texts.get(f) ?? (existsSync(f) ? readFileSync(f, 'utf8') : undefined);
-    return text === undefined ? undefined : ts.ScriptSnapshot.fromString(text);
-  },
-  getCurrentDirectory: () => root,
-  getCompilationSettings: () => options,
-  getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
-  fileExists: (f) => texts.has(f) || ts.sys.fileExists(f),
-  readFile: (f) => texts.get(f) ?? ts.sys.readFile(f),
-  readDirectory: ts.sys.readDirectory,
-  directoryExists: ts.sys.directoryExists,
-  getDirectories: ts.sys.getDirectories,
-};
-const service = ts.createLanguageService(host, ts.createDocumentRegistry());
 
 /** The `...Async` declarations of one file: [name, position of the name]. */
 function declarations(sf) {
@@ -107,7 +64,7 @@ const program = service.getProgram();
 const plans = [];
 const skipped = [];
 const seen = new Map();
-for (const file of files) {
+for (const file of project.files) {
   const sf = program.getSourceFile(file);
   if (!sf) continue;
   for (const id of declarations(sf)) {
@@ -155,8 +112,7 @@ for (const [file, list] of edits) {
     last = e.start;
   }
   before.set(file, texts.get(file));
-  texts.set(file, text);
-  versions.set(file, (versions.get(file) ?? 0) + 1);
+  project.setText(file, text);
 }
 
 for (const p of plans) console.log(`rename ${p.name} -> ${p.target}  (${p.where}; ${p.locations.length} places in ${new Set(p.locations.map((l) => l.fileName)).size} files)`);

@@ -13,13 +13,9 @@
  * add a type error in the files tsconfig covers; test files are rewritten too (they are not type-checked: run them).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-
-const root = resolve(new URL('../..', import.meta.url).pathname);
-const require = createRequire(join(root, 'package.json'));
-const ts = require('typescript');
+import { createProject, root, sourceFiles, ts } from './language-service.mjs';
 
 const args = process.argv.slice(2);
 const write = args.includes('--write');
@@ -34,45 +30,12 @@ for (const [from, to] of moves) {
   if (existsSync(to)) throw new Error(`${relative(root, to)} exists already`);
 }
 
-const DIRS = ['daemon', 'cli', 'runner-agent', 'shared', 'test', 'scripts'];
-/** Every file under the project's source folders with one of the extensions. */
-function walk(exts) {
-  const out = [];
-  const go = (dir) => {
-    for (const name of readdirSync(dir)) {
-      if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) go(p);
-      else if (exts.test(name) && !name.endsWith('.d.ts')) out.push(p);
-    }
-  };
-  for (const d of DIRS) if (existsSync(join(root, d))) go(join(root, d));
-  return out.sort();
-}
-
-const configFile = ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile);
-const parsed = ts.parseJsonConfigFileContent(configFile.config, ts.sys, root);
-const options = { ...parsed.options, noEmit: true };
-let files = walk(/\.(ts|tsx|mts)$/);
-const texts = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
-const versions = new Map(files.map((f) => [f, 0]));
-const host = {
-  getScriptFileNames: () => files,
-  getScriptVersion: (f) => String(versions.get(f) ?? 0),
-  getScriptSnapshot: (f) => {
-    const text = texts.get(f) ?? (existsSync(f) ? readFileSync(f, 'utf8') : undefined);
-    return text === undefined ? undefined : ts.ScriptSnapshot.fromString(text);
-  },
-  getCurrentDirectory: () => root,
-  getCompilationSettings: () => options,
-  getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
-  fileExists: (f) => texts.has(f) || (!moves.some(([from]) => from === f && !texts.has(f)) && ts.sys.fileExists(f)),
-  readFile: (f) => texts.get(f) ?? ts.sys.readFile(f),
-  readDirectory: ts.sys.readDirectory,
-  directoryExists: (d) => [...texts.keys()].some((f) => f.startsWith(d + '/')) || ts.sys.directoryExists(d),
-  getDirectories: ts.sys.getDirectories,
-};
-const service = ts.createLanguageService(host, ts.createDocumentRegistry());
+const project = createProject({
+  // a file moved away no longer exists; the folder it moves into does
+  fileExists: (f, texts) => texts.has(f) || (!moves.some(([from]) => from === f) && ts.sys.fileExists(f)),
+  directoryExists: (d, texts) => [...texts.keys()].some((f) => f.startsWith(d + '/')) || ts.sys.directoryExists(d),
+});
+const { service, texts, versions, parsed } = project;
 const checked = () => parsed.fileNames.map((f) => resolve(f)).map((f) => moves.find(([from]) => from === f)?.[1] ?? f);
 const errorCount = () => checked().reduce((n, f) => n + (texts.has(f) ? service.getSemanticDiagnostics(f).length + service.getSyntacticDiagnostics(f).length : 0), 0);
 
@@ -89,8 +52,7 @@ for (const [from, to] of moves) {
     let out = text;
     for (const c of changes) out = out.slice(0, c.span.start) + c.newText + out.slice(c.span.start + c.span.length);
     if (out !== text) {
-      texts.set(f, out);
-      versions.set(f, (versions.get(f) ?? 0) + 1);
+      project.setText(f, out);
       touched.add(f);
       n++;
     }
@@ -100,7 +62,7 @@ for (const [from, to] of moves) {
   texts.delete(from);
   versions.set(to, (versions.get(from) ?? 0) + 1);
   versions.delete(from);
-  files = files.map((f) => (f === from ? to : f));
+  project.files = project.files.map((f) => (f === from ? to : f));
   for (const f of [...touched]) if (f === from) { touched.delete(f); touched.add(to); }
   console.log(`${relative(root, from)} -> ${relative(root, to)}: ${n} file(s) rewritten`);
 }
@@ -111,7 +73,7 @@ if (after > before) {
   process.exit(1);
 }
 // Plain-text mentions (Markdown, .mjs/.js scripts, JSON, YAML and comments the language service leaves alone).
-const textFiles = [...walk(/\.(md|mjs|js|json|ya?ml|sh)$/), ...['README.md', 'package.json', '.ci/run'].map((f) => join(root, f)).filter(existsSync),
+const textFiles = [...sourceFiles(/\.(md|mjs|js|json|ya?ml|sh)$/), ...['README.md', 'package.json', '.ci/run'].map((f) => join(root, f)).filter(existsSync),
   ...(existsSync(join(root, 'docs')) ? readdirSync(join(root, 'docs'), { recursive: true }).map((f) => join(root, 'docs', String(f))).filter((f) => /\.md$/.test(f)) : [])];
 const mentions = new Map();
 const replaceMentions = (text) => {

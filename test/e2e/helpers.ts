@@ -95,33 +95,21 @@ export interface RunResult extends Exit {
   stderr: string;
 }
 
-/** Run a program to completion (killed after timeoutMs). */
+/** A built program of ours (bin/*.js) to completion under this Node (killed after timeoutMs). */
 function runNode(script: string, args: string[], env: NodeJS.ProcessEnv, input?: string, timeoutMs = 20_000, cwd?: string): Promise<RunResult> {
-  return new Promise((resolveRun, reject) => {
-    const proc = spawn(process.execPath, [script, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'], cwd });
-    running.add(proc);
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    const timer = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`${script} ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
-    proc.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      running.delete(proc);
-      // wait for the pipes to drain
-      setImmediate(() => resolveRun({ code, signal, stdout, stderr }));
-    });
-    proc.stdin.end(input ?? '');
-  });
+  return runProgram(process.execPath, [script, ...args], { env, input, timeoutMs, cwd });
 }
 
-/** Run any program to its end in `cwd` with exactly `env` (installed or packaged programs; killed after timeoutMs). */
-export function runProgram(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<RunResult> {
+/**
+ * Run any program to its end with exactly `env` (in `cwd`, with `input` on its stdin; installed or packaged programs
+ * too): resolves once it exited and its output is read to the end, fails when it cannot start or after timeoutMs.
+ */
+export function runProgram(
+  cmd: string, args: string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number },
+): Promise<RunResult> {
+  const timeoutMs = opts.timeoutMs ?? 30_000;
   return new Promise((resolveRun, reject) => {
-    const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
     running.add(proc);
     let stdout = '';
     let stderr = '';
@@ -129,14 +117,20 @@ export function runProgram(cmd: string, args: string[], opts: { cwd: string; env
     proc.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, opts.timeoutMs ?? 30_000);
-    proc.on('error', reject);
+      reject(new Error(`${cmd} ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    proc.on('error', (e) => {
+      clearTimeout(timer);
+      running.delete(proc);
+      reject(e);
+    });
     proc.on('close', (code, signal) => {
       clearTimeout(timer);
       running.delete(proc);
       resolveRun({ code, signal, stdout, stderr });
     });
+    proc.stdin.on('error', () => undefined); // a program that exits without reading its input
+    proc.stdin.end(opts.input ?? '');
   });
 }
 

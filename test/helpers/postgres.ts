@@ -177,3 +177,27 @@ export async function endPagePlanProblems(
   }
   return problems;
 }
+
+/**
+ * Count the statements sent on a pg client while another statement of the same client was still running (pg 8 warns
+ * "client is already executing a query", pg 9 refuses it): every client of the process, the pools' and the listening
+ * connections', from now until restore().
+ */
+export async function countOverlappingQueries(): Promise<{ count(): number; restore(): void }> {
+  const pg = await loadPg();
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  const running = new WeakMap<object, number>();
+  let overlaps = 0;
+  proto.query = function (this: object, ...args: unknown[]) {
+    const busy = running.get(this) ?? 0;
+    if (busy > 0) overlaps++;
+    const out = original.apply(this, args);
+    if (out instanceof Promise) {
+      running.set(this, busy + 1);
+      void out.finally(() => running.set(this, (running.get(this) ?? 1) - 1)).catch(() => undefined);
+    }
+    return out;
+  };
+  return { count: () => overlaps, restore: () => { proto.query = original; } };
+}

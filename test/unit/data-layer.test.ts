@@ -13,7 +13,7 @@ import { postgresDatabase, toPostgres, describePostgresUrl } from '../../daemon/
 import { isUniqueViolation } from '../../daemon/db/layer/errors.js';
 import type { Database } from '../../daemon/db/layer/types.js';
 import { openDatabase } from '../../daemon/db/connection.js';
-import { createTestDatabase } from '../helpers/postgres.js';
+import { countOverlappingQueries, createTestDatabase } from '../helpers/postgres.js';
 
 const PG_URL = process.env.GANTRY_TEST_DATABASE_URL;
 
@@ -142,6 +142,43 @@ function layerSuite(make: () => Promise<{ db: Database; drop: () => Promise<void
       ),
     );
     expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE name LIKE 'c-%'"))!.n).toBe(60);
+  });
+
+  it('runs tx calls made side by side one at a time, in call order, on one connection', async () => {
+    const overlapping = pg() ? await countOverlappingQueries() : { count: () => 0, restore: () => undefined };
+    try {
+      const { ids, count, page } = await db.transaction(async (tx) => {
+        const inserted = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => tx.run('INSERT INTO items (name, n) VALUES (?, ?) RETURNING id', [`side-${i}`, i])),
+        );
+        const [c, rows] = await Promise.all([
+          tx.get<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE name LIKE 'side-%'"),
+          tx.all<{ n: number }>("SELECT n FROM items WHERE name LIKE 'side-%' ORDER BY id"),
+        ]);
+        return { ids: inserted.map((r) => r.lastId!), count: c!.n, page: rows.map((r) => r.n) };
+      });
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      expect(count).toBe(8);
+      expect(page).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      const seen = await db.snapshot(async (q) => Promise.all([
+        q.get<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE name LIKE 'side-%'"),
+        q.all("SELECT id FROM items WHERE name LIKE 'side-%'"),
+        q.get("SELECT id FROM items WHERE name = 'side-3'"),
+      ]));
+      expect(seen[0]!.n).toBe(8);
+      expect(seen[1]).toHaveLength(8);
+      // a failing statement among them rolls back the lot, and the others fail or finish before the ROLLBACK
+      await expect(db.transaction(async (tx) => Promise.all([
+        tx.run('INSERT INTO items (name) VALUES (?)', ['side-late']),
+        tx.run('INSERT INTO items (name) VALUES (?)', ['side-0']),
+        tx.run('INSERT INTO items (name) VALUES (?)', ['side-later']),
+      ]))).rejects.toSatisfy(isUniqueViolation);
+      expect(await db.get("SELECT id FROM items WHERE name LIKE 'side-late%'")).toBeUndefined();
+      // pg 8 queues a statement sent on a busy client and warns; pg 9 refuses it
+      expect(overlapping.count()).toBe(0);
+    } finally {
+      overlapping.restore();
+    }
   });
 
   it('reads a snapshot that agrees with itself', async () => {

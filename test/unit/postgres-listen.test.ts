@@ -7,6 +7,7 @@ import { postgresDatabase } from '../../daemon/db/layer/postgres.js';
 import { sqliteDatabase } from '../../daemon/db/layer/sqlite.js';
 import type { Database } from '../../daemon/db/layer/types.js';
 import { waitUntil, sleep } from '../helpers/hook-receiver.js';
+import { countOverlappingQueries } from '../helpers/postgres.js';
 import BetterSqlite3 from 'better-sqlite3';
 
 const PG_URL = process.env.GANTRY_TEST_DATABASE_URL;
@@ -101,6 +102,27 @@ describe.runIf(PG_URL)('on PostgreSQL', () => {
       await waitUntil(() => got.includes('again'), 'a notification after the reconnection');
     } finally {
       await stop();
+    }
+  });
+
+  it('sends the LISTEN and UNLISTEN of channels taken up and dropped at once one at a time on its connection', async () => {
+    const c = await postgresDatabase(PG_URL!, { max: 1 });
+    const overlapping = await countOverlappingQueries();
+    try {
+      const chs = Array.from({ length: 5 }, () => channel());
+      const got = new Map<string, (string | null)[]>(chs.map((ch) => [ch, []]));
+      const stops = await Promise.all(chs.map((ch) => c.listen!(ch, (p) => got.get(ch)!.push(p))));
+      await Promise.all(chs.map((ch) => b.notify!(ch, `to ${ch}`)));
+      await waitUntil(() => chs.every((ch) => got.get(ch)!.length === 1), 'a notification on every channel');
+      for (const ch of chs) expect(got.get(ch)).toEqual([`to ${ch}`]);
+      await Promise.all(stops.map((stop) => stop()));
+      await b.notify!(chs[0]!, 'after');
+      await sleep(100);
+      expect(got.get(chs[0]!)).toEqual([`to ${chs[0]}`]);
+      expect(overlapping.count()).toBe(0);
+    } finally {
+      overlapping.restore();
+      await c.close();
     }
   });
 

@@ -14,6 +14,8 @@ import { voteCounts } from '../../services/collaboration/award-emoji.js';
 import { userNotesCounts } from '../../services/collaboration/notes.js';
 import { subscribedSet } from '../../services/collaboration/subscriptions.js';
 import type { Queries } from '../../db/layer/types.js';
+import { milestoneEntity } from './milestones.js';
+import { userBasic } from './users.js';
 
 /** The columns of an issue or merge request the page loads need. */
 export interface IssuableRef {
@@ -54,5 +56,28 @@ export async function loadIssuablePage(
     subscribed: viewer ? await subscribedSet(q, viewer.id, type, ids, implicit) : new Set<number>(),
     users: await usersByIds(q, userIds),
     webUrls: new Map([...(await projectFullPaths(q, projectIds))].map(([id, p]) => [id, `${base}/${p.namespacePath}/${p.path}`])),
+  };
+}
+
+/**
+ * The fields an issue and a merge request present alike from their page's loads (in the Issue entity's order):
+ * labels, milestone, assignee, author, subscribed, user_notes_count, upvotes, downvotes.
+ */
+export function issuableFields(ctx: AppContext, page: IssuablePage, gravatar: boolean, row: Omit<IssuableRef, 'projectId'>) {
+  const person = (id: number | null) => {
+    const u = id !== null ? page.users.get(id) : undefined;
+    return u ? userBasic(ctx, u, gravatar) : null;
+  };
+  const milestone = row.milestoneId !== null ? page.milestones.get(row.milestoneId) : undefined;
+  const v = page.votes.get(row.id);
+  return {
+    labels: page.labels.get(row.id) ?? [],
+    milestone: milestone ? milestoneEntity(milestone) : null,
+    assignee: person(row.assigneeId),
+    author: person(row.authorId),
+    subscribed: page.subscribed.has(row.id),
+    user_notes_count: page.notes.get(row.id) ?? 0,
+    upvotes: v?.upvotes ?? 0,
+    downvotes: v?.downvotes ?? 0,
   };
 }

@@ -8,45 +8,31 @@ import type { AppContext } from '../../context.js';
 import type { IssueRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { Nullable } from '../params.js';
-import { loadIssuablePage } from './issuables.js';
-import { milestoneEntity, MilestoneSchema } from './milestones.js';
-import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
+import { issuableFields, loadIssuablePage } from './issuables.js';
+import { MilestoneSchema } from './milestones.js';
+import { gravatarEnabledAsync, UserBasicSchema } from './users.js';
 
 type Rec = Record<string, unknown>;
 
 /** Present a page of issues for `viewer` (subscribed is the viewer's) with a fixed number of queries. */
 export async function presentIssues(ctx: AppContext, viewer: UserRow | null, rows: IssueRow[]): Promise<Rec[]> {
   if (rows.length === 0) return [];
-  const ids = rows.map((r) => r.id);
-  const { labels, milestones, votes, notes, subscribed, users, webUrls } = await loadIssuablePage(ctx, viewer, 'Issue', rows);
+  const page = await loadIssuablePage(ctx, viewer, 'Issue', rows);
   const gravatar = await gravatarEnabledAsync(ctx);
-  return rows.map((i) => {
-    const author = i.authorId !== null ? users.get(i.authorId) : undefined;
-    const assignee = i.assigneeId !== null ? users.get(i.assigneeId) : undefined;
-    const milestone = i.milestoneId !== null ? milestones.get(i.milestoneId) : undefined;
-    const v = votes.get(i.id);
-    return {
-      id: i.id,
-      iid: i.iid,
-      project_id: i.projectId,
-      title: i.title,
-      description: i.description,
-      state: i.state,
-      created_at: i.createdAt,
-      updated_at: i.updatedAt,
-      labels: labels.get(i.id) ?? [],
-      milestone: milestone ? milestoneEntity(milestone) : null,
-      assignee: assignee ? userBasic(ctx, assignee, gravatar) : null,
-      author: author ? userBasic(ctx, author, gravatar) : null,
-      subscribed: subscribed.has(i.id),
-      user_notes_count: notes.get(i.id) ?? 0,
-      upvotes: v?.upvotes ?? 0,
-      downvotes: v?.downvotes ?? 0,
-      due_date: i.dueDate,
-      confidential: i.confidential,
-      web_url: `${webUrls.get(i.projectId) ?? ctx.externalUrl()}/issues/${i.iid}`,
-    };
-  });
+  return rows.map((i) => ({
+    id: i.id,
+    iid: i.iid,
+    project_id: i.projectId,
+    title: i.title,
+    description: i.description,
+    state: i.state,
+    created_at: i.createdAt,
+    updated_at: i.updatedAt,
+    ...issuableFields(ctx, page, gravatar, i),
+    due_date: i.dueDate,
+    confidential: i.confidential,
+    web_url: `${page.webUrls.get(i.projectId) ?? ctx.externalUrl()}/issues/${i.iid}`,
+  }));
 }
 
 /** Present one issue. */

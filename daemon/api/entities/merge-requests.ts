@@ -12,9 +12,9 @@ import type { MergeRequestDiffRow } from '../../db/schema-merge-requests.js';
 import { diffCommits, latestDiffHeads, workInProgress } from '../../services/merge-requests/find.js';
 import { commitTitle, RepoCommitSchema } from './repository.js';
 import { Nullable } from '../params.js';
-import { loadIssuablePage } from './issuables.js';
-import { milestoneEntity, MilestoneSchema } from './milestones.js';
-import { gravatarEnabledAsync, userBasic, UserBasicSchema } from './users.js';
+import { issuableFields, loadIssuablePage } from './issuables.js';
+import { MilestoneSchema } from './milestones.js';
+import { gravatarEnabledAsync, UserBasicSchema } from './users.js';
 
 type Rec = Record<string, unknown>;
 
@@ -25,15 +25,11 @@ type Rec = Record<string, unknown>;
 export async function presentMergeRequests(ctx: AppContext, viewer: UserRow | null, rows: MergeRequestRow[], q: Queries = ctx.data): Promise<Rec[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const { labels, milestones, votes, notes, subscribed, users, webUrls } =
-    await loadIssuablePage(ctx, viewer, 'MergeRequest', rows.map((r) => ({ ...r, projectId: r.targetProjectId })), q);
+  const page = await loadIssuablePage(ctx, viewer, 'MergeRequest', rows.map((r) => ({ ...r, projectId: r.targetProjectId })), q);
   const heads = await latestDiffHeads(q, ids);
   const gravatar = await gravatarEnabledAsync(ctx, q);
   return rows.map((m) => {
-    const author = m.authorId !== null ? users.get(m.authorId) : undefined;
-    const assignee = m.assigneeId !== null ? users.get(m.assigneeId) : undefined;
-    const milestone = m.milestoneId !== null ? milestones.get(m.milestoneId) : undefined;
-    const v = votes.get(m.id);
+    const f = issuableFields(ctx, page, gravatar, m);
     return {
       id: m.id,
       iid: m.iid,
@@ -45,24 +41,24 @@ export async function presentMergeRequests(ctx: AppContext, viewer: UserRow | nu
       updated_at: m.updatedAt,
       target_branch: m.targetBranch,
       source_branch: m.sourceBranch,
-      upvotes: v?.upvotes ?? 0,
-      downvotes: v?.downvotes ?? 0,
-      author: author ? userBasic(ctx, author, gravatar) : null,
-      assignee: assignee ? userBasic(ctx, assignee, gravatar) : null,
+      upvotes: f.upvotes,
+      downvotes: f.downvotes,
+      author: f.author,
+      assignee: f.assignee,
       source_project_id: m.sourceProjectId,
       target_project_id: m.targetProjectId,
-      labels: labels.get(m.id) ?? [],
+      labels: f.labels,
       work_in_progress: workInProgress(m.title),
-      milestone: milestone ? milestoneEntity(milestone) : null,
+      milestone: f.milestone,
       merge_when_build_succeeds: m.mergeWhenBuildSucceeds,
       merge_status: m.mergeStatus,
       sha: heads.get(m.id) ?? null,
       merge_commit_sha: m.mergeCommitSha,
-      subscribed: subscribed.has(m.id),
-      user_notes_count: notes.get(m.id) ?? 0,
+      subscribed: f.subscribed,
+      user_notes_count: f.user_notes_count,
       should_remove_source_branch: m.shouldRemoveSourceBranch,
       force_remove_source_branch: m.forceRemoveSourceBranch,
-      web_url: `${webUrls.get(m.targetProjectId) ?? ctx.externalUrl()}/merge_requests/${m.iid}`,
+      web_url: `${page.webUrls.get(m.targetProjectId) ?? ctx.externalUrl()}/merge_requests/${m.iid}`,
     };
   });
 }

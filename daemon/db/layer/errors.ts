@@ -25,3 +25,11 @@ export function dataExceptionMessage(e: unknown): string | null {
   if (code === '22007' || code === '22008') return '400 (Bad request) a date or time is invalid';
   return '400 (Bad request) a value is invalid';
 }
+
+/** Why a connection or a statement failed, in a few words (pg's AggregateError of a refused connection has no message of its own). */
+export function errorReason(e: unknown): string {
+  const err = e as NodeJS.ErrnoException & { errors?: unknown[] };
+  if (err?.message) return err.message;
+  const first = err?.errors?.[0] as Error | undefined;
+  return first?.message || err?.code || String(e);
+}

@@ -8,6 +8,7 @@ import type { DaemonConfig } from '../../config.js';
 import { ConfigError } from '../../config.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openDatabase } from '../connection.js';
+import { errorReason } from './errors.js';
 import { sqliteDatabase } from './sqlite.js';
 import type { Database } from './types.js';
 
@@ -19,14 +20,6 @@ export interface OpenedDatabase {
    */
   sqlite?: BetterSqlite3.Database;
   close(): Promise<void>;
-}
-
-/** Why a connection failed, in a few words (pg's AggregateError of a refused connection has no message of its own). */
-function reason(e: unknown): string {
-  const err = e as NodeJS.ErrnoException & { errors?: unknown[] };
-  if (err?.message) return err.message;
-  const first = err?.errors?.[0] as Error | undefined;
-  return first?.message || err?.code || String(e);
 }
 
 /** Open and migrate the database of a configuration. */
@@ -46,7 +39,7 @@ export async function openPostgres(url: string): Promise<OpenedDatabase> {
   try {
     data = await postgresDatabase(url);
   } catch (e) {
-    throw new ConfigError(`cannot connect to PostgreSQL at ${describePostgresUrl(url)}: ${reason(e)}; check --database-url`);
+    throw new ConfigError(`cannot connect to PostgreSQL at ${describePostgresUrl(url)}: ${errorReason(e)}; check --database-url`);
   }
   try {
     const { migratePostgres } = await import('../migrate-postgres.js');

@@ -7,7 +7,7 @@
  * `pg` is loaded with a dynamic import when a PostgreSQL database is opened, never by a SQLite daemon (start-up time
  * and RSS are measured); this module itself only imports pg's types.
  */
-import type { Client, Pool, PoolClient, PoolConfig, QueryResult } from 'pg';
+import type { Client, Pool, PoolConfig, QueryConfig, QueryResult } from 'pg';
 import { dbStatementsOf } from '../../metrics.js';
 import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
 
@@ -105,6 +105,21 @@ function typeParsers(pg: PgModule): NonNullable<PoolConfig['types']> {
   };
 }
 
+/**
+ * One statement at a time on one connection, in call order. pg 8 queues a query sent while another runs on the same
+ * client and warns that pg 9 will refuse it ("client is already executing a query"); a transaction's statements made
+ * side by side (`Promise.all` of `tx` calls) or a listening connection's LISTEN and UNLISTEN wait here for their turn
+ * instead. A statement that fails lets the next one go.
+ */
+export function oneAtATime(): <T>(statement: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(statement: () => Promise<T>): Promise<T> => {
+    const turn = tail.then(statement);
+    tail = turn.catch(() => undefined);
+    return turn;
+  };
+}
+
 /** A channel name as a quoted identifier (LISTEN and UNLISTEN take no parameters). */
 const channelIdentifier = (channel: string) => `"${channel.replace(/"/g, '""')}"`;
 
@@ -122,6 +137,8 @@ function listenerOf(pg: PgModule, url: string) {
   let timer: NodeJS.Timeout | null = null;
   let pause = 500;
   let closed = false;
+  // LISTEN and UNLISTEN of several channels at once (the daemon's workers start and stop together) take turns
+  const turn = oneAtATime();
 
   const call = (fn: Handler, payload: string | null) => {
     try {
@@ -161,7 +178,7 @@ function listenerOf(pg: PgModule, url: string) {
       c.on('end', () => lost(c));
       try {
         await c.connect();
-        for (const channel of [...handlers.keys()]) await c.query(`LISTEN ${channelIdentifier(channel)}`);
+        for (const channel of [...handlers.keys()]) await turn(() => c.query(`LISTEN ${channelIdentifier(channel)}`));
       } catch (e) {
         await c.end().catch(() => undefined);
         throw e;
@@ -188,7 +205,7 @@ function listenerOf(pg: PgModule, url: string) {
       try {
         const c = await connect();
         // LISTEN again is harmless; a connection made while this channel was being added may have missed it
-        if (first) await c.query(`LISTEN ${channelIdentifier(channel)}`);
+        if (first) await turn(() => c.query(`LISTEN ${channelIdentifier(channel)}`));
       } catch (e) {
         set.delete(fn);
         if (!set.size) handlers.delete(channel);
@@ -198,7 +215,8 @@ function listenerOf(pg: PgModule, url: string) {
         const current = handlers.get(channel);
         if (!current?.delete(fn) || current.size) return;
         handlers.delete(channel);
-        await client?.query(`UNLISTEN ${channelIdentifier(channel)}`).catch(() => undefined);
+        const c = client;
+        if (c) await turn(() => c.query(`UNLISTEN ${channelIdentifier(channel)}`)).catch(() => undefined);
       };
     },
     async close(): Promise<void> {
@@ -265,52 +283,59 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
   }
 
   const counted = dbStatementsOf('postgres');
-  const query = (on: Pool | PoolClient, text: string, args: readonly unknown[]): Promise<QueryResult> => {
-    counted.value += 1;
+  /** How the statements of a Queries reach the server: the pool (any free connection) or one transaction's connection. */
+  type Send = (statement: QueryConfig | string) => Promise<QueryResult>;
+  /** A statement text with `?` placeholders as a named prepared statement. */
+  const prepared = (text: string, args: readonly unknown[]): QueryConfig => {
     const t = toPostgres(text);
-    return on.query({ name: t.name, text: t.text, values: args as unknown[] });
+    return { name: t.name, text: t.text, values: args as unknown[] };
   };
-  const queries = (on: Pool | PoolClient, open: () => boolean = () => true): Queries => {
-    const ended = () => Promise.reject(new Error('this transaction has ended'));
-    return {
-      dialect: postgresDialect,
-      all: async <T = Row>(text: string, args: readonly unknown[] = []) => (open() ? (await query(on, text, args)).rows as T[] : ended()),
-      get: async <T = Row>(text: string, args: readonly unknown[] = []) => (open() ? (await query(on, text, args)).rows[0] as T | undefined : ended()),
-      run: async (text: string, args: readonly unknown[] = []): Promise<RunResult> => {
-        if (!open()) return ended();
-        const r = await query(on, text, args);
-        const id = r.rows[0]?.id;
-        return { changes: r.rowCount ?? 0, lastId: typeof id === 'number' ? id : undefined };
-      },
-      // Several statements without parameters (a migration file): pg's simple query protocol.
-      exec: async (text: string): Promise<void> => {
-        if (!open()) return ended();
-        counted.value += 1;
-        await on.query(text);
-      },
-    };
+  const queries = (send: Send): Queries => ({
+    dialect: postgresDialect,
+    all: async <T = Row>(text: string, args: readonly unknown[] = []) => (await send(prepared(text, args))).rows as T[],
+    get: async <T = Row>(text: string, args: readonly unknown[] = []) => (await send(prepared(text, args))).rows[0] as T | undefined,
+    run: async (text: string, args: readonly unknown[] = []): Promise<RunResult> => {
+      const r = await send(prepared(text, args));
+      const id = r.rows[0]?.id;
+      return { changes: r.rowCount ?? 0, lastId: typeof id === 'number' ? id : undefined };
+    },
+    // Several statements without parameters (a migration file): pg's simple query protocol.
+    exec: async (text: string): Promise<void> => {
+      await send(text);
+    },
+  });
+  const onPool: Send = (statement) => {
+    counted.value += 1;
+    return pool.query(statement);
   };
 
-  /** BEGIN ... COMMIT on one pooled connection; ROLLBACK when `fn` throws. */
+  /**
+   * BEGIN ... COMMIT on one pooled connection; ROLLBACK when `fn` throws. Its statements take turns on the connection
+   * (oneAtATime), so `tx` calls made side by side run one after the other, in call order; one whose turn comes after
+   * the transaction ended (never awaited by `fn`) is refused, never sent after the COMMIT.
+   */
   const inTransaction = async <T>(begin: string, fn: (tx: Queries) => Promise<T>): Promise<T> => {
     const client = await pool.connect();
+    const turn = oneAtATime();
     let open = true;
     let broken: unknown;
     // (as in withAdvisoryLockOn: a connection that breaks between the transaction's statements must not kill the process)
     const onError = (e: Error) => { broken = e; };
     client.on('error', onError);
+    const statement = (s: QueryConfig | string) => {
+      counted.value += 1;
+      return client.query(s);
+    };
+    const ended = () => Promise.reject(new Error('this transaction has ended'));
     try {
-      counted.value += 1;
-      await client.query(begin);
-      const out = await fn(queries(client, () => open));
+      await turn(() => statement(begin));
+      const out = await fn(queries((s) => turn(() => (open ? statement(s) : ended()))));
       open = false;
-      counted.value += 1;
-      await client.query('COMMIT');
+      await turn(() => statement('COMMIT'));
       return out;
     } catch (e) {
       open = false;
-      counted.value += 1;
-      await client.query('ROLLBACK').catch((err: unknown) => {
+      await turn(() => statement('ROLLBACK')).catch((err: unknown) => {
         broken = err; // the connection is unusable: destroy it instead of returning it to the pool
       });
       throw e;
@@ -322,12 +347,12 @@ export async function postgresDatabase(url: string, options: PostgresOptions = {
 
   const notifications = listenerOf(pg, url);
   return {
-    ...queries(pool),
+    ...queries(onPool),
     transaction: (fn) => inTransaction('BEGIN', fn),
     snapshot: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
     listen: (channel, fn) => notifications.listen(channel, fn),
     notify: async (channel, payload = '') => {
-      await query(pool, 'SELECT pg_notify(?, ?)', [channel, payload]);
+      await onPool(prepared('SELECT pg_notify(?, ?)', [channel, payload]));
     },
     close: async () => {
       await notifications.close();

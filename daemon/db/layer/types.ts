@@ -27,6 +27,8 @@ export interface Database extends Queries {
   /**
    * BEGIN ... COMMIT (rolled back when `fn` throws). `fn` may await `tx` only: never git, storage, timers or the
    * network (on SQLite a transaction that is still open at the next turn of the event loop is rolled back and refused).
+   * `tx` calls made side by side (`Promise.all`) run one at a time in call order on both engines (SQLite's are
+   * synchronous; PostgreSQL's wait their turn on the transaction's one connection, which pg 9 requires).
    */
   transaction<T>(fn: (tx: Queries) => Promise<T>): Promise<T>;
   /** Several reads that must agree (a list's COUNT and its page): a read transaction on either engine. */

@@ -15,6 +15,7 @@ import { runnersByIds } from '../../db/runners.js';
 import { avatarUrl, commitWebUrl, projectUrls } from '../../web-urls.js';
 import { projectWantsEvent, queueHookDeliveries } from '../hooks/deliveries.js';
 import { userById, usersByIds } from '../../db/users.js';
+import { pipelineProjectHookAttrs, repositoryHookAttrsWithGitUrls } from '../../hooks/project.js';
 
 /** Whether the project has a hook or an active service subscribed to build (build_events) or pipeline (pipeline_events) events. */
 export async function projectWantsHook(q: Queries, projectId: number, event: 'build' | 'pipeline'): Promise<boolean> {
@@ -89,10 +90,7 @@ export async function buildHookData(ctx: AppContext, q: Queries, build: CommitSt
       started_at: pipeline.startedAt,
       finished_at: pipeline.finishedAt,
     },
-    repository: {
-      name: project.name, url: urls.ssh_url_to_repo, description: project.description, homepage: urls.web_url,
-      git_http_url: urls.http_url_to_repo, git_ssh_url: urls.ssh_url_to_repo, visibility_level: project.visibilityLevel,
-    },
+    repository: repositoryHookAttrsWithGitUrls(project, urls),
   };
 }
 
@@ -118,11 +116,7 @@ export async function pipelineHookData(ctx: AppContext, q: Queries, pipeline: Pi
       stages, created_at: pipeline.createdAt, finished_at: pipeline.finishedAt, duration: pipeline.duration,
     },
     user: userHookAttrs(ctx, pipeline.userId === null ? null : userById.get(pipeline.userId) ?? null, gravatar),
-    project: {
-      name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,
-      git_http_url: urls.http_url_to_repo, namespace: ns.name, visibility_level: project.visibilityLevel,
-      path_with_namespace: `${ns.path}/${project.path}`, default_branch: project.defaultBranch,
-    },
+    project: pipelineProjectHookAttrs(ns, project, urls),
     commit: {
       id: pipeline.sha, message: pipeline.commitMessage, timestamp: pipeline.committedAt?.replace(/\.\d{3}Z$/, 'Z') ?? null, url: commitUrl,
       author: { name: pipeline.commitAuthorName, email: pipeline.commitAuthorEmail },

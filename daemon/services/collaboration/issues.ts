@@ -16,19 +16,16 @@ import { findOrCreateLabels, setTargetLabels } from './labels.js';
 import { findProjectMilestone } from './milestones.js';
 import { createSystemNote } from './notes.js';
 import { subscribe, unsubscribe } from './subscriptions.js';
-import {
-  assigneeNote, confidentialityNote, labelsNote, milestoneNote, stateChangeNote, titleNote,
-} from './system-notes.js';
+import { confidentialityNote, stateChangeNote, titleNote } from './system-notes.js';
 import {
   markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForUpdatedIssuable, type IssuableInfo,
 } from './todos.js';
 import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 import { validDate } from '../../dates.js';
-import { assigneeOf, labelTitles } from './issuable-params.js';
+import { assigneeMilestoneLabels, assigneeOf, labelTitles } from './issuable-params.js';
 import type { Queries } from '../../db/layer/types.js';
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import { insertIssue, type IssueColumns, liveProjectIssue, softDeleteIssue, updateIssueRow } from '../../db/issues.js';
-import { userById } from '../../db/users.js';
 import { getSettings } from '../instance/settings.js';
 
 
@@ -107,7 +104,7 @@ export async function findProjectIssue(q: Queries, projectId: number, issueId: n
  */
 export async function findReadableIssue(ctx: AppContext, user: UserRow, project: ProjectRow, issueId: number, level?: number): Promise<IssueRow> {
   const issue = await findProjectIssue(ctx.data, project.id, issueId);
-  if (!issue || !(await canReadIssuable(ctx, user, project, { type: 'Issue', ...issue }, level))) throw notFoundMessage('404 Not found');
+  if (!issue || !(await canReadIssuable(ctx, user, project, { ...issue, type: 'Issue' }, level))) throw notFoundMessage('404 Not found');
   return issue;
 }
 
@@ -237,30 +234,12 @@ export async function updateIssue(ctx: AppContext, actor: UserRow, project: Proj
       set('confidential', p.confidential);
       notes.push(confidentialityNote(p.confidential));
     }
-    if (rights.admin) {
-      const assigneeId = await assigneeOf(tx, p.assignee_id);
-      if (assigneeId !== undefined && assigneeId !== issue.assigneeId) {
-        set('assignee_id', assigneeId);
-        const u = await userById(tx, assigneeId);
-        notes.push(assigneeNote(u?.username ?? null));
-      }
-      if (p.milestone_id !== undefined) {
-        const m = p.milestone_id ? await findProjectMilestone(tx, project.id, p.milestone_id) : null;
-        const milestoneId = m?.id ?? null;
-        if (milestoneId !== issue.milestoneId) {
-          set('milestone_id', milestoneId);
-          notes.push(milestoneNote(m ? { iid: m.iid } : null));
-        }
-      }
-    }
     let labelsChanged = false;
-    if (rights.admin && p.labels !== undefined) {
-      const wanted = await findOrCreateLabels(tx, project.id, labelTitles(p.labels), true);
-      const { added, removed } = await setTargetLabels(tx, { type: 'Issue', id: issue.id }, wanted.map((l) => l.id));
-      if (added.length || removed.length) {
-        labelsChanged = true;
-        notes.push(labelsNote(added.map((l) => ({ id: l.id })), removed.map((l) => ({ id: l.id }))));
-      }
+    if (rights.admin) {
+      const changes = await assigneeMilestoneLabels(tx, project.id, { ...issue, type: 'Issue' }, p);
+      Object.assign(sets, changes.columns);
+      notes.push(...changes.notes);
+      labelsChanged = changes.labelsChanged;
     }
     const fieldsChanged = Object.keys(sets).length > 0 || labelsChanged;
     const at = rights.timestamps && p.updated_at !== undefined ? isoTime(p.updated_at)! : now();

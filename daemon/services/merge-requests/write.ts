@@ -20,7 +20,7 @@ import { findOrCreateLabels, setTargetLabels } from '../collaboration/labels.js'
 import { findProjectMilestone } from '../collaboration/milestones.js';
 import { createSystemNote } from '../collaboration/notes.js';
 import { subscribe, unsubscribe } from '../collaboration/subscriptions.js';
-import { assigneeNote, labelsNote, milestoneNote, stateChangeNote, titleNote } from '../collaboration/system-notes.js';
+import { stateChangeNote, titleNote } from '../collaboration/system-notes.js';
 import { markTodo, markTodosDoneOnClose, todosForNewIssuable, todosForUpdatedIssuable } from '../collaboration/todos.js';
 import { lockAsync } from '../collaboration/tx.js';
 import { writeEnv, type WriteEnv } from '../collaboration/issues.js';
@@ -28,12 +28,11 @@ import {
   branchHead, checkMergeStatus, computeDiff, diffChanged, endsOf, insertDiff, resetMergeStatus, writeHeadRef, type ComputedDiff,
 } from './diffs.js';
 import { findMergeRequest, isOpen, latestDiff, mergeRequestInfo } from './find.js';
-import { assigneeOf, labelTitles } from '../collaboration/issuable-params.js';
+import { assigneeMilestoneLabels, assigneeOf, labelTitles } from '../collaboration/issuable-params.js';
 import {
   insertMergeRequest, nextMergeRequestIid, setMergeRequestState, setMergeStatusIfUnchecked, similarMergeRequestTitles, softDeleteMergeRequest,
   updateMergeRequestColumns,
 } from '../../db/merge-requests.js';
-import { userById } from '../../db/users.js';
 
 export { writeEnv, type WriteEnv };
 
@@ -258,29 +257,12 @@ export async function updateMergeRequest(
       set.target_branch = newTarget;
       notes.push(`Target branch changed from \`${mr.targetBranch}\` to \`${newTarget}\``);
     }
-    if (rights.admin) {
-      const assigneeId = await assigneeOf(tx, p.assignee_id);
-      if (assigneeId !== undefined && assigneeId !== mr.assigneeId) {
-        set.assignee_id = assigneeId;
-        const u = assigneeId !== null ? await userById(tx, assigneeId) : null;
-        notes.push(assigneeNote(u?.username ?? null));
-      }
-      if (p.milestone_id !== undefined) {
-        const m = p.milestone_id ? await findProjectMilestone(tx, project.id, p.milestone_id) : null;
-        if ((m?.id ?? null) !== mr.milestoneId) {
-          set.milestone_id = m?.id ?? null;
-          notes.push(milestoneNote(m ? { iid: m.iid } : null));
-        }
-      }
-    }
     let labelsChanged = false;
-    if (rights.admin && p.labels !== undefined) {
-      const wanted = await findOrCreateLabels(tx, project.id, labelTitles(p.labels), true);
-      const { added, removed } = await setTargetLabels(tx, { type: 'MergeRequest', id: mr.id }, wanted.map((l) => l.id));
-      if (added.length || removed.length) {
-        labelsChanged = true;
-        notes.push(labelsNote(added.map((l) => ({ id: l.id })), removed.map((l) => ({ id: l.id }))));
-      }
+    if (rights.admin) {
+      const changes = await assigneeMilestoneLabels(tx, project.id, { ...mr, type: 'MergeRequest' }, p);
+      Object.assign(set, changes.columns);
+      notes.push(...changes.notes);
+      labelsChanged = changes.labelsChanged;
     }
     const fieldsChanged = Object.keys(set).length > 0 || labelsChanged;
     const at = now();

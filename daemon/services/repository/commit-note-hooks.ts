@@ -12,6 +12,7 @@ import { recordEvent } from '../instance/events.js';
 import { queueHookDeliveries } from '../hooks/deliveries.js';
 import { projectNamespace } from '../projects/projects.js';
 import { getSettings } from '../instance/settings.js';
+import { projectHookAttrs, repositoryHookAttrs } from '../../hooks/project.js';
 
 /** What the payload needs besides the note, read before the transaction (which may read only through `tx`). */
 export interface CommitNoteHookContext {
@@ -34,12 +35,8 @@ export function commitNoteHookData(ctx: AppContext, project: ProjectRow, hc: Com
     object_kind: 'note',
     user: { name: user.name, username: user.username, avatar_url: avatarUrl(user, hc.gravatar) },
     project_id: project.id,
-    project: {
-      name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,
-      git_http_url: urls.http_url_to_repo, namespace: ns.name, visibility_level: project.visibilityLevel, path_with_namespace: `${ns.path}/${project.path}`,
-      default_branch: project.defaultBranch, homepage: urls.web_url, url: urls.ssh_url_to_repo, ssh_url: urls.ssh_url_to_repo, http_url: urls.http_url_to_repo,
-    },
-    repository: { name: project.name, url: urls.ssh_url_to_repo, description: project.description, homepage: urls.web_url },
+    project: projectHookAttrs(ns, project, urls),
+    repository: repositoryHookAttrs(project, urls),
     object_attributes: {
       id: note.id, note: note.note, noteable_type: 'Commit', author_id: note.authorId, created_at: note.createdAt, updated_at: note.updatedAt,
       project_id: project.id, attachment: null, line_code: null, commit_id: commit.sha, noteable_id: null, system: false, st_diff: null,

@@ -17,6 +17,7 @@ import { notFound } from '../../errors.js';
 import { projectNamespace } from '../projects/projects.js';
 import { projectRepository } from './repositories.js';
 import { getSettings } from '../instance/settings.js';
+import { projectHookAttrs, repositoryHookAttrsWithGitUrls } from '../../hooks/project.js';
 import { touchProjectActivity } from '../../db/projects.js';
 
 /** One ref change: `before`/`after` are full shas, the zero sha for a created/deleted ref. */
@@ -159,17 +160,10 @@ export async function buildPushData(
     object_kind: kind, event_name: kind, before: update.before, after: update.after, ref: update.ref, checkout_sha: checkout, message,
     user_id: user.id, user_name: user.name, user_username: user.username, user_email: user.email, user_avatar: avatarUrl(user, settings.gravatarEnabled),
     project_id: project.id,
-    project: {
-      name: project.name, description: project.description, web_url: urls.web_url, avatar_url: null, git_ssh_url: urls.ssh_url_to_repo,
-      git_http_url: urls.http_url_to_repo, namespace: ns.name, visibility_level: project.visibilityLevel, path_with_namespace: `${ns.path}/${project.path}`,
-      default_branch: project.defaultBranch, homepage: urls.web_url, url: urls.ssh_url_to_repo, ssh_url: urls.ssh_url_to_repo, http_url: urls.http_url_to_repo,
-    },
+    project: projectHookAttrs(ns, project, urls),
     commits: pushCommits,
     total_commits_count: total,
-    repository: {
-      name: project.name, url: urls.ssh_url_to_repo, description: project.description, homepage: urls.web_url,
-      git_http_url: urls.http_url_to_repo, git_ssh_url: urls.ssh_url_to_repo, visibility_level: project.visibilityLevel,
-    },
+    repository: repositoryHookAttrsWithGitUrls(project, urls),
   };
 }
 

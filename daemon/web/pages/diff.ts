@@ -4,8 +4,8 @@
  * (`#<file-anchor>_<old>_<new>`, GitLab 8.x's line codes) that a link may point at.
  *
  * diff2html reads git's text (hunks, line numbers), pairs the removed lines with the added ones that replace them and
- * marks the changed words (`<del>`/`<ins>`), escaping every text. Its two renderers are used with their row output
- * overridden: their templates have no line anchors, and its side-by-side view is two tables kept aligned by its
+ * marks the changed words (`<del>`/`<ins>`), escaping every text. Its two renderers are used with their row methods
+ * replaced by ours (inlineRow, parallelRow): their templates have no line anchors, and its side-by-side view is two tables kept aligned by its
  * browser script; here both sides are one table (rows aligned without script), each row our markup around the
  * content diff2html escaped.
  */
@@ -56,54 +56,43 @@ function makeRenderers(): Renderers {
   // word marks within paired lines; no re-matching of lines across a block (its cost grows with the block's square)
   const config = { matching: 'none', diffStyle: 'word' } as const;
 
-  class Inline extends LineByLine {
-    readonly anchor: string;
-
-    constructor(anchor: string) {
-      super(hogan, config);
-      this.anchor = anchor;
-    }
-
-    override generateSingleLineHtml(_file: DiffFile, line?: PreparedLine): string {
-      if (!line) return '';
-      const kind = kindOf(line.type);
-      const id = `${this.anchor}_${line.oldNumber ?? 0}_${line.newNumber ?? 0}`;
-      return html`<tr class="${kind}" id="${id}">${num(id, line.oldNumber)}${num(id, line.newNumber)}<td class="line" data-sign="${SIGN[kind]}">${content(line)}</td></tr>`.text;
-    }
-  }
-
-  /** Both sides in one row of one table: the left half carries the row, the right half nothing. */
-  class Parallel extends SideBySide {
-    readonly anchor: string;
-
-    constructor(anchor: string) {
-      super(hogan, config);
-      this.anchor = anchor;
-    }
-
-    override makeHeaderHtml(blockHeader: string, file?: DiffFile): string {
-      return file ? parallelHunkRow(blockHeader) : '';
-    }
-
-    override generateLineHtml(oldLine?: PreparedLine, newLine?: PreparedLine): { left: string; right: string } {
-      const ctx = oldLine !== undefined && newLine !== undefined && kindOf(oldLine.type) === 'ctx';
-      const cell = (l: PreparedLine | undefined, side: 'old' | 'new') => {
-        if (!l) return html`<td class="ln empty"></td><td class="line empty"></td>`;
-        const oldN = side === 'old' ? l.number : ctx ? oldLine!.number : undefined;
-        const newN = side === 'new' ? l.number : ctx ? newLine!.number : undefined;
-        const id = `${this.anchor}_${oldN ?? 0}_${newN ?? 0}`;
-        // a context line is on both sides: the left one's id has `_l` so ids stay unique, both link to the line code
-        return html`${num(id, l.number)}<td class="line ${kindOf(l.type)}" id="${id}${side === 'old' && ctx ? '_l' : ''}">${content(l)}</td>`;
-      };
-      return { left: html`<tr${ctx ? html` class="ctx"` : ''}>${cell(oldLine, 'old')}${cell(newLine, 'new')}</tr>`.text, right: '' };
-    }
-  }
-
   return {
     parse,
-    inline: (file, anchor) => new Inline(anchor).generateFileHtml(file),
-    parallel: (file, anchor) => new Parallel(anchor).generateFileHtml(file).left,
+    // each view: one of diff2html's renderers for the file, its row methods replaced by ours on that instance
+    inline: (file, anchor) =>
+      Object.assign(new LineByLine(hogan, config), {
+        generateSingleLineHtml: (_file: DiffFile, line?: PreparedLine) => (line ? inlineRow(anchor, line) : ''),
+      }).generateFileHtml(file),
+    parallel: (file, anchor) =>
+      Object.assign(new SideBySide(hogan, config), {
+        makeHeaderHtml: (blockHeader: string, f?: DiffFile) => (f ? parallelHunkRow(blockHeader) : ''),
+        generateLineHtml: (oldLine?: PreparedLine, newLine?: PreparedLine) => ({ left: parallelRow(anchor, oldLine, newLine), right: '' }),
+      }).generateFileHtml(file).left,
   };
+}
+
+/** A line's code: `<file anchor>_<old>_<new>`, 0 for the side the line is not on (GitLab 8.x's line codes). */
+const lineCode = (anchor: string, oldN: number | undefined, newN: number | undefined) => `${anchor}_${oldN ?? 0}_${newN ?? 0}`;
+
+/** A row of the inline table: old and new line numbers, the line with its sign. */
+function inlineRow(anchor: string, line: PreparedLine): string {
+  const kind = kindOf(line.type);
+  const id = lineCode(anchor, line.oldNumber, line.newNumber);
+  return html`<tr class="${kind}" id="${id}">${num(id, line.oldNumber)}${num(id, line.newNumber)}<td class="line" data-sign="${SIGN[kind]}">${content(line)}</td></tr>`.text;
+}
+
+/** A row of the side-by-side table: both sides in one row of one table (rows aligned without script). */
+function parallelRow(anchor: string, oldLine?: PreparedLine, newLine?: PreparedLine): string {
+  const ctx = oldLine !== undefined && newLine !== undefined && kindOf(oldLine.type) === 'ctx';
+  const cell = (l: PreparedLine | undefined, side: 'old' | 'new') => {
+    if (!l) return html`<td class="ln empty"></td><td class="line empty"></td>`;
+    const oldN = side === 'old' ? l.number : ctx ? oldLine!.number : undefined;
+    const newN = side === 'new' ? l.number : ctx ? newLine!.number : undefined;
+    const id = lineCode(anchor, oldN, newN);
+    // a context line is on both sides: the left one's id has `_l` so ids stay unique, both link to the line code
+    return html`${num(id, l.number)}<td class="line ${kindOf(l.type)}" id="${id}${side === 'old' && ctx ? '_l' : ''}">${content(l)}</td>`;
+  };
+  return html`<tr${ctx ? html` class="ctx"` : ''}>${cell(oldLine, 'old')}${cell(newLine, 'new')}</tr>`.text;
 }
 
 /** The rows of one file's diff: its hunks (anything before the first, such as git's file header, left out) under a neutral header for diff2html. */
