@@ -200,21 +200,22 @@ describe('GET /projects/:id/labels', () => {
       const l = await insertLabel(s.ctx, big.id, `l${String(i).padStart(2, '0')}`);
       await linkLabel(s.ctx, l, { type: 'Issue', id: (await insertIssue(s.ctx, big.id, { authorId: cast.owner.id })).id });
     }
-    // the least of three: on PostgreSQL a background worker's query in the window counts too (it only adds)
-    const statements = async (perPage: number) => {
-      let least = Infinity;
-      for (let i = 0; i < 3; i++) {
-        least = Math.min(least, await countStatements(s.ctx, async () => {
-          const r = await s.api('GET', `/projects/${big.id}/labels?per_page=${perPage}`, cast.owner);
-          expect(r.body).toHaveLength(perPage);
-        }));
-      }
-      return least;
-    };
+    const statements = (perPage: number) => countStatements(s.ctx, async () => {
+      const r = await s.api('GET', `/projects/${big.id}/labels?per_page=${perPage}`, cast.owner);
+      expect(r.body).toHaveLength(perPage);
+    });
+    // A read may also pay for lookups kept until the next write being read again: on PostgreSQL that "write" is the
+    // server's snapshot, which moves with every other database's writes (other test files). A query per label would
+    // make thirty labels cost 29 statements more than one, every time; so page sizes 1 and 30 are measured in turn
+    // until one pair is read without such a miss between them.
     await statements(1);
-    const one = await statements(1);
-    expect(one).toBeGreaterThan(0);
-    expect(await statements(30)).toBe(one);
+    let pair: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      pair = [await statements(1), await statements(30)];
+      if (pair[0] === pair[1]) break;
+    }
+    expect(pair[0]).toBeGreaterThan(0);
+    expect(pair[1]).toBe(pair[0]);
   });
 
   it('an empty list has X-Total 0', async () => {
