@@ -33,7 +33,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../daemon/app.js';
 import { resolveConfig, type DaemonFlags } from '../../daemon/config.js';
-import { dataPaths, type AppContext } from '../../daemon/context.js';
+import { DaemonState, dataPaths, type AppContext } from '../../daemon/context.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
@@ -77,6 +77,7 @@ export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServ
     secrets: loadSecrets(dataDir),
     paths,
     externalUrl: () => 'http://gantry.test',
+    state: new DaemonState(),
   };
   await bootstrap(ctx);
   const app = await buildApp(ctx);
