@@ -71,6 +71,9 @@ export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServ
   const paths = dataPaths(dataDir);
   prepareDataDir(paths);
   const database = await openDataLayer(config);
+  // A throwaway database, as the PostgreSQL test server's (fsync=off, scripts/postgres-test-server): no fsync per commit
+  // (every transaction is still atomic; the daemon's own connection keeps synchronous = FULL, test/unit/data-layer.test.ts)
+  database.sqlite?.pragma('synchronous = OFF');
   const ctx: AppContext = {
     data: database.data,
     config,
