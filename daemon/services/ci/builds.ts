@@ -63,6 +63,7 @@ const PENDING_WORK = stateSlot('after-finish build work', () => new Set<Promise<
 
 /** Wait until the coverage extraction and listeners of every build these daemons finished so far have run. */
 export async function settleBuildWork(...ctxs: AppContext[]): Promise<void> {
+  if (!ctxs.length) throw new Error('settleBuildWork: name the daemons whose work to wait for (their contexts)');
   for (const ctx of ctxs) {
     const pendingWork = ctx.state.get(PENDING_WORK);
     while (pendingWork.size) await Promise.all([...pendingWork]);
