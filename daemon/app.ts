@@ -107,7 +107,7 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false, keywords: [NOT_BLANK] } },
     // Fastify's own compilers, compiling each route's schemas on first use (daemon/schema-compilers.ts).
-    schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory(ctx) as never, buildSerializer: lazySerializerFactory(ctx) as never } },
   });
   app.decorate('ctx', ctx);
   app.decorateRequest('user', null);

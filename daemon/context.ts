@@ -15,6 +15,33 @@ export interface AppContext {
   externalUrl(): string;
   /** Host and port ssh_url_to_repo advertises, once the SSH server listens; absent: port 22 of the external URL's host. */
   sshAddress?(): { host: string; port: number };
+  /**
+   * This daemon's in-memory state (listeners by build id, throttles by key id, ...): each module keeps its own slot
+   * here, never in a module-level variable, so that two daemons in one process (the tests) never share it.
+   */
+  state: DaemonState;
+}
+
+/** One module's slot in a daemon's state: `make` builds its value on first use. */
+export interface StateSlot<T> {
+  readonly name: string;
+  readonly make: () => T;
+}
+
+/** A slot of daemon state (declare it once at module level; the values live in each daemon's DaemonState). */
+export const stateSlot = <T>(name: string, make: () => T): StateSlot<T> => ({ name, make });
+
+/** The in-memory state of one daemon, slot by slot (see AppContext.state). */
+export class DaemonState {
+  private readonly values = new Map<StateSlot<unknown>, unknown>();
+
+  /** The value of `slot` in this daemon, made on first use. */
+  get<T>(slot: StateSlot<T>): T {
+    if (this.values.has(slot)) return this.values.get(slot) as T;
+    const value = slot.make();
+    this.values.set(slot, value);
+    return value;
+  }
 }
 
 /** Storage directories under a data dir. */

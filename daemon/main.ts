@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig, printableConfig, ConfigError, type DaemonConfig, type DaemonFlags } from './config.js';
-import { dataPaths, type AppContext } from './context.js';
+import { DaemonState, dataPaths, type AppContext } from './context.js';
 import { SchemaError } from './db/connection.js';
 import { openDataLayer } from './db/layer/open.js';
 import { withDaemonMark } from './run-lock.js';
@@ -41,7 +41,7 @@ export async function startDaemon(
   const database = await withDaemonMark(config.dataDir, () => openDataLayer(config));
   const { data } = database;
   let externalUrl = config.externalUrl ?? `http://${config.host}:${config.port}`;
-  const ctx: AppContext = { data, config, secrets, paths, externalUrl: () => externalUrl };
+  const ctx: AppContext = { data, config, secrets, paths, externalUrl: () => externalUrl, state: new DaemonState() };
   // The first start hashes the root password (scrypt, in libuv's thread pool): the routes are built meanwhile.
   const booting = bootstrap(ctx);
   booting.catch(() => undefined); // awaited below; this only keeps an early failure from counting as unhandled

@@ -160,15 +160,17 @@ function labelText(labels: Labels | undefined, extra?: [string, string]): string
 const num = (v: number) => (Number.isNaN(v) ? 'NaN' : v === Infinity ? '+Inf' : v === -Infinity ? '-Inf' : String(v));
 
 /**
- * Everything in the text exposition format: the registered families (but those named in `omit`), then the given
- * scrape-time gauges.
+ * Everything in the text exposition format: the registered families (but those named in `omit`, and the series of
+ * another `engine`), then the given scrape-time gauges.
  */
-export function renderMetrics(gauges: readonly Gauge[] = [], omit?: ReadonlySet<string>): string {
+export function renderMetrics(gauges: readonly Gauge[] = [], omit?: ReadonlySet<string>, engine?: 'sqlite' | 'postgres'): string {
   const out: string[] = [];
   for (const f of families) {
     if (omit?.has(f.name)) continue;
     out.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
     for (const { labels, metric } of f.series.values()) {
+      // a series of another engine's databases (one process may open both: the tests, gantryd migrate-db) is not this daemon's
+      if (engine && labels.engine !== undefined && labels.engine !== engine) continue;
       if (metric instanceof Counter) {
         out.push(`${f.name}${labelText(labels)} ${num(metric.value)}`);
         continue;

@@ -3,11 +3,13 @@
  * responses), wrapped so that registering ~300 routes costs no compilation at start. Compiling every schema up front
  * took about 450 ms of the daemon's start; now the first request of a route compiles its schema (about 1 ms). The
  * daemon does not compile the rest in the background (they held about 20 MB resident for routes an installation may
- * never call); `compilePendingSchemas` compiles every pending one (the tests).
+ * never call); `compilePendingSchemas` compiles every pending one of a daemon (the tests). What is pending is the
+ * daemon's (ctx.state): a process that builds many apps (the tests) never keeps another app's schemas.
  * A schema that cannot compile still fails the suite: test/unit/schema-compilers.test.ts compiles every route's.
  */
 import ValidatorSelector from '@fastify/ajv-compiler';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
+import { stateSlot, type AppContext } from './context.js';
 
 type Compile<F> = (route: RouteSchema) => F;
 interface RouteSchema {
@@ -19,10 +21,11 @@ interface RouteSchema {
 type Validate = ((data: unknown) => unknown) & { errors?: unknown };
 type Serialize = (data: unknown) => string;
 
-/** Compilations not done yet (forced by compilePendingSchemas). */
-const pending = new Set<() => void>();
+/** A daemon's compilations not done yet (forced by compilePendingSchemas). */
+const PENDING = stateSlot('pending schema compilations', () => new Set<() => void>());
+type Pending = Set<() => void>;
 
-function deferred<F extends (...args: never[]) => unknown>(compile: () => F, wrap: (get: () => F) => F): F {
+function deferred<F extends (...args: never[]) => unknown>(pending: Pending, compile: () => F, wrap: (get: () => F) => F): F {
   let fn: F | undefined;
   const get = () => {
     if (!fn) {
@@ -39,12 +42,13 @@ function deferred<F extends (...args: never[]) => unknown>(compile: () => F, wra
 type AnyFactory = (...args: unknown[]) => Compile<unknown>;
 
 /** Fastify's validator compiler factory, compiling each route schema on its first use. */
-export function lazyValidatorFactory(): AnyFactory {
+export function lazyValidatorFactory(ctx: AppContext): AnyFactory {
+  const pending = ctx.state.get(PENDING);
   const base = (ValidatorSelector as unknown as () => AnyFactory)();
   return (...args: unknown[]) => {
     const compiler = base(...args) as Compile<Validate>;
     return (route: RouteSchema) =>
-      deferred(() => compiler(route), (get) => {
+      deferred(pending, () => compiler(route), (get) => {
         const validate: Validate = (data: unknown) => {
           const fn = get();
           const result = fn(data);
@@ -57,16 +61,18 @@ export function lazyValidatorFactory(): AnyFactory {
 }
 
 /** Fastify's serializer compiler factory, compiling each response schema on its first use. */
-export function lazySerializerFactory(): AnyFactory {
+export function lazySerializerFactory(ctx: AppContext): AnyFactory {
+  const pending = ctx.state.get(PENDING);
   const base = (SerializerSelector as unknown as () => AnyFactory)();
   return (...args: unknown[]) => {
     const compiler = base(...args) as Compile<Serialize>;
-    return (route: RouteSchema) => deferred(() => compiler(route), (get) => (data: unknown) => get()(data));
+    return (route: RouteSchema) => deferred(pending, () => compiler(route), (get) => (data: unknown) => get()(data));
   };
 }
 
-/** Compile every schema not compiled yet; `sliceMs` > 0 yields to the event loop between slices of that length. */
-export async function compilePendingSchemas(sliceMs = 0): Promise<number> {
+/** Compile every schema of this daemon not compiled yet; `sliceMs` > 0 yields to the event loop between slices of that length. */
+export async function compilePendingSchemas(ctx: AppContext, sliceMs = 0): Promise<number> {
+  const pending = ctx.state.get(PENDING);
   let n = 0;
   let start = performance.now();
   for (const force of [...pending]) {

@@ -15,11 +15,13 @@ let hashN = SCRYPT.N;
  * For the tests' in-process servers only (test/helpers/app.ts; nothing in the daemon calls it): hash new passwords
  * with scrypt's N = `n` (a power of two, at most 16384), as GitLab's test environment lowers Devise's stretches. A
  * hash made so records its N (`scrypt$<salt>$<hash>$<N>`), so any process verifies it; hashes at the full cost keep
- * the three-part form.
+ * the three-part form. Returns the N it replaces.
  */
-export function setPasswordHashCostForTests(n: number): void {
+export function setPasswordHashCostForTests(n: number): number {
   if (!validN(n)) throw new Error(`scrypt N must be a power of two from 2 to ${SCRYPT.N}: ${n}`);
+  const before = hashN;
   hashN = n;
+  return before;
 }
 
 function validN(n: number): boolean {

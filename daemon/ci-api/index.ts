@@ -10,7 +10,7 @@ import { attachLiveTrace } from '../live/trace.js';
 import runnerRegistrationRoutes from './runners.js';
 import buildRoutes from './builds.js';
 import artifactRoutes from './artifacts.js';
-import { BuildWaiters } from '../services/ci/build-queue.js';
+import { BuildWaiters, countHeldRequests } from '../services/ci/build-queue.js';
 import { claimBuild, findRunner, pendingBuildIds } from '../services/ci/runners.js';
 
 /** Registers the /ci/api/v1 routes (register with `{ prefix: '/ci/api/v1' }`). */
@@ -36,10 +36,14 @@ export default async function ciApi(api: FastifyInstance): Promise<void> {
     return runner && runner.active ? claimBuild(ctx, runner) : null;
   }, (ids) => pendingBuildIds(ctx, ids), (message, e) => api.log.warn({ err: e }, message));
   waiters.start(ctx.data);
+  const uncount = countHeldRequests(ctx, waiters);
   api.drain.onDrain.push(() => waiters.close());
   // (preClose: held requests answer before the server waits for its connections to end)
   api.addHook('preClose', async () => waiters.close());
-  api.addHook('onClose', async () => waiters.stop());
+  api.addHook('onClose', async () => {
+    await waiters.stop();
+    uncount();
+  });
   await api.register(buildRoutes, { waiters });
   await api.register(artifactRoutes);
   const live = attachLiveTrace(api.ctx, api.server);

@@ -17,9 +17,16 @@ export type GitCredentialResolver = (ctx: AppContext, username: string, password
 
 const resolvers: GitCredentialResolver[] = [];
 
-/** Register a credential resolver (OAuth tokens with username `oauth2`, CI build tokens `gitlab-ci-token:<token>`). */
-export function registerGitCredentialResolver(fn: GitCredentialResolver): void {
+/**
+ * Register a credential resolver (OAuth tokens with username `oauth2`, CI build tokens `gitlab-ci-token:<token>`);
+ * returns the function that unregisters it.
+ */
+export function registerGitCredentialResolver(fn: GitCredentialResolver): () => void {
   resolvers.push(fn);
+  return () => {
+    const i = resolvers.indexOf(fn);
+    if (i >= 0) resolvers.splice(i, 1);
+  };
 }
 
 /** Username and password of an `Authorization: Basic` header; null when absent or malformed. */

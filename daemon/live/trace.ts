@@ -34,7 +34,7 @@ import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { AppContext } from '../context.js';
+import { stateSlot, type AppContext } from '../context.js';
 import type { CommitStatusRow } from '../db/schema-ci.js';
 import type { UserRow } from '../db/schema.js';
 import { ApiError } from '../errors.js';
@@ -57,16 +57,15 @@ const PING_MS = 25_000;
 const STATUS_CHECK_MS = 5_000;
 
 type Finisher = (build: CommitStatusRow) => void;
-const finishers = new Map<number, Set<Finisher>>();
-let finishedHooked = false;
+/** This daemon's followers waiting for their build to finish, by build id. */
+const FINISHERS = stateSlot('live trace finishers', () => new Map<number, Set<Finisher>>());
 
-function onFinished(buildId: number, fn: Finisher): () => void {
-  if (!finishedHooked) {
-    finishedHooked = true;
-    onBuildFinished((_ctx, build) => {
-      for (const f of [...(finishers.get(build.id) ?? [])]) f(build);
-    });
-  }
+onBuildFinished((ctx, build) => {
+  for (const f of [...(ctx.state.get(FINISHERS).get(build.id) ?? [])]) f(build);
+});
+
+function onFinished(ctx: AppContext, buildId: number, fn: Finisher): () => void {
+  const finishers = ctx.state.get(FINISHERS);
   let set = finishers.get(buildId);
   if (!set) finishers.set(buildId, (set = new Set()));
   set.add(fn);
@@ -136,8 +135,8 @@ function follow(ctx: AppContext, ws: WebSocket, build: CommitStatusRow, remote: 
   };
 
   // Subscribe and read in the same tick: appends are synchronous, so nothing can fall between the two.
-  const offTrace = onTraceAppend(build.id, onTrace);
-  const offFinished = onFinished(build.id, finish);
+  const offTrace = onTraceAppend(ctx, build.id, onTrace);
+  const offFinished = onFinished(ctx, build.id, finish);
   const initial = readWhole(ctx, build);
   ws.send(JSON.stringify({ type: 'status', build_id: build.id, status: build.status, trace_size: initial.length }));
   send(initial);

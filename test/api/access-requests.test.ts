@@ -3,6 +3,7 @@
  * level, deny or withdraw; request_access_enabled (default on, settable), who may request and who may review, a
  * request that gives no access and is not a member, and approvals racing each other and a withdrawal.
  */
+import { DaemonState } from '../../daemon/context.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
 import { openPostgres } from '../../daemon/db/layer/open.js';
@@ -210,7 +211,7 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
   it('approvals and withdrawals racing through both give one member or a 404, never an error', async () => {
     const second = await openPostgres(s.ctx.config.databaseUrl!);
     try {
-      const ctx2 = { ...s.ctx, db: second.db, data: second.data };
+      const ctx2 = { ...s.ctx, data: second.data, state: new DaemonState() };
       const project = toProject((await s.ctx.data.get<Record<string, unknown>>('SELECT * FROM projects WHERE id = ?', [pub.id]))!);
       const source = { kind: 'project' as const, project };
       const master = await findUser(s.ctx, cast.master.id);

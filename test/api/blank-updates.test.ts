@@ -24,7 +24,7 @@ beforeAll(async () => {
   await commitTo(s.ctx, project.id, 'feature', { 'a.txt': 'a\n' }, { from: 'master', message: 'Add a' });
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

@@ -3,6 +3,7 @@
  * shown), label lists created at the end, moved with the lists between shifting, deleted with the gap closed;
  * read_board for whoever reads the project, admin_list for reporters and up; every error answer changes nothing.
  */
+import { DaemonState } from '../../daemon/context.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { openPostgres } from '../../daemon/db/layer/open.js';
@@ -205,7 +206,7 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
   it('lists created and moved through both keep positions 0..n-1 and one list per label', async () => {
     const second = await openPostgres(s.ctx.config.databaseUrl!);
     try {
-      const ctx2 = { ...s.ctx, db: second.db, data: second.data };
+      const ctx2 = { ...s.ctx, data: second.data, state: new DaemonState() };
       const p = await makeProject(s, cast.owner, 'board-two-daemons', { visibility: 0 });
       const board = await boardOf(p);
       const labels = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((t) => insertLabel(s.ctx, p.id, t)));

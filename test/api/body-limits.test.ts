@@ -34,7 +34,7 @@ beforeAll(async () => {
   runner = await registerRunner(s, {});
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

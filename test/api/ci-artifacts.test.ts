@@ -79,7 +79,7 @@ beforeAll(async () => {
   port = (s.app.server.address() as AddressInfo).port;
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

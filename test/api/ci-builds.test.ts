@@ -61,7 +61,7 @@ beforeAll(async () => {
   const runner = await insertRunner();
   await changeBuildStatus(s.ctx, (await buildNamed(s.ctx, pipelineId, 'compile')).id, 'run', { runnerId: runner });
   await changeBuildStatus(s.ctx, (await buildNamed(s.ctx, pipelineId, 'compile')).id, 'success');
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   // rspec fails, spinach succeeds -> ship and release skipped
   await drive(s.ctx, pipelineId, 'rspec', 'run', 'drop');
   await drive(s.ctx, pipelineId, 'spinach', 'run', 'success');

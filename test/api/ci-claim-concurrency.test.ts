@@ -16,9 +16,7 @@ let runners: { id: number; token: string }[];
 let buildIds: number[];
 
 beforeAll(async () => {
-  s = await startTestServer();
-  // This test is about exactly-once claims, not disk speed: skip the per-commit fsync (atomicity is unchanged).
-  s.sqlite?.pragma('synchronous = NORMAL');
+  s = await startTestServer(); // (no per-commit fsync, as every test server: exactly-once claims, not disk speed)
   const owner = await s.user('cowner', { projects_limit: 10 });
   const a = (await makeProject(s, owner, 'alpha')).id;
   const b = (await makeProject(s, owner, 'beta')).id;
@@ -33,7 +31,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

@@ -13,11 +13,11 @@ import { holdSeconds } from '../../daemon/ci-api/builds.js';
 let s: TestServer;
 let owner: TestUser;
 
-/** Wait (at most 10 s) until this process holds `n` build requests. */
-async function held(n: number): Promise<void> {
+/** Wait (at most 10 s) until the daemon `on` holds `n` build requests. */
+async function held(n: number, on: TestServer = s): Promise<void> {
   const until = Date.now() + 10_000;
-  while (heldBuildRequests() !== n) {
-    if (Date.now() > until) throw new Error(`expected ${n} held build requests, have ${heldBuildRequests()}`);
+  while (heldBuildRequests(on.ctx) !== n) {
+    if (Date.now() > until) throw new Error(`expected ${n} held build requests, have ${heldBuildRequests(on.ctx)}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }
@@ -40,7 +40,7 @@ beforeAll(async () => {
   owner = await s.user('lpowner', { projects_limit: 100 });
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 beforeEach(async () => {
@@ -59,7 +59,7 @@ describe('held builds/register', () => {
     expect(Date.now() - pushed).toBeLessThan(2000); // the hold is 30 s: only a wake-up answers this soon
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ name: 'only', status: 'running', project_id: project.id });
-    expect(heldBuildRequests()).toBe(0);
+    expect(heldBuildRequests(s.ctx)).toBe(0);
   });
 
   it('answers 204 when the hold ends with nothing queued, and the runner is held no more', async () => {
@@ -69,7 +69,7 @@ describe('held builds/register', () => {
     expect(res.status).toBe(204);
     expect(res.body).toBeUndefined();
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-    expect(heldBuildRequests()).toBe(0);
+    expect(heldBuildRequests(s.ctx)).toBe(0);
   });
 
   it('two runners held, one build: exactly one gets it, the other stays held until its hold ends', async () => {
@@ -82,7 +82,7 @@ describe('held builds/register', () => {
     await pushFiles(s.ctx, project.id, owner.id, { '.gitlab-ci.yml': ONE_JOB });
     const winner = await a; // the oldest held runner is tried first
     expect(winner.status).toBe(201);
-    expect(heldBuildRequests()).toBe(1);
+    expect(heldBuildRequests(s.ctx)).toBe(1);
     const loser = await b;
     expect(loser.status).toBe(204);
     const rows = await s.ctx.data.all<{ runner_id: number }>("SELECT runner_id FROM commit_statuses WHERE project_id = ? AND type = 'build'", [project.id]);
@@ -168,7 +168,7 @@ describe('held builds/register', () => {
     expect((await ask(s, 'nope', 30)).status).toBe(403);
     await exec(s, 'UPDATE runners SET active = ? WHERE id = ?', [false, runner.id]);
     expect((await ask(s, runner.token, 30)).status).toBe(404);
-    expect(heldBuildRequests()).toBe(0);
+    expect(heldBuildRequests(s.ctx)).toBe(0);
   });
 
   it('the drain answers every held request 204 at once', async () => {
@@ -180,7 +180,7 @@ describe('held builds/register', () => {
       const r2 = await registerRunner(other, { description: 'shared' });
       const a = ask(other, r1.token, 50);
       const b = ask(other, r2.token, 50);
-      await held(2);
+      await held(2, other);
       const started = Date.now();
       for (const f of other.app.drain.onDrain) f();
       other.app.drain.draining = true;
@@ -189,7 +189,7 @@ describe('held builds/register', () => {
       expect(Date.now() - started).toBeLessThan(2000);
       // a request arriving during the drain is not held
       expect((await ask(other, r1.token, 50)).status).toBe(204);
-      expect(heldBuildRequests()).toBe(0);
+      expect(heldBuildRequests(other.ctx)).toBe(0);
     } finally {
       await other.close();
     }
@@ -204,7 +204,7 @@ describe('the hold of runners that do not ask (GitLab Runner 1.x)', () => {
       const project = await makeProject(other, user, 'lp-1x');
       const runner = await registerRunner(other, { token: await projectRunnersToken(other, project.id) });
       const pending = ci(other, 'POST', '/builds/register.json', { token: runner.token, info: { name: 'gitlab-ci-multi-runner', version: '1.11.5' } });
-      await held(1);
+      await held(1, other);
       await pushFiles(other.ctx, project.id, user.id, { '.gitlab-ci.yml': ONE_JOB });
       const res = await pending;
       expect(res.status).toBe(201);

@@ -192,8 +192,8 @@ describe('build state changes', () => {
     expect(await changeBuildStatus(s.ctx, compile.id, 'run')).toBeNull();
     expect(await changeBuildStatus(s.ctx, 999999, 'run')).toBeNull();
     const heard: number[] = [];
-    const off = onBuildFinished((_ctx, b) => {
-      heard.push(b.id);
+    const off = onBuildFinished((ctx, b) => {
+      if (ctx === s.ctx) heard.push(b.id);
     });
     const rspec = await buildNamed(s.ctx, p.id, 'rspec');
     const running = (await changeBuildStatus(s.ctx, rspec.id, 'run', { runnerId: undefined }))!;
@@ -202,7 +202,7 @@ describe('build state changes', () => {
     await replaceTrace(s.ctx, rspec, 'running tests\nCoverage 87%\n');
     const done = (await changeBuildStatus(s.ctx, rspec.id, 'success'))!;
     expect(done.finishedAt).toBeTruthy();
-    await settleBuildWork();
+    await settleBuildWork(s.ctx);
     off();
     expect(heard).toEqual([rspec.id]);
     expect((await findBuild(s.ctx, rspec.id))!.coverage).toBe(87);

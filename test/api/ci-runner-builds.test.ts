@@ -31,7 +31,7 @@ beforeAll(async () => {
   shared = await registerRunner(s, { description: 'shared runner', tag_list: 'docker,linux' });
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 beforeEach(() => clearQueue(s));

@@ -19,7 +19,7 @@ beforeAll(async () => {
   runner = await registerRunner(s, {});
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 
@@ -141,7 +141,7 @@ describe('services/traces', () => {
     const b = await running();
     const build = { id: b.id, projectId };
     const events: TraceEvent[] = [];
-    const off = onTraceAppend(b.id, (e) => events.push(e));
+    const off = onTraceAppend(s.ctx, b.id, (e) => events.push(e));
     expect(await appendTrace(s.ctx, build, 0, Buffer.from('ab'))).toEqual({ ok: true, length: 2 });
     expect(await appendTrace(s.ctx, build, 1, Buffer.from('zz'))).toEqual({ ok: false, length: 2 });
     expect(traceLength(s.ctx, build)).toBe(2);

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { buildApp } from '../../daemon/app.js';
-import type { AppContext } from '../../daemon/context.js';
+import { DaemonState, type AppContext } from '../../daemon/context.js';
 import { now } from '../../daemon/context.js';
 import { openPostgres, type OpenedDatabase } from '../../daemon/db/layer/open.js';
 import { ARTIFACTS_EXPIRY_LOCK, settleBuildWork, sweepExpiredArtifacts } from '../../daemon/services/ci/builds.js';
@@ -35,7 +35,7 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
     s = await startTestServer();
     // The second daemon: its own pool on the same database, the same data directory and secret.
     second = await openPostgres(s.ctx.config.databaseUrl!);
-    ctx2 = { ...s.ctx, data: second.data };
+    ctx2 = { ...s.ctx, data: second.data, state: new DaemonState() };
     app2 = await buildApp(ctx2);
     await app2.ready();
     for (const app of [s.app, app2]) {
@@ -49,7 +49,7 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await settleBuildWork();
+    await settleBuildWork(s.ctx, ...(ctx2 ? [ctx2] : []));
     await app2?.close();
     await second?.close();
     await s?.close();

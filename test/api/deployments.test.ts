@@ -3,6 +3,7 @@
  * per successful build (environment created, URL expanded, iid per project); /projects/:id/deployments list and show
  * with 8.13's entity; the ways no deployment is recorded; once per build even when success races; authorization.
  */
+import { DaemonState } from '../../daemon/context.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { onPostgres, startTestServer, type TestServer } from '../helpers/app.js';
 import { openPostgres } from '../../daemon/db/layer/open.js';
@@ -50,7 +51,7 @@ async function runNext(state: 'success' | 'failed'): Promise<number> {
   const b = await claim(s, runner.token);
   const r = await ci(s, 'PUT', `/builds/${b.id}.json`, { token: runner.token, state, trace: `${b.name} done\n` });
   expect(r.status).toBe(200);
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   return b.id as number;
 }
 
@@ -78,7 +79,7 @@ beforeAll(async () => {
   await runPipeline(pub.id, CI_YML);
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 beforeEach(() => clearQueue(s));
@@ -190,7 +191,7 @@ describe('once per build', () => {
     const second = ci(s, 'PUT', `/builds/${b.id}.json`, { token: b.token, state: 'success' });
     const statuses = [(await first).status, (await second).status];
     expect(statuses).toContain(200);
-    await settleBuildWork();
+    await settleBuildWork(s.ctx);
     expect((await ci(s, 'PUT', `/builds/${b.id}.json`, { token: runner.token, state: 'success' })).status).toBe(404);
     expect((await deploymentRows(p.id)).map((r) => r.deployable_id)).toEqual([b.id]);
   });
@@ -202,7 +203,7 @@ describe('once per build', () => {
     await s.ctx.data.run("UPDATE commit_statuses SET environment = 'production' WHERE id = ?", [id]);
     const moved = await Promise.all([changeBuildStatus(s.ctx, id, 'success'), changeBuildStatus(s.ctx, id, 'success')]);
     expect(moved.filter((m) => m !== null)).toHaveLength(1);
-    await settleBuildWork();
+    await settleBuildWork(s.ctx);
     const build = (await findBuild(s.ctx, id))!;
     const again = await s.ctx.data.transaction((tx) => recordDeploymentIn(s.ctx, tx, build));
     const rows = await deploymentRows(p.id);
@@ -221,7 +222,7 @@ describe('once per build', () => {
       ids.push(id);
     }
     await Promise.all(ids.map((id) => changeBuildStatus(s.ctx, id, 'success')));
-    await settleBuildWork();
+    await settleBuildWork(s.ctx);
     expect((await deploymentRows(p.id)).map((r) => r.iid).sort()).toEqual([1, 2]);
   });
 });
@@ -230,7 +231,7 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
   it('success moves racing through both record one deployment per build, one environment per name and distinct iids', async () => {
     const second = await openPostgres(s.ctx.config.databaseUrl!);
     try {
-      const ctx2 = { ...s.ctx, db: second.db, data: second.data };
+      const ctx2 = { ...s.ctx, data: second.data, state: new DaemonState() };
       const p = await makeProject(s, cast.owner, 'two-daemon-deploys');
       const pipeline = await insertPipeline(s, p.id);
       const ids: number[] = [];
@@ -243,7 +244,7 @@ describe.skipIf(!onPostgres)('two daemons on one PostgreSQL database', () => {
       // every build's success is reported to both daemons at once
       const moved = await Promise.all(ids.flatMap((id) => [changeBuildStatus(s.ctx, id, 'success'), changeBuildStatus(ctx2, id, 'success')]));
       expect(moved.filter((m) => m !== null)).toHaveLength(ids.length);
-      await settleBuildWork();
+      await settleBuildWork(s.ctx, ctx2);
       const rows = await deploymentRows(p.id);
       expect(rows.map((r) => r.deployable_id).sort((a, b) => a - b)).toEqual(ids);
       expect(rows.map((r) => r.iid).sort((a, b) => a - b)).toEqual(ids.map((_, i) => i + 1));

@@ -3,6 +3,7 @@
  * and timeouts, SSL verification, claims that never send a delivery twice, leases after a crash, the outbox for any
  * event, and stopping mid-send; the outbox and the worker on either engine.
  */
+import { DaemonState } from '../../daemon/context.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -365,7 +366,7 @@ describe.runIf(onPostgres)('several daemons on one PostgreSQL database', () => {
     const { postgresDatabase } = await import('../../daemon/db/layer/postgres.js');
     const otherData = await postgresDatabase(s.ctx.config.databaseUrl!);
     // Another daemon: its own pool and listening connection, the same database and data directory (secrets).
-    const other = { ...s.ctx, data: otherData };
+    const other = { ...s.ctx, data: otherData, state: new DaemonState() };
     const N = 40;
     recv.on('/fleet', () => sleep(40).then(() => 200));
     const hook = await addHook('/fleet', { push_events: false, pipeline_events: true });

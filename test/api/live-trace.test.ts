@@ -32,7 +32,7 @@ beforeAll(async () => {
   port = (s.app.server.address() as AddressInfo).port;
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 
@@ -148,7 +148,7 @@ describe('live trace WebSocket', () => {
     const b = await running();
     await patch(b, 0, 'all done\n');
     await ci(s, 'PUT', `/builds/${b.id}.json`, { token: runner.token, state: 'success' });
-    await settleBuildWork();
+    await settleBuildWork(s.ctx);
     const f = follow(b.id, owner.token);
     await f.until(() => f.closed() !== null);
     expect(f.json()).toEqual([

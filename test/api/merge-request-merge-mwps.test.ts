@@ -30,7 +30,7 @@ beforeAll(async () => {
   await pushFiles(s.ctx, project.id, cast.owner.id, { '.gitlab-ci.yml': CI, 'README.md': 'hi\n' });
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

@@ -18,7 +18,7 @@ import { lookupProjectAsync } from '../../daemon/services/projects/projects.js';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { toUser } from '../../daemon/db/rows.js';
 import { ApiError } from '../../daemon/errors.js';
-import type { AppContext } from '../../daemon/context.js';
+import { DaemonState, type AppContext } from '../../daemon/context.js';
 import { createMergeCommit } from '../../daemon/git/merge.js';
 import { settleBuildWork } from '../../daemon/services/ci/builds.js';
 
@@ -40,7 +40,7 @@ beforeAll(async () => {
   await commitTo(s.ctx, project.id, 'master', { 'README.md': 'hello\n', 'shared.txt': 'line 1\nline 2\nline 3\n' });
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 afterEach(() => {
@@ -528,7 +528,7 @@ describe('merge locks across daemons', () => {
 
   it('two merges of one merge request at once through two daemons\' connections: one merges, the other is refused, one merge commit', async () => {
     const other = await openDataLayer(s.ctx.config);
-    const ctx2: AppContext = { ...s.ctx, data: other.data };
+    const ctx2: AppContext = { ...s.ctx, data: other.data, state: new DaemonState() };
     try {
       const mr = await newMr();
       const repo = await repositoryOf(s.ctx, project.id);

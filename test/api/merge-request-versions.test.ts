@@ -37,7 +37,7 @@ beforeAll(async () => {
   second = await pushFiles(s.ctx, project.id, alice.id, { 'b.txt': 'b\n' }, { branch: 'topic', message: 'Add b' });
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

@@ -36,7 +36,7 @@ beforeAll(async () => {
   featureSha = await commitTo(s.ctx, project.id, 'feature', { 'README.md': 'hello\nworld\n' }, { message: 'Extend readme\n\nCloses #1' });
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

@@ -25,7 +25,7 @@ beforeAll(async () => {
   projectPath = project.path_with_namespace;
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

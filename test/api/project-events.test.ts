@@ -72,13 +72,13 @@ describe('GET /projects/:id/events', () => {
       return r.body.find((e: { action_name: string }) => e.action_name === 'commented on');
     };
     // without a presenter (the notes room installs one), comment events show no note
-    setEventNotePresenter(null);
-    expect((await comment()).note).toBeUndefined();
-    setEventNotePresenter(async (_ctx, noteIds) => new Map(noteIds.map((id) => [id, note(id, 'looks async')])));
+    const installed = setEventNotePresenter(null);
     try {
+      expect((await comment()).note).toBeUndefined();
+      setEventNotePresenter(async (_ctx, noteIds) => new Map(noteIds.map((id) => [id, note(id, 'looks async')])));
       expect((await comment()).note).toMatchObject({ id: 11, body: 'looks async', noteable_type: 'Issue', author: { username: 'bob' } });
     } finally {
-      setEventNotePresenter(null);
+      setEventNotePresenter(installed); // the notes module's, for the test files after this one in the worker
     }
   });
   it('needs read access: 404 for outsiders of a private project, 200 for a guest, 401 anonymous', async () => {

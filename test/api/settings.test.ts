@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../daemon/app.js';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
 import { resolveConfig } from '../../daemon/config.js';
-import { dataPaths, type AppContext } from '../../daemon/context.js';
+import { DaemonState, dataPaths, type AppContext } from '../../daemon/context.js';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { getSettings } from '../../daemon/services/instance/settings.js';
 import { startTestServer, type TestServer, type TestUser } from '../helpers/app.js';
@@ -238,7 +238,7 @@ describe('runners_registration_token', () => {
         prepareDataDir(paths);
         const database = await openDataLayer(config);
         opened.push(database);
-        const ctx: AppContext = { data: database.data, config, secrets: loadSecrets(dir), paths, externalUrl: () => 'http://x.test' };
+        const ctx: AppContext = { data: database.data, config, secrets: loadSecrets(dir), paths, externalUrl: () => 'http://x.test', state: new DaemonState() };
         await bootstrap(ctx);
         return ctx;
       },

@@ -52,7 +52,7 @@ beforeAll(async () => {
   await pushFiles(s.ctx, pub.id, cast.owner.id, { '.gitlab-ci.yml': CI_YML });
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 
@@ -133,7 +133,7 @@ describe('/projects/:id/triggers', () => {
     const p = await makeProject(s, cast.owner, 'trigger-doomed');
     await s.api('POST', triggers(p), cast.owner);
     expect((await s.api('DELETE', `/projects/${p.id}`, cast.owner)).status).toBeLessThan(300);
-    await settleBuildWork();
+    await settleBuildWork(s.ctx);
     const left = await s.ctx.data.get<{ n: number }>('SELECT COUNT(*) AS n FROM ci_triggers WHERE project_id = ?', [p.id]);
     expect(Number(left!.n)).toBe(0);
   });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   await addCastMembers(s.ctx, cast, pub.id);
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

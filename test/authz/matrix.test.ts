@@ -185,7 +185,7 @@ async function runCell(row: Row, c: Cell, override?: number[], auth?: Record<str
   const res = await s.app.inject({ method: row.method, url, headers, ...(payload !== undefined ? { payload } : {}) });
   const changed = (checked && (await totalChanges()) !== before) || (gitWrite && refsOf(c.p.id) !== refsBefore);
   // a permitted build or pipeline change finishes its work after the answer: let it end before the next cell counts
-  if (expected === 'ok' && row.method !== 'GET') await settleBuildWork();
+  if (expected === 'ok' && row.method !== 'GET') await settleBuildWork(s.ctx);
   const okStatuses = row.ok ?? DEFAULT_OK[row.method];
   const subject = c.p === c.w.featuresOff ? 'public, features off' : ['private', '', 'internal', '', 'public'][c.vis / 5];
   const label = `${row.method} ${row.path}${row.variant ? ` [${row.variant}]` : ''} as ${auth ? `${c.caller} (${Object.keys(auth).join('+')})` : c.caller} on ${subject}`;

@@ -27,6 +27,7 @@ let olga: TestUser; // signed in, not a member
 let project: { id: number; path_with_namespace: string };
 const dirs: string[] = [];
 const pushes: ProcessedPush[] = [];
+let offPush: (() => void) | undefined;
 
 const cred = (u: TestUser, password = PASSWORD) => ({ username: u.username, password });
 /** Clone URL with the user's private token as password (fast); urlWithPassword for password sign-in. */
@@ -65,10 +66,11 @@ beforeAll(async () => {
     const r = await s.api('POST', `/projects/${project.id}/members`, alice, { user_id: u.id, access_level: level });
     expect(r.status).toBe(201);
   }
-  onPush({ afterCommit: (_ctx, push) => void pushes.push(push) });
+  offPush = onPush({ afterCommit: (ctx, push) => void (ctx === s.ctx && pushes.push(push)) });
 });
 
 afterAll(async () => {
+  offPush?.();
   await s?.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
@@ -346,15 +348,19 @@ describe('credential resolvers and archived projects', () => {
 
   it('lets a registered resolver grant read-only, project-scoped access (the CI build token seam)', async () => {
     // A username of its own: `gitlab-ci-token` is the CI room's resolver's (services/ci/build-tokens.ts), asked first.
-    registerGitCredentialResolver((_ctx, username, password) =>
+    const unregister = registerGitCredentialResolver((_ctx, username, password) =>
       username === 'seam-token' && password === 'build-secret' ? { user: null, readOnly: true, projectIds: [project.id] } : null,
     );
-    expect((await refs(project.path_with_namespace, 'git-upload-pack', 'seam-token', 'build-secret')).statusCode).toBe(200);
-    const push = await refs(project.path_with_namespace, 'git-receive-pack', 'seam-token', 'build-secret');
-    expect(push.statusCode).toBe(403);
-    const other = await createProject(alice, 'Other', 0);
-    expect((await refs(other.path_with_namespace, 'git-upload-pack', 'seam-token', 'build-secret')).statusCode).toBe(404);
-    expect((await refs(project.path_with_namespace, 'git-upload-pack', 'seam-token', 'wrong')).statusCode).toBe(401);
+    try {
+      expect((await refs(project.path_with_namespace, 'git-upload-pack', 'seam-token', 'build-secret')).statusCode).toBe(200);
+      const push = await refs(project.path_with_namespace, 'git-receive-pack', 'seam-token', 'build-secret');
+      expect(push.statusCode).toBe(403);
+      const other = await createProject(alice, 'Other', 0);
+      expect((await refs(other.path_with_namespace, 'git-upload-pack', 'seam-token', 'build-secret')).statusCode).toBe(404);
+      expect((await refs(project.path_with_namespace, 'git-upload-pack', 'seam-token', 'wrong')).statusCode).toBe(401);
+    } finally {
+      unregister(); // the resolvers are the process's: a later test file in this worker must not meet this one
+    }
   });
 
   it('refuses pushes to an archived project but still serves clones', async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../daemon/app.js';
 import { resolveConfig, type DaemonFlags } from '../../daemon/config.js';
-import { dataPaths, type AppContext } from '../../daemon/context.js';
+import { DaemonState, dataPaths, type AppContext } from '../../daemon/context.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
@@ -71,12 +71,16 @@ export async function startTestServer(flags: DaemonFlags = {}): Promise<TestServ
   const paths = dataPaths(dataDir);
   prepareDataDir(paths);
   const database = await openDataLayer(config);
+  // A throwaway database, as the PostgreSQL test server's (fsync=off, scripts/postgres-test-server): no fsync per commit
+  // (every transaction is still atomic; the daemon's own connection keeps synchronous = FULL, test/unit/data-layer.test.ts)
+  database.sqlite?.pragma('synchronous = OFF');
   const ctx: AppContext = {
     data: database.data,
     config,
     secrets: loadSecrets(dataDir),
     paths,
     externalUrl: () => 'http://gantry.test',
+    state: new DaemonState(),
   };
   await bootstrap(ctx);
   const app = await buildApp(ctx);

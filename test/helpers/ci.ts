@@ -69,5 +69,5 @@ export async function buildNamed(ctx: AppContext, pipelineId: number, name: stri
 /** Apply events to the latest build of `name` (as a runner would), then wait for the after-finish work. */
 export async function drive(ctx: AppContext, pipelineId: number, name: string, ...events: BuildStatusEvent[]): Promise<void> {
   for (const e of events) await changeBuildStatus(ctx, (await buildNamed(ctx, pipelineId, name)).id, e, e === 'run' ? { runnerId: undefined } : {});
-  await settleBuildWork();
+  await settleBuildWork(ctx);
 }

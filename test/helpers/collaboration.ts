@@ -1,6 +1,7 @@
 /** Collaboration fixture builders (issues, todos ...) written straight to the database: fast, no API round trips. */
 import type { AppContext } from '../../daemon/context.js';
 import { now } from '../../daemon/context.js';
+import { join, resolve } from 'node:path';
 
 /** Callers of an authorization matrix: anonymous, outsiders, each member level, the owner and the admin. */
 export type Actor = 'anonymous' | 'nonMember' | 'external' | 'guest' | 'reporter' | 'developer' | 'master' | 'owner' | 'admin';
@@ -127,10 +128,15 @@ export async function countStatements(ctx: AppContext, fn: () => Promise<unknown
     const pg = ((await import('pg')) as unknown as { default: { Client: { prototype: Record<string, unknown> } } }).default;
     spies.push(vi.spyOn(pg.Client.prototype as never, 'query' as never) as never);
   }
+  // Only this daemon's statements: the prototypes are the process's, and the worker may hold other test files' daemons
+  // (a statement's connection is its database file; a pg client's, its database, a fresh one per test server).
+  const own = ctx.data.dialect.name === 'sqlite'
+    ? (c: unknown) => resolve(String((c as { database?: { name?: unknown } } | undefined)?.database?.name ?? '')) === resolve(join(ctx.config.dataDir, 'gantry.db'))
+    : (c: unknown) => (c as { database?: unknown } | undefined)?.database === new URL(ctx.config.databaseUrl!).pathname.slice(1);
   try {
     await fn();
     // SQLite's write-version check (PRAGMA data_version, read at most every 100 ms) is a clock's doing, not the request's
-    const counted = (c: unknown) => !/^\s*PRAGMA/i.test(String((c as { source?: unknown } | undefined)?.source ?? ''));
+    const counted = (c: unknown) => own(c) && !/^\s*PRAGMA/i.test(String((c as { source?: unknown } | undefined)?.source ?? ''));
     return spies.reduce((n, s) => n + s.mock.contexts.filter(counted).length, 0);
   } finally {
     for (const s of spies) s.mockRestore();

@@ -36,7 +36,7 @@ beforeAll(async () => {
   owner = await s.user('lprunner', { projects_limit: 100 });
 });
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
@@ -69,33 +69,33 @@ describe('several runners', () => {
     const loop = loopOf([first.entry, second.entry], 2, 30);
     const running = loop.run();
     try {
-      await waitUntil(() => heldBuildRequests() === 2, 'both runners held');
+      await waitUntil(() => heldBuildRequests(s.ctx) === 2, 'both runners held');
       await pushFiles(s.ctx, second.projectId, owner.id, { '.gitlab-ci.yml': 'only:\n  script: echo hi\n' });
       await waitUntil(async () => (await buildOf(second.projectId))?.runner_id === second.entry.id, 'the second runner took the build');
       // the first runner's request is still held (30 s), untouched by the second's build
-      expect(heldBuildRequests()).toBe(1);
+      expect(heldBuildRequests(s.ctx)).toBe(1);
       await waitUntil(async () => ['success', 'failed'].includes((await buildOf(second.projectId))!.status), 'the build finished');
       expect((await buildOf(second.projectId))!.status).toBe('success');
       // the build's slot is free again: both runners are held
-      await waitUntil(() => loop.active === 0 && heldBuildRequests() === 2, 'both held again after the build');
+      await waitUntil(() => loop.active === 0 && heldBuildRequests(s.ctx) === 2, 'both held again after the build');
     } finally {
       loop.stop();
       await running;
     }
     // the stop abandoned the held requests: the daemon lets them go as it sees their connections close
-    await waitUntil(() => heldBuildRequests() === 0, 'no request held after the stop');
+    await waitUntil(() => heldBuildRequests(s.ctx) === 0, 'no request held after the stop');
   });
 
   it('with one build slot for two runners, they hold it in turn: never two requests at once, and either gets its build', async () => {
     const first = await projectWithRunner('lp-turn-first');
     const second = await projectWithRunner('lp-turn-second');
-    await waitUntil(() => heldBuildRequests() === 0, 'no request held from before');
+    await waitUntil(() => heldBuildRequests(s.ctx) === 0, 'no request held from before');
     const loop = loopOf([first.entry, second.entry], 1, 30);
     let most = 0;
-    const sampler = setInterval(() => (most = Math.max(most, heldBuildRequests())), 2);
+    const sampler = setInterval(() => (most = Math.max(most, heldBuildRequests(s.ctx))), 2);
     const running = loop.run();
     try {
-      await waitUntil(() => heldBuildRequests() === 1, 'one runner held');
+      await waitUntil(() => heldBuildRequests(s.ctx) === 1, 'one runner held');
       // the second runner's build: picked up in its turn (holds are short while the runners share the slot)
       await pushFiles(s.ctx, second.projectId, owner.id, { '.gitlab-ci.yml': 'only:\n  script: echo hi\n' });
       await waitUntil(async () => (await buildOf(second.projectId))?.runner_id === second.entry.id, 'the second runner took its build', 20_000);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap, loadSecrets, prepareDataDir } from '../../daemon/bootstrap.js';
 import { buildApp } from '../../daemon/app.js';
 import { resolveConfig } from '../../daemon/config.js';
-import { dataPaths, type AppContext } from '../../daemon/context.js';
+import { DaemonState, dataPaths, type AppContext } from '../../daemon/context.js';
 import { openDataLayer } from '../../daemon/db/layer/open.js';
 import { postgresDatabase } from '../../daemon/db/layer/postgres.js';
 import { foreignKeyOrder, migrateDb, MigrateDbError } from '../../daemon/db/migrate-db.js';
@@ -44,7 +44,7 @@ describe.skipIf(!TEST_DATABASE_URL)('migrateDb on PostgreSQL', () => {
     const paths = dataPaths(dir);
     prepareDataDir(paths);
     const database = await openDataLayer(config);
-    const ctx: AppContext = { data: database.data, config, secrets: loadSecrets(dir), paths, externalUrl: () => 'http://gantry.test' };
+    const ctx: AppContext = { data: database.data, config, secrets: loadSecrets(dir), paths, externalUrl: () => 'http://gantry.test', state: new DaemonState() };
     await bootstrap(ctx);
     const app = await buildApp(ctx);
     await app.ready();

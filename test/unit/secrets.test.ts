@@ -1,8 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Secrets, hashPassword, hashToken, randomToken, setPasswordHashCostForTests, verifyPassword } from '../../daemon/secrets.js';
 
 describe('passwords', () => {
+  // The daemon's full cost: test/helpers/app.ts lowers it for the in-process servers of the files its worker runs.
+  let before = 0;
+  beforeAll(() => {
+    before = setPasswordHashCostForTests(16384);
+  });
+  afterAll(() => {
+    setPasswordHashCostForTests(before);
+  });
+
   it('hash with scrypt and a fresh salt, and verify', async () => {
     const a = await hashPassword('correct horse');
     const b = await hashPassword('correct horse');

@@ -40,7 +40,7 @@ beforeAll(async () => {
   port = (s.app.server.address() as AddressInfo).port;
 }, 60_000);
 afterAll(async () => {
-  await settleBuildWork();
+  await settleBuildWork(s.ctx);
   await s.close();
 });
 

@@ -8,6 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/app.js';
 import { addCastMembers, makeCast, makeProject, type Cast } from '../helpers/fixtures.js';
 import { pipelinesOf, pushFiles } from '../helpers/ci.js';
 import { pageReader } from '../helpers/web.js';
+import { commitTo } from '../helpers/repository.js';
 
 let s: TestServer;
 let cast: Cast;
@@ -103,9 +104,9 @@ describe('compare and diffs', () => {
   });
 
   it('pages long commit lists 40 at a time (?commits_page=), on the comparison and on the merge request', async () => {
-    for (let i = 1; i <= 43; i++) {
-      await pushFiles(s.ctx, priv.id, cast.owner.id, { 'many.txt': `${i}\n` }, i === 1 ? { branch: 'many', from: 'master', message: `Many ${i}` } : { branch: 'many', message: `Many ${i}` });
-    }
+    // 42 commits written to the repository, then the 43rd pushed (processed as a push of the branch): the pages read git
+    for (let i = 1; i < 43; i++) await commitTo(s.ctx, priv.id, 'many', { 'many.txt': `${i}\n` }, { from: 'master', message: `Many ${i}` });
+    await pushFiles(s.ctx, priv.id, cast.owner.id, { 'many.txt': '43\n' }, { branch: 'many', message: 'Many 43' });
     const many = (await s.api('POST', `/projects/${priv.id}/merge_requests`, cast.owner, { title: 'Many commits', source_branch: 'many', target_branch: 'master' })).body;
     const commitLinks = (body: string) => (body.match(/<ol class="list commits">([\s\S]*?)<\/ol>/)?.[1].match(/\/commit\/[0-9a-f]{40}/g) ?? []).length;
     for (const url of [`${priv.web_url}/compare/master...many`, `${priv.web_url}/merge_requests/${many.iid}`]) {

@@ -34,9 +34,11 @@ export function actionName(e: Pick<EventRow, 'action' | 'targetId' | 'targetType
 /** Presents the notes of comment events (installed by the notes module; until then no note is shown). */
 export type EventNotePresenterAsync = (ctx: AppContext, noteIds: number[], viewer: UserRow | null) => Promise<Map<number, Record<string, unknown>>>;
 let notePresenterAsync: EventNotePresenterAsync | null = null;
-/** Install the presenter of `note` on comment events (the notes module). */
-export function setEventNotePresenter(fn: EventNotePresenterAsync | null): void {
+/** Install the presenter of `note` on comment events (the notes module); returns the one it replaces. */
+export function setEventNotePresenter(fn: EventNotePresenterAsync | null): EventNotePresenterAsync | null {
+  const before = notePresenterAsync;
   notePresenterAsync = fn;
+  return before;
 }
 
 function parseData(text: string | null): unknown {

@@ -5,7 +5,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { dbStatementsOf, sqliteTransactionSeconds } from '../../metrics.js';
-import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
+import type { Database, Dialect, LocalWakeUps, Queries, Row, RunResult } from './types.js';
 
 /** A FIFO async lock: a transaction's awaits never interleave with another write. */
 export class AsyncLock {
@@ -68,8 +68,10 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
     const r = s.run(...bind(args));
     return { changes: r.changes, lastId: Number(r.lastInsertRowid) };
   };
+  const localWakeUps: LocalWakeUps = new Map();
   const direct: Queries = {
     dialect: sqliteDialect,
+    localWakeUps,
     all: async <T>(text: string, args: readonly unknown[] = []) => prepared(text).all(...bind(args)) as T[],
     get: async <T>(text: string, args: readonly unknown[] = []) => prepared(text).get(...bind(args)) as T | undefined,
     run: async (text: string, args: readonly unknown[] = []) => runNow(text, args),
@@ -98,6 +100,7 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
             const ended = () => Promise.reject(new Error('this transaction has ended'));
             const tx: Queries = {
               dialect: sqliteDialect,
+              localWakeUps,
               all: (text, args) => (done ? ended() : direct.all(text, args)),
               get: (text, args) => (done ? ended() : direct.get(text, args)),
               run: (text, args) => (done ? ended() : direct.run(text, args)),

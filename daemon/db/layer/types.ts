@@ -21,7 +21,12 @@ export interface Queries {
   run(sql: string, args?: readonly unknown[]): Promise<RunResult>;
   /** Several statements without parameters (a migration file); only the PostgreSQL executor has it so far. */
   exec?(sql: string): Promise<void>;
+  /** SQLite only: the wake-up listeners on this connection, by channel (db/layer/wake-ups.ts; the same map in its transactions). */
+  readonly localWakeUps?: LocalWakeUps;
 }
+
+/** In-process wake-up listeners by channel: what the SQLite connection keeps instead of PostgreSQL's LISTEN. */
+export type LocalWakeUps = Map<string, Set<(payload: string | null) => void>>;
 
 export interface Database extends Queries {
   /**

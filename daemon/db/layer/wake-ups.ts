@@ -4,8 +4,8 @@
  *
  * - wakeAtCommit(tx, channel, payload), inside the writing transaction. On PostgreSQL `SELECT pg_notify(...)` on the
  *   transaction, which PostgreSQL delivers at the commit (never for a rollback) to every daemon's listeners, this
- *   one's included. On SQLite one process owns the file: the listeners of this process get it on the next turn of the
- *   event loop, after the commit (a transaction runs within one turn there).
+ *   one's included. On SQLite one process owns the file: the listeners on this connection (its localWakeUps) get it on
+ *   the next turn of the event loop, after the commit (a transaction runs within one turn there).
  * - listenForWakeUps(data, channel, fn): until stop(), `fn` gets each payload sent on `channel`, and null when
  *   notifications may have been lost (PostgreSQL's listening connection broke and was made again by the layer,
  *   db/layer/postgres.ts: look again). A listener that cannot listen (the database refused) is told through `onError`
@@ -15,7 +15,7 @@
  * A wake-up is a hint that something changed, never the change itself: the listener reads the database for what it
  * does.
  */
-import type { Database, Queries } from './types.js';
+import type { Database, LocalWakeUps, Queries } from './types.js';
 
 /** A wake-up's callback: the payload sent, or null for "anything may have changed". */
 export type WakeUp = (payload: string | null) => void;
@@ -24,9 +24,6 @@ export type WakeUp = (payload: string | null) => void;
 export interface WakeUpListener {
   stop(): Promise<void>;
 }
-
-/** SQLite: the listeners of this process, by channel. */
-const local = new Map<string, Set<WakeUp>>();
 
 const call = (fn: WakeUp, payload: string | null) => {
   try {
@@ -42,7 +39,8 @@ export async function wakeAtCommit(tx: Queries, channel: string, payload = ''): 
     await tx.get('SELECT pg_notify(?, ?)', [channel, payload]);
     return;
   }
-  if (!local.get(channel)?.size) return;
+  const local = tx.localWakeUps;
+  if (!local?.get(channel)?.size) return;
   setImmediate(() => {
     for (const fn of [...(local.get(channel) ?? [])]) call(fn, payload);
   });
@@ -51,6 +49,7 @@ export async function wakeAtCommit(tx: Queries, channel: string, payload = ''): 
 /** Call `fn` with every wake-up sent on `channel` until stop(); `onError` hears why listening could not start. */
 export function listenForWakeUps(data: Database, channel: string, fn: WakeUp, onError: (e: unknown) => void = () => undefined): WakeUpListener {
   if (!data.listen) {
+    const local: LocalWakeUps = data.localWakeUps ?? new Map(); // (a layer with neither: nobody sends)
     let set = local.get(channel);
     if (!set) local.set(channel, (set = new Set()));
     const own: WakeUp = (payload) => fn(payload); // its own entry, so the same fn may listen twice and stop once

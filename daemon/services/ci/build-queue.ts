@@ -8,6 +8,7 @@
  * (db/layer/wake-ups.ts): on PostgreSQL a NOTIFY sent at the commit (never for a rollback) to every daemon, this one
  * included; on SQLite the waiters of this process, on the next turn.
  */
+import { stateSlot, type AppContext } from '../../context.js';
 import type { Database, Queries } from '../../db/layer/types.js';
 import { listenForWakeUps, wakeAtCommit, type WakeUpListener } from '../../db/layer/wake-ups.js';
 import type { CommitStatusRow, RunnerRow } from '../../db/schema-ci.js';
@@ -15,10 +16,22 @@ import type { CommitStatusRow, RunnerRow } from '../../db/schema-ci.js';
 /** The notification channel that tells every daemon a build was queued (PostgreSQL). */
 export const BUILDS_CHANNEL = 'gantry_builds';
 
-let held = 0;
+/** The runner waiters of a daemon (its runner API's), for its count of held requests. */
+const WAITERS = stateSlot('runner waiters', () => new Set<BuildWaiters>());
 
-/** Build requests held now by this process (GET /-/metrics: gantry_runner_held_requests). */
-export const heldBuildRequests = (): number => held;
+/** Count `waiters`' holds as this daemon's (until the returned function is called). */
+export function countHeldRequests(ctx: AppContext, waiters: BuildWaiters): () => void {
+  const all = ctx.state.get(WAITERS);
+  all.add(waiters);
+  return () => void all.delete(waiters);
+}
+
+/** Build requests held now by this daemon (GET /-/metrics: gantry_runner_held_requests). */
+export function heldBuildRequests(ctx: AppContext): number {
+  let n = 0;
+  for (const w of ctx.state.get(WAITERS)) n += w.size;
+  return n;
+}
 
 /** Longest notification payload sent (PostgreSQL refuses 8000 bytes and more). */
 const MAX_PAYLOAD = 7000;
@@ -120,7 +133,6 @@ export class BuildWaiters {
       };
       if (this.closed) return void this.claim(runner.id, runner).then(resolve, reject); // stopping: no hold
       this.waiters.add(w);
-      held++;
       w.timer = setTimeout(() => this.expire(w), ms);
       gone(() => this.expire(w));
       void this.attempt(w, runner);
@@ -219,7 +231,7 @@ export class BuildWaiters {
     if (w.state === 'done') return;
     w.state = 'done';
     if (w.timer) clearTimeout(w.timer);
-    if (this.waiters.delete(w)) held--;
+    this.waiters.delete(w);
     this.toTry.delete(w);
     if (error !== undefined) w.reject(error);
     else w.resolve(result);

@@ -5,7 +5,7 @@
  * telling the onBuildFinished listeners. Everything runs on the data layer (ctx.data), on either engine.
  */
 import type { AppContext } from '../../context.js';
-import { now } from '../../context.js';
+import { now, stateSlot } from '../../context.js';
 import type { CommitStatusRow } from '../../db/schema-ci.js';
 import type { UserRow } from '../../db/schema.js';
 import type { Database, Queries } from '../../db/layer/types.js';
@@ -59,17 +59,22 @@ export function onBuildRetried(listener: BuildRetriedListener): () => void {
 }
 
 // After-finish work runs after the response; tests (and shutdown) can wait for it with settleBuildWork.
-const pendingWork = new Set<Promise<void>>();
+const PENDING_WORK = stateSlot('after-finish build work', () => new Set<Promise<void>>());
 
-/** Wait until the coverage extraction and listeners of every finished build so far have run. */
-export async function settleBuildWork(): Promise<void> {
-  while (pendingWork.size) await Promise.all([...pendingWork]);
+/** Wait until the coverage extraction and listeners of every build these daemons finished so far have run. */
+export async function settleBuildWork(...ctxs: AppContext[]): Promise<void> {
+  if (!ctxs.length) throw new Error('settleBuildWork: name the daemons whose work to wait for (their contexts)');
+  for (const ctx of ctxs) {
+    const pendingWork = ctx.state.get(PENDING_WORK);
+    while (pendingWork.size) await Promise.all([...pendingWork]);
+  }
 }
 
-function track(work: Promise<void>): void {
+function track(ctx: AppContext, work: Promise<void>): void {
   const p = work.catch((e: unknown) => {
     process.stderr.write(`gantry: build listener failed: ${(e as Error)?.message ?? String(e)}\n`);
   });
+  const pendingWork = ctx.state.get(PENDING_WORK);
   pendingWork.add(p);
   void p.finally(() => pendingWork.delete(p));
 }
@@ -157,6 +162,7 @@ export async function changeBuildStatus(ctx: AppContext, buildId: number, event:
 /** Coverage extraction and the finished-build listeners, after the commit. */
 function afterFinished(ctx: AppContext, build: CommitStatusRow): void {
   track(
+    ctx,
     (async () => {
       let current = build;
       if (build.coverageRegex) {
@@ -165,7 +171,7 @@ function afterFinished(ctx: AppContext, build: CommitStatusRow): void {
         if (coverage !== null) current = (await updateStatusRow(ctx.data, build.id, { coverage })) ?? current;
       }
       // Each listener on its own: one that fails never keeps the others from running.
-      for (const l of [...finishedListeners]) track(Promise.resolve().then(() => l(ctx, current)));
+      for (const l of [...finishedListeners]) track(ctx, Promise.resolve().then(() => l(ctx, current)));
     })(),
   );
 }
@@ -212,7 +218,7 @@ export async function retryBuilds(ctx: AppContext, builds: readonly CommitStatus
     for (const pipelineId of new Set(out.map((r) => r.old.pipelineId))) await processPipeline(ctx, pipelineId, tx);
     return out;
   });
-  for (const result of done) for (const l of [...retriedListeners]) track(Promise.resolve().then(() => l(ctx, result.old, result.retried)));
+  for (const result of done) for (const l of [...retriedListeners]) track(ctx, Promise.resolve().then(() => l(ctx, result.old, result.retried)));
   return done.map((r) => r.retried);
 }
 

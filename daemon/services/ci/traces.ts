@@ -12,7 +12,7 @@ import { replaceFileDurablySync, syncDirSync } from '../../durable-files.js';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { AppContext } from '../../context.js';
-import { now } from '../../context.js';
+import { now, stateSlot } from '../../context.js';
 import type { Queries } from '../../db/layer/types.js';
 import { advanceTraceSize, setTraceSize, traceSize } from '../../db/builds.js';
 import { registerStorage } from '../repository/storage.js';
@@ -36,7 +36,8 @@ export interface TraceEvent {
 /** A live listener of one build's trace. */
 export type TraceListener = (event: TraceEvent) => void;
 
-const listeners = new Map<number, Set<TraceListener>>();
+/** This daemon's live listeners, by build id. */
+const LISTENERS = stateSlot('trace listeners', () => new Map<number, Set<TraceListener>>());
 
 /** Absolute path of a build's trace file (it may not exist). */
 export function tracePath(ctx: AppContext, build: TraceBuild): string {
@@ -114,8 +115,8 @@ export async function notifyTrace(tx: Queries, buildId: number, replaced = false
   await wakeAtCommit(tx, TRACE_CHANNEL, replaced ? `${buildId}:r` : String(buildId));
 }
 
-function notify(buildId: number, event: TraceEvent): void {
-  const set = listeners.get(buildId);
+function notify(ctx: AppContext, buildId: number, event: TraceEvent): void {
+  const set = ctx.state.get(LISTENERS).get(buildId);
   if (!set) return;
   for (const l of [...set]) {
     try {
@@ -147,7 +148,7 @@ export async function appendTrace(ctx: AppContext, build: TraceBuild, offset: nu
     writeAtSync(file, offset, data);
     return { ok: true, length };
   });
-  if (result.ok && data.length) notify(build.id, { offset, data, replaced: false });
+  if (result.ok && data.length) notify(ctx, build.id, { offset, data, replaced: false });
   return result;
 }
 
@@ -159,7 +160,7 @@ export async function replaceTrace(ctx: AppContext, build: TraceBuild, text: str
     await notifyTrace(tx, build.id, true);
     replaceFileDurablySync(tracePath(ctx, build), data);
   });
-  notify(build.id, { offset: 0, data, replaced: true });
+  notify(ctx, build.id, { offset: 0, data, replaced: true });
 }
 
 /** Delete a build's trace (erase, project removal); trace_size becomes 0. */
@@ -169,11 +170,12 @@ export async function removeTrace(ctx: AppContext, build: TraceBuild): Promise<v
     await notifyTrace(tx, build.id, true);
     rmSync(tracePath(ctx, build), { force: true });
   });
-  notify(build.id, { offset: 0, data: Buffer.alloc(0), replaced: true });
+  notify(ctx, build.id, { offset: 0, data: Buffer.alloc(0), replaced: true });
 }
 
-/** Listen to changes of one build's trace (made in this process); returns the unsubscribe function. */
-export function onTraceAppend(buildId: number, listener: TraceListener): () => void {
+/** Listen to changes of one build's trace (made by this daemon); returns the unsubscribe function. */
+export function onTraceAppend(ctx: AppContext, buildId: number, listener: TraceListener): () => void {
+  const listeners = ctx.state.get(LISTENERS);
   let set = listeners.get(buildId);
   if (!set) listeners.set(buildId, (set = new Set()));
   set.add(listener);

@@ -62,7 +62,7 @@ async function queueGauges(ctx: AppContext): Promise<Gauge[]> {
     { name: 'gantry_builds', help: 'Builds waiting for a runner (pending) and being run (running)', samples: (['pending', 'running'] as const).map((s) => ({ labels: { status: s }, value: count(s) })) },
     { name: 'gantry_webhook_outbox_pending', help: 'Webhook deliveries not yet sent (the outbox depth)', samples: [{ value: outbox }] },
     { name: 'gantry_git_processes', help: 'git child processes running now', samples: [{ value: gitProcessesRunning() }] },
-    { name: 'gantry_runner_held_requests', help: 'Runner build requests (POST /ci/api/v1/builds/register) held until a build is queued or the hold ends', samples: [{ value: heldBuildRequests() }] },
+    { name: 'gantry_runner_held_requests', help: 'Runner build requests (POST /ci/api/v1/builds/register) held until a build is queued or the hold ends', samples: [{ value: heldBuildRequests(ctx) }] },
   ];
 }
 
@@ -95,7 +95,7 @@ export async function metricsText(ctx: AppContext): Promise<string> {
   const queues = await queueGauges(ctx);
   // The SQLite transaction timings are process-wide: a daemon on PostgreSQL has none of its own to show.
   const omit = ctx.data.dialect.name === 'postgres' ? SQLITE_ONLY : undefined;
-  return renderMetrics([...queues, ...poolGauges(ctx), ...processGauges(), ...eventLoopGauges()], omit);
+  return renderMetrics([...queues, ...poolGauges(ctx), ...processGauges(), ...eventLoopGauges()], omit, ctx.data.dialect.name);
 }
 
 const SQLITE_ONLY: ReadonlySet<string> = new Set([SQLITE_TRANSACTION_SECONDS]);

@@ -5,7 +5,7 @@
  */
 import { keySystemData, queueSystemHooks } from '../hooks/system-hooks.js';
 import type { AppContext } from '../../context.js';
-import { now } from '../../context.js';
+import { now, stateSlot } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { KeyRow } from '../../db/schema-keys.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/layer/errors.js';
@@ -270,13 +270,15 @@ export async function keyForSshAsync(ctx: AppContext, fingerprintSha256: string)
 
 /** How often a key's last_used_at is written at most (8.x: once a minute per key). */
 const TOUCH_INTERVAL_MS = 60_000;
-const touched = new Map<number, number>();
+/** When this daemon last wrote each key's last_used_at (ms), by key id. */
+const TOUCHED = stateSlot('key last-used writes', () => new Map<number, number>());
 
 /**
  * Record that a key was used (SSH authentication), at most once a minute per key; never throws. The map only saves
- * writes in this process: the conditional UPDATE keeps several daemons to about one write a minute per key as well.
+ * writes of this daemon: the conditional UPDATE keeps several daemons to about one write a minute per key as well.
  */
 export async function touchKeyUsed(ctx: AppContext, keyId: number, at = Date.now()): Promise<void> {
+  const touched = ctx.state.get(TOUCHED);
   const last = touched.get(keyId);
   if (last !== undefined && at - last < TOUCH_INTERVAL_MS) return;
   // Bounded, so that many keys never grow it without end.

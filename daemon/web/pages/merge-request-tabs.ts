@@ -3,7 +3,7 @@
  * page's own table of contents): the commits of its latest diff version (GET .../merge_requests/:id/commits) and its
  * pipelines, shown to a reader who may read the source project's pipelines (read_pipeline, as GET .../pipelines).
  */
-import type { AppContext } from '../../context.js';
+import { stateSlot, type AppContext } from '../../context.js';
 import type { ProjectRow, UserRow } from '../../db/schema.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { anonymousCanProject, canProjectAsync } from '../../policy/permissions.js';
@@ -39,15 +39,17 @@ export async function mergeRequestSections(ctx: AppContext, viewer: UserRow | nu
 /**
  * The changes of a merge request's latest diff version, as GET .../changes computes them, kept for the next readers:
  * a version row is never changed (a push writes a new one), so its changes are the same until then, and a 1,000-file
- * diff costs git a second or more to compute on every page view otherwise. The last CHANGES_KEPT versions are kept.
+ * diff costs git a second or more to compute on every page view otherwise. The last CHANGES_KEPT versions are kept,
+ * by project and version id: a daemon's own (another daemon's database has other rows under the same ids).
  */
-const CHANGES = new Map<string, Promise<LimitedDiff>>();
+const CHANGES_BY_VERSION = stateSlot('merge request changes', () => new Map<string, Promise<LimitedDiff>>());
 const CHANGES_KEPT = 16;
 
 export async function mergeRequestChangesKept(ctx: AppContext, mr: MergeRequestRow, target: ProjectRow): Promise<LimitedDiff> {
   const diff = await latestDiff(ctx.data, mr.id);
   if (!diff || !diff.headCommitSha) return versionChanges(ctx, diff, target);
   const key = `${target.id}:${diff.id}`;
+  const CHANGES = ctx.state.get(CHANGES_BY_VERSION);
   let changes = CHANGES.get(key);
   if (changes) CHANGES.delete(key);
   else {
