@@ -32,6 +32,18 @@ export async function insertNote(tx: Queries, n: NewNote): Promise<NoteRow> {
   ))!);
 }
 
+/** Number of user (non-system) notes per noteable, for `user_notes_count`: one query for a page. */
+export async function userNotesCounts(q: Queries, type: NoteableType, ids: number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (!ids.length) return out;
+  const unique = [...new Set(ids)];
+  for (const id of unique) out.set(id, 0);
+  const rows = await q.all<{ id: number; n: number }>(`SELECT noteable_id AS id, COUNT(*) AS n FROM notes
+    WHERE noteable_type = ? AND noteable_id IN ${q.dialect.inIds} AND system = FALSE GROUP BY noteable_id`, [type, q.dialect.ids(unique)]);
+  for (const r of rows) out.set(r.id, Number(r.n));
+  return out;
+}
+
 /** What names a noteable: its type and id. */
 export interface NoteableRef {
   type: NoteableType;

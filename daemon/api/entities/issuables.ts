@@ -1,16 +1,18 @@
 /**
  * What the Issue and MergeRequest presenters load for a page of issuables, with a fixed number of queries: labels,
- * votes, user notes counts and the viewer's subscriptions in one (author and assignee count as subscribed, as 8.x's
- * Subscribable), milestones, authors and assignees, and the projects' web URLs.
+ * milestones, votes, user notes counts, the viewer's subscriptions (author and assignee count as subscribed, as
+ * 8.x's Subscribable), authors and assignees, and the projects' web URLs.
  */
 import type { AppContext } from '../../context.js';
 import type { MilestoneRow } from '../../db/schema-collaboration.js';
 import type { UserRow } from '../../db/schema.js';
 import { usersByIds } from '../../db/users.js';
 import { projectFullPaths } from '../../db/projects.js';
-import { issuablePageCounts } from '../../db/collaboration/issuable-page.js';
+import { labelTitlesOf } from '../../db/labels.js';
 import { milestonesById } from '../../services/collaboration/milestones.js';
-import { subscribedOf } from '../../services/collaboration/subscriptions.js';
+import { voteCounts } from '../../services/collaboration/award-emoji.js';
+import { userNotesCounts } from '../../services/collaboration/notes.js';
+import { subscribedSet } from '../../services/collaboration/subscriptions.js';
 import type { Queries } from '../../db/layer/types.js';
 import { milestoneEntity } from './milestones.js';
 import { userBasic } from './users.js';
@@ -46,13 +48,12 @@ export async function loadIssuablePage(
   const userIds = [...new Set(rows.flatMap(people))];
   const projectIds = [...new Set(rows.map((r) => r.projectId))];
   const base = ctx.externalUrl();
-  const counts = await issuablePageCounts(q, type, ids, viewer?.id ?? null);
   return {
-    labels: counts.labels,
+    labels: await labelTitlesOf(q, type, ids),
     milestones: milestoneIds.length ? await milestonesById(q, milestoneIds) : new Map(),
-    votes: counts.votes,
-    notes: counts.notes,
-    subscribed: viewer ? subscribedOf(counts.explicit, viewer.id, ids, implicit) : new Set<number>(),
+    votes: await voteCounts(q, type, ids),
+    notes: await userNotesCounts(q, type, ids),
+    subscribed: viewer ? await subscribedSet(q, viewer.id, type, ids, implicit) : new Set<number>(),
     users: await usersByIds(q, userIds),
     webUrls: new Map([...(await projectFullPaths(q, projectIds))].map(([id, p]) => [id, `${base}/${p.namespacePath}/${p.path}`])),
   };

@@ -9,6 +9,22 @@ interface AwardableRef {
   id: number;
 }
 
+/** Upvotes (thumbsup) and downvotes (thumbsdown) per awardable: one query for a page. */
+export async function voteCounts(q: Queries, type: AwardableType, ids: number[]): Promise<Map<number, { upvotes: number; downvotes: number }>> {
+  const out = new Map<number, { upvotes: number; downvotes: number }>();
+  if (!ids.length) return out;
+  const unique = [...new Set(ids)];
+  for (const id of unique) out.set(id, { upvotes: 0, downvotes: 0 });
+  const rows = await q.all<{ id: number; name: string; n: number }>(`SELECT awardable_id AS id, name, COUNT(*) AS n FROM award_emoji
+    WHERE awardable_type = ? AND awardable_id IN ${q.dialect.inIds} AND name IN ('thumbsup', 'thumbsdown') GROUP BY awardable_id, name`,
+  [type, q.dialect.ids(unique)]);
+  for (const r of rows) {
+    const c = out.get(r.id)!;
+    if (r.name === 'thumbsup') c.upvotes = Number(r.n); else c.downvotes = Number(r.n);
+  }
+  return out;
+}
+
 /** Awards of an awardable, oldest first. */
 export async function listAwards(q: Queries, awardable: AwardableRef, limit: number, offset: number): Promise<AwardEmojiRow[]> {
   return (await q.all<Record<string, unknown>>(`SELECT * FROM award_emoji WHERE awardable_type = ? AND awardable_id = ? ORDER BY id LIMIT ? OFFSET ?`,

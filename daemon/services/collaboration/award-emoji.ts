@@ -15,7 +15,7 @@ import { notFoundMessage } from '../../errors.js';
 import { INT_MAX, LOCKS, lockAsync } from './tx.js';
 import { snippetLive } from '../projects/snippets.js';
 
-export { countAwards, deleteAwardsOf, listAwards } from '../../db/collaboration/award-emoji.js';
+export { countAwards, deleteAwardsOf, listAwards, voteCounts } from '../../db/collaboration/award-emoji.js';
 
 /** What awarding needs to know about the issue, merge request, snippet or note. */
 export interface Awardable {

@@ -26,7 +26,7 @@ import {
 } from '../../db/notes.js';
 import { liveIssuesByIds } from '../../db/issues.js';
 
-export { countNotes, listNotes } from '../../db/notes.js';
+export { countNotes, listNotes, userNotesCounts } from '../../db/notes.js';
 
 /** Where a system note goes and who caused it. */
 export interface SystemNoteInput {

@@ -31,16 +31,9 @@ export function unsubscribe(tx: Queries, userId: number, type: SubscribableType,
 export async function subscribedSet(
   q: Queries, userId: number, type: SubscribableType, ids: number[], implicit?: Map<number, number[]>,
 ): Promise<Set<number>> {
-  if (ids.length === 0) return new Set<number>();
-  return subscribedOf(await explicitSubscriptions(q, userId, type, ids), userId, ids, implicit);
-}
-
-/**
- * Which of `ids` the user is subscribed to: an explicit row decides; without one, whether the user is among the
- * implicit subscribers (`implicit`: id to the users subscribed without a row, the author and assignee of an issuable).
- */
-export function subscribedOf(explicit: Map<number, boolean>, userId: number, ids: readonly number[], implicit?: Map<number, number[]>): Set<number> {
   const out = new Set<number>();
+  if (ids.length === 0) return out;
+  const explicit = await explicitSubscriptions(q, userId, type, ids);
   for (const id of ids) {
     const e = explicit.get(id);
     if (e === undefined ? (implicit?.get(id)?.includes(userId) ?? false) : e) out.add(id);
