@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=1 MALLOC_TRIM_THRESHOLD_=131072 MALLOC_MMAP_THRESHOLD_=131072 NODE_OPTIONS=--max-semi-space-size=2 node
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 MALLOC_TRIM_THRESHOLD_=131072 MALLOC_MMAP_THRESHOLD_=32768 NODE_OPTIONS=--max-semi-space-size=2 node
 // Launcher: the bundled daemon, dist/daemon/gantryd.mjs (npm install builds it: tsc, then scripts/bundle-daemon.mjs).
 // The environment in the shebang (also set by `npm start`, `gantry daemon start`, the systemd unit and the container:
 // shared/daemon-env.ts) keeps native memory small and V8's young generation at 1-2 MB (--max-semi-space-size=2 in

@@ -1,23 +1,24 @@
 /**
  * The environment gantryd is started with. glibc gives every thread of libuv's pool its own malloc arena and keeps
  * freed memory; one arena and an eager trim keep the daemon's resident set near 100 MB instead of ~160 MB under
- * load (measured in docs/benchmarks.md). A fixed mmap threshold of 128 KiB (glibc raises it up to 32 MiB on its own
- * after the first large free) serves big buffers (a kept answer of a big page, a large result set, a trace) from their
- * own mappings, returned to the system when freed, instead of from the heap, where they left ~20 MB resident after a
- * walk over uncached list pages (README, "Memory"). Not lower: SQLite takes 88 KiB for the page cache of every
- * temporary b-tree a statement opens (an `IN (SELECT value FROM json_each(?))` list, an ORDER BY that sorts, a GROUP
- * BY), several per list page; at 32 KiB each of those was an mmap, page faults and an munmap, which cost the uncached
- * issue and merge request list pages about a third of their CPU (docs/benchmarks.md, engines). These must be set before
- * the process starts, so every place that starts gantryd (`gantry daemon start`, `npm start`, the launcher's
- * shebang, the systemd unit, the container, the benchmarks) uses them: test/unit/daemon-env.test.ts checks they agree.
+ * load (measured in docs/benchmarks.md). A fixed mmap threshold of 32 KiB (glibc raises it up to 32 MiB on its own
+ * after the first large free) serves big buffers (a page of JSON, a kept answer, a result set) from their own
+ * mappings, returned to the system when freed, instead of from the heap, where they left ~20 MB resident after a walk
+ * over uncached list pages (README, "Memory"). It has a CPU price: SQLite takes 88 KiB for the page cache of every
+ * temporary b-tree a statement opens (an `IN (SELECT value FROM json_each(?))` list, a sort, a grouping), several per
+ * list page, and each is then an mmap, page faults and an munmap. At 128 KiB an uncached list page cost 15-25 % less
+ * CPU, but the daemon held 127 MB after the API bench (target 120) and 161 MB while serving a 10 MB diff (target
+ * 150): docs/decisions.md, "daemon memory". These must be set before the process starts, so every place that starts
+ * gantryd (`gantry daemon start`, `npm start`, the launcher's shebang, the systemd unit, the container, the
+ * benchmarks) uses them: test/unit/daemon-env.test.ts checks they agree.
  */
-export const DAEMON_MALLOC_ENV = { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' } as const;
+export const DAEMON_MALLOC_ENV = { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '32768' } as const;
 
 /**
  * V8's young generation: semi-spaces that may grow from their starting 1 MB to 2 MB, no further (V8's own bound is 16
  * MB, which the resident set then grows into under load). Kept at 1 MB, the daemon ran a scavenge every few requests
- * of a list page: twice the scavenges of a 2 MB young generation, and most of what an uncached issue or merge request
- * list page cost over the build before the PostgreSQL port (issue 22 item 8; docs/benchmarks.md, engines). A heap
+ * of a list page: 2.6x the scavenges of the build before the PostgreSQL port, a part of what an uncached issue or
+ * merge request list page cost over it (issue 22 item 8; docs/benchmarks.md, engines). A heap
  * limit is read when V8 starts, so it comes in NODE_OPTIONS (bin/gantryd.js, started without it, keeps the young
  * generation at its starting size instead).
  */
