@@ -181,7 +181,7 @@ thread about 0.3 ms of CPU, and no mark-compact ran during a paced row of kept a
 the tail follows the time the daemon was runnable but waited for a CPU (given under the first table), seconds of each
 row at load averages of 12-22 while other work ran on the 2 cores: such a p99 is the scheduler's, not the daemon's.
 The paced generator runs in a process of its own (paced-client.mjs), so the bench's own garbage does not add to it.
-The launcher keeps the young generation at its starting size (--semi-space-growth-factor=1); --optimize-for-size, set
+Every starter bounds the young generation at 2 MB a semi-space (NODE_OPTIONS=--max-semi-space-size=2, shared/daemon-env.ts); --optimize-for-size, set
 until 2026-11-25, ran memory-reducing mark-compacts several times a minute at this load (5-25 ms each). A deep page no longer costs O(offset) (it was an OFFSET scan
 past the authorization check, about 1.5 ms at page 500 of 10,000 projects): a page past the middle is read from the
 other end, and a deeper one starts from a keyset bookmark (the sort key of every 500th project, one pass per write;
