@@ -152,7 +152,7 @@ async function ciPost(url, path, body) {
  * The hot requests, each as { name, room, method, path(i), body(i), headers, paced (false: requests that must not
  * overlap, the trace appends) }. `s` is what seed() returned for the daemon; `counter` numbers writes across calls.
  */
-function scenarios(s, projects) {
+function scenarios(s) {
   const auth = { 'private-token': s.token };
   const json = { ...auth, 'content-type': 'application/json' };
   const chunk = 'x'.repeat(4095) + '\n';
@@ -330,7 +330,7 @@ export async function run() {
       d.seed = await seed(d, size, work);
       d.token = d.seed.token;
       d.seedSeconds = (performance.now() - t0) / 1000;
-      d.scenarios = scenarios(d.seed, size.projects);
+      d.scenarios = scenarios(d.seed);
     }
     // The floor answers each scenario's path with what SQLite (this checkout) answered for it.
     const ref = running.find((r) => r.short === 'sqlite').d;
