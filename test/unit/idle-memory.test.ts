@@ -1,28 +1,54 @@
 /**
- * The idle reclaimer's rule (daemon/idle-memory.ts): one full collection after a burst of work, in the first idle
- * second; never while busy, never twice for one burst, at most one every 10 s.
+ * The idle reclaimer's rule (daemon/idle-memory.ts): one full collection after the start, in its first idle second;
+ * after a burst of requests, once the daemon has been idle for QUIET_SECONDS in a row (a pause of a second or two
+ * keeps what V8 learnt while serving); never while busy, never twice for one burst, at most one every 10 s.
  */
 import { describe, expect, it } from 'vitest';
-import { shouldCollect, type IdleState } from '../../daemon/idle-memory.js';
+import { QUIET_SECONDS, shouldCollect, startingState, type IdleState } from '../../daemon/idle-memory.js';
+
+/** Feed `seconds` seconds of `utilization` from `t` (ms, one check a second); the times at which it collected. */
+function feed(state: IdleState, utilization: number, seconds: number, t: number): number[] {
+  const at: number[] = [];
+  for (let i = 0; i < seconds; i++) if (shouldCollect(state, utilization, t + i * 1000)) at.push(t + i * 1000);
+  return at;
+}
 
 describe('idle reclaimer', () => {
-  it('collects once, in the first idle second after work', () => {
-    const state: IdleState = { worked: false, lastAt: -Infinity };
-    expect(shouldCollect(state, 0, 1000)).toBe(false); // idle from the start: nothing to give back
-    expect(shouldCollect(state, 0.6, 2000)).toBe(false); // busy
-    expect(shouldCollect(state, 0.03, 3000)).toBe(false); // winding down, not idle yet
-    expect(shouldCollect(state, 0.001, 4000)).toBe(true);
-    expect(shouldCollect(state, 0.001, 5000)).toBe(false); // once per burst
-    expect(shouldCollect(state, 0.2, 20_000)).toBe(false);
-    expect(shouldCollect(state, 0.002, 21_000)).toBe(true); // the next burst
+  it('collects what the start left in the first idle second', () => {
+    const state = startingState();
+    expect(shouldCollect(state, 0.03, 1000)).toBe(false); // winding down, not idle yet
+    expect(shouldCollect(state, 0.001, 2000)).toBe(true);
+    expect(feed(state, 0, 30, 3000)).toEqual([]); // once
+  });
+
+  it('after a burst of requests, collects only once the daemon has been idle for QUIET_SECONDS in a row', () => {
+    const state = startingState();
+    feed(state, 0, 2, 0); // the start's collection
+    expect(feed(state, 0.6, 5, 20_000)).toEqual([]); // busy
+    // pauses shorter than QUIET_SECONDS between bursts: no collection, whatever their number
+    for (let b = 0; b < 5; b++) {
+      expect(feed(state, 0, QUIET_SECONDS - 1, 25_000 + b * 20_000)).toEqual([]);
+      expect(feed(state, 0.5, 3, 25_000 + b * 20_000 + (QUIET_SECONDS - 1) * 1000)).toEqual([]);
+    }
+    // a second that is neither busy nor idle starts the count again
+    expect(feed(state, 0, QUIET_SECONDS - 1, 200_000)).toEqual([]);
+    expect(shouldCollect(state, 0.03, 209_000)).toBe(false);
+    expect(feed(state, 0, QUIET_SECONDS - 1, 210_000)).toEqual([]);
+    expect(shouldCollect(state, 0, 219_000)).toBe(true); // the QUIET_SECONDS-th idle second in a row
+    expect(feed(state, 0, 60, 220_000)).toEqual([]); // once per burst
+  });
+
+  it('never collects a daemon that has done nothing since its last collection', () => {
+    const state: IdleState = { ...startingState(), worked: false, booting: false };
+    expect(feed(state, 0, 60, 0)).toEqual([]);
   });
 
   it('waits 10 s between collections, collecting once the interval has passed', () => {
-    const state: IdleState = { worked: false, lastAt: -Infinity };
-    shouldCollect(state, 0.5, 0);
-    expect(shouldCollect(state, 0, 1000)).toBe(true);
+    const state = startingState();
+    expect(shouldCollect(state, 0, 1000)).toBe(true); // the start's, at 1 s
     shouldCollect(state, 0.5, 2000);
-    expect(shouldCollect(state, 0, 3000)).toBe(false); // 2 s after the last
-    expect(shouldCollect(state, 0, 11_000)).toBe(true); // the burst is still owed its collection
+    const state2: IdleState = { ...state, booting: true }; // (a one-second rule, to reach the interval alone)
+    expect(shouldCollect(state2, 0, 3000)).toBe(false); // 2 s after the last
+    expect(shouldCollect(state2, 0, 11_000)).toBe(true); // the burst is still owed its collection
   });
 });
