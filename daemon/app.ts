@@ -11,6 +11,7 @@ import { authenticate, authenticateNow } from './policy/authentication.js';
 import { apiRoutes } from './api/index.js';
 import { multipartFormParser } from './api/multipart-form.js';
 import { parseQuery } from './query-string.js';
+import { requestLogger } from './request-logger.js';
 import { lazySerializerFactory, lazyValidatorFactory } from './schema-compilers.js';
 import gitHttpRoutes from './git-http/index.js';
 import metricsRoutes, { instrumentRoutes, observeUnmatched } from './web/metrics.js';
@@ -81,6 +82,8 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
     : undefined;
   const app = Fastify({
     ...(instance ? { loggerInstance: instance } : { logger: opts.logger ?? false }),
+    // request.log makes its pino child (with the request id) only when a line is written (request-logger.ts)
+    childLoggerFactory: requestLogger,
     // JSON, form and text bodies (--max-body-size); uploads, artifacts and git pushes have their own limits.
     bodyLimit: ctx.config.limits.maxBodyBytes,
     // Behind trusted balancers (--trusted-proxies), request.ip is the client X-Forwarded-For names: the sign-in throttle
@@ -211,11 +214,14 @@ export async function buildApp(ctx: AppContext, opts: { logger?: boolean | objec
   // when its database does not answer within 2 s. Never cached: a balancer asks every few seconds.
   const drain: DrainState = { draining: false, readinessChecked: false, shedding: false, onDrain: [] };
   app.decorate('drain', drain);
-  app.addHook('onRequest', async (request, reply) => {
+  // (a callback hook, not an async one: every request passes here, and a promise per request is measurable)
+  app.addHook('onRequest', (request, reply, done) => {
     if (drain.shedding && REPEATABLE.has(request.method) && request.url !== '/-/readiness') {
       reply.header('retry-after', '1');
-      return reply.code(503).send({ message: '503 Service Unavailable: this daemon is stopping; another one takes the request' });
+      reply.code(503).send({ message: '503 Service Unavailable: this daemon is stopping; another one takes the request' });
+      return;
     }
+    done();
   });
   app.get('/-/readiness', { config: { public: true }, schema: { hide: true } }, async (_req, reply) => {
     drain.readinessChecked = true;
