@@ -77,11 +77,14 @@ export async function openMergeRequestsIntoBranchWithHeads(q: Queries, projectId
 
 /** Set the open merge requests from or into `branch` of `projectId` back to unchecked (rows already unchecked are left). */
 export async function uncheckMergeRequestsOfBranch(tx: Queries, projectId: number, branch: string): Promise<void> {
-  await tx.run(
-    `UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1
-     WHERE ${OPEN} AND merge_status <> 'unchecked' AND ((source_project_id = ? AND source_branch = ?) OR (target_project_id = ? AND target_branch = ?))`,
-    [projectId, branch, projectId, branch],
-  );
+  // one statement per side, each through its partial index (migration 0040): only the rows still checked are visited
+  for (const side of ['source', 'target']) {
+    await tx.run(
+      `UPDATE merge_requests SET merge_status = 'unchecked', merge_status_version = merge_status_version + 1
+       WHERE merge_status <> 'unchecked' AND ${OPEN} AND ${side}_project_id = ? AND ${side}_branch = ?`,
+      [projectId, branch],
+    );
+  }
 }
 
 /** The merge_status_version column (migration 0020): not part of MergeRequestRow. */
