@@ -106,6 +106,8 @@ describe('PUT /projects/:id/merge_requests/:merge_request_id/merge', () => {
     expect(data.commits.map((c) => c.id)).toEqual((await walk('--max-count=20')).split('\n').reverse());
     expect(data.total_commits_count).toBe(Number(await walk('--count')));
     expect(data.commits.find((c) => c.id !== head)?.added).toEqual([`${mr.branch}.txt`]);
+    // the merge commit lists what it changed against its first parent (read while git merged: the merged tree against master)
+    expect(data.commits.find((c) => c.id === head)).toMatchObject({ added: [`${mr.branch}.txt`], modified: [], removed: [] });
   });
 
   it('uses merge_commit_message and keeps the merge request presented with the spec fields', async () => {

@@ -16,6 +16,8 @@ import { userById } from '../../db/users.js';
 import type { MergeRequestRow } from '../../db/schema-merge-requests.js';
 import { ApiError, conflict, notAllowed, notFound, unauthorized, validationError } from '../../errors.js';
 import { createMergeCommit, MergeConflictError } from '../../git/merge.js';
+import { changedPaths, type ChangedPaths } from '../../git/diff.js';
+import type { CommitInfo } from '../../git/objects.js';
 import { RefConflictError } from '../../git/errors.js';
 import { branchRef } from '../../git/refs.js';
 import { canProjectAsync } from '../../policy/permissions.js';
@@ -119,6 +121,8 @@ async function planAccept(
   const treeP = cleanMergeTree(ctx, project, heads.targetSha, heads.sourceSha);
   const closing = closingIssuesOf(ctx, actor, project, mr);
   closing.catch(() => {});
+  // and the push data's commits while git merges (a refused merge drops them; a failure reads them again after)
+  const pushCommits = readMergedCommits(ctx, project, mr.id, heads.targetSha, heads.sourceSha, treeP).catch(() => null);
   const tree = await treeP;
   if (!tree) {
     // the merge was checked: an unchecked merge request now reads cannot_be_merged (8.x check_if_can_be_merged)
@@ -133,7 +137,7 @@ async function planAccept(
   }
   if (!mergeableCiState(project, pipeline)) throw notAllowed();
   return async (current) => mergeMergeRequest(ctx, actor, project, current, options, heads.sourceSha!, {
-    targetSha: heads.targetSha!, tree, closing: current === mr ? closing : undefined,
+    targetSha: heads.targetSha!, tree, closing: current === mr ? closing : undefined, pushCommits: current === mr ? pushCommits : undefined,
   });
 }
 
@@ -196,6 +200,8 @@ export interface CheckedMerge {
   targetSha: string;
   tree: string;
   closing?: Promise<ClosingIssue[]>;
+  /** The push data's commits, read while git merged (readMergedCommits). */
+  pushCommits?: Promise<MergedCommits | null>;
 }
 
 /** The merging user as git records them. */
@@ -281,7 +287,7 @@ export async function mergeMergeRequest(
       if (sourceSha !== undefined && head !== sourceSha) throw conflict(`SHA does not match HEAD of source branch: ${head}`);
       const message = options.commitMessage || defaultMergeCommitMessage(mr);
       result = await writeMerge(ctx, actor, project, mr, head, message, head === sourceSha ? checked : undefined, held,
-        async (written) => prepareFinish(ctx, actor, project, mr, written, closing));
+        async (written) => prepareFinish(ctx, actor, project, mr, written, closing, checked?.pushCommits));
     } catch (e) {
       if (held.held) await unlock(ctx.data, mr.id, refusalMessage(e));
       // a merge request that is not open (406) is someone else's: nothing to record
@@ -314,10 +320,14 @@ export interface FinishReady {
  */
 async function prepareFinish(
   ctx: AppContext, actor: UserRow, project: ProjectRow, mr: MergeRequestRow, written: WrittenMerge, closing?: Promise<ClosingIssue[]>,
+  pushCommits?: Promise<MergedCommits | null>,
 ): Promise<FinishReady> {
   const ref = branchRef(mr.targetBranch);
   const push = (async () => {
-    const known = await mergedCommits(ctx, mr.id, written);
+    const early = await pushCommits;
+    const known = early && early.before === written.before && early.source === written.source
+      ? await withMergeCommit(ctx, project, early, written)
+      : await mergedCommits(ctx, mr.id, written);
     return preparePush(ctx, project, actor, [{ ref, before: written.before, after: written.sha }], known ? { known: new Map([[ref, known]]) } : {});
   })();
   // closes_issues names none unless the target is the default branch (8.x PostMergeService).
@@ -388,6 +398,50 @@ async function mergedCommits(ctx: AppContext, mrId: number, written: WrittenMerg
   const ids = leadingArrayObjects(r.commits, wanted).map((c) => c.id).filter((id): id is string => typeof id === 'string');
   if (ids.length < wanted) return null;
   return { newestFirst: [written.sha, ...ids], total: count + 1 };
+}
+
+/**
+ * The merge request's commits a merge of `source` into `before` brings, read before the merge commit exists (while git
+ * computes the merge): from its diff version when that was computed for exactly these two heads, with the paths each
+ * commit changed; and the paths the merge changes on the target (its first parent against the merged tree, once
+ * `tree` is known). Null when the version does not match: the push data is then read as withMergeCommit's fallback does.
+ */
+export interface MergedCommits {
+  before: string;
+  source: string;
+  newestFirst: string[];
+  total: number;
+  read: Map<string, { commit: CommitInfo; paths: ChangedPaths }>;
+  /** The paths the merge changes on the target branch (null when the merge does not go through). */
+  mergePaths: Promise<ChangedPaths | null>;
+}
+
+async function readMergedCommits(
+  ctx: AppContext, project: ProjectRow, mrId: number, before: string, source: string, tree: Promise<string | null>,
+): Promise<MergedCommits | null> {
+  const repo = projectRepository(ctx, project);
+  const mergePaths = tree.then((t) => (t ? changedPaths(repo.path, before, t) : null));
+  mergePaths.catch(() => {});
+  const r = await latestDiffHead(ctx.data, mrId, MERGED_COMMITS_HEAD_CHARS);
+  if (!r || r.head !== source || r.start !== before) return null;
+  const count = Number(r.n);
+  const wanted = Math.min(count, PUSH_COMMITS_LIMIT - 1);
+  const ids = leadingArrayObjects(r.commits, wanted).map((c) => c.id).filter((id): id is string => typeof id === 'string');
+  if (ids.length < wanted) return null;
+  const commits = await repo.readCommits(ids);
+  if (commits.length < ids.length) return null;
+  const paths = await repo.changedPathsOfCommits(commits);
+  const read = new Map(commits.map((c) => [c.sha, { commit: c, paths: paths.get(c.sha) ?? { added: [], modified: [], removed: [] } }]));
+  return { before, source, newestFirst: ids, total: count, read, mergePaths };
+}
+
+/** The push data's commits of a written merge from what readMergedCommits read: the merge commit first, then those. */
+async function withMergeCommit(ctx: AppContext, project: ProjectRow, early: MergedCommits, written: WrittenMerge): Promise<KnownPushCommits | null> {
+  const [commit, paths] = await Promise.all([projectRepository(ctx, project).readCommit(written.sha), early.mergePaths]);
+  if (!commit || !paths) return null;
+  const read = new Map(early.read);
+  read.set(written.sha, { commit, paths });
+  return { newestFirst: [written.sha, ...early.newestFirst], total: early.total + 1, read };
 }
 
 /**

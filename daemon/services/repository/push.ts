@@ -10,6 +10,7 @@ import type { ProjectRow, UserRow } from '../../db/schema.js';
 import { avatarUrl, commitWebUrl, projectUrls } from '../../web-urls.js';
 import { isoDate, isZeroSha, type CommitInfo } from '../../git/objects.js';
 import type { Repository } from '../../git/repository.js';
+import type { ChangedPaths } from '../../git/diff.js';
 import { recordEvent } from '../instance/events.js';
 import { isForeignKeyViolation } from '../../db/layer/errors.js';
 import type { Queries } from '../../db/layer/types.js';
@@ -114,6 +115,11 @@ const xmlschema = (c: CommitInfo) => isoDate(c.committer).replace(/\.\d{3}(?=[+-
 export interface KnownPushCommits {
   newestFirst: string[];
   total: number;
+  /**
+   * Some of those commits already read, with the paths each changed against its first parent (a merge reads the merge
+   * request's commits while git computes the merge): not read again.
+   */
+  read?: ReadonlyMap<string, { commit: CommitInfo; paths: ChangedPaths }>;
 }
 
 async function commitsOf(
@@ -121,8 +127,11 @@ async function commitsOf(
 ): Promise<{ commits: CommitInfo[]; total: number; message: string | null; checkout: string | null }> {
   if (isZeroSha(update.after)) return { commits: [], total: 0, message: null, checkout: null };
   if (known && !tag) {
-    // no walk of the history: the listed commits are read by sha
-    const commits = await repo.readCommits(known.newestFirst.slice(0, PUSH_COMMITS_LIMIT));
+    // no walk of the history: the listed commits are read by sha (those not read already)
+    const listed = known.newestFirst.slice(0, PUSH_COMMITS_LIMIT);
+    const unread = await repo.readCommits(listed.filter((sha) => !known.read?.has(sha)));
+    const bySha = new Map(unread.map((c) => [c.sha, c]));
+    const commits = listed.map((sha) => known.read?.get(sha)?.commit ?? bySha.get(sha)).filter((c): c is CommitInfo => c !== undefined);
     return { commits: commits.reverse(), total: known.total, message: null, checkout: update.after };
   }
   if (tag) {
@@ -150,7 +159,8 @@ export async function buildPushData(
   const urls = projectUrls(ctx, ns, project);
   const tag = update.ref.startsWith('refs/tags/');
   const { commits, total, message, checkout } = await commitsOf(repo, update, tag, known);
-  const paths = await repo.changedPathsOfCommits(commits);
+  const paths = await repo.changedPathsOfCommits(commits.filter((c) => !known?.read?.has(c.sha)));
+  for (const [sha, r] of known?.read ?? []) paths.set(sha, r.paths);
   const pushCommits = commits.map((c) => ({
     id: c.sha, message: c.message, timestamp: xmlschema(c), url: commitWebUrl(urls.web_url, c.sha),
     author: { name: c.author.name, email: c.author.email }, ...(paths.get(c.sha) ?? { added: [], modified: [], removed: [] }),
