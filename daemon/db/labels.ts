@@ -61,8 +61,8 @@ export async function labelTitlesOf(q: Queries, type: 'Issue' | 'MergeRequest', 
   const out = new Map<number, string[]>();
   for (const id of ids) out.set(id, []);
   if (ids.length === 0) return out;
-  const rows = await q.all<{ target_id: number; title: string }>(`SELECT ll.target_id, l.title FROM label_links ll JOIN labels l ON l.id = ll.label_id
-    WHERE ll.target_type = ? AND ll.target_id IN ${q.dialect.inIds} ORDER BY l.title`, [type, q.dialect.ids([...new Set(ids)])]);
+  const rows = await q.all<{ target_id: number; title: string }>(`SELECT ll.target_id, l.title FROM ${q.dialect.idList('j')} CROSS JOIN label_links ll
+    JOIN labels l ON l.id = ll.label_id WHERE ll.target_type = ? AND ll.target_id = j.value ORDER BY l.title`, [q.dialect.ids(ids), type]);
   for (const r of rows) out.get(r.target_id)!.push(r.title);
   return out;
 }

@@ -26,8 +26,8 @@ export async function latestDiffHeads(q: Queries, mergeRequestIds: number[]): Pr
   const ids = [...new Set(mergeRequestIds)].filter(validId);
   if (ids.length === 0) return new Map();
   const rows = await q.all<{ id: number; head: string | null }>(
-    `SELECT d.merge_request_id AS id, d.head_commit_sha AS head FROM merge_request_diffs d WHERE d.id IN (
-       SELECT MAX(x.id) FROM merge_request_diffs x WHERE x.merge_request_id IN ${q.dialect.inIds} GROUP BY x.merge_request_id)`,
+    `SELECT d.merge_request_id AS id, d.head_commit_sha AS head FROM ${q.dialect.idList('j')} CROSS JOIN merge_request_diffs d
+     WHERE d.id = (SELECT MAX(x.id) FROM merge_request_diffs x WHERE x.merge_request_id = j.value)`,
     [q.dialect.ids(ids)],
   );
   return new Map(rows.map((r) => [r.id, r.head]));

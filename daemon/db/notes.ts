@@ -38,8 +38,8 @@ export async function userNotesCounts(q: Queries, type: NoteableType, ids: numbe
   if (!ids.length) return out;
   const unique = [...new Set(ids)];
   for (const id of unique) out.set(id, 0);
-  const rows = await q.all<{ id: number; n: number }>(`SELECT noteable_id AS id, COUNT(*) AS n FROM notes
-    WHERE noteable_type = ? AND noteable_id IN ${q.dialect.inIds} AND system = FALSE GROUP BY noteable_id`, [type, q.dialect.ids(unique)]);
+  const rows = await q.all<{ id: number; n: number }>(`SELECT n.noteable_id AS id, COUNT(*) AS n FROM ${q.dialect.idList('j')} CROSS JOIN notes n
+    WHERE n.noteable_type = ? AND n.noteable_id = j.value AND n.system = FALSE GROUP BY n.noteable_id`, [q.dialect.ids(unique), type]);
   for (const r of rows) out.set(r.id, Number(r.n));
   return out;
 }

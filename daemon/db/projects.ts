@@ -319,8 +319,9 @@ export async function projectWithNamespace(q: Queries, projectId: number): Promi
 export async function projectFullPaths(q: Queries, ids: readonly number[]): Promise<Map<number, { namespacePath: string; path: string }>> {
   if (!ids.length) return new Map();
   const rows = await q.all<{ id: number; ns: string; path: string }>(
-    `SELECT p.id AS id, n.path AS ns, p.path AS path FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${q.dialect.inIds}`,
-    [q.dialect.ids([...new Set(ids)])]);
+    `SELECT p.id AS id, n.path AS ns, p.path AS path FROM ${q.dialect.idList('j')} CROSS JOIN projects p JOIN namespaces n ON n.id = p.namespace_id
+     WHERE p.id = j.value`,
+    [q.dialect.ids(ids)]);
   return new Map(rows.map((r) => [r.id, { namespacePath: r.ns, path: r.path }]));
 }
 

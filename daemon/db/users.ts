@@ -26,7 +26,8 @@ export async function userById(q: Queries, id: number | null): Promise<UserRow |
 export async function usersByIds(q: Queries, ids: readonly (number | null | undefined)[]): Promise<Map<number, UserRow>> {
   const wanted = distinctIds(ids);
   if (!wanted.length) return new Map();
-  return new Map((await q.all(`SELECT * FROM users WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(wanted)])).map((u) => [u.id as number, toUser(u)]));
+  return new Map((await q.all(`SELECT u.* FROM ${q.dialect.idList('j')} CROSS JOIN users u WHERE u.id = j.value`, [q.dialect.ids(wanted)]))
+    .map((u) => [u.id as number, toUser(u)]));
 }
 
 /** The number of projects in a user's personal namespace (can_create_project). */

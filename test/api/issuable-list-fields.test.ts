@@ -43,6 +43,10 @@ describe.each([
     expect((await award(first, s.root, 'thumbsup')).status).toBe(201);
     expect((await award(first, carol, 'thumbsdown')).status).toBe(201);
     expect((await award(second, bob, 'heart')).status).toBe(201); // neither up nor down
+    // nor a name between the two (the votes are read as a range of the award index, then picked by name)
+    const t0 = new Date().toISOString();
+    await s.ctx.data.run(`INSERT INTO award_emoji (name, user_id, awardable_type, awardable_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      ['thumbsdown_tone1', carol.id, type, second, t0, t0]);
     for (const body of ['one', 'two']) expect((await s.api('POST', `/projects/${pid}/${route}/${second}/notes`, bob, { body })).status).toBe(201);
     // a system note does not count
     const t = new Date().toISOString();

@@ -24,7 +24,7 @@ export async function upsertSubscription(tx: Queries, userId: number, type: Subs
 /** The user's explicit rows on `ids` of one type: id to subscribed. */
 export async function explicitSubscriptions(q: Queries, userId: number, type: SubscribableType, ids: readonly number[]): Promise<Map<number, boolean>> {
   if (!ids.length) return new Map();
-  const rows = await q.all<{ id: number; subscribed: unknown }>(`SELECT subscribable_id AS id, subscribed FROM subscriptions
-    WHERE user_id = ? AND subscribable_type = ? AND subscribable_id IN ${q.dialect.inIds}`, [userId, type, q.dialect.ids([...new Set(ids)])]);
+  const rows = await q.all<{ id: number; subscribed: unknown }>(`SELECT s.subscribable_id AS id, s.subscribed FROM ${q.dialect.idList('j')} CROSS JOIN subscriptions s
+    WHERE s.user_id = ? AND s.subscribable_type = ? AND s.subscribable_id = j.value`, [q.dialect.ids(ids), userId, type]);
   return new Map(rows.map((r) => [r.id, !!r.subscribed]));
 }

@@ -14,7 +14,8 @@ import type { Database, Dialect, Queries, Row, RunResult } from './types.js';
 export const postgresDialect: Dialect = {
   name: 'postgres',
   inIds: '(SELECT unnest(?::int[]))',
-  ids: (list) => [...list],
+  ids: (list) => [...new Set(list)],
+  idList: (alias) => `unnest(?::int[]) AS ${alias}(value)`,
   nocaseEq: (column) => `lower(${column}) = lower(?)`,
   ilike: 'ILIKE',
   // Date columns are `date` on PostgreSQL (docs/design/postgres.md, "Migrations from one source"): today's UTC date as a

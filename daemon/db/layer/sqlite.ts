@@ -20,7 +20,8 @@ export class AsyncLock {
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   inIds: '(SELECT value FROM json_each(?))',
-  ids: (list) => JSON.stringify(list),
+  ids: (list) => JSON.stringify([...new Set(list)]),
+  idList: (alias) => `json_each(?) AS ${alias}`,
   nocaseEq: (column) => `${column} = ? COLLATE NOCASE`,
   ilike: 'LIKE',
   today: "date('now')",
