@@ -9,10 +9,10 @@
  * request that arrives during it waits for it (tens of ms), as it would for V8's own. Only the gantryd process runs it
  * (not the daemons tests start inside their own process).
  *
- * A plain full collection, not V8's 'last-resort' one: that also threw away what V8 had learnt while serving, and
- * every request after it cost more for good (a kept GET /projects/:id 36 -> 43 µs of CPU over the next 15 s, and
- * each burst after an idle second 30-40 % more: measured 2026-11-28), while RSS after the burst came down as far with
- * the plain one (104 MB against 106 MB, 108 MB with none).
+ * A plain full collection, not V8's 'last-resort' one: after a single last-resort collection, even one at the start
+ * before any request, every later request cost the daemon about 25 % more CPU for as long as it was measured (a kept
+ * GET /projects/:id 29-30 -> 34-39 µs, measured 2026-11-28). The last-resort one gave back more memory (idle 92-95
+ * against 103-104 MB; after the API bench 106 against 127 MB): docs/decisions.md weighs the two.
  */
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
