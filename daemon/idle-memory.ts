@@ -69,7 +69,7 @@ function collector(): Collect {
 /** Start the reclaimer (one check a second, unref'd); returns its stop. */
 export function startIdleReclaimer(): () => void {
   const gc = collector();
-  // (the start counts as work: what booting left is given back in the first idle second, 98 -> 92 MB idle)
+  // (the start counts as work: what booting left is given back in the first idle second)
   const state = startingState();
   let last = performance.eventLoopUtilization();
   const timer = setInterval(() => {
