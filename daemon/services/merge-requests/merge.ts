@@ -385,26 +385,33 @@ export async function finishMerge(
 const MERGED_COMMITS_HEAD_CHARS = 65_536;
 
 /**
- * The commits a merge brought to the target branch, from the merge request's diff version when it was computed for
- * exactly the two parents (its start is the head the merge was made on, its head the merged source): the merge commit,
- * then the stored commits (newest first), so the push data needs no walk of a history of thousands of commits. Null
- * when the version does not match or its list is not there: the push data walks the history as for any push.
+ * The merge request's stored commits (newest first, at most PUSH_COMMITS_LIMIT - 1) and their count, when its diff
+ * version was computed for exactly a merge of `source` into `before` (its start is the head the merge is made on, its
+ * head the merged source); null when the version does not match or its list is not there.
  */
-async function mergedCommits(ctx: AppContext, mrId: number, written: WrittenMerge): Promise<KnownPushCommits | null> {
+async function storedMergeCommits(ctx: AppContext, mrId: number, before: string, source: string): Promise<{ ids: string[]; count: number } | null> {
   const r = await latestDiffHead(ctx.data, mrId, MERGED_COMMITS_HEAD_CHARS);
-  if (!r || r.head !== written.source || r.start !== written.before) return null;
+  if (!r || r.head !== source || r.start !== before) return null;
   const count = Number(r.n);
   const wanted = Math.min(count, PUSH_COMMITS_LIMIT - 1);
   const ids = leadingArrayObjects(r.commits, wanted).map((c) => c.id).filter((id): id is string => typeof id === 'string');
-  if (ids.length < wanted) return null;
-  return { newestFirst: [written.sha, ...ids], total: count + 1 };
+  return ids.length < wanted ? null : { ids, count };
 }
 
 /**
- * The merge request's commits a merge of `source` into `before` brings, read before the merge commit exists (while git
- * computes the merge): from its diff version when that was computed for exactly these two heads, with the paths each
- * commit changed; and the paths the merge changes on the target (its first parent against the merged tree, once
- * `tree` is known). Null when the version does not match: the push data is then read as withMergeCommit's fallback does.
+ * The commits a merge brought to the target branch (storedMergeCommits): the merge commit, then the stored ones, so
+ * the push data needs no walk of a history of thousands of commits. Null when they are not known: the push data then
+ * walks the history as for any push.
+ */
+async function mergedCommits(ctx: AppContext, mrId: number, written: WrittenMerge): Promise<KnownPushCommits | null> {
+  const stored = await storedMergeCommits(ctx, mrId, written.before, written.source);
+  return stored && { newestFirst: [written.sha, ...stored.ids], total: stored.count + 1 };
+}
+
+/**
+ * What readMergedCommits reads of a merge of `source` into `before` before the merge commit exists (while git computes
+ * the merge): the stored commits with the paths each changed, and the paths the merge changes on the target (its first
+ * parent against the merged tree; null when the merge does not go through).
  */
 export interface MergedCommits {
   before: string;
@@ -412,27 +419,23 @@ export interface MergedCommits {
   newestFirst: string[];
   total: number;
   read: Map<string, { commit: CommitInfo; paths: ChangedPaths }>;
-  /** The paths the merge changes on the target branch (null when the merge does not go through). */
   mergePaths: Promise<ChangedPaths | null>;
 }
 
+/** MergedCommits of a merge about to be made; null when the stored commits do not match it (mergedCommits' fallback). */
 async function readMergedCommits(
   ctx: AppContext, project: ProjectRow, mrId: number, before: string, source: string, tree: Promise<string | null>,
 ): Promise<MergedCommits | null> {
   const repo = projectRepository(ctx, project);
   const mergePaths = tree.then((t) => (t ? changedPaths(repo.path, before, t) : null));
   mergePaths.catch(() => {});
-  const r = await latestDiffHead(ctx.data, mrId, MERGED_COMMITS_HEAD_CHARS);
-  if (!r || r.head !== source || r.start !== before) return null;
-  const count = Number(r.n);
-  const wanted = Math.min(count, PUSH_COMMITS_LIMIT - 1);
-  const ids = leadingArrayObjects(r.commits, wanted).map((c) => c.id).filter((id): id is string => typeof id === 'string');
-  if (ids.length < wanted) return null;
-  const commits = await repo.readCommits(ids);
-  if (commits.length < ids.length) return null;
+  const stored = await storedMergeCommits(ctx, mrId, before, source);
+  if (!stored) return null;
+  const commits = await repo.readCommits(stored.ids);
+  if (commits.length < stored.ids.length) return null;
   const paths = await repo.changedPathsOfCommits(commits);
   const read = new Map(commits.map((c) => [c.sha, { commit: c, paths: paths.get(c.sha) ?? { added: [], modified: [], removed: [] } }]));
-  return { before, source, newestFirst: ids, total: count, read, mergePaths };
+  return { before, source, newestFirst: stored.ids, total: stored.count, read, mergePaths };
 }
 
 /** The push data's commits of a written merge from what readMergedCommits read: the merge commit first, then those. */
