@@ -1,14 +1,14 @@
 /**
  * The environment gantryd is started with. glibc gives every thread of libuv's pool its own malloc arena and keeps
  * freed memory; one arena and an eager trim keep the daemon's resident set near 100 MB instead of ~160 MB under
- * load (measured in docs/benchmarks.md). A fixed mmap threshold of 32 KiB (glibc raises it up to 32 MiB on its own
- * after the first large free) serves big buffers (a page of JSON, a kept answer, a result set) from their own
- * mappings, returned to the system when freed, instead of from the heap, where they left ~20 MB resident after a walk
- * over uncached list pages (README, "Memory"). It has a CPU price: SQLite takes 88 KiB for the page cache of every
- * temporary b-tree a statement opens (an `IN (SELECT value FROM json_each(?))` list, a sort, a grouping), several per
- * list page, and each is then an mmap, page faults and an munmap. At 128 KiB an uncached list page cost 15-25 % less
- * CPU, but the daemon held 127 MB after the API bench (target 120) and 161 MB while serving a 10 MB diff (target
- * 150): docs/decisions.md, "daemon memory". These must be set before the process starts, so every place that starts
+ * load (measured in docs/benchmarks.md). A fixed mmap threshold of 32 KiB (set, it no longer moves: glibc's own rises
+ * up to 32 MiB after the first large free) serves big buffers (a page of JSON, a kept answer, a result set) from their
+ * own mappings, returned to the system when freed, instead of from the heap, where they left ~20 MB resident after a
+ * walk over uncached list pages (README, "Memory"). It has a CPU price: SQLite takes 88 KiB for the page cache of every
+ * temporary index a statement builds (an `IN (SELECT value FROM json_each(?))` list), and each is then an mmap, page
+ * faults and an munmap; list pages join from their id lists instead (Dialect.idList), so they no longer pay it. At
+ * 128 KiB (measured before that change) an uncached list page cost 15-25 % less CPU, but the daemon held 127 MB after
+ * the API bench (target 120) and 161 MB while serving a 10 MB diff (target 150): docs/decisions.md, "daemon memory". These must be set before the process starts, so every place that starts
  * gantryd (`gantry daemon start`, `npm start`, the launcher's shebang, the systemd unit, the container, the
  * benchmarks) uses them: test/unit/daemon-env.test.ts checks they agree.
  */
