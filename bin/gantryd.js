@@ -2,15 +2,17 @@
 // Launcher: the bundled daemon, dist/daemon/gantryd.mjs (npm install builds it: tsc, then scripts/bundle-daemon.mjs).
 // The environment in the shebang (also set by `npm start`, `gantry daemon start`, the systemd unit and the container:
 // shared/daemon-env.ts) keeps native memory small and V8's young generation at 1-2 MB (--max-semi-space-size=2 in
-// NODE_OPTIONS: V8's own bound is 16 MB, which the resident set grows into under load). Started without that bound
-// (`node bin/gantryd.js` with NODE_OPTIONS of one's own), the young generation is kept at its starting size instead
-// (--semi-space-growth-factor=1: it takes effect when set here, before the daemon's modules load). (--optimize-for-size
+// NODE_OPTIONS: V8's own bound is 16 MB, which the resident set grows into under load). While the daemon boots, the
+// young generation is kept at its starting size (--semi-space-growth-factor=1: it takes effect when set here, before
+// the daemon's modules load; booting grew it to its bound, which an idle daemon then held for nothing); once booted,
+// the daemon lets it grow again when the bound is set (daemon/idle-memory.ts). Started without that bound
+// (`node bin/gantryd.js` with NODE_OPTIONS of one's own), it stays at its starting size. (--optimize-for-size
 // did the same for the young generation, but also ran memory-reducing mark-compacts several times a minute under load,
 // 5-25 ms pauses each, which were the p99 of the API: docs/benchmarks.md.) Together: about 100-120 MB resident under
 // load (docs/benchmarks.md).
 import { setFlagsFromString } from 'node:v8';
 import { enableCompileCache } from 'node:module';
-if (!`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`.includes('--max-semi-space-size')) setFlagsFromString('--semi-space-growth-factor=1');
+setFlagsFromString('--semi-space-growth-factor=1');
 // V8's code cache for the one-file bundle (in the OS temp dir): later starts skip compiling it.
 enableCompileCache?.();
 import('../dist/daemon/gantryd.mjs').then((m) => m.main(process.argv));

@@ -13,10 +13,16 @@
  * before any request, every later request cost the daemon about 25 % more CPU for as long as it was measured (a kept
  * GET /projects/:id 29-30 -> 34-39 µs, measured 2026-11-28). The last-resort one gave back more memory (idle 92-95
  * against 103-104 MB; after the API bench 106 against 127 MB): docs/decisions.md weighs the two.
+ *
+ * The launcher (bin/gantryd.js) keeps V8's young generation at its starting size while the daemon boots: booting grew
+ * it to its bound (2 MB a semi-space), which an idle daemon then held for nothing (3-5 MB of its resident set). Once
+ * booted (the reclaimer starts just before the daemon says it listens), it may grow again, up to that bound, when the
+ * daemon runs with one (shared/daemon-env.ts); without one it stays at its starting size, as the launcher chose.
  */
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { youngGenerationBounded } from '../shared/daemon-env.js';
 
 /** The loop's busy share of a second from which the second counts as work, and below which as idle. */
 const BUSY = 0.05;
@@ -68,6 +74,8 @@ function collector(): Collect {
 
 /** Start the reclaimer (one check a second, unref'd); returns its stop. */
 export function startIdleReclaimer(): () => void {
+  // booted: the young generation may grow again under load, up to the daemon's bound (V8's own growth factor)
+  if (youngGenerationBounded(process.execArgv, process.env)) setFlagsFromString('--semi-space-growth-factor=2');
   const gc = collector();
   // (the start counts as work: what booting left is given back in the first idle second)
   const state = startingState();

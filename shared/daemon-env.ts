@@ -24,6 +24,15 @@ export const DAEMON_MALLOC_ENV = { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_
  */
 export const DAEMON_NODE_OPTIONS = '--max-semi-space-size=2';
 
+/**
+ * Whether V8's young generation has a bound in this process (--max-semi-space-size, in its arguments or NODE_OPTIONS).
+ * bin/gantryd.js holds the young generation at its starting size while the daemon boots; once booted, the daemon lets
+ * it grow only when it is bounded (daemon/idle-memory.ts).
+ */
+export function youngGenerationBounded(execArgv: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  return `${execArgv.join(' ')} ${env.NODE_OPTIONS ?? ''}`.includes('--max-semi-space-size');
+}
+
 /** Everything every starter of gantryd sets: the malloc settings and NODE_OPTIONS (test/unit/daemon-env.test.ts). */
 export const DAEMON_ENV = { ...DAEMON_MALLOC_ENV, NODE_OPTIONS: DAEMON_NODE_OPTIONS } as const;
 

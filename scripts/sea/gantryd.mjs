@@ -7,9 +7,9 @@ const hook = process.env.GANTRY_PRE_RECEIVE;
 if (hook && process.argv[2] === hook) {
   await import('../../daemon/git/hooks/pre-receive.mjs');
 } else {
-  // As bin/gantryd.js does: without a bound on V8's young generation in NODE_OPTIONS (shared/daemon-env.ts), it is
-  // kept at its starting size (a small resident set under load).
-  if (!`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`.includes('--max-semi-space-size')) setFlagsFromString('--semi-space-growth-factor=1');
+  // As bin/gantryd.js does: V8's young generation is kept at its starting size while the daemon boots; once booted,
+  // the daemon lets it grow again when NODE_OPTIONS bounds it (shared/daemon-env.ts, daemon/idle-memory.ts).
+  setFlagsFromString('--semi-space-growth-factor=1');
   const { main } = await import('../../dist/daemon/main.js');
   await main(process.argv);
 }
