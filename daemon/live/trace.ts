@@ -30,7 +30,8 @@
  * compares the stored size with what it sent (the fallback when a notification was lost, or on SQLite).
  */
 import { createHash, type Hash } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -47,6 +48,10 @@ import { findBuild, onBuildFinished } from '../services/ci/builds.js';
 import { lookupProjectAsync } from '../services/projects/projects.js';
 import { listenForWakeUps } from '../db/layer/wake-ups.js';
 import { onTraceAppend, readTraceRange, TRACE_CHANNEL, tracePath, type TraceEvent } from '../services/ci/traces.js';
+
+// node:http through require, not an ES import: an ES import of a builtin reads all of its exports, and reading
+// node:http's WebSocket makes Node load its own bundled undici (about 13 MB resident) that the daemon never uses.
+const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
 /** The path of the live trace endpoint of a build. */
 export const liveTracePath = (buildId: number) => `/-/live/builds/${buildId}/trace`;

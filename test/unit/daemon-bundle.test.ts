@@ -2,7 +2,8 @@
  * The daemon's one-file bundle (scripts/bundle-daemon.mjs, built by `npm install`): V8 holds its 2.5 MB of source at
  * one byte a character only when every character is Latin-1 (one arrow made it two bytes a character, 3 MB more
  * resident for as long as the daemon runs), and undici, which only hook deliveries and outgoing requests use, stays
- * out of it (loaded from node_modules at its first use).
+ * out of it (loaded from node_modules at its first use). Nor does it import node:http as an ES module: that reads all
+ * of node:http's exports, and its WebSocket getter loads Node's own bundled undici (daemon/live/trace.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,5 +28,11 @@ describe('the daemon bundle', () => {
     const text = readFileSync(bundle, 'utf8');
     expect(text).toMatch(/import\("undici"\)/);
     expect(text).not.toContain('DispatcherBase'); // (undici's base class of every dispatcher)
+  });
+
+  it('does not import node:http as an ES module (Node would load its own undici with it)', () => {
+    const text = readFileSync(bundle, 'utf8');
+    expect(text).not.toMatch(/from\s*["']node:http["']/);
+    expect(text).not.toMatch(/from\s*["']http["']/);
   });
 });
