@@ -8,8 +8,8 @@
 // runs, held in memory for as long as it runs when bundled).
 //
 // The bundle is then written in Latin-1 only: V8 holds a script's source at one byte a character only when every
-// character fits in one, and the 15 arrows and quotes of the web pages made the whole 3.3 MB bundle two bytes a
-// character (6.3 MB resident instead of 3.1). esbuild escapes such characters everywhere but in tagged templates (an
+// character fits in one, and the 15 arrows and quotes of the web pages made the whole bundle (3.3 MB then) two bytes
+// a character (the idle daemon's largest anonymous mapping: 6.3 MB; docs/benchmarks.md). esbuild escapes such characters everywhere but in tagged templates (an
 // escape would change their .raw); the daemon's one tag of them, html`` (daemon/web/pages/html.ts), reads the cooked
 // strings, where \uXXXX is the same character. test/unit/daemon-bundle.test.ts checks the built bundle.
 import { build } from 'esbuild';
