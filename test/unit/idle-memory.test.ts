@@ -3,8 +3,6 @@
  * after a burst of requests, once the daemon has been idle for QUIET_SECONDS in a row (a pause of a second or two
  * keeps what V8 learnt while serving); never while busy, never twice for one burst, at most one every 10 s.
  */
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { QUIET_SECONDS, shouldCollect, startingState, type IdleState } from '../../daemon/idle-memory.js';
 
@@ -52,41 +50,5 @@ describe('idle reclaimer', () => {
     const state2: IdleState = { ...state, booting: true }; // (a one-second rule, to reach the interval alone)
     expect(shouldCollect(state2, 0, 3000)).toBe(false); // 2 s after the last
     expect(shouldCollect(state2, 0, 11_000)).toBe(true); // the burst is still owed its collection
-  });
-});
-
-/**
- * The young generation while booting and after (bin/gantryd.js, daemon/idle-memory.ts): held at its starting size while
- * the daemon boots; once the reclaimer starts, it grows under load up to the bound NODE_OPTIONS sets, and stays at
- * its starting size without one. Run in a child process with the launcher's flag (V8 flags are per process), on the
- * built module (npm run build).
- */
-describe('young generation after the boot', () => {
-  const grownTo = (nodeOptions: string) => {
-    const script = `
-      import { setFlagsFromString, getHeapSpaceStatistics } from 'node:v8';
-      setFlagsFromString('--semi-space-growth-factor=1');
-      const { startIdleReclaimer } = await import(${JSON.stringify(join(import.meta.dirname, '../../dist/daemon/idle-memory.js'))});
-      const size = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
-      const churn = () => { let keep = []; for (let i = 0; i < 400000; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 20000) keep = []; } };
-      churn();
-      const booting = size();
-      const stop = startIdleReclaimer();
-      churn();
-      stop();
-      console.log(JSON.stringify({ booting, after: size() }));`;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, NODE_OPTIONS: nodeOptions }, encoding: 'utf8' });
-    return JSON.parse(out.trim().split('\n').at(-1)!) as { booting: number; after: number };
-  };
-
-  it('grows under load up to the bound once booted, not before', () => {
-    const { booting, after } = grownTo('--max-semi-space-size=2');
-    expect(booting).toBeLessThanOrEqual(2 * 1024 * 1024); // two semi-spaces of their starting 1 MB
-    expect(after).toBeGreaterThan(booting);
-  });
-
-  it('stays at its starting size without a bound', () => {
-    const { booting, after } = grownTo('');
-    expect(after).toBeLessThanOrEqual(booting); // (Node 26's V8 may give some back)
   });
 });
