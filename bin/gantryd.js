@@ -6,10 +6,11 @@
 // young generation is kept at its starting size (--semi-space-growth-factor=1: it takes effect when set here, before
 // the daemon's modules load; booting grew it to its bound, which an idle daemon then held for nothing); once booted,
 // the daemon lets it grow again when the bound is set (daemon/idle-memory.ts). Started without that bound
-// (`node bin/gantryd.js` with NODE_OPTIONS of one's own), it stays at its starting size. (--optimize-for-size
+// (`node bin/gantryd.js` with NODE_OPTIONS of one's own), it stays at its starting size on Node 24 (Node 26's V8 grows
+// it in steps anyway). (--optimize-for-size
 // did the same for the young generation, but also ran memory-reducing mark-compacts several times a minute under load,
-// 5-25 ms pauses each, which were the p99 of the API: docs/benchmarks.md.) Together: about 100-120 MB resident under
-// load (docs/benchmarks.md).
+// 5-25 ms pauses each, which were the p99 of the API: docs/benchmarks.md.) Together: 96-100 MB resident idle, 120-135 MB
+// after the API bench's load (docs/benchmarks.md).
 import { setFlagsFromString } from 'node:v8';
 import { enableCompileCache } from 'node:module';
 setFlagsFromString('--semi-space-growth-factor=1');

@@ -17,7 +17,8 @@
  * The launcher (bin/gantryd.js) keeps V8's young generation at its starting size while the daemon boots: booting grew
  * it to its bound (2 MB a semi-space), which an idle daemon then held for nothing (3-5 MB of its resident set). Once
  * booted (the reclaimer starts just before the daemon says it listens), it may grow again, up to that bound, when the
- * daemon runs with one (shared/daemon-env.ts); without one it stays at its starting size, as the launcher chose.
+ * daemon runs with one (shared/daemon-env.ts); without one it is left as the launcher chose (at its starting size on
+ * Node 24; Node 26's V8 grows it in steps anyway).
  */
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
