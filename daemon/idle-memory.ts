@@ -66,18 +66,18 @@ export function shouldCollect(state: IdleState, utilization: number, now: number
 type Collect = (options?: { type: 'major'; execution: 'sync' }) => void;
 
 /** V8's `gc` (of a context made after --expose-gc is set: the flag works for contexts made after it). */
-function collector(): Collect {
+function collector(setFlags: (flags: string) => void): Collect {
   const exposed = (globalThis as { gc?: Collect }).gc;
   if (exposed) return exposed;
-  setFlagsFromString('--expose-gc');
+  setFlags('--expose-gc');
   return runInNewContext('gc') as Collect;
 }
 
-/** Start the reclaimer (one check a second, unref'd); returns its stop. */
-export function startIdleReclaimer(): () => void {
+/** Start the reclaimer (one check a second, unref'd); returns its stop. `setFlags`: V8's (the unit test watches it). */
+export function startIdleReclaimer(setFlags: (flags: string) => void = setFlagsFromString): () => void {
   // booted: the young generation may grow again under load, up to the daemon's bound (V8's own growth factor)
-  if (youngGenerationBounded(process.execArgv, process.env)) setFlagsFromString('--semi-space-growth-factor=2');
-  const gc = collector();
+  if (youngGenerationBounded(process.execArgv, process.env)) setFlags('--semi-space-growth-factor=2');
+  const gc = collector(setFlags);
   // (the start counts as work: what booting left is given back in the first idle second)
   const state = startingState();
   let last = performance.eventLoopUtilization();
