@@ -50,7 +50,8 @@ import { listenForWakeUps } from '../db/layer/wake-ups.js';
 import { onTraceAppend, readTraceRange, TRACE_CHANNEL, tracePath, type TraceEvent } from '../services/ci/traces.js';
 
 // node:http through require, not an ES import: an ES import of a builtin reads all of its exports, and reading
-// node:http's WebSocket makes Node load its own bundled undici (about 13 MB resident) that the daemon never uses.
+// node:http's WebSocket makes Node load its own bundled undici, which the daemon never uses (in a bare `node`, 13 MB
+// more resident than a require of node:http; docs/benchmarks.md).
 const { STATUS_CODES } = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
 /** The path of the live trace endpoint of a build. */
