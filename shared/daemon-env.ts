@@ -8,9 +8,10 @@
  * temporary index a statement builds (an `IN (SELECT value FROM json_each(?))` list), and each is then an mmap, page
  * faults and an munmap; list pages join from their id lists instead (Dialect.idList), so they no longer pay it. At
  * 128 KiB (measured before that change) an uncached list page cost 15-25 % less CPU, but the daemon held 127 MB after
- * the API bench (target 120) and 161 MB while serving a 10 MB diff (target 150): docs/decisions.md, "daemon memory". These must be set before the process starts, so every place that starts
- * gantryd (`gantry daemon start`, `npm start`, the launcher's shebang, the systemd unit, the container, the
- * benchmarks) uses them: test/unit/daemon-env.test.ts checks they agree.
+ * the API bench (target 120) and 161 MB while serving a 10 MB diff (target 150): docs/decisions.md, "daemon memory".
+ * These must be set before the process starts, so every place that starts gantryd (`gantry daemon start`, `npm start`,
+ * the launcher's shebang, the systemd unit, the container, the benchmarks) uses them: test/unit/daemon-env.test.ts
+ * checks they agree.
  */
 export const DAEMON_MALLOC_ENV = { MALLOC_ARENA_MAX: '1', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '32768' } as const;
 
@@ -39,5 +40,5 @@ export const DAEMON_ENV = { ...DAEMON_MALLOC_ENV, NODE_OPTIONS: DAEMON_NODE_OPTI
 /** `env` with the daemon's malloc settings added (values the caller already set win) and its NODE_OPTIONS appended. */
 export function daemonEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const own = env.NODE_OPTIONS ?? '';
-  return { ...DAEMON_MALLOC_ENV, ...env, NODE_OPTIONS: own.includes('--max-semi-space-size') ? own : `${own} ${DAEMON_NODE_OPTIONS}`.trim() };
+  return { ...DAEMON_MALLOC_ENV, ...env, NODE_OPTIONS: youngGenerationBounded([], env) ? own : `${own} ${DAEMON_NODE_OPTIONS}`.trim() };
 }
