@@ -3,16 +3,21 @@
  * the pages it keeps pooled for reuse) only when its memory reducer runs, about 8 s after the last full collection,
  * and not at all when the burst ended between its checks (the API bench's daemon still held 132 MB 12 s after the
  * run). Here the daemon watches its own event loop (performance.eventLoopUtilization: no per-request cost) and runs
- * one full collection once the work is over: after the start, in the first idle second (what booting left is never
- * needed again); after a burst of requests, once the daemon has been idle for 10 s in a row, so that a daemon whose
- * traffic pauses for a second or two does not pay a full collection after every pause. At most one every 10 s. A
- * request that arrives during it waits for it (tens of ms), as it would for V8's own. Only the gantryd process runs it
- * (not the daemons tests start inside their own process).
+ * one memory-reducing collection once the work is over: after the start, in the first idle second (what booting
+ * left is never needed again); after a burst of requests, once the daemon has been idle for 10 s in a row, so that a
+ * daemon whose traffic pauses for a second or two does not pay a collection after every pause. At most one every
+ * 10 s. A request that arrives during it waits for it (tens of ms), as it would for V8's own. Only the gantryd
+ * process runs it (not the daemons tests start inside their own process).
  *
- * A plain full collection, not V8's 'last-resort' one: after a single last-resort collection, even one at the start
- * before any request, every later request cost the daemon about 25 % more CPU for as long as it was measured (a kept
- * GET /projects/:id 29-30 -> 34-39 µs, measured 2026-11-28). The last-resort one gave back more memory (idle 92-95
- * against 103-104 MB; after the API bench 106 against 127 MB): docs/decisions.md weighs the two.
+ * It is V8's 'last-resort' collection, which also empties V8's pool of freed pages (a plain full collection keeps
+ * them: 124-132 MB after the API bench against 110). A memory-reducing collection (V8's own memory reducer runs them
+ * too) drops the maps no live object uses; on Node 22 and 24 one of them cost every later request 15-25 % more CPU
+ * for good (a kept GET /projects/:id 31 -> 37 µs, measured 2026-11-28): process.nextTick builds its tick object with
+ * a literal of computed (symbol) keys, and V8 turns that literal's feedback megamorphic once the map it recorded has
+ * died, after which every tick (several a request) adds its properties in V8's runtime (perf: 7 % of the main thread
+ * under nextTick, in Runtime_DefineKeyedOwnPropertyInLiteral). The reclaimer keeps one tick object alive for the life
+ * of the daemon (`keepTickShape`), so that map never dies, whichever collection runs (Node 26's nextTick has no such
+ * literal). docs/decisions.md, "memory given back after a burst of work", has the figures.
  *
  * The launcher (bin/gantryd.js) keeps V8's young generation at its starting size while the daemon boots: booting grew
  * it to its bound (2 MB a semi-space), which an idle daemon then held for nothing (3-5 MB of its resident set). Once
@@ -20,6 +25,7 @@
  * daemon runs with one (shared/daemon-env.ts); without one it is left as the launcher chose (at its starting size on
  * Node 24; Node 26's V8 grows it in steps anyway).
  */
+import { executionAsyncResource } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -63,7 +69,15 @@ export function shouldCollect(state: IdleState, utilization: number, now: number
   return true;
 }
 
-type Collect = (options?: { type: 'major'; execution: 'sync' }) => void;
+type Collect = (options?: { type: 'major'; execution: 'sync'; flavor?: 'regular' | 'last-resort' }) => void;
+
+/** The tick object kept alive (see the header). */
+let keptTick: object | undefined;
+
+/** Keep one of Node's tick objects (the resource a nextTick callback runs in) alive, and with it their map. */
+export function keepTickShape(): void {
+  if (!keptTick) process.nextTick(() => { keptTick = executionAsyncResource(); });
+}
 
 /** V8's `gc` (of a context made after --expose-gc is set: the flag works for contexts made after it). */
 function collector(setFlags: (flags: string) => void): Collect {
@@ -78,6 +92,7 @@ export function startIdleReclaimer(setFlags: (flags: string) => void = setFlagsF
   // booted: the young generation may grow again under load, up to the daemon's bound (V8's own growth factor)
   if (youngGenerationBounded(process.execArgv, process.env)) setFlags('--semi-space-growth-factor=2');
   const gc = collector(setFlags);
+  keepTickShape();
   // (the start counts as work: what booting left is given back in the first idle second)
   const state = startingState();
   let last = performance.eventLoopUtilization();
@@ -87,7 +102,7 @@ export function startIdleReclaimer(setFlags: (flags: string) => void = setFlagsF
     last = now;
     if (!shouldCollect(state, utilization, performance.now())) return;
     try {
-      gc({ type: 'major', execution: 'sync' });
+      gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     } catch {
       clearInterval(timer); // a V8 without these options: V8's own memory reducer is left to do it
     }

@@ -3,6 +3,9 @@
  * after a burst of requests, once the daemon has been idle for QUIET_SECONDS in a row (a pause of a second or two
  * keeps what V8 learnt while serving); never while busy, never twice for one burst, at most one every 10 s.
  */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { QUIET_SECONDS, shouldCollect, startingState, type IdleState } from '../../daemon/idle-memory.js';
 
@@ -50,5 +53,35 @@ describe('idle reclaimer', () => {
     const state2: IdleState = { ...state, booting: true }; // (a one-second rule, to reach the interval alone)
     expect(shouldCollect(state2, 0, 3000)).toBe(false); // 2 s after the last
     expect(shouldCollect(state2, 0, 11_000)).toBe(true); // the burst is still owed its collection
+  });
+});
+
+/**
+ * Run `body` in a child node with V8's natives syntax and gc, after `prelude`; what it prints to stderr (where
+ * %DebugPrint writes). The reclaimer is imported from the build (npm test builds first; test/unit/daemon-bundle.test.ts
+ * checks the build is there).
+ */
+function child(prelude: string, body: string): string {
+  const module = pathToFileURL(join(import.meta.dirname, '../../dist/daemon/idle-memory.js')).href;
+  const script = `import { keepTickShape } from ${JSON.stringify(module)};\n${prelude}\n` +
+    'for (let i = 0; i < 1000; i++) process.nextTick(() => {});\n' +
+    `setTimeout(() => { ${body}; setTimeout(() => { for (let i = 0; i < 1000; i++) process.nextTick(() => {}); setTimeout(() => %DebugPrint(process.nextTick), 10); }, 10); }, 10);\n`;
+  const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  expect(r.status, r.stderr).toBe(0);
+  return `${r.stdout}${r.stderr}`;
+}
+
+/** The states of process.nextTick's literal-define feedback slots, from %DebugPrint. */
+const literalSlots = (out: string) => [...out.matchAll(/DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((m) => m[1]);
+
+describe('the memory-reducing collection', () => {
+  const lastResort = "gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })";
+
+  it('leaves process.nextTick as fast as before: the map of its tick objects is kept alive', () => {
+    const kept = literalSlots(child('keepTickShape();', lastResort));
+    expect(kept.every((s) => s === 'MONOMORPHIC'), kept.join(' ')).toBe(true);
+    // what it guards against, where the runtime has it (Node 22 and 24; Node 26's nextTick has no such literal)
+    const bare = literalSlots(child('', lastResort));
+    if (bare.length) expect(bare).toContain('MEGAMORPHIC');
   });
 });
