@@ -4,20 +4,21 @@
  * and not at all when the burst ended between its checks (the API bench's daemon still held 132 MB 12 s after the
  * run). Here the daemon watches its own event loop (performance.eventLoopUtilization: no per-request cost) and runs
  * one memory-reducing collection once the work is over: after the start, in the first idle second (what booting
- * left is never needed again); after a burst of requests, once the daemon has been idle for 10 s in a row, so that a
+ * left is never needed again); after a burst of requests, once the daemon has been idle for 3 s in a row, so that a
  * daemon whose traffic pauses for a second or two does not pay a collection after every pause. At most one every
- * 10 s. A request that arrives during it waits for it (tens of ms), as it would for V8's own. Only the gantryd
- * process runs it (not the daemons tests start inside their own process).
+ * 10 s: a collection makes the next seconds of work cost a little more while the heap grows back (about 6 % of a list
+ * page's CPU in the round after it, measured 2026-11-28). A request that arrives during it waits for it (tens of ms),
+ * as it would for V8's own. Only the gantryd process runs it (not the daemons tests start inside their own process).
  *
  * It is V8's 'last-resort' collection, which also empties V8's pool of freed pages (a plain full collection keeps
- * them: 124-132 MB after the API bench against 110). A memory-reducing collection (V8's own memory reducer runs them
- * too) drops the maps no live object uses; on Node 22 and 24 one of them cost every later request 15-25 % more CPU
- * for good (a kept GET /projects/:id 31 -> 37 µs, measured 2026-11-28): process.nextTick builds its tick object with
- * a literal of computed (symbol) keys, and V8 turns that literal's feedback megamorphic once the map it recorded has
- * died, after which every tick (several a request) adds its properties in V8's runtime (perf: 7 % of the main thread
- * under nextTick, in Runtime_DefineKeyedOwnPropertyInLiteral). The reclaimer keeps one tick object alive for the life
- * of the daemon (`keepTickShape`), so that map never dies, whichever collection runs (Node 26's nextTick has no such
- * literal). docs/decisions.md, "memory given back after a burst of work", has the figures.
+ * them: 124-138 MB right after the API bench against 105). A memory-reducing collection (V8's own memory reducer
+ * runs them too) drops the maps no live object uses; on Node 22 and 24 one of them cost every later request 15-25 %
+ * more CPU for good (a kept GET /projects/:id 31 -> 37 µs, measured 2026-11-28): process.nextTick builds its tick
+ * object with a literal of computed (symbol) keys, and V8 turns that literal's feedback megamorphic once the map it
+ * recorded has died, after which every tick (several a request) adds its properties in V8's runtime (perf: 7 % of
+ * the main thread under nextTick, in Runtime_DefineKeyedOwnPropertyInLiteral). The reclaimer keeps one tick object
+ * alive for the life of the daemon (`keepTickShape`), so that map never dies, whichever collection runs (Node 26's
+ * nextTick has no such literal). docs/decisions.md, "memory given back after a burst of work", has the figures.
  *
  * The launcher (bin/gantryd.js) keeps V8's young generation at its starting size while the daemon boots: booting grew
  * it to its bound (2 MB a semi-space), which an idle daemon then held for nothing (3-5 MB of its resident set). Once
@@ -37,7 +38,7 @@ const IDLE = 0.01;
 /** The least time between two collections (a daemon whose load comes and goes each second pays at most this often). */
 const MIN_INTERVAL_MS = 10_000;
 /** The idle seconds in a row after a burst of requests before its collection (after the start: one). */
-export const QUIET_SECONDS = 10;
+export const QUIET_SECONDS = 3;
 
 /** What the reclaimer remembers between its checks (exported for the unit test). */
 export interface IdleState {
