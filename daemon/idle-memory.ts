@@ -4,10 +4,11 @@
  * and not at all when the burst ended between its checks (the API bench's daemon still held 132 MB 12 s after the
  * run). Here the daemon watches its own event loop (performance.eventLoopUtilization: no per-request cost) and runs
  * one memory-reducing collection once the work is over: after the start, in the first idle second (what booting
- * left is never needed again); after a burst of requests, once the daemon has been idle for 3 s in a row, so that a
- * daemon whose traffic pauses for a second or two does not pay a collection after every pause. At most one every
- * 10 s: a collection makes the next seconds of work cost a little more while the heap grows back (about 6 % of a list
- * page's CPU in the round after it, measured 2026-11-28). A request that arrives during it waits for it (tens of ms),
+ * left is never needed again); after a burst of requests, once the daemon has been idle for 3 s in a row (a daemon
+ * whose traffic pauses for a second or two does not pay a collection after every pause) and its resident set has
+ * grown by 8 MB since the last collection. At most one every 10 s. A collection makes the next seconds of work cost a
+ * little more while the heap grows back (about 6 % of a list page's CPU in the round after it, measured 2026-11-28),
+ * which a short burst's few MB are not worth. A request that arrives during it waits for it (tens of ms),
  * as it would for V8's own. Only the gantryd process runs it (not the daemons tests start inside their own process).
  *
  * It is V8's 'last-resort' collection, which also empties V8's pool of freed pages (a plain full collection keeps
@@ -39,6 +40,11 @@ const IDLE = 0.01;
 const MIN_INTERVAL_MS = 10_000;
 /** The idle seconds in a row after a burst of requests before its collection (after the start: one). */
 export const QUIET_SECONDS = 3;
+/**
+ * How much the resident set must have grown since the last collection for a burst's collection: a short burst leaves
+ * a few MB that the next one reuses (3-4 MB after a 5 s round of list pages), not worth the heap's growing back.
+ */
+export const GROWN_BYTES = 8 * 1024 * 1024;
 
 /** What the reclaimer remembers between its checks (exported for the unit test). */
 export interface IdleState {
@@ -50,13 +56,18 @@ export interface IdleState {
   idle: number;
   /** Still the start's work: its collection comes in the first idle second. */
   booting: boolean;
+  /** The resident set right after the last collection (bytes). */
+  residentAfter: number;
 }
 
 /** The state of a daemon that has just started (its start counts as work). */
-export const startingState = (): IdleState => ({ worked: true, lastAt: -Infinity, idle: 0, booting: true });
+export const startingState = (): IdleState => ({ worked: true, lastAt: -Infinity, idle: 0, booting: true, residentAfter: 0 });
 
-/** Whether this second's loop utilization calls for a collection at `now` (ms); updates `state`. */
-export function shouldCollect(state: IdleState, utilization: number, now: number): boolean {
+/**
+ * Whether this second's loop utilization calls for a collection at `now` (ms); updates `state`. `resident` reads the
+ * resident set (bytes), only when the rest calls for a burst's collection.
+ */
+export function shouldCollect(state: IdleState, utilization: number, now: number, resident: () => number = () => Infinity): boolean {
   if (utilization >= BUSY) {
     state.worked = true;
     state.idle = 0;
@@ -64,6 +75,7 @@ export function shouldCollect(state: IdleState, utilization: number, now: number
   }
   state.idle = utilization < IDLE ? state.idle + 1 : 0;
   if (!state.worked || state.idle < (state.booting ? 1 : QUIET_SECONDS) || now - state.lastAt < MIN_INTERVAL_MS) return false;
+  if (!state.booting && resident() - state.residentAfter < GROWN_BYTES) return false;
   state.worked = false;
   state.booting = false;
   state.lastAt = now;
@@ -101,9 +113,10 @@ export function startIdleReclaimer(setFlags: (flags: string) => void = setFlagsF
     const now = performance.eventLoopUtilization();
     const { utilization } = performance.eventLoopUtilization(now, last);
     last = now;
-    if (!shouldCollect(state, utilization, performance.now())) return;
+    if (!shouldCollect(state, utilization, performance.now(), process.memoryUsage.rss)) return;
     try {
       gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+      state.residentAfter = process.memoryUsage.rss();
     } catch {
       clearInterval(timer); // a V8 without these options: V8's own memory reducer is left to do it
     }

@@ -1,13 +1,14 @@
 /**
  * The idle reclaimer's rule (daemon/idle-memory.ts): one full collection after the start, in its first idle second;
  * after a burst of requests, once the daemon has been idle for QUIET_SECONDS in a row (a pause of a second or two
- * keeps what V8 learnt while serving); never while busy, never twice for one burst, at most one every 10 s.
+ * keeps what V8 learnt while serving) and has grown by GROWN_BYTES since the last collection; never while busy, never
+ * twice for one burst, at most one every 10 s.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { QUIET_SECONDS, shouldCollect, startingState, type IdleState } from '../../daemon/idle-memory.js';
+import { GROWN_BYTES, QUIET_SECONDS, shouldCollect, startingState, type IdleState } from '../../daemon/idle-memory.js';
 
 /** Feed `seconds` seconds of `utilization` from `t` (ms, one check a second); the times at which it collected. */
 function feed(state: IdleState, utilization: number, seconds: number, t: number): number[] {
@@ -44,6 +45,20 @@ describe('idle reclaimer', () => {
   it('never collects a daemon that has done nothing since its last collection', () => {
     const state: IdleState = { ...startingState(), worked: false, booting: false };
     expect(feed(state, 0, 60, 0)).toEqual([]);
+  });
+
+  it('leaves a burst that grew the resident set by less than GROWN_BYTES alone', () => {
+    const MB = 1024 * 1024;
+    const state = startingState();
+    expect(shouldCollect(state, 0, 1000, () => 100 * MB)).toBe(true); // the start's: whatever the size
+    state.residentAfter = 90 * MB; // (what the reclaimer records after it)
+    let resident = 90 * MB + GROWN_BYTES - 1;
+    feed(state, 0.5, 5, 20_000);
+    const quiet = (t: number) => Array.from({ length: QUIET_SECONDS + 2 }, (_, i) => shouldCollect(state, 0, t + i * 1000, () => resident));
+    expect(quiet(30_000)).not.toContain(true);
+    resident = 90 * MB + GROWN_BYTES; // the next burst grows it further: collected once that burst is over
+    feed(state, 0.5, 5, 40_000);
+    expect(quiet(50_000).filter(Boolean)).toHaveLength(1);
   });
 
   it('waits 10 s between collections, collecting once the interval has passed', () => {
