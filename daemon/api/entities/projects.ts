@@ -51,7 +51,11 @@ interface ProjectParts {
 /** The Project entity of one row. */
 function projectEntity(ctx: AppContext, p: ProjectRow, opts: PresentOptions, r: ProjectParts): Rec {
   const ns = r.ns;
-  const out: Rec = {
+  const urls = projectUrls(ctx, ns, p);
+  // One literal of one shape, the absent optional fields undefined (neither the response schema's serializer nor
+  // JSON.stringify writes them): V8 builds it from its boilerplate. With spreads, the properties after them were
+  // defined one by one in V8's runtime once a memory-reducing collection had dropped their maps (daemon/idle-memory.ts).
+  return {
     id: p.id,
     description: p.description,
     default_branch: p.defaultBranch,
@@ -59,8 +63,10 @@ function projectEntity(ctx: AppContext, p: ProjectRow, opts: PresentOptions, r: 
     public: p.visibilityLevel === 20,
     archived: p.archived,
     visibility_level: p.visibilityLevel,
-    ...projectUrls(ctx, ns, p),
-    ...(r.owner ? { owner: r.owner } : {}),
+    web_url: urls.web_url,
+    http_url_to_repo: urls.http_url_to_repo,
+    ssh_url_to_repo: urls.ssh_url_to_repo,
+    owner: r.owner,
     name: p.name,
     name_with_namespace: `${ns.name} / ${p.name}`,
     path: p.path,
@@ -77,24 +83,23 @@ function projectEntity(ctx: AppContext, p: ProjectRow, opts: PresentOptions, r: 
     lfs_enabled: p.lfsEnabled,
     creator_id: p.creatorId,
     namespace: namespaceRecord(ns),
-    ...(r.forkedFrom ? { forked_from_project: basicFromRaw(ctx, r.forkedFrom) } : {}),
+    forked_from_project: r.forkedFrom ? basicFromRaw(ctx, r.forkedFrom) : undefined,
     avatar_url: null,
     star_count: r.stars,
     forks_count: r.forks,
-    ...(p.issuesEnabled ? { open_issues_count: r.openIssues } : {}),
+    open_issues_count: p.issuesEnabled ? r.openIssues : undefined,
     public_builds: p.publicBuilds,
     shared_with_groups: r.links.map((l) => ({ group_id: l.group_id, group_name: l.group_name, group_access_level: l.group_access })),
     only_allow_merge_if_build_succeeds: p.onlyAllowMergeIfBuildSucceeds,
     request_access_enabled: p.requestAccessEnabled,
+    runners_token: r.runnersToken ? ctx.secrets.derive('runners', p.runnersTokenSalt) : undefined,
+    permissions: opts.withAccess
+      ? {
+          project_access: r.projectAccess !== undefined ? { access_level: r.projectAccess, notification_level: 3 } : null,
+          group_access: r.groupAccess !== undefined ? { access_level: r.groupAccess, notification_level: 3 } : null,
+        }
+      : undefined,
   };
-  if (r.runnersToken) out.runners_token = ctx.secrets.derive('runners', p.runnersTokenSalt);
-  if (opts.withAccess) {
-    out.permissions = {
-      project_access: r.projectAccess !== undefined ? { access_level: r.projectAccess, notification_level: 3 } : null,
-      group_access: r.groupAccess !== undefined ? { access_level: r.groupAccess, notification_level: 3 } : null,
-    };
-  }
-  return out;
 }
 
 /** Options of the data-layer presenter. */
