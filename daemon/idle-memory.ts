@@ -4,15 +4,17 @@
  * and not at all when the burst ended between its checks (the API bench's daemon still held 132 MB 12 s after the
  * run). Here the daemon watches its own event loop (performance.eventLoopUtilization: no per-request cost) and runs
  * one memory-reducing collection once the work is over: after the start, in the first idle second (what booting
- * left is never needed again); after a burst of requests, once the daemon has been idle for 3 s in a row (a daemon
- * whose traffic pauses for a second or two does not pay a collection after every pause) and its resident set has
- * grown by 8 MB since the last collection. At most one every 10 s. A collection makes the next seconds of work cost a
- * little more while the heap grows back (about 6 % of a list page's CPU in the round after it, measured 2026-11-28),
- * which a short burst's few MB are not worth. A request that arrives during it waits for it (tens of ms),
- * as it would for V8's own. Only the gantryd process runs it (not the daemons tests start inside their own process).
+ * left is never needed again); after a burst of requests, once the daemon has been idle for 10 s in a row and its
+ * resident set has grown by 8 MB since the last collection, at most one every 10 s. What a collection gives back, the
+ * next burst faults in again (page faults, page clearing, SQLite's page cache refilling: an uncached list page cost
+ * 2-11 % more CPU in the seconds after one, measured 2026-11-28): a daemon whose traffic pauses for a few seconds keeps
+ * its working set, and a short burst's few MB are not collected. (With 3 s the API bench's daemon held 105-112 MB right
+ * after the run instead of 126-138, but the engines bench's daemons, idle 6 s between their rounds, paid a collection
+ * before most rounds.) A request that arrives during a collection waits for it (tens of ms), as it would for V8's
+ * own. Only the gantryd process runs it (not the daemons tests start inside their own process).
  *
  * It is V8's 'last-resort' collection, which also empties V8's pool of freed pages (a plain full collection keeps
- * them: 124-138 MB right after the API bench against 105). A memory-reducing collection (V8's own memory reducer
+ * them: 121-132 MB 12 s after the API bench against 101-112). A memory-reducing collection (V8's own memory reducer
  * runs them too) drops the maps no live object uses; on Node 22 and 24 one of them cost every later request 15-25 %
  * more CPU for good (a kept GET /projects/:id 31 -> 37 µs, measured 2026-11-28): process.nextTick builds its tick
  * object with a literal of computed (symbol) keys, and V8 turns that literal's feedback megamorphic once the map it
@@ -39,7 +41,7 @@ const IDLE = 0.01;
 /** The least time between two collections (a daemon whose load comes and goes each second pays at most this often). */
 const MIN_INTERVAL_MS = 10_000;
 /** The idle seconds in a row after a burst of requests before its collection (after the start: one). */
-export const QUIET_SECONDS = 3;
+export const QUIET_SECONDS = 10;
 /**
  * How much the resident set must have grown since the last collection for a burst's collection: a short burst leaves
  * a few MB that the next one reuses (3-4 MB after a 5 s round of list pages), not worth the heap's growing back.
