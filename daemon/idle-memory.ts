@@ -10,7 +10,8 @@
  * 2-11 % more CPU in the seconds after one, measured 2026-11-28): a daemon whose traffic pauses for a few seconds keeps
  * its working set, and a short burst's few MB are not collected. (With 3 s the API bench's daemon held 105-112 MB right
  * after the run instead of 126-138, whose last round is the floor's: a pause of 5 s.) A request that arrives during a
- * collection waits for it (tens of ms), as it would for V8's own. Only the gantryd process runs it (not the daemons tests start inside their own process).
+ * collection waits for it (tens of ms), as it would for V8's own. Only the gantryd process runs it (not the daemons
+ * tests start inside their own process).
  *
  * It is V8's 'last-resort' collection, which also empties V8's pool of freed pages (a plain full collection keeps
  * them: 121-132 MB 12 s after the API bench against 101-112). A memory-reducing collection (V8's own memory reducer
