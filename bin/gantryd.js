@@ -9,8 +9,8 @@
 // (`node bin/gantryd.js` with NODE_OPTIONS of one's own), it stays at its starting size on Node 24 (Node 26's V8 grows
 // it in steps anyway). (--optimize-for-size
 // did the same for the young generation, but also ran memory-reducing mark-compacts several times a minute under load,
-// 5-25 ms pauses each, which were the p99 of the API: docs/benchmarks.md.) Together: 96-100 MB resident idle, 120-135 MB
-// after the API bench's load (docs/benchmarks.md).
+// 5-25 ms pauses each, which were the p99 of the API: docs/benchmarks.md.) Together with the idle reclaimer: 88-97 MB
+// resident idle, 101-112 MB once idle 10 s after the API bench's load (README, "Memory").
 import { setFlagsFromString } from 'node:v8';
 import { enableCompileCache } from 'node:module';
 setFlagsFromString('--semi-space-growth-factor=1');
