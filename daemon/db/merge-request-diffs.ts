@@ -11,8 +11,8 @@ export async function latestDiffs(q: Queries, mergeRequestIds: number[]): Promis
   const ids = [...new Set(mergeRequestIds)].filter(validId);
   if (ids.length === 0) return new Map();
   const rows = await q.all<Rec>(
-    `SELECT d.* FROM merge_request_diffs d WHERE d.id IN (
-       SELECT MAX(x.id) FROM merge_request_diffs x WHERE x.merge_request_id IN ${q.dialect.inIds} GROUP BY x.merge_request_id)`,
+    `SELECT d.* FROM ${q.dialect.idList('j')} CROSS JOIN merge_request_diffs d
+      WHERE d.id = (SELECT MAX(x.id) FROM merge_request_diffs x WHERE x.merge_request_id = j.value)`,
     [q.dialect.ids(ids)],
   );
   return new Map(rows.map((r) => [r.merge_request_id as number, toMergeRequestDiff(r)]));

@@ -16,7 +16,7 @@ export async function projectById(q: Queries, id: number | null): Promise<Projec
 /** Project rows of `ids`, in id order (ids that are gone are skipped). */
 export async function projectsByIds(q: Queries, ids: readonly number[]): Promise<ProjectRow[]> {
   if (!ids.length) return [];
-  return (await q.all(`SELECT * FROM projects WHERE id IN ${q.dialect.inIds} ORDER BY id`, [q.dialect.ids(ids)])).map(toProject);
+  return (await q.all(`SELECT p.* FROM ${q.dialect.idList('j')} CROSS JOIN projects p WHERE p.id = j.value ORDER BY p.id`, [q.dialect.ids(ids)])).map(toProject);
 }
 
 /** A namespace row by id, or null. */
@@ -246,23 +246,24 @@ export interface ProjectNumberRow {
 const numbersTexts = new Map<string, string>();
 /**
  * The per-project numbers and the group shares of a page in one statement (a UNION ALL; parameters: ids x4, then
- * with access the viewer and ids, the viewer and the namespace ids): rows (k, id, n, g, name, o).
+ * with access the ids and the viewer, the namespace ids and the viewer): rows (k, id, n, g, name, o).
  */
 function numbersText(d: Queries['dialect'], withAccess: boolean): string {
   const key = `${d.name}:${withAccess}`;
   let text = numbersTexts.get(key);
   if (!text) {
     const parts = [
-      `SELECT 'stars' AS k, project_id AS id, COUNT(*) AS n, CAST(NULL AS INTEGER) AS g, CAST(NULL AS TEXT) AS name, CAST(NULL AS INTEGER) AS o FROM stars WHERE project_id IN ${d.inIds} GROUP BY project_id`,
-      `SELECT 'forks', forked_from_id, COUNT(*), NULL, NULL, NULL FROM projects WHERE forked_from_id IN ${d.inIds} GROUP BY forked_from_id`,
-      `SELECT 'issues', c.project_id, SUM(c.n), NULL, NULL, NULL FROM issue_counts c WHERE c.project_id IN ${d.inIds} AND c.state = 'opened' GROUP BY c.project_id`,
-      `SELECT 'links', l.project_id, l.group_access, l.group_id, n.name, l.id FROM project_group_links l JOIN namespaces n ON n.id = l.group_id
-         WHERE l.project_id IN ${d.inIds}`,
+      `SELECT 'stars' AS k, s.project_id AS id, COUNT(*) AS n, CAST(NULL AS INTEGER) AS g, CAST(NULL AS TEXT) AS name, CAST(NULL AS INTEGER) AS o
+         FROM ${d.idList('j')} CROSS JOIN stars s WHERE s.project_id = j.value GROUP BY s.project_id`,
+      `SELECT 'forks', f.forked_from_id, COUNT(*), NULL, NULL, NULL FROM ${d.idList('j')} CROSS JOIN projects f WHERE f.forked_from_id = j.value GROUP BY f.forked_from_id`,
+      `SELECT 'issues', c.project_id, SUM(c.n), NULL, NULL, NULL FROM ${d.idList('j')} CROSS JOIN issue_counts c WHERE c.project_id = j.value AND c.state = 'opened' GROUP BY c.project_id`,
+      `SELECT 'links', l.project_id, l.group_access, l.group_id, n.name, l.id FROM ${d.idList('j')} CROSS JOIN project_group_links l JOIN namespaces n ON n.id = l.group_id
+         WHERE l.project_id = j.value`,
     ];
     if (withAccess) {
       parts.push(
-        `SELECT 'pa', source_id, access_level, NULL, NULL, NULL FROM members WHERE source_type = 'Project' AND user_id = ? AND source_id IN ${d.inIds}`,
-        `SELECT 'ga', source_id, access_level, NULL, NULL, NULL FROM members WHERE source_type = 'Namespace' AND user_id = ? AND source_id IN ${d.inIds}`,
+        `SELECT 'pa', m.source_id, m.access_level, NULL, NULL, NULL FROM ${d.idList('j')} CROSS JOIN members m WHERE m.source_type = 'Project' AND m.user_id = ? AND m.source_id = j.value`,
+        `SELECT 'ga', m.source_id, m.access_level, NULL, NULL, NULL FROM ${d.idList('j')} CROSS JOIN members m WHERE m.source_type = 'Namespace' AND m.user_id = ? AND m.source_id = j.value`,
       );
     }
     text = parts.join('\n UNION ALL ');
@@ -279,7 +280,7 @@ export function projectPageNumbers(q: Queries, projectIds: readonly number[], na
   const d = q.dialect;
   const ids = d.ids(projectIds);
   return q.all<ProjectNumberRow>(numbersText(d, viewerId !== null),
-    viewerId !== null ? [ids, ids, ids, ids, viewerId, ids, viewerId, d.ids(namespaceIds)] : [ids, ids, ids, ids]);
+    viewerId !== null ? [ids, ids, ids, ids, ids, viewerId, d.ids(namespaceIds), viewerId] : [ids, ids, ids, ids]);
 }
 
 /** Namespaces by id with their (personal) owner's columns `owner_user_id`, `owner_username`, `owner_name`, `owner_state`, `owner_email`, `owner_created_at`. */
@@ -287,13 +288,13 @@ export function namespacesWithOwners(q: Queries, namespaceIds: readonly number[]
   const d = q.dialect;
   return q.all(`SELECT n.*, u.id AS owner_user_id, u.username AS owner_username, u.name AS owner_name, u.state AS owner_state,
       u.email AS owner_email, u.created_at AS owner_created_at
-    FROM namespaces n LEFT JOIN users u ON n.kind = 'user' AND u.id = n.owner_id WHERE n.id IN ${d.inIds}`, [d.ids(namespaceIds)]);
+    FROM ${d.idList('j')} CROSS JOIN namespaces n LEFT JOIN users u ON n.kind = 'user' AND u.id = n.owner_id WHERE n.id = j.value`, [d.ids(namespaceIds)]);
 }
 
 /** Projects by id with their names and paths and their namespace's (`ns_path`, `ns_name`). */
 export function projectPathsByIds(q: Queries, ids: readonly number[]): Promise<{ id: number; name: string; path: string; ns_path: string; ns_name: string }[]> {
   const d = q.dialect;
-  return q.all(`SELECT p.id, p.name, p.path, n.path AS ns_path, n.name AS ns_name FROM projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id IN ${d.inIds}`,
+  return q.all(`SELECT p.id, p.name, p.path, n.path AS ns_path, n.name AS ns_name FROM ${d.idList('j')} CROSS JOIN projects p JOIN namespaces n ON n.id = p.namespace_id WHERE p.id = j.value`,
     [d.ids(ids)]);
 }
 
