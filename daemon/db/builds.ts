@@ -8,6 +8,7 @@ import { keysetPage } from './keyset.js';
 import type { Queries } from './layer/types.js';
 import { COMMIT_STATUS_COLUMNS, PIPELINE_COLUMNS, toCommitStatus, toPipeline } from './rows.js';
 import type { CommitStatusRow, PipelineRow } from './schema-ci.js';
+import { rowsWithIds } from './sql.js';
 
 /** Whether `id` can name a row (a positive safe integer within PostgreSQL's `integer`). */
 export const isRowId = (id: number): boolean => Number.isSafeInteger(id) && id > 0 && id <= 2147483647;
@@ -71,7 +72,7 @@ export async function insertPipelineRow(q: Queries, values: Partial<PipelineRow>
 /** Commit status rows of `ids`, in the order of `ids` (ids that are gone are skipped). */
 export async function statusRowsInOrder(q: Queries, ids: readonly number[]): Promise<CommitStatusRow[]> {
   if (!ids.length) return [];
-  const rows = new Map((await q.all(`SELECT * FROM commit_statuses WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((r) => [r.id as number, toCommitStatus(r)]));
+  const rows = new Map((await rowsWithIds(q, 'commit_statuses', ids)).map((r) => [r.id as number, toCommitStatus(r)]));
   return ids.flatMap((id) => rows.get(id) ?? []);
 }
 
@@ -79,7 +80,7 @@ export async function statusRowsInOrder(q: Queries, ids: readonly number[]): Pro
 export async function pipelinesByIds(q: Queries, ids: readonly number[]): Promise<Map<number, PipelineRow>> {
   const wanted = [...new Set(ids)];
   if (!wanted.length) return new Map();
-  return new Map((await q.all(`SELECT * FROM pipelines WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(wanted)])).map((r) => [r.id as number, toPipeline(r)]));
+  return new Map((await rowsWithIds(q, 'pipelines', wanted)).map((r) => [r.id as number, toPipeline(r)]));
 }
 
 /** What the runner's build payload needs of a pipeline. */
@@ -108,7 +109,7 @@ export async function latestBuildsBeforeStage(q: Queries, pipelineId: number, st
 /** Which of the builds of `ids` still wait for a runner (pending, no runner). */
 export async function unclaimedPendingIds(q: Queries, ids: readonly number[]): Promise<number[]> {
   if (!ids.length) return [];
-  return (await q.all<{ id: number }>(`SELECT id FROM commit_statuses WHERE id IN ${q.dialect.inIds} AND status = 'pending' AND runner_id IS NULL`, [q.dialect.ids(ids)]))
+  return (await q.all<{ id: number }>(`SELECT c.id FROM ${q.dialect.idList('j')} CROSS JOIN commit_statuses c WHERE c.id = j.value AND c.status = 'pending' AND c.runner_id IS NULL`, [q.dialect.ids(ids)]))
     .map((r) => Number(r.id));
 }
 

@@ -4,7 +4,7 @@
  * see comes in as a condition from policy/.
  */
 import type { Dialect, Queries } from './layer/types.js';
-import { placeholders } from './sql.js';
+import { placeholders, rowsWithIds } from './sql.js';
 import { toIssue } from './rows.js';
 import type { IssueRow } from './schema-collaboration.js';
 
@@ -12,7 +12,7 @@ import type { IssueRow } from './schema-collaboration.js';
 export async function liveIssuesByIds(q: Queries, ids: readonly number[]): Promise<Map<number, IssueRow>> {
   const wanted = [...new Set(ids)];
   if (!wanted.length) return new Map();
-  return new Map((await q.all(`SELECT i.* FROM ${q.dialect.idList('j')} CROSS JOIN issues i WHERE i.id = j.value AND i.deleted_at IS NULL`, [q.dialect.ids(wanted)]))
+  return new Map((await rowsWithIds(q, 'issues', wanted)).filter((r) => r.deleted_at === null)
     .map((r) => [r.id as number, toIssue(r)]));
 }
 
@@ -22,7 +22,7 @@ type Condition = { sql: string; args: readonly unknown[] };
 /** Issue rows by id, in the order of `ids` (ids that are gone are skipped). */
 export async function issuesInOrder(q: Queries, ids: readonly number[]): Promise<IssueRow[]> {
   if (ids.length === 0) return [];
-  const rows = await q.all<Record<string, unknown>>(`SELECT i.* FROM ${q.dialect.idList('j')} CROSS JOIN issues i WHERE i.id = j.value`, [q.dialect.ids(ids)]);
+  const rows = await rowsWithIds(q, 'issues', ids);
   const byId = new Map(rows.map((r) => [r.id as number, toIssue(r)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }

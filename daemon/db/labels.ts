@@ -5,7 +5,7 @@
 import type { Queries } from './layer/types.js';
 import { toLabel } from './rows.js';
 import type { LabelRow } from './schema-collaboration.js';
-import { placeholders } from './sql.js';
+import { placeholders, rowsWithIds } from './sql.js';
 
 type Rec = Record<string, unknown>;
 /** The LIMIT of "no limit" (both engines take a number there). */
@@ -37,7 +37,7 @@ export async function insertLabelIfAbsent(tx: Queries, projectId: number, title:
 /** Labels of `ids` (ids that are gone are absent). */
 export async function labelsByIds(q: Queries, ids: readonly number[]): Promise<LabelRow[]> {
   if (!ids.length) return [];
-  return (await q.all<Rec>(`SELECT * FROM labels WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids([...new Set(ids)])])).map(toLabel);
+  return (await rowsWithIds<Rec>(q, 'labels', ids)).map(toLabel);
 }
 
 /** Remove the links of `labelIds` from one issue or merge request. */
@@ -151,8 +151,8 @@ export async function labelCounts(
   if (labelIds.length === 0) return out;
   const ids = q.dialect.ids([...new Set(labelIds)]);
   const issueRows = await q.all<{ label_id: number; state: string; n: number }>(`
-    SELECT ll.label_id, i.state, COUNT(*) AS n FROM label_links ll JOIN issues i ON i.id = ll.target_id
-    WHERE ll.target_type = 'Issue' AND ll.label_id IN ${q.dialect.inIds} AND i.deleted_at IS NULL AND ${issueFilter.sql}
+    SELECT ll.label_id, i.state, COUNT(*) AS n FROM ${q.dialect.idList('j')} CROSS JOIN label_links ll JOIN issues i ON i.id = ll.target_id
+    WHERE ll.target_type = 'Issue' AND ll.label_id = j.value AND i.deleted_at IS NULL AND ${issueFilter.sql}
     GROUP BY ll.label_id, i.state`, [ids, ...issueFilter.args]);
   for (const r of issueRows) {
     const c = out.get(r.label_id)!;
@@ -160,8 +160,8 @@ export async function labelCounts(
     else c.openIssues += Number(r.n);
   }
   const mrRows = await q.all<{ label_id: number; n: number }>(`
-    SELECT ll.label_id, COUNT(*) AS n FROM label_links ll JOIN merge_requests m ON m.id = ll.target_id
-    WHERE ll.target_type = 'MergeRequest' AND ll.label_id IN ${q.dialect.inIds} AND m.state IN ('opened', 'reopened') AND m.deleted_at IS NULL
+    SELECT ll.label_id, COUNT(*) AS n FROM ${q.dialect.idList('j')} CROSS JOIN label_links ll JOIN merge_requests m ON m.id = ll.target_id
+    WHERE ll.target_type = 'MergeRequest' AND ll.label_id = j.value AND m.state IN ('opened', 'reopened') AND m.deleted_at IS NULL
     GROUP BY ll.label_id`, [ids]);
   for (const r of mrRows) out.get(r.label_id)!.openMergeRequests += Number(r.n);
   return out;

@@ -2,7 +2,7 @@
 import type { Queries, RunResult } from './layer/types.js';
 import { toMergeRequest } from './rows.js';
 import type { MergeRequestRow } from './schema-merge-requests.js';
-import { placeholders, type SqlCondition } from './sql.js';
+import { placeholders, rowsWithIds, type SqlCondition } from './sql.js';
 
 type Rec = Record<string, unknown>;
 
@@ -42,7 +42,7 @@ export async function findMergeRequest(q: Queries, mergeRequestId: number): Prom
 export async function mergeRequestsByIds(q: Queries, ids: number[], opts: { deleted?: boolean } = {}): Promise<MergeRequestRow[]> {
   const wanted = [...new Set(ids)].filter(validId);
   if (wanted.length === 0) return [];
-  const rows = await q.all<Rec>(`SELECT m.* FROM ${q.dialect.idList('j')} CROSS JOIN merge_requests m WHERE m.id = j.value`, [q.dialect.ids(wanted)]);
+  const rows = await rowsWithIds<Rec>(q, 'merge_requests', wanted);
   const byId = new Map(rows.map((r) => [r.id as number, toMergeRequest(r)]));
   return ids.flatMap((id) => {
     const r = byId.get(id);

@@ -5,12 +5,13 @@ import { inIdOrder, keysetPage } from './keyset.js';
 import { toCommitNote, toNote } from './rows.js';
 import type { CommitNoteRow } from './schema-notes.js';
 import type { NoteRow, NoteableType } from './schema-collaboration.js';
+import { rowsWithIds } from './sql.js';
 
 /** The text of the notes of `ids` (repeats skipped; notes that are gone are absent). */
 export async function noteTextsByIds(q: Queries, ids: readonly (number | null)[]): Promise<Map<number, string>> {
   const wanted = [...new Set(ids.filter((i): i is number => i !== null))];
   if (!wanted.length) return new Map();
-  return new Map((await q.all<{ id: number; note: string }>(`SELECT id, note FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(wanted)])).map((n) => [n.id, n.note]));
+  return new Map((await rowsWithIds<{ id: number; note: string }>(q, 'notes', wanted)).map((n) => [n.id, n.note]));
 }
 
 /** The fields of a new note. */
@@ -59,7 +60,7 @@ export async function listNotes(
     select: 'n.id AS id',
   }, limit, offset, total)).map((r) => r.id);
   if (ids.length === 0) return [];
-  return inIdOrder(ids, (await q.all<Record<string, unknown>>(`SELECT * FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map(toNote));
+  return inIdOrder(ids, (await rowsWithIds(q, 'notes', ids)).map(toNote));
 }
 
 /** Number of notes of a noteable. */
@@ -77,7 +78,7 @@ export async function noteOf(q: Queries, noteable: NoteableRef, noteId: number):
 export async function notesByIds(q: Queries, ids: readonly number[]): Promise<NoteRow[]> {
   const unique = [...new Set(ids)];
   if (!unique.length) return [];
-  return (await q.all<Record<string, unknown>>(`SELECT * FROM notes WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(unique)])).map(toNote);
+  return (await rowsWithIds(q, 'notes', unique)).map(toNote);
 }
 
 /** The table of the noteables that have updated_at and deleted_at here (snippets are the snippets module's). */

@@ -5,6 +5,7 @@
 import type { Queries } from './layer/types.js';
 import { toNamespace, toProject, toProjectGroupLink } from './rows.js';
 import type { NamespaceRow, ProjectGroupLinkRow, ProjectRow } from './schema.js';
+import { rowsWithIds } from './sql.js';
 
 /** A project row by id, or null (a merge request's source project may be gone). */
 export async function projectById(q: Queries, id: number | null): Promise<ProjectRow | null> {
@@ -42,7 +43,7 @@ export async function projectPathFacts(q: Queries, projectId: number): Promise<P
 /** Those of `ids` whose project row `p` meets `condition` (an access rule's SQL over `projects p`, from policy/). */
 export async function projectIdsMeeting(q: Queries, ids: readonly number[], condition: { sql: string; args: readonly unknown[] }): Promise<Set<number>> {
   if (!ids.length) return new Set();
-  const rows = await q.all<{ id: number }>(`SELECT p.id FROM projects p WHERE p.id IN ${q.dialect.inIds} AND ${condition.sql}`, [q.dialect.ids(ids), ...condition.args]);
+  const rows = await q.all<{ id: number }>(`SELECT p.id FROM ${q.dialect.idList('j')} CROSS JOIN projects p WHERE p.id = j.value AND ${condition.sql}`, [q.dialect.ids(ids), ...condition.args]);
   return new Set(rows.map((r) => r.id));
 }
 
@@ -301,7 +302,7 @@ export function projectPathsByIds(q: Queries, ids: readonly number[]): Promise<{
 /** Namespaces by id. */
 export async function namespacesByIds(q: Queries, ids: readonly number[]): Promise<Map<number, NamespaceRow>> {
   if (!ids.length) return new Map();
-  return new Map((await q.all(`SELECT * FROM namespaces WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((n) => [n.id as number, toNamespace(n)]));
+  return new Map((await rowsWithIds(q, 'namespaces', ids)).map((n) => [n.id as number, toNamespace(n)]));
 }
 
 /** A project with its namespace, in one query, or null. */

@@ -3,12 +3,13 @@ import type { Dialect, Queries } from './layer/types.js';
 import { toProject, toRunner } from './rows.js';
 import type { RunnerRow } from './schema-ci.js';
 import type { ProjectRow } from './schema.js';
+import { rowsWithIds } from './sql.js';
 
 /** Runner rows of `ids` (repeats skipped; ids that are gone are absent). */
 export async function runnersByIds(q: Queries, ids: readonly (number | null)[]): Promise<Map<number, RunnerRow>> {
   const wanted = [...new Set(ids.filter((i): i is number => i !== null))];
   if (!wanted.length) return new Map();
-  return new Map((await q.all(`SELECT * FROM runners WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(wanted)])).map((r) => [r.id as number, toRunner(r)]));
+  return new Map((await rowsWithIds(q, 'runners', wanted)).map((r) => [r.id as number, toRunner(r)]));
 }
 
 /** The scopes of the runner lists (GitLab 8.13's Ci::Runner scopes). */

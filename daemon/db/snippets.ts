@@ -5,6 +5,7 @@
  */
 import type { Queries } from './layer/types.js';
 import { toSnippet, type SnippetRow } from './rows.js';
+import { rowsWithIds } from './sql.js';
 
 type Rec = Record<string, unknown>;
 
@@ -68,7 +69,7 @@ export async function deleteSnippetRows(tx: Queries, id: number): Promise<boolea
 /** Snippets by id, in one query (ids that are gone are skipped). */
 export async function snippetsByIds(q: Queries, ids: readonly number[]): Promise<SnippetRow[]> {
   if (!ids.length) return [];
-  return (await q.all<Rec>(`SELECT * FROM snippets WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map(toSnippet);
+  return (await rowsWithIds<Rec>(q, 'snippets', ids)).map(toSnippet);
 }
 
 /** Whether a snippet exists. */

@@ -42,8 +42,8 @@ export async function personalProjectCount(q: Queries, userId: number): Promise<
 export async function personalProjectCounts(q: Queries, userIds: readonly number[]): Promise<Map<number, number>> {
   if (!userIds.length) return new Map();
   const rows = await q.all<{ id: number; n: number }>(
-    `SELECT n.owner_id AS id, COUNT(*) AS n FROM projects p JOIN namespaces n ON n.id = p.namespace_id
-     WHERE n.kind = 'user' AND n.owner_id IN ${q.dialect.inIds} GROUP BY n.owner_id`,
+    `SELECT n.owner_id AS id, COUNT(*) AS n FROM ${q.dialect.idList('j')} CROSS JOIN namespaces n JOIN projects p ON p.namespace_id = n.id
+     WHERE n.kind = 'user' AND n.owner_id = j.value GROUP BY n.owner_id`,
     [q.dialect.ids(userIds)],
   );
   return new Map(rows.map((r) => [Number(r.id), Number(r.n)]));

@@ -4,6 +4,7 @@
  */
 import type { Queries } from '../layer/types.js';
 import { toDeployment, toEnvironment, type DeploymentRow, type EnvironmentRow } from '../rows.js';
+import { rowsWithIds } from '../sql.js';
 
 /** Whether another environment of the project (not `exceptId`) has this name or external URL. */
 export async function environmentValueTaken(
@@ -26,7 +27,7 @@ export async function listEnvironments(q: Queries, projectId: number, limit: num
 export async function environmentsById(q: Queries, ids: readonly number[]): Promise<Map<number, EnvironmentRow>> {
   const wanted = [...new Set(ids)];
   if (!wanted.length) return new Map();
-  return new Map((await q.all(`SELECT * FROM environments WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(wanted)])).map((r) => [r.id as number, toEnvironment(r)]));
+  return new Map((await rowsWithIds(q, 'environments', wanted)).map((r) => [r.id as number, toEnvironment(r)]));
 }
 
 /** A project's environment by id, or null. */

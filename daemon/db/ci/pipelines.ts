@@ -7,6 +7,7 @@ import { keysetPage } from '../keyset.js';
 import type { Queries } from '../layer/types.js';
 import { toCommitStatus, toPipeline } from '../rows.js';
 import type { CommitStatusRow, PipelineRow } from '../schema-ci.js';
+import { rowsWithIds } from '../sql.js';
 
 /** A pipeline by id (a valid row id), or null. */
 export async function pipelineById(q: Queries, id: number): Promise<PipelineRow | null> {
@@ -96,7 +97,7 @@ export async function listPipelines(
   const w = pipelineListWhere(q.dialect.name, projectId, f);
   const ids = (await keysetPage<{ id: number }>(ctx, q, { from: 'pipelines pl', where: w.where, values: w.values, key: 'pl.id', id: 'pl.id', desc: true }, limit, offset, total, q !== ctx.data)).map((r) => r.id);
   if (!ids.length) return [];
-  const rows = new Map((await q.all(`SELECT * FROM pipelines WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids(ids)])).map((r) => [r.id as number, toPipeline(r)]));
+  const rows = new Map((await rowsWithIds(q, 'pipelines', ids)).map((r) => [r.id as number, toPipeline(r)]));
   return ids.flatMap((id) => rows.get(id) ?? []);
 }
 

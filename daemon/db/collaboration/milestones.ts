@@ -5,7 +5,7 @@
 import type { Queries } from '../layer/types.js';
 import { toIssue, toMilestone } from '../rows.js';
 import type { IssueRow, MilestoneRow } from '../schema-collaboration.js';
-import { placeholders } from '../sql.js';
+import { placeholders, rowsWithIds } from '../sql.js';
 
 type Rec = Record<string, unknown>;
 const INT_MAX = 2147483647;
@@ -29,7 +29,7 @@ export async function findMilestoneByTitle(q: Queries, projectId: number, title:
 export async function milestonesById(q: Queries, ids: number[]): Promise<Map<number, MilestoneRow>> {
   const out = new Map<number, MilestoneRow>();
   if (ids.length === 0) return out;
-  for (const m of await q.all<Rec>(`SELECT * FROM milestones WHERE id IN ${q.dialect.inIds}`, [q.dialect.ids([...new Set(ids)])])) {
+  for (const m of await rowsWithIds<Rec>(q, 'milestones', ids)) {
     out.set(m.id as number, toMilestone(m));
   }
   return out;

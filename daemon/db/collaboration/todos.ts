@@ -1,7 +1,8 @@
 /** Todos' data module: pending todos per target, new todos, marking done, and the pages of GET /todos. `q`: the database or a transaction. */
 import type { AppContext } from '../../context.js';
-import { keysetPage } from '../keyset.js';
+import { inIdOrder, keysetPage } from '../keyset.js';
 import type { Queries } from '../layer/types.js';
+import { rowsWithIds } from '../sql.js';
 import { toTodo } from '../rows.js';
 import type { TodoAction, TodoRow } from '../schema-collaboration.js';
 
@@ -70,7 +71,7 @@ export async function listTodos(ctx: AppContext, q: Queries, w: TodoListWhere | 
   const ids = (await keysetPage<{ id: number }>(ctx, q, { from: 'todos t', where: w.where, values: w.params, key: 't.id', id: 't.id', desc: true, select: 't.id AS id' },
     limit, offset, total)).map((r) => r.id);
   if (ids.length === 0) return [];
-  return (await q.all<Record<string, unknown>>(`SELECT * FROM todos WHERE id IN ${q.dialect.inIds} ORDER BY id DESC`, [q.dialect.ids(ids)])).map(toTodo);
+  return inIdOrder(ids, (await rowsWithIds(q, 'todos', ids)).map(toTodo));
 }
 
 /** The user's todo `id` if it meets `condition` (over `todos t`), or null. */
