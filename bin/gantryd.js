@@ -14,6 +14,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { enableCompileCache } from 'node:module';
 setFlagsFromString('--semi-space-growth-factor=1');
+// Objects of a literal are never allocated straight into the old generation (shared/daemon-env.ts, DAEMON_V8_FLAGS).
+setFlagsFromString('--no-allocation-site-pretenuring');
 // V8's code cache for the one-file bundle (in the OS temp dir): later starts skip compiling it.
 enableCompileCache?.();
 import('../dist/daemon/gantryd.mjs').then((m) => m.main(process.argv));

@@ -37,6 +37,23 @@ export function youngGenerationBounded(execArgv: readonly string[], env: NodeJS.
 /** Everything every starter of gantryd sets: the malloc settings and NODE_OPTIONS (test/unit/daemon-env.test.ts). */
 export const DAEMON_ENV = { ...DAEMON_MALLOC_ENV, NODE_OPTIONS: DAEMON_NODE_OPTIONS } as const;
 
+/**
+ * The V8 flags the launchers (bin/gantryd.js, the single executable's scripts/sea/gantryd.mjs) set before the daemon's
+ * code loads; V8 refuses them in NODE_OPTIONS. test/unit/daemon-env.test.ts checks both launchers set each.
+ * - `--semi-space-growth-factor=1`: the young generation stays at its starting size while the daemon boots (the daemon
+ *   lets it grow again once booted: daemon/idle-memory.ts).
+ * - `--no-allocation-site-pretenuring`: V8 allocates the objects of an allocation site (an object or array literal)
+ *   straight into the old generation once, at one scavenge, 85 % of that site's recent objects were still alive. A
+ *   presenter's literal that happens to be caught mid-page that way is from then on allocated old for the daemon's
+ *   life: its objects, dead a millisecond later, hold the young strings and rows they point to through every scavenge
+ *   until the next full collection, which copies those into the old generation too. On uncached issue list pages that
+ *   promoted 6.5-7.9 KB a request (1.4 KB with the flag; 25 bytes on the pre-port build, whose presenters
+ *   built their objects with spreads, which carry no allocation site) and cost the page a fifth of its CPU (1,874
+ *   against 1,510 µs a request, alternated in one run): docs/decisions.md, "V8 pretenuring". A request's objects
+ *   die young; the caches' few long-lived ones are promoted the usual way.
+ */
+export const DAEMON_V8_FLAGS = ['--semi-space-growth-factor=1', '--no-allocation-site-pretenuring'] as const;
+
 /** `env` with the daemon's malloc settings added (values the caller already set win) and its NODE_OPTIONS appended. */
 export function daemonEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const own = env.NODE_OPTIONS ?? '';

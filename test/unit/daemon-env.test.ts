@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DAEMON_ENV, DAEMON_MALLOC_ENV, daemonEnv } from '../../shared/daemon-env.js';
+import { DAEMON_ENV, DAEMON_MALLOC_ENV, DAEMON_V8_FLAGS, daemonEnv } from '../../shared/daemon-env.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
@@ -20,6 +20,17 @@ describe('the daemon malloc environment', () => {
     for (const a of assignments) expect(t).toMatch(new RegExp(`(^|\\s)${a}(\\s|$)`));
     // and no other value of them
     for (const k of Object.keys(DAEMON_ENV)) expect(t.match(new RegExp(`${k}=`, 'g'))).toHaveLength(1);
+  });
+
+  it.each([['bin/gantryd.js'], ['scripts/sea/gantryd.mjs']])('%s sets every V8 flag before the daemon loads', (file) => {
+    const text = read(file);
+    const loads = text.search(/import\((['"])[^'"]*(gantryd\.mjs|main\.js)\1\)/);
+    expect(loads).toBeGreaterThan(0);
+    for (const flag of DAEMON_V8_FLAGS) {
+      const at = text.indexOf(`setFlagsFromString('${flag}')`);
+      expect(at, flag).toBeGreaterThan(0);
+      expect(at, flag).toBeLessThan(loads);
+    }
   });
 
   it('gantry daemon start adds them, and a value the caller set wins', () => {
