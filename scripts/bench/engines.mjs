@@ -9,7 +9,7 @@
 // and the floor: a bare Fastify process answering each request with the bytes Gantry answered (reference-server.mjs).
 // Per request and daemon: the statements it sends (gantry_db_statements_total on /-/metrics, over BENCH_SEQUENTIAL
 // sequential requests), its latency alone (those sequential requests: p50, p99), its latency paced at BENCH_RATE
-// requests/s for BENCH_PACED_SECONDS (open loop, p50/p99), and at full speed (autocannon, 4 connections) BENCH_ROUNDS
+// requests/s for BENCH_PACED_SECONDS (open loop, p50/p99), and at full speed (autocannon, 4 connections) a warm-up and BENCH_ROUNDS
 // rounds of BENCH_SECONDS, daemons and floor in turn: the median rate and the serving process's CPU time per request
 // (from /proc: what the 10 % bar is judged on, as it moves less with the machine's load than the rates). BENCH_DAEMONS=before
 // leaves PostgreSQL out. Then two daemons behind nginx (deploy/nginx.conf) on one PostgreSQL database against one
@@ -295,7 +295,7 @@ export async function run() {
   const rate = Number(env.BENCH_RATE ?? 100);
   const pacedSeconds = Number(env.BENCH_PACED_SECONDS ?? 2);
   const seconds = Number(env.BENCH_SECONDS ?? 1);
-  const rounds = Number(env.BENCH_ROUNDS ?? 3);
+  const rounds = Number(env.BENCH_ROUNDS ?? 8);
   const sequentialN = Number(env.BENCH_SEQUENTIAL ?? 100);
   const pairRounds = Number(env.BENCH_PAIR_ROUNDS ?? 2);
   const pgBase = env.GANTRY_BENCH_DATABASE_URL ?? env.GANTRY_TEST_DATABASE_URL;
@@ -357,7 +357,10 @@ export async function run() {
         entries.set(t.key, { ...seq, paced: p, rates: [], cpuMs: 0, requests: 0, errors: p?.errors ?? 0 });
       }
       // Full speed: `rounds` rounds, the targets in turn in each (the median rate; CPU over all the rounds' requests).
-      for (let round = 0; round < rounds; round++) {
+      // The first is a warm-up, not counted: it follows the other targets' sequential and paced phases, 10-15 s in
+      // which a daemon sat idle (and gantryd's idle reclaimer gave memory back, which the next second's work faults
+      // in again: docs/decisions.md, "memory given back after a burst of work").
+      for (let round = 0; round <= rounds; round++) {
         for (const t of targets) {
           if (t.key !== 'floor') await t.sc.start?.(t.url);
           const e = entries.get(t.key);
@@ -369,10 +372,11 @@ export async function run() {
             connections: t.sc.paced === false ? 1 : 4,
             requests: [{ setupRequest: (req) => ({ ...req, path: t.sc.path(0), headers: { ...(t.sc.headersFor ? t.sc.headersFor() : t.sc.headers) }, body: t.sc.body?.(0) }) }],
           });
+          e.errors += tp.errors;
+          if (round === 0) continue;
           e.cpuMs += cpuMs(t.d.pid) - cpu0;
           e.requests += tp.requests;
           e.rates.push(tp.rps);
-          e.errors += tp.errors;
         }
       }
       for (const [key, e] of entries) {
@@ -448,7 +452,7 @@ presenter). Each daemon was seeded through its API with ${size.projects} project
 issue, ${size.mrs} merge requests and one running build (a runner claimed it, so the register request finds nothing to do).
 Every request is measured on every daemon in turn before the next request: ${sequentialN} sequential requests (the statements
 they sent, from \`gantry_db_statements_total\` on /-/metrics, and the latency of a request alone), ${pacedSeconds} s paced at ${rate}
-requests/s (open loop, timed from each request's scheduled start); then ${rounds} rounds of ${seconds} s at full speed (autocannon, 4
+requests/s (open loop, timed from each request's scheduled start); then a warm-up round (not counted) and ${rounds} rounds of ${seconds} s at full speed (autocannon, 4
 connections; the trace appends: 1, in order), the daemons and the floor in turn in each round (the median rate is shown). Writes are real (each POST creates an issue or a note).
 
 Statements per request (BEGIN and COMMIT count as statements; on SQLite the count includes the cached synchronous
