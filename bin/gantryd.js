@@ -10,7 +10,7 @@
 // it in steps anyway). (--optimize-for-size
 // did the same for the young generation, but also ran memory-reducing mark-compacts several times a minute under load,
 // 5-25 ms pauses each, which were the p99 of the API: docs/benchmarks.md.) Together with the idle reclaimer: 88-97 MB
-// resident idle, 101-112 MB once idle 10 s after the API bench's load (README, "Memory").
+// resident idle, 116 MB right after the API bench's load and 105 MB once idle 10 s (README, "Memory").
 import { setFlagsFromString } from 'node:v8';
 import { enableCompileCache } from 'node:module';
 setFlagsFromString('--semi-space-growth-factor=1');
