@@ -47,10 +47,10 @@ export const DAEMON_ENV = { ...DAEMON_MALLOC_ENV, NODE_OPTIONS: DAEMON_NODE_OPTI
  *   presenter's literal that happens to be caught mid-page that way is from then on allocated old for the daemon's
  *   life: its objects, dead a millisecond later, hold the young strings and rows they point to through every scavenge
  *   until the next full collection, which copies those into the old generation too. On uncached issue list pages that
- *   promoted 6.5-7.9 KB a request (1.4 KB with the flag; 25 bytes on the pre-port build, whose presenters
- *   built their objects with spreads, which carry no allocation site) and cost the page a fifth of its CPU (1,874
- *   against 1,510 µs a request, alternated in one run): docs/decisions.md, "V8 pretenuring". A request's objects
- *   die young; the caches' few long-lived ones are promoted the usual way.
+ *   promoted 6.5-7.9 KB a request (1.4 KB with the flag; 25 bytes on the pre-port build, whose requests ran
+ *   synchronously; why the site tipped here and not there was not traced) and cost the page a fifth of its CPU (1,874
+ *   against 1,510 µs a request, alternated in one run): docs/decisions.md, "V8's allocation-site pretenuring". A
+ *   request's objects die young; the caches' few long-lived ones are promoted the usual way.
  */
 export const DAEMON_V8_FLAGS = ['--semi-space-growth-factor=1', '--no-allocation-site-pretenuring'] as const;
 
