@@ -224,6 +224,44 @@ describe('the SQLite executor', () => {
     expect(conn.inTransaction).toBe(false);
   });
 
+  it('counts its writing statements and follows its transactions in JS, as the caches read them', async () => {
+    const db = sqliteDatabase(conn);
+    const state = db.sqlite!;
+    let writes = state.writes();
+    const moved = () => {
+      const was = writes;
+      writes = state.writes();
+      return writes !== was;
+    };
+    await db.all('SELECT * FROM items');
+    await db.get('SELECT COUNT(*) AS n FROM items');
+    expect(moved()).toBe(false);
+    await db.run('INSERT INTO items (name) VALUES (?)', ['count-a']);
+    expect(moved()).toBe(true);
+    await db.run('UPDATE items SET n = 1 WHERE name = ?', ['no such item']); // no row changed: still a write
+    expect(moved()).toBe(true);
+    await expect(db.run('INSERT INTO items (name) VALUES (?)', ['count-a'])).rejects.toThrow(); // refused: counted too
+    expect(moved()).toBe(true);
+    expect(state.inTransaction()).toBe(false);
+    await db.transaction(async (tx) => {
+      expect(state.inTransaction()).toBe(true);
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['count-b']);
+    });
+    expect([state.inTransaction(), moved()]).toEqual([false, true]);
+    await expect(db.transaction(async (tx) => {
+      await tx.run('INSERT INTO items (name) VALUES (?)', ['count-c']);
+      throw new Error('rolled back');
+    })).rejects.toThrow('rolled back');
+    expect([state.inTransaction(), moved()]).toEqual([false, true]);
+    await db.snapshot(async (tx) => {
+      expect(state.inTransaction()).toBe(true);
+      await tx.all('SELECT * FROM items');
+    });
+    expect([state.inTransaction(), moved()]).toEqual([false, false]);
+    await expect(db.transaction(async () => { await new Promise((r) => setTimeout(r, 5)); })).rejects.toBeInstanceOf(TransactionAwaitError);
+    expect([state.inTransaction(), conn.inTransaction]).toEqual([false, false]);
+  });
+
   it('never lets a synchronous write of unported code land inside a transaction', async () => {
     const db = sqliteDatabase(conn);
     let seenInside = 0;

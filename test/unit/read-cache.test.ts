@@ -7,7 +7,7 @@ import { UntilNextWrite } from '../../daemon/db/read-cache.js';
 import type { AppContext } from '../../daemon/context.js';
 
 function fakeConnection() {
-  const conn = { changes: 0, totalChanges: () => conn.changes, dataVersion: () => 1, inTransaction: () => false };
+  const conn = { changes: 0, totalChanges: () => conn.changes, writes: () => conn.changes, dataVersion: () => 1, inTransaction: () => false };
   const ctx = { data: { sqlite: conn } } as unknown as Pick<AppContext, 'data'>;
   return { conn, ctx };
 }

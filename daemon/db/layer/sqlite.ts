@@ -45,19 +45,32 @@ export class TransactionAwaitError extends Error {
   }
 }
 
+/** A prepared statement and whether it may write (not read-only: INSERT, UPDATE, DELETE, DDL). */
+interface Prepared {
+  statement: BetterSqlite3.Statement;
+  writes: boolean;
+}
+
 export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
-  const cache = new Map<string, BetterSqlite3.Statement>();
+  const cache = new Map<string, Prepared>();
   const counted = dbStatementsOf('sqlite');
+  // Statements that may write, run so far; and whether a transaction of this layer is open (both in JS, so the caches'
+  // version check on every request reads no native state: SqliteConnectionState).
+  let writes = 0;
+  let open = false;
   // Every statement this layer runs goes through here once (BEGIN, COMMIT and ROLLBACK included).
   const prepared = (text: string) => {
     counted.value += 1;
-    let s = cache.get(text);
-    if (!s) {
-      s = conn.prepare(text);
+    let p = cache.get(text);
+    if (!p) {
+      const statement = conn.prepare(text);
+      p = { statement, writes: !statement.readonly };
       if (cache.size > 2000) cache.clear();
-      cache.set(text, s);
+      cache.set(text, p);
     }
-    return s;
+    // (counted before it runs: a version read after this statement is never one read before it)
+    if (p.writes) writes += 1;
+    return p.statement;
   };
   const runNow = (text: string, args: readonly unknown[]): RunResult => {
     const s = prepared(text);
@@ -108,9 +121,14 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
             };
             // Timed into gantry_sqlite_transaction_duration_seconds, BEGIN to COMMIT or ROLLBACK.
             const started = performance.now();
-            const observe = () => sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
+            // (`open` follows the connection again at every end: a failed COMMIT leaves the transaction open)
+            const observe = () => {
+              open = conn.inTransaction;
+              sqliteTransactionSeconds.observe((performance.now() - started) / 1000);
+            };
             try {
               prepared(begin).run();
+              open = true;
             } catch (e) {
               // The database was closed meanwhile (a request or worker still running at shutdown): refused, never thrown
               // from this timer, where nothing could catch it.
@@ -121,6 +139,7 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
               if (!done && conn.inTransaction) {
                 done = true;
                 prepared('ROLLBACK').run();
+                open = conn.inTransaction;
                 reject(new TransactionAwaitError());
               }
             });
@@ -146,6 +165,7 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
               )
               .catch((e) => {
                 if (conn.inTransaction) prepared('ROLLBACK').run(); // a failed COMMIT
+                open = conn.inTransaction;
                 reject(e);
               });
           }),
@@ -164,8 +184,9 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
     snapshot: (fn) => transaction(fn, 'BEGIN DEFERRED', false),
     close: async () => undefined, // the connection belongs to openDataLayer and is closed with it
     sqlite: {
-      inTransaction: () => conn.inTransaction,
+      inTransaction: () => open,
       isOpen: () => conn.open,
+      writes: () => writes,
       totalChanges: () => (counters.changes ??= conn.prepare('SELECT total_changes()').pluck()).get() as number,
       dataVersion: () => (counters.version ??= conn.prepare('PRAGMA data_version').pluck()).get() as number,
     },

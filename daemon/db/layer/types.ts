@@ -59,12 +59,22 @@ export interface Database extends Queries {
 
 /** What the SQLite layer tells about its one connection, synchronously. */
 export interface SqliteConnectionState {
-  /** Whether a transaction is open on the connection. */
+  /**
+   * Whether a transaction of the layer is open on the connection (kept in JS by the layer, which runs every BEGIN:
+   * true from BEGIN until the connection has left the transaction).
+   */
   inTransaction(): boolean;
   /** Whether the connection is still open. */
   isOpen(): boolean;
   /** Rows written on this connection so far (total_changes()): moves with every write of this process. */
   totalChanges(): number;
+  /**
+   * Statements that may write (not read-only) the layer has run on this connection so far, counted before each runs:
+   * moves with every write of this process, and with writes that changed no row. Every statement of the daemon's
+   * connection goes through the layer once it is open (the migrations run before), so the caches' version
+   * (db/read-cache.ts) reads this JS counter instead of total_changes(), a statement of its own.
+   */
+  writes(): number;
   /** PRAGMA data_version: moves with every commit of another connection to the file. */
   dataVersion(): number;
 }
