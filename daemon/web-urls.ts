@@ -30,9 +30,22 @@ export const userWebUrl = (ctx: Pick<AppContext, 'externalUrl'>, username: strin
  */
 export function avatarUrl(user: Pick<UserRow, 'email'>, gravatar: boolean): string | null {
   if (!gravatar) return null;
-  const md5 = createHash('md5').update(user.email.trim().toLowerCase()).digest('hex');
-  return `https://www.gravatar.com/avatar/${md5}?s=80&d=identicon`;
+  let url = avatarUrls.get(user.email);
+  if (url === undefined) {
+    const md5 = createHash('md5').update(user.email.trim().toLowerCase()).digest('hex');
+    url = `https://www.gravatar.com/avatar/${md5}?s=80&d=identicon`;
+    if (avatarUrls.size >= AVATAR_URLS) avatarUrls.clear();
+    avatarUrls.set(user.email, url);
+  }
+  return url;
 }
+
+/**
+ * The Gravatar URLs of the last emails asked (an issue page names 20-40 people, each an MD5 a time: 2-3 % of its
+ * CPU), at most AVATAR_URLS of them (about 150 KB), all dropped when full.
+ */
+const AVATAR_URLS = 1000;
+const avatarUrls = new Map<string, string>();
 
 /** The pages below a project's web_url. */
 export const issueWebUrl = (projectWebUrl: string, iid: number) => `${projectWebUrl}/issues/${iid}`;

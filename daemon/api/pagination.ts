@@ -33,6 +33,8 @@ function allParams(request: FastifyRequest): Record<string, unknown> {
   return { ...(request.params as object), ...body, ...(request.query as object) };
 }
 
+const codeUnitOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Set the pagination headers for a page of a list of `total` items. */
 export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: Page, total: number): void {
   const totalPages = Math.ceil(total / page.perPage);
@@ -46,9 +48,14 @@ export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, pag
   reply.header('X-Prev-Page', prev ? String(prev) : '');
 
   const base = `${requestBaseUrl(request)}${request.url.split('?')[0]}`;
-  const params = Object.fromEntries(Object.entries(allParams(request)).filter(([, v]) => v !== undefined && typeof v !== 'object' || Array.isArray(v)));
-  const link = (p: number, rel: string) =>
-    `<${base}?${qs.stringify({ ...params, page: p, per_page: page.perPage }, { arrayFormat: 'brackets', sort: (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0) })}>; rel="${rel}"`;
+  // The query of every link: the request's params and page/per_page, keys in code-unit order, each key's part encoded
+  // once (qs, brackets for arrays) and `page` filled in per link.
+  const params = allParams(request);
+  const keys = Object.keys(params).filter((k) => k !== 'page' && k !== 'per_page' && ((params[k] !== undefined && typeof params[k] !== 'object') || Array.isArray(params[k])));
+  keys.push('page', 'per_page');
+  keys.sort(codeUnitOrder);
+  const parts = keys.map((k) => (k === 'page' ? null : k === 'per_page' ? `per_page=${page.perPage}` : qs.stringify({ [k]: params[k] }, { arrayFormat: 'brackets', sort: codeUnitOrder })));
+  const link = (p: number, rel: string) => `<${base}?${parts.map((x) => x ?? `page=${p}`).filter((x) => x !== '').join('&')}>; rel="${rel}"`;
   const links: string[] = [];
   if (prev) links.push(link(prev, 'prev'));
   if (next) links.push(link(next, 'next'));
