@@ -2,8 +2,7 @@
  * Read results cached until the next database write. On SQLite the layer's count of writing statements moves with
  * every write on this connection (SqliteConnectionState.writes) and data_version with every commit of another
  * connection; the UTC date is part of the version because
- * membership and token expiry depend on it. Inside a transaction nothing is cached (a rollback could bring the
- * counter back to a remembered value).
+ * membership and token expiry depend on it. Inside a transaction nothing is cached (what it reads may be rolled back).
  *
  * On PostgreSQL the version is `pg_current_snapshot()` (docs/design/postgres.md, "Caches that are exact only on one
  * process"): it changes whenever a transaction that wrote anything starts or ends, on any daemon of the database, and
@@ -50,8 +49,9 @@ export async function writeVersionAsync(ctx: Pick<AppContext, 'data'>): Promise<
  * The current write version of a SQLite connection: changes with every write of this connection (the layer's count of
  * writing statements, a JS number read on every call), with another connection's commits (data_version: read at most
  * every 100 ms, so a process that writes behind the daemon's back is seen within 0.1 s) and with the UTC date. Every
- * request reads it once or twice (the token and the answer caches), so it reads no native state on the way: the
- * pre-port total_changes() statement and the connection's inTransaction getter cost 8-11 µs of a 120 µs kept answer.
+ * request reads it once or twice (the token and the answer caches), so it reads no native state on the way: a
+ * total_changes() statement and the connection's inTransaction getter, twice a request, cost 7-15 µs of a kept project
+ * list page's 110-120 (30 alternated rounds, 2026-11-28). The version string is made again only when a part moves.
  */
 function writeVersion(conn: SqliteConnectionState): string {
   const n = conn.writes();
@@ -107,6 +107,8 @@ interface Entries<T> {
   /** In order of last use (a hit moves its key to the end): the first is evicted first. */
   values: Map<string, T>;
   bytes: number;
+  /** The key used last (already at the end of `values`: a hit on it again moves nothing). */
+  last?: string;
 }
 
 /**
@@ -136,9 +138,8 @@ export class UntilNextWrite<T> {
    * PostgreSQL, for a cache made with `postgres: true`, the snapshot version read by a statement before `compute`, and
    * for the others no cache (`compute()` every time).
    * `inSnapshot`: the caller runs inside `ctx.data.snapshot` (reads only): on SQLite nothing can write on the connection
-   * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached (a rollback could
-   * bring the counter back to a remembered value). On
-   * PostgreSQL nothing is cached inside a snapshot (its reads are as of its start, older than a version read now).
+   * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached (what it reads
+   * may yet be rolled back). On PostgreSQL nothing is cached inside a snapshot (its reads are as of its start, older than a version read now).
    * `version` (PostgreSQL): the write version this request already read (requestVersion), instead of a statement
    * of its own; `compute` runs after it was read, so what it reads is at least as new as the version.
    */
@@ -168,9 +169,10 @@ export class UntilNextWrite<T> {
   /** The value of `key` in `entry`, marked as the most recently used. */
   private used(entry: Entries<T>, key: string): T | undefined {
     const value = entry.values.get(key);
-    if (value !== undefined && entry.values.size > 1) {
+    if (value !== undefined && entry.values.size > 1 && key !== entry.last) {
       entry.values.delete(key);
       entry.values.set(key, value);
+      entry.last = key;
     }
     return value;
   }
@@ -186,6 +188,7 @@ export class UntilNextWrite<T> {
       if (weigh) entry.bytes -= weigh(old);
     }
     entry.values.set(key, value);
+    entry.last = key;
     entry.bytes += size;
   }
 }

@@ -60,6 +60,19 @@ describe('UntilNextWrite bounds', () => {
     expect(computed).toEqual(['a', 'b', 'c']);
   });
 
+  it('keeps the order of use through repeated hits on one key', async () => {
+    const { ctx } = fakeConnection();
+    const cache = new UntilNextWrite<string>(3);
+    const { computed, get } = counted(cache, ctx);
+    for (const k of ['a', 'b', 'c']) await get(k);
+    for (const k of ['a', 'a', 'b', 'b', 'a']) expect(cache.peek(ctx, k)).toBe(k); // now c, b, a from oldest
+    await get('d'); // c goes
+    expect(cache.peek(ctx, 'c')).toBeUndefined();
+    await get('e'); // then b
+    expect([cache.peek(ctx, 'b'), cache.peek(ctx, 'a'), cache.peek(ctx, 'd'), cache.peek(ctx, 'e')]).toEqual([undefined, 'a', 'd', 'e']);
+    expect(computed).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
   it('computes again after a write, and the old values no longer count against the bounds', async () => {
     const { conn, ctx } = fakeConnection();
     const cache = new UntilNextWrite<string>(100, { weigh: (v) => v.length, maxBytes: 50 });
