@@ -110,11 +110,13 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     };
   }
 
+  const issuesKey = (request: FastifyRequest) => `issues\u0000${request.url}`;
   api.get('/issues', {
+    preValidation: answers.keptFirst(ctx, issuesKey),
     schema: { tags, querystring: ListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    return answers.sendAsync(ctx, request, reply, `issues\u0000${request.url}`, () =>
+    return answers.sendAsync(ctx, request, reply, issuesKey(request), () =>
       page(request, reply, filterOf(user, { kind: 'author', userId: user.id }, { ...(request.query as Static<typeof ListQuery>), milestone: undefined, iid: undefined }, 'any')));
   });
 
@@ -126,12 +128,13 @@ export default async function issueRoutes(api: FastifyInstance): Promise<void> {
     return page(request, reply, filterOf(user, { kind: 'group', groupId: group.id }, { ...(request.query as Static<typeof GroupListQuery>), iid: undefined }, 'all'));
   });
 
+  const projectIssuesKey = (request: FastifyRequest) => `project-issues\u0000${request.url}`;
   api.get('/projects/:id/issues', {
-    preValidation: read,
+    preValidation: [read, answers.keptFirst(ctx, projectIssuesKey)],
     schema: { tags, params: ProjectIdParams, querystring: ProjectListQuery, response: { 200: Type.Array(IssueSchema) } },
   }, async (request, reply) => {
     const user = callerOf(request);
-    return answers.sendAsync(ctx, request, reply, `project-issues\u0000${request.url}`, async () => {
+    return answers.sendAsync(ctx, request, reply, projectIssuesKey(request), async () => {
       const project = projectOf(request);
       const level = projectLevelOf(request);
       return page(request, reply, filterOf(user, { kind: 'project', project }, request.query as Static<typeof ProjectListQuery>, 'any'), level);

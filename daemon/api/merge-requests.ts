@@ -148,10 +148,11 @@ export default async function mergeRequestRoutes(api: FastifyInstance): Promise<
   const rightsOn = (user: UserRow, request: FastifyRequest) => async (project: ProjectRow) =>
     ({ admin: await canProjectAsync(ctx, user, 'admin_merge_request', project, project.id === projectOf(request).id ? projectLevelOf(request) : undefined) });
 
+  const listKey = (request: FastifyRequest) => `project-merge-requests\u0000${request.url}`;
   api.get('/projects/:id/merge_requests', {
-    preValidation: read,
+    preValidation: [read, listAnswers.keptFirst(ctx, listKey)],
     schema: { tags, params: ProjectIdParams, querystring: ListQuery, response: { 200: Type.Array(MergeRequestSchema) } },
-  }, (request, reply) => listAnswers.sendAsync(ctx, request, reply, `project-merge-requests\u0000${request.url}`, async () => {
+  }, (request, reply) => listAnswers.sendAsync(ctx, request, reply, listKey(request), async () => {
     const user = callerOf(request);
     const q = request.query as Static<typeof ListQuery>;
     const project = projectOf(request);

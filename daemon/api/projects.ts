@@ -66,8 +66,10 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   // A page depends only on the caller, the URL and the database: clients that poll a list (CLI views, dashboards,
   // CI tools) get the same page again without a query until something is written (on SQLite; db/read-cache.ts).
   // Every route here runs on the data layer, on either engine.
+  const listKey = (request: FastifyRequest) => `${callerOf(request).id}\u0000${request.url}`;
+  const keptList = answers.keptFirst(ctx, listKey);
   const list = (request: FastifyRequest, reply: FastifyReply, scope: ProjectListScope, withAccess: boolean, extraSearch?: string) => {
-    return answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000${request.url}`, async () => {
+    return answers.sendAsync(ctx, request, reply, listKey(request), async () => {
       const page = pageOf(request);
       const q = request.query as ListQueryT;
       const filters: ProjectListFilters = { archived: q.archived, visibility: q.visibility, order_by: q.order_by, sort: q.sort, search: q.search };
@@ -83,25 +85,27 @@ export default async function projectsRoutes(api: FastifyInstance): Promise<void
   };
   const listSchema = (summary: string) => ({ tags: ['projects'], summary, querystring: ListQuery, response: { 200: ProjectListSchema } });
 
-  api.get('/projects', { schema: listSchema('Projects the caller is a member of (ProjectWithAccess)') }, (request, reply) =>
+  api.get('/projects', { preValidation: keptList, schema: listSchema('Projects the caller is a member of (ProjectWithAccess)') }, (request, reply) =>
     list(request, reply, { kind: 'authorized', user: callerOf(request) }, true));
-  api.get('/projects/owned', { schema: listSchema('Projects in the caller\'s personal namespace') }, (request, reply) =>
+  api.get('/projects/owned', { preValidation: keptList, schema: listSchema('Projects in the caller\'s personal namespace') }, (request, reply) =>
     list(request, reply, { kind: 'owned', user: callerOf(request) }, true));
-  api.get('/projects/starred', { schema: listSchema('Visible projects the caller starred') }, (request, reply) =>
+  api.get('/projects/starred', { preValidation: keptList, schema: listSchema('Visible projects the caller starred') }, (request, reply) =>
     list(request, reply, { kind: 'starred', user: callerOf(request) }, false));
-  api.get('/projects/visible', { schema: listSchema('Every project the caller can see') }, (request, reply) =>
+  api.get('/projects/visible', { preValidation: keptList, schema: listSchema('Every project the caller can see') }, (request, reply) =>
     list(request, reply, { kind: 'visible', user: callerOf(request) }, true));
-  api.get('/projects/all', { preValidation: adminOnly, schema: listSchema('All projects (administrators only)') }, (request, reply) =>
+  api.get('/projects/all', { preValidation: [adminOnly, keptList], schema: listSchema('All projects (administrators only)') }, (request, reply) =>
     list(request, reply, { kind: 'all' }, true));
   api.get('/projects/search/:query', {
+    preValidation: keptList,
     schema: { ...listSchema('Visible projects whose path, name or description contains :query'), params: Type.Object({ query: Type.String() }) },
   }, (request, reply) =>
     list(request, reply, { kind: 'visible', user: callerOf(request) }, false, (request.params as { query: string }).query));
 
+  const projectKey = (request: FastifyRequest) => `${callerOf(request).id}\u0000project:${projectOf(request).id}`;
   api.get('/projects/:id', {
-    preValidation: loadProject('read_project'),
+    preValidation: [loadProject('read_project'), answers.keptFirst(ctx, projectKey)],
     schema: { tags: ['projects'], params: ProjectIdParams, response: { 200: ProjectSchema } },
-  }, (request, reply) => answers.sendAsync(ctx, request, reply, `${callerOf(request).id}\u0000project:${projectOf(request).id}`, async () => {
+  }, (request, reply) => answers.sendAsync(ctx, request, reply, projectKey(request), async () => {
     // The project and the level were read once, by the hook (on PostgreSQL after the request's write version, which the
     // answer is kept under: never older than its version).
     const { project, level } = projectAccessOf(request);

@@ -4,7 +4,7 @@
  * names everything the answer depends on besides the database (the caller, the URL, the host of the Link headers);
  * the headers the route set while computing (pagination) are kept with the bytes.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { AppContext } from '../context.js';
 import { requestVersion, UntilNextWrite } from '../db/read-cache.js';
 
@@ -30,6 +30,20 @@ export class ResponseCache {
   constructor(maxEntries: number, maxBytes: number) {
     // on PostgreSQL too: a hit costs one statement (the version) instead of the 3-5 of the answer
     this.answers = new UntilNextWrite<CachedAnswer>(maxEntries, { postgres: true, weigh, maxBytes });
+  }
+
+  /**
+   * A preValidation hook (the route's last) that sends the answer kept for `key(request)` before Fastify validates the
+   * query and params: a kept answer was made for the same URL and caller, whose query and params passed then and would
+   * pass again, and validating them was 6 % of a kept project list page (102 against 110 µs a request, 30 alternated
+   * rounds). Without a kept answer the route goes on, and its handler's sendAsync names the same key.
+   */
+  keptFirst(ctx: AppContext, key: (request: FastifyRequest) => string): preValidationHookHandler {
+    return (request, reply, done) => {
+      const kept = this.answers.peek(ctx, keyOf(request, key(request)));
+      if (kept === undefined) return done();
+      sendAnswer(reply, kept, true);
+    };
   }
 
   /**

@@ -47,6 +47,30 @@ describe('cached GET answers', () => {
     expect((await get('/projects?per_page=2', alice.token)).headers['x-total']).toBe('4');
   });
 
+  it('sends a kept answer before validation, and still checks access first and refuses a bad query every time', async () => {
+    const issues = `/projects/${pid}/issues?per_page=1&state=opened`;
+    expect((await s.api('POST', `/projects/${pid}/issues`, alice, { title: 'kept issue' })).status).toBe(201);
+    const lists = [issues, `/projects/${pid}/merge_requests?per_page=1`, '/issues?per_page=1', `/projects/${pid}`, '/projects/owned?simple=true'];
+    for (const url of lists) {
+      const a = await get(url, alice.token);
+      const b = await get(url, alice.token);
+      expect([url, a.statusCode]).toEqual([url, 200]);
+      expect([url, b.body, pageHeaders(b.headers)]).toEqual([url, a.body, pageHeaders(a.headers)]);
+    }
+    // a private project's kept answer: its route's access check runs before the kept answer is looked up
+    const hidden = (await s.api('POST', '/projects', alice, { name: 'rc-hidden', visibility_level: 0 })).body.id;
+    expect((await get(`/projects/${hidden}/issues`, alice.token)).statusCode).toBe(200);
+    expect((await get(`/projects/${hidden}/issues`, alice.token)).statusCode).toBe(200);
+    expect((await get(`/projects/${hidden}/issues`, bob.token)).statusCode).toBe(404);
+    expect((await get(`/projects/${hidden}`, bob.token)).statusCode).toBe(404);
+    // a query validation refuses is never kept: the same 400 each time
+    for (let i = 0; i < 2; i++) {
+      const bad = await get(`/projects/${pid}/merge_requests?iid=first`, alice.token);
+      expect(bad.statusCode).toBe(400);
+      expect(JSON.parse(bad.body).message).toMatch(/^400 \(Bad request\) "iid/);
+    }
+  });
+
   it('callers and hosts do not share answers', async () => {
     const own = JSON.parse((await get(`/projects/${pid}`, alice.token)).body);
     const other = JSON.parse((await get(`/projects/${pid}`, bob.token)).body);
