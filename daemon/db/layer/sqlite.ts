@@ -136,12 +136,14 @@ export function sqliteDatabase(conn: BetterSqlite3.Database): Database {
               return;
             }
             setImmediate(() => {
-              if (!done && conn.inTransaction) {
+              if (done) return;
+              if (conn.inTransaction) {
                 done = true;
                 prepared('ROLLBACK').run();
-                open = conn.inTransaction;
                 reject(new TransactionAwaitError());
               }
+              // (also when SQLite itself rolled back on an error the transaction's code has not seen yet)
+              open = conn.inTransaction;
             });
             new Promise<T>((r) => r(fn(tx)))
               .then(
