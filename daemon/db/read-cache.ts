@@ -1,8 +1,8 @@
 /**
  * Read results cached until the next database write. On SQLite the layer's count of writing statements moves with
  * every write on this connection (SqliteConnectionState.writes) and data_version with every commit of another
- * connection; the UTC date is part of the version because
- * membership and token expiry depend on it. Inside a transaction nothing is cached (what it reads may be rolled back).
+ * connection; the UTC date is part of the version because membership and token expiry depend on it. Inside a
+ * transaction nothing is cached (what it reads may be rolled back).
  *
  * On PostgreSQL the version is `pg_current_snapshot()` (docs/design/postgres.md, "Caches that are exact only on one
  * process"): it changes whenever a transaction that wrote anything starts or ends, on any daemon of the database, and
@@ -16,20 +16,7 @@ import type { SqliteConnectionState } from './layer/types.js';
 
 /** How often data_version (another connection's commits) is read again; this connection's writes show at once. */
 const OTHER_CONNECTIONS_MS = 100;
-/**
- * A connection's version as last read: its parts, and the version string made from them, kept until one part moves,
- * so that every read of an unchanged version returns the same string (a hit compares it by reference, allocating
- * nothing).
- */
-interface SqliteVersion {
-  /** When data_version and the day were last read (Date.now()). */
-  at: number;
-  n: number;
-  d: number;
-  day: string;
-  text: string;
-}
-const versions = new WeakMap<SqliteConnectionState, SqliteVersion>();
+const external = new WeakMap<SqliteConnectionState, { at: number; d: number; day: string }>();
 
 /** The UTC day, part of every version (memberships and tokens expire by the day). */
 const utcDay = () => new Date().toISOString().slice(0, 10);
@@ -51,32 +38,17 @@ export async function writeVersionAsync(ctx: Pick<AppContext, 'data'>): Promise<
  * every 100 ms, so a process that writes behind the daemon's back is seen within 0.1 s) and with the UTC date. Every
  * request reads it once or twice (the token and the answer caches), so it reads no native state on the way: a
  * total_changes() statement and the connection's inTransaction getter, twice a request, cost 7-15 µs of a kept project
- * list page's 110-120 (30 alternated rounds, 2026-11-28). The version string is made again only when a part moves.
+ * list page's 110-120 (30 alternated rounds, 2026-11-28).
  */
 function writeVersion(conn: SqliteConnectionState): string {
   const n = conn.writes();
   const now = Date.now();
-  let v = versions.get(conn);
-  if (!v) {
-    const d = conn.dataVersion();
-    const day = new Date(now).toISOString().slice(0, 10);
-    versions.set(conn, (v = { at: now, n, d, day, text: `${n}:${d}:${day}` }));
-    return v.text;
+  let e = external.get(conn);
+  if (!e || now - e.at >= OTHER_CONNECTIONS_MS) {
+    e = { at: now, d: conn.dataVersion(), day: new Date(now).toISOString().slice(0, 10) };
+    external.set(conn, e);
   }
-  let moved = n !== v.n;
-  if (now - v.at >= OTHER_CONNECTIONS_MS) {
-    v.at = now;
-    const d = conn.dataVersion();
-    const day = new Date(now).toISOString().slice(0, 10);
-    moved ||= d !== v.d || day !== v.day;
-    v.d = d;
-    v.day = day;
-  }
-  if (moved) {
-    v.n = n;
-    v.text = `${n}:${v.d}:${v.day}`;
-  }
-  return v.text;
+  return `${n}:${e.d}:${e.day}`;
 }
 
 const requestVersions = new WeakMap<object, Promise<string>>();
@@ -139,7 +111,8 @@ export class UntilNextWrite<T> {
    * for the others no cache (`compute()` every time).
    * `inSnapshot`: the caller runs inside `ctx.data.snapshot` (reads only): on SQLite nothing can write on the connection
    * while it lasts, so the cache stays usable there; inside a write transaction nothing is cached (what it reads
-   * may yet be rolled back). On PostgreSQL nothing is cached inside a snapshot (its reads are as of its start, older than a version read now).
+   * may yet be rolled back). On PostgreSQL nothing is cached inside a snapshot (its reads are as of its start, older
+   * than a version read now).
    * `version` (PostgreSQL): the write version this request already read (requestVersion), instead of a statement
    * of its own; `compute` runs after it was read, so what it reads is at least as new as the version.
    */
